@@ -1,0 +1,105 @@
+package x86
+
+// Block is a straight-line run of decoded instructions that ends at a
+// control transfer, an exit instruction or a size limit.
+type Block struct {
+	PC, End uint64
+	Insts   []Inst
+	valid   bool
+	// succ caches the blocks that followed this one, so hot loops chain
+	// without a lookup.
+	succ [2]*Block
+	// firstPage and lastPage are the page numbers the block's bytes span.
+	firstPage, lastPage uint64
+	// Bytes are the code bytes the block was decoded from.
+	Bytes []byte
+}
+
+// Valid reports whether the block still matches guest memory.
+func (b *Block) Valid() bool { return b.valid }
+
+const fastBits = 14
+
+// CodeCache maps guest addresses to decoded blocks. Threads of a process
+// share it; it is invalidated page by page when guest code is written.
+type CodeCache struct {
+	mem     *Memory
+	fast    [1 << fastBits]*Block
+	blocks  map[uint64]*Block
+	byPage  map[uint64][]*Block
+	running *CPU
+	// Decodes counts decoded blocks (for statistics and tests).
+	Decodes uint64
+}
+
+// NewCodeCache returns an empty cache for code in mem and hooks mem's
+// writes to invalidate it.
+func NewCodeCache(mem *Memory) *CodeCache {
+	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block)}
+	mem.codeWritten = cc.InvalidatePage
+	return cc
+}
+
+func fastIndex(pc uint64) uint64 { return (pc ^ pc>>fastBits) & (1<<fastBits - 1) }
+
+// lookup returns the cached valid block at pc, or nil.
+func (cc *CodeCache) lookup(pc uint64) *Block {
+	if b := cc.fast[fastIndex(pc)]; b != nil && b.PC == pc {
+		return b
+	}
+	b := cc.blocks[pc]
+	if b != nil {
+		cc.fast[fastIndex(pc)] = b
+	}
+	return b
+}
+
+func (cc *CodeCache) insert(b *Block) {
+	b.valid = true
+	cc.blocks[b.PC] = b
+	cc.fast[fastIndex(b.PC)] = b
+	for pn := b.firstPage; pn <= b.lastPage; pn++ {
+		cc.byPage[pn] = append(cc.byPage[pn], b)
+		if p := cc.mem.Lookup(pn); p != nil && !p.code {
+			p.code = true
+			cc.mem.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
+		}
+	}
+	cc.Decodes++
+}
+
+// InvalidatePage drops every block decoded from page pn.
+func (cc *CodeCache) InvalidatePage(pn uint64) {
+	bs := cc.byPage[pn]
+	if len(bs) == 0 {
+		return
+	}
+	delete(cc.byPage, pn)
+	for _, b := range bs {
+		if !b.valid {
+			continue
+		}
+		b.valid = false
+		if cc.blocks[b.PC] == b {
+			delete(cc.blocks, b.PC)
+		}
+		if i := fastIndex(b.PC); cc.fast[i] == b {
+			cc.fast[i] = nil
+		}
+		if c := cc.running; c != nil && c.blk == b && c.blkLen > c.blkIdx+1 {
+			// The running block modified itself: stop after the
+			// current instruction and decode again.
+			c.blkLen = c.blkIdx + 1
+		}
+	}
+	if p := cc.mem.Lookup(pn); p != nil {
+		p.code = false
+	}
+}
+
+// Flush drops all cached code (after munmap of a code region, say).
+func (cc *CodeCache) Flush() {
+	for pn := range cc.byPage {
+		cc.InvalidatePage(pn)
+	}
+}

@@ -1,0 +1,145 @@
+package x86
+
+import "fmt"
+
+// General-purpose register numbers, in the hardware's encoding order.
+const (
+	RAX = iota
+	RCX
+	RDX
+	RBX
+	RSP
+	RBP
+	RSI
+	RDI
+	R8
+	R9
+	R10
+	R11
+	R12
+	R13
+	R14
+	R15
+)
+
+// RegNames are the 64-bit names of the general registers, by number.
+var RegNames = [16]string{"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
+
+// RFLAGS bits.
+const (
+	FlagCF = 1 << 0
+	FlagPF = 1 << 2
+	FlagAF = 1 << 4
+	FlagZF = 1 << 6
+	FlagSF = 1 << 7
+	FlagTF = 1 << 8
+	FlagIF = 1 << 9
+	FlagDF = 1 << 10
+	FlagOF = 1 << 11
+	FlagAC = 1 << 18
+	FlagID = 1 << 21
+
+	// ArithFlags are the flags set by arithmetic instructions.
+	ArithFlags = FlagCF | FlagPF | FlagAF | FlagZF | FlagSF | FlagOF
+)
+
+// XMM is one 128-bit SSE register as two little-endian 64-bit lanes.
+type XMM [2]uint64
+
+// X87 is the x87 FPU state. Registers are stored by physical index;
+// ST(i) is Regs[(Top+i)&7].
+type X87 struct {
+	Regs [8]F80Reg
+	Top  uint8
+	Tag  uint8 // abridged tag: bit i set when physical register i is valid
+	CW   uint16
+	SW   uint16 // status word without the TOP field (bits 11-13)
+	FOP  uint16
+	FIP  uint64
+	FDP  uint64
+}
+
+// F80Reg is the raw 80-bit contents of an x87 register.
+type F80Reg struct {
+	Mant uint64
+	SE   uint16
+}
+
+// CPU is the architectural state of one guest thread plus the execution
+// bookkeeping of the interpreter. Threads of one process share a Memory.
+type CPU struct {
+	R   [16]uint64
+	RIP uint64
+
+	// Lazy flags: the arithmetic flags are a function of the last
+	// flag-setting operation (see flags.go). flags holds the other bits
+	// of RFLAGS, and the arithmetic ones when cc.op is ccEager.
+	flags uint64
+	cc    lazyFlags
+
+	FSBase, GSBase uint64
+
+	X     [16]XMM
+	MXCSR uint32
+	FPU   X87
+
+	Mem *Memory
+
+	// Obs receives execution events; nil costs nothing in the hot loop.
+	Obs Observer
+
+	// Icount is the number of instructions this CPU has retired.
+	Icount uint64
+
+	// Execution loop state.
+	exit   Exit
+	blk    *Block
+	blkIdx int // index of the executing instruction in blk
+	blkLen int // instructions of blk to run; shortened on self-modifying code
+	cache  *CodeCache
+	// Env answers cpuid and rdtsc; nil gives zeros.
+	Env     Env
+	scratch [64]byte
+}
+
+// NewCPU returns a CPU in the state Linux gives a new process (before the
+// ELF loader sets rip and rsp), executing in mem with the code cache cc.
+// Threads of one process share mem and cc.
+func NewCPU(mem *Memory, cc *CodeCache) *CPU {
+	c := &CPU{Mem: mem, cache: cc}
+	c.flags = 0x202
+	c.MXCSR = 0x1f80
+	c.FPU.CW = 0x37f
+	return c
+}
+
+// Clone returns a copy of the CPU's architectural state sharing its memory
+// and code cache (for a new thread).
+func (c *CPU) Clone() *CPU {
+	n := *c
+	n.Obs = c.Obs
+	n.exit = Exit{}
+	n.blk = nil
+	return &n
+}
+
+// Rflags returns RFLAGS with the lazily computed arithmetic flags.
+func (c *CPU) Rflags() uint64 {
+	return c.flags&^ArithFlags | c.arithFlags() | 2
+}
+
+// SetRflags replaces RFLAGS (only the bits user mode may change).
+func (c *CPU) SetRflags(v uint64) {
+	const user = ArithFlags | FlagTF | FlagDF | FlagAC | FlagID | FlagIF
+	c.flags = c.flags&^user | v&user | 2
+	c.cc.op = ccEager
+}
+
+func (c *CPU) String() string {
+	s := ""
+	for i, n := range RegNames {
+		s += fmt.Sprintf("%s=%#x ", n, c.R[i])
+	}
+	return s + fmt.Sprintf("rip=%#x rflags=%#x", c.RIP, c.Rflags())
+}

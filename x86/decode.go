@@ -1,0 +1,316 @@
+package x86
+
+import (
+	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// maxBlockInsts bounds a block's length.
+const maxBlockInsts = 64
+
+// Builder chooses the handler for a decoded instruction, specialised by its
+// operand forms. It returns nil when the form is not implemented.
+type Builder func(in *Inst) Handler
+
+var builders [x86asm.Op(4096)]Builder
+var endsBlock [x86asm.Op(4096)]bool
+
+// register installs a builder for op.
+func register(op x86asm.Op, b Builder) {
+	if builders[op] != nil {
+		panic(fmt.Sprintf("x86: %v registered twice", op))
+	}
+	builders[op] = b
+}
+
+// handle installs one handler for every form of op.
+func handle(op x86asm.Op, h Handler) { register(op, func(*Inst) Handler { return h }) }
+
+// terminator marks ops that end a block (control transfers, exits).
+func terminator(ops ...x86asm.Op) {
+	for _, op := range ops {
+		endsBlock[op] = true
+	}
+}
+
+// Implemented reports whether op has a handler (for tests and tools).
+func Implemented(op x86asm.Op) bool { return builders[op] != nil }
+
+var regTable [256]struct {
+	kind, reg, size uint8
+}
+
+func init() {
+	set := func(first x86asm.Reg, n int, kind, size uint8) {
+		for i := 0; i < n; i++ {
+			regTable[int(first)+i] = struct{ kind, reg, size uint8 }{kind, uint8(i), size}
+		}
+	}
+	set(x86asm.AL, 4, KReg, 1)
+	for i := 0; i < 4; i++ {
+		regTable[int(x86asm.AH)+i] = struct{ kind, reg, size uint8 }{KReg8H, uint8(i), 1}
+	}
+	for i := 0; i < 12; i++ {
+		regTable[int(x86asm.SPB)+i] = struct{ kind, reg, size uint8 }{KReg, uint8(4 + i), 1}
+	}
+	set(x86asm.AX, 16, KReg, 2)
+	set(x86asm.EAX, 16, KReg, 4)
+	set(x86asm.RAX, 16, KReg, 8)
+	set(x86asm.F0, 8, KST, 10)
+	set(x86asm.M0, 8, KMMX, 8)
+	set(x86asm.X0, 16, KXMM, 16)
+	set(x86asm.ES, 6, KSeg, 2)
+}
+
+// fetch reads up to 15 code bytes at pc into buf, checking execute
+// permission; it returns how many bytes are readable.
+func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
+	n := 0
+	for n < len(buf) {
+		p := cc.mem.PageAt((pc + uint64(n)) >> PageShift)
+		if p == nil || p.Perm&PermExec == 0 {
+			break
+		}
+		n += copy(buf[n:], p.Data[(pc+uint64(n))&pageMask:])
+	}
+	return n
+}
+
+// decodeBlock decodes the block starting at pc. A fetch fault at pc
+// itself panics with *Fault; later ones end the block early.
+func (cc *CodeCache) decodeBlock(pc uint64) *Block {
+	b := &Block{PC: pc, firstPage: pc >> PageShift}
+	var buf [16]byte
+	var code []byte
+	at := pc
+	for len(b.Insts) < maxBlockInsts {
+		n := cc.fetch(at, buf[:15])
+		if n == 0 {
+			if at == pc {
+				p := cc.mem.PageAt(pc >> PageShift)
+				panic(&Fault{Addr: pc, Exec: true, Mapped: p != nil})
+			}
+			break
+		}
+		in := decodeInst(at, buf[:n])
+		if in.Len == 0 {
+			// Truncated by an unreadable page after pc: stop before it,
+			// unless it is the first instruction (then it faults).
+			if at == pc {
+				panic(&Fault{Addr: at + uint64(n), Exec: true})
+			}
+			break
+		}
+		b.Insts = append(b.Insts, in)
+		code = append(code, buf[:in.Len]...)
+		at += uint64(in.Len)
+		if in.Flags&InstEndsBlock != 0 {
+			break
+		}
+		// Keep blocks within two pages.
+		if (at>>PageShift)-b.firstPage >= 1 {
+			break
+		}
+	}
+	b.End = at
+	b.lastPage = (at - 1) >> PageShift
+	b.Bytes = code
+	return b
+}
+
+// Decode decodes one instruction at pc from code (for disassemblers and
+// tests); Len 0 means the bytes were truncated.
+func Decode(pc uint64, code []byte) Inst { return decodeInst(pc, code) }
+
+func decodeInst(pc uint64, code []byte) Inst {
+	in := Inst{PC: pc}
+	xi, err := x86asm.Decode(code, 64)
+	if err == x86asm.ErrTruncated && len(code) < 15 {
+		return Inst{}
+	}
+	if err != nil || xi.Len == 0 {
+		// x86asm does not know endbr64 and friends (F3 0F 1E xx): with CET
+		// off they are NOPs, as are rdssp and the reserved-NOP space.
+		if l := endbrLen(code); l > 0 {
+			in.Len = uint8(l)
+			in.Op = x86asm.NOP
+			in.Fn = opNop
+			return in
+		}
+		in.Len = 1
+		if xi.Len > 0 {
+			in.Len = uint8(xi.Len)
+		}
+		in.Fn = illegal
+		in.Flags = InstEndsBlock
+		return in
+	}
+	in.Len = uint8(xi.Len)
+	in.Op = xi.Op
+	if xi.Op == 0 {
+		if l := endbrLen(code); l > 0 {
+			in.Len = uint8(l)
+			in.Op = x86asm.NOP
+			in.Fn = opNop
+			return in
+		}
+		in.Fn = illegal
+		in.Flags = InstEndsBlock
+		return in
+	}
+	in.OpSize = uint8(xi.DataSize / 8)
+	in.AddrSize = uint8(xi.AddrSize / 8)
+	in.MemSize = uint8(xi.MemBytes)
+	var seg uint8
+	for _, p := range xi.Prefix {
+		if p == 0 {
+			break
+		}
+		if p&(x86asm.PrefixImplicit) != 0 {
+			continue
+		}
+		switch p & 0xff {
+		case 0xf0:
+			in.Lock = true
+		case 0xf3:
+			in.Rep = RepE
+		case 0xf2:
+			in.Rep = RepNE
+		case 0x64:
+			seg = SegFS
+		case 0x65:
+			seg = SegGS
+		case 0xc4, 0xc5, 0x62:
+			// VEX and EVEX: ttd's CPU reports no AVX, so these are #UD.
+			in.Fn = illegal
+			in.Flags = InstEndsBlock
+			return in
+		}
+		if p&x86asm.PrefixInvalid != 0 {
+			in.Fn = illegal
+			in.Flags = InstEndsBlock
+			return in
+		}
+	}
+	next := pc + uint64(xi.Len)
+	for i, a := range xi.Args {
+		if a == nil {
+			break
+		}
+		o := &in.Args[i]
+		in.NArgs = uint8(i + 1)
+		switch a := a.(type) {
+		case x86asm.Reg:
+			r := regTable[a]
+			if r.kind == KNone {
+				in.Fn = unimplementedOperand
+				in.Flags = InstEndsBlock
+				return in
+			}
+			o.Kind, o.Reg, o.Size = r.kind, r.reg, r.size
+		case x86asm.Mem:
+			o.Kind = KMem
+			o.Size = uint8(xi.MemBytes)
+			o.Base, o.Index = NoReg, NoReg
+			o.Imm = uint64(a.Disp)
+			switch a.Base {
+			case 0:
+			case x86asm.RIP, x86asm.EIP:
+				o.Imm += next
+			default:
+				o.Base = regTable[a.Base].reg
+			}
+			if a.Index != 0 {
+				o.Index = regTable[a.Index].reg
+				switch a.Scale {
+				case 2:
+					o.Scale = 1
+				case 4:
+					o.Scale = 2
+				case 8:
+					o.Scale = 3
+				}
+			}
+			switch a.Segment {
+			case x86asm.FS:
+				o.Seg = SegFS
+			case x86asm.GS:
+				o.Seg = SegGS
+			default:
+				o.Seg = seg
+			}
+			if xi.AddrSize == 32 {
+				// Rare: a 67 prefix. Addresses wrap at 4 GiB.
+				in.Fn = unimplementedOperand
+				in.Flags = InstEndsBlock
+				return in
+			}
+		case x86asm.Imm:
+			o.Kind = KImm
+			o.Size = in.OpSize
+			o.Imm = uint64(int64(a))
+		case x86asm.Rel:
+			o.Kind = KRel
+			o.Imm = next + uint64(int64(a))
+			if xi.DataSize == 16 {
+				o.Imm &= 0xffff
+			}
+		}
+	}
+	if endsBlock[xi.Op] {
+		in.Flags |= InstEndsBlock
+	}
+	if bld := builders[xi.Op]; bld != nil {
+		in.Fn = bld(&in)
+	}
+	if in.Fn == nil {
+		in.Fn = unimplemented
+		in.Flags |= InstEndsBlock
+	}
+	return in
+}
+
+// endbrLen recognises F3 0F 1E /r (endbr64, endbr32, rdssp, reserved NOPs).
+func endbrLen(code []byte) int {
+	i := 0
+	for i < len(code) && (code[i] == 0x66 || code[i] == 0xf3 || code[i]&0xf0 == 0x40) {
+		if code[i] == 0xf3 && i+3 < len(code) && code[i+1] == 0x0f && code[i+2] == 0x1e {
+			if code[i+3] >= 0xc0 {
+				return i + 4
+			}
+		}
+		i++
+	}
+	return 0
+}
+
+func opNop(c *CPU, in *Inst) {}
+
+func illegal(c *CPU, in *Inst) { c.raise(ExitIllegal, ILLIllOpc) }
+
+func unimplemented(c *CPU, in *Inst) {
+	c.unimpl(in, in.Op.String())
+}
+
+func unimplementedOperand(c *CPU, in *Inst) {
+	c.unimpl(in, in.Op.String()+" (operand form)")
+}
+
+func (c *CPU) unimpl(in *Inst, mnem string) {
+	var buf [15]byte
+	n := c.cache.fetch(in.PC, buf[:in.Len])
+	panic(exception{reason: ExitUnimplemented, err: &UnimplementedError{PC: in.PC, Bytes: buf[:n], Mnem: mnem}})
+}
+
+// Disasm formats the instruction at pc from code in GNU syntax for messages.
+func Disasm(pc uint64, code []byte) string {
+	if l := endbrLen(code); l > 0 {
+		return "endbr64"
+	}
+	xi, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return "(bad)"
+	}
+	return x86asm.GNUSyntax(xi, pc, nil)
+}

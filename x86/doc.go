@@ -1,0 +1,9 @@
+// Package x86 is ttd's x86-64 processor: CPU state, guest memory as the CPU
+// sees it (pages, permissions and a software TLB), decoding through
+// golang.org/x/arch/x86/x86asm into a compact cached form, and instruction
+// semantics (integer, lazy flags, SSE/SSE2, x87).
+//
+// It knows nothing of Linux: system calls, faults and non-deterministic
+// instructions leave the execution loop as an Exit for the caller (package
+// emu) to handle. It must never depend on emu, the recorder or the reader.
+package x86

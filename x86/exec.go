@@ -1,0 +1,170 @@
+package x86
+
+// Run executes guest instructions until an exit or until budget
+// instructions have retired, and reports why it stopped. Instruction
+// counting is exact: Icount grows by exactly the instructions retired, and
+// an instruction that faults does not retire.
+func (c *CPU) Run(budget uint64) (exit Exit) {
+	c.exit = Exit{}
+	c.cache.running = c
+	defer c.recoverExit(&exit)
+	if c.Obs != nil && c.Obs.WantInstructions() {
+		c.runObserved(budget)
+		return c.exit
+	}
+	var prev *Block
+	for budget > 0 {
+		b := c.nextBlock(prev)
+		n := len(b.Insts)
+		if uint64(n) > budget {
+			n = int(budget)
+		}
+		c.blk = b
+		c.blkLen = n
+		insts := b.Insts
+		for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
+			in := &insts[c.blkIdx]
+			in.Fn(c, in)
+		}
+		done := c.blkLen
+		c.Icount += uint64(done)
+		budget -= uint64(done)
+		c.finishBlock(b, done)
+		c.blk = nil
+		if c.exit.Reason != ExitNone {
+			return c.exit
+		}
+		prev = b
+	}
+	c.exit.Reason = ExitBudget
+	return c.exit
+}
+
+// runObserved is Run with an Instruction callback before each instruction.
+func (c *CPU) runObserved(budget uint64) {
+	var prev *Block
+	for budget > 0 {
+		b := c.nextBlock(prev)
+		n := len(b.Insts)
+		if uint64(n) > budget {
+			n = int(budget)
+		}
+		c.blk = b
+		c.blkLen = n
+		for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
+			in := &b.Insts[c.blkIdx]
+			c.Obs.Instruction(c, in)
+			in.Fn(c, in)
+		}
+		done := c.blkLen
+		c.Icount += uint64(done)
+		budget -= uint64(done)
+		c.finishBlock(b, done)
+		c.blk = nil
+		if c.exit.Reason != ExitNone {
+			return
+		}
+		prev = b
+	}
+	c.exit.Reason = ExitBudget
+}
+
+// finishBlock sets RIP after done instructions of b ran normally.
+func (c *CPU) finishBlock(b *Block, done int) {
+	last := &b.Insts[done-1]
+	if last.Flags&InstSetsRIP != 0 {
+		return
+	}
+	c.RIP = last.PC + uint64(last.Len)
+}
+
+// nextBlock finds the block at RIP, through prev's successor links when
+// possible, decoding it if needed.
+func (c *CPU) nextBlock(prev *Block) *Block {
+	pc := c.RIP
+	if prev != nil {
+		if s := prev.succ[0]; s != nil && s.PC == pc && s.valid {
+			return s
+		}
+		if s := prev.succ[1]; s != nil && s.PC == pc && s.valid {
+			prev.succ[0], prev.succ[1] = s, prev.succ[0]
+			return s
+		}
+	}
+	b := c.cache.lookup(pc)
+	if b == nil {
+		b = c.cache.decodeBlock(pc)
+		c.cache.insert(b)
+		if c.Obs != nil {
+			c.Obs.Decoded(c, b)
+		}
+	}
+	if prev != nil && prev.valid {
+		prev.succ[1] = prev.succ[0]
+		prev.succ[0] = b
+	}
+	return b
+}
+
+// recoverExit turns a panic from a handler or the memory system into an
+// exit at the faulting instruction, which does not retire.
+func (c *CPU) recoverExit(exit *Exit) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	var in *Inst
+	if b := c.blk; b != nil {
+		in = &b.Insts[c.blkIdx]
+		c.Icount += uint64(c.blkIdx)
+		c.RIP = in.PC
+		c.blk = nil
+	}
+	switch e := r.(type) {
+	case *Fault:
+		code := int32(SEGVMapErr)
+		if e.Mapped {
+			code = SEGVAccErr
+		}
+		c.exit = Exit{Reason: ExitFault, Addr: e.Addr, Fault: e, Inst: in, Code: code}
+	case exception:
+		c.exit = Exit{Reason: e.reason, Inst: in, Code: e.code, Err: e.err}
+		if e.reason == ExitBreakpoint && in != nil {
+			// int3 is a trap: it retires and RIP points past it.
+			c.RIP = in.PC + uint64(in.Len)
+			c.Icount++
+		}
+	default:
+		panic(r)
+	}
+	*exit = c.exit
+}
+
+// Step executes exactly one instruction.
+func (c *CPU) Step() Exit { return c.Run(1) }
+
+// CurrentInst is the instruction being executed, for observers and
+// handlers that leave the loop (nil between blocks).
+func (c *CPU) CurrentInst() *Inst {
+	if c.blk == nil {
+		return nil
+	}
+	return &c.blk.Insts[c.blkIdx]
+}
+
+// InvalidateCode drops decoded code for the pages overlapping [addr, addr+n).
+func (c *CPU) InvalidateCode(addr, n uint64) {
+	for pn := addr >> PageShift; pn <= (addr+n-1)>>PageShift; pn++ {
+		c.cache.InvalidatePage(pn)
+	}
+}
+
+// Cache returns the CPU's code cache.
+func (c *CPU) Cache() *CodeCache { return c.cache }
+
+// SetExit makes the current block stop after the executing instruction and
+// Run return r (for handlers such as syscall).
+func (c *CPU) setExit(r ExitReason) {
+	c.exit.Reason = r
+	c.blkLen = c.blkIdx + 1
+}

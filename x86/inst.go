@@ -1,0 +1,253 @@
+package x86
+
+import (
+	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Handler executes one decoded instruction.
+type Handler func(c *CPU, in *Inst)
+
+// Operand kinds.
+const (
+	KNone  uint8 = iota
+	KReg         // general register; Reg 0-15, Size 1/2/4/8
+	KReg8H       // AH, CH, DH, BH: bits 8-15 of register Reg (0-3)
+	KMem         // memory at Base+Index<<Scale+Disp (+segment base)
+	KImm         // immediate in Imm, already truncated to the operand size
+	KRel         // branch target: Imm is the absolute address
+	KXMM         // XMM register Reg
+	KMMX         // MMX register Reg
+	KST          // x87 ST(Reg)
+	KSeg         // segment register (Reg: 0 ES,1 CS,2 SS,3 DS,4 FS,5 GS)
+)
+
+// NoReg marks an absent base or index register.
+const NoReg = 0xff
+
+// Segment overrides that matter in 64-bit mode.
+const (
+	SegNone uint8 = iota
+	SegFS
+	SegGS
+)
+
+// Operand is one decoded operand in compact form.
+type Operand struct {
+	Kind  uint8
+	Reg   uint8
+	Size  uint8 // bytes
+	Base  uint8
+	Index uint8
+	Scale uint8 // shift count: 0-3
+	Seg   uint8
+	_     uint8
+	Imm   uint64 // displacement for KMem, value for KImm, target for KRel
+}
+
+// Inst is a decoded instruction in the form the interpreter executes.
+type Inst struct {
+	Fn       Handler
+	PC       uint64
+	Op       x86asm.Op
+	Len      uint8
+	OpSize   uint8 // operand size in bytes (x86asm DataSize/8)
+	AddrSize uint8 // 4 or 8
+	MemSize  uint8 // size of the memory operand in bytes, if any
+	Rep      uint8 // RepNone, RepE, RepNE
+	Lock     bool
+	NArgs    uint8
+	Flags    uint8 // InstBranch etc.
+	Args     [4]Operand
+	// Aux is handler-specific data fixed at decode time (e.g. a
+	// condition code or an opcode byte).
+	Aux uint32
+}
+
+// Rep prefixes.
+const (
+	RepNone uint8 = iota
+	RepE
+	RepNE
+)
+
+// Inst flags.
+const (
+	// InstEndsBlock marks instructions after which the block stops:
+	// control transfers and instructions that leave the loop.
+	InstEndsBlock = 1 << iota
+	// InstSetsRIP marks instructions whose handler sets c.RIP itself.
+	InstSetsRIP
+)
+
+// Bytes returns a short description of the instruction for error messages.
+func (in *Inst) String() string {
+	return fmt.Sprintf("%v at %#x", in.Op, in.PC)
+}
+
+// ea computes the effective address of a memory operand.
+func (c *CPU) ea(o *Operand) uint64 {
+	a := o.Imm
+	if o.Base != NoReg {
+		a += c.R[o.Base]
+	}
+	if o.Index != NoReg {
+		a += c.R[o.Index] << o.Scale
+	}
+	switch o.Seg {
+	case SegNone:
+	case SegFS:
+		a += c.FSBase
+	case SegGS:
+		a += c.GSBase
+	}
+	return a
+}
+
+// EA is the exported effective-address computation for the observers.
+func (c *CPU) EA(o *Operand) uint64 { return c.ea(o) }
+
+var sizeMask = [9]uint64{1: 0xff, 2: 0xffff, 4: 0xffffffff, 8: ^uint64(0)}
+
+// getReg reads a general register operand of size sz.
+func (c *CPU) getReg(o *Operand) uint64 {
+	if o.Kind == KReg8H {
+		return (c.R[o.Reg] >> 8) & 0xff
+	}
+	return c.R[o.Reg] & sizeMask[o.Size]
+}
+
+// setReg writes a general register with x86-64 semantics: 32-bit writes
+// zero-extend, 8- and 16-bit writes merge.
+func (c *CPU) setReg(o *Operand, v uint64) {
+	switch o.Size {
+	case 8:
+		c.R[o.Reg] = v
+	case 4:
+		c.R[o.Reg] = uint64(uint32(v))
+	case 2:
+		c.R[o.Reg] = c.R[o.Reg]&^0xffff | v&0xffff
+	case 1:
+		if o.Kind == KReg8H {
+			c.R[o.Reg] = c.R[o.Reg]&^0xff00 | (v&0xff)<<8
+		} else {
+			c.R[o.Reg] = c.R[o.Reg]&^0xff | v&0xff
+		}
+	}
+}
+
+// get reads an integer operand (register, memory or immediate).
+func (c *CPU) get(o *Operand) uint64 {
+	switch o.Kind {
+	case KReg, KReg8H:
+		return c.getReg(o)
+	case KMem:
+		return c.load(c.ea(o), int(o.Size))
+	}
+	return o.Imm
+}
+
+// set writes an integer operand.
+func (c *CPU) set(o *Operand, v uint64) {
+	if o.Kind == KMem {
+		c.store(c.ea(o), int(o.Size), v)
+		return
+	}
+	c.setReg(o, v)
+}
+
+// load reads guest memory through the observer, if any.
+func (c *CPU) load(a uint64, size int) uint64 {
+	v := c.Mem.Read(a, size)
+	if c.Obs != nil {
+		v = c.Obs.MemRead(c, a, size, v)
+	}
+	return v
+}
+
+// store writes guest memory and tells the observer.
+func (c *CPU) store(a uint64, size int, v uint64) {
+	c.Mem.Write(a, size, v)
+	if c.Obs != nil {
+		c.Obs.MemWrite(c, a, size, v)
+	}
+}
+
+func (c *CPU) load8(a uint64) uint64  { return c.load(a, 1) }
+func (c *CPU) load16(a uint64) uint64 { return c.load(a, 2) }
+func (c *CPU) load32(a uint64) uint64 { return c.load(a, 4) }
+
+func (c *CPU) load64(a uint64) uint64 {
+	v := c.Mem.Read64(a)
+	if c.Obs != nil {
+		v = c.Obs.MemRead(c, a, 8, v)
+	}
+	return v
+}
+
+func (c *CPU) store64(a uint64, v uint64) {
+	c.Mem.Write64(a, v)
+	if c.Obs != nil {
+		c.Obs.MemWrite(c, a, 8, v)
+	}
+}
+
+// load128 reads 16 bytes (two observed 8-byte reads).
+func (c *CPU) load128(a uint64) XMM {
+	// Check both halves before observing either, so a fault is precise.
+	return XMM{c.load64(a), c.load64(a + 8)}
+}
+
+func (c *CPU) store128(a uint64, v XMM) {
+	// Probe the last byte first so a fault leaves memory unchanged.
+	c.Mem.Write8(a+15, c.Mem.Read8(a+15))
+	c.store64(a, v[0])
+	c.store64(a+8, v[1])
+}
+
+// LoadBytes reads n bytes of guest memory into b through the observer (for
+// fxrstor, x87 80-bit loads and the like).
+func (c *CPU) LoadBytes(a uint64, b []byte) {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		v := c.load64(a + uint64(i))
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	for ; i < len(b); i++ {
+		b[i] = byte(c.load(a+uint64(i), 1))
+	}
+}
+
+// StoreBytes writes b to guest memory through the observer.
+func (c *CPU) StoreBytes(a uint64, b []byte) {
+	if len(b) > 0 {
+		c.Mem.Write8(a+uint64(len(b))-1, c.Mem.Read8(a+uint64(len(b))-1))
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			v |= uint64(b[i+j]) << (8 * j)
+		}
+		c.store64(a+uint64(i), v)
+	}
+	for ; i < len(b); i++ {
+		c.store(a+uint64(i), 1, uint64(b[i]))
+	}
+}
+
+// push and pop use the 64-bit stack.
+func (c *CPU) push(v uint64) {
+	sp := c.R[RSP] - 8
+	c.store64(sp, v)
+	c.R[RSP] = sp
+}
+
+func (c *CPU) pop() uint64 {
+	v := c.load64(c.R[RSP])
+	c.R[RSP] += 8
+	return v
+}

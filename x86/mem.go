@@ -1,0 +1,446 @@
+package x86
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Page geometry of the guest address space.
+const (
+	PageShift = 12
+	PageSize  = 1 << PageShift
+	pageMask  = PageSize - 1
+)
+
+// Perm is a page's protection.
+type Perm uint8
+
+// Page protections, as in mmap's PROT_ bits.
+const (
+	PermRead  Perm = 1
+	PermWrite Perm = 2
+	PermExec  Perm = 4
+)
+
+// Page is one guest page and its host backing.
+type Page struct {
+	Data [PageSize]byte
+	Perm Perm
+	// code is set while decoded instructions from this page are cached;
+	// a write to the page then goes through the slow path and invalidates them.
+	code bool
+}
+
+// Fault is a guest memory access that the address space refuses.
+type Fault struct {
+	Addr   uint64
+	Write  bool
+	Exec   bool
+	Mapped bool // the page exists but its protection forbids the access
+}
+
+func (f *Fault) Error() string {
+	kind := "read"
+	if f.Write {
+		kind = "write"
+	} else if f.Exec {
+		kind = "execute"
+	}
+	why := "unmapped"
+	if f.Mapped {
+		why = "protection"
+	}
+	return fmt.Sprintf("%s fault at %#x (%s)", kind, f.Addr, why)
+}
+
+const (
+	tlbBits = 10
+	tlbSize = 1 << tlbBits
+	tlbMask = tlbSize - 1
+	noTag   = ^uint64(0)
+)
+
+type tlbEntry struct {
+	tag  uint64
+	page *Page
+}
+
+// PageSource supplies pages that the address space has not materialised
+// yet: emu answers from its mappings (zero pages, file contents) or returns
+// nil when the address is not mapped.
+type PageSource func(pn uint64) *Page
+
+// Memory is a guest address space: pages with permissions, a software TLB
+// for reads and one for writes, and the hooks that keep the code cache
+// coherent. All threads of a process share one Memory; they run one at a
+// time, so the TLBs need no locking.
+type Memory struct {
+	pages map[uint64]*Page
+	rtlb  [tlbSize]tlbEntry
+	wtlb  [tlbSize]tlbEntry
+
+	// Source materialises pages on first touch; nil means every page
+	// must be created with Map.
+	Source PageSource
+	// codeWritten is called when a page holding cached code is written.
+	codeWritten func(pn uint64)
+}
+
+// NewMemory returns an empty address space.
+func NewMemory() *Memory {
+	m := &Memory{pages: make(map[uint64]*Page)}
+	m.FlushTLB()
+	return m
+}
+
+// FlushTLB forgets all cached translations (after munmap, mprotect…).
+func (m *Memory) FlushTLB() {
+	for i := range m.rtlb {
+		m.rtlb[i] = tlbEntry{tag: noTag}
+		m.wtlb[i] = tlbEntry{tag: noTag}
+	}
+}
+
+// PageAt returns the materialised page with number pn, creating it through
+// Source if needed, or nil.
+func (m *Memory) PageAt(pn uint64) *Page {
+	if p := m.pages[pn]; p != nil {
+		return p
+	}
+	if m.Source == nil {
+		return nil
+	}
+	p := m.Source(pn)
+	if p != nil {
+		m.pages[pn] = p
+	}
+	return p
+}
+
+// Lookup returns the page if it is already materialised, without creating it.
+func (m *Memory) Lookup(pn uint64) *Page { return m.pages[pn] }
+
+// SetPage installs p as page pn (nil removes it).
+func (m *Memory) SetPage(pn uint64, p *Page) {
+	if old := m.pages[pn]; old != nil && old.code && m.codeWritten != nil {
+		m.codeWritten(pn)
+	}
+	if p == nil {
+		delete(m.pages, pn)
+	} else {
+		m.pages[pn] = p
+	}
+	m.rtlb[pn&tlbMask] = tlbEntry{tag: noTag}
+	m.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
+}
+
+// Pages calls fn for every materialised page in [lo, hi) page numbers.
+func (m *Memory) Pages(lo, hi uint64, fn func(pn uint64, p *Page)) {
+	if hi-lo > uint64(len(m.pages)) {
+		for pn, p := range m.pages {
+			if pn >= lo && pn < hi {
+				fn(pn, p)
+			}
+		}
+		return
+	}
+	for pn := lo; pn < hi; pn++ {
+		if p := m.pages[pn]; p != nil {
+			fn(pn, p)
+		}
+	}
+}
+
+// NumPages is the number of materialised pages.
+func (m *Memory) NumPages() int { return len(m.pages) }
+
+func (m *Memory) translate(addr uint64, write bool) *Page {
+	pn := addr >> PageShift
+	p := m.PageAt(pn)
+	if p == nil {
+		panic(&Fault{Addr: addr, Write: write})
+	}
+	if write {
+		if p.Perm&PermWrite == 0 {
+			panic(&Fault{Addr: addr, Write: true, Mapped: true})
+		}
+		if p.code {
+			p.code = false
+			if m.codeWritten != nil {
+				m.codeWritten(pn)
+			}
+		}
+		m.wtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+	} else {
+		if p.Perm&PermRead == 0 {
+			panic(&Fault{Addr: addr, Mapped: true})
+		}
+		m.rtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+	}
+	return p
+}
+
+func (m *Memory) readByteSlow(a uint64) byte {
+	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift {
+		return e.page.Data[a&pageMask]
+	}
+	return m.translate(a, false).Data[a&pageMask]
+}
+
+func (m *Memory) writeByteSlow(a uint64, v byte) {
+	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift {
+		e.page.Data[a&pageMask] = v
+		return
+	}
+	m.translate(a, true).Data[a&pageMask] = v
+}
+
+func (m *Memory) readSlow(a uint64, size int) uint64 {
+	if a&pageMask <= uint64(PageSize-size) {
+		p := m.translate(a, false)
+		return loadLE(p.Data[a&pageMask:], size)
+	}
+	// Crosses a page: check both pages before reading anything.
+	m.translate(a, false)
+	m.translate(a+uint64(size)-1, false)
+	var v uint64
+	for i := 0; i < size; i++ {
+		v |= uint64(m.readByteSlow(a+uint64(i))) << (8 * i)
+	}
+	return v
+}
+
+func (m *Memory) writeSlow(a uint64, size int, v uint64) {
+	if a&pageMask <= uint64(PageSize-size) {
+		p := m.translate(a, true)
+		storeLE(p.Data[a&pageMask:], size, v)
+		return
+	}
+	m.translate(a, true)
+	m.translate(a+uint64(size)-1, true)
+	for i := 0; i < size; i++ {
+		m.writeByteSlow(a+uint64(i), byte(v>>(8*i)))
+	}
+}
+
+func loadLE(b []byte, size int) uint64 {
+	switch size {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b))
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+func storeLE(b []byte, size int, v uint64) {
+	switch size {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		binary.LittleEndian.PutUint16(b, uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(b, uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(b, v)
+	}
+}
+
+// Read8 reads guest memory; an access fault panics with *Fault, which the
+// execution loop turns into an exit. Outside the loop use ReadBytes.
+func (m *Memory) Read8(a uint64) uint8 {
+	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift {
+		return e.page.Data[a&pageMask]
+	}
+	return uint8(m.readSlow(a, 1))
+}
+
+// Read16 reads a little-endian 16-bit value (see Read8).
+func (m *Memory) Read16(a uint64) uint16 {
+	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
+		return binary.LittleEndian.Uint16(e.page.Data[a&pageMask:])
+	}
+	return uint16(m.readSlow(a, 2))
+}
+
+// Read32 reads a little-endian 32-bit value (see Read8).
+func (m *Memory) Read32(a uint64) uint32 {
+	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
+		return binary.LittleEndian.Uint32(e.page.Data[a&pageMask:])
+	}
+	return uint32(m.readSlow(a, 4))
+}
+
+// Read64 reads a little-endian 64-bit value (see Read8).
+func (m *Memory) Read64(a uint64) uint64 {
+	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
+		return binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
+	}
+	return m.readSlow(a, 8)
+}
+
+// Write8 writes guest memory (see Read8).
+func (m *Memory) Write8(a uint64, v uint8) {
+	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift {
+		e.page.Data[a&pageMask] = v
+		return
+	}
+	m.writeSlow(a, 1, uint64(v))
+}
+
+// Write16 writes a little-endian 16-bit value (see Read8).
+func (m *Memory) Write16(a uint64, v uint16) {
+	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
+		binary.LittleEndian.PutUint16(e.page.Data[a&pageMask:], v)
+		return
+	}
+	m.writeSlow(a, 2, uint64(v))
+}
+
+// Write32 writes a little-endian 32-bit value (see Read8).
+func (m *Memory) Write32(a uint64, v uint32) {
+	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
+		binary.LittleEndian.PutUint32(e.page.Data[a&pageMask:], v)
+		return
+	}
+	m.writeSlow(a, 4, uint64(v))
+}
+
+// Write64 writes a little-endian 64-bit value (see Read8).
+func (m *Memory) Write64(a uint64, v uint64) {
+	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	if e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
+		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v)
+		return
+	}
+	m.writeSlow(a, 8, v)
+}
+
+// Read reads size (1, 2, 4 or 8) bytes.
+func (m *Memory) Read(a uint64, size int) uint64 {
+	switch size {
+	case 1:
+		return uint64(m.Read8(a))
+	case 2:
+		return uint64(m.Read16(a))
+	case 4:
+		return uint64(m.Read32(a))
+	}
+	return m.Read64(a)
+}
+
+// Write writes size (1, 2, 4 or 8) bytes.
+func (m *Memory) Write(a uint64, size int, v uint64) {
+	switch size {
+	case 1:
+		m.Write8(a, uint8(v))
+	case 2:
+		m.Write16(a, uint16(v))
+	case 4:
+		m.Write32(a, uint32(v))
+	default:
+		m.Write64(a, v)
+	}
+}
+
+// catch turns a *Fault panic into an error.
+func catch(err *error) {
+	if r := recover(); r != nil {
+		f, ok := r.(*Fault)
+		if !ok {
+			panic(r)
+		}
+		*err = f
+	}
+}
+
+// ReadBytes copies guest memory at a into b, checking permissions as a
+// user-mode read would. It returns a *Fault for the first inaccessible byte.
+func (m *Memory) ReadBytes(a uint64, b []byte) (err error) {
+	defer catch(&err)
+	for len(b) > 0 {
+		p := m.translate(a, false)
+		n := copy(b, p.Data[a&pageMask:])
+		b = b[n:]
+		a += uint64(n)
+	}
+	return nil
+}
+
+// WriteBytes copies b into guest memory at a, checking permissions.
+func (m *Memory) WriteBytes(a uint64, b []byte) (err error) {
+	defer catch(&err)
+	// Check every page first so a failing write changes nothing.
+	for x := a &^ pageMask; x < a+uint64(len(b)); x += PageSize {
+		m.translate(x, true)
+	}
+	for len(b) > 0 {
+		p := m.translate(a, true)
+		n := copy(p.Data[a&pageMask:], b)
+		b = b[n:]
+		a += uint64(n)
+	}
+	return nil
+}
+
+// ReadString reads a NUL-terminated string of at most max bytes.
+func (m *Memory) ReadString(a uint64, max int) (s string, err error) {
+	defer catch(&err)
+	var buf []byte
+	for len(buf) < max {
+		c := m.readByteSlow(a)
+		if c == 0 {
+			return string(buf), nil
+		}
+		buf = append(buf, c)
+		a++
+	}
+	return string(buf), fmt.Errorf("string at %#x longer than %d bytes", a, max)
+}
+
+// Poke writes b at a ignoring page protections (the loader and the kernel
+// side of syscalls use it); pages must be mapped.
+func (m *Memory) Poke(a uint64, b []byte) error {
+	for len(b) > 0 {
+		p := m.PageAt(a >> PageShift)
+		if p == nil {
+			return &Fault{Addr: a, Write: true}
+		}
+		if p.code {
+			p.code = false
+			if m.codeWritten != nil {
+				m.codeWritten(a >> PageShift)
+			}
+			m.wtlb[(a>>PageShift)&tlbMask] = tlbEntry{tag: noTag}
+		}
+		n := copy(p.Data[a&pageMask:], b)
+		b = b[n:]
+		a += uint64(n)
+	}
+	return nil
+}
+
+// Peek reads guest memory ignoring page protections.
+func (m *Memory) Peek(a uint64, b []byte) error {
+	for len(b) > 0 {
+		p := m.PageAt(a >> PageShift)
+		if p == nil {
+			return &Fault{Addr: a}
+		}
+		n := copy(b, p.Data[a&pageMask:])
+		b = b[n:]
+		a += uint64(n)
+	}
+	return nil
+}

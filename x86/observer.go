@@ -1,0 +1,28 @@
+package x86
+
+// Observer receives the CPU-level events of Nirvana's instrumentation
+// interface (seeds/idna-nirvana.txt §2.4). A nil CPU.Obs costs one
+// predictable branch per memory access and nothing per instruction.
+type Observer interface {
+	// Instruction is called before each instruction executes, only when
+	// WantInstructions reported true at the start of CPU.Run.
+	Instruction(c *CPU, in *Inst)
+	WantInstructions() bool
+	// MemRead is called after each data read; it returns the value the
+	// instruction uses (a replayer substitutes recorded values here).
+	MemRead(c *CPU, addr uint64, size int, val uint64) uint64
+	// MemWrite is called after each data write.
+	MemWrite(c *CPU, addr uint64, size int, val uint64)
+	// NonDet reports the result of a non-deterministic instruction
+	// (rdtsc, rdrand, cpuid…); it returns the values to use.
+	NonDet(c *CPU, in *Inst, vals []uint64) []uint64
+	// Decoded is called when a block of code is decoded from guest
+	// memory (the recorder logs code bytes from here).
+	Decoded(c *CPU, b *Block)
+}
+
+// Env answers the instructions whose result comes from outside the CPU.
+type Env interface {
+	CPUID(leaf, subleaf uint32) (a, b, c, d uint32)
+	Rdtsc() uint64
+}

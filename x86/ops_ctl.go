@@ -1,0 +1,295 @@
+package x86
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Control transfers. Every handler here ends its block and sets RIP.
+
+func next(in *Inst) uint64 { return in.PC + uint64(in.Len) }
+
+func opJmpRel(c *CPU, in *Inst) { c.RIP = in.Args[0].Imm }
+func opJmpInd(c *CPU, in *Inst) { c.RIP = c.get(&in.Args[0]) }
+
+func opJcc(c *CPU, in *Inst) {
+	if c.cond(uint8(in.Aux)) {
+		c.RIP = in.Args[0].Imm
+	} else {
+		c.RIP = next(in)
+	}
+}
+
+func opCallRel(c *CPU, in *Inst) {
+	c.push(next(in))
+	c.RIP = in.Args[0].Imm
+}
+
+func opCallInd(c *CPU, in *Inst) {
+	t := c.get(&in.Args[0])
+	c.push(next(in))
+	c.RIP = t
+}
+
+func opRet(c *CPU, in *Inst) {
+	t := c.load64(c.R[RSP])
+	c.R[RSP] += 8
+	if in.NArgs > 0 {
+		c.R[RSP] += in.Args[0].Imm & 0xffff
+	}
+	c.RIP = t
+}
+
+func opLoop(c *CPU, in *Inst) {
+	var cnt uint64
+	if in.AddrSize == 4 {
+		cnt = uint64(uint32(c.R[RCX] - 1))
+		c.R[RCX] = cnt
+	} else {
+		cnt = c.R[RCX] - 1
+		c.R[RCX] = cnt
+	}
+	take := cnt != 0
+	switch in.Op {
+	case x86asm.LOOPE:
+		take = take && c.cond(4)
+	case x86asm.LOOPNE:
+		take = take && c.cond(5)
+	}
+	if take {
+		c.RIP = in.Args[0].Imm
+	} else {
+		c.RIP = next(in)
+	}
+}
+
+func opJrcxz(c *CPU, in *Inst) {
+	v := c.R[RCX]
+	if in.Op == x86asm.JECXZ {
+		v = uint64(uint32(v))
+	}
+	if v == 0 {
+		c.RIP = in.Args[0].Imm
+	} else {
+		c.RIP = next(in)
+	}
+}
+
+// Stack.
+
+func opPush(c *CPU, in *Inst) {
+	s := &in.Args[0]
+	size := s.Size
+	if s.Kind == KImm {
+		size = in.OpSize
+	}
+	if s.Kind == KSeg {
+		c.push(0)
+		return
+	}
+	v := c.get(s)
+	if size == 2 {
+		sp := c.R[RSP] - 2
+		c.store(sp, 2, v)
+		c.R[RSP] = sp
+		return
+	}
+	c.push(v)
+}
+
+func opPushReg(c *CPU, in *Inst) { c.push(c.R[in.Args[0].Reg]) }
+func opPopReg(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = c.pop() }
+
+func buildPush(in *Inst) Handler {
+	if in.Args[0].Kind == KReg && in.Args[0].Size == 8 {
+		return opPushReg
+	}
+	return opPush
+}
+
+func buildPop(in *Inst) Handler {
+	d := &in.Args[0]
+	if d.Kind == KReg && d.Size == 8 {
+		return opPopReg
+	}
+	return func(c *CPU, in *Inst) {
+		d := &in.Args[0]
+		if d.Size == 2 {
+			v := c.load(c.R[RSP], 2)
+			if d.Kind == KMem {
+				c.store(c.eaAfterPop(d, 2), 2, v)
+			} else {
+				c.setReg(d, v)
+			}
+			c.R[RSP] += 2
+			return
+		}
+		v := c.load64(c.R[RSP])
+		if d.Kind == KMem {
+			// pop computes the address with rsp already incremented.
+			c.store64(c.eaAfterPop(d, 8), v)
+		} else if d.Kind == KSeg {
+			c.raise(ExitGP, SIKernel)
+		}
+		c.R[RSP] += 8
+	}
+}
+
+func (c *CPU) eaAfterPop(d *Operand, n uint64) uint64 {
+	c.R[RSP] += n
+	a := c.ea(d)
+	c.R[RSP] -= n
+	return a
+}
+
+func opPushf(c *CPU, in *Inst) {
+	// RF and VM are cleared in the pushed image.
+	c.push(c.Rflags() &^ (1<<16 | 1<<17))
+}
+
+func opPopf(c *CPU, in *Inst) {
+	c.SetRflags(c.pop())
+}
+
+func opLeave(c *CPU, in *Inst) {
+	v := c.load64(c.R[RBP])
+	c.R[RSP] = c.R[RBP] + 8
+	c.R[RBP] = v
+}
+
+func opEnter(c *CPU, in *Inst) {
+	size := in.Args[0].Imm & 0xffff
+	level := in.Args[1].Imm & 31
+	c.push(c.R[RBP])
+	frame := c.R[RSP]
+	for i := uint64(1); i < level; i++ {
+		c.push(c.load64(c.R[RBP] - i*8))
+	}
+	if level > 0 {
+		c.push(frame)
+	}
+	c.R[RBP] = frame
+	c.R[RSP] -= size
+}
+
+// Exits to the operating system or the signal layer.
+
+func opSyscall(c *CPU, in *Inst) {
+	c.RIP = next(in)
+	c.setExit(ExitSyscall)
+}
+
+func opInt(c *CPU, in *Inst) {
+	if in.Args[0].Imm&0xff == 3 {
+		c.raise(ExitBreakpoint, 0x80)
+	}
+	// int n from user mode: #GP (Linux sends SIGSEGV).
+	c.raise(ExitGP, SIKernel)
+}
+
+func opHlt(c *CPU, in *Inst) { c.raise(ExitGP, SIKernel) }
+func opUd(c *CPU, in *Inst)  { c.raise(ExitIllegal, ILLIllOpn) }
+
+// Non-deterministic instructions go through the environment and the
+// observer (the recorder logs their results).
+
+func opCpuid(c *CPU, in *Inst) {
+	var a, b, cc, d uint32
+	if c.Env != nil {
+		a, b, cc, d = c.Env.CPUID(uint32(c.R[RAX]), uint32(c.R[RCX]))
+	}
+	vals := [4]uint64{uint64(a), uint64(b), uint64(cc), uint64(d)}
+	out := vals[:]
+	if c.Obs != nil {
+		out = c.Obs.NonDet(c, in, out)
+	}
+	c.R[RAX], c.R[RBX], c.R[RCX], c.R[RDX] = out[0], out[1], out[2], out[3]
+}
+
+func opRdtsc(c *CPU, in *Inst) {
+	var t uint64
+	if c.Env != nil {
+		t = c.Env.Rdtsc()
+	}
+	vals := [2]uint64{t, 0}
+	out := vals[:]
+	if c.Obs != nil {
+		out = c.Obs.NonDet(c, in, out)
+	}
+	t = out[0]
+	c.R[RAX] = t & 0xffffffff
+	c.R[RDX] = t >> 32
+	if in.Op == x86asm.RDTSCP {
+		c.R[RCX] = out[1] & 0xffffffff
+	}
+}
+
+func opXgetbv(c *CPU, in *Inst) {
+	if uint32(c.R[RCX]) != 0 {
+		c.raise(ExitGP, SIKernel)
+	}
+	// XCR0: x87 and SSE state only (no AVX).
+	c.R[RAX] = 3
+	c.R[RDX] = 0
+}
+
+func opXlat(c *CPU, in *Inst) {
+	v := c.load8(c.R[RBX] + c.R[RAX]&0xff)
+	c.R[RAX] = c.R[RAX]&^0xff | v
+}
+
+func init() {
+	terminator(x86asm.JMP, x86asm.CALL, x86asm.RET, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE,
+		x86asm.JRCXZ, x86asm.JECXZ, x86asm.JCXZ, x86asm.SYSCALL, x86asm.INT, x86asm.HLT, x86asm.UD2,
+		x86asm.UD0, x86asm.UD1, x86asm.LCALL, x86asm.LJMP, x86asm.LRET, x86asm.IRET, x86asm.IRETQ, x86asm.IRETD,
+		x86asm.SYSENTER, x86asm.SYSEXIT, x86asm.SYSRET)
+	setsRIP := func(h Handler) Builder {
+		return func(in *Inst) Handler { in.Flags |= InstSetsRIP; return h }
+	}
+	register(x86asm.JMP, func(in *Inst) Handler {
+		in.Flags |= InstSetsRIP
+		if in.Args[0].Kind == KRel {
+			return opJmpRel
+		}
+		return opJmpInd
+	})
+	register(x86asm.CALL, func(in *Inst) Handler {
+		in.Flags |= InstSetsRIP
+		if in.Args[0].Kind == KRel {
+			return opCallRel
+		}
+		return opCallInd
+	})
+	register(x86asm.RET, setsRIP(opRet))
+	register(x86asm.LOOP, setsRIP(opLoop))
+	register(x86asm.LOOPE, setsRIP(opLoop))
+	register(x86asm.LOOPNE, setsRIP(opLoop))
+	register(x86asm.JRCXZ, setsRIP(opJrcxz))
+	register(x86asm.JECXZ, setsRIP(opJrcxz))
+	register(x86asm.SYSCALL, setsRIP(opSyscall))
+	jccs := []x86asm.Op{x86asm.JO, x86asm.JNO, x86asm.JB, x86asm.JAE, x86asm.JE, x86asm.JNE, x86asm.JBE, x86asm.JA,
+		x86asm.JS, x86asm.JNS, x86asm.JP, x86asm.JNP, x86asm.JL, x86asm.JGE, x86asm.JLE, x86asm.JG}
+	for i, op := range jccs {
+		cc := uint32(i)
+		terminator(op)
+		register(op, func(in *Inst) Handler { in.Aux = cc; in.Flags |= InstSetsRIP; return opJcc })
+	}
+	register(x86asm.PUSH, buildPush)
+	register(x86asm.POP, buildPop)
+	handle(x86asm.PUSHF, opPushf)
+	handle(x86asm.PUSHFQ, opPushf)
+	handle(x86asm.POPF, opPopf)
+	handle(x86asm.POPFQ, opPopf)
+	handle(x86asm.LEAVE, opLeave)
+	handle(x86asm.ENTER, opEnter)
+	handle(x86asm.INT, opInt)
+	handle(x86asm.HLT, opHlt)
+	handle(x86asm.UD2, opUd)
+	handle(x86asm.UD0, opUd)
+	handle(x86asm.UD1, opUd)
+	handle(x86asm.NOP, opNop)
+	handle(x86asm.CPUID, opCpuid)
+	handle(x86asm.RDTSC, opRdtsc)
+	handle(x86asm.RDTSCP, opRdtsc)
+	handle(x86asm.XGETBV, opXgetbv)
+	handle(x86asm.XLATB, opXlat)
+}
