@@ -1,6 +1,10 @@
 package x86
 
-import "fmt"
+import (
+	"fmt"
+
+	"ttd/x86/f80"
+)
 
 // General-purpose register numbers, in the hardware's encoding order.
 const (
@@ -50,7 +54,7 @@ type XMM [2]uint64
 // X87 is the x87 FPU state. Registers are stored by physical index;
 // ST(i) is Regs[(Top+i)&7].
 type X87 struct {
-	Regs [8]F80Reg
+	Regs [8]f80.F80
 	Top  uint8
 	Tag  uint8 // abridged tag: bit i set when physical register i is valid
 	CW   uint16
@@ -58,12 +62,6 @@ type X87 struct {
 	FOP  uint16
 	FIP  uint64
 	FDP  uint64
-}
-
-// F80Reg is the raw 80-bit contents of an x87 register.
-type F80Reg struct {
-	Mant uint64
-	SE   uint16
 }
 
 // CPU is the architectural state of one guest thread plus the execution

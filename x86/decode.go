@@ -261,6 +261,7 @@ func decodeInst(pc uint64, code []byte) Inst {
 	if endsBlock[xi.Op] {
 		in.Flags |= InstEndsBlock
 	}
+	in.Aux = xi.Opcode
 	if bld := builders[xi.Op]; bld != nil {
 		in.Fn = bld(&in)
 	}
