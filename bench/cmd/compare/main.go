@@ -1,0 +1,165 @@
+// Command compare measures the wall time of workloads run natively, under
+// `ttd run` and under qemu-x86_64 (the peer emulator), interleaving the
+// runs so that machine noise hits all three alike, and prints the ratios.
+//
+// Usage: go run ./bench/cmd/compare [-ttd bin/ttd] [-reps 3] [-only NAME]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+type workload struct {
+	name  string
+	argv  []string // argv[0] is a path
+	stdin string   // file fed as stdin, if any
+}
+
+func main() {
+	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
+	reps := flag.Int("reps", 3, "runs of each configuration (the best is reported)")
+	only := flag.String("only", "", "run only workloads whose name contains this")
+	modes := flag.String("modes", "native,ttd,qemu", "configurations to compare")
+	flag.Parse()
+	abs, err := filepath.Abs(*ttd)
+	check(err)
+	*ttd = abs
+	dir, err := os.MkdirTemp("", "ttd-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+
+	src := "bench/workloads"
+	build := func(name string, extra ...string) string {
+		out := filepath.Join(dir, name)
+		args := append([]string{"-O2", "-o", out, filepath.Join(src, name+".c")}, extra...)
+		args = append(args, "-lm")
+		if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			fail("gcc %s: %v\n%s", name, err, b)
+		}
+		return out
+	}
+	data := filepath.Join(dir, "data.txt")
+	check(os.WriteFile(data, textData(8<<20), 0o644))
+
+	ws := []workload{
+		{name: "inthash (C, integer/hash)", argv: []string{build("inthash"), "30"}},
+		{name: "fp (C, floating point)", argv: []string{build("fp"), "400"}},
+		{name: "gzip -9 (8 MiB)", argv: []string{"/usr/bin/gzip", "-9", "-c"}, stdin: data},
+	}
+	ws = append(ws, extraWorkloads(dir)...)
+	qemu, _ := exec.LookPath("qemu-x86_64")
+	fmt.Printf("%-34s %10s %10s %10s %9s %9s\n", "workload", "native", "ttd run", "qemu", "ttd/nat", "ttd/qemu")
+	for _, w := range ws {
+		if *only != "" && !strings.Contains(w.name, *only) {
+			continue
+		}
+		best := map[string]time.Duration{}
+		var ref []byte
+		for r := 0; r < *reps; r++ {
+			for _, mode := range strings.Split(*modes, ",") {
+				var argv []string
+				switch mode {
+				case "native":
+					argv = w.argv
+				case "ttd":
+					argv = append([]string{*ttd, "run", "--"}, w.argv...)
+				case "qemu":
+					if qemu == "" {
+						continue
+					}
+					argv = append([]string{qemu}, w.argv...)
+				}
+				d, out := run(argv, w.stdin)
+				if ref == nil {
+					ref = out
+				} else if !bytes.Equal(ref, out) {
+					fail("%s: output of %s differs from native", w.name, mode)
+				}
+				if b, ok := best[mode]; !ok || d < b {
+					best[mode] = d
+				}
+			}
+		}
+		ratio := func(a, b string) string {
+			if best[a] == 0 || best[b] == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1fx", float64(best[a])/float64(best[b]))
+		}
+		fmt.Printf("%-34s %10s %10s %10s %9s %9s\n", w.name, fmtDur(best["native"]), fmtDur(best["ttd"]),
+			fmtDur(best["qemu"]), ratio("ttd", "native"), ratio("ttd", "qemu"))
+	}
+}
+
+func extraWorkloads(dir string) []workload { return nil }
+
+func run(argv []string, stdin string) (time.Duration, []byte) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		check(err)
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		fail("%s: %v", strings.Join(argv, " "), err)
+	}
+	return time.Since(start), out.Bytes()
+}
+
+// textData returns n bytes of deterministic, text-like data (words drawn
+// from a skewed distribution) so gzip has realistic work.
+func textData(n int) []byte {
+	words := strings.Fields("the of and to in is that for it as with was on be by this are from at or an which " +
+		"have not but had his they you were their one all we can her has there been if more when will would who so " +
+		"no time debugger trace record replay instruction memory register thread signal checkpoint position")
+	sort.Strings(words)
+	var b bytes.Buffer
+	x := uint64(0x9e3779b97f4a7c15)
+	for b.Len() < n {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		w := words[(x>>8)%uint64(len(words))]
+		if x&3 == 0 {
+			w = words[(x>>20)%8]
+		}
+		b.WriteString(w)
+		if x%11 == 0 {
+			b.WriteString(".\n")
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.Bytes()[:n]
+}
+
+func fmtDur(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+func check(err error) {
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...)
+	os.Exit(1)
+}

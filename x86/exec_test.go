@@ -1,0 +1,134 @@
+package x86
+
+import (
+	"testing"
+)
+
+// loopCode is a hot loop of common integer instructions ending in syscall:
+//
+//	mov ecx, 1000000; xor eax, eax
+//	1: add rax, rcx; xor rax, 0x55; mov [rsp-8], rax; mov rdx, [rsp-8]
+//	   lea rsi, [rdx+rax*2+8]; cmp rsi, rdx; dec ecx; jnz 1b
+//	syscall
+var loopCode = []byte{
+	0xb9, 0x40, 0x42, 0x0f, 0x00, 0x31, 0xc0, 0x48, 0x01, 0xc8, 0x48, 0x83,
+	0xf0, 0x55, 0x48, 0x89, 0x44, 0x24, 0xf8, 0x48, 0x8b, 0x54, 0x24, 0xf8,
+	0x48, 0x8d, 0x74, 0x42, 0x08, 0x48, 0x39, 0xd6, 0xff, 0xc9, 0x75, 0xe3,
+	0x0f, 0x05,
+}
+
+const (
+	testCode  = 0x400000
+	testStack = 0x7ff000
+)
+
+// newTestCPU maps code at testCode and a stack page below testStack.
+func newTestCPU(t testing.TB, code []byte) *CPU {
+	mem := NewMemory()
+	for pn := uint64(testCode >> PageShift); pn <= (testCode+uint64(len(code)))>>PageShift; pn++ {
+		mem.SetPage(pn, &Page{Perm: PermRead | PermExec})
+	}
+	mem.SetPage(testStack>>PageShift-1, &Page{Perm: PermRead | PermWrite})
+	if err := mem.Poke(testCode, code); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCPU(mem, NewCodeCache(mem))
+	c.RIP = testCode
+	c.R[RSP] = testStack - 64
+	return c
+}
+
+func TestLoopRunsToSyscall(t *testing.T) {
+	c := newTestCPU(t, loopCode)
+	exit := c.Run(1 << 40)
+	if exit.Reason != ExitSyscall {
+		t.Fatalf("exit %v (%v), want syscall", exit.Reason, exit.Err)
+	}
+	if want := uint64(2 + 1000000*8 + 1); c.Icount != want {
+		t.Errorf("icount %d, want %d", c.Icount, want)
+	}
+	if c.RIP != testCode+uint64(len(loopCode)) {
+		t.Errorf("rip %#x", c.RIP)
+	}
+	// Recompute the loop's result in Go.
+	var rax uint64
+	for rcx := uint64(1000000); rcx > 0; rcx-- {
+		rax = (rax + rcx) ^ 0x55
+	}
+	if c.R[RAX] != rax || c.R[RCX] != 0 || c.R[RDX] != rax {
+		t.Errorf("rax=%#x rcx=%#x rdx=%#x, want rax=rdx=%#x rcx=0", c.R[RAX], c.R[RCX], c.R[RDX], rax)
+	}
+}
+
+func TestBudgetIsExact(t *testing.T) {
+	c := newTestCPU(t, loopCode)
+	var steps uint64
+	for {
+		exit := c.Run(7)
+		steps++
+		if exit.Reason == ExitSyscall {
+			break
+		}
+		if exit.Reason != ExitBudget {
+			t.Fatalf("exit %v", exit.Reason)
+		}
+		if c.Icount != steps*7 {
+			t.Fatalf("after %d budgets icount=%d", steps, c.Icount)
+		}
+	}
+	ref := newTestCPU(t, loopCode)
+	ref.Run(1 << 40)
+	if c.R != ref.R || c.RIP != ref.RIP || c.Icount != ref.Icount || c.Rflags() != ref.Rflags() {
+		t.Errorf("budgeted run differs from a straight run:\n%v\n%v", c, ref)
+	}
+}
+
+func TestFaultIsPrecise(t *testing.T) {
+	// mov rax, [0x10]; (never reached) nop
+	c := newTestCPU(t, []byte{0x48, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0, 0x90})
+	exit := c.Run(100)
+	if exit.Reason != ExitFault || exit.Addr != 0x10 || c.RIP != testCode || c.Icount != 0 {
+		t.Fatalf("exit %+v rip=%#x icount=%d", exit, c.RIP, c.Icount)
+	}
+}
+
+func TestSelfModifyingCode(t *testing.T) {
+	// mov byte [rip+1], 0x2a  (patches the immediate of the next instruction)
+	// mov al, 0x00 ; syscall
+	code := []byte{0xc6, 0x05, 0x01, 0x00, 0x00, 0x00, 0x2a, 0xb0, 0x00, 0x0f, 0x05}
+	c := newTestCPU(t, code)
+	c.Mem.Lookup(testCode >> PageShift).Perm |= PermWrite
+	exit := c.Run(100)
+	if exit.Reason != ExitSyscall || c.R[RAX]&0xff != 0x2a {
+		t.Fatalf("exit %v al=%#x, want syscall with al=0x2a", exit.Reason, c.R[RAX]&0xff)
+	}
+}
+
+func TestUnimplementedNamesItself(t *testing.T) {
+	// rdrand eax is not implemented (CPUID does not report it).
+	c := newTestCPU(t, []byte{0x0f, 0xc7, 0xf0})
+	exit := c.Run(10)
+	if exit.Reason != ExitUnimplemented || exit.Err == nil {
+		t.Fatalf("exit %+v", exit)
+	}
+	if got := exit.Err.Error(); got != "unimplemented instruction RDRAND (bytes 0f c7 f0) at 0x400000" {
+		t.Errorf("error %q", got)
+	}
+}
+
+// BenchmarkDispatch measures the interpreter's dispatch loop on loopCode;
+// it must report 0 allocs/op.
+func BenchmarkDispatch(b *testing.B) {
+	c := newTestCPU(b, loopCode)
+	c.Run(1 << 40) // decode once, outside the measurement
+	b.ReportAllocs()
+	b.ResetTimer()
+	var insts uint64
+	for i := 0; i < b.N; i++ {
+		c.RIP = testCode
+		start := c.Icount
+		c.Run(1 << 40)
+		insts += c.Icount - start
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(insts), "ns/inst")
+}
