@@ -154,17 +154,19 @@ func (c *CPU) cond(cc uint8) bool {
 		case 0xf:
 			return sx(l.src1, l.size) > sx(l.src2, l.size)
 		}
-	case ccLogic:
-		switch cc {
-		case 4:
-			return l.res == 0
-		case 5:
-			return l.res != 0
-		case 8:
-			return l.res&signBit(l.size) != 0
-		case 9:
-			return l.res&signBit(l.size) == 0
-		}
+	case ccEager:
+		return condFlags(c.flags, cc)
+	}
+	// Every lazy operation keeps its masked result: ZF and SF come from it.
+	switch cc {
+	case 4:
+		return l.res == 0
+	case 5:
+		return l.res != 0
+	case 8:
+		return l.res&signBit(l.size) != 0
+	case 9:
+		return l.res&signBit(l.size) == 0
 	}
 	return condFlags(c.arithFlags(), cc)
 }

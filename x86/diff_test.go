@@ -1,0 +1,530 @@
+package x86
+
+// The differential test harness: every instruction in a table is executed
+// on the host CPU (through testdata/native.c) and in the interpreter from
+// the same random input states, and the complete resulting states are
+// compared: the 16 general registers, RIP, the arithmetic flags and DF,
+// XMM0-15, MXCSR, MM0-7 with the x87 status and tag words, a 512-byte data
+// region and the signal (if any) with its si_code and address.
+//
+// A table entry is an instruction in GNU assembler syntax, assembled with
+// `as` at test time, plus an optional generator for its inputs. Before the
+// generator runs, every input is random: general registers (rsi points at
+// the data region, rdi 256 bytes into it, rsp 384 bytes into it, so memory
+// operands and pushes land in compared memory), flags, XMM, MM and the data
+// region; MXCSR is 0x1f80. See diffGen for what generators can use.
+//
+// The test is skipped loudly when gcc or as is missing.
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"ttd/x86/f80"
+)
+
+// Addresses of the test's memory layout, shared with testdata/native.c.
+const (
+	diffCodeAddr = 0x10000000
+	diffCodeOff  = 0x800
+	diffInstAddr = diffCodeAddr + diffCodeOff
+	diffROPage   = 0x1ffff000
+	diffDataPage = 0x20000000
+	diffMemSize  = 512
+	diffMemAddr  = diffDataPage + PageSize - diffMemSize
+
+	diffDefaultN = 200
+)
+
+// diffState mirrors struct state in testdata/native.c.
+type diffState struct {
+	R      [16]uint64
+	Rflags uint64
+	RIP    uint64 // output only
+	MXCSR  uint32
+	FSW    uint16 // x87 status word with TOP; output only
+	FTW    uint8  // abridged x87 tag word; output only
+	X      [16]XMM
+	MM     [8]uint64 // significands of ST0-7
+	Mem    [diffMemSize]byte
+}
+
+const diffStateSize = 16*8 + 8 + 8 + 4 + 2 + 1 + 1 + 16*16 + 8*8 + diffMemSize
+
+// diffResult mirrors struct output in testdata/native.c.
+type diffResult struct {
+	Sig, Code int32
+	Addr      uint64
+	S         diffState
+	Err       string // emulator only: an unimplemented instruction
+}
+
+// diffTest is one row of a differential test table.
+type diffTest struct {
+	asm string // one instruction, GNU syntax (or .byte ...)
+	// gen adjusts the random input state; nil keeps it.
+	gen func(g *diffGen, s *diffState)
+	n   int // number of cases; 0 means diffDefaultN
+	// undef are the RFLAGS bits the instruction leaves undefined.
+	undef uint64
+}
+
+// diffGen is what input generators get: a random source and the index of
+// the case, so that a generator can enumerate fixed edge cases first.
+type diffGen struct {
+	*rand.Rand
+	I int
+}
+
+type diffCase struct {
+	test *diffTest
+	code []byte
+	in   diffState
+}
+
+func putState(b []byte, s *diffState) {
+	le := binary.LittleEndian
+	o := 0
+	for _, v := range s.R {
+		le.PutUint64(b[o:], v)
+		o += 8
+	}
+	le.PutUint64(b[o:], s.Rflags)
+	le.PutUint64(b[o+8:], s.RIP)
+	le.PutUint32(b[o+16:], s.MXCSR)
+	le.PutUint16(b[o+20:], s.FSW)
+	b[o+22] = s.FTW
+	o += 24
+	for _, x := range s.X {
+		le.PutUint64(b[o:], x[0])
+		le.PutUint64(b[o+8:], x[1])
+		o += 16
+	}
+	for _, v := range s.MM {
+		le.PutUint64(b[o:], v)
+		o += 8
+	}
+	copy(b[o:], s.Mem[:])
+}
+
+func getState(b []byte, s *diffState) {
+	le := binary.LittleEndian
+	o := 0
+	for i := range s.R {
+		s.R[i] = le.Uint64(b[o:])
+		o += 8
+	}
+	s.Rflags = le.Uint64(b[o:])
+	s.RIP = le.Uint64(b[o+8:])
+	s.MXCSR = le.Uint32(b[o+16:])
+	s.FSW = le.Uint16(b[o+20:])
+	s.FTW = b[o+22]
+	o += 24
+	for i := range s.X {
+		s.X[i] = XMM{le.Uint64(b[o:]), le.Uint64(b[o+8:])}
+		o += 16
+	}
+	for i := range s.MM {
+		s.MM[i] = le.Uint64(b[o:])
+		o += 8
+	}
+	copy(s.Mem[:], b[o:])
+}
+
+// diffTools checks for gcc and as, skipping the test loudly without them.
+func diffTools(t *testing.T) {
+	for _, tool := range []string{"gcc", "as"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("SKIPPING the differential test against the host CPU: %s not found", tool)
+		}
+	}
+}
+
+// buildNative compiles testdata/native.c into dir.
+func buildNative(t *testing.T, dir string) string {
+	exe := filepath.Join(dir, "native")
+	out, err := exec.Command("gcc", "-O2", "-o", exe, "testdata/native.c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building testdata/native.c: %v\n%s", err, out)
+	}
+	return exe
+}
+
+var asErrLine = regexp.MustCompile(`\.s:(\d+): (.*)`)
+
+// assemble assembles each instruction separately into its bytes.
+func assemble(t *testing.T, dir string, asms []string) [][]byte {
+	var src strings.Builder
+	src.WriteString(".text\n")
+	for i, a := range asms {
+		fmt.Fprintf(&src, "__diff_%d: %s\n", i, a)
+	}
+	fmt.Fprintf(&src, "__diff_%d:\n", len(asms))
+	sfile := filepath.Join(dir, "insns.s")
+	ofile := filepath.Join(dir, "insns.o")
+	if err := os.WriteFile(sfile, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("as", "--64", "-o", ofile, sfile).CombinedOutput(); err != nil {
+		var msgs []string
+		for _, m := range asErrLine.FindAllStringSubmatch(string(out), -1) {
+			n, _ := strconv.Atoi(m[1])
+			if n >= 2 && n-2 < len(asms) {
+				msgs = append(msgs, fmt.Sprintf("%q: %s", asms[n-2], m[2]))
+			}
+		}
+		t.Fatalf("as: %v\n%s", err, strings.Join(msgs, "\n"))
+	}
+	f, err := elf.Open(ofile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	text, err := f.Section(".text").Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := make([]int, len(asms)+1)
+	for _, s := range syms {
+		if n, ok := strings.CutPrefix(s.Name, "__diff_"); ok {
+			i, _ := strconv.Atoi(n)
+			off[i] = int(s.Value)
+		}
+	}
+	codes := make([][]byte, len(asms))
+	for i := range asms {
+		codes[i] = text[off[i]:off[i+1]]
+		if n := len(codes[i]); n == 0 || n > 15 {
+			t.Fatalf("%q assembles to %d bytes", asms[i], n)
+		}
+	}
+	return codes
+}
+
+// diffBase fills s with the default random input.
+func diffBase(r *rand.Rand, s *diffState) {
+	for i := range s.R {
+		switch r.Intn(4) {
+		case 0:
+			s.R[i] = uint64(r.Intn(256))
+		case 1:
+			s.R[i] = uint64(int64(int32(r.Uint32())))
+		default:
+			s.R[i] = r.Uint64()
+		}
+	}
+	s.R[RSI] = diffMemAddr
+	s.R[RDI] = diffMemAddr + 256
+	s.R[RSP] = diffMemAddr + 384
+	s.Rflags = 0x202 | uint64(r.Intn(1<<12))&ArithFlags
+	s.MXCSR = 0x1f80
+	for i := range s.X {
+		s.X[i] = XMM{r.Uint64(), r.Uint64()}
+	}
+	for i := range s.MM {
+		s.MM[i] = r.Uint64()
+	}
+	r.Read(s.Mem[:])
+}
+
+// runNative runs the cases on the host CPU.
+func runNative(exe string, cases []diffCase) ([]diffResult, error) {
+	cmd := exec.Command(exe)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		w := bufio.NewWriterSize(stdin, 1<<16)
+		buf := make([]byte, 24+diffStateSize)
+		for i := range cases {
+			c := &cases[i]
+			clear(buf)
+			buf[0] = byte(len(c.code))
+			copy(buf[8:24], c.code)
+			putState(buf[24:], &c.in)
+			if _, err := w.Write(buf); err != nil {
+				break
+			}
+		}
+		w.Flush()
+		stdin.Close()
+	}()
+	res := make([]diffResult, len(cases))
+	r := bufio.NewReaderSize(stdout, 1<<16)
+	buf := make([]byte, 16+diffStateSize)
+	for i := range res {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			cmd.Wait()
+			return nil, fmt.Errorf("native helper died at case %d (%q): %v\n%s", i, cases[i].test.asm, err, stderr.String())
+		}
+		res[i].Sig = int32(binary.LittleEndian.Uint32(buf))
+		res[i].Code = int32(binary.LittleEndian.Uint32(buf[4:]))
+		res[i].Addr = binary.LittleEndian.Uint64(buf[8:])
+		getState(buf[16:], &res[i].S)
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("native helper: %v\n%s", err, stderr.String())
+	}
+	return res, nil
+}
+
+// diffEmu runs cases in the interpreter with native.c's memory layout.
+type diffEmu struct {
+	mem  *Memory
+	cc   *CodeCache
+	code *Page
+	data *Page
+	last []byte
+}
+
+func newDiffEmu() *diffEmu {
+	e := &diffEmu{mem: NewMemory()}
+	e.cc = NewCodeCache(e.mem)
+	e.code = &Page{Perm: PermRead | PermExec}
+	for i := range e.code.Data {
+		e.code.Data[i] = 0xcc
+	}
+	e.mem.SetPage(diffCodeAddr>>PageShift, e.code)
+	ro := &Page{Perm: PermRead}
+	for i := range ro.Data {
+		ro.Data[i] = byte(i * 7)
+	}
+	e.mem.SetPage(diffROPage>>PageShift, ro)
+	e.data = &Page{Perm: PermRead | PermWrite}
+	e.mem.SetPage(diffDataPage>>PageShift, e.data)
+	return e
+}
+
+// Linux signal numbers and si_codes the harness reports.
+const (
+	sigILL  = 4
+	sigTRAP = 5
+	sigFPE  = 8
+	sigSEGV = 11
+)
+
+func (e *diffEmu) run(code []byte, in *diffState) (res diffResult) {
+	if !bytes.Equal(code, e.last) {
+		var buf [16]byte
+		for i := range buf {
+			buf[i] = 0xcc
+		}
+		copy(buf[:], code)
+		if err := e.mem.Poke(diffInstAddr, buf[:]); err != nil {
+			panic(err)
+		}
+		e.last = code
+	}
+	e.data.Data = [PageSize]byte{}
+	copy(e.data.Data[PageSize-diffMemSize:], in.Mem[:])
+	c := NewCPU(e.mem, e.cc)
+	c.R = in.R
+	c.SetRflags(in.Rflags)
+	c.RIP = diffInstAddr
+	c.MXCSR = in.MXCSR
+	c.X = in.X
+	c.FPU.CW = 0x37f
+	for i, v := range in.MM {
+		c.FPU.Regs[i] = f80.F80{Mant: v, SE: 0xffff}
+	}
+	// Run every instruction of the snippet (most are one instruction).
+	n := uint64(0)
+	for off := 0; off < len(code); n++ {
+		in := Decode(diffInstAddr+uint64(off), code[off:])
+		if in.Len == 0 {
+			break
+		}
+		off += int(in.Len)
+	}
+	ex := c.Run(n)
+	s := &res.S
+	s.R = c.R
+	s.Rflags = c.Rflags()
+	s.RIP = c.RIP
+	s.MXCSR = c.MXCSR
+	s.FSW = c.FPU.SW&^0x3800 | uint16(c.FPU.Top&7)<<11
+	s.FTW = c.FPU.Tag
+	s.X = c.X
+	for i := range s.MM {
+		s.MM[i] = c.FPU.Regs[(int(c.FPU.Top)+i)&7].Mant
+	}
+	copy(s.Mem[:], e.data.Data[PageSize-diffMemSize:])
+	switch ex.Reason {
+	case ExitNone, ExitBudget:
+	case ExitFault:
+		res.Sig, res.Code, res.Addr = sigSEGV, ex.Code, ex.Addr
+	case ExitGP:
+		res.Sig, res.Code = sigSEGV, SIKernel
+	case ExitFPE, ExitDivide:
+		res.Sig, res.Code, res.Addr = sigFPE, ex.Code, c.RIP
+	case ExitIllegal:
+		res.Sig, res.Code, res.Addr = sigILL, ex.Code, c.RIP
+	case ExitBreakpoint:
+		res.Sig = sigTRAP
+	default:
+		res.Sig = -1
+		res.Err = ex.Reason.String()
+		if ex.Err != nil {
+			res.Err = ex.Err.Error()
+		}
+	}
+	return res
+}
+
+// diffCompare describes how got (emulator) differs from want (host).
+func diffCompare(want, got *diffResult, undef uint64) string {
+	var b strings.Builder
+	if got.Err != "" {
+		return got.Err
+	}
+	if want.Sig != got.Sig || want.Code != got.Code || want.Addr != got.Addr {
+		fmt.Fprintf(&b, " signal: host %d/%#x@%#x emu %d/%#x@%#x;", want.Sig, want.Code, want.Addr, got.Sig, got.Code, got.Addr)
+	}
+	w, g := &want.S, &got.S
+	for i := range w.R {
+		if w.R[i] != g.R[i] {
+			fmt.Fprintf(&b, " %s: host %#x emu %#x;", RegNames[i], w.R[i], g.R[i])
+		}
+	}
+	if w.RIP != g.RIP {
+		fmt.Fprintf(&b, " rip: host %#x emu %#x;", w.RIP, g.RIP)
+	}
+	mask := uint64(ArithFlags|FlagDF) &^ undef
+	if (w.Rflags^g.Rflags)&mask != 0 {
+		fmt.Fprintf(&b, " rflags: host %#x emu %#x (mask %#x);", w.Rflags&mask, g.Rflags&mask, mask)
+	}
+	if w.MXCSR != g.MXCSR {
+		fmt.Fprintf(&b, " mxcsr: host %#x emu %#x;", w.MXCSR, g.MXCSR)
+	}
+	for i := range w.X {
+		if w.X[i] != g.X[i] {
+			fmt.Fprintf(&b, " xmm%d: host %016x_%016x emu %016x_%016x;", i, w.X[i][1], w.X[i][0], g.X[i][1], g.X[i][0])
+		}
+	}
+	if w.FSW != g.FSW || w.FTW != g.FTW {
+		fmt.Fprintf(&b, " x87 sw/tag: host %#x/%#x emu %#x/%#x;", w.FSW, w.FTW, g.FSW, g.FTW)
+	}
+	for i := range w.MM {
+		if w.MM[i] != g.MM[i] {
+			fmt.Fprintf(&b, " mm%d: host %#x emu %#x;", i, w.MM[i], g.MM[i])
+		}
+	}
+	for i := range w.Mem {
+		if w.Mem[i] != g.Mem[i] {
+			j := i &^ 7
+			fmt.Fprintf(&b, " mem[%#x]: host % x emu % x;", j, w.Mem[j:j+8], g.Mem[j:j+8])
+			break
+		}
+	}
+	return b.String()
+}
+
+// describeInput formats the parts of an input state worth showing.
+func describeInput(s *diffState) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mxcsr=%#x rflags=%#x", s.MXCSR, s.Rflags)
+	for i := 0; i < 4; i++ {
+		fmt.Fprintf(&b, " xmm%d=%016x_%016x", i, s.X[i][1], s.X[i][0])
+	}
+	fmt.Fprintf(&b, " rax=%#x rcx=%#x rdx=%#x mem[0:16]=% x", s.R[RAX], s.R[RCX], s.R[RDX], s.Mem[:16])
+	return b.String()
+}
+
+// runDiff runs a differential test table: one subtest per row.
+func runDiff(t *testing.T, seed int64, tests []diffTest) {
+	t.Helper()
+	diffTools(t)
+	dir := t.TempDir()
+	exe := buildNative(t, dir)
+	asms := make([]string, len(tests))
+	for i := range tests {
+		asms[i] = tests[i].asm
+	}
+	codes := assemble(t, dir, asms)
+	r := rand.New(rand.NewSource(seed))
+	var cases []diffCase
+	first := make([]int, len(tests)+1)
+	for i := range tests {
+		tt := &tests[i]
+		first[i] = len(cases)
+		n := tt.n
+		if n == 0 {
+			n = diffDefaultN
+		}
+		for k := 0; k < n; k++ {
+			c := diffCase{test: tt, code: codes[i]}
+			diffBase(r, &c.in)
+			if tt.gen != nil {
+				tt.gen(&diffGen{Rand: r, I: k}, &c.in)
+			}
+			cases = append(cases, c)
+		}
+	}
+	first[len(tests)] = len(cases)
+
+	// The host runs in its process while the interpreter runs here.
+	var nativeErr error
+	nativeDone := make(chan []diffResult, 1)
+	go func() {
+		res, err := runNative(exe, cases)
+		nativeErr = err
+		nativeDone <- res
+	}()
+	emu := newDiffEmu()
+	got := make([]diffResult, len(cases))
+	for i := range cases {
+		got[i] = emu.run(cases[i].code, &cases[i].in)
+	}
+	want := <-nativeDone
+	if nativeErr != nil {
+		t.Fatal(nativeErr)
+	}
+
+	total := 0
+	for i := range tests {
+		tt := &tests[i]
+		t.Run(tt.asm, func(t *testing.T) {
+			bad := 0
+			for k := first[i]; k < first[i+1]; k++ {
+				d := diffCompare(&want[k], &got[k], tt.undef)
+				if d == "" {
+					continue
+				}
+				bad++
+				if bad <= 3 {
+					t.Errorf("case %d: %s\n\tinput: %s", k-first[i], d, describeInput(&cases[k].in))
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%q (% x): %d of %d cases differ from the host", tt.asm, codes[i], bad, first[i+1]-first[i])
+			}
+			total += bad
+		})
+	}
+	t.Logf("differential test: %d instructions, %d cases, %d mismatches", len(tests), len(cases), total)
+}
