@@ -1,0 +1,77 @@
+package predict
+
+// Cache is a tag-less, direct-mapped cache of 8-byte memory words. A slot
+// holds whatever word was last stored in it, for whichever address mapped
+// there: a read predicts the bytes at its address from the slot's bytes.
+type Cache struct {
+	slots []uint64
+	mask  uint64
+}
+
+// DefaultBits is the default size of a cache in slots (log2): 2^16 words,
+// 512 KiB per thread, chosen by measurement (see the recorder's benchmarks).
+const DefaultBits = 16
+
+// New returns a zeroed cache of 2^bits slots.
+func New(bits uint) *Cache {
+	return &Cache{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1}
+}
+
+// Flush zeroes the cache (at checkpoints).
+func (c *Cache) Flush() { clear(c.slots) }
+
+var sizeMask = [9]uint64{1: 0xff, 2: 0xffff, 3: 0xffffff, 4: 0xffffffff, 5: 0xffffffffff, 6: 0xffffffffffff, 7: 0xffffffffffffff, 8: ^uint64(0)}
+
+// Predict returns the cache's prediction for a read of size bytes at addr.
+// The access must not cross an 8-byte boundary (see Split).
+func (c *Cache) Predict(addr uint64, size int) uint64 {
+	s := c.slots[(addr>>3)&c.mask]
+	return (s >> ((addr & 7) * 8)) & sizeMask[size]
+}
+
+// Update stores the value of an access of size bytes at addr (a write, or
+// a read that was logged). The access must not cross an 8-byte boundary.
+func (c *Cache) Update(addr uint64, size int, v uint64) {
+	p := &c.slots[(addr>>3)&c.mask]
+	if size == 8 {
+		*p = v
+		return
+	}
+	sh := (addr & 7) * 8
+	m := sizeMask[size] << sh
+	*p = *p&^m | (v<<sh)&m
+}
+
+// Read predicts a read and updates the cache: it reports whether the
+// prediction was right; when it was not the cache now holds v and the
+// caller logs it.
+func (c *Cache) Read(addr uint64, size int, v uint64) bool {
+	p := &c.slots[(addr>>3)&c.mask]
+	if size == 8 {
+		if *p == v {
+			return true
+		}
+		*p = v
+		return false
+	}
+	sh := (addr & 7) * 8
+	m := sizeMask[size] << sh
+	if (*p&m)>>sh == v {
+		return true
+	}
+	*p = *p&^m | (v<<sh)&m
+	return false
+}
+
+// Split divides an access of size bytes at addr into the part in addr's
+// 8-byte word and the rest: n1 bytes at addr, then size-n1 at addr+n1.
+// n1 == size when the access does not cross a word boundary.
+func Split(addr uint64, size int) (n1 int) {
+	if off := int(addr & 7); off+size > 8 {
+		return 8 - off
+	}
+	return size
+}
+
+// Slots is the number of words the cache holds.
+func (c *Cache) Slots() int { return len(c.slots) }
