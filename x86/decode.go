@@ -214,6 +214,11 @@ func decodeInst(pc uint64, code []byte) Inst {
 			o.Size = uint8(xi.MemBytes)
 			o.Base, o.Index = NoReg, NoReg
 			o.Imm = uint64(a.Disp)
+			if op := xi.Opcode >> 24; op < 0xa0 || op > 0xa3 {
+				// x86asm zero-extends disp32; the CPU sign-extends it
+				// (only the moffs forms of mov carry 64-bit addresses).
+				o.Imm = uint64(int64(int32(a.Disp)))
+			}
 			switch a.Base {
 			case 0:
 			case x86asm.RIP, x86asm.EIP:

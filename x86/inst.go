@@ -195,13 +195,22 @@ func (c *CPU) store64(a uint64, v uint64) {
 
 // load128 reads 16 bytes (two observed 8-byte reads).
 func (c *CPU) load128(a uint64) XMM {
-	// Check both halves before observing either, so a fault is precise.
+	if a&pageMask > PageSize-16 {
+		// Crosses a page: check both before observing either half, so
+		// a fault is precise (and at the first inaccessible byte).
+		c.Mem.translate(a, false)
+		c.Mem.translate((a+15)&^pageMask, false)
+	}
 	return XMM{c.load64(a), c.load64(a + 8)}
 }
 
 func (c *CPU) store128(a uint64, v XMM) {
-	// Probe the last byte first so a fault leaves memory unchanged.
-	c.Mem.Write8(a+15, c.Mem.Read8(a+15))
+	if a&pageMask > PageSize-16 {
+		// Crosses a page: check both first so a fault leaves memory
+		// unchanged.
+		c.Mem.translate(a, true)
+		c.Mem.translate((a+15)&^pageMask, true)
+	}
 	c.store64(a, v[0])
 	c.store64(a+8, v[1])
 }

@@ -202,9 +202,10 @@ func (m *Memory) readSlow(a uint64, size int) uint64 {
 		p := m.translate(a, false)
 		return loadLE(p.Data[a&pageMask:], size)
 	}
-	// Crosses a page: check both pages before reading anything.
+	// Crosses a page: check both pages before reading anything. A fault
+	// on the second page is at its first byte, as the hardware reports.
 	m.translate(a, false)
-	m.translate(a+uint64(size)-1, false)
+	m.translate((a+uint64(size)-1)&^pageMask, false)
 	var v uint64
 	for i := 0; i < size; i++ {
 		v |= uint64(m.readByteSlow(a+uint64(i))) << (8 * i)
@@ -219,7 +220,7 @@ func (m *Memory) writeSlow(a uint64, size int, v uint64) {
 		return
 	}
 	m.translate(a, true)
-	m.translate(a+uint64(size)-1, true)
+	m.translate((a+uint64(size)-1)&^pageMask, true)
 	for i := 0; i < size; i++ {
 		m.writeByteSlow(a+uint64(i), byte(v>>(8*i)))
 	}

@@ -62,7 +62,29 @@ const (
 	aluIdxTest = 8
 )
 
-// buildALU specialises a two-operand ALU instruction by operand form.
+// aluFormIndex classifies a two-operand instruction's operands for the
+// generated tables: 0 RR, 1 RM, 2 MR, 3 RI, 4 MI; -1 for other forms
+// (AH-style registers, mismatched sizes).
+func aluFormIndex(in *Inst) int {
+	d, s := &in.Args[0], &in.Args[1]
+	switch {
+	case d.Kind == KReg && s.Kind == KReg && s.Size == d.Size:
+		return 0
+	case d.Kind == KReg && s.Kind == KMem && s.Size == d.Size:
+		return 1
+	case d.Kind == KMem && s.Kind == KReg && s.Size == d.Size:
+		return 2
+	case d.Kind == KReg && s.Kind == KImm:
+		return 3
+	case d.Kind == KMem && s.Kind == KImm:
+		return 4
+	}
+	return -1
+}
+
+var sizeIndex = [9]int{1: 0, 2: 1, 4: 2, 8: 3}
+
+// buildALU picks the generated handler for the operation and form.
 func buildALU(idx int) Builder {
 	write := idx != aluIdxCmp && idx != aluIdxTest
 	return func(in *Inst) Handler {
@@ -71,41 +93,14 @@ func buildALU(idx int) Builder {
 		if s.Kind == KImm {
 			s.Imm &= sizeMask[d.Size]
 		}
-		if d.Kind == KReg && d.Size == 8 {
-			switch {
-			case s.Kind == KReg && write:
-				return aluR64R64
-			case s.Kind == KReg:
-				return aluR64R64NoWrite
-			case s.Kind == KImm && write:
-				return aluR64Imm
-			case s.Kind == KImm:
-				return aluR64ImmNoWrite
-			}
+		if f := aluFormIndex(in); f >= 0 {
+			return aluForms[idx][f][sizeIndex[d.Size]]
 		}
 		if write {
 			return aluGeneric
 		}
 		return aluGenericNoWrite
 	}
-}
-
-func aluR64R64(c *CPU, in *Inst) {
-	d := in.Args[0].Reg
-	c.R[d] = aluOps[in.Aux](c, 8, c.R[d], c.R[in.Args[1].Reg])
-}
-
-func aluR64R64NoWrite(c *CPU, in *Inst) {
-	aluOps[in.Aux](c, 8, c.R[in.Args[0].Reg], c.R[in.Args[1].Reg])
-}
-
-func aluR64Imm(c *CPU, in *Inst) {
-	d := in.Args[0].Reg
-	c.R[d] = aluOps[in.Aux](c, 8, c.R[d], in.Args[1].Imm)
-}
-
-func aluR64ImmNoWrite(c *CPU, in *Inst) {
-	aluOps[in.Aux](c, 8, c.R[in.Args[0].Reg], in.Args[1].Imm)
 }
 
 func aluGeneric(c *CPU, in *Inst) {
@@ -178,31 +173,36 @@ func buildMov(in *Inst) Handler {
 	if s.Kind == KImm {
 		s.Imm &= sizeMask[d.Size]
 	}
-	switch {
-	case d.Kind == KReg && d.Size == 8 && s.Kind == KReg:
-		return movR64R64
-	case d.Kind == KReg && d.Size == 8 && s.Kind == KMem:
-		return movR64M
-	case d.Kind == KMem && s.Kind == KReg && s.Size == 8:
-		return movMR64
-	case d.Kind == KReg && d.Size == 4 && s.Kind == KReg:
-		return movR32R32
-	case d.Kind == KReg && d.Size == 4 && s.Kind == KMem:
-		return movR32M
-	case d.Kind == KReg && (d.Size == 8 || d.Size == 4) && s.Kind == KImm:
-		return movRImm
+	if f := aluFormIndex(in); f >= 0 {
+		return movForms[f][sizeIndex[d.Size]]
 	}
 	return movGeneric
 }
 
-func movR64R64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[1].Reg] }
-func movR32R32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[1].Reg])) }
-func movR64M(c *CPU, in *Inst)   { c.R[in.Args[0].Reg] = c.load64(c.ea(&in.Args[1])) }
-func movR32M(c *CPU, in *Inst)   { c.R[in.Args[0].Reg] = c.load32(c.ea(&in.Args[1])) }
-func movMR64(c *CPU, in *Inst)   { c.store64(c.ea(&in.Args[0]), c.R[in.Args[1].Reg]) }
-func movRImm(c *CPU, in *Inst)   { c.R[in.Args[0].Reg] = in.Args[1].Imm }
 func movGeneric(c *CPU, in *Inst) {
 	c.set(&in.Args[0], c.get(&in.Args[1])&sizeMask[in.Args[0].Size])
+}
+
+// buildMovExt picks the generated movzx/movsx handler.
+func buildMovExt(sx int, generic Handler) Builder {
+	return func(in *Inst) Handler {
+		d, s := &in.Args[0], &in.Args[1]
+		if d.Kind != KReg || d.Size < 2 || (s.Size != 1 && s.Size != 2) {
+			return generic
+		}
+		form := 0
+		switch s.Kind {
+		case KReg:
+		case KMem:
+			form = 1
+		default:
+			return generic
+		}
+		if h := movExtForms[sx][form][s.Size/2][sizeIndex[d.Size]-1]; h != nil {
+			return h
+		}
+		return generic
+	}
 }
 
 // movSeg: reading a segment register gives the Linux user selectors;
@@ -406,8 +406,8 @@ func init() {
 	handle(x86asm.NEG, opNeg)
 	handle(x86asm.NOT, opNot)
 	register(x86asm.MOV, buildMov)
-	handle(x86asm.MOVZX, opMovzx)
-	handle(x86asm.MOVSX, opMovsx)
+	register(x86asm.MOVZX, buildMovExt(0, opMovzx))
+	register(x86asm.MOVSX, buildMovExt(1, opMovsx))
 	handle(x86asm.MOVSXD, opMovsx)
 	register(x86asm.LEA, buildLea)
 	handle(x86asm.XCHG, opXchg)
@@ -440,3 +440,5 @@ func init() {
 		register(sets[i], func(in *Inst) Handler { in.Aux = cc; return opSetcc })
 	}
 }
+
+//go:generate go run ./gen

@@ -208,6 +208,10 @@ func F2xm1(a F80, rc Rounding) (F80, Exc) {
 		}
 		return a, 0
 	}
+	if c, _ := Compare(a.Abs(), One); c > 0 {
+		// Outside the x87's domain; this is what AMD processors do.
+		return a, PE
+	}
 	e := denormals(a, a)
 	z := newF().Mul(toBig(a), bigLn2)
 	r, e2 := fromBig(expm1Big(z), rc)

@@ -1,0 +1,154 @@
+// Command ttd is the time-travel debugger's command line. It is wiring
+// and flags only: the work is done by the packages it calls.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"strings"
+
+	"ttd/emu"
+	"ttd/x86"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(name string, args []string) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd},
+	}
+}
+
+func main() {
+	os.Exit(mainExit(os.Args[1:]))
+}
+
+// mainExit runs the command line and returns the exit status.
+func mainExit(args []string) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "ttd: internal error: %v\n", r)
+			status = 70
+		}
+	}()
+	// TTD_CPUPROFILE=FILE profiles ttd itself (for performance work).
+	if p := os.Getenv("TTD_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	if len(args) == 0 {
+		usage(os.Stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(os.Stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(c.name, args[1:])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "ttd: unknown command %q (try 'ttd help')\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ttd COMMAND [ARGS...]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-6s %s\n         %s\n", c.name, c.args, c.summary)
+	}
+}
+
+// newFlags returns a flag set for a subcommand that reports errors in
+// one line.
+func newFlags(name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	_ = args
+	return fs
+}
+
+// flagError prints a flag-parsing error and the subcommand's usage line.
+func flagError(c, args string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Printf("usage: ttd %s %s\n", c, args)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "ttd %s: %v\nusage: ttd %s %s\n", c, err, c, args)
+	return 2
+}
+
+// runCmd implements "ttd run".
+func runCmd(name string, args []string) int {
+	const usageArgs = "[--verbose] [--] PROG [ARGS...]"
+	fs := newFlags(name, usageArgs)
+	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	if err := fs.Parse(args); err != nil {
+		return flagError(name, usageArgs, err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return flagError(name, usageArgs, errors.New("missing program"))
+	}
+	path := rest[0]
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd: %s: command not found\n", path)
+			return 127
+		}
+		path = p
+	}
+	cfg := emu.Config{
+		Path:           path,
+		Args:           rest,
+		Env:            os.Environ(),
+		Verbose:        *verbose,
+		Log:            os.Stderr,
+		ForwardSignals: true,
+		BeforeHostKill: func(st emu.ExitStatus) {
+			fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
+		},
+	}
+	p, err := emu.NewProcess(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
+		return 126
+	}
+	st, err := p.Run()
+	if err != nil {
+		var ue *x86.UnimplementedError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(os.Stderr, "ttd: %s stopped: %v\n", rest[0], err)
+		} else {
+			fmt.Fprintf(os.Stderr, "ttd: %s: %v\n", rest[0], err)
+		}
+		return st.ExitCode()
+	}
+	if st.Signal != 0 {
+		fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
+	}
+	return st.ExitCode()
+}
