@@ -245,12 +245,7 @@ func decodeInst(pc uint64, code []byte) Inst {
 			default:
 				o.Seg = seg
 			}
-			if xi.AddrSize == 32 {
-				// Rare: a 67 prefix. Addresses wrap at 4 GiB.
-				in.Fn = unimplementedOperand
-				in.Flags = InstEndsBlock
-				return in
-			}
+			o.A32 = xi.AddrSize == 32
 		case x86asm.Imm:
 			o.Kind = KImm
 			o.Size = in.OpSize

@@ -55,8 +55,9 @@ func TestLoopRunsToSyscall(t *testing.T) {
 	for rcx := uint64(1000000); rcx > 0; rcx-- {
 		rax = (rax + rcx) ^ 0x55
 	}
-	if c.R[RAX] != rax || c.R[RCX] != 0 || c.R[RDX] != rax {
-		t.Errorf("rax=%#x rcx=%#x rdx=%#x, want rax=rdx=%#x rcx=0", c.R[RAX], c.R[RCX], c.R[RDX], rax)
+	// syscall leaves the return address in rcx.
+	if c.R[RAX] != rax || c.R[RCX] != c.RIP || c.R[RDX] != rax {
+		t.Errorf("rax=%#x rcx=%#x rdx=%#x, want rax=rdx=%#x rcx=rip", c.R[RAX], c.R[RCX], c.R[RDX], rax)
 	}
 }
 

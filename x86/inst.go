@@ -42,7 +42,7 @@ type Operand struct {
 	Index uint8
 	Scale uint8 // shift count: 0-3
 	Seg   uint8
-	_     uint8
+	A32   bool // 32-bit address size (a 67 prefix): the address wraps at 4 GiB
 	Imm   uint64 // displacement for KMem, value for KImm, target for KRel
 }
 
@@ -94,6 +94,9 @@ func (c *CPU) ea(o *Operand) uint64 {
 	}
 	if o.Index != NoReg {
 		a += c.R[o.Index] << o.Scale
+	}
+	if o.A32 {
+		a = uint64(uint32(a))
 	}
 	switch o.Seg {
 	case SegNone:
@@ -159,11 +162,15 @@ func (c *CPU) set(o *Operand, v uint64) {
 
 // load reads guest memory through the observer, if any.
 func (c *CPU) load(a uint64, size int) uint64 {
-	v := c.Mem.Read(a, size)
-	if c.Obs != nil {
-		v = c.Obs.MemRead(c, a, size, v)
+	switch size {
+	case 1:
+		return c.load8(a)
+	case 2:
+		return c.load16(a)
+	case 4:
+		return c.load32(a)
 	}
-	return v
+	return c.load64(a)
 }
 
 // store writes guest memory and tells the observer.
@@ -174,9 +181,36 @@ func (c *CPU) store(a uint64, size int, v uint64) {
 	}
 }
 
-func (c *CPU) load8(a uint64) uint64  { return c.load(a, 1) }
-func (c *CPU) load16(a uint64) uint64 { return c.load(a, 2) }
-func (c *CPU) load32(a uint64) uint64 { return c.load(a, 4) }
+func (c *CPU) load8(a uint64) uint64 {
+	v := uint64(c.Mem.Read8(a))
+	if c.Obs != nil {
+		v = c.Obs.MemRead(c, a, 1, v)
+	}
+	return v
+}
+
+func (c *CPU) load16(a uint64) uint64 {
+	v := uint64(c.Mem.Read16(a))
+	if c.Obs != nil {
+		v = c.Obs.MemRead(c, a, 2, v)
+	}
+	return v
+}
+
+func (c *CPU) load32(a uint64) uint64 {
+	v := uint64(c.Mem.Read32(a))
+	if c.Obs != nil {
+		v = c.Obs.MemRead(c, a, 4, v)
+	}
+	return v
+}
+
+func (c *CPU) store32(a uint64, v uint64) {
+	c.Mem.Write32(a, uint32(v))
+	if c.Obs != nil {
+		c.Obs.MemWrite(c, a, 4, v&0xffffffff)
+	}
+}
 
 func (c *CPU) load64(a uint64) uint64 {
 	v := c.Mem.Read64(a)

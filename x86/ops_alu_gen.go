@@ -95,7 +95,7 @@ func addMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a + b))
 	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func addRI32(c *CPU, in *Inst) {
@@ -110,7 +110,7 @@ func addMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a + b))
 	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func addRR64(c *CPU, in *Inst) {
@@ -243,7 +243,7 @@ func subMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
 	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func subRI32(c *CPU, in *Inst) {
@@ -258,7 +258,7 @@ func subMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a - b))
 	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func subRR64(c *CPU, in *Inst) {
@@ -404,7 +404,7 @@ func adcMR32(c *CPU, in *Inst) {
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func adcRI32(c *CPU, in *Inst) {
@@ -421,7 +421,7 @@ func adcMI32(c *CPU, in *Inst) {
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func adcRR64(c *CPU, in *Inst) {
@@ -572,7 +572,7 @@ func sbbMR32(c *CPU, in *Inst) {
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func sbbRI32(c *CPU, in *Inst) {
@@ -589,7 +589,7 @@ func sbbMI32(c *CPU, in *Inst) {
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func sbbRR64(c *CPU, in *Inst) {
@@ -727,7 +727,7 @@ func andMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
 	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func andRI32(c *CPU, in *Inst) {
@@ -742,7 +742,7 @@ func andMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a & b))
 	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func andRR64(c *CPU, in *Inst) {
@@ -875,7 +875,7 @@ func orMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a | b))
 	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func orRI32(c *CPU, in *Inst) {
@@ -890,7 +890,7 @@ func orMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a | b))
 	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func orRR64(c *CPU, in *Inst) {
@@ -1023,7 +1023,7 @@ func xorMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a ^ b))
 	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func xorRI32(c *CPU, in *Inst) {
@@ -1038,7 +1038,7 @@ func xorMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a ^ b))
 	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
-	c.store(addr, 4, r)
+	c.store32(addr, r)
 }
 
 func xorRR64(c *CPU, in *Inst) {
@@ -1406,9 +1406,9 @@ func movRI16(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff
 func movMI16(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 2, in.Args[1].Imm) }
 func movRR32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[1].Reg])) }
 func movRM32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.load32(c.ea(&in.Args[1])) }
-func movMR32(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, uint64(uint32(c.R[in.Args[1].Reg]))) }
+func movMR32(c *CPU, in *Inst) { c.store32(c.ea(&in.Args[0]), uint64(uint32(c.R[in.Args[1].Reg]))) }
 func movRI32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = in.Args[1].Imm }
-func movMI32(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, in.Args[1].Imm) }
+func movMI32(c *CPU, in *Inst) { c.store32(c.ea(&in.Args[0]), in.Args[1].Imm) }
 func movRR64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[1].Reg] }
 func movRM64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.load64(c.ea(&in.Args[1])) }
 func movMR64(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.R[in.Args[1].Reg]) }

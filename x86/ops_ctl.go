@@ -174,6 +174,8 @@ func opEnter(c *CPU, in *Inst) {
 // Exits to the operating system or the signal layer.
 
 func opSyscall(c *CPU, in *Inst) {
+	c.R[RCX] = next(in)
+	c.R[R11] = c.Rflags() &^ (1 << 16) // RF is cleared
 	c.RIP = next(in)
 	c.setExit(ExitSyscall)
 }

@@ -27,6 +27,11 @@ func fastMX(mx uint32) bool { return mx&0xffc0 == mxDefault }
 func isNorm32(x uint64) bool { return (x>>23&0xff)-1 < 0xfe }
 func isNorm64(x uint64) bool { return (x>>52&0x7ff)-1 < 0x7fe }
 
+// ord32 and ord64 report the operands the fast paths take: zeros and
+// normal numbers.
+func ord32(x uint64) bool { return isNorm32(x) || x&0x7fffffff == 0 }
+func ord64(x uint64) bool { return isNorm64(x) || x<<1 == 0 }
+
 // isNormR32 and isNormR64 accept results of inexact operations for the
 // fast path: normal, and not in the lowest binade, where a tiny exact
 // result may have rounded up to the smallest normal (an underflow by x86's
@@ -39,11 +44,15 @@ func f64(x uint64) float64   { return math.Float64frombits(x) }
 func b32(x float32) uint64   { return uint64(math.Float32bits(x)) }
 func pe(inexact bool) uint32 { return uint32(b2u(inexact)) << 5 }
 
+// Sums of zeros and normal numbers are exact when they are tiny (both
+// operands are multiples of the smallest denormal), so any finite sum is
+// right, and the TwoSum error term tells whether it is inexact.
+
 func add32(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm32(a) && isNorm32(b) {
+	if fastMX(mx) && ord32(a) && ord32(b) {
 		x, y := f32(a), f32(b)
 		r := x + y
-		if rb := b32(r); isNorm32(rb) {
+		if rb := b32(r); rb>>23&0xff != 0xff {
 			z := r - x
 			return rb, pe((x-(r-z))+(y-z) != 0)
 		}
@@ -52,10 +61,10 @@ func add32(a, b uint64, mx uint32) (uint64, uint32) {
 }
 
 func sub32(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm32(a) && isNorm32(b) {
+	if fastMX(mx) && ord32(a) && ord32(b) {
 		x, y := f32(a), -f32(b)
 		r := x + y
-		if rb := b32(r); isNorm32(rb) {
+		if rb := b32(r); rb>>23&0xff != 0xff {
 			z := r - x
 			return rb, pe((x-(r-z))+(y-z) != 0)
 		}
@@ -63,44 +72,11 @@ func sub32(a, b uint64, mx uint32) (uint64, uint32) {
 	return fmt32.sub(a, b, mx)
 }
 
-func mul32(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm32(a) && isNorm32(b) {
-		p := float64(f32(a)) * float64(f32(b)) // exact
-		r := float32(p)
-		if rb := b32(r); isNormR32(rb) {
-			return rb, pe(float64(r) != p)
-		}
-	}
-	return fmt32.mul(a, b, mx)
-}
-
-func div32(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm32(a) && isNorm32(b) {
-		x, y := float64(f32(a)), float64(f32(b))
-		q := x / y
-		r := float32(q) // double rounding is harmless: 53 >= 2*24+2
-		if rb := b32(r); isNormR32(rb) {
-			return rb, pe(float64(r) != q || math.FMA(-q, y, x) != 0)
-		}
-	}
-	return fmt32.div(a, b, mx)
-}
-
-func sqrt32(a uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm32(a) && a&(1<<31) == 0 {
-		x := float64(f32(a))
-		s := math.Sqrt(x)
-		r := float32(s)
-		return b32(r), pe(float64(r) != s || s*s != x)
-	}
-	return fmt32.sqrt(a, mx)
-}
-
 func add64(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm64(a) && isNorm64(b) {
+	if fastMX(mx) && ord64(a) && ord64(b) {
 		x, y := f64(a), f64(b)
 		r := x + y
-		if rb := math.Float64bits(r); isNorm64(rb) {
+		if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
 			z := r - x
 			return rb, pe((x-(r-z))+(y-z) != 0)
 		}
@@ -109,10 +85,10 @@ func add64(a, b uint64, mx uint32) (uint64, uint32) {
 }
 
 func sub64(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm64(a) && isNorm64(b) {
+	if fastMX(mx) && ord64(a) && ord64(b) {
 		x, y := f64(a), -f64(b)
 		r := x + y
-		if rb := math.Float64bits(r); isNorm64(rb) {
+		if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
 			z := r - x
 			return rb, pe((x-(r-z))+(y-z) != 0)
 		}
@@ -120,14 +96,53 @@ func sub64(a, b uint64, mx uint32) (uint64, uint32) {
 	return fmt64.sub(a, b, mx)
 }
 
-// The error terms of mul, div and sqrt below come from an FMA, which is
-// exact only while they do not underflow: the fast paths require results
-// (or dividends) well above the denormal range.
+// Products, quotients and roots of zeros are exact zeros. Otherwise the
+// float32 operations are computed in float64, where products are exact
+// and quotients and roots come with exact remainders; the float64 ones
+// take their error terms from an FMA, which is exact only while they do
+// not underflow, so the fast paths require results (or dividends) well
+// above the denormal range.
+
+func mul32(a, b uint64, mx uint32) (uint64, uint32) {
+	if fastMX(mx) && ord32(a) && ord32(b) {
+		p := float64(f32(a)) * float64(f32(b)) // exact
+		r := float32(p)
+		if rb := b32(r); isNormR32(rb) || p == 0 {
+			return rb, pe(float64(r) != p)
+		}
+	}
+	return fmt32.mul(a, b, mx)
+}
+
+func div32(a, b uint64, mx uint32) (uint64, uint32) {
+	if fastMX(mx) && ord32(a) && isNorm32(b) {
+		x, y := float64(f32(a)), float64(f32(b))
+		q := x / y
+		r := float32(q) // double rounding is harmless: 53 >= 2*24+2
+		if rb := b32(r); isNormR32(rb) || x == 0 {
+			return rb, pe(float64(r) != q || math.FMA(-q, y, x) != 0)
+		}
+	}
+	return fmt32.div(a, b, mx)
+}
+
+func sqrt32(a uint64, mx uint32) (uint64, uint32) {
+	if fastMX(mx) && (isNorm32(a) && a>>31 == 0 || a&0x7fffffff == 0) {
+		x := float64(f32(a))
+		s := math.Sqrt(x)
+		r := float32(s)
+		return b32(r), pe(float64(r) != s || s*s != x)
+	}
+	return fmt32.sqrt(a, mx)
+}
 
 func mul64(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && isNorm64(a) && isNorm64(b) {
+	if fastMX(mx) && ord64(a) && ord64(b) {
 		x, y := f64(a), f64(b)
 		r := float64(x * y)
+		if x == 0 || y == 0 {
+			return math.Float64bits(r), 0
+		}
 		if rb := math.Float64bits(r); (rb>>52&0x7ff)-64 < 0x7ff-64 {
 			return rb, pe(math.FMA(x, y, -r) != 0)
 		}
@@ -136,10 +151,10 @@ func mul64(a, b uint64, mx uint32) (uint64, uint32) {
 }
 
 func div64(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && (a>>52&0x7ff)-100 < 0x7ff-100 && isNorm64(b) {
+	if fastMX(mx) && ((a>>52&0x7ff)-100 < 0x7ff-100 || a<<1 == 0) && isNorm64(b) {
 		x, y := f64(a), f64(b)
 		r := x / y
-		if rb := math.Float64bits(r); isNormR64(rb) {
+		if rb := math.Float64bits(r); isNormR64(rb) || x == 0 {
 			return rb, pe(math.FMA(-r, y, x) != 0)
 		}
 	}
@@ -147,7 +162,7 @@ func div64(a, b uint64, mx uint32) (uint64, uint32) {
 }
 
 func sqrt64(a uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && (a>>52&0x7ff)-100 < 0x7ff-100 && a>>63 == 0 {
+	if fastMX(mx) && ((a>>52&0x7ff)-100 < 0x7ff-100 && a>>63 == 0 || a<<1 == 0) {
 		x := f64(a)
 		r := math.Sqrt(x)
 		return math.Float64bits(r), pe(math.FMA(-r, r, x) != 0)

@@ -73,6 +73,17 @@ func constRes(c *big.Float, neg bool, rc Rounding) (F80, Exc) {
 	return fromBig(x, rc)
 }
 
+// nudge returns v moved by a relative 2^-160 in direction dir (+1 away
+// from zero, -1 toward zero): far below the precision of the result but
+// enough to round correctly a result that is v plus or minus a tail too
+// small for tprec bits.
+func nudge(v *big.Float, dir int) *big.Float {
+	f := new(big.Float).SetPrec(256).SetInt64(int64(dir))
+	f.SetMantExp(f, -160)
+	f.Add(f, big.NewFloat(1))
+	return f.Mul(f, v)
+}
+
 // small reports whether term is negligible next to sum.
 func small(term, sum *big.Float) bool {
 	return term.Sign() == 0 || term.MantExp(nil) < sum.MantExp(nil)-tprec-4
@@ -212,7 +223,13 @@ func F2xm1(a F80, rc Rounding) (F80, Exc) {
 		// Outside the x87's domain; this is what AMD processors do.
 		return a, PE
 	}
+	if a == One.Neg() {
+		return pack(true, bias-1, intBit), PE
+	}
 	e := denormals(a, a)
+	if a == One { // the x87 computes it as just below 1
+		return fromBig(nudge(big.NewFloat(1), -1), rc)
+	}
 	z := newF().Mul(toBig(a), bigLn2)
 	r, e2 := fromBig(expm1Big(z), rc)
 	return r, e | e2
@@ -257,6 +274,14 @@ func Yl2x(y, x F80, rc Rounding) (F80, Exc) {
 	case yz:
 		return pack(ys != (c < 0), 0, 0), e
 	}
+	if _, ex, m := unpack(x); m == intBit {
+		// log2(x) is an exact integer; the x87 still reports PE.
+		r, e2 := Mul(y, FromInt64(int64(ex-bias)), rc, Prec64)
+		if r.Exp() == 0 {
+			e2 |= UE
+		}
+		return r, e | e2 | PE
+	}
 	l := lnBig(toBig(x))
 	l.Quo(l, bigLn2)
 	l.Mul(l, toBig(y))
@@ -285,25 +310,16 @@ func Yl2xp1(y, x F80, rc Rounding) (F80, Exc) {
 		}
 		return pack(ys, maxExp, intBit), denormals(y, y)
 	}
-	c, _ := Compare(x, One.Neg())
-	if c < 0 {
-		return Indefinite, IE
-	}
 	e := denormals(x, y)
-	if c == 0 {
-		if yz {
-			return Indefinite, IE
-		}
-		if yi {
-			return pack(!ys, maxExp, intBit), e
-		}
-		return pack(!ys, maxExp, intBit), e | ZE
-	}
 	switch {
 	case yi:
 		return pack(ys != xs, maxExp, intBit), e
 	case yz:
 		return pack(ys != xs, 0, 0), e
+	}
+	if c, _ := Compare(x, One.Neg()); c <= 0 {
+		// Outside the x87's domain; this is what AMD processors do.
+		return x, denormals(y, y) | PE
 	}
 	l := log1pBig(toBig(x))
 	l.Quo(l, bigLn2)
@@ -354,7 +370,12 @@ func Patan(y, x F80, rc Rounding) (F80, Exc) {
 	by, bx := toBig(y).Abs(toBig(y)), toBig(x).Abs(toBig(x))
 	var t *big.Float
 	if by.Cmp(bx) <= 0 {
-		t = atanBig(newF().Quo(by, bx))
+		t = newF().Quo(by, bx)
+		if t.MantExp(nil) < -80 {
+			t = nudge(t, -1) // atan t = t - t^3/3 + ...
+		} else {
+			t = atanBig(t)
+		}
 	} else {
 		t = atanBig(newF().Quo(bx, by))
 		t.Sub(newF().Mul(bigPi, bigHalf), t)
@@ -390,8 +411,14 @@ func reduce(a F80) (int, *big.Float) {
 
 // trig computes the results of FSIN, FCOS, FPTAN and FSINCOS. ok is
 // false when |a| >= 2^63: the x87 then sets C2 and leaves ST0 alone.
+const (
+	sinF = iota
+	cosF
+	tanF
+	sinCosF
+)
+
 func trig(a F80, rc Rounding, which int) (s, c F80, e Exc, ok bool) {
-	const sinF, cosF, tanF, sinCosF = 0, 1, 2, 3
 	if r, e, done := check1(a); done {
 		return r, r, e, true
 	}
@@ -405,8 +432,20 @@ func trig(a F80, rc Rounding, which int) (s, c F80, e Exc, ok bool) {
 		return a, One, 0, true
 	}
 	e = denormals(a, a)
-	k, r := reduce(a)
-	bs, bc := sinCosBig(r)
+	var bs, bc *big.Float
+	k := 0
+	if a.Exp() < bias-80 {
+		// sin a = a - a^3/6 ..., cos a = 1 - a^2/2 ...
+		x := toBig(a)
+		bs, bc = nudge(x, -1), nudge(big.NewFloat(1), -1)
+		if which == tanF {
+			bs, bc = nudge(x, 1), big.NewFloat(1)
+		}
+	} else {
+		var r *big.Float
+		k, r = reduce(a)
+		bs, bc = sinCosBig(r)
+	}
 	switch k {
 	case 1:
 		bs, bc = bc, bs.Neg(bs)
@@ -436,25 +475,29 @@ func trig(a F80, rc Rounding, which int) (s, c F80, e Exc, ok bool) {
 // Sin returns sin a (FSIN). If ok is false, |a| >= 2^63: the x87 sets C2
 // and leaves ST0 unchanged.
 func Sin(a F80, rc Rounding) (r F80, e Exc, ok bool) {
-	r, _, e, ok = trig(a, rc, 0)
+	r, _, e, ok = trig(a, rc, sinF)
 	return
 }
 
 // Cos returns cos a (FCOS), with ok as for Sin.
 func Cos(a F80, rc Rounding) (r F80, e Exc, ok bool) {
-	_, r, e, ok = trig(a, rc, 1)
+	_, r, e, ok = trig(a, rc, cosF)
 	return
 }
 
-// Tan returns tan a (FPTAN, whose caller then pushes 1.0), with ok as for
-// Sin.
-func Tan(a F80, rc Rounding) (r F80, e Exc, ok bool) {
-	r, _, e, ok = trig(a, rc, 2)
+// Tan returns tan a (FPTAN), with ok as for Sin, and the value FPTAN then
+// pushes: 1.0, or the NaN result again when a is a NaN or invalid.
+func Tan(a F80, rc Rounding) (r, push F80, e Exc, ok bool) {
+	r, _, e, ok = trig(a, rc, tanF)
+	push = One
+	if r.IsNaN() {
+		push = r
+	}
 	return
 }
 
 // SinCos returns sin a and cos a (FSINCOS: ST0 becomes sin, then cos is
 // pushed), with ok as for Sin.
 func SinCos(a F80, rc Rounding) (sin, cos F80, e Exc, ok bool) {
-	return trig(a, rc, 3)
+	return trig(a, rc, sinCosF)
 }

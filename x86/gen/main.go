@@ -69,8 +69,8 @@ func load(size int, addr string) string {
 }
 
 func store(size int, addr, v string) string {
-	if size == 8 {
-		return fmt.Sprintf("c.store64(%s, %s)", addr, v)
+	if size == 8 || size == 4 {
+		return fmt.Sprintf("c.store%d(%s, %s)", size*8, addr, v)
 	}
 	return fmt.Sprintf("c.store(%s, %d, %s)", addr, size, v)
 }

@@ -1,0 +1,184 @@
+package emu
+
+import (
+	"os"
+	"path"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// fdEntry is one guest file descriptor: a host descriptor (always
+// close-on-exec on the host) and the guest's FD_CLOEXEC flag.
+type fdEntry struct {
+	host    int
+	cloexec bool
+}
+
+// fdTable maps guest file descriptor numbers to host descriptors. Guest
+// numbers are allocated like the kernel does (lowest free); host numbers
+// are whatever the host gives, so ttd's own descriptors never collide
+// with the guest's. Threads share one table.
+type fdTable struct {
+	files []*fdEntry
+	limit int
+}
+
+// newFDTable returns a table whose 0, 1 and 2 are duplicates of the given
+// host files (nil: the host's own).
+func newFDTable(stdio ...*os.File) (*fdTable, error) {
+	ft := &fdTable{limit: 1 << 20}
+	for i, f := range stdio {
+		hostFD := i
+		if f != nil {
+			hostFD = int(f.Fd())
+		}
+		nfd, err := unix.FcntlInt(uintptr(hostFD), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			// A closed standard descriptor stays closed for the guest.
+			ft.files = append(ft.files, nil)
+			continue
+		}
+		ft.files = append(ft.files, &fdEntry{host: nfd})
+	}
+	return ft, nil
+}
+
+// get returns the entry of guest fd.
+func (ft *fdTable) get(fd int) (*fdEntry, error) {
+	if fd < 0 || fd >= len(ft.files) || ft.files[fd] == nil {
+		return nil, unix.EBADF
+	}
+	return ft.files[fd], nil
+}
+
+// host returns the host descriptor behind guest fd.
+func (ft *fdTable) host(fd int) (int, error) {
+	e, err := ft.get(fd)
+	if err != nil {
+		return -1, err
+	}
+	return e.host, nil
+}
+
+// alloc installs host descriptor h at the lowest free guest number >= min.
+func (ft *fdTable) alloc(h int, cloexec bool, min int) (int, error) {
+	for fd := min; ; fd++ {
+		if fd >= ft.limit {
+			return -1, unix.EMFILE
+		}
+		if fd >= len(ft.files) {
+			for len(ft.files) <= fd {
+				ft.files = append(ft.files, nil)
+			}
+		}
+		if ft.files[fd] == nil {
+			ft.files[fd] = &fdEntry{host: h, cloexec: cloexec}
+			return fd, nil
+		}
+	}
+}
+
+// allocOrClose is alloc that closes h when no number is free.
+func (ft *fdTable) allocOrClose(h int, cloexec bool) (int, error) {
+	fd, err := ft.alloc(h, cloexec, 0)
+	if err != nil {
+		unix.Close(h)
+	}
+	return fd, err
+}
+
+// install puts host descriptor h at guest number fd, closing what was
+// there.
+func (ft *fdTable) install(fd, h int, cloexec bool) error {
+	if fd < 0 || fd >= ft.limit {
+		return unix.EBADF
+	}
+	for len(ft.files) <= fd {
+		ft.files = append(ft.files, nil)
+	}
+	if old := ft.files[fd]; old != nil {
+		unix.Close(old.host)
+	}
+	ft.files[fd] = &fdEntry{host: h, cloexec: cloexec}
+	return nil
+}
+
+// close closes guest fd.
+func (ft *fdTable) close(fd int) error {
+	e, err := ft.get(fd)
+	if err != nil {
+		return err
+	}
+	ft.files[fd] = nil
+	return unix.Close(e.host)
+}
+
+func (ft *fdTable) closeAll() {
+	for fd, e := range ft.files {
+		if e != nil {
+			unix.Close(e.host)
+			ft.files[fd] = nil
+		}
+	}
+}
+
+// fsState is the guest's view of the file system: its working directory,
+// kept as a host directory descriptor so that the host process's own
+// working directory is never changed.
+type fsState struct {
+	cwdFD int
+}
+
+func newFSState(dir string) (*fsState, error) {
+	if dir == "" {
+		dir = "."
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &fsState{cwdFD: fd}, nil
+}
+
+func (fs *fsState) close() {
+	if fs.cwdFD >= 0 {
+		unix.Close(fs.cwdFD)
+		fs.cwdFD = -1
+	}
+}
+
+// open opens path relative to the guest's working directory; the host
+// descriptor is close-on-exec.
+func (fs *fsState) open(p string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(fs.cwdFD, p, flags|unix.O_CLOEXEC, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// cwd returns the working directory's absolute path.
+func (fs *fsState) cwd() (string, error) {
+	return os.Readlink("/proc/self/fd/" + strconv.Itoa(fs.cwdFD))
+}
+
+// abs makes p absolute relative to the working directory.
+func (fs *fsState) abs(p string) (string, error) {
+	if path.IsAbs(p) {
+		return path.Clean(p), nil
+	}
+	wd, err := fs.cwd()
+	if err != nil {
+		return "", err
+	}
+	return path.Join(wd, p), nil
+}
+
+// chdirFD makes the directory open as host descriptor fd (which fsState
+// takes over) the working directory.
+func (fs *fsState) chdirFD(fd int) {
+	unix.Close(fs.cwdFD)
+	fs.cwdFD = fd
+}

@@ -1,0 +1,398 @@
+package emu
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"ttd/x86"
+)
+
+// Address-space layout, as Linux lays out an x86-64 process without
+// address-space randomisation.
+const (
+	pageSize = x86.PageSize
+	// taskSize is the end of the user address space.
+	taskSize = 0x7ffffffff000
+	// stackTop is the end of the main thread's stack.
+	stackTop = taskSize
+	// stackMax is the stack size limit (RLIMIT_STACK); the whole range is
+	// reserved at start and materialised page by page as it is touched.
+	stackMax = 8 << 20
+	// mmapBase is where top-down mmap allocation starts: below the stack
+	// and its 128 MiB gap.
+	mmapBase = taskSize - 128<<20
+	// mmapMin is vm.mmap_min_addr.
+	mmapMin = 0x10000
+	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
+	etDynBase = 0x555555554000
+	// noFileEnd marks a mapping whose file contents are not truncated.
+	noFileEnd = ^uint64(0)
+)
+
+func pageDown(a uint64) uint64 { return a &^ (pageSize - 1) }
+func pageUp(a uint64) uint64   { return (a + pageSize - 1) &^ (pageSize - 1) }
+
+// mappedFile is a host file backing one or more mappings. Its pages are
+// copied into guest memory when first touched; later writes to either
+// side are not propagated (MAP_SHARED is emulated as a private copy).
+type mappedFile struct {
+	fd   int
+	path string
+	refs int
+}
+
+func (f *mappedFile) ref() *mappedFile {
+	if f != nil {
+		f.refs++
+	}
+	return f
+}
+
+func (f *mappedFile) unref() {
+	if f == nil {
+		return
+	}
+	f.refs--
+	if f.refs == 0 {
+		unix.Close(f.fd)
+	}
+}
+
+// vma is one mapping: a page-aligned range with one protection and one
+// backing (anonymous zero pages or a file).
+type vma struct {
+	start, end uint64
+	prot       int // PROT_ bits as the guest asked
+	shared     bool
+	file       *mappedFile
+	off        uint64 // file offset of start
+	fileEnd    uint64 // addresses at or past fileEnd read as zeros (ELF bss)
+	name       string // "[heap]", "[stack]" or the file's path
+}
+
+func (v *vma) String() string {
+	p := []byte("---p")
+	if v.prot&unix.PROT_READ != 0 {
+		p[0] = 'r'
+	}
+	if v.prot&unix.PROT_WRITE != 0 {
+		p[1] = 'w'
+	}
+	if v.prot&unix.PROT_EXEC != 0 {
+		p[2] = 'x'
+	}
+	if v.shared {
+		p[3] = 's'
+	}
+	off := uint64(0)
+	if v.file != nil {
+		off = v.off
+	}
+	return fmt.Sprintf("%x-%x %s %08x 00:00 0 %s", v.start, v.end, p, off, v.name)
+}
+
+// perm is the page permission for a protection: x86 cannot make a page
+// writable or executable without making it readable.
+func perm(prot int) x86.Perm {
+	var p x86.Perm
+	if prot&unix.PROT_READ != 0 {
+		p |= x86.PermRead
+	}
+	if prot&unix.PROT_WRITE != 0 {
+		p |= x86.PermWrite | x86.PermRead
+	}
+	if prot&unix.PROT_EXEC != 0 {
+		p |= x86.PermExec | x86.PermRead
+	}
+	return p
+}
+
+// MM is a process's address space policy on top of x86.Memory: a sorted
+// list of VMAs, the program break and the mmap allocator. Pages are
+// materialised lazily by Memory.Source, so a large PROT_NONE reservation
+// costs one VMA, not one page per reserved page.
+type MM struct {
+	Mem  *x86.Memory
+	Code *x86.CodeCache
+
+	vmas     []*vma
+	brkStart uint64
+	brk      uint64
+}
+
+// NewMM returns an empty address space.
+func NewMM() *MM {
+	mm := &MM{Mem: x86.NewMemory()}
+	mm.Code = x86.NewCodeCache(mm.Mem)
+	mm.Mem.Source = mm.source
+	return mm
+}
+
+// source materialises page pn from its VMA: zeros, or the file's bytes.
+func (mm *MM) source(pn uint64) *x86.Page {
+	addr := pn << x86.PageShift
+	v := mm.find(addr)
+	if v == nil {
+		return nil
+	}
+	p := &x86.Page{Perm: perm(v.prot)}
+	if v.file != nil && addr < v.fileEnd {
+		n := uint64(pageSize)
+		if v.fileEnd-addr < n {
+			n = v.fileEnd - addr
+		}
+		off := int64(v.off + addr - v.start)
+		buf := p.Data[:n]
+		for len(buf) > 0 {
+			k, err := unix.Pread(v.file.fd, buf, off)
+			if err == unix.EINTR {
+				continue
+			}
+			if k <= 0 || err != nil {
+				break // past the end of the file: zeros
+			}
+			buf = buf[k:]
+			off += int64(k)
+		}
+	}
+	return p
+}
+
+// find returns the VMA containing addr, or nil.
+func (mm *MM) find(addr uint64) *vma {
+	i := sort.Search(len(mm.vmas), func(i int) bool { return mm.vmas[i].end > addr })
+	if i < len(mm.vmas) && mm.vmas[i].start <= addr {
+		return mm.vmas[i]
+	}
+	return nil
+}
+
+// index returns the index of the first VMA ending after addr.
+func (mm *MM) index(addr uint64) int {
+	return sort.Search(len(mm.vmas), func(i int) bool { return mm.vmas[i].end > addr })
+}
+
+// isFree reports whether no VMA overlaps [lo, hi).
+func (mm *MM) isFree(lo, hi uint64) bool {
+	i := mm.index(lo)
+	return i == len(mm.vmas) || mm.vmas[i].start >= hi
+}
+
+// mapped reports whether [lo, hi) is entirely covered by VMAs.
+func (mm *MM) mapped(lo, hi uint64) bool {
+	for a := lo; a < hi; {
+		v := mm.find(a)
+		if v == nil {
+			return false
+		}
+		a = v.end
+	}
+	return true
+}
+
+// findFree returns the highest free range of length bytes below
+// mmapBase (top-down allocation, as Linux does).
+func (mm *MM) findFree(length uint64) (uint64, bool) {
+	hi := uint64(mmapBase)
+	for i := len(mm.vmas) - 1; i >= -1; i-- {
+		lo := uint64(mmapMin)
+		if i >= 0 {
+			v := mm.vmas[i]
+			if v.start >= hi {
+				continue
+			}
+			if v.end > lo {
+				lo = v.end
+			}
+		}
+		if lo < hi && hi-lo >= length {
+			return hi - length, true
+		}
+		if i >= 0 && mm.vmas[i].start < hi {
+			hi = mm.vmas[i].start
+		}
+	}
+	return 0, false
+}
+
+// split makes sure a VMA boundary exists at addr.
+func (mm *MM) split(addr uint64) {
+	i := mm.index(addr)
+	if i == len(mm.vmas) {
+		return
+	}
+	v := mm.vmas[i]
+	if v.start >= addr {
+		return
+	}
+	w := *v
+	w.start = addr
+	if w.file != nil {
+		w.off += addr - v.start
+		w.file.ref()
+	}
+	v.end = addr
+	mm.vmas = append(mm.vmas, nil)
+	copy(mm.vmas[i+2:], mm.vmas[i+1:])
+	mm.vmas[i+1] = &w
+}
+
+// dropPages forgets the materialised pages of [lo, hi); they come back
+// from their VMA (zeros or file contents) when touched again.
+func (mm *MM) dropPages(lo, hi uint64) {
+	var pns []uint64
+	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) { pns = append(pns, pn) })
+	for _, pn := range pns {
+		mm.Code.InvalidatePage(pn)
+		mm.Mem.SetPage(pn, nil)
+	}
+}
+
+// unmap removes every mapping in [lo, hi).
+func (mm *MM) unmap(lo, hi uint64) {
+	if lo >= hi {
+		return
+	}
+	mm.split(lo)
+	mm.split(hi)
+	i := mm.index(lo)
+	j := i
+	for j < len(mm.vmas) && mm.vmas[j].start < hi {
+		mm.vmas[j].file.unref()
+		j++
+	}
+	mm.vmas = append(mm.vmas[:i], mm.vmas[j:]...)
+	mm.dropPages(lo, hi)
+}
+
+// insert adds v, whose range must be free, merging it with compatible
+// neighbours.
+func (mm *MM) insert(v *vma) {
+	i := mm.index(v.start)
+	mm.vmas = append(mm.vmas, nil)
+	copy(mm.vmas[i+1:], mm.vmas[i:])
+	mm.vmas[i] = v
+	mm.merge(i)
+}
+
+// compatible reports whether b can be merged onto the end of a.
+func compatible(a, b *vma) bool {
+	if a.end != b.start || a.prot != b.prot || a.shared != b.shared || a.name != b.name || a.file != b.file {
+		return false
+	}
+	if a.file != nil {
+		return a.off+(a.end-a.start) == b.off && a.fileEnd == b.fileEnd
+	}
+	return true
+}
+
+// merge joins vmas[i] with its neighbours where compatible.
+func (mm *MM) merge(i int) {
+	if i+1 < len(mm.vmas) && compatible(mm.vmas[i], mm.vmas[i+1]) {
+		mm.vmas[i].end = mm.vmas[i+1].end
+		mm.vmas[i+1].file.unref()
+		mm.vmas = append(mm.vmas[:i+1], mm.vmas[i+2:]...)
+	}
+	if i > 0 && compatible(mm.vmas[i-1], mm.vmas[i]) {
+		mm.vmas[i-1].end = mm.vmas[i].end
+		mm.vmas[i].file.unref()
+		mm.vmas = append(mm.vmas[:i], mm.vmas[i+1:]...)
+	}
+}
+
+// protect changes the protection of [lo, hi), which must be mapped.
+func (mm *MM) protect(lo, hi uint64, prot int) {
+	mm.split(lo)
+	mm.split(hi)
+	for i := mm.index(lo); i < len(mm.vmas) && mm.vmas[i].start < hi; i++ {
+		mm.vmas[i].prot = prot
+	}
+	np := perm(prot)
+	var code []uint64
+	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) {
+		if p.Perm&x86.PermExec != 0 && np&x86.PermExec == 0 {
+			code = append(code, pn)
+		}
+		p.Perm = np
+	})
+	for _, pn := range code {
+		mm.Code.InvalidatePage(pn)
+	}
+	mm.Mem.FlushTLB()
+	for i := mm.index(lo); i < len(mm.vmas) && mm.vmas[i].start <= hi; {
+		n := len(mm.vmas)
+		mm.merge(i)
+		if len(mm.vmas) == n {
+			i++
+		}
+	}
+}
+
+// move relocates the mappings and pages of [lo, lo+n) to dst, which must
+// be free.
+func (mm *MM) move(lo, n, dst uint64) {
+	mm.split(lo)
+	mm.split(lo + n)
+	i := mm.index(lo)
+	var moved []*vma
+	for i < len(mm.vmas) && mm.vmas[i].start < lo+n {
+		moved = append(moved, mm.vmas[i])
+		mm.vmas = append(mm.vmas[:i], mm.vmas[i+1:]...)
+	}
+	type pg struct {
+		pn uint64
+		p  *x86.Page
+	}
+	var pages []pg
+	mm.Mem.Pages(lo>>x86.PageShift, (lo+n)>>x86.PageShift, func(pn uint64, p *x86.Page) { pages = append(pages, pg{pn, p}) })
+	for _, x := range pages {
+		mm.Code.InvalidatePage(x.pn)
+		mm.Mem.SetPage(x.pn, nil)
+	}
+	delta := dst - lo
+	for _, v := range moved {
+		v.start += delta
+		v.end += delta
+		if v.fileEnd != noFileEnd {
+			v.fileEnd += delta
+		}
+		mm.insert(v)
+	}
+	for _, x := range pages {
+		mm.Mem.SetPage(x.pn-lo>>x86.PageShift+dst>>x86.PageShift, x.p)
+	}
+	mm.Mem.FlushTLB()
+}
+
+// Maps formats the address space like /proc/self/maps.
+func (mm *MM) Maps() string {
+	var b strings.Builder
+	for _, v := range mm.vmas {
+		b.WriteString(v.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// accessible reports whether [addr, addr+n) is mapped with prot (for
+// checking a buffer before a host call that cannot be undone).
+func (mm *MM) accessible(addr, n uint64, prot int) bool {
+	if n == 0 {
+		return true
+	}
+	end := addr + n
+	if end < addr || end > taskSize {
+		return false
+	}
+	for a := addr; a < end; {
+		v := mm.find(a)
+		if v == nil || perm(v.prot)&perm(prot) != perm(prot) {
+			return false
+		}
+		a = v.end
+	}
+	return true
+}

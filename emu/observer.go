@@ -1,0 +1,55 @@
+package emu
+
+// Observer receives the operating-system events of a process: everything
+// a recorder must log besides what the CPU does (see x86.Observer). All
+// calls happen on the goroutine running the process. A nil Config.Observer
+// costs nothing: the syscall layer then does not even collect the ranges
+// it writes.
+type Observer interface {
+	// Syscall is called when a syscall completes (or, for exit and
+	// rt_sigreturn, is about to take effect). The event's Writes are the
+	// guest memory ranges the kernel side wrote, in order; their
+	// contents are in guest memory when Syscall is called.
+	Syscall(t *Thread, ev *SyscallEvent)
+	// Signal is called when a signal is delivered to a handler or acts
+	// by default; for handlers, the frame has already been written and
+	// the registers point at the handler.
+	Signal(t *Thread, ev *SignalEvent)
+	// Mmap is called for every new mapping (the ELF loader's too).
+	Mmap(t *Thread, ev MmapEvent)
+	// ThreadStart and ThreadExit bracket a thread's life.
+	ThreadStart(t *Thread)
+	ThreadExit(t *Thread, code int)
+	// ProcessExit is called once when the process ends.
+	ProcessExit(p *Process, st ExitStatus)
+}
+
+// SyscallEvent describes one completed syscall.
+type SyscallEvent struct {
+	Nr     int
+	Name   string
+	Args   [6]uint64
+	Ret    uint64 // the value left in rax (negative errno on failure)
+	Writes []MemRange
+}
+
+// SignalEvent describes a signal acting on a thread.
+type SignalEvent struct {
+	Info    SigInfo
+	Handler uint64 // 0 for a default action
+	Frame   uint64 // the rt_sigframe's address, for handlers
+	// Fatal is set when the signal terminates the process.
+	Fatal bool
+}
+
+// MmapEvent describes a new mapping. Path is empty for anonymous memory;
+// for a file, the first FileLen bytes of the mapping come from Path at
+// Offset (the rest, if any, is zero).
+type MmapEvent struct {
+	Addr, Len uint64
+	Prot      int
+	Flags     int
+	Path      string
+	Offset    uint64
+	FileLen   uint64
+}

@@ -1,0 +1,121 @@
+package emu
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// recordingObserver keeps the events it is told about.
+type recordingObserver struct {
+	syscalls []SyscallEvent
+	data     [][]byte // what each syscall's writes left in guest memory
+	signals  []SignalEvent
+	mmaps    []MmapEvent
+	starts   int
+	exits    []int
+	final    *ExitStatus
+}
+
+func (o *recordingObserver) Syscall(t *Thread, ev *SyscallEvent) {
+	e := *ev
+	e.Writes = append([]MemRange(nil), ev.Writes...)
+	o.syscalls = append(o.syscalls, e)
+	var data []byte
+	for _, w := range ev.Writes {
+		b := make([]byte, w.Len)
+		if err := t.CopyIn(w.Addr, b); err != nil {
+			panic(err)
+		}
+		data = append(data, b...)
+	}
+	o.data = append(o.data, data)
+}
+
+func (o *recordingObserver) Signal(t *Thread, ev *SignalEvent) { o.signals = append(o.signals, *ev) }
+func (o *recordingObserver) Mmap(t *Thread, ev MmapEvent)      { o.mmaps = append(o.mmaps, ev) }
+func (o *recordingObserver) ThreadStart(t *Thread)             { o.starts++ }
+func (o *recordingObserver) ThreadExit(t *Thread, code int)    { o.exits = append(o.exits, code) }
+func (o *recordingObserver) ProcessExit(p *Process, st ExitStatus) {
+	o.final = &st
+}
+
+const observedProgram = `
+static long sys(long n, long a, long b, long c) {
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return r;
+}
+void _start(void) {
+	static char buf[256];
+	long n = sys(79, (long)buf, sizeof buf, 0); /* getcwd */
+	sys(1, 1, (long)buf, n - 1);
+	sys(1, 1, (long)"\n", 1);
+	sys(60, 3, 0, 0);
+}
+`
+
+func TestObserver(t *testing.T) {
+	exe := build(t, noLibc, observedProgram)
+	obs := &recordingObserver{}
+	dir := t.TempDir()
+	r, err := runEmuErr(t, Config{Path: exe, Dir: dir, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.status.Code != 3 || r.stdout != dir+"\n" {
+		t.Fatalf("got %q, %v", r.stdout, r.status)
+	}
+	if len(obs.syscalls) < 3 {
+		t.Fatalf("syscalls: %+v", obs.syscalls)
+	}
+	cwd := obs.syscalls[0]
+	if cwd.Name != "getcwd" || len(cwd.Writes) != 1 || string(obs.data[0]) != dir+"\x00" {
+		t.Errorf("getcwd event %+v, data %q", cwd, obs.data[0])
+	}
+	if w := obs.syscalls[1]; w.Name != "write" || len(w.Writes) != 0 || w.Ret != uint64(len(dir)) {
+		t.Errorf("write event %+v", w)
+	}
+	last := obs.syscalls[len(obs.syscalls)-1]
+	if last.Name != "exit" {
+		t.Errorf("last syscall %+v", last)
+	}
+	if obs.starts != 1 || len(obs.exits) != 1 || obs.exits[0] != 3 || obs.final == nil || obs.final.Code != 3 {
+		t.Errorf("lifetime events: starts %d exits %v final %v", obs.starts, obs.exits, obs.final)
+	}
+	found := false
+	for _, m := range obs.mmaps {
+		if m.Path == exe && m.Prot&unix.PROT_EXEC != 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no executable mapping of %s in %+v", exe, obs.mmaps)
+	}
+}
+
+// TestLazyReservation checks that reserving address space materialises
+// no pages, and that protection changes and unmapping stay cheap.
+func TestLazyReservation(t *testing.T) {
+	mm := NewMM()
+	const big = 1 << 40
+	a, ok := mm.findFree(big)
+	if !ok {
+		t.Fatal("no room for 1 TiB")
+	}
+	mm.insert(&vma{start: a, end: a + big, fileEnd: noFileEnd})
+	mm.protect(a+big/2, a+big/2+16*pageSize, unix.PROT_READ|unix.PROT_WRITE)
+	if err := mm.Mem.WriteBytes(a+big/2+pageSize, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mm.Mem.WriteBytes(a, []byte("x")); err == nil {
+		t.Error("write to PROT_NONE succeeded")
+	}
+	if n := mm.Mem.NumPages(); n > 2 {
+		t.Errorf("%d pages materialised", n)
+	}
+	mm.unmap(a, a+big)
+	if n := mm.Mem.NumPages(); n != 0 || len(mm.vmas) != 0 {
+		t.Errorf("after unmap: %d pages, vmas %v", n, mm.Maps())
+	}
+}

@@ -1,0 +1,253 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"ttd/x86"
+)
+
+// Config describes the program to run and its environment.
+type Config struct {
+	// Path is the program file; Args its argv (Args[0] is the name the
+	// program sees; empty means Path); Env its environment; Dir its
+	// initial working directory ("" means the host's).
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+
+	// Stdin, Stdout and Stderr are the host files behind guest file
+	// descriptors 0, 1 and 2 (nil means the host's own).
+	Stdin, Stdout, Stderr *os.File
+
+	// Verbose makes ttd name each unimplemented syscall the program uses
+	// (once each) on Log.
+	Verbose bool
+	// Log receives ttd's own diagnostics (nil means os.Stderr).
+	Log io.Writer
+
+	// ForwardSignals forwards the host signals a user sends to ttd
+	// (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGWINCH, SIGALRM) to
+	// the guest. The command line sets it; tests leave it off.
+	ForwardSignals bool
+	// BeforeHostKill, if set, is called (on another goroutine) just
+	// before ttd kills itself with a forwarded signal that terminates
+	// the guest while the guest waits in a blocking host call; st is
+	// the status the guest dies with.
+	BeforeHostKill func(st ExitStatus)
+
+	// Observer receives OS-level events; CPUObserver is installed on
+	// every thread's CPU. Both may be nil.
+	Observer    Observer
+	CPUObserver x86.Observer
+}
+
+// ExitStatus says how the guest process ended.
+type ExitStatus struct {
+	// Code is the exit code when Signal is zero.
+	Code int
+	// Signal is the signal that killed the process, or zero.
+	Signal unix.Signal
+	// Fault is set when the signal came from a faulting instruction
+	// (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP): Addr is the faulting
+	// address (si_addr), PC the instruction's address and Inst its
+	// disassembly.
+	Fault     bool
+	Addr      uint64
+	PC        uint64
+	Inst      string
+	SigCode   int32
+	CoreDumps bool
+}
+
+// ExitCode is the status a shell would see: the exit code, or 128+N for a
+// process killed by signal N.
+func (s ExitStatus) ExitCode() int {
+	if s.Signal != 0 {
+		return 128 + int(s.Signal)
+	}
+	return s.Code & 0xff
+}
+
+// String describes the status in one line, e.g. "killed by SIGSEGV
+// (segmentation fault): address 0x0, instruction movl $0x1,(%rax) at
+// 0x401136".
+func (s ExitStatus) String() string {
+	if s.Signal == 0 {
+		return fmt.Sprintf("exited with code %d", s.Code)
+	}
+	msg := fmt.Sprintf("killed by %s (%s)", SignalName(s.Signal), unix.SignalName(s.Signal))
+	if desc := unix.Signal(s.Signal).String(); desc != "" {
+		msg = fmt.Sprintf("killed by %s (%s)", SignalName(s.Signal), desc)
+	}
+	if s.Fault {
+		if why := faultCodeName(s.Signal, s.SigCode); why != "" {
+			msg += ", " + why
+		}
+		msg += fmt.Sprintf(": address %#x, instruction %s at %#x", s.Addr, s.Inst, s.PC)
+	}
+	return msg
+}
+
+// LoadError reports a program that cannot be started.
+type LoadError struct {
+	Path string
+	Err  error
+}
+
+func (e *LoadError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// ErrDeadlock is returned by Run when every thread waits for an event
+// that no thread can cause.
+var ErrDeadlock = errors.New("guest deadlocked")
+
+// Process is one emulated Linux process: an address space, a file
+// descriptor table, signal dispositions and its threads. The address
+// space, file table and signal handlers are shared by the threads; each
+// Thread has its own CPU, signal mask and pending signals.
+type Process struct {
+	cfg Config
+	log io.Writer
+	obs Observer
+
+	MM      *MM
+	fds     *fdTable
+	fs      *fsState
+	sig     sigHandlers
+	Threads []*Thread
+
+	PID  int
+	exe  string // absolute path of the executable
+	auxv []uint64
+	env  cpuEnv
+
+	rlimits  [rlimNLimits]unix.Rlimit
+	reported map[int]bool // unimplemented syscalls already named
+
+	hostSigs chan os.Signal
+	// blocking is set while a thread waits in a host syscall.
+	blocking atomic.Bool
+	// fatalMask are the signals that would kill the guest now.
+	fatalMask atomic.Uint64
+
+	exited bool
+	status ExitStatus
+	err    error
+}
+
+// NewProcess loads cfg.Path and prepares its main thread, ready to Run.
+func NewProcess(cfg Config) (*Process, error) {
+	p := &Process{cfg: cfg, log: cfg.Log, obs: cfg.Observer, reported: make(map[int]bool)}
+	if p.log == nil {
+		p.log = os.Stderr
+	}
+	p.PID = unix.Getpid()
+	p.env = newCPUEnv()
+	for i := range p.rlimits {
+		unix.Getrlimit(i, &p.rlimits[i])
+	}
+	fs, err := newFSState(cfg.Dir)
+	if err != nil {
+		return nil, &LoadError{Path: cfg.Dir, Err: err}
+	}
+	p.fs = fs
+	fds, err := newFDTable(cfg.Stdin, cfg.Stdout, cfg.Stderr)
+	if err != nil {
+		fs.close()
+		return nil, err
+	}
+	p.fds = fds
+	p.MM = NewMM()
+	cpu := x86.NewCPU(p.MM.Mem, p.MM.Code)
+	p.env.install(cpu)
+	cpu.Obs = cfg.CPUObserver
+	t := &Thread{P: p, CPU: cpu, TID: p.PID}
+	p.Threads = []*Thread{t}
+	args := cfg.Args
+	if len(args) == 0 {
+		args = []string{cfg.Path}
+	}
+	if err := p.exec(t, cfg.Path, args, cfg.Env); err != nil {
+		p.release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Run executes the process until it exits or is killed. The error is
+// non-nil when the emulator itself cannot continue (an unimplemented
+// instruction, a deadlock); the status then reports the program as
+// killed by SIGILL or SIGKILL.
+func (p *Process) Run() (st ExitStatus, err error) {
+	if p.exited {
+		return p.status, p.err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			var pc uint64
+			if len(p.Threads) > 0 {
+				pc = p.Threads[0].CPU.RIP
+			}
+			if p.cfg.Verbose {
+				p.logf("internal error: %v\n%s", r, debug.Stack())
+			}
+			st, err = ExitStatus{Signal: unix.SIGKILL}, fmt.Errorf("internal error at guest rip %#x: %v", pc, r)
+			p.release()
+		}
+	}()
+	if p.cfg.ForwardSignals {
+		stop := p.startForwarding()
+		defer stop()
+	}
+	if p.obs != nil {
+		p.obs.ThreadStart(p.Threads[0])
+	}
+	t := p.Threads[0]
+	for !p.exited {
+		t.run()
+	}
+	if p.obs != nil {
+		p.obs.ProcessExit(p, p.status)
+	}
+	p.release()
+	return p.status, p.err
+}
+
+// release frees host resources (files, mappings).
+func (p *Process) release() {
+	if p.fds != nil {
+		p.fds.closeAll()
+	}
+	if p.fs != nil {
+		p.fs.close()
+	}
+	if p.MM != nil {
+		p.MM.unmap(0, taskSize)
+	}
+}
+
+// exitProcess ends the process with st.
+func (p *Process) exitProcess(st ExitStatus, err error) {
+	if p.exited {
+		return
+	}
+	p.exited = true
+	p.status = st
+	p.err = err
+}
+
+// logf writes one diagnostic line.
+func (p *Process) logf(format string, args ...any) {
+	fmt.Fprintf(p.log, "ttd: "+format+"\n", args...)
+}
+
+// rlimNLimits is RLIM_NLIMITS.
+const rlimNLimits = 16

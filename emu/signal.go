@@ -1,0 +1,480 @@
+package emu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"ttd/x86"
+)
+
+// Signal numbers and flags of the Linux x86-64 ABI.
+const (
+	numSignals = 64
+
+	sigDfl = 0
+	sigIgn = 1
+
+	saSiginfo   = 0x4
+	saOnstack   = 0x08000000
+	saRestart   = 0x10000000
+	saNodefer   = 0x40000000
+	saResethand = 0x80000000
+	saRestorer  = 0x04000000
+
+	ssOnstack    = 1
+	ssDisable    = 2
+	ssAutodisarm = -1 << 31
+
+	siUser  = 0
+	siTkill = -6
+
+	// Sizes of the rt_sigframe pieces.
+	ucontextSize = 304
+	siginfoSize  = 128
+	frameSize    = 8 + ucontextSize + siginfoSize
+	redZone      = 128
+	fxsaveSize   = 512
+)
+
+// sigBit is the mask bit of signal sig.
+func sigBit(sig int) uint64 { return 1 << (sig - 1) }
+
+// unblockable are the signals no mask can block.
+var unblockable = sigBit(int(unix.SIGKILL)) | sigBit(int(unix.SIGSTOP))
+
+// synchronous signals are dequeued before the others, like Linux does.
+var synchronous = sigBit(int(unix.SIGSEGV)) | sigBit(int(unix.SIGBUS)) | sigBit(int(unix.SIGILL)) |
+	sigBit(int(unix.SIGTRAP)) | sigBit(int(unix.SIGFPE)) | sigBit(int(unix.SIGSYS))
+
+// SigInfo is a siginfo_t in the fields ttd fills.
+type SigInfo struct {
+	Signo int32
+	Errno int32
+	Code  int32
+	// Addr is si_addr for faults.
+	Addr uint64
+	// Pid and Uid are the sender for kill, tgkill and sigqueue; Value
+	// is sigqueue's value, Status SIGCHLD's status.
+	Pid, Uid int32
+	Value    uint64
+}
+
+// isFault reports whether the info describes a fault (si_addr layout).
+func (si *SigInfo) isFault() bool {
+	switch unix.Signal(si.Signo) {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGILL, unix.SIGFPE, unix.SIGTRAP:
+		return si.Code > 0
+	}
+	return false
+}
+
+// encode writes the 128-byte siginfo_t.
+func (si *SigInfo) encode(b []byte) {
+	clear(b[:siginfoSize])
+	le := binary.LittleEndian
+	le.PutUint32(b[0:], uint32(si.Signo))
+	le.PutUint32(b[4:], uint32(si.Errno))
+	le.PutUint32(b[8:], uint32(si.Code))
+	if si.isFault() {
+		le.PutUint64(b[16:], si.Addr)
+		return
+	}
+	le.PutUint32(b[16:], uint32(si.Pid))
+	le.PutUint32(b[20:], uint32(si.Uid))
+	le.PutUint64(b[24:], si.Value)
+}
+
+// sigAction is one signal's disposition (struct kernel_sigaction).
+type sigAction struct {
+	handler, flags, restorer, mask uint64
+}
+
+// sigHandlers are a process's dispositions, by signal number.
+type sigHandlers [numSignals + 1]sigAction
+
+// trapInfo is what a fault leaves in the frame's err, trapno and cr2.
+type trapInfo struct {
+	trapno, err, cr2 uint64
+}
+
+// pendingSignal is a signal waiting to be delivered to a thread.
+type pendingSignal struct {
+	info  SigInfo
+	trap  trapInfo
+	fault bool   // raised by a faulting instruction
+	pc    uint64 // that instruction
+}
+
+// sigQueue is a thread's pending signals (one instance of each).
+type sigQueue struct {
+	mask uint64
+	sigs [numSignals + 1]pendingSignal
+}
+
+// stackT is a stack_t (sigaltstack).
+type stackT struct {
+	sp    uint64
+	flags int32
+	size  uint64
+}
+
+// Default actions.
+type defaultAction uint8
+
+const (
+	actTerm defaultAction = iota
+	actCore
+	actIgnore
+	actStop
+)
+
+func defaultActionOf(sig int) defaultAction {
+	switch unix.Signal(sig) {
+	case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH, unix.SIGCONT:
+		return actIgnore
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		return actStop
+	case unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE,
+		unix.SIGSEGV, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGSYS:
+		return actCore
+	}
+	return actTerm
+}
+
+// SignalName returns "SIGSEGV" and the like.
+func SignalName(s unix.Signal) string {
+	if n := unix.SignalName(syscall.Signal(s)); n != "" {
+		return n
+	}
+	if s >= 34 && s <= 64 {
+		return fmt.Sprintf("SIGRT%d", int(s)-34)
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+// faultCodeName explains a fault's si_code.
+func faultCodeName(sig unix.Signal, code int32) string {
+	switch sig {
+	case unix.SIGSEGV:
+		switch code {
+		case x86.SEGVMapErr:
+			return "address not mapped"
+		case x86.SEGVAccErr:
+			return "invalid permissions"
+		case x86.SIKernel:
+			return "general protection"
+		}
+	case unix.SIGFPE:
+		switch code {
+		case x86.FPEIntDiv:
+			return "integer divide by zero"
+		case x86.FPEIntOvf:
+			return "integer overflow"
+		}
+	case unix.SIGILL:
+		return "illegal instruction"
+	case unix.SIGTRAP:
+		return "breakpoint"
+	}
+	return ""
+}
+
+// forwardedSignals are the host signals Config.ForwardSignals passes on.
+var forwardedSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT,
+	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM}
+
+// pollHostSignals queues the host signals received since the last call.
+func (p *Process) pollHostSignals(t *Thread) {
+	if p.hostSigs == nil {
+		return
+	}
+	for {
+		select {
+		case s := <-p.hostSigs:
+			t.queueHost(s)
+		default:
+			return
+		}
+	}
+}
+
+// queueHost queues a signal received by the host process.
+func (t *Thread) queueHost(s os.Signal) {
+	if sig, ok := s.(syscall.Signal); ok {
+		t.queue(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
+	}
+}
+
+// queue makes a signal pending on t (a standard signal already pending
+// is not queued twice).
+func (t *Thread) queue(ps pendingSignal) {
+	sig := int(ps.info.Signo)
+	if sig < 1 || sig > numSignals {
+		return
+	}
+	if t.pending.mask&sigBit(sig) != 0 {
+		return
+	}
+	t.pending.mask |= sigBit(sig)
+	t.pending.sigs[sig] = ps
+}
+
+// forceFault delivers a synchronous signal raised by the instruction that
+// caused ex. A blocked or ignored fault signal kills the process, as on
+// Linux.
+func (t *Thread) forceFault(si SigInfo, trap trapInfo, ex x86.Exit) {
+	sig := int(si.Signo)
+	act := &t.P.sig[sig]
+	if t.sigMask&sigBit(sig) != 0 || act.handler == sigIgn {
+		act.handler = sigDfl
+		t.sigMask &^= sigBit(sig)
+	}
+	pc := t.CPU.RIP
+	if ex.Inst != nil {
+		pc = ex.Inst.PC
+	}
+	t.pending.mask |= sigBit(sig)
+	t.pending.sigs[sig] = pendingSignal{info: si, trap: trap, fault: true, pc: pc}
+}
+
+// deliverSignals acts on the pending, unblocked signals of t: it runs
+// default actions and sets up handler frames (each handler frame stacks
+// on the previous one, so the last set up runs first, like Linux).
+func (t *Thread) deliverSignals() {
+	for !t.P.exited {
+		ready := t.pending.mask &^ (t.sigMask &^ unblockable)
+		if ready == 0 {
+			return
+		}
+		if ready&synchronous != 0 {
+			ready &= synchronous
+		}
+		sig := 1
+		for ready&sigBit(sig) == 0 {
+			sig++
+		}
+		ps := t.pending.sigs[sig]
+		t.pending.mask &^= sigBit(sig)
+		t.deliver(sig, &ps)
+		if t.P.sig[sig].handler > sigIgn {
+			// One handler frame per pass; the next signals are
+			// delivered when it returns or at the next check.
+			return
+		}
+	}
+}
+
+// deliver performs the action for one signal.
+func (t *Thread) deliver(sig int, ps *pendingSignal) {
+	p := t.P
+	act := p.sig[sig]
+	if unix.Signal(sig) == unix.SIGKILL || unix.Signal(sig) == unix.SIGSTOP {
+		act = sigAction{}
+	}
+	switch act.handler {
+	case sigIgn:
+		return
+	case sigDfl:
+		switch defaultActionOf(sig) {
+		case actIgnore, actStop:
+			return
+		}
+		st := ExitStatus{Signal: unix.Signal(sig), CoreDumps: defaultActionOf(sig) == actCore}
+		if ps.fault {
+			st.Fault = true
+			st.Addr = ps.info.Addr
+			st.PC = ps.pc
+			st.SigCode = ps.info.Code
+			st.Inst = t.disasm(ps.pc)
+		}
+		if p.obs != nil {
+			p.obs.Signal(t, &SignalEvent{Info: ps.info, Fatal: true})
+		}
+		p.exitProcess(st, nil)
+		return
+	}
+	frame, err := t.setupFrame(sig, &act, ps)
+	if err != nil {
+		// The frame could not be written: SIGSEGV, fatal if that was
+		// the signal being delivered.
+		if unix.Signal(sig) == unix.SIGSEGV {
+			p.exitProcess(ExitStatus{Signal: unix.SIGSEGV}, nil)
+			return
+		}
+		p.sig[unix.SIGSEGV].handler = sigDfl
+		t.queue(pendingSignal{info: SigInfo{Signo: int32(unix.SIGSEGV), Code: x86.SIKernel}})
+		return
+	}
+	if act.flags&saResethand != 0 {
+		p.sig[sig].handler = sigDfl
+		p.sig[sig].flags &^= saSiginfo
+	}
+	if p.obs != nil {
+		p.obs.Signal(t, &SignalEvent{Info: ps.info, Handler: act.handler, Frame: frame})
+	}
+}
+
+// onAltStack reports whether sp is on t's alternate signal stack.
+func (t *Thread) onAltStack(sp uint64) bool {
+	a := &t.altStack
+	return a.size != 0 && sp > a.sp && sp-a.sp <= a.size
+}
+
+// altStackFlags is ss_flags as sigaltstack reports it for sp.
+func (t *Thread) altStackFlags(sp uint64) int32 {
+	if t.altStack.size == 0 {
+		return ssDisable
+	}
+	f := t.altStack.flags & ssAutodisarm
+	if t.onAltStack(sp) {
+		f |= ssOnstack
+	}
+	return f
+}
+
+// setupFrame writes a Linux x86-64 rt_sigframe for sig and points the
+// registers at the handler. It returns the frame's address.
+func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (uint64, error) {
+	c := t.CPU
+	if act.flags&saRestorer == 0 {
+		return 0, unix.EFAULT // x86-64 requires a restorer
+	}
+	oldSP := c.R[x86.RSP]
+	sp := oldSP
+	if act.flags&saOnstack != 0 && t.altStack.size != 0 && !t.onAltStack(sp) {
+		sp = t.altStack.sp + t.altStack.size
+	} else {
+		sp -= redZone
+	}
+	sp = (sp - fxsaveSize) &^ 63
+	fpstate := sp
+	sp = (sp-frameSize)&^15 - 8
+	frame := sp
+
+	var fx [fxsaveSize]byte
+	c.FXSave(fx[:])
+	var b [frameSize]byte
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], act.restorer)
+	uc := b[8:]
+	le.PutUint64(uc[0:], 6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
+	le.PutUint64(uc[16:], t.altStack.sp)
+	le.PutUint32(uc[24:], uint32(t.altStackFlags(oldSP)))
+	le.PutUint64(uc[32:], t.altStack.size)
+	mask := t.sigMask
+	if t.hasSavedMask {
+		mask = t.savedMask
+		t.hasSavedMask = false
+	}
+	g := uc[40:]
+	regs := [23]uint64{
+		c.R[x86.R8], c.R[x86.R9], c.R[x86.R10], c.R[x86.R11], c.R[x86.R12], c.R[x86.R13], c.R[x86.R14], c.R[x86.R15],
+		c.R[x86.RDI], c.R[x86.RSI], c.R[x86.RBP], c.R[x86.RBX], c.R[x86.RDX], c.R[x86.RAX], c.R[x86.RCX],
+		oldSP, c.RIP, c.Rflags(),
+		0x33 | 0x2b<<48, // cs, gs, fs, ss
+		ps.trap.err, ps.trap.trapno, mask, ps.trap.cr2,
+	}
+	for i, v := range regs {
+		le.PutUint64(g[8*i:], v)
+	}
+	le.PutUint64(g[8*23:], fpstate)
+	le.PutUint64(uc[296:], mask)
+	ps.info.encode(b[8+ucontextSize:])
+
+	if err := t.CopyOut(fpstate, fx[:]); err != nil {
+		return 0, err
+	}
+	if err := t.CopyOut(frame, b[:]); err != nil {
+		return 0, err
+	}
+	if act.flags&saOnstack != 0 && t.altStack.flags&ssAutodisarm != 0 {
+		t.altStack = stackT{flags: ssDisable}
+	}
+	t.sigMask |= act.mask
+	if act.flags&saNodefer == 0 {
+		t.sigMask |= sigBit(sig)
+	}
+	t.sigMask &^= unblockable
+
+	c.R[x86.RDI] = uint64(sig)
+	c.R[x86.RSI] = frame + 8 + ucontextSize
+	c.R[x86.RDX] = frame + 8
+	c.R[x86.RAX] = 0
+	c.R[x86.RSP] = frame
+	c.RIP = act.handler
+	c.SetRflags(c.Rflags() &^ (x86.FlagDF | x86.FlagTF))
+	resetFPU(c)
+	return frame, nil
+}
+
+// sigreturn restores the state saved by setupFrame from the ucontext the
+// handler may have modified.
+func (t *Thread) sigreturn() error {
+	c := t.CPU
+	frame := c.R[x86.RSP] - 8
+	var b [8 + ucontextSize]byte
+	if err := t.CopyIn(frame, b[:]); err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	uc := b[8:]
+	g := uc[40:]
+	r := func(i int) uint64 { return le.Uint64(g[8*i:]) }
+	fpstate := r(23)
+	if fpstate != 0 {
+		var fx [fxsaveSize]byte
+		if err := t.CopyIn(fpstate, fx[:]); err != nil {
+			return err
+		}
+		if !c.FXRstor(fx[:]) {
+			return unix.EFAULT
+		}
+	} else {
+		resetFPU(c)
+	}
+	order := [...]int{x86.R8, x86.R9, x86.R10, x86.R11, x86.R12, x86.R13, x86.R14, x86.R15,
+		x86.RDI, x86.RSI, x86.RBP, x86.RBX, x86.RDX, x86.RAX, x86.RCX, x86.RSP}
+	for i, reg := range order {
+		c.R[reg] = r(i)
+	}
+	c.RIP = r(16)
+	const userFlags = x86.ArithFlags | x86.FlagTF | x86.FlagDF | x86.FlagAC | x86.FlagID
+	c.SetRflags(c.Rflags()&^userFlags | r(17)&userFlags)
+	t.sigMask = le.Uint64(uc[296:]) &^ unblockable
+	ss := stackT{sp: le.Uint64(uc[16:]), flags: int32(le.Uint32(uc[24:])), size: le.Uint64(uc[32:])}
+	t.setAltStack(ss) // errors are ignored, as by the kernel's restore_altstack
+	return nil
+}
+
+// setAltStack implements the setting half of sigaltstack.
+func (t *Thread) setAltStack(ss stackT) error {
+	if t.onAltStack(t.CPU.R[x86.RSP]) {
+		return unix.EPERM
+	}
+	mode := ss.flags &^ ssAutodisarm
+	switch mode {
+	case ssDisable:
+		t.altStack = stackT{flags: ssDisable}
+		return nil
+	case 0, ssOnstack:
+	default:
+		return unix.EINVAL
+	}
+	if ss.size < minSigStackSz {
+		return unix.ENOMEM
+	}
+	t.altStack = stackT{sp: ss.sp, size: ss.size, flags: ss.flags & ssAutodisarm}
+	return nil
+}
+
+// resetFPU puts the x87 and SSE state in its initial state, as Linux does
+// for a signal handler.
+func resetFPU(c *x86.CPU) {
+	c.FPU = x86.X87{CW: 0x37f}
+	c.MXCSR = 0x1f80
+	c.X = [16]x86.XMM{}
+}

@@ -1,0 +1,360 @@
+package emu
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit implements Linux syscall exit(2). With one thread it ends the
+// process.
+func Exit(t *Thread, a *SyscallArgs) (uint64, error) {
+	code := a.Int(0) & 0xff
+	p := t.P
+	if p.obs != nil {
+		p.obs.ThreadExit(t, code)
+	}
+	if len(p.Threads) <= 1 {
+		p.exitProcess(ExitStatus{Code: code}, nil)
+	}
+	return 0, errExited
+}
+
+// ExitGroup implements Linux syscall exit_group(2).
+func ExitGroup(t *Thread, a *SyscallArgs) (uint64, error) {
+	code := a.Int(0) & 0xff
+	p := t.P
+	if p.obs != nil {
+		for _, th := range p.Threads {
+			p.obs.ThreadExit(th, code)
+		}
+	}
+	p.exitProcess(ExitStatus{Code: code}, nil)
+	return 0, errExited
+}
+
+// Getpid implements Linux syscall getpid(2).
+func Getpid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(t.P.PID), nil }
+
+// Getppid implements Linux syscall getppid(2).
+func Getppid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getppid()), nil }
+
+// Getuid implements Linux syscall getuid(2).
+func Getuid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getuid()), nil }
+
+// Geteuid implements Linux syscall geteuid(2).
+func Geteuid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Geteuid()), nil }
+
+// Getgid implements Linux syscall getgid(2).
+func Getgid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getgid()), nil }
+
+// Getegid implements Linux syscall getegid(2).
+func Getegid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getegid()), nil }
+
+// Getresuid implements Linux syscall getresuid(2).
+func Getresuid(t *Thread, a *SyscallArgs) (uint64, error) {
+	r, e, s := unix.Getresuid()
+	return t.writeIDs(a, uint32(r), uint32(e), uint32(s))
+}
+
+// Getresgid implements Linux syscall getresgid(2).
+func Getresgid(t *Thread, a *SyscallArgs) (uint64, error) {
+	r, e, s := unix.Getresgid()
+	return t.writeIDs(a, uint32(r), uint32(e), uint32(s))
+}
+
+func (t *Thread) writeIDs(a *SyscallArgs, ids ...uint32) (uint64, error) {
+	for i, id := range ids {
+		if err := t.writeU32(a.A[i], id); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+// Getgroups implements Linux syscall getgroups(2).
+func Getgroups(t *Thread, a *SyscallArgs) (uint64, error) {
+	gs, err := unix.Getgroups()
+	if err != nil {
+		return 0, errno(err)
+	}
+	n := a.Int(0)
+	if n == 0 {
+		return uint64(len(gs)), nil
+	}
+	if n < len(gs) {
+		return 0, unix.EINVAL
+	}
+	b := make([]byte, 4*len(gs))
+	for i, g := range gs {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(g))
+	}
+	return uint64(len(gs)), t.CopyOut(a.A[1], b)
+}
+
+// Getpgrp implements Linux syscall getpgrp(2).
+func Getpgrp(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getpgrp()), nil }
+
+// Getpgid implements Linux syscall getpgid(2).
+func Getpgid(t *Thread, a *SyscallArgs) (uint64, error) {
+	g, err := unix.Getpgid(a.Int(0))
+	return uint64(g), errno(err)
+}
+
+// Setpgid implements Linux syscall setpgid(2) (on the host process, which
+// the guest is).
+func Setpgid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return 0, errno(unix.Setpgid(a.Int(0), a.Int(1)))
+}
+
+// Getsid implements Linux syscall getsid(2).
+func Getsid(t *Thread, a *SyscallArgs) (uint64, error) {
+	s, err := unix.Getsid(a.Int(0))
+	return uint64(s), errno(err)
+}
+
+// Setsid implements Linux syscall setsid(2).
+func Setsid(t *Thread, a *SyscallArgs) (uint64, error) {
+	s, err := unix.Setsid()
+	return uint64(s), errno(err)
+}
+
+// rlimit reads or writes a guest resource limit; the host's limits are
+// not changed.
+func (t *Thread) prlimit(res int, newAddr, oldAddr uint64) (uint64, error) {
+	if res < 0 || res >= rlimNLimits {
+		return 0, unix.EINVAL
+	}
+	lim := &t.P.rlimits[res]
+	old := *lim
+	if newAddr != 0 {
+		var nl unix.Rlimit
+		if err := copyInStruct(t, newAddr, &nl); err != nil {
+			return 0, err
+		}
+		if nl.Cur > nl.Max {
+			return 0, unix.EINVAL
+		}
+		if nl.Max > old.Max && unix.Geteuid() != 0 {
+			return 0, unix.EPERM
+		}
+		*lim = nl
+		if res == unix.RLIMIT_NOFILE {
+			t.P.fds.limit = int(min(nl.Cur, 1<<20))
+		}
+	}
+	if oldAddr != 0 {
+		if err := copyOutStruct(t, oldAddr, &old); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+// Getrlimit implements Linux syscall getrlimit(2).
+func Getrlimit(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.prlimit(a.Int(0), 0, a.A[1])
+}
+
+// Setrlimit implements Linux syscall setrlimit(2).
+func Setrlimit(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.prlimit(a.Int(0), a.A[1], 0)
+}
+
+// Prlimit64 implements Linux syscall prlimit64(2) for the process itself.
+func Prlimit64(t *Thread, a *SyscallArgs) (uint64, error) {
+	if pid := a.Int(0); pid != 0 && pid != t.P.PID {
+		return 0, unix.ESRCH
+	}
+	return t.prlimit(a.Int(1), a.A[2], a.A[3])
+}
+
+// Getrusage implements Linux syscall getrusage(2) (the host's figures,
+// which include the emulator's own work).
+func Getrusage(t *Thread, a *SyscallArgs) (uint64, error) {
+	var ru unix.Rusage
+	who := a.Int(0)
+	if who == unix.RUSAGE_THREAD {
+		who = unix.RUSAGE_SELF
+	}
+	if err := unix.Getrusage(who, &ru); err != nil {
+		return 0, errno(err)
+	}
+	return 0, copyOutStruct(t, a.A[1], &ru)
+}
+
+// Times implements Linux syscall times(2).
+func Times(t *Thread, a *SyscallArgs) (uint64, error) {
+	var tms unix.Tms
+	r, err := unix.Times(&tms)
+	if err != nil {
+		return 0, errno(err)
+	}
+	if a.A[0] != 0 {
+		if err := copyOutStruct(t, a.A[0], &tms); err != nil {
+			return 0, err
+		}
+	}
+	return uint64(r), nil
+}
+
+// Uname implements Linux syscall uname(2) (the host's, machine x86_64).
+func Uname(t *Thread, a *SyscallArgs) (uint64, error) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return 0, errno(err)
+	}
+	clear(u.Machine[:])
+	copy(u.Machine[:], "x86_64")
+	return 0, copyOutStruct(t, a.A[0], &u)
+}
+
+// Sysinfo implements Linux syscall sysinfo(2).
+func Sysinfo(t *Thread, a *SyscallArgs) (uint64, error) {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0, errno(err)
+	}
+	return 0, copyOutStruct(t, a.A[0], &si)
+}
+
+// Getrandom implements Linux syscall getrandom(2).
+func Getrandom(t *Thread, a *SyscallArgs) (uint64, error) {
+	n := min(ioCount(a.A[1]), 1<<25)
+	return t.readInto(a.A[0], n, func(b []byte) (int, error) { return unix.Getrandom(b, a.Int(2)) })
+}
+
+// Prctl implements Linux syscall prctl(2) for the options programs use at
+// start-up.
+func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
+	switch a.Int(0) {
+	case unix.PR_SET_NAME:
+		var b [16]byte
+		s, err := t.CopyInString(a.A[1], 4096)
+		if err != nil {
+			return 0, err
+		}
+		copy(b[:15], s)
+		t.name = b
+		return 0, nil
+	case unix.PR_GET_NAME:
+		return 0, t.CopyOut(a.A[1], t.name[:])
+	case unix.PR_GET_DUMPABLE:
+		return 1, nil
+	case unix.PR_SET_DUMPABLE, unix.PR_SET_PDEATHSIG, unix.PR_SET_NO_NEW_PRIVS, unix.PR_SET_TIMERSLACK,
+		unix.PR_SET_CHILD_SUBREAPER, unix.PR_SET_KEEPCAPS, unix.PR_SET_THP_DISABLE:
+		return 0, nil
+	case unix.PR_GET_PDEATHSIG:
+		return 0, t.writeU32(a.A[1], 0)
+	case unix.PR_GET_NO_NEW_PRIVS, unix.PR_GET_CHILD_SUBREAPER, unix.PR_GET_KEEPCAPS, unix.PR_GET_THP_DISABLE:
+		return 0, nil
+	case unix.PR_GET_TIMERSLACK:
+		return 50000, nil
+	case unix.PR_CAPBSET_READ:
+		return 0, nil
+	}
+	return 0, unix.EINVAL
+}
+
+// arch_prctl codes.
+const (
+	archSetGS = 0x1001
+	archSetFS = 0x1002
+	archGetFS = 0x1003
+	archGetGS = 0x1004
+)
+
+// ArchPrctl implements Linux syscall arch_prctl(2).
+func ArchPrctl(t *Thread, a *SyscallArgs) (uint64, error) {
+	c := t.CPU
+	switch a.Int(0) {
+	case archSetFS:
+		if a.A[1] >= taskSize {
+			return 0, unix.EPERM
+		}
+		c.FSBase = a.A[1]
+	case archSetGS:
+		if a.A[1] >= taskSize {
+			return 0, unix.EPERM
+		}
+		c.GSBase = a.A[1]
+	case archGetFS:
+		return 0, t.writeU64(a.A[1], c.FSBase)
+	case archGetGS:
+		return 0, t.writeU64(a.A[1], c.GSBase)
+	default:
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// Fork implements Linux syscall fork(2): ttd runs one process, so it
+// fails with ENOSYS (not EAGAIN, which shells retry for seconds).
+func Fork(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ENOSYS }
+
+// Clone implements Linux syscall clone(2): new threads fail as when a
+// resource limit is reached (EAGAIN, what pthread_create reports), new
+// processes with ENOSYS.
+func Clone(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.A[0]&unix.CLONE_THREAD != 0 {
+		return 0, unix.EAGAIN
+	}
+	return 0, unix.ENOSYS
+}
+
+// Wait4 implements Linux syscall wait4(2): there are never children.
+func Wait4(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ECHILD }
+
+// Waitid implements Linux syscall waitid(2): there are never children.
+func Waitid(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ECHILD }
+
+// SchedYield implements Linux syscall sched_yield(2).
+func SchedYield(t *Thread, a *SyscallArgs) (uint64, error) { return 0, nil }
+
+// SchedGetaffinity implements Linux syscall sched_getaffinity(2): the
+// guest sees one CPU.
+func SchedGetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.A[1] < 8 || a.A[1]%8 != 0 {
+		return 0, unix.EINVAL
+	}
+	var b [8]byte
+	b[0] = 1
+	return 8, t.CopyOut(a.A[2], b[:])
+}
+
+// SchedSetaffinity implements Linux syscall sched_setaffinity(2).
+func SchedSetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
+	return 0, nil
+}
+
+// SchedGetscheduler implements Linux syscall sched_getscheduler(2).
+func SchedGetscheduler(t *Thread, a *SyscallArgs) (uint64, error) { return 0, nil } // SCHED_OTHER
+
+// SchedGetparam implements Linux syscall sched_getparam(2).
+func SchedGetparam(t *Thread, a *SyscallArgs) (uint64, error) { return 0, t.writeU32(a.A[1], 0) }
+
+// Getpriority implements Linux syscall getpriority(2).
+func Getpriority(t *Thread, a *SyscallArgs) (uint64, error) {
+	p, err := unix.Getpriority(a.Int(0), a.Int(1))
+	return uint64(20 - p), errno(err)
+}
+
+// Setpriority implements Linux syscall setpriority(2).
+func Setpriority(t *Thread, a *SyscallArgs) (uint64, error) {
+	return 0, errno(unix.Setpriority(a.Int(0), a.Int(1), a.Int(2)))
+}
+
+// Getcpu implements Linux syscall getcpu(2).
+func Getcpu(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.A[0] != 0 {
+		if err := t.writeU32(a.A[0], 0); err != nil {
+			return 0, err
+		}
+	}
+	if a.A[1] != 0 {
+		if err := t.writeU32(a.A[1], 0); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
