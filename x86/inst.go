@@ -42,7 +42,7 @@ type Operand struct {
 	Index uint8
 	Scale uint8 // shift count: 0-3
 	Seg   uint8
-	A32   bool // 32-bit address size (a 67 prefix): the address wraps at 4 GiB
+	A32   bool   // 32-bit address size (a 67 prefix): the address wraps at 4 GiB
 	Imm   uint64 // displacement for KMem, value for KImm, target for KRel
 }
 
