@@ -66,6 +66,13 @@ func init() {
 // fetch reads up to 15 code bytes at pc into buf, checking execute
 // permission; it returns how many bytes are readable.
 func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
+	if cc.Provider != nil && cc.provided != nil {
+		off := pc - cc.providedPC
+		if off >= uint64(len(cc.provided)) {
+			return 0
+		}
+		return copy(buf, cc.provided[off:])
+	}
 	n := 0
 	for n < len(buf) {
 		p := cc.mem.PageAt((pc + uint64(n)) >> PageShift)
@@ -80,6 +87,13 @@ func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
 // decodeBlock decodes the block starting at pc. A fetch fault at pc
 // itself panics with *Fault; later ones end the block early.
 func (cc *CodeCache) decodeBlock(pc uint64) *Block {
+	if cc.Provider != nil {
+		cc.provided, cc.providedPC = cc.Provider(pc), pc
+		if cc.provided == nil {
+			cc.provided = []byte{}
+		}
+		defer func() { cc.provided = nil }()
+	}
 	b := &Block{PC: pc, firstPage: pc >> PageShift}
 	var buf [16]byte
 	var code []byte
@@ -268,8 +282,32 @@ func decodeInst(pc uint64, code []byte) Inst {
 	if in.Fn == nil {
 		in.Fn = unimplemented
 		in.Flags |= InstEndsBlock
+	} else if isSync(&in) {
+		in.inner = in.Fn
+		in.Fn = syncWrap
 	}
 	return in
+}
+
+// isSync reports whether in is a point of inter-thread synchronisation:
+// lock-prefixed, implicitly locked (xchg with memory, cmpxchg, xadd) or a
+// fence.
+func isSync(in *Inst) bool {
+	switch in.Op {
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE, x86asm.CMPXCHG, x86asm.CMPXCHG8B,
+		x86asm.CMPXCHG16B, x86asm.XADD:
+		return true
+	case x86asm.XCHG:
+		return in.Args[0].Kind == KMem || in.Args[1].Kind == KMem
+	}
+	return in.Lock
+}
+
+func syncWrap(c *CPU, in *Inst) {
+	if c.Obs != nil {
+		c.Obs.Sync(c, in)
+	}
+	in.inner(c, in)
 }
 
 // endbrLen recognises F3 0F 1E /r (endbr64, endbr32, rdssp, reserved NOPs).

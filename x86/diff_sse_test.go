@@ -3,6 +3,7 @@ package x86
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -234,6 +235,25 @@ func sseDiffTests() []diffTest {
 	}
 	add("addps 8(%rsi), %xmm1", 10, gen32) // #GP: misaligned
 	add("mulpd 4(%rsi), %xmm1", 10, gen64)
+	add("addpd %xmm10, %xmm9", 20, gen64) // REX registers (random contents)
+	add("divss %xmm1, %xmm15", 20, gen32)
+	add("subpd (%rsi,%rcx,8), %xmm1", 50, withRCX(gen64, 2)) // index register
+	add("maxsd -8(%rsi,%rcx,8), %xmm1", 50, withRCX(gen64, 3))
+	add("movups -0x800(%rip), %xmm1", 5, genInt) // reads the code page
+	// Unmasked exceptions: SIGFPE, the flags it leaves and the unchanged
+	// destination.
+	for _, a := range []string{"mulps %xmm2, %xmm1", "divpd %xmm2, %xmm1", "addss %xmm2, %xmm1",
+		"sqrtsd %xmm2, %xmm1", "cvtpd2ps %xmm2, %xmm1", "cvttps2dq %xmm2, %xmm1", "cmpltpd %xmm2, %xmm1",
+		"maxps %xmm2, %xmm1", "comisd %xmm2, %xmm1", "cvtsi2ss %rax, %xmm1", "cvtsd2si %xmm2, %eax"} {
+		gen := unmasked(gen32)
+		if strings.Contains(a, "pd ") || strings.Contains(a, "sd ") || strings.Contains(a, "sd2") {
+			gen = unmasked(gen64)
+		}
+		if strings.HasPrefix(a, "cvtsi") {
+			gen = unmasked(genCvtInt)
+		}
+		add(a, 300, gen)
+	}
 	for pred := 0; pred < 8; pred++ {
 		add(fmt.Sprintf("cmpps $%d, %%xmm2, %%xmm1", pred), 300, gen32)
 		add(fmt.Sprintf("cmppd $%d, %%xmm2, %%xmm1", pred), 300, gen64)
@@ -423,6 +443,23 @@ func sseDiffTests() []diffTest {
 	add("pinsrw $5, 6(%rsi), %xmm1", 10, genInt)
 	add("pextrw $3, %xmm9, %r11", 10, genInt)
 	return t
+}
+
+// withRCX sets rcx (an index register) after gen.
+func withRCX(gen func(*diffGen, *diffState), v uint64) func(*diffGen, *diffState) {
+	return func(g *diffGen, s *diffState) {
+		gen(g, s)
+		s.R[RCX] = v
+	}
+}
+
+// unmasked replaces gen's MXCSR by one with random masks, rounding, DAZ
+// and FTZ, and no flags set.
+func unmasked(gen func(*diffGen, *diffState)) func(*diffGen, *diffState) {
+	return func(g *diffGen, s *diffState) {
+		gen(g, s)
+		s.MXCSR = uint32(g.Intn(64))<<7 | uint32(g.Intn(4))<<13 | uint32(g.Intn(2))*MxDAZ | uint32(g.Intn(2))*MxFZ
+	}
 }
 
 // genCvtIntLanes fills XMM and memory with int32 lanes near float

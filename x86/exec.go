@@ -140,6 +140,15 @@ func (c *CPU) recoverExit(exit *Exit) {
 	*exit = c.exit
 }
 
+// Retired is the number of instructions this CPU has retired, exact also
+// inside a block (for observers called during execution).
+func (c *CPU) Retired() uint64 {
+	if c.blk != nil {
+		return c.Icount + uint64(c.blkIdx)
+	}
+	return c.Icount
+}
+
 // Step executes exactly one instruction.
 func (c *CPU) Step() Exit { return c.Run(1) }
 

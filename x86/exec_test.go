@@ -133,3 +133,28 @@ func BenchmarkDispatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(insts), "ns/inst")
 }
+
+func TestStateRoundTrip(t *testing.T) {
+	c := newTestCPU(t, loopCode)
+	c.Run(1000)
+	c.X[3] = XMM{1, 2}
+	c.FPU.Regs[2].Mant = 99
+	c.FSBase = 0x1234
+	b := c.MarshalState(nil)
+	if len(b) != StateSize {
+		t.Fatalf("state is %d bytes, want %d", len(b), StateSize)
+	}
+	d := newTestCPU(t, loopCode)
+	if err := d.UnmarshalState(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.MarshalState(nil); string(got) != string(b) {
+		t.Fatal("state differs after a round trip")
+	}
+	// Both continue identically.
+	c.Run(1 << 40)
+	d.Run(1 << 40)
+	if c.R != d.R || c.Rflags() != d.Rflags() || c.Icount != d.Icount {
+		t.Fatalf("diverged:\n%v\n%v", c, d)
+	}
+}

@@ -63,6 +63,9 @@ type Inst struct {
 	// Aux is handler-specific data fixed at decode time (e.g. a
 	// condition code or an opcode byte).
 	Aux uint32
+	// inner is the real handler of instructions whose Fn is a wrapper
+	// (syncWrap for locked instructions).
+	inner Handler
 }
 
 // Rep prefixes.

@@ -19,6 +19,10 @@ type Observer interface {
 	// Decoded is called when a block of code is decoded from guest
 	// memory (the recorder logs code bytes from here).
 	Decoded(c *CPU, b *Block)
+	// Sync is called before a lock-prefixed or implicitly locked
+	// instruction (xchg with memory, cmpxchg, xadd…) or a fence executes:
+	// the points where iDNA writes key frames. c.Retired() is its position.
+	Sync(c *CPU, in *Inst)
 }
 
 // Env answers the instructions whose result comes from outside the CPU.

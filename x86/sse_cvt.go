@@ -92,6 +92,11 @@ func cvt64to32(a uint64, mx uint32) (uint64, uint32) {
 			return rb, pe(float64(r) != f64(a))
 		}
 	}
+	return cvt64to32Exact(a, mx)
+}
+
+// cvt64to32Exact is cvt64to32 without the host fast path.
+func cvt64to32Exact(a uint64, mx uint32) (uint64, uint32) {
 	a = fmt64.daz(a, mx)
 	s := a >> 63 << 31
 	switch {

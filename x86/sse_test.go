@@ -135,3 +135,67 @@ func TestSSEImplemented(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftFloatMatchesHost checks the exact model against the host's own
+// float32/float64 arithmetic (Go compiles it to the same SSE instructions,
+// NaN rules included) under the default MXCSR, and the fast paths'
+// exception flags against the exact model's, on many more inputs than the
+// differential test runs. It needs no C compiler.
+func TestSoftFloatMatchesHost(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	g := &diffGen{Rand: r}
+	type op struct {
+		name string
+		fast fop
+		soft fop
+		host func(a, b uint64) uint64
+		w    int
+	}
+	h32 := func(f func(x, y float32) float32) func(a, b uint64) uint64 {
+		return func(a, b uint64) uint64 { return b32(f(f32(a), f32(b))) }
+	}
+	h64 := func(f func(x, y float64) float64) func(a, b uint64) uint64 {
+		return func(a, b uint64) uint64 { return math.Float64bits(f(f64(a), f64(b))) }
+	}
+	ops := []op{
+		{"add32", add32, fmt32.add, h32(func(x, y float32) float32 { return x + y }), 32},
+		{"sub32", sub32, fmt32.sub, h32(func(x, y float32) float32 { return x - y }), 32},
+		{"mul32", mul32, fmt32.mul, h32(func(x, y float32) float32 { return x * y }), 32},
+		{"div32", div32, fmt32.div, h32(func(x, y float32) float32 { return x / y }), 32},
+		{"sqrt32", sqrt32b, func(a, b uint64, mx uint32) (uint64, uint32) { return fmt32.sqrt(a, mx) },
+			func(a, b uint64) uint64 { return b32(float32(math.Sqrt(float64(f32(a))))) }, 32},
+		{"add64", add64, fmt64.add, h64(func(x, y float64) float64 { return x + y }), 64},
+		{"sub64", sub64, fmt64.sub, h64(func(x, y float64) float64 { return x - y }), 64},
+		{"mul64", mul64, fmt64.mul, h64(func(x, y float64) float64 { return float64(x * y) }), 64},
+		{"div64", div64, fmt64.div, h64(func(x, y float64) float64 { return x / y }), 64},
+		{"sqrt64", sqrt64b, func(a, b uint64, mx uint32) (uint64, uint32) { return fmt64.sqrt(a, mx) },
+			func(a, b uint64) uint64 { return math.Float64bits(math.Sqrt(f64(a))) }, 64},
+		{"cvt64to32", func(a, b uint64, mx uint32) (uint64, uint32) { return cvt64to32(a, mx) },
+			func(a, b uint64, mx uint32) (uint64, uint32) { return cvt64to32Exact(a, mx) },
+			func(a, b uint64) uint64 { return b32(float32(f64(a))) }, 64},
+	}
+	n := 200000
+	if testing.Short() {
+		n = 20000
+	}
+	for _, o := range ops {
+		bad := 0
+		for i := 0; i < n; i++ {
+			var a, b uint64
+			if o.w == 32 {
+				a, b = randF32(g), randF32(g)
+			} else {
+				a, b = randF64(g), randF64(g)
+			}
+			want := o.host(a, b)
+			sr, sf := o.soft(a, b, mxDefault)
+			fr, ff := o.fast(a, b, mxDefault)
+			if sr != want || fr != want || sf != ff {
+				if bad++; bad <= 5 {
+					t.Errorf("%s(%#x, %#x): host %#x, exact %#x flags %#x, fast %#x flags %#x",
+						o.name, a, b, want, sr, sf, fr, ff)
+				}
+			}
+		}
+	}
+}

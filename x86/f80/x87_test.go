@@ -400,7 +400,7 @@ func TestArith(t *testing.T) {
 	pair := func() (F80, F80) { return randPair(r) }
 	single := func() (F80, F80) { return randF80(r), Zero }
 	for _, op := range []string{"add", "sub", "mul", "div"} {
-		add(op, allCW, 3000, pair)
+		add(op, allCW, 8000, pair)
 		// all special pairs
 		for _, cw := range allCW {
 			for _, a := range specials {
@@ -449,7 +449,7 @@ func TestArith(t *testing.T) {
 		}
 		return a, Zero
 	}
-	add("sqrt", allCW, 3000, sq)
+	add("sqrt", allCW, 6000, sq)
 	intish := func() (F80, F80) {
 		a := randF80(r)
 		if r.Intn(2) == 0 {
