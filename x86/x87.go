@@ -117,7 +117,22 @@ const (
 	fDivR
 )
 
-func (c *CPU) farith(op uint32, a, b f80.F80) f80.F80 {
+// fmemOperand converts an arithmetic instruction's memory operand; the
+// conversion's exceptions are merged with the operation's by farith.
+func (c *CPU) fmemOperand(o *Operand, integer bool) (f80.F80, f80.Exc) {
+	a := c.ea(o)
+	switch {
+	case integer && o.Size == 2:
+		return f80.FromInt64(int64(int16(c.load16(a)))), 0
+	case integer:
+		return f80.FromInt64(int64(int32(c.load32(a)))), 0
+	case o.Size == 4:
+		return f80.OperandFloat32(f32frombits(uint32(c.load32(a))))
+	}
+	return f80.OperandFloat64(f64frombits(c.load64(a)))
+}
+
+func (c *CPU) farith(op uint32, a, b f80.F80, eop f80.Exc) f80.F80 {
 	rc, pc := c.fpuRC(), c.fpuPC()
 	var r f80.F80
 	var e f80.Exc
@@ -135,11 +150,9 @@ func (c *CPU) farith(op uint32, a, b f80.F80) f80.F80 {
 	case fDivR:
 		r, e = f80.Div(b, a, rc, pc)
 	}
+	e = f80.MergeOperandExc(a, e, eop)
 	c.FPU.SW &^= swC1
-	c.fexc(e)
-	if e&f80.C1 != 0 {
-		c.FPU.SW |= swC1
-	}
+	c.fexcC1(e)
 	return r
 }
 
@@ -151,13 +164,14 @@ func opFArith(c *CPU, in *Inst) {
 	switch {
 	case in.NArgs == 0:
 		// fxxxp with no operands: ST(1) = ST(1) op ST(0), pop.
-		c.setSt(1, c.farith(op, c.st(1), c.st(0)))
+		c.setSt(1, c.farith(op, c.st(1), c.st(0), 0))
 	case in.Args[0].Kind == KMem:
-		m := c.fmemLoad(&in.Args[0], integer)
-		c.setSt(0, c.farith(op, c.st(0), m))
+		m, eop := c.fmemOperand(&in.Args[0], integer)
+		a := c.st(0)
+		c.setSt(0, c.farith(op, a, m, eop))
 	default:
 		d, s := in.Args[0].Reg, in.Args[1].Reg
-		c.setSt(d, c.farith(op, c.st(d), c.st(s)))
+		c.setSt(d, c.farith(op, c.st(d), c.st(s), 0))
 	}
 	if pop {
 		c.fpop()
@@ -392,11 +406,23 @@ func opFunary(c *CPU, in *Inst) {
 	case x86asm.FSCALE:
 		r, e = f80.Scale(v, c.st(1), rc)
 	case x86asm.F2XM1:
-		r, e = xF2xm1(v, rc)
-	case x86asm.FSIN:
-		r, e = xSin(v, rc)
-	case x86asm.FCOS:
-		r, e = xCos(v, rc)
+		r, e = f80.F2xm1(v, rc)
+	case x86asm.FSIN, x86asm.FCOS:
+		var ok bool
+		if in.Op == x86asm.FSIN {
+			r, e, ok = f80.Sin(v, rc)
+		} else {
+			r, e, ok = f80.Cos(v, rc)
+		}
+		c.FPU.SW &^= swC1 | swC2
+		if !ok {
+			// |x| >= 2^63: C2 set, ST0 unchanged.
+			c.FPU.SW |= swC2
+			return
+		}
+		c.fexcC1(e)
+		c.setSt(0, r)
+		return
 	}
 	c.FPU.SW &^= swC1 | swC2
 	c.fexcC1(e)
@@ -410,11 +436,11 @@ func opFbinPop(c *CPU, in *Inst) {
 	var e f80.Exc
 	switch in.Op {
 	case x86asm.FYL2X:
-		r, e = xYl2x(y, x, rc)
+		r, e = f80.Yl2x(y, x, rc)
 	case x86asm.FYL2XP1:
-		r, e = xYl2xp1(y, x, rc)
+		r, e = f80.Yl2xp1(y, x, rc)
 	case x86asm.FPATAN:
-		r, e = xPatan(y, x, rc)
+		r, e = f80.Patan(y, x, rc)
 	}
 	c.FPU.SW &^= swC1
 	c.fexcC1(e)
@@ -423,19 +449,25 @@ func opFbinPop(c *CPU, in *Inst) {
 }
 
 func opFptan(c *CPU, in *Inst) {
-	r, e := xTan(c.st(0), c.fpuRC())
+	r, push, e, ok := f80.Tan(c.st(0), c.fpuRC())
 	c.FPU.SW &^= swC1 | swC2
+	if !ok {
+		c.FPU.SW |= swC2
+		return
+	}
 	c.fexcC1(e)
 	c.setSt(0, r)
-	c.fpush(f80.One)
+	c.fpush(push)
 }
 
 func opFsincos(c *CPU, in *Inst) {
-	v := c.st(0)
-	s, e1 := xSin(v, c.fpuRC())
-	co, e2 := xCos(v, c.fpuRC())
+	s, co, e, ok := f80.SinCos(c.st(0), c.fpuRC())
 	c.FPU.SW &^= swC1 | swC2
-	c.fexcC1(e1 | e2)
+	if !ok {
+		c.FPU.SW |= swC2
+		return
+	}
+	c.fexcC1(e)
 	c.setSt(0, s)
 	c.fpush(co)
 }

@@ -240,7 +240,7 @@ func propagate2(a, b F80) (F80, Exc) {
 	return quiet(a), e
 }
 
-// roundFrac tells whether a value whose discarded part is rb (a binary
+// roundsUp tells whether a value whose discarded part is rb (a binary
 // fraction of one unit in the last place, 1<<63 = one half), sign sign and
 // last kept bit odd rounds up in magnitude under rc.
 func roundsUp(rb uint64, odd, sign bool, rc Rounding) bool {
@@ -268,7 +268,7 @@ func precBits(pc Precision) uint {
 	return 64
 }
 
-// roundBits splits sig:extra at precision p: it returns sig with the
+// splitRound splits sig:extra at precision p: it returns sig with the
 // discarded bits cleared, the unit in the last place and the discarded
 // part as a binary fraction of that unit (with a sticky bit).
 func splitRound(sig, extra uint64, p uint) (kept, ulp, rb uint64) {

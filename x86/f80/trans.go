@@ -64,7 +64,7 @@ func fromBig(x *big.Float, rc Rounding) (F80, Exc) {
 	return r, e | PE
 }
 
-// constant returns c (a multiple of pi) rounded under rc as a result.
+// constRes returns c (a multiple of pi), negated if neg, rounded under rc.
 func constRes(c *big.Float, neg bool, rc Rounding) (F80, Exc) {
 	x := newF().Set(c)
 	if neg {
