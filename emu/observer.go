@@ -22,6 +22,14 @@ type Observer interface {
 	ThreadExit(t *Thread, code int)
 	// ProcessExit is called once when the process ends.
 	ProcessExit(p *Process, st ExitStatus)
+	// Switch is called when the scheduler starts running a different
+	// thread than the one that ran last, before it executes anything.
+	Switch(t *Thread)
+	// Checkpoint is called each time the global instruction count
+	// (Process.Icount) reaches a multiple of Config.CheckpointEvery,
+	// between instructions, after the events of the instruction that
+	// reached it (its syscall, a signal delivery) were handled.
+	Checkpoint(p *Process)
 }
 
 // SyscallEvent describes one completed syscall.

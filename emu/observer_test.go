@@ -119,3 +119,6 @@ func TestLazyReservation(t *testing.T) {
 		t.Errorf("after unmap: %d pages, vmas %v", n, mm.Maps())
 	}
 }
+
+func (o *recordingObserver) Switch(t *Thread)      {}
+func (o *recordingObserver) Checkpoint(p *Process) {}

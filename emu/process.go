@@ -43,6 +43,10 @@ type Config struct {
 	// the status the guest dies with.
 	BeforeHostKill func(st ExitStatus)
 
+	// CheckpointEvery makes the process call Observer.Checkpoint every
+	// that many instructions (global count); 0 means never.
+	CheckpointEvery uint64
+
 	// Observer receives OS-level events; CPUObserver is installed on
 	// every thread's CPU. Both may be nil.
 	Observer    Observer
@@ -141,6 +145,44 @@ type Process struct {
 	exited bool
 	status ExitStatus
 	err    error
+
+	// retiredByExited counts the instructions of threads that exited.
+	retiredByExited uint64
+	nextCheckpoint  uint64
+}
+
+// Icount is the number of instructions retired by all threads.
+func (p *Process) Icount() uint64 {
+	n := p.retiredByExited
+	for _, t := range p.Threads {
+		n += t.CPU.Icount
+	}
+	return n
+}
+
+// budget is how many instructions a thread may run before the process
+// must regain control (for the next checkpoint).
+func (p *Process) budget() uint64 {
+	if p.obs == nil || p.cfg.CheckpointEvery == 0 {
+		return runBudget
+	}
+	now := p.Icount()
+	if p.nextCheckpoint <= now {
+		p.nextCheckpoint = (now/p.cfg.CheckpointEvery + 1) * p.cfg.CheckpointEvery
+	}
+	return min(runBudget, p.nextCheckpoint-now)
+}
+
+// checkpointDue calls Observer.Checkpoint when the global count reached
+// the next checkpoint.
+func (p *Process) checkpointDue() {
+	if p.obs == nil || p.cfg.CheckpointEvery == 0 || p.exited {
+		return
+	}
+	if p.Icount() == p.nextCheckpoint {
+		p.obs.Checkpoint(p)
+		p.nextCheckpoint += p.cfg.CheckpointEvery
+	}
 }
 
 // NewProcess loads cfg.Path and prepares its main thread, ready to Run.

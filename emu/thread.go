@@ -51,7 +51,7 @@ func (t *Thread) buf(n int) []byte {
 func (t *Thread) run() {
 	p := t.P
 	c := t.CPU
-	ex := c.Run(runBudget)
+	ex := c.Run(p.budget())
 	switch ex.Reason {
 	case x86.ExitBudget, x86.ExitYield, x86.ExitNone:
 	case x86.ExitSyscall:
@@ -102,6 +102,7 @@ func (t *Thread) run() {
 	}
 	p.pollHostSignals(t)
 	t.deliverSignals()
+	p.checkpointDue()
 }
 
 // disasm disassembles the guest instruction at pc for messages.

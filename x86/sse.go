@@ -115,9 +115,9 @@ func (c *CPU) load128a(o *Operand) XMM { return c.load128(c.eaAligned(o)) }
 
 // buildX returns a builder running f with Args[0] (an XMM register) as the
 // destination and Args[1] as the source. A 16-byte memory source must be
-// aligned unless unaligned is set; 8- and 4-byte memory sources are loaded
-// into the low lane with the rest zero.
-func buildX(f xfn, unaligned bool) Builder {
+// aligned; 8- and 4-byte memory sources are loaded into the low lane with
+// the rest zero.
+func buildX(f xfn) Builder {
 	return func(in *Inst) Handler {
 		if in.Args[0].Kind != KXMM {
 			return nil
@@ -128,12 +128,6 @@ func buildX(f xfn, unaligned bool) Builder {
 		case KMem:
 			switch in.MemSize {
 			case 16:
-				if unaligned {
-					return func(c *CPU, in *Inst) {
-						s := c.load128(c.ea(&in.Args[1]))
-						f(c, in, &c.X[in.Args[0].Reg], s)
-					}
-				}
 				return func(c *CPU, in *Inst) {
 					s := c.load128a(&in.Args[1])
 					f(c, in, &c.X[in.Args[0].Reg], s)
@@ -158,7 +152,7 @@ func buildX(f xfn, unaligned bool) Builder {
 // memory source.
 func sse(f xfn, ops ...x86asm.Op) {
 	for _, op := range ops {
-		register(op, buildX(f, false))
+		register(op, buildX(f))
 	}
 }
 
@@ -247,9 +241,9 @@ func init() {
 	handle(x86asm.STMXCSR, func(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, uint64(c.MXCSR)) })
 
 	// Fences order memory between threads; ttd runs one thread at a time
-	// so they do nothing to the state. TODO(recorder): iDNA writes a key
-	// frame at every fence; the recorder should see these (for example by
-	// marking the instructions at decode time).
+	// so they do nothing to the state. The recorder still sees each one
+	// (a key frame in iDNA): the decoder wraps them in syncWrap, which
+	// reports Observer.Sync.
 	handle(x86asm.LFENCE, opNop)
 	handle(x86asm.MFENCE, opNop)
 	handle(x86asm.SFENCE, opNop)

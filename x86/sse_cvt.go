@@ -16,7 +16,7 @@ import (
 func (f *ffmt) fromInt(v int64, mx uint32) (uint64, uint32) {
 	m := uint64(v)
 	if m+1<<f.frac < 1<<(f.frac+1) {
-		// |v| < 2^p (minus one): exact in the format.
+		// -2^frac <= v < 2^frac: exact in the format.
 		if f == fmt32 {
 			return b32(float32(v)), 0
 		}

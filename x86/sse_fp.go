@@ -5,10 +5,12 @@ package x86
 // Each lane operation first tries the host's own float32/float64
 // arithmetic, which rounds exactly as the default MXCSR does, when MXCSR
 // is the default one (all exceptions masked, round to nearest, no DAZ or
-// FTZ) and operands and result are ordinary normal numbers; it then only
-// has to find out whether the result was inexact (PE), with an exact error
-// term. Everything else (NaNs, infinities, zeros, denormals, underflow,
-// overflow, other rounding modes) goes to the exact model in sse_soft.go.
+// FTZ) and operands and result are zeros or ordinary normal numbers; it
+// then only has to find out whether the result was inexact (PE), with an
+// exact error term. Everything else (NaNs, infinities, denormals,
+// underflow, overflow, other MXCSR settings) goes to the exact model in
+// sse_soft.go. TestSoftFloatMatchesHost checks the two against each other
+// and the host; the differential test checks both against the CPU.
 
 import (
 	"math"
@@ -298,7 +300,7 @@ func buildCmp(f *ffmt, wrap func(fop) xfn) Builder {
 		if in.NArgs != 3 || in.Args[2].Kind != KImm {
 			return nil
 		}
-		return buildX(wrap(cmpOp(f, uint32(in.Args[2].Imm)&7)), false)(in)
+		return buildX(wrap(cmpOp(f, uint32(in.Args[2].Imm)&7)))(in)
 	}
 }
 
@@ -362,7 +364,7 @@ func init() {
 	// and por are hot in string functions) and for the same register as
 	// both operands (the xorps/pxor zeroing idiom).
 	logic := func(f func(a, b uint64) uint64, same, regs Handler, ops ...x86asm.Op) {
-		build := buildX(func(c *CPU, in *Inst, d *XMM, s XMM) { d[0], d[1] = f(d[0], s[0]), f(d[1], s[1]) }, false)
+		build := buildX(func(c *CPU, in *Inst, d *XMM, s XMM) { d[0], d[1] = f(d[0], s[0]), f(d[1], s[1]) })
 		for _, op := range ops {
 			register(op, func(in *Inst) Handler {
 				if isX(&in.Args[0]) && isX(&in.Args[1]) {

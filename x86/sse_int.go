@@ -184,7 +184,7 @@ func buildShift(w uint, f func(x uint64, n uint) uint64, big func(x uint64) uint
 		}
 		d[0], d[1] = f(d[0], uint(n)), f(d[1], uint(n))
 	}
-	byReg := buildX(func(c *CPU, in *Inst, d *XMM, s XMM) { apply(d, s[0]) }, false)
+	byReg := buildX(func(c *CPU, in *Inst, d *XMM, s XMM) { apply(d, s[0]) })
 	return func(in *Inst) Handler {
 		if !isX(&in.Args[0]) {
 			return nil
@@ -287,7 +287,7 @@ func init() {
 	sse(wordOp(func(a, b uint16) uint16 { return uint16(min(int16(a), int16(b))) }), x86asm.PMINSW)
 	sse(wordOp(func(a, b uint16) uint16 { return uint16(max(int16(a), int16(b))) }), x86asm.PMAXSW)
 
-	pcmpeqb := buildX(lanesEq(hiB, 8), false)
+	pcmpeqb := buildX(lanesEq(hiB, 8))
 	register(x86asm.PCMPEQB, func(in *Inst) Handler {
 		if isX(&in.Args[0]) && isX(&in.Args[1]) {
 			return pcmpeqbXX

@@ -29,6 +29,8 @@ var commands []command
 func init() {
 	commands = []command{
 		{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd},
+		{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd},
+		{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd},
 	}
 }
 
@@ -97,6 +99,32 @@ func flagError(c, args string, err error) int {
 	return 2
 }
 
+// programConfig resolves PROG (through PATH when it has no slash) and
+// returns the emulator configuration to run it with the caller's
+// environment; a non-zero status means PROG was not found.
+func programConfig(rest []string, verbose bool) (emu.Config, int) {
+	path := rest[0]
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd: %s: command not found\n", path)
+			return emu.Config{}, 127
+		}
+		path = p
+	}
+	return emu.Config{
+		Path:           path,
+		Args:           rest,
+		Env:            os.Environ(),
+		Verbose:        verbose,
+		Log:            os.Stderr,
+		ForwardSignals: true,
+		BeforeHostKill: func(st emu.ExitStatus) {
+			fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
+		},
+	}, 0
+}
+
 // runCmd implements "ttd run".
 func runCmd(name string, args []string) int {
 	const usageArgs = "[--verbose] [--] PROG [ARGS...]"
@@ -109,25 +137,9 @@ func runCmd(name string, args []string) int {
 	if len(rest) == 0 {
 		return flagError(name, usageArgs, errors.New("missing program"))
 	}
-	path := rest[0]
-	if !strings.Contains(path, "/") {
-		p, err := exec.LookPath(path)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ttd: %s: command not found\n", path)
-			return 127
-		}
-		path = p
-	}
-	cfg := emu.Config{
-		Path:           path,
-		Args:           rest,
-		Env:            os.Environ(),
-		Verbose:        *verbose,
-		Log:            os.Stderr,
-		ForwardSignals: true,
-		BeforeHostKill: func(st emu.ExitStatus) {
-			fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
-		},
+	cfg, status := programConfig(rest, *verbose)
+	if status != 0 {
+		return status
 	}
 	p, err := emu.NewProcess(cfg)
 	if err != nil {

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"ttd/reader"
+	"ttd/recorder"
+	"ttd/x86"
+)
+
+// recordCmd implements "ttd record".
+func recordCmd(name string, args []string) int {
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--verbose] [--] PROG [ARGS...]"
+	fs := newFlags(name, usageArgs)
+	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
+	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
+	every := fs.Uint64("checkpoint-every", 0, "instructions between checkpoints (0: the default)")
+	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
+	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	if err := fs.Parse(args); err != nil {
+		return flagError(name, usageArgs, err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return flagError(name, usageArgs, errors.New("missing program"))
+	}
+	cfg, status := programConfig(rest, *verbose)
+	if status != 0 {
+		return status
+	}
+	path := *out
+	if path == "" {
+		path = recorder.DefaultPath(".", rest[0])
+	} else if _, err := os.Lstat(path); err == nil {
+		fmt.Fprintf(os.Stderr, "ttd: %s exists; not overwriting it\n", path)
+		return 2
+	}
+	st, stats, err := recorder.Record(cfg, recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits})
+	if err != nil {
+		var ue *x86.UnimplementedError
+		switch {
+		case errors.As(err, &ue):
+			fmt.Fprintf(os.Stderr, "ttd: %s stopped: %v\n", rest[0], err)
+		case stats.Path == "":
+			fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
+			if errors.Is(err, os.ErrNotExist) {
+				return 127
+			}
+			return 126
+		default:
+			fmt.Fprintf(os.Stderr, "ttd: %s: %v\n", rest[0], err)
+		}
+	}
+	if st.Signal != 0 {
+		fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
+	}
+	if stats.Path != "" {
+		fmt.Fprintf(os.Stderr, "ttd: recorded %s: %d instructions, %s, %.3f bits/instruction, %.2f%% of %d reads predicted\n",
+			stats.Path, stats.Instructions, sizeString(stats.TraceBytes), stats.BitsPerInstruction(), 100*stats.HitRate(), stats.Reads)
+	}
+	return st.ExitCode()
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// replayCmd implements "ttd replay".
+func replayCmd(name string, args []string) int {
+	const usageArgs = "[--verify] [--quiet] TRACE"
+	fs := newFlags(name, usageArgs)
+	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
+	quiet := fs.Bool("quiet", false, "do not print the program's output")
+	if err := fs.Parse(args); err != nil {
+		return flagError(name, usageArgs, err)
+	}
+	if fs.NArg() != 1 {
+		return flagError(name, usageArgs, errors.New("want exactly one trace"))
+	}
+	path := fs.Arg(0)
+	tr, err := reader.Open(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
+		return 1
+	}
+	defer tr.Close()
+	rp, err := tr.NewReplay(0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd: %s: %v\n", path, err)
+		return 1
+	}
+	rp.Verify = *verify
+	if !*quiet {
+		rp.Output = func(fd int, b []byte) {
+			var w io.Writer = os.Stdout
+			if fd == 2 {
+				w = os.Stderr
+			}
+			w.Write(b)
+		}
+	}
+	err = rp.RunTo(^uint64(0))
+	base := filepath.Base(path)
+	switch {
+	case errors.Is(err, reader.ErrEnd):
+		e := rp.Exit()
+		fmt.Fprintf(os.Stderr, "ttd: replayed %s: %d instructions; the program %s\n", base, rp.Position(), describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr))
+		if *verify {
+			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
+		}
+		return 0
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		fmt.Fprintf(os.Stderr, "ttd: replayed %s up to position %d, where the trace ends (the recording was cut short)\n", base, rp.Position())
+		return 1
+	default:
+		fmt.Fprintf(os.Stderr, "ttd: replaying %s: %v\n", base, err)
+		return 1
+	}
+}
+
+func describeExit(kind string, code, signo int, addr uint64) string {
+	switch kind {
+	case "exited":
+		return fmt.Sprintf("exited with code %d", code)
+	case "crashed":
+		return fmt.Sprintf("was killed by signal %d (fault address %#x)", signo, addr)
+	case "killed":
+		return fmt.Sprintf("was killed by signal %d", signo)
+	}
+	return kind
+}

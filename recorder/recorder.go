@@ -1,0 +1,661 @@
+package recorder
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"ttd/emu"
+	"ttd/predict"
+	"ttd/tracefile"
+	"ttd/x86"
+)
+
+// DefaultCheckpointEvery is the default number of instructions between
+// checkpoints, chosen by measurement (see BenchmarkCheckpointInterval and
+// the notes in the README): small enough that a backward step re-simulates
+// quickly, large enough that checkpoints cost little trace space.
+const DefaultCheckpointEvery = 10_000_000
+
+// Options configure a recording.
+type Options struct {
+	// Path is the trace file to create.
+	Path string
+	// CacheBits is log2 of the prediction cache's size in 8-byte words
+	// (0 means predict.DefaultBits).
+	CacheBits uint
+	// CheckpointEvery is the number of instructions between checkpoints
+	// (0 means DefaultCheckpointEvery).
+	CheckpointEvery uint64
+	// EmbedBinaries stores every mapped ELF file in the trace.
+	EmbedBinaries bool
+	// ChunkSize is the trace's target chunk size (0: tracefile's default).
+	ChunkSize int
+}
+
+// Stats describe a finished recording.
+type Stats struct {
+	Path         string
+	Instructions uint64
+	Reads        uint64 // memory reads observed
+	LoggedReads  uint64 // reads the prediction cache missed
+	Writes       uint64
+	Syscalls     uint64
+	Checkpoints  uint64
+	CodeBytes    uint64
+	TraceBytes   int64
+}
+
+// HitRate is the fraction of reads the prediction cache predicted.
+func (s Stats) HitRate() float64 {
+	if s.Reads == 0 {
+		return 1
+	}
+	return 1 - float64(s.LoggedReads)/float64(s.Reads)
+}
+
+// BitsPerInstruction is the trace's density.
+func (s Stats) BitsPerInstruction() float64 {
+	if s.Instructions == 0 {
+		return 0
+	}
+	return float64(s.TraceBytes) * 8 / float64(s.Instructions)
+}
+
+// threadRec is the recorder's per-thread state.
+type threadRec struct {
+	tid   int
+	cpu   *x86.CPU
+	cache *predict.Cache
+	// reads counts the thread's reads since the last checkpoint;
+	// lastLogged is the count at its last logged read.
+	reads, lastLogged uint64
+	// seen is the thread's retired count already added to the global
+	// position.
+	seen uint64
+}
+
+// Recorder is the observer that writes the trace.
+type Recorder struct {
+	opts    Options
+	w       *tracefile.Writer
+	p       *emu.Process
+	threads []*threadRec
+	cur     *threadRec // the running thread
+	lastCPU *x86.CPU
+	lastRec *threadRec
+
+	pos uint64 // global position, up to cur.seen
+	seq uint64
+
+	regions []emu.Region
+	scratch []emu.Region
+	modules map[string]bool
+	regs    []byte
+	ranges  []tracefile.MemRange
+	stats   Stats
+	err     error
+}
+
+// Record runs cfg's program under the recorder and writes the trace.
+// The program's exit status is returned whatever happened to the trace;
+// err reports a failure to record.
+func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
+	if opts.CacheBits == 0 {
+		opts.CacheBits = predict.DefaultBits
+	}
+	if opts.CheckpointEvery == 0 {
+		opts.CheckpointEvery = DefaultCheckpointEvery
+	}
+	cwd, _ := os.Getwd()
+	if cfg.Dir != "" {
+		cwd = cfg.Dir
+	}
+	hdr := tracefile.Header{
+		ProgramPath: cfg.Path,
+		Args:        cfg.Args,
+		Cwd:         cwd,
+		Created:     time.Now().UTC(),
+		Recorder:    "ttd record",
+		Params: map[string]string{
+			"cachebits":       strconv.Itoa(int(opts.CacheBits)),
+			"checkpointevery": strconv.FormatUint(opts.CheckpointEvery, 10),
+		},
+	}
+	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})
+	if err != nil {
+		return emu.ExitStatus{}, Stats{}, err
+	}
+	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}}
+	r.stats.Path = opts.Path
+	cfg.Observer = r
+	cfg.CPUObserver = r
+	cfg.CheckpointEvery = opts.CheckpointEvery
+	p, err := emu.NewProcess(cfg)
+	if err != nil {
+		w.Close()
+		os.Remove(opts.Path)
+		return emu.ExitStatus{}, Stats{}, err
+	}
+	r.p = p
+	st, runErr := p.Run()
+	if cerr := w.Close(); cerr != nil && r.err == nil {
+		r.err = cerr
+	}
+	if ws := w.Stats(); ws.FileBytes > 0 {
+		r.stats.TraceBytes = ws.FileBytes
+	}
+	if fi, err := os.Stat(opts.Path); err == nil {
+		r.stats.TraceBytes = fi.Size()
+	}
+	r.stats.Instructions = r.pos
+	if runErr != nil {
+		return st, r.stats, runErr
+	}
+	return st, r.stats, r.err
+}
+
+func (r *Recorder) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// rec returns the per-thread state of the thread running on c.
+func (r *Recorder) rec(c *x86.CPU) *threadRec {
+	if c == r.lastCPU {
+		return r.lastRec
+	}
+	for _, t := range r.threads {
+		if t.cpu == c {
+			r.lastCPU, r.lastRec = c, t
+			return t
+		}
+	}
+	// A CPU replaced by execve: adopt it for the thread that owns it.
+	for _, th := range r.p.Threads {
+		if th.CPU == c {
+			for _, t := range r.threads {
+				if t.tid == th.TID {
+					if r.cur == t {
+						r.position()
+					}
+					t.cpu = c
+					t.seen = c.Retired()
+					r.lastCPU, r.lastRec = c, t
+					return t
+				}
+			}
+		}
+	}
+	t := r.newThread(0, c)
+	r.lastCPU, r.lastRec = c, t
+	return t
+}
+
+func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
+	t := &threadRec{tid: tid, cpu: c, cache: predict.New(r.opts.CacheBits), seen: c.Retired()}
+	r.threads = append(r.threads, t)
+	return t
+}
+
+func (r *Recorder) thread(t *emu.Thread) *threadRec {
+	tr := r.rec(t.CPU)
+	if tr.tid == 0 {
+		tr.tid = t.TID
+	}
+	return tr
+}
+
+// position brings the global position up to date with the running
+// thread's CPU and returns it. Only one thread runs at a time, so the
+// running thread's progress is all that is not yet counted.
+func (r *Recorder) position() uint64 {
+	if t := r.cur; t != nil {
+		n := t.cpu.Retired()
+		r.pos += n - t.seen
+		t.seen = n
+	}
+	return r.pos
+}
+
+func (r *Recorder) keyFrame(kind tracefile.KeyFrameKind, t *threadRec) uint64 {
+	pos := r.position()
+	r.seq++
+	r.w.KeyFrame(kind, t.tid, r.seq, pos)
+	return pos
+}
+
+// x86.Observer.
+
+// WantInstructions reports false: the recorder needs no per-instruction
+// callback, so the interpreter runs its fast loop.
+func (r *Recorder) WantInstructions() bool { return DebugInst != nil }
+
+// DebugInst, when set, sees every instruction with its position.
+var DebugInst func(pos uint64, c *x86.CPU, in *x86.Inst)
+
+// Instruction is called only for DebugInst.
+func (r *Recorder) Instruction(c *x86.CPU, in *x86.Inst) {
+	DebugInst(r.pos+c.Retired()-r.rec(c).seen, c, in)
+}
+
+// DebugAccess, when set, sees every memory access with its position (for
+// debugging divergences between recording and replay).
+var DebugAccess func(pos uint64, addr uint64, size int, val uint64, write bool)
+
+// MemRead logs the read if the thread's prediction cache misses it.
+func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64 {
+	t := r.rec(c)
+	if DebugAccess != nil {
+		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, false)
+	}
+	if n1 := predict.Split(addr, size); n1 != size {
+		lo := val & (1<<(8*uint(n1)) - 1)
+		r.read(t, addr, n1, lo)
+		r.read(t, addr+uint64(n1), size-n1, val>>(8*uint(n1)))
+		return val
+	}
+	r.read(t, addr, size, val)
+	return val
+}
+
+func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
+	t.reads++
+	r.stats.Reads++
+	if !t.cache.Read(addr, size, val) {
+		r.w.MemRead(t.reads-t.lastLogged, val, uint8(size))
+		t.lastLogged = t.reads
+		r.stats.LoggedReads++
+	}
+}
+
+// MemWrite keeps the thread's prediction cache up to date.
+func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
+	t := r.rec(c)
+	if DebugAccess != nil {
+		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, true)
+	}
+	r.stats.Writes++
+	if n1 := predict.Split(addr, size); n1 != size {
+		t.cache.Update(addr, n1, val&(1<<(8*uint(n1))-1))
+		t.cache.Update(addr+uint64(n1), size-n1, val>>(8*uint(n1)))
+		return
+	}
+	t.cache.Update(addr, size, val)
+}
+
+// updateCache enters bytes written outside the CPU (by the kernel side
+// of a syscall or by signal delivery) into the thread's cache.
+func updateCache(cache *predict.Cache, addr uint64, b []byte) {
+	for len(b) > 0 {
+		n := predict.Split(addr, min(len(b), 8))
+		var v uint64
+		for i := 0; i < n; i++ {
+			v |= uint64(b[i]) << (8 * i)
+		}
+		cache.Update(addr, n, v)
+		addr += uint64(n)
+		b = b[n:]
+	}
+}
+
+var nonDetKinds = map[string]tracefile.NonDetKind{
+	"CPUID": tracefile.NonDetCPUID, "RDTSC": tracefile.NonDetRDTSC, "RDTSCP": tracefile.NonDetRDTSCP,
+	"RDRAND": tracefile.NonDetRDRAND, "RDSEED": tracefile.NonDetRDSEED, "XGETBV": tracefile.NonDetXGETBV,
+}
+
+// NonDet logs the results of cpuid, rdtsc and friends.
+func (r *Recorder) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
+	t := r.rec(c)
+	r.w.NonDet(t.tid, nonDetKinds[in.Op.String()], vals)
+	return vals
+}
+
+// Decoded logs the bytes of every block as it is decoded: the replay
+// decodes the same blocks in the same order and takes its code from here.
+func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
+	r.w.CodeBytes(b.PC, b.Bytes)
+	r.stats.CodeBytes += uint64(len(b.Bytes))
+}
+
+// Sync writes a key frame before a locked instruction or a fence.
+func (r *Recorder) Sync(c *x86.CPU, in *x86.Inst) {
+	kind := tracefile.KeyFrameLocked
+	switch in.Op.String() {
+	case "MFENCE", "LFENCE", "SFENCE":
+		kind = tracefile.KeyFrameFence
+	}
+	r.keyFrame(kind, r.rec(c))
+}
+
+// emu.Observer.
+
+// Syscall logs a completed syscall with the memory the kernel wrote.
+func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
+	t := r.thread(th)
+	r.keyFrame(tracefile.KeyFrameSyscall, t)
+	r.stats.Syscalls++
+	r.ranges = r.ranges[:0]
+	for _, w := range ev.Writes {
+		b := make([]byte, w.Len)
+		if err := th.P.MM.Mem.Peek(w.Addr, b); err != nil {
+			r.fail(fmt.Errorf("recording %s: reading the %d bytes it wrote at %#x: %w", ev.Name, w.Len, w.Addr, err))
+			continue
+		}
+		updateCache(t.cache, w.Addr, b)
+		if DebugAccess != nil {
+			for i := 0; i < len(b); i += 8 {
+				n := min(8, len(b)-i)
+				var v uint64
+				for k := 0; k < n; k++ {
+					v |= uint64(b[i+k]) << (8 * k)
+				}
+				DebugAccess(r.pos, w.Addr+uint64(i), n, v, true)
+			}
+		}
+		r.ranges = append(r.ranges, tracefile.MemRange{Addr: w.Addr, Bytes: b})
+	}
+	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: r.ranges})
+	c := th.CPU
+	r.output(th, ev)
+	if changesRegisters(ev.Nr) || c.RIP != c.R[x86.RCX] {
+		// More than rax changed (sigreturn, arch_prctl, a restart).
+		r.threadRegs(t)
+	}
+	r.syncRegions()
+}
+
+// Opaque record tags the recorder writes.
+const (
+	// TagRegs is a thread's full register state (4-byte tid, then the
+	// x86 state blob) after a syscall that changed more than rax, or at
+	// a thread's start.
+	TagRegs = 1
+	// TagOutput is data a write to file descriptor 1 or 2 sent out
+	// (4-byte fd, then the bytes), so a replay can show it.
+	TagOutput = 2
+)
+
+// changesRegisters reports syscalls whose effect on the registers goes
+// beyond the result in rax.
+func changesRegisters(nr int) bool {
+	switch nr {
+	case 15, 158, 59, 322: // rt_sigreturn, arch_prctl, execve, execveat
+		return true
+	}
+	return false
+}
+
+// output logs what write and writev sent to stdout and stderr.
+func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
+	fd := ev.Args[0]
+	if (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
+		return
+	}
+	n := ev.Ret
+	var b []byte
+	mem := th.P.MM.Mem
+	switch ev.Nr {
+	case 1: // write
+		b = make([]byte, 4+n)
+		if mem.Peek(ev.Args[1], b[4:]) != nil {
+			return
+		}
+	case 20: // writev
+		b = make([]byte, 4, 4+n)
+		iov := make([]byte, 16)
+		for i := uint64(0); i < ev.Args[2] && uint64(len(b)-4) < n; i++ {
+			if mem.Peek(ev.Args[1]+16*i, iov) != nil {
+				return
+			}
+			base, l := binary.LittleEndian.Uint64(iov), binary.LittleEndian.Uint64(iov[8:])
+			l = min(l, n-uint64(len(b)-4))
+			part := make([]byte, l)
+			if mem.Peek(base, part) != nil {
+				return
+			}
+			b = append(b, part...)
+		}
+	default:
+		return
+	}
+	binary.LittleEndian.PutUint32(b, uint32(fd))
+	r.w.Opaque(TagOutput, b)
+}
+
+func (r *Recorder) threadRegs(t *threadRec) {
+	b := binary.LittleEndian.AppendUint32(r.regs[:0], uint32(t.tid))
+	b = t.cpu.MarshalState(b)
+	r.regs = b
+	r.w.Opaque(TagRegs, b)
+}
+
+// syncRegions logs the address-space changes since the last call as
+// Munmap and Mmap records (the replay mirrors the layout and protections;
+// page contents come through the prediction cache).
+func (r *Recorder) syncRegions() {
+	cur := r.p.MM.Regions(r.scratch[:0])
+	old := r.regions
+	if !regionsEqual(old, cur) {
+		// Unmap what is gone first, then map what is new: both lists
+		// are sorted, and an unchanged region is left alone.
+		in := func(g emu.Region, list []emu.Region) bool {
+			i := sort.Search(len(list), func(i int) bool { return list[i].End > g.Start })
+			return i < len(list) && list[i] == g
+		}
+		for _, g := range old {
+			if !in(g, cur) {
+				r.w.Munmap(g.Start, g.End-g.Start)
+			}
+		}
+		for _, g := range cur {
+			if !in(g, old) {
+				r.mmap(g)
+			}
+		}
+	}
+	r.regions, r.scratch = cur, old[:0]
+}
+
+func regionsEqual(a, b []emu.Region) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Recorder) mmap(g emu.Region) {
+	r.w.Mmap(&tracefile.Mmap{Addr: g.Start, Len: g.End - g.Start, Prot: g.Prot, Path: []byte(g.Name)})
+}
+
+// Signal logs a signal delivery or a fatal signal.
+func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
+	t := r.thread(th)
+	r.keyFrame(tracefile.KeyFrameSignal, t)
+	s := &tracefile.Signal{Tid: t.tid, Signo: int(ev.Info.Signo), Code: int(ev.Info.Code), Addr: ev.Info.Addr, FrameAddr: ev.Frame}
+	if ev.Handler != 0 {
+		// The frame lies between the new rsp and the old one; log the
+		// whole span the kernel side wrote (frame, siginfo, fpstate).
+		lo := th.CPU.R[x86.RSP]
+		hi := ev.Frame + frameSpan
+		if hi > lo && hi-lo < 1<<16 {
+			b := make([]byte, hi-lo)
+			if err := th.P.MM.Mem.Peek(lo, b); err == nil {
+				updateCache(t.cache, lo, b)
+				s.Writes = []tracefile.MemRange{{Addr: lo, Bytes: b}}
+			}
+		}
+		s.Regs = th.CPU.MarshalState(nil)
+	}
+	r.w.Signal(s)
+}
+
+// frameSpan bounds the bytes above the frame address that delivery writes
+// (rt_sigframe with siginfo, ucontext and the 512-byte fxsave area).
+const frameSpan = 2048
+
+// Mmap logs a module record for every ELF file mapped at offset 0.
+func (r *Recorder) Mmap(th *emu.Thread, ev emu.MmapEvent) {
+	if ev.Path == "" || ev.Offset != 0 || r.modules[ev.Path] {
+		return
+	}
+	r.modules[ev.Path] = true
+	m := &tracefile.Module{Path: []byte(ev.Path), LoadAddr: ev.Addr, Size: ev.Len}
+	if f, err := elf.Open(ev.Path); err == nil {
+		m.BuildID = buildID(f)
+		f.Close()
+	} else {
+		return // not an ELF file
+	}
+	if r.opts.EmbedBinaries {
+		if b, err := os.ReadFile(ev.Path); err == nil {
+			m.Embedded = b
+		}
+	}
+	r.w.Module(m)
+}
+
+func buildID(f *elf.File) []byte {
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for len(b) >= 12 {
+			namesz := int(f.ByteOrder.Uint32(b))
+			descsz := int(f.ByteOrder.Uint32(b[4:]))
+			typ := f.ByteOrder.Uint32(b[8:])
+			nameEnd := 12 + (namesz+3)&^3
+			descEnd := nameEnd + (descsz+3)&^3
+			if descEnd > len(b) || nameEnd > len(b) {
+				break
+			}
+			if typ == 3 && namesz == 4 && string(b[12:15]) == "GNU" {
+				return append([]byte(nil), b[nameEnd:nameEnd+descsz]...)
+			}
+			b = b[descEnd:]
+		}
+	}
+	return nil
+}
+
+// ThreadStart logs a new thread; the first one also gets the initial
+// checkpoint and address-space snapshot.
+func (r *Recorder) ThreadStart(th *emu.Thread) {
+	t := r.thread(th)
+	t.tid = th.TID
+	parent := 0
+	if r.cur != nil {
+		parent = r.cur.tid
+	}
+	if len(r.threads) == 1 && r.seq == 0 {
+		r.syncRegions()
+		r.w.ThreadStart(t.tid, 0)
+		r.cur = t
+		r.checkpoint()
+		return
+	}
+	r.keyFrame(tracefile.KeyFrameThreadStart, t)
+	r.w.ThreadStart(t.tid, parent)
+	r.threadRegs(t)
+}
+
+// ThreadExit logs the end of a thread.
+func (r *Recorder) ThreadExit(th *emu.Thread, code int) {
+	t := r.thread(th)
+	r.keyFrame(tracefile.KeyFrameThreadExit, t)
+	r.w.ThreadExit(t.tid, code)
+}
+
+// Switch logs the scheduler's decision to run another thread.
+func (r *Recorder) Switch(th *emu.Thread) {
+	r.position()
+	t := r.thread(th)
+	t.seen = t.cpu.Retired()
+	r.cur = t
+	r.keyFrame(tracefile.KeyFrameThreadSwitch, t)
+}
+
+// Checkpoint writes every thread's registers and resets the prediction
+// caches and the code cache, so re-simulation can start here.
+func (r *Recorder) Checkpoint(p *emu.Process) { r.checkpoint() }
+
+func (r *Recorder) checkpoint() {
+	r.position()
+	r.seq++
+	cp := &tracefile.Checkpoint{Position: r.pos, Seq: r.seq}
+	if r.cur != nil {
+		cp.CurrentTid = r.cur.tid
+	}
+	r.regs = r.regs[:0]
+	for _, th := range r.p.Threads {
+		t := r.thread(th)
+		start := len(r.regs)
+		r.regs = th.CPU.MarshalState(r.regs)
+		cp.Threads = append(cp.Threads, tracefile.ThreadState{Tid: t.tid, ICount: th.CPU.Icount, Regs: r.regs[start:]})
+	}
+	for _, t := range r.threads {
+		t.cache.Flush()
+		t.reads, t.lastLogged = 0, 0
+	}
+	r.p.MM.Code.Flush()
+	r.w.Checkpoint(cp)
+	// Re-announce the address space so re-simulation can start here.
+	for _, g := range r.regions {
+		r.mmap(g)
+	}
+	r.stats.Checkpoints++
+	if err := r.w.Err(); err != nil {
+		r.fail(err)
+	}
+}
+
+// ProcessExit logs how the process ended.
+func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
+	e := &tracefile.Exit{Position: r.position()}
+	switch {
+	case st.Signal == 0:
+		e.Kind, e.Code = tracefile.ExitExited, st.Code
+	case st.Fault:
+		e.Kind, e.Signo, e.FaultAddr = tracefile.ExitCrashed, int(st.Signal), st.Addr
+	default:
+		e.Kind, e.Signo = tracefile.ExitKilled, int(st.Signal)
+	}
+	r.w.Exit(e)
+}
+
+// DefaultPath returns <basename>.ttd in dir, or <basename>-N.ttd when
+// that exists: a recording never overwrites a file.
+func DefaultPath(dir, prog string) string {
+	base := prog
+	for i := len(base) - 1; i >= 0; i-- {
+		if base[i] == '/' {
+			base = base[i+1:]
+			break
+		}
+	}
+	if base == "" {
+		base = "trace"
+	}
+	p := dir + "/" + base + ".ttd"
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return p
+		}
+		p = dir + "/" + base + "-" + strconv.Itoa(n) + ".ttd"
+	}
+}

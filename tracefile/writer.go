@@ -1,0 +1,421 @@
+package tracefile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Options tune a Writer. The zero value gives the defaults.
+type Options struct {
+	// ChunkSize is the target size of a chunk's uncompressed records: at
+	// the first Checkpoint once the current chunk holds this much, a new
+	// chunk begins with that checkpoint. Default 1 MiB.
+	ChunkSize int
+	// MaxChunkSize ends a chunk without waiting for a checkpoint once it
+	// holds this much (the next chunk then does not begin with a
+	// checkpoint). It bounds the writer's memory when checkpoints are
+	// rare. Default 4 × ChunkSize; at most MaxChunkLen/2.
+	MaxChunkSize int
+	// Buffers is the number of chunk buffers shared by the recording
+	// goroutine and the compressor (at least 2). Default 3.
+	Buffers int
+	// Level is the zstd level. Default zstd.SpeedFastest.
+	Level zstd.EncoderLevel
+	// NoCompression stores chunks uncompressed (for debugging the format).
+	NoCompression bool
+	// Sync makes Flush and Close fsync the file, so flushed chunks also
+	// survive a crash of the machine; without it they survive a crash of
+	// the recording process.
+	Sync bool
+}
+
+// WriterStats counts what a Writer has produced so far.
+type WriterStats struct {
+	Chunks       int64 // chunks written to the file
+	Records      int64 // records in those chunks
+	Uncompressed int64 // their payload bytes before compression
+	FileBytes    int64 // bytes written to the file, header included
+}
+
+// chunkStats accumulates the chunk header fields of the chunk being filled.
+type chunkStats struct {
+	flags                                          uint16
+	firstPos, firstSeq, lastPos, lastSeq           uint64
+	keyFrames, checkpoints, syscalls, threadStarts uint32
+}
+
+// job is one unit of work for the background goroutine: a chunk's records
+// to compress and write, or (flush != nil) a request to report when all
+// previous chunks are written.
+type job struct {
+	buf     []byte
+	records uint32
+	st      chunkStats
+	flush   chan error
+}
+
+// Writer writes a trace. Its record methods (MemRead, KeyFrame, …),
+// CheckpointDue, Err, Flush and Close must be called from one goroutine
+// (Stats from any). The record methods append to an in-memory chunk
+// buffer and report errors later, through Err, Flush and Close, like
+// bufio.Writer.
+// After an error, records are dropped and Close leaves the file without an
+// index, so a reader sees a trace truncated at the last good chunk.
+type Writer struct {
+	// The recording goroutine's state. buf, nrec and the delta base are
+	// first, for MemRead.
+	buf         []byte // records of the current chunk
+	nrec        uint32 // records in buf
+	pos, seq    uint64 // last position and sequence number (delta base)
+	cur         chunkStats
+	target      int // Options.ChunkSize
+	limit       int // Options.MaxChunkSize
+	bufCap      int // largest capacity a buffer keeps
+	err         error
+	closed      bool
+	closeResult error
+	exit        Exit
+	hasExit     bool
+	flushReply  chan error
+	syncOnFlush bool
+	file        *os.File // closed by Close when Create opened it
+
+	// Shared with the background goroutine.
+	jobs  chan job
+	free  chan []byte
+	done  chan struct{}
+	bgErr atomic.Pointer[error]
+	stats [4]atomic.Int64 // chunks, records, uncompressed bytes, file bytes
+
+	// The background goroutine's state (Close uses it after the
+	// goroutine has ended).
+	dst          io.Writer
+	enc          *zstd.Encoder
+	out          []byte // compressor output buffer
+	maxOutRetain int
+	off          int64  // file offset of the next chunk
+	nchunks      uint32 // chunks written
+	index        []byte // index entries
+}
+
+// Create creates (or truncates) the file at path and starts a trace in it.
+func Create(path string, hdr Header, opts Options) (*Writer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := NewWriter(f, hdr, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.file = f
+	return w, nil
+}
+
+// NewWriter starts a trace on dst: it writes the file header at once and
+// starts the compressing goroutine. If dst has a Sync() error method and
+// opts.Sync is set, Flush and Close call it.
+func NewWriter(dst io.Writer, hdr Header, opts Options) (*Writer, error) {
+	if opts.ChunkSize <= 0 {
+		opts.ChunkSize = 1 << 20
+	}
+	if opts.MaxChunkSize <= 0 {
+		opts.MaxChunkSize = 4 * opts.ChunkSize
+	}
+	if opts.MaxChunkSize > MaxChunkLen/2 {
+		opts.MaxChunkSize = MaxChunkLen / 2
+	}
+	if opts.ChunkSize > opts.MaxChunkSize {
+		opts.ChunkSize = opts.MaxChunkSize
+	}
+	if opts.Buffers < 2 {
+		opts.Buffers = 3
+	}
+	if opts.Level == 0 {
+		opts.Level = zstd.SpeedFastest
+	}
+	w := &Writer{
+		target:      opts.ChunkSize,
+		limit:       opts.MaxChunkSize,
+		bufCap:      opts.MaxChunkSize + 64<<10,
+		flushReply:  make(chan error, 1),
+		syncOnFlush: opts.Sync,
+		jobs:        make(chan job, opts.Buffers-1),
+		free:        make(chan []byte, opts.Buffers),
+		done:        make(chan struct{}),
+		dst:         dst,
+	}
+	w.maxOutRetain = 2 * w.bufCap
+	if !opts.NoCompression {
+		enc, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(opts.Level),
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false),
+			zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			return nil, fmt.Errorf("tracefile: zstd: %w", err)
+		}
+		w.enc = enc
+	}
+	h := encodeHeader(&hdr)
+	if len(h)-fileHeaderFixedLen > maxHeaderLen {
+		return nil, fmt.Errorf("tracefile: header of %d bytes: %w", len(h), ErrTooLarge)
+	}
+	if _, err := dst.Write(h); err != nil {
+		return nil, err
+	}
+	w.off = int64(len(h))
+	w.stats[3].Store(w.off)
+	// Buffers start a little above the target size and grow up to the
+	// hard limit only when checkpoints are late.
+	initCap := min(w.bufCap, w.target+w.target/4+64<<10)
+	w.buf = make([]byte, 0, initCap)
+	for i := 0; i < opts.Buffers-1; i++ {
+		w.free <- make([]byte, 0, initCap)
+	}
+	go w.run()
+	return w, nil
+}
+
+// CheckpointDue reports whether the current chunk has reached the target
+// size, so that a Checkpoint now would begin a new chunk. A recorder can
+// poll it at key frames to checkpoint about once per chunk.
+func (w *Writer) CheckpointDue() bool { return len(w.buf) >= w.target }
+
+// Err returns the first error met so far, if any.
+func (w *Writer) Err() error {
+	if w.err != nil {
+		return w.err
+	}
+	if p := w.bgErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Stats returns counters of what has been written to the file so far.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{
+		Chunks:       w.stats[0].Load(),
+		Records:      w.stats[1].Load(),
+		Uncompressed: w.stats[2].Load(),
+		FileBytes:    w.stats[3].Load(),
+	}
+}
+
+// fail records the first error of the recording side.
+func (w *Writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// cut ends the current chunk: it hands its buffer to the background
+// goroutine and takes a free one. It blocks while all buffers are in use,
+// which bounds memory when compression falls behind.
+func (w *Writer) cut() {
+	if w.nrec == 0 && len(w.buf) == 0 {
+		return
+	}
+	if w.closed || w.Err() != nil {
+		// Nothing more reaches the file; keep the buffer for reuse.
+		w.buf = w.buf[:0]
+	} else {
+		w.jobs <- job{buf: w.buf, records: w.nrec, st: w.cur}
+		w.buf = <-w.free
+	}
+	w.nrec = 0
+	w.cur = chunkStats{firstPos: w.pos, firstSeq: w.seq, lastPos: w.pos, lastSeq: w.seq}
+}
+
+// makeRoom ends the chunk if it has reached the hard limit and makes sure
+// n more bytes fit in the buffer.
+func (w *Writer) makeRoom(n int) {
+	if len(w.buf) >= w.limit {
+		w.cut()
+	}
+	if cap(w.buf)-len(w.buf) < n {
+		nb := make([]byte, len(w.buf), min(2*cap(w.buf), w.bufCap)+n)
+		copy(nb, w.buf)
+		w.buf = nb
+	}
+}
+
+// Flush ends the current chunk, even in the middle of a checkpoint
+// interval, and returns once every record appended so far is in the file
+// as complete chunks (and, with Options.Sync, synced).
+func (w *Writer) Flush() error {
+	if w.closed {
+		return ErrClosed
+	}
+	w.cut()
+	if err := w.Err(); err != nil {
+		return err
+	}
+	w.jobs <- job{flush: w.flushReply}
+	if err := <-w.flushReply; err != nil {
+		return err
+	}
+	return w.Err()
+}
+
+// Close writes the last chunk, the index and the footer, and closes the
+// file if Create opened it. After an error it leaves the file without an
+// index (a truncated trace) and returns the error.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.closeResult
+	}
+	w.cut()
+	w.closed = true
+	close(w.jobs)
+	<-w.done
+	err := w.Err()
+	if err == nil {
+		err = w.writeIndex()
+	}
+	if err == nil && w.syncOnFlush {
+		err = w.sync()
+	}
+	if w.enc != nil {
+		w.enc.Close()
+	}
+	if w.file != nil {
+		if cerr := w.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		w.err = ErrClosed
+	}
+	w.closeResult = err
+	return err
+}
+
+func (w *Writer) sync() error {
+	if s, ok := w.dst.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	return nil
+}
+
+// run is the background goroutine: it compresses and writes chunks in
+// order and answers flush requests.
+func (w *Writer) run() {
+	defer close(w.done)
+	for j := range w.jobs {
+		if j.flush != nil {
+			var err error
+			if p := w.bgErr.Load(); p != nil {
+				err = *p
+			} else if w.syncOnFlush {
+				if err = w.sync(); err != nil {
+					w.bgErr.Store(&err)
+				}
+			}
+			j.flush <- err
+			continue
+		}
+		if w.bgErr.Load() == nil {
+			if err := w.writeChunk(&j); err != nil {
+				w.bgErr.Store(&err)
+			}
+		}
+		buf := j.buf[:0]
+		if cap(buf) > 2*w.bufCap {
+			buf = make([]byte, 0, w.target) // a huge record grew it: let it go
+		}
+		w.free <- buf
+	}
+}
+
+// writeChunk compresses one chunk and writes header and payload with a
+// single write call.
+func (w *Writer) writeChunk(j *job) error {
+	out := w.out[:0]
+	if cap(out) < chunkHeaderLen {
+		out = make([]byte, 0, w.target/2)
+	}
+	out = out[:chunkHeaderLen]
+	flags := j.st.flags
+	if w.enc != nil {
+		out = w.enc.EncodeAll(j.buf, out)
+		if len(out)-chunkHeaderLen >= len(j.buf) {
+			out = append(out[:chunkHeaderLen], j.buf...)
+			flags |= compressNone
+		}
+	} else {
+		out = append(out, j.buf...)
+		flags |= compressNone
+	}
+	if cap(out) <= w.maxOutRetain {
+		w.out = out
+	} else {
+		w.out = nil
+	}
+	payload := out[chunkHeaderLen:]
+	if len(payload) > MaxChunkLen || len(j.buf) > MaxChunkLen {
+		return fmt.Errorf("tracefile: chunk of %d bytes: %w", len(j.buf), ErrTooLarge)
+	}
+	h := chunkHeader{
+		flags:        flags,
+		index:        w.nchunks,
+		clen:         uint32(len(payload)),
+		ulen:         uint32(len(j.buf)),
+		payloadCRC:   crc(payload),
+		firstPos:     j.st.firstPos,
+		firstSeq:     j.st.firstSeq,
+		lastPos:      j.st.lastPos,
+		lastSeq:      j.st.lastSeq,
+		records:      j.records,
+		keyFrames:    j.st.keyFrames,
+		checkpoints:  j.st.checkpoints,
+		syscalls:     j.st.syscalls,
+		threadStarts: j.st.threadStarts,
+	}
+	h.put(out)
+	if _, err := w.dst.Write(out); err != nil {
+		return err
+	}
+	w.index = binary.LittleEndian.AppendUint64(w.index, uint64(w.off))
+	w.index = append(w.index, out[:chunkHeaderLen]...)
+	w.off += int64(len(out))
+	w.nchunks++
+	w.stats[0].Add(1)
+	w.stats[1].Add(int64(j.records))
+	w.stats[2].Add(int64(len(j.buf)))
+	w.stats[3].Store(w.off)
+	return nil
+}
+
+// writeIndex writes the index section and the footer in one write call.
+// It runs after the background goroutine has stopped.
+func (w *Writer) writeIndex() error {
+	b := make([]byte, 0, 8+len(w.index)+64+footerLen)
+	b = append(b, indexMagic...)
+	b = binary.LittleEndian.AppendUint32(b, w.nchunks)
+	b = append(b, w.index...)
+	if w.hasExit {
+		body := appendExitBody(nil, &w.exit)
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(body)))
+		b = append(b, body...)
+	} else {
+		b = append(b, 0)
+	}
+	n := len(b)
+	b = b[:n+footerLen]
+	putFooter(b[n:], w.off, int64(n), crc(b[:n]))
+	if _, err := w.dst.Write(b); err != nil {
+		return err
+	}
+	w.off += int64(len(b))
+	w.stats[3].Store(w.off)
+	return nil
+}
