@@ -47,17 +47,17 @@ type Replay struct {
 	cur     *thread
 	pos     uint64
 
-	ch    *chunk
-	ci    int // index of ch.ctrls' next control record
-	rd    int // next logged read in ch.reads
-	nd    int // next non-det record in ch.nondets
+	ch *chunk
+	ci int // index of ch.ctrls' next control record
+	rd int // next logged read in ch.reads
+	nd int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
 	rdEnd, ndEnd int
-	exit  *tracefile.Exit
-	err   error
-	regs  []byte
-	atEnd bool
+	exit         *tracefile.Exit
+	err          error
+	regs         []byte
+	atEnd        bool
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool
