@@ -31,6 +31,7 @@ func init() {
 		{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd},
 		{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd},
 		{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd},
+		{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd},
 	}
 }
 

@@ -28,7 +28,12 @@ func main() {
 	reps := flag.Int("reps", 3, "runs of each configuration (the best is reported)")
 	only := flag.String("only", "", "run only workloads whose name contains this")
 	modes := flag.String("modes", "native,ttd,qemu", "configurations to compare")
+	dump := flag.String("write-data", "", "write the gzip workload's 8 MiB input to this file and exit")
 	flag.Parse()
+	if *dump != "" {
+		check(os.WriteFile(*dump, textData(8<<20), 0o644))
+		return
+	}
 	abs, err := filepath.Abs(*ttd)
 	check(err)
 	*ttd = abs
