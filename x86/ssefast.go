@@ -1,0 +1,166 @@
+package x86
+
+import (
+	"math"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Fast paths for the hottest scalar double-precision arithmetic. When
+// MXCSR is the default (all exceptions masked, round to nearest, no DAZ or
+// FTZ) with the sticky precision flag already set — the state almost every
+// program runs in — and the operands and result are ordinary numbers, the
+// only flag the instruction could raise is PE, already set: the result is
+// Go's IEEE arithmetic and MXCSR does not change. Everything else goes to
+// the exact handler built by sse_fp.go (kept in Inst.inner).
+//
+// This file's name sorts after sse*.go so its init wraps their builders.
+
+const mxFastPE = mxDefault | MxPE
+
+func fastPE(c *CPU) bool { return c.MXCSR&0xffe0 == mxFastPE }
+
+func init() {
+	type fast struct{ xx, xm Handler }
+	table := map[x86asm.Op]fast{
+		x86asm.ADDSD: {addsdXX, addsdXM},
+		x86asm.SUBSD: {subsdXX, subsdXM},
+		x86asm.MULSD: {mulsdXX, mulsdXM},
+		x86asm.DIVSD: {divsdXX, divsdXM},
+	}
+	for op, f := range table {
+		orig, f := builders[op], f
+		builders[op] = func(in *Inst) Handler {
+			h := orig(in)
+			if h == nil || in.Lock || in.Args[0].Kind != KXMM {
+				return h
+			}
+			switch in.Args[1].Kind {
+			case KXMM:
+				in.inner = h
+				return f.xx
+			case KMem:
+				in.inner = h
+				return f.xm
+			}
+			return h
+		}
+	}
+}
+
+// ordinary reports a normal or zero double.
+func ordinary(x uint64) bool { return (x>>52&0x7ff)-1 < 0x7fe || x<<1 == 0 }
+
+// normalResult reports a result that is normal and not in the lowest
+// binade (where rounding may have hidden an underflow).
+func normalResult(x uint64) bool { return (x>>52&0x7ff)-2 < 0x7fd }
+
+func addsdXX(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg]
+	a, b := d[0], c.X[in.Args[1].Reg][0]
+	if fastPE(c) && ordinary(a) && ordinary(b) {
+		// Sums of ordinary numbers are exact when tiny: any finite
+		// result is right.
+		if r := math.Float64bits(f64(a) + f64(b)); r>>52&0x7ff != 0x7ff {
+			d[0] = r
+			return
+		}
+	}
+	in.inner(c, in)
+}
+
+func addsdXM(c *CPU, in *Inst) {
+	if fastPE(c) {
+		d := &c.X[in.Args[0].Reg]
+		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		if ordinary(a) && ordinary(b) {
+			if r := math.Float64bits(f64(a) + f64(b)); r>>52&0x7ff != 0x7ff {
+				d[0] = r
+				return
+			}
+		}
+	}
+	in.inner(c, in)
+}
+
+func subsdXX(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg]
+	a, b := d[0], c.X[in.Args[1].Reg][0]
+	if fastPE(c) && ordinary(a) && ordinary(b) {
+		if r := math.Float64bits(f64(a) - f64(b)); r>>52&0x7ff != 0x7ff {
+			d[0] = r
+			return
+		}
+	}
+	in.inner(c, in)
+}
+
+func subsdXM(c *CPU, in *Inst) {
+	if fastPE(c) {
+		d := &c.X[in.Args[0].Reg]
+		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		if ordinary(a) && ordinary(b) {
+			if r := math.Float64bits(f64(a) - f64(b)); r>>52&0x7ff != 0x7ff {
+				d[0] = r
+				return
+			}
+		}
+	}
+	in.inner(c, in)
+}
+
+func mulsdXX(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg]
+	a, b := d[0], c.X[in.Args[1].Reg][0]
+	if fastPE(c) && ordinary(a) && ordinary(b) {
+		r := math.Float64bits(f64(a) * f64(b))
+		if normalResult(r) || a<<1 == 0 || b<<1 == 0 {
+			d[0] = r
+			return
+		}
+	}
+	in.inner(c, in)
+}
+
+func mulsdXM(c *CPU, in *Inst) {
+	if fastPE(c) {
+		d := &c.X[in.Args[0].Reg]
+		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		if ordinary(a) && ordinary(b) {
+			r := math.Float64bits(f64(a) * f64(b))
+			if normalResult(r) || a<<1 == 0 || b<<1 == 0 {
+				d[0] = r
+				return
+			}
+		}
+	}
+	in.inner(c, in)
+}
+
+func divsdXX(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg]
+	a, b := d[0], c.X[in.Args[1].Reg][0]
+	if fastPE(c) && ordinary(a) && (b>>52&0x7ff)-1 < 0x7fe {
+		r := math.Float64bits(f64(a) / f64(b))
+		if normalResult(r) || a<<1 == 0 {
+			d[0] = r
+			return
+		}
+	}
+	in.inner(c, in)
+}
+
+func divsdXM(c *CPU, in *Inst) {
+	if fastPE(c) {
+		d := &c.X[in.Args[0].Reg]
+		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		if ordinary(a) && (b>>52&0x7ff)-1 < 0x7fe {
+			r := math.Float64bits(f64(a) / f64(b))
+			if normalResult(r) || a<<1 == 0 {
+				d[0] = r
+				return
+			}
+		}
+	}
+	in.inner(c, in)
+}
