@@ -3,10 +3,10 @@
 
 GO        ?= go
 BIN       := bin/ttd
-APT_PKGS  := gcc g++ musl-tools qemu-user gzip sqlite3 python3 coreutils
+APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps example test test-short bench fuzz clean
+.PHONY: all build deps example test test-short test-dap test-dap-deps vsix bench fuzz clean
 
 all: build
 
@@ -28,15 +28,36 @@ example: deps build
 	gcc -O2 -o /tmp/ttd-example/hello examples/hello.c -lm
 	$(BIN) run /tmp/ttd-example/hello world
 
-test: deps
+test: deps test-dap-deps
 	$(GO) vet ./...
 	CI=$${CI:-} $(GO) test -timeout 45m ./...
+
+# test-dap-deps installs the VS Code extension's test client
+# (@vscode/debugadapter-testsupport) from its package-lock.json; the Go
+# test TestNodeDebugClient (part of go test ./...) runs it against ttd dap.
+test-dap-deps:
+	cd editors/vscode && npm ci --no-audit --no-fund
+
+# test-dap runs only the DAP tests: the Go client and VS Code's client.
+test-dap: test-dap-deps
+	CI=$${CI:-} $(GO) test -count=1 -v -run 'Fixture|Node|Server' ./dap/
+
+# vsix packages the VS Code extension (editors/vscode/ttd.vsix).
+vsix: test-dap-deps
+	cd editors/vscode && npx vsce package --no-dependencies --allow-missing-repository --skip-license -o ttd.vsix
 
 test-short:
 	$(GO) test -short ./...
 
+# bench prints, in one run, native vs ttd run vs qemu-user wall times,
+# record/replay costs and trace density, then the Go benchmarks of the hot
+# paths (with -benchmem: the dispatch loop allocates nothing).
 bench: deps build
 	$(GO) run ./bench/cmd/compare
+	$(GO) test -run XXX -bench . -benchmem -benchtime 2x ./x86/ ./predict/
+	$(GO) test -run XXX -bench . -benchmem ./tracefile/
+	$(GO) test -run XXX -bench RecordCorpus -benchtime 1x ./cmd/ttd/
+	$(GO) run ./bench/cmd/dapbench
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzRecords -fuzztime 60s ./tracefile/

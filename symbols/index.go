@@ -1,0 +1,448 @@
+package symbols
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"encoding/binary"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+	"github.com/go-delve/delve/pkg/dwarf/line"
+	"github.com/go-delve/delve/pkg/dwarf/loclist"
+	"github.com/go-delve/delve/pkg/dwarf/op"
+)
+
+// DWARF constants debug/dwarf does not name.
+const (
+	attrAddrBase   dwarf.Attr = 0x73
+	attrCallFile   dwarf.Attr = 0x58
+	attrCallLine   dwarf.Attr = 0x59
+	attrDataBitOff dwarf.Attr = 0x6b
+	langGo                    = 0x16
+	opAddr                    = 0x03
+)
+
+// compUnit is one DWARF compile unit.
+type compUnit struct {
+	img     *image
+	entry   *dwarf.Entry
+	name    string
+	version int
+	isGo    bool
+	ranges  [][2]uint64         // runtime addresses
+	lowPC   uint64              // runtime base address for location lists
+	lines   *line.DebugLineInfo // delve's, for breakpoints
+
+	rowsOnce sync.Once
+	rows     []lineRow // for PCToLine
+}
+
+// function is one address range of a function, from DWARF or from the
+// ELF symbol table (cu == nil).
+type function struct {
+	name   string
+	entry  uint64 // runtime entry point
+	lo, hi uint64 // runtime range [lo, hi)
+	end    uint64 // end of the function's first range, for prologue search
+	img    *image
+	cu     *compUnit
+	off    dwarf.Offset // the subprogram DIE
+	line   int          // DW_AT_decl_line
+}
+
+// globalVar is a variable at a fixed address.
+type globalVar struct {
+	name    string
+	addr    uint64
+	typeOff dwarf.Offset
+	cu      *compUnit
+}
+
+// loadDWARF indexes compile units, functions, globals, line tables and
+// (for Go) runtime types.
+func (img *image) loadDWARF() error {
+	dw, err := img.dwFile.DWARF()
+	if err != nil {
+		return err
+	}
+	img.dwarf = dw
+	img.funcNames = map[string]*function{}
+	img.globals = map[string]*globalVar{}
+	info, _ := godwarf.GetDebugSectionElf(img.dwFile, "info")
+	versions := unitVersions(info)
+	lineData, _ := godwarf.GetDebugSectionElf(img.dwFile, "line")
+	img.lineStr, _ = godwarf.GetDebugSectionElf(img.dwFile, "line_str")
+	if b, _ := godwarf.GetDebugSectionElf(img.dwFile, "loc"); len(b) > 0 {
+		img.loc2 = loclist.NewDwarf2Reader(b, 8)
+	}
+	if b, _ := godwarf.GetDebugSectionElf(img.dwFile, "loclists"); len(b) > 0 {
+		img.loc5 = loclist.NewDwarf5Reader(b)
+	}
+	if b, _ := godwarf.GetDebugSectionElf(img.dwFile, "addr"); len(b) > 0 {
+		img.debugAddr = godwarf.ParseAddr(b)
+	}
+
+	r := dw.Reader()
+	origins := dw.Reader()
+	var cu *compUnit
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			break
+		}
+		switch e.Tag {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+			cu = &compUnit{img: img, entry: e, version: versionAt(versions, e.Offset)}
+			cu.name, _ = e.Val(dwarf.AttrName).(string)
+			lang, _ := e.Val(dwarf.AttrLanguage).(int64)
+			cu.isGo = lang == langGo
+			img.isGo = img.isGo || cu.isGo
+			if rngs, err := dw.Ranges(e); err == nil {
+				for _, rg := range rngs {
+					cu.ranges = append(cu.ranges, [2]uint64{rg[0] + img.bias, rg[1] + img.bias})
+				}
+			}
+			if low, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+				cu.lowPC = low + img.bias
+			} else if len(cu.ranges) > 0 {
+				cu.lowPC = cu.ranges[0][0]
+			}
+			if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok && off >= 0 && off < int64(len(lineData)) {
+				dir, _ := e.Val(dwarf.AttrCompDir).(string)
+				cu.lines = parseLines(dir, lineData[off:], img.lineStr, img.bias)
+			}
+			img.cus = append(img.cus, cu)
+			continue
+		case dwarf.TagSubprogram:
+			if cu != nil {
+				img.addSubprogram(cu, e, origins)
+			}
+		case dwarf.TagVariable:
+			if cu != nil {
+				img.addGlobal(cu, e, origins)
+			}
+		case dwarf.TagNamespace:
+			continue // C++: look inside
+		default:
+			if cu != nil {
+				img.addType(cu, e)
+			}
+		}
+		r.SkipChildren()
+	}
+	sort.SliceStable(img.funcs, func(i, j int) bool { return img.funcs[i].lo < img.funcs[j].lo })
+	return nil
+}
+
+func parseLines(compDir string, b []byte, lineStr []byte, bias uint64) (li *line.DebugLineInfo) {
+	defer func() {
+		if recover() != nil {
+			li = nil
+		}
+	}()
+	return line.Parse(compDir, bytes.NewBuffer(b), lineStr, nil, bias, false, 8)
+}
+
+// unitVersions returns the start offset and version of each unit header
+// in .debug_info (debug/dwarf does not expose the version).
+func unitVersions(info []byte) [][2]uint64 {
+	var out [][2]uint64
+	for off := uint64(0); off+6 < uint64(len(info)); {
+		n := uint64(binary.LittleEndian.Uint32(info[off:]))
+		hdr := uint64(4)
+		if n == 0xffffffff {
+			if off+14 > uint64(len(info)) {
+				break
+			}
+			n = binary.LittleEndian.Uint64(info[off+4:])
+			hdr = 12
+		}
+		if n == 0 {
+			break
+		}
+		out = append(out, [2]uint64{off, uint64(binary.LittleEndian.Uint16(info[off+hdr:]))})
+		off += hdr + n
+	}
+	return out
+}
+
+func versionAt(vs [][2]uint64, off dwarf.Offset) int {
+	i := sort.Search(len(vs), func(i int) bool { return vs[i][0] > uint64(off) })
+	if i == 0 {
+		return 4
+	}
+	return int(vs[i-1][1])
+}
+
+// entryName returns e's name, following abstract origins and
+// specifications.
+func entryName(e *dwarf.Entry, origins *dwarf.Reader) (string, godwarf.Entry) {
+	full, _ := godwarf.LoadAbstractOriginAndSpecification(e, origins)
+	name, _ := full.Val(dwarf.AttrName).(string)
+	return name, full
+}
+
+func (img *image) addSubprogram(cu *compUnit, e *dwarf.Entry, origins *dwarf.Reader) {
+	rngs, err := img.dwarf.Ranges(e)
+	if err != nil || len(rngs) == 0 {
+		return
+	}
+	name, full := entryName(e, origins)
+	if name == "" {
+		return
+	}
+	entry := rngs[0][0]
+	if low, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+		entry = low
+	}
+	declLine, _ := full.Val(dwarf.AttrDeclLine).(int64)
+	var first *function
+	n := 0
+	for _, rg := range rngs {
+		if rg[1] <= rg[0] || rg[0] == 0 { // empty, or discarded by the linker
+			continue
+		}
+		n++
+		fn := &function{name: name, entry: entry + img.bias, lo: rg[0] + img.bias, hi: rg[1] + img.bias,
+			img: img, cu: cu, off: e.Offset, line: int(declLine)}
+		if first == nil {
+			first = fn
+		}
+		img.funcs = append(img.funcs, fn)
+	}
+	if first == nil {
+		return
+	}
+	for _, fn := range img.funcs[len(img.funcs)-n:] {
+		if fn.entry >= fn.lo && fn.entry < fn.hi {
+			first = fn
+		}
+	}
+	for _, fn := range img.funcs[len(img.funcs)-n:] {
+		fn.end = first.hi
+	}
+	if _, dup := img.funcNames[name]; !dup {
+		img.funcNames[name] = first
+	}
+}
+
+func (img *image) addGlobal(cu *compUnit, e *dwarf.Entry, origins *dwarf.Reader) {
+	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
+	if !ok || len(loc) != 9 || loc[0] != opAddr {
+		return // TLS, optimised away or a declaration
+	}
+	name, full := entryName(e, origins)
+	typ, ok := full.Val(dwarf.AttrType).(dwarf.Offset)
+	if name == "" || !ok {
+		return
+	}
+	g := &globalVar{name: name, addr: binary.LittleEndian.Uint64(loc[1:]) + img.bias, typeOff: typ, cu: cu}
+	if _, dup := img.globals[name]; !dup {
+		img.globals[name] = g
+	}
+}
+
+// addType indexes a named type for casts, and a Go type's runtime type
+// descriptor for interfaces.
+func (img *image) addType(cu *compUnit, e *dwarf.Entry) {
+	if cu.isGo {
+		if a, ok := e.Val(godwarf.AttrGoRuntimeType).(uint64); ok {
+			if img.rtypes == nil {
+				img.rtypes = map[uint64]dwarf.Offset{}
+			}
+			img.rtypes[a] = e.Offset
+		}
+	}
+	name, _ := e.Val(dwarf.AttrName).(string)
+	if name == "" || e.Val(dwarf.AttrDeclaration) != nil {
+		return
+	}
+	key := name
+	switch e.Tag {
+	case dwarf.TagStructType:
+		key = "struct " + name
+	case dwarf.TagUnionType:
+		key = "union " + name
+	case dwarf.TagEnumerationType:
+		key = "enum " + name
+	case dwarf.TagClassType:
+		key = "class " + name
+	case dwarf.TagBaseType, dwarf.TagTypedef, dwarf.TagPointerType, dwarf.TagArrayType,
+		dwarf.TagSubroutineType, dwarf.TagInterfaceType:
+	default:
+		return
+	}
+	if img.typeNames == nil {
+		img.typeNames = map[string]dwarf.Offset{}
+	}
+	for _, k := range []string{key, name} {
+		if _, dup := img.typeNames[k]; !dup {
+			img.typeNames[k] = e.Offset
+		}
+	}
+}
+
+// readType returns the DWARF type at off.
+func (img *image) readType(off dwarf.Offset) (t godwarf.Type, err error) {
+	img.typeMu.Lock()
+	defer img.typeMu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed type at %#x: %v", off, r)
+		}
+	}()
+	return godwarf.ReadType(img.dwarf, 0, off, img.typeCache)
+}
+
+// loadTree loads the DIE tree of a function (or any entry) at off.
+func (img *image) loadTree(off dwarf.Offset) (t *godwarf.Tree, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed DWARF at %#x: %v", off, r)
+		}
+	}()
+	return godwarf.LoadTree(off, img.dwarf, img.bias)
+}
+
+// funcAt returns the DWARF function covering pc, or nil.
+func (img *image) funcAt(pc uint64) *function {
+	i := sort.Search(len(img.funcs), func(i int) bool { return img.funcs[i].lo > pc }) - 1
+	for j := i; j >= 0 && j > i-8; j-- { // ranges seldom nest: look a few back
+		if fn := img.funcs[j]; pc >= fn.lo && pc < fn.hi {
+			return fn
+		}
+	}
+	return nil
+}
+
+// symAt returns the ELF function symbol covering pc, or the nearest one
+// before it when symbols have no size.
+func (img *image) symAt(pc uint64) *symbol {
+	i := sort.Search(len(img.syms), func(i int) bool { return img.syms[i].addr > pc }) - 1
+	for j := i; j >= 0 && j > i-8; j-- {
+		s := img.syms[j]
+		if pc < s.addr+s.size {
+			return s
+		}
+	}
+	if i >= 0 && img.syms[i].size == 0 && img.executable(pc) {
+		return img.syms[i]
+	}
+	return nil
+}
+
+// executable reports whether addr is in an executable segment.
+func (img *image) executable(addr uint64) bool {
+	for _, s := range img.segs {
+		if s.exec && addr >= s.addr && addr < s.addr+s.memsz {
+			return true
+		}
+	}
+	return false
+}
+
+// cuAt returns the compile unit covering pc, or nil.
+func (img *image) cuAt(pc uint64) *compUnit {
+	if fn := img.funcAt(pc); fn != nil {
+		return fn.cu
+	}
+	for _, cu := range img.cus {
+		for _, rg := range cu.ranges {
+			if pc >= rg[0] && pc < rg[1] {
+				return cu
+			}
+		}
+	}
+	return nil
+}
+
+// location returns the location expression of attr of e at pc: the block
+// itself, or the matching location-list entry.
+func (img *image) location(cu *compUnit, e godwarf.Entry, attr dwarf.Attr, pc uint64) ([]byte, error) {
+	switch v := e.Val(attr).(type) {
+	case []byte:
+		return v, nil
+	case int64:
+		return img.loclistEntry(cu, v, pc)
+	case nil:
+		return nil, errOptimizedOut
+	default:
+		return nil, fmt.Errorf("unsupported location form %T", v)
+	}
+}
+
+// loclistEntry finds pc in the location list at off. It works in link-time
+// addresses: delve's DWARF 5 reader relocates some entry kinds and not
+// others.
+func (img *image) loclistEntry(cu *compUnit, off int64, pc uint64) (instr []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed location list: %v", r)
+		}
+	}()
+	var rdr loclist.Reader
+	var addrs *godwarf.DebugAddr
+	if cu.version >= 5 && img.loc5 != nil {
+		rdr = img.loc5
+		if base, ok := cu.entry.Val(attrAddrBase).(int64); ok && img.debugAddr != nil {
+			addrs = img.debugAddr.GetSubsection(uint64(base))
+		}
+	} else if img.loc2 != nil {
+		rdr = img.loc2
+	} else {
+		return nil, fmt.Errorf("location list without a location section")
+	}
+	e, err := rdr.Find(int(off), 0, cu.lowPC-img.bias, pc-img.bias, addrs)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || len(e.Instr) == 0 {
+		return nil, errOptimizedOut
+	}
+	return e.Instr, nil
+}
+
+// execLocation runs a DWARF expression; delve's evaluator may panic on
+// malformed input. Operations it does not implement that optimising
+// compilers emit are reported as gdb reports them.
+func execLocation(regs op.DwarfRegisters, instr []byte, read op.ReadMemoryFunc) (addr int64, pieces []op.Piece, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed location expression: %v", r)
+		}
+	}()
+	addr, pieces, err = op.ExecuteStackProgram(regs, instr, 8, read)
+	if err != nil {
+		switch msg := err.Error(); {
+		case strings.HasPrefix(msg, "invalid instruction 0xa3"), strings.HasPrefix(msg, "invalid instruction 0xf3"):
+			// DW_OP_entry_value: the value a register had on entry.
+			err = fmt.Errorf("%w (entry value)", errOptimizedOut)
+		case strings.HasPrefix(msg, "invalid instruction 0xa0"), strings.HasPrefix(msg, "invalid instruction 0xf2"):
+			err = errSynthetic // DW_OP_implicit_pointer
+		case strings.HasPrefix(msg, "register ") && strings.HasSuffix(msg, " not available"):
+			err = fmt.Errorf("%w: %s", errUnknown, msg) // not recovered in this frame
+		}
+	}
+	return addr, pieces, err
+}
+
+// fileName returns the path of file index i of the CU's line table.
+func (cu *compUnit) fileName(i int64) string {
+	if cu == nil || cu.lines == nil {
+		return ""
+	}
+	if cu.version < 5 {
+		i--
+	}
+	if i < 0 || i >= int64(len(cu.lines.FileNames)) {
+		return ""
+	}
+	return path.Clean(cu.lines.FileNames[i].Path)
+}

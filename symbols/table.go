@@ -1,0 +1,467 @@
+package symbols
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+	"github.com/go-delve/delve/pkg/dwarf/loclist"
+)
+
+// DebugRoot is the directory searched for separate debug information, as
+// gdb does: DebugRoot/.build-id/xx/yyyy.debug by build id, and
+// DebugRoot/<dir of the file>/<.gnu_debuglink name>.
+const DebugRoot = "/usr/lib/debug"
+
+// Module is one ELF file mapped into the debugged program: the executable
+// or a shared library (the dynamic loader and vdso included, if wanted).
+type Module struct {
+	// Path names the file. It is read when Data is nil, used to find
+	// separate debug information, and shown in messages and frames.
+	Path string
+	// Data optionally holds the file's bytes, e.g. embedded in a trace.
+	Data []byte
+	// LoadAddr is where the file's first PT_LOAD segment (file offset 0)
+	// was mapped. For a position-dependent executable (ET_EXEC) it may be
+	// left 0, meaning "at its link address".
+	LoadAddr uint64
+	// DebugFile optionally names a separate debug-information file. When
+	// empty and the file has no DWARF, Load looks for one by build id and
+	// .gnu_debuglink under DebugRoot.
+	DebugFile string
+}
+
+// ErrNotX86 is returned for an ELF file that is not x86-64.
+var ErrNotX86 = errors.New("not an x86-64 ELF file")
+
+// ErrNoSymbol is returned by ParseAddr for a name no module defines.
+var ErrNoSymbol = errors.New("no such symbol")
+
+// LoadError is a failure to load one module; Path names the file.
+type LoadError struct {
+	Path string
+	Err  error
+}
+
+func (e *LoadError) Error() string { return "symbols: " + e.Path + ": " + e.Err.Error() }
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Table holds the symbols of every loaded module of one program. It is
+// safe for concurrent use.
+type Table struct {
+	mu     sync.RWMutex
+	images []*image // load order: the first is the main program
+
+	// lineMu serialises line-table queries: delve's line tables cache
+	// state machines in maps.
+	lineMu sync.Mutex
+}
+
+// Load reads the modules of a program. A module that cannot be read is
+// left out and reported in the returned error (one *LoadError per module,
+// joined); the Table is usable with the others, so a missing library costs
+// its frames' names, not the session. A module without DWARF contributes
+// its ELF symbol table and unwind information only.
+func Load(mods []Module) (*Table, error) {
+	t := &Table{}
+	var errs []error
+	for _, m := range mods {
+		if err := t.Add(m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return t, errors.Join(errs...)
+}
+
+// Add loads one more module, e.g. a library the program opened with
+// dlopen. The error, if any, is a *LoadError.
+func (t *Table) Add(m Module) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &LoadError{m.Path, fmt.Errorf("malformed file: %v", r)}
+		}
+	}()
+	img, err := loadImage(m)
+	if err != nil {
+		return &LoadError{m.Path, err}
+	}
+	t.mu.Lock()
+	t.images = append(t.images, img)
+	t.mu.Unlock()
+	return nil
+}
+
+// Modules returns the loaded modules' paths with the address ranges they
+// cover and whether DWARF was found (and where).
+func (t *Table) Modules() []ModuleInfo {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var out []ModuleInfo
+	for _, img := range t.images {
+		out = append(out, ModuleInfo{Path: img.path, Lo: img.lo, Hi: img.hi, Bias: img.bias,
+			HasDWARF: img.dwarf != nil, DebugFile: img.debugPath, Warnings: img.warn})
+	}
+	return out
+}
+
+// ModuleInfo describes a loaded module.
+type ModuleInfo struct {
+	Path      string
+	Lo, Hi    uint64 // runtime addresses covered by its PT_LOAD segments
+	Bias      uint64 // runtime address minus link-time address
+	HasDWARF  bool
+	DebugFile string   // where DWARF came from, if not Path itself
+	Warnings  []string // parts that could not be read (e.g. a bad .eh_frame)
+}
+
+// image is one loaded module.
+type image struct {
+	path      string
+	debugPath string
+	file      *elf.File // the module itself
+	dwFile    *elf.File // where DWARF lives: file or the separate debug file
+	bias      uint64
+	lo, hi    uint64
+	segs      []segment
+	warn      []string
+
+	dwarf     *dwarf.Data
+	cus       []*compUnit
+	funcs     []*function // sorted by lo; one per address range
+	funcNames map[string]*function
+	syms      []*symbol // function symbols, sorted by addr
+	symNames  map[string]*symbol
+	globals   map[string]*globalVar
+	frames    frame.FrameDescriptionEntries
+	loc2      *loclist.Dwarf2Reader
+	loc5      *loclist.Dwarf5Reader
+	debugAddr *godwarf.DebugAddrSection
+	lineStr   []byte
+	isGo      bool
+	rtypes    map[uint64]dwarf.Offset // Go runtime type, as offset from runtime.types → DWARF type
+	typeNames map[string]dwarf.Offset // "int", "struct point", "main.T"
+
+	typeMu    sync.Mutex // guards typeCache and trees
+	typeCache map[dwarf.Offset]godwarf.Type
+	trees     map[dwarf.Offset]*godwarf.Tree
+}
+
+// segment is a PT_LOAD segment at its runtime address.
+type segment struct {
+	addr, memsz uint64
+	data        []byte // the file bytes (filesz of them)
+	writable    bool
+	exec        bool
+}
+
+func loadImage(m Module) (*image, error) {
+	data := m.Data
+	if data == nil {
+		b, err := os.ReadFile(m.Path)
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return nil, ErrNotX86
+	}
+	img := &image{path: m.Path, file: f, typeCache: map[dwarf.Offset]godwarf.Type{}}
+	if err := img.mapSegments(m, data); err != nil {
+		return nil, err
+	}
+	img.dwFile, img.debugPath = findDebugFile(m, f)
+	img.readSymbols()
+	if img.dwFile != nil {
+		if err := img.loadDWARF(); err != nil {
+			img.warnf("DWARF: %v", err)
+			img.dwarf = nil
+		}
+	}
+	img.loadFrames()
+	return img, nil
+}
+
+func (img *image) warnf(format string, args ...any) {
+	img.warn = append(img.warn, fmt.Sprintf(format, args...))
+}
+
+// mapSegments computes the bias from LoadAddr and records the segments.
+func (img *image) mapSegments(m Module, data []byte) error {
+	var loads []*elf.Prog
+	for _, p := range img.file.Progs {
+		if p.Type == elf.PT_LOAD {
+			loads = append(loads, p)
+		}
+	}
+	if len(loads) == 0 {
+		return errors.New("no PT_LOAD segment")
+	}
+	sort.Slice(loads, func(i, j int) bool { return loads[i].Vaddr < loads[j].Vaddr })
+	base := loads[0].Vaddr - loads[0].Off // where file offset 0 is linked
+	base &^= 0xfff
+	switch {
+	case m.LoadAddr == 0 && img.file.Type == elf.ET_EXEC:
+		img.bias = 0
+	case img.file.Type == elf.ET_EXEC && m.LoadAddr != base:
+		return fmt.Errorf("ET_EXEC linked at %#x cannot be loaded at %#x", base, m.LoadAddr)
+	default:
+		img.bias = m.LoadAddr - base
+	}
+	img.lo = ^uint64(0)
+	for _, p := range loads {
+		s := segment{addr: p.Vaddr + img.bias, memsz: p.Memsz, writable: p.Flags&elf.PF_W != 0, exec: p.Flags&elf.PF_X != 0}
+		if p.Off <= uint64(len(data)) && p.Filesz <= uint64(len(data))-p.Off {
+			s.data = data[p.Off : p.Off+p.Filesz]
+		}
+		img.segs = append(img.segs, s)
+		img.lo = min(img.lo, s.addr)
+		img.hi = max(img.hi, s.addr+s.memsz)
+	}
+	return nil
+}
+
+// readStatic copies bytes of read-only segments from the file: code and
+// constant data cannot differ from the file, so they are known even where
+// the recording never read them.
+func (img *image) readStatic(addr uint64, b []byte, known []bool) {
+	for _, s := range img.segs {
+		if s.writable || addr+uint64(len(b)) <= s.addr || addr >= s.addr+uint64(len(s.data)) {
+			continue
+		}
+		for i := range b {
+			a := addr + uint64(i)
+			if !known[i] && a >= s.addr && a-s.addr < uint64(len(s.data)) {
+				b[i] = s.data[a-s.addr]
+				known[i] = true
+			}
+		}
+	}
+}
+
+// findDebugFile returns the ELF file holding the module's DWARF: the file
+// itself, the given DebugFile, or one found by build id or debuglink.
+func findDebugFile(m Module, f *elf.File) (*elf.File, string) {
+	if hasDWARF(f) {
+		return f, ""
+	}
+	var cands []string
+	if m.DebugFile != "" {
+		cands = append(cands, m.DebugFile)
+	}
+	if id := buildID(f); id != "" && len(id) > 2 {
+		cands = append(cands, filepath.Join(DebugRoot, ".build-id", id[:2], id[2:]+".debug"))
+	}
+	if s := f.Section(".gnu_debuglink"); s != nil && m.Path != "" {
+		if b, err := s.Data(); err == nil {
+			if i := bytes.IndexByte(b, 0); i > 0 {
+				name := string(b[:i])
+				dir := filepath.Dir(m.Path)
+				cands = append(cands, filepath.Join(dir, name), filepath.Join(dir, ".debug", name),
+					filepath.Join(DebugRoot, dir, name))
+			}
+		}
+	}
+	for _, c := range cands {
+		if c == m.Path {
+			continue
+		}
+		df, err := elf.Open(c)
+		if err != nil {
+			continue
+		}
+		if df.Machine == elf.EM_X86_64 && hasDWARF(df) {
+			return df, c
+		}
+		df.Close()
+	}
+	return nil, ""
+}
+
+func hasDWARF(f *elf.File) bool {
+	for _, s := range f.Sections {
+		if (s.Name == ".debug_info" || s.Name == ".zdebug_info") && s.Type != elf.SHT_NOBITS {
+			return true
+		}
+	}
+	return false
+}
+
+// buildID returns the hex GNU build id of f, or "".
+func buildID(f *elf.File) string {
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 16 {
+		return ""
+	}
+	namesz := binary.LittleEndian.Uint32(b[0:])
+	descsz := binary.LittleEndian.Uint32(b[4:])
+	off := 12 + (uint64(namesz)+3)&^3
+	if off+uint64(descsz) > uint64(len(b)) {
+		return ""
+	}
+	return hex.EncodeToString(b[off : off+uint64(descsz)])
+}
+
+// readSymbols reads .symtab (of the file and of its debug file) and
+// .dynsym.
+func (img *image) readSymbols() {
+	img.symNames = map[string]*symbol{}
+	seen := map[[2]uint64]bool{}
+	add := func(syms []elf.Symbol) {
+		for _, s := range syms {
+			typ := elf.ST_TYPE(s.Info)
+			if s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
+				continue
+			}
+			fn := typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC
+			if !fn && typ != elf.STT_OBJECT && typ != elf.STT_TLS {
+				continue
+			}
+			if typ == elf.STT_TLS {
+				continue // TLS offsets are not addresses
+			}
+			name := s.Name
+			if i := strings.Index(name, "@"); i > 0 {
+				name = name[:i]
+			}
+			sym := &symbol{name: name, addr: s.Value + img.bias, size: s.Size, fn: fn}
+			if _, dup := img.symNames[name]; !dup || elf.ST_BIND(s.Info) == elf.STB_GLOBAL {
+				img.symNames[name] = sym
+			}
+			k := [2]uint64{sym.addr, sym.size}
+			if fn && !seen[k] {
+				seen[k] = true
+				img.syms = append(img.syms, sym)
+			}
+		}
+	}
+	if syms, err := img.file.Symbols(); err == nil {
+		add(syms)
+	}
+	if img.dwFile != nil && img.dwFile != img.file {
+		if syms, err := img.dwFile.Symbols(); err == nil {
+			add(syms)
+		}
+	}
+	if syms, err := img.file.DynamicSymbols(); err == nil {
+		add(syms)
+	}
+	sort.SliceStable(img.syms, func(i, j int) bool {
+		if img.syms[i].addr != img.syms[j].addr {
+			return img.syms[i].addr < img.syms[j].addr
+		}
+		return img.syms[i].size > img.syms[j].size
+	})
+}
+
+// symbol is an ELF symbol at its runtime address.
+type symbol struct {
+	name       string
+	addr, size uint64
+	fn         bool
+}
+
+// loadFrames parses .eh_frame (from the module) and .debug_frame (from
+// the module or its debug file).
+func (img *image) loadFrames() {
+	if s := img.file.Section(".eh_frame"); s != nil && s.Type != elf.SHT_NOBITS && s.Addr != 0 {
+		if b, err := s.Data(); err == nil {
+			fdes, err := parseFrames(b, img.bias, s.Addr)
+			if err != nil {
+				img.warnf(".eh_frame: %v", err)
+			}
+			img.frames = img.frames.Append(fdes)
+		}
+	}
+	for _, f := range []*elf.File{img.file, img.dwFile} {
+		if f == nil {
+			continue
+		}
+		if b, err := godwarf.GetDebugSectionElf(f, "frame"); err == nil && len(b) > 0 {
+			fdes, err := parseFrames(b, img.bias, 0)
+			if err != nil {
+				img.warnf(".debug_frame: %v", err)
+			}
+			img.frames = img.frames.Append(fdes)
+			break
+		}
+	}
+}
+
+func parseFrames(b []byte, bias, ehAddr uint64) (fdes frame.FrameDescriptionEntries, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed: %v", r)
+		}
+	}()
+	return frame.Parse(b, binary.LittleEndian, bias, 8, ehAddr)
+}
+
+// image returns the module whose segments cover pc.
+func (t *Table) imageFor(pc uint64) *image {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, img := range t.images {
+		if pc >= img.lo && pc < img.hi {
+			return img
+		}
+	}
+	return nil
+}
+
+func (t *Table) imageList() []*image {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append([]*image(nil), t.images...)
+}
+
+// readMem reads memory through mem, filling bytes it does not know from
+// the read-only segments of the modules. known is nil when every byte is
+// known.
+func (t *Table) readMem(mem MemReader, addr uint64, b []byte) ([]bool, error) {
+	var known []bool
+	var err error
+	if mem != nil {
+		known, err = mem(addr, b)
+		if err == nil && known == nil {
+			return nil, nil
+		}
+	}
+	if known == nil {
+		known = make([]bool, len(b)) // mem failed or is absent: nothing known yet
+	}
+	for _, img := range t.imageList() {
+		if addr < img.hi && addr+uint64(len(b)) > img.lo {
+			img.readStatic(addr, b, known)
+		}
+	}
+	for _, k := range known {
+		if !k {
+			if err != nil {
+				return known, err
+			}
+			return known, nil
+		}
+	}
+	return nil, nil
+}
