@@ -181,10 +181,10 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 		}
 	}
 	// A CPU replaced by execve: adopt it for the thread that owns it.
-	for _, th := range r.p.Threads {
+	for _, th := range r.p.Threads() {
 		if th.CPU == c {
 			for _, t := range r.threads {
-				if t.tid == th.TID {
+				if t.tid == th.Tid {
 					if r.cur == t {
 						r.position()
 					}
@@ -210,7 +210,7 @@ func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
 func (r *Recorder) thread(t *emu.Thread) *threadRec {
 	tr := r.rec(t.CPU)
 	if tr.tid == 0 {
-		tr.tid = t.TID
+		tr.tid = t.Tid
 	}
 	return tr
 }
@@ -316,7 +316,11 @@ var nonDetKinds = map[string]tracefile.NonDetKind{
 // NonDet logs the results of cpuid, rdtsc and friends.
 func (r *Recorder) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 	t := r.rec(c)
-	r.w.NonDet(t.tid, nonDetKinds[in.Op.String()], vals)
+	kind, ok := nonDetKinds[in.Op.String()]
+	if !ok {
+		kind = tracefile.NonDetOther
+	}
+	r.w.NonDet(t.tid, kind, vals)
 	return vals
 }
 
@@ -560,7 +564,7 @@ func buildID(f *elf.File) []byte {
 // checkpoint and address-space snapshot.
 func (r *Recorder) ThreadStart(th *emu.Thread) {
 	t := r.thread(th)
-	t.tid = th.TID
+	t.tid = th.Tid
 	parent := 0
 	if r.cur != nil {
 		parent = r.cur.tid
@@ -605,7 +609,7 @@ func (r *Recorder) checkpoint() {
 		cp.CurrentTid = r.cur.tid
 	}
 	r.regs = r.regs[:0]
-	for _, th := range r.p.Threads {
+	for _, th := range r.p.Threads() {
 		t := r.thread(th)
 		start := len(r.regs)
 		r.regs = th.CPU.MarshalState(r.regs)

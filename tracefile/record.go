@@ -96,6 +96,9 @@ const (
 	NonDetRDSEED NonDetKind = 5
 	NonDetXGETBV NonDetKind = 6
 	NonDetRDPID  NonDetKind = 7
+	// NonDetOther is any other instruction whose result the host decides
+	// (rcpps and rsqrtps, whose approximations differ between CPUs).
+	NonDetOther NonDetKind = 8
 )
 
 // ExitKind says how the recorded process ended.

@@ -145,7 +145,8 @@ func decodeInst(pc uint64, code []byte) Inst {
 	}
 	if err != nil || xi.Len == 0 {
 		// x86asm does not know endbr64 and friends (F3 0F 1E xx): with CET
-		// off they are NOPs, as are rdssp and the reserved-NOP space.
+		// off they are NOPs, as are rdssp and the reserved-NOP space; nor
+		// the prefetch and hint NOPs 0F 0D /r and 0F 18 /4-7.
 		if l := endbrLen(code); l > 0 {
 			in.Len = uint8(l)
 			in.Op = x86asm.NOP
@@ -282,6 +283,10 @@ func decodeInst(pc uint64, code []byte) Inst {
 	if in.Fn == nil {
 		in.Fn = unimplemented
 		in.Flags |= InstEndsBlock
+	} else if in.Lock && !lockable(&in) {
+		// A lock prefix is #UD except on read-modify-write memory forms.
+		in.Fn = illegal
+		in.Flags |= InstEndsBlock
 	} else if isSync(&in) {
 		in.inner = in.Fn
 		in.Fn = syncWrap
@@ -303,6 +308,17 @@ func isSync(in *Inst) bool {
 	return in.Lock
 }
 
+// lockable reports whether a lock prefix is allowed on in.
+func lockable(in *Inst) bool {
+	switch in.Op {
+	case x86asm.ADD, x86asm.ADC, x86asm.AND, x86asm.BTC, x86asm.BTR, x86asm.BTS, x86asm.CMPXCHG,
+		x86asm.CMPXCHG8B, x86asm.CMPXCHG16B, x86asm.DEC, x86asm.INC, x86asm.NEG, x86asm.NOT, x86asm.OR,
+		x86asm.SBB, x86asm.SUB, x86asm.XOR, x86asm.XADD, x86asm.XCHG:
+		return in.Args[0].Kind == KMem || in.Op == x86asm.XCHG && in.Args[1].Kind == KMem
+	}
+	return false
+}
+
 func syncWrap(c *CPU, in *Inst) {
 	if c.Obs != nil {
 		c.Obs.Sync(c, in)
@@ -310,18 +326,67 @@ func syncWrap(c *CPU, in *Inst) {
 	in.inner(c, in)
 }
 
-// endbrLen recognises F3 0F 1E /r (endbr64, endbr32, rdssp, reserved NOPs).
+// endbrLen recognises F3 0F 1E /r (endbr64, endbr32, rdssp, reserved NOPs),
+// with other prefixes and a REX prefix between F3 and the opcode
+// (rdsspq is F3 REX.W 0F 1E /1).
 func endbrLen(code []byte) int {
+	if n := hintNopLen(code); n > 0 {
+		return n // the hint NOPs x86asm rejects: 0F 0D /r, 0F 18 /4-7
+	}
 	i := 0
+	f3 := false
 	for i < len(code) && (code[i] == 0x66 || code[i] == 0xf3 || code[i]&0xf0 == 0x40) {
-		if code[i] == 0xf3 && i+3 < len(code) && code[i+1] == 0x0f && code[i+2] == 0x1e {
-			if code[i+3] >= 0xc0 {
-				return i + 4
-			}
-		}
+		f3 = f3 || code[i] == 0xf3
 		i++
 	}
+	if f3 && i+2 < len(code) && code[i] == 0x0f && code[i+1] == 0x1e && code[i+2] >= 0xc0 {
+		return i + 3
+	}
 	return 0
+}
+
+// hintNopLen decodes 0F 0D /r and 0F 18 /r (after optional prefixes) with
+// a register or memory ModRM operand, returning the instruction length.
+func hintNopLen(code []byte) int {
+	i := 0
+	for i < len(code) && (code[i] == 0x66 || code[i] == 0xf2 || code[i] == 0xf3 || code[i]&0xf0 == 0x40) {
+		i++
+	}
+	if i+2 >= len(code) || code[i] != 0x0f || (code[i+1] != 0x0d && code[i+1] != 0x18) {
+		return 0
+	}
+	return modrmEnd(code, i+2)
+}
+
+// modrmEnd returns the offset just past the ModRM operand at code[i], or 0.
+func modrmEnd(code []byte, i int) int {
+	if i >= len(code) {
+		return 0
+	}
+	m := code[i]
+	mod, rm := m>>6, m&7
+	n := i + 1
+	if mod != 3 && rm == 4 {
+		if n >= len(code) {
+			return 0
+		}
+		if mod == 0 && code[n]&7 == 5 {
+			n += 4
+		}
+		n++
+	}
+	switch {
+	case mod == 0 && rm == 5:
+		n += 4
+	case mod == 1:
+		n++
+	case mod == 2:
+		n += 4
+	}
+	if n > len(code) {
+		return 0
+	}
+	return n
 }
 
 func opNop(c *CPU, in *Inst) {}

@@ -158,3 +158,26 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Fatalf("diverged:\n%v\n%v", c, d)
 	}
 }
+
+func TestDecodeQuirks(t *testing.T) {
+	for _, tc := range []struct {
+		code []byte
+		len  uint8
+		ill  bool
+	}{
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfa}, 4, false}, // endbr64
+		{[]byte{0x0f, 0x0d, 0x48, 0x10}, 4, false}, // prefetchw 0x10(%rax)
+		{[]byte{0x0f, 0x18, 0x20}, 3, false},       // hint nop 0f 18 /4
+		{[]byte{0xf0, 0x0f, 0x58, 0xd1}, 4, true},  // lock addps: #UD
+		{[]byte{0xf0, 0x48, 0x01, 0xd8}, 4, true},  // lock add to a register: #UD
+		{[]byte{0xf0, 0x48, 0x01, 0x18}, 4, false}, // lock add to memory
+		{[]byte{0xc5, 0xf8, 0x77}, 3, true},        // vzeroupper: no AVX
+		{[]byte{0x67, 0x8d, 0x51, 0xff}, 4, false}, // lea with a 32-bit address
+	} {
+		in := Decode(0x1000, append(tc.code, make([]byte, 16)...))
+		isIll := in.Fn != nil && in.Flags&InstEndsBlock != 0 && (in.Op == 0 || tc.ill)
+		if (in.Len != tc.len && !tc.ill) || isIll != tc.ill {
+			t.Errorf("% x: len %d (want %d), illegal %v (want %v), op %v", tc.code, in.Len, tc.len, isIll, tc.ill, in.Op)
+		}
+	}
+}
