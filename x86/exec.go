@@ -122,6 +122,10 @@ func (c *CPU) recoverExit(exit *Exit) {
 	}
 	switch e := r.(type) {
 	case *Fault:
+		if e.NonCanonical {
+			c.exit = Exit{Reason: ExitGP, Inst: in, Code: SIKernel}
+			break
+		}
 		code := int32(SEGVMapErr)
 		if e.Mapped {
 			code = SEGVAccErr

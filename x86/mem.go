@@ -37,6 +37,9 @@ type Fault struct {
 	Write  bool
 	Exec   bool
 	Mapped bool // the page exists but its protection forbids the access
+	// NonCanonical is set for an address whose bits 63-47 are not all
+	// equal: the hardware raises #GP (Linux: SIGSEGV, SI_KERNEL, no address).
+	NonCanonical bool
 }
 
 func (f *Fault) Error() string {
@@ -158,6 +161,9 @@ func (m *Memory) translate(addr uint64, write bool) *Page {
 	pn := addr >> PageShift
 	p := m.PageAt(pn)
 	if p == nil {
+		if a := int64(addr) >> 47; a != 0 && a != -1 {
+			panic(&Fault{Addr: addr, Write: write, NonCanonical: true})
+		}
 		panic(&Fault{Addr: addr, Write: write})
 	}
 	if write {

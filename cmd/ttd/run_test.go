@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"ttd/internal/corpus"
+)
+
+// ttdBinary is the ttd executable TestMain builds for the end-to-end tests.
+var ttdBinary string
+
+// runTimeout bounds each run of a program, native or under ttd.
+const runTimeout = 60 * time.Second
+
+// slots limits how many comparisons run at the same time.
+var slots = make(chan struct{}, 2)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "ttd-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ttdBinary = filepath.Join(dir, "ttd")
+	cmd := exec.Command(goTool(), "build", "-o", ttdBinary, "ttd/cmd/ttd")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building ttd: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// goTool returns the go command: the one in PATH, else the one of the
+// toolchain that built the test.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// TestRunCorpus runs every corpus program, in every build variant, natively
+// and under "ttd run" and compares stdout, stderr and the exit status.
+// With -short, the -O0 and glibc-static variants are left out.
+func TestRunCorpus(t *testing.T) {
+	for _, p := range corpus.Build(t) {
+		p := p
+		if testing.Short() && shortSkip(p.Name) {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) { compareRuns(t, p) })
+	}
+}
+
+// shortSkip reports whether -short leaves the program out.
+func shortSkip(name string) bool {
+	for _, v := range []string{"/gcc-O0", "/gcc-O2-static", "/g++-O0", "/g++-O2-static"} {
+		if strings.HasSuffix(name, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRunSystem does the same for real Debian binaries.
+func TestRunSystem(t *testing.T) {
+	for _, p := range corpus.System(t) {
+		p := p
+		t.Run(strings.TrimPrefix(p.Name, "system/"), func(t *testing.T) { compareRuns(t, p) })
+	}
+}
+
+func compareRuns(t *testing.T, p corpus.Program) {
+	t.Parallel()
+	slots <- struct{}{}
+	defer func() { <-slots }()
+
+	native := run(t, p)
+	if native.TimedOut {
+		t.Fatalf("native run timed out after %v", runTimeout)
+	}
+	traced := run(t, p, ttdBinary, "run", "--")
+	if traced.TimedOut {
+		t.Fatalf("ttd run timed out after %v (native took %v); ttd stderr:\n%s", runTimeout,
+			native.Duration.Round(time.Millisecond), corpus.Tail(traced.Stderr, 20))
+	}
+	failed := false
+	if native.Status != traced.Status {
+		t.Errorf("exit status: native %s, ttd %s", native.Describe(), traced.Describe())
+		failed = true
+	}
+	if d := corpus.FirstDifference(native.Stdout, traced.Stdout); d != "" {
+		t.Errorf("stdout differs: %s", d)
+		failed = true
+	}
+	if msg := stderrMismatch(native, traced); msg != "" {
+		t.Errorf("stderr differs: %s", msg)
+		failed = true
+	}
+	if failed {
+		t.Logf("tail of ttd's stderr:\n%s", corpus.Tail(traced.Stderr, 20))
+	} else if testing.Verbose() {
+		t.Logf("status %s; native %v, ttd %v", native.Describe(), native.Duration.Round(time.Millisecond),
+			traced.Duration.Round(time.Millisecond))
+	}
+}
+
+// run runs p (under wrapper if given) with the per-run timeout.
+func run(t *testing.T, p corpus.Program, wrapper ...string) *corpus.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	r, err := p.Run(ctx, wrapper...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// stderrMismatch compares the two stderr streams. ttd's must equal the
+// native one, except that when the program was killed by a signal ttd adds
+// exactly one line about it at the end.
+func stderrMismatch(native, traced *corpus.Result) string {
+	if bytes.Equal(native.Stderr, traced.Stderr) {
+		return ""
+	}
+	if native.Signal != 0 && bytes.HasPrefix(traced.Stderr, native.Stderr) {
+		extra := traced.Stderr[len(native.Stderr):]
+		if bytes.Count(extra, []byte("\n")) == 1 && bytes.HasSuffix(extra, []byte("\n")) {
+			return ""
+		}
+		return fmt.Sprintf("ttd should add exactly one line about the signal, added %q", corpus.Tail(extra, 5))
+	}
+	return corpus.FirstDifference(native.Stderr, traced.Stderr)
+}
