@@ -58,6 +58,8 @@ bench: deps build
 	$(GO) test -run XXX -bench . -benchmem ./tracefile/
 	$(GO) test -run XXX -bench RecordCorpus -benchtime 1x ./cmd/ttd/
 	$(GO) run ./bench/cmd/dapbench
+	$(GO) run ./bench/cmd/travel -ttd $(BIN)
+	$(GO) test -run XXX -bench . -benchmem ./reader/ ./ttd/
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzRecords -fuzztime 60s ./tracefile/

@@ -13,6 +13,25 @@ import (
 type fdEntry struct {
 	host    int
 	cloexec bool
+	// kind says whether I/O on the descriptor may block (see
+	// blockio.go); shadow is a non-blocking duplicate of a pipe's open
+	// file description (-1: none yet, -2: cannot have one).
+	kind   fdKind
+	shadow int
+}
+
+// newEntry returns the entry for host descriptor h.
+func newEntry(h int, cloexec bool) *fdEntry {
+	return &fdEntry{host: h, cloexec: cloexec, shadow: -1}
+}
+
+// closeHost closes the entry's host descriptors.
+func (e *fdEntry) closeHost() error {
+	if e.shadow >= 0 {
+		unix.Close(e.shadow)
+		e.shadow = -1
+	}
+	return unix.Close(e.host)
 }
 
 // fdTable maps guest file descriptor numbers to host descriptors. Guest
@@ -39,7 +58,7 @@ func newFDTable(stdio ...*os.File) (*fdTable, error) {
 			ft.files = append(ft.files, nil)
 			continue
 		}
-		ft.files = append(ft.files, &fdEntry{host: nfd})
+		ft.files = append(ft.files, newEntry(nfd, false))
 	}
 	return ft, nil
 }
@@ -73,7 +92,7 @@ func (ft *fdTable) alloc(h int, cloexec bool, min int) (int, error) {
 			}
 		}
 		if ft.files[fd] == nil {
-			ft.files[fd] = &fdEntry{host: h, cloexec: cloexec}
+			ft.files[fd] = newEntry(h, cloexec)
 			return fd, nil
 		}
 	}
@@ -98,9 +117,9 @@ func (ft *fdTable) install(fd, h int, cloexec bool) error {
 		ft.files = append(ft.files, nil)
 	}
 	if old := ft.files[fd]; old != nil {
-		unix.Close(old.host)
+		old.closeHost()
 	}
-	ft.files[fd] = &fdEntry{host: h, cloexec: cloexec}
+	ft.files[fd] = newEntry(h, cloexec)
 	return nil
 }
 
@@ -111,13 +130,13 @@ func (ft *fdTable) close(fd int) error {
 		return err
 	}
 	ft.files[fd] = nil
-	return unix.Close(e.host)
+	return e.closeHost()
 }
 
 func (ft *fdTable) closeAll() {
 	for fd, e := range ft.files {
 		if e != nil {
-			unix.Close(e.host)
+			e.closeHost()
 			ft.files[fd] = nil
 		}
 	}

@@ -23,12 +23,21 @@ type Observer interface {
 	// ProcessExit is called once when the process ends.
 	ProcessExit(p *Process, st ExitStatus)
 	// Switch is called when the scheduler starts running a different
-	// thread than the one that ran last, before it executes anything.
+	// thread than the one that ran last (the first thread included),
+	// before anything happens on it: before the completion of a syscall
+	// it was blocked in (its Syscall event), signal deliveries to it and
+	// its first instruction. Threads run one at a time, so the events
+	// between two Switch calls all belong to one thread, except
+	// ThreadStart of a new thread (reported by its parent's clone) and
+	// the ThreadExit events of exit_group and execve.
 	Switch(t *Thread)
 	// Checkpoint is called each time the global instruction count
 	// (Process.Icount) reaches a multiple of Config.CheckpointEvery,
 	// between instructions, after the events of the instruction that
-	// reached it (its syscall, a signal delivery) were handled.
+	// reached it (its syscall, a signal delivery) were handled. Other
+	// threads may then be blocked in a syscall (Thread.InSyscall): rip
+	// is past their syscall instruction and rax still holds the syscall
+	// number; their Syscall event comes when the syscall completes.
 	Checkpoint(p *Process)
 }
 
@@ -39,6 +48,11 @@ type SyscallEvent struct {
 	Args   [6]uint64
 	Ret    uint64 // the value left in rax (negative errno on failure)
 	Writes []MemRange
+	// Restart is set when a signal interrupted the syscall and it will
+	// run again after the handler (SA_RESTART): rax holds the syscall
+	// number again (Ret) and rip was moved back to the syscall
+	// instruction.
+	Restart bool
 }
 
 // SignalEvent describes a signal acting on a thread.

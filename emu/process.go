@@ -46,6 +46,10 @@ type Config struct {
 	// CheckpointEvery makes the process call Observer.Checkpoint every
 	// that many instructions (global count); 0 means never.
 	CheckpointEvery uint64
+	// TimeSlice is how many instructions a thread runs before the
+	// scheduler moves on to the next runnable thread (0 means
+	// DefaultTimeSlice).
+	TimeSlice uint64
 
 	// Observer receives OS-level events; CPUObserver is installed on
 	// every thread's CPU. Both may be nil.
@@ -116,7 +120,9 @@ var ErrDeadlock = errors.New("guest deadlocked")
 // Process is one emulated Linux process: an address space, a file
 // descriptor table, signal dispositions and its threads. The address
 // space, file table and signal handlers are shared by the threads; each
-// Thread has its own CPU, signal mask and pending signals.
+// Thread has its own CPU, signal mask and pending signals. Threads run
+// one at a time under the scheduler (sched.go), all on the goroutine
+// that called Run.
 type Process struct {
 	cfg Config
 	log io.Writer
@@ -126,15 +132,26 @@ type Process struct {
 	fds     *fdTable
 	fs      *fsState
 	sig     sigHandlers
-	Threads []*Thread
+	threads []*Thread // live threads, in creation order
 
-	PID  int
-	exe  string // absolute path of the executable
-	auxv []uint64
-	env  cpuEnv
+	// PID is the process id the guest sees (the host's); thread ids are
+	// PID, PID+1, … in creation order.
+	PID     int
+	nextTid int
+	exe     string // absolute path of the executable
+	auxv    []uint64
+	env     cpuEnv
 
 	rlimits  [rlimNLimits]unix.Rlimit
 	reported map[int]bool // unimplemented syscalls already named
+
+	// shared are the process-directed pending signals.
+	shared sigQueue
+	// futexes are the threads waiting on each futex word, in order.
+	futexes map[uint64][]*Thread
+	timers  timerState
+
+	sched scheduler
 
 	hostSigs chan os.Signal
 	// blocking is set while a thread waits in a host syscall.
@@ -145,44 +162,20 @@ type Process struct {
 	exited bool
 	status ExitStatus
 	err    error
-
-	// retiredByExited counts the instructions of threads that exited.
-	retiredByExited uint64
-	nextCheckpoint  uint64
 }
 
-// Icount is the number of instructions retired by all threads.
+// Threads returns the live threads in creation order (the slice must
+// not be modified).
+func (p *Process) Threads() []*Thread { return p.threads }
+
+// Icount is the number of instructions retired by all threads, those
+// that exited included: the global position of the execution.
 func (p *Process) Icount() uint64 {
-	n := p.retiredByExited
-	for _, t := range p.Threads {
-		n += t.CPU.Icount
+	n := p.sched.retiredByExited
+	for _, t := range p.threads {
+		n += t.CPU.Retired()
 	}
 	return n
-}
-
-// budget is how many instructions a thread may run before the process
-// must regain control (for the next checkpoint).
-func (p *Process) budget() uint64 {
-	if p.obs == nil || p.cfg.CheckpointEvery == 0 {
-		return runBudget
-	}
-	now := p.Icount()
-	if p.nextCheckpoint <= now {
-		p.nextCheckpoint = (now/p.cfg.CheckpointEvery + 1) * p.cfg.CheckpointEvery
-	}
-	return min(runBudget, p.nextCheckpoint-now)
-}
-
-// checkpointDue calls Observer.Checkpoint when the global count reached
-// the next checkpoint.
-func (p *Process) checkpointDue() {
-	if p.obs == nil || p.cfg.CheckpointEvery == 0 || p.exited {
-		return
-	}
-	if p.Icount() == p.nextCheckpoint {
-		p.obs.Checkpoint(p)
-		p.nextCheckpoint += p.cfg.CheckpointEvery
-	}
 }
 
 // NewProcess loads cfg.Path and prepares its main thread, ready to Run.
@@ -211,8 +204,11 @@ func NewProcess(cfg Config) (*Process, error) {
 	cpu := x86.NewCPU(p.MM.Mem, p.MM.Code)
 	p.env.install(cpu)
 	cpu.Obs = cfg.CPUObserver
-	t := &Thread{P: p, CPU: cpu, TID: p.PID}
-	p.Threads = []*Thread{t}
+	t := &Thread{P: p, CPU: cpu, Tid: p.PID}
+	p.nextTid = p.PID + 1
+	p.threads = []*Thread{t}
+	p.futexes = make(map[uint64][]*Thread)
+	p.initScheduler()
 	args := cfg.Args
 	if len(args) == 0 {
 		args = []string{cfg.Path}
@@ -235,13 +231,14 @@ func (p *Process) Run() (st ExitStatus, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			var pc uint64
-			if len(p.Threads) > 0 {
-				pc = p.Threads[0].CPU.RIP
+			if t := p.sched.last; t != nil {
+				pc = t.CPU.RIP
 			}
 			if p.cfg.Verbose {
 				p.logf("internal error: %v\n%s", r, debug.Stack())
 			}
 			st, err = ExitStatus{Signal: unix.SIGKILL}, fmt.Errorf("internal error at guest rip %#x: %v", pc, r)
+			p.exited = true
 			p.release()
 		}
 	}()
@@ -250,12 +247,9 @@ func (p *Process) Run() (st ExitStatus, err error) {
 		defer stop()
 	}
 	if p.obs != nil {
-		p.obs.ThreadStart(p.Threads[0])
+		p.obs.ThreadStart(p.threads[0])
 	}
-	t := p.Threads[0]
-	for !p.exited {
-		t.run()
-	}
+	p.schedule()
 	if p.obs != nil {
 		p.obs.ProcessExit(p, p.status)
 	}
@@ -263,8 +257,9 @@ func (p *Process) Run() (st ExitStatus, err error) {
 	return p.status, p.err
 }
 
-// release frees host resources (files, mappings).
+// release frees host resources (files, mappings, helper goroutines).
 func (p *Process) release() {
+	p.stopHelpers()
 	if p.fds != nil {
 		p.fds.closeAll()
 	}

@@ -3,6 +3,7 @@ package emu
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"os"
 	"syscall"
 
@@ -109,10 +110,53 @@ type pendingSignal struct {
 	pc    uint64 // that instruction
 }
 
-// sigQueue is a thread's pending signals (one instance of each).
+// sigQueue is a set of pending signals: one instance of each standard
+// signal, and every instance of real-time signals, in order.
 type sigQueue struct {
 	mask uint64
 	sigs [numSignals + 1]pendingSignal
+	more [numSignals + 1][]pendingSignal // further real-time instances
+}
+
+// sigRTMin is the kernel's first real-time signal.
+const sigRTMin = 32
+
+// maxQueued bounds the queued instances of one real-time signal.
+const maxQueued = 1 << 12
+
+// add makes ps pending; a standard signal already pending is not queued
+// twice. It reports whether ps was queued.
+func (q *sigQueue) add(ps pendingSignal) bool {
+	sig := int(ps.info.Signo)
+	bit := sigBit(sig)
+	if q.mask&bit == 0 {
+		q.mask |= bit
+		q.sigs[sig] = ps
+		return true
+	}
+	if sig < sigRTMin || len(q.more[sig]) >= maxQueued {
+		return false
+	}
+	q.more[sig] = append(q.more[sig], ps)
+	return true
+}
+
+// take removes and returns the first pending instance of sig.
+func (q *sigQueue) take(sig int) pendingSignal {
+	ps := q.sigs[sig]
+	if m := q.more[sig]; len(m) > 0 {
+		q.sigs[sig] = m[0]
+		q.more[sig] = m[1:]
+	} else {
+		q.mask &^= sigBit(sig)
+	}
+	return ps
+}
+
+// discard drops every pending instance of sig.
+func (q *sigQueue) discard(sig int) {
+	q.mask &^= sigBit(sig)
+	q.more[sig] = nil
 }
 
 // stackT is a stack_t (sigaltstack).
@@ -188,40 +232,133 @@ var forwardedSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.
 	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM}
 
 // pollHostSignals queues the host signals received since the last call.
-func (p *Process) pollHostSignals(t *Thread) {
+func (p *Process) pollHostSignals() {
 	if p.hostSigs == nil {
 		return
 	}
 	for {
 		select {
 		case s := <-p.hostSigs:
-			t.queueHost(s)
+			p.queueHost(s)
 		default:
 			return
 		}
 	}
 }
 
-// queueHost queues a signal received by the host process.
-func (t *Thread) queueHost(s os.Signal) {
+// queueHost queues a signal received by the host process, for the
+// process.
+func (p *Process) queueHost(s os.Signal) {
 	if sig, ok := s.(syscall.Signal); ok {
-		t.queue(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
+		p.queueProcess(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
 	}
 }
 
-// queue makes a signal pending on t (a standard signal already pending
-// is not queued twice).
+// ignored reports whether sig's action is to do nothing (SIG_IGN, or the
+// default action of a signal that is ignored or stops).
+func (p *Process) ignored(sig int) bool {
+	switch p.sig[sig].handler {
+	case sigIgn:
+		return true
+	case sigDfl:
+		a := defaultActionOf(sig)
+		return a == actIgnore || a == actStop
+	}
+	return false
+}
+
+// queue makes a signal pending on thread t (tgkill, tkill, SIGPIPE…). A
+// standard signal already pending is not queued twice; an ignored signal
+// that t does not block is discarded, as by Linux.
 func (t *Thread) queue(ps pendingSignal) {
+	p := t.P
 	sig := int(ps.info.Signo)
 	if sig < 1 || sig > numSignals {
 		return
 	}
-	if t.pending.mask&sigBit(sig) != 0 {
+	bit := sigBit(sig)
+	if t.sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
 		return
 	}
-	t.pending.mask |= sigBit(sig)
-	t.pending.sigs[sig] = ps
+	if t.pending.add(ps) {
+		p.signalWake(t, sig)
+	}
 }
+
+// queueProcess makes a process-directed signal pending (kill, timers,
+// host signals): the first thread that does not block it takes it.
+func (p *Process) queueProcess(ps pendingSignal) {
+	sig := int(ps.info.Signo)
+	if sig < 1 || sig > numSignals || len(p.threads) == 0 {
+		return
+	}
+	bit := sigBit(sig)
+	if p.threads[0].sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
+		return
+	}
+	if !p.shared.add(ps) {
+		return
+	}
+	// Wake a thread that can take it (Linux's complete_signal): the
+	// first, in creation order, that does not block it or waits for it.
+	for _, th := range p.threads {
+		if th.sigMask&bit == 0 || th.state == threadBlocked && th.w.sigset&bit != 0 {
+			p.signalWake(th, sig)
+			return
+		}
+	}
+}
+
+// signalWake wakes t if it is blocked and the new pending signal sig
+// concerns it.
+func (p *Process) signalWake(t *Thread, sig int) {
+	if t.state != threadBlocked || t.ready {
+		return
+	}
+	bit := sigBit(sig)
+	if t.w.sigset&bit != 0 || (t.sigMask&^unblockable)&bit == 0 && !p.ignored(sig) ||
+		bit&unblockable != 0 {
+		p.wake(t)
+	}
+}
+
+// deliverable returns the pending signals that t would act on now: not
+// blocked, and not ignored.
+func (t *Thread) deliverable() uint64 {
+	p := t.P
+	m := (t.pending.mask | p.shared.mask) &^ (t.sigMask &^ unblockable)
+	for r := m; r != 0; r &= r - 1 {
+		sig := trailingZeros(r) + 1
+		if p.ignored(sig) && sigBit(sig)&unblockable == 0 {
+			m &^= sigBit(sig)
+		}
+	}
+	return m
+}
+
+// interrupted reports whether a signal is pending that must interrupt
+// the syscall t is in.
+func (t *Thread) interrupted() bool { return t.deliverable() != 0 }
+
+// restartAllowed decides, for a syscall interrupted with ERESTARTSYS,
+// whether it runs again after the handler of the signal about to be
+// delivered (SA_RESTART).
+func (t *Thread) restartAllowed() bool {
+	m := t.deliverable()
+	if m == 0 {
+		return true
+	}
+	if m&synchronous != 0 {
+		m &= synchronous
+	}
+	act := &t.P.sig[trailingZeros(m)+1]
+	if act.handler > sigIgn {
+		return act.flags&saRestart != 0
+	}
+	return true
+}
+
+func trailingZeros(v uint64) int { return bits.TrailingZeros64(v) }
 
 // forceFault delivers a synchronous signal raised by the instruction that
 // caused ex. A blocked or ignored fault signal kills the process, as on
@@ -237,34 +374,36 @@ func (t *Thread) forceFault(si SigInfo, trap trapInfo, ex x86.Exit) {
 	if ex.Inst != nil {
 		pc = ex.Inst.PC
 	}
-	t.pending.mask |= sigBit(sig)
-	t.pending.sigs[sig] = pendingSignal{info: si, trap: trap, fault: true, pc: pc}
+	if t.pending.mask&sigBit(sig) != 0 {
+		t.pending.discard(sig)
+	}
+	t.pending.add(pendingSignal{info: si, trap: trap, fault: true, pc: pc})
 }
 
-// deliverSignals acts on the pending, unblocked signals of t: it runs
-// default actions and sets up handler frames (each handler frame stacks
-// on the previous one, so the last set up runs first, like Linux).
+// deliverSignals acts on the pending, unblocked signals of t, its own
+// first and then the process's: it runs default actions and sets up
+// handler frames. Like Linux, it goes on while signals are deliverable:
+// each handler's frame stacks on the previous one (and blocks its
+// signal), so the last set up runs first.
 func (t *Thread) deliverSignals() {
-	for !t.P.exited {
-		ready := t.pending.mask &^ (t.sigMask &^ unblockable)
+	p := t.P
+	for !p.exited && t.state == threadRunnable {
+		blocked := t.sigMask &^ unblockable
+		q := &t.pending
+		ready := q.mask &^ blocked
+		if ready == 0 {
+			q = &p.shared
+			ready = q.mask &^ blocked
+		}
 		if ready == 0 {
 			return
 		}
 		if ready&synchronous != 0 {
 			ready &= synchronous
 		}
-		sig := 1
-		for ready&sigBit(sig) == 0 {
-			sig++
-		}
-		ps := t.pending.sigs[sig]
-		t.pending.mask &^= sigBit(sig)
+		sig := trailingZeros(ready) + 1
+		ps := q.take(sig)
 		t.deliver(sig, &ps)
-		if t.P.sig[sig].handler > sigIgn {
-			// One handler frame per pass; the next signals are
-			// delivered when it returns or at the next check.
-			return
-		}
 	}
 }
 

@@ -50,9 +50,6 @@ func (t *Thread) copyInStrings(addr uint64) ([]string, error) {
 // image is untouched.
 func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags int) (uint64, error) {
 	p := t.P
-	if len(p.Threads) > 1 {
-		return 0, unix.EAGAIN
-	}
 	path, err := t.CopyInString(pathAddr, unix.PathMax)
 	if err != nil {
 		return 0, err
@@ -87,6 +84,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	cpu := x86.NewCPU(p.MM.Mem, p.MM.Code)
 	p.env.install(cpu)
 	cpu.Obs = oldCPU.Obs
+	cpu.Icount = oldCPU.Icount // the thread's count goes on
 	t.CPU = cpu
 	if err := p.exec(t, path, argv, envp); err != nil {
 		p.MM.unmap(0, taskSize)
@@ -101,6 +99,17 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 		return 0, errno(err)
 	}
 	oldMM.unmap(0, taskSize)
+	// The other threads end; the calling one becomes the main thread.
+	for _, th := range append([]*Thread(nil), p.threads...) {
+		if th != t {
+			if p.obs != nil {
+				p.obs.ThreadExit(th, 0)
+			}
+			p.removeThread(th)
+		}
+	}
+	t.Tid = p.PID
+	p.deletePosixTimers()
 	// What execve resets: close-on-exec descriptors, caught signals
 	// (ignored ones stay ignored), the alternate stack, robust list.
 	for fd, e := range p.fds.files {

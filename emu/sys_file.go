@@ -52,41 +52,64 @@ func (t *Thread) readInto(addr uint64, n int, read func(b []byte) (int, error)) 
 	return uint64(k), nil
 }
 
-// writeFrom copies n bytes of guest memory at addr and runs a host write
-// of them.
-func (t *Thread) writeFrom(addr uint64, n int, write func(b []byte) (int, error)) (uint64, error) {
+// writeFrom copies n bytes of guest memory at addr and writes them to
+// e, waiting for room like a blocking write (see writeBlocking). EPIPE
+// raises SIGPIPE.
+func (t *Thread) writeFrom(e *fdEntry, addr uint64, n int, op writeOp) (uint64, error) {
 	b := t.buf(n)
 	if err := t.CopyIn(addr, b); err != nil {
 		return 0, err
 	}
+	return t.writeData(e, b, op, 0)
+}
+
+// writeData writes data to e like writeFrom; flags are the send flags
+// (MSG_NOSIGNAL: no SIGPIPE).
+func (t *Thread) writeData(e *fdEntry, data []byte, op writeOp, flags int) (uint64, error) {
 	t.enterBlocking()
-	k, err := retry(func() (int, error) { return write(b) })
+	k, err := t.writeBlocking(e, data, op)
 	t.leaveBlocking()
-	if err == unix.EPIPE {
-		t.queue(pendingSignal{info: SigInfo{Signo: int32(unix.SIGPIPE), Code: siUser, Pid: int32(t.P.PID)}})
-	}
+	t.sigpipe(err, flags)
 	if err != nil {
 		return 0, errno(err)
 	}
 	return uint64(k), nil
 }
 
+// plainWrite is the writeOp of write(2): a socket that must not block is
+// written with send(MSG_DONTWAIT).
+func plainWrite(fd int, b []byte, dontwait bool) (int, error) {
+	if dontwait {
+		return sendNoWait(fd, b, 0)
+	}
+	return unix.Write(fd, b)
+}
+
+// sendNoWait sends b on socket fd without blocking.
+func sendNoWait(fd int, b []byte, flags int) (int, error) {
+	r, err := hostSyscall(unix.SYS_SENDTO, hInt(fd), hBuf(b), hInt(len(b)), hInt(flags|unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL), hInt(0), hInt(0))
+	return int(r), err
+}
+
 // Read implements Linux syscall read(2).
 func Read(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
-	return t.readInto(a.A[1], ioCount(a.A[2]), func(b []byte) (int, error) { return unix.Read(fd, b) })
+	if err := t.waitIO(e, unix.POLLIN, ""); err != nil {
+		return 0, err
+	}
+	return t.readInto(a.A[1], ioCount(a.A[2]), func(b []byte) (int, error) { return unix.Read(e.host, b) })
 }
 
 // Write implements Linux syscall write(2).
 func Write(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
-	return t.writeFrom(a.A[1], ioCount(a.A[2]), func(b []byte) (int, error) { return unix.Write(fd, b) })
+	return t.writeFrom(e, a.A[1], ioCount(a.A[2]), plainWrite)
 }
 
 // Pread64 implements Linux syscall pread64(2).
@@ -103,14 +126,16 @@ func Pread64(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // Pwrite64 implements Linux syscall pwrite64(2).
 func Pwrite64(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
 	if int64(a.A[3]) < 0 {
 		return 0, unix.EINVAL
 	}
-	return t.writeFrom(a.A[1], ioCount(a.A[2]), func(b []byte) (int, error) { return unix.Pwrite(fd, b, int64(a.A[3])) })
+	return t.writeFrom(e, a.A[1], ioCount(a.A[2]), func(fd int, b []byte, _ bool) (int, error) {
+		return unix.Pwrite(fd, b, int64(a.A[3]))
+	})
 }
 
 // vecRead reads into an iovec array with one host read.
@@ -145,8 +170,8 @@ func (t *Thread) vecRead(iovAddr, iovCnt uint64, read func(b []byte) (int, error
 	return uint64(n), nil
 }
 
-// vecWrite gathers an iovec array and writes it with one host write.
-func (t *Thread) vecWrite(iovAddr, iovCnt uint64, write func(b []byte) (int, error)) (uint64, error) {
+// vecWrite gathers an iovec array and writes it as one write to e.
+func (t *Thread) vecWrite(e *fdEntry, iovAddr, iovCnt uint64, op writeOp) (uint64, error) {
 	iov, err := t.copyInIovecs(iovAddr, iovCnt)
 	if err != nil {
 		return 0, err
@@ -160,34 +185,28 @@ func (t *Thread) vecWrite(iovAddr, iovCnt uint64, write func(b []byte) (int, err
 			return 0, err
 		}
 	}
-	t.enterBlocking()
-	n, err := retry(func() (int, error) { return write(data) })
-	t.leaveBlocking()
-	if err == unix.EPIPE {
-		t.queue(pendingSignal{info: SigInfo{Signo: int32(unix.SIGPIPE), Code: siUser, Pid: int32(t.P.PID)}})
-	}
-	if err != nil {
-		return 0, errno(err)
-	}
-	return uint64(n), nil
+	return t.writeData(e, data, op, 0)
 }
 
 // Readv implements Linux syscall readv(2).
 func Readv(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
-	return t.vecRead(a.A[1], a.A[2], func(b []byte) (int, error) { return unix.Read(fd, b) })
+	if err := t.waitIO(e, unix.POLLIN, ""); err != nil {
+		return 0, err
+	}
+	return t.vecRead(a.A[1], a.A[2], func(b []byte) (int, error) { return unix.Read(e.host, b) })
 }
 
 // Writev implements Linux syscall writev(2).
 func Writev(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
-	return t.vecWrite(a.A[1], a.A[2], func(b []byte) (int, error) { return unix.Write(fd, b) })
+	return t.vecWrite(e, a.A[1], a.A[2], plainWrite)
 }
 
 // Preadv implements Linux syscall preadv(2).
@@ -201,11 +220,13 @@ func Preadv(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // Pwritev implements Linux syscall pwritev(2).
 func Pwritev(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
-	return t.vecWrite(a.A[1], a.A[2], func(b []byte) (int, error) { return unix.Pwrite(fd, b, int64(a.A[3])) })
+	return t.vecWrite(e, a.A[1], a.A[2], func(fd int, b []byte, _ bool) (int, error) {
+		return unix.Pwrite(fd, b, int64(a.A[3]))
+	})
 }
 
 // Close implements Linux syscall close(2).
@@ -534,11 +555,21 @@ func Fstatfs(t *Thread, a *SyscallArgs) (uint64, error) {
 	return 0, copyOutStruct(t, a.A[1], &st)
 }
 
-// Sendfile implements Linux syscall sendfile(2).
+// Sendfile implements Linux syscall sendfile(2). To a pipe or socket it
+// moves at most PIPE_BUF bytes once there is room, so that it never
+// blocks the other threads.
 func Sendfile(t *Thread, a *SyscallArgs) (uint64, error) {
-	out, err := t.hostFD(a, 0)
+	oe, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
+	}
+	out := oe.host
+	count := ioCount(a.A[3])
+	if oe.kindOf() != kindFile {
+		if err := t.waitIO(oe, unix.POLLOUT, ""); err != nil {
+			return 0, err
+		}
+		count = min(count, pipeBuf)
 	}
 	in, err := t.hostFD(a, 1)
 	if err != nil {
@@ -555,7 +586,7 @@ func Sendfile(t *Thread, a *SyscallArgs) (uint64, error) {
 		offp = &off
 	}
 	t.enterBlocking()
-	n, err := retry(func() (int, error) { return unix.Sendfile(out, in, offp, ioCount(a.A[3])) })
+	n, err := retry(func() (int, error) { return unix.Sendfile(out, in, offp, count) })
 	t.leaveBlocking()
 	if err == unix.EPIPE {
 		t.queue(pendingSignal{info: SigInfo{Signo: int32(unix.SIGPIPE), Code: siUser, Pid: int32(t.P.PID)}})

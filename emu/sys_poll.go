@@ -7,9 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pollFDs runs a host poll over guest pollfd entries (8 bytes each) held
-// in b, rewriting their revents; timeout is in milliseconds (<0: none).
-func (t *Thread) pollFDs(b []byte, timeout int) (int, error) {
+// pollFDs polls the guest pollfd entries (8 bytes each) held in b and
+// rewrites their revents. When none is ready it waits up to timeout (<0:
+// for ever), the thread blocked: it returns errBlock, and the handler
+// polls again when a descriptor may be ready, a signal arrives (EINTR)
+// or the timeout passes (0 ready).
+func (t *Thread) pollFDs(b []byte, timeout time.Duration) (int, error) {
 	n := len(b) / 8
 	fds := make([]unix.PollFd, n)
 	nval := 0
@@ -28,14 +31,14 @@ func (t *Thread) pollFDs(b []byte, timeout int) (int, error) {
 		}
 		fds[i].Fd = int32(h)
 	}
-	if nval > 0 {
-		timeout = 0
-	}
-	t.enterBlocking()
-	k, err := retry(func() (int, error) { return unix.Poll(fds, timeout) })
-	t.leaveBlocking()
+	k, err := retry(func() (int, error) { return unix.Poll(fds, 0) })
 	if err != nil {
 		return 0, errno(err)
+	}
+	if k == 0 && nval == 0 && timeout != 0 {
+		if err := t.waitReady(fds, timeout); err != nil {
+			return 0, err
+		}
 	}
 	for i := range fds {
 		gfd := int(int32(le.Uint32(b[8*i:])))
@@ -49,8 +52,47 @@ func (t *Thread) pollFDs(b []byte, timeout int) (int, error) {
 	return k, nil
 }
 
+// waitReady is for a syscall that found none of fds ready: it returns
+// nil when the timeout (<0: none) has passed, EINTR when a signal is
+// pending, and otherwise errBlock to wait for fds.
+func (t *Thread) waitReady(fds []unix.PollFd, timeout time.Duration) error {
+	var dl time.Time
+	if timeout > 0 {
+		dl = t.deadline(timeout)
+		if !time.Now().Before(dl) {
+			return nil
+		}
+	}
+	if t.interrupted() {
+		return unix.EINTR
+	}
+	return t.sleep(wait{fds: fds, deadline: dl})
+}
+
+// withSigmask runs a syscall body with the temporary signal mask at addr
+// (ppoll, pselect6, epoll_pwait): the old mask comes back when the
+// syscall completes, or, when a signal interrupts it, after the handler.
+func (t *Thread) withSigmask(addr, size uint64, body func() (uint64, error)) (uint64, error) {
+	if addr != 0 && !t.retrying {
+		if size != 8 {
+			return 0, unix.EINVAL
+		}
+		m, err := t.readU64(addr)
+		if err != nil {
+			return 0, err
+		}
+		t.savedMask, t.hasSavedMask = t.sigMask, true
+		t.sigMask = m &^ unblockable
+	}
+	r, err := body()
+	if addr != 0 && err != errBlock && err != unix.EINTR && t.hasSavedMask {
+		t.sigMask, t.hasSavedMask = t.savedMask, false
+	}
+	return r, err
+}
+
 // poll implements poll and ppoll.
-func (t *Thread) poll(addr uint64, nfds uint64, timeout int) (uint64, error) {
+func (t *Thread) poll(addr uint64, nfds uint64, timeout time.Duration) (uint64, error) {
 	if nfds > uint64(t.P.fds.limit) {
 		return 0, unix.EINVAL
 	}
@@ -67,34 +109,46 @@ func (t *Thread) poll(addr uint64, nfds uint64, timeout int) (uint64, error) {
 
 // Poll implements Linux syscall poll(2).
 func Poll(t *Thread, a *SyscallArgs) (uint64, error) {
-	return t.poll(a.A[0], a.A[1], a.Int(2))
+	return t.poll(a.A[0], a.A[1], time.Duration(a.Int(2))*time.Millisecond)
 }
 
-// Ppoll implements Linux syscall ppoll(2) (the signal mask applies only
-// to signals forwarded from the host).
+// Ppoll implements Linux syscall ppoll(2).
 func Ppoll(t *Thread, a *SyscallArgs) (uint64, error) {
-	timeout := -1
+	timeout := time.Duration(-1)
 	if a.A[2] != 0 {
 		ts, err := t.readTimespec(a.A[2])
 		if err != nil {
 			return 0, err
 		}
-		timeout = msTimeout(time.Duration(ts.Nano()))
+		timeout = time.Duration(ts.Nano())
 	}
-	return t.poll(a.A[0], a.A[1], timeout)
+	return t.withSigmask(a.A[3], a.A[4], func() (uint64, error) {
+		r, err := t.poll(a.A[0], a.A[1], timeout)
+		if err == nil && a.A[2] != 0 {
+			err = t.writeLeft(a.A[2], timeout, false)
+		}
+		return r, err
+	})
 }
 
-// msTimeout rounds a duration up to milliseconds for poll.
-func msTimeout(d time.Duration) int {
-	ms := (d + time.Millisecond - 1) / time.Millisecond
-	if ms > 1<<31-1 {
-		return 1<<31 - 1
+// writeLeft writes the time left of the current syscall's timeout at
+// addr, as a timespec or (tv) a timeval.
+func (t *Thread) writeLeft(addr uint64, timeout time.Duration, tv bool) error {
+	left := time.Duration(0)
+	if timeout > 0 {
+		left = max(0, time.Until(t.deadline(timeout)))
 	}
-	return int(ms)
+	var b [16]byte
+	if tv {
+		putTv(b[:], left)
+	} else {
+		putTs(b[:], left)
+	}
+	return t.CopyOut(addr, b[:])
 }
 
 // selectFDs implements select and pselect6 through poll.
-func (t *Thread) selectFDs(nfds int, sets [3]uint64, timeout int) (uint64, error) {
+func (t *Thread) selectFDs(nfds int, sets [3]uint64, timeout time.Duration) (uint64, error) {
 	if nfds < 0 || nfds > 1<<20 {
 		return 0, unix.EINVAL
 	}
@@ -169,9 +223,10 @@ func (t *Thread) selectFDs(nfds int, sets [3]uint64, timeout int) (uint64, error
 	return uint64(count), nil
 }
 
-// Select implements Linux syscall select(2).
+// Select implements Linux syscall select(2); like Linux, it writes the
+// time left to the timeout.
 func Select(t *Thread, a *SyscallArgs) (uint64, error) {
-	timeout := -1
+	timeout := time.Duration(-1)
 	if a.A[4] != 0 {
 		var tv unix.Timeval
 		if err := copyInStruct(t, a.A[4], &tv); err != nil {
@@ -180,22 +235,41 @@ func Select(t *Thread, a *SyscallArgs) (uint64, error) {
 		if tv.Sec < 0 || tv.Usec < 0 {
 			return 0, unix.EINVAL
 		}
-		timeout = msTimeout(time.Duration(tv.Nano()))
+		timeout = time.Duration(tv.Nano())
 	}
-	return t.selectFDs(a.Int(0), [3]uint64{a.A[1], a.A[2], a.A[3]}, timeout)
+	r, err := t.selectFDs(a.Int(0), [3]uint64{a.A[1], a.A[2], a.A[3]}, timeout)
+	if (err == nil || err == unix.EINTR) && a.A[4] != 0 {
+		t.writeLeft(a.A[4], timeout, true)
+	}
+	return r, err
 }
 
 // Pselect6 implements Linux syscall pselect6(2).
 func Pselect6(t *Thread, a *SyscallArgs) (uint64, error) {
-	timeout := -1
+	timeout := time.Duration(-1)
 	if a.A[4] != 0 {
 		ts, err := t.readTimespec(a.A[4])
 		if err != nil {
 			return 0, err
 		}
-		timeout = msTimeout(time.Duration(ts.Nano()))
+		timeout = time.Duration(ts.Nano())
 	}
-	return t.selectFDs(a.Int(0), [3]uint64{a.A[1], a.A[2], a.A[3]}, timeout)
+	var mask, size uint64
+	if a.A[5] != 0 {
+		// struct { const sigset_t *ss; size_t ss_len; }
+		var b [16]byte
+		if err := t.CopyIn(a.A[5], b[:]); err != nil {
+			return 0, err
+		}
+		mask, size = binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
+	}
+	return t.withSigmask(mask, size, func() (uint64, error) {
+		r, err := t.selectFDs(a.Int(0), [3]uint64{a.A[1], a.A[2], a.A[3]}, timeout)
+		if (err == nil || err == unix.EINTR) && a.A[4] != 0 {
+			t.writeLeft(a.A[4], timeout, false)
+		}
+		return r, err
+	})
 }
 
 // EpollCreate1 implements Linux syscall epoll_create1(2).
@@ -243,8 +317,9 @@ func EpollCtl(t *Thread, a *SyscallArgs) (uint64, error) {
 	return 0, errno(err)
 }
 
-// epollWait waits on a host epoll descriptor.
-func (t *Thread) epollWait(a *SyscallArgs, timeout int) (uint64, error) {
+// epollWait waits on a host epoll descriptor; the thread blocks while
+// none of its events is ready.
+func (t *Thread) epollWait(a *SyscallArgs, timeout time.Duration) (uint64, error) {
 	ep, err := t.hostFD(a, 0)
 	if err != nil {
 		return 0, err
@@ -257,40 +332,46 @@ func (t *Thread) epollWait(a *SyscallArgs, timeout int) (uint64, error) {
 	if !t.P.MM.accessible(a.A[1], uint64(len(b)), unix.PROT_WRITE) {
 		return 0, unix.EFAULT
 	}
-	t.enterBlocking()
 	n, err := retry(func() (int, error) {
-		r, err := hostSyscall(unix.SYS_EPOLL_WAIT, hInt(ep), hBuf(b), hInt(max), hInt(timeout))
+		r, err := hostSyscall(unix.SYS_EPOLL_WAIT, hInt(ep), hBuf(b), hInt(max), hInt(0))
 		return int(r), err
 	})
-	t.leaveBlocking()
 	if err != nil {
 		return 0, errno(err)
+	}
+	if n == 0 && timeout != 0 {
+		if err := t.waitReady([]unix.PollFd{{Fd: int32(ep), Events: unix.POLLIN}}, timeout); err != nil {
+			return 0, err
+		}
 	}
 	return uint64(n), t.CopyOut(a.A[1], b[:12*n])
 }
 
 // EpollWait implements Linux syscall epoll_wait(2).
 func EpollWait(t *Thread, a *SyscallArgs) (uint64, error) {
-	return t.epollWait(a, a.Int(3))
+	return t.epollWait(a, time.Duration(a.Int(3))*time.Millisecond)
 }
 
-// EpollPwait implements Linux syscall epoll_pwait(2) (the signal mask
-// applies only to forwarded host signals).
+// EpollPwait implements Linux syscall epoll_pwait(2).
 func EpollPwait(t *Thread, a *SyscallArgs) (uint64, error) {
-	return t.epollWait(a, a.Int(3))
+	return t.withSigmask(a.A[4], a.A[5], func() (uint64, error) {
+		return t.epollWait(a, time.Duration(a.Int(3))*time.Millisecond)
+	})
 }
 
 // EpollPwait2 implements Linux syscall epoll_pwait2(2).
 func EpollPwait2(t *Thread, a *SyscallArgs) (uint64, error) {
-	timeout := -1
+	timeout := time.Duration(-1)
 	if a.A[3] != 0 {
 		ts, err := t.readTimespec(a.A[3])
 		if err != nil {
 			return 0, err
 		}
-		timeout = msTimeout(time.Duration(ts.Nano()))
+		timeout = time.Duration(ts.Nano())
 	}
-	return t.epollWait(a, timeout)
+	return t.withSigmask(a.A[4], a.A[5], func() (uint64, error) {
+		return t.epollWait(a, timeout)
+	})
 }
 
 // Eventfd2 implements Linux syscall eventfd2(2).

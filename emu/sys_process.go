@@ -6,33 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Exit implements Linux syscall exit(2). With one thread it ends the
-// process.
-func Exit(t *Thread, a *SyscallArgs) (uint64, error) {
-	code := a.Int(0) & 0xff
-	p := t.P
-	if p.obs != nil {
-		p.obs.ThreadExit(t, code)
-	}
-	if len(p.Threads) <= 1 {
-		p.exitProcess(ExitStatus{Code: code}, nil)
-	}
-	return 0, errExited
-}
-
-// ExitGroup implements Linux syscall exit_group(2).
-func ExitGroup(t *Thread, a *SyscallArgs) (uint64, error) {
-	code := a.Int(0) & 0xff
-	p := t.P
-	if p.obs != nil {
-		for _, th := range p.Threads {
-			p.obs.ThreadExit(th, code)
-		}
-	}
-	p.exitProcess(ExitStatus{Code: code}, nil)
-	return 0, errExited
-}
-
 // Getpid implements Linux syscall getpid(2).
 func Getpid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(t.P.PID), nil }
 
@@ -292,40 +265,11 @@ func ArchPrctl(t *Thread, a *SyscallArgs) (uint64, error) {
 // fails with ENOSYS (not EAGAIN, which shells retry for seconds).
 func Fork(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ENOSYS }
 
-// Clone implements Linux syscall clone(2): new threads fail as when a
-// resource limit is reached (EAGAIN, what pthread_create reports), new
-// processes with ENOSYS.
-func Clone(t *Thread, a *SyscallArgs) (uint64, error) {
-	if a.A[0]&unix.CLONE_THREAD != 0 {
-		return 0, unix.EAGAIN
-	}
-	return 0, unix.ENOSYS
-}
-
 // Wait4 implements Linux syscall wait4(2): there are never children.
 func Wait4(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ECHILD }
 
 // Waitid implements Linux syscall waitid(2): there are never children.
 func Waitid(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ECHILD }
-
-// SchedYield implements Linux syscall sched_yield(2).
-func SchedYield(t *Thread, a *SyscallArgs) (uint64, error) { return 0, nil }
-
-// SchedGetaffinity implements Linux syscall sched_getaffinity(2): the
-// guest sees one CPU.
-func SchedGetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
-	if a.A[1] < 8 || a.A[1]%8 != 0 {
-		return 0, unix.EINVAL
-	}
-	var b [8]byte
-	b[0] = 1
-	return 8, t.CopyOut(a.A[2], b[:])
-}
-
-// SchedSetaffinity implements Linux syscall sched_setaffinity(2).
-func SchedSetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
-	return 0, nil
-}
 
 // SchedGetscheduler implements Linux syscall sched_getscheduler(2).
 func SchedGetscheduler(t *Thread, a *SyscallArgs) (uint64, error) { return 0, nil } // SCHED_OTHER

@@ -30,9 +30,10 @@ func RtSigaction(t *Thread, a *SyscallArgs) (uint64, error) {
 			mask: le.Uint64(b[24:]) &^ unblockable}
 		p.sig[sig] = act
 		// Setting a signal to be ignored discards it if pending.
-		if act.handler == sigIgn || act.handler == sigDfl && defaultActionOf(sig) == actIgnore {
-			for _, th := range p.Threads {
-				th.pending.mask &^= sigBit(sig)
+		if p.ignored(sig) {
+			p.shared.discard(sig)
+			for _, th := range p.threads {
+				th.pending.discard(sig)
 			}
 		}
 	}
@@ -121,121 +122,91 @@ func RtSigpending(t *Thread, a *SyscallArgs) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], t.pending.mask&t.sigMask)
+	binary.LittleEndian.PutUint64(b[:], (t.pending.mask|t.P.shared.mask)&t.sigMask)
 	return 0, t.CopyOut(a.A[0], b[:a.A[1]])
 }
 
 // RtSigsuspend implements Linux syscall rt_sigsuspend(2): it waits, with
 // the given mask, for a signal to be delivered.
 func RtSigsuspend(t *Thread, a *SyscallArgs) (uint64, error) {
-	if a.A[1] != 8 {
-		return 0, unix.EINVAL
+	if !t.retrying {
+		if a.A[1] != 8 {
+			return 0, unix.EINVAL
+		}
+		mask, err := t.readU64(a.A[0])
+		if err != nil {
+			return 0, err
+		}
+		t.savedMask, t.hasSavedMask = t.sigMask, true
+		t.sigMask = mask &^ unblockable
 	}
-	mask, err := t.readU64(a.A[0])
-	if err != nil {
-		return 0, err
+	if t.interrupted() {
+		// The handler's frame saves the old mask, which sigreturn
+		// restores.
+		return 0, unix.EINTR
 	}
-	t.savedMask, t.hasSavedMask = t.sigMask, true
-	t.sigMask = mask &^ unblockable
-	if err := t.waitForSignal(-1); err != nil {
-		return 0, err
-	}
-	return 0, unix.EINTR
+	return 0, t.sleep(wait{what: "a signal (sigsuspend)"})
 }
 
-// RtSigtimedwait implements Linux syscall rt_sigtimedwait(2) for signals
-// already pending or forwarded from the host.
+// RtSigtimedwait implements Linux syscall rt_sigtimedwait(2).
 func RtSigtimedwait(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.A[3] != 8 {
+		return 0, unix.EINVAL
+	}
 	set, err := t.readU64(a.A[0])
 	if err != nil {
 		return 0, err
 	}
-	timeout := time.Duration(-1)
-	if a.A[2] != 0 {
-		var ts unix.Timespec
-		if err := copyInStruct(t, a.A[2], &ts); err != nil {
+	set &^= unblockable
+	timed := a.A[2] != 0
+	if timed && !t.retrying {
+		ts, err := t.readTimespec(a.A[2])
+		if err != nil {
 			return 0, err
 		}
-		timeout = time.Duration(ts.Nano())
+		t.deadline(time.Duration(ts.Nano()))
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		t.P.pollHostSignals(t)
-		if ready := t.pending.mask & set; ready != 0 {
-			sig := 1
-			for ready&sigBit(sig) == 0 {
-				sig++
-			}
-			ps := t.pending.sigs[sig]
-			t.pending.mask &^= sigBit(sig)
-			if a.A[1] != 0 {
-				var b [siginfoSize]byte
-				ps.info.encode(b[:])
-				if err := t.CopyOut(a.A[1], b[:]); err != nil {
-					return 0, err
-				}
-			}
-			return uint64(sig), nil
-		}
-		if timeout >= 0 && !time.Now().Before(deadline) {
-			return 0, unix.EAGAIN
-		}
-		if t.P.hostSigs == nil {
-			if timeout < 0 {
-				return 0, t.deadlock("rt_sigtimedwait")
-			}
-			time.Sleep(time.Until(deadline))
-			continue
-		}
-		wait := time.Hour
-		if timeout >= 0 {
-			wait = time.Until(deadline)
-		}
-		select {
-		case s := <-t.P.hostSigs:
-			t.queueHost(s)
-		case <-time.After(wait):
-		}
-	}
-}
-
-// waitForSignal blocks until a signal that the current mask lets through
-// is pending (timeout < 0: forever).
-func (t *Thread) waitForSignal(timeout time.Duration) error {
 	p := t.P
-	for {
-		p.pollHostSignals(t)
-		if t.pending.mask&^(t.sigMask&^unblockable) != 0 {
-			return nil
-		}
-		if p.hostSigs == nil {
-			if timeout >= 0 {
-				time.Sleep(timeout)
-				return nil
-			}
-			return t.deadlock("a signal")
-		}
-		s := <-p.hostSigs
-		t.queueHost(s)
+	q := &t.pending
+	ready := q.mask & set
+	if ready == 0 {
+		q = &p.shared
+		ready = q.mask & set
 	}
+	if ready != 0 {
+		sig := trailingZeros(ready) + 1
+		ps := q.take(sig)
+		if a.A[1] != 0 {
+			var b [siginfoSize]byte
+			ps.info.encode(b[:])
+			if err := t.CopyOut(a.A[1], b[:]); err != nil {
+				return 0, err
+			}
+		}
+		return uint64(sig), nil
+	}
+	if timed && !time.Now().Before(t.dl) {
+		return 0, unix.EAGAIN
+	}
+	if t.interrupted() {
+		return 0, unix.EINTR
+	}
+	var dl time.Time
+	if timed {
+		dl = t.dl
+	}
+	return 0, t.sleep(wait{what: "a signal (sigtimedwait)", deadline: dl, sigset: set})
 }
 
-// deadlock stops the process: the only thread waits for something no
-// thread can do.
-func (t *Thread) deadlock(what string) error {
-	t.P.exitProcess(ExitStatus{Signal: unix.SIGKILL}, &DeadlockError{What: what, PC: t.CPU.RIP})
-	return errExited
-}
-
-// DeadlockError reports a guest that waits for an event nothing can
-// cause (all threads blocked).
+// DeadlockError reports a guest whose threads all wait for events
+// nothing can cause.
 type DeadlockError struct {
 	What string
 	PC   uint64
 }
 
 func (e *DeadlockError) Error() string {
-	return "guest deadlocked: the only thread waits for " + e.What + " at " + hex(e.PC)
+	return "guest deadlocked: " + e.What + " (main thread at " + hex(e.PC) + ")"
 }
 
 func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
@@ -255,31 +226,43 @@ func hex(v uint64) string {
 	return "0x" + string(b[i:])
 }
 
-// signalSelf sends sig to the process itself (kill, tgkill, tkill).
-func (t *Thread) signalSelf(sig int, code int32) (uint64, error) {
-	if sig < 0 || sig > numSignals {
-		return 0, unix.EINVAL
-	}
-	if sig == 0 {
-		return 0, nil
-	}
-	t.queue(pendingSignal{info: SigInfo{Signo: int32(sig), Code: code, Pid: int32(t.P.PID), Uid: int32(unix.Getuid())}})
-	return 0, nil
+// sigInfoFrom is the siginfo of a signal t sends with kill or tgkill.
+func (t *Thread) sigInfoFrom(sig int, code int32) pendingSignal {
+	return pendingSignal{info: SigInfo{Signo: int32(sig), Code: code, Pid: int32(t.P.PID), Uid: int32(unix.Getuid())}}
 }
 
 // Kill implements Linux syscall kill(2). Signals to the process itself
-// (or its group) are emulated; others go to the host process named.
+// (by its id, one of its thread ids, or its group) are emulated; others
+// go to the host process named.
 func Kill(t *Thread, a *SyscallArgs) (uint64, error) {
-	pid := a.Int(0)
-	if pid == t.P.PID || pid == 0 || pid == -unix.Getpgrp() {
+	p := t.P
+	pid, sig := a.Int(0), a.Int(1)
+	if pid == p.PID || pid == 0 || pid == -unix.Getpgrp() || pid > 0 && p.thread(pid) != nil {
 		// Only the guest receives a signal for its own process group:
 		// the other members are not reached.
-		return t.signalSelf(a.Int(1), siUser)
+		if sig < 0 || sig > numSignals {
+			return 0, unix.EINVAL
+		}
+		if sig != 0 {
+			p.queueProcess(t.sigInfoFrom(sig, siUser))
+		}
+		return 0, nil
 	}
 	if pid == -1 {
 		return 0, unix.EPERM
 	}
-	return 0, errno(unix.Kill(pid, unix.Signal(a.Int(1))))
+	return 0, errno(unix.Kill(pid, unix.Signal(sig)))
+}
+
+// signalThread sends sig to thread th (tgkill, tkill).
+func (t *Thread) signalThread(th *Thread, sig int) (uint64, error) {
+	if sig < 0 || sig > numSignals {
+		return 0, unix.EINVAL
+	}
+	if sig != 0 {
+		th.queue(t.sigInfoFrom(sig, siTkill))
+	}
+	return 0, nil
 }
 
 // Tgkill implements Linux syscall tgkill(2).
@@ -294,7 +277,7 @@ func Tgkill(t *Thread, a *SyscallArgs) (uint64, error) {
 	if th == nil {
 		return 0, unix.ESRCH
 	}
-	return th.signalSelf(a.Int(2), siTkill)
+	return t.signalThread(th, a.Int(2))
 }
 
 // Tkill implements Linux syscall tkill(2).
@@ -306,13 +289,63 @@ func Tkill(t *Thread, a *SyscallArgs) (uint64, error) {
 	if th == nil {
 		return 0, unix.ESRCH
 	}
-	return th.signalSelf(a.Int(1), siTkill)
+	return t.signalThread(th, a.Int(1))
 }
 
-// thread returns the thread with the given id.
+// RtSigqueueinfo implements Linux syscall rt_sigqueueinfo(2) for the
+// process itself.
+func RtSigqueueinfo(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.Int(0) != t.P.PID && t.P.thread(a.Int(0)) == nil {
+		return 0, unix.ESRCH
+	}
+	ps, err := t.userSigInfo(a.Int(1), a.A[2])
+	if err != nil {
+		return 0, err
+	}
+	t.P.queueProcess(ps)
+	return 0, nil
+}
+
+// RtTgsigqueueinfo implements Linux syscall rt_tgsigqueueinfo(2).
+func RtTgsigqueueinfo(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.Int(0) != t.P.PID {
+		return 0, unix.ESRCH
+	}
+	th := t.P.thread(a.Int(1))
+	if th == nil {
+		return 0, unix.ESRCH
+	}
+	ps, err := t.userSigInfo(a.Int(2), a.A[3])
+	if err != nil {
+		return 0, err
+	}
+	th.queue(ps)
+	return 0, nil
+}
+
+// userSigInfo reads the siginfo a program passes to rt_sigqueueinfo.
+func (t *Thread) userSigInfo(sig int, addr uint64) (pendingSignal, error) {
+	if sig < 1 || sig > numSignals {
+		return pendingSignal{}, unix.EINVAL
+	}
+	var b [siginfoSize]byte
+	if err := t.CopyIn(addr, b[:]); err != nil {
+		return pendingSignal{}, err
+	}
+	le := binary.LittleEndian
+	code := int32(le.Uint32(b[8:]))
+	if code >= 0 || code == siTkill {
+		// Only the kernel may send SI_USER, SI_KERNEL or SI_TKILL.
+		return pendingSignal{}, unix.EPERM
+	}
+	return pendingSignal{info: SigInfo{Signo: int32(sig), Errno: int32(le.Uint32(b[4:])), Code: code,
+		Pid: int32(le.Uint32(b[16:])), Uid: int32(le.Uint32(b[20:])), Value: le.Uint64(b[24:])}}, nil
+}
+
+// thread returns the live thread with the given id.
 func (p *Process) thread(tid int) *Thread {
-	for _, th := range p.Threads {
-		if th.TID == tid {
+	for _, th := range p.threads {
+		if th.Tid == tid {
 			return th
 		}
 	}

@@ -108,6 +108,9 @@ func (t *Thread) accept4(a *SyscallArgs, flags int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := t.waitFD(a.Int(0), unix.POLLIN, ""); err != nil {
+		return 0, err
+	}
 	var sa [maxSockaddr]byte
 	var n [4]byte
 	binary.LittleEndian.PutUint32(n[:], maxSockaddr)
@@ -163,7 +166,7 @@ func Getpeername(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // Sendto implements Linux syscall sendto(2).
 func Sendto(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
@@ -173,14 +176,42 @@ func Sendto(t *Thread, a *SyscallArgs) (uint64, error) {
 			return 0, err
 		}
 	}
-	return t.writeFrom(a.A[1], ioCount(a.A[2]), func(b []byte) (int, error) {
+	flags := a.Int(3)
+	op := func(fd int, b []byte, dontwait bool) (int, error) {
 		saArg := hInt(0)
 		if sa != nil {
 			saArg = hBuf(sa)
 		}
-		r, err := hostSyscall(unix.SYS_SENDTO, hInt(fd), hBuf(b), hInt(len(b)), hInt(a.Int(3)|unix.MSG_NOSIGNAL), saArg, hInt(len(sa)))
+		f := flags | unix.MSG_NOSIGNAL
+		if dontwait {
+			f |= unix.MSG_DONTWAIT
+		}
+		r, err := hostSyscall(unix.SYS_SENDTO, hInt(fd), hBuf(b), hInt(len(b)), hInt(f), saArg, hInt(len(sa)))
 		return int(r), err
-	})
+	}
+	n := ioCount(a.A[2])
+	if flags&unix.MSG_DONTWAIT != 0 {
+		b := t.buf(n)
+		if err := t.CopyIn(a.A[1], b); err != nil {
+			return 0, err
+		}
+		k, err := retry(func() (int, error) { return op(e.host, b, true) })
+		t.sigpipe(err, flags)
+		return uint64(k), errno(err)
+	}
+	b := t.buf(n)
+	if err := t.CopyIn(a.A[1], b); err != nil {
+		return 0, err
+	}
+	return t.writeData(e, b, op, flags)
+}
+
+// sigpipe raises SIGPIPE for a send that failed with EPIPE without
+// MSG_NOSIGNAL.
+func (t *Thread) sigpipe(err error, flags int) {
+	if err == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
+		t.queue(pendingSignal{info: SigInfo{Signo: int32(unix.SIGPIPE), Code: siUser, Pid: int32(t.P.PID)}})
+	}
 }
 
 // Recvfrom implements Linux syscall recvfrom(2).
@@ -188,6 +219,11 @@ func Recvfrom(t *Thread, a *SyscallArgs) (uint64, error) {
 	fd, err := t.hostFD(a, 0)
 	if err != nil {
 		return 0, err
+	}
+	if a.Int(3)&unix.MSG_DONTWAIT == 0 {
+		if err := t.waitFD(a.Int(0), unix.POLLIN, ""); err != nil {
+			return 0, err
+		}
 	}
 	var sa [maxSockaddr]byte
 	var n [4]byte
@@ -308,13 +344,34 @@ func Sendmsg(t *Thread, a *SyscallArgs) (uint64, error) {
 		msg.Control = &ctl[0]
 		msg.SetControllen(len(ctl))
 	}
-	t.enterBlocking()
-	n, err := retry(func() (int, error) { return hostMsg(unix.SYS_SENDMSG, fd, &msg, a.Int(2)|unix.MSG_NOSIGNAL) })
-	t.leaveBlocking()
-	if err == unix.EPIPE && a.Int(2)&unix.MSG_NOSIGNAL == 0 {
-		t.queue(pendingSignal{info: SigInfo{Signo: int32(unix.SIGPIPE), Code: siUser, Pid: int32(t.P.PID)}})
+	flags := a.Int(2)
+	full := len(data) - 1
+	op := func(fd int, b []byte, dontwait bool) (int, error) {
+		m := msg
+		hiov := unix.Iovec{Base: &data[full-len(b)]}
+		hiov.SetLen(len(b))
+		m.Iov = &hiov
+		if len(b) < full {
+			// The rest of a partly sent stream message: the control
+			// data went with its start.
+			m.Control, m.Controllen = nil, 0
+		}
+		f := flags | unix.MSG_NOSIGNAL
+		if dontwait {
+			f |= unix.MSG_DONTWAIT
+		}
+		return hostMsg(unix.SYS_SENDMSG, fd, &m, f)
 	}
-	return uint64(n), errno(err)
+	e, err := t.P.fds.get(a.Int(0))
+	if err != nil {
+		return 0, err
+	}
+	if flags&unix.MSG_DONTWAIT != 0 {
+		n, err := retry(func() (int, error) { return op(fd, data[:full], true) })
+		t.sigpipe(err, flags)
+		return uint64(n), errno(err)
+	}
+	return t.writeData(e, data[:full], op, flags)
 }
 
 // Recvmsg implements Linux syscall recvmsg(2).
@@ -322,6 +379,11 @@ func Recvmsg(t *Thread, a *SyscallArgs) (uint64, error) {
 	fd, err := t.hostFD(a, 0)
 	if err != nil {
 		return 0, err
+	}
+	if a.Int(2)&unix.MSG_DONTWAIT == 0 {
+		if err := t.waitFD(a.Int(0), unix.POLLIN, ""); err != nil {
+			return 0, err
+		}
 	}
 	var mh [msghdrSize]byte
 	if err := t.CopyIn(a.A[1], mh[:]); err != nil {
@@ -354,9 +416,7 @@ func Recvmsg(t *Thread, a *SyscallArgs) (uint64, error) {
 		msg.Control = &ctl[0]
 		msg.SetControllen(len(ctl))
 	}
-	t.enterBlocking()
 	n, err := retry(func() (int, error) { return hostMsg(unix.SYS_RECVMSG, fd, &msg, a.Int(2)|unix.MSG_CMSG_CLOEXEC) })
-	t.leaveBlocking()
 	if err != nil {
 		return 0, errno(err)
 	}

@@ -1,18 +1,20 @@
 package emu
 
 import (
-	"time"
+	"encoding/binary"
 
 	"golang.org/x/sys/unix"
+
+	"ttd/x86"
 )
 
 // Gettid implements Linux syscall gettid(2).
-func Gettid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(t.TID), nil }
+func Gettid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(t.Tid), nil }
 
 // SetTidAddress implements Linux syscall set_tid_address(2).
 func SetTidAddress(t *Thread, a *SyscallArgs) (uint64, error) {
 	t.clearChildTID = a.A[0]
-	return uint64(t.TID), nil
+	return uint64(t.Tid), nil
 }
 
 // SetRobustList implements Linux syscall set_robust_list(2).
@@ -26,130 +28,245 @@ func SetRobustList(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // GetRobustList implements Linux syscall get_robust_list(2).
 func GetRobustList(t *Thread, a *SyscallArgs) (uint64, error) {
-	if a.Int(0) != 0 && a.Int(0) != t.TID {
-		return 0, unix.ESRCH
+	th := t
+	if a.Int(0) != 0 {
+		if th = t.P.thread(a.Int(0)); th == nil {
+			return 0, unix.ESRCH
+		}
 	}
-	if err := t.writeU64(a.A[1], t.robustList); err != nil {
+	if err := t.writeU64(a.A[1], th.robustList); err != nil {
 		return 0, err
 	}
 	return 0, t.writeU64(a.A[2], 24)
 }
 
-// futex operations.
-const (
-	futexWait          = 0
-	futexWake          = 1
-	futexRequeue       = 3
-	futexCmpRequeue    = 4
-	futexWakeOp        = 5
-	futexWaitBitset    = 9
-	futexWakeBitset    = 10
-	futexPrivate       = 128
-	futexClockRealtime = 256
-)
+// cloneArgs are the arguments of clone and clone3 that ttd uses.
+type cloneArgs struct {
+	flags                    uint64
+	stack                    uint64 // the child's rsp (0: the parent's)
+	parentTID, childTID, tls uint64
+}
 
-// Futex implements Linux syscall futex(2) for a single thread: a wait on
-// a changed word returns EAGAIN, a wait with a timeout sleeps and returns
-// ETIMEDOUT, a wait that no thread could end stops the emulator as a
-// deadlock; wakes wake nobody.
-func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
-	op := a.Int(1) &^ (futexPrivate | futexClockRealtime)
-	addr := a.A[0]
-	switch op {
-	case futexWait, futexWaitBitset:
-		if addr%4 != 0 {
+// Clone flags that make a thread: a new thread shares the address space,
+// file table, file-system state and signal handlers of its process.
+const cloneThread = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD
+
+// Clone implements Linux syscall clone(2) for threads; new processes
+// fail with ENOSYS (ttd runs one process).
+func Clone(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.clone(cloneArgs{flags: a.A[0], stack: a.A[1], parentTID: a.A[2], childTID: a.A[3], tls: a.A[4]})
+}
+
+// Clone3 implements Linux syscall clone3(2) for threads.
+func Clone3(t *Thread, a *SyscallArgs) (uint64, error) {
+	size := a.A[1]
+	if size < 64 || size > 4096 { // CLONE_ARGS_SIZE_VER0
+		return 0, unix.EINVAL
+	}
+	b := make([]byte, size)
+	if err := t.CopyIn(a.A[0], b); err != nil {
+		return 0, err
+	}
+	for _, x := range b[64:] {
+		if x != 0 {
+			// set_tid and cgroup: not for threads.
 			return 0, unix.EINVAL
 		}
-		v, err := t.readU32(addr)
-		if err != nil {
-			return 0, err
-		}
-		if v != uint32(a.A[2]) {
-			return 0, unix.EAGAIN
-		}
-		if a.A[3] == 0 {
-			return 0, t.deadlock("futex " + hex(addr))
-		}
-		var ts unix.Timespec
-		if err := copyInStruct(t, a.A[3], &ts); err != nil {
-			return 0, err
-		}
-		d := time.Duration(ts.Nano())
-		if op == futexWaitBitset {
-			// An absolute time on the chosen clock.
-			clock := unix.CLOCK_MONOTONIC
-			if a.Int(1)&futexClockRealtime != 0 {
-				clock = unix.CLOCK_REALTIME
-			}
-			var now unix.Timespec
-			unix.ClockGettime(int32(clock), &now)
-			d -= time.Duration(now.Nano())
-		}
-		if d > 0 {
-			t.sleep(d)
-		}
-		return 0, unix.ETIMEDOUT
-	case futexWake, futexWakeBitset, futexRequeue:
-		return 0, nil
-	case futexCmpRequeue:
-		v, err := t.readU32(addr)
-		if err != nil {
-			return 0, err
-		}
-		if v != uint32(a.A[5]) {
-			return 0, unix.EAGAIN
-		}
-		return 0, nil
-	case futexWakeOp:
-		return 0, t.futexWakeOp(a.A[4], uint32(a.A[5]))
 	}
-	return 0, unix.ENOSYS
+	le := binary.LittleEndian
+	ca := cloneArgs{flags: le.Uint64(b[0:]), childTID: le.Uint64(b[16:]), parentTID: le.Uint64(b[24:]),
+		tls: le.Uint64(b[56:])}
+	if stack, n := le.Uint64(b[40:]), le.Uint64(b[48:]); stack != 0 || n != 0 {
+		if stack == 0 || n == 0 {
+			return 0, unix.EINVAL
+		}
+		ca.stack = stack + n
+	}
+	return t.clone(ca)
 }
 
-// futexWakeOp applies FUTEX_WAKE_OP's operation to the word at addr2.
-func (t *Thread) futexWakeOp(addr2 uint64, enc uint32) error {
-	op := enc >> 28 & 7
-	arg := enc >> 12 & 0xfff
-	if enc>>31 != 0 { // FUTEX_OP_OPARG_SHIFT
-		arg = 1 << (arg & 31)
-	}
-	old, err := t.readU32(addr2)
-	if err != nil {
-		return err
-	}
-	var nv uint32
-	switch op {
-	case 0:
-		nv = arg
-	case 1:
-		nv = old + arg
-	case 2:
-		nv = old | arg
-	case 3:
-		nv = old &^ arg
-	case 4:
-		nv = old ^ arg
-	default:
-		return unix.ENOSYS
-	}
-	return t.writeU32(addr2, nv)
-}
-
-// sleep blocks the thread for d, or until a forwarded host signal
-// arrives.
-func (t *Thread) sleep(d time.Duration) bool {
+// clone creates a thread.
+func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 	p := t.P
-	if p.hostSigs == nil {
-		time.Sleep(d)
-		return false
+	f := ca.flags
+	if f&unix.CLONE_THREAD == 0 {
+		if f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0 {
+			return 0, unix.EINVAL
+		}
+		return 0, unix.ENOSYS // a new process
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case s := <-p.hostSigs:
-		t.queueHost(s)
-		return true
-	case <-timer.C:
-		return false
+	if f&unix.CLONE_SIGHAND == 0 || f&unix.CLONE_VM == 0 {
+		return 0, unix.EINVAL
 	}
+	if f&cloneThread != cloneThread || f&(unix.CLONE_VFORK|unix.CLONE_NEWNS|unix.CLONE_NEWUSER|unix.CLONE_NEWPID|
+		unix.CLONE_NEWNET|unix.CLONE_NEWIPC|unix.CLONE_NEWUTS|unix.CLONE_NEWCGROUP|unix.CLONE_PIDFD) != 0 {
+		// Threads with their own file table or cwd, or in new
+		// namespaces: not supported.
+		return 0, unix.EINVAL
+	}
+	c := t.CPU.Clone()
+	c.Icount = 0
+	c.R[x86.RAX] = 0
+	if ca.stack != 0 {
+		c.R[x86.RSP] = ca.stack
+	}
+	if f&unix.CLONE_SETTLS != 0 {
+		if ca.tls >= taskSize {
+			return 0, unix.EPERM
+		}
+		c.FSBase = ca.tls
+	}
+	nt := &Thread{P: p, CPU: c, Tid: p.nextTid, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name}
+	p.nextTid++
+	if f&unix.CLONE_PARENT_SETTID != 0 {
+		t.writeU32(ca.parentTID, uint32(nt.Tid)) // a fault is ignored, as by Linux
+	}
+	if f&unix.CLONE_CHILD_SETTID != 0 {
+		t.writeU32(ca.childTID, uint32(nt.Tid))
+	}
+	if f&unix.CLONE_CHILD_CLEARTID != 0 {
+		nt.clearChildTID = ca.childTID
+	}
+	p.threads = append(p.threads, nt)
+	if p.obs != nil {
+		p.obs.ThreadStart(nt)
+	}
+	return uint64(nt.Tid), nil
+}
+
+// Exit implements Linux syscall exit(2): it ends the calling thread, and
+// the process with the last thread. The memory the kernel writes for a
+// dying thread (robust futexes, the clear_child_tid word) is written here,
+// so that the exit's Syscall event reports it.
+func Exit(t *Thread, a *SyscallArgs) (uint64, error) {
+	t.exitCode = a.Int(0) & 0xff
+	t.releaseRobustList()
+	if addr := t.clearChildTID; addr != 0 {
+		if t.writeU32(addr, 0) != nil {
+			t.clearChildTID = 0
+		}
+	}
+	return 0, errExitThread
+}
+
+// ExitGroup implements Linux syscall exit_group(2).
+func ExitGroup(t *Thread, a *SyscallArgs) (uint64, error) {
+	t.exitCode = a.Int(0) & 0xff
+	return 0, errExitGroup
+}
+
+// exit ends thread t after its exit syscall was reported: waiters on its
+// clear_child_tid word (pthread_join) are woken.
+func (t *Thread) exit(code int) {
+	p := t.P
+	if addr := t.clearChildTID; addr != 0 {
+		p.futexWake(addr, 1, ^uint32(0))
+	}
+	if p.obs != nil {
+		p.obs.ThreadExit(t, code)
+	}
+	p.removeThread(t)
+	if len(p.threads) == 0 {
+		// The last thread's code is the process's status (as on
+		// Linux 6, whichever thread that is).
+		p.exitProcess(ExitStatus{Code: code}, nil)
+	}
+}
+
+// exitGroup ends every thread and the process.
+func (p *Process) exitGroup(code int) {
+	if p.obs != nil {
+		for _, th := range p.threads {
+			p.obs.ThreadExit(th, code)
+		}
+	}
+	p.exitProcess(ExitStatus{Code: code}, nil)
+}
+
+// Robust futex list constants.
+const (
+	futexWaiters    = 0x80000000
+	futexOwnerDied  = 0x40000000
+	futexTidMask    = 0x3fffffff
+	robustListLimit = 2048
+)
+
+// releaseRobustList marks the robust mutexes t holds as owned by a dead
+// thread and wakes one waiter of each, as Linux does at thread exit.
+func (t *Thread) releaseRobustList() {
+	head := t.robustList
+	if head == 0 {
+		return
+	}
+	t.robustList = 0
+	next, err := t.readU64(head)
+	if err != nil {
+		return
+	}
+	off, err := t.readU64(head + 8)
+	if err != nil {
+		return
+	}
+	pending, _ := t.readU64(head + 16)
+	handle := func(entry uint64) {
+		addr := entry + off
+		v, err := t.readU32(addr)
+		if err != nil || v&futexTidMask != uint32(t.Tid) {
+			return
+		}
+		if t.writeU32(addr, v&futexWaiters|futexOwnerDied) == nil && v&futexWaiters != 0 {
+			t.P.futexWake(addr, 1, ^uint32(0))
+		}
+	}
+	for i := 0; next != head && next != 0 && i < robustListLimit; i++ {
+		entry := next &^ 1
+		if next, err = t.readU64(entry); err != nil {
+			break
+		}
+		if entry != pending {
+			handle(entry)
+		}
+	}
+	if pending != 0 {
+		handle(pending &^ 1)
+	}
+}
+
+// SchedYield implements Linux syscall sched_yield(2): the thread's time
+// slice ends.
+func SchedYield(t *Thread, a *SyscallArgs) (uint64, error) {
+	t.yield = true
+	return 0, nil
+}
+
+// SchedGetaffinity implements Linux syscall sched_getaffinity(2): the
+// guest sees the CPUs ttd may run on (its threads run one at a time
+// whatever the count).
+func SchedGetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.Int(0) != 0 && t.P.thread(a.Int(0)) == nil {
+		return 0, unix.ESRCH
+	}
+	if a.A[1] < 8 || a.A[1]%8 != 0 {
+		return 0, unix.EINVAL
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		set = unix.CPUSet{1}
+	}
+	b := structBytes(&set)
+	n := min(uint64(len(b)), a.A[1])
+	// Linux reports the size of its CPU mask (8 bytes for up to 64
+	// CPUs): trim the trailing zero words.
+	for n > 8 && binary.LittleEndian.Uint64(b[n-8:]) == 0 {
+		n -= 8
+	}
+	return n, t.CopyOut(a.A[2], b[:n])
+}
+
+// SchedSetaffinity implements Linux syscall sched_setaffinity(2).
+func SchedSetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.Int(0) != 0 && t.P.thread(a.Int(0)) == nil {
+		return 0, unix.ESRCH
+	}
+	return 0, nil
 }

@@ -6,10 +6,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ClockGettime implements Linux syscall clock_gettime(2).
+// ClockGettime implements Linux syscall clock_gettime(2). CPU-time
+// clocks count guest instructions, one nanosecond each (see
+// sys_timer.go).
 func ClockGettime(t *Thread, a *SyscallArgs) (uint64, error) {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(int32(a.Int(0)), &ts); err != nil {
+	owner, cpu, err := t.cpuClock(a.Int(0))
+	if err != nil {
+		return 0, err
+	}
+	if cpu {
+		ts = unix.NsecToTimespec(int64(t.cpuTime(owner)))
+	} else if err := unix.ClockGettime(int32(a.Int(0)), &ts); err != nil {
 		return 0, errno(err)
 	}
 	return 0, copyOutStruct(t, a.A[1], &ts)
@@ -18,6 +26,15 @@ func ClockGettime(t *Thread, a *SyscallArgs) (uint64, error) {
 // ClockGetres implements Linux syscall clock_getres(2).
 func ClockGetres(t *Thread, a *SyscallArgs) (uint64, error) {
 	var ts unix.Timespec
+	if _, cpu, err := t.cpuClock(a.Int(0)); err != nil {
+		return 0, err
+	} else if cpu {
+		ts.Nsec = 1
+		if a.A[1] == 0 {
+			return 0, nil
+		}
+		return 0, copyOutStruct(t, a.A[1], &ts)
+	}
 	if _, err := hostSyscall(unix.SYS_CLOCK_GETRES, hInt(a.Int(0)), hBuf(structBytes(&ts))); err != nil {
 		return 0, errno(err)
 	}
@@ -58,28 +75,23 @@ func Time(t *Thread, a *SyscallArgs) (uint64, error) {
 	return now, nil
 }
 
-// nanosleep sleeps for d; when a signal interrupts it, the time left is
-// written at rem and EINTR returned.
-func (t *Thread) nanosleep(d time.Duration, rem uint64) (uint64, error) {
-	start := time.Now()
-	if d <= 0 {
+// nanosleep sleeps until the deadline dl; when a signal interrupts it,
+// the time left is written at rem (if not 0) and EINTR returned.
+func (t *Thread) nanosleep(dl time.Time, rem uint64) (uint64, error) {
+	left := time.Until(dl)
+	if left <= 0 {
 		return 0, nil
 	}
-	if t.sleep(d) {
-		t.P.pollHostSignals(t)
-		if t.pending.mask&^t.sigMask != 0 {
-			if rem != 0 {
-				left := unix.NsecToTimespec(int64(d - time.Since(start)))
-				if err := copyOutStruct(t, rem, &left); err != nil {
-					return 0, err
-				}
+	if t.interrupted() {
+		if rem != 0 {
+			ts := unix.NsecToTimespec(int64(left))
+			if err := copyOutStruct(t, rem, &ts); err != nil {
+				return 0, err
 			}
-			return 0, unix.EINTR
 		}
-		// An ignored or blocked signal: keep sleeping.
-		return t.nanosleep(d-time.Since(start), rem)
+		return 0, unix.EINTR
 	}
-	return 0, nil
+	return 0, t.sleep(wait{what: "the end of a sleep", deadline: dl})
 }
 
 // readTimespec reads and validates a struct timespec.
@@ -96,59 +108,49 @@ func (t *Thread) readTimespec(addr uint64) (unix.Timespec, error) {
 
 // Nanosleep implements Linux syscall nanosleep(2).
 func Nanosleep(t *Thread, a *SyscallArgs) (uint64, error) {
-	ts, err := t.readTimespec(a.A[0])
-	if err != nil {
-		return 0, err
+	if !t.retrying {
+		ts, err := t.readTimespec(a.A[0])
+		if err != nil {
+			return 0, err
+		}
+		t.deadline(time.Duration(ts.Nano()))
 	}
-	return t.nanosleep(time.Duration(ts.Nano()), a.A[1])
+	return t.nanosleep(t.dl, a.A[1])
 }
 
-// ClockNanosleep implements Linux syscall clock_nanosleep(2).
+// ClockNanosleep implements Linux syscall clock_nanosleep(2) on the
+// host's clocks.
 func ClockNanosleep(t *Thread, a *SyscallArgs) (uint64, error) {
-	ts, err := t.readTimespec(a.A[2])
-	if err != nil {
-		return 0, err
+	clock := a.Int(0)
+	if _, cpu, _ := t.cpuClock(clock); cpu || clock < 0 {
+		return 0, unix.EINVAL
 	}
-	d := time.Duration(ts.Nano())
 	rem := a.A[3]
 	if a.Int(1)&unix.TIMER_ABSTIME != 0 {
-		var now unix.Timespec
-		if err := unix.ClockGettime(int32(a.Int(0)), &now); err != nil {
-			return 0, errno(err)
-		}
-		d -= time.Duration(now.Nano())
 		rem = 0
 	}
-	return t.nanosleep(d, rem)
+	if !t.retrying {
+		ts, err := t.readTimespec(a.A[2])
+		if err != nil {
+			return 0, err
+		}
+		if a.Int(1)&unix.TIMER_ABSTIME != 0 {
+			var now unix.Timespec
+			if err := unix.ClockGettime(int32(clock), &now); err != nil {
+				return 0, errno(err)
+			}
+			t.setDeadline(absDeadline(clock, ts))
+		} else {
+			t.deadline(time.Duration(ts.Nano()))
+		}
+	}
+	return t.nanosleep(t.dl, rem)
 }
 
-// Alarm implements Linux syscall alarm(2) with the host's timer; the
-// SIGALRM reaches the guest when signals are forwarded.
-func Alarm(t *Thread, a *SyscallArgs) (uint64, error) {
-	r, err := hostSyscall(unix.SYS_ALARM, hInt(uint32(a.A[0])))
-	return uint64(r), errno(err)
-}
-
-// Setitimer implements Linux syscall setitimer(2) with the host's timers.
-func Setitimer(t *Thread, a *SyscallArgs) (uint64, error) {
-	var nv, ov [32]byte
-	if err := t.CopyIn(a.A[1], nv[:]); err != nil {
-		return 0, err
+// Pause implements Linux syscall pause(2).
+func Pause(t *Thread, a *SyscallArgs) (uint64, error) {
+	if t.interrupted() {
+		return 0, unix.EINTR
 	}
-	if _, err := hostSyscall(unix.SYS_SETITIMER, hInt(a.Int(0)), hBuf(nv[:]), hBuf(ov[:])); err != nil {
-		return 0, errno(err)
-	}
-	if a.A[2] != 0 {
-		return 0, t.CopyOut(a.A[2], ov[:])
-	}
-	return 0, nil
-}
-
-// Getitimer implements Linux syscall getitimer(2).
-func Getitimer(t *Thread, a *SyscallArgs) (uint64, error) {
-	var v [32]byte
-	if _, err := hostSyscall(unix.SYS_GETITIMER, hInt(a.Int(0)), hBuf(v[:])); err != nil {
-		return 0, errno(err)
-	}
-	return 0, t.CopyOut(a.A[1], v[:])
+	return 0, t.sleep(wait{what: "a signal (pause)"})
 }

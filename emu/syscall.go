@@ -2,6 +2,7 @@ package emu
 
 import (
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -27,8 +28,20 @@ type SyscallFn func(t *Thread, a *SyscallArgs) (uint64, error)
 var (
 	// errNoResult leaves rax alone (rt_sigreturn restored it).
 	errNoResult = errors.New("no syscall result")
-	// errExited means the thread or process has ended.
+	// errExited means the process has ended.
 	errExited = errors.New("exited")
+	// errExitThread ends the calling thread (exit) after the syscall
+	// event; errExitGroup ends the process (exit_group).
+	errExitThread = errors.New("thread exit")
+	errExitGroup  = errors.New("process exit")
+	// errBlock puts the thread to sleep until what it set in t.w may
+	// have happened; the handler then runs again with the same
+	// arguments (t.retrying set), and decides.
+	errBlock = errors.New("blocked")
+	// errRestartSys is Linux's ERESTARTSYS: a signal interrupted the
+	// syscall before it did anything; it restarts after the handler if
+	// the handler has SA_RESTART, and fails with EINTR otherwise.
+	errRestartSys = errors.New("interrupted (restartable)")
 )
 
 // Support says how completely ttd implements a syscall.
@@ -73,56 +86,104 @@ func (t *Thread) syscall() {
 	p := t.P
 	a := SyscallArgs{Nr: int(c.R[x86.RAX]),
 		A: [6]uint64{c.R[x86.RDI], c.R[x86.RSI], c.R[x86.RDX], c.R[x86.R10], c.R[x86.R8], c.R[x86.R9]}}
-	if p.obs != nil {
-		t.writes = t.writes[:0]
-	}
 	var ent *Syscall
 	if a.Nr >= 0 && a.Nr < len(syscallTable) {
 		ent = &syscallTable[a.Nr]
+	}
+	if (ent == nil || ent.Fn == nil) && p.cfg.Verbose && !p.reported[a.Nr] {
+		p.reported[a.Nr] = true
+		name := "unknown"
+		if ent != nil && ent.Name != "" {
+			name = ent.Name
+		}
+		note := ""
+		if ent != nil && ent.Note != "" {
+			note = " (" + ent.Note + ")"
+		}
+		p.logf("unimplemented syscall %s (%d) returns ENOSYS%s", name, a.Nr, note)
+	}
+	t.retrying = false
+	t.dispatch(ent, &a)
+}
+
+// resume runs the syscall a blocked thread waits in again, now that
+// something it waited for may have happened.
+func (t *Thread) resume() {
+	t.state = threadRunnable
+	t.ready = false
+	t.retrying = true
+	t.w = wait{}
+	a := t.sys
+	t.dispatch(t.sysEnt, &a)
+}
+
+// dispatch runs a syscall's handler and completes the syscall: the
+// result in rax, the observer's event; or puts the thread to sleep when
+// the handler must wait.
+func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
+	c := t.CPU
+	p := t.P
+	if p.obs != nil {
+		t.writes = t.writes[:0]
 	}
 	var ret uint64
 	var err error
 	if ent == nil || ent.Fn == nil {
 		err = unix.ENOSYS
-		if p.cfg.Verbose && !p.reported[a.Nr] {
-			p.reported[a.Nr] = true
-			name := "unknown"
-			if ent != nil && ent.Name != "" {
-				name = ent.Name
-			}
-			note := ""
-			if ent != nil && ent.Note != "" {
-				note = " (" + ent.Note + ")"
-			}
-			p.logf("unimplemented syscall %s (%d) returns ENOSYS%s", name, a.Nr, note)
-		}
 	} else {
-		ret, err = ent.Fn(t, &a)
+		ret, err = ent.Fn(t, a)
 	}
+	if err == errBlock {
+		t.sys = *a
+		t.sysEnt = ent
+		t.block()
+		return
+	}
+	t.retrying = false
+	t.dl = time.Time{}
+	t.ioDone = 0
+	restart := false
 	switch {
 	case err == nil:
 		c.R[x86.RAX] = ret
-	case err == errNoResult || err == errExited:
+	case err == errNoResult || err == errExited || err == errExitThread || err == errExitGroup:
+	case err == errRestartSys:
+		if t.restartAllowed() {
+			// Like Linux: rax holds the syscall number again and rip
+			// points at the syscall instruction, which runs again
+			// when the signal handler returns.
+			c.R[x86.RAX] = uint64(a.Nr)
+			c.RIP -= 2
+			restart = true
+		} else {
+			c.R[x86.RAX] = errnoRet(unix.EINTR)
+		}
 	default:
 		var en unix.Errno
 		if !errors.As(err, &en) {
 			en = unix.EIO
 		}
-		c.R[x86.RAX] = uint64(-int64(en))
+		c.R[x86.RAX] = errnoRet(en)
 	}
 	if p.obs != nil {
-		ev := &SyscallEvent{Nr: a.Nr, Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes}
+		ev := &SyscallEvent{Nr: a.Nr, Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart}
 		if ent != nil {
 			ev.Name = ent.Name
 		}
 		p.obs.Syscall(t, ev)
 	}
+	switch err {
+	case errExitThread:
+		t.exit(t.exitCode)
+	case errExitGroup:
+		p.exitGroup(t.exitCode)
+	}
 }
 
 // errno turns a host error into the errno the guest sees.
 func errno(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || err == errBlock || err == errRestartSys {
+		return err
 	}
 	var en unix.Errno
 	if errors.As(err, &en) {
@@ -130,3 +191,6 @@ func errno(err error) error {
 	}
 	return unix.EIO
 }
+
+// errnoRet is the rax value of a syscall failing with en.
+func errnoRet(en unix.Errno) uint64 { return uint64(-int64(en)) }

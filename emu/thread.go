@@ -3,21 +3,43 @@ package emu
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"ttd/x86"
 )
 
-// runBudget is how many instructions a thread runs between checks for
-// asynchronous signals.
-const runBudget = 1 << 20
-
 // Thread is one guest thread: its CPU and its per-thread kernel state.
 type Thread struct {
 	P   *Process
 	CPU *x86.CPU
-	TID int
+	// Tid is the thread id the guest sees: the process id for the main
+	// thread, then PID+1, PID+2… in creation order.
+	Tid int
+
+	state threadState
+	// For a thread blocked in a syscall: the syscall, what it waits for,
+	// and whether something happened that may end the wait (the
+	// handler then runs again with the same arguments).
+	sys      SyscallArgs
+	sysEnt   *Syscall
+	w        wait
+	ready    bool
+	retrying bool
+	hw       *hostWait
+	// dl is the deadline of the current syscall, kept across its retries.
+	dl time.Time
+	// ioDone counts the bytes a blocking write has moved so far.
+	ioDone int
+	// futex wait state.
+	futexAddr   uint64
+	futexBitset uint32
+	futexQueued bool
+	futexWoken  bool
+	// yield ends the thread's time slice (sched_yield).
+	yield    bool
+	exitCode int
 
 	sigMask  uint64 // blocked signals, bit sig-1
 	pending  sigQueue
@@ -38,6 +60,10 @@ type Thread struct {
 	writes []MemRange
 }
 
+// InSyscall reports whether the thread is blocked in a syscall that has
+// not completed (its Observer.Syscall event comes when it does).
+func (t *Thread) InSyscall() bool { return t.state == threadBlocked }
+
 // buf returns a scratch buffer of n bytes (valid until the next call).
 func (t *Thread) buf(n int) []byte {
 	if cap(t.scratch) < n {
@@ -46,17 +72,24 @@ func (t *Thread) buf(n int) []byte {
 	return t.scratch[:n]
 }
 
-// run executes the thread until something needs the scheduler's
-// attention: a budget expiry, a syscall or a signal.
-func (t *Thread) run() {
+// handleExit acts on the reason the thread's CPU stopped: a syscall, a
+// fault (which becomes a pending signal) or the end of its budget.
+func (t *Thread) handleExit(ex x86.Exit) {
 	p := t.P
 	c := t.CPU
-	ex := c.Run(p.budget())
 	switch ex.Reason {
-	case x86.ExitBudget, x86.ExitYield, x86.ExitNone:
+	case x86.ExitBudget, x86.ExitNone:
+	case x86.ExitYield:
+		t.yield = true
 	case x86.ExitSyscall:
 		t.syscall()
 	case x86.ExitFault:
+		if a := ex.Addr; a >= 1<<47 && a < 0xffff800000000000 {
+			// A non-canonical address: a general-protection fault
+			// (SI_KERNEL, no address), not a page fault.
+			t.forceFault(SigInfo{Signo: int32(unix.SIGSEGV), Code: x86.SIKernel}, trapInfo{trapno: 13}, ex)
+			break
+		}
 		si := SigInfo{Signo: int32(unix.SIGSEGV), Code: ex.Code, Addr: ex.Addr}
 		trap := trapInfo{trapno: 14, cr2: ex.Addr, err: 4}
 		if f := ex.Fault; f != nil {
@@ -92,17 +125,9 @@ func (t *Thread) run() {
 			st.PC, st.Addr = ue.PC, ue.PC
 		}
 		p.exitProcess(st, err)
-		return
 	default:
 		p.exitProcess(ExitStatus{Signal: unix.SIGKILL}, fmt.Errorf("unexpected CPU exit %v at %#x", ex.Reason, c.RIP))
-		return
 	}
-	if p.exited {
-		return
-	}
-	p.pollHostSignals(t)
-	t.deliverSignals()
-	p.checkpointDue()
 }
 
 // disasm disassembles the guest instruction at pc for messages.

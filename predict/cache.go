@@ -75,3 +75,8 @@ func Split(addr uint64, size int) (n1 int) {
 
 // Slots is the number of words the cache holds.
 func (c *Cache) Slots() int { return len(c.slots) }
+
+// Clone returns a copy of the cache (re-simulation snapshots keep one).
+func (c *Cache) Clone() *Cache {
+	return &Cache{slots: append([]uint64(nil), c.slots...), mask: c.mask}
+}

@@ -40,8 +40,8 @@ func TestDebugDivergence(t *testing.T) {
 	}
 	rp, _ := tr.NewReplay(0)
 	var repLog []acc
-	rp.Access = func(pos uint64, tid int, addr uint64, size int, val uint64, write bool) {
-		repLog = append(repLog, acc{pos, addr, val, size, write})
+	rp.Access = func(a *Access) {
+		repLog = append(repLog, acc{a.Position, a.Addr, a.Value, a.Size, a.Write})
 	}
 	err = rp.RunTo(^uint64(0))
 	t.Logf("replay: %v; %d vs %d accesses", err, len(recLog), len(repLog))
@@ -73,7 +73,7 @@ func TestDebugInsts(t *testing.T) {
 	tr, _ := Open(path)
 	rp, _ := tr.NewReplay(0)
 	rp.Hook = func(r *Replay, c *x86.CPU, in *x86.Inst) {
-		pos := r.instPos(c)
+		pos := r.InstPosition(c)
 		if pos >= 8940 && pos <= 8990 {
 			t.Logf("rep %d %#x %v rax=%#x rcx=%#x rdx=%#x rsi=%#x rdi=%#x flags=%#x", pos, in.PC, in.Op, c.R[0], c.R[1], c.R[2], c.R[6], c.R[7], c.Rflags())
 		}

@@ -19,12 +19,56 @@ type region struct {
 type addrSpace struct {
 	mem     *x86.Memory
 	regions []region
+	// code holds the pages code bytes were written to; frozen the
+	// last copy of each a snapshot took (shared by snapshots while the
+	// page does not change).
+	code   map[uint64]bool
+	frozen map[uint64]*[x86.PageSize]byte
+	// init are page contents to materialise pages with (a resumed
+	// snapshot's code pages).
+	init map[uint64]*[x86.PageSize]byte
 }
 
 func newAddrSpace() *addrSpace {
-	as := &addrSpace{mem: x86.NewMemory()}
+	as := &addrSpace{mem: x86.NewMemory(), code: map[uint64]bool{}, frozen: map[uint64]*[x86.PageSize]byte{}}
 	as.mem.Source = as.source
 	return as
+}
+
+// pokeCode writes code bytes and remembers their pages.
+func (as *addrSpace) pokeCode(addr uint64, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	for pn := addr >> x86.PageShift; pn <= (addr+uint64(len(b))-1)>>x86.PageShift; pn++ {
+		as.code[pn] = true
+	}
+	return as.mem.Poke(addr, b)
+}
+
+// codePages returns the current contents of the code pages, sharing the
+// copies of pages that did not change since the last call.
+func (as *addrSpace) codePages() map[uint64]*[x86.PageSize]byte {
+	out := make(map[uint64]*[x86.PageSize]byte, len(as.code))
+	for pn := range as.code {
+		pg := as.mem.Lookup(pn)
+		if pg == nil {
+			delete(as.code, pn)
+			delete(as.frozen, pn)
+			continue
+		}
+		f := as.frozen[pn]
+		if f == nil || *f != pg.Data {
+			f = new([x86.PageSize]byte)
+			*f = pg.Data
+			as.frozen[pn] = f
+		}
+		out[pn] = f
+	}
+	for pn, d := range as.init {
+		out[pn] = d // not materialised since the resume
+	}
+	return out
 }
 
 func perm(prot int) x86.Perm {
@@ -54,7 +98,14 @@ func (as *addrSpace) source(pn uint64) *x86.Page {
 	if g == nil {
 		return nil
 	}
-	return &x86.Page{Perm: perm(g.prot)}
+	p := &x86.Page{Perm: perm(g.prot)}
+	if d := as.init[pn]; d != nil {
+		p.Data = *d
+		as.code[pn] = true
+		as.frozen[pn] = d
+		delete(as.init, pn)
+	}
+	return p
 }
 
 // cut removes [lo, hi) from the region list.
@@ -97,6 +148,22 @@ func (as *addrSpace) munmap(addr, n uint64) {
 	as.mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, pg *x86.Page) { drop = append(drop, pn) })
 	for _, pn := range drop {
 		as.mem.SetPage(pn, nil)
+		delete(as.code, pn)
+		delete(as.frozen, pn)
+	}
+	for pn := range as.init {
+		if pn >= lo>>x86.PageShift && pn < hi>>x86.PageShift {
+			delete(as.init, pn)
+		}
 	}
 	as.mem.FlushTLB()
+}
+
+// Mapping returns the protection (PROT_ bits) of the mapping that holds
+// addr at the current position, and whether one does.
+func (r *Replay) Mapping(addr uint64) (prot int, ok bool) {
+	if g := r.as.find(addr); g != nil {
+		return g.prot, true
+	}
+	return 0, false
 }

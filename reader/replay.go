@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,42 @@ type thread struct {
 	exited            bool
 }
 
+// AccessSource says what made a memory access.
+type AccessSource uint8
+
+// Access sources.
+const (
+	AccessCPU     AccessSource = iota // an instruction
+	AccessSyscall                     // the kernel side of a syscall
+	AccessSignal                      // a signal delivery (the signal frame)
+)
+
+func (s AccessSource) String() string {
+	switch s {
+	case AccessSyscall:
+		return "syscall"
+	case AccessSignal:
+		return "signal delivery"
+	}
+	return "instruction"
+}
+
+// Access is one memory access seen by re-simulation. It happens between
+// the state at Position and the state at Position+1: for an instruction
+// Position is the instruction's; for the memory a syscall wrote it is the
+// syscall instruction's; for a signal frame it is the position just
+// before the delivery.
+type Access struct {
+	Position uint64
+	Tid      int
+	PC       uint64 // the accessing instruction (0 for a signal frame)
+	Addr     uint64
+	Size     int    // 1..8
+	Value    uint64 // the bytes read or written, little-endian
+	Write    bool
+	Source   AccessSource
+}
+
 // Replay re-simulates a trace forward from a checkpoint.
 type Replay struct {
 	t    *Trace
@@ -47,42 +84,59 @@ type Replay struct {
 	cur     *thread
 	pos     uint64
 
-	ch *chunk
-	ci int // index of ch.ctrls' next control record
-	rd int // next logged read in ch.reads
-	nd int // next non-det record in ch.nondets
+	ch       *chunk
+	ci       int // index of ch.ctrls' next control record
+	codeDone int // ch.ctrls[:codeDone] had their code written
+	rd       int // next logged read in ch.reads
+	nd       int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
 	rdEnd, ndEnd int
-	exit         *tracefile.Exit
-	err          error
-	regs         []byte
-	atEnd        bool
+	// nextAt is the running thread's read count at which ch.reads[rd]
+	// is consumed (0: no logged read before the next control record).
+	nextAt uint64
+	exit   *tracefile.Exit
+	err    error
+	regs   []byte
+	atEnd  bool
+
+	// observe is set when reads and writes need more than the
+	// prediction cache (tracking or an Access callback).
+	observe bool
+	track   *tracker
+	watch   []Range
+	acc     Access
+	buf     [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool
 	// Output receives what the program wrote to stdout (fd 1) and
 	// stderr (fd 2), as recorded.
 	Output func(fd int, data []byte)
-	// Hook, when set, is installed as the CPU observer's instruction
-	// callback (breakpoints, stepping): it is called before every
-	// instruction with the global position of that instruction.
+	// Hook, when set, is called before every instruction (breakpoints,
+	// stepping); InstPosition gives the instruction's position.
 	Hook func(r *Replay, c *x86.CPU, in *x86.Inst)
-	// Access, when set, is called for every memory read and write with
-	// the global position of the accessing instruction.
-	Access func(pos uint64, tid int, addr uint64, size int, val uint64, write bool)
+	// Access, when set, is called for every memory access overlapping
+	// the ranges set with Watch (every access without them). The Access
+	// is valid only during the call.
+	Access func(a *Access)
+	// OnEvent, when set, is called after each event takes effect.
+	OnEvent func(ev *Event)
 	// Checkpoints counts the checkpoints passed.
 	Checkpoints int
 }
 
 // NewReplay prepares a re-simulation of t starting at chunk i (0 is the
-// start of the recording; every chunk starts with a checkpoint).
+// start of the recording; re-simulation can start at a chunk that begins
+// with a checkpoint).
 func (t *Trace) NewReplay(i int) (*Replay, error) {
 	if i < 0 || i >= len(t.chunks) {
 		return nil, fmt.Errorf("trace: no chunk %d", i)
 	}
-	r := &Replay{t: t, as: newAddrSpace()}
-	r.code = x86.NewCodeCache(r.as.mem)
+	if i > 0 && !t.chunks[i].BeginsWithCheckpoint {
+		return nil, fmt.Errorf("trace: chunk %d does not begin with a checkpoint", i)
+	}
+	r := t.newReplay()
 	if err := r.load(i); err != nil {
 		return nil, err
 	}
@@ -90,8 +144,45 @@ func (t *Trace) NewReplay(i int) (*Replay, error) {
 	return r, nil
 }
 
+// NewReplayAt prepares a re-simulation starting at checkpoint cp (from
+// Checkpoints), with every event at its position applied.
+func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
+	if cp.Chunk < 0 || cp.Chunk >= len(t.chunks) {
+		return nil, fmt.Errorf("trace: no chunk %d", cp.Chunk)
+	}
+	r := t.newReplay()
+	ch, err := t.chunk(cp.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].rec.Kind != tracefile.KindCheckpoint) {
+		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
+	}
+	r.ch, r.ci, r.codeDone = ch, cp.Ctrl, cp.Ctrl
+	if cp.Ctrl > 0 {
+		// The code logged before the checkpoint is not needed after it
+		// (the recorder decodes everything again), nor mapped yet.
+		r.codeDone = cp.Ctrl + 1
+		r.rd, r.nd = ch.ctrls[cp.Ctrl].reads, ch.ctrls[cp.Ctrl].nondets
+	}
+	r.pos = cp.Position
+	if cp.Ctrl == 0 {
+		r.pos = t.chunks[cp.Chunk].FirstPosition
+	}
+	if err := r.RunTo(cp.Position); err != nil && err != ErrEnd {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (t *Trace) newReplay() *Replay {
+	r := &Replay{t: t, as: newAddrSpace()}
+	r.code = x86.NewCodeCache(r.as.mem)
+	return r
+}
+
 func (r *Replay) load(i int) error {
-	ch, err := r.t.loadChunk(i)
+	ch, err := r.t.chunk(i)
 	if err != nil {
 		return err
 	}
@@ -100,15 +191,18 @@ func (r *Replay) load(i int) error {
 		// at the end of the previous chunk are consumed in this one.
 		carryR, carryN := old.reads[r.rd:], old.nondets[r.nd:]
 		if len(carryR)+len(carryN) > 0 {
-			ch.reads = append(append([]tracefile.MemRead(nil), carryR...), ch.reads...)
-			ch.nondets = append(append([][]uint64(nil), carryN...), ch.nondets...)
-			for k := range ch.ctrls {
-				ch.ctrls[k].reads += len(carryR)
-				ch.ctrls[k].nondets += len(carryN)
+			c := *ch
+			c.reads = append(append([]logRead(nil), carryR...), ch.reads...)
+			c.nondets = append(append([][]uint64(nil), carryN...), ch.nondets...)
+			c.ctrls = append([]ctrl(nil), ch.ctrls...)
+			for k := range c.ctrls {
+				c.ctrls[k].reads += len(carryR)
+				c.ctrls[k].nondets += len(carryN)
 			}
+			ch = &c
 		}
 	}
-	r.ch, r.ci, r.rd, r.nd = ch, 0, 0, 0
+	r.ch, r.ci, r.codeDone, r.rd, r.nd = ch, 0, 0, 0, 0
 	return nil
 }
 
@@ -117,6 +211,12 @@ func (r *Replay) Position() uint64 { return r.pos }
 
 // Exit is how the program ended, once re-simulation reached its end.
 func (r *Replay) Exit() *tracefile.Exit { return r.exit }
+
+// AtEnd reports whether re-simulation reached the end of the program.
+func (r *Replay) AtEnd() bool { return r.atEnd }
+
+// Err is the error that stopped re-simulation for good, if any.
+func (r *Replay) Err() error { return r.err }
 
 // Current is the thread that runs next.
 func (r *Replay) Current() (tid int, c *x86.CPU) {
@@ -137,9 +237,46 @@ func (r *Replay) Threads() (tids []int, cpus []*x86.CPU) {
 	return
 }
 
-// Memory is the re-simulated address space (its contents are meaningful
-// only for bytes the program wrote since the replay started, and code).
+// Memory is the re-simulated address space. Its layout, protections and
+// code are the recording's; its data is meaningful only for the bytes
+// that tracking reports known (see Track and Known).
 func (r *Replay) Memory() *x86.Memory { return r.as.mem }
+
+// InstPosition is the global position of the instruction c is executing
+// (for Hook and Access callbacks).
+func (r *Replay) InstPosition(c *x86.CPU) uint64 {
+	return r.pos + c.Retired() - r.cur.seen
+}
+
+// Watch limits the Access callback to accesses overlapping one of ranges
+// (nil: every access).
+func (r *Replay) Watch(ranges []Range) { r.watch = append(r.watch[:0], ranges...) }
+
+// Track starts recording which bytes of memory re-simulation learns, in
+// a window starting at the current position (see Cut and Known).
+func (r *Replay) Track() {
+	if r.track == nil {
+		r.track = newTracker(r.pos)
+	}
+}
+
+// Cut closes the tracking window at the current position and returns
+// what it learned; a new window starts. Track must be on.
+func (r *Replay) Cut() *Delta { return r.track.cut(r.as.mem, r.pos) }
+
+// WindowStart is the position the current tracking window began at.
+func (r *Replay) WindowStart() uint64 { return r.track.start }
+
+// Known fills buf with the bytes at addr the current tracking window
+// knows, setting have[i] for each; bytes already marked in have are left
+// alone. Track must be on.
+func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
+	r.track.known(r.as.mem, addr, buf, have)
+}
+
+// WasReset reports whether page pn was unmapped in the current tracking
+// window, so that what older windows knew of it no longer holds.
+func (r *Replay) WasReset(pn uint64) bool { return r.track.wasReset(pn) }
 
 func (r *Replay) thread(tid int) *thread {
 	for _, t := range r.threads {
@@ -197,13 +334,15 @@ func ctrlPosition(rec *tracefile.Record) (uint64, bool) {
 	return 0, false
 }
 
-// RunTo re-simulates until the position is target, the program ends
-// (ErrEnd) or the trace ends early (io.ErrUnexpectedEOF for a trace cut
-// short by a crash of the recorder).
+// RunTo re-simulates until the position is target, with every event at
+// target applied, or until the program ends (ErrEnd) or the trace ends
+// early (io.ErrUnexpectedEOF for a trace cut short by a crash of the
+// recorder).
 func (r *Replay) RunTo(target uint64) error {
 	if r.err != nil {
 		return r.err
 	}
+	r.observe = r.track != nil || r.Access != nil
 	err := r.runTo(target)
 	if err != nil && err != ErrEnd {
 		r.err = err
@@ -219,24 +358,31 @@ func (r *Replay) runTo(target uint64) error {
 		c, err := r.nextCtrl()
 		if err == io.EOF {
 			// A trace without an exit record: the recording was cut.
-			// Re-simulation stops at the last event the trace has: past
-			// it the logged reads may be missing.
+			// Nothing says what happened after its last record.
+			if upto := min(target, r.t.End()); r.pos < upto {
+				r.arm(len(r.ch.reads), len(r.ch.nondets))
+				if err := r.runCPU(upto, false); err != nil {
+					return err
+				}
+			}
 			return io.ErrUnexpectedEOF
 		}
 		if err != nil {
 			return err
 		}
-		r.rdEnd, r.ndEnd = c.reads, c.nondets
-		for _, cb := range c.code {
-			if err := r.as.mem.Poke(cb.Addr, cb.Bytes); err != nil {
-				return r.diverged("code bytes at %#x fall outside the mapped memory", cb.Addr)
+		if r.codeDone <= r.ci {
+			for _, cb := range c.code {
+				if err := r.as.pokeCode(cb.Addr, cb.Bytes); err != nil {
+					return r.diverged("code bytes at %#x fall outside the mapped memory", cb.Addr)
+				}
 			}
+			r.codeDone = r.ci + 1
 		}
-		c.code = nil
 		if p, ok := ctrlPosition(&c.rec); ok {
 			if p < r.pos {
 				return r.diverged("event %v is at position %d, behind re-simulation", c.rec.Kind, p)
 			}
+			r.arm(c.reads, c.nondets)
 			if p > target {
 				return r.runCPU(target, false)
 			}
@@ -247,17 +393,51 @@ func (r *Replay) runTo(target uint64) error {
 			if err := r.runCPU(p, sys); err != nil {
 				return err
 			}
-			if r.rd != r.rdEnd {
-				return r.diverged("%d logged reads were not consumed before %v", r.rdEnd-r.rd, c.rec.Kind)
+			if r.rd != c.reads {
+				return r.diverged("%d logged reads were not consumed before %v", c.reads-r.rd, c.rec.Kind)
 			}
 		}
 		r.ci++
 		if err := r.apply(&c.rec); err != nil {
+			if err == ErrEnd {
+				r.events(c)
+			}
 			return err
 		}
+		r.events(c)
 		if r.pos >= target && !r.pendingAt(target) {
 			return nil
 		}
+	}
+}
+
+// events reports the event of an applied control record and the modules
+// loaded with it.
+func (r *Replay) events(c *ctrl) {
+	if r.OnEvent == nil {
+		return
+	}
+	cur := 0
+	if r.cur != nil {
+		cur = r.cur.tid
+	}
+	if ev, ok := eventOf(&c.rec, r.pos, cur); ok {
+		ev.chunk = r.ch.index
+		r.OnEvent(&ev)
+	}
+	for m := range c.mods {
+		ev := Event{Kind: EventModule, Position: r.pos, Tid: cur, Module: &c.mods[m], chunk: r.ch.index}
+		r.OnEvent(&ev)
+	}
+}
+
+// arm bounds what the CPU may consume before the next control record and
+// computes when the next logged read comes.
+func (r *Replay) arm(reads, nondets int) {
+	r.rdEnd, r.ndEnd = reads, nondets
+	r.nextAt = 0
+	if r.rd < r.rdEnd && r.cur != nil {
+		r.nextAt = r.cur.lastLogged + r.ch.reads[r.rd].delta
 	}
 }
 
@@ -285,7 +465,10 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		switch ex.Reason {
 		case x86.ExitBudget:
 		case x86.ExitSyscall:
-			if r.pos != upto || !syscallAtEnd {
+			// A syscall instruction ends the run exactly where the next
+			// event is: its key frame, or events it caused first (the
+			// thread a clone starts, an exit).
+			if r.pos != upto {
 				return r.diverged("syscall %d at %#x not in the trace", t.cpu.R[x86.RAX], t.cpu.RIP-2)
 			}
 		case x86.ExitUnimplemented:
@@ -330,7 +513,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 				return r.diverged("syscall %d wrote outside the mapped memory at %#x", s.Nr, w.Addr)
 			}
 			fill(t.cache, w.Addr, w.Bytes)
-			r.access(t, w.Addr, w.Bytes)
+			r.written(t, w.Addr, w.Bytes, AccessSyscall, t.cpu.RIP-2)
 		}
 	case tracefile.KindSignal:
 		s := &rec.Signal
@@ -340,7 +523,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 				return r.diverged("signal frame outside the mapped memory at %#x", w.Addr)
 			}
 			fill(t.cache, w.Addr, w.Bytes)
-			r.access(t, w.Addr, w.Bytes)
+			r.written(t, w.Addr, w.Bytes, AccessSignal, 0)
 		}
 		if len(s.Regs) > 0 {
 			if err := r.setRegs(t, s.Regs); err != nil {
@@ -351,6 +534,11 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot)
 	case tracefile.KindMunmap:
 		r.as.munmap(rec.Munmap.Addr, rec.Munmap.Len)
+		if r.track != nil {
+			lo := rec.Munmap.Addr >> x86.PageShift
+			hi := (rec.Munmap.Addr + rec.Munmap.Len + x86.PageSize - 1) >> x86.PageShift
+			r.track.reset(lo, hi)
+		}
 	case tracefile.KindMprotect:
 		r.as.mmap(rec.Mprotect.Addr, rec.Mprotect.Len, rec.Mprotect.Prot)
 	case tracefile.KindOpaque:
@@ -461,18 +649,45 @@ func fill(cache *predict.Cache, addr uint64, b []byte) {
 	}
 }
 
-func (r *Replay) access(t *thread, addr uint64, b []byte) {
-	if r.Access == nil {
+// written reports bytes written outside the CPU (by a syscall or a
+// signal delivery) to tracking and to the Access callback.
+func (r *Replay) written(t *thread, addr uint64, b []byte, src AccessSource, pc uint64) {
+	if r.track != nil {
+		r.track.markRange(addr, len(b), true)
+	}
+	if r.Access == nil || len(b) == 0 || !r.watched(addr, len(b)) {
 		return
 	}
 	for i := 0; i < len(b); i += 8 {
 		n := min(8, len(b)-i)
+		a := addr + uint64(i)
+		if !r.watched(a, n) {
+			continue
+		}
 		var v uint64
 		for k := 0; k < n; k++ {
 			v |= uint64(b[i+k]) << (8 * k)
 		}
-		r.Access(r.pos, t.tid, addr+uint64(i), n, v, true)
+		r.acc = Access{Position: r.pos - 1, Tid: t.tid, PC: pc, Addr: a, Size: n, Value: v, Write: true, Source: src}
+		if r.pos == 0 {
+			r.acc.Position = 0
+		}
+		r.Access(&r.acc)
 	}
+}
+
+// watched reports whether [addr, addr+n) overlaps a watched range.
+func (r *Replay) watched(addr uint64, n int) bool {
+	if len(r.watch) == 0 {
+		return true
+	}
+	end := addr + uint64(n)
+	for _, w := range r.watch {
+		if addr < w.Hi && end > w.Lo {
+			return true
+		}
+	}
+	return false
 }
 
 // x86.Observer: the replay side of the prediction cache.
@@ -487,53 +702,104 @@ func (r *Replay) Instruction(c *x86.CPU, in *x86.Inst) {
 	}
 }
 
-// instPos is the global position of the instruction c is executing.
-func (r *Replay) instPos(c *x86.CPU) uint64 {
-	return r.pos + c.Retired() - r.cur.seen
+// MemRead returns the value the recorded read saw: the prediction, or
+// the logged value when the recorder logged this read. img is what the
+// re-simulated memory holds. It is the reader's hot path: one call, no
+// allocation, the rare cases out of line.
+func (r *Replay) MemRead(c *x86.CPU, addr uint64, size int, img uint64) uint64 {
+	if addr&7+uint64(size) > 8 || r.observe {
+		return r.memReadSlow(c, addr, size, img)
+	}
+	t := r.cur
+	t.reads++
+	if t.reads == r.nextAt {
+		return r.logged(t, addr, size)
+	}
+	return t.cache.Predict(addr, size)
 }
 
-// MemRead returns the value the recorded read saw: the prediction, or
-// the logged value when the recorder logged this read.
-func (r *Replay) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64 {
+// memReadSlow is MemRead for accesses that cross an 8-byte boundary (the
+// recorder counted them as two reads) and for observed replays.
+func (r *Replay) memReadSlow(c *x86.CPU, addr uint64, size int, img uint64) uint64 {
+	var v uint64
 	if n1 := predict.Split(addr, size); n1 != size {
 		lo := r.read(addr, n1)
 		hi := r.read(addr+uint64(n1), size-n1)
-		val = lo | hi<<(8*uint(n1))
+		v = lo | hi<<(8*uint(n1))
 	} else {
-		val = r.read(addr, size)
+		v = r.read(addr, size)
 	}
-	if r.Access != nil {
-		r.Access(r.instPos(c), r.cur.tid, addr, size, val, false)
+	if r.observe {
+		r.observeRead(c, addr, size, v, img)
 	}
-	return val
+	return v
 }
 
 func (r *Replay) read(addr uint64, size int) uint64 {
 	t := r.cur
 	t.reads++
-	if r.rd < r.rdEnd {
-		lr := &r.ch.reads[r.rd]
-		if t.lastLogged+lr.ReadDelta == t.reads {
-			r.rd++
-			t.lastLogged = t.reads
-			t.cache.Update(addr, size, lr.Value)
-			return lr.Value
-		}
+	if t.reads == r.nextAt {
+		return r.logged(t, addr, size)
 	}
 	return t.cache.Predict(addr, size)
+}
+
+// logged consumes the next logged read.
+func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
+	v := r.ch.reads[r.rd].value
+	r.rd++
+	t.lastLogged = t.reads
+	t.cache.Update(addr, size, v)
+	r.nextAt = 0
+	if r.rd < r.rdEnd {
+		r.nextAt = t.lastLogged + r.ch.reads[r.rd].delta
+	}
+	return v
+}
+
+func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
+	if r.track != nil {
+		if v != img {
+			// Make the image hold what the program saw.
+			binary.LittleEndian.PutUint64(r.buf[:], v)
+			r.as.mem.Poke(addr, r.buf[:size])
+		}
+		r.track.mark(addr, size, false)
+	}
+	if r.Access != nil && r.watched(addr, size) {
+		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: v}
+		if in := c.CurrentInst(); in != nil {
+			r.acc.PC = in.PC
+		}
+		r.Access(&r.acc)
+	}
 }
 
 // MemWrite keeps the prediction cache in step with the recorder's.
 func (r *Replay) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	t := r.cur
-	if n1 := predict.Split(addr, size); n1 != size {
+	if addr&7+uint64(size) <= 8 {
+		t.cache.Update(addr, size, val)
+	} else {
+		n1 := predict.Split(addr, size)
 		t.cache.Update(addr, n1, val&(1<<(8*uint(n1))-1))
 		t.cache.Update(addr+uint64(n1), size-n1, val>>(8*uint(n1)))
-	} else {
-		t.cache.Update(addr, size, val)
 	}
-	if r.Access != nil {
-		r.Access(r.instPos(c), t.tid, addr, size, val, true)
+	if r.observe {
+		r.observeWrite(c, addr, size, val)
+	}
+}
+
+func (r *Replay) observeWrite(c *x86.CPU, addr uint64, size int, val uint64) {
+	if r.track != nil {
+		r.track.mark(addr, size, true)
+	}
+	if r.Access != nil && r.watched(addr, size) {
+		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: val, Write: true}
+		if in := c.CurrentInst(); in != nil {
+			r.acc.PC = in.PC
+		}
+		r.Access(&r.acc)
 	}
 }
 
@@ -547,6 +813,12 @@ func (r *Replay) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 	return vals
 }
 
-// Decoded and Sync need nothing during re-simulation.
-func (r *Replay) Decoded(c *x86.CPU, b *x86.Block) {}
-func (r *Replay) Sync(c *x86.CPU, in *x86.Inst)    {}
+// Decoded marks a block's code bytes known (they were fetched).
+func (r *Replay) Decoded(c *x86.CPU, b *x86.Block) {
+	if r.track != nil && b.End > b.PC {
+		r.track.markRange(b.PC, int(b.End-b.PC), false)
+	}
+}
+
+// Sync needs nothing during re-simulation.
+func (r *Replay) Sync(c *x86.CPU, in *x86.Inst) {}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sort"
 	"strconv"
+	"sync"
 
 	"ttd/predict"
 	"ttd/tracefile"
@@ -18,7 +21,9 @@ const (
 	tagOutput = 2
 )
 
-// Trace is an opened trace file.
+// Trace is an opened trace file. Its methods may be called from several
+// goroutines (the index is built by one Replay per checkpoint interval in
+// parallel); each Replay is used by one goroutine at a time.
 type Trace struct {
 	f         *tracefile.Reader
 	chunks    []tracefile.ChunkInfo
@@ -26,6 +31,14 @@ type Trace struct {
 	// Summary holds totals and how the program ended.
 	Summary tracefile.Summary
 	Header  tracefile.Header
+
+	cache chunkCache
+	// iters recycles record iterators (and their decompression buffers).
+	iters sync.Pool
+
+	cpOnce sync.Once
+	cps    []Checkpoint
+	cpErr  error
 }
 
 // Open opens a trace for re-simulation.
@@ -34,7 +47,12 @@ func Open(path string) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newTrace(f)
+	t, err := newTrace(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return t, nil
 }
 
 func newTrace(f *tracefile.Reader) (*Trace, error) {
@@ -51,6 +69,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	if len(t.chunks) == 0 {
 		return nil, errors.New("trace: no chunks (the recording wrote nothing)")
 	}
+	t.cache.init(defaultChunkCacheBytes)
 	return t, nil
 }
 
@@ -60,6 +79,13 @@ func (t *Trace) Close() error { return t.f.Close() }
 // Chunks describes the trace's chunks.
 func (t *Trace) Chunks() []tracefile.ChunkInfo { return t.chunks }
 
+// File is the underlying trace file reader.
+func (t *Trace) File() *tracefile.Reader { return t.f }
+
+// End is the position after the last instruction the trace holds: the
+// Exit's position, or where a cut recording stops.
+func (t *Trace) End() uint64 { return t.Summary.Instructions }
+
 // ctrl is a control record: one that the re-simulation acts on at a
 // point of the execution (everything but memory reads and non-det
 // results, which the CPU hooks consume in order).
@@ -67,25 +93,45 @@ type ctrl struct {
 	rec tracefile.Record
 	// code are the code bytes logged since the previous control record.
 	code []tracefile.CodeBytes
+	// mods are the Module records logged since the previous control
+	// record (during the syscall this record ends), without their
+	// embedded files.
+	mods []tracefile.Module
 	// reads and nondets are how many logged reads and non-det results
 	// of the chunk come before this record: the CPU consumes no more
 	// than that before the record takes effect.
 	reads, nondets int
 }
 
-// chunk is one decoded chunk in compact form.
+// chunk is one decoded chunk in compact form. Once built it is never
+// modified: replays and snapshots share it.
 type chunk struct {
 	index   int
 	ctrls   []ctrl
-	reads   []tracefile.MemRead
+	reads   []logRead
 	nondets [][]uint64
+	bytes   int64 // approximate memory held
+}
+
+// logRead is a logged read: how many reads of its thread since the
+// previous logged one, and the value.
+type logRead struct {
+	delta, value uint64
 }
 
 // loadChunk decodes chunk i.
 func (t *Trace) loadChunk(i int) (*chunk, error) {
-	it := t.f.Records(i)
-	ch := &chunk{index: i}
+	var it *tracefile.RecordIter
+	if x, ok := t.iters.Get().(*tracefile.RecordIter); ok {
+		it = x
+		it.Reset(i)
+	} else {
+		it = t.f.Records(i)
+	}
+	defer t.iters.Put(it)
+	ch := &chunk{index: i, reads: make([]logRead, 0, t.chunks[i].Records)}
 	var code []tracefile.CodeBytes
+	var mods []tracefile.Module
 	for {
 		r, err := it.Next()
 		if err == io.EOF {
@@ -96,21 +142,34 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 		}
 		switch r.Kind {
 		case tracefile.KindMemRead:
-			ch.reads = append(ch.reads, r.MemRead)
+			ch.reads = append(ch.reads, logRead{r.MemRead.ReadDelta, r.MemRead.Value})
 		case tracefile.KindNonDet:
 			ch.nondets = append(ch.nondets, append([]uint64(nil), r.NonDet.Values...))
+			ch.bytes += int64(24 + 8*len(r.NonDet.Values))
 		case tracefile.KindCodeBytes:
 			code = append(code, tracefile.CodeBytes{Addr: r.CodeBytes.Addr, Bytes: append([]byte(nil), r.CodeBytes.Bytes...)})
-		case tracefile.KindModule, tracefile.KindUnknown:
-			// Metadata: not needed to re-simulate.
+			ch.bytes += int64(40 + len(r.CodeBytes.Bytes))
+		case tracefile.KindModule:
+			m := r.Module
+			m.Path = append([]byte(nil), m.Path...)
+			m.BuildID = append([]byte(nil), m.BuildID...)
+			m.Embedded = nil
+			mods = append(mods, m)
+		case tracefile.KindUnknown:
+			// A record of a newer minor version: not needed to re-simulate.
 		default:
-			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, reads: len(ch.reads), nondets: len(ch.nondets)})
-			code = nil
+			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+			ch.bytes += 256
+			code, mods = nil, nil
 		}
 	}
-	if len(code) > 0 {
-		ch.ctrls = append(ch.ctrls, ctrl{code: code, reads: len(ch.reads), nondets: len(ch.nondets)})
+	if len(code)+len(mods) > 0 {
+		ch.ctrls = append(ch.ctrls, ctrl{code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
 	}
+	if n := len(ch.reads); cap(ch.reads) > 2*n+64 {
+		ch.reads = append([]logRead(nil), ch.reads...)
+	}
+	ch.bytes += int64(cap(ch.reads)) * 16
 	return ch, nil
 }
 
@@ -163,12 +222,242 @@ func cloneRanges(rs []tracefile.MemRange) []tracefile.MemRange {
 	return out
 }
 
-// regsBlob splits a TagRegs/TagOutput payload.
+// splitTagged splits a TagRegs/TagOutput payload.
 func splitTagged(b []byte) (int, []byte, bool) {
 	if len(b) < 4 {
 		return 0, nil, false
 	}
 	return int(binary.LittleEndian.Uint32(b)), b[4:], true
+}
+
+// Checkpoint is a point re-simulation can start from (see
+// Trace.NewReplayAt): a Checkpoint record, or the start of the trace.
+type Checkpoint struct {
+	Position uint64
+	Chunk    int
+	// Ctrl is the index of the checkpoint among its chunk's control
+	// records (0 for the start of a chunk).
+	Ctrl int
+}
+
+// Checkpoints lists the points re-simulation can start from, in order;
+// the first is position 0. The first call decodes every chunk (in
+// parallel); later calls return the same slice, which must not be
+// modified. SetCheckpoints installs a list kept from an earlier call.
+func (t *Trace) Checkpoints() ([]Checkpoint, error) {
+	t.cpOnce.Do(func() { t.cps, t.cpErr = t.scanCheckpoints() })
+	return t.cps, t.cpErr
+}
+
+// SetCheckpoints installs the result of an earlier Checkpoints call on
+// the same trace (an index cached on disk), sparing the scan. It has no
+// effect once Checkpoints has run.
+func (t *Trace) SetCheckpoints(cps []Checkpoint) {
+	t.cpOnce.Do(func() { t.cps = cps })
+}
+
+func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
+	per := make([][]Checkpoint, len(t.chunks))
+	errs := make([]error, len(t.chunks))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(t.chunks) {
+					return
+				}
+				if i > 0 && !t.chunks[i].BeginsWithCheckpoint && t.chunks[i].Checkpoints == 0 {
+					continue
+				}
+				ch, err := t.chunkUncached(i)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				for k := range ch.ctrls {
+					c := &ch.ctrls[k]
+					if c.rec.Kind == tracefile.KindCheckpoint {
+						cp := Checkpoint{Position: c.rec.Checkpoint.Position, Chunk: i, Ctrl: k}
+						if t.chunks[i].BeginsWithCheckpoint && k == 0 {
+							cp.Ctrl = 0
+						}
+						per[i] = append(per[i], cp)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cps := []Checkpoint{{Position: 0, Chunk: 0, Ctrl: 0}}
+	for i, list := range per {
+		if errs[i] != nil {
+			// A damaged chunk: re-simulation cannot start in it, but
+			// the checkpoints before it are good.
+			break
+		}
+		for _, cp := range list {
+			if cp.Position <= cps[len(cps)-1].Position {
+				continue // the initial checkpoint at 0, or a repeat
+			}
+			cps = append(cps, cp)
+		}
+	}
+	if len(cps) == 1 && errs[0] != nil {
+		return nil, errs[0]
+	}
+	return cps, nil
+}
+
+// CheckpointAt returns the index in cps of the last checkpoint at or
+// before pos.
+func CheckpointAt(cps []Checkpoint, pos uint64) int {
+	i := sort.Search(len(cps), func(i int) bool { return cps[i].Position > pos })
+	return max(i-1, 0)
+}
+
+// defaultChunkCacheBytes bounds the decoded chunks a Trace keeps.
+const defaultChunkCacheBytes = 256 << 20
+
+// chunkCache keeps recently decoded chunks, least recently used first out,
+// and decodes each chunk once even when several goroutines ask for it.
+type chunkCache struct {
+	mu      sync.Mutex
+	entries map[int]*chunkEntry
+	bytes   int64
+	limit   int64
+	clock   uint64
+}
+
+type chunkEntry struct {
+	ready chan struct{}
+	ch    *chunk
+	err   error
+	used  uint64
+}
+
+func (c *chunkCache) init(limit int64) {
+	c.entries = make(map[int]*chunkEntry)
+	c.limit = limit
+}
+
+// chunk returns decoded chunk i, from the cache when possible, and starts
+// decoding chunk i+1 in the background (re-simulation goes forward).
+func (t *Trace) chunk(i int) (*chunk, error) {
+	ch, err := t.cache.get(t, i)
+	if err == nil && i+1 < len(t.chunks) {
+		t.cache.prefetch(t, i+1)
+	}
+	return ch, err
+}
+
+// chunkUncached decodes chunk i through the cache without prefetching.
+func (t *Trace) chunkUncached(i int) (*chunk, error) { return t.cache.get(t, i) }
+
+func (c *chunkCache) get(t *Trace, i int) (*chunk, error) {
+	c.mu.Lock()
+	c.clock++
+	if e := c.entries[i]; e != nil {
+		e.used = c.clock
+		c.mu.Unlock()
+		<-e.ready
+		return e.ch, e.err
+	}
+	e := &chunkEntry{ready: make(chan struct{}), used: c.clock}
+	c.entries[i] = e
+	c.mu.Unlock()
+	c.fill(t, i, e)
+	return e.ch, e.err
+}
+
+func (c *chunkCache) prefetch(t *Trace, i int) {
+	c.mu.Lock()
+	if c.entries[i] != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.clock++
+	e := &chunkEntry{ready: make(chan struct{}), used: c.clock}
+	c.entries[i] = e
+	c.mu.Unlock()
+	go c.fill(t, i, e)
+}
+
+func (c *chunkCache) fill(t *Trace, i int, e *chunkEntry) {
+	e.ch, e.err = t.loadChunk(i)
+	close(e.ready)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.err != nil {
+		delete(c.entries, i)
+		return
+	}
+	c.bytes += e.ch.bytes
+	for c.bytes > c.limit && len(c.entries) > 2 {
+		// Evict the least recently used finished entry.
+		victim, vi := (*chunkEntry)(nil), -1
+		for k, x := range c.entries {
+			if x == e || x.ch == nil {
+				continue
+			}
+			if victim == nil || x.used < victim.used {
+				victim, vi = x, k
+			}
+		}
+		if victim == nil {
+			break
+		}
+		c.bytes -= victim.ch.bytes
+		delete(c.entries, vi)
+	}
+}
+
+// ModuleRef is a Module record and the position at which it took effect.
+type ModuleRef struct {
+	tracefile.Module
+	Position uint64
+	Chunk    int
+}
+
+// Modules lists the trace's Module records in order (without their
+// embedded files: see ModuleFile).
+func (t *Trace) Modules() ([]ModuleRef, error) {
+	var out []ModuleRef
+	err := t.ScanEvents(Checkpoint{}, func(ev *Event) bool {
+		if ev.Kind == EventModule {
+			out = append(out, ModuleRef{Module: *ev.Module, Position: ev.Position, Chunk: ev.chunk})
+		}
+		return true
+	})
+	return out, err
+}
+
+// ModuleFile returns the file a Module record embeds (ttd record
+// --embed-binaries), or nil.
+func (t *Trace) ModuleFile(m ModuleRef) ([]byte, error) {
+	it := t.f.Records(m.Chunk)
+	for {
+		r, err := it.Next()
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Kind == tracefile.KindModule && string(r.Module.Path) == string(m.Path) && r.Module.LoadAddr == m.LoadAddr {
+			if len(r.Module.Embedded) == 0 {
+				return nil, nil
+			}
+			return append([]byte(nil), r.Module.Embedded...), nil
+		}
+	}
 }
 
 var _ = x86.StateSize

@@ -32,6 +32,8 @@ func init() {
 		{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd},
 		{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd},
 		{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd},
+		{"query", queryUsage, "travel to a position of a trace (or search from it: the last write to a variable...) and show the state there", queryCmd},
+		{"dap", "[--listen ADDR]", "serve the Debug Adapter Protocol (VS Code) on stdin/stdout or ADDR", dapCmd},
 	}
 }
 

@@ -27,7 +27,7 @@ func main() {
 	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
 	reps := flag.Int("reps", 3, "runs of each configuration (the best is reported)")
 	only := flag.String("only", "", "run only workloads whose name contains this")
-	modes := flag.String("modes", "native,ttd,qemu", "configurations to compare")
+	modes := flag.String("modes", "native,ttd,qemu,record,replay", "configurations to compare")
 	dump := flag.String("write-data", "", "write the gzip workload's 8 MiB input to this file and exit")
 	flag.Parse()
 	if *dump != "" {
@@ -56,11 +56,14 @@ func main() {
 
 	ws := []workload{
 		{name: "inthash (C, integer/hash)", argv: []string{build("inthash"), "30"}},
-		{name: "fp (C, floating point)", argv: []string{build("fp"), "400"}},
+		{name: "fp (C, floating point)", argv: []string{build("fp"), "4000"}},
 		{name: "gzip -9 (8 MiB)", argv: []string{"/usr/bin/gzip", "-9", "-c"}, stdin: data},
 	}
 	ws = append(ws, extraWorkloads(dir)...)
 	qemu, _ := exec.LookPath("qemu-x86_64")
+	trace := filepath.Join(dir, "bench.ttd")
+	density := map[string]string{}
+	var recRows []string
 	fmt.Printf("%-34s %10s %10s %10s %9s %9s\n", "workload", "native", "ttd run", "qemu", "ttd/nat", "ttd/qemu")
 	for _, w := range ws {
 		if *only != "" && !strings.Contains(w.name, *only) {
@@ -81,9 +84,22 @@ func main() {
 						continue
 					}
 					argv = append([]string{qemu}, w.argv...)
+				case "record":
+					os.Remove(trace)
+					argv = append([]string{*ttd, "record", "-o", trace, "--"}, w.argv...)
+				case "replay":
+					if _, err := os.Stat(trace); err != nil {
+						continue
+					}
+					argv = []string{*ttd, "replay", "--quiet", trace}
 				}
-				d, out := run(argv, w.stdin)
-				if ref == nil {
+				d, out, errOut := run(argv, w.stdin)
+				if mode == "record" {
+					density[w.name] = parseDensity(errOut)
+				}
+				if mode == "replay" {
+					// The replay prints nothing with --quiet.
+				} else if ref == nil {
 					ref = out
 				} else if !bytes.Equal(ref, out) {
 					fail("%s: output of %s differs from native", w.name, mode)
@@ -101,12 +117,27 @@ func main() {
 		}
 		fmt.Printf("%-34s %10s %10s %10s %9s %9s\n", w.name, fmtDur(best["native"]), fmtDur(best["ttd"]),
 			fmtDur(best["qemu"]), ratio("ttd", "native"), ratio("ttd", "qemu"))
+		recRows = append(recRows, fmt.Sprintf("%-34s %10s %10s %10s %11s %12s %14s", w.name, fmtDur(best["record"]), fmtDur(best["replay"]),
+			density[w.name], ratio("record", "ttd"), ratio("record", "native"), ratio("replay", "record")))
+	}
+	fmt.Printf("\n%-34s %10s %10s %10s %11s %12s %14s\n", "recording", "record", "replay", "bits/inst", "record/run", "record/nat", "replay/record")
+	for _, row := range recRows {
+		fmt.Println(row)
 	}
 }
 
-func extraWorkloads(dir string) []workload { return nil }
+// parseDensity finds "N bits/instruction" in ttd record's report.
+func parseDensity(stderr []byte) string {
+	f := strings.Fields(string(stderr))
+	for i := 1; i < len(f); i++ {
+		if strings.HasPrefix(f[i], "bits/instruction") {
+			return f[i-1]
+		}
+	}
+	return "-"
+}
 
-func run(argv []string, stdin string) (time.Duration, []byte) {
+func run(argv []string, stdin string) (time.Duration, []byte, []byte) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if stdin != "" {
 		f, err := os.Open(stdin)
@@ -114,14 +145,14 @@ func run(argv []string, stdin string) (time.Duration, []byte) {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	cmd.Stdout = &out
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = &errOut
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		fail("%s: %v", strings.Join(argv, " "), err)
+		fail("%s: %v\n%s", strings.Join(argv, " "), err, errOut.Bytes())
 	}
-	return time.Since(start), out.Bytes()
+	return time.Since(start), out.Bytes(), errOut.Bytes()
 }
 
 // textData returns n bytes of deterministic, text-like data (words drawn

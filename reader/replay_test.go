@@ -1,0 +1,198 @@
+package reader
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"ttd/emu"
+	"ttd/recorder"
+	"ttd/x86"
+)
+
+// recordLoop builds ../ttd/testdata/loop.c and records it with a
+// checkpoint every `every` instructions.
+func recordLoop(t testing.TB, every uint64, rounds string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "loop")
+	if b, err := exec.Command("gcc", "-O1", "-o", exe, "../ttd/testdata/loop.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	path := filepath.Join(dir, "loop.ttd")
+	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe, rounds}, Stdout: null},
+		recorder.Options{Path: path, CheckpointEvery: every}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type state struct {
+	pc     uint64
+	r      [16]uint64
+	rflags uint64
+}
+
+// states re-simulates r to its end and returns the state before every
+// instruction, by position, starting at r's position.
+func states(t testing.TB, r *Replay) []state {
+	var out []state
+	start := r.Position()
+	r.Hook = func(r *Replay, c *x86.CPU, in *x86.Inst) {
+		if p := r.InstPosition(c); p != start+uint64(len(out)) {
+			t.Fatalf("instruction at %d after %d states from %d", p, len(out), start)
+		}
+		out = append(out, state{in.PC, c.R, c.Rflags()})
+	}
+	if err := r.RunTo(^uint64(0)); err != ErrEnd {
+		t.Fatalf("re-simulation: %v", err)
+	}
+	return out
+}
+
+// TestCheckpointsAndSnapshots starts re-simulation at every checkpoint
+// (most of them inside chunks) and at snapshots, and checks that each
+// continues exactly as the re-simulation from the start.
+func TestCheckpointsAndSnapshots(t *testing.T) {
+	path := recordLoop(t, 50_000, "40")
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	r0, _ := tr.NewReplay(0)
+	all := states(t, r0)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) < 5 {
+		t.Fatalf("%d checkpoints", len(cps))
+	}
+	inChunk := 0
+	for _, cp := range cps {
+		if cp.Ctrl > 0 {
+			inChunk++
+		}
+		r, err := tr.NewReplayAt(cp)
+		if err != nil {
+			t.Fatalf("checkpoint %+v: %v", cp, err)
+		}
+		if r.Position() != cp.Position {
+			t.Fatalf("replay at checkpoint %+v is at %d", cp, r.Position())
+		}
+		// Run a little, snapshot, and compare both continuations.
+		mid := cp.Position + 12_345
+		if mid < uint64(len(all)) {
+			if err := r.RunTo(mid); err != nil {
+				t.Fatal(err)
+			}
+			snap := r.Snapshot()
+			got := states(t, r)
+			r2, err := tr.Resume(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := states(t, r2)
+			for i := range got {
+				if got[i] != all[mid+uint64(i)] || again[i] != got[i] {
+					t.Fatalf("from checkpoint %d, position %d: %+v, resumed %+v, from the start %+v", cp.Position, mid+uint64(i), got[i], again[i], all[mid+uint64(i)])
+				}
+			}
+		}
+	}
+	if inChunk == 0 {
+		t.Fatal("no checkpoint inside a chunk was tested")
+	}
+}
+
+// TestTrackingKnowsAccessedBytes checks that tracking marks exactly the
+// bytes the Access callback reports, with their values.
+func TestTrackingKnowsAccessedBytes(t *testing.T) {
+	path := recordLoop(t, 1_000_000, "5")
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	r, _ := tr.NewReplay(0)
+	r.RunTo(0)
+	r.Track()
+	seen := map[uint64]byte{}
+	r.Access = func(a *Access) {
+		for i := 0; i < a.Size; i++ {
+			seen[a.Addr+uint64(i)] = byte(a.Value >> (8 * i))
+		}
+	}
+	if err := r.RunTo(r.t.End() / 2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for addr, v := range seen {
+		var b [1]byte
+		have := []bool{false}
+		r.Known(addr, b[:], have)
+		if !have[0] || b[0] != v {
+			t.Fatalf("byte %#x: known %v value %#x, accessed with %#x", addr, have[0], b[0], v)
+		}
+		n++
+	}
+	d := r.Cut()
+	if d.Start != 0 || d.End != r.Position() || len(d.Pages) == 0 {
+		t.Fatalf("delta %d..%d with %d pages", d.Start, d.End, len(d.Pages))
+	}
+	for addr, v := range seen {
+		p := d.Page(addr >> x86.PageShift)
+		off := addr & (x86.PageSize - 1)
+		if p == nil || p.Known[off>>6]&(1<<(off&63)) == 0 || p.Data[off] != v {
+			t.Fatalf("delta lacks byte %#x", addr)
+		}
+	}
+	t.Logf("%d bytes accessed, %d pages", n, len(d.Pages))
+}
+
+// BenchmarkReplay re-simulates a recorded loop from its start. Its
+// allocations are the set-up of each replay (prediction cache, pages,
+// decoded blocks), not per instruction: see BenchmarkMemRead.
+func BenchmarkReplay(b *testing.B) {
+	path := recordLoop(b, 0, "400")
+	tr, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	b.ResetTimer()
+	var n uint64
+	for i := 0; i < b.N; i++ {
+		r, _ := tr.NewReplay(0)
+		if err := r.RunTo(^uint64(0)); err != ErrEnd {
+			b.Fatal(err)
+		}
+		n = r.Position()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minstr/s")
+}
+
+// BenchmarkMemRead is the replay's read hook alone: no allocation.
+func BenchmarkMemRead(b *testing.B) {
+	path := recordLoop(b, 0, "1")
+	tr, _ := Open(path)
+	defer tr.Close()
+	r, _ := tr.NewReplay(0)
+	r.RunTo(1000)
+	_, c := r.Current()
+	r.nextAt = 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	var s uint64
+	for i := 0; i < b.N; i++ {
+		s += r.MemRead(c, 0x1000+uint64(i&0xff)*8, 8, 0)
+	}
+	_ = s
+}

@@ -1,0 +1,267 @@
+package reader
+
+import (
+	"sort"
+
+	"ttd/x86"
+)
+
+// Memory knowledge. The re-simulated x86.Memory does not hold the
+// program's data: a read takes its value from the prediction cache or the
+// trace, not from the image. With tracking on (Replay.Track), the replay
+// corrects the image on every read whose value differs from it and
+// remembers which bytes the program read or wrote (or a syscall or a
+// signal delivery wrote, or that were fetched as code) since the tracking
+// window began: those bytes of the image are the program's memory, the
+// others are unknown. Cut closes a window into a Delta.
+
+// LineShift is log2 of the line size of the access summaries: a page has
+// 64 lines of 64 bytes, one bit each in a uint64 (and the 64 bytes of a
+// line are one uint64 of a known mask).
+const LineShift = 6
+
+// PageBits is a page's byte mask: bit b of word w is byte 64*w+b.
+type PageBits [x86.PageSize / 64]uint64
+
+// tpage is the knowledge about one page in the current window.
+type tpage struct {
+	known               PageBits
+	read, written, exec uint64 // line masks
+	next                *tpage // free list
+}
+
+const trackTLB = 256
+
+type trackEntry struct {
+	pn uint64
+	p  *tpage
+}
+
+// tracker records the knowledge of the current window.
+type tracker struct {
+	pages  map[uint64]*tpage
+	tlb    [trackTLB]trackEntry
+	free   *tpage
+	resets []Range // page-number ranges unmapped in this window
+	start  uint64  // position the window began at
+}
+
+func newTracker(start uint64) *tracker {
+	t := &tracker{pages: make(map[uint64]*tpage), start: start}
+	t.flushTLB()
+	return t
+}
+
+func (t *tracker) flushTLB() {
+	for i := range t.tlb {
+		t.tlb[i] = trackEntry{pn: ^uint64(0)}
+	}
+}
+
+func (t *tracker) page(pn uint64) *tpage {
+	e := &t.tlb[pn&(trackTLB-1)]
+	if e.pn == pn {
+		return e.p
+	}
+	return t.pageSlow(pn)
+}
+
+func (t *tracker) pageSlow(pn uint64) *tpage {
+	p := t.pages[pn]
+	if p == nil {
+		p = t.free
+		if p != nil {
+			t.free = p.next
+			*p = tpage{}
+		} else {
+			p = new(tpage)
+		}
+		t.pages[pn] = p
+	}
+	t.tlb[pn&(trackTLB-1)] = trackEntry{pn: pn, p: p}
+	return p
+}
+
+// mark records an access of size bytes (1..8) at addr.
+func (t *tracker) mark(addr uint64, size int, write bool) {
+	off := addr & (x86.PageSize - 1)
+	if off+uint64(size) > x86.PageSize {
+		n := int(x86.PageSize - off)
+		t.mark(addr, n, write)
+		t.mark(addr+uint64(n), size-n, write)
+		return
+	}
+	p := t.page(addr >> x86.PageShift)
+	w, b := off>>6, off&63
+	m := uint64(1)<<uint(size) - 1
+	p.known[w] |= m << b
+	lines := uint64(1) << w
+	if b+uint64(size) > 64 {
+		p.known[w+1] |= m >> (64 - b)
+		lines |= lines << 1
+	}
+	if write {
+		p.written |= lines
+	} else {
+		p.read |= lines
+	}
+}
+
+// markRange records n bytes at addr as written (write) or fetched as code.
+func (t *tracker) markRange(addr uint64, n int, write bool) {
+	for n > 0 {
+		off := addr & (x86.PageSize - 1)
+		k := min(n, int(x86.PageSize-off))
+		p := t.page(addr >> x86.PageShift)
+		lo, hi := int(off), int(off)+k // bytes [lo, hi)
+		for w := lo >> 6; w <= (hi-1)>>6; w++ {
+			a, b := max(lo, w<<6), min(hi, (w+1)<<6)
+			m := ^uint64(0)
+			if b-a < 64 {
+				m = (uint64(1)<<uint(b-a) - 1) << uint(a&63)
+			}
+			p.known[w] |= m
+			if write {
+				p.written |= 1 << uint(w)
+			} else {
+				p.exec |= 1 << uint(w)
+			}
+		}
+		addr += uint64(k)
+		n -= k
+	}
+}
+
+// reset forgets pages [lo, hi) (page numbers): they were unmapped, so
+// nothing known about them before holds.
+func (t *tracker) reset(lo, hi uint64) {
+	if hi <= lo {
+		return
+	}
+	for pn, p := range t.pages {
+		if pn >= lo && pn < hi {
+			p.known = PageBits{}
+		}
+	}
+	t.resets = append(t.resets, Range{lo, hi})
+}
+
+// Range is the half-open interval [Lo, Hi) of addresses (or page numbers).
+type Range struct{ Lo, Hi uint64 }
+
+// Delta is what a window of re-simulation [Start, End) learned about
+// memory: for every page it touched, which bytes became known and their
+// values at End, and which 64-byte lines it read, wrote or executed.
+type Delta struct {
+	Start, End uint64
+	// Pages are sorted by page number.
+	Pages []DeltaPage
+	// Resets are page-number ranges unmapped in the window: what older
+	// windows knew about them no longer holds (bytes known again later
+	// in the window are in Pages).
+	Resets []Range
+}
+
+// DeltaPage is one page of a Delta.
+type DeltaPage struct {
+	PN    uint64
+	Known PageBits
+	// Read, Written and Exec are line masks (bit i: bytes 64i..64i+63).
+	Read, Written, Exec uint64
+	// Data holds the page's bytes at the window's end; only known
+	// bytes are meaningful. Nil when no byte is known.
+	Data *[x86.PageSize]byte
+}
+
+// Page returns the delta's page pn, or nil.
+func (d *Delta) Page(pn uint64) *DeltaPage {
+	i := sort.Search(len(d.Pages), func(i int) bool { return d.Pages[i].PN >= pn })
+	if i < len(d.Pages) && d.Pages[i].PN == pn {
+		return &d.Pages[i]
+	}
+	return nil
+}
+
+// WasReset reports whether page pn was unmapped in the window.
+func (d *Delta) WasReset(pn uint64) bool {
+	for _, r := range d.Resets {
+		if pn >= r.Lo && pn < r.Hi {
+			return true
+		}
+	}
+	return false
+}
+
+// Bytes is the memory a Delta holds (for cache accounting).
+func (d *Delta) Bytes() int {
+	n := 64 + 16*len(d.Resets)
+	for i := range d.Pages {
+		n += 600
+		if d.Pages[i].Data != nil {
+			n += x86.PageSize
+		}
+	}
+	return n
+}
+
+// cut closes the window at position end into a Delta, reading the values
+// from mem, and starts a new, empty window.
+func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
+	d := &Delta{Start: t.start, End: end, Resets: t.resets}
+	d.Pages = make([]DeltaPage, 0, len(t.pages))
+	for pn, p := range t.pages {
+		dp := DeltaPage{PN: pn, Known: p.known, Read: p.read, Written: p.written, Exec: p.exec}
+		if p.known != (PageBits{}) {
+			if pg := mem.Lookup(pn); pg != nil {
+				data := new([x86.PageSize]byte)
+				*data = pg.Data
+				dp.Data = data
+			} else {
+				dp.Known = PageBits{}
+			}
+		}
+		d.Pages = append(d.Pages, dp)
+		p.next = t.free
+		t.free = p
+	}
+	sort.Slice(d.Pages, func(i, j int) bool { return d.Pages[i].PN < d.Pages[j].PN })
+	clear(t.pages)
+	t.flushTLB()
+	t.resets = nil
+	t.start = end
+	return d
+}
+
+// known fills buf with the window's knowledge of memory at addr: for
+// each byte already marked in have, nothing; for each byte the window
+// knows, its value from mem and a mark in have.
+func (t *tracker) known(mem *x86.Memory, addr uint64, buf []byte, have []bool) {
+	for i := range buf {
+		if have[i] {
+			continue
+		}
+		a := addr + uint64(i)
+		p := t.pages[a>>x86.PageShift]
+		if p == nil {
+			continue
+		}
+		off := a & (x86.PageSize - 1)
+		if p.known[off>>6]&(1<<(off&63)) == 0 {
+			continue
+		}
+		if pg := mem.Lookup(a >> x86.PageShift); pg != nil {
+			buf[i] = pg.Data[off]
+			have[i] = true
+		}
+	}
+}
+
+// resetSince reports whether page pn was unmapped in the window.
+func (t *tracker) wasReset(pn uint64) bool {
+	for _, r := range t.resets {
+		if pn >= r.Lo && pn < r.Hi {
+			return true
+		}
+	}
+	return false
+}
