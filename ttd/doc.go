@@ -1,0 +1,33 @@
+// Package ttd is the debugging session on top of the reader: a timeline
+// of positions over a recorded trace, the state of every thread and of
+// memory at any position, travel in both directions (steps, continue to
+// breakpoints), and the queries of iDNA's Table 2 (FindPrevWrite and
+// friends), following seeds/idna-nirvana.txt §3-4.
+//
+// A position is the number of guest instructions retired by all threads
+// before it. The state at a position includes every event that takes
+// effect there (a syscall's results, a signal frame) and no instruction
+// at or after it.
+//
+// Going backwards re-simulates from a point before the target: the
+// trace's checkpoints, and the session's own snapshots (registers,
+// prediction caches, reader cursors, address space and code), taken
+// every Options.FineEvery instructions in the segments the user visits.
+// The trace's index (TRACE.idx, see index.go) summarises what every
+// checkpoint interval read, wrote and executed, and what it learned about
+// memory, so searches skip intervals and memory reads look back without
+// re-simulating.
+//
+// Memory is reported with a known mask: a byte is known when the program
+// read or wrote it, a syscall or a signal delivery wrote it, or it was
+// fetched as code, before the position. Other bytes are unknown; the
+// session never invents them.
+//
+// Breakpoints belong to the session's timeline, never to a CPU (as in
+// rr), so a DAP or gdb server drives a Session and nothing else.
+//
+// Package ttd depends on reader, tracefile, x86 and symbols, never on emu
+// or the recorder (its tests use them to make traces), and reads no host
+// state but the trace, its index and, for symbols, the recorded binaries
+// (or their copies embedded in the trace) and their debug information.
+package ttd

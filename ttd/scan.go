@@ -1,0 +1,374 @@
+package ttd
+
+import (
+	"io"
+	"sort"
+
+	"ttd/reader"
+	"ttd/x86"
+)
+
+// Searching. Breakpoints, thread steps and the Find queries all look for
+// the first (going forward) or last (going backward) point of the
+// execution where a probe fires. They re-simulate "units" — a segment
+// (checkpoint interval), or a window of a segment between two of the
+// session's snapshots — on throw-away replays, skipping the units whose
+// summary (the index for segments, the tracking deltas for windows) shows
+// they cannot fire. Going backward, units are scanned newest first and
+// each is re-simulated whole, remembering the last hit.
+
+// watch is a memory range a probe watches.
+type watch struct {
+	id          int
+	lo, hi      uint64
+	read, write bool
+}
+
+// probe is what a search looks for, and what it found.
+type probe struct {
+	forward bool
+	from    uint64 // hits must stop after from (forward) or before it
+
+	pcs   []uint64 // execution breakpoints
+	pcIDs []int
+	mems  []watch
+	// tid, for thread steps: the thread's instructions are hits (going
+	// forward, from its second instruction at or after from).
+	tid      int
+	tidFirst uint64
+	tidSeen  bool
+	// match is a Search predicate.
+	match InstMatcher
+
+	find *finder
+
+	unit   unit // where the hit was found
+	found  bool
+	stop   uint64
+	reason StopReason
+	bp     int
+	acc    reader.Access
+}
+
+// offer records a hit that would stop at stop.
+func (p *probe) offer(stop uint64, reason StopReason, id int, a *reader.Access) {
+	if p.forward {
+		if stop <= p.from || (p.found && stop >= p.stop) {
+			return
+		}
+	} else {
+		if stop >= p.from || (p.found && stop < p.stop) {
+			return
+		}
+	}
+	p.found, p.stop, p.reason, p.bp = true, stop, reason, id
+	if a != nil {
+		p.acc = *a
+	}
+}
+
+func (p *probe) wantsHook() bool { return len(p.pcs) > 0 || p.tid != 0 || p.match != nil }
+
+func (p *probe) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
+	pos := r.InstPosition(c)
+	for i, pc := range p.pcs {
+		if pc == in.PC {
+			p.offer(pos, StopBreakpoint, p.pcIDs[i], nil)
+		}
+	}
+	if p.match != nil {
+		if tid, _ := r.Current(); p.match(tid, c, in) {
+			p.offer(pos, StopMatch, 0, nil)
+		}
+	}
+	if p.tid != 0 {
+		if tid, _ := r.Current(); tid == p.tid {
+			switch {
+			case !p.forward:
+				p.offer(pos, StopStep, 0, nil)
+			case pos < p.from:
+			case !p.tidSeen:
+				p.tidSeen, p.tidFirst = true, pos
+			case pos > p.tidFirst:
+				p.offer(pos, StopStep, 0, nil)
+			}
+		}
+	}
+}
+
+func (p *probe) access(r *reader.Replay, a *reader.Access) {
+	if p.find != nil {
+		p.find.access(r, a, p.forward, p.from)
+		p.found = p.find.found
+		return
+	}
+	end := a.Addr + uint64(a.Size)
+	for _, w := range p.mems {
+		if a.Addr >= w.hi || end <= w.lo || (a.Write && !w.write) || (!a.Write && !w.read) {
+			continue
+		}
+		stop := a.Position
+		if p.forward {
+			stop++
+		}
+		p.offer(stop, StopWatchpoint, w.id, a)
+	}
+}
+
+func (p *probe) ranges() []reader.Range {
+	var rs []reader.Range
+	for _, w := range p.mems {
+		rs = append(rs, reader.Range{Lo: w.lo, Hi: w.hi})
+	}
+	return rs
+}
+
+// install makes r report to p.
+func (p *probe) install(r *reader.Replay) {
+	if p.wantsHook() {
+		r.Hook = p.hook
+	}
+	if len(p.mems) > 0 {
+		r.Watch(p.ranges())
+		r.Access = func(a *reader.Access) { p.access(r, a) }
+	}
+}
+
+// mayHitSegment reports whether segment sg can hold a hit.
+func (p *probe) mayHitSegment(sg *Segment) bool {
+	if p.tid != 0 || p.match != nil {
+		return true
+	}
+	for _, pc := range p.pcs {
+		if sg.MayAccess(pc, 1, false, false, true) {
+			return true
+		}
+	}
+	for _, w := range p.mems {
+		if sg.MayAccess(w.lo, w.hi-w.lo, w.read, w.write, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHitWindow reports whether the window a fine delta describes can
+// hold a hit. Execution is not summarised per window (a replay decodes a
+// block once, not once per window), so probes with execution breakpoints
+// or a thread always may.
+func (p *probe) mayHitWindow(d *reader.Delta) bool {
+	if p.wantsHook() {
+		return true
+	}
+	for _, w := range p.mems {
+		for pn := w.lo >> x86.PageShift; pn <= (w.hi-1)>>x86.PageShift; pn++ {
+			dp := d.Page(pn)
+			if dp == nil {
+				continue
+			}
+			var m uint64
+			if w.read {
+				m |= dp.Read
+			}
+			if w.write {
+				m |= dp.Written
+			}
+			if m&lines(pn, w.lo, w.hi-w.lo) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// finder collects, for a Find query, the accesses of the found
+// instruction and the queried range's bytes before it.
+type finder struct {
+	lo, hi      uint64
+	read, write bool
+	// cur is what the unit re-simulated so far knows of the range.
+	cur, curHave []byte
+	// before is cur just before the found instruction's first access.
+	before, beforeHave []byte
+	pos                uint64
+	found              bool
+	accs               []reader.Access
+	code               []byte
+	text               string
+	s                  *Session
+}
+
+func newFinder(s *Session, lo, n uint64, read, write bool) *finder {
+	return &finder{s: s, lo: lo, hi: lo + n, read: read, write: write}
+}
+
+// startUnit resets what the finder knows for a new unit.
+func (f *finder) startUnit() {
+	n := f.hi - f.lo
+	f.cur, f.curHave = make([]byte, n), make([]byte, n)
+}
+
+func (f *finder) access(r *reader.Replay, a *reader.Access, forward bool, from uint64) {
+	match := (a.Write && f.write) || (!a.Write && f.read)
+	if match {
+		valid := a.Position < from
+		if forward {
+			valid = a.Position >= from
+		}
+		switch {
+		case !valid:
+		case !f.found || (!forward && a.Position > f.pos):
+			f.found, f.pos = true, a.Position
+			f.before = append(f.before[:0], f.cur...)
+			f.beforeHave = append(f.beforeHave[:0], f.curHave...)
+			f.accs = append(f.accs[:0], *a)
+			f.code, f.text = nil, ""
+			if a.PC != 0 {
+				f.code, f.text = f.s.disasm(r, a.PC)
+			}
+		case a.Position == f.pos:
+			f.accs = append(f.accs, *a)
+		}
+	}
+	// Learn the bytes.
+	for i := 0; i < a.Size; i++ {
+		addr := a.Addr + uint64(i)
+		if addr >= f.lo && addr < f.hi {
+			f.cur[addr-f.lo] = byte(a.Value >> (8 * i))
+			f.curHave[addr-f.lo] = 1
+		}
+	}
+}
+
+// unit is a stretch of re-simulation: [start, end) of segment seg,
+// starting from the session's snapshot win of the segment, or from the
+// segment's checkpoint when win is -1.
+type unit struct {
+	seg, win   int
+	start, end uint64
+}
+
+// openUnit returns a replay at the start of u.
+func (s *Session) openUnit(u unit) (*reader.Replay, error) {
+	if u.win >= 0 {
+		return s.tr.Resume(s.fine[u.seg].snaps[u.win])
+	}
+	return s.tr.NewReplayAt(s.cps[u.seg])
+}
+
+// runUnit re-simulates u with p installed, to u.end; going forward it
+// stops at the first window boundary after a hit.
+func (s *Session) runUnit(u unit, p *probe) error {
+	r, err := s.openUnit(u)
+	if err != nil {
+		return err
+	}
+	if p.find != nil {
+		p.find.startUnit()
+	}
+	p.install(r)
+	for r.Position() < u.end {
+		target := u.end
+		if p.forward {
+			target = min(u.end, s.nextBoundary(u.seg, r.Position()))
+		}
+		err := r.RunTo(target)
+		if err == reader.ErrEnd || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if p.forward && p.found {
+			break
+		}
+	}
+	return nil
+}
+
+// windowsBack lists the units of segment k that cover [lower, hi), newest
+// first, using the session's snapshots when it has them.
+func (s *Session) windowsBack(k int, lower, hi uint64) []unit {
+	fl := s.fine[k]
+	if fl == nil || len(fl.snaps) == 0 {
+		return []unit{{seg: k, win: -1, start: s.cps[k].Position, end: hi}}
+	}
+	var us []unit
+	j := sort.Search(len(fl.snaps), func(j int) bool { return fl.snaps[j].Position() >= hi }) - 1
+	for ; j >= 0; j-- {
+		ws := fl.snaps[j].Position()
+		we := hi
+		if j+1 < len(fl.snaps) {
+			we = min(hi, fl.snaps[j+1].Position())
+		}
+		us = append(us, unit{seg: k, win: j, start: ws, end: we})
+		if ws <= lower {
+			break
+		}
+	}
+	return us
+}
+
+// scanBack finds the last hit of p before p.from (and after lower).
+func (s *Session) scanBack(p *probe, lower uint64) error {
+	if p.from == 0 {
+		return nil
+	}
+	for k := s.segOf(p.from - 1); k >= 0; k-- {
+		if s.segEnd(k) < lower {
+			break
+		}
+		if !p.mayHitSegment(&s.ix.Segments[k]) {
+			continue
+		}
+		hi := min(p.from, s.segEnd(k))
+		if hi <= s.cps[k].Position {
+			continue
+		}
+		fl := s.fine[k]
+		for _, u := range s.windowsBack(k, lower, hi) {
+			if fl != nil && u.win >= 0 && u.win < len(fl.deltas) && !p.mayHitWindow(fl.deltas[u.win]) {
+				continue
+			}
+			if err := s.runUnit(u, p); err != nil {
+				return err
+			}
+			if p.found {
+				p.unit = u
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// scanForward finds the first hit of p after p.from (and before upper).
+func (s *Session) scanForward(p *probe, upper uint64) error {
+	for k := s.segOf(p.from); k < len(s.cps) && s.cps[k].Position <= upper; k++ {
+		if !p.mayHitSegment(&s.ix.Segments[k]) {
+			continue
+		}
+		// An execution hit at upper is seen before instruction upper
+		// runs, hence upper+1.
+		u := unit{seg: k, win: -1, start: s.cps[k].Position, end: min(s.segEnd(k), upper+1)}
+		if u.end <= u.start {
+			continue
+		}
+		if u.start <= p.from {
+			if fl := s.fine[k]; fl != nil {
+				j := sort.Search(len(fl.snaps), func(j int) bool { return fl.snaps[j].Position() > p.from }) - 1
+				if j >= 0 {
+					u.win, u.start = j, fl.snaps[j].Position()
+				}
+			}
+		}
+		if err := s.runUnit(u, p); err != nil {
+			return err
+		}
+		if p.found {
+			p.unit = u
+			return nil
+		}
+	}
+	return nil
+}
