@@ -171,9 +171,13 @@ func (p *Process) between(t *Thread) {
 		t.deliverSignals()
 	}
 	s := &p.sched
-	if p.obs != nil && p.cfg.CheckpointEvery != 0 && s.icount == s.nextCheckpoint && !p.exited {
-		p.obs.Checkpoint(p)
-		s.nextCheckpoint += p.cfg.CheckpointEvery
+	if p.obs != nil && p.cfg.CheckpointEvery != 0 && s.icount >= s.nextCheckpoint && !p.exited {
+		if s.icount == s.nextCheckpoint {
+			p.obs.Checkpoint(p)
+		}
+		// (Runs never pass a checkpoint; should one have, the next
+		// multiple still comes exactly.)
+		s.nextCheckpoint = (s.icount/p.cfg.CheckpointEvery + 1) * p.cfg.CheckpointEvery
 	}
 }
 

@@ -58,7 +58,7 @@ func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
 				return 0, err
 			}
 			if op == futexWait {
-				t.dl = time.Now().Add(time.Duration(ts.Nano()))
+				t.dl = time.Now().Add(tsDuration(ts))
 			} else {
 				clock := unix.CLOCK_MONOTONIC
 				if a.Int(1)&futexClockRealtime != 0 {
@@ -113,7 +113,7 @@ func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
 func absDeadline(clock int, ts unix.Timespec) time.Time {
 	var now unix.Timespec
 	unix.ClockGettime(int32(clock), &now)
-	return time.Now().Add(time.Duration(ts.Nano() - now.Nano()))
+	return time.Now().Add(secDuration(ts.Sec-now.Sec, ts.Nsec-now.Nsec))
 }
 
 // futexWait waits on the word at addr while it holds val, until a wake

@@ -120,7 +120,7 @@ func Ppoll(t *Thread, a *SyscallArgs) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		timeout = time.Duration(ts.Nano())
+		timeout = tsDuration(ts)
 	}
 	return t.withSigmask(a.A[3], a.A[4], func() (uint64, error) {
 		r, err := t.poll(a.A[0], a.A[1], timeout)
@@ -235,7 +235,7 @@ func Select(t *Thread, a *SyscallArgs) (uint64, error) {
 		if tv.Sec < 0 || tv.Usec < 0 {
 			return 0, unix.EINVAL
 		}
-		timeout = time.Duration(tv.Nano())
+		timeout = secDuration(tv.Sec, tv.Usec*1000)
 	}
 	r, err := t.selectFDs(a.Int(0), [3]uint64{a.A[1], a.A[2], a.A[3]}, timeout)
 	if (err == nil || err == unix.EINTR) && a.A[4] != 0 {
@@ -252,7 +252,7 @@ func Pselect6(t *Thread, a *SyscallArgs) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		timeout = time.Duration(ts.Nano())
+		timeout = tsDuration(ts)
 	}
 	var mask, size uint64
 	if a.A[5] != 0 {
@@ -367,7 +367,7 @@ func EpollPwait2(t *Thread, a *SyscallArgs) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		timeout = time.Duration(ts.Nano())
+		timeout = tsDuration(ts)
 	}
 	return t.withSigmask(a.A[4], a.A[5], func() (uint64, error) {
 		return t.epollWait(a, timeout)

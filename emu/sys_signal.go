@@ -164,7 +164,7 @@ func RtSigtimedwait(t *Thread, a *SyscallArgs) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		t.deadline(time.Duration(ts.Nano()))
+		t.deadline(tsDuration(ts))
 	}
 	p := t.P
 	q := &t.pending

@@ -94,6 +94,29 @@ func (t *Thread) nanosleep(dl time.Time, rem uint64) (uint64, error) {
 	return 0, t.sleep(wait{what: "the end of a sleep", deadline: dl})
 }
 
+// maxTimeout bounds the timeouts and timer values ttd handles; longer
+// ones are as good as for ever: a century.
+const maxTimeout = 100 * 365 * 24 * time.Hour
+
+// tsDuration converts a valid timespec to a duration, saturating at
+// maxTimeout.
+func tsDuration(ts unix.Timespec) time.Duration {
+	return secDuration(ts.Sec, ts.Nsec)
+}
+
+// secDuration is sec seconds and nsec nanoseconds, saturating at
+// ±maxTimeout.
+func secDuration(sec, nsec int64) time.Duration {
+	const maxSec = int64(maxTimeout / time.Second)
+	switch {
+	case sec >= maxSec:
+		return maxTimeout
+	case sec <= -maxSec:
+		return -maxTimeout
+	}
+	return time.Duration(sec)*time.Second + time.Duration(nsec)
+}
+
 // readTimespec reads and validates a struct timespec.
 func (t *Thread) readTimespec(addr uint64) (unix.Timespec, error) {
 	var ts unix.Timespec
@@ -113,7 +136,7 @@ func Nanosleep(t *Thread, a *SyscallArgs) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		t.deadline(time.Duration(ts.Nano()))
+		t.deadline(tsDuration(ts))
 	}
 	return t.nanosleep(t.dl, a.A[1])
 }
@@ -141,7 +164,7 @@ func ClockNanosleep(t *Thread, a *SyscallArgs) (uint64, error) {
 			}
 			t.setDeadline(absDeadline(clock, ts))
 		} else {
-			t.deadline(time.Duration(ts.Nano()))
+			t.deadline(tsDuration(ts))
 		}
 	}
 	return t.nanosleep(t.dl, rem)

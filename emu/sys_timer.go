@@ -261,7 +261,7 @@ func tvDur(b []byte) (time.Duration, bool) {
 	if sec < 0 || usec < 0 || usec >= 1e6 {
 		return 0, false
 	}
-	return time.Duration(sec)*time.Second + time.Duration(usec)*time.Microsecond, true
+	return secDuration(sec, usec*1000), true
 }
 
 func putTv(b []byte, d time.Duration) {
@@ -275,7 +275,7 @@ func tsDur(b []byte) (time.Duration, bool) {
 	if sec < 0 || nsec < 0 || nsec >= 1e9 {
 		return 0, false
 	}
-	return time.Duration(sec)*time.Second + time.Duration(nsec), true
+	return secDuration(sec, nsec), true
 }
 
 func putTs(b []byte, d time.Duration) {

@@ -84,12 +84,6 @@ func (t *Thread) handleExit(ex x86.Exit) {
 	case x86.ExitSyscall:
 		t.syscall()
 	case x86.ExitFault:
-		if a := ex.Addr; a >= 1<<47 && a < 0xffff800000000000 {
-			// A non-canonical address: a general-protection fault
-			// (SI_KERNEL, no address), not a page fault.
-			t.forceFault(SigInfo{Signo: int32(unix.SIGSEGV), Code: x86.SIKernel}, trapInfo{trapno: 13}, ex)
-			break
-		}
 		si := SigInfo{Signo: int32(unix.SIGSEGV), Code: ex.Code, Addr: ex.Addr}
 		trap := trapInfo{trapno: 14, cr2: ex.Addr, err: 4}
 		if f := ex.Fault; f != nil {

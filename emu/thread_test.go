@@ -331,3 +331,46 @@ int main(void) {
 		}
 	}
 }
+
+// TestFatalSignalInThread: a fault in one thread kills the whole process,
+// with the status a shell sees natively, while other threads wait.
+func TestFatalSignalInThread(t *testing.T) {
+	cases := map[string]string{
+		"segv":    "*(volatile int *)8 = 1;",
+		"abort":   "abort();",
+		"sigterm": "pthread_kill(main_thread, SIGTERM); for (;;) pause();",
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			src := `
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static pthread_t main_thread;
+static int fds[2];
+static volatile int printed;
+static void *die(void *arg) { while (!printed) usleep(1000); ` + body + ` return 0; }
+static void *sleeper(void *arg) { char c; read(fds[0], &c, 1); return 0; }
+int main(void) {
+	main_thread = pthread_self();
+	pipe(fds);
+	pthread_t a, b;
+	pthread_create(&b, 0, sleeper, 0);
+	pthread_create(&a, 0, die, 0);
+	puts("waiting");
+	fflush(stdout);
+	printed = 1;
+	pthread_join(a, 0);
+	puts("not reached");
+	return 0;
+}
+`
+			r := compare(t, build(t, glibcDyn, src))
+			if r.status.Signal == 0 {
+				t.Errorf("status %v", r.status)
+			}
+		})
+	}
+}

@@ -80,3 +80,6 @@ func (c *Cache) Slots() int { return len(c.slots) }
 func (c *Cache) Clone() *Cache {
 	return &Cache{slots: append([]uint64(nil), c.slots...), mask: c.mask}
 }
+
+// CopyFrom makes c hold o's contents; both must have the same size.
+func (c *Cache) CopyFrom(o *Cache) { copy(c.slots, o.slots) }

@@ -25,12 +25,14 @@ type addrSpace struct {
 	code   map[uint64]bool
 	frozen map[uint64]*[x86.PageSize]byte
 	// init are page contents to materialise pages with (a resumed
-	// snapshot's code pages).
-	init map[uint64]*[x86.PageSize]byte
+	// snapshot's code pages), data the same for the pages a resumed
+	// tracking window knows bytes of.
+	init, data map[uint64]*[x86.PageSize]byte
 }
 
 func newAddrSpace() *addrSpace {
-	as := &addrSpace{mem: x86.NewMemory(), code: map[uint64]bool{}, frozen: map[uint64]*[x86.PageSize]byte{}}
+	as := &addrSpace{mem: x86.NewMemory(), code: map[uint64]bool{}, frozen: map[uint64]*[x86.PageSize]byte{},
+		data: map[uint64]*[x86.PageSize]byte{}}
 	as.mem.Source = as.source
 	return as
 }
@@ -104,6 +106,9 @@ func (as *addrSpace) source(pn uint64) *x86.Page {
 		as.code[pn] = true
 		as.frozen[pn] = d
 		delete(as.init, pn)
+	} else if d := as.data[pn]; d != nil {
+		p.Data = *d
+		delete(as.data, pn)
 	}
 	return p
 }
@@ -151,9 +156,11 @@ func (as *addrSpace) munmap(addr, n uint64) {
 		delete(as.code, pn)
 		delete(as.frozen, pn)
 	}
-	for pn := range as.init {
-		if pn >= lo>>x86.PageShift && pn < hi>>x86.PageShift {
-			delete(as.init, pn)
+	for _, m := range []map[uint64]*[x86.PageSize]byte{as.init, as.data} {
+		for pn := range m {
+			if pn >= lo>>x86.PageShift && pn < hi>>x86.PageShift {
+				delete(m, pn)
+			}
 		}
 	}
 	as.mem.FlushTLB()

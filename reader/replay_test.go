@@ -100,9 +100,19 @@ func TestCheckpointsAndSnapshots(t *testing.T) {
 				t.Fatal(err)
 			}
 			again := states(t, r2)
+			// Resumed in place of the replay that ran to the end.
+			r3, err := tr.ResumeInto(snap, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inPlace := states(t, r3)
+			if len(got) != len(again) || len(got) != len(inPlace) {
+				t.Fatalf("from %d: %d, %d and %d instructions", mid, len(got), len(again), len(inPlace))
+			}
 			for i := range got {
-				if got[i] != all[mid+uint64(i)] || again[i] != got[i] {
-					t.Fatalf("from checkpoint %d, position %d: %+v, resumed %+v, from the start %+v", cp.Position, mid+uint64(i), got[i], again[i], all[mid+uint64(i)])
+				if got[i] != all[mid+uint64(i)] || again[i] != got[i] || inPlace[i] != got[i] {
+					t.Fatalf("from checkpoint %d, position %d: %+v, resumed %+v, in place %+v, from the start %+v",
+						cp.Position, mid+uint64(i), got[i], again[i], inPlace[i], all[mid+uint64(i)])
 				}
 			}
 		}
@@ -125,6 +135,49 @@ func TestTrackingKnowsAccessedBytes(t *testing.T) {
 	r.RunTo(0)
 	r.Track()
 	seen := map[uint64]byte{}
+	r.Access = func(a *Access) {
+		for i := 0; i < a.Size; i++ {
+			seen[a.Addr+uint64(i)] = byte(a.Value >> (8 * i))
+		}
+	}
+	if err := r.RunTo(r.t.End() / 4); err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot carries the tracking window: resumed, it learns the
+	// same as the original.
+	snap := r.Snapshot()
+	if err := r.RunTo(r.t.End() / 2); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := tr.Resume(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.RunTo(r.t.End() / 2); err != nil {
+		t.Fatal(err)
+	}
+	d1, d2 := r.track.cut(r.as.mem, r.pos), r2.Cut()
+	if len(d1.Pages) != len(d2.Pages) || d1.Start != d2.Start {
+		t.Fatalf("resumed window: %d pages from %d, original %d from %d", len(d2.Pages), d2.Start, len(d1.Pages), d1.Start)
+	}
+	for i := range d1.Pages {
+		a, b := &d1.Pages[i], &d2.Pages[i]
+		if a.PN != b.PN || a.Known != b.Known || a.Read != b.Read || a.Written != b.Written {
+			t.Fatalf("page %#x differs after resuming", a.PN)
+		}
+		for j := range a.Known {
+			for k := 0; k < 64; k++ {
+				if a.Known[j]&(1<<k) != 0 && a.Data[j*64+k] != b.Data[j*64+k] {
+					t.Fatalf("byte %#x differs after resuming", a.PN<<x86.PageShift+uint64(j*64+k))
+				}
+			}
+		}
+	}
+	// The original goes on from its own state: its window restarted at
+	// the cut, so compare from a fresh one.
+	r, _ = tr.NewReplay(0)
+	r.RunTo(0)
+	r.Track()
 	r.Access = func(a *Access) {
 		for i := 0; i < a.Size; i++ {
 			seen[a.Addr+uint64(i)] = byte(a.Value >> (8 * i))

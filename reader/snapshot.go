@@ -29,6 +29,16 @@ type Snapshot struct {
 	exit        *tracefile.Exit
 	atEnd       bool
 	checkpoints int
+	// track is the tracking window, when the replay was tracking.
+	track *trackState
+}
+
+// trackState is a tracking window: what it knows and the bytes.
+type trackState struct {
+	start  uint64
+	pages  map[uint64]tpage
+	data   map[uint64]*[x86.PageSize]byte
+	resets []Range
 }
 
 type threadState struct {
@@ -49,6 +59,9 @@ func (s *Snapshot) Bytes() int {
 	for _, t := range s.threads {
 		n += len(t.regs) + 8*t.cache.Slots() + 64
 	}
+	if s.track != nil {
+		n += len(s.track.pages)*600 + len(s.track.data)*x86.PageSize
+	}
 	return n
 }
 
@@ -64,11 +77,27 @@ func (r *Replay) Snapshot() *Snapshot {
 			s.cur = i
 		}
 	}
+	if tr := r.track; tr != nil {
+		ts := &trackState{start: tr.start, pages: make(map[uint64]tpage, len(tr.pages)),
+			data: map[uint64]*[x86.PageSize]byte{}, resets: slices.Clone(tr.resets)}
+		for pn, p := range tr.pages {
+			ts.pages[pn] = tpage{known: p.known, read: p.read, written: p.written, exec: p.exec}
+			if p.known != (PageBits{}) {
+				if pg := r.as.mem.Lookup(pn); pg != nil {
+					d := new([x86.PageSize]byte)
+					*d = pg.Data
+					ts.data[pn] = d
+				}
+			}
+		}
+		s.track = ts
+	}
 	return s
 }
 
-// Resume returns a new Replay in the state s was taken in. The snapshot
-// can be resumed any number of times.
+// Resume returns a new Replay in the state s was taken in, tracking
+// (with the same window) if the replay was. The snapshot can be resumed
+// any number of times.
 func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 	r := t.newReplay()
 	r.as.regions = slices.Clone(s.regions)
@@ -84,6 +113,102 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 		th.reads, th.lastLogged, th.seen, th.exited = ts.reads, ts.lastLogged, ts.seen, ts.exited
 		if i == s.cur {
 			r.cur = th
+		}
+	}
+	if ts := s.track; ts != nil {
+		r.track = newTracker(ts.start)
+		r.track.resets = slices.Clone(ts.resets)
+		for pn, p := range ts.pages {
+			np := new(tpage)
+			*np = p
+			r.track.pages[pn] = np
+		}
+		for pn, d := range ts.data {
+			if r.as.init[pn] == nil {
+				r.as.data[pn] = d
+			}
+		}
+		// The window's known bytes are read from the pages: make them.
+		for pn, p := range r.track.pages {
+			if p.known != (PageBits{}) {
+				r.as.mem.PageAt(pn)
+			}
+		}
+	}
+	return r, nil
+}
+
+// ResumeInto is Resume reusing r, a replay of the same trace that is no
+// longer needed: its memory, decoded code and prediction caches are
+// recycled when the address space's layout is the snapshot's, which makes
+// going back to a nearby snapshot cheap (no allocation, no decoding). r
+// must not be used afterwards; the returned replay may be r itself.
+func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
+	if r == nil || r.t != t || !slices.Equal(r.as.regions, s.regions) {
+		return t.Resume(s)
+	}
+	as := r.as
+	// Code: the snapshot's version of every code page.
+	as.init = map[uint64]*[x86.PageSize]byte{}
+	clear(as.data)
+	for pn, f := range s.code {
+		pg := as.mem.Lookup(pn)
+		switch {
+		case pg == nil:
+			as.init[pn] = f
+		case pg.Data != *f:
+			as.mem.Poke(pn<<x86.PageShift, f[:]) // invalidates its blocks
+			as.frozen[pn] = f
+		default:
+			as.frozen[pn] = f
+		}
+	}
+	// Threads: the snapshot's, reusing CPUs and caches by thread id.
+	old := r.threads
+	r.threads = nil
+	for i, ts := range s.threads {
+		var th *thread
+		for _, o := range old {
+			if o != nil && o.tid == ts.tid {
+				th = o
+				break
+			}
+		}
+		if th == nil {
+			th = r.thread(ts.tid)
+		} else {
+			r.threads = append(r.threads, th)
+		}
+		if err := th.cpu.UnmarshalState(ts.regs); err != nil {
+			return nil, err
+		}
+		th.cache.CopyFrom(ts.cache)
+		th.reads, th.lastLogged, th.seen, th.exited = ts.reads, ts.lastLogged, ts.seen, ts.exited
+		if i == s.cur {
+			r.cur = th
+		}
+	}
+	if s.cur < 0 {
+		r.cur = nil
+	}
+	r.pos, r.ch, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.ci, s.codeDone, s.rd, s.nd
+	r.exit, r.atEnd, r.Checkpoints, r.err = s.exit, s.atEnd, s.checkpoints, nil
+	r.Hook, r.Access, r.OnEvent, r.Output, r.watch, r.Verify = nil, nil, nil, nil, nil, false
+	r.track = nil
+	if ts := s.track; ts != nil {
+		r.track = newTracker(ts.start)
+		r.track.resets = slices.Clone(ts.resets)
+		for pn, p := range ts.pages {
+			np := new(tpage)
+			*np = p
+			r.track.pages[pn] = np
+		}
+		// The window's known bytes must be in the pages.
+		for pn, d := range ts.data {
+			pg := as.mem.PageAt(pn)
+			if pg != nil && pg.Data != *d {
+				as.mem.Poke(pn<<x86.PageShift, d[:])
+			}
 		}
 	}
 	return r, nil

@@ -268,7 +268,7 @@ func (s *Session) seekCur(p uint64) error {
 	}
 	switch {
 	case snap != nil:
-		r, err := s.tr.Resume(snap)
+		r, err := s.tr.ResumeInto(snap, s.cur)
 		if err != nil {
 			return err
 		}

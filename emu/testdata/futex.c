@@ -48,13 +48,21 @@ static void *waiter(void *arg)
 	return (void *)r;
 }
 
-static void wait_started(int n)
+// count_waiters counts the threads waiting on w without waking them: it
+// requeues them all to a parking word and back.
+static atomic_int parking;
+static long count_waiters(atomic_int *w)
 {
-	while (atomic_load(&started) < n)
+	long n = futex_n(w, FUTEX_REQUEUE_PRIVATE, 0, 1 << 30, &parking, 0);
+	futex_n(&parking, FUTEX_REQUEUE_PRIVATE, 0, 1 << 30, w, 0);
+	return n;
+}
+
+// wait_waiting waits until n threads wait on w.
+static void wait_waiting(atomic_int *w, int n)
+{
+	while (count_waiters(w) < n)
 		sched_yield();
-	// Let them reach the kernel.
-	struct timespec d = {0, 20 * 1000 * 1000};
-	nanosleep(&d, 0);
 }
 
 static void *plain_waiter(void *arg)
@@ -98,7 +106,7 @@ int main(void)
 	pthread_create(&t[0], 0, waiter, (void *)1);
 	pthread_create(&t[1], 0, waiter, (void *)1);
 	pthread_create(&t[2], 0, waiter, (void *)2);
-	wait_started(3);
+	wait_waiting(&word, 3);
 	printf("wake bitset 2: %ld\n", futex(&word, FUTEX_WAKE_BITSET_PRIVATE, 10, 0, 0, 2));
 	pthread_join(t[2], 0);
 	printf("wake bitset 1, one of two: %ld\n", futex(&word, FUTEX_WAKE_BITSET_PRIVATE, 1, 0, 0, 1));
@@ -117,7 +125,7 @@ int main(void)
 	pthread_t r[4];
 	for (int i = 0; i < 4; i++)
 		pthread_create(&r[i], 0, plain_waiter, &word);
-	wait_started(4);
+	wait_waiting(&word, 4);
 	printf("cmp_requeue with a stale value: %ld\n", futex_n(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 2, &word2, 7));
 	printf("cmp_requeue: %ld\n", futex_n(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, 2, &word2, 0));
 	while (atomic_load(&woken_count) < 1)
@@ -140,7 +148,8 @@ int main(void)
 	pthread_t a, b;
 	pthread_create(&a, 0, plain_waiter, &word);
 	pthread_create(&b, 0, plain_waiter, &word2);
-	wait_started(2);
+	wait_waiting(&word, 1);
+	wait_waiting(&word2, 1);
 	int op = FUTEX_OP(FUTEX_OP_ADD, 5, FUTEX_OP_CMP_EQ, 0);
 	long woke = futex_n(&word, FUTEX_WAKE_OP_PRIVATE, 1, 1, &word2, op);
 	printf("wake_op: %ld, word2 now %d\n", woke, atomic_load(&word2));

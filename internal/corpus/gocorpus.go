@@ -217,6 +217,13 @@ func buildGoInto(gocmd, cache string, srcs []goSource) error {
 			return err
 		}
 	}
+	// The go commands to run (in parallel: each is mostly one link).
+	type build struct {
+		dir  string
+		env  []string
+		args []string
+	}
+	var builds []build
 	for _, s := range srcs {
 		for _, v := range goVariants {
 			if s.cgoOnly && !v.cgo {
@@ -253,15 +260,40 @@ func buildGoInto(gocmd, cache string, srcs []goSource) error {
 				}
 			}
 			out := filepath.Join(tmp, v.name, s.name)
-			if err := run(work, env, append([]string{"build", "-trimpath", "-o", out}, names...)...); err != nil {
-				return err
-			}
+			builds = append(builds, build{work, env, append([]string{"build", "-trimpath", "-o", out}, names...)})
 		}
 	}
 	for pkg := range GoTestBinaries {
-		if err := run(tmp, []string{"CGO_ENABLED=0"}, "test", "-c", "-trimpath", "-o", filepath.Join(tmp, "test", pkg+".test"), pkg); err != nil {
-			return err
-		}
+		builds = append(builds, build{tmp, []string{"CGO_ENABLED=0"},
+			[]string{"test", "-c", "-trimpath", "-o", filepath.Join(tmp, "test", pkg+".test"), pkg}})
+	}
+	var (
+		mu   sync.Mutex
+		errs []string
+		wg   sync.WaitGroup
+		next = make(chan build)
+	)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				if err := run(b.dir, b.env, b.args...); err != nil {
+					mu.Lock()
+					errs = append(errs, err.Error())
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, b := range builds {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return fmt.Errorf("%d Go builds failed:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
 	for _, e := range mustGlob(filepath.Join(tmp, "src-*")) {
 		os.RemoveAll(e)

@@ -69,6 +69,7 @@ static void *receiver(void *arg)
 }
 
 /* 3. sigwait in a dedicated thread. */
+static atomic_int waited;
 static void *waiter(void *arg)
 {
 	(void)arg;
@@ -79,6 +80,7 @@ static void *waiter(void *arg)
 	for (int i = 0; i < 3; i++) {
 		sigwait(&set, &sig);
 		total += sig;
+		atomic_fetch_add(&waited, 1);
 	}
 	return (void *)(intptr_t)total;
 }
@@ -86,6 +88,7 @@ static void *waiter(void *arg)
 /* 4. A blocking read interrupted by a signal sent from another thread. */
 static int rpipe[2];
 static _Atomic pid_t reader_tid;
+static atomic_int restart_installed;
 static void *reader(void *arg)
 {
 	(void)arg;
@@ -96,6 +99,8 @@ static void *reader(void *arg)
 	/* Now with SA_RESTART semantics the main thread installs: the read
 	 * is restarted and returns the byte written later. */
 	atomic_store(&reader_tid, -gettid_());
+	while (!atomic_load(&restart_installed))
+		usleep(1000);
 	ssize_t r2 = read(rpipe[0], &c, 1);
 	return (void *)(intptr_t)(r == -1 && e == EINTR && r2 == 1 && c == 'x');
 }
@@ -162,8 +167,11 @@ int main(void)
 	       atomic_load(&handled_by) == atomic_load(&receiver_tid) ? "yes" : "no");
 
 	for (int i = 0; i < 3; i++) {
+		/* One at a time: a standard signal sent twice before it is
+		 * taken is pending only once. */
 		kill(getpid(), SIGUSR2);
-		usleep(2000);
+		while (atomic_load(&waited) <= i)
+			usleep(1000);
 	}
 	void *total;
 	pthread_join(wt, &total);
@@ -178,12 +186,15 @@ int main(void)
 	pthread_create(&rd, 0, reader, 0);
 	while (atomic_load(&reader_tid) <= 0)
 		usleep(1000);
-	usleep(5000);
-	pthread_kill(rd, SIGALRM);
-	while (atomic_load(&reader_tid) >= 0)
-		usleep(1000);
+	/* Until the reader is in read when the signal comes: a signal that
+	 * arrives before just runs the handler. */
+	while (atomic_load(&reader_tid) >= 0) {
+		pthread_kill(rd, SIGALRM);
+		usleep(3000);
+	}
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, 0);
+	atomic_store(&restart_installed, 1);
 	usleep(5000);
 	pthread_kill(rd, SIGALRM);
 	usleep(5000);
