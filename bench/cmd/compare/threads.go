@@ -1,28 +1,17 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 )
 
 // extraWorkloads are the multi-threaded workloads: a C program with four
 // worker threads and a producer/consumer pair (bench/workloads/threads.c),
 // and a Go program whose goroutines run on several threads with the
-// garbage collector (bench/workloads/gowork). They are left out when
-// record or replay is among the modes until the recorder handles threads.
+// garbage collector (bench/workloads/gowork).
 func extraWorkloads(dir string) []workload {
-	if m := flag.Lookup("modes"); m != nil {
-		for _, mode := range strings.Split(m.Value.String(), ",") {
-			if mode == "record" || mode == "replay" {
-				fmt.Fprintln(os.Stderr, "compare: the multi-threaded workloads need -modes without record and replay")
-				return nil
-			}
-		}
-	}
 	src := "bench/workloads"
 	cbin := filepath.Join(dir, "threads")
 	if b, err := exec.Command("gcc", "-O2", "-pthread", "-o", cbin, filepath.Join(src, "threads.c")).CombinedOutput(); err != nil {
