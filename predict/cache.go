@@ -83,3 +83,19 @@ func (c *Cache) Clone() *Cache {
 
 // CopyFrom makes c hold o's contents; both must have the same size.
 func (c *Cache) CopyFrom(o *Cache) { copy(c.slots, o.slots) }
+
+// Fill enters bytes written outside the CPU (by the kernel side of a
+// syscall, by signal delivery) into the cache, word by word, exactly as
+// both the recorder and the reader must.
+func (c *Cache) Fill(addr uint64, b []byte) {
+	for len(b) > 0 {
+		n := Split(addr, min(len(b), 8))
+		var v uint64
+		for i := 0; i < n; i++ {
+			v |= uint64(b[i]) << (8 * i)
+		}
+		c.Update(addr, n, v)
+		addr += uint64(n)
+		b = b[n:]
+	}
+}

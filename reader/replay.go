@@ -512,7 +512,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			if err := r.as.mem.Poke(w.Addr, w.Bytes); err != nil {
 				return r.diverged("syscall %d wrote outside the mapped memory at %#x", s.Nr, w.Addr)
 			}
-			fill(t.cache, w.Addr, w.Bytes)
+			t.cache.Fill(w.Addr, w.Bytes)
 			r.written(t, w.Addr, w.Bytes, AccessSyscall, t.cpu.RIP-2)
 		}
 	case tracefile.KindSignal:
@@ -522,7 +522,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			if err := r.as.mem.Poke(w.Addr, w.Bytes); err != nil {
 				return r.diverged("signal frame outside the mapped memory at %#x", w.Addr)
 			}
-			fill(t.cache, w.Addr, w.Bytes)
+			t.cache.Fill(w.Addr, w.Bytes)
 			r.written(t, w.Addr, w.Bytes, AccessSignal, 0)
 		}
 		if len(s.Regs) > 0 {
@@ -632,21 +632,6 @@ func stateDiff(got, want []byte) string {
 		}
 	}
 	return "x87 or control state"
-}
-
-// fill enters bytes written outside the CPU into a prediction cache,
-// exactly as the recorder does.
-func fill(cache *predict.Cache, addr uint64, b []byte) {
-	for len(b) > 0 {
-		n := predict.Split(addr, min(len(b), 8))
-		var v uint64
-		for i := 0; i < n; i++ {
-			v |= uint64(b[i]) << (8 * i)
-		}
-		cache.Update(addr, n, v)
-		addr += uint64(n)
-		b = b[n:]
-	}
 }
 
 // written reports bytes written outside the CPU (by a syscall or a

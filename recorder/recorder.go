@@ -293,21 +293,6 @@ func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	t.cache.Update(addr, size, val)
 }
 
-// updateCache enters bytes written outside the CPU (by the kernel side
-// of a syscall or by signal delivery) into the thread's cache.
-func updateCache(cache *predict.Cache, addr uint64, b []byte) {
-	for len(b) > 0 {
-		n := predict.Split(addr, min(len(b), 8))
-		var v uint64
-		for i := 0; i < n; i++ {
-			v |= uint64(b[i]) << (8 * i)
-		}
-		cache.Update(addr, n, v)
-		addr += uint64(n)
-		b = b[n:]
-	}
-}
-
 var nonDetKinds = map[string]tracefile.NonDetKind{
 	"CPUID": tracefile.NonDetCPUID, "RDTSC": tracefile.NonDetRDTSC, "RDTSCP": tracefile.NonDetRDTSCP,
 	"RDRAND": tracefile.NonDetRDRAND, "RDSEED": tracefile.NonDetRDSEED, "XGETBV": tracefile.NonDetXGETBV,
@@ -355,7 +340,7 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 			r.fail(fmt.Errorf("recording %s: reading the %d bytes it wrote at %#x: %w", ev.Name, w.Len, w.Addr, err))
 			continue
 		}
-		updateCache(t.cache, w.Addr, b)
+		t.cache.Fill(w.Addr, b)
 		if DebugAccess != nil {
 			for i := 0; i < len(b); i += 8 {
 				n := min(8, len(b)-i)
@@ -499,7 +484,7 @@ func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 		if hi > lo && hi-lo < 1<<16 {
 			b := make([]byte, hi-lo)
 			if err := th.P.MM.Mem.Peek(lo, b); err == nil {
-				updateCache(t.cache, lo, b)
+				t.cache.Fill(lo, b)
 				s.Writes = []tracefile.MemRange{{Addr: lo, Bytes: b}}
 			}
 		}
