@@ -5,81 +5,52 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"ttd/reader"
 	"ttd/symbols"
 	"ttd/tracefile"
+	"ttd/ttd"
 	"ttd/x86"
 )
 
-// The real Target: a recording re-simulated by package reader, read
-// through package symbols.
+// The real Target: a recording opened as a time-travel session of
+// package ttd, read through package symbols.
 //
-// NOTE (to be replaced): the time-travel session of package ttd
-// (ttd.Session: Seek, memory knowledge across segments through its index,
-// breakpoints and searches) did not compile yet when this was written, so
-// the timeline below is built on package reader directly: reader.Trace's
-// checkpoints split the recording into segments; within a segment,
-// reader.Snapshot every fineEvery instructions (taken lazily, the first
-// time a segment is visited) bound what any move re-simulates, and the
-// reader.Delta of each window between two snapshots says which bytes of
-// memory became known, so that memory at a position combines the current
-// window's knowledge with the older windows' of the same segment and of
-// the segments already visited. What Search needs and ttd.Session should
-// offer is a search with a per-instruction predicate in both directions.
-
-// fineEvery is the distance between the snapshots of a segment.
-const fineEvery = 1_000_000
-
-// scanStep bounds one RunTo of a forward search, so that a cancelled
-// search stops soon.
-const scanStep = 4 * fineEvery
+// Continue and reverseContinue become ttd.Session breakpoints (BreakExec
+// for code, BreakMemory for data), so that the session's index skips the
+// checkpoint intervals that cannot hit (an address never executed, a
+// range never accessed there) and the tracking deltas of its snapshots
+// skip the windows a data breakpoint cannot hit. Steps have a
+// per-instruction predicate: ttd.Session.ContinueMatch re-simulates every
+// instruction in between, stopping at the predicate or a breakpoint.
+// Memory at a position is what the session knows there (its index
+// covers the whole recording).
 
 type ttdTarget struct {
-	tr   *reader.Trace
-	cps  []reader.Checkpoint
+	s    *ttd.Session
 	end  uint64
 	syms *symbols.Table
 	exit Exit
-
-	segs map[int]*segment
-
-	pos uint64
-	// cur is a tracking replay at pos (nil until needed); curWin is the
-	// window it started in.
-	cur            *reader.Replay
-	curSeg, curWin int
-}
-
-// segment holds the snapshots of checkpoint interval k: snaps[j] is at
-// start+j*fineEvery and deltas[j] is what [snaps[j], snaps[j+1]) learned.
-type segment struct {
-	start, end uint64
-	snaps      []*reader.Snapshot
-	deltas     []*reader.Delta
-	// bld continues building from the last snapshot (tracking on).
-	bld *reader.Replay
 }
 
 // OpenTrace opens a recording for debugging and loads the symbols of the
 // modules it mapped (embedded in the trace, or read from their recorded
-// paths, or from opts.Binaries).
+// paths, or from opts.Binaries). The first time, the session indexes the
+// recording (re-simulating it in parallel) and keeps the index next to
+// it (TRACE.idx).
 func OpenTrace(path string, opts OpenOptions) (Target, error) {
-	tr, err := reader.Open(path)
+	s, err := ttd.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	cps, err := tr.Checkpoints()
-	if err != nil {
-		tr.Close()
-		return nil, err
-	}
-	t := &ttdTarget{tr: tr, cps: cps, end: tr.End(), segs: make(map[int]*segment)}
+	// The DAP server stops at signals only when a query asks.
+	s.StopOnSignal = false
+	tr := s.Trace()
+	t := &ttdTarget{s: s, end: s.End()}
 	t.exit = Exit{Kind: "cut", Pos: t.end}
-	if s := tr.Summary; s.HasExit {
-		e := s.Exit
+	if sm := tr.Summary; sm.HasExit {
+		e := sm.Exit
 		t.exit = Exit{Code: e.Code, Signal: e.Signo, FaultAddr: e.FaultAddr, Pos: e.Position}
 		switch e.Kind {
 		case tracefile.ExitExited:
@@ -118,111 +89,30 @@ func loadSymbols(tr *reader.Trace, opts OpenOptions) *symbols.Table {
 	return t
 }
 
-func (t *ttdTarget) Close() error { return t.tr.Close() }
+func (t *ttdTarget) Close() error { return t.s.Close() }
 
 func (t *ttdTarget) Bounds() (uint64, uint64) { return 0, t.end }
-func (t *ttdTarget) Position() uint64         { return t.pos }
+func (t *ttdTarget) Position() uint64         { return t.s.Position() }
 func (t *ttdTarget) Exit() Exit               { return t.exit }
 
 func (t *ttdTarget) Seek(pos uint64) error {
-	pos = min(pos, t.end)
-	if pos != t.pos {
-		t.pos, t.cur = pos, nil
-	}
-	return nil
-}
-
-// seg returns segment k, creating it.
-func (t *ttdTarget) seg(k int) *segment {
-	if s := t.segs[k]; s != nil {
-		return s
-	}
-	s := &segment{start: t.cps[k].Position, end: t.end}
-	if k+1 < len(t.cps) {
-		s.end = t.cps[k+1].Position
-	}
-	t.segs[k] = s
-	return s
-}
-
-// build extends segment k's snapshots to cover pos.
-func (t *ttdTarget) build(k int, pos uint64) (*segment, error) {
-	s := t.seg(k)
-	for {
-		if n := len(s.snaps); n > 0 && (s.snaps[n-1].Position()+fineEvery > pos || s.bld == nil) {
-			return s, nil
-		}
-		if s.bld == nil {
-			r, err := t.tr.NewReplayAt(t.cps[k])
-			if err != nil {
-				return nil, err
-			}
-			r.Track()
-			s.bld = r
-			s.snaps = append(s.snaps, r.Snapshot())
-			continue
-		}
-		next := s.start + uint64(len(s.snaps))*fineEvery
-		err := s.bld.RunTo(min(next, s.end))
-		if err != nil && !errors.Is(err, reader.ErrEnd) {
-			s.bld = nil
-			return s, err
-		}
-		s.deltas = append(s.deltas, s.bld.Cut())
-		if next >= s.end || err != nil || s.bld.Position() < next {
-			s.bld = nil // the segment is complete
-			return s, nil
-		}
-		s.snaps = append(s.snaps, s.bld.Snapshot())
-	}
-}
-
-// window returns the segment and window index of pos.
-func (t *ttdTarget) window(pos uint64) (int, int) {
-	k := reader.CheckpointAt(t.cps, pos)
-	return k, int((pos - t.cps[k].Position) / fineEvery)
-}
-
-// replayFrom resumes window j of segment k (building it as needed).
-func (t *ttdTarget) replayFrom(k, j int) (*reader.Replay, error) {
-	s, err := t.build(k, t.cps[k].Position+uint64(j)*fineEvery)
-	if err != nil && len(s.snaps) == 0 {
-		return nil, err
-	}
-	j = min(j, len(s.snaps)-1)
-	return t.tr.Resume(s.snaps[j])
-}
-
-// state returns a tracking replay at the current position.
-func (t *ttdTarget) state() (*reader.Replay, error) {
-	if t.cur != nil {
-		return t.cur, nil
-	}
-	k, j := t.window(t.pos)
-	r, err := t.replayFrom(k, j)
-	if err != nil {
-		return nil, err
-	}
-	r.Track()
-	if err := r.RunTo(t.pos); err != nil && !errors.Is(err, reader.ErrEnd) {
-		return nil, err
-	}
-	t.cur, t.curSeg, t.curWin = r, k, j
-	return r, nil
+	_, err := t.s.Seek(min(pos, t.end))
+	return err
 }
 
 func (t *ttdTarget) Threads() ([]Thread, error) {
-	r, err := t.state()
+	ths, err := t.s.Threads()
 	if err != nil {
 		return nil, err
 	}
-	tids, _ := r.Threads()
 	var out []Thread
-	for _, tid := range tids {
-		out = append(out, Thread{ID: tid, Name: fmt.Sprintf("Thread %d", tid)})
+	for _, th := range ths {
+		out = append(out, Thread{ID: th.Tid, Name: fmt.Sprintf("Thread %d", th.Tid)})
 	}
 	if len(out) == 0 {
-		if tid, c := r.Current(); c != nil {
+		// At the end, the last thread may have exited: it is still the
+		// one whose state the recording ends with.
+		if tid, err := t.s.CurrentThread(); err == nil && tid != 0 {
 			out = append(out, Thread{ID: tid, Name: fmt.Sprintf("Thread %d", tid)})
 		}
 	}
@@ -230,104 +120,40 @@ func (t *ttdTarget) Threads() ([]Thread, error) {
 }
 
 func (t *ttdTarget) CurrentThread() int {
-	r, err := t.state()
-	if err != nil {
-		return 1
-	}
-	tid, c := r.Current()
-	if c == nil {
+	tid, err := t.s.CurrentThread()
+	if err != nil || tid == 0 {
 		return 1
 	}
 	return tid
 }
 
-// cpu returns thread tid's CPU at the current position.
-func (t *ttdTarget) cpu(tid int) (*x86.CPU, error) {
-	r, err := t.state()
-	if err != nil {
-		return nil, err
+// regs returns thread tid's registers at the current position (tid 0:
+// the current thread).
+func (t *ttdTarget) regs(tid int) (ttd.Registers, error) {
+	r, err := t.s.Registers(tid)
+	if errors.Is(err, ttd.ErrNoThread) {
+		return r, fmt.Errorf("thread %d at position %d: %w", tid, t.s.Position(), ErrNoThread)
 	}
-	if ctid, c := r.Current(); c != nil && (tid == 0 || tid == ctid) {
-		return c, nil
-	}
-	tids, cpus := r.Threads()
-	for i, id := range tids {
-		if id == tid {
-			return cpus[i], nil
-		}
-	}
-	return nil, fmt.Errorf("thread %d at position %d: %w", tid, t.pos, ErrNoThread)
+	return r, err
 }
 
 func (t *ttdTarget) Registers(tid int) (Registers, error) {
-	c, err := t.cpu(tid)
+	r, err := t.regs(tid)
 	if err != nil {
 		return Registers{}, err
 	}
-	return Registers{GPR: c.R, RIP: c.RIP, Rflags: c.Rflags(), FSBase: c.FSBase, GSBase: c.GSBase}, nil
+	return Registers{GPR: r.GPR, RIP: r.RIP, Rflags: r.RFLAGS, FSBase: r.FSBase, GSBase: r.GSBase}, nil
 }
 
-// ReadMemory combines what the current window knows with the older
-// windows' deltas, newest first; a page unmapped in a newer window hides
-// what older ones knew of it.
+// ReadMemory reads what the session knows of the memory at the current
+// position.
 func (t *ttdTarget) ReadMemory(addr uint64, buf []byte) ([]bool, error) {
-	r, err := t.state()
+	m, err := t.s.ReadMemory(addr, len(buf))
 	if err != nil {
 		return nil, err
 	}
-	known := make([]bool, len(buf))
-	r.Known(addr, buf, known)
-	blocked := make([]bool, len(buf))
-	for i := range buf {
-		if !known[i] && r.WasReset((addr+uint64(i))>>x86.PageShift) {
-			blocked[i] = true
-		}
-	}
-	missing := func() bool {
-		for i := range known {
-			if !known[i] && !blocked[i] {
-				return true
-			}
-		}
-		return false
-	}
-	k, j := t.curSeg, t.curWin
-	for ; k >= 0 && missing(); k-- {
-		s := t.segs[k]
-		if s == nil {
-			break // not visited: unknown (ttd.Session's index knows more)
-		}
-		if k != t.curSeg {
-			j = len(s.deltas)
-		}
-		for jj := min(j, len(s.deltas)) - 1; jj >= 0 && missing(); jj-- {
-			applyDelta(s.deltas[jj], addr, buf, known, blocked)
-		}
-	}
-	return known, nil
-}
-
-func applyDelta(d *reader.Delta, addr uint64, buf []byte, known, blocked []bool) {
-	var dp *reader.DeltaPage
-	last := ^uint64(0)
-	for i := range buf {
-		if known[i] || blocked[i] {
-			continue
-		}
-		a := addr + uint64(i)
-		pn := a >> x86.PageShift
-		if pn != last {
-			dp, last = d.Page(pn), pn
-		}
-		off := a & (x86.PageSize - 1)
-		if dp != nil && dp.Data != nil && dp.Known[off>>6]&(1<<(off&63)) != 0 {
-			buf[i], known[i] = dp.Data[off], true
-			continue
-		}
-		if d.WasReset(pn) {
-			blocked[i] = true
-		}
-	}
+	copy(buf, m.Data)
+	return m.Known, nil
 }
 
 // memReader is ReadMemory for package symbols.
@@ -335,174 +161,161 @@ func (t *ttdTarget) memReader() symbols.MemReader {
 	return func(addr uint64, buf []byte) ([]bool, error) { return t.ReadMemory(addr, buf) }
 }
 
-// Search: see Target.Search. Forward, it re-simulates from the current
-// position; backward, window by window from the current one back to the
-// start, keeping the last match of each window.
+// Search: see Target.Search. q's code addresses and watched ranges
+// become the session's breakpoints for the time of the search, and its
+// Step predicate a ContinueMatch predicate.
+//
+// A data breakpoint stops before the accessing instruction in both
+// directions (the session, going forward, stops after it), and an
+// access by the instruction at the current position does not count.
 func (t *ttdTarget) Search(ctx context.Context, dir Direction, q Query) (Stop, error) {
-	if dir == Forward {
-		return t.searchForward(ctx, q)
-	}
-	return t.searchBackward(ctx, q)
-}
+	s := t.s
+	s.ClearBreakpoints()
+	defer s.ClearBreakpoints()
+	s.SetInterrupt(ctx.Err)
+	defer s.SetInterrupt(nil)
+	s.StopOnSignal = q.Signals
+	defer func() { s.StopOnSignal = false }()
 
-// matcher installs q's hooks on r; matches are reported for positions in
-// (lo, hi) to found, which returns whether to keep looking.
-func matcher(r *reader.Replay, q Query, lo, hi uint64, found func(Stop)) {
-	if len(q.Exec) > 0 || q.Step != nil {
+	watchOf := map[int]int{} // session breakpoint id → index in q.Watch
+	for a := range q.Exec {
+		if _, err := s.SetBreakpoint(ttd.Breakpoint{Kind: ttd.BreakExec, Addr: a}); err != nil {
+			return Stop{}, err
+		}
+	}
+	for i, w := range q.Watch {
+		var acc ttd.AccessKind
+		if w.Read {
+			acc |= ttd.AccessRead
+		}
+		if w.Write {
+			acc |= ttd.AccessWrite
+		}
+		if acc == 0 || w.Size <= 0 {
+			continue
+		}
+		id, err := s.SetBreakpoint(ttd.Breakpoint{Kind: ttd.BreakMemory, Addr: w.Addr, Size: uint64(w.Size), Access: acc})
+		if err != nil {
+			return Stop{}, err
+		}
+		watchOf[id] = i
+	}
+	var match ttd.InstMatcher
+	if q.Step != nil {
 		var st InstState
-		r.Hook = func(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
-			p := r.InstPosition(c)
-			if p < lo || p >= hi {
-				return
-			}
+		match = func(tid int, c *x86.CPU, in *x86.Inst) bool {
 			// in.PC, not c.RIP: inside a block RIP is updated at its end.
-			tid, _ := r.Current()
-			if q.Exec[in.PC] {
-				found(Stop{Reason: StopExec, Pos: p, Tid: tid, PC: in.PC})
-				return
+			st = InstState{Tid: tid, PC: in.PC, SP: c.R[x86.RSP]}
+			return q.Step(&st)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Stop{}, err
+	}
+	if dir == Forward && len(watchOf) > 0 {
+		// Step over the instruction at the current position first, so
+		// that its accesses do not count, and look at the next one as
+		// the search would.
+		st, err := s.Step(ttd.Forward)
+		if err != nil {
+			return Stop{}, err
+		}
+		if st.Reason == ttd.StopEndOfTrace {
+			return t.stopAt(StopEnd, st)
+		}
+		tid, pc := st.Tid, st.PC
+		if q.Exec[pc] {
+			return Stop{Reason: StopExec, Pos: st.Position, Tid: tid, PC: pc}, nil
+		}
+		if q.Step != nil {
+			r, err := s.Registers(0)
+			if err != nil {
+				return Stop{}, err
 			}
-			if q.Step != nil {
-				st = InstState{Pos: p, Tid: tid, PC: in.PC, SP: c.R[x86.RSP]}
-				if q.Step(&st) {
-					found(Stop{Reason: StopStep, Pos: p, Tid: tid, PC: in.PC})
-				}
+			if q.Step(&InstState{Pos: st.Position, Tid: tid, PC: pc, SP: r.GPR[x86.RSP]}) {
+				return Stop{Reason: StopStep, Pos: st.Position, Tid: tid, PC: pc}, nil
 			}
 		}
 	}
-	if len(q.Watch) > 0 {
-		var rs []reader.Range
-		for _, w := range q.Watch {
-			rs = append(rs, reader.Range{Lo: w.Addr, Hi: w.Addr + uint64(w.Size)})
-		}
-		r.Watch(rs)
-		r.Access = func(a *reader.Access) {
-			if a.Position < lo || a.Position >= hi {
-				return
-			}
-			for i, w := range q.Watch {
-				if a.Addr < w.Addr+uint64(w.Size) && w.Addr < a.Addr+uint64(a.Size) && (a.Write && w.Write || !a.Write && w.Read) {
-					found(Stop{Reason: StopWatch, Pos: a.Position, Tid: a.Tid, PC: a.PC, Watch: i,
-						Access: Access{Addr: a.Addr, Size: a.Size, Value: a.Value, Write: a.Write}})
-					return
-				}
-			}
-		}
+	var st ttd.Stop
+	var err error
+	if dir == Forward {
+		st, err = s.ContinueMatch(ttd.Forward, match)
+	} else {
+		st, err = s.ContinueMatch(ttd.Backward, match)
 	}
-	if q.Signals {
-		r.OnEvent = func(ev *reader.Event) {
-			if ev.Kind == reader.EventSignal && ev.Position >= lo && ev.Position < hi {
-				sig := 0
-				if ev.Record != nil {
-					sig = int(ev.Record.Signal.Signo)
-				}
-				found(Stop{Reason: StopSignal, Pos: ev.Position, Tid: ev.Tid, Signal: sig})
-			}
-		}
-	}
-}
-
-func (t *ttdTarget) searchForward(ctx context.Context, q Query) (Stop, error) {
-	if t.pos >= t.end {
-		return t.stopAt(StopEnd, t.end)
-	}
-	k, j := t.window(t.pos)
-	r, err := t.replayFrom(k, j)
 	if err != nil {
 		return Stop{}, err
 	}
-	if err := r.RunTo(t.pos); err != nil && !errors.Is(err, reader.ErrEnd) {
-		return Stop{}, err
-	}
-	var hit *Stop
-	// What the instruction at the current position does is where we
-	// stand: matches start after it.
-	matcher(r, q, t.pos+1, t.end+1, func(s Stop) {
-		if hit == nil {
-			hit = &s
-		}
-	})
-	for hit == nil && r.Position() < t.end {
-		if err := ctx.Err(); err != nil {
-			t.Seek(r.Position())
-			return Stop{}, err
-		}
-		err := r.RunTo(min(r.Position()+scanStep, t.end))
-		if err != nil {
-			if errors.Is(err, reader.ErrEnd) {
-				break
+	switch st.Reason {
+	case ttd.StopBreakpoint:
+		return Stop{Reason: StopExec, Pos: st.Position, Tid: st.Tid, PC: st.PC}, nil
+	case ttd.StopMatch:
+		return Stop{Reason: StopStep, Pos: st.Position, Tid: st.Tid, PC: st.PC}, nil
+	case ttd.StopWatchpoint:
+		a, w := st.Access, watchOf[st.Breakpoint]
+		if dir == Forward && st.Position != a.Position {
+			// Back to just before the accessing instruction.
+			if _, err := s.Seek(a.Position); err != nil {
+				return Stop{}, err
 			}
-			return Stop{}, err
 		}
+		return Stop{Reason: StopWatch, Pos: a.Position, Tid: a.Tid, PC: a.PC, Watch: w,
+			Access: Access{Addr: a.Addr, Size: a.Size, Value: a.Value, Write: a.Write}}, nil
+	case ttd.StopSignal:
+		sig := 0
+		if ev := st.Event; ev != nil && ev.Record != nil {
+			sig = int(ev.Record.Signal.Signo)
+		}
+		tid := st.Tid
+		if st.Event != nil {
+			tid = st.Event.Tid
+		}
+		return Stop{Reason: StopSignal, Pos: st.Position, Tid: tid, PC: st.PC, Signal: sig}, nil
+	case ttd.StopStartOfTrace:
+		return t.stopAt(StopStart, st)
 	}
-	if hit == nil {
-		return t.stopAt(StopEnd, t.end)
-	}
-	t.Seek(hit.Pos)
-	return *hit, nil
+	return t.stopAt(StopEnd, st)
 }
 
-func (t *ttdTarget) searchBackward(ctx context.Context, q Query) (Stop, error) {
-	hi := t.pos
-	for hi > 0 {
-		if err := ctx.Err(); err != nil {
-			return Stop{}, err
+func (t *ttdTarget) stopAt(reason StopReason, st ttd.Stop) (Stop, error) {
+	out := Stop{Reason: reason, Pos: st.Position, Tid: st.Tid, PC: st.PC}
+	if out.Tid == 0 {
+		if r, err := t.regs(0); err == nil {
+			out.Tid, out.PC = r.Tid, r.RIP
 		}
-		k, j := t.window(hi - 1)
-		r, err := t.replayFrom(k, j)
-		if err != nil {
-			return Stop{}, err
-		}
-		lo := r.Position()
-		var hit *Stop
-		matcher(r, q, lo, hi, func(s Stop) { c := s; hit = &c })
-		if err := r.RunTo(hi); err != nil && !errors.Is(err, reader.ErrEnd) {
-			return Stop{}, err
-		}
-		if hit != nil {
-			t.Seek(hit.Pos)
-			return *hit, nil
-		}
-		if lo >= hi {
-			return Stop{}, fmt.Errorf("internal: no progress searching backward at %d", hi)
-		}
-		hi = lo
 	}
-	return t.stopAt(StopStart, 0)
-}
-
-func (t *ttdTarget) stopAt(reason StopReason, pos uint64) (Stop, error) {
-	t.Seek(pos)
-	st := Stop{Reason: reason, Pos: pos}
-	if c, err := t.cpu(0); err == nil {
-		st.PC = c.RIP
-		st.Tid = t.CurrentThread()
-	}
-	return st, nil
+	return out, nil
 }
 
 // Symbols.
 
+// symRegs returns thread tid's registers for package symbols.
+func (t *ttdTarget) symRegs(tid int) (symbols.Regs, error) {
+	var regs symbols.Regs
+	r, err := t.regs(tid)
+	if err != nil {
+		return regs, err
+	}
+	copy(regs[:16], r.GPR[:])
+	regs[symbols.RIP] = r.RIP
+	return regs, nil
+}
+
 func (t *ttdTarget) Stack(tid, max int) ([]Frame, error) {
-	c, err := t.cpu(tid)
+	regs, err := t.symRegs(tid)
 	if err != nil {
 		return nil, err
 	}
-	var regs symbols.Regs
-	copy(regs[:16], c.R[:])
-	regs[symbols.RIP] = c.RIP
 	var out []Frame
-	// One frame more: symbols sets a frame's CFA once it unwound past it.
-	frames := t.syms.Unwind(regs, t.memReader(), max+1)
-	if len(frames) > max {
-		frames = frames[:max]
-	}
+	frames := t.syms.Unwind(regs, t.memReader(), max)
 	for _, f := range frames {
 		fn, _ := t.syms.FuncForPC(f.PC)
 		out = append(out, Frame{PC: f.PC, CFA: f.CFA, Func: f.Func, Entry: f.Entry, File: f.File, Line: f.Line,
 			Module: f.Module, Inlined: f.Inlined, HasDebug: fn.DWARF, Regs: f.Regs, RegsKnown: f.Known})
 	}
 	if len(out) == 0 {
-		out = append(out, Frame{PC: c.RIP, Regs: regs, RegsKnown: symbols.AllKnown})
+		out = append(out, Frame{PC: regs[symbols.RIP], Regs: regs, RegsKnown: symbols.AllKnown})
 	}
 	return out, nil
 }
@@ -538,16 +351,11 @@ func (t *ttdTarget) FunctionAddr(name string) (uint64, error) {
 
 // frame returns symbols' frame index of thread tid.
 func (t *ttdTarget) frame(tid, index int) (*symbols.Frame, error) {
-	c, err := t.cpu(tid)
+	regs, err := t.symRegs(tid)
 	if err != nil {
 		return nil, err
 	}
-	var regs symbols.Regs
-	copy(regs[:16], c.R[:])
-	regs[symbols.RIP] = c.RIP
-	// One frame more than needed: symbols sets a frame's CFA (the frame
-	// base of -O0 code) only once it has unwound past it.
-	frames := t.syms.Unwind(regs, t.memReader(), index+2)
+	frames := t.syms.Unwind(regs, t.memReader(), index+1)
 	if index >= len(frames) {
 		return nil, fmt.Errorf("no frame %d", index)
 	}
@@ -583,7 +391,13 @@ func convertVar(v *symbols.Variable) Var {
 	if v.Shadowed {
 		name = "(" + name + ")"
 	}
-	out := Var{Name: name, Type: v.Type, Value: v.Value, Addr: v.Addr, Size: typeSize(v)}
+	out := Var{Name: name, Type: v.Type, Value: v.Value, Addr: v.Addr}
+	if v.Addr != 0 {
+		out.Size = v.Size
+		if out.Size <= 0 {
+			out.Size = typeSize(v)
+		}
+	}
 	if v.HasChildren {
 		out.Children = func() ([]Var, error) {
 			var kids []Var
@@ -597,7 +411,7 @@ func convertVar(v *symbols.Variable) Var {
 }
 
 // typeSize guesses a variable's size from its C or Go type name, for data
-// breakpoints (symbols.Variable has no size yet).
+// breakpoints, where symbols does not know it.
 func typeSize(v *symbols.Variable) int {
 	if v.Addr == 0 {
 		return 0
@@ -651,5 +465,3 @@ func (t *ttdTarget) Disassemble(addr uint64) (string, int) {
 	}
 	return x86.Disasm(addr, buf[:in.Len]), int(in.Len)
 }
-
-var _ = sort.Ints

@@ -116,6 +116,11 @@ type Replay struct {
 	// Hook, when set, is called before every instruction (breakpoints,
 	// stepping); InstPosition gives the instruction's position.
 	Hook func(r *Replay, c *x86.CPU, in *x86.Inst)
+	// HookBlocks, when set, limits Hook to the instructions of the
+	// straight-line blocks of code [pc, end) it accepts; the others run
+	// at full speed. An execution breakpoint accepts the blocks that
+	// contain its address.
+	HookBlocks func(pc, end uint64) bool
 	// Access, when set, is called for every memory access overlapping
 	// the ranges set with Watch (every access without them). The Access
 	// is valid only during the call.
@@ -679,6 +684,11 @@ func (r *Replay) watched(addr uint64, n int) bool {
 
 // WantInstructions reports whether a Hook is installed.
 func (r *Replay) WantInstructions() bool { return r.Hook != nil }
+
+// WantBlock applies HookBlocks (x86.BlockFilter).
+func (r *Replay) WantBlock(b *x86.Block) bool {
+	return r.HookBlocks == nil || r.HookBlocks(b.PC, b.End)
+}
 
 // Instruction calls the Hook.
 func (r *Replay) Instruction(c *x86.CPU, in *x86.Inst) {

@@ -416,3 +416,36 @@ func TestConcurrentQueries(t *testing.T) {
 		<-done
 	}
 }
+
+// TestUnwindLastCFA checks that the last frame Unwind returns has its CFA
+// (the frame base of -O0 code) even when max cuts the stack there, and
+// that variables in memory carry their size.
+func TestUnwindLastCFA(t *testing.T) {
+	f := getFixture(t, "c-O0")
+	full := f.table.Unwind(f.regs, f.core.mem, 64)
+	for n := 1; n <= len(full); n++ {
+		part := f.table.Unwind(f.regs, f.core.mem, n)
+		if len(part) != n {
+			t.Fatalf("Unwind(max %d) returned %d frames", n, len(part))
+		}
+		for i := range part {
+			if part[i].CFA != full[i].CFA {
+				t.Errorf("Unwind(max %d): frame %d (%s) CFA %#x, want %#x", n, i, part[i].Func, part[i].CFA, full[i].CFA)
+			}
+		}
+	}
+	for i := range full {
+		args, locals, err := f.table.Scopes(&full[i], f.core.mem)
+		if err != nil {
+			continue
+		}
+		for _, v := range append(args, locals...) {
+			if v.Addr != 0 && v.Size <= 0 {
+				t.Errorf("frame %d: %s (%s) at %#x has no size", i, v.Name, v.Type, v.Addr)
+			}
+			if v.Type == "int" && v.Size != 4 {
+				t.Errorf("frame %d: %s (int) has size %d", i, v.Name, v.Size)
+			}
+		}
+	}
+}

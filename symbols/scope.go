@@ -34,6 +34,9 @@ type Variable struct {
 	// Addr is the value's address when it lives in memory, else 0 (a
 	// register, a constant, optimised out).
 	Addr uint64
+	// Size is the size of the value's type in bytes (0 if unknown): with
+	// Addr, the range a data breakpoint on the variable watches.
+	Size int
 	// Shadowed marks a local hidden by an inner one of the same name.
 	Shadowed bool
 	// HasChildren tells whether Children has anything to show: fields,

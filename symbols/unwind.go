@@ -158,15 +158,18 @@ func (t *Table) Unwind(regs Regs, mem MemReader, max int) []Frame {
 				frames = append(frames, f)
 			}
 		}
-		if img == nil || len(frames) >= max {
+		if img == nil {
 			break
 		}
+		// The CFA comes from unwinding this frame: done for the last
+		// frame returned too, so that every frame has its CFA (the
+		// frame base of -O0 code).
 		caller, cknown, cfa, ok, signal := t.step(img, look, interrupted, cur, known, mem)
 		interrupted = signal
 		for i := len(frames) - 1; i >= 0 && frames[i].CFA == 0 && frames[i].PC == pc; i-- {
 			frames[i].CFA = cfa
 		}
-		if !ok || cknown&(1<<RIP) == 0 || caller[RIP] == 0 || cknown&(1<<RSP) == 0 || caller[RSP] <= cur[RSP] {
+		if len(frames) >= max || !ok || cknown&(1<<RIP) == 0 || caller[RIP] == 0 || cknown&(1<<RSP) == 0 || caller[RSP] <= cur[RSP] {
 			break
 		}
 		if t.imageFor(caller[RIP]-1) == nil {

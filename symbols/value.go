@@ -154,6 +154,11 @@ func (c *evalCtx) newVariable(name string, v value) *Variable {
 	if v.inMem {
 		out.Addr = v.addr
 	}
+	if v.typ != nil {
+		if n := sizeOf(v.typ); n > 0 {
+			out.Size = int(n)
+		}
+	}
 	out.HasChildren = v.err == nil && c.hasChildren(v)
 	return out
 }

@@ -76,7 +76,9 @@ func (p *probe) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			p.offer(pos, StopBreakpoint, p.pcIDs[i], nil)
 		}
 	}
-	if p.match != nil {
+	// The predicate sees only the instructions that can be hits (it may
+	// keep state from one to the next).
+	if p.match != nil && (p.forward && pos > p.from || !p.forward && pos < p.from) {
 		if tid, _ := r.Current(); p.match(tid, c, in) {
 			p.offer(pos, StopMatch, 0, nil)
 		}
@@ -127,6 +129,19 @@ func (p *probe) ranges() []reader.Range {
 func (p *probe) install(r *reader.Replay) {
 	if p.wantsHook() {
 		r.Hook = p.hook
+		if p.match == nil && p.tid == 0 {
+			// Execution breakpoints only: the blocks without their
+			// addresses need no hook.
+			pcs := p.pcs
+			r.HookBlocks = func(lo, hi uint64) bool {
+				for _, pc := range pcs {
+					if pc >= lo && pc < hi {
+						return true
+					}
+				}
+				return false
+			}
+		}
 	}
 	if len(p.mems) > 0 {
 		r.Watch(p.ranges())
@@ -268,10 +283,12 @@ func (s *Session) runUnit(u unit, p *probe) error {
 	}
 	p.install(r)
 	for r.Position() < u.end {
-		target := u.end
-		if p.forward {
-			target = min(u.end, s.nextBoundary(u.seg, r.Position()))
+		if err := s.interrupted(); err != nil {
+			return err
 		}
+		// One window at a time: a search can be interrupted, and going
+		// forward it stops at the first boundary after a hit.
+		target := min(u.end, s.nextBoundary(u.seg, r.Position()))
 		err := r.RunTo(target)
 		if err == reader.ErrEnd || err == io.ErrUnexpectedEOF {
 			break

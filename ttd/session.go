@@ -76,6 +76,9 @@ type Session struct {
 	// StopOnSignal makes Continue and ReverseContinue stop at signal
 	// deliveries (on by default).
 	StopOnSignal bool
+	// interrupt, when set, is polled during searches; an error stops
+	// the search (see SetInterrupt).
+	interrupt func() error
 
 	syms    Symbolizer
 	symsErr error
@@ -163,6 +166,20 @@ func (s *Session) Close() error {
 		s.ix.Close()
 	}
 	return s.tr.Close()
+}
+
+// SetInterrupt makes the searches of Continue, Search, StepThread and
+// the Find queries poll check between stretches of re-simulation (at
+// most FineEvery instructions apart): when it returns an error, the
+// search stops and returns it, and the current position is unchanged.
+// nil removes the check.
+func (s *Session) SetInterrupt(check func() error) { s.interrupt = check }
+
+func (s *Session) interrupted() error {
+	if s.interrupt == nil {
+		return nil
+	}
+	return s.interrupt()
 }
 
 // Trace is the re-simulation layer under the session.
@@ -436,8 +453,13 @@ func (s *Session) Registers(tid int) (Registers, error) {
 	if err := s.sync(); err != nil {
 		return Registers{}, err
 	}
+	ctid, c := s.cur.Current()
 	if tid == 0 {
-		tid, _ = s.cur.Current()
+		tid = ctid
+	}
+	if c != nil && tid == ctid {
+		// The current thread, even one that has exited (at the end).
+		return registersOf(tid, c), nil
 	}
 	tids, cpus := s.cur.Threads()
 	for i, t := range tids {

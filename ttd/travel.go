@@ -213,6 +213,14 @@ func (s *Session) StepThread(tid int, dir Direction) (Stop, error) {
 // breakpoint at the current position does not count: going forward the
 // instruction there executes first.
 func (s *Session) Continue(dir Direction) (Stop, error) {
+	return s.ContinueMatch(dir, nil)
+}
+
+// ContinueMatch is Continue that also stops before an instruction for
+// which match (when not nil) reports true (StopMatch), whichever comes
+// first: a Search that honours the breakpoints. Like Search, a predicate
+// re-simulates every instruction in between.
+func (s *Session) ContinueMatch(dir Direction, match InstMatcher) (Stop, error) {
 	from := s.pos
 	fwd := dir == Forward
 	// The limit set by position breakpoints and events, which need no
@@ -237,7 +245,7 @@ func (s *Session) Continue(dir Direction) (Stop, error) {
 	} else if ev != nil && better(ev.Position) {
 		best = Stop{Reason: reason, Position: ev.Position, Breakpoint: id, Event: ev}
 	}
-	p := &probe{forward: fwd, from: from}
+	p := &probe{forward: fwd, from: from, match: match}
 	for _, b := range s.bps {
 		switch b.Kind {
 		case BreakExec:
@@ -248,7 +256,7 @@ func (s *Session) Continue(dir Direction) (Stop, error) {
 				read: b.Access&AccessRead != 0, write: b.Access&AccessWrite != 0})
 		}
 	}
-	if len(p.pcs)+len(p.mems) > 0 {
+	if len(p.pcs)+len(p.mems) > 0 || match != nil {
 		var err error
 		if fwd {
 			err = s.scanForward(p, best.Position)

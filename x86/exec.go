@@ -41,7 +41,9 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 }
 
 // runObserved is Run with an Instruction callback before each instruction.
+// With a BlockFilter, the blocks it declines run without the callback.
 func (c *CPU) runObserved(budget uint64) {
+	bf, _ := c.Obs.(BlockFilter)
 	var prev *Block
 	for budget > 0 {
 		b := c.nextBlock(prev)
@@ -51,10 +53,18 @@ func (c *CPU) runObserved(budget uint64) {
 		}
 		c.blk = b
 		c.blkLen = n
-		for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
-			in := &b.Insts[c.blkIdx]
-			c.Obs.Instruction(c, in)
-			in.Fn(c, in)
+		if bf != nil && !bf.WantBlock(b) {
+			insts := b.Insts
+			for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
+				in := &insts[c.blkIdx]
+				in.Fn(c, in)
+			}
+		} else {
+			for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
+				in := &b.Insts[c.blkIdx]
+				c.Obs.Instruction(c, in)
+				in.Fn(c, in)
+			}
 		}
 		done := c.blkLen
 		c.Icount += uint64(done)

@@ -25,6 +25,15 @@ type Observer interface {
 	Sync(c *CPU, in *Inst)
 }
 
+// BlockFilter, when an Observer implements it, limits the Instruction
+// calls to the blocks WantBlock accepts (asked each time a block is about
+// to run): the others run at full speed, as without instruction
+// observation. An execution breakpoint needs to see only the blocks that
+// contain its address.
+type BlockFilter interface {
+	WantBlock(b *Block) bool
+}
+
 // Env answers the instructions whose result comes from outside the CPU.
 type Env interface {
 	CPUID(leaf, subleaf uint32) (a, b, c, d uint32)

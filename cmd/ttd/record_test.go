@@ -232,11 +232,13 @@ func BenchmarkRecordCorpus(b *testing.B) {
 			var bits float64
 			for _, line := range strings.Split(string(r.Stderr), "\n") {
 				if strings.Contains(line, "ttd: recorded ") {
-					fmt.Sscanf(line[strings.Index(line, ": ")+2:], "%d instructions", &in)
 					f := strings.Fields(line)
 					for j := 1; j < len(f); j++ {
-						if f[j] == "bits/instruction," {
+						switch f[j] {
+						case "bits/instruction,":
 							fmt.Sscan(f[j-1], &bits)
+						case "instructions,":
+							fmt.Sscan(f[j-1], &in)
 						}
 					}
 				}
