@@ -22,11 +22,16 @@ deps:
 	fi
 	$(GO) mod download
 
-# example builds ttd and runs a C program under it.
+# example builds ttd, runs a C program under it, records it, replays the
+# recording and asks the trace who last wrote the global `fnv`.
 example: deps build
 	@mkdir -p /tmp/ttd-example
-	gcc -O2 -o /tmp/ttd-example/hello examples/hello.c -lm
+	gcc -O2 -g -o /tmp/ttd-example/hello examples/hello.c -lm
 	$(BIN) run /tmp/ttd-example/hello world
+	rm -f /tmp/ttd-example/hello.ttd /tmp/ttd-example/hello.ttd.idx
+	$(BIN) record -o /tmp/ttd-example/hello.ttd /tmp/ttd-example/hello world
+	$(BIN) replay --verify /tmp/ttd-example/hello.ttd
+	$(BIN) query /tmp/ttd-example/hello.ttd --find-prev-write fnv
 
 test: deps test-dap-deps
 	$(GO) vet ./...
