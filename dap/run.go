@@ -107,7 +107,7 @@ func (s *Server) startRun(req *dap.Request, resp dap.Message, dir Direction, kin
 	if tid == 0 {
 		tid = t.CurrentThread()
 	}
-	q, err := s.stepQuery(t, dir, kind, tid)
+	q, err := s.stepQuery(t, dir, kind, osThread(t, tid))
 	if err != nil {
 		s.sendError(req, ErrCodeStep, "%s: %v", kind, err)
 		return
@@ -176,7 +176,8 @@ func (s *Server) search(ctx context.Context, t Target, dir Direction, q Query) (
 		}
 		if q.Step != nil {
 			// The step's own condition may hold here too.
-			if q.Step(&InstState{Pos: st.Pos, Tid: st.Tid, PC: st.PC, SP: s.sp(t, st.Tid)}) {
+			tid := osThread(t, st.Tid)
+			if q.Step(&InstState{Pos: st.Pos, Tid: tid, PC: st.PC, SP: s.sp(t, tid)}) {
 				st.Reason = StopStep
 				return st, nil
 			}

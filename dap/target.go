@@ -60,6 +60,22 @@ type Target interface {
 	Close() error
 }
 
+// osThreader is a Target whose thread ids are not all OS threads (the
+// goroutines of a Go program): OSThread returns the OS thread that runs
+// id, or id.
+type osThreader interface {
+	OSThread(id int) int
+}
+
+// osThread is the OS thread behind thread id: a step's Query.Step sees
+// OS threads (InstState.Tid).
+func osThread(t Target, id int) int {
+	if o, ok := t.(osThreader); ok {
+		return o.OSThread(id)
+	}
+	return id
+}
+
 // Direction is the direction of execution.
 type Direction int
 

@@ -32,6 +32,9 @@ type ttdTarget struct {
 	end  uint64
 	syms *symbols.Table
 	exit Exit
+	// isGo: threads are goroutines (goroutines.go); gv caches them.
+	isGo bool
+	gv   *gview
 }
 
 // OpenTrace opens a recording for debugging and loads the symbols of the
@@ -60,6 +63,7 @@ func OpenTrace(path string, opts OpenOptions) (Target, error) {
 		}
 	}
 	t.syms = loadSymbols(tr, opts)
+	t.isGo = t.syms.IsGo()
 	return t, nil
 }
 
@@ -101,6 +105,9 @@ func (t *ttdTarget) Seek(pos uint64) error {
 }
 
 func (t *ttdTarget) Threads() ([]Thread, error) {
+	if gs := t.goThreads(); gs != nil {
+		return gs, nil
+	}
 	ths, err := t.s.Threads()
 	if err != nil {
 		return nil, err
@@ -124,7 +131,7 @@ func (t *ttdTarget) CurrentThread() int {
 	if err != nil || tid == 0 {
 		return 1
 	}
-	return tid
+	return t.dapThread(tid)
 }
 
 // regs returns thread tid's registers at the current position (tid 0:
@@ -138,6 +145,12 @@ func (t *ttdTarget) regs(tid int) (ttd.Registers, error) {
 }
 
 func (t *ttdTarget) Registers(tid int) (Registers, error) {
+	g, tid := t.goroutine(tid)
+	if g != nil {
+		var r Registers
+		r.GPR[symbols.RSP], r.GPR[symbols.RBP], r.RIP = g.SP, g.BP, g.PC
+		return r, nil
+	}
 	r, err := t.regs(tid)
 	if err != nil {
 		return Registers{}, err
@@ -169,6 +182,16 @@ func (t *ttdTarget) memReader() symbols.MemReader {
 // directions (the session, going forward, stops after it), and an
 // access by the instruction at the current position does not count.
 func (t *ttdTarget) Search(ctx context.Context, dir Direction, q Query) (Stop, error) {
+	// Steps follow OS threads (see osThread); the stop names the
+	// goroutine.
+	st, err := t.search(ctx, dir, q)
+	if err == nil && st.Tid != 0 {
+		st.Tid = t.dapThread(st.Tid)
+	}
+	return st, err
+}
+
+func (t *ttdTarget) search(ctx context.Context, dir Direction, q Query) (Stop, error) {
 	s := t.s
 	s.ClearBreakpoints()
 	defer s.ClearBreakpoints()
@@ -293,6 +316,10 @@ func (t *ttdTarget) stopAt(reason StopReason, st ttd.Stop) (Stop, error) {
 // symRegs returns thread tid's registers for package symbols.
 func (t *ttdTarget) symRegs(tid int) (symbols.Regs, error) {
 	var regs symbols.Regs
+	g, tid := t.goroutine(tid)
+	if g != nil {
+		return schedRegs(g), nil
+	}
 	r, err := t.regs(tid)
 	if err != nil {
 		return regs, err

@@ -328,23 +328,27 @@ func Unlinkat(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // renameat2 renames for rename, renameat and renameat2.
 func (t *Thread) renameat2(olddir int, oldAddr uint64, newdir int, newAddr uint64, flags uint) (uint64, error) {
-	op, err := t.copyInPath(oldAddr)
-	if err != nil {
-		return 0, err
-	}
-	np, err := t.copyInPath(newAddr)
-	if err != nil {
-		return 0, err
-	}
-	ofd, err := t.dirFD(olddir, op)
-	if err != nil {
-		return 0, err
-	}
-	nfd, err := t.dirFD(newdir, np)
+	ofd, op, nfd, np, err := t.twoPaths(olddir, oldAddr, newdir, newAddr)
 	if err != nil {
 		return 0, err
 	}
 	return 0, errno(unix.Renameat2(ofd, op, nfd, np, flags))
+}
+
+// twoPaths copies in the two paths of rename- and link-style syscalls and
+// resolves their directory descriptors.
+func (t *Thread) twoPaths(olddir int, oldAddr uint64, newdir int, newAddr uint64) (ofd int, op string, nfd int, np string, err error) {
+	if op, err = t.copyInPath(oldAddr); err != nil {
+		return
+	}
+	if np, err = t.copyInPath(newAddr); err != nil {
+		return
+	}
+	if ofd, err = t.dirFD(olddir, op); err != nil {
+		return
+	}
+	nfd, err = t.dirFD(newdir, np)
+	return
 }
 
 // Rename implements Linux syscall rename(2).
@@ -573,19 +577,7 @@ func Umask(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // linkat makes a hard link for link and linkat.
 func (t *Thread) linkat(olddir int, oldAddr uint64, newdir int, newAddr uint64, flags int) (uint64, error) {
-	op, err := t.copyInPath(oldAddr)
-	if err != nil {
-		return 0, err
-	}
-	np, err := t.copyInPath(newAddr)
-	if err != nil {
-		return 0, err
-	}
-	ofd, err := t.dirFD(olddir, op)
-	if err != nil {
-		return 0, err
-	}
-	nfd, err := t.dirFD(newdir, np)
+	ofd, op, nfd, np, err := t.twoPaths(olddir, oldAddr, newdir, newAddr)
 	if err != nil {
 		return 0, err
 	}

@@ -124,6 +124,17 @@ for (const lang of ['c', 'go']) {
       await dc.setBreakpointsRequest({ source: { path: src }, breakpoints: [{ line: after }] });
       await step(dc, 'continue', tid);
       await expectFrame(dc, tid, fn('main'), after);
+      if (lang === 'go') {
+        // Go: the threads are goroutines, as delve shows them; a parked
+        // one unwinds from its saved registers.
+        const ths = (await dc.threadsRequest()).body.threads;
+        const names = ths.map((t) => t.name);
+        assert.ok(ths.some((t) => t.id === 1 && t.name.startsWith('[Go 1] main.main')), `threads ${names}`);
+        const parked = ths.find((t) => t.id !== 1 && t.name.startsWith('[Go ') && !t.name.includes('(Thread '));
+        assert.ok(parked, `no parked goroutine in ${names}`);
+        const pf = await frames(dc, parked.id);
+        assert.ok(pf.length >= 2 && pf.every((f) => f.name && !f.name.startsWith('??')), `goroutine ${parked.id}: ${pf.map((f) => f.name)}`);
+      }
       const info = await dc.send('dataBreakpointInfo', { name: lang === 'c' ? 'counter' : 'main.counter' });
       assert.ok(info.body.dataId, info.body.description);
       await dc.send('setDataBreakpoints', { breakpoints: [{ dataId: info.body.dataId, accessType: 'write' }] });
