@@ -12,9 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+	"ttd/bench"
 )
 
 type workload struct {
@@ -31,7 +31,7 @@ func main() {
 	dump := flag.String("write-data", "", "write the gzip workload's 8 MiB input to this file and exit")
 	flag.Parse()
 	if *dump != "" {
-		check(os.WriteFile(*dump, textData(8<<20), 0o644))
+		check(os.WriteFile(*dump, bench.TextData(8<<20), 0o644))
 		return
 	}
 	abs, err := filepath.Abs(*ttd)
@@ -52,7 +52,7 @@ func main() {
 		return out
 	}
 	data := filepath.Join(dir, "data.txt")
-	check(os.WriteFile(data, textData(8<<20), 0o644))
+	check(os.WriteFile(data, bench.TextData(8<<20), 0o644))
 
 	ws := []workload{
 		{name: "inthash (C, integer/hash)", argv: []string{build("inthash"), "30"}},
@@ -153,33 +153,6 @@ func run(argv []string, stdin string) (time.Duration, []byte, []byte) {
 		fail("%s: %v\n%s", strings.Join(argv, " "), err, errOut.Bytes())
 	}
 	return time.Since(start), out.Bytes(), errOut.Bytes()
-}
-
-// textData returns n bytes of deterministic, text-like data (words drawn
-// from a skewed distribution) so gzip has realistic work.
-func textData(n int) []byte {
-	words := strings.Fields("the of and to in is that for it as with was on be by this are from at or an which " +
-		"have not but had his they you were their one all we can her has there been if more when will would who so " +
-		"no time debugger trace record replay instruction memory register thread signal checkpoint position")
-	sort.Strings(words)
-	var b bytes.Buffer
-	x := uint64(0x9e3779b97f4a7c15)
-	for b.Len() < n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		w := words[(x>>8)%uint64(len(words))]
-		if x&3 == 0 {
-			w = words[(x>>20)%8]
-		}
-		b.WriteString(w)
-		if x%11 == 0 {
-			b.WriteString(".\n")
-		} else {
-			b.WriteByte(' ')
-		}
-	}
-	return b.Bytes()[:n]
 }
 
 func fmtDur(d time.Duration) string {

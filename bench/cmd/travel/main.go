@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"ttd/bench"
 
 	"ttd/ttd"
 	"ttd/x86"
@@ -47,7 +48,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data.txt")
-	check(os.WriteFile(data, textData(*mib<<20), 0o644))
+	check(os.WriteFile(data, bench.TextData(*mib<<20), 0o644))
 	trace := filepath.Join(dir, "gzip.ttd")
 	if *keep != "" {
 		trace = *keep
@@ -218,33 +219,6 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-}
-
-// textData is bench/cmd/compare's input: n bytes of deterministic,
-// text-like data.
-func textData(n int) []byte {
-	words := strings.Fields("the of and to in is that for it as with was on be by this are from at or an which " +
-		"have not but had his they you were their one all we can her has there been if more when will would who so " +
-		"no time debugger trace record replay instruction memory register thread signal checkpoint position")
-	sort.Strings(words)
-	var b bytes.Buffer
-	x := uint64(0x9e3779b97f4a7c15)
-	for b.Len() < n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		w := words[(x>>8)%uint64(len(words))]
-		if x&3 == 0 {
-			w = words[(x>>20)%8]
-		}
-		b.WriteString(w)
-		if x%11 == 0 {
-			b.WriteString(".\n")
-		} else {
-			b.WriteByte(' ')
-		}
-	}
-	return b.Bytes()[:n]
 }
 
 func check(err error) {
