@@ -28,8 +28,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"ttd/bench"
 
+	"ttd/bench"
 	"ttd/ttd"
 	"ttd/x86"
 )
