@@ -30,13 +30,6 @@ type CodeCache struct {
 	running *CPU
 	// Decodes counts decoded blocks (for statistics and tests).
 	Decodes uint64
-	// Provider, when set, supplies the code bytes of the block starting
-	// at pc instead of guest memory: a replayer serves the bytes the
-	// recorder logged, in decode order. Bytes beyond the returned slice
-	// are treated as unreadable; nil means pc cannot be fetched.
-	Provider   func(pc uint64) []byte
-	provided   []byte
-	providedPC uint64
 }
 
 // NewCodeCache returns an empty cache for code in mem and hooks mem's

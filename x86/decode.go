@@ -66,13 +66,6 @@ func init() {
 // fetch reads up to 15 code bytes at pc into buf, checking execute
 // permission; it returns how many bytes are readable.
 func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
-	if cc.Provider != nil && cc.provided != nil {
-		off := pc - cc.providedPC
-		if off >= uint64(len(cc.provided)) {
-			return 0
-		}
-		return copy(buf, cc.provided[off:])
-	}
 	n := 0
 	for n < len(buf) {
 		p := cc.mem.PageAt((pc + uint64(n)) >> PageShift)
@@ -87,13 +80,6 @@ func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
 // decodeBlock decodes the block starting at pc. A fetch fault at pc
 // itself panics with *Fault; later ones end the block early.
 func (cc *CodeCache) decodeBlock(pc uint64) *Block {
-	if cc.Provider != nil {
-		cc.provided, cc.providedPC = cc.Provider(pc), pc
-		if cc.provided == nil {
-			cc.provided = []byte{}
-		}
-		defer func() { cc.provided = nil }()
-	}
 	b := &Block{PC: pc, firstPage: pc >> PageShift}
 	var buf [16]byte
 	var code []byte
