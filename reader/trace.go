@@ -67,6 +67,12 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 		t.cacheBits = uint(n)
 	}
 	if len(t.chunks) == 0 {
+		if f.Truncated() {
+			if err := f.TailError(); err != nil {
+				return nil, fmt.Errorf("trace: cut short before its first complete chunk: %w", err)
+			}
+			return nil, errors.New("trace: cut short before its first complete chunk")
+		}
 		return nil, errors.New("trace: no chunks (the recording wrote nothing)")
 	}
 	t.cache.init(defaultChunkCacheBytes)
