@@ -14,6 +14,10 @@ import (
 // Go's IEEE arithmetic and MXCSR does not change. Everything else goes to
 // the exact handler built by sse_fp.go (kept in Inst.inner).
 //
+// When a fast path with a memory operand gives up, the exact handler
+// reads the operand again: the read is observed twice, identically when
+// recording and replaying.
+//
 // This file's name sorts after sse*.go so its init wraps their builders.
 
 const mxFastPE = mxDefault | MxPE
@@ -23,10 +27,13 @@ func fastPE(c *CPU) bool { return c.MXCSR&0xffe0 == mxFastPE }
 func init() {
 	type fast struct{ xx, xm Handler }
 	table := map[x86asm.Op]fast{
-		x86asm.ADDSD: {addsdXX, addsdXM},
-		x86asm.SUBSD: {subsdXX, subsdXM},
-		x86asm.MULSD: {mulsdXX, mulsdXM},
-		x86asm.DIVSD: {divsdXX, divsdXM},
+		x86asm.ADDSD:   {addsdXX, addsdXM},
+		x86asm.SUBSD:   {subsdXX, subsdXM},
+		x86asm.MULSD:   {mulsdXX, mulsdXM},
+		x86asm.DIVSD:   {divsdXX, divsdXM},
+		x86asm.SQRTSD:  {sqrtsdXX, sqrtsdXM},
+		x86asm.UCOMISD: {comisdXX, comisdXM},
+		x86asm.COMISD:  {comisdXX, comisdXM},
 	}
 	for op, f := range table {
 		orig, f := builders[op], f
@@ -161,6 +168,57 @@ func divsdXM(c *CPU, in *Inst) {
 				return
 			}
 		}
+	}
+	in.inner(c, in)
+}
+
+// sqrtsd of a positive normal number or a zero raises at most PE.
+func sqrtsdXX(c *CPU, in *Inst) {
+	if b := c.X[in.Args[1].Reg][0]; fastPE(c) && ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
+		c.X[in.Args[0].Reg][0] = math.Float64bits(math.Sqrt(f64(b)))
+		return
+	}
+	in.inner(c, in)
+}
+
+func sqrtsdXM(c *CPU, in *Inst) {
+	if fastPE(c) {
+		if b := c.load64(c.ea(&in.Args[1])); ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
+			c.X[in.Args[0].Reg][0] = math.Float64bits(math.Sqrt(f64(b)))
+			return
+		}
+	}
+	in.inner(c, in)
+}
+
+// comisd and ucomisd of normal numbers and zeros raise nothing, whatever
+// MXCSR says: only ZF, PF and CF change (OF, SF and AF are cleared).
+func comisdFlags(c *CPU, a, b uint64) {
+	var f uint64
+	switch x, y := f64(a), f64(b); {
+	case x < y:
+		f = FlagCF
+	case x == y:
+		f = FlagZF
+	}
+	c.materialize()
+	c.flags = c.flags&^ArithFlags | f
+}
+
+func comisdXX(c *CPU, in *Inst) {
+	a, b := c.X[in.Args[0].Reg][0], c.X[in.Args[1].Reg][0]
+	if ordinary(a) && ordinary(b) {
+		comisdFlags(c, a, b)
+		return
+	}
+	in.inner(c, in)
+}
+
+func comisdXM(c *CPU, in *Inst) {
+	a, b := c.X[in.Args[0].Reg][0], c.load64(c.ea(&in.Args[1]))
+	if ordinary(a) && ordinary(b) {
+		comisdFlags(c, a, b)
+		return
 	}
 	in.inner(c, in)
 }
