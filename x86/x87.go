@@ -448,8 +448,18 @@ func opFbinPop(c *CPU, in *Inst) {
 	c.fpop()
 }
 
-func opFptan(c *CPU, in *Inst) {
-	r, push, e, ok := f80.Tan(c.st(0), c.fpuRC())
+// opFptanSincos handles fptan (tan, then 1.0 pushed) and fsincos (sin,
+// then cos pushed): ST(0) is replaced and a second result pushed; an
+// argument out of range (|x| >= 2^63) sets C2 and changes nothing.
+func opFptanSincos(c *CPU, in *Inst) {
+	var r, push f80.F80
+	var e f80.Exc
+	var ok bool
+	if in.Op == x86asm.FPTAN {
+		r, push, e, ok = f80.Tan(c.st(0), c.fpuRC())
+	} else {
+		r, push, e, ok = f80.SinCos(c.st(0), c.fpuRC())
+	}
 	c.FPU.SW &^= swC1 | swC2
 	if !ok {
 		c.FPU.SW |= swC2
@@ -458,18 +468,6 @@ func opFptan(c *CPU, in *Inst) {
 	c.fexcC1(e)
 	c.setSt(0, r)
 	c.fpush(push)
-}
-
-func opFsincos(c *CPU, in *Inst) {
-	s, co, e, ok := f80.SinCos(c.st(0), c.fpuRC())
-	c.FPU.SW &^= swC1 | swC2
-	if !ok {
-		c.FPU.SW |= swC2
-		return
-	}
-	c.fexcC1(e)
-	c.setSt(0, s)
-	c.fpush(co)
 }
 
 func opFxtract(c *CPU, in *Inst) {
@@ -746,8 +744,8 @@ func init() {
 	handle(x86asm.FYL2X, opFbinPop)
 	handle(x86asm.FYL2XP1, opFbinPop)
 	handle(x86asm.FPATAN, opFbinPop)
-	handle(x86asm.FPTAN, opFptan)
-	handle(x86asm.FSINCOS, opFsincos)
+	handle(x86asm.FPTAN, opFptanSincos)
+	handle(x86asm.FSINCOS, opFptanSincos)
 	handle(x86asm.FXTRACT, opFxtract)
 	handle(x86asm.FPREM, opFprem)
 	handle(x86asm.FPREM1, opFprem)
