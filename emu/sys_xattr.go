@@ -61,11 +61,7 @@ func Lgetxattr(t *Thread, a *SyscallArgs) (uint64, error) { return t.getxattr(a,
 
 // Fgetxattr implements Linux syscall fgetxattr(2).
 func Fgetxattr(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
-	if err != nil {
-		return 0, err
-	}
-	name, err := t.CopyInString(a.A[1], 256)
+	fd, name, err := t.fdAndXattrName(a)
 	if err != nil {
 		return 0, err
 	}
@@ -122,11 +118,7 @@ func Lsetxattr(t *Thread, a *SyscallArgs) (uint64, error) { return t.setxattr(a,
 
 // Fsetxattr implements Linux syscall fsetxattr(2).
 func Fsetxattr(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
-	if err != nil {
-		return 0, err
-	}
-	name, err := t.CopyInString(a.A[1], 256)
+	fd, name, err := t.fdAndXattrName(a)
 	if err != nil {
 		return 0, err
 	}
@@ -164,13 +156,20 @@ func Lremovexattr(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // Fremovexattr implements Linux syscall fremovexattr(2).
 func Fremovexattr(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
-	if err != nil {
-		return 0, err
-	}
-	name, err := t.CopyInString(a.A[1], 256)
+	fd, name, err := t.fdAndXattrName(a)
 	if err != nil {
 		return 0, err
 	}
 	return 0, errno(unix.Fremovexattr(fd, name))
+}
+
+// fdAndXattrName reads the descriptor and attribute name arguments of the
+// f*xattr syscalls.
+func (t *Thread) fdAndXattrName(a *SyscallArgs) (int, string, error) {
+	fd, err := t.hostFD(a, 0)
+	if err != nil {
+		return 0, "", err
+	}
+	name, err := t.CopyInString(a.A[1], 256)
+	return fd, name, err
 }
