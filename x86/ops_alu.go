@@ -13,45 +13,45 @@ type aluOp func(c *CPU, size uint8, a, b uint64) uint64
 
 func aluAdd(c *CPU, size uint8, a, b uint64) uint64 {
 	r := (a + b) & sizeMask[size]
-	c.cc = lazyFlags{op: ccAdd, size: size, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, size, r, a, b)
 	return r
 }
 
 func aluSub(c *CPU, size uint8, a, b uint64) uint64 {
 	r := (a - b) & sizeMask[size]
-	c.cc = lazyFlags{op: ccSub, size: size, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, size, r, a, b)
 	return r
 }
 
 func aluAdc(c *CPU, size uint8, a, b uint64) uint64 {
 	cin := c.cf()
 	r := (a + b + cin) & sizeMask[size]
-	c.cc = lazyFlags{op: ccAdc, size: size, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, size, r, a, b, cin)
 	return r
 }
 
 func aluSbb(c *CPU, size uint8, a, b uint64) uint64 {
 	cin := c.cf()
 	r := (a - b - cin) & sizeMask[size]
-	c.cc = lazyFlags{op: ccSbb, size: size, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, size, r, a, b, cin)
 	return r
 }
 
 func aluAnd(c *CPU, size uint8, a, b uint64) uint64 {
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: size, res: r}
+	c.setLogic(size, r)
 	return r
 }
 
 func aluOr(c *CPU, size uint8, a, b uint64) uint64 {
 	r := a | b
-	c.cc = lazyFlags{op: ccLogic, size: size, res: r}
+	c.setLogic(size, r)
 	return r
 }
 
 func aluXor(c *CPU, size uint8, a, b uint64) uint64 {
 	r := a ^ b
-	c.cc = lazyFlags{op: ccLogic, size: size, res: r}
+	c.setLogic(size, r)
 	return r
 }
 
@@ -128,7 +128,7 @@ func opInc(c *CPU, in *Inst) {
 	rmw(c, d, func(v uint64) uint64 {
 		cf := c.cf()
 		r := (v + 1) & sizeMask[d.Size]
-		c.cc = lazyFlags{op: ccInc, size: d.Size, res: r, src1: v, src2: 1, cin: uint8(cf)}
+		c.setFlagsCin(ccInc, d.Size, r, v, 1, cf)
 		return r
 	})
 }
@@ -138,7 +138,7 @@ func opDec(c *CPU, in *Inst) {
 	rmw(c, d, func(v uint64) uint64 {
 		cf := c.cf()
 		r := (v - 1) & sizeMask[d.Size]
-		c.cc = lazyFlags{op: ccDec, size: d.Size, res: r, src1: v, src2: 1, cin: uint8(cf)}
+		c.setFlagsCin(ccDec, d.Size, r, v, 1, cf)
 		return r
 	})
 }

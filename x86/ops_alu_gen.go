@@ -5,14 +5,14 @@ package x86
 func addRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
 func addRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -20,14 +20,14 @@ func addMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 1, r, a, b)
 	c.store(addr, 1, r)
 }
 
 func addRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -35,21 +35,21 @@ func addMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 1, r, a, b)
 	c.store(addr, 1, r)
 }
 
 func addRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
 func addRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -57,14 +57,14 @@ func addMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 2, r, a, b)
 	c.store(addr, 2, r)
 }
 
 func addRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -72,21 +72,21 @@ func addMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 2, r, a, b)
 	c.store(addr, 2, r)
 }
 
 func addRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
 func addRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -94,14 +94,14 @@ func addMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 4, r, a, b)
 	c.store32(addr, r)
 }
 
 func addRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -109,21 +109,21 @@ func addMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a + b))
-	c.cc = lazyFlags{op: ccAdd, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 4, r, a, b)
 	c.store32(addr, r)
 }
 
 func addRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a + b
-	c.cc = lazyFlags{op: ccAdd, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
 func addRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a + b
-	c.cc = lazyFlags{op: ccAdd, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -131,14 +131,14 @@ func addMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a + b
-	c.cc = lazyFlags{op: ccAdd, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 8, r, a, b)
 	c.store64(addr, r)
 }
 
 func addRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a + b
-	c.cc = lazyFlags{op: ccAdd, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -146,21 +146,21 @@ func addMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a + b
-	c.cc = lazyFlags{op: ccAdd, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccAdd, 8, r, a, b)
 	c.store64(addr, r)
 }
 
 func subRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
 func subRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -168,14 +168,14 @@ func subMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	c.store(addr, 1, r)
 }
 
 func subRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -183,21 +183,21 @@ func subMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	c.store(addr, 1, r)
 }
 
 func subRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
 func subRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -205,14 +205,14 @@ func subMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	c.store(addr, 2, r)
 }
 
 func subRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -220,21 +220,21 @@ func subMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	c.store(addr, 2, r)
 }
 
 func subRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
 func subRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -242,14 +242,14 @@ func subMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	c.store32(addr, r)
 }
 
 func subRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -257,21 +257,21 @@ func subMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	c.store32(addr, r)
 }
 
 func subRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
 func subRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -279,14 +279,14 @@ func subMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	c.store64(addr, r)
 }
 
 func subRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -294,7 +294,7 @@ func subMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	c.store64(addr, r)
 }
 
@@ -302,7 +302,7 @@ func adcRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -310,7 +310,7 @@ func adcRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -319,7 +319,7 @@ func adcMR8(c *CPU, in *Inst) {
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
 	c.store(addr, 1, r)
 }
 
@@ -327,7 +327,7 @@ func adcRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -336,7 +336,7 @@ func adcMI8(c *CPU, in *Inst) {
 	a, b := c.load8(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
 	c.store(addr, 1, r)
 }
 
@@ -344,7 +344,7 @@ func adcRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -352,7 +352,7 @@ func adcRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -361,7 +361,7 @@ func adcMR16(c *CPU, in *Inst) {
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
 	c.store(addr, 2, r)
 }
 
@@ -369,7 +369,7 @@ func adcRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -378,7 +378,7 @@ func adcMI16(c *CPU, in *Inst) {
 	a, b := c.load16(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
 	c.store(addr, 2, r)
 }
 
@@ -386,7 +386,7 @@ func adcRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -394,7 +394,7 @@ func adcRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -403,7 +403,7 @@ func adcMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
 	c.store32(addr, r)
 }
 
@@ -411,7 +411,7 @@ func adcRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -420,7 +420,7 @@ func adcMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
-	c.cc = lazyFlags{op: ccAdc, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
 	c.store32(addr, r)
 }
 
@@ -428,7 +428,7 @@ func adcRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	cin := c.cf()
 	r := a + b + cin
-	c.cc = lazyFlags{op: ccAdc, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -436,7 +436,7 @@ func adcRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := a + b + cin
-	c.cc = lazyFlags{op: ccAdc, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -445,7 +445,7 @@ func adcMR64(c *CPU, in *Inst) {
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	cin := c.cf()
 	r := a + b + cin
-	c.cc = lazyFlags{op: ccAdc, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
 	c.store64(addr, r)
 }
 
@@ -453,7 +453,7 @@ func adcRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	cin := c.cf()
 	r := a + b + cin
-	c.cc = lazyFlags{op: ccAdc, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -462,7 +462,7 @@ func adcMI64(c *CPU, in *Inst) {
 	a, b := c.load64(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := a + b + cin
-	c.cc = lazyFlags{op: ccAdc, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
 	c.store64(addr, r)
 }
 
@@ -470,7 +470,7 @@ func sbbRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -478,7 +478,7 @@ func sbbRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -487,7 +487,7 @@ func sbbMR8(c *CPU, in *Inst) {
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
 	c.store(addr, 1, r)
 }
 
@@ -495,7 +495,7 @@ func sbbRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -504,7 +504,7 @@ func sbbMI8(c *CPU, in *Inst) {
 	a, b := c.load8(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 1, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
 	c.store(addr, 1, r)
 }
 
@@ -512,7 +512,7 @@ func sbbRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -520,7 +520,7 @@ func sbbRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -529,7 +529,7 @@ func sbbMR16(c *CPU, in *Inst) {
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
 	c.store(addr, 2, r)
 }
 
@@ -537,7 +537,7 @@ func sbbRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -546,7 +546,7 @@ func sbbMI16(c *CPU, in *Inst) {
 	a, b := c.load16(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 2, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
 	c.store(addr, 2, r)
 }
 
@@ -554,7 +554,7 @@ func sbbRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -562,7 +562,7 @@ func sbbRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -571,7 +571,7 @@ func sbbMR32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
 	c.store32(addr, r)
 }
 
@@ -579,7 +579,7 @@ func sbbRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -588,7 +588,7 @@ func sbbMI32(c *CPU, in *Inst) {
 	a, b := c.load32(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
-	c.cc = lazyFlags{op: ccSbb, size: 4, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
 	c.store32(addr, r)
 }
 
@@ -596,7 +596,7 @@ func sbbRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	cin := c.cf()
 	r := a - b - cin
-	c.cc = lazyFlags{op: ccSbb, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -604,7 +604,7 @@ func sbbRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	cin := c.cf()
 	r := a - b - cin
-	c.cc = lazyFlags{op: ccSbb, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -613,7 +613,7 @@ func sbbMR64(c *CPU, in *Inst) {
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	cin := c.cf()
 	r := a - b - cin
-	c.cc = lazyFlags{op: ccSbb, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
 	c.store64(addr, r)
 }
 
@@ -621,7 +621,7 @@ func sbbRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	cin := c.cf()
 	r := a - b - cin
-	c.cc = lazyFlags{op: ccSbb, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -630,21 +630,21 @@ func sbbMI64(c *CPU, in *Inst) {
 	a, b := c.load64(addr), in.Args[1].Imm
 	cin := c.cf()
 	r := a - b - cin
-	c.cc = lazyFlags{op: ccSbb, size: 8, res: r, src1: a, src2: b, cin: uint8(cin)}
+	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
 	c.store64(addr, r)
 }
 
 func andRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
 func andRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -652,14 +652,14 @@ func andMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.store(addr, 1, r)
 }
 
 func andRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -667,21 +667,21 @@ func andMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.store(addr, 1, r)
 }
 
 func andRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
 func andRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -689,14 +689,14 @@ func andMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.store(addr, 2, r)
 }
 
 func andRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -704,21 +704,21 @@ func andMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.store(addr, 2, r)
 }
 
 func andRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
 func andRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -726,14 +726,14 @@ func andMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.store32(addr, r)
 }
 
 func andRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -741,21 +741,21 @@ func andMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.store32(addr, r)
 }
 
 func andRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
 func andRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -763,14 +763,14 @@ func andMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.store64(addr, r)
 }
 
 func andRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -778,21 +778,21 @@ func andMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.store64(addr, r)
 }
 
 func orRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
 func orRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -800,14 +800,14 @@ func orMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.store(addr, 1, r)
 }
 
 func orRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -815,21 +815,21 @@ func orMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.store(addr, 1, r)
 }
 
 func orRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
 func orRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -837,14 +837,14 @@ func orMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.store(addr, 2, r)
 }
 
 func orRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -852,21 +852,21 @@ func orMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.store(addr, 2, r)
 }
 
 func orRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
 func orRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -874,14 +874,14 @@ func orMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.store32(addr, r)
 }
 
 func orRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -889,21 +889,21 @@ func orMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a | b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.store32(addr, r)
 }
 
 func orRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a | b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
 func orRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a | b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -911,14 +911,14 @@ func orMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a | b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.store64(addr, r)
 }
 
 func orRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a | b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -926,21 +926,21 @@ func orMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a | b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.store64(addr, r)
 }
 
 func xorRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
 func xorRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -948,14 +948,14 @@ func xorMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.store(addr, 1, r)
 }
 
 func xorRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
 }
 
@@ -963,21 +963,21 @@ func xorMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	c.store(addr, 1, r)
 }
 
 func xorRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
 func xorRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -985,14 +985,14 @@ func xorMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.store(addr, 2, r)
 }
 
 func xorRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
 }
 
@@ -1000,21 +1000,21 @@ func xorMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	c.store(addr, 2, r)
 }
 
 func xorRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
 func xorRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -1022,14 +1022,14 @@ func xorMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.store32(addr, r)
 }
 
 func xorRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -1037,21 +1037,21 @@ func xorMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a ^ b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	c.store32(addr, r)
 }
 
 func xorRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a ^ b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
 func xorRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a ^ b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -1059,14 +1059,14 @@ func xorMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a ^ b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.store64(addr, r)
 }
 
 func xorRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a ^ b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
 }
 
@@ -1074,21 +1074,21 @@ func xorMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a ^ b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	c.store64(addr, r)
 }
 
 func cmpRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
 }
 
 func cmpRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
 }
 
@@ -1096,14 +1096,14 @@ func cmpMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
 }
 
 func cmpRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
 }
 
@@ -1111,21 +1111,21 @@ func cmpMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 1, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
 }
 
 func cmpRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
 }
 
 func cmpRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
 }
 
@@ -1133,14 +1133,14 @@ func cmpMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
 }
 
 func cmpRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
 }
 
@@ -1148,21 +1148,21 @@ func cmpMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 2, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
 }
 
 func cmpRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
 }
 
 func cmpRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
 }
 
@@ -1170,14 +1170,14 @@ func cmpMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
 }
 
 func cmpRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
 }
 
@@ -1185,21 +1185,21 @@ func cmpMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a - b))
-	c.cc = lazyFlags{op: ccSub, size: 4, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
 }
 
 func cmpRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
 }
 
 func cmpRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
 }
 
@@ -1207,14 +1207,14 @@ func cmpMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
 }
 
 func cmpRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
 }
 
@@ -1222,21 +1222,21 @@ func cmpMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a - b
-	c.cc = lazyFlags{op: ccSub, size: 8, res: r, src1: a, src2: b}
+	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
 }
 
 func testRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	_ = r
 }
 
 func testRM8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	_ = r
 }
 
@@ -1244,14 +1244,14 @@ func testMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	_ = r
 }
 
 func testRI8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	_ = r
 }
 
@@ -1259,21 +1259,21 @@ func testMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load8(addr), in.Args[1].Imm
 	r := uint64(uint8(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 1, res: r}
+	c.setLogic(1, r)
 	_ = r
 }
 
 func testRR16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	_ = r
 }
 
 func testRM16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	_ = r
 }
 
@@ -1281,14 +1281,14 @@ func testMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	_ = r
 }
 
 func testRI16(c *CPU, in *Inst) {
 	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	_ = r
 }
 
@@ -1296,21 +1296,21 @@ func testMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load16(addr), in.Args[1].Imm
 	r := uint64(uint16(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 2, res: r}
+	c.setLogic(2, r)
 	_ = r
 }
 
 func testRR32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	_ = r
 }
 
 func testRM32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	_ = r
 }
 
@@ -1318,14 +1318,14 @@ func testMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	_ = r
 }
 
 func testRI32(c *CPU, in *Inst) {
 	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	_ = r
 }
 
@@ -1333,21 +1333,21 @@ func testMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load32(addr), in.Args[1].Imm
 	r := uint64(uint32(a & b))
-	c.cc = lazyFlags{op: ccLogic, size: 4, res: r}
+	c.setLogic(4, r)
 	_ = r
 }
 
 func testRR64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	_ = r
 }
 
 func testRM64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	_ = r
 }
 
@@ -1355,14 +1355,14 @@ func testMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), c.R[in.Args[1].Reg]
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	_ = r
 }
 
 func testRI64(c *CPU, in *Inst) {
 	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	_ = r
 }
 
@@ -1370,7 +1370,7 @@ func testMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
 	a, b := c.load64(addr), in.Args[1].Imm
 	r := a & b
-	c.cc = lazyFlags{op: ccLogic, size: 8, res: r}
+	c.setLogic(8, r)
 	_ = r
 }
 

@@ -106,11 +106,11 @@ func main() {
 				fmt.Fprintf(&b, "\tr := %s\n", mask(size, o.expr))
 				switch {
 				case o.cc == "ccLogic":
-					fmt.Fprintf(&b, "\tc.cc = lazyFlags{op: ccLogic, size: %d, res: r}\n", size)
+					fmt.Fprintf(&b, "\tc.setLogic(%d, r)\n", size)
 				case o.carry:
-					fmt.Fprintf(&b, "\tc.cc = lazyFlags{op: %s, size: %d, res: r, src1: a, src2: b, cin: uint8(cin)}\n", o.cc, size)
+					fmt.Fprintf(&b, "\tc.setFlagsCin(%s, %d, r, a, b, cin)\n", o.cc, size)
 				default:
-					fmt.Fprintf(&b, "\tc.cc = lazyFlags{op: %s, size: %d, res: r, src1: a, src2: b}\n", o.cc, size)
+					fmt.Fprintf(&b, "\tc.setFlags(%s, %d, r, a, b)\n", o.cc, size)
 				}
 				if o.write {
 					if form[0] == 'M' {
