@@ -6,7 +6,7 @@ BIN       := bin/ttd
 APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps example test test-short test-dap test-dap-deps vsix bench fuzz clean
+.PHONY: all build deps example test test-short test-dap test-dap-deps vsix bench pgo fuzz clean
 
 all: build
 
@@ -65,6 +65,10 @@ bench: deps build
 	$(GO) run ./bench/cmd/dapbench
 	$(GO) run ./bench/cmd/travel -ttd $(BIN)
 	$(GO) test -run XXX -bench . -benchmem ./reader/ ./ttd/
+
+# pgo regenerates cmd/ttd/default.pgo from profiles of the bench workloads.
+pgo: deps
+	bash scripts/pgo.sh
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzRecords -fuzztime 60s ./tracefile/

@@ -67,8 +67,10 @@ type X87 struct {
 // CPU is the architectural state of one guest thread plus the execution
 // bookkeeping of the interpreter. Threads of one process share a Memory.
 type CPU struct {
-	R   [16]uint64
-	RIP uint64
+	R [16]uint64
+	// rzero must follow R: ea reads it as register NoReg.
+	rzero uint64
+	RIP   uint64
 
 	// Lazy flags: the arithmetic flags are a function of the last
 	// flag-setting operation (see flags.go). flags holds the other bits
@@ -83,6 +85,8 @@ type CPU struct {
 	FPU   X87
 
 	Mem *Memory
+	// rtlb and wtlb are the TLBs of the handlers' fast paths (syncTLB).
+	rtlb, wtlb *[tlbSize]tlbEntry
 
 	// Obs receives execution events; nil costs nothing in the hot loop.
 	Obs Observer
@@ -105,7 +109,7 @@ type CPU struct {
 // ELF loader sets rip and rsp), executing in mem with the code cache cc.
 // Threads of one process share mem and cc.
 func NewCPU(mem *Memory, cc *CodeCache) *CPU {
-	c := &CPU{Mem: mem, cache: cc}
+	c := &CPU{Mem: mem, cache: cc, rtlb: &missTLB, wtlb: &missTLB}
 	c.flags = 0x202
 	c.MXCSR = 0x1f80
 	c.FPU.CW = 0x37f

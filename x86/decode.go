@@ -2,6 +2,7 @@ package x86
 
 import (
 	"fmt"
+	"reflect"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -277,8 +278,20 @@ func decodeInst(pc uint64, code []byte) Inst {
 		in.inner = in.Fn
 		in.Fn = syncWrap
 	}
+	in.ID = directID[reflect.ValueOf(in.Fn).Pointer()]
 	return in
 }
+
+// directID maps the code address of each of directHandlers to its index.
+var directID = func() map[uintptr]uint16 {
+	m := make(map[uintptr]uint16, len(directHandlers))
+	for i, h := range directHandlers {
+		if h != nil {
+			m[reflect.ValueOf(h).Pointer()] = uint16(i)
+		}
+	}
+	return m
+}()
 
 // isSync reports whether in is a point of inter-thread synchronisation:
 // lock-prefixed, implicitly locked (xchg with memory, cmpxchg, xadd) or a

@@ -7,6 +7,7 @@ package x86
 func (c *CPU) Run(budget uint64) (exit Exit) {
 	c.exit = Exit{}
 	c.cache.running = c
+	c.syncTLB()
 	defer c.recoverExit(&exit)
 	if c.Obs != nil && c.Obs.WantInstructions() {
 		c.runObserved(budget)
@@ -21,11 +22,7 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 		}
 		c.blk = b
 		c.blkLen = n
-		insts := b.Insts
-		for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
-			in := &insts[c.blkIdx]
-			in.Fn(c, in)
-		}
+		c.runInsts(b.Insts)
 		done := c.blkLen
 		c.Icount += uint64(done)
 		budget -= uint64(done)

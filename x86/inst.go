@@ -1,7 +1,9 @@
 package x86
 
 import (
+	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -23,8 +25,9 @@ const (
 	KSeg         // segment register (Reg: 0 ES,1 CS,2 SS,3 DS,4 FS,5 GS)
 )
 
-// NoReg marks an absent base or index register.
-const NoReg = 0xff
+// NoReg marks an absent base or index register. It is 16 so that ea can
+// index it like a register that always reads 0 (CPU.rzero follows CPU.R).
+const NoReg = 16
 
 // Segment overrides that matter in 64-bit mode.
 const (
@@ -48,7 +51,10 @@ type Operand struct {
 
 // Inst is a decoded instruction in the form the interpreter executes.
 type Inst struct {
-	Fn       Handler
+	Fn Handler
+	// ID selects the case of the dispatch loop's switch that runs Fn
+	// directly (0: call through Fn). See directHandlers.
+	ID       uint16
 	PC       uint64
 	Op       x86asm.Op
 	Len      uint8
@@ -89,15 +95,20 @@ func (in *Inst) String() string {
 	return fmt.Sprintf("%v at %#x", in.Op, in.PC)
 }
 
-// ea computes the effective address of a memory operand.
+// ea computes the effective address of a memory operand. An absent base
+// or index is register NoReg, which reads as 0, so the common forms take
+// no branches.
 func (c *CPU) ea(o *Operand) uint64 {
-	a := o.Imm
-	if o.Base != NoReg {
-		a += c.R[o.Base]
+	r := (*[NoReg + 1]uint64)(unsafe.Pointer(&c.R))
+	a := o.Imm + r[o.Base] + r[o.Index]<<o.Scale
+	if o.A32 || o.Seg != SegNone {
+		return c.eaSeg(o, a)
 	}
-	if o.Index != NoReg {
-		a += c.R[o.Index] << o.Scale
-	}
+	return a
+}
+
+// eaSeg finishes ea for 32-bit addresses and fs/gs overrides.
+func (c *CPU) eaSeg(o *Operand, a uint64) uint64 {
 	if o.A32 {
 		a = uint64(uint32(a))
 	}
@@ -178,6 +189,35 @@ func (c *CPU) load(a uint64, size int) uint64 {
 
 // store writes guest memory and tells the observer.
 func (c *CPU) store(a uint64, size int, v uint64) {
+	switch size {
+	case 1:
+		c.store8(a, v)
+	case 2:
+		c.store16(a, v)
+	case 4:
+		c.store32(a, v)
+	default:
+		c.store64(a, v)
+	}
+}
+
+// The handlers' loads and stores check only c.rtlb or c.wtlb: Mem's own
+// TLBs while nobody observes, an always-missing one otherwise (see
+// syncTLB). Everything else — a TLB miss, an access that crosses a page,
+// the observer — is in loadSlow and storeSlow, which keeps the fast paths
+// small enough to inline into the dispatch loop.
+
+//go:noinline
+func (c *CPU) loadSlow(a uint64, size int) uint64 {
+	v := c.Mem.Read(a, size)
+	if c.Obs != nil {
+		v = c.Obs.MemRead(c, a, size, v)
+	}
+	return v
+}
+
+//go:noinline
+func (c *CPU) storeSlow(a uint64, size int, v uint64) {
 	c.Mem.Write(a, size, v)
 	if c.Obs != nil {
 		c.Obs.MemWrite(c, a, size, v)
@@ -185,48 +225,81 @@ func (c *CPU) store(a uint64, size int, v uint64) {
 }
 
 func (c *CPU) load8(a uint64) uint64 {
-	v := uint64(c.Mem.Read8(a))
-	if c.Obs != nil {
-		v = c.Obs.MemRead(c, a, 1, v)
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
+		return uint64(e.page.Data[a&pageMask])
 	}
-	return v
+	return c.loadSlow(a, 1)
 }
 
 func (c *CPU) load16(a uint64) uint64 {
-	v := uint64(c.Mem.Read16(a))
-	if c.Obs != nil {
-		v = c.Obs.MemRead(c, a, 2, v)
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
+		return uint64(binary.LittleEndian.Uint16(e.page.Data[a&pageMask:]))
 	}
-	return v
+	return c.loadSlow(a, 2)
 }
 
 func (c *CPU) load32(a uint64) uint64 {
-	v := uint64(c.Mem.Read32(a))
-	if c.Obs != nil {
-		v = c.Obs.MemRead(c, a, 4, v)
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
+		return uint64(binary.LittleEndian.Uint32(e.page.Data[a&pageMask:]))
 	}
-	return v
-}
-
-func (c *CPU) store32(a uint64, v uint64) {
-	c.Mem.Write32(a, uint32(v))
-	if c.Obs != nil {
-		c.Obs.MemWrite(c, a, 4, v&0xffffffff)
-	}
+	return c.loadSlow(a, 4)
 }
 
 func (c *CPU) load64(a uint64) uint64 {
-	v := c.Mem.Read64(a)
-	if c.Obs != nil {
-		v = c.Obs.MemRead(c, a, 8, v)
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
+		return binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
 	}
-	return v
+	return c.loadSlow(a, 8)
+}
+
+func (c *CPU) store8(a uint64, v uint64) {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
+		e.page.Data[a&pageMask] = uint8(v)
+		return
+	}
+	c.storeSlow(a, 1, v&0xff)
+}
+
+func (c *CPU) store16(a uint64, v uint64) {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
+		binary.LittleEndian.PutUint16(e.page.Data[a&pageMask:], uint16(v))
+		return
+	}
+	c.storeSlow(a, 2, v&0xffff)
+}
+
+func (c *CPU) store32(a uint64, v uint64) {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
+		binary.LittleEndian.PutUint32(e.page.Data[a&pageMask:], uint32(v))
+		return
+	}
+	c.storeSlow(a, 4, v&0xffffffff)
 }
 
 func (c *CPU) store64(a uint64, v uint64) {
-	c.Mem.Write64(a, v)
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
+		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v)
+		return
+	}
+	c.storeSlow(a, 8, v)
+}
+
+// missTLB never hits: the handlers use it while an observer is attached.
+var missTLB = func() (t [tlbSize]tlbEntry) {
+	for i := range t {
+		t[i].tag = noTag
+	}
+	return
+}()
+
+// syncTLB points the handlers' fast paths at Mem's TLBs, or at missTLB
+// when an observer must see every access. Run calls it on entry; Obs and
+// Mem change only between runs.
+func (c *CPU) syncTLB() {
 	if c.Obs != nil {
-		c.Obs.MemWrite(c, a, 8, v)
+		c.rtlb, c.wtlb = &missTLB, &missTLB
+	} else {
+		c.rtlb, c.wtlb = &c.Mem.rtlb, &c.Mem.wtlb
 	}
 }
 

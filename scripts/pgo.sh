@@ -1,0 +1,23 @@
+#!/bin/bash
+# pgo.sh regenerates cmd/ttd/default.pgo: CPU profiles of `ttd run` on the
+# bench workloads (gzip -9, fp, inthash, gowork) and of `ttd record` on
+# gzip, merged. Run it when the interpreter's hot paths change (see
+# cmd/ttd/PGO.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -pgo=off -o "$tmp/ttd" ./cmd/ttd
+gcc -O2 -o "$tmp/fp" bench/workloads/fp.c -lm
+gcc -O2 -o "$tmp/inthash" bench/workloads/inthash.c
+(cd bench/workloads/gowork && CGO_ENABLED=0 go build -o "$tmp/gowork" .)
+go run ./bench/cmd/compare -write-data "$tmp/data"
+head -c 3000000 "$tmp/data" >"$tmp/data3"
+prof() { local name=$1; shift; TTD_CPUPROFILE="$tmp/$name.prof" "$tmp/ttd" "$@" >/dev/null 2>&1 </dev/null; }
+prof gzip run gzip -9 -c "$tmp/data3"
+prof fp run "$tmp/fp" 4000
+prof inthash run "$tmp/inthash" 60
+prof gowork run "$tmp/gowork"
+prof record record -o "$tmp/t.ttd" gzip -9 -c "$tmp/data3"
+go tool pprof -proto "$tmp"/*.prof >cmd/ttd/default.pgo
+echo "wrote cmd/ttd/default.pgo"
