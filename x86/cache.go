@@ -6,6 +6,8 @@ type Block struct {
 	PC, End uint64
 	Insts   []Inst
 	valid   bool
+	// setsRIP: the last instruction's handler sets RIP (a branch).
+	setsRIP bool
 	// succ caches the blocks that followed this one, so hot loops chain
 	// without a lookup.
 	succ [2]*Block

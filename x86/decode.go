@@ -115,6 +115,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 		}
 	}
 	b.End = at
+	b.setsRIP = len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Flags&InstSetsRIP != 0
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
 	return b

@@ -227,6 +227,16 @@ var directHandlers = [...]Handler{
 	movsxR1664,
 	movsxM1664,
 	opJcc,
+	opJE,
+	opJNE,
+	opJB,
+	opJAE,
+	opJBE,
+	opJA,
+	opJL,
+	opJGE,
+	opJLE,
+	opJG,
 	opJmpRel,
 	opCallRel,
 	opRet,
@@ -712,72 +722,92 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 221:
 			opJcc(c, in)
 		case 222:
-			opJmpRel(c, in)
+			opJE(c, in)
 		case 223:
-			opCallRel(c, in)
+			opJNE(c, in)
 		case 224:
-			opRet(c, in)
+			opJB(c, in)
 		case 225:
-			opPushReg(c, in)
+			opJAE(c, in)
 		case 226:
-			opPopReg(c, in)
+			opJBE(c, in)
 		case 227:
-			opLea(c, in)
+			opJA(c, in)
 		case 228:
-			opMovzx(c, in)
+			opJL(c, in)
 		case 229:
-			opMovsx(c, in)
+			opJGE(c, in)
 		case 230:
-			opCmov(c, in)
+			opJLE(c, in)
 		case 231:
-			opSetcc(c, in)
+			opJG(c, in)
 		case 232:
-			opInc(c, in)
+			opJmpRel(c, in)
 		case 233:
-			opDec(c, in)
+			opCallRel(c, in)
 		case 234:
-			opNop(c, in)
+			opRet(c, in)
 		case 235:
-			opShift(c, in)
+			opPushReg(c, in)
 		case 236:
-			opImul(c, in)
+			opPopReg(c, in)
 		case 237:
-			opCdqe(c, in)
+			opLea(c, in)
 		case 238:
-			opNeg(c, in)
+			opMovzx(c, in)
 		case 239:
-			opNot(c, in)
+			opMovsx(c, in)
 		case 240:
-			opJmpInd(c, in)
+			opCmov(c, in)
 		case 241:
-			opCallInd(c, in)
+			opSetcc(c, in)
 		case 242:
-			opLeave(c, in)
+			opInc(c, in)
 		case 243:
-			opPush(c, in)
+			opDec(c, in)
 		case 244:
-			movXX(c, in)
+			opNop(c, in)
 		case 245:
-			addsdXX(c, in)
+			opShift(c, in)
 		case 246:
-			addsdXM(c, in)
+			opImul(c, in)
 		case 247:
-			subsdXX(c, in)
+			opCdqe(c, in)
 		case 248:
-			subsdXM(c, in)
+			opNeg(c, in)
 		case 249:
-			mulsdXX(c, in)
+			opNot(c, in)
 		case 250:
-			mulsdXM(c, in)
+			opJmpInd(c, in)
 		case 251:
-			divsdXX(c, in)
+			opCallInd(c, in)
 		case 252:
-			divsdXM(c, in)
+			opLeave(c, in)
 		case 253:
-			sqrtsdXX(c, in)
+			opPush(c, in)
 		case 254:
-			comisdXX(c, in)
+			movXX(c, in)
 		case 255:
+			addsdXX(c, in)
+		case 256:
+			addsdXM(c, in)
+		case 257:
+			subsdXX(c, in)
+		case 258:
+			subsdXM(c, in)
+		case 259:
+			mulsdXX(c, in)
+		case 260:
+			mulsdXM(c, in)
+		case 261:
+			divsdXX(c, in)
+		case 262:
+			divsdXM(c, in)
+		case 263:
+			sqrtsdXX(c, in)
+		case 264:
+			comisdXX(c, in)
+		case 265:
 			comisdXM(c, in)
 		default:
 			in.Fn(c, in)

@@ -78,6 +78,12 @@ func (c *CPU) runObserved(budget uint64) {
 
 // finishBlock sets RIP after done instructions of b ran normally.
 func (c *CPU) finishBlock(b *Block, done int) {
+	if done == len(b.Insts) {
+		if !b.setsRIP {
+			c.RIP = b.End
+		}
+		return
+	}
 	last := &b.Insts[done-1]
 	if last.Flags&InstSetsRIP != 0 {
 		return

@@ -19,6 +19,100 @@ func opJcc(c *CPU, in *Inst) {
 	}
 }
 
+// Conditional jumps specialised by condition: after a cmp or sub (ccSub)
+// the unsigned and signed comparisons come straight from the operands, and
+// ZF from any lazy result; everything else goes through cond.
+var jccFast = [16]Handler{2: opJB, 3: opJAE, 4: opJE, 5: opJNE, 6: opJBE, 7: opJA,
+	0xc: opJL, 0xd: opJGE, 0xe: opJLE, 0xf: opJG}
+
+func jump(c *CPU, in *Inst, taken bool) {
+	if taken {
+		c.RIP = in.Args[0].Imm
+	} else {
+		c.RIP = next(in)
+	}
+}
+
+func opJE(c *CPU, in *Inst) {
+	if c.cc.op != ccEager {
+		jump(c, in, c.cc.res == 0)
+	} else {
+		jump(c, in, c.flags&FlagZF != 0)
+	}
+}
+
+func opJNE(c *CPU, in *Inst) {
+	if c.cc.op != ccEager {
+		jump(c, in, c.cc.res != 0)
+	} else {
+		jump(c, in, c.flags&FlagZF == 0)
+	}
+}
+
+func opJB(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, l.src1 < l.src2)
+	} else {
+		jump(c, in, c.cond(2))
+	}
+}
+
+func opJAE(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, l.src1 >= l.src2)
+	} else {
+		jump(c, in, c.cond(3))
+	}
+}
+
+func opJBE(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, l.src1 <= l.src2)
+	} else {
+		jump(c, in, c.cond(6))
+	}
+}
+
+func opJA(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, l.src1 > l.src2)
+	} else {
+		jump(c, in, c.cond(7))
+	}
+}
+
+func opJL(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, sx(l.src1, l.size) < sx(l.src2, l.size))
+	} else {
+		jump(c, in, c.cond(0xc))
+	}
+}
+
+func opJGE(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, sx(l.src1, l.size) >= sx(l.src2, l.size))
+	} else {
+		jump(c, in, c.cond(0xd))
+	}
+}
+
+func opJLE(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, sx(l.src1, l.size) <= sx(l.src2, l.size))
+	} else {
+		jump(c, in, c.cond(0xe))
+	}
+}
+
+func opJG(c *CPU, in *Inst) {
+	if l := &c.cc; l.op == ccSub {
+		jump(c, in, sx(l.src1, l.size) > sx(l.src2, l.size))
+	} else {
+		jump(c, in, c.cond(0xf))
+	}
+}
+
 func opCallRel(c *CPU, in *Inst) {
 	c.push(next(in))
 	c.RIP = in.Args[0].Imm
@@ -273,7 +367,14 @@ func init() {
 	for i, op := range jccs {
 		cc := uint32(i)
 		terminator(op)
-		register(op, func(in *Inst) Handler { in.Aux = cc; in.Flags |= InstSetsRIP; return opJcc })
+		register(op, func(in *Inst) Handler {
+			in.Aux = cc
+			in.Flags |= InstSetsRIP
+			if h := jccFast[cc]; h != nil {
+				return h
+			}
+			return opJcc
+		})
 	}
 	register(x86asm.PUSH, buildPush)
 	register(x86asm.POP, buildPop)

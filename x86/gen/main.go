@@ -227,7 +227,7 @@ var handlerRE = regexp.MustCompile(`(?m)^func (\w+)\(c \*CPU, in \*Inst\)`)
 // instead of through Inst.Fn: the most frequent in profiles of the bench
 // workloads.
 var hotHandlers = []string{
-	"opJcc", "opJmpRel", "opCallRel", "opRet", "opPushReg", "opPopReg", "opLea",
+	"opJcc", "opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA", "opJL", "opJGE", "opJLE", "opJG", "opJmpRel", "opCallRel", "opRet", "opPushReg", "opPopReg", "opLea",
 	"opMovzx", "opMovsx", "opCmov", "opSetcc", "opInc", "opDec", "opNop", "opShift",
 	"opImul", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
 	"movXX", "addsdXX", "addsdXM", "subsdXX", "subsdXM", "mulsdXX", "mulsdXM",
