@@ -115,6 +115,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 		}
 	}
 	b.End = at
+	markDeadFlags(b)
 	b.setsRIP = len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Flags&InstSetsRIP != 0
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
@@ -279,16 +280,18 @@ func decodeInst(pc uint64, code []byte) Inst {
 		in.inner = in.Fn
 		in.Fn = syncWrap
 	}
-	in.ID = directID[reflect.ValueOf(in.Fn).Pointer()]
+	in.ID = directID[funcPC(in.Fn)]
 	return in
 }
+
+func funcPC(h Handler) uintptr { return reflect.ValueOf(h).Pointer() }
 
 // directID maps the code address of each of directHandlers to its index.
 var directID = func() map[uintptr]uint16 {
 	m := make(map[uintptr]uint16, len(directHandlers))
 	for i, h := range directHandlers {
 		if h != nil {
-			m[reflect.ValueOf(h).Pointer()] = uint16(i)
+			m[funcPC(h)] = uint16(i)
 		}
 	}
 	return m

@@ -226,6 +226,40 @@ var directHandlers = [...]Handler{
 	movsxM1632,
 	movsxR1664,
 	movsxM1664,
+	addRR32nf,
+	addRI32nf,
+	addRR64nf,
+	addRI64nf,
+	subRR32nf,
+	subRI32nf,
+	subRR64nf,
+	subRI64nf,
+	andRR32nf,
+	andRI32nf,
+	andRR64nf,
+	andRI64nf,
+	orRR32nf,
+	orRI32nf,
+	orRR64nf,
+	orRI64nf,
+	xorRR32nf,
+	xorRI32nf,
+	xorRR64nf,
+	xorRI64nf,
+	shlRI32nf,
+	shlRI64nf,
+	shrRI32nf,
+	shrRI64nf,
+	sarRI32nf,
+	sarRI64nf,
+	rolRI32nf,
+	rolRI64nf,
+	rorRI32nf,
+	rorRI64nf,
+	incR32nf,
+	decR32nf,
+	incR64nf,
+	decR64nf,
 	opJcc,
 	opJE,
 	opJNE,
@@ -720,94 +754,162 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 220:
 			movsxM1664(c, in)
 		case 221:
-			opJcc(c, in)
+			addRR32nf(c, in)
 		case 222:
-			opJE(c, in)
+			addRI32nf(c, in)
 		case 223:
-			opJNE(c, in)
+			addRR64nf(c, in)
 		case 224:
-			opJB(c, in)
+			addRI64nf(c, in)
 		case 225:
-			opJAE(c, in)
+			subRR32nf(c, in)
 		case 226:
-			opJBE(c, in)
+			subRI32nf(c, in)
 		case 227:
-			opJA(c, in)
+			subRR64nf(c, in)
 		case 228:
-			opJL(c, in)
+			subRI64nf(c, in)
 		case 229:
-			opJGE(c, in)
+			andRR32nf(c, in)
 		case 230:
-			opJLE(c, in)
+			andRI32nf(c, in)
 		case 231:
-			opJG(c, in)
+			andRR64nf(c, in)
 		case 232:
-			opJmpRel(c, in)
+			andRI64nf(c, in)
 		case 233:
-			opCallRel(c, in)
+			orRR32nf(c, in)
 		case 234:
-			opRet(c, in)
+			orRI32nf(c, in)
 		case 235:
-			opPushReg(c, in)
+			orRR64nf(c, in)
 		case 236:
-			opPopReg(c, in)
+			orRI64nf(c, in)
 		case 237:
-			opLea(c, in)
+			xorRR32nf(c, in)
 		case 238:
-			opMovzx(c, in)
+			xorRI32nf(c, in)
 		case 239:
-			opMovsx(c, in)
+			xorRR64nf(c, in)
 		case 240:
-			opCmov(c, in)
+			xorRI64nf(c, in)
 		case 241:
-			opSetcc(c, in)
+			shlRI32nf(c, in)
 		case 242:
-			opInc(c, in)
+			shlRI64nf(c, in)
 		case 243:
-			opDec(c, in)
+			shrRI32nf(c, in)
 		case 244:
-			opNop(c, in)
+			shrRI64nf(c, in)
 		case 245:
-			opShift(c, in)
+			sarRI32nf(c, in)
 		case 246:
-			opImul(c, in)
+			sarRI64nf(c, in)
 		case 247:
-			opCdqe(c, in)
+			rolRI32nf(c, in)
 		case 248:
-			opNeg(c, in)
+			rolRI64nf(c, in)
 		case 249:
-			opNot(c, in)
+			rorRI32nf(c, in)
 		case 250:
-			opJmpInd(c, in)
+			rorRI64nf(c, in)
 		case 251:
-			opCallInd(c, in)
+			incR32nf(c, in)
 		case 252:
-			opLeave(c, in)
+			decR32nf(c, in)
 		case 253:
-			opPush(c, in)
+			incR64nf(c, in)
 		case 254:
-			movXX(c, in)
+			decR64nf(c, in)
 		case 255:
-			addsdXX(c, in)
+			opJcc(c, in)
 		case 256:
-			addsdXM(c, in)
+			opJE(c, in)
 		case 257:
-			subsdXX(c, in)
+			opJNE(c, in)
 		case 258:
-			subsdXM(c, in)
+			opJB(c, in)
 		case 259:
-			mulsdXX(c, in)
+			opJAE(c, in)
 		case 260:
-			mulsdXM(c, in)
+			opJBE(c, in)
 		case 261:
-			divsdXX(c, in)
+			opJA(c, in)
 		case 262:
-			divsdXM(c, in)
+			opJL(c, in)
 		case 263:
-			sqrtsdXX(c, in)
+			opJGE(c, in)
 		case 264:
-			comisdXX(c, in)
+			opJLE(c, in)
 		case 265:
+			opJG(c, in)
+		case 266:
+			opJmpRel(c, in)
+		case 267:
+			opCallRel(c, in)
+		case 268:
+			opRet(c, in)
+		case 269:
+			opPushReg(c, in)
+		case 270:
+			opPopReg(c, in)
+		case 271:
+			opLea(c, in)
+		case 272:
+			opMovzx(c, in)
+		case 273:
+			opMovsx(c, in)
+		case 274:
+			opCmov(c, in)
+		case 275:
+			opSetcc(c, in)
+		case 276:
+			opInc(c, in)
+		case 277:
+			opDec(c, in)
+		case 278:
+			opNop(c, in)
+		case 279:
+			opShift(c, in)
+		case 280:
+			opImul(c, in)
+		case 281:
+			opCdqe(c, in)
+		case 282:
+			opNeg(c, in)
+		case 283:
+			opNot(c, in)
+		case 284:
+			opJmpInd(c, in)
+		case 285:
+			opCallInd(c, in)
+		case 286:
+			opLeave(c, in)
+		case 287:
+			opPush(c, in)
+		case 288:
+			movXX(c, in)
+		case 289:
+			addsdXX(c, in)
+		case 290:
+			addsdXM(c, in)
+		case 291:
+			subsdXX(c, in)
+		case 292:
+			subsdXM(c, in)
+		case 293:
+			mulsdXX(c, in)
+		case 294:
+			mulsdXM(c, in)
+		case 295:
+			divsdXX(c, in)
+		case 296:
+			divsdXM(c, in)
+		case 297:
+			sqrtsdXX(c, in)
+		case 298:
+			comisdXX(c, in)
+		case 299:
 			comisdXM(c, in)
 		default:
 			in.Fn(c, in)

@@ -22,7 +22,14 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 		}
 		c.blk = b
 		c.blkLen = n
-		c.runInsts(b.Insts)
+		if n == len(b.Insts) {
+			c.runInsts(b.Insts)
+		} else {
+			// Cut short by the budget: run the exact handlers, since
+			// flags that the rest of the block would overwrite are
+			// visible at the stop (deadflags.go).
+			c.runExact(b.Insts)
+		}
 		done := c.blkLen
 		c.Icount += uint64(done)
 		budget -= uint64(done)
@@ -74,6 +81,14 @@ func (c *CPU) runObserved(budget uint64) {
 		prev = b
 	}
 	c.exit.Reason = ExitBudget
+}
+
+// runExact runs insts[0:c.blkLen] through Inst.Fn.
+func (c *CPU) runExact(insts []Inst) {
+	for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
+		in := &insts[c.blkIdx]
+		in.Fn(c, in)
+	}
 }
 
 // finishBlock sets RIP after done instructions of b ran normally.

@@ -2,6 +2,8 @@
 
 package x86
 
+import "math/bits"
+
 func addRR8(c *CPU, in *Inst) {
 	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a + b))
@@ -1473,3 +1475,111 @@ var movExtForms = [2][2][2][3]Handler{
 	{{{movzxR816, movzxR832, movzxR864}, {nil, movzxR1632, movzxR1664}}, {{movzxM816, movzxM832, movzxM864}, {nil, movzxM1632, movzxM1664}}},
 	{{{movsxR816, movsxR832, movsxR864}, {nil, movsxR1632, movsxR1664}}, {{movsxM816, movsxM832, movsxM864}, {nil, movsxM1632, movsxM1664}}},
 }
+
+// Flag-free variants (deadflags.go chooses them).
+
+func addRR32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] + c.R[in.Args[1].Reg]))
+}
+func addRI32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] + in.Args[1].Imm))
+}
+func addRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + c.R[in.Args[1].Reg] }
+func addRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + in.Args[1].Imm }
+func subRR32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - c.R[in.Args[1].Reg]))
+}
+func subRI32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - in.Args[1].Imm))
+}
+func subRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - c.R[in.Args[1].Reg] }
+func subRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - in.Args[1].Imm }
+func andRR32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] & c.R[in.Args[1].Reg]))
+}
+func andRI32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] & in.Args[1].Imm))
+}
+func andRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] & c.R[in.Args[1].Reg] }
+func andRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] & in.Args[1].Imm }
+func orRR32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] | c.R[in.Args[1].Reg]))
+}
+func orRI32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] | in.Args[1].Imm))
+}
+func orRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] | c.R[in.Args[1].Reg] }
+func orRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] | in.Args[1].Imm }
+func xorRR32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] ^ c.R[in.Args[1].Reg]))
+}
+func xorRI32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] ^ in.Args[1].Imm))
+}
+func xorRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] ^ c.R[in.Args[1].Reg] }
+func xorRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] ^ in.Args[1].Imm }
+func shlRI32nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&31
+	c.R[d] = uint64(uint32(c.R[d]) << k)
+}
+func shlRI64nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&63
+	c.R[d] = c.R[d] << k
+}
+func shrRI32nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&31
+	c.R[d] = uint64(uint32(c.R[d]) >> k)
+}
+func shrRI64nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&63
+	c.R[d] = c.R[d] >> k
+}
+func sarRI32nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&31
+	c.R[d] = uint64(uint32(int32(uint32(c.R[d])) >> k))
+}
+func sarRI64nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&63
+	c.R[d] = uint64(int64(c.R[d]) >> k)
+}
+func rolRI32nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&31
+	c.R[d] = uint64(bits.RotateLeft32(uint32(c.R[d]), int(k)))
+}
+func rolRI64nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&63
+	c.R[d] = bits.RotateLeft64(c.R[d], int(k))
+}
+func rorRI32nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&31
+	c.R[d] = uint64(bits.RotateLeft32(uint32(c.R[d]), -int(k)))
+}
+func rorRI64nf(c *CPU, in *Inst) {
+	d, k := in.Args[0].Reg, in.Args[1].Imm&63
+	c.R[d] = bits.RotateLeft64(c.R[d], -int(k))
+}
+func incR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] + 1)) }
+func decR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - 1)) }
+func incR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + 1 }
+func decR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - 1 }
+
+// noFlagALU[op: add sub and or xor][form: RR RI][size: 4 8]
+var noFlagALU = [5][2][2]Handler{
+	{{addRR32nf, addRR64nf}, {addRI32nf, addRI64nf}},
+	{{subRR32nf, subRR64nf}, {subRI32nf, subRI64nf}},
+	{{andRR32nf, andRR64nf}, {andRI32nf, andRI64nf}},
+	{{orRR32nf, orRR64nf}, {orRI32nf, orRI64nf}},
+	{{xorRR32nf, xorRR64nf}, {xorRI32nf, xorRI64nf}},
+}
+
+// noFlagShift[shShl..shRor][size: 4 8]
+var noFlagShift = [5][2]Handler{
+	{shlRI32nf, shlRI64nf},
+	{shrRI32nf, shrRI64nf},
+	{sarRI32nf, sarRI64nf},
+	{rolRI32nf, rolRI64nf},
+	{rorRI32nf, rorRI64nf},
+}
+
+// noFlagIncDec[inc dec][size: 4 8]
+var noFlagIncDec = [2][2]Handler{{incR32nf, incR64nf}, {decR32nf, decR64nf}}
