@@ -294,6 +294,17 @@ var directHandlers = [...]Handler{
 	opLeave,
 	opPush,
 	movXX,
+	movqXR,
+	movqXM,
+	movqXX,
+	movqRX,
+	movqMX,
+	movsdXX,
+	movsdXM,
+	movsdMX,
+	movssXX,
+	movssXM,
+	movssMX,
 	addsdXX,
 	addsdXM,
 	subsdXX,
@@ -890,26 +901,48 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 288:
 			movXX(c, in)
 		case 289:
-			addsdXX(c, in)
+			movqXR(c, in)
 		case 290:
-			addsdXM(c, in)
+			movqXM(c, in)
 		case 291:
-			subsdXX(c, in)
+			movqXX(c, in)
 		case 292:
-			subsdXM(c, in)
+			movqRX(c, in)
 		case 293:
-			mulsdXX(c, in)
+			movqMX(c, in)
 		case 294:
-			mulsdXM(c, in)
+			movsdXX(c, in)
 		case 295:
-			divsdXX(c, in)
+			movsdXM(c, in)
 		case 296:
-			divsdXM(c, in)
+			movsdMX(c, in)
 		case 297:
-			sqrtsdXX(c, in)
+			movssXX(c, in)
 		case 298:
-			comisdXX(c, in)
+			movssXM(c, in)
 		case 299:
+			movssMX(c, in)
+		case 300:
+			addsdXX(c, in)
+		case 301:
+			addsdXM(c, in)
+		case 302:
+			subsdXX(c, in)
+		case 303:
+			subsdXM(c, in)
+		case 304:
+			mulsdXX(c, in)
+		case 305:
+			mulsdXM(c, in)
+		case 306:
+			divsdXX(c, in)
+		case 307:
+			divsdXM(c, in)
+		case 308:
+			sqrtsdXX(c, in)
+		case 309:
+			comisdXX(c, in)
+		case 310:
 			comisdXM(c, in)
 		default:
 			in.Fn(c, in)

@@ -330,15 +330,15 @@ func buildMovq(in *Inst) Handler {
 	d, s := &in.Args[0], &in.Args[1]
 	switch {
 	case isX(d) && s.Kind == KReg:
-		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.R[in.Args[1].Reg]} }
+		return movqXR
 	case isX(d) && isMem(s):
-		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load64(c.ea(&in.Args[1]))} }
+		return movqXM
 	case isX(d) && isX(s):
-		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.X[in.Args[1].Reg][0]} }
+		return movqXX
 	case d.Kind == KReg && isX(s):
-		return func(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg][0] }
+		return movqRX
 	case isMem(d) && isX(s):
-		return func(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+		return movqMX
 	case d.Kind == KMMX && (s.Kind == KReg || isMem(s)):
 		return func(c *CPU, in *Inst) { c.mmxWrite(in.Args[0].Reg, c.get(&in.Args[1])) }
 	case d.Kind == KMMX && s.Kind == KMMX:
@@ -348,6 +348,25 @@ func buildMovq(in *Inst) Handler {
 	}
 	return nil
 }
+
+// The movq and movsd/movss forms of scalar floating-point code are named
+// functions so that the dispatch loop can call them directly.
+
+func movqXR(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.R[in.Args[1].Reg]} }
+func movqXM(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load64(c.ea(&in.Args[1]))} }
+func movqXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.X[in.Args[1].Reg][0]} }
+func movqRX(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg][0] }
+func movqMX(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+
+func movsdXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg][0] = c.X[in.Args[1].Reg][0] }
+func movsdXM(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load64(c.ea(&in.Args[1]))} }
+func movsdMX(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+func movssXX(c *CPU, in *Inst) {
+	x := &c.X[in.Args[0].Reg]
+	x[0] = x[0]&^0xffffffff | c.X[in.Args[1].Reg][0]&0xffffffff
+}
+func movssXM(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load32(c.ea(&in.Args[1]))} }
+func movssMX(c *CPU, in *Inst) { c.store32(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
 
 // mmxRead returns MMX register i. Like every MMX instruction it puts the
 // x87 in MMX state: TOP 0 and all registers valid.
@@ -367,28 +386,24 @@ func (c *CPU) mmxWrite(i uint8, v uint64) {
 // buildMovScalar: movss/movsd. Register to register merges the low lane;
 // a load zeroes the rest of the register; a store writes the low lane.
 func buildMovScalar(size int) Builder {
-	lo := uint64(0xffffffff)
-	if size == 8 {
-		lo = ^uint64(0)
-	}
 	return func(in *Inst) Handler {
 		d, s := &in.Args[0], &in.Args[1]
 		switch {
 		case isX(d) && isX(s):
-			return func(c *CPU, in *Inst) {
-				x := &c.X[in.Args[0].Reg]
-				x[0] = x[0]&^lo | c.X[in.Args[1].Reg][0]&lo
+			if size == 8 {
+				return movsdXX
 			}
+			return movssXX
 		case isX(d) && isMem(s):
 			if size == 8 {
-				return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load64(c.ea(&in.Args[1]))} }
+				return movsdXM
 			}
-			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load32(c.ea(&in.Args[1]))} }
+			return movssXM
 		case isMem(d) && isX(s):
 			if size == 8 {
-				return func(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+				return movsdMX
 			}
-			return func(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, c.X[in.Args[1].Reg][0]&lo) }
+			return movssMX
 		}
 		return nil
 	}

@@ -283,7 +283,8 @@ var hotHandlers = []string{
 	"opJcc", "opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA", "opJL", "opJGE", "opJLE", "opJG", "opJmpRel", "opCallRel", "opRet", "opPushReg", "opPopReg", "opLea",
 	"opMovzx", "opMovsx", "opCmov", "opSetcc", "opInc", "opDec", "opNop", "opShift",
 	"opImul", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
-	"movXX", "addsdXX", "addsdXM", "subsdXX", "subsdXM", "mulsdXX", "mulsdXM",
+	"movXX", "movqXR", "movqXM", "movqXX", "movqRX", "movqMX", "movsdXX", "movsdXM", "movsdMX",
+	"movssXX", "movssXM", "movssMX", "addsdXX", "addsdXM", "subsdXX", "subsdXM", "mulsdXX", "mulsdXM",
 	"divsdXX", "divsdXM", "sqrtsdXX", "comisdXX", "comisdXM",
 }
 
