@@ -181,3 +181,37 @@ func TestDecodeQuirks(t *testing.T) {
 		}
 	}
 }
+
+// TestJumpInsideBlock runs a block whose conditional jumps sit in its
+// middle (a taken one leaves the block) whole and one instruction at a
+// time: same registers, RIP and instruction count.
+func TestJumpInsideBlock(t *testing.T) {
+	code := []byte{
+		0x31, 0xc0, // xor eax, eax
+		0x83, 0xf8, 0x00, // cmp eax, 0
+		0x75, 0x02, // jne +2 (not taken)
+		0xb9, 0x05, 0x00, 0x00, 0x00, // mov ecx, 5 (flags unchanged)
+		0x74, 0x02, // je +2 (taken: leaves the block)
+		0xff, 0xc0, // inc eax (skipped)
+		0xff, 0xc2, // inc edx
+		0x0f, 0x05, // syscall
+	}
+	run := func(budget uint64) *CPU {
+		c := newTestCPU(t, code)
+		for {
+			if e := c.Run(budget); e.Reason == ExitSyscall {
+				return c
+			} else if e.Reason != ExitBudget {
+				t.Fatalf("exit %v", e.Reason)
+			}
+		}
+	}
+	whole, step := run(1<<20), run(1)
+	// syscall leaves the return address in rcx.
+	if whole.R[RAX] != 0 || whole.R[RCX] != testCode+uint64(len(code)) || whole.R[RDX] != 1 {
+		t.Errorf("rax=%d rcx=%d rdx=%d", whole.R[RAX], whole.R[RCX], whole.R[RDX])
+	}
+	if whole.R != step.R || whole.RIP != step.RIP || whole.Icount != step.Icount || whole.Icount != 7 {
+		t.Errorf("whole: icount %d rip %#x %x\nstep:  icount %d rip %#x %x", whole.Icount, whole.RIP, whole.R, step.Icount, step.RIP, step.R)
+	}
+}

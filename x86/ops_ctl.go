@@ -4,20 +4,15 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// Control transfers. Every handler here ends its block and sets RIP.
+// Control transfers. Every handler here sets RIP and ends its block;
+// a conditional jump ends it only when taken.
 
 func next(in *Inst) uint64 { return in.PC + uint64(in.Len) }
 
 func opJmpRel(c *CPU, in *Inst) { c.RIP = in.Args[0].Imm }
 func opJmpInd(c *CPU, in *Inst) { c.RIP = c.get(&in.Args[0]) }
 
-func opJcc(c *CPU, in *Inst) {
-	if c.cond(uint8(in.Aux)) {
-		c.RIP = in.Args[0].Imm
-	} else {
-		c.RIP = next(in)
-	}
-}
+func opJcc(c *CPU, in *Inst) { jump(c, in, c.cond(uint8(in.Aux))) }
 
 // Conditional jumps specialised by condition: after a cmp or sub (ccSub)
 // the unsigned and signed comparisons come straight from the operands, and
@@ -25,9 +20,12 @@ func opJcc(c *CPU, in *Inst) {
 var jccFast = [16]Handler{2: opJB, 3: opJAE, 4: opJE, 5: opJNE, 6: opJBE, 7: opJA,
 	0xc: opJL, 0xd: opJGE, 0xe: opJLE, 0xf: opJG}
 
+// jump finishes a conditional jump. Jumps may sit in the middle of a
+// block: a taken one ends the block after itself.
 func jump(c *CPU, in *Inst, taken bool) {
 	if taken {
 		c.RIP = in.Args[0].Imm
+		c.blkLen = c.blkIdx + 1
 	} else {
 		c.RIP = next(in)
 	}
@@ -364,9 +362,11 @@ func init() {
 	register(x86asm.SYSCALL, setsRIP(opSyscall))
 	jccs := []x86asm.Op{x86asm.JO, x86asm.JNO, x86asm.JB, x86asm.JAE, x86asm.JE, x86asm.JNE, x86asm.JBE, x86asm.JA,
 		x86asm.JS, x86asm.JNS, x86asm.JP, x86asm.JNP, x86asm.JL, x86asm.JGE, x86asm.JLE, x86asm.JG}
+	// A conditional jump does not end its block: the block goes on along
+	// the fall-through path, and a taken jump leaves it (see jump). Hot
+	// loops then run as one block instead of several short ones.
 	for i, op := range jccs {
 		cc := uint32(i)
-		terminator(op)
 		register(op, func(in *Inst) Handler {
 			in.Aux = cc
 			in.Flags |= InstSetsRIP
