@@ -40,6 +40,12 @@ func flagUse(in *Inst) (reads, writes uint64) {
 		return FlagCF, ArithFlags
 	case x86asm.INC, x86asm.DEC:
 		return 0, ArithFlags &^ FlagCF
+	case x86asm.IMUL:
+		// mulFlags sets all six (SF, ZF, PF from the result, AF clear).
+		if in.NArgs >= 2 {
+			return 0, ArithFlags
+		}
+		return 0, 0
 	case x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.ROL, x86asm.ROR:
 		k, ok := shiftImm(in)
 		if !ok || k == 0 {
@@ -105,6 +111,17 @@ func noFlagVariant(in *Inst) Handler {
 			return nil
 		}
 		return noFlagShift[shiftIndex[in.Op]][sz]
+	case x86asm.IMUL:
+		if in.NArgs < 2 || in.Args[1].Kind != KReg {
+			return nil
+		}
+		if in.NArgs == 2 {
+			return noFlagImul[0][sz]
+		}
+		if in.Args[2].Kind != KImm {
+			return nil
+		}
+		return noFlagImul[1][sz]
 	case x86asm.INC, x86asm.DEC:
 		if in.NArgs != 1 {
 			return nil

@@ -7,7 +7,7 @@ import (
 
 // randRegInst encodes a random register-only instruction: ALU with a
 // register or an 8-bit immediate, shift or rotate by an immediate, inc,
-// dec, mov, or a setcc that makes the flags visible in a register.
+// dec, imul, mov, or a setcc that makes the flags visible in a register.
 func randRegInst(r *rand.Rand) []byte {
 	pick := func() byte {
 		for {
@@ -28,7 +28,13 @@ func randRegInst(r *rand.Rand) []byte {
 		rex |= 4 // REX.R
 	}
 	modrm := func(reg, rm byte) byte { return 0xc0 | (reg&7)<<3 | rm&7 }
-	switch r.Intn(6) {
+	switch r.Intn(7) {
+	case 5: // imul r, r/m; imul r, r/m, imm8
+		swapped := 0x40 | rex&8 | (rex&1)<<2 | (rex&4)>>2 // reg is d, r/m is s
+		if r.Intn(2) == 0 {
+			return []byte{swapped, 0x0f, 0xaf, modrm(d, s)}
+		}
+		return []byte{swapped, 0x6b, modrm(d, s), byte(r.Intn(256))}
 	case 0, 1: // add or adc sbb and sub xor cmp r/m, r; test; mov
 		ops := []byte{0x01, 0x09, 0x11, 0x19, 0x21, 0x29, 0x31, 0x39, 0x85, 0x89}
 		return []byte{rex, ops[r.Intn(len(ops))], modrm(s, d)}

@@ -260,6 +260,10 @@ var directHandlers = [...]Handler{
 	decR32nf,
 	incR64nf,
 	decR64nf,
+	imulRR32nf,
+	imulRRI32nf,
+	imulRR64nf,
+	imulRRI64nf,
 	opJcc,
 	opJE,
 	opJNE,
@@ -833,116 +837,124 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 254:
 			decR64nf(c, in)
 		case 255:
-			opJcc(c, in)
+			imulRR32nf(c, in)
 		case 256:
-			opJE(c, in)
+			imulRRI32nf(c, in)
 		case 257:
-			opJNE(c, in)
+			imulRR64nf(c, in)
 		case 258:
-			opJB(c, in)
+			imulRRI64nf(c, in)
 		case 259:
-			opJAE(c, in)
+			opJcc(c, in)
 		case 260:
-			opJBE(c, in)
+			opJE(c, in)
 		case 261:
-			opJA(c, in)
+			opJNE(c, in)
 		case 262:
-			opJL(c, in)
+			opJB(c, in)
 		case 263:
-			opJGE(c, in)
+			opJAE(c, in)
 		case 264:
-			opJLE(c, in)
+			opJBE(c, in)
 		case 265:
-			opJG(c, in)
+			opJA(c, in)
 		case 266:
-			opJmpRel(c, in)
+			opJL(c, in)
 		case 267:
-			opCallRel(c, in)
+			opJGE(c, in)
 		case 268:
-			opRet(c, in)
+			opJLE(c, in)
 		case 269:
-			opPushReg(c, in)
+			opJG(c, in)
 		case 270:
-			opPopReg(c, in)
+			opJmpRel(c, in)
 		case 271:
-			opLea(c, in)
+			opCallRel(c, in)
 		case 272:
-			opMovzx(c, in)
+			opRet(c, in)
 		case 273:
-			opMovsx(c, in)
+			opPushReg(c, in)
 		case 274:
-			opCmov(c, in)
+			opPopReg(c, in)
 		case 275:
-			opSetcc(c, in)
+			opLea(c, in)
 		case 276:
-			opInc(c, in)
+			opMovzx(c, in)
 		case 277:
-			opDec(c, in)
+			opMovsx(c, in)
 		case 278:
-			opNop(c, in)
+			opCmov(c, in)
 		case 279:
-			opShift(c, in)
+			opSetcc(c, in)
 		case 280:
-			opImul(c, in)
+			opInc(c, in)
 		case 281:
-			opCdqe(c, in)
+			opDec(c, in)
 		case 282:
-			opNeg(c, in)
+			opNop(c, in)
 		case 283:
-			opNot(c, in)
+			opShift(c, in)
 		case 284:
-			opJmpInd(c, in)
+			opImul(c, in)
 		case 285:
-			opCallInd(c, in)
+			opCdqe(c, in)
 		case 286:
-			opLeave(c, in)
+			opNeg(c, in)
 		case 287:
-			opPush(c, in)
+			opNot(c, in)
 		case 288:
-			movXX(c, in)
+			opJmpInd(c, in)
 		case 289:
-			movqXR(c, in)
+			opCallInd(c, in)
 		case 290:
-			movqXM(c, in)
+			opLeave(c, in)
 		case 291:
-			movqXX(c, in)
+			opPush(c, in)
 		case 292:
-			movqRX(c, in)
+			movXX(c, in)
 		case 293:
-			movqMX(c, in)
+			movqXR(c, in)
 		case 294:
-			movsdXX(c, in)
+			movqXM(c, in)
 		case 295:
-			movsdXM(c, in)
+			movqXX(c, in)
 		case 296:
-			movsdMX(c, in)
+			movqRX(c, in)
 		case 297:
-			movssXX(c, in)
+			movqMX(c, in)
 		case 298:
-			movssXM(c, in)
+			movsdXX(c, in)
 		case 299:
-			movssMX(c, in)
+			movsdXM(c, in)
 		case 300:
-			addsdXX(c, in)
+			movsdMX(c, in)
 		case 301:
-			addsdXM(c, in)
+			movssXX(c, in)
 		case 302:
-			subsdXX(c, in)
+			movssXM(c, in)
 		case 303:
-			subsdXM(c, in)
+			movssMX(c, in)
 		case 304:
-			mulsdXX(c, in)
+			addsdXX(c, in)
 		case 305:
-			mulsdXM(c, in)
+			addsdXM(c, in)
 		case 306:
-			divsdXX(c, in)
+			subsdXX(c, in)
 		case 307:
-			divsdXM(c, in)
+			subsdXM(c, in)
 		case 308:
-			sqrtsdXX(c, in)
+			mulsdXX(c, in)
 		case 309:
-			comisdXX(c, in)
+			mulsdXM(c, in)
 		case 310:
+			divsdXX(c, in)
+		case 311:
+			divsdXM(c, in)
+		case 312:
+			sqrtsdXX(c, in)
+		case 313:
+			comisdXX(c, in)
+		case 314:
 			comisdXM(c, in)
 		default:
 			in.Fn(c, in)

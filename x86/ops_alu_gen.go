@@ -1562,6 +1562,17 @@ func incR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Arg
 func decR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - 1)) }
 func incR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + 1 }
 func decR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - 1 }
+func imulRR32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] * c.R[in.Args[1].Reg]))
+}
+func imulRRI32nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[1].Reg] * in.Args[2].Imm))
+}
+func imulRR64nf(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] * c.R[in.Args[1].Reg] }
+func imulRRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[1].Reg] * in.Args[2].Imm }
+
+// noFlagImul[form: RR RRI][size: 4 8]
+var noFlagImul = [2][2]Handler{{imulRR32nf, imulRR64nf}, {imulRRI32nf, imulRRI64nf}}
 
 // noFlagALU[op: add sub and or xor][form: RR RI][size: 4 8]
 var noFlagALU = [5][2][2]Handler{

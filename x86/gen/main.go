@@ -260,6 +260,11 @@ func writeNoFlags(b *bytes.Buffer) {
 		fmt.Fprintf(b, "func %snf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = %s }\n", name("inc", "R", size), mask(size, "c.R[in.Args[0].Reg] + 1"))
 		fmt.Fprintf(b, "func %snf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = %s }\n", name("dec", "R", size), mask(size, "c.R[in.Args[0].Reg] - 1"))
 	}
+	for _, size := range []int{4, 8} {
+		fmt.Fprintf(b, "func imulRR%dnf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = %s }\n", size*8, mask(size, "c.R[in.Args[0].Reg] * c.R[in.Args[1].Reg]"))
+		fmt.Fprintf(b, "func imulRRI%dnf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = %s }\n", size*8, mask(size, "c.R[in.Args[1].Reg] * in.Args[2].Imm"))
+	}
+	b.WriteString("\n// noFlagImul[form: RR RRI][size: 4 8]\nvar noFlagImul = [2][2]Handler{{imulRR32nf, imulRR64nf}, {imulRRI32nf, imulRRI64nf}}\n")
 	// noFlagForms[op][form RR/RI][size 4/8]
 	b.WriteString("\n// noFlagALU[op: add sub and or xor][form: RR RI][size: 4 8]\nvar noFlagALU = [5][2][2]Handler{\n")
 	for _, o := range []string{"add", "sub", "and", "or", "xor"} {
