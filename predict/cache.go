@@ -6,6 +6,10 @@ package predict
 type Cache struct {
 	slots []uint64
 	mask  uint64
+	// Reads counts the reads the cache has seen since its owner last
+	// reset it (a log entry names a read by this count's delta). The
+	// CPU's inline check increments it for the reads it predicts.
+	Reads uint64
 }
 
 // DefaultBits is the default size of a cache in slots (log2): 2^16 words,

@@ -47,7 +47,6 @@ type Stats struct {
 	Instructions uint64
 	Reads        uint64 // memory reads observed
 	LoggedReads  uint64 // reads the prediction cache missed
-	Writes       uint64
 	Syscalls     uint64
 	Checkpoints  uint64
 	CodeBytes    uint64
@@ -75,9 +74,9 @@ type threadRec struct {
 	tid   int
 	cpu   *x86.CPU
 	cache *predict.Cache
-	// reads counts the thread's reads since the last checkpoint;
+	// cache.Reads counts the thread's reads since the last checkpoint;
 	// lastLogged is the count at its last logged read.
-	reads, lastLogged uint64
+	lastLogged uint64
 	// seen is the thread's retired count already added to the global
 	// position.
 	seen uint64
@@ -157,6 +156,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 		r.stats.TraceBytes = fi.Size()
 	}
 	r.stats.Instructions = r.pos
+	for _, t := range r.threads {
+		r.stats.Reads += t.cache.Reads
+	}
 	if runErr != nil {
 		return st, r.stats, runErr
 	}
@@ -190,6 +192,7 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 					}
 					t.cpu = c
 					t.seen = c.Retired()
+					r.inline(t)
 					r.lastCPU, r.lastRec = c, t
 					return t
 				}
@@ -204,7 +207,18 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
 	t := &threadRec{tid: tid, cpu: c, cache: predict.New(r.opts.CacheBits), seen: c.Retired()}
 	r.threads = append(r.threads, t)
+	r.inline(t)
 	return t
+}
+
+// inline lets t's CPU check the prediction cache itself (x86.CPU.Pred):
+// the recorder then sees only the reads the cache misses, which is what
+// makes recording cost little more than running. DebugAccess must see
+// every access, so it keeps them all on the observer path.
+func (r *Recorder) inline(t *threadRec) {
+	if DebugAccess == nil {
+		t.cpu.Pred = t.cache
+	}
 }
 
 func (r *Recorder) thread(t *emu.Thread) *threadRec {
@@ -269,11 +283,10 @@ func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64
 }
 
 func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
-	t.reads++
-	r.stats.Reads++
+	t.cache.Reads++
 	if !t.cache.Read(addr, size, val) {
-		r.w.MemRead(t.reads-t.lastLogged, val, uint8(size))
-		t.lastLogged = t.reads
+		r.w.MemRead(t.cache.Reads-t.lastLogged, val, uint8(size))
+		t.lastLogged = t.cache.Reads
 		r.stats.LoggedReads++
 	}
 }
@@ -284,7 +297,6 @@ func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	if DebugAccess != nil {
 		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, true)
 	}
-	r.stats.Writes++
 	if n1 := predict.Split(addr, size); n1 != size {
 		t.cache.Update(addr, n1, val&(1<<(8*uint(n1))-1))
 		t.cache.Update(addr+uint64(n1), size-n1, val>>(8*uint(n1)))
@@ -602,7 +614,8 @@ func (r *Recorder) checkpoint() {
 	}
 	for _, t := range r.threads {
 		t.cache.Flush()
-		t.reads, t.lastLogged = 0, 0
+		r.stats.Reads += t.cache.Reads
+		t.cache.Reads, t.lastLogged = 0, 0
 	}
 	r.p.MM.Code.Flush()
 	r.w.Checkpoint(cp)

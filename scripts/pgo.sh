@@ -1,7 +1,7 @@
 #!/bin/bash
 # pgo.sh regenerates cmd/ttd/default.pgo: CPU profiles of `ttd run` on the
 # bench workloads (gzip -9, fp, inthash, gowork) and of `ttd record` on
-# gzip, merged. Run it when the interpreter's hot paths change (see
+# gzip and inthash, merged. Run it when the interpreter's hot paths change (see
 # cmd/ttd/PGO.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,5 +19,6 @@ prof fp run "$tmp/fp" 4000
 prof inthash run "$tmp/inthash" 60
 prof gowork run "$tmp/gowork"
 prof record record -o "$tmp/t.ttd" gzip -9 -c "$tmp/data3"
+prof recordih record -o "$tmp/t2.ttd" "$tmp/inthash" 30
 go tool pprof -proto "$tmp"/*.prof >cmd/ttd/default.pgo
 echo "wrote cmd/ttd/default.pgo"

@@ -2,6 +2,7 @@ package x86
 
 import (
 	"fmt"
+	"ttd/predict"
 
 	"ttd/x86/f80"
 )
@@ -90,6 +91,13 @@ type CPU struct {
 
 	// Obs receives execution events; nil costs nothing in the hot loop.
 	Obs Observer
+	// Pred, when an observer sets it, is the thread's prediction cache
+	// (seeds/idna-nirvana.txt §3): the handlers' loads compare it inline
+	// and call Obs.MemRead only for a read it does not predict, and their
+	// stores update it inline instead of calling Obs.MemWrite. An
+	// observer that sets Pred must do exactly what Pred does for the
+	// reads and writes it then no longer sees (the recorder).
+	Pred *predict.Cache
 
 	// Icount is the number of instructions this CPU has retired.
 	Icount uint64
@@ -121,6 +129,7 @@ func NewCPU(mem *Memory, cc *CodeCache) *CPU {
 func (c *CPU) Clone() *CPU {
 	n := *c
 	n.Obs = c.Obs
+	n.Pred = nil // each thread has its own; the observer sets it
 	n.exit = Exit{}
 	n.blk = nil
 	return &n

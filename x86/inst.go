@@ -226,28 +226,44 @@ func (c *CPU) storeSlow(a uint64, size int, v uint64) {
 
 func (c *CPU) load8(a uint64) uint64 {
 	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
-		return uint64(e.page.Data[a&pageMask])
+		v := uint64(e.page.Data[a&pageMask])
+		if c.Pred != nil {
+			c.predRead(a, 1, v)
+		}
+		return v
 	}
 	return c.loadSlow(a, 1)
 }
 
 func (c *CPU) load16(a uint64) uint64 {
 	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
-		return uint64(binary.LittleEndian.Uint16(e.page.Data[a&pageMask:]))
+		v := uint64(binary.LittleEndian.Uint16(e.page.Data[a&pageMask:]))
+		if c.Pred != nil {
+			c.predRead(a, 2, v)
+		}
+		return v
 	}
 	return c.loadSlow(a, 2)
 }
 
 func (c *CPU) load32(a uint64) uint64 {
 	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
-		return uint64(binary.LittleEndian.Uint32(e.page.Data[a&pageMask:]))
+		v := uint64(binary.LittleEndian.Uint32(e.page.Data[a&pageMask:]))
+		if c.Pred != nil {
+			c.predRead(a, 4, v)
+		}
+		return v
 	}
 	return c.loadSlow(a, 4)
 }
 
 func (c *CPU) load64(a uint64) uint64 {
 	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
-		return binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
+		v := binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
+		if c.Pred != nil {
+			c.predRead(a, 8, v)
+		}
+		return v
 	}
 	return c.loadSlow(a, 8)
 }
@@ -255,6 +271,9 @@ func (c *CPU) load64(a uint64) uint64 {
 func (c *CPU) store8(a uint64, v uint64) {
 	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
 		e.page.Data[a&pageMask] = uint8(v)
+		if c.Pred != nil {
+			c.predWrite(a, 1, v&0xff)
+		}
 		return
 	}
 	c.storeSlow(a, 1, v&0xff)
@@ -263,6 +282,9 @@ func (c *CPU) store8(a uint64, v uint64) {
 func (c *CPU) store16(a uint64, v uint64) {
 	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
 		binary.LittleEndian.PutUint16(e.page.Data[a&pageMask:], uint16(v))
+		if c.Pred != nil {
+			c.predWrite(a, 2, v&0xffff)
+		}
 		return
 	}
 	c.storeSlow(a, 2, v&0xffff)
@@ -271,6 +293,9 @@ func (c *CPU) store16(a uint64, v uint64) {
 func (c *CPU) store32(a uint64, v uint64) {
 	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
 		binary.LittleEndian.PutUint32(e.page.Data[a&pageMask:], uint32(v))
+		if c.Pred != nil {
+			c.predWrite(a, 4, v&0xffffffff)
+		}
 		return
 	}
 	c.storeSlow(a, 4, v&0xffffffff)
@@ -279,9 +304,43 @@ func (c *CPU) store32(a uint64, v uint64) {
 func (c *CPU) store64(a uint64, v uint64) {
 	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
 		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v)
+		if c.Pred != nil {
+			c.predWrite(a, 8, v)
+		}
 		return
 	}
 	c.storeSlow(a, 8, v)
+}
+
+// predRead checks a read that hit the TLB against the prediction cache:
+// a predicted read costs a compare and a count, the rest (a miss, or an
+// access that crosses an 8-byte word and counts as two reads) go to the
+// observer, which logs them.
+func (c *CPU) predRead(a uint64, size int, v uint64) {
+	if p := c.Pred; a&7+uint64(size) <= 8 && p.Predict(a, size) == v {
+		p.Reads++
+		return
+	}
+	c.predMiss(a, size, v)
+}
+
+//go:noinline
+func (c *CPU) predMiss(a uint64, size int, v uint64) {
+	c.Obs.MemRead(c, a, size, v)
+}
+
+// predWrite enters a write that hit the TLB into the prediction cache.
+func (c *CPU) predWrite(a uint64, size int, v uint64) {
+	if a&7+uint64(size) <= 8 {
+		c.Pred.Update(a, size, v)
+		return
+	}
+	c.predWriteSplit(a, size, v)
+}
+
+//go:noinline
+func (c *CPU) predWriteSplit(a uint64, size int, v uint64) {
+	c.Obs.MemWrite(c, a, size, v)
 }
 
 // missTLB never hits: the handlers use it while an observer is attached.
@@ -293,10 +352,10 @@ var missTLB = func() (t [tlbSize]tlbEntry) {
 }()
 
 // syncTLB points the handlers' fast paths at Mem's TLBs, or at missTLB
-// when an observer must see every access. Run calls it on entry; Obs and
-// Mem change only between runs.
+// when an observer must see every access (it has not set Pred). Run calls
+// it on entry; Obs, Pred and Mem change only between runs.
 func (c *CPU) syncTLB() {
-	if c.Obs != nil {
+	if c.Obs != nil && c.Pred == nil {
 		c.rtlb, c.wtlb = &missTLB, &missTLB
 	} else {
 		c.rtlb, c.wtlb = &c.Mem.rtlb, &c.Mem.wtlb
