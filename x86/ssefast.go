@@ -62,16 +62,22 @@ func ordinary(x uint64) bool { return (x>>52&0x7ff)-1 < 0x7fe || x<<1 == 0 }
 // binade (where rounding may have hidden an underflow).
 func normalResult(x uint64) bool { return (x>>52&0x7ff)-2 < 0x7fd }
 
+// noDenormal reports that neither a nor b is a denormal: x<<1 drops the
+// sign, and a denormal's is in [2, 2^53). With both operands free of
+// denormals (no DE), a finite sum or difference raises at most PE: NaN and
+// infinite operands give a NaN or infinite result, and a tiny sum of
+// normals is exact. Products and quotients need a normal result as well.
+func noDenormal(a, b uint64) bool { return min(a<<1-2, b<<1-2) >= 1<<53-2 }
+
+// finite reports a result that is neither infinite nor a NaN.
+func finite(r uint64) bool { return r<<1 < 0x7ff<<53 }
+
 func addsdXX(c *CPU, in *Inst) {
 	d := &c.X[in.Args[0].Reg]
 	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if fastPE(c) && ordinary(a) && ordinary(b) {
-		// Sums of ordinary numbers are exact when tiny: any finite
-		// result is right.
-		if r := math.Float64bits(f64(a) + f64(b)); r>>52&0x7ff != 0x7ff {
-			d[0] = r
-			return
-		}
+	if r := math.Float64bits(f64(a) + f64(b)); fastPE(c) && noDenormal(a, b) && finite(r) {
+		d[0] = r
+		return
 	}
 	in.inner(c, in)
 }
@@ -80,11 +86,9 @@ func addsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
 		a, b := d[0], c.load64(c.ea(&in.Args[1]))
-		if ordinary(a) && ordinary(b) {
-			if r := math.Float64bits(f64(a) + f64(b)); r>>52&0x7ff != 0x7ff {
-				d[0] = r
-				return
-			}
+		if r := math.Float64bits(f64(a) + f64(b)); noDenormal(a, b) && finite(r) {
+			d[0] = r
+			return
 		}
 	}
 	in.inner(c, in)
@@ -93,11 +97,9 @@ func addsdXM(c *CPU, in *Inst) {
 func subsdXX(c *CPU, in *Inst) {
 	d := &c.X[in.Args[0].Reg]
 	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if fastPE(c) && ordinary(a) && ordinary(b) {
-		if r := math.Float64bits(f64(a) - f64(b)); r>>52&0x7ff != 0x7ff {
-			d[0] = r
-			return
-		}
+	if r := math.Float64bits(f64(a) - f64(b)); fastPE(c) && noDenormal(a, b) && finite(r) {
+		d[0] = r
+		return
 	}
 	in.inner(c, in)
 }
@@ -106,11 +108,9 @@ func subsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
 		a, b := d[0], c.load64(c.ea(&in.Args[1]))
-		if ordinary(a) && ordinary(b) {
-			if r := math.Float64bits(f64(a) - f64(b)); r>>52&0x7ff != 0x7ff {
-				d[0] = r
-				return
-			}
+		if r := math.Float64bits(f64(a) - f64(b)); noDenormal(a, b) && finite(r) {
+			d[0] = r
+			return
 		}
 	}
 	in.inner(c, in)
@@ -119,12 +119,9 @@ func subsdXM(c *CPU, in *Inst) {
 func mulsdXX(c *CPU, in *Inst) {
 	d := &c.X[in.Args[0].Reg]
 	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if fastPE(c) && ordinary(a) && ordinary(b) {
-		r := math.Float64bits(f64(a) * f64(b))
-		if normalResult(r) || a<<1 == 0 || b<<1 == 0 {
-			d[0] = r
-			return
-		}
+	if r := math.Float64bits(f64(a) * f64(b)); fastPE(c) && noDenormal(a, b) && normalResult(r) {
+		d[0] = r
+		return
 	}
 	in.inner(c, in)
 }
@@ -133,12 +130,9 @@ func mulsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
 		a, b := d[0], c.load64(c.ea(&in.Args[1]))
-		if ordinary(a) && ordinary(b) {
-			r := math.Float64bits(f64(a) * f64(b))
-			if normalResult(r) || a<<1 == 0 || b<<1 == 0 {
-				d[0] = r
-				return
-			}
+		if r := math.Float64bits(f64(a) * f64(b)); noDenormal(a, b) && normalResult(r) {
+			d[0] = r
+			return
 		}
 	}
 	in.inner(c, in)
@@ -147,12 +141,9 @@ func mulsdXM(c *CPU, in *Inst) {
 func divsdXX(c *CPU, in *Inst) {
 	d := &c.X[in.Args[0].Reg]
 	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if fastPE(c) && ordinary(a) && (b>>52&0x7ff)-1 < 0x7fe {
-		r := math.Float64bits(f64(a) / f64(b))
-		if normalResult(r) || a<<1 == 0 {
-			d[0] = r
-			return
-		}
+	if r := math.Float64bits(f64(a) / f64(b)); fastPE(c) && noDenormal(a, b) && normalResult(r) {
+		d[0] = r
+		return
 	}
 	in.inner(c, in)
 }
@@ -161,12 +152,9 @@ func divsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
 		a, b := d[0], c.load64(c.ea(&in.Args[1]))
-		if ordinary(a) && (b>>52&0x7ff)-1 < 0x7fe {
-			r := math.Float64bits(f64(a) / f64(b))
-			if normalResult(r) || a<<1 == 0 {
-				d[0] = r
-				return
-			}
+		if r := math.Float64bits(f64(a) / f64(b)); noDenormal(a, b) && normalResult(r) {
+			d[0] = r
+			return
 		}
 	}
 	in.inner(c, in)
@@ -191,8 +179,9 @@ func sqrtsdXM(c *CPU, in *Inst) {
 	in.inner(c, in)
 }
 
-// comisd and ucomisd of normal numbers and zeros raise nothing, whatever
-// MXCSR says: only ZF, PF and CF change (OF, SF and AF are cleared).
+// comisd and ucomisd of numbers that are neither denormals nor NaNs raise
+// nothing, whatever MXCSR says: only ZF, PF and CF change (OF, SF and AF
+// are cleared).
 func comisdFlags(c *CPU, a, b uint64) {
 	var f uint64
 	switch x, y := f64(a), f64(b); {
@@ -207,7 +196,7 @@ func comisdFlags(c *CPU, a, b uint64) {
 
 func comisdXX(c *CPU, in *Inst) {
 	a, b := c.X[in.Args[0].Reg][0], c.X[in.Args[1].Reg][0]
-	if ordinary(a) && ordinary(b) {
+	if noDenormal(a, b) && max(a<<1, b<<1) <= 0x7ff<<53 {
 		comisdFlags(c, a, b)
 		return
 	}
@@ -216,7 +205,7 @@ func comisdXX(c *CPU, in *Inst) {
 
 func comisdXM(c *CPU, in *Inst) {
 	a, b := c.X[in.Args[0].Reg][0], c.load64(c.ea(&in.Args[1]))
-	if ordinary(a) && ordinary(b) {
+	if noDenormal(a, b) && max(a<<1, b<<1) <= 0x7ff<<53 {
 		comisdFlags(c, a, b)
 		return
 	}
