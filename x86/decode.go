@@ -116,6 +116,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	}
 	b.End = at
 	markDeadFlags(b)
+	markFused(b)
 	b.setsRIP = len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Flags&InstSetsRIP != 0
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code

@@ -322,6 +322,110 @@ var directHandlers = [...]Handler{
 	comisdXM,
 }
 
+// fusedPairs lists the pairs of a flag-setting instruction and the
+// conditional jump after it that runInsts runs as one case (markFused); a
+// pair's ID is fusedBase plus its index here.
+const fusedBase = 315
+
+var fusedPairs = [...][2]Handler{
+	{cmpRR32, opJE},
+	{cmpRR32, opJNE},
+	{cmpRR32, opJB},
+	{cmpRR32, opJAE},
+	{cmpRR32, opJBE},
+	{cmpRR32, opJA},
+	{cmpRR32, opJL},
+	{cmpRR32, opJGE},
+	{cmpRR32, opJLE},
+	{cmpRR32, opJG},
+	{cmpRI32, opJE},
+	{cmpRI32, opJNE},
+	{cmpRI32, opJB},
+	{cmpRI32, opJAE},
+	{cmpRI32, opJBE},
+	{cmpRI32, opJA},
+	{cmpRI32, opJL},
+	{cmpRI32, opJGE},
+	{cmpRI32, opJLE},
+	{cmpRI32, opJG},
+	{cmpRR64, opJE},
+	{cmpRR64, opJNE},
+	{cmpRR64, opJB},
+	{cmpRR64, opJAE},
+	{cmpRR64, opJBE},
+	{cmpRR64, opJA},
+	{cmpRR64, opJL},
+	{cmpRR64, opJGE},
+	{cmpRR64, opJLE},
+	{cmpRR64, opJG},
+	{cmpRI64, opJE},
+	{cmpRI64, opJNE},
+	{cmpRI64, opJB},
+	{cmpRI64, opJAE},
+	{cmpRI64, opJBE},
+	{cmpRI64, opJA},
+	{cmpRI64, opJL},
+	{cmpRI64, opJGE},
+	{cmpRI64, opJLE},
+	{cmpRI64, opJG},
+	{cmpRR8, opJE},
+	{cmpRR8, opJNE},
+	{cmpRR8, opJB},
+	{cmpRR8, opJAE},
+	{cmpRR8, opJBE},
+	{cmpRR8, opJA},
+	{cmpRI8, opJE},
+	{cmpRI8, opJNE},
+	{cmpRI8, opJB},
+	{cmpRI8, opJAE},
+	{cmpRI8, opJBE},
+	{cmpRI8, opJA},
+	{cmpRM8, opJE},
+	{cmpRM8, opJNE},
+	{cmpMR8, opJE},
+	{cmpMR8, opJNE},
+	{cmpMI8, opJE},
+	{cmpMI8, opJNE},
+	{cmpRM32, opJE},
+	{cmpRM32, opJNE},
+	{cmpMR32, opJE},
+	{cmpMR32, opJNE},
+	{cmpMI32, opJE},
+	{cmpMI32, opJNE},
+	{cmpRM64, opJE},
+	{cmpRM64, opJNE},
+	{cmpMR64, opJE},
+	{cmpMR64, opJNE},
+	{cmpMI64, opJE},
+	{cmpMI64, opJNE},
+	{subRI32, opJE},
+	{subRI32, opJNE},
+	{addRI32, opJE},
+	{addRI32, opJNE},
+	{subRI64, opJE},
+	{subRI64, opJNE},
+	{addRI64, opJE},
+	{addRI64, opJNE},
+	{testRR8, opJE},
+	{testRR8, opJNE},
+	{testRR32, opJE},
+	{testRR32, opJNE},
+	{testRR64, opJE},
+	{testRR64, opJNE},
+	{testRI8, opJE},
+	{testRI8, opJNE},
+	{testRI32, opJE},
+	{testRI32, opJNE},
+	{testMI8, opJE},
+	{testMI8, opJNE},
+	{comisdXX, opJE},
+	{comisdXX, opJNE},
+	{comisdXX, opJB},
+	{comisdXX, opJAE},
+	{comisdXX, opJBE},
+	{comisdXX, opJA},
+}
+
 // runInsts runs insts[0:c.blkLen], keeping c.blkIdx current.
 func (c *CPU) runInsts(insts []Inst) {
 	for i := 0; i < c.blkLen; i++ {
@@ -956,6 +1060,486 @@ func (c *CPU) runInsts(insts []Inst) {
 			comisdXX(c, in)
 		case 314:
 			comisdXM(c, in)
+		case 315:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 316:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 317:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 318:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 319:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 320:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 321:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 322:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 323:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 324:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
+		case 325:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 326:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 327:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 328:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 329:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 330:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 331:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 332:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 333:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 334:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
+		case 335:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 336:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 337:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 338:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 339:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 340:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 341:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 342:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 343:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 344:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
+		case 345:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 346:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 347:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 348:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 349:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 350:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 351:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 352:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 353:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 354:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
+		case 355:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 356:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 357:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 358:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 359:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 360:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 361:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 362:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 363:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 364:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 365:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 366:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 367:
+			cmpRM8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 368:
+			cmpRM8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 369:
+			cmpMR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 370:
+			cmpMR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 371:
+			cmpMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 372:
+			cmpMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 373:
+			cmpRM32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 374:
+			cmpRM32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 375:
+			cmpMR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 376:
+			cmpMR32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 377:
+			cmpMI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 378:
+			cmpMI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 379:
+			cmpRM64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 380:
+			cmpRM64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 381:
+			cmpMR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 382:
+			cmpMR64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 383:
+			cmpMI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 384:
+			cmpMI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 385:
+			subRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 386:
+			subRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 387:
+			addRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 388:
+			addRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 389:
+			subRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 390:
+			subRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 391:
+			addRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 392:
+			addRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 393:
+			testRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 394:
+			testRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 395:
+			testRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 396:
+			testRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 397:
+			testRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 398:
+			testRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 399:
+			testRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 400:
+			testRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 401:
+			testRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 402:
+			testRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 403:
+			testMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 404:
+			testMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 405:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 406:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 407:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 408:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 409:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 410:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
 		default:
 			in.Fn(c, in)
 		}

@@ -300,6 +300,48 @@ var hotHandlers = []string{
 	"divsdXX", "divsdXM", "sqrtsdXX", "comisdXX", "comisdXM",
 }
 
+// fusedGroups are the pairs of a flag-setting instruction and the
+// conditional jump after it that run as one case of the dispatch loop's
+// switch (see x86/fuse.go): every first instruction of a group with every
+// jump of it. The firsts are the compares and tests of loop conditions and
+// the register arithmetic that counts loops down, the pairs frequent in the
+// bench workloads. None writes memory or leaves the loop, so the jump always
+// runs right after it. The list is kept short: past about 5000 IR nodes
+// Go's inliner treats runInsts as a big function and stops inlining the
+// handlers into it, hot or not.
+func fusedGroups() (groups []struct{ firsts, jccs []string }) {
+	all := []string{"opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA", "opJL", "opJGE", "opJLE", "opJG"}
+	unsigned := []string{"opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA"}
+	zero := []string{"opJE", "opJNE"}
+	var cmps, cmpMem, zeros []string
+	for _, sz := range []int{4, 8} {
+		cmps = append(cmps, name("cmp", "RR", sz), name("cmp", "RI", sz))
+		zeros = append(zeros, name("sub", "RI", sz), name("add", "RI", sz))
+	}
+	for _, sz := range []int{1, 4, 8} {
+		cmpMem = append(cmpMem, name("cmp", "RM", sz), name("cmp", "MR", sz), name("cmp", "MI", sz))
+		zeros = append(zeros, name("test", "RR", sz))
+	}
+	zeros = append(zeros, "testRI8", "testRI32", "testMI8")
+	group := func(firsts, jccs []string) struct{ firsts, jccs []string } {
+		return struct{ firsts, jccs []string }{firsts, jccs}
+	}
+	return append(groups, group(cmps, all), group([]string{"cmpRR8", "cmpRI8"}, unsigned),
+		group(cmpMem, zero), group(zeros, zero), group([]string{"comisdXX"}, unsigned))
+}
+
+// fusedPairs flattens fusedGroups.
+func fusedPairs() (pairs [][2]string) {
+	for _, g := range fusedGroups() {
+		for _, f := range g.firsts {
+			for _, j := range g.jccs {
+				pairs = append(pairs, [2]string{f, j})
+			}
+		}
+	}
+	return pairs
+}
+
 // writeDispatch writes dispatch_gen.go: a loop over a block's
 // instructions with a switch on Inst.ID. A Go switch on dense constants
 // is a jump table, and the cases call their handlers directly, so the
@@ -314,6 +356,18 @@ func writeDispatch(names []string) {
 		fmt.Fprintf(&b, "\t%s,\n", n)
 	}
 	b.WriteString("}\n\n")
+	fused := fusedPairs()
+	fmt.Fprintf(&b, `// fusedPairs lists the pairs of a flag-setting instruction and the
+// conditional jump after it that runInsts runs as one case (markFused); a
+// pair's ID is fusedBase plus its index here.
+const fusedBase = %d
+
+var fusedPairs = [...][2]Handler{
+`, len(names)+1)
+	for _, p := range fused {
+		fmt.Fprintf(&b, "\t{%s, %s},\n", p[0], p[1])
+	}
+	b.WriteString("}\n\n")
 	b.WriteString(`// runInsts runs insts[0:c.blkLen], keeping c.blkIdx current.
 func (c *CPU) runInsts(insts []Inst) {
 	for i := 0; i < c.blkLen; i++ {
@@ -323,6 +377,11 @@ func (c *CPU) runInsts(insts []Inst) {
 `)
 	for i, n := range names {
 		fmt.Fprintf(&b, "\t\tcase %d:\n\t\t\t%s(c, in)\n", i+1, n)
+	}
+	id := len(names) + 1
+	for _, p := range fused {
+		fmt.Fprintf(&b, "\t\tcase %d:\n\t\t\t%s(c, in)\n\t\t\ti++\n\t\t\tc.blkIdx = i\n\t\t\t%s(c, &insts[i])\n", id, p[0], p[1])
+		id++
 	}
 	b.WriteString("\t\tdefault:\n\t\t\tin.Fn(c, in)\n\t\t}\n\t}\n}\n")
 	writeGo("dispatch_gen.go", b.Bytes())
