@@ -33,6 +33,32 @@ func (c *Cache) Predict(addr uint64, size int) uint64 {
 	return (s >> ((addr & 7) * 8)) & sizeMask[size]
 }
 
+// Hit reports whether the cache predicts v for a read of size bytes at
+// addr that stays within one 8-byte word, and counts the read if so; a
+// read it cannot predict is left to the caller (the recorder's MemRead).
+// It is small enough to inline into the interpreter's handlers.
+func (c *Cache) Hit(addr uint64, size int, v uint64) bool {
+	if addr&7+uint64(size) > 8 || (c.slots[(addr>>3)&c.mask]>>(addr&7*8))&sizeMask[size] != v {
+		return false
+	}
+	c.Reads++
+	return true
+}
+
+// Put enters a write of size bytes at addr into the cache if it stays
+// within one 8-byte word, and reports whether it did (the caller handles
+// the others). Small enough to inline, like Hit.
+func (c *Cache) Put(addr uint64, size int, v uint64) bool {
+	if addr&7+uint64(size) > 8 {
+		return false
+	}
+	p := &c.slots[(addr>>3)&c.mask]
+	sh := addr & 7 * 8
+	m := sizeMask[size] << sh
+	*p = *p&^m | v<<sh&m
+	return true
+}
+
 // Update stores the value of an access of size bytes at addr (a write, or
 // a read that was logged). The access must not cross an 8-byte boundary.
 func (c *Cache) Update(addr uint64, size int, v uint64) {

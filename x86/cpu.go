@@ -92,11 +92,11 @@ type CPU struct {
 	// Obs receives execution events; nil costs nothing in the hot loop.
 	Obs Observer
 	// Pred, when an observer sets it, is the thread's prediction cache
-	// (seeds/idna-nirvana.txt §3): the handlers' loads compare it inline
-	// and call Obs.MemRead only for a read it does not predict, and their
-	// stores update it inline instead of calling Obs.MemWrite. An
-	// observer that sets Pred must do exactly what Pred does for the
-	// reads and writes it then no longer sees (the recorder).
+	// (seeds/idna-nirvana.txt §3): the CPU compares a read with it and
+	// calls Obs.MemRead only for a read it does not predict, and enters a
+	// write into it instead of calling Obs.MemWrite. An observer that sets
+	// Pred must do exactly what Pred does for the reads and writes it then
+	// no longer sees (the recorder).
 	Pred *predict.Cache
 
 	// Icount is the number of instructions this CPU has retired.

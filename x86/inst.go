@@ -201,15 +201,51 @@ func (c *CPU) store(a uint64, size int, v uint64) {
 	}
 }
 
-// The handlers' loads and stores check only c.rtlb or c.wtlb: Mem's own
-// TLBs while nobody observes, an always-missing one otherwise (see
-// syncTLB). Everything else — a TLB miss, an access that crosses a page,
-// the observer — is in loadSlow and storeSlow, which keeps the fast paths
-// small enough to inline into the dispatch loop.
+// Guest memory access. The fast path of a load or store checks only c.rtlb
+// or c.wtlb: Mem's own TLBs while nobody observes, an always-missing one
+// otherwise (see syncTLB). Everything else — a TLB miss, an access that
+// crosses a page, the prediction cache, the observer — is in loadSlow and
+// storeSlow.
+//
+// The hot handlers spell the fast path out as
+//
+//	v, ok := c.tryLoad64(a)
+//	if !ok || c.Pred != nil && !c.Pred.Hit(a, 8, v) {
+//		v = c.loadSlow(a, 8)
+//	}
+//
+// and a store as c.tryStore64(a, v) and, while recording, c.Pred.Put, else
+// storeSlow. While
+// recording (CPU.Pred set) the TLBs are Mem's own, a read the prediction
+// cache predicts costs an inline compare, and only the others reach
+// loadSlow and the observer.
+//
+// rather than call load64: a function that makes a call costs more than
+// Go's inliner allows by default, and a handler inlined into the dispatch
+// loop gets only the default budget for the calls in its body (PGO's hot
+// budget applies to call sites of the loop itself). tryLoad and tryStore
+// make no call, so they inline there.
 
 //go:noinline
 func (c *CPU) loadSlow(a uint64, size int) uint64 {
+	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 {
+		// Recording: a read the prediction cache predicts costs a
+		// compare and a count (CPU.Pred). The TLB is Mem's own.
+		if e := &c.Mem.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
+			// Within one 8-byte word, so within the page.
+			v := binary.LittleEndian.Uint64(e.page.Data[a&pageMask&^7:]) >> (a & 7 * 8) & sizeMask[size]
+			if p.Predict(a, size) == v {
+				p.Reads++
+				return v
+			}
+			return c.Obs.MemRead(c, a, size, v)
+		}
+	}
 	v := c.Mem.Read(a, size)
+	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 && p.Predict(a, size) == v {
+		p.Reads++
+		return v
+	}
 	if c.Obs != nil {
 		v = c.Obs.MemRead(c, a, size, v)
 	}
@@ -218,129 +254,137 @@ func (c *CPU) loadSlow(a uint64, size int) uint64 {
 
 //go:noinline
 func (c *CPU) storeSlow(a uint64, size int, v uint64) {
+	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 {
+		if e := &c.Mem.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
+			d := e.page.Data[a&pageMask&^7:]
+			sh := a & 7 * 8
+			m := sizeMask[size] << sh
+			binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(d)&^m|v<<sh&m)
+		} else {
+			c.Mem.Write(a, size, v)
+		}
+		p.Update(a, size, v)
+		return
+	}
 	c.Mem.Write(a, size, v)
 	if c.Obs != nil {
 		c.Obs.MemWrite(c, a, size, v)
 	}
 }
 
-func (c *CPU) load8(a uint64) uint64 {
+func (c *CPU) tryLoad8(a uint64) (uint64, bool) {
 	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
-		v := uint64(e.page.Data[a&pageMask])
-		if c.Pred != nil {
-			c.predRead(a, 1, v)
-		}
+		return uint64(e.page.Data[a&pageMask]), true
+	}
+	return 0, false
+}
+
+func (c *CPU) tryLoad16(a uint64) (uint64, bool) {
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
+		return uint64(binary.LittleEndian.Uint16(e.page.Data[a&pageMask:])), true
+	}
+	return 0, false
+}
+
+func (c *CPU) tryLoad32(a uint64) (uint64, bool) {
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
+		return uint64(binary.LittleEndian.Uint32(e.page.Data[a&pageMask:])), true
+	}
+	return 0, false
+}
+
+func (c *CPU) tryLoad64(a uint64) (uint64, bool) {
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
+		return binary.LittleEndian.Uint64(e.page.Data[a&pageMask:]), true
+	}
+	return 0, false
+}
+
+func (c *CPU) tryStore8(a uint64, v uint64) bool {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
+		e.page.Data[a&pageMask] = uint8(v)
+		return true
+	}
+	return false
+}
+
+func (c *CPU) tryStore16(a uint64, v uint64) bool {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
+		binary.LittleEndian.PutUint16(e.page.Data[a&pageMask:], uint16(v))
+		return true
+	}
+	return false
+}
+
+func (c *CPU) tryStore32(a uint64, v uint64) bool {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
+		binary.LittleEndian.PutUint32(e.page.Data[a&pageMask:], uint32(v))
+		return true
+	}
+	return false
+}
+
+func (c *CPU) tryStore64(a uint64, v uint64) bool {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
+		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v)
+		return true
+	}
+	return false
+}
+
+// load8 … store64 are the fast path and the slow path together, for the
+// handlers that are not hot enough to spell them out.
+
+func (c *CPU) load8(a uint64) uint64 {
+	if v, ok := c.tryLoad8(a); ok && (c.Pred == nil || c.Pred.Hit(a, 1, v)) {
 		return v
 	}
 	return c.loadSlow(a, 1)
 }
 
 func (c *CPU) load16(a uint64) uint64 {
-	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
-		v := uint64(binary.LittleEndian.Uint16(e.page.Data[a&pageMask:]))
-		if c.Pred != nil {
-			c.predRead(a, 2, v)
-		}
+	if v, ok := c.tryLoad16(a); ok && (c.Pred == nil || c.Pred.Hit(a, 2, v)) {
 		return v
 	}
 	return c.loadSlow(a, 2)
 }
 
 func (c *CPU) load32(a uint64) uint64 {
-	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
-		v := uint64(binary.LittleEndian.Uint32(e.page.Data[a&pageMask:]))
-		if c.Pred != nil {
-			c.predRead(a, 4, v)
-		}
+	if v, ok := c.tryLoad32(a); ok && (c.Pred == nil || c.Pred.Hit(a, 4, v)) {
 		return v
 	}
 	return c.loadSlow(a, 4)
 }
 
 func (c *CPU) load64(a uint64) uint64 {
-	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
-		v := binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
-		if c.Pred != nil {
-			c.predRead(a, 8, v)
-		}
+	if v, ok := c.tryLoad64(a); ok && (c.Pred == nil || c.Pred.Hit(a, 8, v)) {
 		return v
 	}
 	return c.loadSlow(a, 8)
 }
 
 func (c *CPU) store8(a uint64, v uint64) {
-	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
-		e.page.Data[a&pageMask] = uint8(v)
-		if c.Pred != nil {
-			c.predWrite(a, 1, v&0xff)
-		}
-		return
+	if !c.tryStore8(a, v) || c.Pred != nil && !c.Pred.Put(a, 1, v&0xff) {
+		c.storeSlow(a, 1, v&0xff)
 	}
-	c.storeSlow(a, 1, v&0xff)
 }
 
 func (c *CPU) store16(a uint64, v uint64) {
-	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
-		binary.LittleEndian.PutUint16(e.page.Data[a&pageMask:], uint16(v))
-		if c.Pred != nil {
-			c.predWrite(a, 2, v&0xffff)
-		}
-		return
+	if !c.tryStore16(a, v) || c.Pred != nil && !c.Pred.Put(a, 2, v&0xffff) {
+		c.storeSlow(a, 2, v&0xffff)
 	}
-	c.storeSlow(a, 2, v&0xffff)
 }
 
 func (c *CPU) store32(a uint64, v uint64) {
-	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
-		binary.LittleEndian.PutUint32(e.page.Data[a&pageMask:], uint32(v))
-		if c.Pred != nil {
-			c.predWrite(a, 4, v&0xffffffff)
-		}
-		return
+	if !c.tryStore32(a, v) || c.Pred != nil && !c.Pred.Put(a, 4, v&0xffffffff) {
+		c.storeSlow(a, 4, v&0xffffffff)
 	}
-	c.storeSlow(a, 4, v&0xffffffff)
 }
 
 func (c *CPU) store64(a uint64, v uint64) {
-	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
-		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v)
-		if c.Pred != nil {
-			c.predWrite(a, 8, v)
-		}
-		return
+	if !c.tryStore64(a, v) || c.Pred != nil && !c.Pred.Put(a, 8, v) {
+		c.storeSlow(a, 8, v)
 	}
-	c.storeSlow(a, 8, v)
-}
-
-// predRead checks a read that hit the TLB against the prediction cache:
-// a predicted read costs a compare and a count, the rest (a miss, or an
-// access that crosses an 8-byte word and counts as two reads) go to the
-// observer, which logs them.
-func (c *CPU) predRead(a uint64, size int, v uint64) {
-	if p := c.Pred; a&7+uint64(size) <= 8 && p.Predict(a, size) == v {
-		p.Reads++
-		return
-	}
-	c.predMiss(a, size, v)
-}
-
-//go:noinline
-func (c *CPU) predMiss(a uint64, size int, v uint64) {
-	c.Obs.MemRead(c, a, size, v)
-}
-
-// predWrite enters a write that hit the TLB into the prediction cache.
-func (c *CPU) predWrite(a uint64, size int, v uint64) {
-	if a&7+uint64(size) <= 8 {
-		c.Pred.Update(a, size, v)
-		return
-	}
-	c.predWriteSplit(a, size, v)
-}
-
-//go:noinline
-func (c *CPU) predWriteSplit(a uint64, size int, v uint64) {
-	c.Obs.MemWrite(c, a, size, v)
 }
 
 // missTLB never hits: the handlers use it while an observer is attached.

@@ -10,7 +10,12 @@ func addRR8(c *CPU, in *Inst) {
 }
 
 func addRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
@@ -18,10 +23,16 @@ func addRM8(c *CPU, in *Inst) {
 
 func addMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func addRI8(c *CPU, in *Inst) {
@@ -33,10 +44,16 @@ func addRI8(c *CPU, in *Inst) {
 
 func addMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func addRR16(c *CPU, in *Inst) {
@@ -47,7 +64,12 @@ func addRR16(c *CPU, in *Inst) {
 }
 
 func addRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
@@ -55,10 +77,16 @@ func addRM16(c *CPU, in *Inst) {
 
 func addMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func addRI16(c *CPU, in *Inst) {
@@ -70,10 +98,16 @@ func addRI16(c *CPU, in *Inst) {
 
 func addMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func addRR32(c *CPU, in *Inst) {
@@ -84,7 +118,12 @@ func addRR32(c *CPU, in *Inst) {
 }
 
 func addRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
@@ -92,10 +131,16 @@ func addRM32(c *CPU, in *Inst) {
 
 func addMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func addRI32(c *CPU, in *Inst) {
@@ -107,10 +152,16 @@ func addRI32(c *CPU, in *Inst) {
 
 func addMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func addRR64(c *CPU, in *Inst) {
@@ -121,7 +172,12 @@ func addRR64(c *CPU, in *Inst) {
 }
 
 func addRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
@@ -129,10 +185,16 @@ func addRM64(c *CPU, in *Inst) {
 
 func addMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func addRI64(c *CPU, in *Inst) {
@@ -144,10 +206,16 @@ func addRI64(c *CPU, in *Inst) {
 
 func addMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func subRR8(c *CPU, in *Inst) {
@@ -158,7 +226,12 @@ func subRR8(c *CPU, in *Inst) {
 }
 
 func subRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
@@ -166,10 +239,16 @@ func subRM8(c *CPU, in *Inst) {
 
 func subMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func subRI8(c *CPU, in *Inst) {
@@ -181,10 +260,16 @@ func subRI8(c *CPU, in *Inst) {
 
 func subMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func subRR16(c *CPU, in *Inst) {
@@ -195,7 +280,12 @@ func subRR16(c *CPU, in *Inst) {
 }
 
 func subRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
@@ -203,10 +293,16 @@ func subRM16(c *CPU, in *Inst) {
 
 func subMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func subRI16(c *CPU, in *Inst) {
@@ -218,10 +314,16 @@ func subRI16(c *CPU, in *Inst) {
 
 func subMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func subRR32(c *CPU, in *Inst) {
@@ -232,7 +334,12 @@ func subRR32(c *CPU, in *Inst) {
 }
 
 func subRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	c.R[in.Args[0].Reg] = r
@@ -240,10 +347,16 @@ func subRM32(c *CPU, in *Inst) {
 
 func subMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func subRI32(c *CPU, in *Inst) {
@@ -255,10 +368,16 @@ func subRI32(c *CPU, in *Inst) {
 
 func subMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func subRR64(c *CPU, in *Inst) {
@@ -269,7 +388,12 @@ func subRR64(c *CPU, in *Inst) {
 }
 
 func subRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	c.R[in.Args[0].Reg] = r
@@ -277,10 +401,16 @@ func subRM64(c *CPU, in *Inst) {
 
 func subMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func subRI64(c *CPU, in *Inst) {
@@ -292,10 +422,16 @@ func subRI64(c *CPU, in *Inst) {
 
 func subMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func adcRR8(c *CPU, in *Inst) {
@@ -307,7 +443,12 @@ func adcRR8(c *CPU, in *Inst) {
 }
 
 func adcRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
@@ -316,11 +457,17 @@ func adcRM8(c *CPU, in *Inst) {
 
 func adcMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func adcRI8(c *CPU, in *Inst) {
@@ -333,11 +480,17 @@ func adcRI8(c *CPU, in *Inst) {
 
 func adcMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func adcRR16(c *CPU, in *Inst) {
@@ -349,7 +502,12 @@ func adcRR16(c *CPU, in *Inst) {
 }
 
 func adcRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
@@ -358,11 +516,17 @@ func adcRM16(c *CPU, in *Inst) {
 
 func adcMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func adcRI16(c *CPU, in *Inst) {
@@ -375,11 +539,17 @@ func adcRI16(c *CPU, in *Inst) {
 
 func adcMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func adcRR32(c *CPU, in *Inst) {
@@ -391,7 +561,12 @@ func adcRR32(c *CPU, in *Inst) {
 }
 
 func adcRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
@@ -400,11 +575,17 @@ func adcRM32(c *CPU, in *Inst) {
 
 func adcMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func adcRI32(c *CPU, in *Inst) {
@@ -417,11 +598,17 @@ func adcRI32(c *CPU, in *Inst) {
 
 func adcMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func adcRR64(c *CPU, in *Inst) {
@@ -433,7 +620,12 @@ func adcRR64(c *CPU, in *Inst) {
 }
 
 func adcRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
@@ -442,11 +634,17 @@ func adcRM64(c *CPU, in *Inst) {
 
 func adcMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func adcRI64(c *CPU, in *Inst) {
@@ -459,11 +657,17 @@ func adcRI64(c *CPU, in *Inst) {
 
 func adcMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func sbbRR8(c *CPU, in *Inst) {
@@ -475,7 +679,12 @@ func sbbRR8(c *CPU, in *Inst) {
 }
 
 func sbbRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
@@ -484,11 +693,17 @@ func sbbRM8(c *CPU, in *Inst) {
 
 func sbbMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func sbbRI8(c *CPU, in *Inst) {
@@ -501,11 +716,17 @@ func sbbRI8(c *CPU, in *Inst) {
 
 func sbbMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func sbbRR16(c *CPU, in *Inst) {
@@ -517,7 +738,12 @@ func sbbRR16(c *CPU, in *Inst) {
 }
 
 func sbbRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
@@ -526,11 +752,17 @@ func sbbRM16(c *CPU, in *Inst) {
 
 func sbbMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func sbbRI16(c *CPU, in *Inst) {
@@ -543,11 +775,17 @@ func sbbRI16(c *CPU, in *Inst) {
 
 func sbbMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func sbbRR32(c *CPU, in *Inst) {
@@ -559,7 +797,12 @@ func sbbRR32(c *CPU, in *Inst) {
 }
 
 func sbbRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
@@ -568,11 +811,17 @@ func sbbRM32(c *CPU, in *Inst) {
 
 func sbbMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func sbbRI32(c *CPU, in *Inst) {
@@ -585,11 +834,17 @@ func sbbRI32(c *CPU, in *Inst) {
 
 func sbbMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func sbbRR64(c *CPU, in *Inst) {
@@ -601,7 +856,12 @@ func sbbRR64(c *CPU, in *Inst) {
 }
 
 func sbbRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
@@ -610,11 +870,17 @@ func sbbRM64(c *CPU, in *Inst) {
 
 func sbbMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func sbbRI64(c *CPU, in *Inst) {
@@ -627,11 +893,17 @@ func sbbRI64(c *CPU, in *Inst) {
 
 func sbbMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func andRR8(c *CPU, in *Inst) {
@@ -642,7 +914,12 @@ func andRR8(c *CPU, in *Inst) {
 }
 
 func andRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
@@ -650,10 +927,16 @@ func andRM8(c *CPU, in *Inst) {
 
 func andMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func andRI8(c *CPU, in *Inst) {
@@ -665,10 +948,16 @@ func andRI8(c *CPU, in *Inst) {
 
 func andMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func andRR16(c *CPU, in *Inst) {
@@ -679,7 +968,12 @@ func andRR16(c *CPU, in *Inst) {
 }
 
 func andRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
@@ -687,10 +981,16 @@ func andRM16(c *CPU, in *Inst) {
 
 func andMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func andRI16(c *CPU, in *Inst) {
@@ -702,10 +1002,16 @@ func andRI16(c *CPU, in *Inst) {
 
 func andMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func andRR32(c *CPU, in *Inst) {
@@ -716,7 +1022,12 @@ func andRR32(c *CPU, in *Inst) {
 }
 
 func andRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
@@ -724,10 +1035,16 @@ func andRM32(c *CPU, in *Inst) {
 
 func andMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func andRI32(c *CPU, in *Inst) {
@@ -739,10 +1056,16 @@ func andRI32(c *CPU, in *Inst) {
 
 func andMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func andRR64(c *CPU, in *Inst) {
@@ -753,7 +1076,12 @@ func andRR64(c *CPU, in *Inst) {
 }
 
 func andRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a & b
 	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
@@ -761,10 +1089,16 @@ func andRM64(c *CPU, in *Inst) {
 
 func andMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a & b
 	c.setLogic(8, r)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func andRI64(c *CPU, in *Inst) {
@@ -776,10 +1110,16 @@ func andRI64(c *CPU, in *Inst) {
 
 func andMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a & b
 	c.setLogic(8, r)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func orRR8(c *CPU, in *Inst) {
@@ -790,7 +1130,12 @@ func orRR8(c *CPU, in *Inst) {
 }
 
 func orRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
@@ -798,10 +1143,16 @@ func orRM8(c *CPU, in *Inst) {
 
 func orMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func orRI8(c *CPU, in *Inst) {
@@ -813,10 +1164,16 @@ func orRI8(c *CPU, in *Inst) {
 
 func orMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func orRR16(c *CPU, in *Inst) {
@@ -827,7 +1184,12 @@ func orRR16(c *CPU, in *Inst) {
 }
 
 func orRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
@@ -835,10 +1197,16 @@ func orRM16(c *CPU, in *Inst) {
 
 func orMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func orRI16(c *CPU, in *Inst) {
@@ -850,10 +1218,16 @@ func orRI16(c *CPU, in *Inst) {
 
 func orMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func orRR32(c *CPU, in *Inst) {
@@ -864,7 +1238,12 @@ func orRR32(c *CPU, in *Inst) {
 }
 
 func orRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
@@ -872,10 +1251,16 @@ func orRM32(c *CPU, in *Inst) {
 
 func orMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func orRI32(c *CPU, in *Inst) {
@@ -887,10 +1272,16 @@ func orRI32(c *CPU, in *Inst) {
 
 func orMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func orRR64(c *CPU, in *Inst) {
@@ -901,7 +1292,12 @@ func orRR64(c *CPU, in *Inst) {
 }
 
 func orRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a | b
 	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
@@ -909,10 +1305,16 @@ func orRM64(c *CPU, in *Inst) {
 
 func orMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a | b
 	c.setLogic(8, r)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func orRI64(c *CPU, in *Inst) {
@@ -924,10 +1326,16 @@ func orRI64(c *CPU, in *Inst) {
 
 func orMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a | b
 	c.setLogic(8, r)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func xorRR8(c *CPU, in *Inst) {
@@ -938,7 +1346,12 @@ func xorRR8(c *CPU, in *Inst) {
 }
 
 func xorRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
@@ -946,10 +1359,16 @@ func xorRM8(c *CPU, in *Inst) {
 
 func xorMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func xorRI8(c *CPU, in *Inst) {
@@ -961,10 +1380,16 @@ func xorRI8(c *CPU, in *Inst) {
 
 func xorMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
-	c.store(addr, 1, r)
+	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
+		c.storeSlow(addr, 1, uint64(uint8(r)))
+	}
 }
 
 func xorRR16(c *CPU, in *Inst) {
@@ -975,7 +1400,12 @@ func xorRR16(c *CPU, in *Inst) {
 }
 
 func xorRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
@@ -983,10 +1413,16 @@ func xorRM16(c *CPU, in *Inst) {
 
 func xorMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func xorRI16(c *CPU, in *Inst) {
@@ -998,10 +1434,16 @@ func xorRI16(c *CPU, in *Inst) {
 
 func xorMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
-	c.store(addr, 2, r)
+	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
+		c.storeSlow(addr, 2, uint64(uint16(r)))
+	}
 }
 
 func xorRR32(c *CPU, in *Inst) {
@@ -1012,7 +1454,12 @@ func xorRR32(c *CPU, in *Inst) {
 }
 
 func xorRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
 	c.R[in.Args[0].Reg] = r
@@ -1020,10 +1467,16 @@ func xorRM32(c *CPU, in *Inst) {
 
 func xorMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func xorRI32(c *CPU, in *Inst) {
@@ -1035,10 +1488,16 @@ func xorRI32(c *CPU, in *Inst) {
 
 func xorMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
-	c.store32(addr, r)
+	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
+		c.storeSlow(addr, 4, uint64(uint32(r)))
+	}
 }
 
 func xorRR64(c *CPU, in *Inst) {
@@ -1049,7 +1508,12 @@ func xorRR64(c *CPU, in *Inst) {
 }
 
 func xorRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a ^ b
 	c.setLogic(8, r)
 	c.R[in.Args[0].Reg] = r
@@ -1057,10 +1521,16 @@ func xorRM64(c *CPU, in *Inst) {
 
 func xorMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a ^ b
 	c.setLogic(8, r)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func xorRI64(c *CPU, in *Inst) {
@@ -1072,10 +1542,16 @@ func xorRI64(c *CPU, in *Inst) {
 
 func xorMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a ^ b
 	c.setLogic(8, r)
-	c.store64(addr, r)
+	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
+		c.storeSlow(addr, 8, r)
+	}
 }
 
 func cmpRR8(c *CPU, in *Inst) {
@@ -1086,7 +1562,12 @@ func cmpRR8(c *CPU, in *Inst) {
 }
 
 func cmpRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
@@ -1094,7 +1575,11 @@ func cmpRM8(c *CPU, in *Inst) {
 
 func cmpMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
@@ -1109,7 +1594,11 @@ func cmpRI8(c *CPU, in *Inst) {
 
 func cmpMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
@@ -1123,7 +1612,12 @@ func cmpRR16(c *CPU, in *Inst) {
 }
 
 func cmpRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
@@ -1131,7 +1625,11 @@ func cmpRM16(c *CPU, in *Inst) {
 
 func cmpMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
@@ -1146,7 +1644,11 @@ func cmpRI16(c *CPU, in *Inst) {
 
 func cmpMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
@@ -1160,7 +1662,12 @@ func cmpRR32(c *CPU, in *Inst) {
 }
 
 func cmpRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
@@ -1168,7 +1675,11 @@ func cmpRM32(c *CPU, in *Inst) {
 
 func cmpMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
@@ -1183,7 +1694,11 @@ func cmpRI32(c *CPU, in *Inst) {
 
 func cmpMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
@@ -1197,7 +1712,12 @@ func cmpRR64(c *CPU, in *Inst) {
 }
 
 func cmpRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
@@ -1205,7 +1725,11 @@ func cmpRM64(c *CPU, in *Inst) {
 
 func cmpMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
@@ -1220,7 +1744,11 @@ func cmpRI64(c *CPU, in *Inst) {
 
 func cmpMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
@@ -1234,7 +1762,12 @@ func testRR8(c *CPU, in *Inst) {
 }
 
 func testRM8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
@@ -1242,7 +1775,11 @@ func testRM8(c *CPU, in *Inst) {
 
 func testMR8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), uint64(uint8(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
@@ -1257,7 +1794,11 @@ func testRI8(c *CPU, in *Inst) {
 
 func testMI8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load8(addr), in.Args[1].Imm
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
@@ -1271,7 +1812,12 @@ func testRR16(c *CPU, in *Inst) {
 }
 
 func testRM16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
@@ -1279,7 +1825,11 @@ func testRM16(c *CPU, in *Inst) {
 
 func testMR16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), uint64(uint16(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
@@ -1294,7 +1844,11 @@ func testRI16(c *CPU, in *Inst) {
 
 func testMI16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load16(addr), in.Args[1].Imm
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
@@ -1308,7 +1862,12 @@ func testRR32(c *CPU, in *Inst) {
 }
 
 func testRM32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), c.load32(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
@@ -1316,7 +1875,11 @@ func testRM32(c *CPU, in *Inst) {
 
 func testMR32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), uint64(uint32(c.R[in.Args[1].Reg]))
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
@@ -1331,7 +1894,11 @@ func testRI32(c *CPU, in *Inst) {
 
 func testMI32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load32(addr), in.Args[1].Imm
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	a, b := m, in.Args[1].Imm
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
@@ -1345,7 +1912,12 @@ func testRR64(c *CPU, in *Inst) {
 }
 
 func testRM64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.load64(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := c.R[in.Args[0].Reg], m
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
@@ -1353,7 +1925,11 @@ func testRM64(c *CPU, in *Inst) {
 
 func testMR64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), c.R[in.Args[1].Reg]
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, c.R[in.Args[1].Reg]
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
@@ -1368,7 +1944,11 @@ func testRI64(c *CPU, in *Inst) {
 
 func testMI64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[0])
-	a, b := c.load64(addr), in.Args[1].Imm
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	a, b := m, in.Args[1].Imm
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
@@ -1390,30 +1970,94 @@ func movRR8(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | uint64(uint8(c.R[in.Args[1].Reg]))
 }
 func movRM8(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | m
 }
-func movMR8(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 1, uint64(uint8(c.R[in.Args[1].Reg]))) }
+func movMR8(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	if !c.tryStore8(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(v))) {
+		c.storeSlow(addr, 1, uint64(uint8(v)))
+	}
+}
 func movRI8(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | in.Args[1].Imm }
-func movMI8(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 1, in.Args[1].Imm) }
+func movMI8(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
+	if !c.tryStore8(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(v))) {
+		c.storeSlow(addr, 1, uint64(uint8(v)))
+	}
+}
 func movRR16(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(c.R[in.Args[1].Reg]))
 }
 func movRM16(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | c.load16(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | m
 }
-func movMR16(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 2, uint64(uint16(c.R[in.Args[1].Reg]))) }
+func movMR16(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	if !c.tryStore16(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(v))) {
+		c.storeSlow(addr, 2, uint64(uint16(v)))
+	}
+}
 func movRI16(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | in.Args[1].Imm }
-func movMI16(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 2, in.Args[1].Imm) }
+func movMI16(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
+	if !c.tryStore16(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(v))) {
+		c.storeSlow(addr, 2, uint64(uint16(v)))
+	}
+}
 func movRR32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[1].Reg])) }
-func movRM32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.load32(c.ea(&in.Args[1])) }
-func movMR32(c *CPU, in *Inst) { c.store32(c.ea(&in.Args[0]), uint64(uint32(c.R[in.Args[1].Reg]))) }
+func movRM32(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	c.R[in.Args[0].Reg] = m
+}
+func movMR32(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	if !c.tryStore32(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(v))) {
+		c.storeSlow(addr, 4, uint64(uint32(v)))
+	}
+}
 func movRI32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = in.Args[1].Imm }
-func movMI32(c *CPU, in *Inst) { c.store32(c.ea(&in.Args[0]), in.Args[1].Imm) }
+func movMI32(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
+	if !c.tryStore32(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(v))) {
+		c.storeSlow(addr, 4, uint64(uint32(v)))
+	}
+}
 func movRR64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[1].Reg] }
-func movRM64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.load64(c.ea(&in.Args[1])) }
-func movMR64(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.R[in.Args[1].Reg]) }
+func movRM64(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad64(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
+		m = c.loadSlow(addr, 8)
+	}
+	c.R[in.Args[0].Reg] = m
+}
+func movMR64(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	if !c.tryStore64(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 8, v) {
+		c.storeSlow(addr, 8, v)
+	}
+}
 func movRI64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = in.Args[1].Imm }
-func movMI64(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), in.Args[1].Imm) }
+func movMI64(c *CPU, in *Inst) {
+	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
+	if !c.tryStore64(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 8, v) {
+		c.storeSlow(addr, 8, v)
+	}
+}
 
 var movForms = [5][4]Handler{
 	{movRR8, movRR16, movRR32, movRR64},
@@ -1427,45 +2071,111 @@ func movzxR816(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint8(c.R[in.Args[1].Reg]))
 }
 func movzxM816(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | c.load8(c.ea(&in.Args[1]))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | m
 }
-func movzxR832(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = uint64(uint8(c.R[in.Args[1].Reg])) }
-func movzxM832(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = c.load8(c.ea(&in.Args[1])) }
-func movzxR864(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = uint64(uint8(c.R[in.Args[1].Reg])) }
-func movzxM864(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = c.load8(c.ea(&in.Args[1])) }
-func movzxR1632(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint16(c.R[in.Args[1].Reg])) }
-func movzxM1632(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.load16(c.ea(&in.Args[1])) }
-func movzxR1664(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint16(c.R[in.Args[1].Reg])) }
-func movzxM1664(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.load16(c.ea(&in.Args[1])) }
+func movzxR832(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint8(c.R[in.Args[1].Reg]))
+}
+func movzxM832(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = m
+}
+func movzxR864(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint8(c.R[in.Args[1].Reg]))
+}
+func movzxM864(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = m
+}
+func movzxR1632(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint16(c.R[in.Args[1].Reg]))
+}
+func movzxM1632(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	c.R[in.Args[0].Reg] = m
+}
+func movzxR1664(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg] = uint64(uint16(c.R[in.Args[1].Reg]))
+}
+func movzxM1664(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	c.R[in.Args[0].Reg] = m
+}
 func movsxR816(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(int8(uint64(uint8(c.R[in.Args[1].Reg])))))
 }
 func movsxM816(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(int8(c.load8(c.ea(&in.Args[1])))))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(int8(m)))
 }
 func movsxR832(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = uint64(uint32(int8(uint64(uint8(c.R[in.Args[1].Reg])))))
 }
 func movsxM832(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(int8(c.load8(c.ea(&in.Args[1])))))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = uint64(uint32(int8(m)))
 }
 func movsxR864(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = uint64(int64(int8(uint64(uint8(c.R[in.Args[1].Reg])))))
 }
 func movsxM864(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(int64(int8(c.load8(c.ea(&in.Args[1])))))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad8(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
+		m = c.loadSlow(addr, 1)
+	}
+	c.R[in.Args[0].Reg] = uint64(int64(int8(m)))
 }
 func movsxR1632(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = uint64(uint32(int16(uint64(uint16(c.R[in.Args[1].Reg])))))
 }
 func movsxM1632(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(int16(c.load16(c.ea(&in.Args[1])))))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	c.R[in.Args[0].Reg] = uint64(uint32(int16(m)))
 }
 func movsxR1664(c *CPU, in *Inst) {
 	c.R[in.Args[0].Reg] = uint64(int64(int16(uint64(uint16(c.R[in.Args[1].Reg])))))
 }
 func movsxM1664(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(int64(int16(c.load16(c.ea(&in.Args[1])))))
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad16(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
+		m = c.loadSlow(addr, 2)
+	}
+	c.R[in.Args[0].Reg] = uint64(int64(int16(m)))
 }
 
 // movExtForms[sx][form][srcSize==2][dstSizeIndex 2,4,8]

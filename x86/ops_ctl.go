@@ -111,8 +111,15 @@ func opJG(c *CPU, in *Inst) {
 	}
 }
 
+// The stack operations of the hot handlers spell out the memory fast path
+// (see "Guest memory access" in inst.go).
+
 func opCallRel(c *CPU, in *Inst) {
-	c.push(next(in))
+	sp, v := c.R[RSP]-8, next(in)
+	if !c.tryStore64(sp, v) || c.Pred != nil && !c.Pred.Put(sp, 8, v) {
+		c.storeSlow(sp, 8, v)
+	}
+	c.R[RSP] = sp
 	c.RIP = in.Args[0].Imm
 }
 
@@ -123,8 +130,12 @@ func opCallInd(c *CPU, in *Inst) {
 }
 
 func opRet(c *CPU, in *Inst) {
-	t := c.load64(c.R[RSP])
-	c.R[RSP] += 8
+	sp := c.R[RSP]
+	t, ok := c.tryLoad64(sp)
+	if !ok || c.Pred != nil && !c.Pred.Hit(sp, 8, t) {
+		t = c.loadSlow(sp, 8)
+	}
+	c.R[RSP] = sp + 8
 	if in.NArgs > 0 {
 		c.R[RSP] += in.Args[0].Imm & 0xffff
 	}
@@ -188,8 +199,23 @@ func opPush(c *CPU, in *Inst) {
 	c.push(v)
 }
 
-func opPushReg(c *CPU, in *Inst) { c.push(c.R[in.Args[0].Reg]) }
-func opPopReg(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = c.pop() }
+func opPushReg(c *CPU, in *Inst) {
+	sp, v := c.R[RSP]-8, c.R[in.Args[0].Reg]
+	if !c.tryStore64(sp, v) || c.Pred != nil && !c.Pred.Put(sp, 8, v) {
+		c.storeSlow(sp, 8, v)
+	}
+	c.R[RSP] = sp
+}
+
+func opPopReg(c *CPU, in *Inst) {
+	sp := c.R[RSP]
+	v, ok := c.tryLoad64(sp)
+	if !ok || c.Pred != nil && !c.Pred.Hit(sp, 8, v) {
+		v = c.loadSlow(sp, 8)
+	}
+	c.R[RSP] = sp + 8
+	c.R[in.Args[0].Reg] = v // after RSP: pop %rsp loads RSP
+}
 
 func buildPush(in *Inst) Handler {
 	if in.Args[0].Kind == KReg && in.Args[0].Size == 8 {

@@ -353,20 +353,64 @@ func buildMovq(in *Inst) Handler {
 // functions so that the dispatch loop can call them directly.
 
 func movqXR(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.R[in.Args[1].Reg]} }
-func movqXM(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load64(c.ea(&in.Args[1]))} }
+
+// The hot moves spell out the memory fast path (see "Guest memory access"
+// in inst.go).
+
+func movqXM(c *CPU, in *Inst) {
+	a := c.ea(&in.Args[1])
+	v, ok := c.tryLoad64(a)
+	if !ok || c.Pred != nil && !c.Pred.Hit(a, 8, v) {
+		v = c.loadSlow(a, 8)
+	}
+	c.X[in.Args[0].Reg] = XMM{v}
+}
+
 func movqXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.X[in.Args[1].Reg][0]} }
 func movqRX(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg][0] }
-func movqMX(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+func movqMX(c *CPU, in *Inst) {
+	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]
+	if !c.tryStore64(a, v) || c.Pred != nil && !c.Pred.Put(a, 8, v) {
+		c.storeSlow(a, 8, v)
+	}
+}
 
 func movsdXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg][0] = c.X[in.Args[1].Reg][0] }
-func movsdXM(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load64(c.ea(&in.Args[1]))} }
-func movsdMX(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+func movsdXM(c *CPU, in *Inst) {
+	a := c.ea(&in.Args[1])
+	v, ok := c.tryLoad64(a)
+	if !ok || c.Pred != nil && !c.Pred.Hit(a, 8, v) {
+		v = c.loadSlow(a, 8)
+	}
+	c.X[in.Args[0].Reg] = XMM{v}
+}
+
+func movsdMX(c *CPU, in *Inst) {
+	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]
+	if !c.tryStore64(a, v) || c.Pred != nil && !c.Pred.Put(a, 8, v) {
+		c.storeSlow(a, 8, v)
+	}
+}
+
 func movssXX(c *CPU, in *Inst) {
 	x := &c.X[in.Args[0].Reg]
 	x[0] = x[0]&^0xffffffff | c.X[in.Args[1].Reg][0]&0xffffffff
 }
-func movssXM(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load32(c.ea(&in.Args[1]))} }
-func movssMX(c *CPU, in *Inst) { c.store32(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]) }
+func movssXM(c *CPU, in *Inst) {
+	a := c.ea(&in.Args[1])
+	v, ok := c.tryLoad32(a)
+	if !ok || c.Pred != nil && !c.Pred.Hit(a, 4, v) {
+		v = c.loadSlow(a, 4)
+	}
+	c.X[in.Args[0].Reg] = XMM{v}
+}
+
+func movssMX(c *CPU, in *Inst) {
+	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]&0xffffffff
+	if !c.tryStore32(a, v) || c.Pred != nil && !c.Pred.Put(a, 4, v) {
+		c.storeSlow(a, 4, v)
+	}
+}
 
 // mmxRead returns MMX register i. Like every MMX instruction it puts the
 // x87 in MMX state: TOP 0 and all registers valid.

@@ -85,7 +85,12 @@ func addsdXX(c *CPU, in *Inst) {
 func addsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
-		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		ea := c.ea(&in.Args[1])
+		b, ok := c.tryLoad64(ea)
+		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
+			b = c.loadSlow(ea, 8)
+		}
+		a := d[0]
 		if r := math.Float64bits(f64(a) + f64(b)); noDenormal(a, b) && finite(r) {
 			d[0] = r
 			return
@@ -107,7 +112,12 @@ func subsdXX(c *CPU, in *Inst) {
 func subsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
-		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		ea := c.ea(&in.Args[1])
+		b, ok := c.tryLoad64(ea)
+		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
+			b = c.loadSlow(ea, 8)
+		}
+		a := d[0]
 		if r := math.Float64bits(f64(a) - f64(b)); noDenormal(a, b) && finite(r) {
 			d[0] = r
 			return
@@ -129,7 +139,12 @@ func mulsdXX(c *CPU, in *Inst) {
 func mulsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
-		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		ea := c.ea(&in.Args[1])
+		b, ok := c.tryLoad64(ea)
+		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
+			b = c.loadSlow(ea, 8)
+		}
+		a := d[0]
 		if r := math.Float64bits(f64(a) * f64(b)); noDenormal(a, b) && normalResult(r) {
 			d[0] = r
 			return
@@ -151,7 +166,12 @@ func divsdXX(c *CPU, in *Inst) {
 func divsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		d := &c.X[in.Args[0].Reg]
-		a, b := d[0], c.load64(c.ea(&in.Args[1]))
+		ea := c.ea(&in.Args[1])
+		b, ok := c.tryLoad64(ea)
+		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
+			b = c.loadSlow(ea, 8)
+		}
+		a := d[0]
 		if r := math.Float64bits(f64(a) / f64(b)); noDenormal(a, b) && normalResult(r) {
 			d[0] = r
 			return

@@ -59,23 +59,16 @@ func regWrite(size int, d, r string) string {
 	return fmt.Sprintf("c.R[%s] = c.R[%s]&^0xff | %s", d, d, r)
 }
 
-func load(size int, addr string) string {
-	switch size {
-	case 1:
-		return "c.load8(" + addr + ")"
-	case 2:
-		return "c.load16(" + addr + ")"
-	case 4:
-		return "c.load32(" + addr + ")"
-	}
-	return "c.load64(" + addr + ")"
+// loadTo is the statements that load size bytes at addr into a new
+// variable dst: the TLB fast path inline, then the slow path (see
+// "Guest memory access" in x86/inst.go).
+func loadTo(size int, addr, dst string) string {
+	return fmt.Sprintf("\t%s, ok := c.tryLoad%d(%s)\n\tif !ok || c.Pred != nil && !c.Pred.Hit(%s, %d, %s) {\n\t\t%s = c.loadSlow(%s, %d)\n\t}\n", dst, size*8, addr, addr, size, dst, dst, addr, size)
 }
 
-func store(size int, addr, v string) string {
-	if size == 8 || size == 4 {
-		return fmt.Sprintf("c.store%d(%s, %s)", size*8, addr, v)
-	}
-	return fmt.Sprintf("c.store(%s, %d, %s)", addr, size, v)
+// storeOf is the statement that stores v (masked to size) at addr.
+func storeOf(size int, addr, v string) string {
+	return fmt.Sprintf("\tif !c.tryStore%d(%s, %s) || c.Pred != nil && !c.Pred.Put(%s, %d, %s) {\n\t\tc.storeSlow(%s, %d, %s)\n\t}\n", size*8, addr, v, addr, size, mask(size, v), addr, size, mask(size, v))
 }
 
 func name(o, form string, size int) string { return fmt.Sprintf("%s%s%d", o, form, size*8) }
@@ -92,15 +85,16 @@ func main() {
 				case "RR":
 					dst, src = mask(size, "c.R[in.Args[0].Reg]"), mask(size, "c.R[in.Args[1].Reg]")
 				case "RM":
-					dst, src = mask(size, "c.R[in.Args[0].Reg]"), load(size, "c.ea(&in.Args[1])")
+					fmt.Fprintf(&b, "\taddr := c.ea(&in.Args[1])\n%s", loadTo(size, "addr", "m"))
+					dst, src = mask(size, "c.R[in.Args[0].Reg]"), "m"
 				case "MR":
-					fmt.Fprintf(&b, "\taddr := c.ea(&in.Args[0])\n")
-					dst, src = load(size, "addr"), mask(size, "c.R[in.Args[1].Reg]")
+					fmt.Fprintf(&b, "\taddr := c.ea(&in.Args[0])\n%s", loadTo(size, "addr", "m"))
+					dst, src = "m", mask(size, "c.R[in.Args[1].Reg]")
 				case "RI":
 					dst, src = mask(size, "c.R[in.Args[0].Reg]"), "in.Args[1].Imm"
 				case "MI":
-					fmt.Fprintf(&b, "\taddr := c.ea(&in.Args[0])\n")
-					dst, src = load(size, "addr"), "in.Args[1].Imm"
+					fmt.Fprintf(&b, "\taddr := c.ea(&in.Args[0])\n%s", loadTo(size, "addr", "m"))
+					dst, src = "m", "in.Args[1].Imm"
 				}
 				fmt.Fprintf(&b, "\ta, b := %s, %s\n", dst, src)
 				if o.carry {
@@ -117,7 +111,7 @@ func main() {
 				}
 				if o.write {
 					if form[0] == 'M' {
-						fmt.Fprintf(&b, "\t%s\n", store(size, "addr", "r"))
+						b.WriteString(storeOf(size, "addr", "r"))
 					} else {
 						fmt.Fprintf(&b, "\t%s\n", regWrite(size, "in.Args[0].Reg", "r"))
 					}
@@ -145,10 +139,10 @@ func main() {
 	// mov forms.
 	for _, size := range sizes {
 		fmt.Fprintf(&b, "func movRR%d(c *CPU, in *Inst) { %s }\n", size*8, regWrite(size, "in.Args[0].Reg", mask(size, "c.R[in.Args[1].Reg]")))
-		fmt.Fprintf(&b, "func movRM%d(c *CPU, in *Inst) { %s }\n", size*8, regWrite(size, "in.Args[0].Reg", load(size, "c.ea(&in.Args[1])")))
-		fmt.Fprintf(&b, "func movMR%d(c *CPU, in *Inst) { %s }\n", size*8, store(size, "c.ea(&in.Args[0])", mask(size, "c.R[in.Args[1].Reg]")))
+		fmt.Fprintf(&b, "func movRM%d(c *CPU, in *Inst) {\n\taddr := c.ea(&in.Args[1])\n%s\t%s\n}\n", size*8, loadTo(size, "addr", "m"), regWrite(size, "in.Args[0].Reg", "m"))
+		fmt.Fprintf(&b, "func movMR%d(c *CPU, in *Inst) {\n\taddr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]\n%s}\n", size*8, storeOf(size, "addr", "v"))
 		fmt.Fprintf(&b, "func movRI%d(c *CPU, in *Inst) { %s }\n", size*8, regWrite(size, "in.Args[0].Reg", "in.Args[1].Imm"))
-		fmt.Fprintf(&b, "func movMI%d(c *CPU, in *Inst) { %s }\n", size*8, store(size, "c.ea(&in.Args[0])", "in.Args[1].Imm"))
+		fmt.Fprintf(&b, "func movMI%d(c *CPU, in *Inst) {\n\taddr, v := c.ea(&in.Args[0]), in.Args[1].Imm\n%s}\n", size*8, storeOf(size, "addr", "v"))
 	}
 	b.WriteString("\nvar movForms = [5][4]Handler{\n")
 	for _, form := range []string{"RR", "RM", "MR", "RI", "MI"} {
@@ -167,11 +161,12 @@ func main() {
 					continue
 				}
 				for _, form := range []string{"R", "M"} {
-					var v string
+					var v, pre string
 					if form == "R" {
 						v = mask(ssz, "c.R[in.Args[1].Reg]")
 					} else {
-						v = load(ssz, "c.ea(&in.Args[1])")
+						pre = "\taddr := c.ea(&in.Args[1])\n" + loadTo(ssz, "addr", "m")
+						v = "m"
 					}
 					if ext == "sx" {
 						t := map[int]string{1: "int8", 2: "int16"}[ssz]
@@ -181,7 +176,7 @@ func main() {
 							v = mask(dsz, fmt.Sprintf("%s(%s)", t, v))
 						}
 					}
-					fmt.Fprintf(&b, "func mov%s%s%d%d(c *CPU, in *Inst) { %s }\n", ext, form, ssz*8, dsz*8, regWrite(dsz, "in.Args[0].Reg", v))
+					fmt.Fprintf(&b, "func mov%s%s%d%d(c *CPU, in *Inst) {\n%s\t%s\n}\n", ext, form, ssz*8, dsz*8, pre, regWrite(dsz, "in.Args[0].Reg", v))
 				}
 			}
 		}
