@@ -2,6 +2,7 @@ package x86
 
 import (
 	"math"
+	"unsafe"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -69,14 +70,18 @@ func normalResult(x uint64) bool { return (x>>52&0x7ff)-2 < 0x7fd }
 // normals is exact. Products and quotients need a normal result as well.
 func noDenormal(a, b uint64) bool { return min(a<<1-2, b<<1-2) >= 1<<53-2 }
 
+// xf views the XMM registers as float64 lanes, so that the compiler loads
+// and stores the operands of the register forms with MOVSD and folds a load
+// into the arithmetic, with no round trip through a general register.
+func (c *CPU) xf() *[16][2]float64 { return (*[16][2]float64)(unsafe.Pointer(&c.X)) }
+
 // finite reports a result that is neither infinite nor a NaN.
 func finite(r uint64) bool { return r<<1 < 0x7ff<<53 }
 
 func addsdXX(c *CPU, in *Inst) {
-	d := &c.X[in.Args[0].Reg]
-	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if r := math.Float64bits(f64(a) + f64(b)); fastPE(c) && noDenormal(a, b) && finite(r) {
-		d[0] = r
+	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
+	if r := x[d][0] + x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && finite(math.Float64bits(r)) {
+		x[d][0] = r
 		return
 	}
 	in.inner(c, in)
@@ -90,9 +95,8 @@ func addsdXM(c *CPU, in *Inst) {
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		a := d[0]
-		if r := math.Float64bits(f64(a) + f64(b)); noDenormal(a, b) && finite(r) {
-			d[0] = r
+		if r := c.xf()[in.Args[0].Reg&15][0] + f64(b); noDenormal(d[0], b) && finite(math.Float64bits(r)) {
+			c.xf()[in.Args[0].Reg&15][0] = r
 			return
 		}
 	}
@@ -100,10 +104,9 @@ func addsdXM(c *CPU, in *Inst) {
 }
 
 func subsdXX(c *CPU, in *Inst) {
-	d := &c.X[in.Args[0].Reg]
-	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if r := math.Float64bits(f64(a) - f64(b)); fastPE(c) && noDenormal(a, b) && finite(r) {
-		d[0] = r
+	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
+	if r := x[d][0] - x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && finite(math.Float64bits(r)) {
+		x[d][0] = r
 		return
 	}
 	in.inner(c, in)
@@ -117,9 +120,8 @@ func subsdXM(c *CPU, in *Inst) {
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		a := d[0]
-		if r := math.Float64bits(f64(a) - f64(b)); noDenormal(a, b) && finite(r) {
-			d[0] = r
+		if r := c.xf()[in.Args[0].Reg&15][0] - f64(b); noDenormal(d[0], b) && finite(math.Float64bits(r)) {
+			c.xf()[in.Args[0].Reg&15][0] = r
 			return
 		}
 	}
@@ -127,10 +129,9 @@ func subsdXM(c *CPU, in *Inst) {
 }
 
 func mulsdXX(c *CPU, in *Inst) {
-	d := &c.X[in.Args[0].Reg]
-	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if r := math.Float64bits(f64(a) * f64(b)); fastPE(c) && noDenormal(a, b) && normalResult(r) {
-		d[0] = r
+	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
+	if r := x[d][0] * x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && normalResult(math.Float64bits(r)) {
+		x[d][0] = r
 		return
 	}
 	in.inner(c, in)
@@ -144,9 +145,8 @@ func mulsdXM(c *CPU, in *Inst) {
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		a := d[0]
-		if r := math.Float64bits(f64(a) * f64(b)); noDenormal(a, b) && normalResult(r) {
-			d[0] = r
+		if r := c.xf()[in.Args[0].Reg&15][0] * f64(b); noDenormal(d[0], b) && normalResult(math.Float64bits(r)) {
+			c.xf()[in.Args[0].Reg&15][0] = r
 			return
 		}
 	}
@@ -154,10 +154,9 @@ func mulsdXM(c *CPU, in *Inst) {
 }
 
 func divsdXX(c *CPU, in *Inst) {
-	d := &c.X[in.Args[0].Reg]
-	a, b := d[0], c.X[in.Args[1].Reg][0]
-	if r := math.Float64bits(f64(a) / f64(b)); fastPE(c) && noDenormal(a, b) && normalResult(r) {
-		d[0] = r
+	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
+	if r := x[d][0] / x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && normalResult(math.Float64bits(r)) {
+		x[d][0] = r
 		return
 	}
 	in.inner(c, in)
@@ -171,9 +170,8 @@ func divsdXM(c *CPU, in *Inst) {
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		a := d[0]
-		if r := math.Float64bits(f64(a) / f64(b)); noDenormal(a, b) && normalResult(r) {
-			d[0] = r
+		if r := c.xf()[in.Args[0].Reg&15][0] / f64(b); noDenormal(d[0], b) && normalResult(math.Float64bits(r)) {
+			c.xf()[in.Args[0].Reg&15][0] = r
 			return
 		}
 	}
