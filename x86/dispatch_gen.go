@@ -320,12 +320,17 @@ var directHandlers = [...]Handler{
 	sqrtsdXX,
 	comisdXX,
 	comisdXM,
+	zeroX,
+	addpdXX,
+	addpdXM,
+	mulpdXX,
+	subpdXX,
 }
 
 // fusedPairs lists the pairs of a flag-setting instruction and the
 // conditional jump after it that runInsts runs as one case (markFused); a
 // pair's ID is fusedBase plus its index here.
-const fusedBase = 315
+const fusedBase = 320
 
 var fusedPairs = [...][2]Handler{
 	{cmpRR32, opJE},
@@ -1061,481 +1066,491 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 314:
 			comisdXM(c, in)
 		case 315:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
+			zeroX(c, in)
 		case 316:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
+			addpdXX(c, in)
 		case 317:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
+			addpdXM(c, in)
 		case 318:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
+			mulpdXX(c, in)
 		case 319:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJBE(c, &insts[i])
+			subpdXX(c, in)
 		case 320:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJE(c, &insts[i])
 		case 321:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 322:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJB(c, &insts[i])
 		case 323:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 324:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 325:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 326:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 327:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
-		case 328:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
-		case 329:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
 			opJBE(c, &insts[i])
+		case 325:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 326:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 327:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 328:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 329:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 330:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJE(c, &insts[i])
 		case 331:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 332:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJB(c, &insts[i])
 		case 333:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 334:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 335:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 336:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 337:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
-		case 338:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
-		case 339:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
 			opJBE(c, &insts[i])
+		case 335:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 336:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 337:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 338:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 339:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 340:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJE(c, &insts[i])
 		case 341:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 342:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJB(c, &insts[i])
 		case 343:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 344:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 345:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 346:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 347:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
-		case 348:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
-		case 349:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
 			opJBE(c, &insts[i])
+		case 345:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 346:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 347:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 348:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 349:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 350:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJE(c, &insts[i])
 		case 351:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 352:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJB(c, &insts[i])
 		case 353:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 354:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 355:
-			cmpRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 356:
-			cmpRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 357:
-			cmpRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
-		case 358:
-			cmpRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
-		case 359:
-			cmpRR8(c, in)
-			i++
-			c.blkIdx = i
 			opJBE(c, &insts[i])
+		case 355:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 356:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJL(c, &insts[i])
+		case 357:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 358:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 359:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 360:
 			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
-		case 361:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
 			opJE(c, &insts[i])
-		case 362:
-			cmpRI8(c, in)
+		case 361:
+			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 363:
-			cmpRI8(c, in)
+		case 362:
+			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 364:
-			cmpRI8(c, in)
+		case 363:
+			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
-		case 365:
-			cmpRI8(c, in)
+		case 364:
+			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJBE(c, &insts[i])
+		case 365:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
 		case 366:
 			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJE(c, &insts[i])
 		case 367:
-			cmpRM8(c, in)
+			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 368:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 369:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 370:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 371:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 372:
+			cmpRM8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 373:
 			cmpRM8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 369:
-			cmpMR8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 370:
-			cmpMR8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 371:
-			cmpMI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 372:
-			cmpMI8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 373:
-			cmpRM32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 374:
+			cmpMR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 375:
+			cmpMR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 376:
+			cmpMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 377:
+			cmpMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 378:
+			cmpRM32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 379:
 			cmpRM32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 375:
-			cmpMR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 376:
-			cmpMR32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 377:
-			cmpMI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 378:
-			cmpMI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 379:
-			cmpRM64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 380:
+			cmpMR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 381:
+			cmpMR32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 382:
+			cmpMI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 383:
+			cmpMI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 384:
+			cmpRM64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 385:
 			cmpRM64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 381:
-			cmpMR64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 382:
-			cmpMR64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 383:
-			cmpMI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 384:
-			cmpMI64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 385:
-			subRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 386:
+			cmpMR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 387:
+			cmpMR64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 388:
+			cmpMI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 389:
+			cmpMI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 390:
+			subRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 391:
 			subRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 387:
-			addRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 388:
-			addRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 389:
-			subRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 390:
-			subRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 391:
-			addRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 392:
+			addRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 393:
+			addRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 394:
+			subRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 395:
+			subRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 396:
+			addRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 397:
 			addRI64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 393:
-			testRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 394:
-			testRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 395:
-			testRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 396:
-			testRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 397:
-			testRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 398:
+			testRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 399:
+			testRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 400:
+			testRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 401:
+			testRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 402:
+			testRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 403:
 			testRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 399:
-			testRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 400:
-			testRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 401:
-			testRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 402:
-			testRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 403:
-			testMI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 404:
+			testRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 405:
+			testRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 406:
+			testRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 407:
+			testRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 408:
+			testMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 409:
 			testMI8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 405:
+		case 410:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
-		case 406:
+		case 411:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 407:
+		case 412:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 408:
+		case 413:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
-		case 409:
+		case 414:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJBE(c, &insts[i])
-		case 410:
+		case 415:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i

@@ -50,6 +50,8 @@ func opJNE(c *CPU, in *Inst) {
 func opJB(c *CPU, in *Inst) {
 	if l := &c.cc; l.op == ccSub {
 		jump(c, in, l.src1 < l.src2)
+	} else if l.op == ccEager {
+		jump(c, in, c.flags&FlagCF != 0) // after comisd and friends
 	} else {
 		jump(c, in, c.cond(2))
 	}
@@ -58,6 +60,8 @@ func opJB(c *CPU, in *Inst) {
 func opJAE(c *CPU, in *Inst) {
 	if l := &c.cc; l.op == ccSub {
 		jump(c, in, l.src1 >= l.src2)
+	} else if l.op == ccEager {
+		jump(c, in, c.flags&FlagCF == 0) // after comisd and friends
 	} else {
 		jump(c, in, c.cond(3))
 	}
@@ -66,6 +70,8 @@ func opJAE(c *CPU, in *Inst) {
 func opJBE(c *CPU, in *Inst) {
 	if l := &c.cc; l.op == ccSub {
 		jump(c, in, l.src1 <= l.src2)
+	} else if l.op == ccEager {
+		jump(c, in, c.flags&(FlagCF|FlagZF) != 0) // after comisd and friends
 	} else {
 		jump(c, in, c.cond(6))
 	}
@@ -74,6 +80,8 @@ func opJBE(c *CPU, in *Inst) {
 func opJA(c *CPU, in *Inst) {
 	if l := &c.cc; l.op == ccSub {
 		jump(c, in, l.src1 > l.src2)
+	} else if l.op == ccEager {
+		jump(c, in, c.flags&(FlagCF|FlagZF) == 0) // after comisd and friends
 	} else {
 		jump(c, in, c.cond(7))
 	}

@@ -35,6 +35,9 @@ func init() {
 		x86asm.SQRTSD:  {sqrtsdXX, sqrtsdXM},
 		x86asm.UCOMISD: {comisdXX, comisdXM},
 		x86asm.COMISD:  {comisdXX, comisdXM},
+		x86asm.ADDPD:   {addpdXX, addpdXM},
+		x86asm.SUBPD:   {subpdXX, subpdXM},
+		x86asm.MULPD:   {mulpdXX, mulpdXM},
 	}
 	for op, f := range table {
 		orig, f := builders[op], f
@@ -208,8 +211,10 @@ func comisdFlags(c *CPU, a, b uint64) {
 	case x == y:
 		f = FlagZF
 	}
-	c.materialize()
+	// All six arithmetic flags are written: nothing of the lazy state
+	// survives.
 	c.flags = c.flags&^ArithFlags | f
+	c.cc.op = ccEager
 }
 
 func comisdXX(c *CPU, in *Inst) {
@@ -228,4 +233,68 @@ func comisdXM(c *CPU, in *Inst) {
 		return
 	}
 	in.inner(c, in)
+}
+
+// Packed doubles: each lane as the scalar forms, MXCSR's flags being the OR
+// over the lanes. A memory operand must be 16-byte aligned; an unaligned
+// one goes to the exact handler, which raises #GP.
+
+func addpdXX(c *CPU, in *Inst) {
+	if !packedAdd(c, in, c.X[in.Args[1].Reg&15], 1) {
+		in.inner(c, in)
+	}
+}
+
+func addpdXM(c *CPU, in *Inst) {
+	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedAdd(c, in, c.load128(a), 1) {
+		in.inner(c, in)
+	}
+}
+
+func subpdXX(c *CPU, in *Inst) {
+	if !packedAdd(c, in, c.X[in.Args[1].Reg&15], -1) {
+		in.inner(c, in)
+	}
+}
+
+func subpdXM(c *CPU, in *Inst) {
+	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedAdd(c, in, c.load128(a), -1) {
+		in.inner(c, in)
+	}
+}
+
+// packedAdd adds (sign 1) or subtracts (sign -1) b's lanes from the
+// destination's if that raises at most PE, and reports whether it did.
+// Negating an operand that is not a NaN is exact, and the fast path takes
+// no NaN.
+func packedAdd(c *CPU, in *Inst, b XMM, sign float64) bool {
+	d := &c.X[in.Args[0].Reg&15]
+	r0, r1 := f64(d[0])+sign*f64(b[0]), f64(d[1])+sign*f64(b[1])
+	if fastPE(c) && noDenormal(d[0], b[0]) && noDenormal(d[1], b[1]) && finite(math.Float64bits(r0)) && finite(math.Float64bits(r1)) {
+		d[0], d[1] = math.Float64bits(r0), math.Float64bits(r1)
+		return true
+	}
+	return false
+}
+
+func mulpdXX(c *CPU, in *Inst) {
+	if !packedMul(c, in, c.X[in.Args[1].Reg&15]) {
+		in.inner(c, in)
+	}
+}
+
+func mulpdXM(c *CPU, in *Inst) {
+	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedMul(c, in, c.load128(a)) {
+		in.inner(c, in)
+	}
+}
+
+func packedMul(c *CPU, in *Inst, b XMM) bool {
+	d := &c.X[in.Args[0].Reg&15]
+	r0, r1 := f64(d[0])*f64(b[0]), f64(d[1])*f64(b[1])
+	if fastPE(c) && noDenormal(d[0], b[0]) && noDenormal(d[1], b[1]) && normalResult(math.Float64bits(r0)) && normalResult(math.Float64bits(r1)) {
+		d[0], d[1] = math.Float64bits(r0), math.Float64bits(r1)
+		return true
+	}
+	return false
 }

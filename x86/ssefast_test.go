@@ -30,6 +30,7 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 		"addsd": {0xf2, 0x0f, 0x58}, "subsd": {0xf2, 0x0f, 0x5c}, "mulsd": {0xf2, 0x0f, 0x59},
 		"divsd": {0xf2, 0x0f, 0x5e}, "sqrtsd": {0xf2, 0x0f, 0x51},
 		"ucomisd": {0x66, 0x0f, 0x2e}, "comisd": {0x66, 0x0f, 0x2f},
+		"addpd": {0x66, 0x0f, 0x58}, "subpd": {0x66, 0x0f, 0x5c}, "mulpd": {0x66, 0x0f, 0x59},
 	}
 	const data = 0x600000
 	fast := 0
@@ -44,7 +45,7 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 			c.Mem.SetPage(data>>PageShift, &Page{Perm: PermRead | PermWrite})
 			c.R[RSI] = data
 			for i := 0; i < 20000; i++ {
-				a, b := val(), val()
+				a, b, a2, b2 := val(), val(), val(), val()
 				mx := uint32(mxFastPE)
 				switch r.Intn(8) {
 				case 0:
@@ -56,15 +57,16 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 				}
 				run := func(h Handler) CPU {
 					c.store64(data, b)
-					c.X[0] = XMM{a, 7}
-					c.X[1] = XMM{b, 9}
+					c.store64(data+8, a2)
+					c.X[0] = XMM{a, b2}
+					c.X[1] = XMM{b, a2}
 					c.MXCSR = mx
 					c.SetRflags(0x202 | FlagSF | FlagOF)
 					h(c, &in)
 					return *c
 				}
 				f, e := run(in.Fn), run(in.inner)
-				if f.X[0] != e.X[0] || f.MXCSR != e.MXCSR || f.Rflags() != e.Rflags() {
+				if f.X[0] != e.X[0] || f.X[1] != e.X[1] || f.MXCSR != e.MXCSR || f.Rflags() != e.Rflags() {
 					t.Fatalf("%s % x a=%#x b=%#x mxcsr=%#x:\nfast  %#x mxcsr %#x flags %#x\nexact %#x mxcsr %#x flags %#x",
 						name, code, a, b, mx, f.X[0], f.MXCSR, f.Rflags(), e.X[0], e.MXCSR, e.Rflags())
 				}

@@ -292,7 +292,7 @@ var hotHandlers = []string{
 	"opImul", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
 	"movXX", "movqXR", "movqXM", "movqXX", "movqRX", "movqMX", "movsdXX", "movsdXM", "movsdMX",
 	"movssXX", "movssXM", "movssMX", "addsdXX", "addsdXM", "subsdXX", "subsdXM", "mulsdXX", "mulsdXM",
-	"divsdXX", "divsdXM", "sqrtsdXX", "comisdXX", "comisdXM",
+	"divsdXX", "divsdXM", "sqrtsdXX", "comisdXX", "comisdXM", "zeroX", "addpdXX", "addpdXM", "mulpdXX", "subpdXX",
 }
 
 // fusedGroups are the pairs of a flag-setting instruction and the
