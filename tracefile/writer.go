@@ -172,9 +172,11 @@ func NewWriter(dst io.Writer, hdr Header, opts Options) (*Writer, error) {
 	}
 	w.off = int64(len(h))
 	w.stats[3].Store(w.off)
-	// Buffers start a little above the target size and grow up to the
-	// hard limit only when checkpoints are late.
-	initCap := min(w.bufCap, w.target+w.target/4+64<<10)
+	// Buffers are allocated at the hard limit: a chunk that outgrows the
+	// target while a checkpoint is late (signal frames, big reads) would
+	// otherwise copy itself as it grows, which costs more than the memory
+	// it saves. Pages the recording never touches are never faulted in.
+	initCap := w.bufCap
 	w.buf = make([]byte, 0, initCap)
 	for i := 0; i < opts.Buffers-1; i++ {
 		w.free <- make([]byte, 0, initCap)
