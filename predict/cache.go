@@ -1,5 +1,7 @@
 package predict
 
+import "encoding/binary"
+
 // Cache is a tag-less, direct-mapped cache of 8-byte memory words. A slot
 // holds whatever word was last stored in it, for whichever address mapped
 // there: a read predicts the bytes at its address from the slot's bytes.
@@ -119,6 +121,13 @@ func (c *Cache) CopyFrom(o *Cache) { copy(c.slots, o.slots) }
 // both the recorder and the reader must.
 func (c *Cache) Fill(addr uint64, b []byte) {
 	for len(b) > 0 {
+		if addr&7 == 0 && len(b) >= 8 {
+			// Whole words (most of a signal frame or a read buffer).
+			c.slots[(addr>>3)&c.mask] = binary.LittleEndian.Uint64(b)
+			addr += 8
+			b = b[8:]
+			continue
+		}
 		n := Split(addr, min(len(b), 8))
 		var v uint64
 		for i := 0; i < n; i++ {

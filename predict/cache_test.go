@@ -78,3 +78,28 @@ func BenchmarkReadHit(b *testing.B) {
 		c.Read(uint64(i&1023)*8, 8, 0)
 	}
 }
+
+// TestFillMatchesBytewise checks Fill's whole-word path against entering
+// the same bytes one at a time.
+func TestFillMatchesBytewise(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for i := 0; i < 2000; i++ {
+		a, b := New(5), New(5)
+		for k := range a.slots {
+			a.slots[k] = r.Uint64()
+			b.slots[k] = a.slots[k]
+		}
+		addr := uint64(r.Intn(512))
+		buf := make([]byte, r.Intn(300))
+		r.Read(buf)
+		a.Fill(addr, buf)
+		for k, x := range buf {
+			b.Update(addr+uint64(k), 1, uint64(x))
+		}
+		for k := range a.slots {
+			if a.slots[k] != b.slots[k] {
+				t.Fatalf("addr %#x len %d: slot %d = %#x, want %#x", addr, len(buf), k, a.slots[k], b.slots[k])
+			}
+		}
+	}
+}

@@ -99,6 +99,7 @@ type Recorder struct {
 	scratch []emu.Region
 	modules map[string]bool
 	regs    []byte
+	frame   []byte
 	ranges  []tracefile.MemRange
 	stats   Stats
 	err     error
@@ -494,13 +495,16 @@ func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 		lo := th.CPU.R[x86.RSP]
 		hi := ev.Frame + frameSpan
 		if hi > lo && hi-lo < 1<<16 {
-			b := make([]byte, hi-lo)
-			if err := th.P.MM.Mem.Peek(lo, b); err == nil {
-				t.cache.Fill(lo, b)
-				s.Writes = []tracefile.MemRange{{Addr: lo, Bytes: b}}
+			// The writer copies the bytes: the buffer is reused.
+			r.frame = append(r.frame[:0], make([]byte, hi-lo)...)
+			if err := th.P.MM.Mem.Peek(lo, r.frame); err == nil {
+				t.cache.Fill(lo, r.frame)
+				r.ranges = append(r.ranges[:0], tracefile.MemRange{Addr: lo, Bytes: r.frame})
+				s.Writes = r.ranges
 			}
 		}
-		s.Regs = th.CPU.MarshalState(nil)
+		r.regs = th.CPU.MarshalState(r.regs[:0])
+		s.Regs = r.regs
 	}
 	r.w.Signal(s)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -257,4 +258,64 @@ func BenchmarkRecordCorpus(b *testing.B) {
 	}
 	b.ReportMetric(sum/float64(n), "bits/inst(mean)")
 	b.ReportMetric(float64(size)*8/float64(insts), "bits/inst(total)")
+}
+
+// BenchmarkRecordCorpusTime times every corpus program natively, under
+// ttd run and under ttd record (wall time, best of three each) and
+// reports the two overhead ratios over the corpus: record/run
+// (target 1.5x) and record/native (target 40x), with the programs that
+// miss them. Short programs are dominated by fixed costs: starting ttd,
+// and interpreting (mostly decoding) the dynamic loader's and libc's
+// start-up code, which runs once.
+func BenchmarkRecordCorpusTime(b *testing.B) {
+	progs := corpus.Build(b)
+	dir := b.TempDir()
+	best := func(p corpus.Program, wrapper func(r int) []string) time.Duration {
+		var d time.Duration
+		for r := 0; r < 3; r++ {
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			res, err := p.Run(ctx, wrapper(r)...)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r == 0 || res.Duration < d {
+				d = res.Duration
+			}
+		}
+		return d
+	}
+	for i := 0; i < b.N; i++ {
+		var recRun, recNat []float64
+		var slowRec, slowNat []string
+		for k, p := range progs {
+			nat := best(p, func(int) []string { return nil })
+			run := best(p, func(int) []string { return []string{ttdBinary, "run", "--"} })
+			rec := best(p, func(r int) []string {
+				return []string{ttdBinary, "record", "-o", filepath.Join(dir, fmt.Sprintf("%d-%d-%d.ttd", i, k, r)), "--"}
+			})
+			rr, rn := rec.Seconds()/run.Seconds(), rec.Seconds()/nat.Seconds()
+			recRun, recNat = append(recRun, rr), append(recNat, rn)
+			if rr > 1.5 {
+				slowRec = append(slowRec, fmt.Sprintf("%s %.2fx", p.Name, rr))
+			}
+			if rn > 40 {
+				slowNat = append(slowNat, fmt.Sprintf("%s %.0fx (%.1f ms native)", p.Name, rn, nat.Seconds()*1e3))
+			}
+			if i == 0 {
+				fmt.Printf("%-34s native %7.1f ms  run %7.1f ms  record %7.1f ms  record/run %.2fx  record/native %5.1fx\n",
+					p.Name, nat.Seconds()*1e3, run.Seconds()*1e3, rec.Seconds()*1e3, rr, rn)
+			}
+		}
+		sort.Float64s(recRun)
+		sort.Float64s(recNat)
+		b.ReportMetric(recRun[len(recRun)/2], "record/run(median)")
+		b.ReportMetric(recRun[len(recRun)-1], "record/run(max)")
+		b.ReportMetric(recNat[len(recNat)/2], "record/native(median)")
+		b.ReportMetric(recNat[len(recNat)-1], "record/native(max)")
+		if i == 0 {
+			fmt.Printf("record/run above 1.5x: %d of %d: %s\n", len(slowRec), len(progs), strings.Join(slowRec, ", "))
+			fmt.Printf("record/native above 40x: %d of %d: %s\n", len(slowNat), len(progs), strings.Join(slowNat, ", "))
+		}
+	}
 }
