@@ -327,10 +327,14 @@ var directHandlers = [...]Handler{
 	subpdXX,
 }
 
-// fusedPairs lists the pairs of a flag-setting instruction and the
-// conditional jump after it that runInsts runs as one case (markFused); a
+// fusedPairs lists the pairs of instructions that runInsts runs as one
+// case (markFused): a flag-setting instruction and the conditional jump
+// after it, then (from index seqPairsAt) other frequent neighbours. A
 // pair's ID is fusedBase plus its index here.
-const fusedBase = 320
+const (
+	fusedBase  = 320
+	seqPairsAt = 96
+)
 
 var fusedPairs = [...][2]Handler{
 	{cmpRR32, opJE},
@@ -429,6 +433,44 @@ var fusedPairs = [...][2]Handler{
 	{comisdXX, opJAE},
 	{comisdXX, opJBE},
 	{comisdXX, opJA},
+	{mulsdXX, mulsdXX},
+	{movXX, mulsdXX},
+	{mulsdXX, addsdXX},
+	{mulsdXX, addsdXM},
+	{subsdXM, movsdXM},
+	{movsdXM, subsdXM},
+	{movsdMX, movsdMX},
+	{movsdXM, movsdXM},
+	{mulsdXX, movXX},
+	{addsdXX, movXX},
+	{movsdXM, movXX},
+	{addsdXM, mulsdXX},
+	{movXX, movXX},
+	{subsdXM, subsdXM},
+	{addsdXM, movsdMX},
+	{mulsdXX, divsdXX},
+	{divsdXX, mulsdXX},
+	{movXX, sqrtsdXX},
+	{sqrtsdXX, mulsdXX},
+	{andRI32, movzxM1632},
+	{opMovsx, movRR32},
+	{movRR32, addRR64},
+	{movzxM832, addRI64nf},
+	{addRI64nf, xorRR32nf},
+	{xorRR64nf, movRR64},
+	{movRR64, shlRI64nf},
+	{shlRI64nf, xorRR64nf},
+	{movRR64, movRR64},
+	{movRM64, movRM64},
+	{movRR32, movRM32},
+	{rolRI32nf, xorRR32},
+	{movRM32, rolRI32nf},
+	{movMR64, movMR64},
+	{movRR32, movRR32},
+	{movRM64, movMR64},
+	{movMR64, movRM64},
+	{xorRR32, movRM32},
+	{rolRI32nf, rolRI32nf},
 }
 
 // runInsts runs insts[0:c.blkLen], keeping c.blkIdx current.
@@ -1555,6 +1597,272 @@ func (c *CPU) runInsts(insts []Inst) {
 			i++
 			c.blkIdx = i
 			opJA(c, &insts[i])
+		case 416:
+			mulsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 417:
+			movXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 418:
+			mulsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				addsdXX(c, &insts[i])
+			}
+		case 419:
+			mulsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				addsdXM(c, &insts[i])
+			}
+		case 420:
+			subsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movsdXM(c, &insts[i])
+			}
+		case 421:
+			movsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				subsdXM(c, &insts[i])
+			}
+		case 422:
+			movsdMX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movsdMX(c, &insts[i])
+			}
+		case 423:
+			movsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movsdXM(c, &insts[i])
+			}
+		case 424:
+			mulsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 425:
+			addsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 426:
+			movsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 427:
+			addsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 428:
+			movXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 429:
+			subsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				subsdXM(c, &insts[i])
+			}
+		case 430:
+			addsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movsdMX(c, &insts[i])
+			}
+		case 431:
+			mulsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				divsdXX(c, &insts[i])
+			}
+		case 432:
+			divsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 433:
+			movXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				sqrtsdXX(c, &insts[i])
+			}
+		case 434:
+			sqrtsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 435:
+			andRI32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movzxM1632(c, &insts[i])
+			}
+		case 436:
+			opMovsx(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRR32(c, &insts[i])
+			}
+		case 437:
+			movRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				addRR64(c, &insts[i])
+			}
+		case 438:
+			movzxM832(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				addRI64nf(c, &insts[i])
+			}
+		case 439:
+			addRI64nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				xorRR32nf(c, &insts[i])
+			}
+		case 440:
+			xorRR64nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRR64(c, &insts[i])
+			}
+		case 441:
+			movRR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				shlRI64nf(c, &insts[i])
+			}
+		case 442:
+			shlRI64nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				xorRR64nf(c, &insts[i])
+			}
+		case 443:
+			movRR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRR64(c, &insts[i])
+			}
+		case 444:
+			movRM64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRM64(c, &insts[i])
+			}
+		case 445:
+			movRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRM32(c, &insts[i])
+			}
+		case 446:
+			rolRI32nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				xorRR32(c, &insts[i])
+			}
+		case 447:
+			movRM32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				rolRI32nf(c, &insts[i])
+			}
+		case 448:
+			movMR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movMR64(c, &insts[i])
+			}
+		case 449:
+			movRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRR32(c, &insts[i])
+			}
+		case 450:
+			movRM64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movMR64(c, &insts[i])
+			}
+		case 451:
+			movMR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRM64(c, &insts[i])
+			}
+		case 452:
+			xorRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRM32(c, &insts[i])
+			}
+		case 453:
+			rolRI32nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				rolRI32nf(c, &insts[i])
+			}
 		default:
 			in.Fn(c, in)
 		}

@@ -1,5 +1,10 @@
 package x86
 
+import (
+	"runtime"
+	"strings"
+)
+
 // Instruction fusion. A compare, test or counting instruction followed by
 // a conditional jump — the tail of almost every loop — runs as one case
 // of the dispatch loop's switch: both handlers inline into it, and the
@@ -10,9 +15,11 @@ package x86
 // handler, so observed execution and blocks cut short by the budget run
 // them one at a time.
 //
-// The first instructions (x86/gen's fusedFirst) neither write memory nor
-// leave the loop, so nothing can end the block between them and the jump;
-// a fault in the first stops the block at the first, exactly as unfused.
+// The first instructions of the jump pairs (x86/gen's fusedGroups) neither
+// write memory nor leave the loop, so nothing can end the block between
+// them and the jump; a fault in the first stops the block at the first,
+// exactly as unfused. The other pairs (seqPairs) check c.blkLen between
+// the two, since a store may end the block (self-modifying code).
 
 // fusedID maps the IDs of a fusable pair to the pair's ID.
 var fusedID = func() map[[2]uint16]uint16 {
@@ -27,14 +34,45 @@ var fusedID = func() map[[2]uint16]uint16 {
 	return m
 }()
 
-// markFused fuses the pairs in b (after markDeadFlags, which leaves a
-// flag-setting instruction followed by a jump that reads its flags alone).
+// markFused fuses the pairs in b (after markDeadFlags, so that pairs name
+// the flag-free variants): first each flag-setting instruction with the
+// jump after it, then, left to right, other neighbours that are both
+// still single.
 func markFused(b *Block) {
-	for i := 0; i+1 < len(b.Insts); i++ {
-		in := &b.Insts[i]
-		if id, ok := fusedID[[2]uint16{in.ID, b.Insts[i+1].ID}]; ok {
+	insts := b.Insts
+	for pass := 0; pass < 2; pass++ {
+		for i := 0; i+1 < len(insts); i++ {
+			in, next := &insts[i], &insts[i+1]
+			if in.ID >= fusedBase || next.ID >= fusedBase {
+				i++ // in is the first of a pair: next is its second
+				continue
+			}
+			id, ok := fusedID[[2]uint16{in.ID, next.ID}]
+			if !ok || (id < fusedBase+seqPairsAt) != (pass == 0) {
+				continue
+			}
 			in.ID = id
 			i++
 		}
 	}
+}
+
+// DispatchName names what the dispatch loop runs for in: its direct
+// handler (a flag-free variant, a fused pair) or "Fn" (for tools that
+// choose the pairs to fuse).
+func DispatchName(in *Inst) string {
+	name := func(h Handler) string {
+		n := runtime.FuncForPC(funcPC(h)).Name()
+		return n[strings.LastIndex(n, ".")+1:]
+	}
+	switch {
+	case in.ID == 0:
+		return "Fn:" + name(in.Fn)
+	case int(in.ID) < len(directHandlers):
+		return name(directHandlers[in.ID])
+	case int(in.ID)-fusedBase < len(fusedPairs):
+		p := fusedPairs[int(in.ID)-fusedBase]
+		return name(p[0]) + "+" + name(p[1])
+	}
+	return "?"
 }

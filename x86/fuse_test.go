@@ -114,3 +114,25 @@ func TestFusedMatchExact(t *testing.T) {
 	}
 	t.Logf("%d fused pairs", fused)
 }
+
+// TestFusedStoreIntoBlock fuses two stores where the first rewrites the
+// second: the pair must stop after the first, as the block does, and the
+// new instruction run.
+func TestFusedStoreIntoBlock(t *testing.T) {
+	code := []byte{
+		0x48, 0x89, 0x1d, 0, 0, 0, 0, // mov %rbx, 0(%rip): overwrites the next 8 bytes
+		0x48, 0x89, 0x0a, // mov %rcx, (%rdx): faults (rdx = 0) if it runs
+		0x90, 0x90, 0x90, 0x90, 0x90,
+		0x0f, 0x05, // syscall
+	}
+	c := newTestCPU(t, code)
+	c.Mem.Lookup(testCode >> PageShift).Perm |= PermWrite
+	c.R[RBX] = 0x90909090_90902ab0 // mov $0x2a, %al; six nops
+	b := c.cache.decodeBlock(testCode)
+	if b.Insts[0].ID < fusedBase+seqPairsAt {
+		t.Fatalf("the two stores were not fused (%s): the test tests nothing", DispatchName(&b.Insts[0]))
+	}
+	if exit := c.Run(100); exit.Reason != ExitSyscall || c.R[RAX]&0xff != 0x2a {
+		t.Fatalf("exit %v %v al=%#x, want syscall with al=0x2a", exit.Reason, exit.Err, c.R[RAX]&0xff)
+	}
+}

@@ -325,7 +325,30 @@ func fusedGroups() (groups []struct{ firsts, jccs []string }) {
 		group(cmpMem, zero), group(zeros, zero), group([]string{"comisdXX"}, unsigned))
 }
 
-// fusedPairs flattens fusedGroups.
+// seqPairs are pairs of consecutive instructions that are not jumps, the
+// most frequent in the bench workloads (found with bench/cmd/pairs): the
+// n-body and matrix loops of fp, gzip's match loop, inthash's mixing, the
+// Go runtime's moves in gowork. The second runs only if the first did not
+// end the block (a store into the block's own code does).
+var seqPairs = [][2]string{
+	// fp
+	{"mulsdXX", "mulsdXX"}, {"movXX", "mulsdXX"}, {"mulsdXX", "addsdXX"}, {"mulsdXX", "addsdXM"},
+	{"subsdXM", "movsdXM"}, {"movsdXM", "subsdXM"}, {"movsdMX", "movsdMX"}, {"movsdXM", "movsdXM"},
+	{"mulsdXX", "movXX"}, {"addsdXX", "movXX"}, {"movsdXM", "movXX"}, {"addsdXM", "mulsdXX"},
+	{"movXX", "movXX"}, {"subsdXM", "subsdXM"}, {"addsdXM", "movsdMX"}, {"mulsdXX", "divsdXX"},
+	{"divsdXX", "mulsdXX"}, {"movXX", "sqrtsdXX"}, {"sqrtsdXX", "mulsdXX"},
+	// gzip
+	{"andRI32", "movzxM1632"}, {"opMovsx", "movRR32"}, {"movRR32", "addRR64"},
+	// inthash
+	{"movzxM832", "addRI64nf"}, {"addRI64nf", "xorRR32nf"}, {"xorRR64nf", "movRR64"},
+	{"movRR64", "shlRI64nf"}, {"shlRI64nf", "xorRR64nf"}, {"movRR64", "movRR64"},
+	// gowork
+	{"movRM64", "movRM64"}, {"movRR32", "movRM32"}, {"rolRI32nf", "xorRR32"}, {"movRM32", "rolRI32nf"},
+	{"movMR64", "movMR64"}, {"movRR32", "movRR32"}, {"movRM64", "movMR64"}, {"movMR64", "movRM64"},
+	{"xorRR32", "movRM32"}, {"rolRI32nf", "rolRI32nf"},
+}
+
+// fusedPairs flattens fusedGroups; the jump pairs come first.
 func fusedPairs() (pairs [][2]string) {
 	for _, g := range fusedGroups() {
 		for _, f := range g.firsts {
@@ -352,14 +375,18 @@ func writeDispatch(names []string) {
 	}
 	b.WriteString("}\n\n")
 	fused := fusedPairs()
-	fmt.Fprintf(&b, `// fusedPairs lists the pairs of a flag-setting instruction and the
-// conditional jump after it that runInsts runs as one case (markFused); a
+	fmt.Fprintf(&b, `// fusedPairs lists the pairs of instructions that runInsts runs as one
+// case (markFused): a flag-setting instruction and the conditional jump
+// after it, then (from index seqPairsAt) other frequent neighbours. A
 // pair's ID is fusedBase plus its index here.
-const fusedBase = %d
+const (
+	fusedBase  = %d
+	seqPairsAt = %d
+)
 
 var fusedPairs = [...][2]Handler{
-`, len(names)+1)
-	for _, p := range fused {
+`, len(names)+1, len(fused))
+	for _, p := range append(fused, seqPairs...) {
 		fmt.Fprintf(&b, "\t{%s, %s},\n", p[0], p[1])
 	}
 	b.WriteString("}\n\n")
@@ -376,6 +403,10 @@ func (c *CPU) runInsts(insts []Inst) {
 	id := len(names) + 1
 	for _, p := range fused {
 		fmt.Fprintf(&b, "\t\tcase %d:\n\t\t\t%s(c, in)\n\t\t\ti++\n\t\t\tc.blkIdx = i\n\t\t\t%s(c, &insts[i])\n", id, p[0], p[1])
+		id++
+	}
+	for _, p := range seqPairs {
+		fmt.Fprintf(&b, "\t\tcase %d:\n\t\t\t%s(c, in)\n\t\t\tif i+1 < c.blkLen {\n\t\t\t\ti++\n\t\t\t\tc.blkIdx = i\n\t\t\t\t%s(c, &insts[i])\n\t\t\t}\n", id, p[0], p[1])
 		id++
 	}
 	b.WriteString("\t\tdefault:\n\t\t\tin.Fn(c, in)\n\t\t}\n\t}\n}\n")
