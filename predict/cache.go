@@ -12,6 +12,10 @@ type Cache struct {
 	// reset it (a log entry names a read by this count's delta). The
 	// CPU's inline check increments it for the reads it predicts.
 	Reads uint64
+	// Stop, when not 0, is the count of a read Hit must leave to the
+	// caller whatever it predicts: re-simulation sets it to the next
+	// logged read, whose value comes from the trace.
+	Stop uint64
 }
 
 // DefaultBits is the default size of a cache in slots (log2): 2^16 words,
@@ -36,11 +40,12 @@ func (c *Cache) Predict(addr uint64, size int) uint64 {
 }
 
 // Hit reports whether the cache predicts v for a read of size bytes at
-// addr that stays within one 8-byte word, and counts the read if so; a
-// read it cannot predict is left to the caller (the recorder's MemRead).
+// addr that stays within one 8-byte word (and is not the Stop read), and
+// counts the read if so; the others are left to the caller (the
+// recorder's or the reader's MemRead).
 // It is small enough to inline into the interpreter's handlers.
 func (c *Cache) Hit(addr uint64, size int, v uint64) bool {
-	if addr&7+uint64(size) > 8 || (c.slots[(addr>>3)&c.mask]>>(addr&7*8))&sizeMask[size] != v {
+	if addr&7+uint64(size) > 8 || c.Reads+1 == c.Stop || (c.slots[(addr>>3)&c.mask]>>(addr&7*8))&sizeMask[size] != v {
 		return false
 	}
 	c.Reads++
@@ -108,13 +113,18 @@ func Split(addr uint64, size int) (n1 int) {
 // Slots is the number of words the cache holds.
 func (c *Cache) Slots() int { return len(c.slots) }
 
-// Clone returns a copy of the cache (re-simulation snapshots keep one).
+// Clone returns a copy of the cache and its counters (re-simulation
+// snapshots keep one).
 func (c *Cache) Clone() *Cache {
-	return &Cache{slots: append([]uint64(nil), c.slots...), mask: c.mask}
+	return &Cache{slots: append([]uint64(nil), c.slots...), mask: c.mask, Reads: c.Reads, Stop: c.Stop}
 }
 
-// CopyFrom makes c hold o's contents; both must have the same size.
-func (c *Cache) CopyFrom(o *Cache) { copy(c.slots, o.slots) }
+// CopyFrom makes c hold o's contents and counters; both must have the
+// same size.
+func (c *Cache) CopyFrom(o *Cache) {
+	copy(c.slots, o.slots)
+	c.Reads, c.Stop = o.Reads, o.Stop
+}
 
 // Fill enters bytes written outside the CPU (by the kernel side of a
 // syscall, by signal delivery) into the cache, word by word, exactly as

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"ttd/predict"
 	"ttd/tracefile"
@@ -31,11 +32,11 @@ type thread struct {
 	tid   int
 	cpu   *x86.CPU
 	cache *predict.Cache
-	// reads counts the thread's reads since the last checkpoint;
+	// cache.Reads counts the thread's reads since the last checkpoint;
 	// lastLogged is the count at the last logged read it consumed.
-	reads, lastLogged uint64
-	seen              uint64 // cpu.Retired() already counted in pos
-	exited            bool
+	lastLogged uint64
+	seen       uint64 // cpu.Retired() already counted in pos
+	exited     bool
 }
 
 // AccessSource says what made a memory access.
@@ -87,12 +88,15 @@ type Replay struct {
 	ch       *chunk
 	ci       int // index of ch.ctrls' next control record
 	codeDone int // ch.ctrls[:codeDone] had their code written
-	rd       int // next logged read in ch.reads
-	nd       int // next non-det record in ch.nondets
+	rd       int // next logged read (readAt)
+	// carry are logged reads of the previous chunk that this one
+	// consumes first (readAt): a chunk cut between two control records.
+	carry []logRead
+	nd    int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
 	rdEnd, ndEnd int
-	// nextAt is the running thread's read count at which ch.reads[rd]
+	// nextAt is the running thread's read count at which readAt(rd)
 	// is consumed (0: no logged read before the next control record).
 	nextAt uint64
 	exit   *tracefile.Exit
@@ -191,24 +195,41 @@ func (r *Replay) load(i int) error {
 	if err != nil {
 		return err
 	}
+	var carry []logRead
 	if old := r.ch; old != nil && old.index == i-1 {
 		// A chunk cut between checkpoints: the reads and results logged
-		// at the end of the previous chunk are consumed in this one.
-		carryR, carryN := old.reads[r.rd:], old.nondets[r.nd:]
-		if len(carryR)+len(carryN) > 0 {
+		// at the end of the previous chunk are consumed in this one. The
+		// reads are not copied (a cut chunk may hold millions): readAt
+		// looks in carry first.
+		if k := r.rd - len(r.carry); k >= 0 {
+			carry = old.reads[k:]
+		} else {
+			carry = append(slices.Clone(r.carry[r.rd:]), old.reads...)
+		}
+		carryN := old.nondets[r.nd:]
+		if len(carry)+len(carryN) > 0 {
 			c := *ch
-			c.reads = append(append([]logRead(nil), carryR...), ch.reads...)
 			c.nondets = append(append([][]uint64(nil), carryN...), ch.nondets...)
 			c.ctrls = append([]ctrl(nil), ch.ctrls...)
 			for k := range c.ctrls {
-				c.ctrls[k].reads += len(carryR)
+				c.ctrls[k].reads += len(carry)
 				c.ctrls[k].nondets += len(carryN)
 			}
 			ch = &c
 		}
 	}
+	r.carry = carry
 	r.ch, r.ci, r.codeDone, r.rd, r.nd = ch, 0, 0, 0, 0
 	return nil
+}
+
+// readAt returns the current chunk's k-th logged read, counting the reads
+// carried over from the previous chunk first.
+func (r *Replay) readAt(k int) logRead {
+	if k < len(r.carry) {
+		return r.carry[k]
+	}
+	return r.ch.reads[k-len(r.carry)]
 }
 
 // Position is the number of instructions retired by all threads so far.
@@ -365,7 +386,7 @@ func (r *Replay) runTo(target uint64) error {
 			// A trace without an exit record: the recording was cut.
 			// Nothing says what happened after its last record.
 			if upto := min(target, r.t.End()); r.pos < upto {
-				r.arm(len(r.ch.reads), len(r.ch.nondets))
+				r.arm(len(r.carry)+len(r.ch.reads), len(r.ch.nondets))
 				if err := r.runCPU(upto, false); err != nil {
 					return err
 				}
@@ -440,10 +461,20 @@ func (r *Replay) events(c *ctrl) {
 // computes when the next logged read comes.
 func (r *Replay) arm(reads, nondets int) {
 	r.rdEnd, r.ndEnd = reads, nondets
+	r.next()
+}
+
+// next computes when the running thread reaches the next logged read, and
+// tells its prediction cache, which the CPU checks inline (x86.CPU.Pred).
+func (r *Replay) next() {
 	r.nextAt = 0
-	if r.rd < r.rdEnd && r.cur != nil {
-		r.nextAt = r.cur.lastLogged + r.ch.reads[r.rd].delta
+	if r.cur == nil {
+		return
 	}
+	if r.rd < r.rdEnd {
+		r.nextAt = r.cur.lastLogged + r.readAt(r.rd).delta
+	}
+	r.cur.cache.Stop = r.nextAt
 }
 
 // pendingAt reports whether the next control record still takes effect
@@ -464,6 +495,12 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		t := r.cur
 		if t == nil {
 			return r.diverged("no thread is running")
+		}
+		// The CPU checks the prediction cache itself unless every read
+		// and write must be seen (tracking, an Access callback).
+		t.cpu.Pred = nil
+		if !r.observe {
+			t.cpu.Pred = t.cache
 		}
 		ex := t.cpu.Run(upto - r.pos)
 		r.account()
@@ -604,7 +641,7 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 	}
 	for _, t := range r.threads {
 		t.cache.Flush()
-		t.reads, t.lastLogged = 0, 0
+		t.cache.Reads, t.lastLogged = 0, 0
 	}
 	r.cur = r.thread(cp.CurrentTid)
 	r.cur.seen = r.cur.cpu.Retired()
@@ -706,11 +743,26 @@ func (r *Replay) MemRead(c *x86.CPU, addr uint64, size int, img uint64) uint64 {
 		return r.memReadSlow(c, addr, size, img)
 	}
 	t := r.cur
-	t.reads++
-	if t.reads == r.nextAt {
-		return r.logged(t, addr, size)
+	t.cache.Reads++
+	var v uint64
+	if t.cache.Reads == r.nextAt {
+		v = r.logged(t, addr, size)
+	} else {
+		v = t.cache.Predict(addr, size)
 	}
-	return t.cache.Predict(addr, size)
+	if v != img && c.Pred != nil {
+		r.fixImage(addr, size, v)
+	}
+	return v
+}
+
+// fixImage makes the re-simulated memory hold what the program read at
+// addr, where it held something else (the bytes of a mapped file, which
+// the trace does not carry), so that the CPU's inline check predicts the
+// next read there.
+func (r *Replay) fixImage(addr uint64, size int, v uint64) {
+	binary.LittleEndian.PutUint64(r.buf[:], v)
+	r.as.mem.Poke(addr, r.buf[:size])
 }
 
 // memReadSlow is MemRead for accesses that cross an 8-byte boundary (the
@@ -732,8 +784,8 @@ func (r *Replay) memReadSlow(c *x86.CPU, addr uint64, size int, img uint64) uint
 
 func (r *Replay) read(addr uint64, size int) uint64 {
 	t := r.cur
-	t.reads++
-	if t.reads == r.nextAt {
+	t.cache.Reads++
+	if t.cache.Reads == r.nextAt {
 		return r.logged(t, addr, size)
 	}
 	return t.cache.Predict(addr, size)
@@ -741,14 +793,11 @@ func (r *Replay) read(addr uint64, size int) uint64 {
 
 // logged consumes the next logged read.
 func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
-	v := r.ch.reads[r.rd].value
+	v := r.readAt(r.rd).value
 	r.rd++
-	t.lastLogged = t.reads
+	t.lastLogged = t.cache.Reads
 	t.cache.Update(addr, size, v)
-	r.nextAt = 0
-	if r.rd < r.rdEnd {
-		r.nextAt = t.lastLogged + r.ch.reads[r.rd].delta
-	}
+	r.next()
 	return v
 }
 

@@ -15,6 +15,13 @@ import (
 // checkpoint every `every` instructions.
 func recordLoop(t testing.TB, every uint64, rounds string) string {
 	t.Helper()
+	return recordLoopChunks(t, every, rounds, 0)
+}
+
+// recordLoopChunks is recordLoop with chunks of about chunkSize bytes (0:
+// the default).
+func recordLoopChunks(t testing.TB, every uint64, rounds string, chunkSize int) string {
+	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
@@ -27,7 +34,7 @@ func recordLoop(t testing.TB, every uint64, rounds string) string {
 	defer null.Close()
 	path := filepath.Join(dir, "loop.ttd")
 	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe, rounds}, Stdout: null},
-		recorder.Options{Path: path, CheckpointEvery: every}); err != nil {
+		recorder.Options{Path: path, CheckpointEvery: every, ChunkSize: chunkSize}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -119,6 +126,58 @@ func TestCheckpointsAndSnapshots(t *testing.T) {
 	}
 	if inChunk == 0 {
 		t.Fatal("no checkpoint inside a chunk was tested")
+	}
+}
+
+// TestChunksCutBetweenEvents records with chunks so small that most are
+// cut between two events, so that logged reads are consumed in the chunk
+// after the one that holds them, and checks that re-simulation, from the
+// start and resumed from snapshots, is the same as with whole chunks.
+func TestChunksCutBetweenEvents(t *testing.T) {
+	// The states the recording went through are the reference (two
+	// recordings differ: rdtsc).
+	var want []state
+	recorder.DebugInst = func(pos uint64, c *x86.CPU, in *x86.Inst) {
+		if pos != uint64(len(want)) {
+			t.Fatalf("recorded instruction at %d after %d", pos, len(want))
+		}
+		want = append(want, state{in.PC, c.R, c.Rflags()})
+	}
+	cut := recordLoopChunks(t, 0, "20", 512)
+	recorder.DebugInst = nil
+	tc, err := Open(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	if len(tc.chunks) < 10 {
+		t.Fatalf("%d chunks: the test tests nothing", len(tc.chunks))
+	}
+	rc, _ := tc.NewReplay(0)
+	got := states(t, rc)
+	if len(got) != len(want) {
+		t.Fatalf("%d instructions re-simulated, %d recorded", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("position %d: %+v re-simulated, %+v recorded", i, got[i], want[i])
+		}
+	}
+	for _, mid := range []uint64{1000, 33_333, uint64(len(want)) / 2, uint64(len(want)) - 100} {
+		r, _ := tc.NewReplay(0)
+		if err := r.RunTo(mid); err != nil {
+			t.Fatal(err)
+		}
+		r2, err := tc.Resume(r.Snapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := states(t, r2)
+		for i := range again {
+			if again[i] != want[mid+uint64(i)] {
+				t.Fatalf("resumed at %d, position %d: %+v, want %+v", mid, mid+uint64(i), again[i], want[mid+uint64(i)])
+			}
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 type Snapshot struct {
 	pos         uint64
 	ch          *chunk
+	carry       []logRead
 	ci          int
 	codeDone    int
 	rd, nd      int
@@ -42,11 +43,11 @@ type trackState struct {
 }
 
 type threadState struct {
-	tid                     int
-	regs                    []byte
-	cache                   *predict.Cache
-	reads, lastLogged, seen uint64
-	exited                  bool
+	tid              int
+	regs             []byte
+	cache            *predict.Cache
+	lastLogged, seen uint64 // the cache keeps the read count
+	exited           bool
 }
 
 // Position is where the snapshot was taken.
@@ -68,11 +69,11 @@ func (s *Snapshot) Bytes() int {
 // Snapshot captures the replay's state. It must not be called from a
 // Hook, Access or OnEvent callback.
 func (r *Replay) Snapshot() *Snapshot {
-	s := &Snapshot{pos: r.pos, ch: r.ch, ci: r.ci, codeDone: r.codeDone, rd: r.rd, nd: r.nd, cur: -1,
+	s := &Snapshot{pos: r.pos, ch: r.ch, carry: r.carry, ci: r.ci, codeDone: r.codeDone, rd: r.rd, nd: r.nd, cur: -1,
 		regions: slices.Clone(r.as.regions), code: r.as.codePages(), exit: r.exit, atEnd: r.atEnd, checkpoints: r.Checkpoints}
 	for i, t := range r.threads {
 		s.threads = append(s.threads, threadState{tid: t.tid, regs: t.cpu.MarshalState(nil), cache: t.cache.Clone(),
-			reads: t.reads, lastLogged: t.lastLogged, seen: t.seen, exited: t.exited})
+			lastLogged: t.lastLogged, seen: t.seen, exited: t.exited})
 		if t == r.cur {
 			s.cur = i
 		}
@@ -102,7 +103,7 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 	r := t.newReplay()
 	r.as.regions = slices.Clone(s.regions)
 	r.as.init = maps.Clone(s.code)
-	r.pos, r.ch, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.ci, s.codeDone, s.rd, s.nd
+	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
 	r.exit, r.atEnd, r.Checkpoints = s.exit, s.atEnd, s.checkpoints
 	for i, ts := range s.threads {
 		th := r.thread(ts.tid)
@@ -110,7 +111,7 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 			return nil, err
 		}
 		th.cache = ts.cache.Clone()
-		th.reads, th.lastLogged, th.seen, th.exited = ts.reads, ts.lastLogged, ts.seen, ts.exited
+		th.lastLogged, th.seen, th.exited = ts.lastLogged, ts.seen, ts.exited
 		if i == s.cur {
 			r.cur = th
 		}
@@ -183,7 +184,7 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 			return nil, err
 		}
 		th.cache.CopyFrom(ts.cache)
-		th.reads, th.lastLogged, th.seen, th.exited = ts.reads, ts.lastLogged, ts.seen, ts.exited
+		th.lastLogged, th.seen, th.exited = ts.lastLogged, ts.seen, ts.exited
 		if i == s.cur {
 			r.cur = th
 		}
@@ -191,7 +192,7 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 	if s.cur < 0 {
 		r.cur = nil
 	}
-	r.pos, r.ch, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.ci, s.codeDone, s.rd, s.nd
+	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
 	r.exit, r.atEnd, r.Checkpoints, r.err = s.exit, s.atEnd, s.checkpoints, nil
 	r.Hook, r.Access, r.OnEvent, r.Output, r.watch, r.Verify = nil, nil, nil, nil, nil, false
 	r.track = nil

@@ -93,10 +93,12 @@ type CPU struct {
 	Obs Observer
 	// Pred, when an observer sets it, is the thread's prediction cache
 	// (seeds/idna-nirvana.txt §3): the CPU compares a read with it and
-	// calls Obs.MemRead only for a read it does not predict, and enters a
-	// write into it instead of calling Obs.MemWrite. An observer that sets
-	// Pred must do exactly what Pred does for the reads and writes it then
-	// no longer sees (the recorder).
+	// calls Obs.MemRead only for a read it does not predict (or its Stop
+	// read), and enters a write into it instead of calling Obs.MemWrite.
+	// An observer that sets Pred must do exactly what Pred does for the
+	// reads and writes it then no longer sees: the recorder, and the
+	// reader, which keeps memory holding what the program read so that a
+	// read Hit predicts has the value the recording saw.
 	Pred *predict.Cache
 
 	// Icount is the number of instructions this CPU has retired.

@@ -229,21 +229,19 @@ func (c *CPU) store(a uint64, size int, v uint64) {
 //go:noinline
 func (c *CPU) loadSlow(a uint64, size int) uint64 {
 	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 {
-		// Recording: a read the prediction cache predicts costs a
-		// compare and a count (CPU.Pred). The TLB is Mem's own.
+		// A read the prediction cache predicts costs a compare and a
+		// count (CPU.Pred). The TLB is Mem's own.
 		if e := &c.Mem.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
 			// Within one 8-byte word, so within the page.
 			v := binary.LittleEndian.Uint64(e.page.Data[a&pageMask&^7:]) >> (a & 7 * 8) & sizeMask[size]
-			if p.Predict(a, size) == v {
-				p.Reads++
+			if p.Hit(a, size, v) {
 				return v
 			}
 			return c.Obs.MemRead(c, a, size, v)
 		}
 	}
 	v := c.Mem.Read(a, size)
-	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 && p.Predict(a, size) == v {
-		p.Reads++
+	if p := c.Pred; p != nil && p.Hit(a, size, v) {
 		return v
 	}
 	if c.Obs != nil {
