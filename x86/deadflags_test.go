@@ -51,6 +51,25 @@ func randRegInst(r *rand.Rand) []byte {
 	return []byte{0x40 | rex&1, 0x0f, 0x90 | byte(r.Intn(16)), modrm(0, d)}
 }
 
+// runToSyscall runs code from a fresh CPU prepared by setup up to its
+// syscall, whole blocks at a time or (step) one instruction at a time,
+// which runs every instruction's exact handler.
+func runToSyscall(t *testing.T, code []byte, setup func(*CPU), step bool) *CPU {
+	c := newTestCPU(t, code)
+	setup(c)
+	budget := uint64(1 << 20)
+	if step {
+		budget = 1
+	}
+	for {
+		if e := c.Run(budget); e.Reason == ExitSyscall {
+			return c
+		} else if e.Reason != ExitBudget {
+			t.Fatalf("% x: exit %v %v", code, e.Reason, e.Err)
+		}
+	}
+}
+
 // dispatched returns the handler the dispatch loop runs for in (the first
 // of a fused pair), or nil when it runs in.Fn.
 func dispatched(in *Inst) Handler {
@@ -81,24 +100,12 @@ func TestDeadFlagsMatchExact(t *testing.T) {
 			regs[i] = r.Uint64() >> uint(r.Intn(64))
 		}
 		flags := uint64(0x202 | r.Intn(2)*FlagCF | r.Intn(2)*FlagZF | r.Intn(2)*FlagOF)
-		run := func(step bool) *CPU {
-			c := newTestCPU(t, code)
+		setup := func(c *CPU) {
 			c.R = regs
 			c.R[RSP] = testStack - 64
 			c.SetRflags(flags)
-			for {
-				budget := uint64(1 << 20)
-				if step {
-					budget = 1
-				}
-				if e := c.Run(budget); e.Reason == ExitSyscall {
-					return c
-				} else if e.Reason != ExitBudget {
-					t.Fatalf("% x: exit %v %v", code, e.Reason, e.Err)
-				}
-			}
 		}
-		whole, exact := run(false), run(true)
+		whole, exact := runToSyscall(t, code, setup, false), runToSyscall(t, code, setup, true)
 		if b := whole.cache.lookup(testCode); b != nil {
 			for i := range b.Insts {
 				if h := dispatched(&b.Insts[i]); h != nil && funcPC(h) != funcPC(b.Insts[i].Fn) {

@@ -76,25 +76,13 @@ func TestFusedMatchExact(t *testing.T) {
 		}
 		xmm := [4]XMM{{r.Uint64()}, {r.Uint64()}, {0}, {1 << 63}}
 		flags := uint64(0x202 | r.Intn(2)*FlagCF | r.Intn(2)*FlagZF | r.Intn(2)*FlagOF)
-		run := func(step bool) *CPU {
-			c := newTestCPU(t, code)
+		setup := func(c *CPU) {
 			c.R = regs
 			c.R[RSP] = testStack - 64
 			copy(c.X[:], xmm[:])
 			c.SetRflags(flags)
-			for {
-				budget := uint64(1 << 20)
-				if step {
-					budget = 1
-				}
-				if e := c.Run(budget); e.Reason == ExitSyscall {
-					return c
-				} else if e.Reason != ExitBudget {
-					t.Fatalf("% x: exit %v %v", code, e.Reason, e.Err)
-				}
-			}
 		}
-		whole, exact := run(false), run(true)
+		whole, exact := runToSyscall(t, code, setup, false), runToSyscall(t, code, setup, true)
 		for pc := uint64(testCode); pc < testCode+uint64(len(code)); pc++ {
 			if b := whole.cache.lookup(pc); b != nil {
 				for i := range b.Insts {
