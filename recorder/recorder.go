@@ -98,6 +98,7 @@ type Recorder struct {
 	regions []emu.Region
 	scratch []emu.Region
 	modules map[string]bool
+	code    map[uint64]*codePage // by page number
 	regs    []byte
 	frame   []byte
 	ranges  []tracefile.MemRange
@@ -134,7 +135,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if err != nil {
 		return emu.ExitStatus{}, Stats{}, err
 	}
-	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}}
+	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, code: map[uint64]*codePage{}}
 	r.stats.Path = opts.Path
 	cfg.Observer = r
 	cfg.CPUObserver = r
@@ -325,8 +326,63 @@ func (r *Recorder) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 // Decoded logs the bytes of every block as it is decoded: the replay
 // decodes the same blocks in the same order and takes its code from here.
 func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
-	r.w.CodeBytes(b.PC, b.Bytes)
-	r.stats.CodeBytes += uint64(len(b.Bytes))
+	// Blocks overlap (a block runs on past a conditional jump, and
+	// another starts at its target): log only the bytes the trace does
+	// not already hold since the last checkpoint, with the value they
+	// have now, so that rewritten code is logged again.
+	start := -1
+	for k, v := range b.Bytes {
+		a := b.PC + uint64(k)
+		pg := r.code[a>>x86.PageShift]
+		if pg == nil {
+			pg = new(codePage)
+			r.code[a>>x86.PageShift] = pg
+		}
+		o := a & (x86.PageSize - 1)
+		if pg.has[o/64]&(1<<(o%64)) != 0 && pg.data[o] == v {
+			if start >= 0 {
+				r.codeBytes(b.PC+uint64(start), b.Bytes[start:k])
+				start = -1
+			}
+			continue
+		}
+		pg.has[o/64] |= 1 << (o % 64)
+		pg.data[o] = v
+		if start < 0 {
+			start = k
+		}
+	}
+	if start >= 0 {
+		r.codeBytes(b.PC+uint64(start), b.Bytes[start:])
+	}
+}
+
+func (r *Recorder) codeBytes(addr uint64, b []byte) {
+	r.w.CodeBytes(addr, b)
+	r.stats.CodeBytes += uint64(len(b))
+}
+
+// codePage is what the trace holds of a page's code since the last
+// checkpoint: the bytes logged (has) and their values.
+type codePage struct {
+	has  [x86.PageSize / 64]uint64
+	data [x86.PageSize]byte
+}
+
+// forgetCode drops what the trace holds of the code in [lo, hi): the
+// replay maps those pages afresh.
+func (r *Recorder) forgetCode(lo, hi uint64) {
+	if hi-lo > uint64(len(r.code))*x86.PageSize {
+		for pn := range r.code {
+			if pn >= lo>>x86.PageShift && pn < (hi+x86.PageSize-1)>>x86.PageShift {
+				delete(r.code, pn)
+			}
+		}
+		return
+	}
+	for pn := lo >> x86.PageShift; pn < (hi+x86.PageSize-1)>>x86.PageShift; pn++ {
+		delete(r.code, pn)
+	}
 }
 
 // Sync writes a key frame before a locked instruction or a fence.
@@ -457,11 +513,13 @@ func (r *Recorder) syncRegions() {
 		for _, g := range old {
 			if !in(g, cur) {
 				r.w.Munmap(g.Start, g.End-g.Start)
+				r.forgetCode(g.Start, g.End)
 			}
 		}
 		for _, g := range cur {
 			if !in(g, old) {
 				r.mmap(g)
+				r.forgetCode(g.Start, g.End)
 			}
 		}
 	}
@@ -622,6 +680,7 @@ func (r *Recorder) checkpoint() {
 		t.cache.Reads, t.lastLogged = 0, 0
 	}
 	r.p.MM.Code.Flush()
+	clear(r.code) // re-simulation from here has none of the code before
 	r.w.Checkpoint(cp)
 	// Re-announce the address space so re-simulation can start here.
 	for _, g := range r.regions {
