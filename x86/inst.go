@@ -98,14 +98,27 @@ func (in *Inst) String() string {
 // ea computes the effective address of a memory operand. An absent base
 // or index is register NoReg, which reads as 0, so the common forms take
 // no branches.
+//
+// The masks cost nothing and spare the bounds and shift-count checks:
+// Base and Index are at most NoReg and Scale at most 3, and the view of
+// 32 registers stays inside the CPU (R, rzero and the fields after them).
+// Seg and A32 are tested with one load (segA32).
 func (c *CPU) ea(o *Operand) uint64 {
-	r := (*[NoReg + 1]uint64)(unsafe.Pointer(&c.R))
-	a := o.Imm + r[o.Base] + r[o.Index]<<o.Scale
-	if o.A32 || o.Seg != SegNone {
+	r := (*[32]uint64)(unsafe.Pointer(&c.R))
+	a := o.Imm + r[o.Base&31] + r[o.Index&31]<<(o.Scale&3)
+	if *(*uint16)(unsafe.Pointer(&o.Seg)) != 0 {
 		return c.eaSeg(o, a)
 	}
 	return a
 }
+
+// segA32 checks at compile time that Operand.A32 follows Seg, so that ea
+// tests both with one 16-bit load, and that SegNone is 0.
+var _ = [1]struct{}{}[unsafe.Offsetof(Operand{}.A32)-unsafe.Offsetof(Operand{}.Seg)-1+uintptr(SegNone)]
+
+// cpuTail checks at compile time that the CPU has room after R for ea's
+// view of 32 registers.
+var _ = [1]struct{}{}[min(1, unsafe.Sizeof(CPU{})/(unsafe.Offsetof(CPU{}.R)+32*8))-1]
 
 // eaSeg finishes ea for 32-bit addresses and fs/gs overrides.
 func (c *CPU) eaSeg(o *Operand, a uint64) uint64 {
