@@ -3,10 +3,10 @@
 package x86
 
 func addRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func addRM8(c *CPU, in *Inst) {
@@ -15,10 +15,10 @@ func addRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func addMR8(c *CPU, in *Inst) {
@@ -27,7 +27,7 @@ func addMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
 	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
@@ -36,10 +36,10 @@ func addMR8(c *CPU, in *Inst) {
 }
 
 func addRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a + b))
 	c.setFlags(ccAdd, 1, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func addMI8(c *CPU, in *Inst) {
@@ -57,10 +57,10 @@ func addMI8(c *CPU, in *Inst) {
 }
 
 func addRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func addRM16(c *CPU, in *Inst) {
@@ -69,10 +69,10 @@ func addRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func addMR16(c *CPU, in *Inst) {
@@ -81,7 +81,7 @@ func addMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
 	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
@@ -90,10 +90,10 @@ func addMR16(c *CPU, in *Inst) {
 }
 
 func addRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a + b))
 	c.setFlags(ccAdd, 2, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func addMI16(c *CPU, in *Inst) {
@@ -111,10 +111,10 @@ func addMI16(c *CPU, in *Inst) {
 }
 
 func addRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func addRM32(c *CPU, in *Inst) {
@@ -123,10 +123,10 @@ func addRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func addMR32(c *CPU, in *Inst) {
@@ -135,7 +135,7 @@ func addMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
 	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
@@ -144,10 +144,10 @@ func addMR32(c *CPU, in *Inst) {
 }
 
 func addRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a + b))
 	c.setFlags(ccAdd, 4, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func addMI32(c *CPU, in *Inst) {
@@ -165,10 +165,10 @@ func addMI32(c *CPU, in *Inst) {
 }
 
 func addRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func addRM64(c *CPU, in *Inst) {
@@ -177,10 +177,10 @@ func addRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func addMR64(c *CPU, in *Inst) {
@@ -189,7 +189,7 @@ func addMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
 	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
@@ -198,10 +198,10 @@ func addMR64(c *CPU, in *Inst) {
 }
 
 func addRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a + b
 	c.setFlags(ccAdd, 8, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func addMI64(c *CPU, in *Inst) {
@@ -219,10 +219,10 @@ func addMI64(c *CPU, in *Inst) {
 }
 
 func subRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func subRM8(c *CPU, in *Inst) {
@@ -231,10 +231,10 @@ func subRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func subMR8(c *CPU, in *Inst) {
@@ -243,7 +243,7 @@ func subMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
@@ -252,10 +252,10 @@ func subMR8(c *CPU, in *Inst) {
 }
 
 func subRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func subMI8(c *CPU, in *Inst) {
@@ -273,10 +273,10 @@ func subMI8(c *CPU, in *Inst) {
 }
 
 func subRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func subRM16(c *CPU, in *Inst) {
@@ -285,10 +285,10 @@ func subRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func subMR16(c *CPU, in *Inst) {
@@ -297,7 +297,7 @@ func subMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
@@ -306,10 +306,10 @@ func subMR16(c *CPU, in *Inst) {
 }
 
 func subRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func subMI16(c *CPU, in *Inst) {
@@ -327,10 +327,10 @@ func subMI16(c *CPU, in *Inst) {
 }
 
 func subRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func subRM32(c *CPU, in *Inst) {
@@ -339,10 +339,10 @@ func subRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func subMR32(c *CPU, in *Inst) {
@@ -351,7 +351,7 @@ func subMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
@@ -360,10 +360,10 @@ func subMR32(c *CPU, in *Inst) {
 }
 
 func subRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func subMI32(c *CPU, in *Inst) {
@@ -381,10 +381,10 @@ func subMI32(c *CPU, in *Inst) {
 }
 
 func subRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func subRM64(c *CPU, in *Inst) {
@@ -393,10 +393,10 @@ func subRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func subMR64(c *CPU, in *Inst) {
@@ -405,7 +405,7 @@ func subMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
@@ -414,10 +414,10 @@ func subMR64(c *CPU, in *Inst) {
 }
 
 func subRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func subMI64(c *CPU, in *Inst) {
@@ -435,11 +435,11 @@ func subMI64(c *CPU, in *Inst) {
 }
 
 func adcRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func adcRM8(c *CPU, in *Inst) {
@@ -448,11 +448,11 @@ func adcRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func adcMR8(c *CPU, in *Inst) {
@@ -461,7 +461,7 @@ func adcMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
@@ -471,11 +471,11 @@ func adcMR8(c *CPU, in *Inst) {
 }
 
 func adcRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a + b + cin))
 	c.setFlagsCin(ccAdc, 1, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func adcMI8(c *CPU, in *Inst) {
@@ -494,11 +494,11 @@ func adcMI8(c *CPU, in *Inst) {
 }
 
 func adcRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func adcRM16(c *CPU, in *Inst) {
@@ -507,11 +507,11 @@ func adcRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func adcMR16(c *CPU, in *Inst) {
@@ -520,7 +520,7 @@ func adcMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
@@ -530,11 +530,11 @@ func adcMR16(c *CPU, in *Inst) {
 }
 
 func adcRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a + b + cin))
 	c.setFlagsCin(ccAdc, 2, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func adcMI16(c *CPU, in *Inst) {
@@ -553,11 +553,11 @@ func adcMI16(c *CPU, in *Inst) {
 }
 
 func adcRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func adcRM32(c *CPU, in *Inst) {
@@ -566,11 +566,11 @@ func adcRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func adcMR32(c *CPU, in *Inst) {
@@ -579,7 +579,7 @@ func adcMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
@@ -589,11 +589,11 @@ func adcMR32(c *CPU, in *Inst) {
 }
 
 func adcRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a + b + cin))
 	c.setFlagsCin(ccAdc, 4, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func adcMI32(c *CPU, in *Inst) {
@@ -612,11 +612,11 @@ func adcMI32(c *CPU, in *Inst) {
 }
 
 func adcRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func adcRM64(c *CPU, in *Inst) {
@@ -625,11 +625,11 @@ func adcRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func adcMR64(c *CPU, in *Inst) {
@@ -638,7 +638,7 @@ func adcMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
@@ -648,11 +648,11 @@ func adcMR64(c *CPU, in *Inst) {
 }
 
 func adcRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	cin := c.cf()
 	r := a + b + cin
 	c.setFlagsCin(ccAdc, 8, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func adcMI64(c *CPU, in *Inst) {
@@ -671,11 +671,11 @@ func adcMI64(c *CPU, in *Inst) {
 }
 
 func sbbRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func sbbRM8(c *CPU, in *Inst) {
@@ -684,11 +684,11 @@ func sbbRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func sbbMR8(c *CPU, in *Inst) {
@@ -697,7 +697,7 @@ func sbbMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
@@ -707,11 +707,11 @@ func sbbMR8(c *CPU, in *Inst) {
 }
 
 func sbbRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint8(a - b - cin))
 	c.setFlagsCin(ccSbb, 1, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func sbbMI8(c *CPU, in *Inst) {
@@ -730,11 +730,11 @@ func sbbMI8(c *CPU, in *Inst) {
 }
 
 func sbbRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func sbbRM16(c *CPU, in *Inst) {
@@ -743,11 +743,11 @@ func sbbRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func sbbMR16(c *CPU, in *Inst) {
@@ -756,7 +756,7 @@ func sbbMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
@@ -766,11 +766,11 @@ func sbbMR16(c *CPU, in *Inst) {
 }
 
 func sbbRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint16(a - b - cin))
 	c.setFlagsCin(ccSbb, 2, r, a, b, cin)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func sbbMI16(c *CPU, in *Inst) {
@@ -789,11 +789,11 @@ func sbbMI16(c *CPU, in *Inst) {
 }
 
 func sbbRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func sbbRM32(c *CPU, in *Inst) {
@@ -802,11 +802,11 @@ func sbbRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func sbbMR32(c *CPU, in *Inst) {
@@ -815,7 +815,7 @@ func sbbMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
@@ -825,11 +825,11 @@ func sbbMR32(c *CPU, in *Inst) {
 }
 
 func sbbRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	cin := c.cf()
 	r := uint64(uint32(a - b - cin))
 	c.setFlagsCin(ccSbb, 4, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func sbbMI32(c *CPU, in *Inst) {
@@ -848,11 +848,11 @@ func sbbMI32(c *CPU, in *Inst) {
 }
 
 func sbbRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func sbbRM64(c *CPU, in *Inst) {
@@ -861,11 +861,11 @@ func sbbRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func sbbMR64(c *CPU, in *Inst) {
@@ -874,7 +874,7 @@ func sbbMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
@@ -884,11 +884,11 @@ func sbbMR64(c *CPU, in *Inst) {
 }
 
 func sbbRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	cin := c.cf()
 	r := a - b - cin
 	c.setFlagsCin(ccSbb, 8, r, a, b, cin)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func sbbMI64(c *CPU, in *Inst) {
@@ -907,10 +907,10 @@ func sbbMI64(c *CPU, in *Inst) {
 }
 
 func andRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func andRM8(c *CPU, in *Inst) {
@@ -919,10 +919,10 @@ func andRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func andMR8(c *CPU, in *Inst) {
@@ -931,7 +931,7 @@ func andMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
@@ -940,10 +940,10 @@ func andMR8(c *CPU, in *Inst) {
 }
 
 func andRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func andMI8(c *CPU, in *Inst) {
@@ -961,10 +961,10 @@ func andMI8(c *CPU, in *Inst) {
 }
 
 func andRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func andRM16(c *CPU, in *Inst) {
@@ -973,10 +973,10 @@ func andRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func andMR16(c *CPU, in *Inst) {
@@ -985,7 +985,7 @@ func andMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
@@ -994,10 +994,10 @@ func andMR16(c *CPU, in *Inst) {
 }
 
 func andRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func andMI16(c *CPU, in *Inst) {
@@ -1015,10 +1015,10 @@ func andMI16(c *CPU, in *Inst) {
 }
 
 func andRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func andRM32(c *CPU, in *Inst) {
@@ -1027,10 +1027,10 @@ func andRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func andMR32(c *CPU, in *Inst) {
@@ -1039,7 +1039,7 @@ func andMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
@@ -1048,10 +1048,10 @@ func andMR32(c *CPU, in *Inst) {
 }
 
 func andRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func andMI32(c *CPU, in *Inst) {
@@ -1069,10 +1069,10 @@ func andMI32(c *CPU, in *Inst) {
 }
 
 func andRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a & b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func andRM64(c *CPU, in *Inst) {
@@ -1081,10 +1081,10 @@ func andRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a & b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func andMR64(c *CPU, in *Inst) {
@@ -1093,7 +1093,7 @@ func andMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a & b
 	c.setLogic(8, r)
 	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
@@ -1102,10 +1102,10 @@ func andMR64(c *CPU, in *Inst) {
 }
 
 func andRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a & b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func andMI64(c *CPU, in *Inst) {
@@ -1123,10 +1123,10 @@ func andMI64(c *CPU, in *Inst) {
 }
 
 func orRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func orRM8(c *CPU, in *Inst) {
@@ -1135,10 +1135,10 @@ func orRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func orMR8(c *CPU, in *Inst) {
@@ -1147,7 +1147,7 @@ func orMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
 	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
@@ -1156,10 +1156,10 @@ func orMR8(c *CPU, in *Inst) {
 }
 
 func orRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a | b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func orMI8(c *CPU, in *Inst) {
@@ -1177,10 +1177,10 @@ func orMI8(c *CPU, in *Inst) {
 }
 
 func orRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func orRM16(c *CPU, in *Inst) {
@@ -1189,10 +1189,10 @@ func orRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func orMR16(c *CPU, in *Inst) {
@@ -1201,7 +1201,7 @@ func orMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
 	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
@@ -1210,10 +1210,10 @@ func orMR16(c *CPU, in *Inst) {
 }
 
 func orRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a | b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func orMI16(c *CPU, in *Inst) {
@@ -1231,10 +1231,10 @@ func orMI16(c *CPU, in *Inst) {
 }
 
 func orRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func orRM32(c *CPU, in *Inst) {
@@ -1243,10 +1243,10 @@ func orRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func orMR32(c *CPU, in *Inst) {
@@ -1255,7 +1255,7 @@ func orMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
 	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
@@ -1264,10 +1264,10 @@ func orMR32(c *CPU, in *Inst) {
 }
 
 func orRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a | b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func orMI32(c *CPU, in *Inst) {
@@ -1285,10 +1285,10 @@ func orMI32(c *CPU, in *Inst) {
 }
 
 func orRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a | b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func orRM64(c *CPU, in *Inst) {
@@ -1297,10 +1297,10 @@ func orRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a | b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func orMR64(c *CPU, in *Inst) {
@@ -1309,7 +1309,7 @@ func orMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a | b
 	c.setLogic(8, r)
 	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
@@ -1318,10 +1318,10 @@ func orMR64(c *CPU, in *Inst) {
 }
 
 func orRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a | b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func orMI64(c *CPU, in *Inst) {
@@ -1339,10 +1339,10 @@ func orMI64(c *CPU, in *Inst) {
 }
 
 func xorRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func xorRM8(c *CPU, in *Inst) {
@@ -1351,10 +1351,10 @@ func xorRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func xorMR8(c *CPU, in *Inst) {
@@ -1363,7 +1363,7 @@ func xorMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
 	if !c.tryStore8(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(r))) {
@@ -1372,10 +1372,10 @@ func xorMR8(c *CPU, in *Inst) {
 }
 
 func xorRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a ^ b))
 	c.setLogic(1, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | r
 }
 
 func xorMI8(c *CPU, in *Inst) {
@@ -1393,10 +1393,10 @@ func xorMI8(c *CPU, in *Inst) {
 }
 
 func xorRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func xorRM16(c *CPU, in *Inst) {
@@ -1405,10 +1405,10 @@ func xorRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func xorMR16(c *CPU, in *Inst) {
@@ -1417,7 +1417,7 @@ func xorMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
 	if !c.tryStore16(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(r))) {
@@ -1426,10 +1426,10 @@ func xorMR16(c *CPU, in *Inst) {
 }
 
 func xorRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a ^ b))
 	c.setLogic(2, r)
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | r
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | r
 }
 
 func xorMI16(c *CPU, in *Inst) {
@@ -1447,10 +1447,10 @@ func xorMI16(c *CPU, in *Inst) {
 }
 
 func xorRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func xorRM32(c *CPU, in *Inst) {
@@ -1459,10 +1459,10 @@ func xorRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func xorMR32(c *CPU, in *Inst) {
@@ -1471,7 +1471,7 @@ func xorMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
 	if !c.tryStore32(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(r))) {
@@ -1480,10 +1480,10 @@ func xorMR32(c *CPU, in *Inst) {
 }
 
 func xorRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a ^ b))
 	c.setLogic(4, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func xorMI32(c *CPU, in *Inst) {
@@ -1501,10 +1501,10 @@ func xorMI32(c *CPU, in *Inst) {
 }
 
 func xorRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a ^ b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func xorRM64(c *CPU, in *Inst) {
@@ -1513,10 +1513,10 @@ func xorRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a ^ b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func xorMR64(c *CPU, in *Inst) {
@@ -1525,7 +1525,7 @@ func xorMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a ^ b
 	c.setLogic(8, r)
 	if !c.tryStore64(addr, r) || c.Pred != nil && !c.Pred.Put(addr, 8, r) {
@@ -1534,10 +1534,10 @@ func xorMR64(c *CPU, in *Inst) {
 }
 
 func xorRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a ^ b
 	c.setLogic(8, r)
-	c.R[in.Args[0].Reg] = r
+	c.R[in.Args[0].Reg&15] = r
 }
 
 func xorMI64(c *CPU, in *Inst) {
@@ -1555,7 +1555,7 @@ func xorMI64(c *CPU, in *Inst) {
 }
 
 func cmpRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
@@ -1567,7 +1567,7 @@ func cmpRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
@@ -1579,14 +1579,14 @@ func cmpMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
 }
 
 func cmpRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a - b))
 	c.setFlags(ccSub, 1, r, a, b)
 	_ = r
@@ -1605,7 +1605,7 @@ func cmpMI8(c *CPU, in *Inst) {
 }
 
 func cmpRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
@@ -1617,7 +1617,7 @@ func cmpRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
@@ -1629,14 +1629,14 @@ func cmpMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
 }
 
 func cmpRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a - b))
 	c.setFlags(ccSub, 2, r, a, b)
 	_ = r
@@ -1655,7 +1655,7 @@ func cmpMI16(c *CPU, in *Inst) {
 }
 
 func cmpRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
@@ -1667,7 +1667,7 @@ func cmpRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
@@ -1679,14 +1679,14 @@ func cmpMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
 }
 
 func cmpRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a - b))
 	c.setFlags(ccSub, 4, r, a, b)
 	_ = r
@@ -1705,7 +1705,7 @@ func cmpMI32(c *CPU, in *Inst) {
 }
 
 func cmpRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
@@ -1717,7 +1717,7 @@ func cmpRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
@@ -1729,14 +1729,14 @@ func cmpMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
 }
 
 func cmpRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a - b
 	c.setFlags(ccSub, 8, r, a, b)
 	_ = r
@@ -1755,7 +1755,7 @@ func cmpMI64(c *CPU, in *Inst) {
 }
 
 func testRR8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
@@ -1767,7 +1767,7 @@ func testRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
@@ -1779,14 +1779,14 @@ func testMR8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	a, b := m, uint64(uint8(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint8(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
 }
 
 func testRI8(c *CPU, in *Inst) {
-	a, b := uint64(uint8(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint8(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint8(a & b))
 	c.setLogic(1, r)
 	_ = r
@@ -1805,7 +1805,7 @@ func testMI8(c *CPU, in *Inst) {
 }
 
 func testRR16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
@@ -1817,7 +1817,7 @@ func testRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
@@ -1829,14 +1829,14 @@ func testMR16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	a, b := m, uint64(uint16(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint16(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
 }
 
 func testRI16(c *CPU, in *Inst) {
-	a, b := uint64(uint16(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint16(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint16(a & b))
 	c.setLogic(2, r)
 	_ = r
@@ -1855,7 +1855,7 @@ func testMI16(c *CPU, in *Inst) {
 }
 
 func testRR32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
@@ -1867,7 +1867,7 @@ func testRM32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), m
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), m
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
@@ -1879,14 +1879,14 @@ func testMR32(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	a, b := m, uint64(uint32(c.R[in.Args[1].Reg]))
+	a, b := m, uint64(uint32(c.R[in.Args[1].Reg&15]))
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
 }
 
 func testRI32(c *CPU, in *Inst) {
-	a, b := uint64(uint32(c.R[in.Args[0].Reg])), in.Args[1].Imm
+	a, b := uint64(uint32(c.R[in.Args[0].Reg&15])), in.Args[1].Imm
 	r := uint64(uint32(a & b))
 	c.setLogic(4, r)
 	_ = r
@@ -1905,7 +1905,7 @@ func testMI32(c *CPU, in *Inst) {
 }
 
 func testRR64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], c.R[in.Args[1].Reg]
+	a, b := c.R[in.Args[0].Reg&15], c.R[in.Args[1].Reg&15]
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
@@ -1917,7 +1917,7 @@ func testRM64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := c.R[in.Args[0].Reg], m
+	a, b := c.R[in.Args[0].Reg&15], m
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
@@ -1929,14 +1929,14 @@ func testMR64(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	a, b := m, c.R[in.Args[1].Reg]
+	a, b := m, c.R[in.Args[1].Reg&15]
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
 }
 
 func testRI64(c *CPU, in *Inst) {
-	a, b := c.R[in.Args[0].Reg], in.Args[1].Imm
+	a, b := c.R[in.Args[0].Reg&15], in.Args[1].Imm
 	r := a & b
 	c.setLogic(8, r)
 	_ = r
@@ -1967,7 +1967,7 @@ var aluForms = [...][5][4]Handler{
 }
 
 func movRR8(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | uint64(uint8(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | uint64(uint8(c.R[in.Args[1].Reg&15]))
 }
 func movRM8(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -1975,15 +1975,15 @@ func movRM8(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | m
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | m
 }
 func movMR8(c *CPU, in *Inst) {
-	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg&15]
 	if !c.tryStore8(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(v))) {
 		c.storeSlow(addr, 1, uint64(uint8(v)))
 	}
 }
-func movRI8(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xff | in.Args[1].Imm }
+func movRI8(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xff | in.Args[1].Imm }
 func movMI8(c *CPU, in *Inst) {
 	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
 	if !c.tryStore8(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 1, uint64(uint8(v))) {
@@ -1991,7 +1991,7 @@ func movMI8(c *CPU, in *Inst) {
 	}
 }
 func movRR16(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | uint64(uint16(c.R[in.Args[1].Reg&15]))
 }
 func movRM16(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -1999,59 +1999,61 @@ func movRM16(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | m
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | m
 }
 func movMR16(c *CPU, in *Inst) {
-	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg&15]
 	if !c.tryStore16(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(v))) {
 		c.storeSlow(addr, 2, uint64(uint16(v)))
 	}
 }
-func movRI16(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | in.Args[1].Imm }
+func movRI16(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | in.Args[1].Imm
+}
 func movMI16(c *CPU, in *Inst) {
 	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
 	if !c.tryStore16(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 2, uint64(uint16(v))) {
 		c.storeSlow(addr, 2, uint64(uint16(v)))
 	}
 }
-func movRR32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[1].Reg])) }
+func movRR32(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[1].Reg&15])) }
 func movRM32(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
 	m, ok := c.tryLoad32(addr)
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
 		m = c.loadSlow(addr, 4)
 	}
-	c.R[in.Args[0].Reg] = m
+	c.R[in.Args[0].Reg&15] = m
 }
 func movMR32(c *CPU, in *Inst) {
-	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg&15]
 	if !c.tryStore32(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(v))) {
 		c.storeSlow(addr, 4, uint64(uint32(v)))
 	}
 }
-func movRI32(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = in.Args[1].Imm }
+func movRI32(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = in.Args[1].Imm }
 func movMI32(c *CPU, in *Inst) {
 	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
 	if !c.tryStore32(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 4, uint64(uint32(v))) {
 		c.storeSlow(addr, 4, uint64(uint32(v)))
 	}
 }
-func movRR64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[1].Reg] }
+func movRR64(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[1].Reg&15] }
 func movRM64(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
 	m, ok := c.tryLoad64(addr)
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 8, m) {
 		m = c.loadSlow(addr, 8)
 	}
-	c.R[in.Args[0].Reg] = m
+	c.R[in.Args[0].Reg&15] = m
 }
 func movMR64(c *CPU, in *Inst) {
-	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg]
+	addr, v := c.ea(&in.Args[0]), c.R[in.Args[1].Reg&15]
 	if !c.tryStore64(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 8, v) {
 		c.storeSlow(addr, 8, v)
 	}
 }
-func movRI64(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = in.Args[1].Imm }
+func movRI64(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = in.Args[1].Imm }
 func movMI64(c *CPU, in *Inst) {
 	addr, v := c.ea(&in.Args[0]), in.Args[1].Imm
 	if !c.tryStore64(addr, v) || c.Pred != nil && !c.Pred.Put(addr, 8, v) {
@@ -2068,7 +2070,7 @@ var movForms = [5][4]Handler{
 }
 
 func movzxR816(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint8(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | uint64(uint8(c.R[in.Args[1].Reg&15]))
 }
 func movzxM816(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2076,10 +2078,10 @@ func movzxM816(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | m
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | m
 }
 func movzxR832(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint8(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint8(c.R[in.Args[1].Reg&15]))
 }
 func movzxM832(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2087,10 +2089,10 @@ func movzxM832(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = m
+	c.R[in.Args[0].Reg&15] = m
 }
 func movzxR864(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint8(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint8(c.R[in.Args[1].Reg&15]))
 }
 func movzxM864(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2098,10 +2100,10 @@ func movzxM864(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = m
+	c.R[in.Args[0].Reg&15] = m
 }
 func movzxR1632(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint16(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint16(c.R[in.Args[1].Reg&15]))
 }
 func movzxM1632(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2109,10 +2111,10 @@ func movzxM1632(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	c.R[in.Args[0].Reg] = m
+	c.R[in.Args[0].Reg&15] = m
 }
 func movzxR1664(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint16(c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint16(c.R[in.Args[1].Reg&15]))
 }
 func movzxM1664(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2120,10 +2122,10 @@ func movzxM1664(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	c.R[in.Args[0].Reg] = m
+	c.R[in.Args[0].Reg&15] = m
 }
 func movsxR816(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(int8(uint64(uint8(c.R[in.Args[1].Reg])))))
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | uint64(uint16(int8(uint64(uint8(c.R[in.Args[1].Reg&15])))))
 }
 func movsxM816(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2131,10 +2133,10 @@ func movsxM816(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg]&^0xffff | uint64(uint16(int8(m)))
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15]&^0xffff | uint64(uint16(int8(m)))
 }
 func movsxR832(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(int8(uint64(uint8(c.R[in.Args[1].Reg])))))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(int8(uint64(uint8(c.R[in.Args[1].Reg&15])))))
 }
 func movsxM832(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2142,10 +2144,10 @@ func movsxM832(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = uint64(uint32(int8(m)))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(int8(m)))
 }
 func movsxR864(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(int64(int8(uint64(uint8(c.R[in.Args[1].Reg])))))
+	c.R[in.Args[0].Reg&15] = uint64(int64(int8(uint64(uint8(c.R[in.Args[1].Reg&15])))))
 }
 func movsxM864(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2153,10 +2155,10 @@ func movsxM864(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 1, m) {
 		m = c.loadSlow(addr, 1)
 	}
-	c.R[in.Args[0].Reg] = uint64(int64(int8(m)))
+	c.R[in.Args[0].Reg&15] = uint64(int64(int8(m)))
 }
 func movsxR1632(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(int16(uint64(uint16(c.R[in.Args[1].Reg])))))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(int16(uint64(uint16(c.R[in.Args[1].Reg&15])))))
 }
 func movsxM1632(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2164,10 +2166,10 @@ func movsxM1632(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	c.R[in.Args[0].Reg] = uint64(uint32(int16(m)))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(int16(m)))
 }
 func movsxR1664(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(int64(int16(uint64(uint16(c.R[in.Args[1].Reg])))))
+	c.R[in.Args[0].Reg&15] = uint64(int64(int16(uint64(uint16(c.R[in.Args[1].Reg&15])))))
 }
 func movsxM1664(c *CPU, in *Inst) {
 	addr := c.ea(&in.Args[1])
@@ -2175,7 +2177,7 @@ func movsxM1664(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 2, m) {
 		m = c.loadSlow(addr, 2)
 	}
-	c.R[in.Args[0].Reg] = uint64(int64(int16(m)))
+	c.R[in.Args[0].Reg&15] = uint64(int64(int16(m)))
 }
 
 // movExtForms[sx][form][srcSize==2][dstSizeIndex 2,4,8]

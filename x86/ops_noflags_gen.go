@@ -7,45 +7,55 @@ import "math/bits"
 // Flag-free variants (deadflags.go chooses them).
 
 func addRR32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] + c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] + c.R[in.Args[1].Reg&15]))
 }
 func addRI32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] + in.Args[1].Imm))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] + in.Args[1].Imm))
 }
-func addRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + c.R[in.Args[1].Reg] }
-func addRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + in.Args[1].Imm }
+func addRR64nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] + c.R[in.Args[1].Reg&15]
+}
+func addRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] + in.Args[1].Imm }
 func subRR32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] - c.R[in.Args[1].Reg&15]))
 }
 func subRI32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - in.Args[1].Imm))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] - in.Args[1].Imm))
 }
-func subRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - c.R[in.Args[1].Reg] }
-func subRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - in.Args[1].Imm }
+func subRR64nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] - c.R[in.Args[1].Reg&15]
+}
+func subRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] - in.Args[1].Imm }
 func andRR32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] & c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] & c.R[in.Args[1].Reg&15]))
 }
 func andRI32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] & in.Args[1].Imm))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] & in.Args[1].Imm))
 }
-func andRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] & c.R[in.Args[1].Reg] }
-func andRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] & in.Args[1].Imm }
+func andRR64nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] & c.R[in.Args[1].Reg&15]
+}
+func andRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] & in.Args[1].Imm }
 func orRR32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] | c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] | c.R[in.Args[1].Reg&15]))
 }
 func orRI32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] | in.Args[1].Imm))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] | in.Args[1].Imm))
 }
-func orRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] | c.R[in.Args[1].Reg] }
-func orRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] | in.Args[1].Imm }
+func orRR64nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] | c.R[in.Args[1].Reg&15]
+}
+func orRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] | in.Args[1].Imm }
 func xorRR32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] ^ c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] ^ c.R[in.Args[1].Reg&15]))
 }
 func xorRI32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] ^ in.Args[1].Imm))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] ^ in.Args[1].Imm))
 }
-func xorRR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] ^ c.R[in.Args[1].Reg] }
-func xorRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] ^ in.Args[1].Imm }
+func xorRR64nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] ^ c.R[in.Args[1].Reg&15]
+}
+func xorRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] ^ in.Args[1].Imm }
 func shlRI32nf(c *CPU, in *Inst) {
 	d, k := in.Args[0].Reg, in.Args[1].Imm&31
 	c.R[d] = uint64(uint32(c.R[d]) << k)
@@ -86,18 +96,20 @@ func rorRI64nf(c *CPU, in *Inst) {
 	d, k := in.Args[0].Reg, in.Args[1].Imm&63
 	c.R[d] = bits.RotateLeft64(c.R[d], -int(k))
 }
-func incR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] + 1)) }
-func decR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] - 1)) }
-func incR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] + 1 }
-func decR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] - 1 }
+func incR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] + 1)) }
+func decR32nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] - 1)) }
+func incR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] + 1 }
+func decR64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] - 1 }
 func imulRR32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[0].Reg] * c.R[in.Args[1].Reg]))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[0].Reg&15] * c.R[in.Args[1].Reg&15]))
 }
 func imulRRI32nf(c *CPU, in *Inst) {
-	c.R[in.Args[0].Reg] = uint64(uint32(c.R[in.Args[1].Reg] * in.Args[2].Imm))
+	c.R[in.Args[0].Reg&15] = uint64(uint32(c.R[in.Args[1].Reg&15] * in.Args[2].Imm))
 }
-func imulRR64nf(c *CPU, in *Inst)  { c.R[in.Args[0].Reg] = c.R[in.Args[0].Reg] * c.R[in.Args[1].Reg] }
-func imulRRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.R[in.Args[1].Reg] * in.Args[2].Imm }
+func imulRR64nf(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = c.R[in.Args[0].Reg&15] * c.R[in.Args[1].Reg&15]
+}
+func imulRRI64nf(c *CPU, in *Inst) { c.R[in.Args[0].Reg&15] = c.R[in.Args[1].Reg&15] * in.Args[2].Imm }
 
 // noFlagImul[form: RR RRI][size: 4 8]
 var noFlagImul = [2][2]Handler{{imulRR32nf, imulRR64nf}, {imulRRI32nf, imulRRI64nf}}

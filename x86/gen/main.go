@@ -216,6 +216,10 @@ func main() {
 
 // writeGo formats src and writes it to file, returning the formatted text.
 func writeGo(file string, src []byte) []byte {
+	// Register numbers are below 16: the mask spares a bounds check.
+	for _, a := range []string{"0", "1"} {
+		src = bytes.ReplaceAll(src, []byte("c.R[in.Args["+a+"].Reg]"), []byte("c.R[in.Args["+a+"].Reg&15]"))
+	}
 	out, err := format.Source(src)
 	if err != nil {
 		os.Stdout.Write(src)
