@@ -30,6 +30,9 @@ type CodeCache struct {
 	blocks  map[uint64]*Block
 	byPage  map[uint64][]*Block
 	running *CPU
+	// insts and code are decodeBlock's scratch buffers.
+	insts []Inst
+	code  []byte
 	// Decodes counts decoded blocks (for statistics and tests).
 	Decodes uint64
 }

@@ -183,8 +183,9 @@ func divsdXM(c *CPU, in *Inst) {
 
 // sqrtsd of a positive normal number or a zero raises at most PE.
 func sqrtsdXX(c *CPU, in *Inst) {
-	if b := c.X[in.Args[1].Reg][0]; fastPE(c) && ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
-		c.X[in.Args[0].Reg][0] = math.Float64bits(math.Sqrt(f64(b)))
+	x, s := c.xf(), in.Args[1].Reg&15
+	if b := c.X[s][0]; fastPE(c) && ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
+		x[in.Args[0].Reg&15][0] = math.Sqrt(x[s][0])
 		return
 	}
 	in.inner(c, in)
