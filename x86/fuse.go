@@ -21,18 +21,33 @@ import (
 // exactly as unfused. The other pairs (seqPairs) check c.blkLen between
 // the two, since a store may end the block (self-modifying code).
 
-// fusedID maps the IDs of a fusable pair to the pair's ID.
-var fusedID = func() map[[2]uint16]uint16 {
-	m := make(map[[2]uint16]uint16, len(fusedPairs))
+// fuseByFirst lists, for each direct handler's ID, the pairs it starts:
+// the second's ID and the pair's (decoding looks every instruction up,
+// and a slice index is cheaper than a map).
+var fuseByFirst = func() [][]struct{ second, id uint16 } {
+	t := make([][]struct{ second, id uint16 }, len(directHandlers))
 	for i, p := range fusedPairs {
 		a, b := directID[funcPC(p[0])], directID[funcPC(p[1])]
 		if a == 0 || b == 0 {
 			panic("x86: fused pair of handlers the dispatch loop does not call directly")
 		}
-		m[[2]uint16{a, b}] = uint16(fusedBase + i)
+		t[a] = append(t[a], struct{ second, id uint16 }{b, uint16(fusedBase + i)})
 	}
-	return m
+	return t
 }()
+
+// fusedID returns the ID of the pair of a and b, if they fuse.
+func fusedID(a, b uint16) (uint16, bool) {
+	if int(a) >= len(fuseByFirst) {
+		return 0, false
+	}
+	for _, p := range fuseByFirst[a] {
+		if p.second == b {
+			return p.id, true
+		}
+	}
+	return 0, false
+}
 
 // markFused fuses the pairs in b (after markDeadFlags, so that pairs name
 // the flag-free variants): first each flag-setting instruction with the
@@ -47,7 +62,7 @@ func markFused(b *Block) {
 				i++ // in is the first of a pair: next is its second
 				continue
 			}
-			id, ok := fusedID[[2]uint16{in.ID, next.ID}]
+			id, ok := fusedID(in.ID, next.ID)
 			if !ok || (id < fusedBase+seqPairsAt) != (pass == 0) {
 				continue
 			}
