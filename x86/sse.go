@@ -124,23 +124,23 @@ func buildX(f xfn) Builder {
 		}
 		switch in.Args[1].Kind {
 		case KXMM:
-			return func(c *CPU, in *Inst) { f(c, in, &c.X[in.Args[0].Reg], c.X[in.Args[1].Reg]) }
+			return func(c *CPU, in *Inst) { f(c, in, &c.X[in.Args[0].Reg&15], c.X[in.Args[1].Reg&15]) }
 		case KMem:
 			switch in.MemSize {
 			case 16:
 				return func(c *CPU, in *Inst) {
 					s := c.load128a(&in.Args[1])
-					f(c, in, &c.X[in.Args[0].Reg], s)
+					f(c, in, &c.X[in.Args[0].Reg&15], s)
 				}
 			case 8:
 				return func(c *CPU, in *Inst) {
 					s := XMM{c.load64(c.ea(&in.Args[1]))}
-					f(c, in, &c.X[in.Args[0].Reg], s)
+					f(c, in, &c.X[in.Args[0].Reg&15], s)
 				}
 			case 4:
 				return func(c *CPU, in *Inst) {
 					s := XMM{c.load32(c.ea(&in.Args[1]))}
-					f(c, in, &c.X[in.Args[0].Reg], s)
+					f(c, in, &c.X[in.Args[0].Reg&15], s)
 				}
 			}
 		}
@@ -192,25 +192,25 @@ func init() {
 	register(x86asm.MOVHPD, buildMovHalf(1))
 	register(x86asm.MOVHLPS, func(in *Inst) Handler {
 		if isX(&in.Args[0]) && isX(&in.Args[1]) {
-			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg][0] = c.X[in.Args[1].Reg][1] }
+			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15][0] = c.X[in.Args[1].Reg&15][1] }
 		}
 		return nil
 	})
 	register(x86asm.MOVLHPS, func(in *Inst) Handler {
 		if isX(&in.Args[0]) && isX(&in.Args[1]) {
-			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg][1] = c.X[in.Args[1].Reg][0] }
+			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15][1] = c.X[in.Args[1].Reg&15][0] }
 		}
 		return nil
 	})
 	register(x86asm.MOVQ2DQ, func(in *Inst) Handler {
 		if isX(&in.Args[0]) && in.Args[1].Kind == KMMX {
-			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.mmxRead(in.Args[1].Reg)} }
+			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = XMM{c.mmxRead(in.Args[1].Reg)} }
 		}
 		return nil
 	})
 	register(x86asm.MOVDQ2Q, func(in *Inst) Handler {
 		if in.Args[0].Kind == KMMX && isX(&in.Args[1]) {
-			return func(c *CPU, in *Inst) { c.mmxWrite(in.Args[0].Reg, c.X[in.Args[1].Reg][0]) }
+			return func(c *CPU, in *Inst) { c.mmxWrite(in.Args[0].Reg, c.X[in.Args[1].Reg&15][0]) }
 		}
 		return nil
 	})
@@ -281,27 +281,27 @@ func buildMov128(aligned bool) Builder {
 	}
 }
 
-func movXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = c.X[in.Args[1].Reg] }
+func movXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = c.X[in.Args[1].Reg&15] }
 
 func loadA128(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[1])
 	if a&15 != 0 {
 		c.gp()
 	}
-	c.X[in.Args[0].Reg] = c.load128(a)
+	c.X[in.Args[0].Reg&15] = c.load128(a)
 }
 
-func loadU128(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = c.load128(c.ea(&in.Args[1])) }
+func loadU128(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = c.load128(c.ea(&in.Args[1])) }
 
 func storeA128(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[0])
 	if a&15 != 0 {
 		c.gp()
 	}
-	c.store128(a, c.X[in.Args[1].Reg])
+	c.store128(a, c.X[in.Args[1].Reg&15])
 }
 
-func storeU128(c *CPU, in *Inst) { c.store128(c.ea(&in.Args[0]), c.X[in.Args[1].Reg]) }
+func storeU128(c *CPU, in *Inst) { c.store128(c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15]) }
 
 // buildMovd: movd xmm, r/m32 (zero-extending) and movd r/m32, xmm, plus
 // the MMX forms.
@@ -309,13 +309,13 @@ func buildMovd(in *Inst) Handler {
 	d, s := &in.Args[0], &in.Args[1]
 	switch {
 	case isX(d) && s.Kind == KReg:
-		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{uint64(uint32(c.R[in.Args[1].Reg]))} }
+		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = XMM{uint64(uint32(c.R[in.Args[1].Reg]))} }
 	case isX(d) && isMem(s):
-		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.load32(c.ea(&in.Args[1]))} }
+		return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = XMM{c.load32(c.ea(&in.Args[1]))} }
 	case d.Kind == KReg && isX(s):
-		return func(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.X[in.Args[1].Reg][0])) }
+		return func(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = uint64(uint32(c.X[in.Args[1].Reg&15][0])) }
 	case isMem(d) && isX(s):
-		return func(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, c.X[in.Args[1].Reg][0]&0xffffffff) }
+		return func(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, c.X[in.Args[1].Reg&15][0]&0xffffffff) }
 	case d.Kind == KMMX && (s.Kind == KReg || isMem(s)):
 		return func(c *CPU, in *Inst) { c.mmxWrite(in.Args[0].Reg, c.get(&in.Args[1])&0xffffffff) }
 	case (d.Kind == KReg || isMem(d)) && s.Kind == KMMX:
@@ -352,7 +352,7 @@ func buildMovq(in *Inst) Handler {
 // The movq and movsd/movss forms of scalar floating-point code are named
 // functions so that the dispatch loop can call them directly.
 
-func movqXR(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.R[in.Args[1].Reg]} }
+func movqXR(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = XMM{c.R[in.Args[1].Reg]} }
 
 // The hot moves spell out the memory fast path (see "Guest memory access"
 // in inst.go).
@@ -363,38 +363,38 @@ func movqXM(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(a, 8, v) {
 		v = c.loadSlow(a, 8)
 	}
-	c.X[in.Args[0].Reg] = XMM{v}
+	c.X[in.Args[0].Reg&15] = XMM{v}
 }
 
-func movqXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{c.X[in.Args[1].Reg][0]} }
-func movqRX(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg][0] }
+func movqXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = XMM{c.X[in.Args[1].Reg&15][0]} }
+func movqRX(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg&15][0] }
 func movqMX(c *CPU, in *Inst) {
-	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]
+	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][0]
 	if !c.tryStore64(a, v) || c.Pred != nil && !c.Pred.Put(a, 8, v) {
 		c.storeSlow(a, 8, v)
 	}
 }
 
-func movsdXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg][0] = c.X[in.Args[1].Reg][0] }
+func movsdXX(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15][0] = c.X[in.Args[1].Reg&15][0] }
 func movsdXM(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[1])
 	v, ok := c.tryLoad64(a)
 	if !ok || c.Pred != nil && !c.Pred.Hit(a, 8, v) {
 		v = c.loadSlow(a, 8)
 	}
-	c.X[in.Args[0].Reg] = XMM{v}
+	c.X[in.Args[0].Reg&15] = XMM{v}
 }
 
 func movsdMX(c *CPU, in *Inst) {
-	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]
+	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][0]
 	if !c.tryStore64(a, v) || c.Pred != nil && !c.Pred.Put(a, 8, v) {
 		c.storeSlow(a, 8, v)
 	}
 }
 
 func movssXX(c *CPU, in *Inst) {
-	x := &c.X[in.Args[0].Reg]
-	x[0] = x[0]&^0xffffffff | c.X[in.Args[1].Reg][0]&0xffffffff
+	x := &c.X[in.Args[0].Reg&15]
+	x[0] = x[0]&^0xffffffff | c.X[in.Args[1].Reg&15][0]&0xffffffff
 }
 func movssXM(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[1])
@@ -402,11 +402,11 @@ func movssXM(c *CPU, in *Inst) {
 	if !ok || c.Pred != nil && !c.Pred.Hit(a, 4, v) {
 		v = c.loadSlow(a, 4)
 	}
-	c.X[in.Args[0].Reg] = XMM{v}
+	c.X[in.Args[0].Reg&15] = XMM{v}
 }
 
 func movssMX(c *CPU, in *Inst) {
-	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg][0]&0xffffffff
+	a, v := c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][0]&0xffffffff
 	if !c.tryStore32(a, v) || c.Pred != nil && !c.Pred.Put(a, 4, v) {
 		c.storeSlow(a, 4, v)
 	}
@@ -460,9 +460,9 @@ func buildMovHalf(lane int) Builder {
 		d, s := &in.Args[0], &in.Args[1]
 		switch {
 		case isX(d) && isMem(s):
-			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg][lane] = c.load64(c.ea(&in.Args[1])) }
+			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15][lane] = c.load64(c.ea(&in.Args[1])) }
 		case isMem(d) && isX(s):
-			return func(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg][lane]) }
+			return func(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][lane]) }
 		}
 		return nil
 	}
@@ -473,7 +473,7 @@ func buildMovHalf(lane int) Builder {
 func buildMask(f func(XMM) uint64) Builder {
 	return func(in *Inst) Handler {
 		if in.Args[0].Kind == KReg && isX(&in.Args[1]) {
-			return func(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = f(c.X[in.Args[1].Reg]) }
+			return func(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = f(c.X[in.Args[1].Reg&15]) }
 		}
 		return nil
 	}
@@ -485,14 +485,14 @@ func msb8(v uint64) uint64 {
 }
 
 func pmovmskb(c *CPU, in *Inst) {
-	x := &c.X[in.Args[1].Reg]
+	x := &c.X[in.Args[1].Reg&15]
 	c.R[in.Args[0].Reg] = msb8(x[0]) | msb8(x[1])<<8
 }
 
 // maskmovdqu stores the bytes of Args[0] whose mask byte in Args[1] has
 // its top bit set to [rdi], one observed byte store each.
 func maskmovdqu(c *CPU, in *Inst) {
-	v, m := c.X[in.Args[0].Reg], c.X[in.Args[1].Reg]
+	v, m := c.X[in.Args[0].Reg&15], c.X[in.Args[1].Reg&15]
 	a := c.R[RDI] // (a segment override is not honoured)
 	for i := 0; i < 16; i++ {
 		if m[i>>3]>>(8*(i&7)+7)&1 != 0 {

@@ -199,7 +199,7 @@ func buildCvtFromInt(f *ffmt) Builder {
 			}
 			r, fl := f.fromInt(v, c.MXCSR)
 			c.mxFinish(fl)
-			x := &c.X[in.Args[0].Reg]
+			x := &c.X[in.Args[0].Reg&15]
 			x[0] = x[0]&keep | r
 		}
 	}
@@ -308,7 +308,7 @@ func registerCvtMMX() {
 			if !isX(&in.Args[0]) || in.Args[1].Kind != KMMX && !isMem(&in.Args[1]) {
 				return nil
 			}
-			return func(c *CPU, in *Inst) { f(c, &c.X[in.Args[0].Reg], mmxSrc(c, &in.Args[1])) }
+			return func(c *CPU, in *Inst) { f(c, &c.X[in.Args[0].Reg&15], mmxSrc(c, &in.Args[1])) }
 		}
 	}
 	register(x86asm.CVTPI2PS, fromMMX(func(c *CPU, d *XMM, v uint64) {

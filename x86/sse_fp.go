@@ -378,19 +378,19 @@ func init() {
 		}
 	}
 	logic(func(a, b uint64) uint64 { return a & b }, opNop, func(c *CPU, in *Inst) {
-		d, s := &c.X[in.Args[0].Reg], &c.X[in.Args[1].Reg]
+		d, s := &c.X[in.Args[0].Reg&15], &c.X[in.Args[1].Reg&15]
 		d[0], d[1] = d[0]&s[0], d[1]&s[1]
 	}, x86asm.ANDPS, x86asm.ANDPD, x86asm.PAND)
 	logic(func(a, b uint64) uint64 { return ^a & b }, zeroX, func(c *CPU, in *Inst) {
-		d, s := &c.X[in.Args[0].Reg], &c.X[in.Args[1].Reg]
+		d, s := &c.X[in.Args[0].Reg&15], &c.X[in.Args[1].Reg&15]
 		d[0], d[1] = ^d[0]&s[0], ^d[1]&s[1]
 	}, x86asm.ANDNPS, x86asm.ANDNPD, x86asm.PANDN)
 	logic(func(a, b uint64) uint64 { return a | b }, opNop, func(c *CPU, in *Inst) {
-		d, s := &c.X[in.Args[0].Reg], &c.X[in.Args[1].Reg]
+		d, s := &c.X[in.Args[0].Reg&15], &c.X[in.Args[1].Reg&15]
 		d[0], d[1] = d[0]|s[0], d[1]|s[1]
 	}, x86asm.ORPS, x86asm.ORPD, x86asm.POR)
 	logic(func(a, b uint64) uint64 { return a ^ b }, zeroX, func(c *CPU, in *Inst) {
-		d, s := &c.X[in.Args[0].Reg], &c.X[in.Args[1].Reg]
+		d, s := &c.X[in.Args[0].Reg&15], &c.X[in.Args[1].Reg&15]
 		d[0], d[1] = d[0]^s[0], d[1]^s[1]
 	}, x86asm.XORPS, x86asm.XORPD, x86asm.PXOR)
 
@@ -416,4 +416,4 @@ func init() {
 	sse(func(c *CPU, in *Inst, d *XMM, s XMM) { d[0], d[1] = d[1], s[1] }, x86asm.UNPCKHPD, x86asm.PUNPCKHQDQ)
 }
 
-func zeroX(c *CPU, in *Inst) { c.X[in.Args[0].Reg] = XMM{} }
+func zeroX(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15] = XMM{} }

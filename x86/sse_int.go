@@ -76,7 +76,7 @@ func lanesEq(h uint64, w uint) xfn {
 }
 
 func pcmpeqbXX(c *CPU, in *Inst) {
-	d, s := &c.X[in.Args[0].Reg], &c.X[in.Args[1].Reg]
+	d, s := &c.X[in.Args[0].Reg&15], &c.X[in.Args[1].Reg&15]
 	d[0], d[1] = swarEq(d[0], s[0], hiB, 8), swarEq(d[1], s[1], hiB, 8)
 }
 
@@ -191,7 +191,7 @@ func buildShift(w uint, f func(x uint64, n uint) uint64, big func(x uint64) uint
 		}
 		if in.Args[1].Kind == KImm {
 			n := in.Args[1].Imm & 0xff
-			return func(c *CPU, in *Inst) { apply(&c.X[in.Args[0].Reg], n) }
+			return func(c *CPU, in *Inst) { apply(&c.X[in.Args[0].Reg&15], n) }
 		}
 		return byReg(in)
 	}
@@ -318,7 +318,7 @@ func init() {
 			}
 			n := uint(in.Args[1].Imm & 0xff)
 			return func(c *CPU, in *Inst) {
-				d := &c.X[in.Args[0].Reg]
+				d := &c.X[in.Args[0].Reg&15]
 				*d = shiftBytes(*d, n, left)
 			}
 		}
@@ -409,7 +409,7 @@ func init() {
 		}
 		return func(c *CPU, in *Inst) {
 			n := in.Args[2].Imm & 7
-			c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg][n>>2] >> (16 * (n & 3)) & 0xffff
+			c.R[in.Args[0].Reg] = c.X[in.Args[1].Reg&15][n>>2] >> (16 * (n & 3)) & 0xffff
 		}
 	})
 	register(x86asm.PINSRW, func(in *Inst) Handler {
@@ -425,7 +425,7 @@ func init() {
 			}
 			n := in.Args[2].Imm & 7
 			sh := 16 * (n & 3)
-			x := &c.X[in.Args[0].Reg][n>>2]
+			x := &c.X[in.Args[0].Reg&15][n>>2]
 			*x = *x&^(0xffff<<sh) | v<<sh
 		}
 	})

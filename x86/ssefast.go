@@ -92,7 +92,7 @@ func addsdXX(c *CPU, in *Inst) {
 
 func addsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg]
+		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
@@ -117,7 +117,7 @@ func subsdXX(c *CPU, in *Inst) {
 
 func subsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg]
+		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
@@ -142,7 +142,7 @@ func mulsdXX(c *CPU, in *Inst) {
 
 func mulsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg]
+		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
@@ -167,7 +167,7 @@ func divsdXX(c *CPU, in *Inst) {
 
 func divsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg]
+		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
@@ -194,7 +194,7 @@ func sqrtsdXX(c *CPU, in *Inst) {
 func sqrtsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
 		if b := c.load64(c.ea(&in.Args[1])); ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
-			c.X[in.Args[0].Reg][0] = math.Float64bits(math.Sqrt(f64(b)))
+			c.X[in.Args[0].Reg&15][0] = math.Float64bits(math.Sqrt(f64(b)))
 			return
 		}
 	}
@@ -219,7 +219,7 @@ func comisdFlags(c *CPU, a, b uint64) {
 }
 
 func comisdXX(c *CPU, in *Inst) {
-	a, b := c.X[in.Args[0].Reg][0], c.X[in.Args[1].Reg][0]
+	a, b := c.X[in.Args[0].Reg&15][0], c.X[in.Args[1].Reg&15][0]
 	if noDenormal(a, b) && max(a<<1, b<<1) <= 0x7ff<<53 {
 		comisdFlags(c, a, b)
 		return
@@ -228,7 +228,7 @@ func comisdXX(c *CPU, in *Inst) {
 }
 
 func comisdXM(c *CPU, in *Inst) {
-	a, b := c.X[in.Args[0].Reg][0], c.load64(c.ea(&in.Args[1]))
+	a, b := c.X[in.Args[0].Reg&15][0], c.load64(c.ea(&in.Args[1]))
 	if noDenormal(a, b) && max(a<<1, b<<1) <= 0x7ff<<53 {
 		comisdFlags(c, a, b)
 		return
