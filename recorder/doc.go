@@ -2,7 +2,8 @@
 // it runs a program in emu exactly as `ttd run` does and, as the
 // observer of the process and of every thread's CPU, logs what a replay
 // cannot predict: memory reads the per-thread prediction cache misses,
-// code bytes as they are decoded, syscall results and the guest memory
+// code bytes as they are decoded (each once per value between
+// checkpoints), syscall results and the guest memory
 // the kernel wrote, non-deterministic instruction results, signal
 // deliveries, thread starts, exits and switches, address-space changes,
 // and periodic checkpoints of every thread's registers.
