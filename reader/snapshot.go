@@ -103,27 +103,18 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 	r := t.newReplay()
 	r.as.regions = slices.Clone(s.regions)
 	r.as.init = maps.Clone(s.code)
-	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
-	r.exit, r.atEnd, r.Checkpoints = s.exit, s.atEnd, s.checkpoints
+	r.restorePosition(s)
 	for i, ts := range s.threads {
 		th := r.thread(ts.tid)
-		if err := th.cpu.UnmarshalState(ts.regs); err != nil {
+		if err := th.restore(&ts); err != nil {
 			return nil, err
 		}
-		th.cache = ts.cache.Clone()
-		th.lastLogged, th.seen, th.exited = ts.lastLogged, ts.seen, ts.exited
 		if i == s.cur {
 			r.cur = th
 		}
 	}
 	if ts := s.track; ts != nil {
-		r.track = newTracker(ts.start)
-		r.track.resets = slices.Clone(ts.resets)
-		for pn, p := range ts.pages {
-			np := new(tpage)
-			*np = p
-			r.track.pages[pn] = np
-		}
+		r.track = ts.tracker()
 		for pn, d := range ts.data {
 			if r.as.init[pn] == nil {
 				r.as.data[pn] = d
@@ -180,11 +171,9 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 		} else {
 			r.threads = append(r.threads, th)
 		}
-		if err := th.cpu.UnmarshalState(ts.regs); err != nil {
+		if err := th.restore(&ts); err != nil {
 			return nil, err
 		}
-		th.cache.CopyFrom(ts.cache)
-		th.lastLogged, th.seen, th.exited = ts.lastLogged, ts.seen, ts.exited
 		if i == s.cur {
 			r.cur = th
 		}
@@ -192,18 +181,12 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 	if s.cur < 0 {
 		r.cur = nil
 	}
-	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
-	r.exit, r.atEnd, r.Checkpoints, r.err = s.exit, s.atEnd, s.checkpoints, nil
+	r.restorePosition(s)
+	r.err = nil
 	r.Hook, r.Access, r.OnEvent, r.Output, r.watch, r.Verify = nil, nil, nil, nil, nil, false
 	r.track = nil
 	if ts := s.track; ts != nil {
-		r.track = newTracker(ts.start)
-		r.track.resets = slices.Clone(ts.resets)
-		for pn, p := range ts.pages {
-			np := new(tpage)
-			*np = p
-			r.track.pages[pn] = np
-		}
+		r.track = ts.tracker()
 		// The window's known bytes must be in the pages.
 		for pn, d := range ts.data {
 			pg := as.mem.PageAt(pn)
@@ -213,4 +196,34 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 		}
 	}
 	return r, nil
+}
+
+// restorePosition puts r where the snapshot was taken in the trace.
+func (r *Replay) restorePosition(s *Snapshot) {
+	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
+	r.exit, r.atEnd, r.Checkpoints = s.exit, s.atEnd, s.checkpoints
+}
+
+// restore gives th the snapshot's registers, prediction cache (with its
+// read count) and progress.
+func (th *thread) restore(ts *threadState) error {
+	if err := th.cpu.UnmarshalState(ts.regs); err != nil {
+		return err
+	}
+	th.cache.CopyFrom(ts.cache)
+	th.lastLogged, th.seen, th.exited = ts.lastLogged, ts.seen, ts.exited
+	return nil
+}
+
+// tracker returns a tracker in the state ts saved (its pages' data is
+// the caller's to place).
+func (ts *trackState) tracker() *tracker {
+	t := newTracker(ts.start)
+	t.resets = slices.Clone(ts.resets)
+	for pn, p := range ts.pages {
+		np := new(tpage)
+		*np = p
+		t.pages[pn] = np
+	}
+	return t
 }
