@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -503,7 +504,7 @@ func (r *Recorder) threadRegs(t *threadRec) {
 func (r *Recorder) syncRegions() {
 	cur := r.p.MM.Regions(r.scratch[:0])
 	old := r.regions
-	if !regionsEqual(old, cur) {
+	if !slices.Equal(old, cur) {
 		// Unmap what is gone first, then map what is new: both lists
 		// are sorted, and an unchanged region is left alone.
 		in := func(g emu.Region, list []emu.Region) bool {
@@ -524,18 +525,6 @@ func (r *Recorder) syncRegions() {
 		}
 	}
 	r.regions, r.scratch = cur, old[:0]
-}
-
-func regionsEqual(a, b []emu.Region) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *Recorder) mmap(g emu.Region) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand"
 	"os"
+	"slices"
 	"testing"
 
 	"ttd/reader"
@@ -184,11 +185,11 @@ func TestFindWrites(t *testing.T) {
 			t.Fatalf("found %+v, want the write at %d (pc %#x)", f, pos, ref.states[pos].rip)
 		}
 		data, known := ref.memAt(counter, 4, pos)
-		if !bytes.Equal(f.Before.Data, data) || !equalBools(f.Before.Known, known) {
+		if !bytes.Equal(f.Before.Data, data) || !slices.Equal(f.Before.Known, known) {
 			t.Fatalf("before the write at %d: %x/%v, want %x/%v", pos, f.Before.Data, f.Before.Known, data, known)
 		}
 		data, known = ref.memAt(counter, 4, pos+1)
-		if !bytes.Equal(f.After.Data, data) || !equalBools(f.After.Known, known) {
+		if !bytes.Equal(f.After.Data, data) || !slices.Equal(f.After.Known, known) {
 			t.Fatalf("after the write at %d: %x/%v, want %x/%v", pos, f.After.Data, f.After.Known, data, known)
 		}
 		if f.Disasm == "" || len(f.Code) == 0 {
@@ -250,18 +251,6 @@ func mustSyms(t *testing.T, s *Session) Symbolizer {
 		t.Fatal(err)
 	}
 	return sy
-}
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestFindReads checks FindPrevRead and FindNextRead of an array element
@@ -361,7 +350,7 @@ func TestBreakpoints(t *testing.T) {
 		}
 		m, _ := s.ReadMemory(counter, 4)
 		data, known := ref.memAt(counter, 4, writes[i])
-		if !bytes.Equal(m.Data, data) || !equalBools(m.Known, known) {
+		if !bytes.Equal(m.Data, data) || !slices.Equal(m.Known, known) {
 			t.Fatalf("counter before the write at %d: %x %v", writes[i], m.Data, m.Known)
 		}
 	}
