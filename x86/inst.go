@@ -241,21 +241,9 @@ func (c *CPU) store(a uint64, size int, v uint64) {
 
 //go:noinline
 func (c *CPU) loadSlow(a uint64, size int) uint64 {
-	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 {
-		// A read the prediction cache predicts costs a compare and a
-		// count (CPU.Pred). The TLB is Mem's own.
-		if e := &c.Mem.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
-			// Within one 8-byte word, so within the page.
-			v := binary.LittleEndian.Uint64(e.page.Data[a&pageMask&^7:]) >> (a & 7 * 8) & sizeMask[size]
-			if p.Hit(a, size, v) {
-				return v
-			}
-			return c.Obs.MemRead(c, a, size, v)
-		}
-	}
 	v := c.Mem.Read(a, size)
 	if p := c.Pred; p != nil && p.Hit(a, size, v) {
-		return v
+		return v // a TLB miss the prediction cache predicts
 	}
 	if c.Obs != nil {
 		v = c.Obs.MemRead(c, a, size, v)
@@ -265,19 +253,10 @@ func (c *CPU) loadSlow(a uint64, size int) uint64 {
 
 //go:noinline
 func (c *CPU) storeSlow(a uint64, size int, v uint64) {
-	if p := c.Pred; p != nil && a&7+uint64(size) <= 8 {
-		if e := &c.Mem.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift {
-			d := e.page.Data[a&pageMask&^7:]
-			sh := a & 7 * 8
-			m := sizeMask[size] << sh
-			binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(d)&^m|v<<sh&m)
-		} else {
-			c.Mem.Write(a, size, v)
-		}
-		p.Update(a, size, v)
+	c.Mem.Write(a, size, v)
+	if p := c.Pred; p != nil && p.Put(a, size, v) {
 		return
 	}
-	c.Mem.Write(a, size, v)
 	if c.Obs != nil {
 		c.Obs.MemWrite(c, a, size, v)
 	}
