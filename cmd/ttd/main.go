@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 
@@ -55,6 +56,17 @@ func mainExit(args []string) (status int) {
 			pprof.StartCPUProfile(f)
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
+	}
+	// TTD_MEMPROFILE=FILE writes a profile of every allocation ttd made.
+	if p := os.Getenv("TTD_MEMPROFILE"); p != "" {
+		runtime.MemProfileRate = 1
+		defer func() {
+			runtime.GC() // the profile shows allocations up to the last GC
+			if f, err := os.Create(p); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	if len(args) == 0 {
 		usage(os.Stderr)
