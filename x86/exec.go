@@ -8,6 +8,7 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 	c.exit = Exit{}
 	c.cache.running = c
 	c.syncTLB()
+	c.enterHostFP()
 	defer c.recoverExit(&exit)
 	if c.Obs != nil && c.Obs.WantInstructions() {
 		c.runObserved(budget)
@@ -134,9 +135,11 @@ func (c *CPU) nextBlock(prev *Block) *Block {
 	return b
 }
 
-// recoverExit turns a panic from a handler or the memory system into an
-// exit at the faulting instruction, which does not retire.
+// recoverExit ends Run: it merges the host's floating-point flags
+// (hostfp.go) and turns a panic from a handler or the memory system into
+// an exit at the faulting instruction, which does not retire.
 func (c *CPU) recoverExit(exit *Exit) {
+	c.leaveHostFP()
 	r := recover()
 	if r == nil {
 		return

@@ -236,9 +236,13 @@ func init() {
 		if v&^MXCSRMask != 0 {
 			c.gp()
 		}
+		c.foldHostFP() // the flags raised so far belong to the old value
 		c.MXCSR = v
 	})
-	handle(x86asm.STMXCSR, func(c *CPU, in *Inst) { c.store(c.ea(&in.Args[0]), 4, uint64(c.MXCSR)) })
+	handle(x86asm.STMXCSR, func(c *CPU, in *Inst) {
+		c.foldHostFP()
+		c.store(c.ea(&in.Args[0]), 4, uint64(c.MXCSR))
+	})
 
 	// Fences order memory between threads; ttd runs one thread at a time
 	// so they do nothing to the state. The recorder still sees each one

@@ -49,33 +49,50 @@ func pe(inexact bool) uint32 { return uint32(b2u(inexact)) << 5 }
 // Sums of zeros and normal numbers are exact when they are tiny (both
 // operands are multiples of the smallest denormal), so any finite sum is
 // right, and the TwoSum error term tells whether it is inexact.
+//
+// The float32 sums are computed in float64 and rounded once more to
+// float32, which is harmless (53 >= 2*24+2): there the operands and every
+// TwoSum term stay multiples of 2^-149, far from float64's denormals, so
+// the host raises no flag the guest would not (the fast paths leave flags
+// to the host: hostfp.go).
 
 func add32(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && ord32(a) && ord32(b) {
-		x, y := f32(a), f32(b)
-		r := x + y
-		if rb := b32(r); rb>>23&0xff != 0xff {
-			z := r - x
-			return rb, pe((x-(r-z))+(y-z) != 0)
-		}
+		return sum32(float64(f32(a)), float64(f32(b)), a, b, mx, fmt32.add)
 	}
 	return fmt32.add(a, b, mx)
 }
 
 func sub32(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && ord32(a) && ord32(b) {
-		x, y := f32(a), -f32(b)
-		r := x + y
-		if rb := b32(r); rb>>23&0xff != 0xff {
-			z := r - x
-			return rb, pe((x-(r-z))+(y-z) != 0)
-		}
+		return sum32(float64(f32(a)), -float64(f32(b)), a, b, mx, fmt32.sub)
 	}
 	return fmt32.sub(a, b, mx)
 }
 
+// sum32 is add32 and sub32's fast path: x+y rounded to float32, or soft
+// for an overflow.
+func sum32(x, y float64, a, b uint64, mx uint32, soft fop) (uint64, uint32) {
+	s := x + y
+	r := float32(s)
+	rb := b32(r)
+	if rb>>23&0xff == 0 {
+		return rb, 0 // tiny, so exact (and float64(r) would raise DE)
+	}
+	if rb>>23&0xff != 0xff {
+		z := s - x
+		return rb, pe(float64(r) != s || (x-(s-z))+(y-z) != 0)
+	}
+	return soft(a, b, mx)
+}
+
+// The float64 TwoSum runs only on zeros and numbers of at least 2^-969,
+// whose terms are all multiples of 2^-1021: none is a denormal that would
+// raise DE on the host.
+func big64(x uint64) bool { return (x>>52&0x7ff)-54 < 0x7ff-54 || x<<1 == 0 }
+
 func add64(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && ord64(a) && ord64(b) {
+	if fastMX(mx) && big64(a) && big64(b) {
 		x, y := f64(a), f64(b)
 		r := x + y
 		if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
@@ -87,7 +104,7 @@ func add64(a, b uint64, mx uint32) (uint64, uint32) {
 }
 
 func sub64(a, b uint64, mx uint32) (uint64, uint32) {
-	if fastMX(mx) && ord64(a) && ord64(b) {
+	if fastMX(mx) && big64(a) && big64(b) {
 		x, y := f64(a), -f64(b)
 		r := x + y
 		if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
@@ -175,14 +192,6 @@ func sqrt64(a uint64, mx uint32) (uint64, uint32) {
 func sqrt32b(a, _ uint64, mx uint32) (uint64, uint32) { return sqrt32(a, mx) }
 func sqrt64b(a, _ uint64, mx uint32) (uint64, uint32) { return sqrt64(a, mx) }
 
-// toFloat64 converts a non-NaN value of format f exactly, for comparisons.
-func (f *ffmt) toFloat64(x uint64) float64 {
-	if f == fmt32 {
-		return float64(f32(x))
-	}
-	return f64(x)
-}
-
 // minmax implements minps/maxps and friends: the first operand if it is
 // strictly less (greater) than the second, else the second, which covers
 // NaNs (with IE for any NaN) and zeros of either sign.
@@ -192,7 +201,7 @@ func (f *ffmt) minmax(a, b uint64, mx uint32, max bool) (uint64, uint32) {
 		return b, MxIE
 	}
 	fl := f.denormalFlag(a) | f.denormalFlag(b)
-	x, y := f.toFloat64(a), f.toFloat64(b)
+	x, y := f.orderKey(a), f.orderKey(b)
 	if max && x > y || !max && x < y {
 		return a, fl
 	}
@@ -217,19 +226,32 @@ func (f *ffmt) compare(a, b uint64, mx uint32, pred uint32) (bool, uint32) {
 	} else {
 		fl = f.denormalFlag(a) | f.denormalFlag(b)
 	}
-	x, y := f.toFloat64(a), f.toFloat64(b)
+	// Compared as integers, not host floats, which would raise flags of
+	// their own (DE for a denormal beside a NaN, say: hostfp.go).
+	x, y := f.orderKey(a), f.orderKey(b)
 	var r bool
 	switch pred & 3 {
 	case 0:
-		r = x == y
+		r = !unord && x == y
 	case 1:
-		r = x < y
+		r = !unord && x < y
 	case 2:
-		r = x <= y
+		r = !unord && x <= y
 	case 3:
 		r = unord
 	}
 	return r != (pred&4 != 0), fl
+}
+
+// orderKey maps a non-NaN value's bits to an integer of the same order,
+// both zeros to 0: magnitudes order like their bits.
+func (f *ffmt) orderKey(x uint64) int64 {
+	sign := uint64(1) << (f.width - 1)
+	if m := int64(x &^ sign & f.ones()); x&sign == 0 {
+		return m
+	} else {
+		return -m
+	}
 }
 
 // cmpOp returns the lane operation of cmpps/cmpss (f is fmt32) or
@@ -320,7 +342,7 @@ func comis(f *ffmt, signaling bool) xfn {
 			flags = FlagZF | FlagPF | FlagCF
 		} else {
 			fl = f.denormalFlag(a) | f.denormalFlag(b)
-			x, y := f.toFloat64(a), f.toFloat64(b)
+			x, y := f.orderKey(a), f.orderKey(b)
 			if x < y {
 				flags = FlagCF
 			} else if x == y {

@@ -7,13 +7,14 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// Fast paths for the hottest scalar double-precision arithmetic. When
-// MXCSR is the default (all exceptions masked, round to nearest, no DAZ or
-// FTZ) with the sticky precision flag already set — the state almost every
-// program runs in — and the operands and result are ordinary numbers, the
-// only flag the instruction could raise is PE, already set: the result is
-// Go's IEEE arithmetic and MXCSR does not change. Everything else goes to
-// the exact handler built by sse_fp.go (kept in Inst.inner).
+// Fast paths for the hottest double-precision arithmetic. When MXCSR is
+// the default (all exceptions masked, round to nearest, no DAZ or FTZ) with
+// the sticky precision flag already set — the state almost every program
+// runs in — the result is Go's IEEE arithmetic, computed by the host's own
+// SSE instruction, and the host's MXCSR collects the exception flags it
+// raises until Run merges them into the guest's (hostfp.go). NaN results,
+// and every other MXCSR, go to the exact handler built by sse_fp.go (kept
+// in Inst.inner).
 //
 // When a fast path with a memory operand gives up, the exact handler
 // reads the operand again: the read is observed twice, identically when
@@ -23,7 +24,7 @@ import (
 
 const mxFastPE = mxDefault | MxPE
 
-func fastPE(c *CPU) bool { return c.MXCSR&0xffe0 == mxFastPE }
+func fastPE(c *CPU) bool { return hostFPFlags && c.MXCSR&0xffe0 == mxFastPE }
 
 func init() {
 	type fast struct{ xx, xm Handler }
@@ -59,18 +60,8 @@ func init() {
 	}
 }
 
-// ordinary reports a normal or zero double.
-func ordinary(x uint64) bool { return (x>>52&0x7ff)-1 < 0x7fe || x<<1 == 0 }
-
-// normalResult reports a result that is normal and not in the lowest
-// binade (where rounding may have hidden an underflow).
-func normalResult(x uint64) bool { return (x>>52&0x7ff)-2 < 0x7fd }
-
 // noDenormal reports that neither a nor b is a denormal: x<<1 drops the
-// sign, and a denormal's is in [2, 2^53). With both operands free of
-// denormals (no DE), a finite sum or difference raises at most PE: NaN and
-// infinite operands give a NaN or infinite result, and a tiny sum of
-// normals is exact. Products and quotients need a normal result as well.
+// sign, and a denormal's is in [2, 2^53).
 func noDenormal(a, b uint64) bool { return min(a<<1-2, b<<1-2) >= 1<<53-2 }
 
 // xf views the XMM registers as float64 lanes, so that the compiler loads
@@ -78,28 +69,37 @@ func noDenormal(a, b uint64) bool { return min(a<<1-2, b<<1-2) >= 1<<53-2 }
 // into the arithmetic, with no round trip through a general register.
 func (c *CPU) xf() *[16][2]float64 { return (*[16][2]float64)(unsafe.Pointer(&c.X)) }
 
-// finite reports a result that is neither infinite nor a NaN.
-func finite(r uint64) bool { return r<<1 < 0x7ff<<53 }
+// The scalar forms compute with Go's float64 arithmetic, which is the
+// host's SSE instruction: the exception flags it raises stay in the host's
+// MXCSR until Run merges them (hostfp.go). A NaN result goes to the exact
+// handler, which knows which operand's NaN x86 propagates.
+
+// notNaN tests the bits: a float comparison (r == r) would raise DE on the
+// host for a denormal result.
+func notNaN(r float64) bool { return math.Float64bits(r)<<1 <= 0x7ff<<53 }
 
 func addsdXX(c *CPU, in *Inst) {
-	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
-	if r := x[d][0] + x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && finite(math.Float64bits(r)) {
-		x[d][0] = r
-		return
+	if fastPE(c) {
+		x := c.xf()
+		d := &x[in.Args[0].Reg&15][0]
+		if r := *d + x[in.Args[1].Reg&15][0]; notNaN(r) {
+			*d = r
+			return
+		}
 	}
 	in.inner(c, in)
 }
 
 func addsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		if r := c.xf()[in.Args[0].Reg&15][0] + f64(b); noDenormal(d[0], b) && finite(math.Float64bits(r)) {
-			c.xf()[in.Args[0].Reg&15][0] = r
+		d := &c.xf()[in.Args[0].Reg&15][0]
+		if r := *d + f64(b); notNaN(r) {
+			*d = r
 			return
 		}
 	}
@@ -107,24 +107,27 @@ func addsdXM(c *CPU, in *Inst) {
 }
 
 func subsdXX(c *CPU, in *Inst) {
-	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
-	if r := x[d][0] - x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && finite(math.Float64bits(r)) {
-		x[d][0] = r
-		return
+	if fastPE(c) {
+		x := c.xf()
+		d := &x[in.Args[0].Reg&15][0]
+		if r := *d - x[in.Args[1].Reg&15][0]; notNaN(r) {
+			*d = r
+			return
+		}
 	}
 	in.inner(c, in)
 }
 
 func subsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		if r := c.xf()[in.Args[0].Reg&15][0] - f64(b); noDenormal(d[0], b) && finite(math.Float64bits(r)) {
-			c.xf()[in.Args[0].Reg&15][0] = r
+		d := &c.xf()[in.Args[0].Reg&15][0]
+		if r := *d - f64(b); notNaN(r) {
+			*d = r
 			return
 		}
 	}
@@ -132,24 +135,27 @@ func subsdXM(c *CPU, in *Inst) {
 }
 
 func mulsdXX(c *CPU, in *Inst) {
-	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
-	if r := x[d][0] * x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && normalResult(math.Float64bits(r)) {
-		x[d][0] = r
-		return
+	if fastPE(c) {
+		x := c.xf()
+		d := &x[in.Args[0].Reg&15][0]
+		if r := *d * x[in.Args[1].Reg&15][0]; notNaN(r) {
+			*d = r
+			return
+		}
 	}
 	in.inner(c, in)
 }
 
 func mulsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg&15]
 		ea := c.ea(&in.Args[1])
 		b, ok := c.tryLoad64(ea)
 		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
 			b = c.loadSlow(ea, 8)
 		}
-		if r := c.xf()[in.Args[0].Reg&15][0] * f64(b); noDenormal(d[0], b) && normalResult(math.Float64bits(r)) {
-			c.xf()[in.Args[0].Reg&15][0] = r
+		d := &c.xf()[in.Args[0].Reg&15][0]
+		if r := *d * f64(b); notNaN(r) {
+			*d = r
 			return
 		}
 	}
@@ -157,44 +163,48 @@ func mulsdXM(c *CPU, in *Inst) {
 }
 
 func divsdXX(c *CPU, in *Inst) {
-	x, d, b := c.xf(), in.Args[0].Reg&15, in.Args[1].Reg&15
-	if r := x[d][0] / x[b][0]; fastPE(c) && noDenormal(c.X[d][0], c.X[b][0]) && normalResult(math.Float64bits(r)) {
-		x[d][0] = r
-		return
-	}
-	in.inner(c, in)
-}
-
-func divsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		d := &c.X[in.Args[0].Reg&15]
-		ea := c.ea(&in.Args[1])
-		b, ok := c.tryLoad64(ea)
-		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
-			b = c.loadSlow(ea, 8)
-		}
-		if r := c.xf()[in.Args[0].Reg&15][0] / f64(b); noDenormal(d[0], b) && normalResult(math.Float64bits(r)) {
-			c.xf()[in.Args[0].Reg&15][0] = r
+		x := c.xf()
+		d := &x[in.Args[0].Reg&15][0]
+		if r := *d / x[in.Args[1].Reg&15][0]; notNaN(r) {
+			*d = r
 			return
 		}
 	}
 	in.inner(c, in)
 }
 
-// sqrtsd of a positive normal number or a zero raises at most PE.
+func divsdXM(c *CPU, in *Inst) {
+	if fastPE(c) {
+		ea := c.ea(&in.Args[1])
+		b, ok := c.tryLoad64(ea)
+		if !ok || c.Pred != nil && !c.Pred.Hit(ea, 8, b) {
+			b = c.loadSlow(ea, 8)
+		}
+		d := &c.xf()[in.Args[0].Reg&15][0]
+		if r := *d / f64(b); notNaN(r) {
+			*d = r
+			return
+		}
+	}
+	in.inner(c, in)
+}
+
 func sqrtsdXX(c *CPU, in *Inst) {
-	x, s := c.xf(), in.Args[1].Reg&15
-	if b := c.X[s][0]; fastPE(c) && ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
-		x[in.Args[0].Reg&15][0] = math.Sqrt(x[s][0])
-		return
+	if fastPE(c) {
+		x := c.xf()
+		if r := math.Sqrt(x[in.Args[1].Reg&15][0]); notNaN(r) {
+			x[in.Args[0].Reg&15][0] = r
+			return
+		}
 	}
 	in.inner(c, in)
 }
 
 func sqrtsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		if b := c.load64(c.ea(&in.Args[1])); ordinary(b) && (b>>63 == 0 || b<<1 == 0) {
-			c.X[in.Args[0].Reg&15][0] = math.Float64bits(math.Sqrt(f64(b)))
+		if r := math.Sqrt(f64(c.load64(c.ea(&in.Args[1])))); notNaN(r) {
+			c.xf()[in.Args[0].Reg&15][0] = r
 			return
 		}
 	}
@@ -241,38 +251,51 @@ func comisdXM(c *CPU, in *Inst) {
 // one goes to the exact handler, which raises #GP.
 
 func addpdXX(c *CPU, in *Inst) {
-	if !packedAdd(c, in, c.X[in.Args[1].Reg&15], 1) {
+	if !packedAdd(c, in, c.X[in.Args[1].Reg&15]) {
 		in.inner(c, in)
 	}
 }
 
 func addpdXM(c *CPU, in *Inst) {
-	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedAdd(c, in, c.load128(a), 1) {
+	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedAdd(c, in, c.load128(a)) {
 		in.inner(c, in)
 	}
 }
 
 func subpdXX(c *CPU, in *Inst) {
-	if !packedAdd(c, in, c.X[in.Args[1].Reg&15], -1) {
+	if !packedSub(c, in, c.X[in.Args[1].Reg&15]) {
 		in.inner(c, in)
 	}
 }
 
 func subpdXM(c *CPU, in *Inst) {
-	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedAdd(c, in, c.load128(a), -1) {
+	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedSub(c, in, c.load128(a)) {
 		in.inner(c, in)
 	}
 }
 
-// packedAdd adds (sign 1) or subtracts (sign -1) b's lanes from the
-// destination's if that raises at most PE, and reports whether it did.
-// Negating an operand that is not a NaN is exact, and the fast path takes
-// no NaN.
-func packedAdd(c *CPU, in *Inst, b XMM, sign float64) bool {
-	d := &c.X[in.Args[0].Reg&15]
-	r0, r1 := f64(d[0])+sign*f64(b[0]), f64(d[1])+sign*f64(b[1])
-	if fastPE(c) && noDenormal(d[0], b[0]) && noDenormal(d[1], b[1]) && finite(math.Float64bits(r0)) && finite(math.Float64bits(r1)) {
-		d[0], d[1] = math.Float64bits(r0), math.Float64bits(r1)
+// packedAdd adds b's lanes to the destination's, as the scalar form does,
+// and reports whether it did.
+func packedAdd(c *CPU, in *Inst, b XMM) bool {
+	if !fastPE(c) {
+		return false
+	}
+	d := &c.xf()[in.Args[0].Reg&15]
+	if r0, r1 := d[0]+f64(b[0]), d[1]+f64(b[1]); notNaN(r0) && notNaN(r1) {
+		d[0], d[1] = r0, r1
+		return true
+	}
+	return false
+}
+
+// packedSub is packedAdd for subpd.
+func packedSub(c *CPU, in *Inst, b XMM) bool {
+	if !fastPE(c) {
+		return false
+	}
+	d := &c.xf()[in.Args[0].Reg&15]
+	if r0, r1 := d[0]-f64(b[0]), d[1]-f64(b[1]); notNaN(r0) && notNaN(r1) {
+		d[0], d[1] = r0, r1
 		return true
 	}
 	return false
@@ -291,10 +314,12 @@ func mulpdXM(c *CPU, in *Inst) {
 }
 
 func packedMul(c *CPU, in *Inst, b XMM) bool {
-	d := &c.X[in.Args[0].Reg&15]
-	r0, r1 := f64(d[0])*f64(b[0]), f64(d[1])*f64(b[1])
-	if fastPE(c) && noDenormal(d[0], b[0]) && noDenormal(d[1], b[1]) && normalResult(math.Float64bits(r0)) && normalResult(math.Float64bits(r1)) {
-		d[0], d[1] = math.Float64bits(r0), math.Float64bits(r1)
+	if !fastPE(c) {
+		return false
+	}
+	d := &c.xf()[in.Args[0].Reg&15]
+	if r0, r1 := d[0]*f64(b[0]), d[1]*f64(b[1]); notNaN(r0) && notNaN(r1) {
+		d[0], d[1] = r0, r1
 		return true
 	}
 	return false

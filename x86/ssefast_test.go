@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestSSEFastPathsMatchExact runs each scalar-double fast path (ssefast.go)
-// and the exact handler it falls back to on the same operands — zeros,
+// TestSSEFastPathsMatchExact runs each double-precision fast path
+// (ssefast.go), with the host's flags merged as Run does (hostfp.go), and
+// the exact handler it falls back to on the same operands — zeros,
 // denormals, the edges of the normal range, infinities, NaNs and random
 // numbers — with MXCSR in the state the fast paths accept and in others,
 // and compares the result, MXCSR and RFLAGS. The exact handlers are checked
@@ -55,20 +56,32 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 				case 2:
 					mx |= uint32(r.Intn(32))
 				}
-				run := func(h Handler) CPU {
+				// hostFP runs h as Run does, leaving flags to the host.
+				run := func(h Handler, hostFP bool) CPU {
 					c.store64(data, b)
 					c.store64(data+8, a2)
 					c.X[0] = XMM{a, b2}
 					c.X[1] = XMM{b, a2}
 					c.MXCSR = mx
 					c.SetRflags(0x202 | FlagSF | FlagOF)
-					h(c, &in)
+					if hostFP {
+						c.enterHostFP()
+						h(c, &in)
+						c.leaveHostFP()
+					} else {
+						h(c, &in)
+					}
 					return *c
 				}
-				f, e := run(in.Fn), run(in.inner)
-				if f.X[0] != e.X[0] || f.X[1] != e.X[1] || f.MXCSR != e.MXCSR || f.Rflags() != e.Rflags() {
-					t.Fatalf("%s % x a=%#x b=%#x mxcsr=%#x:\nfast  %#x mxcsr %#x flags %#x\nexact %#x mxcsr %#x flags %#x",
-						name, code, a, b, mx, f.X[0], f.MXCSR, f.Rflags(), e.X[0], e.MXCSR, e.Rflags())
+				// The exact handler alone computes the flags; inside Run
+				// it must leave none in the host that the guest would not
+				// raise.
+				e := run(in.inner, false)
+				for _, f := range []CPU{run(in.Fn, true), run(in.inner, true)} {
+					if f.X[0] != e.X[0] || f.X[1] != e.X[1] || f.MXCSR != e.MXCSR || f.Rflags() != e.Rflags() {
+						t.Fatalf("%s % x a=%#x b=%#x mxcsr=%#x:\nfast  %#x mxcsr %#x flags %#x\nexact %#x mxcsr %#x flags %#x",
+							name, code, a, b, mx, f.X[0], f.MXCSR, f.Rflags(), e.X[0], e.MXCSR, e.Rflags())
+					}
 				}
 				fast++
 			}

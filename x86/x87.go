@@ -666,6 +666,7 @@ func opFxsave(c *CPU, in *Inst) {
 		c.raise(ExitGP, SIKernel)
 	}
 	var b [512]byte
+	c.foldHostFP()
 	c.FXSave(b[:])
 	c.StoreBytes(a, b[:])
 }
@@ -677,6 +678,7 @@ func opFxrstor(c *CPU, in *Inst) {
 	}
 	var b [512]byte
 	c.LoadBytes(a, b[:])
+	c.foldHostFP() // the flags raised so far belong to the old MXCSR
 	if !c.FXRstor(b[:]) {
 		c.raise(ExitGP, SIKernel)
 	}
