@@ -58,32 +58,41 @@ func pe(inexact bool) uint32 { return uint32(b2u(inexact)) << 5 }
 
 func add32(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && ord32(a) && ord32(b) {
-		return sum32(float64(f32(a)), float64(f32(b)), a, b, mx, fmt32.add)
+		if r, fl, ok := sum32(float64(f32(a)), float64(f32(b))); ok {
+			return r, fl
+		}
 	}
 	return fmt32.add(a, b, mx)
 }
 
 func sub32(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && ord32(a) && ord32(b) {
-		return sum32(float64(f32(a)), -float64(f32(b)), a, b, mx, fmt32.sub)
+		if r, fl, ok := sum32(float64(f32(a)), -float64(f32(b))); ok {
+			return r, fl
+		}
 	}
 	return fmt32.sub(a, b, mx)
 }
 
-// sum32 is add32 and sub32's fast path: x+y rounded to float32, or soft
-// for an overflow.
-func sum32(x, y float64, a, b uint64, mx uint32, soft fop) (uint64, uint32) {
+// sum32 is add32 and sub32's fast path: x+y rounded to float32 and its
+// PE, unless it overflows.
+func sum32(x, y float64) (uint64, uint32, bool) {
 	s := x + y
 	r := float32(s)
-	rb := b32(r)
-	if rb>>23&0xff == 0 {
-		return rb, 0 // tiny, so exact (and float64(r) would raise DE)
+	switch rb := b32(r); rb >> 23 & 0xff {
+	case 0:
+		return rb, 0, true // tiny, so exact (and float64(r) would raise DE)
+	case 0xff:
+		return 0, 0, false
+	default:
+		return rb, pe(float64(r) != s || twoSumErr(x, y, s) != 0), true
 	}
-	if rb>>23&0xff != 0xff {
-		z := s - x
-		return rb, pe(float64(r) != s || (x-(s-z))+(y-z) != 0)
-	}
-	return soft(a, b, mx)
+}
+
+// twoSumErr is the rounding error of s = x+y (Knuth's TwoSum).
+func twoSumErr(x, y, s float64) float64 {
+	z := s - x
+	return (x - (s - z)) + (y - z)
 }
 
 // The float64 TwoSum runs only on zeros and numbers of at least 2^-969,
@@ -93,11 +102,8 @@ func big64(x uint64) bool { return (x>>52&0x7ff)-54 < 0x7ff-54 || x<<1 == 0 }
 
 func add64(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && big64(a) && big64(b) {
-		x, y := f64(a), f64(b)
-		r := x + y
-		if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
-			z := r - x
-			return rb, pe((x-(r-z))+(y-z) != 0)
+		if r, fl, ok := sum64(f64(a), f64(b)); ok {
+			return r, fl
 		}
 	}
 	return fmt64.add(a, b, mx)
@@ -105,14 +111,21 @@ func add64(a, b uint64, mx uint32) (uint64, uint32) {
 
 func sub64(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && big64(a) && big64(b) {
-		x, y := f64(a), -f64(b)
-		r := x + y
-		if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
-			z := r - x
-			return rb, pe((x-(r-z))+(y-z) != 0)
+		if r, fl, ok := sum64(f64(a), -f64(b)); ok {
+			return r, fl
 		}
 	}
 	return fmt64.sub(a, b, mx)
+}
+
+// sum64 is add64 and sub64's fast path: x+y and its PE, unless it
+// overflows.
+func sum64(x, y float64) (uint64, uint32, bool) {
+	r := x + y
+	if rb := math.Float64bits(r); rb>>52&0x7ff != 0x7ff {
+		return rb, pe(twoSumErr(x, y, r) != 0), true
+	}
+	return 0, 0, false
 }
 
 // Products, quotients and roots of zeros are exact zeros. Otherwise the
