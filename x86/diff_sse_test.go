@@ -74,7 +74,7 @@ func randF32(g *diffGen) uint64 {
 // randF64 is randF32 for float64.
 func randF64(g *diffGen) uint64 {
 	sign := uint64(g.Intn(2)) << 63
-	switch g.Intn(12) {
+	switch g.Intn(13) {
 	case 0, 1:
 		return f64Edges[g.Intn(len(f64Edges))]
 	case 2:
@@ -93,6 +93,8 @@ func randF64(g *diffGen) uint64 {
 		return math.Float64bits(float64(g.Intn(2001)-1000) + float64(g.Intn(4))/4)
 	case 9: // float32 range, for cvtsd2ss
 		return math.Float64bits(float64(f32(randF32(g)))) ^ g.Uint64()&(1<<29-1)*uint64(g.Intn(2))
+	case 10: // the top binades, where intermediate terms of exact sums overflow
+		return sign | uint64(2040+g.Intn(7))<<52 | g.Uint64()&(1<<52-1)
 	}
 	return sign | uint64(1003+g.Intn(40))<<52 | g.Uint64()&(1<<52-1)
 }

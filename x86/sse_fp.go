@@ -95,10 +95,13 @@ func twoSumErr(x, y, s float64) float64 {
 	return (x - (s - z)) + (y - z)
 }
 
-// The float64 TwoSum runs only on zeros and numbers of at least 2^-969,
-// whose terms are all multiples of 2^-1021: none is a denormal that would
-// raise DE on the host.
-func big64(x uint64) bool { return (x>>52&0x7ff)-54 < 0x7ff-54 || x<<1 == 0 }
+// The float64 TwoSum runs only on zeros and numbers in [2^-969, 2^1021).
+// Its terms are then all multiples of 2^-1021, so none is a denormal that
+// would raise DE on the host, and all below 2^1023, so none of its
+// intermediate sums overflows (with an operand near the largest double,
+// s - z could round to infinity and raise OE and then IE in the host,
+// though x+y itself does not overflow).
+func big64(x uint64) bool { return (x>>52&0x7ff)-54 < 0x7fc-54 || x<<1 == 0 }
 
 func add64(a, b uint64, mx uint32) (uint64, uint32) {
 	if fastMX(mx) && big64(a) && big64(b) {
