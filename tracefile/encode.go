@@ -132,6 +132,7 @@ func (w *Writer) end(mark int) {
 	if len(w.buf) >= w.limit {
 		w.cut()
 	}
+	w.sendPart()
 }
 
 func uvarintLen(v uint64) int {

@@ -451,3 +451,44 @@ func TestMemoryBounded(t *testing.T) {
 		t.Errorf("peak heap %d MiB", peak>>20)
 	}
 }
+
+// TestChunkCompressedWhileFilling: a chunk of many parts (partSize) is
+// compressed as it fills, into one frame of several blocks without its
+// content size, and reads back record for record.
+func TestChunkCompressedWhileFilling(t *testing.T) {
+	var recs []Record // compressible, as real traces are
+	for i := range 200000 {
+		if i%40 == 0 {
+			recs = append(recs, Record{Kind: KindKeyFrame, KeyFrame: KeyFrame{Kind: 1, Tid: 1, Seq: uint64(i), Position: uint64(i) * 100}})
+			continue
+		}
+		recs = append(recs, Record{Kind: KindMemRead, MemRead: MemRead{ReadDelta: uint64(i % 7), Value: uint64(i % 1000), Size: 4}})
+	}
+	data := writeTraceBytes(t, Options{ChunkSize: 8 << 20, MaxChunkSize: 16 << 20}, recs)
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareRecords(t, got, recs)
+	checkChunks(t, r)
+	streamed := 0
+	for _, c := range r.Chunks() {
+		if c.Len < 4*partSize {
+			continue
+		}
+		p := data[c.Offset+chunkHeaderLen:]
+		if !bytes.HasPrefix(p, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+			t.Fatalf("chunk %d of %d bytes is not compressed", c.Index, c.Len)
+		}
+		if p[4]&0x20 == 0 { // Single_Segment_flag clear: written in parts
+			streamed++
+		}
+	}
+	if streamed == 0 {
+		t.Fatalf("no chunk was compressed in parts (%d chunks)", len(r.Chunks()))
+	}
+}

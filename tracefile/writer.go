@@ -50,15 +50,30 @@ type chunkStats struct {
 	keyFrames, checkpoints, syscalls, threadStarts uint32
 }
 
-// job is one unit of work for the background goroutine: a chunk's records
-// to compress and write, or (flush != nil) a request to report when all
+// job is one unit of work for the background goroutine: a part of the
+// current chunk's records to compress (part), the end of a chunk to
+// compress and write (buf is the whole chunk, of which the first from
+// bytes came as parts), or (flush != nil) a request to report when all
 // previous chunks are written.
 type job struct {
 	buf     []byte
+	from    int
+	part    bool
 	records uint32
 	st      chunkStats
 	flush   chan error
 }
+
+// partSize is how much of a chunk the recording goroutine hands the
+// compressor at a time, so that the chunk is compressed while it fills
+// and ending it (above all, the last one, which the recording waits for)
+// leaves little to do. streamBlock is the size of the zstd blocks the
+// compressor then emits (klauspost's largest is 128 KiB): smaller blocks
+// would cost ratio, larger ones a longer wait at the end.
+const (
+	partSize    = 16 << 10
+	streamBlock = 64 << 10
+)
 
 // Writer writes a trace. Its record methods (MemRead, KeyFrame, …),
 // CheckpointDue, Err, Flush and Close must be called from one goroutine
@@ -71,6 +86,7 @@ type Writer struct {
 	// The recording goroutine's state. buf, nrec and the delta base are
 	// first, for MemRead.
 	buf         []byte // records of the current chunk
+	sent        int    // bytes of buf handed to the compressor as parts
 	nrec        uint32 // records in buf
 	pos, seq    uint64 // last position and sequence number (delta base)
 	cur         chunkStats
@@ -98,7 +114,9 @@ type Writer struct {
 	// goroutine has ended).
 	dst          io.Writer
 	enc          *zstd.Encoder
-	out          []byte // compressor output buffer
+	out          frameSink // compressor output: chunk header, then payload
+	streaming    bool      // a chunk's zstd frame is open in enc
+	unflushed    int       // bytes written to enc since its last block
 	maxOutRetain int
 	off          int64  // file offset of the next chunk
 	nchunks      uint32 // chunks written
@@ -148,7 +166,7 @@ func NewWriter(dst io.Writer, hdr Header, opts Options) (*Writer, error) {
 		bufCap:      opts.MaxChunkSize + 64<<10,
 		flushReply:  make(chan error, 1),
 		syncOnFlush: opts.Sync,
-		jobs:        make(chan job, opts.Buffers-1),
+		jobs:        make(chan job, 64),
 		free:        make(chan []byte, opts.Buffers),
 		done:        make(chan struct{}),
 		dst:         dst,
@@ -159,7 +177,8 @@ func NewWriter(dst io.Writer, hdr Header, opts Options) (*Writer, error) {
 			zstd.WithEncoderLevel(opts.Level),
 			zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false),
-			zstd.WithLowerEncoderMem(true))
+			zstd.WithLowerEncoderMem(true),
+			zstd.WithWindowSize(1<<20))
 		if err != nil {
 			return nil, fmt.Errorf("tracefile: zstd: %w", err)
 		}
@@ -238,11 +257,22 @@ func (w *Writer) cut() {
 		// Nothing more reaches the file; keep the buffer for reuse.
 		w.buf = w.buf[:0]
 	} else {
-		w.jobs <- job{buf: w.buf, records: w.nrec, st: w.cur}
+		w.jobs <- job{buf: w.buf, from: w.sent, records: w.nrec, st: w.cur}
 		w.buf = <-w.free
 	}
+	w.sent = 0
 	w.nrec = 0
 	w.cur = chunkStats{firstPos: w.pos, firstSeq: w.seq, lastPos: w.pos, lastSeq: w.seq}
+}
+
+// sendPart hands the records appended since the last part to the
+// compressor once there are partSize of them. It runs between records:
+// a part never splits one.
+func (w *Writer) sendPart() {
+	if len(w.buf)-w.sent >= partSize && w.enc != nil && !w.closed && w.Err() == nil {
+		w.jobs <- job{buf: w.buf[w.sent:len(w.buf):len(w.buf)], part: true}
+		w.sent = len(w.buf)
+	}
 }
 
 // makeRoom ends the chunk if it has reached the hard limit and makes sure
@@ -251,6 +281,7 @@ func (w *Writer) makeRoom(n int) {
 	if len(w.buf) >= w.limit {
 		w.cut()
 	}
+	w.sendPart()
 	if cap(w.buf)-len(w.buf) < n {
 		nb := make([]byte, len(w.buf), min(2*cap(w.buf), w.bufCap)+n)
 		copy(nb, w.buf)
@@ -328,7 +359,16 @@ func (w *Writer) sync() error {
 // order and answers flush requests.
 func (w *Writer) run() {
 	defer close(w.done)
+	w.warmUp()
 	for j := range w.jobs {
+		if j.part {
+			if w.bgErr.Load() == nil {
+				if err := w.writePart(j.buf); err != nil {
+					w.bgErr.Store(&err)
+				}
+			}
+			continue
+		}
 		if j.flush != nil {
 			var err error
 			if p := w.bgErr.Load(); p != nil {
@@ -354,23 +394,76 @@ func (w *Writer) run() {
 	}
 }
 
-// writeChunk compresses one chunk and writes header and payload with a
-// single write call.
-func (w *Writer) writeChunk(j *job) error {
-	out := w.out[:0]
-	if cap(out) < chunkHeaderLen {
-		out = make([]byte, 0, w.target/2)
+// warmUp runs the encoder once on a little data. Its first use allocates
+// and faults in its tables and history (about 0.6 ms), which would
+// otherwise delay the end of every short recording; here it overlaps
+// with the start of the program.
+func (w *Writer) warmUp() {
+	if w.enc == nil {
+		return
 	}
-	out = out[:chunkHeaderLen]
+	var warm [4 << 10]byte
+	for i := range warm {
+		warm[i] = byte(i * i >> 3)
+	}
+	w.enc.Reset(io.Discard)
+	w.enc.Write(warm[:])
+	w.enc.Close()
+}
+
+// frameSink collects the encoder's output.
+type frameSink []byte
+
+func (s *frameSink) Write(p []byte) (int, error) {
+	*s = append(*s, p...)
+	return len(p), nil
+}
+
+// startChunk makes w.out the (provisional) header of a new chunk.
+func (w *Writer) startChunk() {
+	if cap(w.out) < chunkHeaderLen {
+		w.out = make([]byte, 0, 64<<10) // grows to fit, and is kept
+	}
+	w.out = w.out[:chunkHeaderLen]
+}
+
+// writePart compresses part of the current chunk into its open frame,
+// opening it first if need be.
+func (w *Writer) writePart(p []byte) error {
+	if !w.streaming {
+		w.startChunk()
+		w.enc.Reset(&w.out)
+		w.streaming = true
+		w.unflushed = 0
+	}
+	if _, err := w.enc.Write(p); err != nil {
+		return err
+	}
+	if w.unflushed += len(p); w.unflushed >= streamBlock {
+		w.unflushed = 0
+		return w.enc.Flush()
+	}
+	return nil
+}
+
+// writeChunk compresses the rest of a chunk, completing its frame, and
+// writes header and payload with a single write call.
+func (w *Writer) writeChunk(j *job) error {
 	flags := j.st.flags
 	if w.enc != nil {
-		out = w.enc.EncodeAll(j.buf, out)
-		if len(out)-chunkHeaderLen >= len(j.buf) {
-			out = append(out[:chunkHeaderLen], j.buf...)
-			flags |= compressNone
+		if err := w.writePart(j.buf[j.from:]); err != nil {
+			return err
+		}
+		w.streaming = false
+		if err := w.enc.Close(); err != nil {
+			return err
 		}
 	} else {
-		out = append(out, j.buf...)
+		w.startChunk()
+	}
+	out := []byte(w.out)
+	if w.enc == nil || len(out)-chunkHeaderLen >= len(j.buf) {
+		out = append(out[:chunkHeaderLen], j.buf...)
 		flags |= compressNone
 	}
 	if cap(out) <= w.maxOutRetain {
