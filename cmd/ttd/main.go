@@ -50,6 +50,7 @@ func mainExit(args []string) (status int) {
 			status = 70
 		}
 	}()
+	tuneGC()
 	// TTD_CPUPROFILE=FILE profiles ttd itself (for performance work).
 	if p := os.Getenv("TTD_CPUPROFILE"); p != "" {
 		if f, err := os.Create(p); err == nil {
