@@ -119,9 +119,14 @@ type MM struct {
 	Code *x86.CodeCache
 
 	vmas     []*vma
+	gen      uint64 // counts changes to vmas (Gen)
 	brkStart uint64
 	brk      uint64
 }
+
+// Gen counts the changes to the address space's regions: Regions returns
+// the same list while Gen stays the same.
+func (mm *MM) Gen() uint64 { return mm.gen }
 
 // NewMM returns an empty address space.
 func NewMM() *MM {
@@ -220,6 +225,7 @@ func (mm *MM) findFree(length uint64) (uint64, bool) {
 
 // split makes sure a VMA boundary exists at addr.
 func (mm *MM) split(addr uint64) {
+	mm.gen++
 	i := mm.index(addr)
 	if i == len(mm.vmas) {
 		return
@@ -253,6 +259,7 @@ func (mm *MM) dropPages(lo, hi uint64) {
 
 // unmap removes every mapping in [lo, hi).
 func (mm *MM) unmap(lo, hi uint64) {
+	mm.gen++
 	if lo >= hi {
 		return
 	}
@@ -271,6 +278,7 @@ func (mm *MM) unmap(lo, hi uint64) {
 // insert adds v, whose range must be free, merging it with compatible
 // neighbours.
 func (mm *MM) insert(v *vma) {
+	mm.gen++
 	i := mm.index(v.start)
 	mm.vmas = append(mm.vmas, nil)
 	copy(mm.vmas[i+1:], mm.vmas[i:])
@@ -291,6 +299,7 @@ func compatible(a, b *vma) bool {
 
 // merge joins vmas[i] with its neighbours where compatible.
 func (mm *MM) merge(i int) {
+	mm.gen++
 	if i+1 < len(mm.vmas) && compatible(mm.vmas[i], mm.vmas[i+1]) {
 		mm.vmas[i].end = mm.vmas[i+1].end
 		mm.vmas[i+1].file.unref()
@@ -305,6 +314,7 @@ func (mm *MM) merge(i int) {
 
 // protect changes the protection of [lo, hi), which must be mapped.
 func (mm *MM) protect(lo, hi uint64, prot int) {
+	mm.gen++
 	mm.split(lo)
 	mm.split(hi)
 	for i := mm.index(lo); i < len(mm.vmas) && mm.vmas[i].start < hi; i++ {
@@ -334,6 +344,7 @@ func (mm *MM) protect(lo, hi uint64, prot int) {
 // move relocates the mappings and pages of [lo, lo+n) to dst, which must
 // be free.
 func (mm *MM) move(lo, n, dst uint64) {
+	mm.gen++
 	mm.split(lo)
 	mm.split(lo + n)
 	i := mm.index(lo)

@@ -59,7 +59,11 @@ type SyscallEvent struct {
 type SignalEvent struct {
 	Info    SigInfo
 	Handler uint64 // 0 for a default action
-	Frame   uint64 // the rt_sigframe's address, for handlers
+	// For handlers, what delivery wrote: the rt_sigframe (return
+	// address, ucontext, siginfo: SigFrameBytes) at Frame and the fxsave
+	// area (SigFPStateBytes) at FPState. Nothing else on the stack
+	// changes.
+	Frame, FPState uint64
 	// Fatal is set when the signal terminates the process.
 	Fatal bool
 }

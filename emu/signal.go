@@ -39,6 +39,11 @@ const (
 	frameSize    = 8 + ucontextSize + siginfoSize
 	redZone      = 128
 	fxsaveSize   = 512
+
+	// SigFrameBytes and SigFPStateBytes are the sizes of what signal
+	// delivery writes (SignalEvent).
+	SigFrameBytes   = frameSize
+	SigFPStateBytes = fxsaveSize
 )
 
 // sigBit is the mask bit of signal sig.
@@ -436,7 +441,7 @@ func (t *Thread) deliver(sig int, ps *pendingSignal) {
 		p.exitProcess(st, nil)
 		return
 	}
-	frame, err := t.setupFrame(sig, &act, ps)
+	frame, fpstate, err := t.setupFrame(sig, &act, ps)
 	if err != nil {
 		// The frame could not be written: SIGSEGV, fatal if that was
 		// the signal being delivered.
@@ -453,7 +458,7 @@ func (t *Thread) deliver(sig int, ps *pendingSignal) {
 		p.sig[sig].flags &^= saSiginfo
 	}
 	if p.obs != nil {
-		p.obs.Signal(t, &SignalEvent{Info: ps.info, Handler: act.handler, Frame: frame})
+		p.obs.Signal(t, &SignalEvent{Info: ps.info, Handler: act.handler, Frame: frame, FPState: fpstate})
 	}
 }
 
@@ -477,10 +482,10 @@ func (t *Thread) altStackFlags(sp uint64) int32 {
 
 // setupFrame writes a Linux x86-64 rt_sigframe for sig and points the
 // registers at the handler. It returns the frame's address.
-func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (uint64, error) {
+func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (frame, fpstate uint64, err error) {
 	c := t.CPU
 	if act.flags&saRestorer == 0 {
-		return 0, unix.EFAULT // x86-64 requires a restorer
+		return 0, 0, unix.EFAULT // x86-64 requires a restorer
 	}
 	oldSP := c.R[x86.RSP]
 	sp := oldSP
@@ -490,9 +495,9 @@ func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (uint64,
 		sp -= redZone
 	}
 	sp = (sp - fxsaveSize) &^ 63
-	fpstate := sp
+	fpstate = sp
 	sp = (sp-frameSize)&^15 - 8
-	frame := sp
+	frame = sp
 
 	var fx [fxsaveSize]byte
 	c.FXSave(fx[:])
@@ -525,10 +530,10 @@ func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (uint64,
 	ps.info.encode(b[8+ucontextSize:])
 
 	if err := t.CopyOut(fpstate, fx[:]); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := t.CopyOut(frame, b[:]); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if act.flags&saOnstack != 0 && t.altStack.flags&ssAutodisarm != 0 {
 		t.altStack = stackT{flags: ssDisable}
@@ -547,7 +552,7 @@ func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (uint64,
 	c.RIP = act.handler
 	c.SetRflags(c.Rflags() &^ (x86.FlagDF | x86.FlagTF))
 	resetFPU(c)
-	return frame, nil
+	return frame, fpstate, nil
 }
 
 // sigreturn restores the state saved by setupFrame from the ucontext the

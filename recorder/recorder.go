@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"ttd/emu"
 	"ttd/predict"
 	"ttd/tracefile"
@@ -97,14 +99,18 @@ type Recorder struct {
 	seq uint64
 
 	regions []emu.Region
-	scratch []emu.Region
-	modules map[string]bool
-	code    map[uint64]*codePage // by page number
-	regs    []byte
-	frame   []byte
-	ranges  []tracefile.MemRange
-	stats   Stats
-	err     error
+	// regionsMM and regionsGen identify the address space regions lists.
+	regionsMM  *emu.MM
+	regionsGen uint64
+	scratch    []emu.Region
+	modules    map[string]bool
+	code       map[uint64]*codePage // by page number
+	regs       []byte
+	frame      []byte
+	sysBuf     []byte // the bytes syscalls wrote (Syscall)
+	ranges     []tracefile.MemRange
+	stats      Stats
+	err        error
 }
 
 // Record runs cfg's program under the recorder and writes the trace.
@@ -389,8 +395,8 @@ func (r *Recorder) forgetCode(lo, hi uint64) {
 // Sync writes a key frame before a locked instruction or a fence.
 func (r *Recorder) Sync(c *x86.CPU, in *x86.Inst) {
 	kind := tracefile.KeyFrameLocked
-	switch in.Op.String() {
-	case "MFENCE", "LFENCE", "SFENCE":
+	switch in.Op {
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
 		kind = tracefile.KeyFrameFence
 	}
 	r.keyFrame(kind, r.rec(c))
@@ -404,8 +410,14 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	r.keyFrame(tracefile.KeyFrameSyscall, t)
 	r.stats.Syscalls++
 	r.ranges = r.ranges[:0]
+	r.sysBuf = r.sysBuf[:0]
 	for _, w := range ev.Writes {
-		b := make([]byte, w.Len)
+		// The writer copies the bytes, so one buffer serves every
+		// syscall. When it grows, the ranges already taken keep the
+		// old array.
+		start := len(r.sysBuf)
+		r.sysBuf = slices.Grow(r.sysBuf, int(w.Len))[:start+int(w.Len)]
+		b := r.sysBuf[start:]
 		if err := th.P.MM.Mem.Peek(w.Addr, b); err != nil {
 			r.fail(fmt.Errorf("recording %s: reading the %d bytes it wrote at %#x: %w", ev.Name, w.Len, w.Addr, err))
 			continue
@@ -502,7 +514,12 @@ func (r *Recorder) threadRegs(t *threadRec) {
 // Munmap and Mmap records (the replay mirrors the layout and protections;
 // page contents come through the prediction cache).
 func (r *Recorder) syncRegions() {
-	cur := r.p.MM.Regions(r.scratch[:0])
+	mm := r.p.MM
+	if mm == r.regionsMM && mm.Gen() == r.regionsGen {
+		return // most syscalls change no region
+	}
+	r.regionsMM, r.regionsGen = mm, mm.Gen()
+	cur := mm.Regions(r.scratch[:0])
 	old := r.regions
 	if !slices.Equal(old, cur) {
 		// Unmap what is gone first, then map what is new: both lists
@@ -537,28 +554,25 @@ func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	r.keyFrame(tracefile.KeyFrameSignal, t)
 	s := &tracefile.Signal{Tid: t.tid, Signo: int(ev.Info.Signo), Code: int(ev.Info.Code), Addr: ev.Info.Addr, FrameAddr: ev.Frame}
 	if ev.Handler != 0 {
-		// The frame lies between the new rsp and the old one; log the
-		// whole span the kernel side wrote (frame, siginfo, fpstate).
-		lo := th.CPU.R[x86.RSP]
-		hi := ev.Frame + frameSpan
-		if hi > lo && hi-lo < 1<<16 {
-			// The writer copies the bytes: the buffer is reused.
-			r.frame = append(r.frame[:0], make([]byte, hi-lo)...)
-			if err := th.P.MM.Mem.Peek(lo, r.frame); err == nil {
-				t.cache.Fill(lo, r.frame)
-				r.ranges = append(r.ranges[:0], tracefile.MemRange{Addr: lo, Bytes: r.frame})
-				s.Writes = r.ranges
-			}
+		// Log what delivery wrote, the frame and the fxsave area, and
+		// nothing else: the rest of the stack did not change. The
+		// writer copies the bytes: the buffer is reused.
+		const n = emu.SigFrameBytes + emu.SigFPStateBytes
+		if cap(r.frame) < n {
+			r.frame = make([]byte, n)
+		}
+		frame, fp := r.frame[:emu.SigFrameBytes], r.frame[emu.SigFrameBytes:n]
+		if th.P.MM.Mem.Peek(ev.Frame, frame) == nil && th.P.MM.Mem.Peek(ev.FPState, fp) == nil {
+			t.cache.Fill(ev.Frame, frame)
+			t.cache.Fill(ev.FPState, fp)
+			r.ranges = append(r.ranges[:0], tracefile.MemRange{Addr: ev.Frame, Bytes: frame}, tracefile.MemRange{Addr: ev.FPState, Bytes: fp})
+			s.Writes = r.ranges
 		}
 		r.regs = th.CPU.MarshalState(r.regs[:0])
 		s.Regs = r.regs
 	}
 	r.w.Signal(s)
 }
-
-// frameSpan bounds the bytes above the frame address that delivery writes
-// (rt_sigframe with siginfo, ucontext and the 512-byte fxsave area).
-const frameSpan = 2048
 
 // Mmap logs a module record for every ELF file mapped at offset 0.
 func (r *Recorder) Mmap(th *emu.Thread, ev emu.MmapEvent) {
