@@ -84,6 +84,29 @@ func (w *Writer) memRead(readDelta, value uint64, size uint8) {
 // KeyFrame appends a key frame: the global sequence number seq and
 // position, and the thread tid that runs from here on. kind is 0..15.
 func (w *Writer) KeyFrame(kind KeyFrameKind, tid int, seq, position uint64) {
+	// The common case, one-byte deltas and tid, in four stores (threads
+	// that synchronise often log a key frame every few dozen
+	// instructions).
+	n := len(w.buf)
+	ds, dp := seq-w.seq, position-w.pos
+	if kind <= MaxKeyFrameKind && ds|dp|uint64(tid) < 0x80 && cap(w.buf)-n >= maxKeyFrameLen &&
+		n < w.limit && n-w.sent < partSize {
+		b := w.buf[n : n+4]
+		b[0] = tagKeyFrame | byte(kind)
+		b[1], b[2], b[3] = byte(ds), byte(dp), byte(tid)
+		w.buf = w.buf[:n+4]
+		w.nrec++
+		w.seq, w.pos = seq, position
+		w.cur.keyFrames++
+		w.cur.lastPos = max(w.cur.lastPos, position)
+		w.cur.lastSeq = max(w.cur.lastSeq, seq)
+		return
+	}
+	w.keyFrame(kind, tid, seq, position)
+}
+
+// keyFrame is KeyFrame's general case.
+func (w *Writer) keyFrame(kind KeyFrameKind, tid int, seq, position uint64) {
 	if kind > MaxKeyFrameKind {
 		w.fail(fmt.Errorf("tracefile: key frame kind %d: %w", kind, ErrInvalid))
 		return
