@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -122,3 +123,33 @@ func TestLazyReservation(t *testing.T) {
 
 func (o *recordingObserver) Switch(t *Thread)      {}
 func (o *recordingObserver) Checkpoint(p *Process) {}
+
+// TestGenTracksRegions: every change to the region list moves MM.Gen (the
+// recorder re-reads the list only then), and reading memory does not.
+func TestGenTracksRegions(t *testing.T) {
+	mm := NewMM()
+	a, _ := mm.findFree(64 * pageSize)
+	prev := mm.Gen()
+	list := mm.Regions(nil)
+	step := func(what string, f func()) {
+		t.Helper()
+		f()
+		cur := mm.Regions(nil)
+		changed := !slices.Equal(cur, list)
+		if moved := mm.Gen() != prev; changed && !moved {
+			t.Errorf("%s changed the regions but not Gen", what)
+		}
+		prev, list = mm.Gen(), cur
+	}
+	step("insert", func() { mm.insert(&vma{start: a, end: a + 64*pageSize, fileEnd: noFileEnd, prot: unix.PROT_READ}) })
+	step("protect", func() { mm.protect(a+8*pageSize, a+16*pageSize, unix.PROT_READ|unix.PROT_WRITE) })
+	step("protect back", func() { mm.protect(a+8*pageSize, a+16*pageSize, unix.PROT_READ) })
+	step("unmap", func() { mm.unmap(a+32*pageSize, a+40*pageSize) })
+	step("move", func() { mm.move(a+40*pageSize, 8*pageSize, a+128*pageSize) })
+	before := mm.Gen()
+	var b [8]byte
+	mm.Mem.Peek(a, b[:])
+	if mm.Gen() != before {
+		t.Error("a read moved Gen")
+	}
+}
