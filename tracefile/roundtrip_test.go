@@ -149,18 +149,27 @@ func TestRandomRecords(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			opts.MaxChunkSize = opts.ChunkSize + rng.IntN(20000)
 		}
-		data := writeTraceBytes(t, opts, recs)
-		r, err := NewReader(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := readAll(r)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		compareRecords(t, got, recs)
-		checkChunks(t, r)
+		t.Logf("seed %d", seed)
+		roundTrip(t, opts, recs)
 	}
+}
+
+// roundTrip writes recs, reads them back and compares them, and checks
+// the chunk headers; it returns the file and its reader.
+func roundTrip(t *testing.T, opts Options, recs []Record) ([]byte, *Reader) {
+	t.Helper()
+	data := writeTraceBytes(t, opts, recs)
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareRecords(t, got, recs)
+	checkChunks(t, r)
+	return data, r
 }
 
 // checkChunks checks the chunk headers against the records.
@@ -397,16 +406,7 @@ func TestHugeRecords(t *testing.T) {
 		{Kind: KindCodeBytes, CodeBytes: CodeBytes{Addr: 0x1000, Bytes: big[:1<<20]}},
 		{Kind: KindMemRead, MemRead: MemRead{ReadDelta: 1, Value: 1, Size: 1}},
 	}
-	data := writeTraceBytes(t, Options{ChunkSize: 1024}, recs)
-	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := readAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compareRecords(t, got, recs)
+	data, _ := roundTrip(t, Options{ChunkSize: 1024}, recs)
 	if len(data) > 1<<20 {
 		t.Errorf("%d bytes: repetitive data not compressed", len(data))
 	}
@@ -464,17 +464,7 @@ func TestChunkCompressedWhileFilling(t *testing.T) {
 		}
 		recs = append(recs, Record{Kind: KindMemRead, MemRead: MemRead{ReadDelta: uint64(i % 7), Value: uint64(i % 1000), Size: 4}})
 	}
-	data := writeTraceBytes(t, Options{ChunkSize: 8 << 20, MaxChunkSize: 16 << 20}, recs)
-	r, err := NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := readAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compareRecords(t, got, recs)
-	checkChunks(t, r)
+	data, r := roundTrip(t, Options{ChunkSize: 8 << 20, MaxChunkSize: 16 << 20}, recs)
 	streamed := 0
 	for _, c := range r.Chunks() {
 		if c.Len < 4*partSize {
