@@ -95,33 +95,29 @@ func (w *Writer) KeyFrame(kind KeyFrameKind, tid int, seq, position uint64) {
 		b[0] = tagKeyFrame | byte(kind)
 		b[1], b[2], b[3] = byte(ds), byte(dp), byte(tid)
 		w.buf = w.buf[:n+4]
-		w.nrec++
-		w.seq, w.pos = seq, position
-		w.cur.keyFrames++
-		w.cur.lastPos = max(w.cur.lastPos, position)
-		w.cur.lastSeq = max(w.cur.lastSeq, seq)
+	} else if !w.appendKeyFrame(kind, tid, ds, dp) {
 		return
 	}
-	w.keyFrame(kind, tid, seq, position)
-}
-
-// keyFrame is KeyFrame's general case.
-func (w *Writer) keyFrame(kind KeyFrameKind, tid int, seq, position uint64) {
-	if kind > MaxKeyFrameKind {
-		w.fail(fmt.Errorf("tracefile: key frame kind %d: %w", kind, ErrInvalid))
-		return
-	}
-	w.makeRoom(maxKeyFrameLen)
-	b := append(w.buf, tagKeyFrame|byte(kind))
-	b = binary.AppendUvarint(b, seq-w.seq)
-	b = binary.AppendUvarint(b, position-w.pos)
-	b = binary.AppendUvarint(b, uint64(tid))
-	w.buf = b
 	w.nrec++
 	w.seq, w.pos = seq, position
 	w.cur.keyFrames++
 	w.cur.lastPos = max(w.cur.lastPos, position)
 	w.cur.lastSeq = max(w.cur.lastSeq, seq)
+}
+
+// appendKeyFrame is KeyFrame's general encoding; it reports false for a
+// kind out of range.
+func (w *Writer) appendKeyFrame(kind KeyFrameKind, tid int, ds, dp uint64) bool {
+	if kind > MaxKeyFrameKind {
+		w.fail(fmt.Errorf("tracefile: key frame kind %d: %w", kind, ErrInvalid))
+		return false
+	}
+	w.makeRoom(maxKeyFrameLen)
+	b := append(w.buf, tagKeyFrame|byte(kind))
+	b = binary.AppendUvarint(b, ds)
+	b = binary.AppendUvarint(b, dp)
+	w.buf = binary.AppendUvarint(b, uint64(tid))
+	return true
 }
 
 // begin starts a length-prefixed record whose encoding takes at most est
