@@ -396,8 +396,24 @@ func (c *CPU) syncTLB() {
 	}
 }
 
-// load128 reads 16 bytes (two observed 8-byte reads).
+// load128 reads 16 bytes (two observed 8-byte reads). Its fast path
+// takes both halves with one TLB check and, while recording, both
+// prediction checks inline (memcpy and memset move most of their bytes
+// this way).
 func (c *CPU) load128(a uint64) XMM {
+	if e := &c.rtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-16 {
+		lo := binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
+		hi := binary.LittleEndian.Uint64(e.page.Data[a&pageMask+8:])
+		if p := c.Pred; p == nil {
+			return XMM{lo, hi}
+		} else if p.Hit(a, 8, lo) {
+			if p.Hit(a+8, 8, hi) {
+				return XMM{lo, hi}
+			}
+			return XMM{lo, c.loadSlow(a+8, 8)}
+		}
+		return XMM{c.loadSlow(a, 8), c.load64(a + 8)}
+	}
 	if a&pageMask > PageSize-16 {
 		// Crosses a page: check both before observing either half, so
 		// a fault is precise (and at the first inaccessible byte).
@@ -407,7 +423,22 @@ func (c *CPU) load128(a uint64) XMM {
 	return XMM{c.load64(a), c.load64(a + 8)}
 }
 
+// store128 writes 16 bytes (two observed 8-byte writes), with a fast path
+// like load128's.
 func (c *CPU) store128(a uint64, v XMM) {
+	if e := &c.wtlb[(a>>PageShift)&tlbMask]; e.tag == a>>PageShift && a&pageMask <= PageSize-16 {
+		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v[0])
+		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask+8:], v[1])
+		if p := c.Pred; p != nil {
+			if !p.Put(a, 8, v[0]) {
+				c.storeSlow(a, 8, v[0])
+			}
+			if !p.Put(a+8, 8, v[1]) {
+				c.storeSlow(a+8, 8, v[1])
+			}
+		}
+		return
+	}
 	if a&pageMask > PageSize-16 {
 		// Crosses a page: check both first so a fault leaves memory
 		// unchanged.
