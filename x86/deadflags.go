@@ -46,6 +46,8 @@ func flagUse(in *Inst) (reads, writes uint64) {
 			return 0, ArithFlags
 		}
 		return 0, 0
+	case x86asm.MUL:
+		return 0, ArithFlags // mulFlags too
 	case x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.ROL, x86asm.ROR:
 		k, ok := shiftImm(in)
 		if !ok || k == 0 {
@@ -122,6 +124,11 @@ func noFlagVariant(in *Inst) Handler {
 			return nil
 		}
 		return noFlagImul[1][sz]
+	case x86asm.MUL:
+		if in.NArgs != 1 || sz != 1 {
+			return nil
+		}
+		return mulR64nf
 	case x86asm.INC, x86asm.DEC:
 		if in.NArgs != 1 {
 			return nil

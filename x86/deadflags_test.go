@@ -7,7 +7,7 @@ import (
 
 // randRegInst encodes a random register-only instruction: ALU with a
 // register or an 8-bit immediate, shift or rotate by an immediate, inc,
-// dec, imul, mov, or a setcc that makes the flags visible in a register.
+// dec, imul, mul, mov, or a setcc that makes the flags visible in a register.
 func randRegInst(r *rand.Rand) []byte {
 	pick := func() byte {
 		for {
@@ -28,7 +28,9 @@ func randRegInst(r *rand.Rand) []byte {
 		rex |= 4 // REX.R
 	}
 	modrm := func(reg, rm byte) byte { return 0xc0 | (reg&7)<<3 | rm&7 }
-	switch r.Intn(7) {
+	switch r.Intn(8) {
+	case 6: // mul r/m (rdx:rax = rax * r/m)
+		return []byte{rex &^ 4, 0xf7, modrm(4, d)}
 	case 5: // imul r, r/m; imul r, r/m, imm8
 		swapped := 0x40 | rex&8 | (rex&1)<<2 | (rex&4)>>2 // reg is d, r/m is s
 		if r.Intn(2) == 0 {

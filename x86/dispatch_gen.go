@@ -450,943 +450,957 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 220:
 			movsxM1664(c, in)
 		case 221:
-			addRR32nf(c, in)
+			movsxR3264(c, in)
 		case 222:
-			addRI32nf(c, in)
+			movsxM3264(c, in)
 		case 223:
-			addRR64nf(c, in)
+			addRR32nf(c, in)
 		case 224:
-			addRI64nf(c, in)
+			addRI32nf(c, in)
 		case 225:
-			subRR32nf(c, in)
+			addRR64nf(c, in)
 		case 226:
-			subRI32nf(c, in)
+			addRI64nf(c, in)
 		case 227:
-			subRR64nf(c, in)
+			subRR32nf(c, in)
 		case 228:
-			subRI64nf(c, in)
+			subRI32nf(c, in)
 		case 229:
-			andRR32nf(c, in)
+			subRR64nf(c, in)
 		case 230:
-			andRI32nf(c, in)
+			subRI64nf(c, in)
 		case 231:
-			andRR64nf(c, in)
+			andRR32nf(c, in)
 		case 232:
-			andRI64nf(c, in)
+			andRI32nf(c, in)
 		case 233:
-			orRR32nf(c, in)
+			andRR64nf(c, in)
 		case 234:
-			orRI32nf(c, in)
+			andRI64nf(c, in)
 		case 235:
-			orRR64nf(c, in)
+			orRR32nf(c, in)
 		case 236:
-			orRI64nf(c, in)
+			orRI32nf(c, in)
 		case 237:
-			xorRR32nf(c, in)
+			orRR64nf(c, in)
 		case 238:
-			xorRI32nf(c, in)
+			orRI64nf(c, in)
 		case 239:
-			xorRR64nf(c, in)
+			xorRR32nf(c, in)
 		case 240:
-			xorRI64nf(c, in)
+			xorRI32nf(c, in)
 		case 241:
-			shlRI32nf(c, in)
+			xorRR64nf(c, in)
 		case 242:
-			shlRI64nf(c, in)
+			xorRI64nf(c, in)
 		case 243:
-			shrRI32nf(c, in)
+			shlRI32nf(c, in)
 		case 244:
-			shrRI64nf(c, in)
+			shlRI64nf(c, in)
 		case 245:
-			sarRI32nf(c, in)
+			shrRI32nf(c, in)
 		case 246:
-			sarRI64nf(c, in)
+			shrRI64nf(c, in)
 		case 247:
-			rolRI32nf(c, in)
+			sarRI32nf(c, in)
 		case 248:
-			rolRI64nf(c, in)
+			sarRI64nf(c, in)
 		case 249:
-			rorRI32nf(c, in)
+			rolRI32nf(c, in)
 		case 250:
-			rorRI64nf(c, in)
+			rolRI64nf(c, in)
 		case 251:
-			incR32nf(c, in)
+			rorRI32nf(c, in)
 		case 252:
-			decR32nf(c, in)
+			rorRI64nf(c, in)
 		case 253:
-			incR64nf(c, in)
+			incR32nf(c, in)
 		case 254:
-			decR64nf(c, in)
+			decR32nf(c, in)
 		case 255:
-			imulRR32nf(c, in)
+			incR64nf(c, in)
 		case 256:
-			imulRRI32nf(c, in)
+			decR64nf(c, in)
 		case 257:
-			imulRR64nf(c, in)
+			imulRR32nf(c, in)
 		case 258:
-			imulRRI64nf(c, in)
+			imulRRI32nf(c, in)
 		case 259:
-			opJcc(c, in)
+			imulRR64nf(c, in)
 		case 260:
-			opJE(c, in)
+			imulRRI64nf(c, in)
 		case 261:
-			opJNE(c, in)
+			opJcc(c, in)
 		case 262:
-			opJB(c, in)
+			opJE(c, in)
 		case 263:
-			opJAE(c, in)
+			opJNE(c, in)
 		case 264:
-			opJBE(c, in)
+			opJB(c, in)
 		case 265:
-			opJA(c, in)
+			opJAE(c, in)
 		case 266:
-			opJL(c, in)
+			opJBE(c, in)
 		case 267:
-			opJGE(c, in)
+			opJA(c, in)
 		case 268:
-			opJLE(c, in)
+			opJL(c, in)
 		case 269:
-			opJG(c, in)
+			opJGE(c, in)
 		case 270:
-			opJmpRel(c, in)
+			opJLE(c, in)
 		case 271:
-			opCallRel(c, in)
+			opJG(c, in)
 		case 272:
-			opRet(c, in)
+			opJmpRel(c, in)
 		case 273:
-			opPushReg(c, in)
+			opCallRel(c, in)
 		case 274:
-			opPopReg(c, in)
+			opRet(c, in)
 		case 275:
-			opLea(c, in)
+			opPushReg(c, in)
 		case 276:
-			opMovzx(c, in)
+			opPopReg(c, in)
 		case 277:
-			opMovsx(c, in)
+			opLea(c, in)
 		case 278:
-			opCmov(c, in)
+			opLea64(c, in)
 		case 279:
-			opSetcc(c, in)
+			opMovzx(c, in)
 		case 280:
-			opInc(c, in)
+			opMovsx(c, in)
 		case 281:
-			opDec(c, in)
+			movsxR3264(c, in)
 		case 282:
-			opNop(c, in)
+			movsxM3264(c, in)
 		case 283:
-			opShift(c, in)
+			opCmov(c, in)
 		case 284:
-			opImul(c, in)
+			opSetcc(c, in)
 		case 285:
-			opCdqe(c, in)
+			opInc(c, in)
 		case 286:
-			opNeg(c, in)
+			opDec(c, in)
 		case 287:
-			opNot(c, in)
+			opNop(c, in)
 		case 288:
-			opJmpInd(c, in)
+			opShift(c, in)
 		case 289:
-			opCallInd(c, in)
+			opImul(c, in)
 		case 290:
-			opLeave(c, in)
+			mulR64(c, in)
 		case 291:
-			opPush(c, in)
+			mulR64nf(c, in)
 		case 292:
-			movXX(c, in)
+			opCdqe(c, in)
 		case 293:
-			movqXR(c, in)
+			opNeg(c, in)
 		case 294:
-			movqXM(c, in)
+			opNot(c, in)
 		case 295:
-			movqXX(c, in)
+			opJmpInd(c, in)
 		case 296:
-			movqRX(c, in)
+			opCallInd(c, in)
 		case 297:
-			movqMX(c, in)
+			opLeave(c, in)
 		case 298:
-			movsdXX(c, in)
+			opPush(c, in)
 		case 299:
-			movsdXM(c, in)
+			movXX(c, in)
 		case 300:
-			movsdMX(c, in)
+			movqXR(c, in)
 		case 301:
-			movssXX(c, in)
+			movqXM(c, in)
 		case 302:
-			movssXM(c, in)
+			movqXX(c, in)
 		case 303:
-			movssMX(c, in)
+			movqRX(c, in)
 		case 304:
-			addsdXX(c, in)
+			movqMX(c, in)
 		case 305:
-			addsdXM(c, in)
+			movsdXX(c, in)
 		case 306:
-			subsdXX(c, in)
+			movsdXM(c, in)
 		case 307:
-			subsdXM(c, in)
+			movsdMX(c, in)
 		case 308:
-			mulsdXX(c, in)
+			movssXX(c, in)
 		case 309:
-			mulsdXM(c, in)
+			movssXM(c, in)
 		case 310:
-			divsdXX(c, in)
+			movssMX(c, in)
 		case 311:
-			divsdXM(c, in)
+			addsdXX(c, in)
 		case 312:
-			sqrtsdXX(c, in)
+			addsdXM(c, in)
 		case 313:
-			comisdXX(c, in)
+			subsdXX(c, in)
 		case 314:
-			comisdXM(c, in)
+			subsdXM(c, in)
 		case 315:
-			zeroX(c, in)
+			mulsdXX(c, in)
 		case 316:
-			addpdXX(c, in)
+			mulsdXM(c, in)
 		case 317:
-			addpdXM(c, in)
+			divsdXX(c, in)
 		case 318:
-			mulpdXX(c, in)
+			divsdXM(c, in)
 		case 319:
-			subpdXX(c, in)
+			sqrtsdXX(c, in)
 		case 320:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
+			comisdXX(c, in)
 		case 321:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
+			comisdXM(c, in)
 		case 322:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
+			zeroX(c, in)
 		case 323:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
+			addpdXX(c, in)
 		case 324:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJBE(c, &insts[i])
+			addpdXM(c, in)
 		case 325:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJA(c, &insts[i])
+			mulpdXX(c, in)
 		case 326:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJL(c, &insts[i])
+			subpdXX(c, in)
 		case 327:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 328:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 329:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 330:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 331:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 332:
-			cmpRI32(c, in)
-			i++
-			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 333:
-			cmpRI32(c, in)
+		case 330:
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
-		case 334:
-			cmpRI32(c, in)
+		case 331:
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
 			opJBE(c, &insts[i])
-		case 335:
-			cmpRI32(c, in)
+		case 332:
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
 			opJA(c, &insts[i])
-		case 336:
-			cmpRI32(c, in)
+		case 333:
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
 			opJL(c, &insts[i])
+		case 334:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 335:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 336:
+			cmpRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 337:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 338:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 339:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 340:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 341:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 342:
-			cmpRR64(c, in)
-			i++
-			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 343:
-			cmpRR64(c, in)
+		case 340:
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
-		case 344:
-			cmpRR64(c, in)
+		case 341:
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJBE(c, &insts[i])
-		case 345:
-			cmpRR64(c, in)
+		case 342:
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJA(c, &insts[i])
-		case 346:
-			cmpRR64(c, in)
+		case 343:
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJL(c, &insts[i])
+		case 344:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 345:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 346:
+			cmpRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 347:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 348:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 349:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
-		case 350:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 351:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 352:
-			cmpRI64(c, in)
-			i++
-			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 353:
-			cmpRI64(c, in)
+		case 350:
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
-		case 354:
-			cmpRI64(c, in)
+		case 351:
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJBE(c, &insts[i])
-		case 355:
-			cmpRI64(c, in)
+		case 352:
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJA(c, &insts[i])
-		case 356:
-			cmpRI64(c, in)
+		case 353:
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJL(c, &insts[i])
+		case 354:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJGE(c, &insts[i])
+		case 355:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 356:
+			cmpRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
 		case 357:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 358:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 359:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
+			opJB(c, &insts[i])
 		case 360:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 361:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJBE(c, &insts[i])
 		case 362:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJB(c, &insts[i])
+			opJA(c, &insts[i])
 		case 363:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJAE(c, &insts[i])
+			opJL(c, &insts[i])
 		case 364:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJGE(c, &insts[i])
 		case 365:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJLE(c, &insts[i])
+		case 366:
+			cmpRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJG(c, &insts[i])
+		case 367:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 368:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 369:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 370:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 371:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 372:
 			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJA(c, &insts[i])
-		case 366:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 367:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 368:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
-		case 369:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
-		case 370:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJBE(c, &insts[i])
-		case 371:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJA(c, &insts[i])
-		case 372:
-			cmpRM8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 373:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 374:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 375:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 376:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 377:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 378:
+			cmpRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 379:
+			cmpRM8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 380:
 			cmpRM8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 374:
-			cmpMR8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 375:
-			cmpMR8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 376:
-			cmpMI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 377:
-			cmpMI8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 378:
-			cmpRM32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 379:
-			cmpRM32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 380:
-			cmpMR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 381:
+			cmpMR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 382:
+			cmpMR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 383:
+			cmpMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 384:
+			cmpMI8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 385:
+			cmpRM32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 386:
+			cmpRM32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 387:
+			cmpMR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 388:
 			cmpMR32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 382:
-			cmpMI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 383:
-			cmpMI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 384:
-			cmpRM64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 385:
-			cmpRM64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 386:
-			cmpMR64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 387:
-			cmpMR64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 388:
-			cmpMI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 389:
+			cmpMI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 390:
+			cmpMI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 391:
+			cmpRM64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 392:
+			cmpRM64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 393:
+			cmpMR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 394:
+			cmpMR64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 395:
+			cmpMI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 396:
 			cmpMI64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 390:
-			subRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 391:
-			subRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 392:
-			addRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 393:
-			addRI32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 394:
-			subRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 395:
-			subRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 396:
-			addRI64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 397:
+			subRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 398:
+			subRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 399:
+			addRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 400:
+			addRI32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 401:
+			subRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 402:
+			subRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 403:
+			addRI64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 404:
 			addRI64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 398:
-			testRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 399:
-			testRR8(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 400:
-			testRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 401:
-			testRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 402:
-			testRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 403:
-			testRR64(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
-		case 404:
-			testRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
 		case 405:
+			testRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 406:
+			testRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 407:
+			testRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 408:
+			testRR32(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 409:
+			testRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 410:
+			testRR64(c, in)
+			i++
+			c.blkIdx = i
+			opJNE(c, &insts[i])
+		case 411:
+			testRI8(c, in)
+			i++
+			c.blkIdx = i
+			opJE(c, &insts[i])
+		case 412:
 			testRI8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 406:
+		case 413:
 			testRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
-		case 407:
+		case 414:
 			testRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 408:
+		case 415:
 			testMI8(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
-		case 409:
+		case 416:
 			testMI8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 410:
+		case 417:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
-		case 411:
+		case 418:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 412:
+		case 419:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 413:
+		case 420:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
-		case 414:
+		case 421:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJBE(c, &insts[i])
-		case 415:
+		case 422:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
 			opJA(c, &insts[i])
-		case 416:
+		case 423:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
-		case 417:
+		case 424:
 			movXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
-		case 418:
+		case 425:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addsdXX(c, &insts[i])
 			}
-		case 419:
+		case 426:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addsdXM(c, &insts[i])
 			}
-		case 420:
+		case 427:
 			subsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdXM(c, &insts[i])
 			}
-		case 421:
+		case 428:
 			movsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				subsdXM(c, &insts[i])
 			}
-		case 422:
+		case 429:
 			movsdMX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdMX(c, &insts[i])
 			}
-		case 423:
+		case 430:
 			movsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdXM(c, &insts[i])
 			}
-		case 424:
+		case 431:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movXX(c, &insts[i])
 			}
-		case 425:
+		case 432:
 			addsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movXX(c, &insts[i])
 			}
-		case 426:
+		case 433:
 			movsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movXX(c, &insts[i])
 			}
-		case 427:
-			addsdXM(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				mulsdXX(c, &insts[i])
-			}
-		case 428:
-			movXX(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movXX(c, &insts[i])
-			}
-		case 429:
-			subsdXM(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				subsdXM(c, &insts[i])
-			}
-		case 430:
-			addsdXM(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movsdMX(c, &insts[i])
-			}
-		case 431:
-			mulsdXX(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				divsdXX(c, &insts[i])
-			}
-		case 432:
-			divsdXX(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				mulsdXX(c, &insts[i])
-			}
-		case 433:
-			movXX(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				sqrtsdXX(c, &insts[i])
-			}
 		case 434:
-			sqrtsdXX(c, in)
+			addsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
 		case 435:
+			movXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 436:
+			subsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				subsdXM(c, &insts[i])
+			}
+		case 437:
+			addsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movsdMX(c, &insts[i])
+			}
+		case 438:
+			mulsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				divsdXX(c, &insts[i])
+			}
+		case 439:
+			divsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 440:
+			movXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				sqrtsdXX(c, &insts[i])
+			}
+		case 441:
+			sqrtsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 442:
 			andRI32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movzxM1632(c, &insts[i])
 			}
-		case 436:
-			opMovsx(c, in)
+		case 443:
+			movsxR3264(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRR32(c, &insts[i])
 			}
-		case 437:
+		case 444:
 			movRR32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addRR64(c, &insts[i])
 			}
-		case 438:
+		case 445:
 			movzxM832(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addRI64nf(c, &insts[i])
 			}
-		case 439:
+		case 446:
 			addRI64nf(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				xorRR32nf(c, &insts[i])
 			}
-		case 440:
+		case 447:
 			xorRR64nf(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRR64(c, &insts[i])
 			}
-		case 441:
+		case 448:
 			movRR64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				shlRI64nf(c, &insts[i])
 			}
-		case 442:
+		case 449:
 			shlRI64nf(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				xorRR64nf(c, &insts[i])
 			}
-		case 443:
+		case 450:
 			movRR64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRR64(c, &insts[i])
 			}
-		case 444:
-			movRM64(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movRM64(c, &insts[i])
-			}
-		case 445:
-			movRR32(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movRM32(c, &insts[i])
-			}
-		case 446:
-			rolRI32nf(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				xorRR32(c, &insts[i])
-			}
-		case 447:
-			movRM32(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				rolRI32nf(c, &insts[i])
-			}
-		case 448:
-			movMR64(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movMR64(c, &insts[i])
-			}
-		case 449:
-			movRR32(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movRR32(c, &insts[i])
-			}
-		case 450:
-			movRM64(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movMR64(c, &insts[i])
-			}
 		case 451:
-			movMR64(c, in)
+			movRM64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRM64(c, &insts[i])
 			}
 		case 452:
-			xorRR32(c, in)
+			movRR32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRM32(c, &insts[i])
 			}
 		case 453:
+			rolRI32nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				xorRR32(c, &insts[i])
+			}
+		case 454:
+			movRM32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				rolRI32nf(c, &insts[i])
+			}
+		case 455:
+			movMR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movMR64(c, &insts[i])
+			}
+		case 456:
+			movRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRR32(c, &insts[i])
+			}
+		case 457:
+			movRM64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movMR64(c, &insts[i])
+			}
+		case 458:
+			movMR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRM64(c, &insts[i])
+			}
+		case 459:
+			xorRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRM32(c, &insts[i])
+			}
+		case 460:
 			rolRI32nf(c, in)
 			if i+1 < c.blkLen {
 				i++

@@ -226,6 +226,8 @@ var directHandlers = [...]Handler{
 	movsxM1632,
 	movsxR1664,
 	movsxM1664,
+	movsxR3264,
+	movsxM3264,
 	addRR32nf,
 	addRI32nf,
 	addRR64nf,
@@ -281,8 +283,11 @@ var directHandlers = [...]Handler{
 	opPushReg,
 	opPopReg,
 	opLea,
+	opLea64,
 	opMovzx,
 	opMovsx,
+	movsxR3264,
+	movsxM3264,
 	opCmov,
 	opSetcc,
 	opInc,
@@ -290,6 +295,8 @@ var directHandlers = [...]Handler{
 	opNop,
 	opShift,
 	opImul,
+	mulR64,
+	mulR64nf,
 	opCdqe,
 	opNeg,
 	opNot,
@@ -332,7 +339,7 @@ var directHandlers = [...]Handler{
 // after it, then (from index seqPairsAt) other frequent neighbours. A
 // pair's ID is fusedBase plus its index here.
 const (
-	fusedBase  = 320
+	fusedBase  = 327
 	seqPairsAt = 96
 )
 
@@ -453,7 +460,7 @@ var fusedPairs = [...][2]Handler{
 	{movXX, sqrtsdXX},
 	{sqrtsdXX, mulsdXX},
 	{andRI32, movzxM1632},
-	{opMovsx, movRR32},
+	{movsxR3264, movRR32},
 	{movRR32, addRR64},
 	{movzxM832, addRI64nf},
 	{addRI64nf, xorRR32nf},

@@ -2,6 +2,7 @@ package x86
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -221,6 +222,21 @@ func movSeg(c *CPU, in *Inst) {
 	c.raise(ExitGP, SIKernel)
 }
 
+// buildMovsxd picks the generated handler of movsxd r64, r/m32; the other
+// sizes (a 32-bit destination just copies) run opMovsx.
+func buildMovsxd(in *Inst) Handler {
+	d, s := &in.Args[0], &in.Args[1]
+	switch {
+	case d.Kind != KReg || d.Size != 8 || s.Size != 4:
+		return opMovsx
+	case s.Kind == KReg:
+		return movsxR3264
+	case s.Kind == KMem:
+		return movsxM3264
+	}
+	return opMovsx
+}
+
 func opMovzx(c *CPU, in *Inst) { c.setReg(&in.Args[0], c.get(&in.Args[1])) }
 
 func opMovsx(c *CPU, in *Inst) {
@@ -232,10 +248,19 @@ func opLea(c *CPU, in *Inst) {
 	c.setReg(&in.Args[0], c.ea(&in.Args[1])&sizeMask[in.Args[0].Size])
 }
 
+// opLea64 is lea with a 64-bit destination and address, ea without the
+// segment and address-size test, small enough to inline into the
+// dispatch loop.
+func opLea64(c *CPU, in *Inst) {
+	o := &in.Args[1]
+	r := (*[32]uint64)(unsafe.Pointer(&c.R))
+	c.R[in.Args[0].Reg&15] = o.Imm + r[o.Base&31] + r[o.Index&31]<<(o.Scale&3)
+}
+
 func buildLea(in *Inst) Handler {
 	in.Args[1].Seg = SegNone // lea ignores segment bases
-	if in.Args[0].Size == 8 {
-		return func(c *CPU, in *Inst) { c.R[in.Args[0].Reg] = c.ea(&in.Args[1]) }
+	if in.Args[0].Size == 8 && !in.Args[1].A32 {
+		return opLea64
 	}
 	return opLea
 }
@@ -408,7 +433,7 @@ func init() {
 	register(x86asm.MOV, buildMov)
 	register(x86asm.MOVZX, buildMovExt(0, opMovzx))
 	register(x86asm.MOVSX, buildMovExt(1, opMovsx))
-	handle(x86asm.MOVSXD, opMovsx)
+	register(x86asm.MOVSXD, buildMovsxd)
 	register(x86asm.LEA, buildLea)
 	handle(x86asm.XCHG, opXchg)
 	handle(x86asm.XADD, opXadd)

@@ -215,6 +215,17 @@ func movsxM1664(c *CPU, in *Inst) {
 	}
 	c.R[in.Args[0].Reg&15] = uint64(int64(int16(m)))
 }
+func movsxR3264(c *CPU, in *Inst) {
+	c.R[in.Args[0].Reg&15] = uint64(int64(int32(uint64(uint32(c.R[in.Args[1].Reg&15])))))
+}
+func movsxM3264(c *CPU, in *Inst) {
+	addr := c.ea(&in.Args[1])
+	m, ok := c.tryLoad32(addr)
+	if !ok || c.Pred != nil && !c.Pred.Hit(addr, 4, m) {
+		m = c.loadSlow(addr, 4)
+	}
+	c.R[in.Args[0].Reg&15] = uint64(int64(int32(m)))
+}
 
 // movExtForms[sx][form][srcSize==2][dstSizeIndex 2,4,8]
 var movExtForms = [2][2][2][3]Handler{

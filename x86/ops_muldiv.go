@@ -203,8 +203,28 @@ func opIdiv(c *CPU, in *Inst) {
 	}
 }
 
+// mulR64 is mul r64, the limb product of multi-precision arithmetic
+// (printf of a long double, bignums), called directly by the dispatch
+// loop; mulR64nf is its variant for dead flags.
+func mulR64(c *CPU, in *Inst) {
+	hi, lo := bits.Mul64(c.R[RAX], c.R[in.Args[0].Reg&15])
+	c.R[RAX], c.R[RDX] = lo, hi
+	mulFlags(c, lo, 8, hi != 0)
+}
+
+func mulR64nf(c *CPU, in *Inst) {
+	c.R[RDX], c.R[RAX] = bits.Mul64(c.R[RAX], c.R[in.Args[0].Reg&15])
+}
+
+func buildMul(in *Inst) Handler {
+	if a := &in.Args[0]; in.NArgs == 1 && a.Kind == KReg && a.Size == 8 {
+		return mulR64
+	}
+	return opMul
+}
+
 func init() {
-	handle(x86asm.MUL, opMul)
+	register(x86asm.MUL, buildMul)
 	handle(x86asm.IMUL, opImul)
 	handle(x86asm.DIV, opDiv)
 	handle(x86asm.IDIV, opIdiv)

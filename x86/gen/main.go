@@ -167,11 +167,12 @@ func main() {
 		fmt.Fprintf(&b, "\t{%s},\n", strings.Join(hs, ", "))
 	}
 	b.WriteString("}\n\n")
-	// movzx/movsx: destination 2/4/8, source 1/2 (register or memory).
+	// movzx/movsx: destination 2/4/8, source 1/2 (register or memory);
+	// movsxd: destination 8, source 4 (movsxR3264, movsxM3264).
 	for _, ext := range []string{"zx", "sx"} {
-		for _, ssz := range []int{1, 2} {
+		for _, ssz := range []int{1, 2, 4} {
 			for _, dsz := range []int{2, 4, 8} {
-				if dsz <= ssz {
+				if dsz <= ssz || ssz == 4 && (ext == "zx" || dsz != 8) {
 					continue
 				}
 				for _, form := range []string{"R", "M"} {
@@ -183,7 +184,7 @@ func main() {
 						v = "m"
 					}
 					if ext == "sx" {
-						t := map[int]string{1: "int8", 2: "int16"}[ssz]
+						t := map[int]string{1: "int8", 2: "int16", 4: "int32"}[ssz]
 						if dsz == 8 {
 							v = fmt.Sprintf("uint64(int64(%s(%s)))", t, v)
 						} else {
@@ -305,9 +306,9 @@ var handlerRE = regexp.MustCompile(`(?m)^func (\w+)\(c \*CPU, in \*Inst\)`)
 // instead of through Inst.Fn: the most frequent in profiles of the bench
 // workloads.
 var hotHandlers = []string{
-	"opJcc", "opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA", "opJL", "opJGE", "opJLE", "opJG", "opJmpRel", "opCallRel", "opRet", "opPushReg", "opPopReg", "opLea",
-	"opMovzx", "opMovsx", "opCmov", "opSetcc", "opInc", "opDec", "opNop", "opShift",
-	"opImul", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
+	"opJcc", "opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA", "opJL", "opJGE", "opJLE", "opJG", "opJmpRel", "opCallRel", "opRet", "opPushReg", "opPopReg", "opLea", "opLea64",
+	"opMovzx", "opMovsx", "movsxR3264", "movsxM3264", "opCmov", "opSetcc", "opInc", "opDec", "opNop", "opShift",
+	"opImul", "mulR64", "mulR64nf", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
 	"movXX", "movqXR", "movqXM", "movqXX", "movqRX", "movqMX", "movsdXX", "movsdXM", "movsdMX",
 	"movssXX", "movssXM", "movssMX", "addsdXX", "addsdXM", "subsdXX", "subsdXM", "mulsdXX", "mulsdXM",
 	"divsdXX", "divsdXM", "sqrtsdXX", "comisdXX", "comisdXM", "zeroX", "addpdXX", "addpdXM", "mulpdXX", "subpdXX",
@@ -356,7 +357,7 @@ var seqPairs = [][2]string{
 	{"movXX", "movXX"}, {"subsdXM", "subsdXM"}, {"addsdXM", "movsdMX"}, {"mulsdXX", "divsdXX"},
 	{"divsdXX", "mulsdXX"}, {"movXX", "sqrtsdXX"}, {"sqrtsdXX", "mulsdXX"},
 	// gzip
-	{"andRI32", "movzxM1632"}, {"opMovsx", "movRR32"}, {"movRR32", "addRR64"},
+	{"andRI32", "movzxM1632"}, {"movsxR3264", "movRR32"}, {"movRR32", "addRR64"},
 	// inthash
 	{"movzxM832", "addRI64nf"}, {"addRI64nf", "xorRR32nf"}, {"xorRR64nf", "movRR64"},
 	{"movRR64", "shlRI64nf"}, {"shlRI64nf", "xorRR64nf"}, {"movRR64", "movRR64"},
