@@ -3,16 +3,25 @@
 // runs them (x86.DispatchName: direct handlers, flag-free variants, fused
 // pairs, or Fn for the rest). It is how x86/gen's fused pairs were chosen:
 //
-//	go run ./bench/cmd/pairs PROG [ARGS...]
+//	go run ./bench/cmd/pairs [-n N] [-single] PROG [ARGS...]
+//
+// With -single it counts single instructions instead: the ones named
+// "Fn:" are candidates for a direct handler.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"sort"
 
 	"ttd/emu"
 	"ttd/x86"
+)
+
+var (
+	top    = flag.Int("n", 30, "how many to print")
+	single = flag.Bool("single", false, "count single instructions, not pairs")
 )
 
 type obs struct {
@@ -23,7 +32,11 @@ type obs struct {
 
 func (o *obs) Instruction(c *x86.CPU, in *x86.Inst) {
 	f := x86.DispatchName(in)
-	o.pairs[o.prev+" ; "+f]++
+	if *single {
+		o.pairs[f]++
+	} else {
+		o.pairs[o.prev+" ; "+f]++
+	}
 	o.prev = f
 	o.n++
 }
@@ -35,12 +48,14 @@ func (o *obs) Decoded(c *x86.CPU, b *x86.Block)                     {}
 func (o *obs) Sync(c *x86.CPU, in *x86.Inst)                        {}
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: pairs PROG [ARGS...]")
+	flag.Parse()
+	args := flag.Args()
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "usage: pairs [-n N] [-single] PROG [ARGS...]")
 		os.Exit(2)
 	}
 	o := &obs{pairs: map[string]int{}}
-	p, err := emu.NewProcess(emu.Config{Path: os.Args[1], Args: os.Args[1:], Env: os.Environ(), CPUObserver: o})
+	p, err := emu.NewProcess(emu.Config{Path: args[0], Args: args, Env: os.Environ(), CPUObserver: o})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pairs:", err)
 		os.Exit(1)
@@ -57,7 +72,7 @@ func main() {
 		l = append(l, kv{k, v})
 	}
 	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v })
-	for _, e := range l[:min(30, len(l))] {
+	for _, e := range l[:min(*top, len(l))] {
 		fmt.Fprintf(os.Stderr, "%6.2f%% %s\n", 100*float64(e.v)/float64(o.n), e.k)
 	}
 }
