@@ -17,18 +17,26 @@ gcc -O2 -o "$tmp/inthash" bench/workloads/inthash.c
 gcc -O0 -o "$tmp/sha256" testdata/corpus/sha256.c
 gcc -O2 -o "$tmp/tiny_vm" testdata/corpus/tiny_vm.c
 go run ./bench/cmd/compare -write-data "$tmp/data"
-# Each profile runs for about two seconds, so that no workload's call
-# edges crowd out another's in the hot-call-site threshold.
+# Each workload is profiled for about four seconds in all (several runs),
+# so that none crowds the others' call edges out of the hot-call-site
+# threshold, and so that the edges of small hot handlers (push, adc) get
+# enough samples at the profiler's 100 Hz to count as hot.
 head -c 1500000 "$tmp/data" >"$tmp/data3"
-prof() { local name=$1; shift; TTD_CPUPROFILE="$tmp/$name.prof" "$tmp/ttd" "$@" >/dev/null 2>&1 </dev/null; }
-prof gzip run gzip -9 -c "$tmp/data3"
-prof fp run "$tmp/fp" 4000
-prof inthash run "$tmp/inthash" 60
-prof gowork run "$tmp/gowork" 8
-prof sha256a run "$tmp/sha256"
-prof sha256b run "$tmp/sha256"
-for i in 1 2 3 4; do prof tinyvm$i run "$tmp/tiny_vm"; done
-prof record record -o "$tmp/t.ttd" gzip -9 -c "$tmp/data3"
-prof recordih record -o "$tmp/t2.ttd" "$tmp/inthash" 30
+prof() {
+	local name=$1 runs=$2
+	shift 2
+	for ((i = 1; i <= runs; i++)); do
+		rm -f "$tmp"/*.ttd # record does not overwrite
+		TTD_CPUPROFILE="$tmp/$name$i.prof" "$tmp/ttd" "$@" >/dev/null 2>&1 </dev/null
+	done
+}
+prof gzip 3 run gzip -9 -c "$tmp/data3"
+prof fp 3 run "$tmp/fp" 4000
+prof inthash 4 run "$tmp/inthash" 60
+prof gowork 3 run "$tmp/gowork" 8
+prof sha256 4 run "$tmp/sha256"
+prof tinyvm 10 run "$tmp/tiny_vm"
+prof record 3 record -o "$tmp/t.ttd" gzip -9 -c "$tmp/data3"
+prof recordih 6 record -o "$tmp/t2.ttd" "$tmp/inthash" 30
 go tool pprof -proto "$tmp"/*.prof >cmd/ttd/default.pgo
 echo "wrote cmd/ttd/default.pgo"
