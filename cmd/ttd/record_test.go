@@ -247,8 +247,13 @@ func BenchmarkRecordCorpus(b *testing.B) {
 			if in == 0 {
 				b.Fatalf("%s: no recording report:\n%s", p.Name, r.Stderr)
 			}
+			var fsize int64
 			if fi, err := os.Stat(trace); err == nil {
-				size += fi.Size()
+				fsize = fi.Size()
+				size += fsize
+			}
+			if i == 0 {
+				fmt.Printf("%-34s %11d instructions %9d bytes %8.3f bits/instruction\n", p.Name, in, fsize, bits)
 			}
 			insts += in
 			sum += bits
