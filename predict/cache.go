@@ -1,6 +1,9 @@
 package predict
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // Cache is a tag-less, direct-mapped cache of 8-byte memory words. A slot
 // holds whatever word was last stored in it, for whichever address mapped
@@ -32,6 +35,14 @@ func (c *Cache) Flush() { clear(c.slots) }
 
 var sizeMask = [9]uint64{1: 0xff, 2: 0xffff, 3: 0xffffff, 4: 0xffffffff, 5: 0xffffffffff, 6: 0xffffffffffff, 7: 0xffffffffffffff, 8: ^uint64(0)}
 
+// slot returns the slot of addr's word. The index is masked to the
+// slots' length (a power of two), so it needs no bounds check: this is
+// on the path of every load and store the interpreter makes while
+// recording or replaying.
+func (c *Cache) slot(addr uint64) *uint64 {
+	return (*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.slots)), (addr>>3&c.mask)*8))
+}
+
 // Predict returns the cache's prediction for a read of size bytes at addr.
 // The access must not cross an 8-byte boundary (see Split).
 func (c *Cache) Predict(addr uint64, size int) uint64 {
@@ -45,7 +56,7 @@ func (c *Cache) Predict(addr uint64, size int) uint64 {
 // recorder's or the reader's MemRead).
 // It is small enough to inline into the interpreter's handlers.
 func (c *Cache) Hit(addr uint64, size int, v uint64) bool {
-	if addr&7+uint64(size) > 8 || c.Reads+1 == c.Stop || (c.slots[(addr>>3)&c.mask]>>(addr&7*8))&sizeMask[size] != v {
+	if addr&7+uint64(size) > 8 || c.Reads+1 == c.Stop || (*c.slot(addr)>>(addr&7*8))&sizeMask[size] != v {
 		return false
 	}
 	c.Reads++
@@ -59,7 +70,11 @@ func (c *Cache) Put(addr uint64, size int, v uint64) bool {
 	if addr&7+uint64(size) > 8 {
 		return false
 	}
-	p := &c.slots[(addr>>3)&c.mask]
+	p := c.slot(addr)
+	if size == 8 { // aligned: folds away where size is a constant
+		*p = v
+		return true
+	}
 	sh := addr & 7 * 8
 	m := sizeMask[size] << sh
 	*p = *p&^m | v<<sh&m
