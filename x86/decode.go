@@ -211,6 +211,11 @@ func decodeInst(pc uint64, code []byte) Inst {
 		if a == nil {
 			break
 		}
+		if i == len(in.Args) {
+			in.Fn = unimplementedOperand
+			in.Flags = InstEndsBlock
+			return in
+		}
 		o := &in.Args[i]
 		in.NArgs = uint8(i + 1)
 		switch a := a.(type) {

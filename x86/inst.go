@@ -50,13 +50,18 @@ type Operand struct {
 }
 
 // Inst is a decoded instruction in the form the interpreter executes.
+// Its fields are ordered so that it has no padding: a program's hot
+// instructions should take as few cache lines as they can.
 type Inst struct {
 	Fn Handler
+	PC uint64
+	Op x86asm.Op
+	// Aux is handler-specific data fixed at decode time (e.g. a
+	// condition code or an opcode byte).
+	Aux uint32
 	// ID selects the case of the dispatch loop's switch that runs Fn
 	// directly (0: call through Fn). See directHandlers.
 	ID       uint16
-	PC       uint64
-	Op       x86asm.Op
 	Len      uint8
 	OpSize   uint8 // operand size in bytes (x86asm DataSize/8)
 	AddrSize uint8 // 4 or 8
@@ -65,10 +70,9 @@ type Inst struct {
 	Lock     bool
 	NArgs    uint8
 	Flags    uint8 // InstBranch etc.
-	Args     [4]Operand
-	// Aux is handler-specific data fixed at decode time (e.g. a
-	// condition code or an opcode byte).
-	Aux uint32
+	// Args are the operands. No instruction without a VEX prefix (which
+	// ttd's CPU does not report) has more than three.
+	Args [3]Operand
 	// inner is the real handler of instructions whose Fn is a wrapper
 	// (syncWrap for locked instructions).
 	inner Handler
