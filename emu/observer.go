@@ -9,7 +9,8 @@ type Observer interface {
 	// Syscall is called when a syscall completes (or, for exit and
 	// rt_sigreturn, is about to take effect). The event's Writes are the
 	// guest memory ranges the kernel side wrote, in order; their
-	// contents are in guest memory when Syscall is called.
+	// contents are in guest memory when Syscall is called. The event is
+	// the thread's own, reused: it is valid only during the call.
 	Syscall(t *Thread, ev *SyscallEvent)
 	// Signal is called when a signal is delivered to a handler or acts
 	// by default; for handlers, the frame has already been written and

@@ -1,7 +1,9 @@
 package emu
 
 import (
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -151,5 +153,54 @@ func TestGenTracksRegions(t *testing.T) {
 	mm.Mem.Peek(a, b[:])
 	if mm.Gen() != before {
 		t.Error("a read moved Gen")
+	}
+}
+
+// quietObserver counts syscalls and keeps nothing.
+type quietObserver struct{ syscalls int }
+
+func (o *quietObserver) Syscall(t *Thread, ev *SyscallEvent)   { o.syscalls++ }
+func (o *quietObserver) Signal(t *Thread, ev *SignalEvent)     {}
+func (o *quietObserver) Mmap(t *Thread, ev MmapEvent)          {}
+func (o *quietObserver) ThreadStart(t *Thread)                 {}
+func (o *quietObserver) ThreadExit(t *Thread, code int)        {}
+func (o *quietObserver) ProcessExit(p *Process, st ExitStatus) {}
+func (o *quietObserver) Switch(t *Thread)                      {}
+func (o *quietObserver) Checkpoint(p *Process)                 {}
+
+// TestSyscallsDoNotAllocate: with an observer attached (as when
+// recording), a syscall's arguments and event are the thread's own and a
+// failing syscall's errno is no heap error, so syscalls allocate nothing
+// (threads_sync makes 100 000 of them).
+func TestSyscallsDoNotAllocate(t *testing.T) {
+	exe := build(t, muslStatic, `
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), word = 0;
+	for (int i = 0; i < n; i++) {
+		syscall(SYS_getppid);
+		syscall(SYS_futex, &word, 128 /* FUTEX_WAIT_PRIVATE */, 1, 0, 0, 0); /* EAGAIN */
+	}
+	return 0;
+}`)
+	mallocs := func(n int) (uint64, int) {
+		o := &quietObserver{}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := runEmuErr(t, Config{Path: exe, Args: []string{exe, strconv.Itoa(n)}, Observer: o}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs, o.syscalls
+	}
+	m0, s0 := mallocs(10)
+	m1, s1 := mallocs(5010)
+	if s1-s0 != 10000 {
+		t.Fatalf("%d and %d syscalls: the program does not make the syscalls the test counts", s0, s1)
+	}
+	if per := float64(int64(m1-m0)) / float64(s1-s0); per > 0.01 {
+		t.Errorf("%.2f allocations per syscall, want none", per)
 	}
 }

@@ -373,6 +373,9 @@ func (p *Process) deadlock() {
 		if w == "" && t.sysEnt != nil {
 			w = t.sysEnt.Name
 		}
+		if w == "futex" {
+			w += " " + hex(t.futexAddr)
+		}
 		if i == 0 {
 			pc = t.CPU.RIP
 		}

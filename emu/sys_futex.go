@@ -151,7 +151,7 @@ func (t *Thread) futexWait(addr uint64, val, bitset uint32, dl time.Time, timed 
 		}
 		return 0, errRestartSys
 	}
-	return 0, t.sleep(wait{what: "futex " + hex(t.futexAddr), deadline: dl})
+	return 0, t.sleep(wait{what: "futex", deadline: dl}) // deadlock names the address
 }
 
 // futexDequeue removes t from the futex queue it waits in.

@@ -84,7 +84,8 @@ func Syscalls() []Syscall { return syscallTable[:] }
 func (t *Thread) syscall() {
 	c := t.CPU
 	p := t.P
-	a := SyscallArgs{Nr: int(c.R[x86.RAX]),
+	a := &t.args
+	*a = SyscallArgs{Nr: int(c.R[x86.RAX]),
 		A: [6]uint64{c.R[x86.RDI], c.R[x86.RSI], c.R[x86.RDX], c.R[x86.R10], c.R[x86.R8], c.R[x86.R9]}}
 	var ent *Syscall
 	if a.Nr >= 0 && a.Nr < len(syscallTable) {
@@ -103,7 +104,7 @@ func (t *Thread) syscall() {
 		p.logf("unimplemented syscall %s (%d) returns ENOSYS%s", name, a.Nr, note)
 	}
 	t.retrying = false
-	t.dispatch(ent, &a)
+	t.dispatch(ent, a)
 }
 
 // resume runs the syscall a blocked thread waits in again, now that
@@ -113,8 +114,8 @@ func (t *Thread) resume() {
 	t.ready = false
 	t.retrying = true
 	t.w = wait{}
-	a := t.sys
-	t.dispatch(t.sysEnt, &a)
+	t.args = t.sys
+	t.dispatch(t.sysEnt, &t.args)
 }
 
 // dispatch runs a syscall's handler and completes the syscall: the
@@ -159,14 +160,11 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 			c.R[x86.RAX] = errnoRet(unix.EINTR)
 		}
 	default:
-		var en unix.Errno
-		if !errors.As(err, &en) {
-			en = unix.EIO
-		}
-		c.R[x86.RAX] = errnoRet(en)
+		c.R[x86.RAX] = errnoRet(guestErrno(err))
 	}
 	if p.obs != nil {
-		ev := &SyscallEvent{Nr: a.Nr, Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart}
+		ev := &t.ev
+		*ev = SyscallEvent{Nr: a.Nr, Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart}
 		if ent != nil {
 			ev.Name = ent.Name
 		}
@@ -184,6 +182,15 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 func errno(err error) error {
 	if err == nil || err == errBlock || err == errRestartSys {
 		return err
+	}
+	return guestErrno(err)
+}
+
+// guestErrno is the errno of a failed syscall's error: an Errno itself
+// (the common case, which allocates nothing), one wrapped in it, or EIO.
+func guestErrno(err error) unix.Errno {
+	if en, ok := err.(unix.Errno); ok {
+		return en
 	}
 	var en unix.Errno
 	if errors.As(err, &en) {

@@ -22,8 +22,12 @@ type Thread struct {
 	// For a thread blocked in a syscall: the syscall, what it waits for,
 	// and whether something happened that may end the wait (the
 	// handler then runs again with the same arguments).
-	sys      SyscallArgs
-	sysEnt   *Syscall
+	sys    SyscallArgs
+	sysEnt *Syscall
+	// args and ev are the running syscall's arguments and its event for
+	// the observer, kept here so that a syscall allocates nothing.
+	args     SyscallArgs
+	ev       SyscallEvent
 	w        wait
 	ready    bool
 	retrying bool
