@@ -99,16 +99,19 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 			}
 			break
 		}
-		in := decodeInst(at, buf[:n])
+		b.Insts = append(b.Insts, Inst{})
+		in := &b.Insts[len(b.Insts)-1]
+		decodeInto(in, at, buf[:n])
 		if in.Len == 0 {
 			// Truncated by an unreadable page after pc: stop before it,
 			// unless it is the first instruction (then it faults).
+			b.Insts = b.Insts[:len(b.Insts)-1]
 			if at == pc {
+				cc.insts = b.Insts[:0]
 				panic(&Fault{Addr: at + uint64(n), Exec: true})
 			}
 			break
 		}
-		b.Insts = append(b.Insts, in)
 		code = append(code, buf[:in.Len]...)
 		at += uint64(in.Len)
 		if in.Flags&InstEndsBlock != 0 {
@@ -136,10 +139,21 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 func Decode(pc uint64, code []byte) Inst { return decodeInst(pc, code) }
 
 func decodeInst(pc uint64, code []byte) Inst {
-	in := Inst{PC: pc}
+	var in Inst
+	decodeInto(&in, pc, code)
+	return in
+}
+
+// decodeInto decodes the instruction at pc into in, in place: decodeBlock
+// decodes into its scratch buffer, so an instruction is not allocated
+// (handler builders take its address, which made a local escape).
+
+func decodeInto(in *Inst, pc uint64, code []byte) {
+	*in = Inst{PC: pc}
 	xi, err := x86asm.Decode(code, 64)
 	if err == x86asm.ErrTruncated && len(code) < 15 {
-		return Inst{}
+		*in = Inst{}
+		return
 	}
 	if err != nil || xi.Len == 0 {
 		// x86asm does not know endbr64 and friends (F3 0F 1E xx): with CET
@@ -149,7 +163,7 @@ func decodeInst(pc uint64, code []byte) Inst {
 			in.Len = uint8(l)
 			in.Op = x86asm.NOP
 			in.Fn = opNop
-			return in
+			return
 		}
 		in.Len = 1
 		if xi.Len > 0 {
@@ -157,7 +171,7 @@ func decodeInst(pc uint64, code []byte) Inst {
 		}
 		in.Fn = illegal
 		in.Flags = InstEndsBlock
-		return in
+		return
 	}
 	in.Len = uint8(xi.Len)
 	in.Op = xi.Op
@@ -166,11 +180,11 @@ func decodeInst(pc uint64, code []byte) Inst {
 			in.Len = uint8(l)
 			in.Op = x86asm.NOP
 			in.Fn = opNop
-			return in
+			return
 		}
 		in.Fn = illegal
 		in.Flags = InstEndsBlock
-		return in
+		return
 	}
 	in.OpSize = uint8(xi.DataSize / 8)
 	in.AddrSize = uint8(xi.AddrSize / 8)
@@ -198,12 +212,12 @@ func decodeInst(pc uint64, code []byte) Inst {
 			// VEX and EVEX: ttd's CPU reports no AVX, so these are #UD.
 			in.Fn = illegal
 			in.Flags = InstEndsBlock
-			return in
+			return
 		}
 		if p&x86asm.PrefixInvalid != 0 {
 			in.Fn = illegal
 			in.Flags = InstEndsBlock
-			return in
+			return
 		}
 	}
 	next := pc + uint64(xi.Len)
@@ -214,7 +228,7 @@ func decodeInst(pc uint64, code []byte) Inst {
 		if i == len(in.Args) {
 			in.Fn = unimplementedOperand
 			in.Flags = InstEndsBlock
-			return in
+			return
 		}
 		o := &in.Args[i]
 		in.NArgs = uint8(i + 1)
@@ -224,7 +238,7 @@ func decodeInst(pc uint64, code []byte) Inst {
 			if r.kind == KNone {
 				in.Fn = unimplementedOperand
 				in.Flags = InstEndsBlock
-				return in
+				return
 			}
 			o.Kind, o.Reg, o.Size = r.kind, r.reg, r.size
 		case x86asm.Mem:
@@ -281,21 +295,21 @@ func decodeInst(pc uint64, code []byte) Inst {
 	}
 	in.Aux = xi.Opcode
 	if bld := builders[xi.Op]; bld != nil {
-		in.Fn = bld(&in)
+		in.Fn = bld(in)
 	}
 	if in.Fn == nil {
 		in.Fn = unimplemented
 		in.Flags |= InstEndsBlock
-	} else if in.Lock && !lockable(&in) {
+	} else if in.Lock && !lockable(in) {
 		// A lock prefix is #UD except on read-modify-write memory forms.
 		in.Fn = illegal
 		in.Flags |= InstEndsBlock
-	} else if isSync(&in) {
+	} else if isSync(in) {
 		in.inner = in.Fn
 		in.Fn = syncWrap
 	}
 	in.ID = directID[funcPC(in.Fn)]
-	return in
+	return
 }
 
 func funcPC(h Handler) uintptr { return reflect.ValueOf(h).Pointer() }

@@ -1,6 +1,7 @@
 package x86
 
 import (
+	"math/rand"
 	"testing"
 )
 
@@ -213,5 +214,26 @@ func TestJumpInsideBlock(t *testing.T) {
 	}
 	if whole.R != step.R || whole.RIP != step.RIP || whole.Icount != step.Icount || whole.Icount != 7 {
 		t.Errorf("whole: icount %d rip %#x %x\nstep:  icount %d rip %#x %x", whole.Icount, whole.RIP, whole.R, step.Icount, step.RIP, step.R)
+	}
+}
+
+// TestDecodeBlockAllocations: decoding a block of register-only
+// instructions allocates the block, its instructions and its bytes, not
+// each instruction (decodeBlock decodes in place into a scratch buffer).
+func TestDecodeBlockAllocations(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	var code []byte
+	for n := 0; n < 40; n++ {
+		code = append(code, randRegInst(r)...)
+	}
+	code = append(code, 0x0f, 0x05)
+	c := newTestCPU(t, code)
+	var n int
+	allocs := testing.AllocsPerRun(20, func() { n = len(c.cache.decodeBlock(testCode).Insts) })
+	if n < 20 {
+		t.Fatalf("the block has %d instructions; the test wants a long one", n)
+	}
+	if allocs > 8 {
+		t.Errorf("decoding a block of %d instructions made %.0f allocations, want at most 8 (not one per instruction)", n, allocs)
 	}
 }
