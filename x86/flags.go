@@ -144,8 +144,13 @@ func (c *CPU) materialize() {
 }
 
 // setArith replaces the arithmetic flags given in mask with those in v.
+// Replacing all of them needs no evaluation of the lazy ones.
 func (c *CPU) setArith(mask, v uint64) {
-	c.materialize()
+	if mask == ArithFlags {
+		c.cc.op = ccEager
+	} else {
+		c.materialize()
+	}
 	c.flags = c.flags&^mask | v&mask
 }
 

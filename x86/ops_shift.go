@@ -57,8 +57,15 @@ func opShift(c *CPU, in *Inst) {
 		}
 		return
 	}
-	c.materialize()
-	f := c.flags
+	// Shifts write all six arithmetic flags (AF cleared): they need not
+	// evaluate the lazy flags of the instruction before. Rotates keep
+	// SF, ZF, PF and AF, so they do.
+	rotate := op != shShl && op != shShr && op != shSar
+	var f uint64
+	if rotate {
+		c.materialize()
+		f = c.flags
+	}
 	switch op {
 	case shShl:
 		r = (v << cnt) & mask
@@ -128,7 +135,11 @@ func opShift(c *CPU, in *Inst) {
 			f = setf(f, FlagOF, ((r<<1)^r)&sb != 0)
 		}
 	}
-	c.flags = f
+	if rotate {
+		c.flags = f
+	} else {
+		c.setArith(ArithFlags, f)
+	}
 	if d.Kind == KMem {
 		c.store(addr, int(size), r)
 	} else {
