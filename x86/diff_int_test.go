@@ -115,6 +115,7 @@ func intDiffTests() []diffTest {
 			add(fmt.Sprintf("imul %s, %s", b, a), undefMul, edgeRegs)
 			add(fmt.Sprintf("imul $-7, %s, %s", b, a), undefMul, edgeRegs)
 			add(fmt.Sprintf("imul $1000, (%%rsi), %s", a), undefMul, edgeRegs)
+			add(fmt.Sprintf("imul 5(%%rsi), %s", a), undefMul, edgeRegs)
 			// Counts above the operand size are undefined (16-bit forms).
 			shcount := func(g *diffGen, s *diffState) {
 				edgeRegs(g, s)

@@ -588,819 +588,827 @@ func (c *CPU) runInsts(insts []Inst) {
 		case 289:
 			opImul(c, in)
 		case 290:
-			mulR64(c, in)
+			imulRR64(c, in)
 		case 291:
-			mulR64nf(c, in)
+			imulRM64(c, in)
 		case 292:
-			opCdqe(c, in)
+			imulRR32(c, in)
 		case 293:
-			opNeg(c, in)
+			imulRM32(c, in)
 		case 294:
-			opNot(c, in)
+			mulR64(c, in)
 		case 295:
-			opJmpInd(c, in)
+			mulR64nf(c, in)
 		case 296:
-			opCallInd(c, in)
+			opCdqe(c, in)
 		case 297:
-			opLeave(c, in)
+			opNeg(c, in)
 		case 298:
-			opPush(c, in)
+			opNot(c, in)
 		case 299:
-			movXX(c, in)
+			opJmpInd(c, in)
 		case 300:
-			movqXR(c, in)
+			opCallInd(c, in)
 		case 301:
-			movqXM(c, in)
+			opLeave(c, in)
 		case 302:
-			movqXX(c, in)
+			opPush(c, in)
 		case 303:
-			movqRX(c, in)
+			movXX(c, in)
 		case 304:
-			movqMX(c, in)
+			movqXR(c, in)
 		case 305:
-			movsdXX(c, in)
+			movqXM(c, in)
 		case 306:
-			movsdXM(c, in)
+			movqXX(c, in)
 		case 307:
-			movsdMX(c, in)
+			movqRX(c, in)
 		case 308:
-			movssXX(c, in)
+			movqMX(c, in)
 		case 309:
-			movssXM(c, in)
+			movsdXX(c, in)
 		case 310:
-			movssMX(c, in)
+			movsdXM(c, in)
 		case 311:
-			addsdXX(c, in)
+			movsdMX(c, in)
 		case 312:
-			addsdXM(c, in)
+			movssXX(c, in)
 		case 313:
-			subsdXX(c, in)
+			movssXM(c, in)
 		case 314:
-			subsdXM(c, in)
+			movssMX(c, in)
 		case 315:
-			mulsdXX(c, in)
+			addsdXX(c, in)
 		case 316:
-			mulsdXM(c, in)
+			addsdXM(c, in)
 		case 317:
-			divsdXX(c, in)
+			subsdXX(c, in)
 		case 318:
-			divsdXM(c, in)
+			subsdXM(c, in)
 		case 319:
-			sqrtsdXX(c, in)
+			mulsdXX(c, in)
 		case 320:
-			comisdXX(c, in)
+			mulsdXM(c, in)
 		case 321:
-			comisdXM(c, in)
+			divsdXX(c, in)
 		case 322:
-			zeroX(c, in)
+			divsdXM(c, in)
 		case 323:
-			addpdXX(c, in)
+			sqrtsdXX(c, in)
 		case 324:
-			addpdXM(c, in)
+			comisdXX(c, in)
 		case 325:
-			mulpdXX(c, in)
+			comisdXM(c, in)
 		case 326:
-			subpdXX(c, in)
+			zeroX(c, in)
 		case 327:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
+			addpdXX(c, in)
 		case 328:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJNE(c, &insts[i])
+			addpdXM(c, in)
 		case 329:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJB(c, &insts[i])
+			mulpdXX(c, in)
 		case 330:
-			cmpRR32(c, in)
-			i++
-			c.blkIdx = i
-			opJAE(c, &insts[i])
+			subpdXX(c, in)
 		case 331:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 332:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 333:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJB(c, &insts[i])
 		case 334:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 335:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJBE(c, &insts[i])
 		case 336:
 			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
+			opJA(c, &insts[i])
 		case 337:
-			cmpRI32(c, in)
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJL(c, &insts[i])
 		case 338:
-			cmpRI32(c, in)
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJGE(c, &insts[i])
 		case 339:
-			cmpRI32(c, in)
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJB(c, &insts[i])
+			opJLE(c, &insts[i])
 		case 340:
-			cmpRI32(c, in)
+			cmpRR32(c, in)
 			i++
 			c.blkIdx = i
-			opJAE(c, &insts[i])
+			opJG(c, &insts[i])
 		case 341:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 342:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 343:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJB(c, &insts[i])
 		case 344:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 345:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJBE(c, &insts[i])
 		case 346:
 			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
+			opJA(c, &insts[i])
 		case 347:
-			cmpRR64(c, in)
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJL(c, &insts[i])
 		case 348:
-			cmpRR64(c, in)
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJGE(c, &insts[i])
 		case 349:
-			cmpRR64(c, in)
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJB(c, &insts[i])
+			opJLE(c, &insts[i])
 		case 350:
-			cmpRR64(c, in)
+			cmpRI32(c, in)
 			i++
 			c.blkIdx = i
-			opJAE(c, &insts[i])
+			opJG(c, &insts[i])
 		case 351:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 352:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 353:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJB(c, &insts[i])
 		case 354:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 355:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJBE(c, &insts[i])
 		case 356:
 			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
+			opJA(c, &insts[i])
 		case 357:
-			cmpRI64(c, in)
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJL(c, &insts[i])
 		case 358:
-			cmpRI64(c, in)
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJGE(c, &insts[i])
 		case 359:
-			cmpRI64(c, in)
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJB(c, &insts[i])
+			opJLE(c, &insts[i])
 		case 360:
-			cmpRI64(c, in)
+			cmpRR64(c, in)
 			i++
 			c.blkIdx = i
-			opJAE(c, &insts[i])
+			opJG(c, &insts[i])
 		case 361:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 362:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 363:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJL(c, &insts[i])
+			opJB(c, &insts[i])
 		case 364:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJGE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 365:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJLE(c, &insts[i])
+			opJBE(c, &insts[i])
 		case 366:
 			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJG(c, &insts[i])
+			opJA(c, &insts[i])
 		case 367:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJL(c, &insts[i])
 		case 368:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJGE(c, &insts[i])
 		case 369:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJB(c, &insts[i])
+			opJLE(c, &insts[i])
 		case 370:
-			cmpRR8(c, in)
+			cmpRI64(c, in)
 			i++
 			c.blkIdx = i
-			opJAE(c, &insts[i])
+			opJG(c, &insts[i])
 		case 371:
 			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 372:
 			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
-		case 373:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
-			opJE(c, &insts[i])
-		case 374:
-			cmpRI8(c, in)
-			i++
-			c.blkIdx = i
 			opJNE(c, &insts[i])
-		case 375:
-			cmpRI8(c, in)
+		case 373:
+			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJB(c, &insts[i])
-		case 376:
-			cmpRI8(c, in)
+		case 374:
+			cmpRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJAE(c, &insts[i])
+		case 375:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 376:
+			cmpRR8(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
 		case 377:
 			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 378:
 			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 379:
-			cmpRM8(c, in)
+			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJB(c, &insts[i])
 		case 380:
-			cmpRM8(c, in)
+			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJAE(c, &insts[i])
 		case 381:
-			cmpMR8(c, in)
+			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJE(c, &insts[i])
+			opJBE(c, &insts[i])
 		case 382:
-			cmpMR8(c, in)
+			cmpRI8(c, in)
 			i++
 			c.blkIdx = i
-			opJNE(c, &insts[i])
+			opJA(c, &insts[i])
 		case 383:
-			cmpMI8(c, in)
+			cmpRM8(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 384:
-			cmpMI8(c, in)
+			cmpRM8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 385:
-			cmpRM32(c, in)
+			cmpMR8(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 386:
-			cmpRM32(c, in)
+			cmpMR8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 387:
-			cmpMR32(c, in)
+			cmpMI8(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 388:
-			cmpMR32(c, in)
+			cmpMI8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 389:
-			cmpMI32(c, in)
+			cmpRM32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 390:
-			cmpMI32(c, in)
+			cmpRM32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 391:
-			cmpRM64(c, in)
+			cmpMR32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 392:
-			cmpRM64(c, in)
+			cmpMR32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 393:
-			cmpMR64(c, in)
+			cmpMI32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 394:
-			cmpMR64(c, in)
+			cmpMI32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 395:
-			cmpMI64(c, in)
+			cmpRM64(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 396:
-			cmpMI64(c, in)
+			cmpRM64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 397:
-			subRI32(c, in)
+			cmpMR64(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 398:
-			subRI32(c, in)
+			cmpMR64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 399:
-			addRI32(c, in)
+			cmpMI64(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 400:
-			addRI32(c, in)
+			cmpMI64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 401:
-			subRI64(c, in)
+			subRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 402:
-			subRI64(c, in)
+			subRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 403:
-			addRI64(c, in)
+			addRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 404:
-			addRI64(c, in)
+			addRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 405:
-			testRR8(c, in)
+			subRI64(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 406:
-			testRR8(c, in)
+			subRI64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 407:
-			testRR32(c, in)
+			addRI64(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 408:
-			testRR32(c, in)
+			addRI64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 409:
-			testRR64(c, in)
+			testRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 410:
-			testRR64(c, in)
+			testRR8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 411:
-			testRI8(c, in)
+			testRR32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 412:
-			testRI8(c, in)
+			testRR32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 413:
-			testRI32(c, in)
+			testRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 414:
-			testRI32(c, in)
+			testRR64(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 415:
-			testMI8(c, in)
+			testRI8(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 416:
-			testMI8(c, in)
+			testRI8(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 417:
-			comisdXX(c, in)
+			testRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJE(c, &insts[i])
 		case 418:
-			comisdXX(c, in)
+			testRI32(c, in)
 			i++
 			c.blkIdx = i
 			opJNE(c, &insts[i])
 		case 419:
-			comisdXX(c, in)
+			testMI8(c, in)
 			i++
 			c.blkIdx = i
-			opJB(c, &insts[i])
+			opJE(c, &insts[i])
 		case 420:
-			comisdXX(c, in)
+			testMI8(c, in)
 			i++
 			c.blkIdx = i
-			opJAE(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 421:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
-			opJBE(c, &insts[i])
+			opJE(c, &insts[i])
 		case 422:
 			comisdXX(c, in)
 			i++
 			c.blkIdx = i
-			opJA(c, &insts[i])
+			opJNE(c, &insts[i])
 		case 423:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJB(c, &insts[i])
+		case 424:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJAE(c, &insts[i])
+		case 425:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJBE(c, &insts[i])
+		case 426:
+			comisdXX(c, in)
+			i++
+			c.blkIdx = i
+			opJA(c, &insts[i])
+		case 427:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
-		case 424:
+		case 428:
 			movXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
-		case 425:
+		case 429:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addsdXX(c, &insts[i])
 			}
-		case 426:
+		case 430:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addsdXM(c, &insts[i])
 			}
-		case 427:
+		case 431:
 			subsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdXM(c, &insts[i])
 			}
-		case 428:
+		case 432:
 			movsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				subsdXM(c, &insts[i])
 			}
-		case 429:
+		case 433:
 			movsdMX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdMX(c, &insts[i])
 			}
-		case 430:
+		case 434:
 			movsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdXM(c, &insts[i])
 			}
-		case 431:
-			mulsdXX(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movXX(c, &insts[i])
-			}
-		case 432:
-			addsdXX(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movXX(c, &insts[i])
-			}
-		case 433:
-			movsdXM(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movXX(c, &insts[i])
-			}
-		case 434:
-			addsdXM(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				mulsdXX(c, &insts[i])
-			}
 		case 435:
-			movXX(c, in)
+			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movXX(c, &insts[i])
 			}
 		case 436:
+			addsdXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 437:
+			movsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 438:
+			addsdXM(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				mulsdXX(c, &insts[i])
+			}
+		case 439:
+			movXX(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movXX(c, &insts[i])
+			}
+		case 440:
 			subsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				subsdXM(c, &insts[i])
 			}
-		case 437:
+		case 441:
 			addsdXM(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movsdMX(c, &insts[i])
 			}
-		case 438:
+		case 442:
 			mulsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				divsdXX(c, &insts[i])
 			}
-		case 439:
+		case 443:
 			divsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
-		case 440:
+		case 444:
 			movXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				sqrtsdXX(c, &insts[i])
 			}
-		case 441:
+		case 445:
 			sqrtsdXX(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				mulsdXX(c, &insts[i])
 			}
-		case 442:
+		case 446:
 			andRI32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movzxM1632(c, &insts[i])
 			}
-		case 443:
+		case 447:
 			movsxR3264(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRR32(c, &insts[i])
 			}
-		case 444:
+		case 448:
 			movRR32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addRR64(c, &insts[i])
 			}
-		case 445:
+		case 449:
 			movzxM832(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				addRI64nf(c, &insts[i])
 			}
-		case 446:
+		case 450:
 			addRI64nf(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				xorRR32nf(c, &insts[i])
 			}
-		case 447:
+		case 451:
 			xorRR64nf(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRR64(c, &insts[i])
 			}
-		case 448:
+		case 452:
 			movRR64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				shlRI64nf(c, &insts[i])
 			}
-		case 449:
+		case 453:
 			shlRI64nf(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				xorRR64nf(c, &insts[i])
 			}
-		case 450:
+		case 454:
 			movRR64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRR64(c, &insts[i])
 			}
-		case 451:
+		case 455:
 			movRM64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRM64(c, &insts[i])
-			}
-		case 452:
-			movRR32(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movRM32(c, &insts[i])
-			}
-		case 453:
-			rolRI32nf(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				xorRR32(c, &insts[i])
-			}
-		case 454:
-			movRM32(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				rolRI32nf(c, &insts[i])
-			}
-		case 455:
-			movMR64(c, in)
-			if i+1 < c.blkLen {
-				i++
-				c.blkIdx = i
-				movMR64(c, &insts[i])
 			}
 		case 456:
 			movRR32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
-				movRR32(c, &insts[i])
+				movRM32(c, &insts[i])
 			}
 		case 457:
+			rolRI32nf(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				xorRR32(c, &insts[i])
+			}
+		case 458:
+			movRM32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				rolRI32nf(c, &insts[i])
+			}
+		case 459:
+			movMR64(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movMR64(c, &insts[i])
+			}
+		case 460:
+			movRR32(c, in)
+			if i+1 < c.blkLen {
+				i++
+				c.blkIdx = i
+				movRR32(c, &insts[i])
+			}
+		case 461:
 			movRM64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movMR64(c, &insts[i])
 			}
-		case 458:
+		case 462:
 			movMR64(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRM64(c, &insts[i])
 			}
-		case 459:
+		case 463:
 			xorRR32(c, in)
 			if i+1 < c.blkLen {
 				i++
 				c.blkIdx = i
 				movRM32(c, &insts[i])
 			}
-		case 460:
+		case 464:
 			rolRI32nf(c, in)
 			if i+1 < c.blkLen {
 				i++

@@ -295,6 +295,10 @@ var directHandlers = [...]Handler{
 	opNop,
 	opShift,
 	opImul,
+	imulRR64,
+	imulRM64,
+	imulRR32,
+	imulRM32,
 	mulR64,
 	mulR64nf,
 	opCdqe,
@@ -339,7 +343,7 @@ var directHandlers = [...]Handler{
 // after it, then (from index seqPairsAt) other frequent neighbours. A
 // pair's ID is fusedBase plus its index here.
 const (
-	fusedBase  = 327
+	fusedBase  = 331
 	seqPairsAt = 96
 )
 

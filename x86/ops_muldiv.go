@@ -100,6 +100,46 @@ func opImul(c *CPU, in *Inst) {
 	}
 }
 
+// imulRR64 … imulRM32 are imul r, r/m with a 64- or 32-bit register
+// destination, called directly by the dispatch loop (-O0 code keeps its
+// operands in memory, and the flags live).
+func imulRR64(c *CPU, in *Inst) { imul64(c, in, c.R[in.Args[1].Reg&15]) }
+func imulRM64(c *CPU, in *Inst) { imul64(c, in, c.load64(c.ea(&in.Args[1]))) }
+func imulRR32(c *CPU, in *Inst) { imul32(c, in, c.R[in.Args[1].Reg&15]) }
+func imulRM32(c *CPU, in *Inst) { imul32(c, in, c.load32(c.ea(&in.Args[1]))) }
+
+func imul64(c *CPU, in *Inst, b uint64) {
+	d := &c.R[in.Args[0].Reg&15]
+	lo, _, ovf := mulSigned(int64(*d), int64(b), 8)
+	*d = lo
+	mulFlags(c, lo, 8, ovf)
+}
+
+func imul32(c *CPU, in *Inst, b uint64) {
+	d := &c.R[in.Args[0].Reg&15]
+	p := int64(int32(*d)) * int64(int32(b))
+	*d = uint64(uint32(p))
+	mulFlags(c, uint64(p), 4, p != int64(int32(p)))
+}
+
+func buildImul(in *Inst) Handler {
+	d, s := &in.Args[0], &in.Args[1]
+	if in.NArgs != 2 || d.Kind != KReg || (d.Size != 4 && d.Size != 8) || s.Size != d.Size {
+		return opImul
+	}
+	switch {
+	case s.Kind == KReg && d.Size == 8:
+		return imulRR64
+	case s.Kind == KMem && d.Size == 8:
+		return imulRM64
+	case s.Kind == KReg:
+		return imulRR32
+	case s.Kind == KMem:
+		return imulRM32
+	}
+	return opImul
+}
+
 func opDiv(c *CPU, in *Inst) {
 	s := &in.Args[0]
 	v := c.get(s)
@@ -225,7 +265,7 @@ func buildMul(in *Inst) Handler {
 
 func init() {
 	register(x86asm.MUL, buildMul)
-	handle(x86asm.IMUL, opImul)
+	register(x86asm.IMUL, buildImul)
 	handle(x86asm.DIV, opDiv)
 	handle(x86asm.IDIV, opIdiv)
 }

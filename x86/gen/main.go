@@ -308,7 +308,7 @@ var handlerRE = regexp.MustCompile(`(?m)^func (\w+)\(c \*CPU, in \*Inst\)`)
 var hotHandlers = []string{
 	"opJcc", "opJE", "opJNE", "opJB", "opJAE", "opJBE", "opJA", "opJL", "opJGE", "opJLE", "opJG", "opJmpRel", "opCallRel", "opRet", "opPushReg", "opPopReg", "opLea", "opLea64",
 	"opMovzx", "opMovsx", "movsxR3264", "movsxM3264", "opCmov", "opSetcc", "opInc", "opDec", "opNop", "opShift",
-	"opImul", "mulR64", "mulR64nf", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
+	"opImul", "imulRR64", "imulRM64", "imulRR32", "imulRM32", "mulR64", "mulR64nf", "opCdqe", "opNeg", "opNot", "opJmpInd", "opCallInd", "opLeave", "opPush",
 	"movXX", "movqXR", "movqXM", "movqXX", "movqRX", "movqMX", "movsdXX", "movsdXM", "movsdMX",
 	"movssXX", "movssXM", "movssMX", "addsdXX", "addsdXM", "subsdXX", "subsdXM", "mulsdXX", "mulsdXM",
 	"divsdXX", "divsdXM", "sqrtsdXX", "comisdXX", "comisdXM", "zeroX", "addpdXX", "addpdXM", "mulpdXX", "subpdXX",
