@@ -94,6 +94,9 @@ func intDiffTests() []diffTest {
 		for _, op := range []string{"shl", "shr", "sar", "rol", "ror", "rcl", "rcr"} {
 			add(fmt.Sprintf("%s %%cl, %s", op, a), undefShift, edgeRegs)
 			add(fmt.Sprintf("%s $1, %s", op, b), FlagAF, edgeRegs)
+			add(fmt.Sprintf("%s $7, %s", op, a), undefShift, edgeRegs)
+			add(fmt.Sprintf("%s $%d, %s", op, 8<<sz-1, b), undefShift, edgeRegs)
+			add(fmt.Sprintf("%s $0, %s", op, a), 0, edgeRegs)
 			add(fmt.Sprintf("%s%s $5, (%%rsi)", op, sf), undefShift, edgeRegs)
 		}
 		add(fmt.Sprintf("xchg %s, %s", a, b), 0, nil)

@@ -318,10 +318,138 @@ func opLzcnt(c *CPU, in *Inst) {
 	c.flags = setf(setf(c.flags, FlagCF, v == 0), FlagZF, n == 0)
 }
 
+// Shifts of a 32- or 64-bit register by an immediate (RI) or by CL (RC)
+// with the flags live, called directly by the dispatch loop (-O0 code
+// scales indices with them, and its next instruction touches memory,
+// which keeps the flags live). Their results and flags are opShift's.
+
+func shlRI64(c *CPU, in *Inst) { shl64(c, in, in.Args[1].Imm&63) }
+func shlRC64(c *CPU, in *Inst) { shl64(c, in, c.R[RCX]&63) }
+func shrRI64(c *CPU, in *Inst) { shr64(c, in, in.Args[1].Imm&63) }
+func shrRC64(c *CPU, in *Inst) { shr64(c, in, c.R[RCX]&63) }
+func sarRI64(c *CPU, in *Inst) { sar64(c, in, in.Args[1].Imm&63) }
+func sarRC64(c *CPU, in *Inst) { sar64(c, in, c.R[RCX]&63) }
+func shlRI32(c *CPU, in *Inst) { shl32(c, in, in.Args[1].Imm&31) }
+func shlRC32(c *CPU, in *Inst) { shl32(c, in, c.R[RCX]&31) }
+func shrRI32(c *CPU, in *Inst) { shr32(c, in, in.Args[1].Imm&31) }
+func shrRC32(c *CPU, in *Inst) { shr32(c, in, c.R[RCX]&31) }
+func sarRI32(c *CPU, in *Inst) { sar32(c, in, in.Args[1].Imm&31) }
+func sarRC32(c *CPU, in *Inst) { sar32(c, in, c.R[RCX]&31) }
+
+// shFlags returns the arithmetic flags of a shift by a non-zero count:
+// SF, ZF and PF from the result, CF and OF as given, AF clear.
+func shFlags(r uint64, size uint8, cf, of bool) uint64 {
+	f := szp(0, r, size)
+	if cf {
+		f |= FlagCF
+	}
+	if of {
+		f |= FlagOF
+	}
+	return f
+}
+
+func shl64(c *CPU, in *Inst, n uint64) {
+	if n == 0 {
+		return // flags unchanged
+	}
+	d := &c.R[in.Args[0].Reg&15]
+	v := *d
+	r := v << n
+	cf := v>>(64-n)&1 != 0
+	*d = r
+	c.setArith(ArithFlags, shFlags(r, 8, cf, r>>63 != 0 != cf))
+}
+
+func shr64(c *CPU, in *Inst, n uint64) {
+	if n == 0 {
+		return
+	}
+	d := &c.R[in.Args[0].Reg&15]
+	v := *d
+	r := v >> n
+	*d = r
+	c.setArith(ArithFlags, shFlags(r, 8, v>>(n-1)&1 != 0, n == 1 && v>>63 != 0 || n > 1 && (r<<1^r)>>63 != 0))
+}
+
+func sar64(c *CPU, in *Inst, n uint64) {
+	if n == 0 {
+		return
+	}
+	d := &c.R[in.Args[0].Reg&15]
+	s := int64(*d)
+	r := uint64(s >> n)
+	*d = r
+	c.setArith(ArithFlags, shFlags(r, 8, s>>(n-1)&1 != 0, false))
+}
+
+func shl32(c *CPU, in *Inst, n uint64) {
+	d := &c.R[in.Args[0].Reg&15]
+	v := uint64(uint32(*d))
+	if n == 0 {
+		*d = v // a 32-bit destination is zero-extended all the same
+		return
+	}
+	r := uint64(uint32(v << n))
+	cf := v>>(32-n)&1 != 0
+	*d = r
+	c.setArith(ArithFlags, shFlags(r, 4, cf, r>>31 != 0 != cf))
+}
+
+func shr32(c *CPU, in *Inst, n uint64) {
+	d := &c.R[in.Args[0].Reg&15]
+	v := uint64(uint32(*d))
+	if n == 0 {
+		*d = v
+		return
+	}
+	r := v >> n
+	*d = r
+	c.setArith(ArithFlags, shFlags(r, 4, v>>(n-1)&1 != 0, n == 1 && v>>31&1 != 0 || n > 1 && (r<<1^r)>>31&1 != 0))
+}
+
+func sar32(c *CPU, in *Inst, n uint64) {
+	d := &c.R[in.Args[0].Reg&15]
+	s := int64(int32(*d))
+	if n == 0 {
+		*d = uint64(uint32(s))
+		return
+	}
+	r := uint64(uint32(s >> n))
+	*d = r
+	c.setArith(ArithFlags, shFlags(r, 4, s>>(n-1)&1 != 0, false))
+}
+
+// shiftForms[op: shl shr sar][count: imm CL][size: 4 8]
+var shiftForms = [3][2][2]Handler{
+	{{shlRI32, shlRI64}, {shlRC32, shlRC64}},
+	{{shrRI32, shrRI64}, {shrRC32, shrRC64}},
+	{{sarRI32, sarRI64}, {sarRC32, sarRC64}},
+}
+
+// buildIntShift picks a direct handler for shl, shr and sar of a 32- or
+// 64-bit register by an immediate or CL, and opShift for the rest.
+func buildIntShift(op uint32) Builder {
+	return func(in *Inst) Handler {
+		in.Aux = op
+		d, n := &in.Args[0], &in.Args[1]
+		if op > shSar || in.NArgs != 2 || d.Kind != KReg || (d.Size != 4 && d.Size != 8) {
+			return opShift
+		}
+		sz := int(d.Size / 8)
+		switch {
+		case n.Kind == KImm:
+			return shiftForms[op][0][sz]
+		case n.Kind == KReg && n.Reg == RCX && n.Size == 1:
+			return shiftForms[op][1][sz]
+		}
+		return opShift
+	}
+}
+
 func init() {
 	for i, op := range []x86asm.Op{x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.ROL, x86asm.ROR, x86asm.RCL, x86asm.RCR} {
-		aux := uint32(i)
-		register(op, func(in *Inst) Handler { in.Aux = aux; return opShift })
+		register(op, buildIntShift(uint32(i)))
 	}
 	register(x86asm.SHLD, func(in *Inst) Handler { in.Aux = 0; return opShxd })
 	register(x86asm.SHRD, func(in *Inst) Handler { in.Aux = 1; return opShxd })
