@@ -32,7 +32,9 @@ func TestNodeDebugClient(t *testing.T) {
 	}
 	fix := buildFixtures(t)
 	bin := filepath.Join(t.TempDir(), "ttd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/ttd").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, "../cmd/ttd")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the Makefile builds it
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building ttd: %v\n%s", err, out)
 	}
 	src, _ := filepath.Abs("testdata")

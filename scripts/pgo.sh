@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -pgo=off -o "$tmp/ttd" ./cmd/ttd
+CGO_ENABLED=0 go build -pgo=off -o "$tmp/ttd" ./cmd/ttd
 gcc -O2 -o "$tmp/fp" bench/workloads/fp.c -lm
 gcc -O2 -o "$tmp/inthash" bench/workloads/inthash.c
 (cd bench/workloads/gowork && CGO_ENABLED=0 go build -o "$tmp/gowork" .)

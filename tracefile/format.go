@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -52,9 +53,11 @@ const (
 	compressNone     = 1 << 8
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made on first use: building its tables costs about 0.1
+// ms, which commands that write or read no trace (ttd run) need not pay.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli()) }
 
 // Header is the trace's creation information, written once at the start
 // of the file. Every field is optional.

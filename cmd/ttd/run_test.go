@@ -37,6 +37,7 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ttdBinary = filepath.Join(dir, "ttd")
 	cmd := exec.Command(goTool(), "build", "-o", ttdBinary, "ttd/cmd/ttd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the Makefile builds it
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ttd: %v\n%s", err, out)
 		return 1
