@@ -33,8 +33,9 @@ type CodeCache struct {
 	// insts and code are decodeBlock's scratch buffers.
 	insts []Inst
 	code  []byte
-	// Decodes counts decoded blocks (for statistics and tests).
-	Decodes uint64
+	// Decodes counts decoded blocks (for statistics and tests), Reused
+	// the instructions they took from blocks already decoded.
+	Decodes, Reused uint64
 }
 
 // NewCodeCache returns an empty cache for code in mem and hooks mem's

@@ -90,7 +90,22 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	b.Insts, cc.code = cc.insts[:0], cc.code[:0]
 	code := cc.code
 	at := pc
-	for len(b.Insts) < maxBlockInsts {
+	reused := false
+	if b2, k := cc.containing(pc); b2 != nil {
+		// pc is inside a block already decoded (the target of a jump
+		// into code that another block ran through): the same bytes
+		// decode to the same instructions, and a block from pc ends
+		// where b2 ends (see containing).
+		for _, in := range b2.Insts[k:] {
+			in.ID = in.base // markDeadFlags and markFused start afresh
+			b.Insts = append(b.Insts, in)
+		}
+		code = append(code, b2.Bytes[pc-b2.PC:]...)
+		at = b2.End
+		reused = true
+		cc.Reused += uint64(len(b2.Insts) - k)
+	}
+	for !reused && len(b.Insts) < maxBlockInsts {
 		n := cc.fetch(at, buf[:15])
 		if n == 0 {
 			if at == pc {
@@ -132,6 +147,30 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
 	return b
+}
+
+// containing returns a valid block that has an instruction starting at pc
+// after its first, and that instruction's index, or nil. Such a block
+// started on pc's page: a block stops after the first instruction that
+// ends on the page after its first (decodeBlock), so no instruction of it
+// starts on a later page. A block from pc therefore ends where it does,
+// unless it was cut at maxBlockInsts: those are not returned. Only the
+// page's most recent blocks are searched, to bound the cost on pages of
+// many blocks.
+func (cc *CodeCache) containing(pc uint64) (*Block, int) {
+	bs := cc.byPage[pc>>PageShift]
+	for i := len(bs) - 1; i >= 0 && i >= len(bs)-32; i-- {
+		b := bs[i]
+		if !b.valid || pc <= b.PC || pc >= b.End || len(b.Insts) >= maxBlockInsts || b.firstPage != pc>>PageShift {
+			continue
+		}
+		for k := 1; k < len(b.Insts); k++ {
+			if b.Insts[k].PC == pc {
+				return b, k
+			}
+		}
+	}
+	return nil, 0
 }
 
 // Decode decodes one instruction at pc from code (for disassemblers and
@@ -309,6 +348,7 @@ func decodeInto(in *Inst, pc uint64, code []byte) {
 		in.Fn = syncWrap
 	}
 	in.ID = directID[funcPC(in.Fn)]
+	in.base = in.ID
 	return
 }
 

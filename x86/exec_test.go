@@ -2,6 +2,7 @@ package x86
 
 import (
 	"math/rand"
+	"reflect"
 	"testing"
 )
 
@@ -235,5 +236,53 @@ func TestDecodeBlockAllocations(t *testing.T) {
 	}
 	if allocs > 8 {
 		t.Errorf("decoding a block of %d instructions made %.0f allocations, want at most 8 (not one per instruction)", n, allocs)
+	}
+}
+
+// TestReusedBlocksMatchDecoded: a block that starts inside one already
+// decoded (loopCode's loop head, reached first through the block from
+// its start) takes that block's tail instead of decoding it again, and
+// is exactly what a fresh decode gives.
+//
+// fusedLoop's loop head is the second of four register moves, which fuse
+// in pairs (movRR64+movRR64): from the start, the first and the third
+// instruction begin a pair; from the head, the second does.
+//
+//	mov ecx, 3; mov rax, rbx
+//	1: mov rbx, rdx; mov rdx, rsi; mov rsi, rax; dec ecx; jnz 1b
+//	syscall
+var fusedLoop = []byte{0xb9, 3, 0, 0, 0, 0x48, 0x89, 0xd8,
+	0x48, 0x89, 0xd3, 0x48, 0x89, 0xf2, 0x48, 0x89, 0xc6, 0xff, 0xc9, 0x75, 0xf3, 0x0f, 0x05}
+
+func TestReusedBlocksMatchDecoded(t *testing.T) {
+	for _, code := range [][]byte{loopCode, fusedLoop} {
+		checkReusedBlocks(t, code)
+	}
+}
+
+func checkReusedBlocks(t *testing.T, code []byte) {
+	c := newTestCPU(t, code)
+	if e := c.Run(1 << 40); e.Reason != ExitSyscall {
+		t.Fatalf("exit %v (%v)", e.Reason, e.Err)
+	}
+	if c.cache.Reused == 0 {
+		t.Fatal("no block took instructions from another: the test tests nothing")
+	}
+	fresh := NewCodeCache(c.Mem)
+	for pc, b := range c.cache.blocks {
+		f := fresh.decodeBlock(pc)
+		if f.End != b.End || string(f.Bytes) != string(b.Bytes) || len(f.Insts) != len(b.Insts) {
+			t.Fatalf("block at %#x: end %#x, %d instructions; decoded afresh: end %#x, %d", pc, b.End, len(b.Insts), f.End, len(f.Insts))
+		}
+		for i := range b.Insts {
+			x, y := b.Insts[i], f.Insts[i]
+			if funcPC(x.Fn) != funcPC(y.Fn) || (x.inner == nil) != (y.inner == nil) || x.inner != nil && funcPC(x.inner) != funcPC(y.inner) {
+				t.Fatalf("block at %#x, instruction %d: handlers differ", pc, i)
+			}
+			x.Fn, y.Fn, x.inner, y.inner = nil, nil, nil, nil
+			if !reflect.DeepEqual(x, y) {
+				t.Fatalf("block at %#x, instruction %d:\n%+v\ndecoded afresh:\n%+v", pc, i, x, y)
+			}
+		}
 	}
 }

@@ -60,8 +60,11 @@ type Inst struct {
 	// condition code or an opcode byte).
 	Aux uint32
 	// ID selects the case of the dispatch loop's switch that runs Fn
-	// directly (0: call through Fn). See directHandlers.
+	// directly (0: call through Fn). See directHandlers. base is Fn's own
+	// ID, before markDeadFlags and markFused chose a variant for the
+	// instruction's place in its block.
 	ID       uint16
+	base     uint16
 	Len      uint8
 	OpSize   uint8 // operand size in bytes (x86asm DataSize/8)
 	AddrSize uint8 // 4 or 8
