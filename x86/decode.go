@@ -186,7 +186,6 @@ func decodeInst(pc uint64, code []byte) Inst {
 // decodeInto decodes the instruction at pc into in, in place: decodeBlock
 // decodes into its scratch buffer, so an instruction is not allocated
 // (handler builders take its address, which made a local escape).
-
 func decodeInto(in *Inst, pc uint64, code []byte) {
 	*in = Inst{PC: pc}
 	xi, err := x86asm.Decode(code, 64)
