@@ -60,44 +60,27 @@ func opShift(c *CPU, in *Inst) {
 	// Shifts write all six arithmetic flags (AF cleared): they need not
 	// evaluate the lazy flags of the instruction before. Rotates keep
 	// SF, ZF, PF and AF, so they do.
-	rotate := op != shShl && op != shShr && op != shSar
-	var f uint64
-	if rotate {
-		c.materialize()
-		f = c.flags
+	if op == shShl || op == shShr || op == shSar {
+		var f uint64
+		switch op {
+		case shShl:
+			r, f = shlOp(v, cnt, size)
+		case shShr:
+			r, f = shrOp(v, cnt, size)
+		default:
+			r, f = sarOp(v, cnt, size)
+		}
+		c.setArith(ArithFlags, f)
+		if d.Kind == KMem {
+			c.store(addr, int(size), r)
+		} else {
+			c.setReg(d, r)
+		}
+		return
 	}
+	c.materialize()
+	f := c.flags
 	switch op {
-	case shShl:
-		r = (v << cnt) & mask
-		cf := cnt <= nbits && (v>>(nbits-cnt))&1 != 0
-		f = szp(f, r, size)
-		f = setf(f, FlagCF, cf)
-		f = setf(f, FlagOF, (r&sb != 0) != cf)
-		f &^= FlagAF
-	case shShr:
-		r = v >> cnt
-		if cnt >= nbits {
-			r = 0
-		}
-		cf := cnt <= nbits && (v>>(cnt-1))&1 != 0
-		f = szp(f, r, size)
-		f = setf(f, FlagCF, cf)
-		f = setf(f, FlagOF, v&sb != 0 && cnt == 1 || (cnt > 1 && ((r<<1)^r)&sb != 0))
-		f &^= FlagAF
-	case shSar:
-		s := sx(v, size)
-		c2 := cnt
-		if c2 >= nbits {
-			c2 = nbits - 1
-		}
-		r = uint64(s>>c2) & mask
-		cf := (s>>(cnt-1))&1 != 0
-		if cnt > nbits {
-			cf = s < 0
-		}
-		f = szp(f, r, size)
-		f = setf(f, FlagCF, cf)
-		f &^= FlagOF | FlagAF
 	case shRol:
 		k := cnt % nbits
 		r = (v<<k | v>>((nbits-k)%nbits)) & mask
@@ -135,11 +118,7 @@ func opShift(c *CPU, in *Inst) {
 			f = setf(f, FlagOF, ((r<<1)^r)&sb != 0)
 		}
 	}
-	if rotate {
-		c.flags = f
-	} else {
-		c.setArith(ArithFlags, f)
-	}
+	c.flags = f
 	if d.Kind == KMem {
 		c.store(addr, int(size), r)
 	} else {
@@ -318,27 +297,38 @@ func opLzcnt(c *CPU, in *Inst) {
 	c.flags = setf(setf(c.flags, FlagCF, v == 0), FlagZF, n == 0)
 }
 
-// Shifts of a 32- or 64-bit register by an immediate (RI) or by CL (RC)
-// with the flags live, called directly by the dispatch loop (-O0 code
-// scales indices with them, and its next instruction touches memory,
-// which keeps the flags live). Their results and flags are opShift's.
+// shlOp, shrOp and sarOp compute a shift of v, masked to size bytes, by
+// cnt, which is not 0 (and at most 31, or 63 for 8 bytes): the result and
+// all six arithmetic flags, AF clear. opShift and the register forms
+// share them.
+func shlOp(v, cnt uint64, size uint8) (r, f uint64) {
+	nbits := uint64(size) * 8
+	r = v << cnt & sizeMask[size]
+	cf := cnt <= nbits && v>>(nbits-cnt)&1 != 0
+	return r, shiftFlags(r, size, cf, r&signBit(size) != 0 != cf)
+}
 
-func shlRI64(c *CPU, in *Inst) { shl64(c, in, in.Args[1].Imm&63) }
-func shlRC64(c *CPU, in *Inst) { shl64(c, in, c.R[RCX]&63) }
-func shrRI64(c *CPU, in *Inst) { shr64(c, in, in.Args[1].Imm&63) }
-func shrRC64(c *CPU, in *Inst) { shr64(c, in, c.R[RCX]&63) }
-func sarRI64(c *CPU, in *Inst) { sar64(c, in, in.Args[1].Imm&63) }
-func sarRC64(c *CPU, in *Inst) { sar64(c, in, c.R[RCX]&63) }
-func shlRI32(c *CPU, in *Inst) { shl32(c, in, in.Args[1].Imm&31) }
-func shlRC32(c *CPU, in *Inst) { shl32(c, in, c.R[RCX]&31) }
-func shrRI32(c *CPU, in *Inst) { shr32(c, in, in.Args[1].Imm&31) }
-func shrRC32(c *CPU, in *Inst) { shr32(c, in, c.R[RCX]&31) }
-func sarRI32(c *CPU, in *Inst) { sar32(c, in, in.Args[1].Imm&31) }
-func sarRC32(c *CPU, in *Inst) { sar32(c, in, c.R[RCX]&31) }
+func shrOp(v, cnt uint64, size uint8) (r, f uint64) {
+	sb := signBit(size)
+	r = v >> cnt // 0 once cnt reaches the size
+	cf := cnt <= uint64(size)*8 && v>>(cnt-1)&1 != 0
+	return r, shiftFlags(r, size, cf, v&sb != 0 && cnt == 1 || cnt > 1 && (r<<1^r)&sb != 0)
+}
 
-// shFlags returns the arithmetic flags of a shift by a non-zero count:
+func sarOp(v, cnt uint64, size uint8) (r, f uint64) {
+	nbits := uint64(size) * 8
+	s := sx(v, size)
+	r = uint64(s>>min(cnt, nbits-1)) & sizeMask[size]
+	cf := s>>(cnt-1)&1 != 0
+	if cnt > nbits {
+		cf = s < 0
+	}
+	return r, shiftFlags(r, size, cf, false)
+}
+
+// shiftFlags returns the arithmetic flags of a shift by a non-zero count:
 // SF, ZF and PF from the result, CF and OF as given, AF clear.
-func shFlags(r uint64, size uint8, cf, of bool) uint64 {
+func shiftFlags(r uint64, size uint8, cf, of bool) uint64 {
 	f := szp(0, r, size)
 	if cf {
 		f |= FlagCF
@@ -349,99 +339,58 @@ func shFlags(r uint64, size uint8, cf, of bool) uint64 {
 	return f
 }
 
-func shl64(c *CPU, in *Inst, n uint64) {
-	if n == 0 {
-		return // flags unchanged
+// shlReg, shrReg and sarReg are opShift for a 32- or 64-bit register
+// shifted by an immediate or CL (-O0 code scales indices with them, and
+// its next instruction touches memory, which keeps the flags live),
+// without generic operand access.
+func shlReg(c *CPU, in *Inst) {
+	if d, v, n := regShift(c, in); n != 0 {
+		r, f := shlOp(v, n, in.Args[0].Size)
+		*d = r
+		c.setArith(ArithFlags, f)
 	}
-	d := &c.R[in.Args[0].Reg&15]
-	v := *d
-	r := v << n
-	cf := v>>(64-n)&1 != 0
-	*d = r
-	c.setArith(ArithFlags, shFlags(r, 8, cf, r>>63 != 0 != cf))
 }
 
-func shr64(c *CPU, in *Inst, n uint64) {
-	if n == 0 {
-		return
+func shrReg(c *CPU, in *Inst) {
+	if d, v, n := regShift(c, in); n != 0 {
+		r, f := shrOp(v, n, in.Args[0].Size)
+		*d = r
+		c.setArith(ArithFlags, f)
 	}
-	d := &c.R[in.Args[0].Reg&15]
-	v := *d
-	r := v >> n
-	*d = r
-	c.setArith(ArithFlags, shFlags(r, 8, v>>(n-1)&1 != 0, n == 1 && v>>63 != 0 || n > 1 && (r<<1^r)>>63 != 0))
 }
 
-func sar64(c *CPU, in *Inst, n uint64) {
-	if n == 0 {
-		return
+func sarReg(c *CPU, in *Inst) {
+	if d, v, n := regShift(c, in); n != 0 {
+		r, f := sarOp(v, n, in.Args[0].Size)
+		*d = r
+		c.setArith(ArithFlags, f)
 	}
-	d := &c.R[in.Args[0].Reg&15]
-	s := int64(*d)
-	r := uint64(s >> n)
-	*d = r
-	c.setArith(ArithFlags, shFlags(r, 8, s>>(n-1)&1 != 0, false))
 }
 
-func shl32(c *CPU, in *Inst, n uint64) {
-	d := &c.R[in.Args[0].Reg&15]
-	v := uint64(uint32(*d))
-	if n == 0 {
-		*d = v // a 32-bit destination is zero-extended all the same
-		return
+// regShift returns the destination register, its value and the masked
+// count of a register shift; a 32-bit destination is zero-extended even
+// by a count of 0.
+func regShift(c *CPU, in *Inst) (d *uint64, v, n uint64) {
+	size := in.Args[0].Size
+	n = c.R[RCX]
+	if in.Args[1].Kind == KImm {
+		n = in.Args[1].Imm
 	}
-	r := uint64(uint32(v << n))
-	cf := v>>(32-n)&1 != 0
-	*d = r
-	c.setArith(ArithFlags, shFlags(r, 4, cf, r>>31 != 0 != cf))
+	d = &c.R[in.Args[0].Reg&15]
+	v = *d & sizeMask[size]
+	*d = v
+	return d, v, n & (uint64(size)*8 - 1)
 }
 
-func shr32(c *CPU, in *Inst, n uint64) {
-	d := &c.R[in.Args[0].Reg&15]
-	v := uint64(uint32(*d))
-	if n == 0 {
-		*d = v
-		return
-	}
-	r := v >> n
-	*d = r
-	c.setArith(ArithFlags, shFlags(r, 4, v>>(n-1)&1 != 0, n == 1 && v>>31&1 != 0 || n > 1 && (r<<1^r)>>31&1 != 0))
-}
-
-func sar32(c *CPU, in *Inst, n uint64) {
-	d := &c.R[in.Args[0].Reg&15]
-	s := int64(int32(*d))
-	if n == 0 {
-		*d = uint64(uint32(s))
-		return
-	}
-	r := uint64(uint32(s >> n))
-	*d = r
-	c.setArith(ArithFlags, shFlags(r, 4, s>>(n-1)&1 != 0, false))
-}
-
-// shiftForms[op: shl shr sar][count: imm CL][size: 4 8]
-var shiftForms = [3][2][2]Handler{
-	{{shlRI32, shlRI64}, {shlRC32, shlRC64}},
-	{{shrRI32, shrRI64}, {shrRC32, shrRC64}},
-	{{sarRI32, sarRI64}, {sarRC32, sarRC64}},
-}
-
-// buildIntShift picks a direct handler for shl, shr and sar of a 32- or
-// 64-bit register by an immediate or CL, and opShift for the rest.
+// buildIntShift picks shlReg, shrReg or sarReg for shl, shr and sar of a 32- or 64-bit
+// register by an immediate or CL, and opShift for the rest.
 func buildIntShift(op uint32) Builder {
 	return func(in *Inst) Handler {
 		in.Aux = op
 		d, n := &in.Args[0], &in.Args[1]
-		if op > shSar || in.NArgs != 2 || d.Kind != KReg || (d.Size != 4 && d.Size != 8) {
-			return opShift
-		}
-		sz := int(d.Size / 8)
-		switch {
-		case n.Kind == KImm:
-			return shiftForms[op][0][sz]
-		case n.Kind == KReg && n.Reg == RCX && n.Size == 1:
-			return shiftForms[op][1][sz]
+		if op <= shSar && in.NArgs == 2 && d.Kind == KReg && (d.Size == 4 || d.Size == 8) &&
+			(n.Kind == KImm || n.Kind == KReg && n.Reg == RCX && n.Size == 1) {
+			return [...]Handler{shlReg, shrReg, sarReg}[op]
 		}
 		return opShift
 	}
