@@ -125,6 +125,13 @@ func Split(addr uint64, size int) (n1 int) {
 	return size
 }
 
+// Words returns the cache's words and the mask that takes an address to
+// the offset of its byte in them (slot*8 + addr&7), for code that checks
+// and updates the cache itself: ttd's translated blocks.
+func (c *Cache) Words() (base unsafe.Pointer, byteMask uint64) {
+	return unsafe.Pointer(unsafe.SliceData(c.slots)), c.mask<<3 | 7
+}
+
 // Slots is the number of words the cache holds.
 func (c *Cache) Slots() int { return len(c.slots) }
 

@@ -15,6 +15,7 @@ type Block struct {
 	firstPage, lastPage uint64
 	// Bytes are the code bytes the block was decoded from.
 	Bytes []byte
+	jit   jitBlock
 }
 
 // Valid reports whether the block still matches guest memory.
@@ -36,6 +37,10 @@ type CodeCache struct {
 	// Decodes counts decoded blocks (for statistics and tests), Reused
 	// the instructions they took from blocks already decoded.
 	Decodes, Reused uint64
+	// jit holds the host code of translated blocks (jit_amd64.go).
+	jit *jitArena
+	// Translated counts blocks translated to host code.
+	Translated uint64
 }
 
 // NewCodeCache returns an empty cache for code in mem and hooks mem's

@@ -3,6 +3,7 @@ package x86
 import (
 	"fmt"
 	"ttd/predict"
+	"unsafe"
 
 	"ttd/x86/f80"
 )
@@ -113,6 +114,14 @@ type CPU struct {
 	// Env answers cpuid and rdtsc; nil gives zeros.
 	Env     Env
 	scratch [64]byte
+
+	// The translated code's view (jit.go, set by syncJIT): whether Run
+	// may use translations, and the prediction cache's words and the mask
+	// of an address's byte in them.
+	jitOK       bool
+	jitPred     *predict.Cache
+	jitSlots    unsafe.Pointer
+	jitSlotMask uint64
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

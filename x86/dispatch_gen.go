@@ -2,10 +2,10 @@
 
 package x86
 
-// runInsts runs insts[0:c.blkLen], keeping c.blkIdx current. Its
+// runInsts runs insts[start:c.blkLen], keeping c.blkIdx current. Its
 // cases are directHandlers and fusedPairs (dispatch_tables_gen.go).
-func (c *CPU) runInsts(insts []Inst) {
-	for i := 0; i < c.blkLen; i++ {
+func (c *CPU) runInsts(insts []Inst, start int) {
+	for i := start; i < c.blkLen; i++ {
 		c.blkIdx = i
 		in := &insts[i]
 		switch in.ID {

@@ -8,6 +8,7 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 	c.exit = Exit{}
 	c.cache.running = c
 	c.syncTLB()
+	c.syncJIT()
 	c.enterHostFP()
 	defer c.recoverExit(&exit)
 	if c.Obs != nil && c.Obs.WantInstructions() {
@@ -24,7 +25,7 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 		c.blk = b
 		c.blkLen = n
 		if n == len(b.Insts) {
-			c.runInsts(b.Insts)
+			c.runBlock(b)
 		} else {
 			// Cut short by the budget: run the exact handlers, since
 			// flags that the rest of the block would overwrite are

@@ -1,0 +1,430 @@
+package x86
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	as "ttd/internal/amd64asm"
+	"ttd/predict"
+)
+
+const jitSupported = true
+
+// jitCall runs translated code at entry with c in R15 and returns the
+// index of the instruction at which it left the block (len: all of it).
+//
+//go:noescape
+func jitCall(entry uintptr, c unsafe.Pointer) uint64
+
+// jitArena is executable memory for translations, bump-allocated in
+// chunks. A translation whose block is invalidated is not reclaimed; the
+// arena stops translating once it holds jitArenaMax bytes.
+type jitArena struct {
+	mu     sync.Mutex
+	chunks [][]byte
+	used   int // bytes used in the last chunk
+	total  int
+}
+
+const (
+	jitChunk    = 1 << 20
+	jitArenaMax = 64 << 20
+)
+
+// alloc copies code into executable memory and returns its address, or 0
+// when the arena is full or mapping fails.
+func (ar *jitArena) alloc(code []byte) uintptr {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	n := (len(code) + 15) &^ 15
+	if n > jitChunk {
+		return 0
+	}
+	if len(ar.chunks) == 0 || ar.used+n > jitChunk {
+		if ar.total+jitChunk > jitArenaMax {
+			return 0
+		}
+		m, err := unix.Mmap(-1, 0, jitChunk, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return 0
+		}
+		ar.chunks = append(ar.chunks, m)
+		ar.used = 0
+		ar.total += jitChunk
+	}
+	m := ar.chunks[len(ar.chunks)-1]
+	copy(m[ar.used:], code)
+	p := uintptr(unsafe.Pointer(&m[ar.used]))
+	ar.used += n
+	return p
+}
+
+func (ar *jitArena) free() {
+	for _, m := range ar.chunks {
+		unix.Munmap(m)
+	}
+	ar.chunks = nil
+}
+
+// translate gives b a translation for the current mode (with or without
+// the prediction cache), or marks it declined.
+func (cc *CodeCache) translate(b *Block, pred bool) {
+	if cc.jit == nil {
+		ar := &jitArena{}
+		cc.jit = ar
+		runtime.AddCleanup(cc, func(ar *jitArena) { ar.free() }, ar)
+	}
+	t := jitPool.Get().(*jitT)
+	defer jitPool.Put(t)
+	j := &b.jit
+	if !t.block(b, pred) {
+		j.declined = true
+		return
+	}
+	if e := cc.jit.alloc(t.a.Buf); e != 0 {
+		j.entry, j.pred, j.flagsIn = e, pred, t.flagsIn
+		cc.Translated++
+	} else {
+		j.declined = true
+	}
+}
+
+var jitPool = sync.Pool{New: func() any { return new(jitT) }}
+
+// Host registers of translated code. RAX and RDX are scratch for the
+// checks; RSI holds a guest address and RDI the host address it maps to;
+// R9 a value loaded from guest memory, R8 and RCX operands; RBX the
+// prediction-cache byte a store updates.
+const (
+	hCPU   = as.R15 // the *CPU
+	hRTLB  = as.R14 // &rtlb[0]
+	hWTLB  = as.R13 // &wtlb[0]
+	hSlots = as.R12 // the prediction cache's words
+	hPred  = as.R11 // the *predict.Cache
+	hFlags = as.R10 // saved guest flags: AH (SF ZF AF PF CF) and AL (OF), as lahf+seto leave them
+)
+
+// Offsets in CPU that translated code uses.
+var (
+	offR        = int32(unsafe.Offsetof(CPU{}.R))
+	offRIP      = int32(unsafe.Offsetof(CPU{}.RIP))
+	offFlags    = int32(unsafe.Offsetof(CPU{}.flags))
+	offCCOp     = int32(unsafe.Offsetof(CPU{}.cc) + unsafe.Offsetof(lazyFlags{}.op))
+	offFSBase   = int32(unsafe.Offsetof(CPU{}.FSBase))
+	offGSBase   = int32(unsafe.Offsetof(CPU{}.GSBase))
+	offRTLB     = int32(unsafe.Offsetof(CPU{}.rtlb))
+	offWTLB     = int32(unsafe.Offsetof(CPU{}.wtlb))
+	offJitPred  = int32(unsafe.Offsetof(CPU{}.jitPred))
+	offJitSlots = int32(unsafe.Offsetof(CPU{}.jitSlots))
+	offJitMask  = int32(unsafe.Offsetof(CPU{}.jitSlotMask))
+)
+
+// Where the guest flags are at a point of the translated code.
+const (
+	fsCPU   = iota // in the CPU (lazy), as the block began
+	fsHost         // in the host's RFLAGS
+	fsSaved        // in hFlags
+)
+
+type jitExit struct {
+	l  as.Label
+	k  int
+	st uint8
+	// taken: a conditional jump in the middle of the block was taken to
+	// target: the block ends after it (instruction k-1).
+	taken  bool
+	target uint64
+}
+
+// jitStop in jitCall's result marks a block that ended early, at a taken
+// conditional jump; the rest is the number of instructions that ran.
+const jitStop = 1 << 31
+
+// jitT translates one block.
+type jitT struct {
+	a       as.Asm
+	b       *Block
+	pred    bool
+	st      uint8
+	flagsIn bool
+	exits   []jitExit
+	live    [maxBlockInsts]uint64 // flags live after each instruction
+	// k is the instruction being translated, exitL its exit (made on
+	// first use: hasExt).
+	k      int
+	exitL  as.Label
+	hasExt bool
+}
+
+// block translates b into t.a; false when not even its first instruction
+// translates.
+func (t *jitT) block(b *Block, pred bool) bool {
+	t.a.Reset()
+	t.b, t.pred, t.st, t.flagsIn = b, pred, fsCPU, false
+	t.exits = t.exits[:0]
+	n := len(b.Insts)
+	live := uint64(ArithFlags) // every flag is live at the end of the block
+	for i := n - 1; i >= 0; i-- {
+		t.live[i] = live
+		r, w := flagUse(&b.Insts[i])
+		live = r | live&^w
+	}
+	a := &t.a
+	a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
+	a.MovRM(8, hWTLB, as.M(hCPU, offWTLB))
+	if pred {
+		a.MovRM(8, hPred, as.M(hCPU, offJitPred))
+		a.MovRM(8, hSlots, as.M(hCPU, offJitSlots))
+	}
+	done := 0
+	for done < n {
+		t.k, t.hasExt = done, false
+		if !t.inst(&b.Insts[done]) {
+			break
+		}
+		done++
+	}
+	if done == 0 {
+		return false
+	}
+	// The end of the translation: the block's end or its first
+	// untranslated instruction.
+	if t.st == fsHost {
+		t.spill()
+	}
+	t.leave(done, t.st)
+	for _, e := range t.exits {
+		a.Bind(e.l)
+		if e.taken {
+			a.MovRI(as.RAX, e.target)
+			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
+			t.st = e.st
+			t.spill()
+			t.leave(e.k|jitStop, t.st)
+			continue
+		}
+		t.leave(e.k, e.st)
+	}
+	if err := a.Finish(); err != nil {
+		panic("jit: " + err.Error())
+	}
+	return true
+}
+
+// leave returns to Go reporting that instruction k is next, storing saved
+// flags into the CPU.
+func (t *jitT) leave(k int, st uint8) {
+	a := &t.a
+	if st == fsSaved {
+		a.MovRR(4, as.RAX, hFlags)
+		a.ShiftRI(as.SHR, 4, as.RAX, 8)
+		a.ALURI(as.AND, 4, as.RAX, FlagSF|FlagZF|FlagAF|FlagPF|FlagCF)
+		a.MovRR(4, as.RDX, hFlags)
+		a.ALURI(as.AND, 4, as.RDX, 1)
+		a.ShiftRI(as.SHL, 4, as.RDX, 11)
+		a.ALURR(as.OR, 4, as.RAX, as.RDX)
+		a.MovRM(8, as.RDX, as.M(hCPU, offFlags))
+		a.ALURI(as.AND, 8, as.RDX, ^int64(ArithFlags))
+		a.ALURR(as.OR, 8, as.RDX, as.RAX)
+		a.MovMR(8, as.M(hCPU, offFlags), as.RDX)
+		a.MovMI(1, as.M(hCPU, offCCOp), int64(ccEager))
+	}
+	a.MovRI(as.RAX, uint64(k))
+	a.Ret()
+}
+
+// exit returns the label to jump to for leaving before the current
+// instruction, in the current flag state.
+func (t *jitT) exit() as.Label {
+	if !t.hasExt {
+		t.exitL = t.a.NewLabel()
+		t.hasExt = true
+		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st})
+	}
+	return t.exitL
+}
+
+// spill saves host flags holding guest flags into hFlags, before code
+// that clobbers them.
+func (t *jitT) spill() {
+	if t.st == fsHost {
+		t.a.Lahf()
+		t.a.Setcc(0, as.RAX) // seto al
+		t.a.Movzx(4, 2, hFlags, as.RAX)
+		t.st = fsSaved
+	}
+}
+
+// hostFlags makes the host's RFLAGS hold the guest's arithmetic flags, for
+// an instruction that reads them or writes only some. Clobbers RAX, RDX.
+func (t *jitT) hostFlags() {
+	a := &t.a
+	switch t.st {
+	case fsHost:
+		return
+	case fsCPU:
+		// Run materialized CPU.flags: convert to hFlags' form.
+		t.flagsIn = true
+		a.MovRM(8, as.RAX, as.M(hCPU, offFlags))
+		a.ShiftRI(as.SHL, 4, as.RAX, 8)
+		a.MovRR(4, as.RDX, as.RAX)
+		a.ShiftRI(as.SHR, 4, as.RDX, 19)
+		a.ALURI(as.AND, 4, as.RDX, 1)
+		a.ALURR(as.OR, 4, as.RAX, as.RDX)
+		a.MovRR(4, hFlags, as.RAX)
+	case fsSaved:
+		a.MovRR(4, as.RAX, hFlags)
+	}
+	a.ALURI(as.ADD, 1, as.RAX, 0x7f) // OF from AL
+	a.Sahf()
+	t.st = fsHost
+}
+
+// greg is the memory operand of a guest register in the CPU.
+func greg(o *Operand) as.Mem {
+	d := offR + int32(o.Reg)*8
+	if o.Kind == KReg8H {
+		d++
+	}
+	return as.M(hCPU, d)
+}
+
+func gregN(r uint8) as.Mem { return as.M(hCPU, offR+int32(r)*8) }
+
+// ea computes a memory operand's guest address into RSI (no flags).
+func (t *jitT) ea(o *Operand) {
+	a := &t.a
+	switch {
+	case o.Base != NoReg:
+		a.MovRM(8, as.RSI, gregN(o.Base))
+		if o.Index != NoReg {
+			a.MovRM(8, as.RDX, gregN(o.Index))
+			a.Lea(8, as.RSI, as.Mem{Base: as.RSI, Index: as.RDX, Scale: o.Scale, Disp: int32(o.Imm)})
+		} else if o.Imm != 0 {
+			a.Lea(8, as.RSI, as.M(as.RSI, int32(o.Imm)))
+		}
+	default:
+		a.MovRI(as.RSI, o.Imm)
+		if o.Index != NoReg {
+			a.MovRM(8, as.RDX, gregN(o.Index))
+			a.Lea(8, as.RSI, as.Mem{Base: as.RSI, Index: as.RDX, Scale: o.Scale})
+		}
+	}
+	if o.A32 {
+		a.MovRR(4, as.RSI, as.RSI)
+	}
+	switch o.Seg {
+	case SegFS:
+		a.MovRM(8, as.RDX, as.M(hCPU, offFSBase))
+		a.Lea(8, as.RSI, as.Mem{Base: as.RSI, Index: as.RDX})
+	case SegGS:
+		a.MovRM(8, as.RDX, as.M(hCPU, offGSBase))
+		a.Lea(8, as.RSI, as.Mem{Base: as.RSI, Index: as.RDX})
+	}
+}
+
+// tlb translates the guest address in RSI to the host address in RDI
+// through the read or write TLB, leaving for the interpreter on a miss or
+// a page-crossing access. Clobbers RAX, RDX and the flags.
+func (t *jitT) tlb(tlb as.Reg, size int) {
+	a := &t.a
+	x := t.exit()
+	a.MovRR(8, as.RAX, as.RSI)
+	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
+	a.MovRR(4, as.RDX, as.RAX)
+	a.ALURI(as.AND, 4, as.RDX, tlbMask)
+	a.ShiftRI(as.SHL, 4, as.RDX, 4)
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: tlb, Index: as.RDX})
+	a.Jcc(5, x) // jne
+	a.MovRM(8, as.RDI, as.Mem{Base: tlb, Index: as.RDX, Disp: 8})
+	a.MovRR(4, as.RAX, as.RSI)
+	a.ALURI(as.AND, 4, as.RAX, pageMask)
+	if size > 1 {
+		a.ALURI(as.CMP, 4, as.RAX, int64(PageSize-size))
+		a.Jcc(7, x) // ja
+	}
+	a.ALURR(as.ADD, 8, as.RDI, as.RAX)
+}
+
+// wordCheck leaves for the interpreter when an access of size bytes at RSI
+// crosses an 8-byte word (the prediction cache's Split case).
+func (t *jitT) wordCheck(size int) {
+	if size == 1 {
+		return
+	}
+	a := &t.a
+	a.MovRR(4, as.RAX, as.RSI)
+	a.ALURI(as.AND, 4, as.RAX, 7)
+	a.ALURI(as.CMP, 4, as.RAX, int64(8-size))
+	a.Jcc(7, t.exit()) // ja
+}
+
+// slot computes the prediction-cache byte of the address in RSI into RBX.
+func (t *jitT) slot() {
+	a := &t.a
+	a.MovRR(8, as.RBX, as.RSI)
+	a.ALURM(as.AND, 8, as.RBX, as.M(hCPU, offJitMask))
+	a.ALURR(as.ADD, 8, as.RBX, hSlots)
+}
+
+// load reads size bytes at RSI into R9 (zero-extended) with the read
+// checks: TLB, and with the prediction cache, that it is predicted and not
+// the replay's Stop read. Reads++ is left to commitRead.
+func (t *jitT) load(size int) {
+	a := &t.a
+	t.tlb(hRTLB, size)
+	t.loadFrom(as.M(as.RDI, 0), size)
+	if !t.pred {
+		return
+	}
+	x := t.exit()
+	t.wordCheck(size)
+	a.MovRM(8, as.RAX, as.M(hPred, int32(unsafe.Offsetof(predict.Cache{}.Reads))))
+	a.ALURI(as.ADD, 8, as.RAX, 1)
+	a.ALURM(as.CMP, 8, as.RAX, as.M(hPred, int32(unsafe.Offsetof(predict.Cache{}.Stop))))
+	a.Jcc(4, x) // je: the Stop read
+	a.MovRR(8, as.RDX, as.RSI)
+	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+	a.ALURM(as.CMP, max(size, 1), as.R9, as.Mem{Base: hSlots, Index: as.RDX})
+	a.Jcc(5, x) // jne: not predicted
+}
+
+func (t *jitT) loadFrom(m as.Mem, size int) {
+	switch size {
+	case 1, 2:
+		t.a.MovzxM(4, size, as.R9, m)
+	default:
+		t.a.MovRM(size, as.R9, m)
+	}
+}
+
+// commitRead counts a predicted read (flags clobbered).
+func (t *jitT) commitRead() {
+	if t.pred {
+		t.a.ALUMI(as.ADD, 8, as.M(hPred, int32(unsafe.Offsetof(predict.Cache{}.Reads))), 1)
+	}
+}
+
+// storeCheck prepares a store of size bytes at RSI: RDI is the host
+// address (write TLB: pages holding code are never in it) and RBX the
+// prediction-cache byte.
+func (t *jitT) storeCheck(size int, loaded bool) {
+	t.tlb(hWTLB, size)
+	if t.pred {
+		if !loaded {
+			t.wordCheck(size)
+		}
+		t.slot()
+	}
+}
+
+// store writes size bytes of r to RDI and the prediction cache (no flags).
+func (t *jitT) store(size int, r as.Reg) {
+	t.a.MovMR(size, as.M(as.RDI, 0), r)
+	if t.pred {
+		t.a.MovMR(size, as.M(as.RBX, 0), r)
+	}
+}

@@ -1,0 +1,14 @@
+//go:build !amd64
+
+package x86
+
+import "unsafe"
+
+const jitSupported = false
+
+type jitArena struct{}
+
+func jitCall(entry uintptr, c unsafe.Pointer) uint64 { panic("jit: not supported") }
+
+func (cc *CodeCache) translate(b *Block, pred bool) { b.jit.declined = true }
+const jitStop = 1 << 31
