@@ -328,7 +328,11 @@ const (
 	sigSEGV = 11
 )
 
-func (e *diffEmu) run(code []byte, in *diffState) (res diffResult) {
+// run runs code from state in. With jit, it runs the snippet as a whole
+// block through the block translator (jit.go) with a threshold of 0, so
+// the translated code runs it the first time: the int3 after the snippet
+// ends the block unless the snippet's last instruction did.
+func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	if !bytes.Equal(code, e.last) {
 		var buf [16]byte
 		for i := range buf {
@@ -361,7 +365,17 @@ func (e *diffEmu) run(code []byte, in *diffState) (res diffResult) {
 		}
 		off += int(in.Len)
 	}
+	end := diffInstAddr + uint64(len(code))
+	if jit {
+		defer SetJIT(SetJIT(true, 0))
+		if b := e.cc.decodeBlock(diffInstAddr); len(b.Insts) > int(n) {
+			n++ // the int3
+		}
+	}
 	ex := c.Run(n)
+	if jit && ex.Reason == ExitBreakpoint && c.RIP == end+1 {
+		ex.Reason, c.RIP = ExitBudget, end
+	}
 	s := &res.S
 	s.R = c.R
 	s.Rflags = c.Rflags()
@@ -495,10 +509,14 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 		nativeErr = err
 		nativeDone <- res
 	}()
-	emu := newDiffEmu()
+	emu, jemu := newDiffEmu(), newDiffEmu()
 	got := make([]diffResult, len(cases))
+	jit := make([]diffResult, len(cases))
 	for i := range cases {
-		got[i] = emu.run(cases[i].code, &cases[i].in)
+		got[i] = emu.run(cases[i].code, &cases[i].in, false)
+		if jitSupported {
+			jit[i] = jemu.run(cases[i].code, &cases[i].in, true)
+		}
 	}
 	want := <-nativeDone
 	if nativeErr != nil {
@@ -523,6 +541,21 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 			if bad > 0 {
 				t.Errorf("%q (% x): %d of %d cases differ from the host", tt.asm, codes[i], bad, first[i+1]-first[i])
 			}
+			// Translated code must do exactly what the interpreter
+			// does, the flags the hardware leaves undefined included
+			// (a recording and its replay may run a block either way).
+			jbad := 0
+			for k := first[i]; jitSupported && k < first[i+1]; k++ {
+				d := diffCompare(&got[k], &jit[k], 0)
+				if d == "" {
+					continue
+				}
+				jbad++
+				if jbad <= 3 {
+					t.Errorf("case %d: translated code differs from the interpreter:%s\n\tinput: %s", k-first[i], d, describeInput(&cases[k].in))
+				}
+			}
+			bad += jbad
 			total += bad
 		})
 	}
