@@ -11,4 +11,5 @@ type jitArena struct{}
 func jitCall(entry uintptr, c unsafe.Pointer) uint64 { panic("jit: not supported") }
 
 func (cc *CodeCache) translate(b *Block, pred bool) { b.jit.declined = true }
+
 const jitStop = 1 << 31
