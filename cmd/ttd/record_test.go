@@ -42,6 +42,10 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	trace := filepath.Join(t.TempDir(), "t.ttd")
 	native := run(t, p)
 	// A small checkpoint interval exercises checkpoints in short programs.
+	// The recording translates every block to host code at once
+	// (TTD_JIT=0, see testMain) and the replay only hot ones, as by
+	// default: the two must agree whichever of translator and interpreter
+	// ran a block.
 	rec := run(t, p, ttdBinary, "record", "--checkpoint-every", "200000", "-o", trace, "--")
 	if rec.TimedOut {
 		t.Fatalf("ttd record timed out; stderr:\n%s", corpus.Tail(rec.Stderr, 20))
@@ -55,7 +59,7 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	if !bytes.Contains(rec.Stderr, []byte("ttd: recorded ")) {
 		t.Fatalf("ttd record did not report the trace; stderr:\n%s", corpus.Tail(rec.Stderr, 20))
 	}
-	out, errOut, status := replay(t, trace)
+	out, errOut, status := replay(t, trace, "TTD_JIT=50")
 	if status != 0 {
 		t.Fatalf("ttd replay --verify failed (status %d):\n%s", status, corpus.Tail(errOut, 10))
 	}
@@ -71,8 +75,17 @@ func replay(t *testing.T, trace string, extra ...string) (stdout, stderr []byte,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	args := append([]string{"replay", "--verify"}, extra...)
+	args := []string{"replay", "--verify"}
+	var env []string
+	for _, a := range extra {
+		if strings.HasPrefix(a, "TTD_") {
+			env = append(env, a)
+		} else {
+			args = append(args, a)
+		}
+	}
 	cmd := exec.CommandContext(ctx, ttdBinary, append(args, trace)...)
+	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -29,6 +29,13 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	// TTD_JIT=0 makes ttd translate every block to host code the first
+	// time it runs (x86/jit.go), so that the comparisons cover the
+	// translator on all of a program's code, not only its hot loops. It is
+	// set for the native runs too: the programs see the same environment.
+	if os.Getenv("TTD_JIT") == "" {
+		os.Setenv("TTD_JIT", "0")
+	}
 	dir, err := os.MkdirTemp("", "ttd-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
