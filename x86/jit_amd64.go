@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"golang.org/x/sys/cpu"
 	"golang.org/x/sys/unix"
 
 	as "ttd/internal/amd64asm"
@@ -12,6 +13,9 @@ import (
 )
 
 const jitSupported = true
+
+// The host's optional instructions the translator uses.
+var jitBMI1, jitPOPCNT = cpu.X86.HasBMI1, cpu.X86.HasPOPCNT
 
 // jitCall runs translated code at entry with c in R15 and returns the
 // index of the instruction at which it left the block (len: all of it).
@@ -120,6 +124,9 @@ var (
 	offJitPred  = int32(unsafe.Offsetof(CPU{}.jitPred))
 	offJitSlots = int32(unsafe.Offsetof(CPU{}.jitSlots))
 	offJitMask  = int32(unsafe.Offsetof(CPU{}.jitSlotMask))
+
+	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
+	offStop  = int32(unsafe.Offsetof(predict.Cache{}.Stop))
 )
 
 // Where the guest flags are at a point of the translated code.
@@ -157,6 +164,9 @@ type jitT struct {
 	k      int
 	exitL  as.Label
 	hasExt bool
+	// readPending: the instruction loaded through load and has not
+	// counted the read yet (commitRead).
+	readPending bool
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -181,7 +191,7 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	}
 	done := 0
 	for done < n {
-		t.k, t.hasExt = done, false
+		t.k, t.hasExt, t.readPending = done, false, false
 		if !t.inst(&b.Insts[done]) {
 			break
 		}
@@ -266,21 +276,27 @@ func (t *jitT) hostFlags() {
 	case fsHost:
 		return
 	case fsCPU:
-		// Run materialized CPU.flags: convert to hFlags' form.
-		t.flagsIn = true
-		a.MovRM(8, as.RAX, as.M(hCPU, offFlags))
-		a.ShiftRI(as.SHL, 4, as.RAX, 8)
-		a.MovRR(4, as.RDX, as.RAX)
-		a.ShiftRI(as.SHR, 4, as.RDX, 19)
-		a.ALURI(as.AND, 4, as.RDX, 1)
-		a.ALURR(as.OR, 4, as.RAX, as.RDX)
-		a.MovRR(4, hFlags, as.RAX)
-	case fsSaved:
-		a.MovRR(4, as.RAX, hFlags)
+		t.cpuFlags()
 	}
+	a.MovRR(4, as.RAX, hFlags)
 	a.ALURI(as.ADD, 1, as.RAX, 0x7f) // OF from AL
 	a.Sahf()
 	t.st = fsHost
+}
+
+// cpuFlags loads the flags the block began with into hFlags: Run
+// materialized them in CPU.flags (jitBlock.flagsIn). Clobbers RAX, RDX.
+func (t *jitT) cpuFlags() {
+	a := &t.a
+	t.flagsIn = true
+	a.MovRM(8, as.RAX, as.M(hCPU, offFlags))
+	a.ShiftRI(as.SHL, 4, as.RAX, 8)
+	a.MovRR(4, as.RDX, as.RAX)
+	a.ShiftRI(as.SHR, 4, as.RDX, 19)
+	a.ALURI(as.AND, 4, as.RDX, 1)
+	a.ALURR(as.OR, 4, as.RAX, as.RDX)
+	a.MovRR(4, hFlags, as.RAX)
+	t.st = fsSaved
 }
 
 // greg is the memory operand of a guest register in the CPU.
@@ -375,6 +391,7 @@ func (t *jitT) slot() {
 // the replay's Stop read. Reads++ is left to commitRead.
 func (t *jitT) load(size int) {
 	a := &t.a
+	t.readPending = true
 	t.tlb(hRTLB, size)
 	t.loadFrom(as.M(as.RDI, 0), size)
 	if !t.pred {
@@ -382,9 +399,9 @@ func (t *jitT) load(size int) {
 	}
 	x := t.exit()
 	t.wordCheck(size)
-	a.MovRM(8, as.RAX, as.M(hPred, int32(unsafe.Offsetof(predict.Cache{}.Reads))))
+	a.MovRM(8, as.RAX, as.M(hPred, offReads))
 	a.ALURI(as.ADD, 8, as.RAX, 1)
-	a.ALURM(as.CMP, 8, as.RAX, as.M(hPred, int32(unsafe.Offsetof(predict.Cache{}.Stop))))
+	a.ALURM(as.CMP, 8, as.RAX, as.M(hPred, offStop))
 	a.Jcc(4, x) // je: the Stop read
 	a.MovRR(8, as.RDX, as.RSI)
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
@@ -401,10 +418,12 @@ func (t *jitT) loadFrom(m as.Mem, size int) {
 	}
 }
 
-// commitRead counts a predicted read (flags clobbered).
+// commitRead counts the predicted read of the instruction, if it made one
+// (flags clobbered).
 func (t *jitT) commitRead() {
-	if t.pred {
-		t.a.ALUMI(as.ADD, 8, as.M(hPred, int32(unsafe.Offsetof(predict.Cache{}.Reads))), 1)
+	if t.readPending && t.pred {
+		t.readPending = false
+		t.a.ALUMI(as.ADD, 8, as.M(hPred, offReads), 1)
 	}
 }
 

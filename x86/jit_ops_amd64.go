@@ -1,6 +1,8 @@
 package x86
 
 import (
+	"os"
+	"strings"
 	"golang.org/x/arch/x86/x86asm"
 
 	as "ttd/internal/amd64asm"
@@ -51,6 +53,9 @@ func wide(size int) int {
 
 // inst translates one instruction; see the file comment.
 func (t *jitT) inst(in *Inst) bool {
+	if jitSkip[in.Op.String()] {
+		return false
+	}
 	if in.Lock || in.Fn == nil || isSync(in) {
 		return false
 	}
@@ -222,6 +227,15 @@ func (t *jitT) inst(in *Inst) bool {
 	case x86asm.MUL:
 		return t.mul1(in, d, live)
 
+	case x86asm.DIV:
+		return t.div(in, d)
+
+	case x86asm.BSF, x86asm.BSR, x86asm.TZCNT, x86asm.POPCNT:
+		return t.bitScan(in, d, s)
+
+	case x86asm.BT, x86asm.BTS, x86asm.BTR, x86asm.BTC:
+		return t.bitTest(in, d, s)
+
 	case x86asm.BSWAP:
 		if !isReg(d) || d.Size < 4 {
 			return false
@@ -268,7 +282,8 @@ func (t *jitT) inst(in *Inst) bool {
 		return true
 
 	case x86asm.PUSH:
-		if in.OpSize != 8 || n != 1 || !isReg(d) && d.Kind != KImm || isReg(d) && d.Size != 8 {
+		// (x86asm reports the 64-bit forms' operand size as 32 bits.)
+		if in.OpSize == 2 || n != 1 || !isReg(d) && d.Kind != KImm || isReg(d) && d.Size != 8 {
 			return false
 		}
 		if d.Kind == KImm {
@@ -288,10 +303,10 @@ func (t *jitT) inst(in *Inst) bool {
 		from := uint8(RSP)
 		if in.Op == x86asm.LEAVE {
 			from = RBP
-		} else if in.OpSize != 8 || n != 1 || !isReg(d) || d.Size != 8 {
+		} else if n != 1 || !isReg(d) || d.Size != 8 {
 			return false
 		}
-		if in.Op == x86asm.LEAVE && in.OpSize != 8 {
+		if in.OpSize == 2 {
 			return false
 		}
 		t.spill()
@@ -422,7 +437,7 @@ func (t *jitT) inst(in *Inst) bool {
 		a.MovMR(8, as.M(hCPU, offRIP), as.R9)
 		return true
 	}
-	return false
+	return t.sse(in, d, s)
 }
 
 // writeBack stores r into operand d: a register, or memory whose checks
@@ -488,6 +503,14 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 }
 
 // shift translates shifts and rotates of a register by an immediate or CL.
+// Where the flags the hardware leaves undefined can be seen, they are set
+// as the interpreter's opShift sets them, for any count from 1 up:
+//   - shl: AF clear, OF = SF ^ CF;
+//   - shr: AF clear, OF = bit n-2 of the result (the top bit of the
+//     value for a count of 1);
+//   - sar: AF and OF clear;
+//   - rol: OF = top bit ^ bottom bit of the result;
+//   - ror: OF = top bit ^ next bit of the result.
 func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	a := &t.a
 	if in.NArgs != 2 || d.Kind != KReg || d.Size < 4 {
@@ -496,66 +519,94 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	size := int(d.Size)
 	op := jitShift[in.Op]
 	rot := in.Op == x86asm.ROL || in.Op == x86asm.ROR
-	undef := uint64(FlagAF | FlagOF)
+	fix := live&(FlagAF|FlagOF) != 0
 	if rot {
-		undef = FlagOF
+		fix = live&FlagOF != 0
 	}
+	cl := false
 	var cnt uint64
 	switch {
 	case s.Kind == KImm:
 		cnt = s.Imm & uint64(size*8-1)
-		if cnt == 0 || rot && cnt != 1 && live&FlagOF != 0 {
+		if cnt == 0 {
 			return false
 		}
 	case s.Kind == KReg && s.Reg == RCX && s.Size == 1:
-		if live&undef != 0 {
-			return false // the count may be 0 or not: no fixed fix-up
-		}
+		cl = true
 	default:
 		return false
 	}
-	a.MovRM(8, as.R8, greg(d))
-	if s.Kind == KImm {
-		if rot {
-			t.hostFlags() // CF and OF only
+	skip := a.NewLabel()
+	if cl && fix {
+		// A count of 0 changes nothing, so both ways must leave the
+		// flags in the same place: hFlags.
+		t.spill()
+		if t.st == fsCPU {
+			t.cpuFlags()
 		}
-		a.ShiftRI(op, size, as.R8, uint8(cnt))
-	} else {
+	}
+	// A 32-bit destination is zero-extended even by a count of 0.
+	a.MovRM(size, as.R8, greg(d))
+	if cl {
 		a.MovRM(8, as.RCX, gregN(RCX))
-		t.hostFlags() // a count of 0 changes nothing
+	}
+	if cl && fix {
+		a.TestRI(4, as.RCX, int64(size*8-1))
+		a.Jcc(4, skip) // jz
+	}
+	if rot || cl && !fix {
+		t.hostFlags() // rotates keep SF ZF AF PF; a count of 0 keeps all
+	}
+	if cl {
 		a.ShiftRCL(op, size, as.R8)
+	} else {
+		a.ShiftRI(op, size, as.R8, uint8(cnt))
 	}
 	t.st = fsHost
-	if s.Kind == KImm && !rot && live&undef != 0 {
-		// AF clear, and OF as the interpreter's shlOp/shrOp/sarOp have it.
-		a.MovRI(as.RAX, 0)
-		a.Lahf()
-		switch {
-		case in.Op == x86asm.SHR && cnt == 1:
-			a.Setcc(0, as.RAX)
-			a.ALURI(as.AND, 4, as.RAX, 0xef01)
-		case in.Op == x86asm.SHR:
-			a.ALURI(as.AND, 4, as.RAX, 0xef00)
-			a.MovRR(8, as.RDX, as.R8)
-			a.ShiftRI(as.SHR, 8, as.RDX, uint8(size*8-2))
-			a.ALURI(as.AND, 4, as.RDX, 1)
-			a.ALURR(as.OR, 4, as.RAX, as.RDX)
-		case in.Op == x86asm.SHL: // OF = SF ^ CF
-			a.ALURI(as.AND, 4, as.RAX, 0xef00)
-			a.MovRR(4, as.RDX, as.RAX)
-			a.ShiftRI(as.SHR, 4, as.RDX, 7)
-			a.ALURR(as.XOR, 4, as.RDX, as.RAX)
-			a.ShiftRI(as.SHR, 4, as.RDX, 8)
-			a.ALURI(as.AND, 4, as.RDX, 1)
-			a.ALURR(as.OR, 4, as.RAX, as.RDX)
-		default: // SAR: OF clear
-			a.ALURI(as.AND, 4, as.RAX, 0xef00)
-		}
-		a.MovRR(4, hFlags, as.RAX)
-		t.st = fsSaved
+	if fix {
+		t.shiftFlags(in.Op, size)
 	}
+	a.Bind(skip)
 	a.MovMR(8, greg(d), as.R8)
 	return true
+}
+
+// shiftFlags sets OF and AF after a shift or rotate of R8 by a non-zero
+// count as shift's comment says, leaving the flags in hFlags.
+func (t *jitT) shiftFlags(op x86asm.Op, size int) {
+	a := &t.a
+	n := uint8(size * 8)
+	a.MovRI(as.RAX, 0)
+	a.Lahf()
+	if op == x86asm.ROL || op == x86asm.ROR {
+		a.ALURI(as.AND, 4, as.RAX, 0xff00) // rotates keep AF
+	} else {
+		a.ALURI(as.AND, 4, as.RAX, 0xef00)
+	}
+	a.MovRR(8, as.RDX, as.R8)
+	switch op {
+	case x86asm.SHL: // OF = SF ^ CF
+		a.MovRR(4, as.RDX, as.RAX)
+		a.ShiftRI(as.SHR, 4, as.RDX, 7)
+		a.ALURR(as.XOR, 4, as.RDX, as.RAX)
+		a.ShiftRI(as.SHR, 4, as.RDX, 8)
+	case x86asm.SHR:
+		a.ShiftRI(as.SHR, 8, as.RDX, n-2)
+	case x86asm.SAR:
+		a.MovRI(as.RDX, 0)
+	case x86asm.ROL:
+		a.ShiftRI(as.SHR, 8, as.RDX, n-1)
+		a.ALURR(as.XOR, 4, as.RDX, as.R8)
+	case x86asm.ROR:
+		a.ShiftRI(as.SHR, 8, as.RDX, n-2)
+		a.MovRR(4, as.RCX, as.RDX)
+		a.ShiftRI(as.SHR, 4, as.RCX, 1)
+		a.ALURR(as.XOR, 4, as.RDX, as.RCX)
+	}
+	a.ALURI(as.AND, 4, as.RDX, 1)
+	a.ALURR(as.OR, 4, as.RAX, as.RDX)
+	a.MovRR(4, hFlags, as.RAX)
+	t.st = fsSaved
 }
 
 // mulFlags sets the flags a multiply leaves undefined the interpreter's
@@ -612,3 +663,159 @@ func (t *jitT) mul1(in *Inst, d *Operand, live uint64) bool {
 	t.mulFlags(as.R8, size, live)
 	return true
 }
+
+// keepFlags makes hFlags hold the guest flags before an instruction that
+// changes only some of them (mergeFlags then puts those in).
+func (t *jitT) keepFlags() {
+	t.spill()
+	if t.st == fsCPU {
+		t.cpuFlags()
+	}
+}
+
+// mergeFlags puts the host's flags in mask (not OF) into hFlags.
+func (t *jitT) mergeFlags(mask uint64) {
+	a := &t.a
+	a.MovRI(as.RAX, 0)
+	a.Lahf()
+	a.ALURI(as.AND, 4, as.RAX, int64(mask<<8))
+	a.ALURI(as.AND, 4, hFlags, int64(^(mask << 8)))
+	a.ALURR(as.OR, 4, hFlags, as.RAX)
+	t.st = fsSaved
+}
+
+// srcToR9 loads a register or memory source operand into R9.
+func (t *jitT) srcToR9(s *Operand) {
+	if s.Kind == KMem {
+		t.ea(s)
+		t.load(int(s.Size))
+		return
+	}
+	t.a.MovRM(wide(int(s.Size)), as.R9, greg(s))
+}
+
+// div translates unsigned division of RDX:RAX (32 or 64 bits). A divisor
+// of 0 or a quotient too big for RAX leaves for the interpreter, which
+// raises #DE. The interpreter leaves the flags alone; so does this.
+func (t *jitT) div(in *Inst, d *Operand) bool {
+	if in.NArgs != 1 || d.Size < 4 || !isReg(d) && d.Kind != KMem {
+		return false
+	}
+	a := &t.a
+	size := int(d.Size)
+	t.spill()
+	t.srcToR9(d)
+	a.MovRM(size, as.RAX, gregN(RAX))
+	a.MovRM(size, as.RDX, gregN(RDX))
+	a.ALURR(as.CMP, size, as.RDX, as.R9)
+	a.Jcc(3, t.exit()) // jae: #DE
+	t.commitRead()
+	a.DivR(size, as.R9)
+	a.MovMR(8, gregN(RAX), as.RAX)
+	a.MovMR(8, gregN(RDX), as.RDX)
+	return true
+}
+
+// bitScan translates bsf, bsr, tzcnt and popcnt into a register, with the
+// interpreter's flags: bsf and bsr set ZF only (and leave the destination
+// alone for a source of 0), tzcnt CF and ZF, popcnt all six (ZF for a
+// source of 0, the rest clear, as the hardware does).
+func (t *jitT) bitScan(in *Inst, d, s *Operand) bool {
+	if in.NArgs != 2 || !isReg(d) || d.Size < 2 || !isReg(s) && s.Kind != KMem ||
+		in.Op == x86asm.TZCNT && !jitBMI1 || in.Op == x86asm.POPCNT && !jitPOPCNT {
+		return false
+	}
+	a := &t.a
+	size := int(d.Size)
+	if in.Op != x86asm.POPCNT {
+		t.keepFlags()
+	} else {
+		t.spill()
+	}
+	t.srcToR9(s)
+	t.commitRead()
+	switch in.Op {
+	case x86asm.BSF, x86asm.BSR:
+		zero, done := a.NewLabel(), a.NewLabel()
+		a.TestRR(size, as.R9, as.R9)
+		a.Jcc(4, zero)
+		if in.Op == x86asm.BSF {
+			a.Bsf(size, as.R8, as.R9)
+		} else {
+			a.Bsr(size, as.R8, as.R9)
+		}
+		a.MovMR(wide(size), greg(d), as.R8)
+		a.ALURI(as.AND, 4, hFlags, ^int64(FlagZF<<8))
+		a.Jmp(done)
+		a.Bind(zero)
+		a.ALURI(as.OR, 4, hFlags, FlagZF<<8)
+		a.Bind(done)
+	case x86asm.TZCNT:
+		a.Tzcnt(size, as.R8, as.R9)
+		t.mergeFlags(FlagCF | FlagZF)
+		a.MovMR(wide(size), greg(d), as.R8)
+	case x86asm.POPCNT:
+		a.Popcnt(size, as.R8, as.R9)
+		t.st = fsHost
+		a.MovMR(wide(size), greg(d), as.R8)
+	}
+	return true
+}
+
+// bitTest translates bt, bts, btr and btc of a register by an immediate or
+// a register: CF is the bit, the other flags stay (the interpreter's way).
+func (t *jitT) bitTest(in *Inst, d, s *Operand) bool {
+	if in.NArgs != 2 || d.Kind != KReg || d.Size < 2 || s.Kind != KImm && s.Kind != KReg {
+		return false
+	}
+	a := &t.a
+	size := int(d.Size)
+	t.keepFlags()
+	a.MovRM(size, as.R8, greg(d))
+	if s.Kind == KReg {
+		a.MovRM(8, as.RCX, greg(s))
+	}
+	imm := uint8(s.Imm)
+	switch in.Op {
+	case x86asm.BT:
+		if s.Kind == KImm {
+			a.BtRI(size, as.R8, imm)
+		} else {
+			a.BtRR(size, as.R8, as.RCX)
+		}
+	case x86asm.BTS:
+		if s.Kind == KImm {
+			a.BtsRI(size, as.R8, imm)
+		} else {
+			a.BtsRR(size, as.R8, as.RCX)
+		}
+	case x86asm.BTR:
+		if s.Kind == KImm {
+			a.BtrRI(size, as.R8, imm)
+		} else {
+			a.BtrRR(size, as.R8, as.RCX)
+		}
+	case x86asm.BTC:
+		if s.Kind == KImm {
+			a.BtcRI(size, as.R8, imm)
+		} else {
+			a.BtcRR(size, as.R8, as.RCX)
+		}
+	}
+	t.mergeFlags(FlagCF)
+	if in.Op != x86asm.BT {
+		a.MovMR(wide(size), greg(d), as.R8)
+	}
+	return true
+}
+
+// jitSkip lists the instructions (x86asm names) that TTD_JITSKIP=OP,OP…
+// keeps out of translations: for finding which translation is at fault
+// when a program behaves differently with TTD_JIT=off.
+var jitSkip = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Split(os.Getenv("TTD_JITSKIP"), ",") {
+		m[f] = true
+	}
+	return m
+}()
