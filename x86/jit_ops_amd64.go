@@ -1,9 +1,10 @@
 package x86
 
 import (
-	"golang.org/x/arch/x86/x86asm"
 	"os"
 	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
 
 	as "ttd/internal/amd64asm"
 )
