@@ -37,8 +37,10 @@ type CodeCache struct {
 	// Decodes counts decoded blocks (for statistics and tests), Reused
 	// the instructions they took from blocks already decoded.
 	Decodes, Reused uint64
-	// jit holds the host code of translated blocks (jit_amd64.go).
-	jit *jitArena
+	// jit holds the host code of translated blocks (jit_amd64.go), and
+	// jitBlocks the blocks by jitBlock.id.
+	jit       *jitArena
+	jitBlocks []*Block
 	// Translated counts blocks translated to host code.
 	Translated uint64
 }
@@ -91,6 +93,7 @@ func (cc *CodeCache) InvalidatePage(pn uint64) {
 			continue
 		}
 		b.valid = false
+		b.jit.unlink()
 		if cc.blocks[b.PC] == b {
 			delete(cc.blocks, b.PC)
 		}

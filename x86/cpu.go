@@ -122,6 +122,12 @@ type CPU struct {
 	jitPred     *predict.Cache
 	jitSlots    unsafe.Pointer
 	jitSlotMask uint64
+	// Chaining state, shared by Go and the translated code (runBlock):
+	// instructions retired by the blocks before the current one, the
+	// budget, the current block's id, how many of its instructions ran
+	// when it left at a chaining exit, and which exit that was if its
+	// slot was empty (1-based; 0 none).
+	jitRetired, jitLimit, jitLast, jitDone, jitMiss uint64
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

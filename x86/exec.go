@@ -6,6 +6,7 @@ package x86
 // an instruction that faults does not retire.
 func (c *CPU) Run(budget uint64) (exit Exit) {
 	c.exit = Exit{}
+	c.jitMiss = 0
 	c.cache.running = c
 	c.syncTLB()
 	c.syncJIT()
@@ -15,7 +16,7 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 		c.runObserved(budget)
 		return c.exit
 	}
-	var prev *Block
+	var prev, from *Block
 	for budget > 0 {
 		b := c.nextBlock(prev)
 		n := len(b.Insts)
@@ -25,11 +26,18 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 		c.blk = b
 		c.blkLen = n
 		if n == len(b.Insts) {
-			c.runBlock(b)
+			before := c.runBlock(b, budget, from)
+			from = nil
+			if c.jitMiss != 0 {
+				from = c.blk // its chaining slot for the next block missed
+			}
+			budget -= before
+			b = c.blk
 		} else {
 			// Cut short by the budget: run the exact handlers, since
 			// flags that the rest of the block would overwrite are
 			// visible at the stop (deadflags.go).
+			from = nil
 			c.runExact(b.Insts)
 		}
 		done := c.blkLen

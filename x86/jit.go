@@ -30,15 +30,28 @@ import (
 
 // jitBlock is a block's translation state.
 type jitBlock struct {
-	entry uintptr // start of the host code; 0 when none
+	entry uintptr // start of the host code, entered from Go; 0 when none
+	chain uintptr // its entry from another translation (chaining)
 	heat  uint32  // full runs so far, until translation
+	id    uint32  // index in CodeCache.jitBlocks
 	// pred: the code checks the prediction cache (CPU.Pred set).
 	pred bool
-	// flagsIn: the code reads the flags the block starts with, from
-	// CPU.flags, so they must be materialized first.
-	flagsIn bool
 	// declined: translation found nothing to translate; do not retry.
 	declined bool
+	// slots are the chaining slots of the block's exits to the blocks
+	// that follow it: the chain entry of that block, or 0 (return to Go).
+	slots []uint64
+	// incoming are the slots of other blocks that hold chain.
+	incoming []*uint64
+}
+
+// unlink makes the blocks chained to b return to Go instead (b is
+// invalidated or translated again).
+func (j *jitBlock) unlink() {
+	for _, p := range j.incoming {
+		*p = 0
+	}
+	j.incoming = j.incoming[:0]
 }
 
 // jitThreshold is the number of full runs of a block before it is
@@ -66,31 +79,54 @@ func SetJIT(on bool, threshold uint32) (wasOn bool, was uint32) {
 
 // runBlock runs all of b: through its translation when it has one (or has
 // earned one), then the interpreter from wherever the translation left.
-func (c *CPU) runBlock(b *Block) {
+// Translations chain to the translations of the blocks that follow them
+// without returning, up to budget instructions: runBlock leaves c.blk and
+// c.blkLen describing the last block that ran (as far as it ran) and
+// returns the instructions of the blocks before it, which it has added to
+// c.Icount. from is the block
+// whose chaining slot missed just before (c.jitMiss): runBlock links it to
+// b.
+func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 	j := &b.jit
+	miss := c.jitMiss
+	c.jitMiss = 0
 	if j.entry == 0 || j.pred != (c.Pred != nil) {
 		if !c.jitOK || j.declined || j.heat < jitThreshold {
 			j.heat++
 			c.runInsts(b.Insts, 0)
-			return
+			return 0
 		}
+		j.unlink()
 		c.cache.translate(b, c.Pred != nil)
 		if j.entry == 0 {
 			c.runInsts(b.Insts, 0)
-			return
+			return 0
 		}
 	}
-	if j.flagsIn {
-		c.materialize()
+	if from != nil && miss != 0 && from.valid && from.jit.pred == j.pred && from.jit.entry != 0 {
+		p := &from.jit.slots[miss-1]
+		*p = uint64(j.chain)
+		j.incoming = append(j.incoming, p)
 	}
+	c.materialize() // the translation takes the flags from c.flags
+	c.jitRetired, c.jitLimit, c.jitLast = 0, budget, uint64(j.id)
 	r := jitCall(j.entry, unsafe.Pointer(c))
-	k := int(r &^ jitStop)
-	c.blkIdx = k
-	if r&jitStop != 0 {
-		c.blkLen = k // a taken jump ended the block
-	} else if k < c.blkLen {
-		c.runInsts(b.Insts, k)
+	// The blocks before the last one retired (before a fault in the
+	// interpreter's part of it unwinds this).
+	c.Icount += c.jitRetired
+	last := c.cache.jitBlocks[c.jitLast]
+	c.blk = last
+	c.blkLen = len(last.Insts)
+	if r == jitChained {
+		// The last block ended at a chaining exit (a taken jump may
+		// end it early) whose successor did not run.
+		c.blkLen = int(c.jitDone)
+		c.blkIdx = c.blkLen - 1
+	} else if k := int(r); k < c.blkLen {
+		c.blkIdx = k
+		c.runInsts(last.Insts, k)
 	}
+	return c.jitRetired
 }
 
 // syncJIT prepares the translated code's view of the CPU for a Run.

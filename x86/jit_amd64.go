@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/cpu"
 	"golang.org/x/sys/unix"
 
@@ -84,16 +85,34 @@ func (cc *CodeCache) translate(b *Block, pred bool) {
 	t := jitPool.Get().(*jitT)
 	defer jitPool.Put(t)
 	j := &b.jit
+	if j.slots == nil {
+		j.id = uint32(len(cc.jitBlocks))
+		cc.jitBlocks = append(cc.jitBlocks, b)
+		j.slots = make([]uint64, jitSlots(b))
+	}
+	clear(j.slots)
 	if !t.block(b, pred) {
 		j.declined = true
 		return
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
-		j.entry, j.pred, j.flagsIn = e, pred, t.flagsIn
+		j.entry, j.chain, j.pred = e+uintptr(t.entryOff), e, pred
 		cc.Translated++
 	} else {
 		j.declined = true
 	}
+}
+
+// jitSlots is the number of chaining exits a block's translation may have:
+// one per conditional jump and one at its end.
+func jitSlots(b *Block) int {
+	n := 1
+	for i := range b.Insts {
+		if jitJcc[b.Insts[i].Op] {
+			n++
+		}
+	}
+	return n
 }
 
 var jitPool = sync.Pool{New: func() any { return new(jitT) }}
@@ -125,14 +144,20 @@ var (
 	offJitSlots = int32(unsafe.Offsetof(CPU{}.jitSlots))
 	offJitMask  = int32(unsafe.Offsetof(CPU{}.jitSlotMask))
 
+	offJitRetired = int32(unsafe.Offsetof(CPU{}.jitRetired))
+	offJitLimit   = int32(unsafe.Offsetof(CPU{}.jitLimit))
+	offJitLast    = int32(unsafe.Offsetof(CPU{}.jitLast))
+	offJitDone    = int32(unsafe.Offsetof(CPU{}.jitDone))
+	offJitMiss    = int32(unsafe.Offsetof(CPU{}.jitMiss))
+
 	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
 	offStop  = int32(unsafe.Offsetof(predict.Cache{}.Stop))
 )
 
-// Where the guest flags are at a point of the translated code.
+// Where the guest flags are at a point of the translated code: a block
+// begins with them in hFlags.
 const (
-	fsCPU   = iota // in the CPU (lazy), as the block began
-	fsHost         // in the host's RFLAGS
+	fsHost  = iota // in the host's RFLAGS
 	fsSaved        // in hFlags
 )
 
@@ -140,24 +165,29 @@ type jitExit struct {
 	l  as.Label
 	k  int
 	st uint8
-	// taken: a conditional jump in the middle of the block was taken to
-	// target: the block ends after it (instruction k-1).
+	// taken: a conditional jump was taken to target: the block ends
+	// after it (instruction k-1), at a chaining exit.
 	taken  bool
 	target uint64
 }
 
-// jitStop in jitCall's result marks a block that ended early, at a taken
-// conditional jump; the rest is the number of instructions that ran.
-const jitStop = 1 << 31
+// jitChained is jitCall's result when the last block ran left at a
+// chaining exit whose successor did not run (CPU.jitDone says how many of
+// its instructions ran); any other result is the index of the instruction
+// at which the interpreter takes over the last block.
+const jitChained = 1 << 32
 
 // jitT translates one block.
 type jitT struct {
-	a       as.Asm
-	b       *Block
-	pred    bool
-	st      uint8
-	flagsIn bool
-	exits   []jitExit
+	a     as.Asm
+	b     *Block
+	pred  bool
+	st    uint8
+	exits []jitExit
+	// nslot counts the chaining exits emitted; entryOff is the offset
+	// of the entry from Go.
+	nslot    int
+	entryOff int
 	live    [maxBlockInsts]uint64 // flags live after each instruction
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
@@ -173,8 +203,9 @@ type jitT struct {
 // translates.
 func (t *jitT) block(b *Block, pred bool) bool {
 	t.a.Reset()
-	t.b, t.pred, t.st, t.flagsIn = b, pred, fsCPU, false
+	t.b, t.pred, t.st = b, pred, fsSaved
 	t.exits = t.exits[:0]
+	t.nslot = 0
 	n := len(b.Insts)
 	live := uint64(ArithFlags) // every flag is live at the end of the block
 	for i := n - 1; i >= 0; i-- {
@@ -183,12 +214,31 @@ func (t *jitT) block(b *Block, pred bool) bool {
 		live = r | live&^w
 	}
 	a := &t.a
+	// The chain entry, from another translation: the flags are in
+	// hFlags, the registers loaded. The block runs only if the budget
+	// (CPU.jitLimit) has room for all of it.
+	body, stop := a.NewLabel(), a.NewLabel()
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitDone))
+	a.ALURM(as.ADD, 8, as.RAX, as.M(hCPU, offJitRetired))
+	a.Lea(8, as.RDX, as.M(as.RAX, int32(n)))
+	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offJitLimit))
+	a.Jcc(7, stop) // ja
+	a.MovMR(8, as.M(hCPU, offJitRetired), as.RAX)
+	a.MovMI(8, as.M(hCPU, offJitLast), int64(b.jit.id))
+	a.Jmp(body)
+	a.Bind(stop)
+	t.leave(jitChained, fsSaved)
+	// The entry from Go (jitCall): load the registers, and the flags
+	// from c.flags, which runBlock materialized.
+	t.entryOff = a.Len()
 	a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
 	a.MovRM(8, hWTLB, as.M(hCPU, offWTLB))
 	if pred {
 		a.MovRM(8, hPred, as.M(hCPU, offJitPred))
 		a.MovRM(8, hSlots, as.M(hCPU, offJitSlots))
 	}
+	t.cpuFlags()
+	a.Bind(body)
 	done := 0
 	for done < n {
 		t.k, t.hasExt, t.readPending = done, false, false
@@ -200,20 +250,23 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	if done == 0 {
 		return false
 	}
-	// The end of the translation: the block's end or its first
+	// The end of the translation: the block's end, where it chains to
+	// the block that follows when that one is known, or its first
 	// untranslated instruction.
-	if t.st == fsHost {
-		t.spill()
+	if done == n {
+		if next, ok := t.successor(); ok {
+			t.chain(n, next)
+		}
 	}
+	t.spill()
 	t.leave(done, t.st)
 	for _, e := range t.exits {
 		a.Bind(e.l)
 		if e.taken {
-			a.MovRI(as.RAX, e.target)
-			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 			t.st = e.st
+			t.chain(e.k, e.target)
 			t.spill()
-			t.leave(e.k|jitStop, t.st)
+			t.leave(jitChained, t.st)
 			continue
 		}
 		t.leave(e.k, e.st)
@@ -223,6 +276,48 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	}
 	return true
 }
+
+// successor is the address of the block that follows a fully translated
+// block, when it is fixed: after a direct jump or call, the fall-through
+// of a conditional jump, or the next instruction.
+func (t *jitT) successor() (uint64, bool) {
+	b := t.b
+	last := &b.Insts[len(b.Insts)-1]
+	switch {
+	case (last.Op == x86asm.JMP || last.Op == x86asm.CALL) && last.Args[0].Kind == KRel:
+		return last.Args[0].Imm, true
+	case jitIsJcc(last.Op):
+		return last.PC + uint64(last.Len), true
+	case last.Flags&InstSetsRIP == 0:
+		return b.End, true
+	}
+	return 0, false
+}
+
+// chain emits a chaining exit after m instructions of the block to the
+// block at next: RIP is set, the flags go to hFlags, and the code jumps
+// to that block's chain entry if the exit's slot holds one; else it
+// returns to Go (jitChained), naming the slot so that runBlock fills it.
+func (t *jitT) chain(m int, next uint64) {
+	a := &t.a
+	i := t.nslot
+	t.nslot++
+	a.MovRI(as.RAX, next)
+	a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
+	t.spill()
+	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
+	a.MovRI(as.RAX, uint64(uintptr(unsafe.Pointer(&t.b.jit.slots[i]))))
+	a.MovRM(8, as.RAX, as.M(as.RAX, 0))
+	miss := a.NewLabel()
+	a.TestRR(8, as.RAX, as.RAX)
+	a.Jcc(4, miss)
+	a.JmpReg(as.RAX)
+	a.Bind(miss)
+	a.MovMI(8, as.M(hCPU, offJitMiss), int64(i+1))
+	t.leave(jitChained, t.st)
+}
+
+func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 
 // leave returns to Go reporting that instruction k is next, storing saved
 // flags into the CPU.
@@ -272,11 +367,8 @@ func (t *jitT) spill() {
 // an instruction that reads them or writes only some. Clobbers RAX, RDX.
 func (t *jitT) hostFlags() {
 	a := &t.a
-	switch t.st {
-	case fsHost:
+	if t.st == fsHost {
 		return
-	case fsCPU:
-		t.cpuFlags()
 	}
 	a.MovRR(4, as.RAX, hFlags)
 	a.ALURI(as.ADD, 1, as.RAX, 0x7f) // OF from AL
@@ -284,11 +376,10 @@ func (t *jitT) hostFlags() {
 	t.st = fsHost
 }
 
-// cpuFlags loads the flags the block began with into hFlags: Run
-// materialized them in CPU.flags (jitBlock.flagsIn). Clobbers RAX, RDX.
+// cpuFlags loads the flags into hFlags from CPU.flags, which runBlock
+// materialized. Clobbers RAX, RDX.
 func (t *jitT) cpuFlags() {
 	a := &t.a
-	t.flagsIn = true
 	a.MovRM(8, as.RAX, as.M(hCPU, offFlags))
 	a.ShiftRI(as.SHL, 4, as.RAX, 8)
 	a.MovRR(4, as.RDX, as.RAX)

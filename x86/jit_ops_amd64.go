@@ -18,6 +18,9 @@ var jitALU = map[x86asm.Op]as.ALU{
 	x86asm.AND: as.AND, x86asm.SUB: as.SUB, x86asm.XOR: as.XOR, x86asm.CMP: as.CMP,
 }
 
+// jitJcc holds the conditional jumps.
+var jitJcc = map[x86asm.Op]bool{}
+
 var jitCC = func() map[x86asm.Op]uint8 {
 	m := map[x86asm.Op]uint8{}
 	for i, ops := range [16][3]x86asm.Op{
@@ -33,6 +36,7 @@ var jitCC = func() map[x86asm.Op]uint8 {
 		for _, op := range ops {
 			m[op] = uint8(i)
 		}
+		jitJcc[ops[0]] = true
 	}
 	return m
 }()
@@ -542,9 +546,6 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		// A count of 0 changes nothing, so both ways must leave the
 		// flags in the same place: hFlags.
 		t.spill()
-		if t.st == fsCPU {
-			t.cpuFlags()
-		}
 	}
 	// A 32-bit destination is zero-extended even by a count of 0.
 	a.MovRM(size, as.R8, greg(d))
@@ -667,12 +668,7 @@ func (t *jitT) mul1(in *Inst, d *Operand, live uint64) bool {
 
 // keepFlags makes hFlags hold the guest flags before an instruction that
 // changes only some of them (mergeFlags then puts those in).
-func (t *jitT) keepFlags() {
-	t.spill()
-	if t.st == fsCPU {
-		t.cpuFlags()
-	}
-}
+func (t *jitT) keepFlags() { t.spill() }
 
 // mergeFlags puts the host's flags in mask (not OF) into hFlags.
 func (t *jitT) mergeFlags(mask uint64) {

@@ -12,4 +12,4 @@ func jitCall(entry uintptr, c unsafe.Pointer) uint64 { panic("jit: not supported
 
 func (cc *CodeCache) translate(b *Block, pred bool) { b.jit.declined = true }
 
-const jitStop = 1 << 31
+const jitChained = 1 << 32

@@ -529,6 +529,21 @@ func TestMovRI(t *testing.T) {
 	c.verify()
 }
 
+func TestJmpReg(t *testing.T) {
+	for r := RAX; r <= R15; r++ {
+		var a Asm
+		a.JmpReg(r)
+		inst, err := x86asm.Decode(a.Buf, 64)
+		if err != nil || inst.Len != len(a.Buf) {
+			t.Fatalf("jmp %v: % x does not decode: %v", r, a.Buf, err)
+		}
+		want := "jmp " + strings.ToLower(x86asm.Reg(x86asm.RAX+x86asm.Reg(r)).String())
+		if got := x86asm.IntelSyntax(inst, 0, nil); got != want {
+			t.Errorf("% x: got %q, want %q", a.Buf, got, want)
+		}
+	}
+}
+
 func TestMisc(t *testing.T) {
 	c := newChecker(t)
 	for _, tt := range []struct {

@@ -427,6 +427,9 @@ func (a *Asm) Jmp(l Label) {
 	a.rel32(l)
 }
 
+// JmpReg emits "jmp r": an indirect jump to the address in r (FF /4).
+func (a *Asm) JmpReg(r Reg) { a.rd(0, 0xFF, 4, r) }
+
 // Bswap emits "bswap r" (size 4 or 8).
 func (a *Asm) Bswap(size int, r Reg) {
 	if size != 4 && size != 8 {
