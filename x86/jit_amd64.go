@@ -188,7 +188,7 @@ type jitT struct {
 	// of the entry from Go.
 	nslot    int
 	entryOff int
-	live    [maxBlockInsts]uint64 // flags live after each instruction
+	live     [maxBlockInsts]uint64 // flags live after each instruction
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
 	k      int
