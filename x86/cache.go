@@ -41,6 +41,9 @@ type CodeCache struct {
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena
 	jitBlocks []*Block
+	// jitTab finds translations by address, without and with the
+	// prediction cache (jit_amd64.go).
+	jitTab [2]*jitTable
 	// Translated counts blocks translated to host code.
 	Translated uint64
 }
@@ -93,7 +96,7 @@ func (cc *CodeCache) InvalidatePage(pn uint64) {
 			continue
 		}
 		b.valid = false
-		b.jit.unlink()
+		cc.unlinkJIT(b)
 		if cc.blocks[b.PC] == b {
 			delete(cc.blocks, b.PC)
 		}

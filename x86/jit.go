@@ -45,13 +45,36 @@ type jitBlock struct {
 	incoming []*uint64
 }
 
-// unlink makes the blocks chained to b return to Go instead (b is
-// invalidated or translated again).
-func (j *jitBlock) unlink() {
+// jitTabBits sizes the table of translations by guest address through
+// which a return or an indirect jump finds the translation of its target.
+const jitTabBits = 12
+
+type jitTabEntry struct {
+	pc    uint64
+	chain uintptr
+}
+
+// jitTable maps guest addresses to chain entries, direct-mapped; one per
+// code cache and mode (with or without the prediction cache).
+type jitTable [1 << jitTabBits]jitTabEntry
+
+func jitTabIndex(pc uint64) uint64 { return (pc ^ pc>>jitTabBits) & (1<<jitTabBits - 1) }
+
+// unlinkJIT makes the translations chained to b's return to Go instead
+// (b is invalidated or translated again).
+func (cc *CodeCache) unlinkJIT(b *Block) {
+	j := &b.jit
 	for _, p := range j.incoming {
 		*p = 0
 	}
 	j.incoming = j.incoming[:0]
+	for _, t := range cc.jitTab {
+		if t != nil {
+			if e := &t[jitTabIndex(b.PC)]; e.pc == b.PC && e.chain == j.chain {
+				*e = jitTabEntry{}
+			}
+		}
+	}
 }
 
 // jitThreshold is the number of full runs of a block before it is
@@ -96,7 +119,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			c.runInsts(b.Insts, 0)
 			return 0
 		}
-		j.unlink()
+		c.cache.unlinkJIT(b)
 		c.cache.translate(b, c.Pred != nil)
 		if j.entry == 0 {
 			c.runInsts(b.Insts, 0)

@@ -91,12 +91,21 @@ func (cc *CodeCache) translate(b *Block, pred bool) {
 		j.slots = make([]uint64, jitSlots(b))
 	}
 	clear(j.slots)
+	mode := 0
+	if pred {
+		mode = 1
+	}
+	if cc.jitTab[mode] == nil {
+		cc.jitTab[mode] = new(jitTable)
+	}
+	t.tab = cc.jitTab[mode]
 	if !t.block(b, pred) {
 		j.declined = true
 		return
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
 		j.entry, j.chain, j.pred = e+uintptr(t.entryOff), e, pred
+		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, e}
 		cc.Translated++
 	} else {
 		j.declined = true
@@ -188,6 +197,10 @@ type jitT struct {
 	// of the entry from Go.
 	nslot    int
 	entryOff int
+	// dynamic: the block ends with a jump to a computed address; tab is
+	// the table of translations it looks that up in.
+	dynamic bool
+	tab     *jitTable
 	live     [maxBlockInsts]uint64 // flags live after each instruction
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
@@ -256,6 +269,8 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	if done == n {
 		if next, ok := t.successor(); ok {
 			t.chain(n, next)
+		} else if t.dynamic {
+			t.chainDynamic(n)
 		}
 	}
 	t.spill()
@@ -283,6 +298,7 @@ func (t *jitT) block(b *Block, pred bool) bool {
 func (t *jitT) successor() (uint64, bool) {
 	b := t.b
 	last := &b.Insts[len(b.Insts)-1]
+	t.dynamic = false
 	switch {
 	case (last.Op == x86asm.JMP || last.Op == x86asm.CALL) && last.Args[0].Kind == KRel:
 		return last.Args[0].Imm, true
@@ -291,7 +307,35 @@ func (t *jitT) successor() (uint64, bool) {
 	case last.Flags&InstSetsRIP == 0:
 		return b.End, true
 	}
+	switch last.Op {
+	case x86asm.RET, x86asm.JMP, x86asm.CALL:
+		t.dynamic = true // translated, so the target is in RIP
+	}
 	return 0, false
+}
+
+// chainDynamic emits the exit of a block that ends with a jump to the
+// address in CPU.RIP (a return, an indirect jump or call): it looks the
+// address up in the table of translations and jumps to the one there, or
+// returns to Go.
+func (t *jitT) chainDynamic(m int) {
+	a := &t.a
+	t.spill()
+	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
+	a.MovRM(8, as.RAX, as.M(hCPU, offRIP))
+	a.MovRR(8, as.RDX, as.RAX)
+	a.ShiftRI(as.SHR, 8, as.RDX, jitTabBits)
+	a.ALURR(as.XOR, 8, as.RDX, as.RAX)
+	a.ALURI(as.AND, 4, as.RDX, 1<<jitTabBits-1)
+	a.ShiftRI(as.SHL, 4, as.RDX, 4)
+	a.MovRI(as.RCX, uint64(uintptr(unsafe.Pointer(t.tab))))
+	miss := a.NewLabel()
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: as.RCX, Index: as.RDX})
+	a.Jcc(5, miss)
+	a.MovRM(8, as.RAX, as.Mem{Base: as.RCX, Index: as.RDX, Disp: 8})
+	a.JmpReg(as.RAX)
+	a.Bind(miss)
+	t.leave(jitChained, t.st)
 }
 
 // chain emits a chaining exit after m instructions of the block to the
