@@ -201,7 +201,7 @@ type jitT struct {
 	// the table of translations it looks that up in.
 	dynamic bool
 	tab     *jitTable
-	live     [maxBlockInsts]uint64 // flags live after each instruction
+	live    [maxBlockInsts]uint64 // flags live after each instruction
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
 	k      int
