@@ -64,15 +64,14 @@ func (t *jitT) inst(in *Inst) bool {
 	if in.Lock || in.Fn == nil || isSync(in) {
 		return false
 	}
-	if in.Rep != RepNone && in.Op != x86asm.RET {
-		return false
-	}
+	// (A rep prefix only matters to the string instructions, which are
+	// not translated; F2 and F3 also select SSE instructions.)
 	a := &t.a
 	d, s := &in.Args[0], &in.Args[1]
 	n := int(in.NArgs)
 	for i := 0; i < n; i++ {
 		switch in.Args[i].Kind {
-		case KReg, KReg8H, KImm, KMem, KRel:
+		case KReg, KReg8H, KImm, KMem, KRel, KXMM:
 		default:
 			return false
 		}
