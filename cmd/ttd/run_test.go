@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,7 +34,9 @@ func testMain(m *testing.M) int {
 	// time it runs (x86/jit.go), so that the comparisons cover the
 	// translator on all of a program's code, not only its hot loops. It is
 	// set for the native runs too: the programs see the same environment.
-	if os.Getenv("TTD_JIT") == "" {
+	// Benchmarks measure the default.
+	flag.Parse()
+	if os.Getenv("TTD_JIT") == "" && flag.Lookup("test.bench").Value.String() == "" {
 		os.Setenv("TTD_JIT", "0")
 	}
 	dir, err := os.MkdirTemp("", "ttd-e2e-")
