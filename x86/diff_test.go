@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"ttd/predict"
 	"ttd/x86/f80"
 )
 
@@ -68,6 +69,7 @@ type diffResult struct {
 	Addr      uint64
 	S         diffState
 	Err       string // emulator only: an unimplemented instruction
+	Pred      string // emulator with a prediction cache: what it did
 }
 
 // diffTest is one row of a differential test table.
@@ -300,7 +302,51 @@ type diffEmu struct {
 	code *Page
 	data *Page
 	last []byte
+	// pred runs as a recording does: with a prediction cache and an
+	// observer that logs what it does not predict (predObserver).
+	pred bool
+	n    int
 }
+
+// predObserver does what the recorder does with the reads and writes the
+// prediction cache leaves to it: it enters them into the cache, counts
+// the reads, and "logs" a read by adding its value to a checksum.
+type predObserver struct {
+	logged, sum uint64
+}
+
+func (o *predObserver) Instruction(c *CPU, in *Inst) {}
+func (o *predObserver) WantInstructions() bool       { return false }
+func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64 {
+	for size > 0 {
+		n := predict.Split(addr, size)
+		v := val & (1<<(8*uint(n)) - 1)
+		if n == 8 {
+			v = val
+		}
+		if !c.Pred.Read(addr, n, v) {
+			o.logged++
+			o.sum = o.sum*31 + v + addr
+		}
+		c.Pred.Reads++
+		addr += uint64(n)
+		size -= n
+		val >>= 8 * uint(n)
+	}
+	return 0 // unused: the replayer's substitute
+}
+func (o *predObserver) MemWrite(c *CPU, addr uint64, size int, val uint64) {
+	for size > 0 {
+		n := predict.Split(addr, size)
+		c.Pred.Update(addr, n, val)
+		addr += uint64(n)
+		size -= n
+		val >>= 8 * uint(n)
+	}
+}
+func (o *predObserver) NonDet(c *CPU, in *Inst, vals []uint64) []uint64 { return vals }
+func (o *predObserver) Decoded(c *CPU, b *Block)                        {}
+func (o *predObserver) Sync(c *CPU, in *Inst)                           {}
 
 func newDiffEmu() *diffEmu {
 	e := &diffEmu{mem: NewMemory()}
@@ -347,6 +393,16 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	e.data.Data = [PageSize]byte{}
 	copy(e.data.Data[PageSize-diffMemSize:], in.Mem[:])
 	c := NewCPU(e.mem, e.cc)
+	var obs *predObserver
+	if e.pred {
+		// Every other case starts with the cache holding the data, so
+		// that reads are predicted; the others miss.
+		obs = &predObserver{}
+		c.Pred, c.Obs = predict.New(6), obs
+		if e.n++; e.n%2 == 0 {
+			c.Pred.Fill(diffMemAddr, in.Mem[:])
+		}
+	}
 	c.R = in.R
 	c.SetRflags(in.Rflags)
 	c.RIP = diffInstAddr
@@ -375,6 +431,15 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	ex := c.Run(n)
 	if jit && ex.Reason == ExitBreakpoint && c.RIP == end+1 {
 		ex.Reason, c.RIP = ExitBudget, end
+	}
+	if obs != nil {
+		// The interpreter's count of reads, the reads it logged and the
+		// cache's contents must not depend on how the code ran.
+		var h uint64
+		for i := uint64(0); i < uint64(c.Pred.Slots()); i++ {
+			h = h*31 + c.Pred.Predict(i*8, 8)
+		}
+		res.Pred = fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, obs.logged, obs.sum, h)
 	}
 	s := &res.S
 	s.R = c.R
@@ -509,13 +574,18 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 		nativeErr = err
 		nativeDone <- res
 	}()
-	emu, jemu := newDiffEmu(), newDiffEmu()
+	emu, jemu, pemu, pjemu := newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu()
+	pemu.pred, pjemu.pred = true, true
 	got := make([]diffResult, len(cases))
 	jit := make([]diffResult, len(cases))
+	pgot := make([]diffResult, len(cases))
+	pjit := make([]diffResult, len(cases))
 	for i := range cases {
 		got[i] = emu.run(cases[i].code, &cases[i].in, false)
 		if jitSupported {
 			jit[i] = jemu.run(cases[i].code, &cases[i].in, true)
+			pgot[i] = pemu.run(cases[i].code, &cases[i].in, false)
+			pjit[i] = pjemu.run(cases[i].code, &cases[i].in, true)
 		}
 	}
 	want := <-nativeDone
@@ -546,7 +616,10 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 			// (a recording and its replay may run a block either way).
 			jbad := 0
 			for k := first[i]; jitSupported && k < first[i+1]; k++ {
-				d := diffCompare(&got[k], &jit[k], 0)
+				d := diffCompare(&got[k], &jit[k], 0) + diffCompare(&pgot[k], &pjit[k], 0)
+				if pgot[k].Pred != pjit[k].Pred {
+					d += fmt.Sprintf(" recording: interpreter %s, translated %s;", pgot[k].Pred, pjit[k].Pred)
+				}
 				if d == "" {
 					continue
 				}

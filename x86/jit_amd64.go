@@ -16,7 +16,7 @@ import (
 const jitSupported = true
 
 // The host's optional instructions the translator uses.
-var jitBMI1, jitPOPCNT = cpu.X86.HasBMI1, cpu.X86.HasPOPCNT
+var jitBMI1, jitPOPCNT, jitSSSE3 = cpu.X86.HasBMI1, cpu.X86.HasPOPCNT, cpu.X86.HasSSSE3
 
 // jitCall runs translated code at entry with c in R15 and returns the
 // index of the instruction at which it left the block (len: all of it).

@@ -26,20 +26,28 @@ const mxFastPE = mxDefault | MxPE
 
 func fastPE(c *CPU) bool { return hostFPFlags && c.MXCSR&0xffe0 == mxFastPE }
 
+// sseFast lists the instructions with fast paths, by form: register
+// source (xx) and memory source (xm). A memory form's fast path reads its
+// operand, and when it hands the instruction to the exact handler (a NaN
+// result, a denormal operand), that reads it again: two reads where the
+// hardware makes one, which recordings of such instructions contain. The
+// block translator (jit_amd64.go) leaves the memory forms to these
+// handlers, so that it reads what they read.
+var sseFast = map[x86asm.Op]struct{ xx, xm Handler }{
+	x86asm.ADDSD:   {addsdXX, addsdXM},
+	x86asm.SUBSD:   {subsdXX, subsdXM},
+	x86asm.MULSD:   {mulsdXX, mulsdXM},
+	x86asm.DIVSD:   {divsdXX, divsdXM},
+	x86asm.SQRTSD:  {sqrtsdXX, sqrtsdXM},
+	x86asm.UCOMISD: {comisdXX, comisdXM},
+	x86asm.COMISD:  {comisdXX, comisdXM},
+	x86asm.ADDPD:   {addpdXX, addpdXM},
+	x86asm.SUBPD:   {subpdXX, subpdXM},
+	x86asm.MULPD:   {mulpdXX, mulpdXM},
+}
+
 func init() {
-	type fast struct{ xx, xm Handler }
-	table := map[x86asm.Op]fast{
-		x86asm.ADDSD:   {addsdXX, addsdXM},
-		x86asm.SUBSD:   {subsdXX, subsdXM},
-		x86asm.MULSD:   {mulsdXX, mulsdXM},
-		x86asm.DIVSD:   {divsdXX, divsdXM},
-		x86asm.SQRTSD:  {sqrtsdXX, sqrtsdXM},
-		x86asm.UCOMISD: {comisdXX, comisdXM},
-		x86asm.COMISD:  {comisdXX, comisdXM},
-		x86asm.ADDPD:   {addpdXX, addpdXM},
-		x86asm.SUBPD:   {subpdXX, subpdXM},
-		x86asm.MULPD:   {mulpdXX, mulpdXM},
-	}
+	table := sseFast
 	for op, f := range table {
 		orig, f := builders[op], f
 		builders[op] = func(in *Inst) Handler {

@@ -154,6 +154,9 @@ const (
 	fF3                        // mandatory 0xF3 prefix (tzcnt, lzcnt, popcnt)
 	fByteReg                   // ModRM.reg names a byte register
 	fByteRM                    // ModRM.rm names a byte register (register form)
+	fF2                        // mandatory 0xF2 prefix (SSE)
+	f0F38                      // opcode map 0F 38 (op is the last byte)
+	f0F3A                      // opcode map 0F 3A
 )
 
 // sizeFlags returns the flags for an instruction whose operands (both of them
@@ -205,6 +208,9 @@ func (a *Asm) prefixes(f flags, rex byte) {
 	if f&fF3 != 0 {
 		a.Buf = append(a.Buf, 0xF3)
 	}
+	if f&fF2 != 0 {
+		a.Buf = append(a.Buf, 0xF2)
+	}
 	if f&fW != 0 {
 		rex |= 0x48
 	}
@@ -215,10 +221,15 @@ func (a *Asm) prefixes(f flags, rex byte) {
 
 // opcode appends a one-byte opcode, or 0x0F followed by the low byte when op
 // has a nonzero high byte (two-byte opcodes are written as 0x0Fxx).
-func (a *Asm) opcode(op uint16) {
-	if op > 0xff {
+func (a *Asm) opcode(f flags, op uint16) {
+	switch {
+	case f&f0F38 != 0:
+		a.Buf = append(a.Buf, 0x0F, 0x38, byte(op))
+	case f&f0F3A != 0:
+		a.Buf = append(a.Buf, 0x0F, 0x3A, byte(op))
+	case op > 0xff:
 		a.Buf = append(a.Buf, byte(op>>8), byte(op))
-	} else {
+	default:
 		a.Buf = append(a.Buf, byte(op))
 	}
 }
@@ -240,7 +251,7 @@ func (a *Asm) rr(f flags, op uint16, reg, rm Reg) {
 		rex |= 0x40
 	}
 	a.prefixes(f, rex)
-	a.opcode(op)
+	a.opcode(f, op)
 	a.Buf = append(a.Buf, 0xC0|byte(reg&7)<<3|byte(rm&7))
 }
 
@@ -277,7 +288,7 @@ func (a *Asm) rm(f flags, op uint16, reg Reg, m Mem) {
 		}
 	}
 	a.prefixes(f, rex)
-	a.opcode(op)
+	a.opcode(f, op)
 
 	base := byte(m.Base & 7)
 	var mod byte

@@ -544,6 +544,40 @@ func TestJmpReg(t *testing.T) {
 	}
 }
 
+func TestSSE(t *testing.T) {
+	for _, tt := range []struct {
+		s    SSE
+		mem  bool
+		reg  Reg
+		rm   Reg
+		m    Mem
+		want string
+	}{
+		{s: SSE{Prefix: 0xF2, Op: 0x58}, reg: 1, rm: 9, want: "addsd xmm1, xmm9"},
+		{s: SSE{Prefix: 0x66, Op: 0xEF}, reg: 12, rm: 3, want: "pxor xmm12, xmm3"},
+		{s: SSE{Prefix: 0xF3, Op: 0x6F}, mem: true, reg: 8, m: M(R15, 0x120), want: "movdqu xmm8, xmmword ptr [r15+0x120]"},
+		{s: SSE{Prefix: 0x66, Op: 0x7F}, mem: true, reg: 0, m: M(RDI, 0), want: "movdqa xmmword ptr [rdi], xmm0"},
+		{s: SSE{Prefix: 0xF2, Op: 0x2A, W: true}, reg: 2, rm: R11, want: "cvtsi2sd xmm2, r11"},
+		{s: SSE{Prefix: 0x66, Op: 0xD7}, reg: RCX, rm: 5, want: "pmovmskb ecx, xmm5"},
+		{s: SSE{Prefix: 0x66, Map: 0x38, Op: 0x00}, reg: 1, rm: 2, want: "pshufb xmm1, xmm2"},
+		{s: SSE{Prefix: 0x66, Op: 0x2E}, reg: 0, rm: 1, want: "ucomisd xmm0, xmm1"},
+	} {
+		var a Asm
+		if tt.mem {
+			a.SSERM(tt.s, tt.reg, tt.m)
+		} else {
+			a.SSERR(tt.s, tt.reg, tt.rm)
+		}
+		inst, err := x86asm.Decode(a.Buf, 64)
+		if err != nil || inst.Len != len(a.Buf) {
+			t.Fatalf("%s: % x does not decode: %v", tt.want, a.Buf, err)
+		}
+		if got := x86asm.IntelSyntax(inst, 0, nil); got != tt.want {
+			t.Errorf("% x: got %q, want %q", a.Buf, got, tt.want)
+		}
+	}
+}
+
 func TestMisc(t *testing.T) {
 	c := newChecker(t)
 	for _, tt := range []struct {

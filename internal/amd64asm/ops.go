@@ -545,3 +545,52 @@ func (a *Asm) Ret() { a.Buf = append(a.Buf, 0xC3) }
 
 // Ud2 emits "ud2", which raises #UD.
 func (a *Asm) Ud2() { a.Buf = append(a.Buf, 0x0F, 0x0B) }
+
+// SSE describes an SSE instruction's encoding: its mandatory prefix (0,
+// 0x66, 0xF2 or 0xF3), opcode map (0 for 0F, or 0x38 or 0x3A) and opcode
+// byte, and whether it takes REX.W (a 64-bit general register operand).
+type SSE struct {
+	Prefix, Map, Op byte
+	W               bool
+}
+
+func (s SSE) flags() flags {
+	var f flags
+	switch s.Prefix {
+	case 0:
+	case 0x66:
+		f |= f66
+	case 0xF2:
+		f |= fF2
+	case 0xF3:
+		f |= fF3
+	default:
+		panic(fmt.Sprintf("amd64asm: invalid SSE prefix %#x", s.Prefix))
+	}
+	switch s.Map {
+	case 0:
+	case 0x38:
+		f |= f0F38
+	case 0x3A:
+		f |= f0F3A
+	default:
+		panic(fmt.Sprintf("amd64asm: invalid SSE opcode map %#x", s.Map))
+	}
+	if s.W {
+		f |= fW
+	}
+	return f
+}
+
+// SSERR emits the SSE instruction s with register operands: reg in
+// ModRM.reg and rm in ModRM.rm (XMM or general registers 0-15, as the
+// instruction has them).
+func (a *Asm) SSERR(s SSE, reg, rm Reg) { a.rr(s.flags(), 0x0F00|uint16(s.Op), reg, rm) }
+
+// SSERM emits the SSE instruction s with reg in ModRM.reg and the memory
+// operand m.
+func (a *Asm) SSERM(s SSE, reg Reg, m Mem) { a.rm(s.flags(), 0x0F00|uint16(s.Op), reg, m) }
+
+// Imm8 appends an immediate byte to the instruction just emitted (pshufd,
+// shufps, the shifts by an immediate…).
+func (a *Asm) Imm8(v uint8) { a.Buf = append(a.Buf, v) }
