@@ -128,6 +128,9 @@ type CPU struct {
 	// when it left at a chaining exit, and which exit that was if its
 	// slot was empty (1-based; 0 none).
 	jitRetired, jitLimit, jitLast, jitDone, jitMiss uint64
+	// jitStop is Pred.Stop-1, as the translated code compares it
+	// (runBlock).
+	jitStop uint64
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

@@ -43,6 +43,9 @@ type jitBlock struct {
 	slots []uint64
 	// incoming are the slots of other blocks that hold chain.
 	incoming []*uint64
+	// resume holds, by instruction, the entries into the translation
+	// after an instruction the interpreter ran (0: none).
+	resume []uintptr
 }
 
 // jitTabBits sizes the table of translations by guest address through
@@ -131,25 +134,58 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		*p = uint64(j.chain)
 		j.incoming = append(j.incoming, p)
 	}
-	c.materialize() // the translation takes the flags from c.flags
-	c.jitRetired, c.jitLimit, c.jitLast = 0, budget, uint64(j.id)
-	r := jitCall(j.entry, unsafe.Pointer(c))
-	// The blocks before the last one retired (before a fault in the
-	// interpreter's part of it unwinds this).
-	c.Icount += c.jitRetired
-	last := c.cache.jitBlocks[c.jitLast]
-	c.blk = last
-	c.blkLen = len(last.Insts)
-	if r == jitChained {
-		// The last block ended at a chaining exit (a taken jump may
-		// end it early) whose successor did not run.
-		c.blkLen = int(c.jitDone)
-		c.blkIdx = c.blkLen - 1
-	} else if k := int(r); k < c.blkLen {
+	entry, last := j.entry, b
+	for {
+		c.materialize() // the translation takes the flags from c.flags
+		if c.Pred != nil {
+			// One less, so that the translated code compares Reads
+			// with it before counting the read (none for Stop 0).
+			c.jitStop = c.Pred.Stop - 1
+		}
+		c.jitRetired, c.jitLimit, c.jitLast = 0, budget-before, uint64(last.jit.id)
+		r := jitCall(entry, unsafe.Pointer(c))
+		// The blocks before the last one retired (before a fault in
+		// the interpreter's part of it unwinds this).
+		c.Icount += c.jitRetired
+		before += c.jitRetired
+		last = c.cache.jitBlocks[c.jitLast]
+		n := len(last.Insts)
+		c.blk = last
+		c.blkLen = n
+		if r == jitChained {
+			// The last block ended at a chaining exit (a taken jump may
+			// end it early) whose successor did not run.
+			c.blkLen = int(c.jitDone)
+			c.blkIdx = c.blkLen - 1
+			return before
+		}
+		k := int(r)
+		if k >= n {
+			return before
+		}
+		// The interpreter runs instruction k, and the translation the
+		// rest if it can take up there.
 		c.blkIdx = k
-		c.runInsts(last.Insts, k)
+		entry = 0
+		if k+1 < n && last.jit.resume != nil && last.valid && last.jit.pred == (c.Pred != nil) {
+			entry = last.jit.resume[k+1]
+		}
+		if entry == 0 {
+			c.runInsts(last.Insts, k)
+			return before
+		}
+		in := &last.Insts[k]
+		in.Fn(c, in)
+		if c.blkLen != n || c.exit.Reason != ExitNone || !last.valid {
+			// It ended the block (a taken jump, an exit) or changed
+			// its code.
+			if c.blkLen > k+1 {
+				c.blkIdx = k + 1
+				c.runInsts(last.Insts, k+1)
+			}
+			return before
+		}
 	}
-	return c.jitRetired
 }
 
 // syncJIT prepares the translated code's view of the CPU for a Run.

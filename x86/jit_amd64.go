@@ -105,6 +105,17 @@ func (cc *CodeCache) translate(b *Block, pred bool) {
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
 		j.entry, j.chain, j.pred = e+uintptr(t.entryOff), e, pred
+		if len(t.resumes) > 0 {
+			if j.resume == nil {
+				j.resume = make([]uintptr, len(b.Insts))
+			}
+			clear(j.resume)
+			for _, r := range t.resumes {
+				j.resume[r.k] = e + uintptr(r.off)
+			}
+		} else if j.resume != nil {
+			clear(j.resume)
+		}
 		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, e}
 		cc.Translated++
 	} else {
@@ -135,7 +146,7 @@ const (
 	hRTLB  = as.R14 // &rtlb[0]
 	hWTLB  = as.R13 // &wtlb[0]
 	hSlots = as.R12 // the prediction cache's words
-	hPred  = as.R11 // the *predict.Cache
+	hReads = as.R11 // the prediction cache's Reads, kept here while the code runs
 	hFlags = as.R10 // saved guest flags: AH (SF ZF AF PF CF) and AL (OF), as lahf+seto leave them
 )
 
@@ -160,7 +171,7 @@ var (
 	offJitMiss    = int32(unsafe.Offsetof(CPU{}.jitMiss))
 
 	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
-	offStop  = int32(unsafe.Offsetof(predict.Cache{}.Stop))
+	offStop  = int32(unsafe.Offsetof(CPU{}.jitStop))
 )
 
 // Where the guest flags are at a point of the translated code: a block
@@ -197,6 +208,7 @@ type jitT struct {
 	// of the entry from Go.
 	nslot    int
 	entryOff int
+	resumes []jitResume
 	// dynamic: the block ends with a jump to a computed address; tab is
 	// the table of translations it looks that up in.
 	dynamic bool
@@ -244,21 +256,26 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	// The entry from Go (jitCall): load the registers, and the flags
 	// from c.flags, which runBlock materialized.
 	t.entryOff = a.Len()
-	a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
-	a.MovRM(8, hWTLB, as.M(hCPU, offWTLB))
-	if pred {
-		a.MovRM(8, hPred, as.M(hCPU, offJitPred))
-		a.MovRM(8, hSlots, as.M(hCPU, offJitSlots))
-	}
-	t.cpuFlags()
+	t.prologue()
 	a.Bind(body)
 	done := 0
+	t.resumes = t.resumes[:0]
 	for done < n {
+		if done > 0 && t.hasExt {
+			// The interpreter may run the instruction before and
+			// come back here (runBlock): a resume entry.
+			l := a.NewLabel()
+			a.Bind(l)
+			t.resumes = append(t.resumes, jitResume{l, done, t.st, 0})
+		}
 		t.k, t.hasExt, t.readPending = done, false, false
 		if !t.inst(&b.Insts[done]) {
 			break
 		}
 		done++
+	}
+	if len(t.resumes) > 0 && t.resumes[len(t.resumes)-1].k == done {
+		t.resumes = t.resumes[:len(t.resumes)-1] // not translated
 	}
 	if done == 0 {
 		return false
@@ -275,6 +292,16 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	}
 	t.spill()
 	t.leave(done, t.st)
+	for i := range t.resumes {
+		r := &t.resumes[i]
+		r.off = a.Len()
+		t.prologue()
+		if r.st == fsHost {
+			t.st = fsSaved
+			t.hostFlags()
+		}
+		a.Jmp(r.l)
+	}
 	for _, e := range t.exits {
 		a.Bind(e.l)
 		if e.taken {
@@ -363,10 +390,37 @@ func (t *jitT) chain(m int, next uint64) {
 
 func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 
+// prologue loads the registers of translated code, and the flags from
+// c.flags, which runBlock materialized, into hFlags.
+func (t *jitT) prologue() {
+	a := &t.a
+	a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
+	a.MovRM(8, hWTLB, as.M(hCPU, offWTLB))
+	if t.pred {
+		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
+		a.MovRM(8, hReads, as.M(as.RAX, offReads))
+		a.MovRM(8, hSlots, as.M(hCPU, offJitSlots))
+	}
+	t.cpuFlags()
+}
+
+// jitResume is an entry into a translation at instruction k, whose code
+// expects the flags where st says; off is the entry's offset.
+type jitResume struct {
+	l   as.Label
+	k   int
+	st  uint8
+	off int
+}
+
 // leave returns to Go reporting that instruction k is next, storing saved
 // flags into the CPU.
 func (t *jitT) leave(k int, st uint8) {
 	a := &t.a
+	if t.pred {
+		a.MovRM(8, as.RDX, as.M(hCPU, offJitPred))
+		a.MovMR(8, as.M(as.RDX, offReads), hReads)
+	}
 	if st == fsSaved {
 		a.MovRR(4, as.RAX, hFlags)
 		a.ShiftRI(as.SHR, 4, as.RAX, 8)
@@ -503,10 +557,15 @@ func (t *jitT) tlb(tlb as.Reg, size int) {
 // wordCheck leaves for the interpreter when an access of size bytes at RSI
 // crosses an 8-byte word (the prediction cache's Split case).
 func (t *jitT) wordCheck(size int) {
-	if size == 1 {
+	a := &t.a
+	switch size {
+	case 1:
+		return
+	case 8:
+		a.TestRI(4, as.RSI, 7)
+		a.Jcc(5, t.exit()) // jnz
 		return
 	}
-	a := &t.a
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, 7)
 	a.ALURI(as.CMP, 4, as.RAX, int64(8-size))
@@ -534,10 +593,8 @@ func (t *jitT) load(size int) {
 	}
 	x := t.exit()
 	t.wordCheck(size)
-	a.MovRM(8, as.RAX, as.M(hPred, offReads))
-	a.ALURI(as.ADD, 8, as.RAX, 1)
-	a.ALURM(as.CMP, 8, as.RAX, as.M(hPred, offStop))
-	a.Jcc(4, x) // je: the Stop read
+	a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
+	a.Jcc(4, x) // je: the Stop read (jitStop is one less)
 	a.MovRR(8, as.RDX, as.RSI)
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
 	a.ALURM(as.CMP, max(size, 1), as.R9, as.Mem{Base: hSlots, Index: as.RDX})
@@ -553,12 +610,11 @@ func (t *jitT) loadFrom(m as.Mem, size int) {
 	}
 }
 
-// commitRead counts the predicted read of the instruction, if it made one
-// (flags clobbered).
+// commitRead counts the predicted read of the instruction, if it made one.
 func (t *jitT) commitRead() {
 	if t.readPending && t.pred {
 		t.readPending = false
-		t.a.ALUMI(as.ADD, 8, as.M(hPred, offReads), 1)
+		t.a.Lea(8, hReads, as.M(hReads, 1))
 	}
 }
 

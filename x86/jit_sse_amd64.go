@@ -154,12 +154,10 @@ func (t *jitT) load128(aligned bool) {
 	}
 	x := t.exit()
 	t.wordCheck(8)
-	reads := as.M(hPred, offReads)
-	a.MovRM(8, as.RAX, reads)
-	for i := 0; i < 2; i++ {
-		a.ALURI(as.ADD, 8, as.RAX, 1)
-		a.ALURM(as.CMP, 8, as.RAX, as.M(hPred, offStop))
-		a.Jcc(4, x) // je: a Stop read
+	for i := int32(0); i < 2; i++ {
+		a.Lea(8, as.RAX, as.M(hReads, i))
+		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offStop))
+		a.Jcc(4, x) // je: a Stop read (jitStop is one less)
 	}
 	for i, r := range []as.Reg{as.R9, as.R8} {
 		a.Lea(8, as.RDX, as.M(as.RSI, int32(8*i)))
@@ -167,7 +165,7 @@ func (t *jitT) load128(aligned bool) {
 		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX})
 		a.Jcc(5, x)
 	}
-	a.MovMR(8, reads, as.RAX)
+	a.Lea(8, hReads, as.M(hReads, 2))
 }
 
 // store128Check prepares a 16-byte store at RSI: RDI the host address,
