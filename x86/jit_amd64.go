@@ -208,7 +208,7 @@ type jitT struct {
 	// of the entry from Go.
 	nslot    int
 	entryOff int
-	resumes []jitResume
+	resumes  []jitResume
 	// dynamic: the block ends with a jump to a computed address; tab is
 	// the table of translations it looks that up in.
 	dynamic bool
