@@ -300,6 +300,19 @@ func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
 	}
 }
 
+// LoggedReads logs the reads that translated code did not predict
+// (x86.ReadLogger): it has entered them into the cache and counted them
+// as read does.
+func (r *Recorder) LoggedReads(c *x86.CPU, reads []x86.LoggedRead) {
+	t := r.rec(c)
+	for _, e := range reads {
+		n := e.Reads + 1
+		r.w.MemRead(n-t.lastLogged, e.Val, uint8(e.Size))
+		t.lastLogged = n
+	}
+	r.stats.LoggedReads += uint64(len(reads))
+}
+
 // MemWrite keeps the thread's prediction cache up to date.
 func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	t := r.rec(c)

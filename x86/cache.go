@@ -41,9 +41,9 @@ type CodeCache struct {
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena
 	jitBlocks []*Block
-	// jitTab finds translations by address, without and with the
-	// prediction cache (jit_amd64.go).
-	jitTab [2]*jitTable
+	// jitTab finds translations by address, one table per mode
+	// (jitModeRun…).
+	jitTab [3]*jitTable
 	// Translated counts blocks translated to host code.
 	Translated uint64
 }

@@ -131,6 +131,10 @@ type CPU struct {
 	// jitStop is Pred.Stop-1, as the translated code compares it
 	// (runBlock).
 	jitStop uint64
+	jitMode uint8
+	// jitLog holds the reads translated code logged (ReadLogger).
+	jitLogN uint64
+	jitLog  [jitLogSize]LoggedRead
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

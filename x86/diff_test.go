@@ -302,9 +302,10 @@ type diffEmu struct {
 	code *Page
 	data *Page
 	last []byte
-	// pred runs as a recording does: with a prediction cache and an
-	// observer that logs what it does not predict (predObserver).
-	pred bool
+	// pred runs with a prediction cache and an observer that logs what it
+	// does not predict, as a replay (predObserver) or, with log, as a
+	// recording (logObserver) does.
+	pred, log bool
 	n    int
 }
 
@@ -318,23 +319,39 @@ type predObserver struct {
 func (o *predObserver) Instruction(c *CPU, in *Inst) {}
 func (o *predObserver) WantInstructions() bool       { return false }
 func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64 {
+	orig := val
 	for size > 0 {
 		n := predict.Split(addr, size)
 		v := val & (1<<(8*uint(n)) - 1)
 		if n == 8 {
 			v = val
 		}
-		if !c.Pred.Read(addr, n, v) {
-			o.logged++
-			o.sum = o.sum*31 + v + addr
-		}
 		c.Pred.Reads++
+		if !c.Pred.Read(addr, n, v) {
+			o.logRead(c.Pred.Reads, v)
+		}
 		addr += uint64(n)
 		size -= n
 		val >>= 8 * uint(n)
 	}
-	return 0 // unused: the replayer's substitute
+	return orig
 }
+
+func (o *predObserver) logRead(n, v uint64) {
+	o.logged++
+	o.sum = o.sum*31 + v + n<<40
+}
+
+// logObserver is predObserver as the recorder is: translated code logs the
+// reads it does not predict itself (ReadLogger).
+type logObserver struct{ predObserver }
+
+func (o *logObserver) LoggedReads(c *CPU, reads []LoggedRead) {
+	for _, e := range reads {
+		o.logRead(e.Reads+1, e.Val)
+	}
+}
+
 func (o *predObserver) MemWrite(c *CPU, addr uint64, size int, val uint64) {
 	for size > 0 {
 		n := predict.Split(addr, size)
@@ -399,6 +416,10 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 		// that reads are predicted; the others miss.
 		obs = &predObserver{}
 		c.Pred, c.Obs = predict.New(6), obs
+		if e.log {
+			lo := &logObserver{}
+			obs, c.Obs = &lo.predObserver, lo
+		}
 		if e.n++; e.n%2 == 0 {
 			c.Pred.Fill(diffMemAddr, in.Mem[:])
 		}
@@ -574,18 +595,20 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 		nativeErr = err
 		nativeDone <- res
 	}()
-	emu, jemu, pemu, pjemu := newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu()
-	pemu.pred, pjemu.pred = true, true
+	emu, jemu, pemu, pjemu, ljemu := newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu()
+	pemu.pred, pjemu.pred, ljemu.pred, ljemu.log = true, true, true, true
 	got := make([]diffResult, len(cases))
 	jit := make([]diffResult, len(cases))
 	pgot := make([]diffResult, len(cases))
 	pjit := make([]diffResult, len(cases))
+	ljit := make([]diffResult, len(cases))
 	for i := range cases {
 		got[i] = emu.run(cases[i].code, &cases[i].in, false)
 		if jitSupported {
 			jit[i] = jemu.run(cases[i].code, &cases[i].in, true)
 			pgot[i] = pemu.run(cases[i].code, &cases[i].in, false)
 			pjit[i] = pjemu.run(cases[i].code, &cases[i].in, true)
+			ljit[i] = ljemu.run(cases[i].code, &cases[i].in, true)
 		}
 	}
 	want := <-nativeDone
@@ -618,7 +641,10 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 			for k := first[i]; jitSupported && k < first[i+1]; k++ {
 				d := diffCompare(&got[k], &jit[k], 0) + diffCompare(&pgot[k], &pjit[k], 0)
 				if pgot[k].Pred != pjit[k].Pred {
-					d += fmt.Sprintf(" recording: interpreter %s, translated %s;", pgot[k].Pred, pjit[k].Pred)
+					d += fmt.Sprintf(" replaying: interpreter %s, translated %s;", pgot[k].Pred, pjit[k].Pred)
+				}
+				if pgot[k].Pred != ljit[k].Pred {
+					d += fmt.Sprintf(" recording: interpreter %s, translated %s;", pgot[k].Pred, ljit[k].Pred)
 				}
 				if d == "" {
 					continue

@@ -34,8 +34,8 @@ type jitBlock struct {
 	chain uintptr // its entry from another translation (chaining)
 	heat  uint32  // full runs so far, until translation
 	id    uint32  // index in CodeCache.jitBlocks
-	// pred: the code checks the prediction cache (CPU.Pred set).
-	pred bool
+	// mode is what the code does with the prediction cache (jitMode*).
+	mode uint8
 	// declined: translation found nothing to translate; do not retry.
 	declined bool
 	// slots are the chaining slots of the block's exits to the blocks
@@ -116,20 +116,20 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 	j := &b.jit
 	miss := c.jitMiss
 	c.jitMiss = 0
-	if j.entry == 0 || j.pred != (c.Pred != nil) {
+	if j.entry == 0 || j.mode != c.jitMode {
 		if !c.jitOK || j.declined || j.heat < jitThreshold {
 			j.heat++
 			c.runInsts(b.Insts, 0)
 			return 0
 		}
 		c.cache.unlinkJIT(b)
-		c.cache.translate(b, c.Pred != nil)
+		c.cache.translate(b, c.jitMode)
 		if j.entry == 0 {
 			c.runInsts(b.Insts, 0)
 			return 0
 		}
 	}
-	if from != nil && miss != 0 && from.valid && from.jit.pred == j.pred && from.jit.entry != 0 {
+	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 {
 		p := &from.jit.slots[miss-1]
 		*p = uint64(j.chain)
 		j.incoming = append(j.incoming, p)
@@ -144,6 +144,10 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		}
 		c.jitRetired, c.jitLimit, c.jitLast = 0, budget-before, uint64(last.jit.id)
 		r := jitCall(entry, unsafe.Pointer(c))
+		if c.jitLogN > 0 {
+			c.Obs.(ReadLogger).LoggedReads(c, c.jitLog[:c.jitLogN])
+			c.jitLogN = 0
+		}
 		// The blocks before the last one retired (before a fault in
 		// the interpreter's part of it unwinds this).
 		c.Icount += c.jitRetired
@@ -167,7 +171,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		// rest if it can take up there.
 		c.blkIdx = k
 		entry = 0
-		if k+1 < n && last.jit.resume != nil && last.valid && last.jit.pred == (c.Pred != nil) {
+		if k+1 < n && last.jit.resume != nil && last.valid && last.jit.mode == c.jitMode {
 			entry = last.jit.resume[k+1]
 		}
 		if entry == 0 {
@@ -188,10 +192,45 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 	}
 }
 
+// What translated code does with the prediction cache.
+const (
+	jitModeRun    = iota // no cache (ttd run)
+	jitModeReplay        // check it, leave on a miss (the reader)
+	jitModeRecord        // check it, log a miss itself (the recorder: ReadLogger)
+)
+
+// ReadLogger, when an Observer that sets CPU.Pred implements it, lets
+// translated code log the reads the prediction cache does not predict
+// without leaving: it enters their values into the cache and counts them,
+// as MemRead would, and LoggedReads receives them, in order, before
+// anything else happens in Go.
+type ReadLogger interface {
+	LoggedReads(c *CPU, reads []LoggedRead)
+}
+
+// LoggedRead is a read the prediction cache did not predict: Reads is the
+// cache's count before it, Val its value (Size bytes).
+type LoggedRead struct {
+	Reads uint64
+	Val   uint64
+	Size  uint64
+}
+
+// jitLogSize is how many reads translated code logs before it returns to
+// Go to hand them over.
+const jitLogSize = 64
+
 // syncJIT prepares the translated code's view of the CPU for a Run.
 func (c *CPU) syncJIT() {
 	c.jitOK = jitEnabled && (c.Obs == nil || c.Pred != nil)
 	c.jitPred = c.Pred
+	c.jitMode = jitModeRun
+	if c.Pred != nil {
+		c.jitMode = jitModeReplay
+		if _, ok := c.Obs.(ReadLogger); ok {
+			c.jitMode = jitModeRecord
+		}
+	}
 	if c.Pred != nil {
 		c.jitSlots, c.jitSlotMask = c.Pred.Words()
 	}

@@ -74,9 +74,9 @@ func (ar *jitArena) free() {
 	ar.chunks = nil
 }
 
-// translate gives b a translation for the current mode (with or without
-// the prediction cache), or marks it declined.
-func (cc *CodeCache) translate(b *Block, pred bool) {
+// translate gives b a translation for mode (jitMode*), or marks it
+// declined.
+func (cc *CodeCache) translate(b *Block, mode uint8) {
 	if cc.jit == nil {
 		ar := &jitArena{}
 		cc.jit = ar
@@ -91,20 +91,16 @@ func (cc *CodeCache) translate(b *Block, pred bool) {
 		j.slots = make([]uint64, jitSlots(b))
 	}
 	clear(j.slots)
-	mode := 0
-	if pred {
-		mode = 1
-	}
 	if cc.jitTab[mode] == nil {
 		cc.jitTab[mode] = new(jitTable)
 	}
 	t.tab = cc.jitTab[mode]
-	if !t.block(b, pred) {
+	if !t.block(b, mode) {
 		j.declined = true
 		return
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
-		j.entry, j.chain, j.pred = e+uintptr(t.entryOff), e, pred
+		j.entry, j.chain, j.mode = e+uintptr(t.entryOff), e, mode
 		if len(t.resumes) > 0 {
 			if j.resume == nil {
 				j.resume = make([]uintptr, len(b.Insts))
@@ -169,6 +165,8 @@ var (
 	offJitLast    = int32(unsafe.Offsetof(CPU{}.jitLast))
 	offJitDone    = int32(unsafe.Offsetof(CPU{}.jitDone))
 	offJitMiss    = int32(unsafe.Offsetof(CPU{}.jitMiss))
+	offJitLogN    = int32(unsafe.Offsetof(CPU{}.jitLogN))
+	offJitLog     = int32(unsafe.Offsetof(CPU{}.jitLog))
 
 	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
 	offStop  = int32(unsafe.Offsetof(CPU{}.jitStop))
@@ -202,6 +200,10 @@ type jitT struct {
 	a     as.Asm
 	b     *Block
 	pred  bool
+	// log: a miss of the prediction cache is logged here (ReadLogger),
+	// by the out-of-line code of misses.
+	log    bool
+	misses []jitMiss
 	st    uint8
 	exits []jitExit
 	// nslot counts the chaining exits emitted; entryOff is the offset
@@ -226,9 +228,10 @@ type jitT struct {
 
 // block translates b into t.a; false when not even its first instruction
 // translates.
-func (t *jitT) block(b *Block, pred bool) bool {
+func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
-	t.b, t.pred, t.st = b, pred, fsSaved
+	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
+	t.misses = t.misses[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
 	n := len(b.Insts)
@@ -292,6 +295,9 @@ func (t *jitT) block(b *Block, pred bool) bool {
 	}
 	t.spill()
 	t.leave(done, t.st)
+	for _, m := range t.misses {
+		t.missCode(m)
+	}
 	for i := range t.resumes {
 		r := &t.resumes[i]
 		r.off = a.Len()
@@ -593,12 +599,49 @@ func (t *jitT) load(size int) {
 	}
 	x := t.exit()
 	t.wordCheck(size)
-	a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
-	a.Jcc(4, x) // je: the Stop read (jitStop is one less)
+	if !t.log { // a recording has no Stop read
+		a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
+		a.Jcc(4, x) // je: the Stop read (jitStop is one less)
+	}
 	a.MovRR(8, as.RDX, as.RSI)
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
 	a.ALURM(as.CMP, max(size, 1), as.R9, as.Mem{Base: hSlots, Index: as.RDX})
-	a.Jcc(5, x) // jne: not predicted
+	if !t.log {
+		a.Jcc(5, x) // jne: not predicted
+		return
+	}
+	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size}
+	a.Jcc(5, m.miss)
+	a.Bind(m.back)
+	t.misses = append(t.misses, m)
+}
+
+// jitMiss is the out-of-line code of a read the prediction cache did not
+// predict, while recording: it logs the read in CPU.jitLog, enters it
+// into the cache and goes back; with the log full, it leaves before the
+// instruction (exit) and the interpreter logs it.
+type jitMiss struct {
+	miss, back, exit as.Label
+	size             int
+}
+
+// missCode emits m: the value is in R9, the address's byte in the cache
+// at RDX.
+func (t *jitT) missCode(m jitMiss) {
+	a := &t.a
+	a.Bind(m.miss)
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
+	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)
+	a.Jcc(3, m.exit) // jae: full
+	a.ALURI(as.ADD, 8, as.RAX, 1)
+	a.MovMR(8, as.M(hCPU, offJitLogN), as.RAX)
+	a.Lea(8, as.RAX, as.Mem{Base: as.RAX, Index: as.RAX, Scale: 1}) // 3*(n+1)
+	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
+	a.MovMR(8, as.M(as.RAX, 0), hReads)
+	a.MovMR(8, as.M(as.RAX, 8), as.R9)
+	a.MovMI(8, as.M(as.RAX, 16), int64(m.size))
+	a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX}, as.R9)
+	a.Jmp(m.back)
 }
 
 func (t *jitT) loadFrom(m as.Mem, size int) {
