@@ -306,7 +306,7 @@ type diffEmu struct {
 	// does not predict, as a replay (predObserver) or, with log, as a
 	// recording (logObserver) does.
 	pred, log bool
-	n    int
+	n         int
 }
 
 // predObserver does what the recorder does with the reads and writes the

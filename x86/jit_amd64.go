@@ -197,15 +197,15 @@ const jitChained = 1 << 32
 
 // jitT translates one block.
 type jitT struct {
-	a     as.Asm
-	b     *Block
-	pred  bool
+	a    as.Asm
+	b    *Block
+	pred bool
 	// log: a miss of the prediction cache is logged here (ReadLogger),
 	// by the out-of-line code of misses.
 	log    bool
 	misses []jitMiss
-	st    uint8
-	exits []jitExit
+	st     uint8
+	exits  []jitExit
 	// nslot counts the chaining exits emitted; entryOff is the offset
 	// of the entry from Go.
 	nslot    int
