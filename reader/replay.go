@@ -187,6 +187,7 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 func (t *Trace) newReplay() *Replay {
 	r := &Replay{t: t, as: newAddrSpace()}
 	r.code = x86.NewCodeCache(r.as.mem)
+	r.code.LegacyReads = t.legacyReads
 	return r
 }
 

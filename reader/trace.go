@@ -28,6 +28,8 @@ type Trace struct {
 	f         *tracefile.Reader
 	chunks    []tracefile.ChunkInfo
 	cacheBits uint
+	// legacyReads: see x86.CodeCache.LegacyReads.
+	legacyReads bool
 	// Summary holds totals and how the program ended.
 	Summary tracefile.Summary
 	Header  tracefile.Header
@@ -66,6 +68,9 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 		}
 		t.cacheBits = uint(n)
 	}
+	// Traces recorded before the SSE fast paths read their memory operand
+	// once when they give up (x86.CodeCache.LegacyReads).
+	t.legacyReads = t.Header.Params["fpreads"] != "once"
 	if len(t.chunks) == 0 {
 		if f.Truncated() {
 			if err := f.TailError(); err != nil {

@@ -136,6 +136,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 		Params: map[string]string{
 			"cachebits":       strconv.Itoa(int(opts.CacheBits)),
 			"checkpointevery": strconv.FormatUint(opts.CheckpointEvery, 10),
+			// An SSE instruction's fast path that gives up hands the
+			// memory operand it read to the exact handler: one read
+			// (x86.CodeCache.LegacyReads).
+			"fpreads": "once",
 		},
 	}
 	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})

@@ -46,6 +46,10 @@ type CodeCache struct {
 	jitTab [3]*jitTable
 	// Translated counts blocks translated to host code.
 	Translated uint64
+	// LegacyReads makes the SSE fast paths' fallbacks read their memory
+	// operand a second time, as ttd did before traces said "fpreads":
+	// "once" (ssefast.go); the reader sets it to replay such traces.
+	LegacyReads bool
 }
 
 // NewCodeCache returns an empty cache for code in mem and hooks mem's

@@ -114,6 +114,10 @@ type CPU struct {
 	// Env answers cpuid and rdtsc; nil gives zeros.
 	Env     Env
 	scratch [64]byte
+	// pin is a memory operand an SSE fast path read, for the exact
+	// handler it falls back to (fallback in ssefast.go).
+	pin    XMM
+	pinned bool
 
 	// The translated code's view (jit.go, set by syncJIT): whether Run
 	// may use translations, and the prediction cache's words and the mask

@@ -95,6 +95,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		cc.jitTab[mode] = new(jitTable)
 	}
 	t.tab = cc.jitTab[mode]
+	t.legacy = cc.LegacyReads
 	if !t.block(b, mode) {
 		j.declined = true
 		return
@@ -211,6 +212,11 @@ type jitT struct {
 	nslot    int
 	entryOff int
 	resumes  []jitResume
+	// legacy: the code cache's LegacyReads.
+	legacy bool
+	// mxChecked: the code has checked that MXCSR lets floating point
+	// run on the host (sseNative), since its entry or last resume entry.
+	mxChecked bool
 	// dynamic: the block ends with a jump to a computed address; tab is
 	// the table of translations it looks that up in.
 	dynamic bool
@@ -231,6 +237,7 @@ type jitT struct {
 func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
+	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
@@ -270,6 +277,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			l := a.NewLabel()
 			a.Bind(l)
 			t.resumes = append(t.resumes, jitResume{l, done, t.st, 0})
+			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending = done, false, false
 		if !t.inst(&b.Insts[done]) {

@@ -56,37 +56,18 @@ func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 		}
 		return true
 
-	case x86asm.PXOR, x86asm.XORPS, x86asm.XORPD:
-		if d.Kind != KXMM || s.Kind != KXMM {
-			return t.sseNative(in, d, s)
-		}
-		if d.Reg == s.Reg {
-			a.MovRI(as.R8, 0)
-			a.MovMR(8, xreg(d, 0), as.R8)
-			a.MovMR(8, xreg(d, 1), as.R8)
-			return true
-		}
-		t.spill() // xor changes the host's flags
-		for lane := int32(0); lane < 2; lane++ {
-			a.MovRM(8, as.R8, xreg(s, lane))
-			a.ALUMR(as.XOR, 8, xreg(d, lane), as.R8)
-		}
-		return true
-
 	case x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVDQU, x86asm.MOVAPS, x86asm.MOVAPD, x86asm.MOVDQA:
 		aligned := in.Op == x86asm.MOVAPS || in.Op == x86asm.MOVAPD || in.Op == x86asm.MOVDQA
 		switch {
 		case d.Kind == KXMM && s.Kind == KXMM:
-			for lane := int32(0); lane < 2; lane++ {
-				a.MovRM(8, as.R8, xreg(s, lane))
-				a.MovMR(8, xreg(d, lane), as.R8)
-			}
+			a.SSERM(sseLoad16, 0, xmmSlot(s.Reg))
+			a.SSERM(sseStore16, 0, xmmSlot(d.Reg))
 		case d.Kind == KXMM && s.Kind == KMem:
 			t.spill()
 			t.ea(s)
 			t.load128(aligned)
-			a.MovMR(8, xreg(d, 0), as.R9)
-			a.MovMR(8, xreg(d, 1), as.R8)
+			a.SSERM(sseLoad16, 0, as.M(as.RDI, 0))
+			a.SSERM(sseStore16, 0, xmmSlot(d.Reg))
 		case d.Kind == KMem && s.Kind == KXMM:
 			t.spill()
 			t.ea(d)
@@ -114,8 +95,10 @@ func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 			a.MovRM(8, as.R8, xreg(s, 0))
 			t.store(8, as.R8)
 		case d.Kind == KXMM && s.Kind == KXMM:
-			a.MovRM(8, as.R8, xreg(s, 0))
-			a.MovMR(8, xreg(d, 0), as.R8)
+			a.SSERM(sseLoad16, 0, xmmSlot(d.Reg))
+			a.SSERM(sseLoad16, 1, xmmSlot(s.Reg))
+			a.SSERR(sseMovsd, 0, 1)
+			a.SSERM(sseStore16, 0, xmmSlot(d.Reg))
 		default:
 			return false
 		}
@@ -124,10 +107,12 @@ func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 	return t.sseNative(in, d, s)
 }
 
-// xmmLow sets XMM d to the 64-bit value in r, upper lane zero.
+// xmmLow sets XMM d to the 64-bit value in r, upper lane zero. CPU.X is
+// written 16 bytes at a time, so that the next instruction's 16-byte load
+// of the register can take the value from the store.
 func (t *jitT) xmmLow(d *Operand, r as.Reg) {
-	t.a.MovMR(8, xreg(d, 0), r)
-	t.a.MovMI(8, xreg(d, 1), 0)
+	t.a.SSERR(sseMovqFromGPR, 0, r)
+	t.a.SSERM(sseStore16, 0, xmmSlot(d.Reg))
 }
 
 // alignCheck leaves for the interpreter (which raises #GP) when RSI is
@@ -294,6 +279,9 @@ var (
 	sseStore16 = as.SSE{Prefix: 0xf3, Op: 0x7f} // movdqu m128, xmm
 	sseLoad8   = as.SSE{Prefix: 0xf3, Op: 0x7e} // movq xmm, m64
 	sseLoad4   = as.SSE{Prefix: 0x66, Op: 0x6e} // movd xmm, m32
+	// movq xmm, r64 (zeroing the upper lane)
+	sseMovqFromGPR = as.SSE{Prefix: 0x66, Op: 0x6e, W: true}
+	sseMovsd       = as.SSE{Prefix: 0xf2, Op: 0x10} // movsd xmm, xmm (low lane)
 )
 
 var offMXCSR = int32(unsafe.Offsetof(CPU{}.MXCSR))
@@ -335,18 +323,21 @@ func (t *jitT) sseNative(in *Inst, d, s *Operand) bool {
 	case x86asm.CVTTSD2SI, x86asm.CVTSD2SI, x86asm.CVTTSS2SI, x86asm.CVTSS2SI:
 		enc.W = d.Size == 8
 	}
-	if s.Kind == KMem && (s.Size != 16 && s.Size != 8 && s.Size != 4 || sseFast[in.Op].xm != nil) {
-		return false // (sseFast: the interpreter may read the operand twice)
+	if s.Kind == KMem && (s.Size != 16 && s.Size != 8 && s.Size != 4 || t.legacy && sseFast[in.Op].xm != nil) {
+		return false // (sseFast: replaying, the interpreter may read the operand twice)
 	}
-	checks := op.fp || s.Kind == KMem
+	checks := op.fp && !t.mxChecked || s.Kind == KMem
 	if checks {
 		t.spill()
 	}
-	if op.fp {
+	if op.fp && !t.mxChecked {
+		// Translated code does not change MXCSR: one check holds up to
+		// the next instruction the interpreter runs.
 		a.MovRM(4, as.RAX, as.M(hCPU, offMXCSR))
 		a.ALURI(as.AND, 4, as.RAX, 0xffe0)
 		a.ALURI(as.CMP, 4, as.RAX, 0x1fa0)
 		a.Jcc(5, t.exit())
+		t.mxChecked = true
 	}
 	src := as.Reg(1) // XMM1, or a general register
 	switch s.Kind {

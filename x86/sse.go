@@ -129,12 +129,18 @@ func buildX(f xfn) Builder {
 			switch in.MemSize {
 			case 16:
 				return func(c *CPU, in *Inst) {
-					s := c.load128a(&in.Args[1])
+					s, ok := c.source()
+					if !ok {
+						s = c.load128a(&in.Args[1])
+					}
 					f(c, in, &c.X[in.Args[0].Reg&15], s)
 				}
 			case 8:
 				return func(c *CPU, in *Inst) {
-					s := XMM{c.load64(c.ea(&in.Args[1]))}
+					s, ok := c.source()
+					if !ok {
+						s = XMM{c.load64(c.ea(&in.Args[1]))}
+					}
 					f(c, in, &c.X[in.Args[0].Reg&15], s)
 				}
 			case 4:

@@ -24,15 +24,35 @@ import (
 
 const mxFastPE = mxDefault | MxPE
 
+// fallback runs the exact handler of an instruction whose fast path read
+// its memory operand src: the handler takes src instead of reading it
+// again (buildX), except when replaying a recording that read it twice.
+func (c *CPU) fallback(in *Inst, src XMM) {
+	if !c.cache.LegacyReads {
+		c.pin, c.pinned = src, true
+	}
+	in.inner(c, in)
+}
+
+// source returns the operand a fast path handed over (fallback), if any.
+func (c *CPU) source() (XMM, bool) {
+	if c.pinned {
+		c.pinned = false
+		return c.pin, true
+	}
+	return XMM{}, false
+}
+
 func fastPE(c *CPU) bool { return hostFPFlags && c.MXCSR&0xffe0 == mxFastPE }
 
 // sseFast lists the instructions with fast paths, by form: register
 // source (xx) and memory source (xm). A memory form's fast path reads its
-// operand, and when it hands the instruction to the exact handler (a NaN
-// result, a denormal operand), that reads it again: two reads where the
-// hardware makes one, which recordings of such instructions contain. The
-// block translator (jit_amd64.go) leaves the memory forms to these
-// handlers, so that it reads what they read.
+// operand and, when it hands the instruction to the exact handler (a NaN
+// result, a denormal operand), hands the operand over too (fallback), so
+// that the instruction reads memory once, as the hardware and translated
+// code do. Recordings made before that (CodeCache.LegacyReads) contain a
+// second read there; replaying them, the exact handler reads again, and
+// the block translator leaves these memory forms to the interpreter.
 var sseFast = map[x86asm.Op]struct{ xx, xm Handler }{
 	x86asm.ADDSD:   {addsdXX, addsdXM},
 	x86asm.SUBSD:   {subsdXX, subsdXM},
@@ -110,6 +130,8 @@ func addsdXM(c *CPU, in *Inst) {
 			*d = r
 			return
 		}
+		c.fallback(in, XMM{b})
+		return
 	}
 	in.inner(c, in)
 }
@@ -138,6 +160,8 @@ func subsdXM(c *CPU, in *Inst) {
 			*d = r
 			return
 		}
+		c.fallback(in, XMM{b})
+		return
 	}
 	in.inner(c, in)
 }
@@ -166,6 +190,8 @@ func mulsdXM(c *CPU, in *Inst) {
 			*d = r
 			return
 		}
+		c.fallback(in, XMM{b})
+		return
 	}
 	in.inner(c, in)
 }
@@ -194,6 +220,8 @@ func divsdXM(c *CPU, in *Inst) {
 			*d = r
 			return
 		}
+		c.fallback(in, XMM{b})
+		return
 	}
 	in.inner(c, in)
 }
@@ -211,10 +239,13 @@ func sqrtsdXX(c *CPU, in *Inst) {
 
 func sqrtsdXM(c *CPU, in *Inst) {
 	if fastPE(c) {
-		if r := math.Sqrt(f64(c.load64(c.ea(&in.Args[1])))); notNaN(r) {
+		b := c.load64(c.ea(&in.Args[1]))
+		if r := math.Sqrt(f64(b)); notNaN(r) {
 			c.xf()[in.Args[0].Reg&15][0] = r
 			return
 		}
+		c.fallback(in, XMM{b})
+		return
 	}
 	in.inner(c, in)
 }
@@ -251,7 +282,7 @@ func comisdXM(c *CPU, in *Inst) {
 		comisdFlags(c, a, b)
 		return
 	}
-	in.inner(c, in)
+	c.fallback(in, XMM{b})
 }
 
 // Packed doubles: each lane as the scalar forms, MXCSR's flags being the OR
@@ -265,8 +296,13 @@ func addpdXX(c *CPU, in *Inst) {
 }
 
 func addpdXM(c *CPU, in *Inst) {
-	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedAdd(c, in, c.load128(a)) {
-		in.inner(c, in)
+	a := c.ea(&in.Args[1])
+	if a&15 != 0 {
+		in.inner(c, in) // #GP
+		return
+	}
+	if b := c.load128(a); !packedAdd(c, in, b) {
+		c.fallback(in, b)
 	}
 }
 
@@ -277,8 +313,13 @@ func subpdXX(c *CPU, in *Inst) {
 }
 
 func subpdXM(c *CPU, in *Inst) {
-	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedSub(c, in, c.load128(a)) {
-		in.inner(c, in)
+	a := c.ea(&in.Args[1])
+	if a&15 != 0 {
+		in.inner(c, in) // #GP
+		return
+	}
+	if b := c.load128(a); !packedSub(c, in, b) {
+		c.fallback(in, b)
 	}
 }
 
@@ -316,8 +357,13 @@ func mulpdXX(c *CPU, in *Inst) {
 }
 
 func mulpdXM(c *CPU, in *Inst) {
-	if a := c.ea(&in.Args[1]); a&15 != 0 || !packedMul(c, in, c.load128(a)) {
-		in.inner(c, in)
+	a := c.ea(&in.Args[1])
+	if a&15 != 0 {
+		in.inner(c, in) // #GP
+		return
+	}
+	if b := c.load128(a); !packedMul(c, in, b) {
+		c.fallback(in, b)
 	}
 }
 
