@@ -1,9 +1,11 @@
 package x86
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -100,5 +102,31 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 	}
 	if fast == 0 {
 		t.Fatal("nothing compared")
+	}
+}
+
+// TestFallbackReadsOnce: when addsd's fast path gives up (inf + -inf is a
+// NaN), the exact handler takes the operand the fast path read: one read,
+// as the hardware makes, except when replaying a trace recorded before
+// (CodeCache.LegacyReads), which has two.
+func TestFallbackReadsOnce(t *testing.T) {
+	code := []byte{0xf2, 0x0f, 0x58, 0x0e} // addsd (%rsi), %xmm1
+	for _, legacy := range []bool{false, true} {
+		e := newDiffEmu()
+		e.pred = true
+		e.cc.LegacyReads = legacy
+		var in diffState
+		in.R[RSI] = diffMemAddr
+		in.MXCSR = 0x1fa0 // the fast paths need PE set
+		in.X[1][0] = 0x7ff0000000000000
+		binary.LittleEndian.PutUint64(in.Mem[:], 0xfff0000000000000)
+		r := e.run(code, &in, false)
+		want := "reads 1,"
+		if legacy {
+			want = "reads 2,"
+		}
+		if !strings.HasPrefix(r.Pred, want) || r.S.X[1][0] != 0xfff8000000000000 {
+			t.Errorf("legacy %v: %s, xmm1 %#x; want %s and the default NaN", legacy, r.Pred, r.S.X[1][0], want)
+		}
 	}
 }
