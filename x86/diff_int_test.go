@@ -90,6 +90,9 @@ func intDiffTests() []diffTest {
 		add(fmt.Sprintf("imul %s", b), undefMul, edgeRegs)
 		add(fmt.Sprintf("mul%s (%%rsi)", sf), undefMul, edgeRegs)
 		add(fmt.Sprintf("div %s", b), undefDiv, divGen(1<<sz, false))
+		// A divisor in memory that crosses an 8-byte word (two reads
+		// of the prediction cache while recording).
+		add(fmt.Sprintf("div%s 7(%%rsi)", sf), undefDiv, divGen(1<<sz, false))
 		add(fmt.Sprintf("idiv %s", b), undefDiv, divGen(1<<sz, true))
 		for _, op := range []string{"shl", "shr", "sar", "rol", "ror", "rcl", "rcr"} {
 			add(fmt.Sprintf("%s %%cl, %s", op, a), undefShift, edgeRegs)

@@ -168,6 +168,7 @@ var (
 	offJitMiss    = int32(unsafe.Offsetof(CPU{}.jitMiss))
 	offJitLogN    = int32(unsafe.Offsetof(CPU{}.jitLogN))
 	offJitLog     = int32(unsafe.Offsetof(CPU{}.jitLog))
+	offJitPending = int32(unsafe.Offsetof(CPU{}.jitPending))
 
 	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
 	offStop  = int32(unsafe.Offsetof(CPU{}.jitStop))
@@ -228,8 +229,9 @@ type jitT struct {
 	exitL  as.Label
 	hasExt bool
 	// readPending: the instruction loaded through load and has not
-	// counted the read yet (commitRead).
-	readPending bool
+	// counted the read yet (commitRead); readCross: it may have crossed
+	// a word, which counts two (CPU.jitPending).
+	readPending, readCross bool
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -568,29 +570,16 @@ func (t *jitT) tlb(tlb as.Reg, size int) {
 	a.ALURR(as.ADD, 8, as.RDI, as.RAX)
 }
 
-// wordCheck leaves for the interpreter when an access of size bytes at RSI
-// crosses an 8-byte word (the prediction cache's Split case).
-func (t *jitT) wordCheck(size int) {
-	a := &t.a
-	switch size {
-	case 1:
-		return
-	case 8:
-		a.TestRI(4, as.RSI, 7)
-		a.Jcc(5, t.exit()) // jnz
-		return
-	}
-	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, 7)
-	a.ALURI(as.CMP, 4, as.RAX, int64(8-size))
-	a.Jcc(7, t.exit()) // ja
-}
-
 // slot computes the prediction-cache byte of the address in RSI into RBX.
-func (t *jitT) slot() {
+func (t *jitT) slot(size int, check bool) {
 	a := &t.a
 	a.MovRR(8, as.RBX, as.RSI)
 	a.ALURM(as.AND, 8, as.RBX, as.M(hCPU, offJitMask))
+	if check && size > 1 {
+		a.Lea(8, as.RAX, as.M(as.RBX, int32(size-1)))
+		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitMask))
+		a.Jcc(7, t.exit()) // ja: the bytes would wrap past the last word
+	}
 	a.ALURR(as.ADD, 8, as.RBX, hSlots)
 }
 
@@ -600,28 +589,55 @@ func (t *jitT) slot() {
 func (t *jitT) load(size int) {
 	a := &t.a
 	t.readPending = true
+	t.readCross = false
 	t.tlb(hRTLB, size)
 	t.loadFrom(as.M(as.RDI, 0), size)
 	if !t.pred {
 		return
 	}
 	x := t.exit()
-	t.wordCheck(size)
+	a.MovRR(8, as.RDX, as.RSI)
+	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+	if size > 1 {
+		// A read that crosses a word is two reads of the cache's
+		// words (predict.Split): EAX and CPU.jitPending say 1 then,
+		// else 0. Its bytes in the cache are consecutive unless they
+		// would wrap past the last word.
+		t.readCross = true
+		t.slotWrap(size)
+		a.Lea(4, as.RAX, as.M(as.RSI, int32(size-1)))
+		a.ALURR(as.XOR, 4, as.RAX, as.RSI)
+		a.ShiftRI(as.SHR, 4, as.RAX, 3)
+		a.ALURI(as.AND, 4, as.RAX, 1)
+		a.MovMR(8, as.M(hCPU, offJitPending), as.RAX)
+	}
 	if !t.log { // a recording has no Stop read
 		a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
 		a.Jcc(4, x) // je: the Stop read (jitStop is one less)
+		if size > 1 {
+			a.Lea(8, as.RCX, as.Mem{Base: hReads, Index: as.RAX})
+			a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
+			a.Jcc(4, x)
+		}
 	}
-	a.MovRR(8, as.RDX, as.RSI)
-	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
-	a.ALURM(as.CMP, max(size, 1), as.R9, as.Mem{Base: hSlots, Index: as.RDX})
+	a.ALURM(as.CMP, size, as.R9, as.Mem{Base: hSlots, Index: as.RDX})
 	if !t.log {
 		a.Jcc(5, x) // jne: not predicted
 		return
 	}
-	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size}
+	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, val: as.R9, cross: size > 1}
 	a.Jcc(5, m.miss)
 	a.Bind(m.back)
 	t.misses = append(t.misses, m)
+}
+
+// slotWrap leaves for the interpreter when the size bytes whose first
+// byte in the prediction cache is at RDX would run past its last word.
+func (t *jitT) slotWrap(size int) {
+	a := &t.a
+	a.Lea(8, as.RAX, as.M(as.RDX, int32(size-1)))
+	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitMask))
+	a.Jcc(7, t.exit()) // ja
 }
 
 // jitMiss is the out-of-line code of a read the prediction cache did not
@@ -631,13 +647,22 @@ func (t *jitT) load(size int) {
 type jitMiss struct {
 	miss, back, exit as.Label
 	size             int
+	val              as.Reg // the value read
+	word             int32  // 0, or 1 for the second word of a 16-byte read
+	// cross: CPU.jitPending is non-zero if the read crossed a word; the
+	// interpreter logs those (their parts separately).
+	cross bool
+	off   int32 // of the word's bytes in the cache from RDX
 }
 
-// missCode emits m: the value is in R9, the address's byte in the cache
-// at RDX.
+// missCode emits m: the address's byte in the cache is at RDX.
 func (t *jitT) missCode(m jitMiss) {
 	a := &t.a
 	a.Bind(m.miss)
+	if m.cross {
+		a.ALUMI(as.CMP, 8, as.M(hCPU, offJitPending), 0)
+		a.Jcc(5, m.exit)
+	}
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
 	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)
 	a.Jcc(3, m.exit) // jae: full
@@ -646,9 +671,12 @@ func (t *jitT) missCode(m jitMiss) {
 	a.Lea(8, as.RAX, as.Mem{Base: as.RAX, Index: as.RAX, Scale: 1}) // 3*(n+1)
 	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
 	a.MovMR(8, as.M(as.RAX, 0), hReads)
-	a.MovMR(8, as.M(as.RAX, 8), as.R9)
+	if m.word != 0 {
+		a.ALUMI(as.ADD, 8, as.M(as.RAX, 0), int64(m.word))
+	}
+	a.MovMR(8, as.M(as.RAX, 8), m.val)
 	a.MovMI(8, as.M(as.RAX, 16), int64(m.size))
-	a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX}, as.R9)
+	a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}, m.val)
 	a.Jmp(m.back)
 }
 
@@ -662,10 +690,19 @@ func (t *jitT) loadFrom(m as.Mem, size int) {
 }
 
 // commitRead counts the predicted read of the instruction, if it made one.
+// It changes no register but hReads.
 func (t *jitT) commitRead() {
 	if t.readPending && t.pred {
 		t.readPending = false
-		t.a.Lea(8, hReads, as.M(hReads, 1))
+		if t.readCross {
+			// No register changes: div has its dividend in RAX by
+			// now. (Every instruction that loads has saved the
+			// flags by now.)
+			t.a.ALURM(as.ADD, 8, hReads, as.M(hCPU, offJitPending))
+			t.a.Lea(8, hReads, as.M(hReads, 1))
+		} else {
+			t.a.Lea(8, hReads, as.M(hReads, 1))
+		}
 	}
 }
 
@@ -675,10 +712,7 @@ func (t *jitT) commitRead() {
 func (t *jitT) storeCheck(size int, loaded bool) {
 	t.tlb(hWTLB, size)
 	if t.pred {
-		if !loaded {
-			t.wordCheck(size)
-		}
-		t.slot()
+		t.slot(size, !loaded)
 	}
 }
 

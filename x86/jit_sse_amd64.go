@@ -138,19 +138,40 @@ func (t *jitT) load128(aligned bool) {
 		return
 	}
 	x := t.exit()
-	t.wordCheck(8)
-	for i := int32(0); i < 2; i++ {
-		a.Lea(8, as.RAX, as.M(hReads, i))
-		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offStop))
+	// Two 8-byte reads, each of them two if the address is not 8-byte
+	// aligned (CPU.load128, predict.Split): EAX is 0, or 2 more.
+	a.MovRR(8, as.RDX, as.RSI)
+	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+	t.slotWrap(16)
+	a.MovRR(4, as.RAX, as.RSI)
+	a.ALURI(as.AND, 4, as.RAX, 7)
+	a.Setcc(5, as.RAX) // setnz al
+	a.Movzx(4, 1, as.RAX, as.RAX)
+	a.ALURR(as.ADD, 4, as.RAX, as.RAX)
+	a.MovMR(8, as.M(hCPU, offJitPending), as.RAX)
+	for i := int32(0); i < 2 && !t.log; i++ { // a recording has no Stop read
+		a.Lea(8, as.RCX, as.M(hReads, i))
+		a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
 		a.Jcc(4, x) // je: a Stop read (jitStop is one less)
+		a.Lea(8, as.RCX, as.Mem{Base: hReads, Index: as.RAX, Disp: i})
+		a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
+		a.Jcc(4, x)
 	}
 	for i, r := range []as.Reg{as.R9, as.R8} {
-		a.Lea(8, as.RDX, as.M(as.RSI, int32(8*i)))
-		a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
-		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX})
-		a.Jcc(5, x)
+		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})
+		if !t.log {
+			a.Jcc(5, x)
+			continue
+		}
+		m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: 8, val: r, word: int32(i), cross: true, off: int32(8 * i)}
+		a.Jcc(5, m.miss)
+		a.Bind(m.back)
+		t.misses = append(t.misses, m)
 	}
-	a.Lea(8, hReads, as.M(hReads, 2))
+	if t.log {
+		a.MovRM(8, as.RAX, as.M(hCPU, offJitPending)) // the miss code took RAX
+	}
+	a.Lea(8, hReads, as.Mem{Base: hReads, Index: as.RAX, Disp: 2})
 }
 
 // store128Check prepares a 16-byte store at RSI: RDI the host address,
@@ -165,11 +186,8 @@ func (t *jitT) store128Check(aligned bool) {
 	if !t.pred {
 		return
 	}
-	t.wordCheck(8)
-	t.slot()
-	a.Lea(8, as.RDX, as.M(as.RSI, 8))
-	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
-	a.ALURR(as.ADD, 8, as.RDX, hSlots)
+	t.slot(16, true)
+	a.Lea(8, as.RDX, as.M(as.RBX, 8))
 }
 
 // store128 writes R8 (low) and RCX (high) where store128Check said.
