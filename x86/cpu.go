@@ -135,9 +135,7 @@ type CPU struct {
 	// jitStop is Pred.Stop-1, as the translated code compares it
 	// (runBlock).
 	jitStop uint64
-	// jitPending holds the reads beyond one a load counts (crossing).
-	jitPending uint64
-	jitMode    uint8
+	jitMode uint8
 	// jitLog holds the reads translated code logged (ReadLogger).
 	jitLogN uint64
 	jitLog  [jitLogSize]LoggedRead

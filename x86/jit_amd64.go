@@ -141,11 +141,15 @@ var jitPool = sync.Pool{New: func() any { return new(jitT) }}
 const (
 	hCPU   = as.R15 // the *CPU
 	hRTLB  = as.R14 // &rtlb[0]
-	hWTLB  = as.R13 // &wtlb[0]
+	hCross = as.R13 // a load's reads beyond one (crossing words)
 	hSlots = as.R12 // the prediction cache's words
 	hReads = as.R11 // the prediction cache's Reads, kept here while the code runs
 	hFlags = as.R10 // saved guest flags: AH (SF ZF AF PF CF) and AL (OF), as lahf+seto leave them
 )
+
+// wtlbOffset is the distance from Memory's read TLB to its write TLB,
+// which translated code reaches through the read TLB's register.
+const wtlbOffset = int32(unsafe.Offsetof(Memory{}.wtlb) - unsafe.Offsetof(Memory{}.rtlb))
 
 // Offsets in CPU that translated code uses.
 var (
@@ -156,7 +160,6 @@ var (
 	offFSBase   = int32(unsafe.Offsetof(CPU{}.FSBase))
 	offGSBase   = int32(unsafe.Offsetof(CPU{}.GSBase))
 	offRTLB     = int32(unsafe.Offsetof(CPU{}.rtlb))
-	offWTLB     = int32(unsafe.Offsetof(CPU{}.wtlb))
 	offJitPred  = int32(unsafe.Offsetof(CPU{}.jitPred))
 	offJitSlots = int32(unsafe.Offsetof(CPU{}.jitSlots))
 	offJitMask  = int32(unsafe.Offsetof(CPU{}.jitSlotMask))
@@ -168,7 +171,6 @@ var (
 	offJitMiss    = int32(unsafe.Offsetof(CPU{}.jitMiss))
 	offJitLogN    = int32(unsafe.Offsetof(CPU{}.jitLogN))
 	offJitLog     = int32(unsafe.Offsetof(CPU{}.jitLog))
-	offJitPending = int32(unsafe.Offsetof(CPU{}.jitPending))
 
 	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
 	offStop  = int32(unsafe.Offsetof(CPU{}.jitStop))
@@ -204,10 +206,11 @@ type jitT struct {
 	pred bool
 	// log: a miss of the prediction cache is logged here (ReadLogger),
 	// by the out-of-line code of misses.
-	log    bool
-	misses []jitMiss
-	st     uint8
-	exits  []jitExit
+	log     bool
+	misses  []jitMiss
+	crosses []jitCross
+	st      uint8
+	exits   []jitExit
 	// nslot counts the chaining exits emitted; entryOff is the offset
 	// of the entry from Go.
 	nslot    int
@@ -230,7 +233,7 @@ type jitT struct {
 	hasExt bool
 	// readPending: the instruction loaded through load and has not
 	// counted the read yet (commitRead); readCross: it may have crossed
-	// a word, which counts two (CPU.jitPending).
+	// a word, which counts two (hCross).
 	readPending, readCross bool
 }
 
@@ -241,6 +244,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
 	t.mxChecked = false
 	t.misses = t.misses[:0]
+	t.crosses = t.crosses[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
 	n := len(b.Insts)
@@ -307,6 +311,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.leave(done, t.st)
 	for _, m := range t.misses {
 		t.missCode(m)
+	}
+	for _, c := range t.crosses {
+		t.crossCode(c)
 	}
 	for i := range t.resumes {
 		r := &t.resumes[i]
@@ -411,7 +418,6 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 func (t *jitT) prologue() {
 	a := &t.a
 	a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
-	a.MovRM(8, hWTLB, as.M(hCPU, offWTLB))
 	if t.pred {
 		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
 		a.MovRM(8, hReads, as.M(as.RAX, offReads))
@@ -550,17 +556,21 @@ func (t *jitT) ea(o *Operand) {
 // tlb translates the guest address in RSI to the host address in RDI
 // through the read or write TLB, leaving for the interpreter on a miss or
 // a page-crossing access. Clobbers RAX, RDX and the flags.
-func (t *jitT) tlb(tlb as.Reg, size int) {
+func (t *jitT) tlb(write bool, size int) {
 	a := &t.a
 	x := t.exit()
+	var d int32 // Memory's wtlb follows its rtlb (wtlbOffset)
+	if write {
+		d = wtlbOffset
+	}
 	a.MovRR(8, as.RAX, as.RSI)
 	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
 	a.MovRR(4, as.RDX, as.RAX)
 	a.ALURI(as.AND, 4, as.RDX, tlbMask)
 	a.ShiftRI(as.SHL, 4, as.RDX, 4)
-	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: tlb, Index: as.RDX})
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne
-	a.MovRM(8, as.RDI, as.Mem{Base: tlb, Index: as.RDX, Disp: 8})
+	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + 8})
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
 	if size > 1 {
@@ -590,7 +600,7 @@ func (t *jitT) load(size int) {
 	a := &t.a
 	t.readPending = true
 	t.readCross = false
-	t.tlb(hRTLB, size)
+	t.tlb(false, size)
 	t.loadFrom(as.M(as.RDI, 0), size)
 	if !t.pred {
 		return
@@ -600,25 +610,27 @@ func (t *jitT) load(size int) {
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
 	if size > 1 {
 		// A read that crosses a word is two reads of the cache's
-		// words (predict.Split): EAX and CPU.jitPending say 1 then,
-		// else 0. Its bytes in the cache are consecutive unless they
-		// would wrap past the last word.
+		// words (predict.Split): hCross says 1 then, else 0, and the
+		// cross code (out of line) does the checks of the second
+		// read.
 		t.readCross = true
-		t.slotWrap(size)
-		a.Lea(4, as.RAX, as.M(as.RSI, int32(size-1)))
-		a.ALURR(as.XOR, 4, as.RAX, as.RSI)
-		a.ShiftRI(as.SHR, 4, as.RAX, 3)
-		a.ALURI(as.AND, 4, as.RAX, 1)
-		a.MovMR(8, as.M(hCPU, offJitPending), as.RAX)
+		c := jitCross{cross: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, extra: 1}
+		if size == 8 {
+			a.TestRI(4, as.RSI, 7)
+			a.Jcc(5, c.cross) // jnz
+		} else {
+			a.MovRR(4, as.RAX, as.RSI)
+			a.ALURI(as.AND, 4, as.RAX, 7)
+			a.ALURI(as.CMP, 4, as.RAX, int64(8-size))
+			a.Jcc(7, c.cross) // ja
+		}
+		a.MovRI(hCross, 0)
+		a.Bind(c.back)
+		t.crosses = append(t.crosses, c)
 	}
 	if !t.log { // a recording has no Stop read
 		a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
 		a.Jcc(4, x) // je: the Stop read (jitStop is one less)
-		if size > 1 {
-			a.Lea(8, as.RCX, as.Mem{Base: hReads, Index: as.RAX})
-			a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
-			a.Jcc(4, x)
-		}
 	}
 	a.ALURM(as.CMP, size, as.R9, as.Mem{Base: hSlots, Index: as.RDX})
 	if !t.log {
@@ -631,13 +643,37 @@ func (t *jitT) load(size int) {
 	t.misses = append(t.misses, m)
 }
 
-// slotWrap leaves for the interpreter when the size bytes whose first
-// byte in the prediction cache is at RDX would run past its last word.
-func (t *jitT) slotWrap(size int) {
+// jitCross is the out-of-line code of a read that crosses an 8-byte word
+// (extra more reads of the cache than the first of each word: 1 for
+// load, 2 for load128): its bytes are consecutive in the cache unless
+// they would run past its last word (then the interpreter does it), and
+// none of the extra reads may be the replay's Stop read.
+type jitCross struct {
+	cross, back, exit as.Label
+	size, extra       int
+}
+
+func (t *jitT) crossCode(c jitCross) {
+	a := &t.a
+	a.Bind(c.cross)
+	t.slotWrap(c.size, c.exit)
+	base := int32(c.extra) // the reads before the extra ones: 1 or 2
+	for i := int32(0); i < int32(c.extra) && !t.log; i++ {
+		a.Lea(8, as.RAX, as.M(hReads, base+i))
+		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offStop))
+		a.Jcc(4, c.exit)
+	}
+	a.MovRI(hCross, uint64(c.extra))
+	a.Jmp(c.back)
+}
+
+// slotWrap jumps to exit when the size bytes whose first byte in the
+// prediction cache is at RDX would run past its last word.
+func (t *jitT) slotWrap(size int, exit as.Label) {
 	a := &t.a
 	a.Lea(8, as.RAX, as.M(as.RDX, int32(size-1)))
 	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitMask))
-	a.Jcc(7, t.exit()) // ja
+	a.Jcc(7, exit) // ja
 }
 
 // jitMiss is the out-of-line code of a read the prediction cache did not
@@ -649,7 +685,7 @@ type jitMiss struct {
 	size             int
 	val              as.Reg // the value read
 	word             int32  // 0, or 1 for the second word of a 16-byte read
-	// cross: CPU.jitPending is non-zero if the read crossed a word; the
+	// cross: hCross is non-zero if the read crossed a word; the
 	// interpreter logs those (their parts separately).
 	cross bool
 	off   int32 // of the word's bytes in the cache from RDX
@@ -660,7 +696,7 @@ func (t *jitT) missCode(m jitMiss) {
 	a := &t.a
 	a.Bind(m.miss)
 	if m.cross {
-		a.ALUMI(as.CMP, 8, as.M(hCPU, offJitPending), 0)
+		a.TestRR(8, hCross, hCross)
 		a.Jcc(5, m.exit)
 	}
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
@@ -690,16 +726,12 @@ func (t *jitT) loadFrom(m as.Mem, size int) {
 }
 
 // commitRead counts the predicted read of the instruction, if it made one.
-// It changes no register but hReads.
+// It changes no register but hReads (div has its dividend in RAX by now).
 func (t *jitT) commitRead() {
 	if t.readPending && t.pred {
 		t.readPending = false
 		if t.readCross {
-			// No register changes: div has its dividend in RAX by
-			// now. (Every instruction that loads has saved the
-			// flags by now.)
-			t.a.ALURM(as.ADD, 8, hReads, as.M(hCPU, offJitPending))
-			t.a.Lea(8, hReads, as.M(hReads, 1))
+			t.a.Lea(8, hReads, as.Mem{Base: hReads, Index: hCross, Disp: 1})
 		} else {
 			t.a.Lea(8, hReads, as.M(hReads, 1))
 		}
@@ -710,7 +742,7 @@ func (t *jitT) commitRead() {
 // address (write TLB: pages holding code are never in it) and RBX the
 // prediction-cache byte.
 func (t *jitT) storeCheck(size int, loaded bool) {
-	t.tlb(hWTLB, size)
+	t.tlb(true, size)
 	if t.pred {
 		t.slot(size, !loaded)
 	}

@@ -131,7 +131,7 @@ func (t *jitT) load128(aligned bool) {
 	if aligned {
 		t.alignCheck()
 	}
-	t.tlb(hRTLB, 16)
+	t.tlb(false, 16)
 	a.MovRM(8, as.R9, as.M(as.RDI, 0))
 	a.MovRM(8, as.R8, as.M(as.RDI, 8))
 	if !t.pred {
@@ -139,23 +139,19 @@ func (t *jitT) load128(aligned bool) {
 	}
 	x := t.exit()
 	// Two 8-byte reads, each of them two if the address is not 8-byte
-	// aligned (CPU.load128, predict.Split): EAX is 0, or 2 more.
+	// aligned (CPU.load128, predict.Split): the cross code's 2 more.
 	a.MovRR(8, as.RDX, as.RSI)
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
-	t.slotWrap(16)
-	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, 7)
-	a.Setcc(5, as.RAX) // setnz al
-	a.Movzx(4, 1, as.RAX, as.RAX)
-	a.ALURR(as.ADD, 4, as.RAX, as.RAX)
-	a.MovMR(8, as.M(hCPU, offJitPending), as.RAX)
+	c := jitCross{cross: a.NewLabel(), back: a.NewLabel(), exit: x, size: 16, extra: 2}
+	a.TestRI(4, as.RSI, 7)
+	a.Jcc(5, c.cross) // jnz
+	a.MovRI(hCross, 0)
+	a.Bind(c.back)
+	t.crosses = append(t.crosses, c)
 	for i := int32(0); i < 2 && !t.log; i++ { // a recording has no Stop read
 		a.Lea(8, as.RCX, as.M(hReads, i))
 		a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
 		a.Jcc(4, x) // je: a Stop read (jitStop is one less)
-		a.Lea(8, as.RCX, as.Mem{Base: hReads, Index: as.RAX, Disp: i})
-		a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
-		a.Jcc(4, x)
 	}
 	for i, r := range []as.Reg{as.R9, as.R8} {
 		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})
@@ -168,10 +164,7 @@ func (t *jitT) load128(aligned bool) {
 		a.Bind(m.back)
 		t.misses = append(t.misses, m)
 	}
-	if t.log {
-		a.MovRM(8, as.RAX, as.M(hCPU, offJitPending)) // the miss code took RAX
-	}
-	a.Lea(8, hReads, as.Mem{Base: hReads, Index: as.RAX, Disp: 2})
+	a.Lea(8, hReads, as.Mem{Base: hReads, Index: hCross, Disp: 2})
 }
 
 // store128Check prepares a 16-byte store at RSI: RDI the host address,
@@ -182,7 +175,7 @@ func (t *jitT) store128Check(aligned bool) {
 	if aligned {
 		t.alignCheck()
 	}
-	t.tlb(hWTLB, 16)
+	t.tlb(true, 16)
 	if !t.pred {
 		return
 	}
