@@ -303,23 +303,27 @@ type diffEmu struct {
 	data *Page
 	last []byte
 	// pred runs with a prediction cache and an observer that logs what it
-	// does not predict, as a replay (predObserver) or, with log, as a
-	// recording (logObserver) does.
-	pred, log bool
-	n         int
+	// does not predict (predObserver), as a recording does (with log,
+	// translated code logs it: logObserver), or with replay, takes the
+	// cache's prediction, as a replay does.
+	pred, log, replay bool
+	n                 int
 }
 
 // predObserver does what the recorder does with the reads and writes the
 // prediction cache leaves to it: it enters them into the cache, counts
-// the reads, and "logs" a read by adding its value to a checksum.
+// the reads, and "logs" a read by adding its value to a checksum. With
+// replay, it does what the reader does with a read that is not a logged
+// one: the read gets the value the cache predicts, which memory takes.
 type predObserver struct {
 	logged, sum uint64
+	replay      bool
 }
 
 func (o *predObserver) Instruction(c *CPU, in *Inst) {}
 func (o *predObserver) WantInstructions() bool       { return false }
 func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64 {
-	orig := val
+	orig, got, shift := val, uint64(0), uint(0)
 	for size > 0 {
 		n := predict.Split(addr, size)
 		v := val & (1<<(8*uint(n)) - 1)
@@ -327,12 +331,24 @@ func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64
 			v = val
 		}
 		c.Pred.Reads++
-		if !c.Pred.Read(addr, n, v) {
+		if o.replay {
+			if p := c.Pred.Predict(addr, n); p != v {
+				var b [8]byte
+				binary.LittleEndian.PutUint64(b[:], p)
+				c.Mem.Poke(addr, b[:n])
+				v = p
+			}
+		} else if !c.Pred.Read(addr, n, v) {
 			o.logRead(c.Pred.Reads, v)
 		}
+		got |= v << shift
+		shift += 8 * uint(n)
 		addr += uint64(n)
 		size -= n
 		val >>= 8 * uint(n)
+	}
+	if o.replay {
+		return got
 	}
 	return orig
 }
@@ -414,7 +430,7 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	if e.pred {
 		// Every other case starts with the cache holding the data, so
 		// that reads are predicted; the others miss.
-		obs = &predObserver{}
+		obs = &predObserver{replay: e.replay}
 		c.Pred, c.Obs = predict.New(6), obs
 		if e.log {
 			lo := &logObserver{}
@@ -595,19 +611,22 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 		nativeErr = err
 		nativeDone <- res
 	}()
-	emu, jemu, pemu, pjemu, ljemu := newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu()
-	pemu.pred, pjemu.pred, ljemu.pred, ljemu.log = true, true, true, true
+	emu, jemu, pemu, pjemu, ljemu, remu := newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu()
+	pemu.pred, ljemu.pred, ljemu.log = true, true, true
+	remu.pred, remu.replay, pjemu.pred, pjemu.replay = true, true, true, true
 	got := make([]diffResult, len(cases))
 	jit := make([]diffResult, len(cases))
 	pgot := make([]diffResult, len(cases))
 	pjit := make([]diffResult, len(cases))
 	ljit := make([]diffResult, len(cases))
+	rgot := make([]diffResult, len(cases))
 	for i := range cases {
 		got[i] = emu.run(cases[i].code, &cases[i].in, false)
 		if jitSupported {
 			jit[i] = jemu.run(cases[i].code, &cases[i].in, true)
 			pgot[i] = pemu.run(cases[i].code, &cases[i].in, false)
 			pjit[i] = pjemu.run(cases[i].code, &cases[i].in, true)
+			rgot[i] = remu.run(cases[i].code, &cases[i].in, false)
 			ljit[i] = ljemu.run(cases[i].code, &cases[i].in, true)
 		}
 	}
@@ -639,9 +658,9 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 			// (a recording and its replay may run a block either way).
 			jbad := 0
 			for k := first[i]; jitSupported && k < first[i+1]; k++ {
-				d := diffCompare(&got[k], &jit[k], 0) + diffCompare(&pgot[k], &pjit[k], 0)
-				if pgot[k].Pred != pjit[k].Pred {
-					d += fmt.Sprintf(" replaying: interpreter %s, translated %s;", pgot[k].Pred, pjit[k].Pred)
+				d := diffCompare(&got[k], &jit[k], 0) + diffCompare(&rgot[k], &pjit[k], 0) + diffCompare(&pgot[k], &ljit[k], 0)
+				if rgot[k].Pred != pjit[k].Pred {
+					d += fmt.Sprintf(" replaying: interpreter %s, translated %s;", rgot[k].Pred, pjit[k].Pred)
 				}
 				if pgot[k].Pred != ljit[k].Pred {
 					d += fmt.Sprintf(" recording: interpreter %s, translated %s;", pgot[k].Pred, ljit[k].Pred)

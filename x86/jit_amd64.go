@@ -147,6 +147,9 @@ const (
 	hFlags = as.R10 // saved guest flags: AH (SF ZF AF PF CF) and AL (OF), as lahf+seto leave them
 )
 
+// offPageCode is the offset of Page.code from the page's data.
+var offPageCode = int32(unsafe.Offsetof(Page{}.code))
+
 // wtlbOffset is the distance from Memory's read TLB to its write TLB,
 // which translated code reaches through the read TLB's register.
 const wtlbOffset = int32(unsafe.Offsetof(Memory{}.wtlb) - unsafe.Offsetof(Memory{}.rtlb))
@@ -633,10 +636,6 @@ func (t *jitT) load(size int) {
 		a.Jcc(4, x) // je: the Stop read (jitStop is one less)
 	}
 	a.ALURM(as.CMP, size, as.R9, as.Mem{Base: hSlots, Index: as.RDX})
-	if !t.log {
-		a.Jcc(5, x) // jne: not predicted
-		return
-	}
 	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, val: as.R9, cross: size > 1}
 	a.Jcc(5, m.miss)
 	a.Bind(m.back)
@@ -677,9 +676,12 @@ func (t *jitT) slotWrap(size int, exit as.Label) {
 }
 
 // jitMiss is the out-of-line code of a read the prediction cache did not
-// predict, while recording: it logs the read in CPU.jitLog, enters it
+// predict. While recording, it logs the read in CPU.jitLog, enters it
 // into the cache and goes back; with the log full, it leaves before the
-// instruction (exit) and the interpreter logs it.
+// instruction (exit) and the interpreter logs it. While replaying (a read
+// that is not the Stop read), the recording read what the cache
+// predicts, and memory, which lacks what the trace does not carry (the
+// bytes of mapped files), is made to hold it, as Replay.MemRead does.
 type jitMiss struct {
 	miss, back, exit as.Label
 	size             int
@@ -698,6 +700,27 @@ func (t *jitT) missCode(m jitMiss) {
 	if m.cross {
 		a.TestRR(8, hCross, hCross)
 		a.Jcc(5, m.exit)
+	}
+	if !t.log {
+		// The predicted value; memory takes it, unless the page holds
+		// decoded code (Memory.Poke would drop that: the interpreter
+		// does it).
+		slot := as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}
+		switch m.size {
+		case 1, 2:
+			a.MovzxM(4, m.size, m.val, slot)
+		default:
+			a.MovRM(m.size, m.val, slot)
+		}
+		a.MovRR(4, as.RAX, as.RSI)
+		a.ALURI(as.AND, 4, as.RAX, pageMask)
+		a.ALURR(as.SUB, 8, as.RAX, as.RDI)
+		a.NegR(8, as.RAX) // the page: RDI - RSI's offset in it
+		a.ALUMI(as.CMP, 1, as.M(as.RAX, offPageCode), 0)
+		a.Jcc(5, m.exit)
+		a.MovMR(m.size, as.M(as.RDI, m.off), m.val)
+		a.Jmp(m.back)
+		return
 	}
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
 	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)

@@ -155,10 +155,6 @@ func (t *jitT) load128(aligned bool) {
 	}
 	for i, r := range []as.Reg{as.R9, as.R8} {
 		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})
-		if !t.log {
-			a.Jcc(5, x)
-			continue
-		}
 		m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: 8, val: r, word: int32(i), cross: true, off: int32(8 * i)}
 		a.Jcc(5, m.miss)
 		a.Bind(m.back)
