@@ -802,6 +802,38 @@ func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
 	return v
 }
 
+// FeedReads hands translated code the logged reads of the running thread
+// to come, up to the next control record (x86.ReadFeeder): their numbers
+// and values, and the number of the first one after them.
+func (r *Replay) FeedReads(c *x86.CPU, buf []x86.FedRead) (n int, after uint64) {
+	t := r.cur
+	if t == nil || r.observe {
+		return 0, r.nextAt
+	}
+	at := t.lastLogged
+	for k := r.rd; k < r.rdEnd; k++ {
+		lr := r.readAt(k)
+		at += lr.delta
+		if n == len(buf) {
+			return n, at
+		}
+		buf[n] = x86.FedRead{Reads: at, Val: lr.value}
+		n++
+	}
+	return n, 0
+}
+
+// ConsumedReads takes note that translated code made the first n reads
+// FeedReads handed it, as logged does for each.
+func (r *Replay) ConsumedReads(c *x86.CPU, n int) {
+	t := r.cur
+	for ; n > 0; n-- {
+		t.lastLogged += r.readAt(r.rd).delta
+		r.rd++
+	}
+	r.next()
+}
+
 func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
 	if r.track != nil {
 		if v != img {

@@ -139,6 +139,12 @@ type CPU struct {
 	// jitLog holds the reads translated code logged (ReadLogger).
 	jitLogN uint64
 	jitLog  [jitLogSize]LoggedRead
+	// jitFeed holds the logged reads to come while replaying
+	// (ReadFeeder): jitFeedN of them, jitFeedI made so far, and the
+	// number of the first one after them.
+	jitFeeder                        ReadFeeder
+	jitFeedN, jitFeedI, jitFeedAfter uint64
+	jitFeed                          [jitFeedSize]FedRead
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

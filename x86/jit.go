@@ -142,11 +142,19 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			// with it before counting the read (none for Stop 0).
 			c.jitStop = c.Pred.Stop - 1
 		}
+		if c.jitFeeder != nil {
+			n, after := c.jitFeeder.FeedReads(c, c.jitFeed[:])
+			c.jitFeedN, c.jitFeedI, c.jitFeedAfter = uint64(n), 0, after
+		}
 		c.jitRetired, c.jitLimit, c.jitLast = 0, budget-before, uint64(last.jit.id)
 		r := jitCall(entry, unsafe.Pointer(c))
 		if c.jitLogN > 0 {
 			c.Obs.(ReadLogger).LoggedReads(c, c.jitLog[:c.jitLogN])
 			c.jitLogN = 0
+		}
+		if c.jitFeedI > 0 {
+			c.jitFeeder.ConsumedReads(c, int(c.jitFeedI))
+			c.jitFeedI = 0
 		}
 		// The blocks before the last one retired (before a fault in
 		// the interpreter's part of it unwinds this).
@@ -220,16 +228,40 @@ type LoggedRead struct {
 // Go to hand them over.
 const jitLogSize = 64
 
+// ReadFeeder, when the Observer of a replay implements it, hands
+// translated code the values of the logged reads to come, so that it
+// need not return to Go for each: it enters each into the cache and into
+// memory, and counts it, as MemRead does with a logged read.
+type ReadFeeder interface {
+	// FeedReads fills buf with the next logged reads of c's thread in
+	// order, and returns how many, and the number of the first logged
+	// read after them (0: none).
+	FeedReads(c *CPU, buf []FedRead) (n int, after uint64)
+	// ConsumedReads reports that the first n of them were made.
+	ConsumedReads(c *CPU, n int)
+}
+
+// FedRead is a logged read: Reads is its number (the cache's count of
+// reads once it is made), Val its value.
+type FedRead struct {
+	Reads, Val uint64
+}
+
+// jitFeedSize is how many logged reads runBlock hands translated code.
+const jitFeedSize = 64
+
 // syncJIT prepares the translated code's view of the CPU for a Run.
 func (c *CPU) syncJIT() {
 	c.jitOK = jitEnabled && (c.Obs == nil || c.Pred != nil)
 	c.jitPred = c.Pred
 	c.jitMode = jitModeRun
+	c.jitFeeder = nil
 	if c.Pred != nil {
 		c.jitMode = jitModeReplay
 		if _, ok := c.Obs.(ReadLogger); ok {
 			c.jitMode = jitModeRecord
 		}
+		c.jitFeeder, _ = c.Obs.(ReadFeeder)
 	}
 	if c.Pred != nil {
 		c.jitSlots, c.jitSlotMask = c.Pred.Words()

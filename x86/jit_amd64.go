@@ -167,13 +167,17 @@ var (
 	offJitSlots = int32(unsafe.Offsetof(CPU{}.jitSlots))
 	offJitMask  = int32(unsafe.Offsetof(CPU{}.jitSlotMask))
 
-	offJitRetired = int32(unsafe.Offsetof(CPU{}.jitRetired))
-	offJitLimit   = int32(unsafe.Offsetof(CPU{}.jitLimit))
-	offJitLast    = int32(unsafe.Offsetof(CPU{}.jitLast))
-	offJitDone    = int32(unsafe.Offsetof(CPU{}.jitDone))
-	offJitMiss    = int32(unsafe.Offsetof(CPU{}.jitMiss))
-	offJitLogN    = int32(unsafe.Offsetof(CPU{}.jitLogN))
-	offJitLog     = int32(unsafe.Offsetof(CPU{}.jitLog))
+	offJitRetired   = int32(unsafe.Offsetof(CPU{}.jitRetired))
+	offJitLimit     = int32(unsafe.Offsetof(CPU{}.jitLimit))
+	offJitLast      = int32(unsafe.Offsetof(CPU{}.jitLast))
+	offJitDone      = int32(unsafe.Offsetof(CPU{}.jitDone))
+	offJitMiss      = int32(unsafe.Offsetof(CPU{}.jitMiss))
+	offJitLogN      = int32(unsafe.Offsetof(CPU{}.jitLogN))
+	offJitLog       = int32(unsafe.Offsetof(CPU{}.jitLog))
+	offJitFeed      = int32(unsafe.Offsetof(CPU{}.jitFeed))
+	offJitFeedN     = int32(unsafe.Offsetof(CPU{}.jitFeedN))
+	offJitFeedI     = int32(unsafe.Offsetof(CPU{}.jitFeedI))
+	offJitFeedAfter = int32(unsafe.Offsetof(CPU{}.jitFeedAfter))
 
 	offReads = int32(unsafe.Offsetof(predict.Cache{}.Reads))
 	offStop  = int32(unsafe.Offsetof(CPU{}.jitStop))
@@ -314,6 +318,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.leave(done, t.st)
 	for _, m := range t.misses {
 		t.missCode(m)
+		if m.hasFed {
+			t.fedCode(m)
+		}
 	}
 	for _, c := range t.crosses {
 		t.crossCode(c)
@@ -631,15 +638,76 @@ func (t *jitT) load(size int) {
 		a.Bind(c.back)
 		t.crosses = append(t.crosses, c)
 	}
+	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, val: as.R9, cross: size > 1}
 	if !t.log { // a recording has no Stop read
+		m.fed, m.hasFed = a.NewLabel(), true
 		a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
-		a.Jcc(4, x) // je: the Stop read (jitStop is one less)
+		a.Jcc(4, m.fed) // je: the Stop read (jitStop is one less)
 	}
 	a.ALURM(as.CMP, size, as.R9, as.Mem{Base: hSlots, Index: as.RDX})
-	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, val: as.R9, cross: size > 1}
 	a.Jcc(5, m.miss)
 	a.Bind(m.back)
 	t.misses = append(t.misses, m)
+}
+
+// fedCode emits the Stop read of a replay: the value comes from CPU.jitFeed
+// (ReadFeeder) if it holds it, and goes into the cache and memory as
+// Replay.MemRead puts a logged read; then the next fed read is the Stop.
+// Without it, or for a read that crosses a word, the code leaves.
+func (t *jitT) fedCode(m jitMiss) {
+	a := &t.a
+	a.Bind(m.fed)
+	if m.cross {
+		a.TestRR(8, hCross, hCross)
+		a.Jcc(5, m.exit)
+	}
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedI))
+	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
+	a.Jcc(3, m.exit) // jae: not fed
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	val := as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}
+	switch m.size {
+	case 1, 2:
+		a.MovzxM(4, m.size, m.val, val)
+	default:
+		a.MovRM(m.size, m.val, val)
+	}
+	skip := a.NewLabel()
+	a.ALURM(as.CMP, m.size, m.val, as.M(as.RDI, 0))
+	a.Jcc(4, skip)
+	t.pageNotCode(m.exit)
+	a.MovMR(m.size, as.M(as.RDI, 0), m.val)
+	a.Bind(skip)
+	a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+	// The next Stop: the next fed read, or the first one after them.
+	next, done := a.NewLabel(), a.NewLabel()
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedI))
+	a.ALURI(as.ADD, 8, as.RAX, 1)
+	a.MovMR(8, as.M(hCPU, offJitFeedI), as.RAX)
+	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
+	a.Jcc(2, next) // jb
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedAfter))
+	a.Jmp(done)
+	a.Bind(next)
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	a.MovRM(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed})
+	a.Bind(done)
+	a.ALURI(as.SUB, 8, as.RAX, 1)
+	a.MovMR(8, as.M(hCPU, offStop), as.RAX)
+	a.Jmp(m.back)
+}
+
+// pageNotCode jumps to exit when the page RDI points into (at RSI's
+// offset) holds decoded code, which a write through Memory.Poke would
+// invalidate: the interpreter does that.
+func (t *jitT) pageNotCode(exit as.Label) {
+	a := &t.a
+	a.MovRR(4, as.RAX, as.RSI)
+	a.ALURI(as.AND, 4, as.RAX, pageMask)
+	a.ALURR(as.SUB, 8, as.RAX, as.RDI)
+	a.NegR(8, as.RAX) // the page: RDI - RSI's offset in it
+	a.ALUMI(as.CMP, 1, as.M(as.RAX, offPageCode), 0)
+	a.Jcc(5, exit)
 }
 
 // jitCross is the out-of-line code of a read that crosses an 8-byte word
@@ -690,7 +758,10 @@ type jitMiss struct {
 	// cross: hCross is non-zero if the read crossed a word; the
 	// interpreter logs those (their parts separately).
 	cross bool
-	off   int32 // of the word's bytes in the cache from RDX
+	// fed: the replay's Stop read (fedCode), if hasFed.
+	fed    as.Label
+	hasFed bool
+	off    int32 // of the word's bytes in the cache from RDX
 }
 
 // missCode emits m: the address's byte in the cache is at RDX.
@@ -712,12 +783,7 @@ func (t *jitT) missCode(m jitMiss) {
 		default:
 			a.MovRM(m.size, m.val, slot)
 		}
-		a.MovRR(4, as.RAX, as.RSI)
-		a.ALURI(as.AND, 4, as.RAX, pageMask)
-		a.ALURR(as.SUB, 8, as.RAX, as.RDI)
-		a.NegR(8, as.RAX) // the page: RDI - RSI's offset in it
-		a.ALUMI(as.CMP, 1, as.M(as.RAX, offPageCode), 0)
-		a.Jcc(5, m.exit)
+		t.pageNotCode(m.exit)
 		a.MovMR(m.size, as.M(as.RDI, m.off), m.val)
 		a.Jmp(m.back)
 		return
