@@ -310,11 +310,24 @@ func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
 func (r *Recorder) LoggedReads(c *x86.CPU, reads []x86.LoggedRead) {
 	t := r.rec(c)
 	for _, e := range reads {
+		if e.Size == 0 {
+			// A synchronising instruction's key frame, at the
+			// position it had (as position computes it).
+			r.pos += e.Reads - t.seen
+			t.seen = e.Reads
+			r.seq++
+			kind := tracefile.KeyFrameLocked
+			if e.Val == x86.LogFence {
+				kind = tracefile.KeyFrameFence
+			}
+			r.w.KeyFrame(kind, t.tid, r.seq, r.pos)
+			continue
+		}
 		n := e.Reads + 1
 		r.w.MemRead(n-t.lastLogged, e.Val, uint8(e.Size))
 		t.lastLogged = n
+		r.stats.LoggedReads++
 	}
-	r.stats.LoggedReads += uint64(len(reads))
 }
 
 // MemWrite keeps the thread's prediction cache up to date.

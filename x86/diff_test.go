@@ -22,6 +22,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"golang.org/x/arch/x86/x86asm"
 	"io"
 	"math/rand"
 	"os"
@@ -364,8 +365,19 @@ type logObserver struct{ predObserver }
 
 func (o *logObserver) LoggedReads(c *CPU, reads []LoggedRead) {
 	for _, e := range reads {
+		if e.Size == 0 {
+			o.logSync(e.Reads, e.Val)
+			continue
+		}
 		o.logRead(e.Reads+1, e.Val)
 	}
+}
+
+// logSync "logs" a key frame: the position and kind of a synchronising
+// instruction.
+func (o *predObserver) logSync(pos, kind uint64) {
+	o.logged++
+	o.sum = o.sum*37 + pos<<8 + kind
 }
 
 func (o *predObserver) MemWrite(c *CPU, addr uint64, size int, val uint64) {
@@ -379,7 +391,14 @@ func (o *predObserver) MemWrite(c *CPU, addr uint64, size int, val uint64) {
 }
 func (o *predObserver) NonDet(c *CPU, in *Inst, vals []uint64) []uint64 { return vals }
 func (o *predObserver) Decoded(c *CPU, b *Block)                        {}
-func (o *predObserver) Sync(c *CPU, in *Inst)                           {}
+func (o *predObserver) Sync(c *CPU, in *Inst) {
+	kind := uint64(LogLocked)
+	switch in.Op {
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
+		kind = LogFence
+	}
+	o.logSync(c.Retired(), kind)
+}
 
 func newDiffEmu() *diffEmu {
 	e := &diffEmu{mem: NewMemory()}

@@ -217,12 +217,22 @@ type ReadLogger interface {
 }
 
 // LoggedRead is a read the prediction cache did not predict: Reads is the
-// cache's count before it, Val its value (Size bytes).
+// cache's count before it, Val its value (Size bytes). Size 0 marks a
+// synchronising instruction instead (Observer.Sync), which translated
+// code ran after logging it there: Reads is the CPU's count of retired
+// instructions before it (CPU.Retired) and Val its kind (LogLocked,
+// LogFence).
 type LoggedRead struct {
 	Reads uint64
 	Val   uint64
 	Size  uint64
 }
+
+// The kinds of synchronising instructions in a LoggedRead.
+const (
+	LogLocked = 1 // lock-prefixed or implicitly locked
+	LogFence  = 2 // mfence, lfence, sfence
+)
 
 // jitLogSize is how many reads translated code logs before it returns to
 // Go to hand them over.

@@ -174,6 +174,7 @@ var (
 	offJitMiss      = int32(unsafe.Offsetof(CPU{}.jitMiss))
 	offJitLogN      = int32(unsafe.Offsetof(CPU{}.jitLogN))
 	offJitLog       = int32(unsafe.Offsetof(CPU{}.jitLog))
+	offIcount       = int32(unsafe.Offsetof(CPU{}.Icount))
 	offJitFeed      = int32(unsafe.Offsetof(CPU{}.jitFeed))
 	offJitFeedN     = int32(unsafe.Offsetof(CPU{}.jitFeedN))
 	offJitFeedI     = int32(unsafe.Offsetof(CPU{}.jitFeedI))
@@ -225,6 +226,9 @@ type jitT struct {
 	resumes  []jitResume
 	// legacy: the code cache's LegacyReads.
 	legacy bool
+	// syncPending: the instruction synchronises and its key frame is
+	// not logged yet (syncPoint).
+	syncPending bool
 	// mxChecked: the code has checked that MXCSR lets floating point
 	// run on the host (sseNative), since its entry or last resume entry.
 	mxChecked bool
@@ -645,6 +649,12 @@ func (t *jitT) load(size int) {
 		a.Jcc(4, m.fed) // je: the Stop read (jitStop is one less)
 	}
 	a.ALURM(as.CMP, size, as.R9, as.Mem{Base: hSlots, Index: as.RDX})
+	if t.log && t.syncPending {
+		// A synchronising instruction's key frame comes before its
+		// read in the trace: the interpreter logs both.
+		a.Jcc(5, x)
+		return
+	}
 	a.Jcc(5, m.miss)
 	a.Bind(m.back)
 	t.misses = append(t.misses, m)

@@ -61,8 +61,25 @@ func (t *jitT) inst(in *Inst) bool {
 	if jitSkip[in.Op.String()] {
 		return false
 	}
-	if in.Lock || in.Fn == nil || isSync(in) {
+	if in.Fn == nil {
 		return false
+	}
+	if in.Lock || isSync(in) {
+		// A point of synchronisation: a key frame while recording
+		// (syncPoint), nothing more while running (threads run one at
+		// a time, so a read-modify-write is atomic as it is). A
+		// replay's reader sees each (Observer.Sync): those stay with
+		// the interpreter.
+		if t.pred && !t.log {
+			return false
+		}
+		t.syncPending = true
+		ok := t.syncInst(in)
+		if ok && t.syncPending {
+			panic("jit: " + in.Op.String() + " translated without its key frame")
+		}
+		t.syncPending = false
+		return ok
 	}
 	// (A rep prefix only matters to the string instructions, which are
 	// not translated; F2 and F3 also select SSE instructions.)
@@ -136,6 +153,7 @@ func (t *jitT) inst(in *Inst) bool {
 			t.ea(d)
 			t.load(size)
 			t.storeCheck(size, true)
+			t.syncPoint()
 			t.commitRead()
 			r = as.R9
 		} else {
@@ -473,6 +491,7 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 		if d.Kind == KMem && writes {
 			t.storeCheck(size, true)
 		}
+		t.syncPoint()
 		t.commitRead()
 	}
 	if in.Op == x86asm.ADC || in.Op == x86asm.SBB {
@@ -815,3 +834,109 @@ var jitSkip = func() map[string]bool {
 	}
 	return m
 }()
+
+// syncInst translates the synchronising instructions: locked
+// read-modify-writes of memory, xchg, xadd, cmpxchg and the fences.
+func (t *jitT) syncInst(in *Inst) bool {
+	a := &t.a
+	d, s := &in.Args[0], &in.Args[1]
+	switch in.Op {
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
+		t.spill()
+		t.syncPoint()
+		return true
+	case x86asm.ADD, x86asm.OR, x86asm.ADC, x86asm.SBB, x86asm.AND, x86asm.SUB, x86asm.XOR,
+		x86asm.INC, x86asm.DEC, x86asm.NEG, x86asm.NOT:
+		if d.Kind != KMem {
+			return false
+		}
+		in2 := *in
+		in2.Lock = false
+		return t.inst(&in2)
+	case x86asm.XCHG, x86asm.XADD, x86asm.CMPXCHG:
+	default:
+		return false
+	}
+	if in.NArgs != 2 {
+		return false
+	}
+	m, r := d, s // the destination (memory or register), the source register
+	if in.Op == x86asm.XCHG && s.Kind == KMem {
+		m, r = s, d
+	}
+	if r.Kind != KReg || m.Kind != KMem && m.Kind != KReg || m.Size < 2 && in.Op != x86asm.XCHG {
+		return false
+	}
+	size := int(m.Size)
+	t.spill()
+	v := as.R9 // the destination's value
+	if m.Kind == KMem {
+		t.ea(m)
+		t.load(size)
+		t.storeCheck(size, true)
+	}
+	t.syncPoint()
+	t.commitRead()
+	if m.Kind == KReg {
+		a.MovRM(8, as.R9, greg(m))
+	}
+	a.MovRM(8, as.R8, greg(r))
+	switch in.Op {
+	case x86asm.XCHG: // m = r, r = old m
+		a.MovRR(8, as.RCX, v)
+		a.MovRR(8, v, as.R8)
+		a.MovRR(8, as.R8, as.RCX)
+	case x86asm.XADD: // m = m + r, r = old m (flags of the add)
+		a.MovRR(8, as.RCX, v)
+		a.ALURR(as.ADD, size, v, as.R8)
+		a.MovRR(size, as.R8, as.RCX) // a 32-bit write zero-extends
+		t.st = fsHost
+	case x86asm.CMPXCHG:
+		a.MovRM(8, as.RAX, gregN(RAX))
+		a.CmpxchgRR(size, v, as.R8)
+		a.MovMR(8, gregN(RAX), as.RAX)
+		t.st = fsHost
+	}
+	if m.Kind == KMem {
+		t.store(size, v)
+	} else {
+		a.MovMR(wide(size), greg(m), v)
+	}
+	if in.Op != x86asm.CMPXCHG && (m.Kind == KMem || m.Reg != r.Reg) {
+		a.MovMR(wide(size), greg(r), as.R8)
+	}
+	return true
+}
+
+// syncPoint logs the key frame of a synchronising instruction, while
+// recording, after its last check and before any of its effects: an
+// entry of CPU.jitLog with Size 0, Reads the CPU's count of retired
+// instructions there and Val the key frame's kind (ReadLogger).
+func (t *jitT) syncPoint() {
+	if !t.syncPending {
+		return
+	}
+	t.syncPending = false
+	if !t.log {
+		return
+	}
+	a := &t.a
+	kind := int64(LogLocked)
+	switch t.b.Insts[t.k].Op {
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
+		kind = LogFence
+	}
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
+	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)
+	a.Jcc(3, t.exit()) // jae: full
+	a.ALURI(as.ADD, 8, as.RAX, 1)
+	a.MovMR(8, as.M(hCPU, offJitLogN), as.RAX)
+	a.Lea(8, as.RAX, as.Mem{Base: as.RAX, Index: as.RAX, Scale: 1})
+	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
+	a.MovRM(8, as.RCX, as.M(hCPU, offIcount))
+	a.ALURM(as.ADD, 8, as.RCX, as.M(hCPU, offJitRetired))
+	a.ALURI(as.ADD, 8, as.RCX, int64(t.k))
+	a.MovMR(8, as.M(as.RAX, 0), as.RCX)
+	a.MovMI(8, as.M(as.RAX, 8), kind)
+	a.MovMI(8, as.M(as.RAX, 16), 0)
+}

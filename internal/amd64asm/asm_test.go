@@ -529,6 +529,29 @@ func TestMovRI(t *testing.T) {
 	c.verify()
 }
 
+func TestCmpxchg(t *testing.T) {
+	for _, tt := range []struct {
+		size     int
+		dst, src Reg
+		want     string
+	}{
+		{8, R9, R8, "cmpxchg r9, r8"},
+		{4, RCX, RDX, "cmpxchg ecx, edx"},
+		{2, R9, RSI, "cmpxchg r9w, si"},
+		{1, R9, RSI, "cmpxchg r9b, sil"},
+	} {
+		var a Asm
+		a.CmpxchgRR(tt.size, tt.dst, tt.src)
+		inst, err := x86asm.Decode(a.Buf, 64)
+		if err != nil || inst.Len != len(a.Buf) {
+			t.Fatalf("%s: % x does not decode: %v", tt.want, a.Buf, err)
+		}
+		if got := x86asm.IntelSyntax(inst, 0, nil); got != tt.want {
+			t.Errorf("% x: got %q, want %q", a.Buf, got, tt.want)
+		}
+	}
+}
+
 func TestJmpReg(t *testing.T) {
 	for r := RAX; r <= R15; r++ {
 		var a Asm

@@ -427,6 +427,13 @@ func (a *Asm) Jmp(l Label) {
 	a.rel32(l)
 }
 
+// CmpxchgRR emits "cmpxchg dst, src" (0F B0/B1): compare the accumulator
+// with dst; if equal dst = src, else the accumulator = dst.
+func (a *Asm) CmpxchgRR(size int, dst, src Reg) {
+	f, w := byteOp(size)
+	a.rr(f, 0x0FB0+uint16(w), src, dst)
+}
+
 // JmpReg emits "jmp r": an indirect jump to the address in r (FF /4).
 func (a *Asm) JmpReg(r Reg) { a.rd(0, 0xFF, 4, r) }
 
