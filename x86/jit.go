@@ -14,19 +14,26 @@ import (
 // its reader.
 //
 // The translated code is a leaf: it calls nothing, so Go's stack unwinding
-// never has to cross it, and it runs only while no observer needs to see
-// each instruction (Run's fast loop). Guest registers stay in the CPU
-// struct; memory accesses check the TLBs and, while recording or replaying,
-// the prediction cache inline. Anything the fast path cannot do — a TLB or
-// prediction miss, a read the replay must take from the trace, a write to
-// a page holding code, an instruction it does not translate — leaves the
-// translated code *before* that instruction, with every earlier
-// instruction's effects committed and none of its own, and the interpreter
-// runs the rest of the block. The result is the interpreter's, bit for bit:
-// the flags that the hardware leaves undefined (shift AF and OF, multiply
-// SF, ZF, AF and PF) are set the interpreter's way wherever they can be
-// seen, so that a recording and its replay agree whichever of the two ran a
-// block.
+// never has to cross it (a profile shows its time as runtime._ExternalCode),
+// and it runs only while no observer needs to see each instruction (Run's
+// fast loop). Guest registers stay in the CPU struct; memory accesses check
+// the TLBs and, while recording or replaying, the prediction cache inline.
+// A block's exit jumps to the translation of the block that follows
+// (chaining), within Run's instruction budget.
+//
+// Anything translated code cannot do — a TLB miss, a write to a page
+// holding code, a read the cache misses while replaying that the reader
+// has not handed over (ReadFeeder), a full log while recording
+// (ReadLogger), an instruction it does not translate — leaves it *before*
+// that instruction, with every earlier instruction's effects committed and
+// none of its own; the interpreter runs that instruction, and the
+// translation takes up again after it (resume entries). The result is the
+// interpreter's, bit for bit: the flags that the hardware leaves undefined
+// (shift AF and OF, multiply SF, ZF, AF and PF, what bsf and bt keep) are
+// set the interpreter's way wherever they can be seen, and the reads are
+// counted as the interpreter counts them, so that a recording and its
+// replay agree whichever of the two ran a block. The differential tests
+// (diff_test.go) check all of it against the interpreter.
 
 // jitBlock is a block's translation state.
 type jitBlock struct {
