@@ -107,6 +107,33 @@ func TestSelfModifyingCode(t *testing.T) {
 	}
 }
 
+// TestSelfModifyingLoopTranslated: a loop that patches its own add's
+// immediate each time round, translated from its first run: each patch
+// must take effect the very next time the add runs.
+func TestSelfModifyingLoopTranslated(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	code := []byte{
+		0x88, 0x0d, 0x02, 0x00, 0x00, 0x00, // loop: mov [rip+2], cl (the add's immediate)
+		0x83, 0xc0, 0x00, // add eax, 0 (patched)
+		0xff, 0xc1, // inc ecx
+		0x83, 0xf9, 0x05, // cmp ecx, 5
+		0x75, 0xf0, // jne loop
+		0x0f, 0x05, // syscall
+	}
+	c := newTestCPU(t, code)
+	c.Mem.Lookup(testCode >> PageShift).Perm |= PermWrite
+	exit := c.Run(1000)
+	if exit.Reason != ExitSyscall || c.R[RAX] != 0+1+2+3+4 || c.Icount != 5*5+1 {
+		t.Fatalf("exit %v rax=%d icount=%d, want the syscall, rax=10, 26 instructions", exit.Reason, c.R[RAX], c.Icount)
+	}
+	if c.cache.Translated == 0 {
+		t.Fatal("nothing was translated: the test tests the interpreter")
+	}
+}
+
 func TestUnimplementedNamesItself(t *testing.T) {
 	// rdrand eax is not implemented (CPUID does not report it).
 	c := newTestCPU(t, []byte{0x0f, 0xc7, 0xf0})
