@@ -101,6 +101,11 @@ func (cc *CodeCache) InvalidatePage(pn uint64) {
 		}
 		b.valid = false
 		cc.unlinkJIT(b)
+		if b.jit.slots != nil {
+			// Nothing reaches its translation any more: let the block
+			// go (its code stays in the arena, which is bounded).
+			cc.jitBlocks[b.jit.id] = nil
+		}
 		if cc.blocks[b.PC] == b {
 			delete(cc.blocks, b.PC)
 		}
