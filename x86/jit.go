@@ -93,7 +93,7 @@ func (cc *CodeCache) unlinkJIT(b *Block) {
 // tests run that way to exercise the translator on everything).
 var jitThreshold, jitEnabled = func() (uint32, bool) {
 	v := os.Getenv("TTD_JIT")
-	if v == "off" || v == "0ff" || !jitSupported {
+	if v == "off" || !jitSupported {
 		return 0, false
 	}
 	if n, err := strconv.ParseUint(v, 10, 32); err == nil {

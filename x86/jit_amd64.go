@@ -615,7 +615,7 @@ func (t *jitT) load(size int) {
 	t.readPending = true
 	t.readCross = false
 	t.tlb(false, size)
-	t.loadFrom(as.M(as.RDI, 0), size)
+	t.loadFrom(as.R9, as.M(as.RDI, 0), size)
 	if !t.pred {
 		return
 	}
@@ -675,13 +675,7 @@ func (t *jitT) fedCode(m jitMiss) {
 	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
 	a.Jcc(3, m.exit) // jae: not fed
 	a.ShiftRI(as.SHL, 8, as.RAX, 4)
-	val := as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}
-	switch m.size {
-	case 1, 2:
-		a.MovzxM(4, m.size, m.val, val)
-	default:
-		a.MovRM(m.size, m.val, val)
-	}
+	t.loadFrom(m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}, m.size)
 	skip := a.NewLabel()
 	a.ALURM(as.CMP, m.size, m.val, as.M(as.RDI, 0))
 	a.Jcc(4, skip)
@@ -786,25 +780,13 @@ func (t *jitT) missCode(m jitMiss) {
 		// The predicted value; memory takes it, unless the page holds
 		// decoded code (Memory.Poke would drop that: the interpreter
 		// does it).
-		slot := as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}
-		switch m.size {
-		case 1, 2:
-			a.MovzxM(4, m.size, m.val, slot)
-		default:
-			a.MovRM(m.size, m.val, slot)
-		}
+		t.loadFrom(m.val, as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}, m.size)
 		t.pageNotCode(m.exit)
 		a.MovMR(m.size, as.M(as.RDI, m.off), m.val)
 		a.Jmp(m.back)
 		return
 	}
-	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
-	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)
-	a.Jcc(3, m.exit) // jae: full
-	a.ALURI(as.ADD, 8, as.RAX, 1)
-	a.MovMR(8, as.M(hCPU, offJitLogN), as.RAX)
-	a.Lea(8, as.RAX, as.Mem{Base: as.RAX, Index: as.RAX, Scale: 1}) // 3*(n+1)
-	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
+	t.logEntry(m.exit)
 	a.MovMR(8, as.M(as.RAX, 0), hReads)
 	if m.word != 0 {
 		a.ALUMI(as.ADD, 8, as.M(as.RAX, 0), int64(m.word))
@@ -815,13 +797,27 @@ func (t *jitT) missCode(m jitMiss) {
 	a.Jmp(m.back)
 }
 
-func (t *jitT) loadFrom(m as.Mem, size int) {
+// loadFrom loads size bytes at m into r, zero-extended.
+func (t *jitT) loadFrom(r as.Reg, m as.Mem, size int) {
 	switch size {
 	case 1, 2:
-		t.a.MovzxM(4, size, as.R9, m)
+		t.a.MovzxM(4, size, r, m)
 	default:
-		t.a.MovRM(size, as.R9, m)
+		t.a.MovRM(size, r, m)
 	}
+}
+
+// logEntry claims the next entry of CPU.jitLog and leaves its address in
+// RAX, or jumps to exit when the log is full.
+func (t *jitT) logEntry(exit as.Label) {
+	a := &t.a
+	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
+	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)
+	a.Jcc(3, exit) // jae: full
+	a.ALURI(as.ADD, 8, as.RAX, 1)
+	a.MovMR(8, as.M(hCPU, offJitLogN), as.RAX)
+	a.Lea(8, as.RAX, as.Mem{Base: as.RAX, Index: as.RAX, Scale: 1}) // 3*(n+1)
+	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
 }
 
 // commitRead counts the predicted read of the instruction, if it made one.

@@ -41,6 +41,18 @@ var jitCC = func() map[x86asm.Op]uint8 {
 	return m
 }()
 
+// jitExtend is, for the accumulator's sign extensions, the host
+// instruction, the register it writes and how many bytes to store of it.
+var jitExtend = map[x86asm.Op]struct {
+	emit func(*as.Asm)
+	out  as.Reg
+	size int
+}{
+	x86asm.CBW: {(*as.Asm).Cbw, as.RAX, 2}, x86asm.CWDE: {(*as.Asm).Cwde, as.RAX, 8},
+	x86asm.CDQE: {(*as.Asm).Cdqe, as.RAX, 8}, x86asm.CWD: {(*as.Asm).Cwd, as.RDX, 2},
+	x86asm.CDQ: {(*as.Asm).Cdq, as.RDX, 8}, x86asm.CQO: {(*as.Asm).Cqo, as.RDX, 8},
+}
+
 var jitShift = map[x86asm.Op]as.Shift{
 	x86asm.SHL: as.SHL, x86asm.SHR: as.SHR, x86asm.SAR: as.SAR, x86asm.ROL: as.ROL, x86asm.ROR: as.ROR,
 }
@@ -268,27 +280,12 @@ func (t *jitT) inst(in *Inst) bool {
 		return true
 
 	case x86asm.CBW, x86asm.CWDE, x86asm.CDQE, x86asm.CWD, x86asm.CDQ, x86asm.CQO:
+		// The host instruction itself on the guest's RAX, storing what
+		// it writes: AX, EAX (zero-extended) or RAX; DX, EDX or RDX.
+		e := jitExtend[in.Op]
 		a.MovRM(8, as.RAX, gregN(RAX))
-		switch in.Op {
-		case x86asm.CBW:
-			a.Cbw()
-			a.MovMR(2, gregN(RAX), as.RAX)
-		case x86asm.CWDE:
-			a.Cwde()
-			a.MovMR(8, gregN(RAX), as.RAX)
-		case x86asm.CDQE:
-			a.Cdqe()
-			a.MovMR(8, gregN(RAX), as.RAX)
-		case x86asm.CWD:
-			a.Cwd()
-			a.MovMR(2, gregN(RDX), as.RDX)
-		case x86asm.CDQ:
-			a.Cdq()
-			a.MovMR(8, gregN(RDX), as.RDX)
-		case x86asm.CQO:
-			a.Cqo()
-			a.MovMR(8, gregN(RDX), as.RDX)
-		}
+		e.emit(a)
+		a.MovMR(e.size, gregN(uint8(e.out)), e.out)
 		return true
 
 	case x86asm.XCHG:
@@ -926,13 +923,7 @@ func (t *jitT) syncPoint() {
 	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
 		kind = LogFence
 	}
-	a.MovRM(8, as.RAX, as.M(hCPU, offJitLogN))
-	a.ALURI(as.CMP, 8, as.RAX, jitLogSize)
-	a.Jcc(3, t.exit()) // jae: full
-	a.ALURI(as.ADD, 8, as.RAX, 1)
-	a.MovMR(8, as.M(hCPU, offJitLogN), as.RAX)
-	a.Lea(8, as.RAX, as.Mem{Base: as.RAX, Index: as.RAX, Scale: 1})
-	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
+	t.logEntry(t.exit())
 	a.MovRM(8, as.RCX, as.M(hCPU, offIcount))
 	a.ALURM(as.ADD, 8, as.RCX, as.M(hCPU, offJitRetired))
 	a.ALURI(as.ADD, 8, as.RCX, int64(t.k))
