@@ -712,8 +712,11 @@ func (r *Recorder) checkpoint() {
 		r.stats.Reads += t.cache.Reads
 		t.cache.Reads, t.lastLogged = 0, 0
 	}
-	r.p.MM.Code.Flush()
-	clear(r.code) // re-simulation from here has none of the code before
+	// Re-simulation from here has none of the code before: the code
+	// cache reports each block again when it next runs (its decoding
+	// and translation stay), and Decoded logs its bytes.
+	r.p.MM.Code.NewEpoch()
+	clear(r.code)
 	r.w.Checkpoint(cp)
 	// Re-announce the address space so re-simulation can start here.
 	for _, g := range r.regions {

@@ -15,7 +15,13 @@ type Block struct {
 	firstPage, lastPage uint64
 	// Bytes are the code bytes the block was decoded from.
 	Bytes []byte
-	jit   jitBlock
+	// epoch is the CodeCache epoch in which the observer last heard of
+	// the block (Observer.Decoded); truncated: decoding stopped at an
+	// unmapped page, so the block may be longer once that page is
+	// mapped.
+	epoch     uint32
+	truncated bool
+	jit       jitBlock
 }
 
 // Valid reports whether the block still matches guest memory.
@@ -46,6 +52,9 @@ type CodeCache struct {
 	jitTab [3]*jitTable
 	// Translated counts blocks translated to host code.
 	Translated uint64
+	// epoch numbers the intervals NewEpoch starts; the observer hears
+	// of each block the first time it runs in each (Observer.Decoded).
+	epoch uint32
 	// LegacyReads makes the SSE fast paths' fallbacks read their memory
 	// operand a second time, as ttd did before traces said "fpreads":
 	// "once" (ssefast.go); the reader sets it to replay such traces.
@@ -55,7 +64,7 @@ type CodeCache struct {
 // NewCodeCache returns an empty cache for code in mem and hooks mem's
 // writes to invalidate it.
 func NewCodeCache(mem *Memory) *CodeCache {
-	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block)}
+	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block), epoch: 1}
 	mem.codeWritten = cc.InvalidatePage
 	return cc
 }
@@ -96,31 +105,67 @@ func (cc *CodeCache) InvalidatePage(pn uint64) {
 	}
 	delete(cc.byPage, pn)
 	for _, b := range bs {
-		if !b.valid {
-			continue
-		}
-		b.valid = false
-		cc.unlinkJIT(b)
-		if b.jit.slots != nil {
-			// Nothing reaches its translation any more: let the block
-			// go (its code stays in the arena, which is bounded).
-			cc.jitBlocks[b.jit.id] = nil
-		}
-		if cc.blocks[b.PC] == b {
-			delete(cc.blocks, b.PC)
-		}
-		if i := fastIndex(b.PC); cc.fast[i] == b {
-			cc.fast[i] = nil
-		}
-		if c := cc.running; c != nil && c.blk == b && c.blkLen > c.blkIdx+1 {
-			// The running block modified itself: stop after the
-			// current instruction and decode again.
-			c.blkLen = c.blkIdx + 1
-		}
+		cc.drop(b)
 	}
 	if p := cc.mem.Lookup(pn); p != nil {
 		p.code = false
 	}
+}
+
+// drop makes b invalid: nothing finds or reaches it any more.
+func (cc *CodeCache) drop(b *Block) {
+	if !b.valid {
+		return
+	}
+	b.valid = false
+	cc.unlinkJIT(b)
+	if b.jit.slots != nil {
+		// Nothing reaches its translation any more: let the block
+		// go (its code stays in the arena, which is bounded).
+		cc.jitBlocks[b.jit.id] = nil
+	}
+	if cc.blocks[b.PC] == b {
+		delete(cc.blocks, b.PC)
+	}
+	if i := fastIndex(b.PC); cc.fast[i] == b {
+		cc.fast[i] = nil
+	}
+	if c := cc.running; c != nil && c.blk == b && c.blkLen > c.blkIdx+1 {
+		// The running block modified itself: stop after the
+		// current instruction and decode again.
+		c.blkLen = c.blkIdx + 1
+	}
+}
+
+// NewEpoch starts a new epoch: the observer hears again of each block
+// (Observer.Decoded) the first time it runs from now on, as if the cache
+// had been flushed, but the blocks keep their decoding and their
+// translations. The recorder starts one at each checkpoint, so that the
+// trace holds after it the code that runs after it.
+//
+// A block cut short by an unmapped page is dropped: decoded afresh, it
+// may run on into a page mapped since. Translations no longer chain to
+// each other, nor are found by address, until their blocks have run in
+// the new epoch.
+func (cc *CodeCache) NewEpoch() {
+	cc.epoch++
+	for _, bs := range cc.byPage {
+		for _, b := range bs {
+			if b.truncated {
+				cc.drop(b)
+			}
+		}
+	}
+	cc.unlinkAllJIT()
+}
+
+// enter tells c's observer of b if it has not heard of it in this epoch.
+func (cc *CodeCache) enter(c *CPU, b *Block) {
+	b.epoch = cc.epoch
+	if c.Obs != nil {
+		c.Obs.Decoded(c, b)
+	}
+	cc.relinkJIT(b)
 }
 
 // Flush drops all cached code (after munmap of a code region, say).

@@ -112,6 +112,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 				p := cc.mem.PageAt(pc >> PageShift)
 				panic(&Fault{Addr: pc, Exec: true, Mapped: p != nil})
 			}
+			b.truncated = true
 			break
 		}
 		b.Insts = append(b.Insts, Inst{})
@@ -125,6 +126,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 				cc.insts = b.Insts[:0]
 				panic(&Fault{Addr: at + uint64(n), Exec: true})
 			}
+			b.truncated = true
 			break
 		}
 		code = append(code, buf[:in.Len]...)
@@ -183,13 +185,25 @@ func decodeInst(pc uint64, code []byte) Inst {
 	return in
 }
 
+// truncated reports whether code, the bytes up to an unreadable page, is
+// the start of a valid instruction that needs more of them: the CPU
+// faults on the fetch of the page then, not on an invalid opcode.
+// x86asm does not always say ErrTruncated: it may decode a lone prefix
+// or opcode byte as an invalid instruction of length 1.
+func truncated(code []byte) bool {
+	var buf [15]byte
+	copy(buf[:], code)
+	xi, err := x86asm.Decode(buf[:], 64)
+	return err == nil && xi.Op != 0 && xi.Len > len(code) || endbrLen(buf[:]) > len(code)
+}
+
 // decodeInto decodes the instruction at pc into in, in place: decodeBlock
 // decodes into its scratch buffer, so an instruction is not allocated
 // (handler builders take its address, which made a local escape).
 func decodeInto(in *Inst, pc uint64, code []byte) {
 	*in = Inst{PC: pc}
 	xi, err := x86asm.Decode(code, 64)
-	if err == x86asm.ErrTruncated && len(code) < 15 {
+	if len(code) < 15 && (err != nil || xi.Op == 0) && truncated(code) {
 		*in = Inst{}
 		return
 	}

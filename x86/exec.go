@@ -121,10 +121,10 @@ func (c *CPU) finishBlock(b *Block, done int) {
 func (c *CPU) nextBlock(prev *Block) *Block {
 	pc := c.RIP
 	if prev != nil {
-		if s := prev.succ[0]; s != nil && s.PC == pc && s.valid {
+		if s := prev.succ[0]; s != nil && s.PC == pc && s.valid && s.epoch == c.cache.epoch {
 			return s
 		}
-		if s := prev.succ[1]; s != nil && s.PC == pc && s.valid {
+		if s := prev.succ[1]; s != nil && s.PC == pc && s.valid && s.epoch == c.cache.epoch {
 			prev.succ[0], prev.succ[1] = s, prev.succ[0]
 			return s
 		}
@@ -133,9 +133,9 @@ func (c *CPU) nextBlock(prev *Block) *Block {
 	if b == nil {
 		b = c.cache.decodeBlock(pc)
 		c.cache.insert(b)
-		if c.Obs != nil {
-			c.Obs.Decoded(c, b)
-		}
+	}
+	if b.epoch != c.cache.epoch {
+		c.cache.enter(c, b)
 	}
 	if prev != nil && prev.valid {
 		prev.succ[1] = prev.succ[0]

@@ -87,6 +87,30 @@ func (cc *CodeCache) unlinkJIT(b *Block) {
 	}
 }
 
+// unlinkAllJIT makes every translation return to Go at its exits and
+// empties the tables of translations by address (CodeCache.NewEpoch).
+func (cc *CodeCache) unlinkAllJIT() {
+	for _, b := range cc.jitBlocks {
+		if b != nil {
+			clear(b.jit.slots)
+			b.jit.incoming = b.jit.incoming[:0]
+		}
+	}
+	for _, t := range cc.jitTab {
+		if t != nil {
+			clear(t[:])
+		}
+	}
+}
+
+// relinkJIT puts b's translation back in the table of translations by
+// address after unlinkAllJIT (its exits link again as they miss).
+func (cc *CodeCache) relinkJIT(b *Block) {
+	if j := &b.jit; j.entry != 0 && b.valid {
+		cc.jitTab[j.mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
+	}
+}
+
 // jitThreshold is the number of full runs of a block before it is
 // translated; jitEnabled turns translation on. TTD_JIT=off disables it and
 // TTD_JIT=N sets the threshold (N=0 translates every block at once: the

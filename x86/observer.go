@@ -16,8 +16,9 @@ type Observer interface {
 	// NonDet reports the result of a non-deterministic instruction
 	// (rdtsc, rdrand, cpuid…); it returns the values to use.
 	NonDet(c *CPU, in *Inst, vals []uint64) []uint64
-	// Decoded is called when a block of code is decoded from guest
-	// memory (the recorder logs code bytes from here).
+	// Decoded is called before a block of code decoded from guest
+	// memory first runs, and again the first time it runs after each
+	// CodeCache.NewEpoch (the recorder logs code bytes from here).
 	Decoded(c *CPU, b *Block)
 	// Sync is called before a lock-prefixed or implicitly locked
 	// instruction (xchg with memory, cmpxchg, xadd…) or a fence executes:

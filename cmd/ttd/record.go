@@ -77,9 +77,10 @@ func sizeString(n int64) string {
 
 // replayCmd implements "ttd replay".
 func replayCmd(name string, args []string) int {
-	const usageArgs = "[--verify] [--quiet] TRACE"
+	const usageArgs = "[--verify] [--segments] [--quiet] TRACE"
 	fs := newFlags(name, usageArgs)
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
+	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
@@ -117,6 +118,14 @@ func replayCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: replayed %s: %d instructions; the program %s\n", base, rp.Position(), describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr))
 		if *verify {
 			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
+		}
+		if *segments {
+			n, err := tr.VerifySegments(0)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ttd: re-simulating %s from its checkpoints: %v\n", base, err)
+				return 1
+			}
+			fmt.Fprintf(os.Stderr, "ttd: verified %d intervals, each re-simulated from its checkpoint\n", n)
 		}
 		return 0
 	case errors.Is(err, io.ErrUnexpectedEOF):

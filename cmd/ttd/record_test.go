@@ -59,15 +59,18 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	if !bytes.Contains(rec.Stderr, []byte("ttd: recorded ")) {
 		t.Fatalf("ttd record did not report the trace; stderr:\n%s", corpus.Tail(rec.Stderr, 20))
 	}
-	out, errOut, status := replay(t, trace, "TTD_JIT=50")
+	// --segments also starts re-simulation at every checkpoint, as the
+	// debugger does: the trace must hold, after each checkpoint, all the
+	// code and data that runs after it.
+	out, errOut, status := replay(t, trace, "TTD_JIT=50", "--segments")
 	if status != 0 {
 		t.Fatalf("ttd replay --verify failed (status %d):\n%s", status, corpus.Tail(errOut, 10))
 	}
 	if d := corpus.FirstDifference(rec.Stdout, out); d != "" {
 		t.Errorf("replayed stdout differs from the recorded run's: %s", d)
 	}
-	if !bytes.Contains(errOut, []byte("verified")) {
-		t.Errorf("replay did not verify checkpoints:\n%s", errOut)
+	if !bytes.Contains(errOut, []byte("verified")) || !bytes.Contains(errOut, []byte("re-simulated from its checkpoint")) {
+		t.Errorf("replay did not verify checkpoints and intervals:\n%s", errOut)
 	}
 }
 
@@ -226,7 +229,9 @@ func TestRecordDefaultName(t *testing.T) {
 
 // BenchmarkRecordCorpus records every corpus program once per iteration
 // and reports the trace density averaged over the corpus (the issue's
-// target: at most 0.5 bits per instruction).
+// target: at most 0.5 bits per instruction). TTD_BENCH_RECFLAGS adds
+// flags to ttd record here and in BenchmarkRecordCorpusTime (to measure
+// --cache-bits or --checkpoint-every, say).
 func BenchmarkRecordCorpus(b *testing.B) {
 	progs := corpus.Build(b)
 	dir := b.TempDir()
@@ -237,7 +242,7 @@ func BenchmarkRecordCorpus(b *testing.B) {
 		for k, p := range progs {
 			trace := filepath.Join(dir, fmt.Sprintf("%d-%d.ttd", i, k))
 			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			r, err := p.Run(ctx, ttdBinary, "record", "-o", trace, "--")
+			r, err := p.Run(ctx, append(append([]string{ttdBinary, "record", "-o", trace}, strings.Fields(os.Getenv("TTD_BENCH_RECFLAGS"))...), "--")...)
 			cancel()
 			if err != nil {
 				b.Fatal(err)
@@ -310,7 +315,7 @@ func BenchmarkRecordCorpusTime(b *testing.B) {
 			nat := best(p, func(int) []string { return nil })
 			run := best(p, func(int) []string { return []string{ttdBinary, "run", "--"} })
 			rec := best(p, func(r int) []string {
-				return []string{ttdBinary, "record", "-o", filepath.Join(dir, fmt.Sprintf("%d-%d-%d.ttd", i, k, r)), "--"}
+				return append(append([]string{ttdBinary, "record", "-o", filepath.Join(dir, fmt.Sprintf("%d-%d-%d.ttd", i, k, r))}, strings.Fields(os.Getenv("TTD_BENCH_RECFLAGS"))...), "--")
 			})
 			rr, rn := rec.Seconds()/run.Seconds(), rec.Seconds()/nat.Seconds()
 			recRun, recNat = append(recRun, rr), append(recNat, rn)
