@@ -267,7 +267,7 @@ const (
 
 // jitLogSize is how many reads translated code logs before it returns to
 // Go to hand them over.
-const jitLogSize = 64
+const jitLogSize = 1024
 
 // ReadFeeder, when the Observer of a replay implements it, hands
 // translated code the values of the logged reads to come, so that it
