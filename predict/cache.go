@@ -122,6 +122,30 @@ func (c *Cache) Read(addr uint64, size int, v uint64) bool {
 	return false
 }
 
+// ReadWord is Read for traces whose logged reads carry whole words
+// (trace parameter reads=words): when the prediction is wrong, the slot
+// takes the whole aligned word around the read, mem with the read's
+// bytes replaced by v, and ReadWord returns it (the value to log) with
+// false. Reading bytes one at a time, a program then misses once a word
+// instead of once a byte.
+func (c *Cache) ReadWord(addr uint64, size int, v, mem uint64) (word uint64, hit bool) {
+	p := &c.slots[(addr>>3)&c.mask]
+	sh := (addr & 7) * 8
+	m := sizeMask[size] << sh
+	if (*p&m)>>sh == v {
+		return 0, true
+	}
+	*p = mem&^m | (v<<sh)&m
+	return *p, false
+}
+
+// LoggedWord enters a logged word (ReadWord) for a read of size bytes at
+// addr into the cache and returns the read's value.
+func (c *Cache) LoggedWord(addr uint64, size int, word uint64) uint64 {
+	c.slots[(addr>>3)&c.mask] = word
+	return word >> ((addr & 7) * 8) & sizeMask[size]
+}
+
 // Split divides an access of size bytes at addr into the part in addr's
 // 8-byte word and the rest: n1 bytes at addr, then size-n1 at addr+n1.
 // n1 == size when the access does not cross a word boundary.

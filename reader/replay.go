@@ -792,14 +792,31 @@ func (r *Replay) read(addr uint64, size int) uint64 {
 	return t.cache.Predict(addr, size)
 }
 
-// logged consumes the next logged read.
+// logged consumes the next logged read. A logged word also goes into
+// memory, so that the CPU's inline check predicts the reads of its other
+// bytes.
 func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
 	v := r.readAt(r.rd).value
 	r.rd++
 	t.lastLogged = t.cache.Reads
-	t.cache.Update(addr, size, v)
+	if r.t.wordReads {
+		r.fixWord(addr&^7, v)
+		v = t.cache.LoggedWord(addr, size, v)
+	} else {
+		t.cache.Update(addr, size, v)
+	}
 	r.next()
 	return v
+}
+
+// fixWord makes the re-simulated memory hold the aligned word w at addr,
+// where it differs (fixImage).
+func (r *Replay) fixWord(addr, w uint64) {
+	var b [8]byte
+	if r.as.mem.Peek(addr, b[:]) == nil && binary.LittleEndian.Uint64(b[:]) == w {
+		return
+	}
+	r.fixImage(addr, 8, w)
 }
 
 // FeedReads hands translated code the logged reads of the running thread
@@ -807,7 +824,8 @@ func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
 // and values, and the number of the first one after them.
 func (r *Replay) FeedReads(c *x86.CPU, buf []x86.FedRead) (n int, after uint64) {
 	t := r.cur
-	if t == nil || r.observe {
+	if t == nil || r.observe || !r.t.wordReads {
+		// Translated code takes whole words (Replay.logged).
 		return 0, r.nextAt
 	}
 	at := t.lastLogged

@@ -30,6 +30,10 @@ type Trace struct {
 	cacheBits uint
 	// legacyReads: see x86.CodeCache.LegacyReads.
 	legacyReads bool
+	// wordReads: a logged read carries the whole aligned word around it
+	// (predict.Cache.ReadWord); traces without "reads": "words" log the
+	// read's bytes only.
+	wordReads bool
 	// Summary holds totals and how the program ended.
 	Summary tracefile.Summary
 	Header  tracefile.Header
@@ -71,6 +75,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	// Traces recorded before the SSE fast paths read their memory operand
 	// once when they give up (x86.CodeCache.LegacyReads).
 	t.legacyReads = t.Header.Params["fpreads"] != "once"
+	t.wordReads = t.Header.Params["reads"] == "words"
 	if len(t.chunks) == 0 {
 		if f.Truncated() {
 			if err := f.TailError(); err != nil {

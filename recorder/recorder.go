@@ -140,6 +140,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// memory operand it read to the exact handler: one read
 			// (x86.CodeCache.LegacyReads).
 			"fpreads": "once",
+			// A logged read carries the whole aligned word around it
+			// (predict.Cache.ReadWord).
+			"reads": "words",
 		},
 	}
 	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})
@@ -297,8 +300,12 @@ func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64
 
 func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
 	t.cache.Reads++
-	if !t.cache.Read(addr, size, val) {
-		r.w.MemRead(t.cache.Reads-t.lastLogged, val, uint8(size))
+	var mem uint64
+	if size < 8 && t.cache.Predict(addr, size) != val {
+		mem = t.cpu.Mem.Read64(addr &^ 7)
+	}
+	if w, hit := t.cache.ReadWord(addr, size, val, mem); !hit {
+		r.w.MemRead(t.cache.Reads-t.lastLogged, w, 8)
 		t.lastLogged = t.cache.Reads
 		r.stats.LoggedReads++
 	}

@@ -339,8 +339,14 @@ func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64
 				c.Mem.Poke(addr, b[:n])
 				v = p
 			}
-		} else if !c.Pred.Read(addr, n, v) {
-			o.logRead(c.Pred.Reads, v)
+		} else {
+			var mem uint64
+			if n < 8 {
+				mem = c.Mem.Read64(addr &^ 7)
+			}
+			if w, hit := c.Pred.ReadWord(addr, n, v, mem); !hit {
+				o.logRead(c.Pred.Reads, w)
+			}
 		}
 		got |= v << shift
 		shift += 8 * uint(n)

@@ -248,7 +248,8 @@ type ReadLogger interface {
 }
 
 // LoggedRead is a read the prediction cache did not predict: Reads is the
-// cache's count before it, Val its value (Size bytes). Size 0 marks a
+// cache's count before it, Val the whole aligned word around it, which
+// the cache took (predict.Cache.ReadWord), and Size 8. Size 0 marks a
 // synchronising instruction instead (Observer.Sync), which translated
 // code ran after logging it there: Reads is the CPU's count of retired
 // instructions before it (CPU.Retired) and Val its kind (LogLocked,
@@ -283,7 +284,8 @@ type ReadFeeder interface {
 }
 
 // FedRead is a logged read: Reads is its number (the cache's count of
-// reads once it is made), Val its value.
+// reads once it is made), Val the aligned word around it (LoggedRead):
+// memory and the cache take the word, and the read its bytes.
 type FedRead struct {
 	Reads, Val uint64
 }

@@ -675,14 +675,30 @@ func (t *jitT) fedCode(m jitMiss) {
 	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
 	a.Jcc(3, m.exit) // jae: not fed
 	a.ShiftRI(as.SHL, 8, as.RAX, 4)
-	t.loadFrom(m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}, m.size)
 	skip := a.NewLabel()
-	a.ALURM(as.CMP, m.size, m.val, as.M(as.RDI, 0))
-	a.Jcc(4, skip)
-	t.pageNotCode(m.exit)
-	a.MovMR(m.size, as.M(as.RDI, 0), m.val)
-	a.Bind(skip)
-	a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+	if m.size == 8 {
+		a.MovRM(8, m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8})
+		a.ALURM(as.CMP, 8, m.val, as.M(as.RDI, 0))
+		a.Jcc(4, skip)
+		t.pageNotCode(m.exit)
+		a.MovMR(8, as.M(as.RDI, 0), m.val)
+		a.Bind(skip)
+		a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+	} else {
+		// The logged value is the whole word around the read: memory
+		// and the cache take it, and the read its bytes.
+		a.MovRM(8, m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8})
+		t.alignDown(as.RDX)
+		a.ALURM(as.CMP, 8, m.val, as.Mem{Base: as.RDI, Index: as.RDX})
+		a.Jcc(4, skip)
+		t.pageNotCode(m.exit)
+		a.MovMR(8, as.Mem{Base: as.RDI, Index: as.RDX}, m.val)
+		a.Bind(skip)
+		t.cacheWord(as.RDX)
+		a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+		t.restoreRDX()
+		t.loadFrom(m.val, as.M(as.RDI, 0), m.size)
+	}
 	// The next Stop: the next fed read, or the first one after them.
 	next, done := a.NewLabel(), a.NewLabel()
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedI))
@@ -791,10 +807,47 @@ func (t *jitT) missCode(m jitMiss) {
 	if m.word != 0 {
 		a.ALUMI(as.ADD, 8, as.M(as.RAX, 0), int64(m.word))
 	}
-	a.MovMR(8, as.M(as.RAX, 8), m.val)
-	a.MovMI(8, as.M(as.RAX, 16), int64(m.size))
-	a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}, m.val)
+	a.MovMI(8, as.M(as.RAX, 16), 8)
+	if m.size == 8 {
+		a.MovMR(8, as.M(as.RAX, 8), m.val)
+		a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}, m.val)
+		a.Jmp(m.back)
+		return
+	}
+	// The whole aligned word around the read is logged and enters the
+	// cache (predict.Cache.ReadWord); memory holds it, the read's bytes
+	// included: nothing has written since the load.
+	t.alignDown(as.RDX)
+	a.MovRM(8, as.RAX, as.Mem{Base: as.RDI, Index: as.RDX})
+	t.cacheWord(as.RDX)
+	a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX}, as.RAX)
+	a.MovRM(8, as.RDX, as.M(hCPU, offJitLogN))                      // the entry again
+	a.Lea(8, as.RDX, as.Mem{Base: as.RDX, Index: as.RDX, Scale: 1}) // 3*n
+	a.MovMR(8, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offJitLog - 24 + 8}, as.RAX)
+	t.restoreRDX()
 	a.Jmp(m.back)
+}
+
+// alignDown sets r to minus the offset of RSI in its 8-byte word: RDI+r
+// is the word's host address.
+func (t *jitT) alignDown(r as.Reg) {
+	t.a.MovRR(4, r, as.RSI)
+	t.a.ALURI(as.AND, 4, r, 7)
+	t.a.NegR(8, r)
+}
+
+// cacheWord sets r to the offset in the prediction cache of RSI's word.
+func (t *jitT) cacheWord(r as.Reg) {
+	t.a.MovRR(8, r, as.RSI)
+	t.a.ALURM(as.AND, 8, r, as.M(hCPU, offJitMask))
+	t.a.ALURI(as.AND, 8, r, -8)
+}
+
+// restoreRDX sets RDX back to the prediction-cache byte of RSI, as load
+// leaves it.
+func (t *jitT) restoreRDX() {
+	t.a.MovRR(8, as.RDX, as.RSI)
+	t.a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
 }
 
 // loadFrom loads size bytes at m into r, zero-extended.
