@@ -146,6 +146,22 @@ func (c *Cache) LoggedWord(addr uint64, size int, word uint64) uint64 {
 	return word >> ((addr & 7) * 8) & sizeMask[size]
 }
 
+// PutPattern enters n bytes stored from addr into the cache: the byte at
+// address a is the byte a&7 of pat (rep stos of an aligned element
+// repeats its value so). It is what the stores, in order, would do.
+func (c *Cache) PutPattern(addr uint64, n int, pat uint64) {
+	for n > 0 {
+		k := Split(addr, min(n, 8))
+		if k == 8 {
+			c.slots[(addr>>3)&c.mask] = pat
+		} else {
+			c.Update(addr, k, pat>>((addr&7)*8))
+		}
+		addr += uint64(k)
+		n -= k
+	}
+}
+
 // Split divides an access of size bytes at addr into the part in addr's
 // 8-byte word and the rest: n1 bytes at addr, then size-n1 at addr+n1.
 // n1 == size when the access does not cross a word boundary.

@@ -103,3 +103,55 @@ func TestFillMatchesBytewise(t *testing.T) {
 		}
 	}
 }
+
+// TestPutPatternMatchesStores: PutPattern leaves the cache as the aligned
+// element stores of a rep stos would, in order, also when the range is
+// longer than the cache (its slots alias).
+func TestPutPatternMatchesStores(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 2000; i++ {
+		size := 1 << rng.Intn(4)
+		addr := uint64(rng.Intn(1<<12)) &^ uint64(size-1)
+		n := rng.Intn(600) / size * size
+		v := rng.Uint64() & (1<<(8*uint(size)) - 1)
+		if size == 8 {
+			v = rng.Uint64()
+		}
+		want, got := New(4), New(4)
+		for k := range want.slots {
+			want.slots[k] = rng.Uint64()
+			got.slots[k] = want.slots[k]
+		}
+		for a := addr; a < addr+uint64(n); a += uint64(size) {
+			want.Update(a, size, v)
+		}
+		var pat uint64
+		for k := 0; k < 8; k += size {
+			pat |= v << (8 * uint(k))
+		}
+		got.PutPattern(addr, n, pat)
+		for k := range want.slots {
+			if got.slots[k] != want.slots[k] {
+				t.Fatalf("rep stos of %d bytes of %#x (size %d) at %#x: slot %d is %#x, want %#x", n, v, size, addr, k, got.slots[k], want.slots[k])
+			}
+		}
+	}
+}
+
+// TestPutPatternBytes: any pattern, byte by byte.
+func TestPutPatternBytes(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for i := 0; i < 1000; i++ {
+		addr, n, pat := uint64(rng.Intn(1<<10)), rng.Intn(100), rng.Uint64()
+		want, got := New(4), New(4)
+		for a := addr; a < addr+uint64(n); a++ {
+			want.Update(a, 1, pat>>((a&7)*8))
+		}
+		got.PutPattern(addr, n, pat)
+		for k := range want.slots {
+			if got.slots[k] != want.slots[k] {
+				t.Fatalf("%d bytes of %#x at %#x: slot %d is %#x, want %#x", n, pat, addr, k, got.slots[k], want.slots[k])
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package x86
 
 import (
+	"encoding/binary"
+
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -84,7 +86,10 @@ func opStos(c *CPU, in *Inst) {
 		c.R[RDI] += c.strStep(size)
 		return
 	}
-	if c.Obs == nil && !c.df() {
+	if (c.Obs == nil || c.Pred != nil) && !c.df() {
+		// While recording or replaying, the prediction cache takes
+		// the stores as a whole (the observer sees none of them:
+		// aligned stores do not cross a word).
 		c.repStosFast(size, v)
 	}
 	for c.R[RCX] != 0 {
@@ -96,7 +101,9 @@ func opStos(c *CPU, in *Inst) {
 
 func (c *CPU) repStosFast(size, v uint64) {
 	var pat [8]byte
-	storeLE(pat[:], 8, v)
+	for i := uint64(0); i < 8; i += size {
+		storeLE(pat[i:], int(size), v)
+	}
 	for c.R[RCX] != 0 {
 		dst := c.R[RDI]
 		if dst%size != 0 {
@@ -119,6 +126,9 @@ func (c *CPU) repStosFast(size, v uint64) {
 			for i := uint64(0); i < n; i += size {
 				copy(b[i:i+size], pat[:size])
 			}
+		}
+		if c.Pred != nil {
+			c.Pred.PutPattern(dst, int(n), binary.LittleEndian.Uint64(pat[:]))
 		}
 		c.R[RDI] += n
 		c.R[RCX] -= n / size
