@@ -162,6 +162,23 @@ func (c *Cache) PutPattern(addr uint64, n int, pat uint64) {
 	}
 }
 
+// Holds reports whether the cache predicts the bytes b at addr, which lie
+// in one 8-byte word.
+func (c *Cache) Holds(addr uint64, b []byte) bool {
+	s := c.slots[(addr>>3)&c.mask]
+	if len(b) == 8 {
+		return s == binary.LittleEndian.Uint64(b)
+	}
+	s >>= (addr & 7) * 8
+	for _, x := range b {
+		if byte(s) != x {
+			return false
+		}
+		s >>= 8
+	}
+	return true
+}
+
 // Split divides an access of size bytes at addr into the part in addr's
 // 8-byte word and the rest: n1 bytes at addr, then size-n1 at addr+n1.
 // n1 == size when the access does not cross a word boundary.

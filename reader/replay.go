@@ -86,9 +86,10 @@ type Replay struct {
 	pos     uint64
 
 	ch       *chunk
-	ci       int // index of ch.ctrls' next control record
-	codeDone int // ch.ctrls[:codeDone] had their code written
-	rd       int // next logged read (readAt)
+	ci       int    // index of ch.ctrls' next control record
+	codeDone int    // ch.ctrls[:codeDone] had their code written
+	kbuf     []byte // kernelWrites' bytes of predicted spans
+	rd       int    // next logged read (readAt)
 	// carry are logged reads of the previous chunk that this one
 	// consumes first (readAt): a chunk cut between two control records.
 	carry []logRead
@@ -551,22 +552,14 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		s := &rec.Syscall
 		t := r.thread(s.Tid)
 		t.cpu.R[x86.RAX] = uint64(s.Result)
-		for _, w := range s.Writes {
-			if err := r.as.mem.Poke(w.Addr, w.Bytes); err != nil {
-				return r.diverged("syscall %d wrote outside the mapped memory at %#x", s.Nr, w.Addr)
-			}
-			t.cache.Fill(w.Addr, w.Bytes)
-			r.written(t, w.Addr, w.Bytes, AccessSyscall, t.cpu.RIP-2)
+		if err := r.kernelWrites(t, s.Writes, s.Predicted, AccessSyscall, t.cpu.RIP-2); err != nil {
+			return r.diverged("syscall %d %v", s.Nr, err)
 		}
 	case tracefile.KindSignal:
 		s := &rec.Signal
 		t := r.thread(s.Tid)
-		for _, w := range s.Writes {
-			if err := r.as.mem.Poke(w.Addr, w.Bytes); err != nil {
-				return r.diverged("signal frame outside the mapped memory at %#x", w.Addr)
-			}
-			t.cache.Fill(w.Addr, w.Bytes)
-			r.written(t, w.Addr, w.Bytes, AccessSignal, 0)
+		if err := r.kernelWrites(t, s.Writes, s.Predicted, AccessSignal, 0); err != nil {
+			return r.diverged("signal frame: %v", err)
 		}
 		if len(s.Regs) > 0 {
 			if err := r.setRegs(t, s.Regs); err != nil {
@@ -646,6 +639,39 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 	}
 	r.cur = r.thread(cp.CurrentTid)
 	r.cur.seen = r.cur.cpu.Retired()
+	return nil
+}
+
+// kernelWrites applies what a syscall or a signal delivery wrote: the
+// bytes the record holds, and the spans it left out because the
+// prediction cache held them (they overlap none of the others).
+func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tracefile.Span, kind AccessSource, pc uint64) error {
+	for _, p := range predicted {
+		if p.Len > 1<<30 {
+			return fmt.Errorf("predicted a write of %d bytes at %#x", p.Len, p.Addr)
+		}
+		b := r.kbuf[:0]
+		for a := p.Addr; a < p.Addr+p.Len; {
+			n := predict.Split(a, int(min(8, p.Addr+p.Len-a)))
+			v := t.cache.Predict(a, n)
+			for k := 0; k < n; k++ {
+				b = append(b, byte(v>>(8*k)))
+			}
+			a += uint64(n)
+		}
+		r.kbuf = b
+		if err := r.as.mem.Poke(p.Addr, b); err != nil {
+			return fmt.Errorf("wrote outside the mapped memory at %#x", p.Addr)
+		}
+		r.written(t, p.Addr, b, kind, pc)
+	}
+	for _, w := range ws {
+		if err := r.as.mem.Poke(w.Addr, w.Bytes); err != nil {
+			return fmt.Errorf("wrote outside the mapped memory at %#x", w.Addr)
+		}
+		t.cache.Fill(w.Addr, w.Bytes)
+		r.written(t, w.Addr, w.Bytes, kind, pc)
+	}
 	return nil
 }
 

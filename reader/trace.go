@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -203,10 +204,12 @@ func cloneRecord(r *tracefile.Record) tracefile.Record {
 	case tracefile.KindSyscall:
 		c.Syscall = r.Syscall
 		c.Syscall.Writes = cloneRanges(r.Syscall.Writes)
+		c.Syscall.Predicted = slices.Clone(r.Syscall.Predicted)
 	case tracefile.KindSignal:
 		c.Signal = r.Signal
 		c.Signal.Writes = cloneRanges(r.Signal.Writes)
 		c.Signal.Regs = append([]byte(nil), r.Signal.Regs...)
+		c.Signal.Predicted = slices.Clone(r.Signal.Predicted)
 	case tracefile.KindMmap:
 		c.Mmap = r.Mmap
 		c.Mmap.Path = append([]byte(nil), r.Mmap.Path...)

@@ -109,6 +109,8 @@ type Recorder struct {
 	frame      []byte
 	sysBuf     []byte // the bytes syscalls wrote (Syscall)
 	ranges     []tracefile.MemRange
+	lit        []tracefile.MemRange // kernelWrites' results
+	pred       []tracefile.Span
 	stats      Stats
 	err        error
 }
@@ -337,6 +339,76 @@ func (r *Recorder) LoggedReads(c *x86.CPU, reads []x86.LoggedRead) {
 	}
 }
 
+// minPredicted is the shortest run of kernel-written bytes the
+// prediction cache holds that a record leaves out (a Span and the split
+// of the bytes around it cost a few bytes of their own).
+const minPredicted = 24
+
+// kernelWrites enters the bytes of r.ranges, which a syscall or a signal
+// delivery wrote, into t's prediction cache, and returns them as the
+// record logs them: the runs the cache did not hold, and the spans it did
+// (tracefile.Syscall.Predicted). A signal frame written where the last one
+// was, or a stat buffer filled again, costs little then. Ranges that
+// overlap are logged whole: the spans are the cache's before any of them.
+func (r *Recorder) kernelWrites(t *threadRec) ([]tracefile.MemRange, []tracefile.Span) {
+	r.lit, r.pred = r.lit[:0], r.pred[:0]
+	if len(r.ranges) > 16 || overlap(r.ranges) {
+		for _, w := range r.ranges {
+			t.cache.Fill(w.Addr, w.Bytes)
+		}
+		return r.ranges, nil
+	}
+	for _, w := range r.ranges {
+		// Runs of words the cache predicts (pred) or not, merged where
+		// a predicted run is too short to leave out.
+		start, inPred := 0, false
+		emit := func(end int) {
+			if start == end {
+				return
+			}
+			if inPred {
+				r.pred = append(r.pred, tracefile.Span{Addr: w.Addr + uint64(start), Len: uint64(end - start)})
+			} else {
+				r.lit = append(r.lit, tracefile.MemRange{Addr: w.Addr + uint64(start), Bytes: w.Bytes[start:end]})
+				t.cache.Fill(w.Addr+uint64(start), w.Bytes[start:end])
+			}
+			start = end
+		}
+		for i := 0; i < len(w.Bytes); {
+			a := w.Addr + uint64(i)
+			n := predict.Split(a, min(8, len(w.Bytes)-i))
+			p := t.cache.Holds(a, w.Bytes[i:i+n])
+			if p != inPred {
+				if !p && i-start < minPredicted {
+					inPred = false // too short to leave out
+				} else {
+					emit(i)
+					inPred = p
+				}
+			}
+			i += n
+		}
+		if inPred && len(w.Bytes)-start < minPredicted {
+			inPred = false
+		}
+		emit(len(w.Bytes))
+	}
+	return r.lit, r.pred
+}
+
+// overlap reports whether two of ws share a byte.
+func overlap(ws []tracefile.MemRange) bool {
+	for i := range ws {
+		for j := i + 1; j < len(ws); j++ {
+			a, b := ws[i], ws[j]
+			if a.Addr < b.Addr+uint64(len(b.Bytes)) && b.Addr < a.Addr+uint64(len(a.Bytes)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // MemWrite keeps the thread's prediction cache up to date.
 func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	t := r.rec(c)
@@ -459,7 +531,6 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 			r.fail(fmt.Errorf("recording %s: reading the %d bytes it wrote at %#x: %w", ev.Name, w.Len, w.Addr, err))
 			continue
 		}
-		t.cache.Fill(w.Addr, b)
 		if DebugAccess != nil {
 			for i := 0; i < len(b); i += 8 {
 				n := min(8, len(b)-i)
@@ -472,7 +543,8 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 		}
 		r.ranges = append(r.ranges, tracefile.MemRange{Addr: w.Addr, Bytes: b})
 	}
-	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: r.ranges})
+	lit, pred := r.kernelWrites(t)
+	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: lit, Predicted: pred})
 	c := th.CPU
 	r.output(th, ev)
 	if changesRegisters(ev.Nr) || c.RIP != c.R[x86.RCX] {
@@ -600,10 +672,8 @@ func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 		}
 		frame, fp := r.frame[:emu.SigFrameBytes], r.frame[emu.SigFrameBytes:n]
 		if th.P.MM.Mem.Peek(ev.Frame, frame) == nil && th.P.MM.Mem.Peek(ev.FPState, fp) == nil {
-			t.cache.Fill(ev.Frame, frame)
-			t.cache.Fill(ev.FPState, fp)
 			r.ranges = append(r.ranges[:0], tracefile.MemRange{Addr: ev.Frame, Bytes: frame}, tracefile.MemRange{Addr: ev.FPState, Bytes: fp})
-			s.Writes = r.ranges
+			s.Writes, s.Predicted = r.kernelWrites(t)
 		}
 		r.regs = th.CPU.MarshalState(r.regs[:0])
 		s.Regs = r.regs

@@ -197,6 +197,19 @@ func (r *body) ranges(rs []MemRange) []MemRange {
 	return rs
 }
 
+// spans reads a trailing list of spans, empty when the body has ended.
+func (r *body) spans(ss []Span) []Span {
+	ss = ss[:0]
+	if r.p == len(r.b) {
+		return ss
+	}
+	n := r.count(2)
+	for i := 0; i < n && !r.bad; i++ {
+		ss = append(ss, Span{Addr: r.uvarint(), Len: r.uvarint()})
+	}
+	return ss
+}
+
 // decodeBody fills rec from the body of a length-prefixed record. It
 // returns a message for a semantic problem; field overruns set b.bad.
 func (d *decoder) decodeBody(tag byte, b *body, rec *Record) string {
@@ -220,6 +233,7 @@ func (d *decoder) decodeBody(tag byte, b *body, rec *Record) string {
 		}
 		s.Result = b.varint()
 		s.Writes = b.ranges(s.Writes)
+		s.Predicted = b.spans(s.Predicted)
 	case tagNonDet:
 		rec.Kind = KindNonDet
 		nd := &rec.NonDet
@@ -240,6 +254,7 @@ func (d *decoder) decodeBody(tag byte, b *body, rec *Record) string {
 		s.FrameAddr = b.uvarint()
 		s.Writes = b.ranges(s.Writes)
 		s.Regs = b.bytes()
+		s.Predicted = b.spans(s.Predicted)
 	case tagMmap:
 		rec.Kind = KindMmap
 		m := &rec.Mmap

@@ -177,6 +177,22 @@ func appendRanges(b []byte, rs []MemRange) []byte {
 	return b
 }
 
+// appendSpans appends a trailing list of spans, if there are any (a
+// record without it has none).
+func appendSpans(b []byte, ss []Span) []byte {
+	if len(ss) == 0 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = binary.AppendUvarint(b, s.Addr)
+		b = binary.AppendUvarint(b, s.Len)
+	}
+	return b
+}
+
+func spansLen(ss []Span) int { return binary.MaxVarintLen64 * (1 + 2*len(ss)) }
+
 func rangesLen(rs []MemRange) int {
 	n := binary.MaxVarintLen64
 	for i := range rs {
@@ -223,7 +239,7 @@ func (w *Writer) CodeBytes(addr uint64, code []byte) {
 // Syscall appends a completed syscall. The Writer copies what it needs:
 // s and the slices it points to may be reused at once.
 func (w *Writer) Syscall(s *Syscall) {
-	m, ok := w.begin(tagSyscall, 96+rangesLen(s.Writes))
+	m, ok := w.begin(tagSyscall, 96+rangesLen(s.Writes)+spansLen(s.Predicted))
 	if !ok {
 		return
 	}
@@ -233,7 +249,8 @@ func (w *Writer) Syscall(s *Syscall) {
 		b = binary.AppendUvarint(b, a)
 	}
 	b = binary.AppendVarint(b, s.Result)
-	w.buf = appendRanges(b, s.Writes)
+	b = appendRanges(b, s.Writes)
+	w.buf = appendSpans(b, s.Predicted)
 	w.cur.syscalls++
 	w.end(m)
 }
@@ -256,7 +273,7 @@ func (w *Writer) NonDet(tid int, kind NonDetKind, values []uint64) {
 
 // Signal appends a signal delivery.
 func (w *Writer) Signal(s *Signal) {
-	m, ok := w.begin(tagSignal, 64+rangesLen(s.Writes)+len(s.Regs))
+	m, ok := w.begin(tagSignal, 64+rangesLen(s.Writes)+len(s.Regs)+spansLen(s.Predicted))
 	if !ok {
 		return
 	}
@@ -266,7 +283,8 @@ func (w *Writer) Signal(s *Signal) {
 	b = binary.AppendUvarint(b, s.Addr)
 	b = binary.AppendUvarint(b, s.FrameAddr)
 	b = appendRanges(b, s.Writes)
-	w.buf = appendBytes(b, s.Regs)
+	b = appendBytes(b, s.Regs)
+	w.buf = appendSpans(b, s.Predicted)
 	w.end(m)
 }
 

@@ -71,6 +71,14 @@ func randRanges(rng *rand.Rand) []MemRange {
 	return rs
 }
 
+func randSpans(rng *rand.Rand) []Span {
+	var ss []Span
+	for range rng.IntN(3) {
+		ss = append(ss, Span{Addr: randU64(rng), Len: randU64(rng)})
+	}
+	return ss
+}
+
 // randRecord returns a random record of kind k (every field random).
 func randRecord(rng *rand.Rand, k Kind) Record {
 	r := Record{Kind: k}
@@ -91,7 +99,7 @@ func randRecord(rng *rand.Rand, k Kind) Record {
 	case KindCodeBytes:
 		r.CodeBytes = CodeBytes{Addr: randU64(rng), Bytes: randBytes(rng, rng.IntN(200))}
 	case KindSyscall:
-		s := Syscall{Tid: randInt(rng), Nr: randInt(rng), Result: int64(rng.Uint64()), Writes: randRanges(rng)}
+		s := Syscall{Tid: randInt(rng), Nr: randInt(rng), Result: int64(rng.Uint64()), Writes: randRanges(rng), Predicted: randSpans(rng)}
 		for i := range s.Args {
 			s.Args[i] = randU64(rng)
 		}
@@ -104,7 +112,7 @@ func randRecord(rng *rand.Rand, k Kind) Record {
 		r.NonDet = NonDet{Tid: randInt(rng), Kind: NonDetKind(rng.Uint32()), Values: vs}
 	case KindSignal:
 		r.Signal = Signal{Tid: randInt(rng), Signo: randInt(rng), Code: randInt(rng), Addr: randU64(rng),
-			FrameAddr: randU64(rng), Writes: randRanges(rng), Regs: randBytes(rng, rng.IntN(200))}
+			FrameAddr: randU64(rng), Writes: randRanges(rng), Regs: randBytes(rng, rng.IntN(200)), Predicted: randSpans(rng)}
 	case KindMmap:
 		r.Mmap = Mmap{Addr: randU64(rng), Len: randU64(rng), Prot: randInt(rng), Flags: randInt(rng),
 			Offset: randU64(rng), FileLen: randU64(rng), Path: randBytes(rng, rng.IntN(40))}
@@ -151,6 +159,13 @@ func cloneRanges(rs []MemRange) []MemRange {
 	return out
 }
 
+func cloneSpans(ss []Span) []Span {
+	if len(ss) == 0 {
+		return nil
+	}
+	return append([]Span(nil), ss...)
+}
+
 // canon returns a deep copy of r holding only the field its Kind names,
 // with empty slices as nil, so two records compare with reflect.DeepEqual.
 func canon(r *Record) Record {
@@ -169,6 +184,7 @@ func canon(r *Record) Record {
 	case KindSyscall:
 		c.Syscall = r.Syscall
 		c.Syscall.Writes = cloneRanges(r.Syscall.Writes)
+		c.Syscall.Predicted = cloneSpans(r.Syscall.Predicted)
 	case KindNonDet:
 		c.NonDet = r.NonDet
 		c.NonDet.Values = nil
@@ -179,6 +195,7 @@ func canon(r *Record) Record {
 		c.Signal = r.Signal
 		c.Signal.Writes = cloneRanges(r.Signal.Writes)
 		c.Signal.Regs = nilIfEmpty(r.Signal.Regs)
+		c.Signal.Predicted = cloneSpans(r.Signal.Predicted)
 	case KindMmap:
 		c.Mmap = r.Mmap
 		c.Mmap.Path = nilIfEmpty(r.Mmap.Path)

@@ -175,14 +175,22 @@ type MemRange struct {
 	Bytes []byte
 }
 
+// Span is Len bytes of guest memory at Addr.
+type Span struct {
+	Addr, Len uint64
+}
+
 // Syscall is a completed system call: its result and the guest memory the
-// kernel wrote, in order.
+// kernel wrote, in order. Predicted is memory it also wrote but the
+// record leaves out, because the recorder's prediction cache held those
+// bytes (the reader takes them from its own); it overlaps no Writes.
 type Syscall struct {
-	Tid    int
-	Nr     int
-	Args   [6]uint64
-	Result int64
-	Writes []MemRange
+	Tid       int
+	Nr        int
+	Args      [6]uint64
+	Result    int64
+	Writes    []MemRange
+	Predicted []Span
 }
 
 // NonDet holds the results of a non-deterministic instruction.
@@ -202,6 +210,7 @@ type Signal struct {
 	FrameAddr uint64
 	Writes    []MemRange
 	Regs      []byte
+	Predicted []Span // as in Syscall
 }
 
 // Mmap is a new mapping; Path is empty for anonymous memory.
