@@ -122,12 +122,14 @@ func (c *Cache) Read(addr uint64, size int, v uint64) bool {
 	return false
 }
 
-// ReadWord is Read for traces whose logged reads carry whole words
-// (trace parameter reads=words): when the prediction is wrong, the slot
-// takes the whole aligned word around the read, mem with the read's
-// bytes replaced by v, and ReadWord returns it (the value to log) with
-// false. Reading bytes one at a time, a program then misses once a word
-// instead of once a byte.
+// ReadWord is Read for a read whose logged value carries the whole word
+// (ttd logs byte reads so, trace parameter bytereads=word): when the
+// prediction is wrong, the slot takes the whole aligned word around the
+// read, mem with the read's bytes replaced by v, and ReadWord returns it
+// (the value to log) with false. Reading bytes one at a time, a program
+// then misses once a word instead of once a byte. (Wider reads log their
+// own bytes: filling the word for them made traces of strided int arrays
+// 1.7x larger.)
 func (c *Cache) ReadWord(addr uint64, size int, v, mem uint64) (word uint64, hit bool) {
 	p := &c.slots[(addr>>3)&c.mask]
 	sh := (addr & 7) * 8

@@ -16,8 +16,8 @@ func TestByteReadsTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if tr.wordReads {
-		t.Fatal("the trace says its logged reads are words")
+	if tr.byteWords {
+		t.Fatal("the trace says its logged byte reads are words")
 	}
 	for _, jit := range []bool{false, true} {
 		was, th := x86.SetJIT(jit, 0)

@@ -818,14 +818,14 @@ func (r *Replay) read(addr uint64, size int) uint64 {
 	return t.cache.Predict(addr, size)
 }
 
-// logged consumes the next logged read. A logged word also goes into
-// memory, so that the CPU's inline check predicts the reads of its other
-// bytes.
+// logged consumes the next logged read. The word a byte read logs also
+// goes into memory, so that the CPU's inline check predicts the reads of
+// its other bytes.
 func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
 	v := r.readAt(r.rd).value
 	r.rd++
 	t.lastLogged = t.cache.Reads
-	if r.t.wordReads {
+	if size == 1 && r.t.byteWords {
 		r.fixWord(addr&^7, v)
 		v = t.cache.LoggedWord(addr, size, v)
 	} else {
@@ -850,8 +850,8 @@ func (r *Replay) fixWord(addr, w uint64) {
 // and values, and the number of the first one after them.
 func (r *Replay) FeedReads(c *x86.CPU, buf []x86.FedRead) (n int, after uint64) {
 	t := r.cur
-	if t == nil || r.observe || !r.t.wordReads {
-		// Translated code takes whole words (Replay.logged).
+	if t == nil || r.observe || !r.t.byteWords {
+		// Translated code takes byte reads' words (Replay.logged).
 		return 0, r.nextAt
 	}
 	at := t.lastLogged

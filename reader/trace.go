@@ -31,10 +31,10 @@ type Trace struct {
 	cacheBits uint
 	// legacyReads: see x86.CodeCache.LegacyReads.
 	legacyReads bool
-	// wordReads: a logged read carries the whole aligned word around it
-	// (predict.Cache.ReadWord); traces without "reads": "words" log the
-	// read's bytes only.
-	wordReads bool
+	// byteWords: a logged byte read carries the whole aligned word
+	// around it (predict.Cache.ReadWord); traces without "bytereads":
+	// "word" log the byte only.
+	byteWords bool
 	// Summary holds totals and how the program ended.
 	Summary tracefile.Summary
 	Header  tracefile.Header
@@ -76,7 +76,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	// Traces recorded before the SSE fast paths read their memory operand
 	// once when they give up (x86.CodeCache.LegacyReads).
 	t.legacyReads = t.Header.Params["fpreads"] != "once"
-	t.wordReads = t.Header.Params["reads"] == "words"
+	t.byteWords = t.Header.Params["bytereads"] == "word"
 	if len(t.chunks) == 0 {
 		if f.Truncated() {
 			if err := f.TailError(); err != nil {

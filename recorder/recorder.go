@@ -142,9 +142,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// memory operand it read to the exact handler: one read
 			// (x86.CodeCache.LegacyReads).
 			"fpreads": "once",
-			// A logged read carries the whole aligned word around it
-			// (predict.Cache.ReadWord).
-			"reads": "words",
+			// A logged byte read carries the whole aligned word
+			// around it (predict.Cache.ReadWord).
+			"bytereads": "word",
 		},
 	}
 	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})
@@ -302,15 +302,25 @@ func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64
 
 func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
 	t.cache.Reads++
-	var mem uint64
-	if size < 8 && t.cache.Predict(addr, size) != val {
-		mem = t.cpu.Mem.Read64(addr &^ 7)
+	logged, n := val, size
+	if size == 1 {
+		// A byte read logs the whole aligned word around it (trace
+		// parameter bytereads=word).
+		var mem uint64
+		if t.cache.Predict(addr, 1) != val {
+			mem = t.cpu.Mem.Read64(addr &^ 7)
+		}
+		w, hit := t.cache.ReadWord(addr, 1, val, mem)
+		if hit {
+			return
+		}
+		logged, n = w, 8
+	} else if t.cache.Read(addr, size, val) {
+		return
 	}
-	if w, hit := t.cache.ReadWord(addr, size, val, mem); !hit {
-		r.w.MemRead(t.cache.Reads-t.lastLogged, w, 8)
-		t.lastLogged = t.cache.Reads
-		r.stats.LoggedReads++
-	}
+	r.w.MemRead(t.cache.Reads-t.lastLogged, logged, uint8(n))
+	t.lastLogged = t.cache.Reads
+	r.stats.LoggedReads++
 }
 
 // LoggedReads logs the reads that translated code did not predict

@@ -340,12 +340,12 @@ func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64
 				v = p
 			}
 		} else {
-			var mem uint64
-			if n < 8 {
-				mem = c.Mem.Read64(addr &^ 7)
-			}
-			if w, hit := c.Pred.ReadWord(addr, n, v, mem); !hit {
-				o.logRead(c.Pred.Reads, w)
+			if n == 1 {
+				if w, hit := c.Pred.ReadWord(addr, 1, v, c.Mem.Read64(addr&^7)); !hit {
+					o.logRead(c.Pred.Reads, w)
+				}
+			} else if !c.Pred.Read(addr, n, v) {
+				o.logRead(c.Pred.Reads, v)
 			}
 		}
 		got |= v << shift

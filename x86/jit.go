@@ -248,8 +248,9 @@ type ReadLogger interface {
 }
 
 // LoggedRead is a read the prediction cache did not predict: Reads is the
-// cache's count before it, Val the whole aligned word around it, which
-// the cache took (predict.Cache.ReadWord), and Size 8. Size 0 marks a
+// cache's count before it, Val its value (Size bytes), or for a byte read
+// the whole aligned word around it, which the cache took
+// (predict.Cache.ReadWord), with Size 8. Size 0 marks a
 // synchronising instruction instead (Observer.Sync), which translated
 // code ran after logging it there: Reads is the CPU's count of retired
 // instructions before it (CPU.Retired) and Val its kind (LogLocked,
@@ -284,8 +285,8 @@ type ReadFeeder interface {
 }
 
 // FedRead is a logged read: Reads is its number (the cache's count of
-// reads once it is made), Val the aligned word around it (LoggedRead):
-// memory and the cache take the word, and the read its bytes.
+// reads once it is made), Val its value, or a byte read's word
+// (LoggedRead), which memory and the cache take.
 type FedRead struct {
 	Reads, Val uint64
 }

@@ -676,17 +676,17 @@ func (t *jitT) fedCode(m jitMiss) {
 	a.Jcc(3, m.exit) // jae: not fed
 	a.ShiftRI(as.SHL, 8, as.RAX, 4)
 	skip := a.NewLabel()
-	if m.size == 8 {
-		a.MovRM(8, m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8})
-		a.ALURM(as.CMP, 8, m.val, as.M(as.RDI, 0))
+	if m.size != 1 {
+		t.loadFrom(m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}, m.size)
+		a.ALURM(as.CMP, m.size, m.val, as.M(as.RDI, 0))
 		a.Jcc(4, skip)
 		t.pageNotCode(m.exit)
-		a.MovMR(8, as.M(as.RDI, 0), m.val)
+		a.MovMR(m.size, as.M(as.RDI, 0), m.val)
 		a.Bind(skip)
-		a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+		a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
 	} else {
-		// The logged value is the whole word around the read: memory
-		// and the cache take it, and the read its bytes.
+		// A byte read's logged value is the whole word around it:
+		// memory and the cache take it, and the read its byte.
 		a.MovRM(8, m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8})
 		t.alignDown(as.RDX)
 		a.ALURM(as.CMP, 8, m.val, as.Mem{Base: as.RDI, Index: as.RDX})
@@ -807,16 +807,17 @@ func (t *jitT) missCode(m jitMiss) {
 	if m.word != 0 {
 		a.ALUMI(as.ADD, 8, as.M(as.RAX, 0), int64(m.word))
 	}
-	a.MovMI(8, as.M(as.RAX, 16), 8)
-	if m.size == 8 {
+	if m.size != 1 {
 		a.MovMR(8, as.M(as.RAX, 8), m.val)
-		a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}, m.val)
+		a.MovMI(8, as.M(as.RAX, 16), int64(m.size))
+		a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX, Disp: m.off}, m.val)
 		a.Jmp(m.back)
 		return
 	}
-	// The whole aligned word around the read is logged and enters the
-	// cache (predict.Cache.ReadWord); memory holds it, the read's bytes
+	// A byte read logs the whole aligned word around it, which enters
+	// the cache (predict.Cache.ReadWord); memory holds it, the byte
 	// included: nothing has written since the load.
+	a.MovMI(8, as.M(as.RAX, 16), 8)
 	t.alignDown(as.RDX)
 	a.MovRM(8, as.RAX, as.Mem{Base: as.RDI, Index: as.RDX})
 	t.cacheWord(as.RDX)
