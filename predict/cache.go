@@ -164,6 +164,19 @@ func (c *Cache) PutPattern(addr uint64, n int, pat uint64) {
 	}
 }
 
+// Peek fills b with the bytes the cache predicts at addr (the inverse of
+// Fill).
+func (c *Cache) Peek(addr uint64, b []byte) {
+	for i := 0; i < len(b); {
+		s := c.slots[((addr+uint64(i))>>3)&c.mask] >> ((addr + uint64(i)) & 7 * 8)
+		for n := Split(addr+uint64(i), min(8, len(b)-i)); n > 0; n-- {
+			b[i] = byte(s)
+			s >>= 8
+			i++
+		}
+	}
+}
+
 // Holds reports whether the cache predicts the bytes b at addr, which lie
 // in one 8-byte word.
 func (c *Cache) Holds(addr uint64, b []byte) bool {

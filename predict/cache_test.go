@@ -155,3 +155,20 @@ func TestPutPatternBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekInvertsFill: the bytes Fill enters, Peek gives back.
+func TestPeekInvertsFill(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	c := New(6)
+	for i := 0; i < 1000; i++ {
+		addr := uint64(rng.Intn(1 << 12))
+		b := make([]byte, rng.Intn(200))
+		rng.Read(b)
+		c.Fill(addr, b)
+		got := make([]byte, len(b))
+		c.Peek(addr, got)
+		if string(got) != string(b) {
+			t.Fatalf("%d bytes at %#x: % x, filled % x", len(b), addr, got, b)
+		}
+	}
+}

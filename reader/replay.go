@@ -647,19 +647,12 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 // prediction cache held them (they overlap none of the others).
 func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tracefile.Span, kind AccessSource, pc uint64) error {
 	for _, p := range predicted {
-		if p.Len > 1<<30 {
+		if p.Len > 1<<30 || p.Addr+p.Len < p.Addr {
 			return fmt.Errorf("predicted a write of %d bytes at %#x", p.Len, p.Addr)
 		}
-		b := r.kbuf[:0]
-		for a := p.Addr; a < p.Addr+p.Len; {
-			n := predict.Split(a, int(min(8, p.Addr+p.Len-a)))
-			v := t.cache.Predict(a, n)
-			for k := 0; k < n; k++ {
-				b = append(b, byte(v>>(8*k)))
-			}
-			a += uint64(n)
-		}
+		b := slices.Grow(r.kbuf[:0], int(p.Len))[:p.Len]
 		r.kbuf = b
+		t.cache.Peek(p.Addr, b)
 		if err := r.as.mem.Poke(p.Addr, b); err != nil {
 			return fmt.Errorf("wrote outside the mapped memory at %#x", p.Addr)
 		}
