@@ -34,7 +34,16 @@ const DefaultBits = 16
 
 // New returns a zeroed cache of 2^bits slots.
 func New(bits uint) *Cache {
-	return &Cache{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1}
+	c := &Cache{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1}
+	// Write each page first. Fresh from the kernel, a page that is read
+	// first maps the shared zero page, and the first write to it then
+	// copies it and flushes the TLB of every CPU that runs one of the
+	// process's threads (the trace writer's, say): with one cache per
+	// guest thread, threaded programs recorded 40% slower for it.
+	for i := 0; i < len(c.slots); i += 4096 / 8 {
+		c.slots[i] = 0
+	}
+	return c
 }
 
 // Flush zeroes the cache (at checkpoints).
