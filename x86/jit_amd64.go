@@ -675,29 +675,27 @@ func (t *jitT) fedCode(m jitMiss) {
 	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
 	a.Jcc(3, m.exit) // jae: not fed
 	a.ShiftRI(as.SHL, 8, as.RAX, 4)
-	skip := a.NewLabel()
-	if m.size != 1 {
-		t.loadFrom(m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}, m.size)
-		a.ALURM(as.CMP, m.size, m.val, as.M(as.RDI, 0))
-		a.Jcc(4, skip)
-		t.pageNotCode(m.exit)
-		a.MovMR(m.size, as.M(as.RDI, 0), m.val)
-		a.Bind(skip)
-		a.MovMR(m.size, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
-	} else {
-		// A byte read's logged value is the whole word around it:
-		// memory and the cache take it, and the read its byte.
-		a.MovRM(8, m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8})
+	// A byte read's logged value is the whole word around it: memory and
+	// the cache take it, and the read its byte.
+	n, mem := m.size, as.M(as.RDI, 0)
+	if m.size == 1 {
+		n, mem = 8, as.Mem{Base: as.RDI, Index: as.RDX}
 		t.alignDown(as.RDX)
-		a.ALURM(as.CMP, 8, m.val, as.Mem{Base: as.RDI, Index: as.RDX})
-		a.Jcc(4, skip)
-		t.pageNotCode(m.exit)
-		a.MovMR(8, as.Mem{Base: as.RDI, Index: as.RDX}, m.val)
-		a.Bind(skip)
+	}
+	t.loadFrom(m.val, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed + 8}, n)
+	skip := a.NewLabel()
+	a.ALURM(as.CMP, n, m.val, mem)
+	a.Jcc(4, skip)
+	t.pageNotCode(m.exit)
+	a.MovMR(n, mem, m.val)
+	a.Bind(skip)
+	if m.size == 1 {
 		t.cacheWord(as.RDX)
-		a.MovMR(8, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+	}
+	a.MovMR(n, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
+	if m.size == 1 {
 		t.restoreRDX()
-		t.loadFrom(m.val, as.M(as.RDI, 0), m.size)
+		t.loadFrom(m.val, as.M(as.RDI, 0), 1)
 	}
 	// The next Stop: the next fed read, or the first one after them.
 	next, done := a.NewLabel(), a.NewLabel()
