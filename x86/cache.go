@@ -144,13 +144,14 @@ func (cc *CodeCache) drop(b *Block) {
 // trace holds after it the code that runs after it.
 //
 // A block cut short by an unmapped page is dropped: decoded afresh, it
-// may run on into a page mapped since. Translations no longer chain to
-// each other, nor are found by address, until their blocks have run in
-// the new epoch.
+// may run on into a page mapped since. Blocks no longer lead to their
+// successors (Block.succ), nor translations chain to each other or are
+// found by address, until the blocks have run in the new epoch.
 func (cc *CodeCache) NewEpoch() {
 	cc.epoch++
 	for _, bs := range cc.byPage {
 		for _, b := range bs {
+			b.succ = [2]*Block{}
 			if b.truncated {
 				cc.drop(b)
 			}

@@ -121,10 +121,10 @@ func (c *CPU) finishBlock(b *Block, done int) {
 func (c *CPU) nextBlock(prev *Block) *Block {
 	pc := c.RIP
 	if prev != nil {
-		if s := prev.succ[0]; s != nil && s.PC == pc && s.valid && s.epoch == c.cache.epoch {
+		if s := prev.succ[0]; s != nil && s.PC == pc && s.valid {
 			return s
 		}
-		if s := prev.succ[1]; s != nil && s.PC == pc && s.valid && s.epoch == c.cache.epoch {
+		if s := prev.succ[1]; s != nil && s.PC == pc && s.valid {
 			prev.succ[0], prev.succ[1] = s, prev.succ[0]
 			return s
 		}
