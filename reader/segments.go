@@ -18,10 +18,23 @@ func (t *Trace) VerifySegments(workers int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	errs := make([]error, len(cps))
+	Parallel(len(cps), workers, func(k int) { errs[k] = t.verifySegment(cps, k) })
+	for k, err := range errs {
+		if err != nil {
+			return k, fmt.Errorf("interval %d (from the checkpoint at position %d): %w", k, cps[k].Position, err)
+		}
+	}
+	return len(cps), nil
+}
+
+// Parallel calls fn(k) for every k in [0, n), workers at a time (0: one
+// per CPU), the ks in order as workers become free, and returns when all
+// have returned: checkpoint intervals re-simulate independently.
+func Parallel(n, workers int, fn func(k int)) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	errs := make([]error, len(cps))
 	var mu sync.Mutex
 	next := 0
 	var wg sync.WaitGroup
@@ -34,20 +47,14 @@ func (t *Trace) VerifySegments(workers int) (int, error) {
 				k := next
 				next++
 				mu.Unlock()
-				if k >= len(cps) {
+				if k >= n {
 					return
 				}
-				errs[k] = t.verifySegment(cps, k)
+				fn(k)
 			}
 		}()
 	}
 	wg.Wait()
-	for k, err := range errs {
-		if err != nil {
-			return k, fmt.Errorf("interval %d (from the checkpoint at position %d): %w", k, cps[k].Position, err)
-		}
-	}
-	return len(cps), nil
 }
 
 func (t *Trace) verifySegment(cps []Checkpoint, k int) error {

@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"runtime"
 	"sort"
 	"sync"
 
@@ -292,39 +291,21 @@ func BuildIndex(tr *reader.Trace, workers int, progress func(done, total int)) (
 	if err != nil {
 		return nil, err
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	n := len(cps)
 	segs := make([]Segment, n)
 	blobs := make([][]byte, n)
 	errs := make([]error, n)
 	var mu sync.Mutex
-	next, done := 0, 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				k := next
-				next++
-				mu.Unlock()
-				if k >= n {
-					return
-				}
-				segs[k], blobs[k], errs[k] = buildSegment(tr, cps, k)
-				mu.Lock()
-				done++
-				if progress != nil {
-					progress(done, n)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	done := 0
+	reader.Parallel(n, workers, func(k int) {
+		segs[k], blobs[k], errs[k] = buildSegment(tr, cps, k)
+		mu.Lock()
+		done++
+		if progress != nil {
+			progress(done, n)
+		}
+		mu.Unlock()
+	})
 	for k, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("index: segment %d (from position %d): %w", k, cps[k].Position, err)
