@@ -135,6 +135,8 @@ func intDiffTests() []diffTest {
 			add(fmt.Sprintf("shrd $1, %s, %s", b, a), FlagAF, edgeRegs)
 			for _, op := range []string{"bt", "bts", "btr", "btc"} {
 				add(fmt.Sprintf("%s %s, %s", op, c, a), undefBt, edgeRegs)
+				add(fmt.Sprintf("%s $13, %s", op, a), undefBt, edgeRegs)
+				add(fmt.Sprintf("%s $45, %s", op, a), undefBt, edgeRegs) // beyond 16 and 32 bits: masked
 				add(fmt.Sprintf("%s%s $13, (%%rsi)", op, sf), undefBt, edgeRegs)
 				add(fmt.Sprintf("%s %s, 64(%%rsi)", op, c), undefBt, func(g *diffGen, s *diffState) {
 					s.R[RCX] = uint64(int64(g.Intn(1024) - 512)) // bit offsets reach both ways
