@@ -774,6 +774,18 @@ func (t *jitT) bitScan(in *Inst, d, s *Operand) bool {
 	return true
 }
 
+// jitBitOps are the host forms of bt, bts, btr and btc: by an immediate
+// and by a register.
+var jitBitOps = map[x86asm.Op]struct {
+	ri func(*as.Asm, int, as.Reg, uint8)
+	rr func(*as.Asm, int, as.Reg, as.Reg)
+}{
+	x86asm.BT:  {(*as.Asm).BtRI, (*as.Asm).BtRR},
+	x86asm.BTS: {(*as.Asm).BtsRI, (*as.Asm).BtsRR},
+	x86asm.BTR: {(*as.Asm).BtrRI, (*as.Asm).BtrRR},
+	x86asm.BTC: {(*as.Asm).BtcRI, (*as.Asm).BtcRR},
+}
+
 // bitTest translates bt, bts, btr and btc of a register by an immediate or
 // a register: CF is the bit, the other flags stay (the interpreter's way).
 func (t *jitT) bitTest(in *Inst, d, s *Operand) bool {
@@ -787,32 +799,11 @@ func (t *jitT) bitTest(in *Inst, d, s *Operand) bool {
 	if s.Kind == KReg {
 		a.MovRM(8, as.RCX, greg(s))
 	}
-	imm := uint8(s.Imm)
-	switch in.Op {
-	case x86asm.BT:
-		if s.Kind == KImm {
-			a.BtRI(size, as.R8, imm)
-		} else {
-			a.BtRR(size, as.R8, as.RCX)
-		}
-	case x86asm.BTS:
-		if s.Kind == KImm {
-			a.BtsRI(size, as.R8, imm)
-		} else {
-			a.BtsRR(size, as.R8, as.RCX)
-		}
-	case x86asm.BTR:
-		if s.Kind == KImm {
-			a.BtrRI(size, as.R8, imm)
-		} else {
-			a.BtrRR(size, as.R8, as.RCX)
-		}
-	case x86asm.BTC:
-		if s.Kind == KImm {
-			a.BtcRI(size, as.R8, imm)
-		} else {
-			a.BtcRR(size, as.R8, as.RCX)
-		}
+	e := jitBitOps[in.Op]
+	if s.Kind == KImm {
+		e.ri(a, size, as.R8, uint8(s.Imm))
+	} else {
+		e.rr(a, size, as.R8, as.RCX)
 	}
 	t.mergeFlags(FlagCF)
 	if in.Op != x86asm.BT {
