@@ -141,7 +141,7 @@ var jitPool = sync.Pool{New: func() any { return new(jitT) }}
 const (
 	hCPU   = as.R15 // the *CPU
 	hRTLB  = as.R14 // &rtlb[0]
-	hCross = as.R13 // a load's reads beyond one (crossing words)
+	hMark  = as.R13 // k+1 when instruction k of this run of the block read across words (jitCross)
 	hSlots = as.R12 // the prediction cache's words
 	hReads = as.R11 // the prediction cache's Reads, kept here while the code runs
 	hFlags = as.R10 // saved guest flags: AH (SF ZF AF PF CF) and AL (OF), as lahf+seto leave them
@@ -199,6 +199,10 @@ type jitExit struct {
 	// after it (instruction k-1), at a chaining exit.
 	taken  bool
 	target uint64
+	// reads: the reads of the block before instruction k, which hReads
+	// does not count (jitT.sreads); extra: the reads instruction k's
+	// read across words added to hReads, if it made one (hMark).
+	reads, extra int32
 }
 
 // jitChained is jitCall's result when the last block ran left at a
@@ -243,9 +247,16 @@ type jitT struct {
 	exitL  as.Label
 	hasExt bool
 	// readPending: the instruction loaded through load and has not
-	// counted the read yet (commitRead); readCross: it may have crossed
-	// a word, which counts two (hCross).
-	readPending, readCross bool
+	// counted the read yet (commitRead).
+	readPending bool
+	// sreads counts the reads of the instructions translated so far,
+	// one per word: hReads plus sreads is the cache's count of reads
+	// (predict.Cache.Reads) at this point of the code, so that the
+	// code adds to hReads only where a read crosses words and where it
+	// leaves the block. kReads is sreads at instruction k's start, and
+	// exitIdx its exit in exits.
+	sreads, kReads int32
+	exitIdx        int
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -258,6 +269,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.crosses = t.crosses[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
+	t.sreads = 0
 	n := len(b.Insts)
 	live := uint64(ArithFlags) // every flag is live at the end of the block
 	for i := n - 1; i >= 0; i-- {
@@ -285,6 +297,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.entryOff = a.Len()
 	t.prologue()
 	a.Bind(body)
+	t.clearMark()
 	done := 0
 	t.resumes = t.resumes[:0]
 	for done < n {
@@ -293,10 +306,10 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			// come back here (runBlock): a resume entry.
 			l := a.NewLabel()
 			a.Bind(l)
-			t.resumes = append(t.resumes, jitResume{l, done, t.st, 0})
+			t.resumes = append(t.resumes, jitResume{l, done, t.st, 0, t.sreads})
 			t.mxChecked = false
 		}
-		t.k, t.hasExt, t.readPending = done, false, false
+		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
 		if !t.inst(&b.Insts[done]) {
 			break
 		}
@@ -311,15 +324,17 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	// The end of the translation: the block's end, where it chains to
 	// the block that follows when that one is known, or its first
 	// untranslated instruction.
-	if done == n {
-		if next, ok := t.successor(); ok {
-			t.chain(n, next)
-		} else if t.dynamic {
-			t.chainDynamic(n)
-		}
+	next, ok := t.successor()
+	switch {
+	case done == n && ok:
+		t.chain(n, next, t.sreads)
+	case done == n && t.dynamic:
+		t.chainDynamic(n, t.sreads)
+	default:
+		t.spill()
+		t.settle(t.sreads)
+		t.leave(done, t.st)
 	}
-	t.spill()
-	t.leave(done, t.st)
 	for _, m := range t.misses {
 		t.missCode(m)
 		if m.hasFed {
@@ -333,6 +348,8 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		r := &t.resumes[i]
 		r.off = a.Len()
 		t.prologue()
+		t.settle(-r.reads)
+		t.clearMark()
 		if r.st == fsHost {
 			t.st = fsSaved
 			t.hostFlags()
@@ -341,14 +358,23 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	for _, e := range t.exits {
 		a.Bind(e.l)
+		t.st = e.st
 		if e.taken {
-			t.st = e.st
-			t.chain(e.k, e.target)
-			t.spill()
-			t.leave(jitChained, t.st)
+			t.chain(e.k, e.target, e.reads)
 			continue
 		}
-		t.leave(e.k, e.st)
+		if e.extra != 0 {
+			// The instruction may have counted a read across words
+			// before leaving: the interpreter runs it again.
+			t.spill()
+			skip := a.NewLabel()
+			a.ALURI(as.CMP, 4, hMark, int64(e.k+1))
+			a.Jcc(5, skip)
+			a.ALURI(as.SUB, 8, hReads, int64(e.extra))
+			a.Bind(skip)
+		}
+		t.settle(e.reads)
+		t.leave(e.k, t.st)
 	}
 	if err := a.Finish(); err != nil {
 		panic("jit: " + err.Error())
@@ -382,9 +408,10 @@ func (t *jitT) successor() (uint64, bool) {
 // address in CPU.RIP (a return, an indirect jump or call): it looks the
 // address up in the table of translations and jumps to the one there, or
 // returns to Go.
-func (t *jitT) chainDynamic(m int) {
+func (t *jitT) chainDynamic(m int, reads int32) {
 	a := &t.a
 	t.spill()
+	t.settle(reads)
 	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	a.MovRM(8, as.RAX, as.M(hCPU, offRIP))
 	a.MovRR(8, as.RDX, as.RAX)
@@ -402,17 +429,19 @@ func (t *jitT) chainDynamic(m int) {
 	t.leave(jitChained, t.st)
 }
 
-// chain emits a chaining exit after m instructions of the block to the
-// block at next: RIP is set, the flags go to hFlags, and the code jumps
-// to that block's chain entry if the exit's slot holds one; else it
-// returns to Go (jitChained), naming the slot so that runBlock fills it.
-func (t *jitT) chain(m int, next uint64) {
+// chain emits a chaining exit after m instructions of the block, which
+// made reads reads, to the block at next: RIP is set, the flags go to
+// hFlags, and the code jumps to that block's chain entry if the exit's
+// slot holds one; else it returns to Go (jitChained), naming the slot so
+// that runBlock fills it.
+func (t *jitT) chain(m int, next uint64, reads int32) {
 	a := &t.a
 	i := t.nslot
 	t.nslot++
 	a.MovRI(as.RAX, next)
 	a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 	t.spill()
+	t.settle(reads)
 	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	a.MovRI(as.RAX, uint64(uintptr(unsafe.Pointer(&t.b.jit.slots[i]))))
 	a.MovRM(8, as.RAX, as.M(as.RAX, 0))
@@ -441,12 +470,31 @@ func (t *jitT) prologue() {
 }
 
 // jitResume is an entry into a translation at instruction k, whose code
-// expects the flags where st says; off is the entry's offset.
+// expects the flags where st says and hReads less the block's reads
+// before k; off is the entry's offset.
 type jitResume struct {
-	l   as.Label
-	k   int
-	st  uint8
-	off int
+	l     as.Label
+	k     int
+	st    uint8
+	off   int
+	reads int32
+}
+
+// settle adds to hReads the reads n that the code has made and not
+// counted there (jitT.sreads), before the code leaves the block; n < 0
+// takes them away, at an entry (no flags).
+func (t *jitT) settle(n int32) {
+	if t.pred && n != 0 {
+		t.a.Lea(8, hReads, as.M(hReads, n))
+	}
+}
+
+// clearMark says that no instruction of this run of the block has read
+// across words yet (hMark).
+func (t *jitT) clearMark() {
+	if t.pred {
+		t.a.ALURR(as.XOR, 4, hMark, hMark)
+	}
 }
 
 // leave returns to Go reporting that instruction k is next, storing saved
@@ -481,7 +529,8 @@ func (t *jitT) exit() as.Label {
 	if !t.hasExt {
 		t.exitL = t.a.NewLabel()
 		t.hasExt = true
-		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st})
+		t.exitIdx = len(t.exits)
+		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st, reads: t.kReads})
 	}
 	return t.exitL
 }
@@ -609,11 +658,10 @@ func (t *jitT) slot(size int, check bool) {
 
 // load reads size bytes at RSI into R9 (zero-extended) with the read
 // checks: TLB, and with the prediction cache, that it is predicted and not
-// the replay's Stop read. Reads++ is left to commitRead.
+// the replay's Stop read. The read is counted by commitRead.
 func (t *jitT) load(size int) {
 	a := &t.a
 	t.readPending = true
-	t.readCross = false
 	t.tlb(false, size)
 	t.loadFrom(as.R9, as.M(as.RDI, 0), size)
 	if !t.pred {
@@ -622,42 +670,63 @@ func (t *jitT) load(size int) {
 	x := t.exit()
 	a.MovRR(8, as.RDX, as.RSI)
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+	done := a.NewLabel()
 	if size > 1 {
 		// A read that crosses a word is two reads of the cache's
-		// words (predict.Split): hCross says 1 then, else 0, and the
-		// cross code (out of line) does the checks of the second
-		// read.
-		t.readCross = true
-		c := jitCross{cross: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, extra: 1}
-		if size == 8 {
-			a.TestRI(4, as.RSI, 7)
-			a.Jcc(5, c.cross) // jnz
-		} else {
-			a.MovRR(4, as.RAX, as.RSI)
-			a.ALURI(as.AND, 4, as.RAX, 7)
-			a.ALURI(as.CMP, 4, as.RAX, int64(8-size))
-			a.Jcc(7, c.cross) // ja
-		}
-		a.MovRI(hCross, 0)
-		a.Bind(c.back)
-		t.crosses = append(t.crosses, c)
+		// words (predict.Split): the cross code (out of line) checks
+		// it and counts the second.
+		t.cross(jitCross{size: size, extra: 1, vals: [2]as.Reg{as.R9}}, x, done)
 	}
-	m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: size, val: as.R9, cross: size > 1}
+	m := jitMiss{miss: a.NewLabel(), back: done, exit: x, size: size, val: as.R9, pos: t.sreads}
 	if !t.log { // a recording has no Stop read
 		m.fed, m.hasFed = a.NewLabel(), true
-		a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
-		a.Jcc(4, m.fed) // je: the Stop read (jitStop is one less)
+		t.stopCheck(t.sreads, m.fed)
 	}
 	a.ALURM(as.CMP, size, as.R9, as.Mem{Base: hSlots, Index: as.RDX})
 	if t.log && t.syncPending {
 		// A synchronising instruction's key frame comes before its
 		// read in the trace: the interpreter logs both.
 		a.Jcc(5, x)
+		a.Bind(done)
 		return
 	}
 	a.Jcc(5, m.miss)
-	a.Bind(m.back)
+	a.Bind(done)
 	t.misses = append(t.misses, m)
+}
+
+// cross emits the branch of a read at RSI (its cache byte in RDX) to the
+// cross code c when the read crosses an 8-byte word; the cross code
+// comes back to done.
+func (t *jitT) cross(c jitCross, exit, done as.Label) {
+	a := &t.a
+	c.cross, c.back, c.exit = a.NewLabel(), done, exit
+	c.reads, c.mark = t.sreads, int32(t.k+1)
+	switch c.size {
+	case 8, 16:
+		a.TestRI(4, as.RSI, 7)
+		a.Jcc(5, c.cross) // jnz
+	default:
+		a.MovRR(4, as.RAX, as.RSI)
+		a.ALURI(as.AND, 4, as.RAX, 7)
+		a.ALURI(as.CMP, 4, as.RAX, int64(8-c.size))
+		a.Jcc(7, c.cross) // ja
+	}
+	t.crosses = append(t.crosses, c)
+	t.exits[t.exitIdx].extra = int32(c.extra)
+}
+
+// stopCheck jumps to l when the read that is the block's pos-th is the
+// replay's Stop read (jitStop is one less).
+func (t *jitT) stopCheck(pos int32, l as.Label) {
+	a := &t.a
+	if pos == 0 {
+		a.ALURM(as.CMP, 8, hReads, as.M(hCPU, offStop))
+	} else {
+		a.Lea(8, as.RAX, as.M(hReads, pos))
+		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offStop))
+	}
+	a.Jcc(4, l) // je
 }
 
 // fedCode emits the Stop read of a replay: the value comes from CPU.jitFeed
@@ -667,10 +736,6 @@ func (t *jitT) load(size int) {
 func (t *jitT) fedCode(m jitMiss) {
 	a := &t.a
 	a.Bind(m.fed)
-	if m.cross {
-		a.TestRR(8, hCross, hCross)
-		a.Jcc(5, m.exit)
-	}
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedI))
 	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
 	a.Jcc(3, m.exit) // jae: not fed
@@ -728,27 +793,39 @@ func (t *jitT) pageNotCode(exit as.Label) {
 	a.Jcc(5, exit)
 }
 
-// jitCross is the out-of-line code of a read that crosses an 8-byte word
-// (extra more reads of the cache than the first of each word: 1 for
-// load, 2 for load128): its bytes are consecutive in the cache unless
-// they would run past its last word (then the interpreter does it), and
-// none of the extra reads may be the replay's Stop read.
+// jitCross is the out-of-line code of a read that crosses an 8-byte word,
+// which makes extra more reads of the cache than one per word (1 for
+// load, 2 for load128). Its bytes are consecutive in the cache unless they
+// would run past its last word (then the interpreter reads), and the
+// interpreter also takes a read across words that is not predicted or
+// that is or holds the replay's Stop read. The code counts the extra
+// reads in hReads and marks instruction k (hMark = mark = k+1), whose exit
+// takes them back (jitExit.extra); reads is jitT.sreads at the read, and
+// vals the registers with its words.
 type jitCross struct {
 	cross, back, exit as.Label
 	size, extra       int
+	reads, mark       int32
+	vals              [2]as.Reg
 }
 
 func (t *jitT) crossCode(c jitCross) {
 	a := &t.a
 	a.Bind(c.cross)
 	t.slotWrap(c.size, c.exit)
-	base := int32(c.extra) // the reads before the extra ones: 1 or 2
-	for i := int32(0); i < int32(c.extra) && !t.log; i++ {
-		a.Lea(8, as.RAX, as.M(hReads, base+i))
-		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offStop))
-		a.Jcc(4, c.exit)
+	words := c.size / 8
+	if words == 0 {
+		words = 1
 	}
-	a.MovRI(hCross, uint64(c.extra))
+	for i := 0; i < words+c.extra && !t.log; i++ {
+		t.stopCheck(c.reads+int32(i), c.exit)
+	}
+	for i := 0; i < words; i++ {
+		a.ALURM(as.CMP, min(c.size, 8), c.vals[i], as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})
+		a.Jcc(5, c.exit)
+	}
+	a.Lea(8, hReads, as.M(hReads, int32(c.extra)))
+	a.MovRI(hMark, uint64(c.mark))
 	a.Jmp(c.back)
 }
 
@@ -773,9 +850,9 @@ type jitMiss struct {
 	size             int
 	val              as.Reg // the value read
 	word             int32  // 0, or 1 for the second word of a 16-byte read
-	// cross: hCross is non-zero if the read crossed a word; the
-	// interpreter logs those (their parts separately).
-	cross bool
+	// pos: the read is the block's pos-th (jitT.sreads); hReads plus
+	// pos is its number.
+	pos int32
 	// fed: the replay's Stop read (fedCode), if hasFed.
 	fed    as.Label
 	hasFed bool
@@ -786,10 +863,6 @@ type jitMiss struct {
 func (t *jitT) missCode(m jitMiss) {
 	a := &t.a
 	a.Bind(m.miss)
-	if m.cross {
-		a.TestRR(8, hCross, hCross)
-		a.Jcc(5, m.exit)
-	}
 	if !t.log {
 		// The predicted value; memory takes it, unless the page holds
 		// decoded code (Memory.Poke would drop that: the interpreter
@@ -802,8 +875,8 @@ func (t *jitT) missCode(m jitMiss) {
 	}
 	t.logEntry(m.exit)
 	a.MovMR(8, as.M(as.RAX, 0), hReads)
-	if m.word != 0 {
-		a.ALUMI(as.ADD, 8, as.M(as.RAX, 0), int64(m.word))
+	if m.pos+m.word != 0 {
+		a.ALUMI(as.ADD, 8, as.M(as.RAX, 0), int64(m.pos+m.word))
 	}
 	if m.size != 1 {
 		a.MovMR(8, as.M(as.RAX, 8), m.val)
@@ -872,16 +945,12 @@ func (t *jitT) logEntry(exit as.Label) {
 	a.Lea(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offJitLog - 24})
 }
 
-// commitRead counts the predicted read of the instruction, if it made one.
-// It changes no register but hReads (div has its dividend in RAX by now).
+// commitRead counts the predicted read of the instruction, if it made one,
+// once no check of the instruction can leave: in jitT.sreads (no code).
 func (t *jitT) commitRead() {
 	if t.readPending && t.pred {
 		t.readPending = false
-		if t.readCross {
-			t.a.Lea(8, hReads, as.Mem{Base: hReads, Index: hCross, Disp: 1})
-		} else {
-			t.a.Lea(8, hReads, as.M(hReads, 1))
-		}
+		t.sreads++
 	}
 }
 

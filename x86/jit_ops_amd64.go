@@ -409,7 +409,7 @@ func (t *jitT) inst(in *Inst) bool {
 		}
 		t.hostFlags()
 		taken := a.NewLabel()
-		t.exits = append(t.exits, jitExit{l: taken, k: t.k + 1, st: fsHost, taken: true, target: d.Imm})
+		t.exits = append(t.exits, jitExit{l: taken, k: t.k + 1, st: fsHost, taken: true, target: d.Imm, reads: t.sreads})
 		a.Jcc(jitCC[in.Op], taken)
 		if t.k == len(t.b.Insts)-1 {
 			a.MovRI(as.RAX, in.PC+uint64(in.Len))

@@ -142,25 +142,20 @@ func (t *jitT) load128(aligned bool) {
 	// aligned (CPU.load128, predict.Split): the cross code's 2 more.
 	a.MovRR(8, as.RDX, as.RSI)
 	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
-	c := jitCross{cross: a.NewLabel(), back: a.NewLabel(), exit: x, size: 16, extra: 2}
-	a.TestRI(4, as.RSI, 7)
-	a.Jcc(5, c.cross) // jnz
-	a.MovRI(hCross, 0)
-	a.Bind(c.back)
-	t.crosses = append(t.crosses, c)
+	done := a.NewLabel()
+	t.cross(jitCross{size: 16, extra: 2, vals: [2]as.Reg{as.R9, as.R8}}, x, done)
 	for i := int32(0); i < 2 && !t.log; i++ { // a recording has no Stop read
-		a.Lea(8, as.RCX, as.M(hReads, i))
-		a.ALURM(as.CMP, 8, as.RCX, as.M(hCPU, offStop))
-		a.Jcc(4, x) // je: a Stop read (jitStop is one less)
+		t.stopCheck(t.sreads+i, x)
 	}
 	for i, r := range []as.Reg{as.R9, as.R8} {
 		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})
-		m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: 8, val: r, word: int32(i), cross: true, off: int32(8 * i)}
+		m := jitMiss{miss: a.NewLabel(), back: a.NewLabel(), exit: x, size: 8, val: r, word: int32(i), off: int32(8 * i), pos: t.sreads}
 		a.Jcc(5, m.miss)
 		a.Bind(m.back)
 		t.misses = append(t.misses, m)
 	}
-	a.Lea(8, hReads, as.Mem{Base: hReads, Index: hCross, Disp: 2})
+	a.Bind(done)
+	t.sreads += 2
 }
 
 // store128Check prepares a 16-byte store at RSI: RDI the host address,

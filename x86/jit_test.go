@@ -1,6 +1,7 @@
 package x86
 
 import (
+	"fmt"
 	"testing"
 
 	"ttd/predict"
@@ -61,6 +62,90 @@ func TestJITCacheWrap(t *testing.T) {
 	for k := range caches[0] {
 		if caches[0][k] != caches[1][k] {
 			t.Errorf("cache word %d: interpreted %#x, translated %#x", k, caches[0][k], caches[1][k])
+		}
+	}
+}
+
+// TestJITReadCounts: translated code counts the reads of a block in one
+// sum where it leaves the block, and adds a read across words as it
+// makes it; the numbers of logged reads, the count of reads and the
+// cache must come out as the interpreter's, through a loop whose taken
+// jump chains the block to itself, reads across words of 2, 8 and 16
+// bytes, and an instruction that leaves after its read across words (the
+// first write to a page is the interpreter's).
+func TestJITReadCounts(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	code := []byte{
+		0x48, 0x8b, 0x0f, // loop: mov (%rdi), %rcx
+		0x48, 0x01, 0x47, 0x03, // add %rax, 3(%rdi)
+		0x48, 0x03, 0x5e, 0x05, // add 5(%rsi), %rbx
+		0x0f, 0x10, 0x46, 0x09, // movups 9(%rsi), %xmm0
+		0x0f, 0xb7, 0x56, 0x07, // movzwl 7(%rsi), %edx
+		0x48, 0x8b, 0x56, 0x08, // mov 8(%rsi), %rdx
+		0x41, 0xff, 0xc8, // dec %r8d
+		0x75, 0xe4, // jne loop
+		0x4c, 0x8b, 0x4e, 0x10, // mov 16(%rsi), %r9
+		0x0f, 0x05, // syscall
+	}
+	const src, dst = 0x600000, 0x700000
+	type result struct {
+		pred string
+		regs [16]uint64
+		x0   XMM
+		mem  []byte
+	}
+	run := func(jit, replay bool) result {
+		defer SetJIT(SetJIT(jit, 0))
+		c := newTestCPU(t, code)
+		for _, a := range []uint64{src, dst} {
+			p := &Page{Perm: PermRead | PermWrite}
+			for i := range p.Data {
+				p.Data[i] = byte(i*13 + int(a>>20))
+			}
+			c.Mem.SetPage(a>>PageShift, p)
+		}
+		obs := &predObserver{replay: replay}
+		c.Pred, c.Obs = predict.New(8), obs
+		if jit && !replay {
+			lo := &logObserver{}
+			obs, c.Obs = &lo.predObserver, lo
+		}
+		// The cache predicts dst's first words (so that the read of
+		// the add, across words, is predicted: the add leaves at its
+		// write), and none of src's.
+		var b [32]byte
+		c.Mem.Peek(dst, b[:])
+		c.Pred.Fill(dst, b[:])
+		c.R[RSI], c.R[RDI], c.R[R8] = src, dst, 3
+		c.R[RAX] = 0x0102030405060708
+		if exit := c.Run(1000); exit.Reason != ExitSyscall {
+			t.Fatalf("jit %v: exit %v", jit, exit.Reason)
+		}
+		if jit && c.cache.Translated == 0 {
+			t.Fatal("nothing was translated")
+		}
+		var h uint64
+		for i := uint64(0); i < uint64(c.Pred.Slots()); i++ {
+			h = h*31 + c.Pred.Predict(i*8, 8)
+		}
+		r := result{pred: fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, obs.logged, obs.sum, h), regs: c.R, x0: c.X[0]}
+		r.mem = make([]byte, 2*PageSize)
+		c.Mem.Peek(src, r.mem[:PageSize])
+		c.Mem.Peek(dst, r.mem[PageSize:])
+		return r
+	}
+	for _, replay := range []bool{false, true} {
+		want, got := run(false, replay), run(true, replay)
+		if got.pred != want.pred {
+			t.Errorf("replay %v: interpreted %s, translated %s", replay, want.pred, got.pred)
+		}
+		if got.regs != want.regs || got.x0 != want.x0 {
+			t.Errorf("replay %v: registers: interpreted %x %x, translated %x %x", replay, want.regs, want.x0, got.regs, got.x0)
+		}
+		if string(got.mem) != string(want.mem) {
+			t.Errorf("replay %v: memory differs", replay)
 		}
 	}
 }
