@@ -457,14 +457,17 @@ func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
 	// not already hold since the last checkpoint, with the value they
 	// have now, so that rewritten code is logged again.
 	start := -1
+	var pg *codePage
 	for k, v := range b.Bytes {
 		a := b.PC + uint64(k)
-		pg := r.code[a>>x86.PageShift]
-		if pg == nil {
-			pg = new(codePage)
-			r.code[a>>x86.PageShift] = pg
-		}
 		o := a & (x86.PageSize - 1)
+		if pg == nil || o == 0 {
+			pg = r.code[a>>x86.PageShift]
+			if pg == nil {
+				pg = new(codePage)
+				r.code[a>>x86.PageShift] = pg
+			}
+		}
 		if pg.has[o/64]&(1<<(o%64)) != 0 && pg.data[o] == v {
 			if start >= 0 {
 				r.codeBytes(b.PC+uint64(start), b.Bytes[start:k])
