@@ -645,15 +645,11 @@ func (t *jitT) tlb(write bool, size int) {
 
 // slot computes the prediction-cache byte of the address in RSI into RBX.
 func (t *jitT) slot(size int, check bool) {
-	a := &t.a
-	a.MovRR(8, as.RBX, as.RSI)
-	a.ALURM(as.AND, 8, as.RBX, as.M(hCPU, offJitMask))
+	t.cacheByte(as.RBX)
 	if check && size > 1 {
-		a.Lea(8, as.RAX, as.M(as.RBX, int32(size-1)))
-		a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitMask))
-		a.Jcc(7, t.exit()) // ja: the bytes would wrap past the last word
+		t.slotWrap(as.RBX, size, t.exit())
 	}
-	a.ALURR(as.ADD, 8, as.RBX, hSlots)
+	t.a.ALURR(as.ADD, 8, as.RBX, hSlots)
 }
 
 // load reads size bytes at RSI into R9 (zero-extended) with the read
@@ -668,8 +664,7 @@ func (t *jitT) load(size int) {
 		return
 	}
 	x := t.exit()
-	a.MovRR(8, as.RDX, as.RSI)
-	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+	t.cacheByte(as.RDX)
 	done := a.NewLabel()
 	if size > 1 {
 		// A read that crosses a word is two reads of the cache's
@@ -759,7 +754,7 @@ func (t *jitT) fedCode(m jitMiss) {
 	}
 	a.MovMR(n, as.Mem{Base: hSlots, Index: as.RDX}, m.val)
 	if m.size == 1 {
-		t.restoreRDX()
+		t.cacheByte(as.RDX)
 		t.loadFrom(m.val, as.M(as.RDI, 0), 1)
 	}
 	// The next Stop: the next fed read, or the first one after them.
@@ -812,7 +807,7 @@ type jitCross struct {
 func (t *jitT) crossCode(c jitCross) {
 	a := &t.a
 	a.Bind(c.cross)
-	t.slotWrap(c.size, c.exit)
+	t.slotWrap(as.RDX, c.size, c.exit)
 	words := c.size / 8
 	if words == 0 {
 		words = 1
@@ -830,10 +825,10 @@ func (t *jitT) crossCode(c jitCross) {
 }
 
 // slotWrap jumps to exit when the size bytes whose first byte in the
-// prediction cache is at RDX would run past its last word.
-func (t *jitT) slotWrap(size int, exit as.Label) {
+// prediction cache is at offset r would run past its last word.
+func (t *jitT) slotWrap(r as.Reg, size int, exit as.Label) {
 	a := &t.a
-	a.Lea(8, as.RAX, as.M(as.RDX, int32(size-1)))
+	a.Lea(8, as.RAX, as.M(r, int32(size-1)))
 	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitMask))
 	a.Jcc(7, exit) // ja
 }
@@ -896,7 +891,7 @@ func (t *jitT) missCode(m jitMiss) {
 	a.MovRM(8, as.RDX, as.M(hCPU, offJitLogN))                      // the entry again
 	a.Lea(8, as.RDX, as.Mem{Base: as.RDX, Index: as.RDX, Scale: 1}) // 3*n
 	a.MovMR(8, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offJitLog - 24 + 8}, as.RAX)
-	t.restoreRDX()
+	t.cacheByte(as.RDX)
 	a.Jmp(m.back)
 }
 
@@ -910,16 +905,15 @@ func (t *jitT) alignDown(r as.Reg) {
 
 // cacheWord sets r to the offset in the prediction cache of RSI's word.
 func (t *jitT) cacheWord(r as.Reg) {
-	t.a.MovRR(8, r, as.RSI)
-	t.a.ALURM(as.AND, 8, r, as.M(hCPU, offJitMask))
+	t.cacheByte(r)
 	t.a.ALURI(as.AND, 8, r, -8)
 }
 
-// restoreRDX sets RDX back to the prediction-cache byte of RSI, as load
-// leaves it.
-func (t *jitT) restoreRDX() {
-	t.a.MovRR(8, as.RDX, as.RSI)
-	t.a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+// cacheByte sets r to the offset in the prediction cache of RSI's byte
+// (load leaves it in RDX).
+func (t *jitT) cacheByte(r as.Reg) {
+	t.a.MovRR(8, r, as.RSI)
+	t.a.ALURM(as.AND, 8, r, as.M(hCPU, offJitMask))
 }
 
 // loadFrom loads size bytes at m into r, zero-extended.

@@ -140,8 +140,7 @@ func (t *jitT) load128(aligned bool) {
 	x := t.exit()
 	// Two 8-byte reads, each of them two if the address is not 8-byte
 	// aligned (CPU.load128, predict.Split): the cross code's 2 more.
-	a.MovRR(8, as.RDX, as.RSI)
-	a.ALURM(as.AND, 8, as.RDX, as.M(hCPU, offJitMask))
+	t.cacheByte(as.RDX)
 	done := a.NewLabel()
 	t.cross(jitCross{size: 16, extra: 2, vals: [2]as.Reg{as.R9, as.R8}}, x, done)
 	for i := int32(0); i < 2 && !t.log; i++ { // a recording has no Stop read
