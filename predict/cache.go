@@ -21,28 +21,34 @@ type Cache struct {
 	Stop uint64
 }
 
-// DefaultBits is the default size of a cache in slots (log2): 2^16 words,
-// 512 KiB per thread. Measured (BenchmarkRecordCorpus with
-// TTD_BENCH_RECFLAGS=--cache-bits N, and bench/cmd/travel on gzip -9):
-// 2^18 and 2^20 words make the corpus's instruction-weighted density
-// 0.037 and 0.032 bits/instruction instead of 0.043, and record
-// malloc_stress 5% and 15% faster, but the reader's snapshots copy the
-// caches: at 2^18 a seek to a random position of gzip's trace took 97 ms
-// instead of 6 ms (median), a backward step 376 µs instead of 264 µs, as
-// fewer snapshots fit in the session's memory.
-const DefaultBits = 16
+// DefaultBits is the default size of a cache in slots (log2): 2^18 words,
+// 2 MiB per thread, one transparent huge page (allocSlots). Measured in
+// one run each:
+//   - inthash (bench/workloads), whose 1.5 MiB of hash table misses a
+//     512 KiB cache: 2^16 words record it at 1.6x its run, 17% of its
+//     reads logged, 0.86 bits/instruction, and both cores busy
+//     compressing; 2^18 at 1.19x, 0.65% logged, 0.058 bits/instruction.
+//     2^19 is no faster.
+//   - gzip -9 of 2 MiB (bench/cmd/travel): 0.046 bits/instruction at
+//     2^16, 0.036 at 2^18. The reader's snapshots share a cache's
+//     unchanged pages (Frozen), so a 2 MiB cache costs little more than
+//     a 512 KiB one to travel in: seek to a random position p50 4.6 ms
+//     (4.8 ms), backward step p50 278 µs (237 µs), the extra being the
+//     copy of 2 MiB back into the cache.
+//   - Starting a recording: 0.1 ms more than 2^16 (segv_handler, musl).
+const DefaultBits = 18
+
+// MinBits and MaxBits bound a cache's size (log2 of its words): 16
+// words to 2 GiB.
+const (
+	MinBits = 4
+	MaxBits = 28
+)
 
 // New returns a zeroed cache of 2^bits slots.
 func New(bits uint) *Cache {
-	c := &Cache{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1}
-	// Write each page first. Fresh from the kernel, a page that is read
-	// first maps the shared zero page, and the first write to it then
-	// copies it and flushes the TLB of every CPU that runs one of the
-	// process's threads (the trace writer's, say): with one cache per
-	// guest thread, threaded programs recorded 40% slower for it.
-	for i := 0; i < len(c.slots); i += 4096 / 8 {
-		c.slots[i] = 0
-	}
+	c := &Cache{mask: 1<<bits - 1}
+	c.allocSlots(1 << bits)
 	return c
 }
 
@@ -222,19 +228,6 @@ func (c *Cache) Words() (base unsafe.Pointer, byteMask uint64) {
 
 // Slots is the number of words the cache holds.
 func (c *Cache) Slots() int { return len(c.slots) }
-
-// Clone returns a copy of the cache and its counters (re-simulation
-// snapshots keep one).
-func (c *Cache) Clone() *Cache {
-	return &Cache{slots: append([]uint64(nil), c.slots...), mask: c.mask, Reads: c.Reads, Stop: c.Stop}
-}
-
-// CopyFrom makes c hold o's contents and counters; both must have the
-// same size.
-func (c *Cache) CopyFrom(o *Cache) {
-	copy(c.slots, o.slots)
-	c.Reads, c.Stop = o.Reads, o.Stop
-}
 
 // Fill enters bytes written outside the CPU (by the kernel side of a
 // syscall, by signal delivery) into the cache, word by word, exactly as

@@ -3,6 +3,7 @@ package predict
 import (
 	"math/rand"
 	"testing"
+	"unsafe"
 )
 
 func TestReadPredictsWrittenValues(t *testing.T) {
@@ -170,5 +171,81 @@ func TestPeekInvertsFill(t *testing.T) {
 		if string(got) != string(b) {
 			t.Fatalf("%d bytes at %#x: % x, filled % x", len(b), addr, got, b)
 		}
+	}
+}
+
+// TestFreezeThaw takes copies of a cache as it changes, each against the
+// last, and thaws every one into a cache that held something else: each
+// must give back its moment's contents and counters exactly, and a copy
+// must own only the pages that changed and are not zero.
+func TestFreezeThaw(t *testing.T) {
+	for _, bits := range []uint{6, 12, 18} {
+		c := New(bits)
+		r := rand.New(rand.NewSource(int64(bits)))
+		var copies []*Frozen
+		var want [][]uint64
+		var base *Frozen
+		for step := 0; step < 6; step++ {
+			// Change a few pages; zero one page, at step 3, that held data.
+			changed := map[int]bool{}
+			for range 3 {
+				a := r.Uint64() & (uint64(len(c.slots))*8 - 1) &^ 7
+				c.Update(a, 8, r.Uint64()|1)
+				changed[int(a/8)/pageSlots] = true
+			}
+			if step == 3 && len(c.slots) >= pageSlots {
+				for p := range changed {
+					clear(c.slots[p*pageSlots : (p+1)*pageSlots])
+				}
+			}
+			c.Reads, c.Stop = uint64(step*100), uint64(step)
+			f := c.Freeze(base)
+			if len(c.slots) >= pageSlots {
+				wantOwned := len(changed)
+				if step == 3 {
+					wantOwned = 0
+				}
+				if f.owned != wantOwned {
+					t.Fatalf("bits %d step %d: copy owns %d pages, want %d", bits, step, f.owned, wantOwned)
+				}
+			}
+			copies = append(copies, f)
+			want = append(want, append([]uint64(nil), c.slots...))
+			base = f
+		}
+		d := New(bits)
+		for i := len(copies) - 1; i >= 0; i-- {
+			for j := range d.slots {
+				d.slots[j] = ^uint64(j)
+			}
+			d.Thaw(copies[i])
+			for j, w := range want[i] {
+				if d.slots[j] != w {
+					t.Fatalf("bits %d copy %d: slot %d is %#x, want %#x", bits, i, j, d.slots[j], w)
+				}
+			}
+			if d.Reads != uint64(i*100) || d.Stop != uint64(i) {
+				t.Fatalf("bits %d copy %d: counters %d/%d", bits, i, d.Reads, d.Stop)
+			}
+		}
+	}
+}
+
+// TestReleaseReuses checks that New reuses a released cache's memory,
+// zeroed.
+func TestReleaseReuses(t *testing.T) {
+	c := New(18)
+	c.Update(0x1000, 8, 5)
+	p := &c.slots[0]
+	c.Release()
+	d := New(18)
+	if &d.slots[0] != p {
+		t.Error("New did not reuse the released memory")
+	}
+	if d.Predict(0x1000, 8) != 0 {
+		t.Error("reused memory was not zeroed")
+	}
+	if uintptr(unsafe.Pointer(p))%hugePage != 0 {
+		t.Error("a 2 MiB cache is not aligned to a huge page")
 	}
 }

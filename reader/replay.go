@@ -37,6 +37,9 @@ type thread struct {
 	lastLogged uint64
 	seen       uint64 // cpu.Retired() already counted in pos
 	exited     bool
+	// frozen is the cache's last copy (taken by a snapshot or restored
+	// from one): the next snapshot shares its unchanged pages.
+	frozen *predict.Frozen
 }
 
 // AccessSource says what made a memory access.
@@ -470,7 +473,7 @@ func (r *Replay) arm(reads, nondets int) {
 // tells its prediction cache, which the CPU checks inline (x86.CPU.Pred).
 func (r *Replay) next() {
 	r.nextAt = 0
-	if r.cur == nil {
+	if r.cur == nil || r.cur.exited {
 		return
 	}
 	if r.rd < r.rdEnd {
@@ -497,6 +500,9 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		t := r.cur
 		if t == nil {
 			return r.diverged("no thread is running")
+		}
+		if t.exited {
+			return r.diverged("thread %d runs after it ended", t.tid)
 		}
 		// The CPU checks the prediction cache itself unless every read
 		// and write must be seen (tracking, an Access callback).
@@ -547,7 +553,12 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			r.cur = t
 		}
 	case tracefile.KindThreadExit:
-		r.thread(rec.ThreadExit.Tid).exited = true
+		// Its cache goes now (as the recorder's did); the thread stays
+		// until the next checkpoint, which may still list it.
+		t := r.thread(rec.ThreadExit.Tid)
+		t.cpu.DropPred()
+		t.cache.Release()
+		t.exited, t.cache, t.frozen = true, nil, nil
 	case tracefile.KindSyscall:
 		s := &rec.Syscall
 		t := r.thread(s.Tid)
@@ -633,10 +644,17 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 			return err
 		}
 	}
+	live := r.threads[:0]
 	for _, t := range r.threads {
+		if t.exited {
+			continue
+		}
 		t.cache.Flush()
 		t.cache.Reads, t.lastLogged = 0, 0
+		live = append(live, t)
 	}
+	clear(r.threads[len(live):])
+	r.threads = live
 	r.cur = r.thread(cp.CurrentTid)
 	r.cur.seen = r.cur.cpu.Retired()
 	return nil
@@ -646,6 +664,9 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 // bytes the record holds, and the spans it left out because the
 // prediction cache held them (they overlap none of the others).
 func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tracefile.Span, kind AccessSource, pc uint64) error {
+	if t.exited {
+		return fmt.Errorf("thread %d had ended", t.tid)
+	}
 	for _, p := range predicted {
 		if p.Len > 1<<30 || p.Addr+p.Len < p.Addr {
 			return fmt.Errorf("predicted a write of %d bytes at %#x", p.Len, p.Addr)

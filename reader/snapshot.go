@@ -45,7 +45,7 @@ type trackState struct {
 type threadState struct {
 	tid              int
 	regs             []byte
-	cache            *predict.Cache
+	cache            *predict.Frozen
 	lastLogged, seen uint64 // the cache keeps the read count
 	exited           bool
 }
@@ -53,12 +53,17 @@ type threadState struct {
 // Position is where the snapshot was taken.
 func (s *Snapshot) Position() uint64 { return s.pos }
 
-// Bytes is the memory the snapshot holds, roughly (shared code pages are
-// counted in every snapshot that refers to them).
+// Bytes is the memory the snapshot holds, roughly: shared code pages are
+// counted in every snapshot that refers to them, and the pages of a
+// prediction cache in the snapshot that copied them only (a thread's
+// next snapshot shares those it did not change).
 func (s *Snapshot) Bytes() int {
 	n := 256 + len(s.regions)*24 + len(s.code)*32
 	for _, t := range s.threads {
-		n += len(t.regs) + 8*t.cache.Slots() + 64
+		n += len(t.regs) + 64
+		if t.cache != nil {
+			n += t.cache.Bytes()
+		}
 	}
 	if s.track != nil {
 		n += len(s.track.pages)*600 + len(s.track.data)*x86.PageSize
@@ -72,7 +77,10 @@ func (r *Replay) Snapshot() *Snapshot {
 	s := &Snapshot{pos: r.pos, ch: r.ch, carry: r.carry, ci: r.ci, codeDone: r.codeDone, rd: r.rd, nd: r.nd, cur: -1,
 		regions: slices.Clone(r.as.regions), code: r.as.codePages(), exit: r.exit, atEnd: r.atEnd, checkpoints: r.Checkpoints}
 	for i, t := range r.threads {
-		s.threads = append(s.threads, threadState{tid: t.tid, regs: t.cpu.MarshalState(nil), cache: t.cache.Clone(),
+		if !t.exited {
+			t.frozen = t.cache.Freeze(t.frozen)
+		}
+		s.threads = append(s.threads, threadState{tid: t.tid, regs: t.cpu.MarshalState(nil), cache: t.frozen,
 			lastLogged: t.lastLogged, seen: t.seen, exited: t.exited})
 		if t == r.cur {
 			s.cur = i
@@ -106,7 +114,7 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 	r.restorePosition(s)
 	for i, ts := range s.threads {
 		th := r.thread(ts.tid)
-		if err := th.restore(&ts); err != nil {
+		if err := th.restore(&ts, t.cacheBits); err != nil {
 			return nil, err
 		}
 		if i == s.cur {
@@ -171,7 +179,7 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 		} else {
 			r.threads = append(r.threads, th)
 		}
-		if err := th.restore(&ts); err != nil {
+		if err := th.restore(&ts, t.cacheBits); err != nil {
 			return nil, err
 		}
 		if i == s.cur {
@@ -205,12 +213,25 @@ func (r *Replay) restorePosition(s *Snapshot) {
 }
 
 // restore gives th the snapshot's registers, prediction cache (with its
-// read count) and progress.
-func (th *thread) restore(ts *threadState) error {
+// read count; a thread that had ended has none) and progress.
+func (th *thread) restore(ts *threadState, cacheBits uint) error {
 	if err := th.cpu.UnmarshalState(ts.regs); err != nil {
 		return err
 	}
-	th.cache.CopyFrom(ts.cache)
+	switch {
+	case ts.exited:
+		th.cpu.DropPred()
+		if th.cache != nil {
+			th.cache.Release()
+		}
+		th.cache = nil
+	case th.cache == nil:
+		th.cache = predict.New(cacheBits)
+		fallthrough
+	default:
+		th.cache.Thaw(ts.cache)
+	}
+	th.frozen = ts.cache
 	th.lastLogged, th.seen, th.exited = ts.lastLogged, ts.seen, ts.exited
 	return nil
 }

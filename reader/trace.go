@@ -68,7 +68,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	t.cacheBits = predict.DefaultBits
 	if v, ok := t.Header.Params["cachebits"]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 4 || n > 28 {
+		if err != nil || n < predict.MinBits || n > predict.MaxBits {
 			return nil, fmt.Errorf("trace: bad prediction cache size %q", v)
 		}
 		t.cacheBits = uint(n)

@@ -43,7 +43,8 @@ func TestKernelWrites(t *testing.T) {
 		for _, w := range r.ranges {
 			want.Fill(w.Addr, w.Bytes)
 		}
-		before := tr.cache.Clone()
+		before := predict.New(8)
+		before.Thaw(tr.cache.Freeze(nil))
 		lit, pred := r.kernelWrites(tr)
 		// Every written byte, from the record or the cache before it.
 		got := map[uint64]byte{}

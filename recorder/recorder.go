@@ -83,6 +83,8 @@ type threadRec struct {
 	// seen is the thread's retired count already added to the global
 	// position.
 	seen uint64
+	// exited: the thread ended, and its cache is gone (nil).
+	exited bool
 }
 
 // Recorder is the observer that writes the trace.
@@ -121,6 +123,9 @@ type Recorder struct {
 func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if opts.CacheBits == 0 {
 		opts.CacheBits = predict.DefaultBits
+	}
+	if opts.CacheBits < predict.MinBits || opts.CacheBits > predict.MaxBits {
+		return emu.ExitStatus{}, Stats{}, fmt.Errorf("prediction cache size 2^%d words: must be 2^%d to 2^%d", opts.CacheBits, predict.MinBits, predict.MaxBits)
 	}
 	if opts.CheckpointEvery == 0 {
 		opts.CheckpointEvery = DefaultCheckpointEvery
@@ -175,7 +180,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	}
 	r.stats.Instructions = r.pos
 	for _, t := range r.threads {
-		r.stats.Reads += t.cache.Reads
+		if !t.exited {
+			r.stats.Reads += t.cache.Reads
+		}
 	}
 	if runErr != nil {
 		return st, r.stats, runErr
@@ -768,6 +775,14 @@ func (r *Recorder) ThreadExit(th *emu.Thread, code int) {
 	t := r.thread(th)
 	r.keyFrame(tracefile.KeyFrameThreadExit, t)
 	r.w.ThreadExit(t.tid, code)
+	// Its 2 MiB cache goes now: a program that starts and joins threads
+	// all day must not make the recorder grow. The record itself stays
+	// until the next checkpoint, which may still list the thread (after
+	// exit_group, every thread is reported ended before the last one).
+	r.stats.Reads += t.cache.Reads
+	t.cpu.DropPred()
+	t.cache.Release()
+	t.cache, t.exited = nil, true
 }
 
 // Switch logs the scheduler's decision to run another thread.
@@ -797,10 +812,20 @@ func (r *Recorder) checkpoint() {
 		r.regs = th.CPU.MarshalState(r.regs)
 		cp.Threads = append(cp.Threads, tracefile.ThreadState{Tid: t.tid, ICount: th.CPU.Icount, Regs: r.regs[start:]})
 	}
+	live := r.threads[:0]
 	for _, t := range r.threads {
+		if t.exited {
+			continue
+		}
 		t.cache.Flush()
 		r.stats.Reads += t.cache.Reads
 		t.cache.Reads, t.lastLogged = 0, 0
+		live = append(live, t)
+	}
+	clear(r.threads[len(live):])
+	r.threads = live
+	if r.lastRec != nil && r.lastRec.exited {
+		r.lastCPU, r.lastRec = nil, nil
 	}
 	// Re-simulation from here has none of the code before: the code
 	// cache reports each block again when it next runs (its decoding

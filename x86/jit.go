@@ -294,6 +294,13 @@ type FedRead struct {
 // jitFeedSize is how many logged reads runBlock hands translated code.
 const jitFeedSize = 64
 
+// DropPred detaches c from its prediction cache, and the translated
+// code's copies of its address with it, so that the cache can be freed
+// while c lives on (the CPU of a thread that ended, which the recorder
+// and the reader keep until their next checkpoint). Run syncs them
+// again.
+func (c *CPU) DropPred() { c.Pred, c.jitPred, c.jitSlots = nil, nil, nil }
+
 // syncJIT prepares the translated code's view of the CPU for a Run.
 func (c *CPU) syncJIT() {
 	c.jitOK = jitEnabled && (c.Obs == nil || c.Pred != nil)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"ttd/predict"
 	"ttd/reader"
 	"ttd/recorder"
 	"ttd/x86"
@@ -27,6 +28,9 @@ func recordCmd(name string, args []string) int {
 	rest := fs.Args()
 	if len(rest) == 0 {
 		return flagError(name, usageArgs, errors.New("missing program"))
+	}
+	if *bits != 0 && (*bits < predict.MinBits || *bits > predict.MaxBits) {
+		return flagError(name, usageArgs, fmt.Errorf("--cache-bits %d: must be %d to %d", *bits, predict.MinBits, predict.MaxBits))
 	}
 	cfg, status := programConfig(rest, *verbose)
 	if status != 0 {
