@@ -167,15 +167,28 @@ func (c *Cache) LoggedWord(addr uint64, size int, word uint64) uint64 {
 // address a is the byte a&7 of pat (rep stos of an aligned element
 // repeats its value so). It is what the stores, in order, would do.
 func (c *Cache) PutPattern(addr uint64, n int, pat uint64) {
-	for n > 0 {
-		k := Split(addr, min(n, 8))
-		if k == 8 {
-			c.slots[(addr>>3)&c.mask] = pat
-		} else {
-			c.Update(addr, k, pat>>((addr&7)*8))
-		}
+	if n <= 0 {
+		return
+	}
+	if k := Split(addr, min(n, 8)); addr&7 != 0 || k < 8 {
+		c.Update(addr, k, pat>>((addr&7)*8))
 		addr += uint64(k)
 		n -= k
+	}
+	// Whole words, a run of slots at a time (up to the end of the
+	// slots, where the addresses wrap to the first).
+	for n >= 8 {
+		i := addr >> 3 & c.mask
+		run := c.slots[i:min(uint64(len(c.slots)), i+uint64(n/8))]
+		run[0] = pat
+		for k := 1; k < len(run); k *= 2 {
+			copy(run[k:], run[:k]) // memmove: a page's 512 words in a few wide copies
+		}
+		addr += uint64(len(run)) * 8
+		n -= len(run) * 8
+	}
+	if n > 0 {
+		c.Update(addr, n, pat)
 	}
 }
 
