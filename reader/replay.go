@@ -555,10 +555,11 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 	case tracefile.KindThreadExit:
 		// Its cache goes now (as the recorder's did); the thread stays
 		// until the next checkpoint, which may still list it.
-		t := r.thread(rec.ThreadExit.Tid)
-		t.cpu.DropPred()
-		t.cache.Release()
-		t.exited, t.cache, t.frozen = true, nil, nil
+		if t := r.thread(rec.ThreadExit.Tid); !t.exited {
+			t.cpu.DropPred()
+			t.cache.Release()
+			t.exited, t.cache, t.frozen = true, nil, nil
+		}
 	case tracefile.KindSyscall:
 		s := &rec.Syscall
 		t := r.thread(s.Tid)

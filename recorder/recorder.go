@@ -773,6 +773,9 @@ func (r *Recorder) ThreadStart(th *emu.Thread) {
 // ThreadExit logs the end of a thread.
 func (r *Recorder) ThreadExit(th *emu.Thread, code int) {
 	t := r.thread(th)
+	if t.exited {
+		return
+	}
 	r.keyFrame(tracefile.KeyFrameThreadExit, t)
 	r.w.ThreadExit(t.tid, code)
 	// Its 2 MiB cache goes now: a program that starts and joins threads
