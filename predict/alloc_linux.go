@@ -60,22 +60,28 @@ func (c *Cache) Release() {
 	c.slots = nil
 }
 
-// free holds released slots, a few of each size.
+// free holds released slots, up to maxFree bytes of them.
 var free freeList
 
 type freeList struct {
 	mu    sync.Mutex
 	slots [][]uint64
+	bytes int
 }
 
-const maxFree = 4
+// maxFree bounds the memory the free list keeps: the caches of a few
+// replays' threads, which a reader that re-simulates checkpoint intervals
+// one after the other (ttd replay --segments, the index build) releases
+// and takes again at every interval.
+const maxFree = 64 << 20
 
 func (f *freeList) take(n int) []uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, s := range f.slots {
-		if len(s) == n {
+	for i := len(f.slots) - 1; i >= 0; i-- {
+		if s := f.slots[i]; len(s) == n {
 			f.slots = append(f.slots[:i], f.slots[i+1:]...)
+			f.bytes -= 8 * n
 			return s
 		}
 	}
@@ -85,8 +91,12 @@ func (f *freeList) take(n int) []uint64 {
 func (f *freeList) put(s []uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.slots) == maxFree {
+	for len(f.slots) > 0 && f.bytes+8*len(s) > maxFree {
+		f.bytes -= 8 * len(f.slots[0])
 		f.slots = f.slots[1:]
 	}
-	f.slots = append(f.slots, s)
+	if 8*len(s) <= maxFree {
+		f.slots = append(f.slots, s)
+		f.bytes += 8 * len(s)
+	}
 }

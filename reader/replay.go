@@ -309,6 +309,23 @@ func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
 // window, so that what older windows knew of it no longer holds.
 func (r *Replay) WasReset(pn uint64) bool { return r.track.wasReset(pn) }
 
+// Close gives the replay's prediction caches back for the next replay to
+// reuse (predict.Cache.Release). A reader that re-simulates checkpoint
+// intervals one after another (ttd replay --segments, the index build,
+// searches) would otherwise allocate and zero 2 MiB per thread per
+// interval. Snapshots taken from r stay valid; r must not be used
+// afterwards.
+func (r *Replay) Close() {
+	for _, t := range r.threads {
+		if t.cache != nil {
+			t.cpu.DropPred()
+			t.cache.Release()
+			t.cache = nil
+		}
+	}
+	r.threads, r.cur = nil, nil
+}
+
 func (r *Replay) thread(tid int) *thread {
 	for _, t := range r.threads {
 		if t.tid == tid {

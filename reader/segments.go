@@ -62,6 +62,7 @@ func (t *Trace) verifySegment(cps []Checkpoint, k int) error {
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	r.Verify = true
 	end := t.End()
 	if k+1 < len(cps) {

@@ -332,6 +332,7 @@ func buildSegment(tr *reader.Trace, cps []reader.Checkpoint, k int) (Segment, []
 	if err != nil {
 		return Segment{}, nil, err
 	}
+	defer r.Close()
 	r.Track()
 	end := segmentEnd(cps, k, tr.End())
 	if err := r.RunTo(end); err != nil && err != reader.ErrEnd && err != io.ErrUnexpectedEOF {

@@ -278,6 +278,7 @@ func (s *Session) runUnit(u unit, p *probe) error {
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	if p.find != nil {
 		p.find.startUnit()
 	}

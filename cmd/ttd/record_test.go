@@ -76,7 +76,10 @@ func recordReplay(t *testing.T, p corpus.Program) {
 
 func replay(t *testing.T, trace string, extra ...string) (stdout, stderr []byte, status int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	// A hang detector, not a speed test: --segments of a 300M-instruction
+	// Go program re-simulates 1,700 intervals, 14 s alone on this
+	// machine and over a minute while CI runs the other packages.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*runTimeout)
 	defer cancel()
 	args := []string{"replay", "--verify"}
 	var env []string
@@ -92,6 +95,9 @@ func replay(t *testing.T, trace string, extra ...string) (stdout, stderr []byte,
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("ttd replay of %s timed out after %v; stderr:\n%s", trace, 3*runTimeout, corpus.Tail(e.Bytes(), 10))
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		return o.Bytes(), e.Bytes(), ee.ExitCode()
 	} else if err != nil {
