@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -278,43 +277,26 @@ func (t *Trace) SetCheckpoints(cps []Checkpoint) {
 func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
 	per := make([][]Checkpoint, len(t.chunks))
 	errs := make([]error, len(t.chunks))
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(t.chunks) {
-					return
+	Parallel(len(t.chunks), 0, func(i int) {
+		if i > 0 && !t.chunks[i].BeginsWithCheckpoint && t.chunks[i].Checkpoints == 0 {
+			return
+		}
+		ch, err := t.chunkUncached(i)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		for k := range ch.ctrls {
+			c := &ch.ctrls[k]
+			if c.rec.Kind == tracefile.KindCheckpoint {
+				cp := Checkpoint{Position: c.rec.Checkpoint.Position, Chunk: i, Ctrl: k}
+				if t.chunks[i].BeginsWithCheckpoint && k == 0 {
+					cp.Ctrl = 0
 				}
-				if i > 0 && !t.chunks[i].BeginsWithCheckpoint && t.chunks[i].Checkpoints == 0 {
-					continue
-				}
-				ch, err := t.chunkUncached(i)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				for k := range ch.ctrls {
-					c := &ch.ctrls[k]
-					if c.rec.Kind == tracefile.KindCheckpoint {
-						cp := Checkpoint{Position: c.rec.Checkpoint.Position, Chunk: i, Ctrl: k}
-						if t.chunks[i].BeginsWithCheckpoint && k == 0 {
-							cp.Ctrl = 0
-						}
-						per[i] = append(per[i], cp)
-					}
-				}
+				per[i] = append(per[i], cp)
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	cps := []Checkpoint{{Position: 0, Chunk: 0, Ctrl: 0}}
 	for i, list := range per {
 		if errs[i] != nil {
