@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
+	"sort"
 	"strings"
 
 	"ttd/emu"
@@ -23,19 +24,31 @@ type command struct {
 	args    string
 	summary string
 	run     func(name string, args []string) int
+	// order places the command in 'ttd help' (lower first; ties by name).
+	order int
 }
 
 var commands []command
 
+// register adds a subcommand. Each command's file registers its own in an
+// init function, so that adding a command touches no shared list.
+func register(c command) {
+	commands = append(commands, c)
+	sort.SliceStable(commands, func(i, j int) bool {
+		if commands[i].order != commands[j].order {
+			return commands[i].order < commands[j].order
+		}
+		return commands[i].name < commands[j].name
+	})
+}
+
 func init() {
-	commands = []command{
-		{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd},
-		{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd},
-		{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd},
-		{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd},
-		{"query", queryUsage, "travel to a position of a trace (or search from it: the last write to a variable...) and show the state there", queryCmd},
-		{"dap", "[--listen ADDR]", "serve the Debug Adapter Protocol (VS Code) on stdin/stdout or ADDR", dapCmd},
-	}
+	register(command{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
+	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
+	register(command{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd, 30})
+	register(command{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd, 40})
+	register(command{"query", queryUsage, "travel to a position of a trace (or search from it: the last write to a variable...) and show the state there", queryCmd, 50})
+	register(command{"dap", "[--listen ADDR]", "serve the Debug Adapter Protocol (VS Code) on stdin/stdout or ADDR", dapCmd, 60})
 }
 
 func main() {
