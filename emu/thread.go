@@ -53,6 +53,9 @@ type Thread struct {
 	savedMask    uint64
 	hasSavedMask bool
 
+	// vforkChild is the child a vfork parent waits for.
+	vforkChild *Process
+
 	clearChildTID uint64
 	robustList    uint64
 	name          [16]byte

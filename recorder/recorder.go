@@ -161,6 +161,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	cfg.CheckpointEvery = opts.CheckpointEvery
+	cfg.NoChildren = true // the trace format holds one process so far
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		w.Close()
@@ -844,6 +845,11 @@ func (r *Recorder) checkpoint() {
 	if err := r.w.Err(); err != nil {
 		r.fail(err)
 	}
+}
+
+// ProcessStart is never called: Record sets Config.NoChildren.
+func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	r.fail(fmt.Errorf("process %d started a process: recording process trees is not supported", parent.P.PID))
 }
 
 // ProcessExit logs how the process ended.

@@ -107,9 +107,20 @@ func (cc *CodeCache) InvalidatePage(pn uint64) {
 	for _, b := range bs {
 		cc.drop(b)
 	}
-	if p := cc.mem.Lookup(pn); p != nil {
+	if p := cc.mem.Lookup(pn); p != nil && p.cow == 0 {
+		// (A page shared with another address space keeps the mark:
+		// that one's cache may hold blocks from it.)
 		p.code = false
 	}
+}
+
+// CloneWith returns a copy of the CPU's architectural state that runs
+// in mem with the code cache cc (a forked process's first thread).
+func (c *CPU) CloneWith(mem *Memory, cc *CodeCache) *CPU {
+	n := c.Clone()
+	n.Mem = mem
+	n.cache = cc
+	return n
 }
 
 // drop makes b invalid: nothing finds or reaches it any more.
