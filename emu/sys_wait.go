@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"encoding/binary"
 
 	"golang.org/x/sys/unix"
 )
@@ -152,57 +151,76 @@ func Wait4(t *Thread, a *SyscallArgs) (uint64, error) {
 	return uint64(c.PID), nil
 }
 
-// Waitid implements Linux syscall waitid(2).
+// Waitid implements Linux syscall waitid(2). Like Linux, it fills the
+// siginfo's fields whatever the outcome (zeros when no child is
+// reported, an error included).
 func Waitid(t *Thread, a *SyscallArgs) (uint64, error) {
-	kind, id, opts := a.Int(0), a.Int(1), a.Int(3)
-	if uint32(opts)&^(wNohang|wUntraced|wExited|wContinued|wNowait|wNothread|wAll|wClone) != 0 ||
-		opts&(wUntraced|wExited|wContinued) == 0 {
-		return 0, unix.EINVAL
+	c, err := t.waitid(a)
+	if err == errBlock || err == errRestartSys {
+		return 0, err
 	}
-	w := waitSel{kind: kind, id: id, exited: opts&wExited != 0, stopped: opts&wUntraced != 0,
-		continued: opts&wContinued != 0, nowait: opts&wNowait != 0}
-	switch kind {
-	case pAll:
-	case pPid, pPgid:
-		if id <= 0 && !(kind == pPgid && id == 0) {
-			return 0, unix.EINVAL
-		}
-		if kind == pPgid && id == 0 {
-			w.id = t.P.pgid
-		}
-	case pPidfd:
-		t.unsupported("waitid(P_PIDFD)")
-		return 0, unix.EINVAL
-	default:
-		return 0, unix.EINVAL
+	var code int32
+	var pid, status int
+	if c != nil {
+		code, status = c.waitCode()
+		pid = c.PID
 	}
-	c, err := t.waitFor(&w, opts&wNohang != 0)
+	if a.A[2] != 0 {
+		signo := 0
+		if c != nil {
+			signo = int(unix.SIGCHLD)
+		}
+		uid := 0
+		if c != nil {
+			uid = unix.Getuid()
+		}
+		for _, f := range [...]struct {
+			off uint64
+			v   uint32
+		}{{0, uint32(signo)}, {4, 0}, {8, uint32(code)}, {16, uint32(pid)}, {20, uint32(uid)}, {24, uint32(status)}} {
+			if werr := t.writeU32(a.A[2]+f.off, f.v); werr != nil {
+				return 0, werr
+			}
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
-	var info [siginfoSize]byte
-	if c != nil {
-		code, status := c.waitCode()
-		le := binary.LittleEndian
-		le.PutUint32(info[0:], uint32(unix.SIGCHLD))
-		le.PutUint32(info[8:], uint32(code))
-		le.PutUint32(info[16:], uint32(c.PID))
-		le.PutUint32(info[20:], uint32(unix.Getuid()))
-		le.PutUint32(info[24:], uint32(status))
-	}
-	if a.A[2] != 0 {
-		if err := t.CopyOut(a.A[2], info[:]); err != nil {
-			return 0, err
-		}
-	}
-	if a.A[4] != 0 {
+	if c != nil && a.A[4] != 0 {
 		var ru [rusageBytes]byte
 		if err := t.CopyOut(a.A[4], ru[:]); err != nil {
 			return 0, err
 		}
 	}
 	if c != nil {
-		t.P.consume(c, &w)
+		t.P.consume(c, &waitSel{nowait: a.Int(3)&wNowait != 0})
 	}
 	return 0, nil
+}
+
+// waitid finds the child a waitid reports, nil for WNOHANG.
+func (t *Thread) waitid(a *SyscallArgs) (*Process, error) {
+	kind, id, opts := a.Int(0), a.Int(1), a.Int(3)
+	if uint32(opts)&^(wNohang|wUntraced|wExited|wContinued|wNowait|wNothread|wAll|wClone) != 0 ||
+		opts&(wUntraced|wExited|wContinued) == 0 {
+		return nil, unix.EINVAL
+	}
+	w := waitSel{kind: kind, id: id, exited: opts&wExited != 0, stopped: opts&wUntraced != 0,
+		continued: opts&wContinued != 0, nowait: opts&wNowait != 0}
+	switch kind {
+	case pAll:
+	case pPid, pPgid:
+		if id < 0 || kind == pPid && id == 0 {
+			return nil, unix.EINVAL
+		}
+		if kind == pPgid && id == 0 {
+			w.id = t.P.pgid
+		}
+	case pPidfd:
+		t.unsupported("waitid(P_PIDFD)")
+		return nil, unix.EINVAL
+	default:
+		return nil, unix.EINVAL
+	}
+	return t.waitFor(&w, opts&wNohang != 0)
 }
