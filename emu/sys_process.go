@@ -363,3 +363,54 @@ func Getcpu(t *Thread, a *SyscallArgs) (uint64, error) {
 	}
 	return 0, nil
 }
+
+// setIDs accepts a change of user or group ids that changes nothing
+// (each id -1 or the current one), as programs that drop privileges
+// they do not have do (posix_spawn's POSIX_SPAWN_RESETIDS, make). ttd's
+// processes share the host's ids, so a real change fails with EPERM
+// and --verbose names it.
+func (t *Thread) setIDs(name string, cur []int, ids ...int) (uint64, error) {
+	for _, id := range ids {
+		if id == -1 {
+			continue
+		}
+		ok := false
+		for _, c := range cur {
+			ok = ok || id == c
+		}
+		if !ok {
+			t.unsupported(name + " to a different id")
+			return 0, unix.EPERM
+		}
+	}
+	return 0, nil
+}
+
+func uids() []int { r, e, s := unix.Getresuid(); return []int{r, e, s} }
+func gids() []int { r, e, s := unix.Getresgid(); return []int{r, e, s} }
+
+// Setuid implements Linux syscall setuid(2) for no change.
+func Setuid(t *Thread, a *SyscallArgs) (uint64, error) { return t.setIDs("setuid", uids(), a.Int(0)) }
+
+// Setgid implements Linux syscall setgid(2) for no change.
+func Setgid(t *Thread, a *SyscallArgs) (uint64, error) { return t.setIDs("setgid", gids(), a.Int(0)) }
+
+// Setreuid implements Linux syscall setreuid(2) for no change.
+func Setreuid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setreuid", uids(), a.Int(0), a.Int(1))
+}
+
+// Setregid implements Linux syscall setregid(2) for no change.
+func Setregid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setregid", gids(), a.Int(0), a.Int(1))
+}
+
+// Setresuid implements Linux syscall setresuid(2) for no change.
+func Setresuid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setresuid", uids(), a.Int(0), a.Int(1), a.Int(2))
+}
+
+// Setresgid implements Linux syscall setresgid(2) for no change.
+func Setresgid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setresgid", gids(), a.Int(0), a.Int(1), a.Int(2))
+}
