@@ -27,6 +27,10 @@ type Config struct {
 	// descriptors 0, 1 and 2 (nil means the host's own).
 	Stdin, Stdout, Stderr *os.File
 
+	// CPU is the guest processor's level: "v1", "v2", "v3", "host" or ""
+	// (DefaultCPU); see ResolveCPU.
+	CPU string
+
 	// Verbose makes ttd name each unimplemented syscall the program uses
 	// (once each) on Log.
 	Verbose bool
@@ -185,7 +189,11 @@ func NewProcess(cfg Config) (*Process, error) {
 		p.log = os.Stderr
 	}
 	p.PID = unix.Getpid()
-	p.env = newCPUEnv()
+	feat, err := ResolveCPU(cfg.CPU)
+	if err != nil {
+		return nil, err
+	}
+	p.env = newCPUEnv(feat)
 	for i := range p.rlimits {
 		unix.Getrlimit(i, &p.rlimits[i])
 	}
