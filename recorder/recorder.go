@@ -134,6 +134,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if cfg.Dir != "" {
 		cwd = cfg.Dir
 	}
+	feat, err := emu.ResolveCPU(cfg.CPU)
+	if err != nil {
+		return emu.ExitStatus{}, Stats{}, err
+	}
+	cfg.CPU = feat.Level()
 	hdr := tracefile.Header{
 		ProgramPath: cfg.Path,
 		Args:        cfg.Args,
@@ -150,6 +155,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// A logged byte read carries the whole aligned word
 			// around it (predict.Cache.ReadWord).
 			"bytereads": "word",
+			// The guest CPU's level: what the decoder accepts (the
+			// reader decodes the same way; CPUID results are logged).
+			"cpu": feat.Level(),
 		},
 	}
 	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"ttd/emu"
 	"ttd/predict"
 	"ttd/reader"
 	"ttd/recorder"
@@ -15,13 +16,14 @@ import (
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--verbose] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
 	every := fs.Uint64("checkpoint-every", 0, "instructions between checkpoints (0: the default)")
 	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	cpu := cpuFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -32,10 +34,14 @@ func recordCmd(name string, args []string) int {
 	if *bits != 0 && (*bits < predict.MinBits || *bits > predict.MaxBits) {
 		return flagError(name, usageArgs, fmt.Errorf("--cache-bits %d: must be %d to %d", *bits, predict.MinBits, predict.MaxBits))
 	}
+	if _, err := emu.ResolveCPU(*cpu); err != nil {
+		return flagError(name, usageArgs, err)
+	}
 	cfg, status := programConfig(rest, *verbose)
 	if status != 0 {
 		return status
 	}
+	cfg.CPU = *cpu
 	path := *out
 	if path == "" {
 		path = recorder.DefaultPath(".", rest[0])
