@@ -42,6 +42,9 @@ type Options struct {
 	EmbedBinaries bool
 	// ChunkSize is the trace's target chunk size (0: tracefile's default).
 	ChunkSize int
+	// Summaries, when set, computes the access summaries written at the
+	// end of the trace (summary.go).
+	Summaries Summarizer
 }
 
 // Stats describe a finished recording.
@@ -54,6 +57,11 @@ type Stats struct {
 	Checkpoints  uint64
 	CodeBytes    uint64
 	TraceBytes   int64
+	// Summaries is the number of access summaries written, SummaryTime
+	// the time computing them took, SummaryError why there are none.
+	Summaries    int
+	SummaryTime  time.Duration
+	SummaryError string
 }
 
 // HitRate is the fraction of reads the prediction cache predicted.
@@ -178,6 +186,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	}
 	r.p = p
 	st, runErr := p.Run()
+	if runErr == nil {
+		r.writeSummaries()
+	}
 	if cerr := w.Close(); cerr != nil && r.err == nil {
 		r.err = cerr
 	}
