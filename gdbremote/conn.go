@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
+	"sync/atomic"
 )
 
 // MaxPacket bounds the payload of one incoming packet (after
@@ -26,8 +28,11 @@ var ErrPacket = errors.New("malformed packet")
 type Conn struct {
 	r     *bufio.Reader
 	w     *bufio.Writer
-	noAck bool
-	last  []byte // the last packet sent, for a '-' asking to resend it
+	noAck atomic.Bool
+	// wmu serialises writes: Read acknowledges packets (on the reading
+	// goroutine) while replies are written.
+	wmu  sync.Mutex
+	last []byte // the last packet sent, for a '-' asking to resend it
 }
 
 // NewConn frames packets on rw.
@@ -37,7 +42,7 @@ func NewConn(r io.Reader, w io.Writer) *Conn {
 
 // SetNoAck turns acknowledgements off (after QStartNoAckMode is
 // acknowledged).
-func (c *Conn) SetNoAck(on bool) { c.noAck = on }
+func (c *Conn) SetNoAck(on bool) { c.noAck.Store(on) }
 
 // Read returns the next packet's payload, unescaped, or interrupt true
 // for a Ctrl-C. A packet with a bad checksum is answered with '-' (in
@@ -53,8 +58,8 @@ func (c *Conn) Read() (payload []byte, interrupt bool, err error) {
 		case Interrupt:
 			return nil, true, nil
 		case '-':
-			if c.last != nil && !c.noAck {
-				if err := c.writeRaw(c.last); err != nil {
+			if !c.noAck.Load() {
+				if err := c.resend(); err != nil {
 					return nil, false, err
 				}
 			}
@@ -86,7 +91,7 @@ func (c *Conn) Read() (payload []byte, interrupt bool, err error) {
 			return nil, false, err
 		}
 		want, perr := strconv.ParseUint(string(sum[:]), 16, 8)
-		if !c.noAck {
+		if !c.noAck.Load() {
 			if perr != nil || byte(want) != checksum(body) {
 				if err := c.writeAck('-'); err != nil {
 					return nil, false, err
@@ -166,8 +171,19 @@ const hexDigits = "0123456789abcdef"
 // Write sends one packet.
 func (c *Conn) Write(payload []byte) error {
 	p := Encode(payload)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.last = p
 	return c.writeRaw(p)
+}
+
+func (c *Conn) resend() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.last == nil {
+		return nil
+	}
+	return c.writeRaw(c.last)
 }
 
 // WriteString sends one packet.
@@ -181,6 +197,8 @@ func (c *Conn) writeRaw(p []byte) error {
 }
 
 func (c *Conn) writeAck(b byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	if err := c.w.WriteByte(b); err != nil {
 		return err
 	}

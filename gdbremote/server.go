@@ -180,10 +180,12 @@ func (srv *Server) handle(p []byte) (string, error) {
 	case MustReplyEmpty, Unknown, Offsets:
 		return "", nil
 	case StartNoAck:
+		// Off before the OK: the reading goroutine must not acknowledge
+		// the packets that follow it.
+		srv.c.SetNoAck(true)
 		if err := srv.reply("OK"); err != nil {
 			return "", err
 		}
-		srv.c.SetNoAck(true)
 		// Already answered; an empty string here would be a second reply.
 		return "", errSkip
 	case SetThread:
@@ -287,7 +289,16 @@ func (srv *Server) handle(p []byte) (string, error) {
 	case Monitor:
 		return srv.monitor(req.Text)
 	case TLSAddress:
-		return "", errors.New("thread-local storage addresses are not supported yet")
+		// lm is 0 for the executable (gdb has no link map address for
+		// it: libraries-svr4 names none), else a library's load address.
+		if req.LM != 0 {
+			return "", errors.New("thread-local variables of shared libraries are not supported yet")
+		}
+		a, err := s.TLSAddress(int(req.Thread.Tid), req.Addr)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%016x", a), nil
 	case Kill, Detach:
 		return "OK", errDone
 	}
