@@ -99,13 +99,21 @@ func sizeString(n int64) string {
 
 // replayCmd implements "ttd replay".
 func replayCmd(name string, args []string) int {
-	const usageArgs = "[--verify] [--segments] [--quiet] TRACE"
+	const usageArgs = "[--verify] [--segments] [--quiet] TRACE | --gdb TRACE [-- GDB-ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
 	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
+	gdb := fs.Bool("gdb", false, "debug the recording in gdb, with reverse execution (TRACE [-- GDB-ARGS...]; see gdb.go)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
+	}
+	if *gdb && fs.NArg() >= 1 {
+		rest := fs.Args()[1:]
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		return replayGDB(fs.Arg(0), rest, os.Getenv("TTD_GDB_LOG") != "")
 	}
 	if fs.NArg() != 1 {
 		return flagError(name, usageArgs, errors.New("want exactly one trace"))
