@@ -38,6 +38,9 @@ type boundProbe struct {
 }
 
 func (bp *boundProbe) label() string {
+	if bp.Prov == "" {
+		return bp.Name
+	}
 	return bp.Prov + ":" + bp.Mod + ":" + bp.Func + ":" + bp.Name
 }
 
