@@ -1,7 +1,9 @@
 package syscalls
 
 import (
+	"fmt"
 	"strconv"
+	"time"
 
 	"ttd/internal/linux"
 )
@@ -112,8 +114,9 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	case kTimespecIn, kTimespecOut:
 		return appendTimespec(b, m)
 	case kUtimes:
-		b = appendTimespec(append(b, '['), m[:16])
-		return append(appendTimespec(append(b, ", "...), m[16:]), ']')
+		b = appendTimeComment(appendTimespec(append(b, '['), m[:16]), m[:16])
+		b = appendTimeComment(appendTimespec(append(b, ", "...), m[16:]), m[16:])
+		return append(b, ']')
 	case kRlimitIn, kRlimitOut:
 		b = appendRlim(append(b, "{rlim_cur="...), le64(m, 0))
 		b = appendRlim(append(b, ", rlim_max="...), le64(m, 8))
@@ -198,6 +201,23 @@ func appendTimespec(b, m []byte) []byte {
 		b = strconv.AppendInt(b, nsec, 10)
 	}
 	return append(b, '}')
+}
+
+// appendTimeComment appends the date strace adds after a time it sets
+// (utimensat): " /* 2001-09-09T01:46:40+0000 */", in local time.
+func appendTimeComment(b, m []byte) []byte {
+	sec, nsec := int64(le64(m, 0)), int64(le64(m, 8))
+	if nsec == 1<<30-1 || nsec == 1<<30-2 || nsec < 0 || nsec >= 1e9 {
+		return b
+	}
+	tm := time.Unix(sec, nsec)
+	b = tm.AppendFormat(append(b, " /* "...), "2006-01-02T15:04:05")
+	if nsec != 0 {
+		b = append(b, '.')
+		b = append(b, fmt.Sprintf("%09d", nsec)...)
+	}
+	b = tm.AppendFormat(b, "-0700")
+	return append(b, " */"...)
 }
 
 func appendRlim(b []byte, v uint64) []byte {
