@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,6 +150,16 @@ func (p *replayer) diverge(o *op, format string, args ...any) {
 
 // resolve makes a recorded path argument a path inside the root.
 func (p *replayer) resolve(pr *process, dirfd int64, s string) (string, bool) {
+	if rest, ok := strings.CutPrefix(s, "/proc/self/fd/"); ok {
+		// glibc reaches a descriptor's file through /proc (fchmodat
+		// and friends): the replay's descriptor names the same file.
+		n, err := strconv.Atoi(rest)
+		f := pr.fds[n]
+		if err != nil || f == nil {
+			return "", false
+		}
+		return f.path, true
+	}
 	if strings.HasPrefix(s, "/") {
 		return s, true
 	}
@@ -239,6 +250,13 @@ func (p *replayer) do(o *op, cwd string) {
 		}
 		p.rep.Calls++
 		fd, err := p.root.open(s, int(flags&^unix.O_NOCTTY), uint32(mode))
+		if err == unix.ENOENT && !o.failed() && flags&linux.O_CREAT != 0 {
+			// Through a symlink to a directory the program found
+			// outside the re-rooted tree: create it in the root.
+			if p.symlinkParent(s) {
+				fd, err = p.root.open(s, int(flags&^unix.O_NOCTTY), uint32(mode))
+			}
+		}
 		p.checkOK(o, err)
 		if err == nil {
 			if o.failed() {
@@ -479,6 +497,28 @@ func (p *replayer) do(o *op, cwd string) {
 	}
 }
 
+// symlinkParent creates, inside the root, the directory a symlink at s
+// points into, and reports whether it did.
+func (p *replayer) symlinkParent(s string) bool {
+	pfd, name, err := p.root.parent(s)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(pfd)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(pfd, name, buf)
+	if err != nil {
+		return false
+	}
+	target := string(buf[:n])
+	if !strings.HasPrefix(target, "/") {
+		dir, _ := split(s)
+		target = dir + "/" + target
+	}
+	dir, _ := split(target)
+	return p.root.mkdirAll(dir, 0o755) == nil
+}
+
 func (p *replayer) twoPaths(nr int, s1, s2 string, flags uint64) error {
 	p1, n1, err := p.root.parent(s1)
 	if err != nil {
@@ -608,6 +648,9 @@ func (p *replayer) stat(o *op, pr *process) {
 	if err != nil || o.failed() || len(o.data) < 144 {
 		return
 	}
+	if strings.HasPrefix(p.statPath(o, pr), "/proc/") || strings.HasPrefix(p.statPath(o, pr), "/sys/") {
+		return // pseudo-files: materialised with their contents, stat says size 0
+	}
 	mode := binary.LittleEndian.Uint32(o.data[24:])
 	size := int64(binary.LittleEndian.Uint64(o.data[48:]))
 	nlink := binary.LittleEndian.Uint64(o.data[16:])
@@ -619,6 +662,23 @@ func (p *replayer) stat(o *op, pr *process) {
 	case mode&linux.S_IFMT != linux.S_IFDIR && nlink != st.Nlink:
 		p.diverge(o, "st_nlink %d, recorded %d", st.Nlink, nlink)
 	}
+}
+
+// statPath is the path a stat call looked at, inside the root.
+func (p *replayer) statPath(o *op, pr *process) string {
+	fd := int(int32(o.raw[0]))
+	if o.nr == linux.SysFstat || o.nr == linux.SysNewfstatat && o.paths[0] == "" {
+		if f := pr.fds[fd]; f != nil {
+			return f.path
+		}
+		return ""
+	}
+	dirfd := int64(linux.AtFdcwd)
+	if o.nr == linux.SysNewfstatat {
+		dirfd = int64(o.raw[0])
+	}
+	s, _ := p.resolve(pr, dirfd, o.paths[0])
+	return s
 }
 
 // direntNames lists the names of a getdents64 buffer, sorted (file

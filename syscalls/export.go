@@ -72,11 +72,20 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 		case reader.EventModule:
 			mem.module(ev.Module)
 		case reader.EventMmap:
-			if ev.Record.Mmap.FileLen > 0 {
-				mem.mmap(&ev.Record.Mmap)
+			mm := &ev.Record.Mmap
+			switch {
+			case mm.FileLen > 0:
+				mem.mmap(mm)
+			case len(mm.Path) == 0 || string(mm.Path) == "[heap]":
+				// Anonymous memory mapped during the recording: the
+				// bytes the program never wrote are zeros.
+				mem.zeros = cut(mem.zeros, mm.Addr, mm.Len)
+				mem.zeros = append(mem.zeros, fileMapping{addr: mm.Addr, len: mm.Len})
+				sort.Slice(mem.zeros, func(i, j int) bool { return mem.zeros[i].addr < mem.zeros[j].addr })
 			}
 		case reader.EventMunmap:
 			mem.unmap(ev.Record.Munmap.Addr, ev.Record.Munmap.Len, false)
+			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
 			s := &ev.Record.Syscall
 			pid, ok := pids[s.Tid]
@@ -137,6 +146,8 @@ type replayMemory struct {
 	cwd   string
 	have  []bool
 	maps  []fileMapping // sorted by addr, disjoint
+	// zeros are the anonymous mappings made during the recording, sorted.
+	zeros []fileMapping
 	files map[string]*os.File
 }
 
@@ -203,12 +214,40 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 		}
 	}
 	miss := 0
-	for _, h := range have {
-		if !h {
+	for k, h := range have {
+		if !h && m.zero(addr+uint64(k)) {
+			b[k], have[k] = 0, true
+		}
+		if !have[k] {
 			miss++
 		}
 	}
 	return miss
+}
+
+func (m *replayMemory) zero(a uint64) bool {
+	i := sort.Search(len(m.zeros), func(i int) bool { return m.zeros[i].addr+m.zeros[i].len > a })
+	return i < len(m.zeros) && m.zeros[i].addr <= a
+}
+
+// cut removes [addr, addr+n) from sorted disjoint ranges.
+func cut(rs []fileMapping, addr, n uint64) []fileMapping {
+	end := addr + n
+	var out []fileMapping
+	for _, r := range rs {
+		re := r.addr + r.len
+		if re <= addr || r.addr >= end {
+			out = append(out, r)
+			continue
+		}
+		if r.addr < addr {
+			out = append(out, fileMapping{addr: r.addr, len: addr - r.addr})
+		}
+		if re > end {
+			out = append(out, fileMapping{addr: end, len: re - end})
+		}
+	}
+	return out
 }
 
 func (m *replayMemory) file(path string) *os.File {
