@@ -89,6 +89,9 @@ type Profile struct {
 	Instructions uint64    // the recording's
 	// Segments is the number of checkpoint intervals re-simulated.
 	Segments int
+	// Flows, with Options.FlowOf, holds what each flow spent in each
+	// call path (of the threads' trees).
+	Flows map[int]map[*Node]*FlowStat
 }
 
 // Options configure Analyze.
@@ -97,6 +100,24 @@ type Options struct {
 	Workers int
 	// Progress, when set, is told of each segment done.
 	Progress func(done, total int)
+	// FlowOf, when set, splits the accounting by flow (package flows):
+	// the flow thread tid works for from position pos on. It is asked
+	// at every checkpoint, thread start and syscall, from several
+	// goroutines.
+	FlowOf func(tid int, pos uint64) int
+	// Sent gives the bytes a syscall event sent (0 for the others), for
+	// the flows' communication profiles.
+	Sent func(ev *reader.Event) uint64
+}
+
+// FlowStat is what one flow spent in one call path.
+type FlowStat struct {
+	Self  uint64 // instructions with the path on top
+	Count uint64 // calls entering the path
+	Sent  uint64 // bytes sent by syscalls made with the path on top
+	// First is the position of the flow's first call of the path
+	// (noPos: the flow never called it, only ran in it).
+	First uint64
 }
 
 // Load opens the symbol table of a recording's modules (the files the
@@ -138,7 +159,7 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 		}()
 	}
 	reader.Parallel(len(cps), opts.Workers, func(k int) {
-		segs[k], errs[k] = runSegment(t, sym, cps, k)
+		segs[k], errs[k] = runSegment(t, sym, cps, k, &opts)
 		done <- struct{}{}
 	})
 	for k, err := range errs {
@@ -153,18 +174,23 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	return p, nil
 }
 
-func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int) (*segment, error) {
+func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int, opts *Options) (*segment, error) {
 	r, err := t.NewReplayAt(cps[k])
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	s := newSegment(sym)
+	s.flowOf, s.sent = opts.FlowOf, opts.Sent
+	s.flows = map[flowKey]*FlowStat{}
 	tids, cpus := r.Threads()
 	for i, tid := range tids {
 		// The first interval starts with the program: its threads have
 		// no frames yet.
-		s.thread(tid, cpus[i], k == 0, cps[k].Position)
+		st := s.thread(tid, cpus[i], k == 0, cps[k].Position)
+		if s.flowOf != nil {
+			st.flow = s.flowOf(tid, cps[k].Position)
+		}
 	}
 	r.Hook = s.instruction
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
@@ -216,6 +242,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 	roots := map[int]*Thread{}
 	stacks := map[int][]gframe{}
 	for _, s := range segs {
+		ats := map[int]map[*segNode]*Node{}
 		for _, tid := range s.order {
 			st := s.threads[tid]
 			th := roots[tid]
@@ -280,6 +307,31 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot})
 			}
 			stacks[tid] = ns
+			ats[tid] = at
+		}
+		for fk, fs := range s.flows {
+			at := ats[fk.tid]
+			g := locateOK(fk.node, at)
+			if g == nil {
+				continue // a call the previous interval left unnamed
+			}
+			if p.Flows == nil {
+				p.Flows = map[int]map[*Node]*FlowStat{}
+			}
+			m := p.Flows[fk.flow]
+			if m == nil {
+				m = map[*Node]*FlowStat{}
+				p.Flows[fk.flow] = m
+			}
+			d := m[g]
+			if d == nil {
+				d = &FlowStat{First: noPos}
+				m[g] = d
+			}
+			d.First = min(d.First, fs.First)
+			d.Self += fs.Self
+			d.Count += fs.Count
+			d.Sent += fs.Sent
 		}
 	}
 	// Calls still unnamed at the end of the recording: by the function
@@ -311,6 +363,19 @@ func merge(s *segNode, g *Node) {
 			gc.First, gc.FirstTid = sc.first, sc.firstTid
 		}
 		merge(sc, gc)
+	}
+}
+
+// locateOK is locate for a node that may hang below a base the
+// stitching could not place (nil then).
+func locateOK(n *segNode, at map[*segNode]*Node) *Node {
+	for m := n; ; m = m.parent {
+		if _, ok := at[m]; ok {
+			return locate(n, at)
+		}
+		if m.parent == nil {
+			return nil
+		}
 	}
 }
 
@@ -415,6 +480,54 @@ func (p *Profile) Merged() *Node {
 		}
 	}
 	order(root)
+	return root
+}
+
+// FlowTree is the call tree of one flow (Options.FlowOf): the paths it
+// ran in, with its calls, instructions and first positions, all its
+// threads merged; nil if the flow ran nothing.
+func (p *Profile) FlowTree(flow int) *Node {
+	m := p.Flows[flow]
+	if len(m) == 0 {
+		return nil
+	}
+	root := &Node{First: noPos}
+	var place func(n *Node) *Node
+	place = func(n *Node) *Node {
+		if n.Depth == 0 {
+			return root
+		}
+		parent := place(n.Parent)
+		c := parent.child(key{n.Site, n.Entry})
+		if c.Func == "" {
+			c.Func, c.SiteName = n.Func, n.SiteName
+		}
+		return c
+	}
+	for n, st := range m {
+		c := place(n)
+		c.Count += st.Count
+		c.Self += st.Self
+		if st.First < c.First {
+			c.First, c.FirstTid = st.First, n.FirstTid
+		}
+	}
+	var fix func(n *Node) (uint64, uint64)
+	fix = func(n *Node) (uint64, uint64) {
+		n.Total = n.Self
+		for _, c := range n.Children {
+			t, f := fix(c)
+			n.Total += t
+			if f < n.First && n.Count == 0 {
+				// A frame the flow only ran in: it shows where its
+				// first call below was.
+				n.First = f
+			}
+		}
+		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		return n.Total, n.First
+	}
+	fix(root)
 	return root
 }
 

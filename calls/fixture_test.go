@@ -86,7 +86,7 @@ func analyzeSequential(t testing.TB, tr *reader.Trace, sym Symbolizer) *Profile 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0)
+	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, &Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,7 @@ type segThread struct {
 	// pending: the top frame's function is not known yet; tramp: frame
 	// trampAt is in a lazy-binding trampoline, which will jump to the
 	// function really called.
+	flow           int // the flow the thread works for (Options.FlowOf)
 	pending, tramp bool
 	trampAt        int
 	last           uint64
@@ -105,6 +106,11 @@ type segment struct {
 	cur     *segThread
 	curCPU  *x86.CPU
 	fn      funcs
+	// flowOf and sent are Options.FlowOf and Options.Sent; flows holds
+	// what each flow spent in each call path.
+	flowOf func(tid int, pos uint64) int
+	sent   func(ev *reader.Event) uint64
+	flows  map[flowKey]*FlowStat
 }
 
 // funcs finds function entries, through a per-segment cache of the shared
@@ -224,6 +230,65 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	}
 	f.node = n
 	st.pending = false
+	if s.flowOf != nil {
+		fs := s.flowStat(st, n)
+		fs.Count++
+		fs.First = min(fs.First, f.pos)
+	}
+}
+
+// flowStat is what flow spent in a call path of the segment.
+func (s *segment) flowStat(st *segThread, n *segNode) *FlowStat {
+	k := flowKey{st.flow, st.tid, n}
+	fs := s.flows[k]
+	if fs == nil {
+		fs = &FlowStat{First: noPos}
+		s.flows[k] = fs
+	}
+	return fs
+}
+
+type flowKey struct {
+	flow, tid int
+	node      *segNode
+}
+
+// credit gives delta instructions to node, and to the thread's flow.
+func (s *segment) credit(st *segThread, node *segNode, delta uint64) {
+	node.self += delta
+	if s.flowOf != nil && delta != 0 {
+		s.flowStat(st, node).Self += delta
+	}
+}
+
+// syscall follows the flows: the instructions up to a syscall belong to
+// the flow the thread was in, the bytes a send-like syscall sent to its
+// call path, and the thread may switch flows there (a receive).
+func (s *segment) syscall(r *reader.Replay, ev *reader.Event) {
+	st := s.threads[ev.Tid]
+	if st == nil || st.cpu == nil {
+		return
+	}
+	s.settle(st, st.cpu.Retired())
+	st.flow = s.flowOf(ev.Tid, ev.Position)
+	if s.sent != nil {
+		if n := s.sent(ev); n > 0 {
+			s.flowStat(st, s.settled(st)).Sent += n
+		}
+	}
+}
+
+// settled is the node the thread's instructions go to now, without
+// naming a pending frame (its caller's then).
+func (s *segment) settled(st *segThread) *segNode {
+	if len(st.stack) == 0 {
+		return st.base(st.b)
+	}
+	if f := &st.stack[len(st.stack)-1]; f.node != nil {
+		return f.node
+	} else {
+		return f.parent
+	}
 }
 
 // account gives the instructions the thread retired since the last call
@@ -231,7 +296,7 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 func (s *segment) account(st *segThread, n uint64, pc uint64) *segNode {
 	top := s.top(st, pc)
 	if n >= st.last { // a thread's CPU reset at its end counts nothing
-		top.self += n - st.last
+		s.credit(st, top, n-st.last)
 	}
 	st.last = n
 	return top
@@ -241,16 +306,12 @@ func (s *segment) account(st *segThread, n uint64, pc uint64) *segNode {
 // top frame at the end of the interval, without naming it: a frame the
 // interval could not name is named by the next one.
 func (s *segment) settle(st *segThread, n uint64) {
-	var self *uint64
-	if len(st.stack) == 0 {
-		self = &st.base(st.b).self
-	} else if f := &st.stack[len(st.stack)-1]; f.node == nil {
-		self = &f.pendSelf
-	} else {
-		self = &f.node.self
-	}
 	if n >= st.last {
-		*self += n - st.last
+		if f := len(st.stack) - 1; f >= 0 && st.stack[f].node == nil {
+			st.stack[f].pendSelf += n - st.last
+		} else {
+			s.credit(st, s.settled(st), n-st.last)
+		}
 	}
 	st.last = n
 }
@@ -323,7 +384,14 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 func (s *segment) event(r *reader.Replay, ev *reader.Event) {
 	switch ev.Kind {
 	case reader.EventThreadStart:
-		s.thread(ev.Tid, cpuOf(r, ev.Tid), true, ev.Position)
+		st := s.thread(ev.Tid, cpuOf(r, ev.Tid), true, ev.Position)
+		if s.flowOf != nil {
+			st.flow = s.flowOf(ev.Tid, ev.Position)
+		}
+	case reader.EventSyscall:
+		if s.flowOf != nil {
+			s.syscall(r, ev)
+		}
 	case reader.EventSignal:
 		c := cpuOf(r, ev.Tid)
 		if c == nil {

@@ -29,7 +29,7 @@ func callsCmd(name string, args []string) int {
 	minCount := fs.Uint64("min-count", 0, "show only call paths entered at least `K` times")
 	asJSON := fs.Bool("json", false, "print JSON: one object per thread and the merged tree, every path in full")
 	jobs := fs.Int("jobs", 0, "re-simulate `N` checkpoint intervals at a time (0: one per CPU)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		return flagError(name, callsUsage, err)
 	}
 	if fs.NArg() != 1 {

@@ -251,3 +251,26 @@ func runCmd(name string, args []string) int {
 	}
 	return st.ExitCode()
 }
+
+// parseInterspersed parses flags placed before, between or after the
+// positional arguments ("ttd flows TRACE --json"), and leaves the
+// positional ones in fs.Args(). "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
