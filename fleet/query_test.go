@@ -128,7 +128,9 @@ func TestSyscallsAndMemory(t *testing.T) {
 		}
 		WriteJSON(s, out, rows)
 	})
-	sort.Slice(sys, func(i, j int) bool { return sys[i].Trace < sys[j].Trace || sys[i].Trace == sys[j].Trace && sys[i].Pos < sys[j].Pos })
+	sort.Slice(sys, func(i, j int) bool {
+		return sys[i].Trace < sys[j].Trace || sys[i].Trace == sys[j].Trace && sys[i].Pos < sys[j].Pos
+	})
 	mem := collect[Access](t, func(s beam.Scope, out string) {
 		rows, err := Open(s, Options{}, paths...).Memory(s, Watch{Ranges: []string{"counter"}, Write: true})
 		if err != nil {
@@ -136,7 +138,9 @@ func TestSyscallsAndMemory(t *testing.T) {
 		}
 		WriteJSON(s, out, rows)
 	})
-	sort.Slice(mem, func(i, j int) bool { return mem[i].Trace < mem[j].Trace || mem[i].Trace == mem[j].Trace && mem[i].Pos < mem[j].Pos })
+	sort.Slice(mem, func(i, j int) bool {
+		return mem[i].Trace < mem[j].Trace || mem[i].Trace == mem[j].Trace && mem[i].Pos < mem[j].Pos
+	})
 	for _, path := range paths {
 		_, lens := workResults(t, recs[path].stdout)
 		var got []int
