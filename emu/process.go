@@ -26,6 +26,10 @@ type Config struct {
 	// descriptors 0, 1 and 2 (nil means the host's own).
 	Stdin, Stdout, Stderr *os.File
 
+	// CPU is the guest processor's level: "v1", "v2", "v3", "host" or ""
+	// (DefaultCPU); see ResolveCPU.
+	CPU string
+
 	// Verbose makes ttd name each unimplemented syscall the program uses
 	// (once each) on Log.
 	Verbose bool
@@ -214,7 +218,11 @@ func NewProcess(cfg Config) (*Process, error) {
 	m.nextID = p.PID + 1
 	p.pgid = unix.Getpgrp()
 	p.sid, _ = unix.Getsid(0)
-	p.env = newCPUEnv()
+	feat, err := ResolveCPU(cfg.CPU)
+	if err != nil {
+		return nil, err
+	}
+	p.env = newCPUEnv(feat)
 	for i := range p.rlimits {
 		unix.Getrlimit(i, &p.rlimits[i])
 	}

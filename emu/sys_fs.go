@@ -106,10 +106,19 @@ func (t *Thread) installFD(h int, cloexec bool) (uint64, error) {
 // procFile answers the /proc files that describe the guest rather than
 // ttd (its memory map and auxiliary vector) with an in-memory file.
 func (t *Thread) procFile(p string) (int, bool, error) {
+	if path.Clean(p) == "/proc/cpuinfo" {
+		// The guest's processor, not the host's (cpuid.go).
+		return memFile(t.P.env.cpuinfo())
+	}
 	data, ok := t.procData(p)
 	if !ok {
 		return -1, false, nil
 	}
+	return memFile(data)
+}
+
+// memFile returns a host descriptor of an in-memory file holding data.
+func memFile(data []byte) (int, bool, error) {
 	fd, err := unix.MemfdCreate("ttd-proc", unix.MFD_CLOEXEC)
 	if err != nil {
 		return -1, true, errno(err)

@@ -59,12 +59,16 @@ type CodeCache struct {
 	// operand a second time, as ttd did before traces said "fpreads":
 	// "once" (ssefast.go); the reader sets it to replay such traces.
 	LegacyReads bool
+	// Features are the instruction-set extensions the guest CPU has
+	// (features.go); instructions of others are #UD.
+	Features Features
 }
 
 // NewCodeCache returns an empty cache for code in mem and hooks mem's
 // writes to invalidate it.
 func NewCodeCache(mem *Memory) *CodeCache {
-	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block), epoch: 1}
+	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block), epoch: 1,
+		Features: FeaturesImplemented}
 	mem.codeWritten = cc.InvalidatePage
 	return cc
 }
