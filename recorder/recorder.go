@@ -585,6 +585,10 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	}
 	lit, pred := r.kernelWrites(t)
 	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: lit, Predicted: pred})
+	if ev.Exec {
+		r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: th.P.PID, Tid: t.tid,
+			Position: r.pos, Path: th.P.Exe(), Argv: th.P.Argv()})
+	}
 	c := th.CPU
 	r.output(th, ev)
 	if changesRegisters(ev.Nr) || c.RIP != c.R[x86.RCX] {
@@ -780,6 +784,9 @@ func (r *Recorder) ThreadStart(th *emu.Thread) {
 	}
 	if len(r.threads) == 1 && r.seq == 0 {
 		r.syncRegions()
+		p := th.P
+		r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: p.PID, Ppid: p.Ppid(),
+			Path: p.Exe(), Argv: p.Argv()})
 		r.w.ThreadStart(t.tid, 0)
 		r.cur = t
 		r.checkpoint()
@@ -884,6 +891,11 @@ func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
 	default:
 		e.Kind, e.Signo = tracefile.ExitKilled, int(st.Signal)
 	}
+	tid := 0
+	if r.cur != nil {
+		tid = r.cur.tid
+	}
+	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExited, Pid: p.PID, Tid: tid, Position: e.Position, Exit: *e})
 	r.w.Exit(e)
 }
 
