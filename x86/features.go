@@ -46,7 +46,7 @@ const (
 
 // Implemented is every extension the interpreter implements: the default
 // of a new CodeCache.
-var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1
+var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2
 
 // FeaturesLegacy are the extensions ttd decoded before it had levels
 // (traces without a "cpu" parameter): the baseline plus the few it
@@ -131,7 +131,12 @@ func init() {
 // would do: #UD when it needs an extension f lacks (lzcnt and tzcnt fall
 // back to bsr and bsf, as the prefix that tells them apart is ignored).
 func gate(in *Inst, f Features) {
-	need := opFeature[in.Op&4095]
+	var need Features
+	if vo := vexOpOf(in.Op); vo != nil {
+		need = vo.feat
+	} else if in.Op < 4096 {
+		need = opFeature[in.Op]
+	}
 	if need == 0 || f.Has(need) || in.Fn == nil {
 		return
 	}
