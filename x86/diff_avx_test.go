@@ -253,6 +253,19 @@ func avxDiffTests() []diffTest {
 	add("vpcmpistri $0x0c, %xmm2, %xmm1", 40, genStr)
 	add("vpcmpestrm $0x44, (%rsi), %xmm1", 40, genStr)
 
+	// FMA3.
+	for _, form := range []string{"132", "213", "231"} {
+		for _, op := range []string{"vfmadd", "vfmsub", "vfnmadd", "vfnmsub", "vfmaddsub", "vfmsubadd"} {
+			add(op+form+"ps %ymm2, %ymm3, %ymm1", 300, g32)
+			add(op+form+"pd %xmm2, %xmm3, %xmm1", 300, g64)
+			if op != "vfmaddsub" && op != "vfmsubadd" {
+				add(op+form+"ss %xmm2, %xmm3, %xmm1", 300, g32)
+				add(op+form+"sd 8(%rsi), %xmm3, %xmm1", 100, g64)
+			}
+		}
+		add("vfmadd"+form+"pd (%rsi), %ymm3, %ymm1", 100, g64)
+	}
+
 	// BMI1, BMI2.
 	const undefAP = FlagAF | FlagPF
 	for i, r := range []string{"%eax, %ecx, %edx", "%rax, %rcx, %rdx", "(%rsi), %rcx, %rdx"} {

@@ -247,7 +247,9 @@ func truncVEX(in *Inst) bool {
 	return true
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 func unimplementedEVEX(c *CPU, in *Inst) {
 	c.unimpl(in, "AVX-512 (EVEX-encoded) instruction")
