@@ -266,6 +266,14 @@ func avxDiffTests() []diffTest {
 		add("vfmadd"+form+"pd (%rsi), %ymm3, %ymm1", 100, g64)
 	}
 
+	// F16C.
+	add("vcvtph2ps %xmm2, %ymm1", 200, genHalf)
+	add("vcvtph2ps 8(%rsi), %xmm1", 100, genHalf)
+	for imm := 0; imm < 8; imm++ {
+		add(fmt.Sprintf("vcvtps2ph $%d, %%ymm2, %%xmm1", imm), 100, g32)
+		add(fmt.Sprintf("vcvtps2ph $%d, %%xmm2, 8(%%rsi)", imm), 50, g32)
+	}
+
 	// BMI1, BMI2.
 	const undefAP = FlagAF | FlagPF
 	for i, r := range []string{"%eax, %ecx, %edx", "%rax, %rcx, %rdx", "(%rsi), %rcx, %rdx"} {
@@ -300,4 +308,24 @@ func genBextr(g *diffGen, s *diffState) {
 	edgeRegs(g, s)
 	v := []uint64{0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 200, 255}
 	s.R[RCX] = v[g.Intn(len(v))] | v[g.Intn(len(v))]<<8 | uint64(g.Intn(4))<<16*uint64(g.Intn(2))
+}
+
+// genHalf fills XMM registers and memory with half-precision values
+// rich in NaNs, infinities, zeros and denormals.
+func genHalf(g *diffGen, s *diffState) {
+	genFPY(32)(g, s)
+	edges := []uint64{0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfd55, 0x0001, 0x03ff, 0x8200, 0x0400, 0x3c00, 0x7bff}
+	h := func() uint64 {
+		if g.Intn(2) == 0 {
+			return edges[g.Intn(len(edges))]
+		}
+		return uint64(g.Intn(1 << 16))
+	}
+	q := func() uint64 { return h() | h()<<16 | h()<<32 | h()<<48 }
+	for i := 0; i < 4; i++ {
+		s.X[i] = XMM{q(), q()}
+	}
+	for i := 0; i < 8; i++ {
+		putLE64(s.Mem[8*i:], q())
+	}
 }

@@ -46,7 +46,7 @@ const (
 
 // Implemented is every extension the interpreter implements: the default
 // of a new CodeCache.
-var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA
+var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA | FeatF16C
 
 // FeaturesLegacy are the extensions ttd decoded before it had levels
 // (traces without a "cpu" parameter): the baseline plus the few it
