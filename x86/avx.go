@@ -1182,6 +1182,23 @@ func init() {
 	d(1, 2, 0xe6, "VCVTDQ2PD", false, vcvtWide(x86asm.CVTDQ2PD, 8))
 	d(1, 3, 0xe6, "VCVTPD2DQ", false, vcvtNarrow(x86asm.CVTPD2DQ))
 
+	d(1, 0, 0xae, "VLDMXCSR/VSTMXCSR", false, func(in *Inst) Handler {
+		if in.Args[1].Kind != KMem {
+			return nil
+		}
+		op := x86asm.LDMXCSR
+		switch in.Args[0].Reg & 7 {
+		case 2:
+		case 3:
+			op = x86asm.STMXCSR
+		default:
+			return nil
+		}
+		in.Args[0], in.Args[1] = in.Args[1], Operand{}
+		in.Args[0].Size, in.MemSize = 4, 4
+		return builders[op](in)
+	})
+
 	// 0F38 map.
 	m2 := map[byte]x86asm.Op{
 		0x00: x86asm.PSHUFB, 0x01: x86asm.PHADDW, 0x02: x86asm.PHADDD, 0x03: x86asm.PHADDSW,

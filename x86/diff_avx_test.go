@@ -142,6 +142,8 @@ func avxDiffTests() []diffTest {
 	add("vmovd %xmm2, 8(%rsi)", 10, genIntY)
 	add("vmovddup %ymm2, %ymm1", 10, genIntY)
 	add("vmovddup 8(%rsi), %xmm1", 10, genIntY)
+	add("vldmxcsr (%rsi)", 50, genLdmxcsr)
+	add("vstmxcsr 4(%rsi)", 20, genLdmxcsr)
 	add("vzeroupper", 10, genIntY)
 	add("vzeroall", 10, genIntY)
 	add("vmovmskps %ymm2, %eax", 20, g32)

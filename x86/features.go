@@ -46,7 +46,7 @@ const (
 
 // Implemented is every extension the interpreter implements: the default
 // of a new CodeCache.
-var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA | FeatF16C
+var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA | FeatF16C | FeatXSAVE
 
 // FeaturesLegacy are the extensions ttd decoded before it had levels
 // (traces without a "cpu" parameter): the baseline plus the few it
@@ -124,7 +124,7 @@ func init() {
 	set(FeatMOVBE, x86asm.MOVBE)
 	set(FeatLZCNT, x86asm.LZCNT)
 	set(FeatBMI1, x86asm.TZCNT)
-	set(FeatXSAVE, x86asm.XGETBV, x86asm.XSAVE, x86asm.XRSTOR, x86asm.XSAVEOPT, x86asm.XSAVEC)
+	set(FeatXSAVE, x86asm.XGETBV, x86asm.XSAVE, x86asm.XRSTOR, x86asm.XSAVE64, x86asm.XRSTOR64)
 }
 
 // gate makes in, decoded for a CPU with extensions f, what that CPU
