@@ -170,7 +170,7 @@ type MissingFeatureError struct {
 }
 
 func (e *MissingFeatureError) Error() string {
-	return fmt.Sprintf("%v at %#x needs %s, which the guest CPU does not have", e.Op, e.PC, e.Need)
+	return fmt.Sprintf("%s at %#x needs %s, which the guest CPU does not have", OpName(e.Op), e.PC, e.Need)
 }
 
 // SetFeatures sets the extensions of the CPU's code cache (shared by the
@@ -179,3 +179,11 @@ func (c *CPU) SetFeatures(f Features) { c.cache.Features = f }
 
 // Features returns the extensions of the CPU's code cache.
 func (c *CPU) Features() Features { return c.cache.Features }
+
+// OpName names an Inst.Op: x86asm's name, or the VEX instruction's.
+func OpName(op x86asm.Op) string {
+	if vo := vexOpOf(op); vo != nil {
+		return vo.name
+	}
+	return op.String()
+}
