@@ -235,31 +235,6 @@ func (t *ttdTarget) search(ctx context.Context, dir Direction, q Query) (Stop, e
 	if err := ctx.Err(); err != nil {
 		return Stop{}, err
 	}
-	if dir == Forward && len(watchOf) > 0 {
-		// Step over the instruction at the current position first, so
-		// that its accesses do not count, and look at the next one as
-		// the search would.
-		st, err := s.Step(ttd.Forward)
-		if err != nil {
-			return Stop{}, err
-		}
-		if st.Reason == ttd.StopEndOfTrace {
-			return t.stopAt(StopEnd, st)
-		}
-		tid, pc := st.Tid, st.PC
-		if q.Exec[pc] {
-			return Stop{Reason: StopExec, Pos: st.Position, Tid: tid, PC: pc}, nil
-		}
-		if q.Step != nil {
-			r, err := s.Registers(0)
-			if err != nil {
-				return Stop{}, err
-			}
-			if q.Step(&InstState{Pos: st.Position, Tid: tid, PC: pc, SP: r.GPR[x86.RSP]}) {
-				return Stop{Reason: StopStep, Pos: st.Position, Tid: tid, PC: pc}, nil
-			}
-		}
-	}
 	var st ttd.Stop
 	var err error
 	if dir == Forward {
@@ -276,15 +251,14 @@ func (t *ttdTarget) search(ctx context.Context, dir Direction, q Query) (Stop, e
 	case ttd.StopMatch:
 		return Stop{Reason: StopStep, Pos: st.Position, Tid: st.Tid, PC: st.PC}, nil
 	case ttd.StopWatchpoint:
+		// gdb on rr: forward, just after the access (the new value in
+		// memory); backward, just before it (ttd/watch.go).
 		a, w := st.Access, watchOf[st.Breakpoint]
-		if dir == Forward && st.Position != a.Position {
-			// Back to just before the accessing instruction.
-			if _, err := s.Seek(a.Position); err != nil {
-				return Stop{}, err
-			}
+		acc := Access{Addr: a.Addr, Size: a.Size, Value: a.Value, Write: a.Write}
+		if st.Old != nil && st.New != nil {
+			acc.Old, acc.New = st.Old.Data, st.New.Data
 		}
-		return Stop{Reason: StopWatch, Pos: a.Position, Tid: a.Tid, PC: a.PC, Watch: w,
-			Access: Access{Addr: a.Addr, Size: a.Size, Value: a.Value, Write: a.Write}}, nil
+		return Stop{Reason: StopWatch, Pos: st.Position, Tid: st.Tid, PC: st.PC, Watch: w, Access: acc}, nil
 	case ttd.StopSignal:
 		sig := 0
 		if ev := st.Event; ev != nil && ev.Record != nil {
