@@ -551,7 +551,7 @@ func firstLine(err error) string {
 // summaries of a trace that has none (recorded with --no-summaries or by
 // an older ttd): it re-simulates the whole trace.
 func indexProgress(path string) func(done, total int) {
-	return progressLine("ttd: "+path+" has no access summaries; building them")
+	return progressLine("ttd: " + path + " has no access summaries; building them")
 }
 
 // summaryProgress reports, on a terminal, the build of the access
