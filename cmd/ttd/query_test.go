@@ -97,7 +97,27 @@ func TestQueryFindPrevWrite(t *testing.T) {
 	if _, errs, st := ttdCmd(t, "replay", "--verify", "--quiet", trace); st != 0 {
 		t.Fatalf("replay --verify after deleting the binary: %s", errs)
 	}
-	out, errs, st := ttdCmd(t, "query", trace, "--find-prev-write", "counter")
+	// The replay summary as JSON.
+	out, errs, st := ttdCmd(t, "replay", "--json", "--verify", "--segments", trace)
+	var rep struct {
+		Instructions uint64
+		Exit         *struct {
+			Kind string
+			Code int
+		}
+		VerifiedCheckpoints *int
+		VerifiedSegments    *int
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || st != 0 {
+		t.Fatalf("replay --json: %v, status %d (stdout %q, stderr %q)", err, st, out, errs)
+	}
+	if rep.Instructions == 0 || rep.Exit == nil || rep.Exit.Kind != "exited" || rep.VerifiedCheckpoints == nil || *rep.VerifiedCheckpoints == 0 || rep.VerifiedSegments == nil {
+		t.Fatalf("replay --json: %s", out)
+	}
+	if !strings.Contains(errs, "hi") {
+		t.Fatalf("replay --json: the program's output goes to stderr; stderr %q", errs)
+	}
+	out, errs, st = ttdCmd(t, "query", trace, "--find-prev-write", "counter")
 	if st != 0 {
 		t.Fatalf("status %d: %s", st, errs)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,11 +94,12 @@ func sizeString(n int64) string {
 
 // replayCmd implements "ttd replay".
 func replayCmd(name string, args []string) int {
-	const usageArgs = "[--verify] [--segments] [--quiet] TRACE"
+	const usageArgs = "[--verify] [--segments] [--quiet] [--json] TRACE"
 	fs := newFlags(name, usageArgs)
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
 	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
+	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout (the program's output, unless --quiet, goes to stderr)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -120,7 +122,7 @@ func replayCmd(name string, args []string) int {
 	if !*quiet {
 		rp.Output = func(fd int, b []byte) {
 			var w io.Writer = os.Stdout
-			if fd == 2 {
+			if fd == 2 || *asJSON {
 				w = os.Stderr
 			}
 			w.Write(b)
@@ -128,29 +130,78 @@ func replayCmd(name string, args []string) int {
 	}
 	err = rp.RunTo(^uint64(0))
 	base := filepath.Base(path)
+	sum := replaySummary{Trace: path, Instructions: rp.Position()}
+	if *verify {
+		sum.VerifiedCheckpoints = &rp.Checkpoints
+	}
+	status := 0
 	switch {
 	case errors.Is(err, reader.ErrEnd):
 		e := rp.Exit()
-		fmt.Fprintf(os.Stderr, "ttd: replayed %s: %d instructions; the program %s\n", base, rp.Position(), describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr))
-		if *verify {
-			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
-		}
+		sum.Exit = &replayExit{Kind: e.Kind.String(), Code: e.Code, Signal: e.Signo, FaultAddr: e.FaultAddr}
+		sum.Outcome = "the program " + describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr)
 		if *segments {
 			n, err := tr.VerifySegments(0)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "ttd: re-simulating %s from its checkpoints: %v\n", base, err)
-				return 1
+				sum.Error = fmt.Sprintf("re-simulating %s from its checkpoints: %v", base, err)
+				status = 1
+			} else {
+				sum.VerifiedSegments = &n
 			}
-			fmt.Fprintf(os.Stderr, "ttd: verified %d intervals, each re-simulated from its checkpoint\n", n)
 		}
-		return 0
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		fmt.Fprintf(os.Stderr, "ttd: replayed %s up to position %d, where the trace ends (the recording was cut short)\n", base, rp.Position())
-		return 1
+		sum.CutShort = true
+		sum.Outcome = "the trace ends there (the recording was cut short)"
+		status = 1
 	default:
-		fmt.Fprintf(os.Stderr, "ttd: replaying %s: %v\n", base, err)
-		return 1
+		sum.Error = fmt.Sprintf("replaying %s: %v", base, err)
+		status = 1
 	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+		return status
+	}
+	switch {
+	case sum.Exit != nil:
+		fmt.Fprintf(os.Stderr, "ttd: replayed %s: %d instructions; %s\n", base, sum.Instructions, sum.Outcome)
+		if *verify {
+			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
+		}
+		if sum.VerifiedSegments != nil {
+			fmt.Fprintf(os.Stderr, "ttd: verified %d intervals, each re-simulated from its checkpoint\n", *sum.VerifiedSegments)
+		}
+	case sum.CutShort:
+		fmt.Fprintf(os.Stderr, "ttd: replayed %s up to position %d, where the trace ends (the recording was cut short)\n", base, sum.Instructions)
+	}
+	if sum.Error != "" {
+		fmt.Fprintf(os.Stderr, "ttd: %s\n", sum.Error)
+	}
+	return status
+}
+
+// replaySummary is what ttd replay reports (--json prints it as is).
+type replaySummary struct {
+	Trace        string `json:"trace"`
+	Instructions uint64 `json:"instructions"`
+	// Exit is how the program ended (absent when the trace was cut
+	// short or the replay failed).
+	Exit    *replayExit `json:"exit,omitempty"`
+	Outcome string      `json:"outcome,omitempty"`
+	// CutShort: the recording was interrupted; the replay went as far
+	// as the trace does.
+	CutShort            bool   `json:"cutShort"`
+	VerifiedCheckpoints *int   `json:"verifiedCheckpoints,omitempty"`
+	VerifiedSegments    *int   `json:"verifiedSegments,omitempty"`
+	Error               string `json:"error,omitempty"`
+}
+
+type replayExit struct {
+	Kind      string `json:"kind"`
+	Code      int    `json:"code"`
+	Signal    int    `json:"signal,omitempty"`
+	FaultAddr uint64 `json:"faultAddr,omitempty"`
 }
 
 func describeExit(kind string, code, signo int, addr uint64) string {
