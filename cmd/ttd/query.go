@@ -14,7 +14,7 @@ import (
 	"ttd/x86"
 )
 
-const queryUsage = "[--at POS] [--json] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
+const queryUsage = "[--at POS] [--json] [--origin ADDR[:SIZE]] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
 
 // queryCmd implements "ttd query": travel to a position of a trace, or
 // search from it, and print what is there.
@@ -30,6 +30,7 @@ func queryCmd(name string, args []string) int {
 	mem := fs.String("mem", "", "show LEN bytes at ADDR (unknown bytes as ??)")
 	regs := fs.Bool("regs", false, "show the current thread's registers")
 	where := fs.Bool("where", false, "show a backtrace")
+	origin := fs.String("origin", "", "where the value of ADDR[:SIZE] (or a variable) at the position came from: the chain of stores, loads, moves and copies back to a constant, a computation, a syscall or memory never written")
 	if err := fs.Parse(reorderFlags(args)); err != nil {
 		return flagError(name, queryUsage, err)
 	}
@@ -64,6 +65,15 @@ func queryCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: some symbols are missing: %v\n", firstLine(symErr))
 	}
 	status := 0
+	if *origin != "" {
+		if find != "" {
+			return flagError(name, queryUsage, errors.New("--origin and --find-* do not go together"))
+		}
+		if err := q.origin(*origin, pos); err != nil {
+			fmt.Fprintf(os.Stderr, "ttd query: --origin: %v\n", err)
+			return 1
+		}
+	}
 	if find != "" {
 		found, err := q.find(find, findArg, pos)
 		switch {
@@ -183,6 +193,7 @@ type queryOut struct {
 	Memory    *memJSON       `json:"memory,omitempty"`
 	Registers *regsJSON      `json:"registers,omitempty"`
 	Backtrace *backtraceJSON `json:"backtrace,omitempty"`
+	Origin    []originJSON   `json:"origin,omitempty"`
 	End       bool           `json:"at_end,omitempty"`
 }
 

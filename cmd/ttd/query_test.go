@@ -218,3 +218,27 @@ func TestQueryWithoutBinary(t *testing.T) {
 		t.Fatalf("a symbol without the binary: %d %q", st, errs)
 	}
 }
+
+// TestQueryOrigin asks where counter's last value came from: globals.c
+// stores the constant 7 in it.
+func TestQueryOrigin(t *testing.T) {
+	t.Parallel()
+	trace := recordGlobals(t, false)
+	out, errs, st := ttdCmd(t, "query", "--json", "--origin", "counter", trace)
+	var q struct {
+		Origin []struct {
+			Kind, Into, From, Function string
+			Line                       int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &q); err != nil || st != 0 {
+		t.Fatalf("query --origin: %v, status %d (stdout %q, stderr %q)", err, st, out, errs)
+	}
+	if len(q.Origin) != 1 || q.Origin[0].Kind != "constant" || q.Origin[0].From != "$0x7" || q.Origin[0].Function != "main" {
+		t.Fatalf("origin of counter: %+v, want the constant 7 stored in main", q.Origin)
+	}
+	out, _, st = ttdCmd(t, "query", "--origin", "counter", trace)
+	if st != 0 || !strings.Contains(out, "constant [0x") || !strings.Contains(out, "← $0x7") {
+		t.Fatalf("query --origin text:\n%s", out)
+	}
+}
