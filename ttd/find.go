@@ -77,6 +77,9 @@ func (s *Session) Find(dir Direction, kind AccessKind, addr, size, from uint64) 
 		return nil, err
 	}
 	if !f.found {
+		if dir == Backward && s.Start() > 0 {
+			return nil, &BeforeWindowError{Start: s.Start()}
+		}
 		return nil, ErrNotFound
 	}
 	a := f.accs[0]

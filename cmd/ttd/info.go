@@ -33,6 +33,20 @@ func infoCmd(name string, args []string) int {
 	fmt.Printf("program:        %s %q\n", h.ProgramPath, h.Args)
 	fmt.Printf("recorded:       %s\n", h.Created.Format("2006-01-02 15:04:05 MST"))
 	fmt.Printf("instructions:   %d\n", s.Instructions)
+	if cs := r.Chunks(); len(cs) > 0 && cs[0].FirstPosition > 0 {
+		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", cs[0].FirstPosition)
+	}
+	var sumBytes int64
+	for _, c := range r.Chunks() {
+		if c.HoldsSummaries() {
+			sumBytes += c.Size
+		}
+	}
+	if sumBytes > 0 {
+		fmt.Printf("summaries:      %s (%.1f%% of the trace)\n", sizeString(sumBytes), 100*float64(sumBytes)/float64(max(s.FileSize, 1)))
+	} else {
+		fmt.Printf("summaries:      none (ttd query and the debugger build them on open)\n")
+	}
 	fmt.Printf("threads:        %d\n", s.Threads)
 	fmt.Printf("checkpoints:    %d\n", s.Checkpoints)
 	fmt.Printf("syscalls:       %d\n", s.Syscalls)

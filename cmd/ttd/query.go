@@ -59,6 +59,10 @@ func queryCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd query: --at: %v\n", err)
 		return 2
 	}
+	if err := s.CheckInWindow(pos); err != nil {
+		fmt.Fprintf(os.Stderr, "ttd query: --at: %v\n", err)
+		return 2
+	}
 	syms, symErr := s.Symbols()
 	q := &queryOut{s: s, syms: syms, json: *asJSON, w: os.Stdout, At: pos}
 	if symErr != nil && !*asJSON {
@@ -179,22 +183,25 @@ type queryOut struct {
 
 	// Position is where the facts below hold: the found access's
 	// position, or --at.
-	Position  uint64         `json:"position"`
-	At        uint64         `json:"at"`
-	Query     string         `json:"query,omitempty"`
-	Found     *foundJSON     `json:"found,omitempty"`
-	NotFound  bool           `json:"not_found,omitempty"`
-	Thread    int            `json:"thread"`
-	PC        string         `json:"pc,omitempty"`
-	Function  string         `json:"function,omitempty"`
-	File      string         `json:"file,omitempty"`
-	Line      int            `json:"line,omitempty"`
-	Insn      string         `json:"instruction,omitempty"`
-	Memory    *memJSON       `json:"memory,omitempty"`
-	Registers *regsJSON      `json:"registers,omitempty"`
-	Backtrace *backtraceJSON `json:"backtrace,omitempty"`
-	Origin    []originJSON   `json:"origin,omitempty"`
-	End       bool           `json:"at_end,omitempty"`
+	Position uint64     `json:"position"`
+	At       uint64     `json:"at"`
+	Query    string     `json:"query,omitempty"`
+	Found    *foundJSON `json:"found,omitempty"`
+	NotFound bool       `json:"not_found,omitempty"`
+	// BeforeWindow, for a search that found nothing in a ring-buffer
+	// window, is the window's first position.
+	BeforeWindow uint64         `json:"before_window,omitempty"`
+	Thread       int            `json:"thread"`
+	PC           string         `json:"pc,omitempty"`
+	Function     string         `json:"function,omitempty"`
+	File         string         `json:"file,omitempty"`
+	Line         int            `json:"line,omitempty"`
+	Insn         string         `json:"instruction,omitempty"`
+	Memory       *memJSON       `json:"memory,omitempty"`
+	Registers    *regsJSON      `json:"registers,omitempty"`
+	Backtrace    *backtraceJSON `json:"backtrace,omitempty"`
+	Origin       []originJSON   `json:"origin,omitempty"`
+	End          bool           `json:"at_end,omitempty"`
 }
 
 type foundJSON struct {
@@ -297,6 +304,11 @@ func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 	if errors.Is(err, ttd.ErrNotFound) {
 		q.NotFound = true
 		q.printf("no %s %s (%d bytes) %s position %d\n", what, q.addrName(addr, arg), size, rel, from)
+		var bw *ttd.BeforeWindowError
+		if errors.As(err, &bw) {
+			q.BeforeWindow = bw.Start
+			q.printf("  the trace is a ring-buffer window from position %d: earlier accesses were not kept\n", bw.Start)
+		}
 		return nil, err
 	}
 	if err != nil {

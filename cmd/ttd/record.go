@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"ttd/predict"
 	"ttd/reader"
@@ -18,13 +20,14 @@ import (
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--no-summaries] [--verbose] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--verbose] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
 	every := fs.Uint64("checkpoint-every", 0, "instructions between checkpoints (0: the default)")
 	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
@@ -48,6 +51,13 @@ func recordCmd(name string, args []string) int {
 		return 2
 	}
 	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits}
+	if *ring != "" {
+		n, err := parseSize(*ring)
+		if err != nil || n < 64<<10 {
+			return flagError(name, usageArgs, fmt.Errorf("--ring %q: want a size of at least 64K (e.g. 512K, 64M, 1G)", *ring))
+		}
+		opts.Ring = n
+	}
 	if !*noSums {
 		opts.Summaries = func(path string) ([]tracefile.AccessSummary, error) {
 			return ttd.SummarizeTrace(path, 0, summaryProgress(path))
@@ -214,4 +224,23 @@ func describeExit(kind string, code, signo int, addr uint64) string {
 		return fmt.Sprintf("was killed by signal %d", signo)
 	}
 	return kind
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix (powers
+// of 1024).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
 }
