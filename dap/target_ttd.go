@@ -39,9 +39,9 @@ type ttdTarget struct {
 
 // OpenTrace opens a recording for debugging and loads the symbols of the
 // modules it mapped (embedded in the trace, or read from their recorded
-// paths, or from opts.Binaries). The first time, the session indexes the
-// recording (re-simulating it in parallel) and keeps the index next to
-// it (TRACE.idx).
+// paths, or from opts.Binaries). A recording without access summaries
+// (ttd record --no-summaries) gets them built in memory (re-simulating it
+// in parallel).
 func OpenTrace(path string, opts OpenOptions) (Target, error) {
 	s, err := ttd.Open(path)
 	if err != nil {
