@@ -95,7 +95,7 @@ func loadSymbols(tr *reader.Trace, opts OpenOptions) *symbols.Table {
 
 func (t *ttdTarget) Close() error { return t.s.Close() }
 
-func (t *ttdTarget) Bounds() (uint64, uint64) { return 0, t.end }
+func (t *ttdTarget) Bounds() (uint64, uint64) { return t.s.Start(), t.end }
 func (t *ttdTarget) Position() uint64         { return t.s.Position() }
 func (t *ttdTarget) Exit() Exit               { return t.exit }
 
@@ -465,4 +465,27 @@ func (t *ttdTarget) Disassemble(addr uint64) (string, int) {
 		return "(bad)", 1
 	}
 	return x86.Disasm(addr, buf[:in.Len]), int(in.Len)
+}
+
+// origin is the value origin of [addr, addr+size) at the current
+// position (ttd.Session.Origin), as console lines.
+func (t *ttdTarget) origin(addr, size uint64) ([]string, error) {
+	chain, err := t.s.Origin(addr, size, t.s.Position())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, l := range chain {
+		line := fmt.Sprintf("#%d ", i)
+		switch l.Kind {
+		case ttd.OriginUnseen:
+			line += l.Into + ": no instruction of the recording wrote it"
+		case ttd.OriginLimit:
+			line += fmt.Sprintf("… (cut after %d links)", ttd.MaxOriginLinks)
+		default:
+			line += fmt.Sprintf("position %d: %s %s ← %s  %s  %s", l.Position, l.Kind, l.Into, l.From, l.Disasm, ttd.Describe(t.syms, l.PC))
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }
