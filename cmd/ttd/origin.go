@@ -26,6 +26,7 @@ type originJSON struct {
 // position at came from (ttd.Session.Origin).
 func (q *queryOut) origin(arg string, at uint64) error {
 	q.Query = "origin"
+	q.wait()
 	addr, size, err := q.parseRange(arg, 8)
 	if err != nil {
 		return err

@@ -63,11 +63,30 @@ func queryCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd query: --at: %v\n", err)
 		return 2
 	}
-	syms, symErr := s.Symbols()
-	q := &queryOut{s: s, syms: syms, json: *asJSON, w: os.Stdout, At: pos}
-	if symErr != nil && !*asJSON {
-		fmt.Fprintf(os.Stderr, "ttd: some symbols are missing: %v\n", firstLine(symErr))
+	// The symbols (DWARF of every module: about 0.5 s for a C program
+	// and its libc) load while a search of a numeric address runs; the
+	// session's search and its symbols share only the trace, which is
+	// safe for concurrent use.
+	q := &queryOut{s: s, json: *asJSON, w: os.Stdout, At: pos}
+	loaded := make(chan struct{})
+	var syms ttd.Symbolizer
+	var symErr error
+	go func() {
+		defer close(loaded)
+		syms, symErr = s.Symbols()
+	}()
+	waited := false
+	q.wait = func() {
+		if waited {
+			return
+		}
+		<-loaded
+		waited, q.syms = true, syms
+		if symErr != nil && !*asJSON {
+			fmt.Fprintf(os.Stderr, "ttd: some symbols are missing: %v\n", firstLine(symErr))
+		}
 	}
+	defer q.wait() // the session must not close under the loader
 	status := 0
 	if *origin != "" {
 		if find != "" {
@@ -91,6 +110,7 @@ func queryCmd(name string, args []string) int {
 		}
 	}
 	q.Position = pos
+	q.wait()
 	if _, err := s.Seek(pos); err != nil {
 		fmt.Fprintf(os.Stderr, "ttd query: %v\n", err)
 		return 1
@@ -178,6 +198,8 @@ func parsePosition(s string, end uint64) (uint64, error) {
 type queryOut struct {
 	s    *ttd.Session
 	syms ttd.Symbolizer
+	// wait waits for the symbols and sets syms.
+	wait func()
 	json bool
 	w    io.Writer
 
@@ -281,8 +303,20 @@ func (q *queryOut) parseRange(arg string, def uint64) (uint64, uint64, error) {
 
 func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 	q.Query = kind
-	addr, size, err := q.parseRange(arg, 8)
-	if err != nil {
+	a, sz, _ := strings.Cut(arg, ":")
+	if _, err := strconv.ParseUint(a, 0, 64); err != nil || sz == "" {
+		q.wait() // a name, or a variable's own size
+	}
+	var addr, size uint64
+	var err error
+	if q.syms == nil {
+		// A numeric ADDR:SIZE needs no symbols.
+		addr, _ = strconv.ParseUint(a, 0, 64)
+		size, err = strconv.ParseUint(sz, 0, 64)
+		if err != nil || size == 0 {
+			return nil, fmt.Errorf("bad size %q", sz)
+		}
+	} else if addr, size, err = q.parseRange(arg, 8); err != nil {
 		return nil, err
 	}
 	dir, ak := ttd.Backward, ttd.AccessWrite
@@ -293,6 +327,7 @@ func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 		ak = ttd.AccessRead
 	}
 	f, err := q.s.Find(dir, ak, addr, size, from)
+	q.wait()
 	what := "write to"
 	if ak == ttd.AccessRead {
 		what = "read of"
