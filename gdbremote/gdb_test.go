@@ -102,7 +102,7 @@ func gdb(t *testing.T, prog, trace string, cmds ...string) string {
 	if os.Getenv("TTD_GDB_LOG") != "" {
 		cfg.Log = os.Stderr
 	}
-	go func() { served <- ServeListener(l, s, cfg) }()
+	go func() { served <- ServeListener(l, ttd.NewTarget(s), cfg) }()
 	script := filepath.Join(t.TempDir(), "connect.gdb")
 	if err := os.WriteFile(script, []byte(GDBScript(l.Addr().String())), 0o644); err != nil {
 		t.Fatal(err)
@@ -216,11 +216,14 @@ func TestGDBUnknownMemoryAndWrites(t *testing.T) {
 func TestGDBMonitor(t *testing.T) {
 	prog, trace := recorded(t, "rev")
 	out := gdb(t, prog, trace, "monitor when", "monitor goto end", "ttd-find-prev-write counter", "bt 1", "p counter",
+		"monitor find-prev-write cell[3]", "maint flush register-cache", "p cell[3]", "next", "p cell[3]",
 		"ttd-goto 0", "monitor when", "monitor bogus")
 	inOrder(t, out, "position 0 of ",
 		"at position ",
 		"last write to 4 bytes at 0x", "main", "rev.c:13", "now at position",
 		"#0  ", "main () at", "rev.c:13", "$1 = 6",
+		// An expression: the heap cell, its size from DWARF.
+		"last write to 4 bytes at 0x", "rev.c:14", "$2 = 6", "$3 = 12",
 		"at position 0 ", "position 0 of ",
 		`error: unknown monitor command "bogus"`)
 }

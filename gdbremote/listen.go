@@ -23,14 +23,14 @@ func LoopbackAddr(addr string) string {
 	return addr
 }
 
-// ServeListener accepts one client on l and serves session s to it.
-func ServeListener(l net.Listener, s *ttd.Session, cfg Config) error {
+// ServeListener accepts one client on l and serves target t to it.
+func ServeListener(l net.Listener, t *ttd.Target, cfg Config) error {
 	conn, err := l.Accept()
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	return NewServer(s, conn, conn, cfg).Serve()
+	return NewServer(t, conn, conn, cfg).Serve()
 }
 
 // GDBScript is the script a gdb started by RunGDB begins with: it
@@ -56,10 +56,10 @@ end
 target remote ` + addr + "\n"
 }
 
-// RunGDB serves session s on loopback and runs gdb connected to it (as
+// RunGDB serves target t on loopback and runs gdb connected to it (as
 // rr replay does), with extra arguments for gdb; it returns gdb's exit
 // status. exe, when it exists, is given to gdb for its symbols.
-func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io.Writer, cfg Config) (int, error) {
+func RunGDB(t *ttd.Target, gdbArgs []string, stdin io.Reader, stdout, stderr io.Writer, cfg Config) (int, error) {
 	gdb, err := exec.LookPath("gdb")
 	if err != nil {
 		return 1, fmt.Errorf("gdb not found in PATH (Debian: apt-get install gdb)")
@@ -70,7 +70,7 @@ func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io
 	}
 	defer l.Close()
 	done := make(chan error, 1)
-	go func() { done <- ServeListener(l, s, cfg) }()
+	go func() { done <- ServeListener(l, t, cfg) }()
 	script, err := os.CreateTemp("", "ttd-gdb-*.gdb")
 	if err != nil {
 		return 1, err
@@ -81,7 +81,7 @@ func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io
 	}
 	script.Close()
 	args := []string{"-q", "-x", script.Name()}
-	if exe := (&Server{s: s}).exePath(); exe != "" {
+	if exe := (&Server{s: t.Session()}).exePath(); exe != "" {
 		if _, err := os.Stat(exe); err == nil {
 			args = append(args, exe)
 		}

@@ -27,7 +27,7 @@ func newClient(t *testing.T, trace string) (*client, *ttd.Session) {
 	}
 	a, b := net.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- NewServer(s, b, b, Config{}).Serve() }()
+	go func() { done <- NewServer(ttd.NewTarget(s), b, b, Config{}).Serve() }()
 	t.Cleanup(func() {
 		a.Close()
 		b.Close()
