@@ -507,7 +507,7 @@ func (c *evalCtx) lookupVar(name string) (value, bool) {
 		for _, img := range imgs {
 			if g := img.globals[n]; g != nil {
 				if typ, err := img.readType(g.typeOff); err == nil {
-					return value{typ: typ, addr: g.addr, inMem: true}, true
+					return c.globalValue(g, typ), true
 				}
 			}
 		}

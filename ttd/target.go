@@ -469,7 +469,15 @@ func (t *Target) frame(id, index int) (*symbols.Frame, error) {
 	if index >= len(frames) {
 		return nil, fmt.Errorf("no frame %d", index)
 	}
-	return &frames[index], nil
+	f := &frames[index]
+	// The thread pointer, for thread-local variables (a parked
+	// goroutine has none).
+	if g, tid := t.goroutine(id); g == nil {
+		if r, err := t.s.Registers(tid); err == nil {
+			f.TP = r.FSBase
+		}
+	}
+	return f, nil
 }
 
 // Var is a variable or an evaluated expression, formatted.
