@@ -72,7 +72,7 @@ func (a *ttdTarget) Registers(tid int) (Registers, error) {
 func (a *ttdTarget) ReadMemory(addr uint64, buf []byte) ([]bool, error) { return a.t.ReadMemory(addr, buf) }
 
 func (a *ttdTarget) Search(ctx context.Context, dir Direction, q Query) (Stop, error) {
-	tq := ttd.Query{Exec: q.Exec, Signals: q.Signals}
+	tq := ttd.Query{Exec: q.Exec, Signals: q.Signals, Thread: q.Thread}
 	for _, w := range q.Watch {
 		tq.Watch = append(tq.Watch, ttd.Watch{Addr: w.Addr, Size: w.Size, Read: w.Read, Write: w.Write})
 	}

@@ -169,6 +169,10 @@ type Query struct {
 	Step func(s *InstState) bool
 	// Signals stops where a signal is delivered.
 	Signals bool
+	// Thread, when set, makes the search one instruction step of that
+	// OS thread (Session.StepThread): other threads run or un-run as
+	// they did in between, and breakpoints do not count.
+	Thread int
 }
 
 // Watch is a data breakpoint: a range and the accesses that trigger it.
@@ -237,6 +241,19 @@ func (t *Target) Search(ctx context.Context, dir Direction, q Query) (SearchStop
 
 func (t *Target) search(ctx context.Context, dir Direction, q Query) (SearchStop, error) {
 	s := t.s
+	if q.Thread != 0 {
+		st, err := s.StepThread(q.Thread, dir)
+		if err != nil {
+			return SearchStop{}, err
+		}
+		switch st.Reason {
+		case StopStartOfTrace:
+			return t.stopAt(SearchStart, st), nil
+		case StopEndOfTrace:
+			return t.stopAt(SearchEnd, st), nil
+		}
+		return SearchStop{Reason: SearchStep, Pos: st.Position, Tid: st.Tid, PC: st.PC}, nil
+	}
 	saved := s.Breakpoints()
 	s.ClearBreakpoints()
 	defer func() {
