@@ -62,9 +62,13 @@ func recorded(t testing.TB, name string, cflags ...string) (prog, trace string) 
 	if tr, ok := fixtures.built[name]; ok {
 		return prog, tr
 	}
-	src, _ := filepath.Abs(filepath.Join("testdata", name+".c"))
+	cc, src := "gcc", name+".c"
+	if _, err := os.Stat(filepath.Join("testdata", name+".cpp")); err == nil {
+		cc, src = "g++", name+".cpp"
+	}
+	src, _ = filepath.Abs(filepath.Join("testdata", src))
 	args := append([]string{"-O0", "-g", "-o", prog, src}, cflags...)
-	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", name, err, b)
 	}
 	trace = prog + ".ttd"
@@ -249,4 +253,19 @@ func TestGDBThreads(t *testing.T) {
 	if regexp.MustCompile(`Thread \d+\.\d+ "threads" work \(id=[01]\)`).MatchString(out) {
 		t.Errorf("threads 1 and 2 should have finished their work when thread 3 reaches it:\n%s", out)
 	}
+}
+
+func TestGDBCxx(t *testing.T) {
+	prog, trace := recorded(t, "cxxstl", "-std=c++17")
+	// (Not p m: gdb's printer reads whole map nodes, padding and unused
+	// string buffer bytes included, which the program never touched and
+	// the recording does not know.)
+	out := gdb(t, prog, trace, "break 40", "continue", "p v", "p s", "p w.size()", "p *up",
+		"watch sum", "reverse-continue", "p a")
+	inOrder(t, out, "Breakpoint 1, main () at", "cxxstl.cpp:40",
+		"std::vector of length 3, capacity 3 = {1, 2, 3}",
+		`"hello, recording"`,
+		"100000", "{x = 3, y = 4}",
+		"Hardware watchpoint 2: sum", "Old value = ", "New value = 6", "cxxstl.cpp:39",
+		"{10, 20, 30, 40}")
 }
