@@ -15,12 +15,12 @@ import (
 
 // client speaks the protocol to a server over a pipe, with acks.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn net.Conn
 	r    *bufio.Reader
 }
 
-func newClient(t *testing.T, trace string) (*client, *ttd.Session) {
+func newClient(t testing.TB, trace string) (*client, *ttd.Session) {
 	s, err := ttd.Open(trace)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestProtocolBasics(t *testing.T) {
 
 // loopLayout returns the addresses of g.first and main's code range in
 // the loop program (built without PIE).
-func loopLayout(t *testing.T, prog string) (first, mainLo, mainHi uint64) {
+func loopLayout(t testing.TB, prog string) (first, mainLo, mainHi uint64) {
 	f, err := elf.Open(prog)
 	if err != nil {
 		t.Fatal(err)
