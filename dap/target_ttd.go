@@ -69,7 +69,9 @@ func (a *ttdTarget) Registers(tid int) (Registers, error) {
 	return Registers{GPR: r.GPR, RIP: r.RIP, Rflags: r.RFLAGS, FSBase: r.FSBase, GSBase: r.GSBase}, nil
 }
 
-func (a *ttdTarget) ReadMemory(addr uint64, buf []byte) ([]bool, error) { return a.t.ReadMemory(addr, buf) }
+func (a *ttdTarget) ReadMemory(addr uint64, buf []byte) ([]bool, error) {
+	return a.t.ReadMemory(addr, buf)
+}
 
 func (a *ttdTarget) Search(ctx context.Context, dir Direction, q Query) (Stop, error) {
 	tq := ttd.Query{Exec: q.Exec, Signals: q.Signals, Thread: q.Thread}
@@ -116,7 +118,9 @@ func (a *ttdTarget) Locate(pc uint64) Location {
 	return Location{Func: l.Func, Entry: l.Entry, File: l.File, Line: l.Line, Stmt: l.Stmt, OK: l.OK}
 }
 
-func (a *ttdTarget) LineAddrs(file string, line int) ([]uint64, int, error) { return a.t.LineAddrs(file, line) }
+func (a *ttdTarget) LineAddrs(file string, line int) ([]uint64, int, error) {
+	return a.t.LineAddrs(file, line)
+}
 
 func (a *ttdTarget) FunctionAddr(name string) (uint64, error) {
 	addr, err := a.t.FunctionAddr(name)

@@ -132,7 +132,9 @@ func main() {
 		lat = append(lat, time.Since(t))
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(10 * time.Microsecond) }
+	p := func(q float64) time.Duration {
+		return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(10 * time.Microsecond)
+	}
 	fmt.Printf("gdbbench: reverse-stepi from random positions: n=%d p50=%v p99=%v max=%v\n", len(lat), p(0.5), p(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
 	// And in sequence, as reverse-step does.
 	lat = lat[:0]
