@@ -236,3 +236,53 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("reverse continue to the write of g.first: %q", r)
 	}
 }
+
+// TestStepStaysOnThread: where the scheduler switched from one thread
+// to another, reverse-stepi and stepi of the new thread stay on it,
+// (un)running the other thread's slice in between.
+func TestStepStaysOnThread(t *testing.T) {
+	_, trace := recorded(t, "interleave", "-pthread")
+	c, s := newClient(t, trace)
+	c.send("qSupported")
+	// Find a switch between two spinning threads after the middle.
+	s.Seek(s.End() / 2)
+	t0, _ := s.CurrentThread()
+	var t1 int
+	for i := 0; i < 1_000_000; i++ {
+		st, err := s.Step(ttd.Forward)
+		if err != nil || st.Reason == ttd.StopEndOfTrace {
+			t.Fatalf("no thread switch after position %d: %v", s.End()/2, err)
+		}
+		if st.Tid != t0 {
+			t1 = st.Tid
+			break
+		}
+	}
+	at := s.Position()
+	before, _ := s.Registers(t1)
+	pid := c.send("qC")[len("QCp"):]
+	pid = pid[:strings.IndexByte(pid, '.')]
+	thread := fmt.Sprintf("p%s.%x", pid, t1)
+	if r := c.send("Hc" + thread); r != "OK" {
+		t.Fatal(r)
+	}
+	r := c.send("bs")
+	if !strings.Contains(r, "thread:"+thread+";") {
+		t.Fatalf("reverse-stepi of thread %d stopped with %q", t1, r)
+	}
+	if s.Position() >= at-1 {
+		t.Errorf("reverse-stepi of thread %d at %d went to %d: the other thread's instruction at %d is not %d's", t1, at, s.Position(), at-1, t1)
+	}
+	back, _ := s.Registers(t1)
+	if back.RIP == before.RIP && back.Instructions == before.Instructions {
+		t.Errorf("thread %d did not go back an instruction", t1)
+	}
+	if back.Instructions+1 != before.Instructions {
+		t.Errorf("thread %d: %d instructions after reverse-stepi, want %d", t1, back.Instructions, before.Instructions-1)
+	}
+	// And forward again, to where it was.
+	r = c.send(fmt.Sprintf("vCont;s:%s", thread))
+	if !strings.Contains(r, "thread:"+thread+";") || s.Position() != at {
+		t.Errorf("stepi of thread %d: %q at %d, want back at %d", t1, r, s.Position(), at)
+	}
+}
