@@ -81,10 +81,13 @@ func RunGDB(t *ttd.Target, gdbArgs []string, stdin io.Reader, stdout, stderr io.
 	}
 	script.Close()
 	args := []string{"-q", "-x", script.Name()}
-	if exe := (&Server{s: t.Session()}).exePath(); exe != "" {
-		if _, err := os.Stat(exe); err == nil {
-			args = append(args, exe)
+	if exe, err := exeFile(t.Session()); err != nil {
+		return 1, err
+	} else if exe != nil {
+		if exe.temp {
+			defer os.Remove(exe.path)
 		}
+		args = append(args, exe.path)
 	}
 	// The user's arguments come after the connection, so that their
 	// commands (-ex, -x) run on the recording.
@@ -100,4 +103,44 @@ func RunGDB(t *ttd.Target, gdbArgs []string, stdin io.Reader, stdout, stderr io.
 		return 1, err
 	}
 	return 0, nil
+}
+
+type exeCopy struct {
+	path string
+	temp bool
+}
+
+// exeFile is the executable gdb reads symbols from: the recorded file
+// when it is still there, else a temporary copy of the one embedded in
+// the trace (ttd record --embed-binaries), else none.
+func exeFile(s *ttd.Session) (*exeCopy, error) {
+	mods, err := s.Modules()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mods {
+		if m.Path == "" || m.Path[0] == '[' {
+			continue
+		}
+		if _, err := os.Stat(m.Path); err == nil {
+			return &exeCopy{path: m.Path}, nil
+		}
+		if m.Data == nil {
+			return nil, nil
+		}
+		f, err := os.CreateTemp("", "ttd-exe-*")
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.Write(m.Data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return nil, err
+		}
+		return &exeCopy{path: f.Name(), temp: true}, nil
+	}
+	return nil, nil
 }

@@ -519,7 +519,7 @@ func (srv *Server) stopReply(st ttd.Stop, sig int) string {
 				tid = ev.Tid
 			}
 			if ev.Record != nil && ev.Record.Signal.Signo != 0 {
-				sig = ev.Record.Signal.Signo
+				sig = gdbSignal(ev.Record.Signal.Signo)
 			}
 		}
 	case ttd.StopStartOfTrace:
@@ -676,4 +676,24 @@ func ParsePosition(text string, end uint64) (uint64, error) {
 		return 0, fmt.Errorf("bad position %q: a number, start, end or N%%", text)
 	}
 	return min(v, end), nil
+}
+
+// linuxToGDB maps Linux signal numbers 1-31 to the protocol's, which are
+// gdb's own (enum gdb_signal): SIGBUS is 10 there, SIGUSR1 30...
+var linuxToGDB = [32]int{0, 1, 2, 3, 4, 5, 6, 10, 8, 9, 30, 11, 31, 13, 14, 15,
+	143, 20, 19, 17, 18, 21, 22, 16, 24, 25, 26, 27, 28, 23, 32, 12}
+
+// gdbSignal is the protocol's number of Linux signal sig: real-time
+// signals 32 and 33-63 are gdb's REALTIME_32 (77) and REALTIME_33.. (45..),
+// anything else GDB_SIGNAL_UNKNOWN (143).
+func gdbSignal(sig int) int {
+	switch {
+	case sig > 0 && sig < 32:
+		return linuxToGDB[sig]
+	case sig == 32:
+		return 77
+	case sig >= 33 && sig <= 63:
+		return 45 + sig - 33
+	}
+	return 143
 }
