@@ -214,13 +214,36 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		}
 		s.fire(bps, ev)
 	}
-	if in.Op == x86asm.RET && len(s.b.rets) > 0 {
-		if bp := s.b.retAt(in.PC); bp != nil {
-			tid, _ := r.Current()
-			ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c, retval: int64(c.R[x86.RAX])}
-			ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
-			s.fire([]*boundProbe{bp}, ev)
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
+		rr := s.b.retAt(in.PC)
+		if rr == nil {
+			return
 		}
+		if in.Op == x86asm.JMP {
+			// A tail call: a jump out of the function (to another
+			// function, a PLT stub, a body shared with another symbol)
+			// returns from this one, as DTrace's pid provider has it.
+			var target uint64
+			switch a := &in.Args[0]; a.Kind {
+			case x86.KRel:
+				target = a.Imm
+			case x86.KReg:
+				target = c.R[a.Reg]
+			default:
+				return
+			}
+			if target >= rr.lo && target < rr.hi {
+				return
+			}
+			if other := s.b.retAt(target); other != nil && other.bp == rr.bp {
+				return // to the function's .cold part
+			}
+		}
+		bp := rr.bp
+		tid, _ := r.Current()
+		ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c, retval: int64(c.R[x86.RAX])}
+		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
+		s.fire([]*boundProbe{bp}, ev)
 	}
 }
 
