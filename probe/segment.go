@@ -34,6 +34,23 @@ type Record struct {
 	Entry bool   `json:"entry,omitempty"`
 	Agg   string `json:"agg,omitempty"`
 	Fmt   string `json:"fmt,omitempty"`
+	// Trace and Seg place the record among merged partials.
+	Trace string `json:"trace,omitempty"`
+	Seg   int    `json:"seg"`
+}
+
+// seal marks the partial's records and aggregation parts with their
+// trace and segment, and gives every aggregation of the program a part
+// (so that Merge joins consecutive segments).
+func (s *segEval) seal() {
+	for i := range s.part.Records {
+		s.part.Records[i].Trace, s.part.Records[i].Seg = s.part.Trace, s.k
+	}
+	for name := range s.b.P.aggs {
+		series := s.part.Aggs[name]
+		series.seal(s.part.Trace, s.k)
+		s.part.Aggs[name] = series
+	}
 }
 
 // ExitInfo is where a script called exit().
@@ -187,6 +204,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 			break
 		}
 	}
+	s.seal()
 	return s.part, nil
 }
 

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"encoding/json"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -276,5 +278,53 @@ func TestBindErrors(t *testing.T) {
 	}
 	if _, err := p.Bind(openCached(t, path, false)); err == nil || !strings.HasPrefix(err.Error(), "2:1: probe description fn::no_such_function:entry does not match") {
 		t.Errorf("bind: %v", err)
+	}
+}
+
+// TestPartialsAPI: what a Beam runner does — evaluate each segment on
+// its own, send the partials through JSON, merge them in any order —
+// gives the local runner's output.
+func TestPartialsAPI(t *testing.T) {
+	path := recordCalls(t, 2500)
+	src := countScript + `fn::mid:entry /arg0 % 100 == 0/ { printf("mid(%d)\n", arg0); }
+fn::mid:entry /arg0 == 120/ { trunc(@calls, 1); }`
+	want, _, _ := runScript(t, path, src, 2)
+	p, err := Compile(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CarriesState() {
+		t.Fatal("the script carries no state")
+	}
+	b, err := p.Bind(openCached(t, path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*Partial
+	for k := 0; k < b.Segments(); k++ {
+		pt, err := b.EvalSegment(k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := json.Marshal(pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Partial
+		if err := json.Unmarshal(js, &back); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, &back)
+	}
+	rand.New(rand.NewSource(3)).Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+	// Merge in a tree of random shape.
+	for len(parts) > 1 {
+		i := len(parts) / 3
+		parts = append(append(parts[:i:i], Merge(parts[i], parts[i+1])), parts[i+2:]...)
+	}
+	var out, errs strings.Builder
+	p.Finish(b, parts...).Print(&out, &errs)
+	if out.String() != want {
+		t.Errorf("merged partials:\n%s\nlocal runner:\n%s", out.String(), want)
 	}
 }
