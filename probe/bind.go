@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/symbols"
 	"ttd/ttd"
@@ -228,7 +229,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 		}
 	case "syscall":
 		for nr := 0; nr < 512; nr++ {
-			name := ttd.SyscallName(nr)
+			name := linux.SyscallName(nr)
 			if strings.HasPrefix(name, "syscall_") || !glob(pr.Func, name) {
 				continue
 			}

@@ -3,7 +3,6 @@ package probe
 import (
 	"encoding/binary"
 
-	"ttd/reader"
 	"ttd/x86"
 )
 
@@ -66,7 +65,7 @@ func (s *segEval) earlier(addr uint64, buf []byte, known, blocked []bool) {
 			missing = true
 			a := addr + uint64(i)
 			pn := a >> x86.PageShift
-			if p, ok := sg.Page(pn); ok && p.Known && p.Touched()&(1<<((a&(x86.PageSize-1))>>reader.LineShift)) != 0 {
+			if sg.Touched(a) {
 				need = true
 				break
 			}
