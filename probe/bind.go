@@ -289,7 +289,8 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			return 0, errAt(pr.P, "line probes need the program's DWARF, and this trace has no symbols")
 		}
 		ln, _ := strconv.Atoi(pr.Name)
-		for _, a := range b.T.Syms.LineToPCs(pr.Func, ln) {
+		addrs, _ := b.T.Syms.BreakpointLine(pr.Func, ln)
+		for _, a := range addrs {
 			fn, _, _ := b.T.Syms.PCToFunc(a)
 			bp := get(fmt.Sprintf("l%x", a), func() *boundProbe {
 				bp := &boundProbe{Prov: "line", Mod: pr.Func, Func: fn, Name: pr.Name, Addr: a}

@@ -181,7 +181,11 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	stops := func(yield func(uint64) bool) {
 		if every != 0 {
-			for p := (from/every + 1) * every; p < to; p += every {
+			p := (from + every - 1) / every * every
+			if p == 0 {
+				p = every
+			}
+			for ; p < to; p += every {
 				if !yield(p) {
 					return
 				}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"ttd/emu"
+	"ttd/reader"
 	"ttd/recorder"
 )
 
@@ -326,5 +328,39 @@ fn::mid:entry /arg0 == 120/ { trunc(@calls, 1); }`
 	p.Finish(b, parts...).Print(&out, &errs)
 	if out.String() != want {
 		t.Errorf("merged partials:\n%s\nlocal runner:\n%s", out.String(), want)
+	}
+}
+
+// The other providers, with known answers: leaf writes counter 600
+// times (values 1..600) and reads it 601 times (600 increments and the
+// final printf); line 7 is leaf's; the program exits with 0.
+func TestOtherProviders(t *testing.T) {
+	var ref string
+	for _, every := range []uint64{2500, 50_000_000} {
+		path := recordCalls(t, every)
+		out, errs, _ := runScript(t, path, `#pragma D option quiet
+watch:counter:4:write { @w = count(); @v = max(arg1); }
+watch:counter:4:read { @r = count(); }
+line:calls.c:7 { @l = count(); }
+profile:::1000 { @p = count(); }
+proc:::exit { printf("exit %d\n", arg0); }`, 2)
+		if errs != "" {
+			t.Fatalf("stderr: %s", errs)
+		}
+		tr, err := reader.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticks := (tr.End() - 1) / 1000
+		tr.Close()
+		for _, want := range []string{"exit 0\n", "\n              600\n", "\n              600\n\n              600\n\n              601\n\n              600\n", "\n" + fmt.Sprintf("%17d", ticks) + "\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("checkpoints every %d: output lacks %q:\n%s", every, want, out)
+			}
+		}
+		if ref != "" && out != ref {
+			t.Errorf("the split changes the output:\n%s\nvs\n%s", out, ref)
+		}
+		ref = out
 	}
 }
