@@ -364,3 +364,18 @@ proc:::exit { printf("exit %d\n", arg0); }`, 2)
 		ref = out
 	}
 }
+
+// ustack unwinds through CFI from a probe, as DTrace prints it.
+func TestUstack(t *testing.T) {
+	path := recordCalls(t, 2500)
+	out, errs, _ := runScript(t, path, `#pragma D option quiet
+fn::leaf:entry /arg0 == 5/ { @[ustack(3)] = count(); }`, 2)
+	for _, want := range []string{"\n              calls`leaf\n              calls`mid+0x", "\n              calls`main+0x"} {
+		if !strings.Contains(out, want) || errs != "" {
+			t.Errorf("output lacks %q:\n%s\nstderr: %s", want, out, errs)
+		}
+	}
+	if strings.Count(out, "calls`leaf") != 2 {
+		t.Errorf("leaf(5) is called from two places in mid:\n%s", out)
+	}
+}
