@@ -31,11 +31,11 @@ type AggState struct {
 // aggDecl is what the script says of an aggregation: its function, the
 // number of keys and, for lquantize, the constant parameters.
 type aggDecl struct {
-	Name             string
-	Fn               string
-	NKeys            int
-	Low, High, Step  int64 // lquantize
-	pos              Pos
+	Name            string
+	Fn              string
+	NKeys           int
+	Low, High, Step int64 // lquantize
+	pos             Pos
 }
 
 // add folds one value into s.

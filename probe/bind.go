@@ -29,13 +29,13 @@ type Target struct {
 
 // boundProbe is one probe of a target that some clause enabled.
 type boundProbe struct {
-	ID                   int
+	ID                    int
 	Prov, Mod, Func, Name string
-	Addr, Size           uint64 // fn, line: where; return: the function
-	clauses              []*Clause
+	Addr, Size            uint64 // fn, line: where; return: the function
+	clauses               []*Clause
 	// watch
-	wlo, whi   uint64
-	wr, ww     bool
+	wlo, whi uint64
+	wr, ww   bool
 }
 
 func (bp *boundProbe) label() string {
@@ -341,7 +341,6 @@ func (b *Bound) wantBlock(pc, end uint64) bool {
 	}
 	return j > 0 && b.retAt(pc) != nil
 }
-
 
 // retAt finds the return probe range whose code holds pc (function
 // bodies do not overlap, so the last range starting at or before pc is

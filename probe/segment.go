@@ -98,13 +98,13 @@ type segEval struct {
 	// stopped is set by exit(): later events are ignored. stopNow also
 	// ends the clause running (END's exit).
 	stopped, stopNow bool
-	specs    map[int]*spec
-	nextSpec int
-	ev       event
-	one      [1]*boundProbe
-	cr       clauseRun
-	keys     []Value
-	keyBuf   []byte
+	specs            map[int]*spec
+	nextSpec         int
+	ev               event
+	one              [1]*boundProbe
+	cr               clauseRun
+	keys             []Value
+	keyBuf           []byte
 	// memory
 	lookback bool
 }
