@@ -215,3 +215,12 @@ func TestReanimateStaysInRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestReanimateSqlite: sqlite3 creates, fills, indexes and updates a
+// database (pwrite, fdatasync, journals created and unlinked, locks).
+func TestReanimateSqlite(t *testing.T) {
+	sq := tool(t, "sqlite3")
+	sql := "create table t(a, b); insert into t values (1, 'one'), (2, 'two'); create index i on t(b); " +
+		"update t set a = a + 10; delete from t where a = 11; insert into t select a*2, b || b from t;"
+	threeWays(t, none, false, sq, "db.sqlite", sql)
+}

@@ -88,6 +88,10 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
 			s := &ev.Record.Syscall
+			if mapsMemory[s.Nr] {
+				mem.shadow.merge(r.Cut())
+				mem.shadow.syscall(s.Nr, s.Args, s.Result)
+			}
 			pid, ok := pids[s.Tid]
 			if !ok {
 				pid = s.Tid
@@ -146,6 +150,7 @@ type replayMemory struct {
 	cwd  string
 	have []bool
 	maps []fileMapping // sorted by addr, disjoint
+	shadow shadow
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
 	files map[string]*os.File
@@ -171,6 +176,7 @@ func (m *replayMemory) Read(addr uint64, b []byte) int {
 	have := m.have[:len(b)]
 	clear(have)
 	m.r.Known(addr, b, have)
+	m.shadow.fill(addr, b, have)
 	miss := 0
 	for _, h := range have {
 		if !h {
