@@ -146,10 +146,10 @@ type fileMapping struct {
 // replayMemory is guest memory at a syscall: what the re-simulation
 // knows (Replay.Known), and for the rest, the files mapped there.
 type replayMemory struct {
-	r    *reader.Replay
-	cwd  string
-	have []bool
-	maps []fileMapping // sorted by addr, disjoint
+	r      *reader.Replay
+	cwd    string
+	have   []bool
+	maps   []fileMapping // sorted by addr, disjoint
 	shadow shadow
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
