@@ -36,8 +36,9 @@ func pageDown(a uint64) uint64 { return a &^ (pageSize - 1) }
 func pageUp(a uint64) uint64   { return (a + pageSize - 1) &^ (pageSize - 1) }
 
 // mappedFile is a host file backing one or more mappings. Its pages are
-// copied into guest memory when first touched; later writes to either
-// side are not propagated (MAP_SHARED is emulated as a private copy).
+// copied into guest memory when first touched; what the program writes
+// through a shared mapping goes back to the file (mm_shared.go), later
+// writes to the file are not seen through the mapping.
 type mappedFile struct {
 	fd   int
 	path string
@@ -122,6 +123,7 @@ type MM struct {
 	gen      uint64 // counts changes to vmas (Gen)
 	brkStart uint64
 	brk      uint64
+	pristine sharedPages // pages of shared file mappings as read (mm_shared.go)
 }
 
 // Gen counts the changes to the address space's regions: Regions returns
@@ -161,6 +163,9 @@ func (mm *MM) source(pn uint64) *x86.Page {
 			}
 			buf = buf[k:]
 			off += int64(k)
+		}
+		if v.shared {
+			mm.keepPristine(pn, p)
 		}
 	}
 	return p
@@ -249,6 +254,8 @@ func (mm *MM) split(addr uint64) {
 // dropPages forgets the materialised pages of [lo, hi); they come back
 // from their VMA (zeros or file contents) when touched again.
 func (mm *MM) dropPages(lo, hi uint64) {
+	mm.writeBack(lo, hi)
+	mm.forgetPristine(lo, hi)
 	var pns []uint64
 	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) { pns = append(pns, pn) })
 	for _, pn := range pns {
@@ -265,6 +272,7 @@ func (mm *MM) unmap(lo, hi uint64) {
 	}
 	mm.split(lo)
 	mm.split(hi)
+	mm.writeBack(lo, hi) // before the mappings and their files go
 	i := mm.index(lo)
 	j := i
 	for j < len(mm.vmas) && mm.vmas[j].start < hi {
@@ -363,6 +371,7 @@ func (mm *MM) move(lo, n, dst uint64) {
 		mm.Code.InvalidatePage(x.pn)
 		mm.Mem.SetPage(x.pn, nil)
 	}
+	mm.movePristine(lo, n, dst)
 	delta := dst - lo
 	for _, v := range moved {
 		v.start += delta
