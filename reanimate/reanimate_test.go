@@ -224,3 +224,10 @@ func TestReanimateSqlite(t *testing.T) {
 		"update t set a = a + 10; delete from t where a = 11; insert into t select a*2, b || b from t;"
 	threeWays(t, none, false, sq, "db.sqlite", sql)
 }
+
+// TestReanimateMmap: files written through MAP_SHARED mappings (msync,
+// munmap, exit) and a private mapping that must not write, natively,
+// recorded (emu writes back) and reanimated (the write-backs replayed).
+func TestReanimateMmap(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "testdata/mmap_write.c"))
+}

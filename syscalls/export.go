@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/tracefile"
 )
@@ -57,6 +58,13 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	d := &decoder{m: mem, strSize: opts.StrSize}
 	var call Call
 	var sinkErr error
+	var shared sharedMaps
+	emitShared := func(w *SharedWrite) error {
+		if sw, ok := sink.(SharedWriter); ok {
+			return sw.SharedWrite(w)
+		}
+		return nil
+	}
 	r.OnEvent = func(ev *reader.Event) {
 		if sinkErr != nil {
 			return
@@ -88,13 +96,26 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
 			s := &ev.Record.Syscall
-			if mapsMemory[s.Nr] {
-				mem.shadow.merge(r.Cut())
-				mem.shadow.syscall(s.Nr, s.Args, s.Result)
-			}
 			pid, ok := pids[s.Tid]
 			if !ok {
 				pid = s.Tid
+			}
+			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
+				// Before the shadow forgets what the call unmapped.
+				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
+				if err := shared.syscall(&c, mem, func(w *SharedWrite) error {
+					if opts.Pid != 0 && w.Pid != opts.Pid {
+						return nil
+					}
+					return emitShared(w)
+				}); err != nil {
+					sinkErr = err
+					return
+				}
+			}
+			if mapsMemory[s.Nr] {
+				mem.shadow.merge(r.Cut())
+				mem.shadow.syscall(s.Nr, s.Args, s.Result)
 			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return
@@ -117,6 +138,8 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			st.Calls++
 			sinkErr = sink.Call(&call)
+		case reader.EventExit:
+			sinkErr = shared.exit(ev.Position, ev.Tid, mem, emitShared)
 		}
 	}
 	err = r.RunTo(^uint64(0))
@@ -229,6 +252,13 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 		}
 	}
 	return miss
+}
+
+// known fills the bytes of b the program's own execution determined:
+// what the re-simulation knows, not the files' or the zeros' guesses.
+func (m *replayMemory) known(addr uint64, b []byte, have []bool) {
+	m.r.Known(addr, b, have)
+	m.shadow.fill(addr, b, have)
 }
 
 func (m *replayMemory) zero(a uint64) bool {

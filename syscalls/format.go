@@ -273,3 +273,40 @@ func appendCSV(b, f []byte) []byte {
 }
 
 func (s *csvSink) End(e *tracefile.Exit) error { return s.w.Flush() }
+
+// SharedWrite writes a shared mapping's write-back as its own line:
+// {"pos":…,"pid":…,"tid":…,"shared_write":{"why":"munmap","addr":…,
+// "fd":…,"offset":…,"len":…,"missing":…,"base64":…}}; bytes the
+// recording does not know are zeros in base64 and counted in missing.
+func (s *jsonSink) SharedWrite(w *SharedWrite) error {
+	b := append(s.line[:0], `{"pos":`...)
+	b = strconv.AppendUint(b, w.Pos, 10)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(w.Pid), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(w.Tid), 10)
+	b = append(b, `,"shared_write":{"why":"`...)
+	b = append(b, w.Why...)
+	b = append(b, `","addr":`...)
+	b = strconv.AppendUint(b, w.Addr, 10)
+	b = append(b, `,"fd":`...)
+	b = strconv.AppendInt(b, int64(w.Fd), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendUint(b, w.Off, 10)
+	b = append(b, `,"len":`...)
+	b = strconv.AppendInt(b, int64(len(w.Data)), 10)
+	miss := 0
+	for _, k := range w.Known {
+		if !k {
+			miss++
+		}
+	}
+	b = append(b, `,"missing":`...)
+	b = strconv.AppendInt(b, int64(miss), 10)
+	b = append(b, `,"base64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, w.Data)
+	b = append(b, "\"}}\n"...)
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}

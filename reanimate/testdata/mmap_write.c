@@ -1,5 +1,6 @@
 /* Writes files through MAP_SHARED mappings: one written back by msync
- * and munmap, one grown with ftruncate and left mapped until exit, and a
+ * and munmap (with a pwrite to the file in between and a byte stored
+ * past its end), one grown with ftruncate and left mapped until exit, and a
  * private mapping whose writes must not reach its file. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,8 +19,12 @@ int main(void)
 	for (int i = 0; i < 10000; i += 7)
 		p[i] = (char)('a' + i % 26);
 	memcpy(p + 5000, "written through the mapping", 27);
+	p[10001] = 'X'; /* past the end of the file, in its last page: never written */
 	if (msync(p, 10000, MS_SYNC) < 0)
 		return 3;
+	/* The file changes under the mapping; the bytes the program does not
+	 * change again through the mapping keep what pwrite put there. */
+	pwrite(fd, "ZZ", 2, 0);
 	memcpy(p + 100, "after msync", 11);
 	munmap(p, 10000);
 	close(fd);
