@@ -92,8 +92,8 @@ func (t *Thread) syscall() {
 	if a.Nr >= 0 && a.Nr < len(syscallTable) {
 		ent = &syscallTable[a.Nr]
 	}
-	if (ent == nil || ent.Fn == nil) && p.cfg.Verbose && !p.reported[a.Nr] {
-		p.reported[a.Nr] = true
+	if (ent == nil || ent.Fn == nil) && p.cfg.Verbose && !p.m.reported[a.Nr] {
+		p.m.reported[a.Nr] = true
 		name := linux.SyscallName(a.Nr)
 		note := ""
 		if ent != nil && ent.Note != "" {

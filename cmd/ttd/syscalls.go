@@ -2,11 +2,9 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"ttd/reader"
 	"ttd/syscalls"
@@ -64,26 +62,3 @@ func syscallsCmd(name string, args []string) int {
 	return 0
 }
 
-// parseInterspersed parses flags that may come before or after the
-// positional arguments ("ttd syscalls TRACE --pid 3").
-func parseInterspersed(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" || !strings.HasPrefix(args[0], "-") {
-			if args[0] == "--" {
-				pos = append(pos, args[1:]...)
-				break
-			}
-			pos = append(pos, args[0])
-			args = args[1:]
-		}
-	}
-	return fs.Parse(append([]string{"--"}, pos...))
-}
