@@ -107,6 +107,9 @@ func sameTree(t testing.TB, want, got string) {
 				t.Fatal(err)
 			}
 			rel, _ := filepath.Rel(root, p)
+			if rel == "." {
+				return nil // the directory the program ran in, not its work
+			}
 			info, _ := os.Lstat(p)
 			desc := info.Mode().String()
 			switch {
@@ -133,7 +136,7 @@ func sameTree(t testing.TB, want, got string) {
 			t.Errorf("%s: only in the reanimated tree", k)
 		}
 	}
-	if len(w) < 2 {
+	if len(w) < 1 {
 		t.Fatalf("the native tree is empty: the test compared nothing")
 	}
 }
