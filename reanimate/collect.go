@@ -11,6 +11,7 @@ import (
 // op is a recorded call the replay acts on, with the bytes it needs.
 type op struct {
 	pos      uint64
+	entry    uint64 // where it was entered (pos unless it blocked)
 	pid, tid int
 	nr       int
 	raw      [6]uint64
@@ -60,7 +61,7 @@ func (c *collector) Call(call *syscalls.Call) error {
 	if call.Nr == linux.SysMmap && (call.Raw[3]&linux.MAP_TYPE != linux.MAP_SHARED && call.Raw[3]&linux.MAP_TYPE != 3 || call.Raw[3]&linux.MAP_ANONYMOUS != 0) {
 		return nil // only shared file mappings matter
 	}
-	o := op{pos: call.Pos, pid: call.Pid, tid: call.Tid, nr: call.Nr, raw: call.Raw, ret: call.Ret, text: string(call.Text)}
+	o := op{pos: call.Pos, entry: call.Entry, pid: call.Pid, tid: call.Tid, nr: call.Nr, raw: call.Raw, ret: call.Ret, text: string(call.Text)}
 	for _, a := range call.Args {
 		if a.Type == syscalls.ArgString {
 			if o.npaths < 2 {
@@ -110,7 +111,7 @@ func (c *collector) Call(call *syscalls.Call) error {
 
 // SharedWrite keeps a shared mapping's write-back (syscalls.SharedWriter).
 func (c *collector) SharedWrite(w *syscalls.SharedWrite) error {
-	c.ops = append(c.ops, op{pos: w.Pos, pid: w.Pid, tid: w.Tid, shared: true, raw: [6]uint64{w.Addr, w.MapPos},
+	c.ops = append(c.ops, op{pos: w.Pos, entry: w.Pos, pid: w.Pid, tid: w.Tid, shared: true, raw: [6]uint64{w.Addr, w.MapPos},
 		data: append([]byte(nil), w.Data...), known: append([]bool(nil), w.Known...),
 		text: fmt.Sprintf("write-back of the shared mapping at %#x (%s, %d bytes)", w.Addr, w.Why, len(w.Data))})
 	return nil

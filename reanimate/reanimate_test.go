@@ -24,11 +24,16 @@ func skipOutsideCI(t testing.TB, format string, args ...any) {
 
 func buildC(t testing.TB, src string) string {
 	t.Helper()
+	return buildCArgs(t, src)
+}
+
+func buildCArgs(t testing.TB, src string, flags ...string) string {
+	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		skipOutsideCI(t, "gcc: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
-	if b, err := exec.Command("gcc", "-O2", "-o", out, src).CombinedOutput(); err != nil {
+	if b, err := exec.Command("gcc", append(append([]string{"-O2"}, flags...), "-o", out, src)...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", src, err, b)
 	}
 	return out
@@ -233,4 +238,16 @@ func TestReanimateSqlite(t *testing.T) {
 // recorded (emu writes back) and reanimated (the write-backs replayed).
 func TestReanimateMmap(t *testing.T) {
 	threeWays(t, none, false, buildC(t, "testdata/mmap_write.c"))
+}
+
+// TestReanimateThreads: threads writing files of their own and passing
+// lines through a pipe; the replay runs a worker per recorded thread.
+// The native run's pipe order differs from the recording's, so the
+// recorded run's tree is the reference for from_pipe.txt.
+func TestReanimateThreads(t *testing.T) {
+	prog := buildCArgs(t, "testdata/threads_files.c", "-pthread")
+	dirB, root := t.TempDir(), t.TempDir()
+	trace := record(t, dirB, prog)
+	rep := reanimate(t, trace, root, "")
+	sameTree(t, dirB, filepath.Join(root, rep.Cwd))
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -128,9 +129,7 @@ func replayOps(ops []op, cwd string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	start := time.Now()
-	for i := range ops {
-		p.do(&ops[i], cwd)
-	}
+	p.run(ops, cwd)
 	rep.Elapsed = time.Since(start)
 	for _, pr := range p.procs {
 		for _, f := range pr.fds {
@@ -141,6 +140,54 @@ func replayOps(ops []op, cwd string, opts Options) (*Report, error) {
 		unix.Close(m.fd)
 	}
 	return rep, nil
+}
+
+// run re-executes ops with one worker per recorded thread. A call waits
+// for every call that completed before it was entered (the recorded
+// order of calls that did not overlap, pipes between threads included);
+// calls that overlapped in the recording may run in either order. The
+// replay's state (descriptors, working directories) is shared under a
+// lock, so one call runs at a time.
+func (p *replayer) run(ops []op, cwd string) {
+	need := make([]int, len(ops))
+	byTid := map[int][]int{}
+	var tids []int
+	for i := range ops {
+		e := ops[i].entry
+		if e == 0 || e > ops[i].pos {
+			e = ops[i].pos
+		}
+		need[i] = sort.Search(len(ops), func(j int) bool { return ops[j].pos >= e })
+		if _, ok := byTid[ops[i].tid]; !ok {
+			tids = append(tids, ops[i].tid)
+		}
+		byTid[ops[i].tid] = append(byTid[ops[i].tid], i)
+	}
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	done := make([]bool, len(ops))
+	mark := 0 // ops[:mark] are all done
+	var wg sync.WaitGroup
+	for _, tid := range tids {
+		wg.Add(1)
+		go func(list []int) {
+			defer wg.Done()
+			for _, i := range list {
+				mu.Lock()
+				for mark < need[i] {
+					cond.Wait()
+				}
+				p.do(&ops[i], cwd)
+				done[i] = true
+				for mark < len(ops) && done[mark] {
+					mark++
+				}
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		}(byTid[tid])
+	}
+	wg.Wait()
 }
 
 func (p *replayer) proc(pid int, cwd string) *process {

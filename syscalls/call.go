@@ -9,7 +9,10 @@ import (
 
 // Call is one syscall of the recording, decoded.
 type Call struct {
-	Pos      uint64 // the position it completed at
+	Pos uint64 // the position it completed at
+	// Entry is the position it was entered at: Pos, unless the thread
+	// blocked in it while others ran (then the position it stopped at).
+	Entry    uint64
 	Pid, Tid int
 	Nr       int
 	Name     string

@@ -55,6 +55,10 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	mem := newReplayMemory(r, t.Header.Cwd)
 	defer mem.close()
 	pids := map[int]int{}
+	// Blocking calls: a thread that stops running at a syscall and
+	// resumes with its completion was blocked in it since it stopped.
+	running := 0
+	stopped, resumed := map[int]uint64{}, map[int]uint64{}
 	d := &decoder{m: mem, strSize: opts.StrSize}
 	var call Call
 	var sinkErr error
@@ -70,6 +74,12 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			return
 		}
 		switch ev.Kind {
+		case reader.EventThreadSwitch:
+			if running != 0 {
+				stopped[running] = ev.Position
+			}
+			running = ev.Tid
+			resumed[ev.Tid] = ev.Position
 		case reader.EventThreadStart:
 			s := ev.Record.ThreadStart
 			if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
@@ -122,6 +132,10 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			call.Pos, call.Pid, call.Tid, call.Nr, call.Raw, call.Ret = ev.Position, pid, s.Tid, s.Nr, s.Args, s.Result
 			call.NoReturn = false
+			call.Entry = ev.Position
+			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == ev.Position && st < ev.Position {
+				call.Entry = st
+			}
 			d.decode(&call)
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {

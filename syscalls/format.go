@@ -92,6 +92,10 @@ type jsonSink struct {
 func (s *jsonSink) Call(c *Call) error {
 	b := append(s.line[:0], `{"pos":`...)
 	b = strconv.AppendUint(b, c.Pos, 10)
+	if c.Entry != c.Pos {
+		b = append(b, `,"entry":`...)
+		b = strconv.AppendUint(b, c.Entry, 10)
+	}
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(c.Pid), 10)
 	b = append(b, `,"tid":`...)

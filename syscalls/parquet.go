@@ -18,6 +18,7 @@ const rowGroupRows = 16384
 type parquetRow struct {
 	Kind     string          `parquet:"kind,dict"`
 	Pos      int64           `parquet:"pos"`
+	Entry    int64           `parquet:"entry"`
 	Pid      int32           `parquet:"pid"`
 	Tid      int32           `parquet:"tid"`
 	Nr       int32           `parquet:"nr"`
@@ -68,7 +69,7 @@ func (s *parquetSink) write() error {
 func (s *parquetSink) Call(c *Call) error {
 	r := &s.row[0]
 	args, bufs := r.Args[:0], r.Buffers[:0]
-	*r = parquetRow{Kind: "syscall", Pos: int64(c.Pos), Pid: int32(c.Pid), Tid: int32(c.Tid), Nr: int32(c.Nr), Name: c.Name,
+	*r = parquetRow{Kind: "syscall", Pos: int64(c.Pos), Entry: int64(c.Entry), Pid: int32(c.Pid), Tid: int32(c.Tid), Nr: int32(c.Nr), Name: c.Name,
 		Ret: c.Ret, Returned: !c.NoReturn, Strace: string(c.Text) + " = " + string(c.RetText)}
 	if e := c.Errno(); e != 0 {
 		r.Errno = e.Name()
@@ -89,7 +90,7 @@ func (s *parquetSink) Call(c *Call) error {
 func (s *parquetSink) SharedWrite(w *SharedWrite) error {
 	r := &s.row[0]
 	args, bufs := r.Args[:0], r.Buffers[:0]
-	*r = parquetRow{Kind: "shared_write", Pos: int64(w.Pos), Pid: int32(w.Pid), Tid: int32(w.Tid), Nr: -1, Name: w.Why}
+	*r = parquetRow{Kind: "shared_write", Pos: int64(w.Pos), Entry: int64(w.Pos), Pid: int32(w.Pid), Tid: int32(w.Tid), Nr: -1, Name: w.Why}
 	args = append(args, parquetArg{Type: ArgFd.String(), Raw: int64(w.Fd), Text: strconv.Itoa(w.Fd)},
 		parquetArg{Type: ArgUint.String(), Raw: int64(w.Off), Text: strconv.FormatUint(w.Off, 10)})
 	miss := 0
