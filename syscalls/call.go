@@ -91,6 +91,8 @@ type decoder struct {
 	c       *Call
 	strSize int    // -s: bytes of a buffer strace prints (<0: all)
 	arena   []byte // the bytes of the call's buffers
+	pollOut []byte // poll's revents list, for its result
+	frame   uint64 // rt_sigreturn: the signal frame it returns from
 	scratch [64]byte
 }
 

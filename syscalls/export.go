@@ -63,6 +63,8 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	var call Call
 	var sinkErr error
 	var shared sharedMaps
+	frames := map[int][]uint64{} // the signal frames of each thread's handlers
+	var sigText []byte
 	emitShared := func(w *SharedWrite) error {
 		if sw, ok := sink.(SharedWriter); ok {
 			return sw.SharedWrite(w)
@@ -132,6 +134,13 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			call.Pos, call.Pid, call.Tid, call.Nr, call.Raw, call.Ret = ev.Position, pid, s.Tid, s.Nr, s.Args, s.Result
 			call.NoReturn = false
+			d.frame = 0
+			if s.Nr == linux.SysRtSigreturn {
+				if f := frames[s.Tid]; len(f) > 0 {
+					d.frame = f[len(f)-1]
+					frames[s.Tid] = f[:len(f)-1]
+				}
+			}
 			call.Entry = ev.Position
 			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == ev.Position && st < ev.Position {
 				call.Entry = st
@@ -152,6 +161,32 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			st.Calls++
 			sinkErr = sink.Call(&call)
+		case reader.EventSignal:
+			rec := &ev.Record.Signal
+			if rec.FrameAddr != 0 {
+				frames[rec.Tid] = append(frames[rec.Tid], rec.FrameAddr)
+			}
+			ss, ok := sink.(SignalSink)
+			pid, known := pids[rec.Tid]
+			if !known {
+				pid = rec.Tid
+			}
+			if !ok || opts.Pid != 0 && pid != opts.Pid {
+				return
+			}
+			sig := Signal{Pos: ev.Position, Pid: pid, Tid: rec.Tid, Rec: rec}
+			sig.Text = appendSiginfo(sigText[:0], rec, mem)
+			sigText = sig.Text
+			sinkErr = ss.Signal(&sig)
+		case reader.EventThreadExit:
+			rec := ev.Record.ThreadExit
+			pid, known := pids[rec.Tid]
+			if !known {
+				pid = rec.Tid
+			}
+			if ts, ok := sink.(ThreadSink); ok && (opts.Pid == 0 || pid == opts.Pid) {
+				sinkErr = ts.ThreadExit(ev.Position, pid, rec.Tid, rec.Status)
+			}
 		case reader.EventExit:
 			sinkErr = shared.exit(ev.Position, ev.Tid, mem, emitShared)
 		}

@@ -71,6 +71,34 @@ func (s *straceSink) Call(c *Call) error {
 	return err
 }
 
+// Signal prints a delivery as strace does: "--- SIGUSR1 {...} ---".
+func (s *straceSink) Signal(sig *Signal) error {
+	b := s.line[:0]
+	if s.many {
+		b = append(b, "[pid "...)
+		b = strconv.AppendInt(b, int64(sig.Tid), 10)
+		b = append(b, "] "...)
+	}
+	b = append(b, "--- "...)
+	b = append(b, linux.SignalName(sig.Rec.Signo)...)
+	b = append(b, ' ')
+	b = append(b, sig.Text...)
+	b = append(b, " ---\n"...)
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// ThreadExit prints "[pid N] +++ exited with S +++" for a thread other
+// than the first (whose end End prints), as strace -f does.
+func (s *straceSink) ThreadExit(pos uint64, pid, tid, status int) error {
+	if tid == s.first || s.first == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(s.w, "[pid %d] +++ exited with %d +++\n", tid, status)
+	return err
+}
+
 func (s *straceSink) End(e *tracefile.Exit) error {
 	if e != nil {
 		switch e.Kind {
