@@ -251,3 +251,9 @@ func TestReanimateThreads(t *testing.T) {
 	rep := reanimate(t, trace, root, "")
 	sameTree(t, dirB, filepath.Join(root, rep.Cwd))
 }
+
+// TestReanimateArgv: paths that are the program's arguments, never read
+// by it.
+func TestReanimateArgv(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "testdata/argv_files.c"), "out.txt", "out.txt", "link")
+}

@@ -13,6 +13,7 @@ import (
 	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/tracefile"
+	"ttd/x86"
 )
 
 // Options select what an export covers.
@@ -54,6 +55,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	r.Track()
 	mem := newReplayMemory(r, t.Header.Cwd)
 	defer mem.close()
+	argsSet := false
 	pids := map[int]int{}
 	// Blocking calls: a thread that stops running at a syscall and
 	// resumes with its completion was blocked in it since it stopped.
@@ -74,6 +76,14 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	r.OnEvent = func(ev *reader.Event) {
 		if sinkErr != nil {
 			return
+		}
+		if !argsSet {
+			// The first thread's registers at the start of the
+			// recording: its stack pointer points at argc.
+			if _, cpus := r.Threads(); len(cpus) == 1 && cpus[0].R[x86.RSP] != 0 {
+				mem.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
+				argsSet = true
+			}
 		}
 		switch ev.Kind {
 		case reader.EventThreadSwitch:
@@ -223,6 +233,7 @@ type replayMemory struct {
 	have   []bool
 	maps   []fileMapping // sorted by addr, disjoint
 	shadow shadow
+	argv   initialArgs
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
 	files map[string]*os.File
@@ -291,6 +302,7 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 			a = e
 		}
 	}
+	m.argv.fill(m, addr, b, have)
 	miss := 0
 	for k, h := range have {
 		if !h && m.zero(addr+uint64(k)) {
@@ -444,3 +456,60 @@ func (m *replayMemory) unmap(addr, n uint64, modules bool) {
 
 // errorf names the package in errors.
 func errorf(format string, args ...any) error { return fmt.Errorf("syscalls: "+format, args...) }
+
+// initialArgs are the program's arguments as the loader left them at the
+// top of the initial stack, before the recording began: the trace's
+// header has their text, and argv's pointers (read by the program) give
+// their places. A program that passes argv[1] to open without reading
+// it needs them.
+type initialArgs struct {
+	sp   uint64 // the initial stack pointer: argc, then argv's pointers
+	args []string
+	ptrs []uint64 // argv[i], 0 while unknown
+}
+
+func (a *initialArgs) fill(m *replayMemory, addr uint64, b []byte, have []bool) {
+	if a.sp == 0 || len(a.args) == 0 {
+		return
+	}
+	if a.ptrs == nil {
+		// argc must agree with the header, else the guess is off.
+		var w [8]byte
+		var h [8]bool
+		m.known(a.sp, w[:], h[:])
+		if h != [8]bool{true, true, true, true, true, true, true, true} || int(le64(w[:], 0)) != len(a.args) {
+			a.sp = 0
+			return
+		}
+		a.ptrs = make([]uint64, len(a.args))
+	}
+	for i, s := range a.args {
+		p := a.ptrs[i]
+		if p == 0 {
+			var w [8]byte
+			var h [8]bool
+			m.known(a.sp+8+8*uint64(i), w[:], h[:])
+			if h != [8]bool{true, true, true, true, true, true, true, true} {
+				continue
+			}
+			p = le64(w[:], 0)
+			a.ptrs[i] = p
+		}
+		end := p + uint64(len(s)) + 1
+		if addr >= end || addr+uint64(len(b)) <= p {
+			continue
+		}
+		for k := range b {
+			x := addr + uint64(k)
+			if have[k] || x < p || x >= end {
+				continue
+			}
+			if x == end-1 {
+				b[k] = 0
+			} else {
+				b[k] = s[x-p]
+			}
+			have[k] = true
+		}
+	}
+}
