@@ -143,11 +143,12 @@ func NewMM() *MM {
 
 // fork returns a copy of the address space for a child process: the
 // same mappings, and the pages shared copy-on-write (pages of shared
-// anonymous mappings stay shared for writing).
+// mappings, anonymous or of a file, stay shared for writing, with their
+// pristine copies: mm_shared.go).
 func (mm *MM) fork() *MM {
 	var shared []*vma
 	for _, v := range mm.vmas {
-		if v.shared && v.file == nil {
+		if v.shared {
 			shared = append(shared, v)
 			// Both processes must see one page: make them all exist.
 			for a := v.start; a < v.end; a += pageSize {
@@ -168,6 +169,12 @@ func (mm *MM) fork() *MM {
 		}
 	}
 	n := &MM{Mem: mm.Mem.Fork(keep), brkStart: mm.brkStart, brk: mm.brk, gen: mm.gen}
+	if len(mm.pristine) > 0 {
+		n.pristine = make(sharedPages, len(mm.pristine))
+		for pn, c := range mm.pristine {
+			n.pristine[pn] = c // one copy for the one shared page
+		}
+	}
 	n.Code = x86.NewCodeCache(n.Mem)
 	n.Mem.Source = n.source
 	n.vmas = make([]*vma, len(mm.vmas))
@@ -186,6 +193,7 @@ func (mm *MM) release() {
 		mm.users--
 		return
 	}
+	mm.writeBack(0, taskSize) // shared file mappings reach their files at exit
 	for _, v := range mm.vmas {
 		v.file.unref()
 	}

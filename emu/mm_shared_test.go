@@ -19,8 +19,20 @@ func TestSharedMappingWriteBack(t *testing.T) {
 		}
 		t.Skip("SKIPPED (not in CI): needs gcc")
 	}
-	prog := filepath.Join(t.TempDir(), "mmap_write")
-	if b, err := exec.Command("gcc", "-O2", "-o", prog, "../reanimate/testdata/mmap_write.c").CombinedOutput(); err != nil {
+	for _, c := range []struct {
+		name  string
+		files []string
+	}{
+		{"mmap_write", []string{"shared.dat", "grow.dat", "private.dat"}},
+		{"mmap_fork", []string{"forked.dat"}},
+	} {
+		t.Run(c.name, func(t *testing.T) { sharedWriteBack(t, c.name, c.files) })
+	}
+}
+
+func sharedWriteBack(t *testing.T, name string, files []string) {
+	prog := filepath.Join(t.TempDir(), name)
+	if b, err := exec.Command("gcc", "-O2", "-o", prog, "../reanimate/testdata/"+name+".c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	native, emulated := t.TempDir(), t.TempDir()
@@ -38,7 +50,7 @@ func TestSharedMappingWriteBack(t *testing.T) {
 	if st, err := p.Run(); err != nil || st.Code != 0 || st.Signal != 0 {
 		t.Fatalf("under the emulator: %v %v", st, err)
 	}
-	for _, name := range []string{"shared.dat", "grow.dat", "private.dat"} {
+	for _, name := range files {
 		want, err := os.ReadFile(filepath.Join(native, name))
 		if err != nil {
 			t.Fatal(err)
