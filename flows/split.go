@@ -67,10 +67,10 @@ type Flow struct {
 	// At is the position of the trigger; Start and End bound the
 	// positions the flow's threads worked for it (from the send of the
 	// work, when a thread of the recording sent it).
-	At       uint64 `json:"at"`
-	Start    uint64 `json:"start"`
-	End      uint64 `json:"end"`
-	Threads  []int  `json:"threads"`
+	At      uint64 `json:"at"`
+	Start   uint64 `json:"start"`
+	End     uint64 `json:"end"`
+	Threads []int  `json:"threads"`
 	// Filled by Analyze:
 	Instructions uint64     `json:"instructions"`
 	Share        float64    `json:"share"`

@@ -155,4 +155,3 @@ func TestReportInChromium(t *testing.T) {
 	}
 	t.Logf("page and screenshot: %s, %s", file, shot)
 }
-
