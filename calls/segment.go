@@ -83,7 +83,9 @@ type segThread struct {
 	flow           int // the flow the thread works for (Options.FlowOf)
 	pending, tramp bool
 	trampAt        int
-	last           uint64
+	// look is how many more instructions watch looks at (lookLimit).
+	look int
+	last uint64
 	// basePending: the frame on top at the checkpoint may be one the
 	// previous interval could not name yet; baseEntry is the function
 	// this interval found it in (0: none), baseTarget the first
@@ -165,6 +167,7 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 		} else {
 			st.basePending = true
 		}
+		st.look = lookLimit
 		s.threads[tid] = st
 		s.order = append(s.order, tid)
 	}
@@ -316,35 +319,45 @@ func (s *segment) settle(st *segThread, n uint64) {
 	st.last = n
 }
 
-// instruction is the Replay hook: every instruction, a few compares
-// unless it is a call or a ret, or the first of a frame.
-func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
-	if c != s.curCPU {
-		tid, _ := r.Current()
-		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
-	}
-	st := s.cur
-	if st.pending {
-		f := &st.stack[len(st.stack)-1]
-		if f.target == 0 {
-			f.target = in.PC
-		}
-		// The callee's first instruction is its entry; a PLT stub is
-		// not a function's entry, and the frame stays pending through
-		// it.
-		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
-			s.enter(st, f, e.entry)
-			if e.tramp {
-				st.tramp, st.trampAt = true, len(st.stack)-1
+// lookLimit bounds the instructions a frame's start is searched for its
+// function's entry (a PLT stub is three, the lazy-binding path a few
+// more); past it a frame is named at its first call or ret. Looking at
+// every instruction of a frame entered mid-function (the frame on top at
+// a checkpoint) made the analysis of a loop-heavy program 3x slower.
+const lookLimit = 16
+
+// watch names frames from their first instructions: a call's callee at
+// its entry, the frame on top at the checkpoint if the previous interval
+// left it unnamed, and the function a lazy-binding trampoline jumps to.
+func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
+	if st.look > 0 {
+		st.look--
+		switch {
+		case st.pending:
+			f := &st.stack[len(st.stack)-1]
+			if f.target == 0 {
+				f.target = in.PC
 			}
-		}
-	} else if st.basePending && len(st.stack) == 0 {
-		if st.b == 0 {
+			// The callee's first instruction is its entry; a PLT stub
+			// is not a function's entry, and the frame stays pending
+			// through it.
+			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+				s.enter(st, f, e.entry)
+				st.look = 0
+				if e.tramp {
+					st.tramp, st.trampAt = true, len(st.stack)-1
+				}
+			}
+		case st.basePending && len(st.stack) == 0 && st.b == 0:
 			s.resolveBase(st, in.PC, false)
-		} else {
-			st.basePending = false
+			if !st.basePending {
+				st.look = 0
+			}
+		default:
+			st.look = 0
 		}
-	} else if st.tramp && st.trampAt == len(st.stack)-1 {
+	}
+	if st.tramp && st.trampAt == len(st.stack)-1 && !st.pending {
 		// The trampoline jumps to the function called: the frame is
 		// that function's from here on.
 		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
@@ -354,12 +367,25 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			st.tramp = false
 		}
 	}
+}
+
+// instruction is the Replay hook: every instruction, a few compares
+// unless it is a call or a ret, or the first of a frame.
+func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
+	if c != s.curCPU {
+		tid, _ := r.Current()
+		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
+	}
+	st := s.cur
+	if st.look > 0 || st.tramp {
+		s.watch(st, c, in)
+	}
 	switch in.Op {
 	case x86asm.CALL:
 		n := c.Retired() + 1
 		top := s.account(st, n, in.PC)
 		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: c.R[x86.RSP] - 8, pos: r.InstPosition(c)})
-		st.pending = true
+		st.pending, st.look = true, lookLimit
 	case x86asm.RET:
 		n := c.Retired() + 1
 		s.account(st, n, in.PC)
