@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"ttd/calls"
+	"ttd/internal/linux"
 	"ttd/reader"
-	"ttd/ttd"
 )
 
 // Options configure a report.
@@ -153,7 +153,7 @@ func Build(t *reader.Trace, p *calls.Profile, opts Options) (*Data, error) {
 			d.Checkpoints = append(d.Checkpoints, ev.Position)
 		case reader.EventSyscall:
 			sc := ev.Record.Syscall
-			syscalls = append(syscalls, Mark{ev.Position, sc.Tid, "syscall", fmt.Sprintf("%s → %d", ttd.SyscallName(sc.Nr), sc.Result)})
+			syscalls = append(syscalls, Mark{ev.Position, sc.Tid, "syscall", fmt.Sprintf("%s → %d", linux.SyscallName(sc.Nr), sc.Result)})
 		case reader.EventSignal:
 			sg := ev.Record.Signal
 			others = append(others, Mark{ev.Position, sg.Tid, "signal", fmt.Sprintf("signal %d delivered (code %d, address %#x)", sg.Signo, sg.Code, sg.Addr)})

@@ -43,8 +43,8 @@ func register(c command) {
 }
 
 func init() {
-	register(command{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
-	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
+	register(command{"run", "[--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
+	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
 	register(command{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd, 30})
 	register(command{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd, 40})
 	register(command{"query", queryUsage, "travel to a position of a trace (or search from it: the last write to a variable...) and show the state there", queryCmd, 50})
@@ -214,9 +214,10 @@ func programConfig(rest []string, verbose bool) (emu.Config, int) {
 
 // runCmd implements "ttd run".
 func runCmd(name string, args []string) int {
-	const usageArgs = "[--verbose] [--] PROG [ARGS...]"
+	const usageArgs = "[--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	cpu := cpuFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -224,10 +225,14 @@ func runCmd(name string, args []string) int {
 	if len(rest) == 0 {
 		return flagError(name, usageArgs, errors.New("missing program"))
 	}
+	if _, err := emu.ResolveCPU(*cpu); err != nil {
+		return flagError(name, usageArgs, err)
+	}
 	cfg, status := programConfig(rest, *verbose)
 	if status != 0 {
 		return status
 	}
+	cfg.CPU = *cpu
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
