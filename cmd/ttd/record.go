@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"ttd/emu"
+	"ttd/internal/progress"
 	"ttd/predict"
 	"ttd/reader"
 	"ttd/recorder"
@@ -152,7 +153,25 @@ func replayCmd(name string, args []string) int {
 			w.Write(b)
 		}
 	}
-	err = rp.RunTo(^uint64(0))
+	// A progress bar on a terminal, unless the program's output goes to
+	// the same terminal.
+	var bar *progress.Bar
+	if *quiet || !progress.IsTerminal(os.Stdout) {
+		bar = progress.New("replay "+filepath.Base(path), "instructions", int64(tr.End()))
+	}
+	if bar != nil {
+		step := max(tr.End()/200, 1)
+		for err == nil && rp.Position() < tr.End() {
+			err = rp.RunTo(min(rp.Position()+step, tr.End()))
+			bar.Set64(int64(rp.Position()))
+		}
+		if err == nil {
+			err = rp.RunTo(^uint64(0))
+		}
+		bar.Done()
+	} else {
+		err = rp.RunTo(^uint64(0))
+	}
 	base := filepath.Base(path)
 	sum := replaySummary{Trace: path, Instructions: rp.Position()}
 	if *verify {
