@@ -81,3 +81,16 @@ func ReadJSON[T any](ctx context.Context, path string) ([]T, error) {
 func Quiet() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
+
+// Cause shortens a pipeline's error to what failed: Beam wraps a DoFn's
+// error in the job's and the bundle's descriptions (with the plan);
+// the last line is the DoFn's own error, which names the recording.
+func Cause(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return err.Error()
+}
