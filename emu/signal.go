@@ -237,25 +237,32 @@ var forwardedSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.
 	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM}
 
 // pollHostSignals queues the host signals received since the last call.
-func (p *Process) pollHostSignals() {
-	if p.hostSigs == nil {
+func (m *Machine) pollHostSignals() {
+	if m.hostSigs == nil {
 		return
 	}
 	for {
 		select {
-		case s := <-p.hostSigs:
-			p.queueHost(s)
+		case s := <-m.hostSigs:
+			m.queueHost(s)
 		default:
 			return
 		}
 	}
 }
 
-// queueHost queues a signal received by the host process, for the
-// process.
-func (p *Process) queueHost(s os.Signal) {
-	if sig, ok := s.(syscall.Signal); ok {
-		p.queueProcess(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
+// queueHost queues a signal received by the host process for the
+// processes of the first process's group (the terminal's foreground
+// group, as a terminal would signal them).
+func (m *Machine) queueHost(s os.Signal) {
+	sig, ok := s.(syscall.Signal)
+	if !ok {
+		return
+	}
+	for _, p := range append([]*Process(nil), m.procs...) {
+		if p.pgid == m.init.pgid && !p.exited {
+			p.queueProcess(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
+		}
 	}
 }
 
@@ -267,9 +274,30 @@ func (p *Process) ignored(sig int) bool {
 		return true
 	case sigDfl:
 		a := defaultActionOf(sig)
-		return a == actIgnore || a == actStop
+		return a == actIgnore || a == actStop && p == p.m.init
 	}
 	return false
+}
+
+// jobControl applies what sending sig does at once, whatever the
+// thread masks: SIGCONT and SIGKILL continue a stopped process, and
+// SIGCONT and stop signals discard each other's pending instances.
+func (p *Process) jobControl(sig int) {
+	switch unix.Signal(sig) {
+	case unix.SIGCONT, unix.SIGKILL:
+		for _, s := range []unix.Signal{unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU} {
+			p.shared.discard(int(s))
+			for _, t := range p.threads {
+				t.pending.discard(int(s))
+			}
+		}
+		p.cont()
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		p.shared.discard(int(unix.SIGCONT))
+		for _, t := range p.threads {
+			t.pending.discard(int(unix.SIGCONT))
+		}
+	}
 }
 
 // queue makes a signal pending on thread t (tgkill, tkill, SIGPIPE…). A
@@ -282,6 +310,7 @@ func (t *Thread) queue(ps pendingSignal) {
 		return
 	}
 	bit := sigBit(sig)
+	p.jobControl(sig)
 	if t.sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
 		return
 	}
@@ -294,10 +323,11 @@ func (t *Thread) queue(ps pendingSignal) {
 // host signals): the first thread that does not block it takes it.
 func (p *Process) queueProcess(ps pendingSignal) {
 	sig := int(ps.info.Signo)
-	if sig < 1 || sig > numSignals || len(p.threads) == 0 {
+	if sig < 1 || sig > numSignals || len(p.threads) == 0 || p.exited {
 		return
 	}
 	bit := sigBit(sig)
+	p.jobControl(sig)
 	if p.threads[0].sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
 		return
 	}
@@ -392,7 +422,7 @@ func (t *Thread) forceFault(si SigInfo, trap trapInfo, ex x86.Exit) {
 // signal), so the last set up runs first.
 func (t *Thread) deliverSignals() {
 	p := t.P
-	for !p.exited && t.state == threadRunnable {
+	for !p.exited && !p.stopped && t.state == threadRunnable {
 		blocked := t.sigMask &^ unblockable
 		q := &t.pending
 		ready := q.mask &^ blocked
@@ -424,7 +454,10 @@ func (t *Thread) deliver(sig int, ps *pendingSignal) {
 		return
 	case sigDfl:
 		switch defaultActionOf(sig) {
-		case actIgnore, actStop:
+		case actIgnore:
+			return
+		case actStop:
+			p.stop(sig)
 			return
 		}
 		st := ExitStatus{Signal: unix.Signal(sig), CoreDumps: defaultActionOf(sig) == actCore}

@@ -11,9 +11,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"golang.org/x/arch/x86/x86asm"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/symbols"
-	"ttd/ttd"
 	"ttd/x86"
 )
 
@@ -126,7 +126,7 @@ func (rs Recordings) CallEvents(s beam.Scope, funcs ...string) (beam.PCollection
 func (rs Recordings) Syscalls(s beam.Scope, names ...string) (beam.PCollection, error) {
 	var nrs []int
 	for _, n := range names {
-		nr, ok := ttd.SyscallNumber(n)
+		nr, ok := linux.SyscallNumber(n)
 		if !ok {
 			return beam.PCollection{}, fmt.Errorf("fleet: Syscalls: no syscall named %q", n)
 		}
@@ -269,7 +269,7 @@ func (f *syscallsFn) ProcessElement(ctx context.Context, sg Segment, emit func(S
 			if len(want) > 0 && !want[sc.Nr] {
 				return
 			}
-			row := Syscall{Trace: sg.Trace, Name: ttd.SyscallName(sc.Nr), Nr: sc.Nr, Pos: ev.Position,
+			row := Syscall{Trace: sg.Trace, Name: linux.SyscallName(sc.Nr), Nr: sc.Nr, Pos: ev.Position,
 				Pid: sg.Pid, Tid: ev.Tid, Args: append([]uint64(nil), sc.Args[:]...), Ret: sc.Result}
 			if sc.Result < 0 && sc.Result > -4096 {
 				row.Errno = int(-sc.Result)

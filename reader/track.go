@@ -27,6 +27,8 @@ type PageBits [x86.PageSize / 64]uint64
 type tpage struct {
 	known               PageBits
 	read, written, exec uint64 // line masks
+	// rd, wr and ex are the exact bytes read, written and fetched.
+	rd, wr, ex PageBits
 	next                *tpage // free list
 }
 
@@ -94,10 +96,16 @@ func (t *tracker) mark(addr uint64, size int, write bool) {
 	p := t.page(addr >> x86.PageShift)
 	w, b := off>>6, off&63
 	m := uint64(1)<<uint(size) - 1
+	bits := &p.rd
+	if write {
+		bits = &p.wr
+	}
 	p.known[w] |= m << b
+	bits[w] |= m << b
 	lines := uint64(1) << w
 	if b+uint64(size) > 64 {
 		p.known[w+1] |= m >> (64 - b)
+		bits[w+1] |= m >> (64 - b)
 		lines |= lines << 1
 	}
 	if write {
@@ -122,8 +130,10 @@ func (t *tracker) markRange(addr uint64, n int, write bool) {
 			}
 			p.known[w] |= m
 			if write {
+				p.wr[w] |= m
 				p.written |= 1 << uint(w)
 			} else {
+				p.ex[w] |= m
 				p.exec |= 1 << uint(w)
 			}
 		}
@@ -168,6 +178,9 @@ type DeltaPage struct {
 	Known PageBits
 	// Read, Written and Exec are line masks (bit i: bytes 64i..64i+63).
 	Read, Written, Exec uint64
+	// ReadBytes, WrittenBytes and ExecBytes are the exact bytes read,
+	// written and fetched as code.
+	ReadBytes, WrittenBytes, ExecBytes PageBits
 	// Data holds the page's bytes at the window's end; only known
 	// bytes are meaningful. Nil when no byte is known.
 	Data *[x86.PageSize]byte
@@ -196,7 +209,7 @@ func (d *Delta) WasReset(pn uint64) bool {
 func (d *Delta) Bytes() int {
 	n := 64 + 16*len(d.Resets)
 	for i := range d.Pages {
-		n += 600
+		n += 2200
 		if d.Pages[i].Data != nil {
 			n += x86.PageSize
 		}
@@ -210,7 +223,8 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 	d := &Delta{Start: t.start, End: end, Resets: t.resets}
 	d.Pages = make([]DeltaPage, 0, len(t.pages))
 	for pn, p := range t.pages {
-		dp := DeltaPage{PN: pn, Known: p.known, Read: p.read, Written: p.written, Exec: p.exec}
+		dp := DeltaPage{PN: pn, Known: p.known, Read: p.read, Written: p.written, Exec: p.exec,
+			ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
 		if p.known != (PageBits{}) {
 			if pg := mem.Lookup(pn); pg != nil {
 				data := new([x86.PageSize]byte)

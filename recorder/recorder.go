@@ -42,6 +42,9 @@ type Options struct {
 	EmbedBinaries bool
 	// ChunkSize is the trace's target chunk size (0: tracefile's default).
 	ChunkSize int
+	// Summaries, when set, computes the access summaries written at the
+	// end of the trace (summary.go).
+	Summaries Summarizer
 }
 
 // Stats describe a finished recording.
@@ -54,6 +57,11 @@ type Stats struct {
 	Checkpoints  uint64
 	CodeBytes    uint64
 	TraceBytes   int64
+	// Summaries is the number of access summaries written, SummaryTime
+	// the time computing them took, SummaryError why there are none.
+	Summaries    int
+	SummaryTime  time.Duration
+	SummaryError string
 }
 
 // HitRate is the fraction of reads the prediction cache predicted.
@@ -134,6 +142,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if cfg.Dir != "" {
 		cwd = cfg.Dir
 	}
+	feat, err := emu.ResolveCPU(cfg.CPU)
+	if err != nil {
+		return emu.ExitStatus{}, Stats{}, err
+	}
+	cfg.CPU = feat.Level()
 	hdr := tracefile.Header{
 		ProgramPath: cfg.Path,
 		Args:        cfg.Args,
@@ -150,6 +163,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// A logged byte read carries the whole aligned word
 			// around it (predict.Cache.ReadWord).
 			"bytereads": "word",
+			// The guest CPU's level: what the decoder accepts (the
+			// reader decodes the same way; CPUID results are logged).
+			"cpu": feat.Level(),
 		},
 	}
 	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})
@@ -161,6 +177,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	cfg.CheckpointEvery = opts.CheckpointEvery
+	cfg.NoChildren = true // the trace format holds one process so far
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		w.Close()
@@ -169,6 +186,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	}
 	r.p = p
 	st, runErr := p.Run()
+	if runErr == nil {
+		r.writeSummaries()
+	}
 	if cerr := w.Close(); cerr != nil && r.err == nil {
 		r.err = cerr
 	}
@@ -844,6 +864,11 @@ func (r *Recorder) checkpoint() {
 	if err := r.w.Err(); err != nil {
 		r.fail(err)
 	}
+}
+
+// ProcessStart is never called: Record sets Config.NoChildren.
+func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	r.fail(fmt.Errorf("process %d started a process: recording process trees is not supported", parent.P.PID))
 }
 
 // ProcessExit logs how the process ended.

@@ -14,7 +14,7 @@ import (
 // header bytes, index fields). See FORMAT.md, "Versioning".
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1 // 1: AccessSummary records (tag 0x0e)
 )
 
 // Magic strings of the structures of a file.

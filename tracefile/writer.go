@@ -102,6 +102,7 @@ type Writer struct {
 	syncOnFlush bool
 	file        *os.File // closed by Close when Create opened it
 	arena       []byte   // the chunk buffers' memory (allocArena)
+	sumBuf      []byte   // an AccessSummary's body (summary.go)
 
 	// Shared with the background goroutine.
 	jobs  chan job

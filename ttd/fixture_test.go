@@ -10,6 +10,7 @@ import (
 	"ttd/emu"
 	"ttd/reader"
 	"ttd/recorder"
+	"ttd/tracefile"
 	"ttd/x86"
 )
 
@@ -59,10 +60,27 @@ func buildC(t testing.TB, name string) string {
 // recordProg records prog with args into a trace in a new directory.
 func recordProg(t testing.TB, prog string, every uint64, args ...string) string {
 	t.Helper()
+	return recordWith(t, prog, recorder.Options{CheckpointEvery: every}, args...)
+}
+
+// recordSummarized records prog as ttd record does: with the access
+// summaries in the trace.
+func recordSummarized(t testing.TB, prog string, every uint64, args ...string) string {
+	t.Helper()
+	return recordWith(t, prog, recorder.Options{CheckpointEvery: every, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
+		return SummarizeTrace(path, 0, nil)
+	}}, args...)
+}
+
+func recordWith(t testing.TB, prog string, opts recorder.Options, args ...string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), filepath.Base(prog)+".ttd")
-	st, _, err := recorder.Record(emu.Config{Path: prog, Args: append([]string{prog}, args...), Env: []string{"PATH=/usr/bin:/bin"},
-		Stdout: devNull(t), Stderr: devNull(t)},
-		recorder.Options{Path: path, CheckpointEvery: every})
+	opts.Path = path
+	st, stats, err := recorder.Record(emu.Config{Path: prog, Args: append([]string{prog}, args...), Env: []string{"PATH=/usr/bin:/bin"},
+		Stdout: devNull(t), Stderr: devNull(t)}, opts)
+	if stats.SummaryError != "" {
+		t.Fatalf("recording %s: %s", prog, stats.SummaryError)
+	}
 	if err != nil {
 		t.Fatalf("recording %s: %v", prog, err)
 	}

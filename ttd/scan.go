@@ -2,6 +2,7 @@ package ttd
 
 import (
 	"io"
+	"math/bits"
 	"sort"
 
 	"ttd/reader"
@@ -176,19 +177,38 @@ func (p *probe) mayHitWindow(d *reader.Delta) bool {
 		return true
 	}
 	for _, w := range p.mems {
-		for pn := w.lo >> x86.PageShift; pn <= (w.hi-1)>>x86.PageShift; pn++ {
-			dp := d.Page(pn)
-			if dp == nil {
-				continue
+		if windowAccessed(d, w.lo, w.hi-w.lo, w.read, w.write) {
+			return true
+		}
+	}
+	return false
+}
+
+// windowAccessed reports whether the window d describes read (read) or
+// wrote (write) a byte of [addr, addr+n), exactly.
+func windowAccessed(d *reader.Delta, addr, n uint64, read, write bool) bool {
+	for pn := addr >> x86.PageShift; pn <= (addr+n-1)>>x86.PageShift; pn++ {
+		dp := d.Page(pn)
+		if dp == nil {
+			continue
+		}
+		var m uint64
+		if read {
+			m |= dp.Read
+		}
+		if write {
+			m |= dp.Written
+		}
+		for ls := m & lines(pn, addr, n); ls != 0; ls &= ls - 1 {
+			i := bits.TrailingZeros64(ls)
+			var b uint64
+			if read {
+				b |= dp.ReadBytes[i]
 			}
-			var m uint64
-			if w.read {
-				m |= dp.Read
+			if write {
+				b |= dp.WrittenBytes[i]
 			}
-			if w.write {
-				m |= dp.Written
-			}
-			if m&lines(pn, w.lo, w.hi-w.lo) != 0 {
+			if b&lineBytes(pn, i, addr, n) != 0 {
 				return true
 			}
 		}
@@ -283,6 +303,19 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		p.find.startUnit()
 	}
 	p.install(r)
+	// A segment the session has no snapshots of, re-simulated from its
+	// checkpoint, leaves them (and its windows' deltas) behind: the
+	// re-simulation observes every access already, so tracking costs
+	// little, and the next search or seek there re-simulates one window
+	// instead of the segment.
+	keep := u.win < 0 && r.Position() == s.cps[u.seg].Position && len(s.fineFor(u.seg).snaps) == 0
+	if keep {
+		r.Track()
+		fl := s.fineFor(u.seg)
+		sn := r.Snapshot()
+		fl.snaps = append(fl.snaps, sn)
+		s.addFine(fl, sn.Bytes())
+	}
 	for r.Position() < u.end {
 		if err := s.interrupted(); err != nil {
 			return err
@@ -297,11 +330,38 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		if err != nil {
 			return err
 		}
+		if keep && r.Position() == target && target == s.nextBoundary(u.seg, target-1) {
+			keep = s.keepWindow(u.seg, r)
+		}
 		if p.forward && p.found {
 			break
 		}
 	}
 	return nil
+}
+
+// keepWindow closes r's tracking window at a window boundary of segment
+// k, keeping its delta and a snapshot in the session's list when they
+// extend it; it reports whether the list still follows r.
+func (s *Session) keepWindow(k int, r *reader.Replay) bool {
+	ws, b := r.WindowStart(), r.Position()
+	d := r.Cut()
+	fl := s.fine[k]
+	if fl == nil {
+		return false
+	}
+	j := int((ws - s.cps[k].Position) / s.opts.FineEvery)
+	if len(fl.deltas) != j || len(fl.snaps) != j+1 {
+		return false
+	}
+	fl.deltas = append(fl.deltas, d)
+	s.addFine(fl, d.Bytes())
+	if b < s.segEnd(k) {
+		sn := r.Snapshot()
+		fl.snaps = append(fl.snaps, sn)
+		s.addFine(fl, sn.Bytes())
+	}
+	return true
 }
 
 // windowsBack lists the units of segment k that cover [lower, hi), newest

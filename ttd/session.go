@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"ttd/reader"
@@ -14,13 +13,8 @@ import (
 
 // Options configure a Session.
 type Options struct {
-	// IndexPath is where the index is cached ("" means the trace's path
-	// with ".idx" appended).
-	IndexPath string
-	// NoSaveIndex keeps a newly built index in memory only.
-	NoSaveIndex bool
-	// Workers re-simulate segments in parallel to build the index (0:
-	// one per CPU).
+	// Workers re-simulate segments in parallel to build the access
+	// summaries of a trace that has none (0: one per CPU).
 	Workers int
 	// FineEvery is the distance in instructions between the snapshots
 	// the session keeps in the segments the user visits (0:
@@ -33,7 +27,7 @@ type Options struct {
 	// takes just before the positions it seeks to (0: DefaultMicroEvery),
 	// so that the backward steps that usually follow re-simulate less.
 	MicroEvery uint64
-	// Progress, when set, is told about the index build.
+	// Progress, when set, is told about the summaries' build.
 	Progress func(done, total int)
 }
 
@@ -105,8 +99,9 @@ type microSnap struct {
 // Open opens a trace for debugging with default options.
 func Open(path string) (*Session, error) { return OpenWith(path, Options{}) }
 
-// OpenWith opens a trace for debugging. It loads the trace's index, or
-// builds it (re-simulating the whole trace in parallel) and saves it.
+// OpenWith opens a trace for debugging. It loads the trace's access
+// summaries, or builds them in memory when the trace has none
+// (re-simulating the whole trace in parallel).
 func OpenWith(path string, opts Options) (*Session, error) {
 	if opts.FineEvery == 0 {
 		opts.FineEvery = DefaultFineEvery
@@ -116,9 +111,6 @@ func OpenWith(path string, opts Options) (*Session, error) {
 	}
 	if opts.MicroEvery == 0 {
 		opts.MicroEvery = DefaultMicroEvery
-	}
-	if opts.IndexPath == "" {
-		opts.IndexPath = path + ".idx"
 	}
 	tr, err := reader.Open(path)
 	if err != nil {
@@ -138,25 +130,11 @@ func OpenWith(path string, opts Options) (*Session, error) {
 }
 
 func (s *Session) loadIndex() error {
-	id, err := identityOf(s.path, s.tr)
-	if err != nil {
-		return err
-	}
-	if ix, err := loadIndex(s.opts.IndexPath, id); err == nil {
-		s.ix = ix
-		s.tr.SetCheckpoints(ix.Checkpoints)
-		return nil
-	}
-	ix, err := BuildIndex(s.tr, s.opts.Workers, s.opts.Progress)
+	ix, err := loadIndex(s.tr, s.opts.Workers, s.opts.Progress)
 	if err != nil {
 		return err
 	}
 	s.ix = ix
-	if !s.opts.NoSaveIndex {
-		// Saving is an optimisation: a read-only directory only costs
-		// the next session the build.
-		_ = ix.Save(s.opts.IndexPath, id)
-	}
 	return nil
 }
 
@@ -565,12 +543,11 @@ func (s *Session) knownBefore(k, j int, m *Memory, blocked []bool) error {
 				continue
 			}
 			a := m.Addr + uint64(i)
-			pn := a >> x86.PageShift
-			if p, ok := sg.Page(pn); ok && p.Known && p.Touched()&(1<<((a&(x86.PageSize-1))>>reader.LineShift)) != 0 {
+			if sg.Touched(a) {
 				need = true
 				break
 			}
-			if sg.WasReset(pn) {
+			if sg.WasReset(a >> x86.PageShift) {
 				blocked[i] = true
 			}
 		}
@@ -660,5 +637,3 @@ func (s *Session) disasm(r *reader.Replay, pc uint64) ([]byte, string) {
 	code := append([]byte(nil), buf[:in.Len]...)
 	return code, x86.Disasm(pc, code)
 }
-
-var _ = os.Stat

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"math/rand"
-	"os"
 	"slices"
 	"testing"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/x86"
 )
@@ -363,7 +363,7 @@ func TestBreakpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := s.Continue(Forward)
-	if err != nil || st.Reason != StopEvent || st.Breakpoint != eid || st.Event == nil || SyscallName(st.Event.Record.Syscall.Nr) != "write" {
+	if err != nil || st.Reason != StopEvent || st.Breakpoint != eid || st.Event == nil || linux.SyscallName(st.Event.Record.Syscall.Nr) != "write" {
 		t.Fatalf("continue to write(2): %v %v", st, err)
 	}
 	firstWrite := st.Position
@@ -393,35 +393,37 @@ func TestBreakpoints(t *testing.T) {
 	}
 }
 
-// TestIndexCache checks that the index is saved next to the trace,
-// loaded the next time, and rebuilt when damaged.
-func TestIndexCache(t *testing.T) {
+// TestSummariesInTrace checks that a trace recorded with summaries
+// opens without re-simulating anything and answers as one whose
+// summaries are built on open.
+func TestSummariesInTrace(t *testing.T) {
 	prog := buildC(t, "globals")
-	path := recordProg(t, prog, 20_000)
-	s := openSession(t, path, 0)
-	if !s.Index().Built {
-		t.Fatal("the first open should build the index")
+	plain := recordProg(t, prog, 20_000)
+	s := openSession(t, plain, 0)
+	if !s.Index().Built || s.SummaryBytes() != 0 {
+		t.Fatal("a trace without summaries should have them built on open")
 	}
-	s.Close()
-	s2 := openSession(t, path, 0)
-	if s2.Index().Built {
-		t.Fatal("the second open should load the saved index")
-	}
-	f1, err := s2.FindPrevWrite(symbol(t, s2, "counter"), 4, s2.End())
+	f1, err := s.FindPrevWrite(symbol(t, s, "counter"), 4, s.End())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2.Close()
-	if err := os.WriteFile(path+".idx", []byte("garbage"), 0o644); err != nil {
-		t.Fatal(err)
+	path := recordSummarized(t, prog, 20_000)
+	s2 := openSession(t, path, 0)
+	if s2.Index().Built || s2.SummaryBytes() == 0 {
+		t.Fatalf("a trace with summaries should load them (built %v, %d bytes)", s2.Index().Built, s2.SummaryBytes())
 	}
-	s3 := openSession(t, path, 0)
-	if !s3.Index().Built {
-		t.Fatal("a damaged index should be rebuilt")
+	if len(s2.Index().Segments) != len(s.Index().Segments) {
+		t.Fatalf("%d segments from the trace, %d built", len(s2.Index().Segments), len(s.Index().Segments))
 	}
-	f3, err := s3.FindPrevWrite(symbol(t, s3, "counter"), 4, s3.End())
-	if err != nil || f3.Position != f1.Position {
-		t.Fatalf("after the rebuild: %+v %v", f3, err)
+	for k := range s.Index().Segments {
+		a, b := s.Index().Segments[k], s2.Index().Segments[k]
+		if a.Start != b.Start || a.End != b.End || len(a.Pages) != len(b.Pages) {
+			t.Fatalf("segment %d: built [%d,%d) %d pages, stored [%d,%d) %d pages", k, a.Start, a.End, len(a.Pages), b.Start, b.End, len(b.Pages))
+		}
+	}
+	f2, err := s2.FindPrevWrite(symbol(t, s2, "counter"), 4, s2.End())
+	if err != nil || f2.Position != f1.Position || !bytes.Equal(f2.Before.Data, f1.Before.Data) {
+		t.Fatalf("with stored summaries: %+v %v, want position %d before %x", f2, err, f1.Position, f1.Before.Data)
 	}
 }
 

@@ -129,6 +129,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 			b.truncated = true
 			break
 		}
+		gate(in, cc.Features)
 		code = append(code, buf[:in.Len]...)
 		at += uint64(in.Len)
 		if in.Flags&InstEndsBlock != 0 {

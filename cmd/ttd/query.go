@@ -547,14 +547,27 @@ func firstLine(err error) string {
 	return s
 }
 
-// indexProgress reports the index build of a trace's first query on a
-// terminal (it re-simulates the whole trace once).
+// indexProgress reports, on a terminal, the build of the access
+// summaries of a trace that has none (recorded with --no-summaries or by
+// an older ttd): it re-simulates the whole trace.
 func indexProgress(path string) func(done, total int) {
+	return progressLine("ttd: "+path+" has no access summaries; building them")
+}
+
+// summaryProgress reports, on a terminal, the build of the access
+// summaries that ttd record does after the program ends.
+func summaryProgress(path string) func(done, total int) {
+	return progressLine("ttd: access summaries of " + path)
+}
+
+// progressLine returns a progress reporter that rewrites one line of a
+// terminal (nil when stderr is not one).
+func progressLine(what string) func(done, total int) {
 	if st, err := os.Stderr.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
 	return func(done, total int) {
-		fmt.Fprintf(os.Stderr, "\rttd: indexing %s (once; kept in %s.idx): %d/%d", path, path, done, total)
+		fmt.Fprintf(os.Stderr, "\r%s: %d/%d", what, done, total)
 		if done == total {
 			fmt.Fprintln(os.Stderr)
 		}

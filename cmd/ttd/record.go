@@ -7,21 +7,26 @@ import (
 	"os"
 	"path/filepath"
 
+	"ttd/emu"
 	"ttd/predict"
 	"ttd/reader"
 	"ttd/recorder"
+	"ttd/tracefile"
+	"ttd/ttd"
 	"ttd/x86"
 )
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--verbose] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--no-summaries] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
 	every := fs.Uint64("checkpoint-every", 0, "instructions between checkpoints (0: the default)")
 	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	cpu := cpuFlag(fs)
+	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -32,10 +37,14 @@ func recordCmd(name string, args []string) int {
 	if *bits != 0 && (*bits < predict.MinBits || *bits > predict.MaxBits) {
 		return flagError(name, usageArgs, fmt.Errorf("--cache-bits %d: must be %d to %d", *bits, predict.MinBits, predict.MaxBits))
 	}
+	if _, err := emu.ResolveCPU(*cpu); err != nil {
+		return flagError(name, usageArgs, err)
+	}
 	cfg, status := programConfig(rest, *verbose)
 	if status != 0 {
 		return status
 	}
+	cfg.CPU = *cpu
 	path := *out
 	if path == "" {
 		path = recorder.DefaultPath(".", rest[0])
@@ -43,7 +52,13 @@ func recordCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %s exists; not overwriting it\n", path)
 		return 2
 	}
-	st, stats, err := recorder.Record(cfg, recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits})
+	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits}
+	if !*noSums {
+		opts.Summaries = func(path string) ([]tracefile.AccessSummary, error) {
+			return ttd.SummarizeTrace(path, 0, summaryProgress(path))
+		}
+	}
+	st, stats, err := recorder.Record(cfg, opts)
 	if err != nil {
 		var ue *x86.UnimplementedError
 		switch {
@@ -58,6 +73,9 @@ func recordCmd(name string, args []string) int {
 		default:
 			fmt.Fprintf(os.Stderr, "ttd: %s: %v\n", rest[0], err)
 		}
+	}
+	if stats.SummaryError != "" {
+		fmt.Fprintf(os.Stderr, "ttd: %s: no %s; ttd query and the debugger will build them on open\n", stats.Path, stats.SummaryError)
 	}
 	if st.Signal != 0 {
 		fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
@@ -81,13 +99,21 @@ func sizeString(n int64) string {
 
 // replayCmd implements "ttd replay".
 func replayCmd(name string, args []string) int {
-	const usageArgs = "[--verify] [--segments] [--quiet] TRACE"
+	const usageArgs = "[--verify] [--segments] [--quiet] TRACE | --gdb TRACE [-- GDB-ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
 	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
+	gdb := fs.Bool("gdb", false, "debug the recording in gdb, with reverse execution (TRACE [-- GDB-ARGS...]; see gdb.go)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
+	}
+	if *gdb && fs.NArg() >= 1 {
+		rest := fs.Args()[1:]
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		return replayGDB(fs.Arg(0), rest, os.Getenv("TTD_GDB_LOG") != "")
 	}
 	if fs.NArg() != 1 {
 		return flagError(name, usageArgs, errors.New("want exactly one trace"))

@@ -53,7 +53,6 @@ func main() {
 	if *keep != "" {
 		trace = *keep
 		os.Remove(trace)
-		os.Remove(trace + ".idx")
 	}
 
 	// Record and replay, interleaved.
@@ -84,9 +83,8 @@ func main() {
 	s, err := ttd.Open(trace)
 	check(err)
 	build := time.Since(t0)
-	st, _ := os.Stat(trace + ".idx")
-	fmt.Printf("\n%-44s %10s  (%d segments, %s)\n", "session open, index built (2 cores)", round(build),
-		len(s.Index().Segments), sizeString(st.Size()))
+	fmt.Printf("\n%-44s %10s  (%d segments, summaries of %s in the trace)\n", "session open", round(build),
+		len(s.Index().Segments), sizeString(s.SummaryBytes()))
 
 	// Backward single steps from random positions.
 	rng := rand.New(rand.NewSource(1))
@@ -150,11 +148,11 @@ func onlyEarly(ix *ttd.Index) (uint64, bool) {
 	later := map[uint64]uint64{}
 	for _, sg := range ix.Segments[1:] {
 		for _, p := range sg.Pages {
-			later[p.PN] |= p.Written | p.Read
+			later[p.PN] |= p.Written.Lines | p.Read.Lines
 		}
 	}
 	for _, p := range ix.Segments[0].Pages {
-		if m := p.Written &^ later[p.PN]; m != 0 {
+		if m := p.Written.Lines &^ later[p.PN]; m != 0 {
 			for i := 0; i < 64; i++ {
 				if m&(1<<i) != 0 {
 					return p.PN<<x86.PageShift + uint64(i)*64, true
