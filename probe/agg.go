@@ -207,6 +207,18 @@ func (t AggTable) entry(keys []Value) *AggEntry {
 	return e
 }
 
+// entryBuf is entry without allocating for a key already present; buf
+// is scratch space.
+func (t AggTable) entryBuf(keys []Value, buf *[]byte) *AggEntry {
+	*buf = appendKey((*buf)[:0], keys)
+	if e := t[string(*buf)]; e != nil {
+		return e
+	}
+	e := &AggEntry{Keys: slices.Clone(keys)}
+	t[string(*buf)] = e
+	return e
+}
+
 // merge folds b into t.
 func (t AggTable) merge(b AggTable) {
 	for k, e := range b {

@@ -83,6 +83,11 @@ type segEval struct {
 	stopped, stopNow bool
 	specs    map[int]*spec
 	nextSpec int
+	ev       event
+	one      [1]*boundProbe
+	cr       clauseRun
+	keys     []Value
+	keyBuf   []byte
 	// memory
 	lookback bool
 }
@@ -207,21 +212,53 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	}
 	if bps := s.b.addr[in.PC]; bps != nil {
 		tid, _ := r.Current()
-		ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c}
+		ev := s.newEvent(r.InstPosition(c), tid, c)
 		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
 		for i, reg := range regs {
 			ev.args[i] = int64(c.R[reg])
 		}
 		s.fire(bps, ev)
 	}
-	if in.Op == x86asm.RET && len(s.b.rets) > 0 {
-		if bp := s.b.retAt(in.PC); bp != nil {
-			tid, _ := r.Current()
-			ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c, retval: int64(c.R[x86.RAX])}
-			ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
-			s.fire([]*boundProbe{bp}, ev)
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
+		rr := s.b.retAt(in.PC)
+		if rr == nil {
+			return
 		}
+		if in.Op == x86asm.JMP {
+			// A tail call: a jump out of the function (to another
+			// function, a PLT stub, a body shared with another symbol)
+			// returns from this one, as DTrace's pid provider has it.
+			var target uint64
+			switch a := &in.Args[0]; a.Kind {
+			case x86.KRel:
+				target = a.Imm
+			case x86.KReg:
+				target = c.R[a.Reg]
+			default:
+				return
+			}
+			if target >= rr.lo && target < rr.hi {
+				return
+			}
+			if other := s.b.retAt(target); other != nil && other.bp == rr.bp {
+				return // to the function's .cold part
+			}
+		}
+		bp := rr.bp
+		tid, _ := r.Current()
+		ev := s.newEvent(r.InstPosition(c), tid, c)
+		ev.retval = int64(c.R[x86.RAX])
+		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
+		s.one[0] = bp
+		s.fire(s.one[:], ev)
 	}
+}
+
+// newEvent resets the segment's event for a firing: the hot paths
+// (fn probes) allocate nothing for it.
+func (s *segEval) newEvent(pos uint64, tid int, c *x86.CPU) *event {
+	s.ev = event{pos: pos, tid: tid, cpu: c}
+	return &s.ev
 }
 
 func (s *segEval) access(a *reader.Access) {

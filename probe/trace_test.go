@@ -92,6 +92,23 @@ func itoa(v uint64) string {
 	}
 }
 
+var targets sync.Map // path and index flag -> *Target, open for the process
+
+// openCached opens a target once per process (symbol tables take a while
+// to load).
+func openCached(t testing.TB, path string, index bool) *Target {
+	key := path + map[bool]string{true: "+index"}[index]
+	if tg, ok := targets.Load(key); ok {
+		return tg.(*Target)
+	}
+	tg, _, _, err := OpenTarget(path, index, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets.Store(key, tg)
+	return tg
+}
+
 // runScript runs src over the trace with jobs workers and returns
 // stdout, stderr and the outcome.
 func runScript(t testing.TB, path, src string, jobs int) (string, string, *Outcome) {
@@ -100,11 +117,7 @@ func runScript(t testing.TB, path, src string, jobs int) (string, string, *Outco
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, closeT, _, err := OpenTarget(path, p.NeedsMemory(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeT()
+	tg := openCached(t, path, p.NeedsMemory())
 	b, err := p.Bind(tg)
 	if err != nil {
 		t.Fatal(err)
@@ -261,12 +274,7 @@ func TestBindErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, closeT, _, err := OpenTarget(path, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeT()
-	if _, err := p.Bind(tg); err == nil || !strings.HasPrefix(err.Error(), "2:1: probe description fn::no_such_function:entry does not match") {
+	if _, err := p.Bind(openCached(t, path, false)); err == nil || !strings.HasPrefix(err.Error(), "2:1: probe description fn::no_such_function:entry does not match") {
 		t.Errorf("bind: %v", err)
 	}
 }

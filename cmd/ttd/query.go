@@ -14,11 +14,14 @@ import (
 	"ttd/x86"
 )
 
-const queryUsage = "[--at POS] [--json] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
+const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|--format parquet -o FILE] TRACE, or [--at POS] [--json] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
 
 // queryCmd implements "ttd query": travel to a position of a trace, or
 // search from it, and print what is there.
 func queryCmd(name string, args []string) int {
+	if isTableQuery(args) {
+		return queryTablesCmd(name, args) // query_tables.go
+	}
 	fs := newFlags(name, queryUsage)
 	at := fs.String("at", "end", "the position: start, end, a number of instructions, or a percentage (50%)")
 	asJSON := fs.Bool("json", false, "print the facts as JSON")
