@@ -226,7 +226,9 @@ func queryCmd(args []string) int {
 	switch {
 	case *calls != "":
 		err = writeSorted(ctx, jsonPath, w, func(c fleet.Call) fleet.CallRow { return c.Row() },
-			func(a, b fleet.CallRow) bool { return a.Trace < b.Trace || a.Trace == b.Trace && a.EntryPos < b.EntryPos })
+			func(a, b fleet.CallRow) bool {
+				return a.Trace < b.Trace || a.Trace == b.Trace && a.EntryPos < b.EntryPos
+			})
 	case *memory != "":
 		err = writeSorted(ctx, jsonPath, w, func(a fleet.Access) fleet.MemoryRow { return a.Row() },
 			func(a, b fleet.MemoryRow) bool {
@@ -234,7 +236,9 @@ func queryCmd(args []string) int {
 			})
 	default:
 		err = writeSorted(ctx, jsonPath, w, func(sc fleet.Syscall) fleet.SyscallRow { return sc.Row() },
-			func(a, b fleet.SyscallRow) bool { return a.Trace < b.Trace || a.Trace == b.Trace && a.Position < b.Position })
+			func(a, b fleet.SyscallRow) bool {
+				return a.Trace < b.Trace || a.Trace == b.Trace && a.Position < b.Position
+			})
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd-fleet: %v\n", err)
