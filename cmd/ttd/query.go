@@ -19,6 +19,9 @@ const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|
 // queryCmd implements "ttd query": travel to a position of a trace, or
 // search from it, and print what is there.
 func queryCmd(name string, args []string) int {
+	if runner, rest := takeRunner(args); runner != "" && runner != "local" {
+		return runFleet(name, "query", runner, rest) // fleet.go: many traces on Beam
+	}
 	if isTableQuery(args) {
 		return queryTablesCmd(name, args) // query_tables.go
 	}
