@@ -154,6 +154,23 @@ func TestProtocolBasics(t *testing.T) {
 	if r := c.send("bc"); !strings.Contains(r, "replaylog:begin;") {
 		t.Errorf("reverse continue = %q", r)
 	}
+	// Read and access watchpoints of counter name their kind and address
+	// (add(counter, i) reads it, the assignment writes it).
+	sy, _ := s.Symbols()
+	counter, _, ok := sy.LookupSymbol("counter")
+	if !ok {
+		t.Fatal("no counter")
+	}
+	c.send("vCont;c")
+	for _, z := range []struct{ typ, kind string }{{"3", "rwatch"}, {"4", "awatch"}, {"2", "watch"}} {
+		if r := c.send(fmt.Sprintf("Z%s,%x,4", z.typ, counter)); r != "OK" {
+			t.Fatal(r)
+		}
+		if r := c.send("bc"); !strings.Contains(r, fmt.Sprintf("%s:%x;", z.kind, counter)) {
+			t.Errorf("bc with Z%s on counter: %q, want %s:%x", z.typ, r, z.kind, counter)
+		}
+		c.send(fmt.Sprintf("z%s,%x,4", z.typ, counter))
+	}
 	// A qXfer document read in small pieces is the whole document.
 	var doc strings.Builder
 	for off := 0; ; off += 100 {

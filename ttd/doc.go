@@ -29,6 +29,11 @@
 // Breakpoints belong to the session's timeline, never to a CPU (as in
 // rr), so a DAP or gdb server drives a Session and nothing else.
 //
+// Target (target.go) is the debugger backend over a Session that both
+// protocol servers use: threads (a Go program's goroutines,
+// goroutines.go), frames, variables and expressions through package
+// symbols, and searches for code, data and per-instruction predicates.
+//
 // Package ttd depends on reader, tracefile, x86, symbols and internal/linux, never on emu
 // or the recorder (its tests use them to make traces), and reads no host
 // state but the trace and, for symbols, the recorded binaries
