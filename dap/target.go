@@ -155,6 +155,9 @@ type Access struct {
 	Size  int
 	Value uint64
 	Write bool
+	// Old and New are the watched range just before and just after the
+	// access (nil when unknown).
+	Old, New []byte
 }
 
 // Exit says how the recorded program ended.

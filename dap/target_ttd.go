@@ -39,9 +39,9 @@ type ttdTarget struct {
 
 // OpenTrace opens a recording for debugging and loads the symbols of the
 // modules it mapped (embedded in the trace, or read from their recorded
-// paths, or from opts.Binaries). The first time, the session indexes the
-// recording (re-simulating it in parallel) and keeps the index next to
-// it (TRACE.idx).
+// paths, or from opts.Binaries). A recording without access summaries
+// (ttd record --no-summaries) gets them built in memory (re-simulating it
+// in parallel).
 func OpenTrace(path string, opts OpenOptions) (Target, error) {
 	s, err := ttd.Open(path)
 	if err != nil {
@@ -95,7 +95,7 @@ func loadSymbols(tr *reader.Trace, opts OpenOptions) *symbols.Table {
 
 func (t *ttdTarget) Close() error { return t.s.Close() }
 
-func (t *ttdTarget) Bounds() (uint64, uint64) { return 0, t.end }
+func (t *ttdTarget) Bounds() (uint64, uint64) { return t.s.Start(), t.end }
 func (t *ttdTarget) Position() uint64         { return t.s.Position() }
 func (t *ttdTarget) Exit() Exit               { return t.exit }
 
@@ -235,31 +235,6 @@ func (t *ttdTarget) search(ctx context.Context, dir Direction, q Query) (Stop, e
 	if err := ctx.Err(); err != nil {
 		return Stop{}, err
 	}
-	if dir == Forward && len(watchOf) > 0 {
-		// Step over the instruction at the current position first, so
-		// that its accesses do not count, and look at the next one as
-		// the search would.
-		st, err := s.Step(ttd.Forward)
-		if err != nil {
-			return Stop{}, err
-		}
-		if st.Reason == ttd.StopEndOfTrace {
-			return t.stopAt(StopEnd, st)
-		}
-		tid, pc := st.Tid, st.PC
-		if q.Exec[pc] {
-			return Stop{Reason: StopExec, Pos: st.Position, Tid: tid, PC: pc}, nil
-		}
-		if q.Step != nil {
-			r, err := s.Registers(0)
-			if err != nil {
-				return Stop{}, err
-			}
-			if q.Step(&InstState{Pos: st.Position, Tid: tid, PC: pc, SP: r.GPR[x86.RSP]}) {
-				return Stop{Reason: StopStep, Pos: st.Position, Tid: tid, PC: pc}, nil
-			}
-		}
-	}
 	var st ttd.Stop
 	var err error
 	if dir == Forward {
@@ -276,15 +251,14 @@ func (t *ttdTarget) search(ctx context.Context, dir Direction, q Query) (Stop, e
 	case ttd.StopMatch:
 		return Stop{Reason: StopStep, Pos: st.Position, Tid: st.Tid, PC: st.PC}, nil
 	case ttd.StopWatchpoint:
+		// gdb on rr: forward, just after the access (the new value in
+		// memory); backward, just before it (ttd/watch.go).
 		a, w := st.Access, watchOf[st.Breakpoint]
-		if dir == Forward && st.Position != a.Position {
-			// Back to just before the accessing instruction.
-			if _, err := s.Seek(a.Position); err != nil {
-				return Stop{}, err
-			}
+		acc := Access{Addr: a.Addr, Size: a.Size, Value: a.Value, Write: a.Write}
+		if st.Old != nil && st.New != nil {
+			acc.Old, acc.New = st.Old.Data, st.New.Data
 		}
-		return Stop{Reason: StopWatch, Pos: a.Position, Tid: a.Tid, PC: a.PC, Watch: w,
-			Access: Access{Addr: a.Addr, Size: a.Size, Value: a.Value, Write: a.Write}}, nil
+		return Stop{Reason: StopWatch, Pos: st.Position, Tid: st.Tid, PC: st.PC, Watch: w, Access: acc}, nil
 	case ttd.StopSignal:
 		sig := 0
 		if ev := st.Event; ev != nil && ev.Record != nil {
@@ -491,4 +465,27 @@ func (t *ttdTarget) Disassemble(addr uint64) (string, int) {
 		return "(bad)", 1
 	}
 	return x86.Disasm(addr, buf[:in.Len]), int(in.Len)
+}
+
+// origin is the value origin of [addr, addr+size) at the current
+// position (ttd.Session.Origin), as console lines.
+func (t *ttdTarget) origin(addr, size uint64) ([]string, error) {
+	chain, err := t.s.Origin(addr, size, t.s.Position())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, l := range chain {
+		line := fmt.Sprintf("#%d ", i)
+		switch l.Kind {
+		case ttd.OriginUnseen:
+			line += l.Into + ": no instruction of the recording wrote it"
+		case ttd.OriginLimit:
+			line += fmt.Sprintf("… (cut after %d links)", ttd.MaxOriginLinks)
+		default:
+			line += fmt.Sprintf("position %d: %s %s ← %s  %s  %s", l.Position, l.Kind, l.Into, l.From, l.Disasm, ttd.Describe(t.syms, l.PC))
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }

@@ -56,7 +56,19 @@ func (s *Session) Modules() ([]ModuleFile, error) {
 		s.mods, s.modsOK = mods, true
 	}
 	var out []ModuleFile
+	type key struct {
+		path string
+		addr uint64
+	}
+	seen := map[key]bool{}
 	for _, m := range s.mods {
+		// A ring-buffer trace announces its modules again at every
+		// checkpoint.
+		if k := (key{string(m.Path), m.LoadAddr}); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
 		mf := ModuleFile{Path: string(m.Path), LoadAddr: m.LoadAddr, Position: m.Position}
 		if data, err := s.tr.ModuleFile(m); err == nil && data != nil {
 			mf.Data = data
