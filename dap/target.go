@@ -106,6 +106,10 @@ type Query struct {
 	Step func(s *InstState) bool
 	// Signals stops where a signal is delivered to the program.
 	Signals bool
+	// Thread, when set, makes the search one instruction step of that OS
+	// thread (ttd's Session.StepThread: other threads run or un-run as
+	// they did in between); Step is then the same step as a predicate.
+	Thread int
 }
 
 // Watch is a data breakpoint: an address range and the accesses that
