@@ -54,13 +54,24 @@
 //	b, err := p.Bind(target)                 // per trace: resolve probes
 //	part, err := b.EvalSegment(k, init)      // one checkpoint segment -> *Partial
 //	all := probe.Merge(part1, part2)         // associative, commutative
+//	out := p.Finish(b, parts...)             // BEGIN, the merged partials, END
 //	out, err := p.Run(bounds, opts)          // the local runner: all of the above
 //	out.Print(stdout, stderr)                // DTrace's output
 //
 // A Partial is plain data (JSON): aggregation series, records keyed by
 // (trace, position), fault count, exit, and the carried state described
 // below. Merge folds aggregations by their merge law and orders records
-// by (trace, position), whatever the order of its arguments.
+// by (trace, segment, sequence), whatever the order and grouping of its
+// arguments: an aggregation part remembers its trace and segment, and a
+// segment's last part joins the next segment's first only once both are
+// there (clear, trunc and printa in between stay in order).
+//
+// # Live programs
+//
+// "ttd probe ... -- PROG" (cmd/ttd) records the program and then
+// evaluates the script over the recording, so live and recorded runs
+// give the same results by construction; there is no evaluation inside
+// the emulator during the run.
 //
 // # Parallel segments and the merge law
 //
@@ -91,6 +102,16 @@
 // itself or restrict itself to programs where !CarriesState().
 // Speculations do not cross segment boundaries (a commit of a
 // speculation made in an earlier segment is reported as a fault).
+//
+// # Known limits
+//
+// No usdt provider yet (.note.stapsdt); casts to the program's DWARF
+// types (struct pointers, ->) are refused by the checker; fn probes
+// match ELF symbol names as written (C++ names mangled); pid and
+// execname are the recorded program's (fork children are not told
+// apart); profile:::N fires at global positions N, 2N, ..., not per
+// thread. A return probe fires at each ret of the function and at jumps
+// out of it (tail calls), as DTrace's pid provider does.
 //
 // Package probe depends on reader, symbols and ttd (index, syscall
 // names); never on emu or the recorder (tests use them to make traces),
