@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -186,7 +187,10 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			// A record of a newer minor version: not needed to re-simulate.
 		default:
 			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
-			ch.bytes += 256
+			// The record and what it holds (syscall buffers): counting a
+			// flat 256 bytes let a chunk of a million syscalls weigh 2 GiB
+			// in a cache bounded at 256 MiB.
+			ch.bytes += ctrlSize + recordPayload(&ch.ctrls[len(ch.ctrls)-1].rec)
 			code, mods = nil, nil
 		}
 	}
@@ -335,6 +339,26 @@ func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
 func CheckpointAt(cps []Checkpoint, pos uint64) int {
 	i := sort.Search(len(cps), func(i int) bool { return cps[i].Position > pos })
 	return max(i-1, 0)
+}
+
+// ctrlSize is the size of a decoded control record.
+var ctrlSize = int64(reflect.TypeOf(ctrl{}).Size())
+
+// recordPayload counts the bytes a decoded record points to.
+func recordPayload(r *tracefile.Record) int64 {
+	n := int64(0)
+	for _, w := range r.Syscall.Writes {
+		n += 32 + int64(len(w.Bytes))
+	}
+	n += 16 * int64(len(r.Syscall.Predicted)+len(r.Signal.Predicted))
+	for _, w := range r.Signal.Writes {
+		n += 32 + int64(len(w.Bytes))
+	}
+	n += int64(len(r.Signal.Regs) + len(r.Mmap.Path) + len(r.Opaque.Bytes))
+	for _, t := range r.Checkpoint.Threads {
+		n += 48 + int64(len(t.Regs))
+	}
+	return n
 }
 
 // defaultChunkCacheBytes bounds the decoded chunks a Trace keeps.

@@ -46,12 +46,15 @@ func (d Divergence) String() string { return fmt.Sprintf("position %d: %s: %s", 
 
 // Report says what a replay did.
 type Report struct {
-	Calls       int // calls re-executed
-	Simulated   int // calls on pipes, sockets and terminals, taken from the recording
-	Skipped     int // calls whose paths or data the recording does not hold
-	Divergences []Divergence
-	Cwd         string // the recorded working directory, inside the root
-	Elapsed     time.Duration
+	Calls     int // calls re-executed
+	Simulated int // calls on pipes, sockets and terminals, taken from the recording
+	Skipped   int // calls whose paths or data the recording does not hold
+	// SkippedCalls lists the first skipped calls (up to 20), with their
+	// positions.
+	SkippedCalls []Divergence
+	Divergences  []Divergence
+	Cwd          string // the recorded working directory, inside the root
+	Elapsed      time.Duration
 }
 
 // Rate is the replay's speed in calls per second.
@@ -283,6 +286,9 @@ func (p *replayer) do(o *op, cwd string) {
 	pr := p.proc(o.pid, cwd)
 	if o.unknown {
 		p.rep.Skipped++
+		if len(p.rep.SkippedCalls) < 20 {
+			p.rep.SkippedCalls = append(p.rep.SkippedCalls, Divergence{Pos: o.pos, Call: o.text, Msg: "a path or a buffer the recording does not hold"})
+		}
 		return
 	}
 	fdArg := func(i int) (*vfd, bool) {

@@ -41,6 +41,9 @@ func reanimateCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 		return 1
 	}
+	for _, d := range rep.SkippedCalls {
+		fmt.Fprintf(os.Stderr, "ttd: skipped at %s\n", d)
+	}
 	for _, d := range rep.Divergences {
 		fmt.Fprintf(os.Stderr, "ttd: divergence at %s\n", d)
 	}
