@@ -121,6 +121,9 @@ func (p *Process) exitProcess(st ExitStatus, err error) {
 	if err != nil {
 		p.logf("process %d (%s): %v", p.PID, p.exeName(), err)
 	}
+	if m.obs != nil {
+		m.obs.ProcessEnd(p, st)
+	}
 	for _, t := range append([]*Thread(nil), p.threads...) {
 		p.removeThread(t)
 	}
@@ -152,6 +155,15 @@ func (p *Process) exeName() string {
 // vforkRelease lets the parent waiting in vfork go on (the child
 // execed or exited).
 func (p *Process) vforkRelease() {
+	if mm := p.sharedMM; mm != nil {
+		p.sharedMM = nil
+		if p.obs == nil && p.m.obs != nil {
+			// The unobserved child entered blocks of the shared code
+			// cache: the observer must hear of them again when the
+			// parent runs them (Observer.Decoded).
+			mm.Code.NewEpoch()
+		}
+	}
 	if p.vforkDone {
 		return
 	}

@@ -24,6 +24,12 @@ type Observer interface {
 	// ProcessStart is called when thread parent creates process child
 	// (fork, vfork, clone), before the child's ThreadStart.
 	ProcessStart(child *Process, parent *Thread)
+	// ProcessExec is called when a process started a new program
+	// (execve succeeded), before the Syscall event of its execve.
+	ProcessExec(p *Process)
+	// ProcessEnd is called when a process other than the first ends;
+	// ProcessExit reports the first.
+	ProcessEnd(p *Process, st ExitStatus)
 	// ProcessExit is called once when the first process ends.
 	ProcessExit(p *Process, st ExitStatus)
 	// Switch is called when the scheduler starts running a different

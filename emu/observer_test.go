@@ -35,11 +35,13 @@ func (o *recordingObserver) Syscall(t *Thread, ev *SyscallEvent) {
 	o.data = append(o.data, data)
 }
 
-func (o *recordingObserver) Signal(t *Thread, ev *SignalEvent)  { o.signals = append(o.signals, *ev) }
-func (o *recordingObserver) Mmap(t *Thread, ev MmapEvent)       { o.mmaps = append(o.mmaps, ev) }
-func (o *recordingObserver) ThreadStart(t *Thread)              { o.starts++ }
-func (o *recordingObserver) ThreadExit(t *Thread, code int)     { o.exits = append(o.exits, code) }
-func (o *recordingObserver) ProcessStart(c *Process, t *Thread) {}
+func (o *recordingObserver) Signal(t *Thread, ev *SignalEvent)    { o.signals = append(o.signals, *ev) }
+func (o *recordingObserver) Mmap(t *Thread, ev MmapEvent)         { o.mmaps = append(o.mmaps, ev) }
+func (o *recordingObserver) ThreadStart(t *Thread)                { o.starts++ }
+func (o *recordingObserver) ThreadExit(t *Thread, code int)       { o.exits = append(o.exits, code) }
+func (o *recordingObserver) ProcessStart(c *Process, t *Thread)   {}
+func (o *recordingObserver) ProcessExec(p *Process)               {}
+func (o *recordingObserver) ProcessEnd(p *Process, st ExitStatus) {}
 
 func (o *recordingObserver) ProcessExit(p *Process, st ExitStatus) {
 	o.final = &st
@@ -168,6 +170,8 @@ func (o *quietObserver) ThreadStart(t *Thread)                 {}
 func (o *quietObserver) ThreadExit(t *Thread, code int)        {}
 func (o *quietObserver) ProcessExit(p *Process, st ExitStatus) {}
 func (o *quietObserver) ProcessStart(c *Process, t *Thread)    {}
+func (o *quietObserver) ProcessExec(p *Process)                {}
+func (o *quietObserver) ProcessEnd(p *Process, st ExitStatus)  {}
 func (o *quietObserver) Switch(t *Thread)                      {}
 func (o *quietObserver) Checkpoint(p *Process)                 {}
 

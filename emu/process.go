@@ -58,6 +58,13 @@ type Config struct {
 	// ENOSYS (--verbose says why): for observers that follow one
 	// process only.
 	NoChildren bool
+	// FollowFirst makes Observer and CPUObserver see the first process
+	// only (ProcessStart, ProcessExec and ProcessEnd still report the
+	// whole tree): the processes it starts run unobserved, and their
+	// effects on it arrive through its syscalls (pipe reads, wait
+	// statuses) and, for a vfork child sharing its memory, through
+	// reads its prediction cache did not predict.
+	FollowFirst bool
 
 	// Observer receives OS-level events; CPUObserver is installed on
 	// every thread's CPU. Both may be nil.
@@ -164,6 +171,11 @@ type Process struct {
 	// exec or exit; vforkDone is set when it did.
 	vforkParent *Thread
 	vforkDone   bool
+	// sharedMM is the parent's address space a CLONE_VM child uses
+	// until it execs or exits.
+	sharedMM *MM
+	// cloneFlags created the process (with the exit signal).
+	cloneFlags uint64
 	// stopped is set while a stop signal holds the process; the
 	// state changes a parent's wait has not reported yet.
 	stopped      bool
@@ -200,6 +212,10 @@ func (p *Process) Parent() *Process { return p.parent }
 
 // Argv returns the arguments of the program the process runs.
 func (p *Process) Argv() []string { return p.argv }
+
+// CloneFlags returns the clone flags that created the process (0 for
+// the first).
+func (p *Process) CloneFlags() uint64 { return p.cloneFlags }
 
 // Exe returns the absolute path of the program the process runs.
 func (p *Process) Exe() string { return p.exe }

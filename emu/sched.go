@@ -127,8 +127,8 @@ func (m *Machine) runSlice(t *Thread) {
 	p := t.P
 	if t != s.last {
 		s.last = t
-		if m.obs != nil {
-			m.obs.Switch(t)
+		if p.obs != nil {
+			p.obs.Switch(t)
 		}
 	}
 	left := s.slice
@@ -152,14 +152,17 @@ func (m *Machine) runSlice(t *Thread) {
 			return
 		}
 		budget := left
-		if m.obs != nil && m.cfg.CheckpointEvery != 0 {
+		if p.obs != nil && m.cfg.CheckpointEvery != 0 {
 			budget = min(budget, s.nextCheckpoint-s.icount)
 		}
 		budget = p.cpuTimerBudget(t, budget)
 		before := t.CPU.Icount
 		ex := t.CPU.Run(budget)
 		n := t.CPU.Icount - before
-		s.icount += n
+		if p.obs != nil {
+			// (Checkpoints count what the observer sees.)
+			s.icount += n
+		}
 		left -= min(left, n)
 		t.handleExit(ex)
 		p.cpuTimersDue(t)

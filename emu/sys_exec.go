@@ -102,6 +102,9 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	p.execed = true
 	t.execed = true
 	p.vforkRelease()
+	if m := p.m; m.obs != nil {
+		m.obs.ProcessExec(p)
+	}
 	// The other threads end; the calling one becomes the main thread.
 	for _, th := range append([]*Thread(nil), p.threads...) {
 		if th != t {

@@ -67,12 +67,20 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 	}
 	if f&unix.CLONE_VM != 0 {
 		c.MM = p.MM
+		c.sharedMM = p.MM
 		p.MM.users++
 	} else {
 		c.MM = p.MM.fork()
 	}
 	m.nextID++
+	c.cloneFlags = f | uint64(ca.exitSig)
+	if m.cfg.FollowFirst {
+		c.obs = nil
+	}
 	cpu := t.CPU.CloneWith(c.MM.Mem, c.MM.Code)
+	if c.obs == nil {
+		cpu.Obs = nil
+	}
 	cpu.Icount = 0
 	cpu.R[x86.RAX] = 0
 	if ca.stack != 0 {
@@ -99,9 +107,11 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 	c.parent.children = append(c.parent.children, c)
 	m.procs = append(m.procs, c)
 	m.threads = append(m.threads, nt)
-	if p.obs != nil {
-		p.obs.ProcessStart(c, t)
-		p.obs.ThreadStart(nt)
+	if m.obs != nil {
+		m.obs.ProcessStart(c, t)
+	}
+	if c.obs != nil {
+		c.obs.ThreadStart(nt)
 	}
 	if f&unix.CLONE_VFORK != 0 {
 		c.vforkParent = t

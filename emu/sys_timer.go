@@ -387,7 +387,7 @@ func (t *Thread) cpuTime(owner *Thread) time.Duration {
 	if owner != nil {
 		return time.Duration(owner.CPU.Retired())
 	}
-	return time.Duration(t.P.Icount())
+	return time.Duration(t.P.cpuTotal())
 }
 
 // TimerCreate implements Linux syscall timer_create(2).

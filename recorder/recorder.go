@@ -186,7 +186,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	cfg.CheckpointEvery = opts.CheckpointEvery
-	cfg.NoChildren = true // the trace format holds one process so far
+	// The trace re-simulates the first process; the processes it
+	// starts run unrecorded, their effects on it logged through its
+	// syscalls and reads, and their lives as Process records.
+	cfg.FollowFirst = true
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		w.Close()
@@ -594,10 +597,7 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	}
 	lit, pred := r.kernelWrites(t)
 	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: lit, Predicted: pred})
-	if ev.Exec {
-		r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: th.P.PID, Tid: t.tid,
-			Position: r.pos, Path: th.P.Exe(), Argv: th.P.Argv()})
-	}
+
 	c := th.CPU
 	r.output(th, ev)
 	if changesRegisters(ev.Nr) || c.RIP != c.R[x86.RCX] {
@@ -884,16 +884,32 @@ func (r *Recorder) checkpoint() {
 	}
 }
 
-// ProcessStart is never called: Record sets Config.NoChildren.
+// ProcessStart logs the start of a process of the tree (it runs
+// unrecorded: Config.FollowFirst).
 func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
-	r.fail(fmt.Errorf("process %d started a process: recording process trees is not supported", parent.P.PID))
+	r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: child.PID, Ppid: child.Ppid(),
+		Tid: parent.Tid, Position: r.position(), Flags: child.CloneFlags(), Argv: child.Argv()})
 }
 
-// ProcessExit logs how the process ended.
-func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
-	// A last checkpoint lets ttd replay --verify check the final state.
-	r.checkpoint()
-	e := &tracefile.Exit{Position: r.position()}
+// ProcessExec logs an exec of any process of the tree.
+func (r *Recorder) ProcessExec(p *emu.Process) {
+	tid := 0
+	if ts := p.Threads(); len(ts) > 0 {
+		tid = ts[0].Tid
+	}
+	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
+		Path: p.Exe(), Argv: p.Argv()})
+}
+
+// ProcessEnd logs the end of a process other than the first.
+func (r *Recorder) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
+	e := exitRecord(st, r.position())
+	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExited, Pid: p.PID, Position: e.Position, Exit: *e})
+}
+
+// exitRecord describes st at position pos.
+func exitRecord(st emu.ExitStatus, pos uint64) *tracefile.Exit {
+	e := &tracefile.Exit{Position: pos}
 	switch {
 	case st.Signal == 0:
 		e.Kind, e.Code = tracefile.ExitExited, st.Code
@@ -902,6 +918,14 @@ func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
 	default:
 		e.Kind, e.Signo = tracefile.ExitKilled, int(st.Signal)
 	}
+	return e
+}
+
+// ProcessExit logs how the process ended.
+func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
+	// A last checkpoint lets ttd replay --verify check the final state.
+	r.checkpoint()
+	e := exitRecord(st, r.position())
 	tid := 0
 	if r.cur != nil {
 		tid = r.cur.tid

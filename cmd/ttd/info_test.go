@@ -62,3 +62,49 @@ func TestInfoProcesses(t *testing.T) {
 		t.Errorf("ttd info does not show the process tree:\n%s", text)
 	}
 }
+
+// TestInfoProcessTree records a shell that runs a child and checks the
+// tree in ttd info --json: the child, its parent, its exec'd argv, its
+// end within the recording and its status, and the shell's own status.
+func TestInfoProcessTree(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "tree.ttd")
+	if _, errOut, st := ttdCmd(t, "record", "-o", trace, "--", "/bin/sh", "-c", "/bin/sh -c 'exit 4'; exit 3"); st != 3 {
+		t.Fatalf("ttd record: status %d, want 3\n%s", st, errOut)
+	}
+	out, errOut, st := ttdCmd(t, "info", "--json", trace)
+	if st != 0 {
+		t.Fatalf("ttd info --json: status %d\n%s", st, errOut)
+	}
+	var rep struct {
+		Instructions uint64
+		Processes    []struct {
+			Pid, Ppid  int
+			Argv       []string
+			Start, End uint64
+			Exit       *struct {
+				How  string
+				Code int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Processes) != 2 {
+		t.Fatalf("%d processes, want 2:\n%s", len(rep.Processes), out)
+	}
+	root, child := rep.Processes[0], rep.Processes[1]
+	if child.Ppid != root.Pid || child.Pid <= root.Pid {
+		t.Errorf("child %d has parent %d, want %d", child.Pid, child.Ppid, root.Pid)
+	}
+	if want := []string{"/bin/sh", "-c", "exit 4"}; !reflect.DeepEqual(child.Argv, want) {
+		t.Errorf("child argv %q, want %q", child.Argv, want)
+	}
+	if child.Exit == nil || child.Exit.Code != 4 || root.Exit == nil || root.Exit.Code != 3 {
+		t.Errorf("exits: child %+v, root %+v; want 4 and 3", child.Exit, root.Exit)
+	}
+	if child.Start == 0 || child.Start > child.End || child.End > root.End || root.End != rep.Instructions {
+		t.Errorf("positions: child [%d, %d], root [%d, %d], %d instructions", child.Start, child.End,
+			root.Start, root.End, rep.Instructions)
+	}
+}

@@ -93,17 +93,25 @@ int main(void) {
 	r = kill(-kids[0], SIGHUP);
 	printf("kill of an empty group: %d %s\n", r, strerror(errno));
 
-	// Stop and continue.
+	// Stop and continue (the child then waits for the parent's word, so
+	// that the parent sees it continued before it exits).
+	int hold[2];
+	pipe(hold);
 	c = fork();
 	if (c == 0) {
+		char x;
+		close(hold[1]);
 		raise(SIGSTOP);
+		read(hold[0], &x, 1);
 		_exit(33);
 	}
+	close(hold[0]);
 	waitpid(c, &st, WUNTRACED);
 	show("raise(SIGSTOP)", st);
 	kill(c, SIGCONT);
 	waitpid(c, &st, WCONTINUED);
 	show("after SIGCONT", st);
+	close(hold[1]);
 	waitpid(c, &st, 0);
 	show("then", st);
 
