@@ -32,6 +32,9 @@ func infoCmd(name string, args []string) int {
 	fmt.Printf("trace:          %s\n", fs.Arg(0))
 	fmt.Printf("program:        %s %q\n", h.ProgramPath, h.Args)
 	fmt.Printf("recorded:       %s\n", h.Created.Format("2006-01-02 15:04:05 MST"))
+	if lv, ok := h.Params["cpu"]; ok {
+		fmt.Printf("cpu:            x86-64-%s\n", lv)
+	}
 	fmt.Printf("instructions:   %d\n", s.Instructions)
 	fmt.Printf("threads:        %d\n", s.Threads)
 	fmt.Printf("checkpoints:    %d\n", s.Checkpoints)
