@@ -246,7 +246,14 @@ func TestTrackingKnowsAccessedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
+	gone := map[uint64]bool{}
 	for addr, v := range seen {
+		if r.track.wasReset(addr >> x86.PageShift) {
+			// Unmapped after the access (ld.so at x86-64-v2 frees
+			// the pages of its glibc-hwcaps search): not known, rightly.
+			gone[addr] = true
+			continue
+		}
 		var b [1]byte
 		have := []bool{false}
 		r.Known(addr, b[:], have)
@@ -260,6 +267,9 @@ func TestTrackingKnowsAccessedBytes(t *testing.T) {
 		t.Fatalf("delta %d..%d with %d pages", d.Start, d.End, len(d.Pages))
 	}
 	for addr, v := range seen {
+		if gone[addr] {
+			continue
+		}
 		p := d.Page(addr >> x86.PageShift)
 		off := addr & (x86.PageSize - 1)
 		if p == nil || p.Known[off>>6]&(1<<(off&63)) == 0 || p.Data[off] != v {

@@ -1,7 +1,9 @@
 // Package x86 is ttd's x86-64 processor: CPU state, guest memory as the CPU
 // sees it (pages, permissions and a software TLB), decoding through
-// golang.org/x/arch/x86/x86asm into a compact cached form, and instruction
-// semantics (integer, lazy flags, SSE/SSE2, x87). Blocks that run often
+// golang.org/x/arch/x86/x86asm (and vex.go for the VEX encoding) into a
+// compact cached form, and instruction semantics (integer, lazy flags, x87,
+// SSE to SSE4.2, AVX/AVX2, FMA3, BMI1/2, F16C: the x86-64-v1 to v3 levels,
+// which features.go gates). Blocks that run often
 // are translated to host code (jit.go) that does exactly what the
 // interpreter does, and hands any case it does not handle back to it.
 //

@@ -200,7 +200,8 @@ func TestDecodeQuirks(t *testing.T) {
 		{[]byte{0xf0, 0x0f, 0x58, 0xd1}, 4, true},  // lock addps: #UD
 		{[]byte{0xf0, 0x48, 0x01, 0xd8}, 4, true},  // lock add to a register: #UD
 		{[]byte{0xf0, 0x48, 0x01, 0x18}, 4, false}, // lock add to memory
-		{[]byte{0xc5, 0xf8, 0x77}, 3, true},        // vzeroupper: no AVX
+		{[]byte{0xc5, 0xf8, 0x77}, 3, false},       // vzeroupper (a level without AVX gates it: features_test.go)
+		{[]byte{0x66, 0xc5, 0xf8, 0x77}, 4, true},  // a 66 prefix before VEX: #UD
 		{[]byte{0x67, 0x8d, 0x51, 0xff}, 4, false}, // lea with a 32-bit address
 	} {
 		in := Decode(0x1000, append(tc.code, make([]byte, 16)...))

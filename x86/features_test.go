@@ -12,14 +12,16 @@ import (
 func TestFeatureGate(t *testing.T) {
 	diffTools(t)
 	asms := []string{"pshufb %xmm2, %xmm1", "roundsd $4, %xmm2, %xmm1", "crc32b %al, %ecx", "popcnt %rax, %rcx",
-		"lock cmpxchg16b (%rsi)", "lahf", "lzcnt %rax, %rcx", "tzcnt %rax, %rcx", "movbe (%rsi), %eax", "paddb %xmm2, %xmm1"}
+		"lock cmpxchg16b (%rsi)", "lahf", "lzcnt %rax, %rcx", "tzcnt %rax, %rcx", "movbe (%rsi), %eax", "paddb %xmm2, %xmm1",
+		"vzeroupper", "andn %rax, %rcx, %rdx", "vfmadd231ps %ymm2, %ymm3, %ymm1"}
 	codes := assemble(t, t.TempDir(), asms)
 	for _, tc := range []struct {
 		feat Features
 		ill  []bool // by asms
 	}{
-		{LevelV1, []bool{true, true, true, true, true, true, false, false, true, false}},
-		{LevelV2, []bool{false, false, false, false, false, false, false, false, true, false}},
+		{LevelV1, []bool{true, true, true, true, true, true, false, false, true, false, true, true, true}},
+		{LevelV2, []bool{false, false, false, false, false, false, false, false, true, false, true, true, true}},
+		{LevelV3, []bool{false, false, false, false, false, false, false, false, false, false, false, false, false}},
 	} {
 		for i, code := range codes {
 			e := newDiffEmu()

@@ -15,9 +15,11 @@ import (
 
 // infoReport is everything "ttd info" prints; --json writes it as is.
 type infoReport struct {
-	Trace        string    `json:"trace"`
-	Program      string    `json:"program"`
-	Args         []string  `json:"args"`
+	Trace   string   `json:"trace"`
+	Program string   `json:"program"`
+	Args    []string `json:"args"`
+	// CPU is the x86-64 level CPUID reported to the program (v1, v2, v3, host).
+	CPU          string    `json:"cpu,omitempty"`
 	Recorded     time.Time `json:"recorded"`
 	Instructions uint64    `json:"instructions"`
 	Threads      int       `json:"threads"`
@@ -116,6 +118,9 @@ func buildInfo(r *tracefile.Reader, path string, records bool) (*infoReport, err
 		Instructions: s.Instructions, Threads: s.Threads, Checkpoints: s.Checkpoints, Syscalls: s.Syscalls,
 		KeyFrames: s.KeyFrames, Chunks: s.Chunks, Size: s.FileSize, Uncompressed: s.Uncompressed,
 		Density: s.BitsPerInstruction, Processes: []infoProcess{}}
+	if lv, ok := h.Params["cpu"]; ok {
+		rep.CPU = lv
+	}
 	if cs := r.Chunks(); len(cs) > 0 {
 		rep.Window = cs[0].FirstPosition
 	}
@@ -214,6 +219,9 @@ func printInfo(rep *infoReport) {
 	fmt.Printf("trace:          %s\n", rep.Trace)
 	fmt.Printf("program:        %s %q\n", rep.Program, rep.Args)
 	fmt.Printf("recorded:       %s\n", rep.Recorded.Format("2006-01-02 15:04:05 MST"))
+	if rep.CPU != "" {
+		fmt.Printf("cpu:            x86-64-%s\n", rep.CPU)
+	}
 	fmt.Printf("instructions:   %d\n", rep.Instructions)
 	if rep.Window > 0 {
 		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", rep.Window)

@@ -87,7 +87,9 @@ func isaProgram(name, exe string, env ...string) corpus.Program {
 // second time with the host's instruction-set paths off (TTD_HOSTISA=0),
 // as on a host without AVX2: replay never depends on the host.
 func TestISALevelsCorpus(t *testing.T) {
-	srcs := []string{"float_math.c", "sha256.c", "qsort_bsearch.c", "bit_ops.c", "cxx_stl.cpp"}
+	// A handful, not the whole corpus: each runs natively, under run, record
+	// and replay (CI time).
+	srcs := []string{"float_math.c", "bit_ops.c", "cxx_stl.cpp"}
 	for _, lv := range []string{"v2", "v3"} {
 		for _, src := range srcs {
 			lv, src := lv, src
