@@ -3,7 +3,7 @@
 
 GO        ?= go
 BIN       := bin/ttd
-APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils
+APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build deps example test test-short test-race test-dap test-dap-deps vsix bench pgo fuzz clean
@@ -12,8 +12,10 @@ all: build
 
 # ttd is built without cgo: a static binary starts 0.5 ms sooner (no
 # dynamic loader), a tenth of a short program's run under ttd.
+# The commit goes into `ttd --version` (GOFLAGS may turn VCS stamping off).
+COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/ttd
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/ttd
 
 # deps installs the tools the tests and benchmarks use, without asking.
 deps:

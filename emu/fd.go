@@ -41,6 +41,38 @@ func (e *fdEntry) closeHost() error {
 type fdTable struct {
 	files []*fdEntry
 	limit int
+	// users counts the processes sharing the table beyond the first
+	// (clone with CLONE_FILES).
+	users int
+}
+
+// fork returns a copy of the table for a child process: each
+// descriptor is duplicated, sharing its open file description (offset,
+// status flags) as fork(2) does.
+func (ft *fdTable) fork() (*fdTable, error) {
+	n := &fdTable{limit: ft.limit, files: make([]*fdEntry, len(ft.files))}
+	for fd, e := range ft.files {
+		if e == nil {
+			continue
+		}
+		h, err := unix.FcntlInt(uintptr(e.host), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			n.closeAll()
+			return nil, err
+		}
+		n.files[fd] = &fdEntry{host: h, cloexec: e.cloexec, kind: e.kind, shadow: -1}
+	}
+	return n, nil
+}
+
+// release drops one process's use of the table; the last one closes
+// every descriptor.
+func (ft *fdTable) release() {
+	if ft.users > 0 {
+		ft.users--
+		return
+	}
+	ft.closeAll()
 }
 
 // newFDTable returns a table whose 0, 1 and 2 are duplicates of the given
@@ -147,6 +179,27 @@ func (ft *fdTable) closeAll() {
 // working directory is never changed.
 type fsState struct {
 	cwdFD int
+	// users counts the processes sharing it beyond the first
+	// (CLONE_FS).
+	users int
+}
+
+// fork returns a copy for a child process.
+func (fs *fsState) fork() (*fsState, error) {
+	fd, err := unix.FcntlInt(uintptr(fs.cwdFD), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, err
+	}
+	return &fsState{cwdFD: fd}, nil
+}
+
+// release drops one process's use of it.
+func (fs *fsState) release() {
+	if fs.users > 0 {
+		fs.users--
+		return
+	}
+	fs.close()
 }
 
 func newFSState(dir string) (*fsState, error) {

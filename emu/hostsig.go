@@ -15,9 +15,9 @@ import (
 // as it would have killed the program.
 
 // startForwarding installs the host signal handlers.
-func (p *Process) startForwarding() (stop func()) {
+func (m *Machine) startForwarding() (stop func()) {
 	in := make(chan os.Signal, 16)
-	p.hostSigs = make(chan os.Signal, 64)
+	m.hostSigs = make(chan os.Signal, 64)
 	signal.Notify(in, forwardedSignals...)
 	done := make(chan struct{})
 	go func() {
@@ -27,15 +27,15 @@ func (p *Process) startForwarding() (stop func()) {
 			if !ok {
 				continue
 			}
-			if p.blocking.Load() && p.fatalMask.Load()&sigBit(int(sig)) != 0 {
-				if f := p.cfg.BeforeHostKill; f != nil {
+			if m.blocking.Load() && m.fatalMask.Load()&sigBit(int(sig)) != 0 {
+				if f := m.cfg.BeforeHostKill; f != nil {
 					f(ExitStatus{Signal: unix.Signal(sig)})
 				}
 				signal.Reset(sig)
 				unix.Kill(unix.Getpid(), sig)
 			}
 			select {
-			case p.hostSigs <- s:
+			case m.hostSigs <- s:
 			default:
 			}
 		}
@@ -50,7 +50,8 @@ func (p *Process) startForwarding() (stop func()) {
 // enterBlocking marks the start of a host call that may block.
 func (t *Thread) enterBlocking() {
 	p := t.P
-	if p.hostSigs == nil {
+	m := p.m
+	if m.hostSigs == nil {
 		return
 	}
 	var fatal uint64
@@ -61,11 +62,11 @@ func (t *Thread) enterBlocking() {
 			}
 		}
 	}
-	p.fatalMask.Store(fatal)
-	p.blocking.Store(true)
+	m.fatalMask.Store(fatal)
+	m.blocking.Store(true)
 }
 
 // leaveBlocking marks the end of a host call that may block.
 func (t *Thread) leaveBlocking() {
-	t.P.blocking.Store(false)
+	t.P.m.blocking.Store(false)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -172,9 +173,15 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 	mm.brk = mm.brkStart
 	if abs, err := p.fs.abs(path); err == nil {
 		p.exe = abs
+		// /proc/self/exe names the file, not a symlink to it: programs
+		// find their $ORIGIN libraries through it.
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			p.exe = r
+		}
 	} else {
 		p.exe = path
 	}
+	p.argv = args
 
 	// The stack: strings at the top, then AT_RANDOM bytes, auxv, envp,
 	// argv and argc.

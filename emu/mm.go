@@ -118,8 +118,11 @@ type MM struct {
 	Mem  *x86.Memory
 	Code *x86.CodeCache
 
-	vmas     []*vma
-	gen      uint64 // counts changes to vmas (Gen)
+	vmas []*vma
+	gen  uint64 // counts changes to vmas (Gen)
+	// users counts the processes using the address space beyond the
+	// first (clone with CLONE_VM, vfork).
+	users    int
 	brkStart uint64
 	brk      uint64
 }
@@ -134,6 +137,60 @@ func NewMM() *MM {
 	mm.Code = x86.NewCodeCache(mm.Mem)
 	mm.Mem.Source = mm.source
 	return mm
+}
+
+// fork returns a copy of the address space for a child process: the
+// same mappings, and the pages shared copy-on-write (pages of shared
+// anonymous mappings stay shared for writing).
+func (mm *MM) fork() *MM {
+	var shared []*vma
+	for _, v := range mm.vmas {
+		if v.shared && v.file == nil {
+			shared = append(shared, v)
+			// Both processes must see one page: make them all exist.
+			for a := v.start; a < v.end; a += pageSize {
+				mm.Mem.PageAt(a >> x86.PageShift)
+			}
+		}
+	}
+	var keep func(pn uint64) bool
+	if len(shared) > 0 {
+		keep = func(pn uint64) bool {
+			a := pn << x86.PageShift
+			for _, v := range shared {
+				if a >= v.start && a < v.end {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	n := &MM{Mem: mm.Mem.Fork(keep), brkStart: mm.brkStart, brk: mm.brk, gen: mm.gen}
+	n.Code = x86.NewCodeCache(n.Mem)
+	n.Mem.Source = n.source
+	n.vmas = make([]*vma, len(mm.vmas))
+	for i, v := range mm.vmas {
+		w := *v
+		w.file.ref()
+		n.vmas[i] = &w
+	}
+	return n
+}
+
+// release drops one process's use of the address space; the last one
+// unmaps everything.
+func (mm *MM) release() {
+	if mm.users > 0 {
+		mm.users--
+		return
+	}
+	for _, v := range mm.vmas {
+		v.file.unref()
+	}
+	mm.vmas = nil
+	mm.gen++
+	mm.Code.Flush()
+	mm.Mem.Release()
 }
 
 // source materialises page pn from its VMA: zeros, or the file's bytes.
@@ -322,12 +379,19 @@ func (mm *MM) protect(lo, hi uint64, prot int) {
 	}
 	np := perm(prot)
 	var code []uint64
+	var pns []uint64
 	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) {
+		if p.Perm != np {
+			pns = append(pns, pn)
+		}
+	})
+	for _, pn := range pns {
+		p := mm.Mem.Private(pn) // not the page another process holds
 		if p.Perm&x86.PermExec != 0 && np&x86.PermExec == 0 {
 			code = append(code, pn)
 		}
 		p.Perm = np
-	})
+	}
 	for _, pn := range code {
 		mm.Code.InvalidatePage(pn)
 	}
@@ -361,7 +425,7 @@ func (mm *MM) move(lo, n, dst uint64) {
 	mm.Mem.Pages(lo>>x86.PageShift, (lo+n)>>x86.PageShift, func(pn uint64, p *x86.Page) { pages = append(pages, pg{pn, p}) })
 	for _, x := range pages {
 		mm.Code.InvalidatePage(x.pn)
-		mm.Mem.SetPage(x.pn, nil)
+		mm.Mem.TakePage(x.pn)
 	}
 	delta := dst - lo
 	for _, v := range moved {

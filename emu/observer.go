@@ -21,7 +21,10 @@ type Observer interface {
 	// ThreadStart and ThreadExit bracket a thread's life.
 	ThreadStart(t *Thread)
 	ThreadExit(t *Thread, code int)
-	// ProcessExit is called once when the process ends.
+	// ProcessStart is called when thread parent creates process child
+	// (fork, vfork, clone), before the child's ThreadStart.
+	ProcessStart(child *Process, parent *Thread)
+	// ProcessExit is called once when the first process ends.
 	ProcessExit(p *Process, st ExitStatus)
 	// Switch is called when the scheduler starts running a different
 	// thread than the one that ran last (the first thread included),
@@ -54,6 +57,9 @@ type SyscallEvent struct {
 	// number again (Ret) and rip was moved back to the syscall
 	// instruction.
 	Restart bool
+	// Exec is set for an execve or execveat that succeeded: the thread
+	// runs a new program in a new address space (Thread.CPU is new).
+	Exec bool
 }
 
 // SignalEvent describes a signal acting on a thread.

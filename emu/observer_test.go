@@ -35,10 +35,12 @@ func (o *recordingObserver) Syscall(t *Thread, ev *SyscallEvent) {
 	o.data = append(o.data, data)
 }
 
-func (o *recordingObserver) Signal(t *Thread, ev *SignalEvent) { o.signals = append(o.signals, *ev) }
-func (o *recordingObserver) Mmap(t *Thread, ev MmapEvent)      { o.mmaps = append(o.mmaps, ev) }
-func (o *recordingObserver) ThreadStart(t *Thread)             { o.starts++ }
-func (o *recordingObserver) ThreadExit(t *Thread, code int)    { o.exits = append(o.exits, code) }
+func (o *recordingObserver) Signal(t *Thread, ev *SignalEvent)  { o.signals = append(o.signals, *ev) }
+func (o *recordingObserver) Mmap(t *Thread, ev MmapEvent)       { o.mmaps = append(o.mmaps, ev) }
+func (o *recordingObserver) ThreadStart(t *Thread)              { o.starts++ }
+func (o *recordingObserver) ThreadExit(t *Thread, code int)     { o.exits = append(o.exits, code) }
+func (o *recordingObserver) ProcessStart(c *Process, t *Thread) {}
+
 func (o *recordingObserver) ProcessExit(p *Process, st ExitStatus) {
 	o.final = &st
 }
@@ -165,6 +167,7 @@ func (o *quietObserver) Mmap(t *Thread, ev MmapEvent)          {}
 func (o *quietObserver) ThreadStart(t *Thread)                 {}
 func (o *quietObserver) ThreadExit(t *Thread, code int)        {}
 func (o *quietObserver) ProcessExit(p *Process, st ExitStatus) {}
+func (o *quietObserver) ProcessStart(c *Process, t *Thread)    {}
 func (o *quietObserver) Switch(t *Thread)                      {}
 func (o *quietObserver) Checkpoint(p *Process)                 {}
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -26,6 +25,10 @@ type Config struct {
 	// Stdin, Stdout and Stderr are the host files behind guest file
 	// descriptors 0, 1 and 2 (nil means the host's own).
 	Stdin, Stdout, Stderr *os.File
+
+	// CPU is the guest processor's level: "v1", "v2", "v3", "host" or ""
+	// (DefaultCPU); see ResolveCPU.
+	CPU string
 
 	// Verbose makes ttd name each unimplemented syscall the program uses
 	// (once each) on Log.
@@ -50,6 +53,11 @@ type Config struct {
 	// scheduler moves on to the next runnable thread (0 means
 	// DefaultTimeSlice).
 	TimeSlice uint64
+
+	// NoChildren makes fork, vfork and clone of a process fail with
+	// ENOSYS (--verbose says why): for observers that follow one
+	// process only.
+	NoChildren bool
 
 	// Observer receives OS-level events; CPUObserver is installed on
 	// every thread's CPU. Both may be nil.
@@ -120,10 +128,11 @@ var ErrDeadlock = errors.New("guest deadlocked")
 // Process is one emulated Linux process: an address space, a file
 // descriptor table, signal dispositions and its threads. The address
 // space, file table and signal handlers are shared by the threads; each
-// Thread has its own CPU, signal mask and pending signals. Threads run
-// one at a time under the scheduler (sched.go), all on the goroutine
-// that called Run.
+// Thread has its own CPU, signal mask and pending signals. Processes
+// belong to a Machine, whose scheduler runs the threads of all of them
+// one at a time, all on the goroutine that called Run.
 type Process struct {
+	m   *Machine
 	cfg Config
 	log io.Writer
 	obs Observer
@@ -134,16 +143,35 @@ type Process struct {
 	sig     sigHandlers
 	threads []*Thread // live threads, in creation order
 
-	// PID is the process id the guest sees (the host's); thread ids are
-	// PID, PID+1, … in creation order.
+	// PID is the process id the guest sees: the host's for the first
+	// process, then the next free id of the tree (thread and process ids
+	// are given in creation order, as Linux does on a quiet system).
 	PID     int
-	nextTid int
-	exe     string // absolute path of the executable
+	exe     string // absolute path of the executable, symlinks resolved
+	argv    []string
 	auxv    []uint64
 	env     cpuEnv
+	execed  bool // the process called execve (setpgid then fails)
+	exitSig int  // the signal the parent gets when it ends (SIGCHLD)
 
-	rlimits  [rlimNLimits]unix.Rlimit
-	reported map[int]bool // unimplemented syscalls already named
+	// The tree: the parent (nil for the first process), the children
+	// not yet reaped, the process group and session.
+	parent   *Process
+	children []*Process
+	pgid     int
+	sid      int
+	// vforkParent is the thread waiting in vfork for this child to
+	// exec or exit; vforkDone is set when it did.
+	vforkParent *Thread
+	vforkDone   bool
+	// stopped is set while a stop signal holds the process; the
+	// state changes a parent's wait has not reported yet.
+	stopped      bool
+	stopSig      int
+	waitStopped  bool
+	waitContinue bool
+
+	rlimits [rlimNLimits]unix.Rlimit
 
 	// shared are the process-directed pending signals.
 	shared sigQueue
@@ -151,41 +179,57 @@ type Process struct {
 	futexes map[uint64][]*Thread
 	timers  timerState
 
-	sched scheduler
+	retiredByExited uint64
 
-	hostSigs chan os.Signal
-	// blocking is set while a thread waits in a host syscall.
-	blocking atomic.Bool
-	// fatalMask are the signals that would kill the guest now.
-	fatalMask atomic.Uint64
-
-	exited bool
-	status ExitStatus
-	err    error
+	exited   bool // no thread runs any more
+	zombie   bool // exited, not reaped yet
+	released bool
+	status   ExitStatus
+	err      error
 }
 
 // Threads returns the live threads in creation order (the slice must
 // not be modified).
 func (p *Process) Threads() []*Thread { return p.threads }
 
-// Icount is the number of instructions retired by all threads, those
-// that exited included: the global position of the execution.
-func (p *Process) Icount() uint64 {
-	n := p.sched.retiredByExited
-	for _, t := range p.threads {
-		n += t.CPU.Retired()
-	}
-	return n
-}
+// Machine returns the tree the process belongs to.
+func (p *Process) Machine() *Machine { return p.m }
 
-// NewProcess loads cfg.Path and prepares its main thread, ready to Run.
+// Parent returns the parent process (nil for the first).
+func (p *Process) Parent() *Process { return p.parent }
+
+// Argv returns the arguments of the program the process runs.
+func (p *Process) Argv() []string { return p.argv }
+
+// Exe returns the absolute path of the program the process runs.
+func (p *Process) Exe() string { return p.exe }
+
+// Ppid returns the parent's pid (the host's parent of ttd for the
+// first process).
+func (p *Process) Ppid() int { return p.ppid() }
+
+// Status returns how the process ended (valid once it exited).
+func (p *Process) Status() ExitStatus { return p.status }
+
+// Icount is the number of instructions retired by all threads of all
+// processes, those that exited included: the global position of the
+// execution.
+func (p *Process) Icount() uint64 { return p.m.Icount() }
+
+// NewProcess loads cfg.Path and prepares its main thread, ready to Run:
+// the first process of a new Machine.
 func NewProcess(cfg Config) (*Process, error) {
-	p := &Process{cfg: cfg, log: cfg.Log, obs: cfg.Observer, reported: make(map[int]bool)}
-	if p.log == nil {
-		p.log = os.Stderr
-	}
+	m := newMachine(cfg)
+	p := &Process{m: m, cfg: cfg, log: m.log, obs: cfg.Observer, exitSig: int(unix.SIGCHLD)}
 	p.PID = unix.Getpid()
-	p.env = newCPUEnv()
+	m.nextID = p.PID + 1
+	p.pgid = unix.Getpgrp()
+	p.sid, _ = unix.Getsid(0)
+	feat, err := ResolveCPU(cfg.CPU)
+	if err != nil {
+		return nil, err
+	}
+	p.env = newCPUEnv(feat)
 	for i := range p.rlimits {
 		unix.Getrlimit(i, &p.rlimits[i])
 	}
@@ -205,10 +249,11 @@ func NewProcess(cfg Config) (*Process, error) {
 	p.env.install(cpu)
 	cpu.Obs = cfg.CPUObserver
 	t := &Thread{P: p, CPU: cpu, Tid: p.PID}
-	p.nextTid = p.PID + 1
 	p.threads = []*Thread{t}
 	p.futexes = make(map[uint64][]*Thread)
-	p.initScheduler()
+	m.init = p
+	m.procs = []*Process{p}
+	m.threads = []*Thread{t}
 	args := cfg.Args
 	if len(args) == 0 {
 		args = []string{cfg.Path}
@@ -220,65 +265,72 @@ func NewProcess(cfg Config) (*Process, error) {
 	return p, nil
 }
 
-// Run executes the process until it exits or is killed. The error is
-// non-nil when the emulator itself cannot continue (an unimplemented
+// Run executes the process tree until the first process exits or is
+// killed (the processes left are then killed). The error is non-nil
+// when the emulator itself cannot continue (an unimplemented
 // instruction, a deadlock); the status then reports the program as
 // killed by SIGILL or SIGKILL.
 func (p *Process) Run() (st ExitStatus, err error) {
-	if p.exited {
+	m := p.m
+	if m.done || p.exited {
 		return p.status, p.err
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			var pc uint64
-			if t := p.sched.last; t != nil {
+			if t := m.sched.last; t != nil {
 				pc = t.CPU.RIP
 			}
-			if p.cfg.Verbose {
+			if m.cfg.Verbose {
 				p.logf("internal error: %v\n%s", r, debug.Stack())
 			}
 			st, err = ExitStatus{Signal: unix.SIGKILL}, fmt.Errorf("internal error at guest rip %#x: %v", pc, r)
 			p.exited = true
-			p.release()
+			m.done = true
+			m.releaseAll()
 		}
 	}()
-	if p.cfg.ForwardSignals {
-		stop := p.startForwarding()
+	if m.cfg.ForwardSignals {
+		stop := m.startForwarding()
 		defer stop()
 	}
 	if p.obs != nil {
 		p.obs.ThreadStart(p.threads[0])
 	}
-	p.schedule()
+	m.schedule()
 	if p.obs != nil {
 		p.obs.ProcessExit(p, p.status)
 	}
-	p.release()
+	m.releaseAll()
 	return p.status, p.err
 }
 
-// release frees host resources (files, mappings, helper goroutines).
+// release frees the process's host resources (files, mappings, helper
+// goroutines) once.
 func (p *Process) release() {
-	p.stopHelpers()
-	if p.fds != nil {
-		p.fds.closeAll()
-	}
-	if p.fs != nil {
-		p.fs.close()
-	}
-	if p.MM != nil {
-		p.MM.unmap(0, taskSize)
-	}
-}
-
-// exitProcess ends the process with st.
-func (p *Process) exitProcess(st ExitStatus, err error) {
-	if p.exited {
+	if p.released {
 		return
 	}
-	p.exited = true
-	p.status = st
-	p.err = err
+	p.released = true
+	for _, t := range p.threads {
+		if t.hw != nil {
+			p.m.cancelHelper(t.hw)
+			t.hw = nil
+		}
+	}
+	if p.fds != nil {
+		p.fds.release()
+	}
+	if p.fs != nil {
+		p.fs.release()
+	}
+	if p.MM != nil {
+		p.MM.release()
+	}
+	for _, tm := range p.timers.list {
+		tm.armed = false
+	}
+	p.timers.recount()
 }
 
 // logf writes one diagnostic line.

@@ -47,6 +47,8 @@ type wait struct {
 	// sigset are signals that end the wait even while blocked
 	// (rt_sigtimedwait).
 	sigset uint64
+	// child: a child's state change ends the wait (wait4, waitid).
+	child bool
 }
 
 // hostWait is one helper goroutine polling host descriptors for a
@@ -57,7 +59,8 @@ type hostWait struct {
 	cancelled bool
 }
 
-// scheduler is the Process's scheduling state.
+// scheduler is the Machine's scheduling state: one over the threads of
+// every process.
 type scheduler struct {
 	slice uint64
 	last  *Thread // the thread that ran last
@@ -75,38 +78,41 @@ type scheduler struct {
 	helpers map[*hostWait]bool
 }
 
-func (p *Process) initScheduler() {
-	s := &p.sched
-	s.slice = p.cfg.TimeSlice
+func (m *Machine) initScheduler() {
+	s := &m.sched
+	s.slice = m.cfg.TimeSlice
 	if s.slice == 0 {
 		s.slice = DefaultTimeSlice
 	}
-	s.nextCheckpoint = p.cfg.CheckpointEvery
+	s.nextCheckpoint = m.cfg.CheckpointEvery
 	s.events = make(chan *hostWait, 64)
 	s.helpers = make(map[*hostWait]bool)
 }
 
-// schedule runs threads until the process ends.
-func (p *Process) schedule() {
-	for !p.exited {
-		p.pollEvents()
-		t := p.pickNext()
+// schedule runs threads until the first process ends.
+func (m *Machine) schedule() {
+	for !m.done {
+		m.pollEvents()
+		t := m.pickNext()
 		if t == nil {
-			p.idle()
+			m.idle()
 			continue
 		}
-		p.runSlice(t)
+		m.runSlice(t)
 	}
 }
 
 // pickNext returns the next thread to run in round-robin order, or nil
 // when every thread waits.
-func (p *Process) pickNext() *Thread {
-	s := &p.sched
-	n := len(p.threads)
+func (m *Machine) pickNext() *Thread {
+	s := &m.sched
+	n := len(m.threads)
 	for i := 0; i < n; i++ {
 		k := (s.rr + i) % n
-		t := p.threads[k]
+		t := m.threads[k]
+		if t.P.stopped {
+			continue
+		}
 		if t.state == threadRunnable || t.state == threadBlocked && t.ready {
 			s.rr = k + 1
 			return t
@@ -116,12 +122,13 @@ func (p *Process) pickNext() *Thread {
 }
 
 // runSlice runs t for one time slice, or until it blocks or exits.
-func (p *Process) runSlice(t *Thread) {
-	s := &p.sched
+func (m *Machine) runSlice(t *Thread) {
+	s := &m.sched
+	p := t.P
 	if t != s.last {
 		s.last = t
-		if p.obs != nil {
-			p.obs.Switch(t)
+		if m.obs != nil {
+			m.obs.Switch(t)
 		}
 	}
 	left := s.slice
@@ -130,7 +137,7 @@ func (p *Process) runSlice(t *Thread) {
 		// Signals sent to it while it was not running.
 		t.deliverSignals()
 	}
-	for !p.exited {
+	for !p.exited && !p.stopped {
 		switch {
 		case t.state == threadExited:
 			return
@@ -139,13 +146,13 @@ func (p *Process) runSlice(t *Thread) {
 				return
 			}
 			t.resume()
-			p.between(t)
+			m.between(t)
 			continue
 		case left == 0 || t.yield:
 			return
 		}
 		budget := left
-		if p.obs != nil && p.cfg.CheckpointEvery != 0 {
+		if m.obs != nil && m.cfg.CheckpointEvery != 0 {
 			budget = min(budget, s.nextCheckpoint-s.icount)
 		}
 		budget = p.cpuTimerBudget(t, budget)
@@ -156,87 +163,101 @@ func (p *Process) runSlice(t *Thread) {
 		left -= min(left, n)
 		t.handleExit(ex)
 		p.cpuTimersDue(t)
-		p.between(t)
+		m.between(t)
 	}
 }
 
 // between does what is due between two instructions of the running
 // thread t: asynchronous events, signal delivery, checkpoints.
-func (p *Process) between(t *Thread) {
-	if p.exited {
+func (m *Machine) between(t *Thread) {
+	if m.done {
 		return
 	}
-	p.pollEvents()
-	if t.state == threadRunnable {
+	m.pollEvents()
+	if t.state == threadRunnable && !t.P.exited {
 		t.deliverSignals()
 	}
-	s := &p.sched
-	if p.obs != nil && p.cfg.CheckpointEvery != 0 && s.icount >= s.nextCheckpoint && !p.exited {
+	s := &m.sched
+	if m.obs != nil && m.cfg.CheckpointEvery != 0 && s.icount >= s.nextCheckpoint && !m.done {
 		if s.icount == s.nextCheckpoint {
-			p.obs.Checkpoint(p)
+			m.obs.Checkpoint(m.init)
 		}
 		// (Runs never pass a checkpoint; should one have, the next
 		// multiple still comes exactly.)
-		s.nextCheckpoint = (s.icount/p.cfg.CheckpointEvery + 1) * p.cfg.CheckpointEvery
+		s.nextCheckpoint = (s.icount/m.cfg.CheckpointEvery + 1) * m.cfg.CheckpointEvery
 	}
 }
 
 // pollEvents takes in, without waiting, what happened outside the
 // running thread: finished helpers, host signals, deadlines and timers.
-func (p *Process) pollEvents() {
-	s := &p.sched
+func (m *Machine) pollEvents() {
+	s := &m.sched
 drain:
 	for len(s.helpers) > 0 {
 		select {
 		case hw := <-s.events:
-			p.helperDone(hw)
+			m.helperDone(hw)
 		default:
 			break drain
 		}
 	}
-	p.pollHostSignals()
-	if !s.earliest.IsZero() || p.timers.real > 0 {
-		p.expire(time.Now())
+	m.pollHostSignals()
+	if !s.earliest.IsZero() || m.realTimers() {
+		m.expire(time.Now())
 	}
 }
 
+// realTimers reports whether a process has an armed host-time timer.
+func (m *Machine) realTimers() bool {
+	for _, p := range m.procs {
+		if p.timers.real > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // expire wakes the threads whose deadline passed and fires due timers.
-func (p *Process) expire(now time.Time) {
-	s := &p.sched
+func (m *Machine) expire(now time.Time) {
+	s := &m.sched
 	if !s.earliest.IsZero() && !now.Before(s.earliest) {
 		s.earliest = time.Time{}
-		for _, t := range p.threads {
+		for _, t := range m.threads {
 			if t.state != threadBlocked || t.w.deadline.IsZero() {
 				continue
 			}
 			if !now.Before(t.w.deadline) {
-				p.wake(t)
+				m.wake(t)
 			} else if !t.ready && (s.earliest.IsZero() || t.w.deadline.Before(s.earliest)) {
 				s.earliest = t.w.deadline
 			}
 		}
 	}
-	if p.timers.real > 0 {
-		p.realTimersDue(now)
+	for _, p := range m.procs {
+		if p.timers.real > 0 && !p.exited {
+			p.realTimersDue(now)
+		}
 	}
 }
 
 // idle waits, without spinning, until a blocked thread may continue.
-func (p *Process) idle() {
-	s := &p.sched
+func (m *Machine) idle() {
+	s := &m.sched
 	dl := s.earliest
-	if r := p.nextRealTimer(); !r.IsZero() && (dl.IsZero() || r.Before(dl)) {
-		dl = r
+	for _, p := range m.procs {
+		if r := p.nextRealTimer(); !r.IsZero() && (dl.IsZero() || r.Before(dl)) {
+			dl = r
+		}
 	}
-	if len(s.helpers) == 0 && dl.IsZero() && p.hostSigs == nil {
-		p.deadlock()
+	if len(s.helpers) == 0 && dl.IsZero() && m.hostSigs == nil {
+		m.deadlock()
 		return
 	}
 	var timeout <-chan time.Time
 	if !dl.IsZero() {
 		d := time.Until(dl)
 		if d <= 0 {
-			p.expire(time.Now())
+			m.expire(time.Now())
 			return
 		}
 		timer := time.NewTimer(d)
@@ -245,24 +266,24 @@ func (p *Process) idle() {
 	}
 	select {
 	case hw := <-s.events:
-		p.helperDone(hw)
-	case sig := <-p.hostSigs:
-		p.queueHost(sig)
+		m.helperDone(hw)
+	case sig := <-m.hostSigs:
+		m.queueHost(sig)
 	case <-timeout:
 	}
 }
 
 // block puts t to sleep on what its syscall handler set in t.w.
 func (t *Thread) block() {
-	p := t.P
-	s := &p.sched
+	m := t.P.m
+	s := &m.sched
 	t.state = threadBlocked
 	t.ready = false
 	if dl := t.w.deadline; !dl.IsZero() && (s.earliest.IsZero() || dl.Before(s.earliest)) {
 		s.earliest = dl
 	}
 	if len(t.w.fds) > 0 {
-		p.startHelper(t, t.w.fds)
+		m.startHelper(t, t.w.fds)
 	}
 }
 
@@ -274,13 +295,16 @@ func (t *Thread) sleep(w wait) error {
 }
 
 // wake marks a blocked thread ready to run its syscall again.
-func (p *Process) wake(t *Thread) {
+func (p *Process) wake(t *Thread) { p.m.wake(t) }
+
+// wake marks a blocked thread ready to run its syscall again.
+func (m *Machine) wake(t *Thread) {
 	if t.state != threadBlocked || t.ready {
 		return
 	}
 	t.ready = true
 	if hw := t.hw; hw != nil {
-		p.cancelHelper(hw)
+		m.cancelHelper(hw)
 		t.hw = nil
 	}
 }
@@ -303,24 +327,24 @@ func (t *Thread) setDeadline(dl time.Time) time.Time {
 }
 
 // startHelper starts a goroutine polling fds (host descriptors) for t.
-func (p *Process) startHelper(t *Thread, fds []unix.PollFd) {
+func (m *Machine) startHelper(t *Thread, fds []unix.PollFd) {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		// No helper: poll again at the next scheduling point (a short
 		// deadline keeps the wait from being reported as a deadlock).
 		t.w.deadline = time.Now().Add(time.Millisecond)
-		if s := &p.sched; s.earliest.IsZero() || t.w.deadline.Before(s.earliest) {
+		if s := &m.sched; s.earliest.IsZero() || t.w.deadline.Before(s.earliest) {
 			s.earliest = t.w.deadline
 		}
 		return
 	}
 	hw := &hostWait{t: t, efd: efd}
 	t.hw = hw
-	p.sched.helpers[hw] = true
+	m.sched.helpers[hw] = true
 	pfds := make([]unix.PollFd, len(fds)+1)
 	copy(pfds, fds)
 	pfds[len(fds)] = unix.PollFd{Fd: int32(efd), Events: unix.POLLIN}
-	events := p.sched.events
+	events := m.sched.events
 	go func() {
 		for {
 			if _, err := unix.Poll(pfds, -1); err != unix.EINTR {
@@ -332,7 +356,7 @@ func (p *Process) startHelper(t *Thread, fds []unix.PollFd) {
 }
 
 // cancelHelper makes a helper's poll return.
-func (p *Process) cancelHelper(hw *hostWait) {
+func (m *Machine) cancelHelper(hw *hostWait) {
 	if hw.cancelled {
 		return
 	}
@@ -343,32 +367,32 @@ func (p *Process) cancelHelper(hw *hostWait) {
 }
 
 // helperDone takes in a helper that finished: its thread may go on.
-func (p *Process) helperDone(hw *hostWait) {
-	delete(p.sched.helpers, hw)
+func (m *Machine) helperDone(hw *hostWait) {
+	delete(m.sched.helpers, hw)
 	unix.Close(hw.efd)
 	if t := hw.t; t.hw == hw {
 		t.hw = nil
-		p.wake(t)
+		m.wake(t)
 	}
 }
 
 // stopHelpers cancels every helper and waits for them to finish.
-func (p *Process) stopHelpers() {
-	s := &p.sched
+func (m *Machine) stopHelpers() {
+	s := &m.sched
 	for hw := range s.helpers {
-		p.cancelHelper(hw)
+		m.cancelHelper(hw)
 	}
 	for len(s.helpers) > 0 {
-		p.helperDone(<-s.events)
+		m.helperDone(<-s.events)
 	}
 }
 
-// deadlock ends a process whose threads all wait for events no thread
+// deadlock ends a tree whose threads all wait for events no thread
 // can cause.
-func (p *Process) deadlock() {
+func (m *Machine) deadlock() {
 	var what []string
 	var pc uint64
-	for i, t := range p.threads {
+	for i, t := range m.threads {
 		w := t.w.what
 		if w == "" && t.sysEnt != nil {
 			w = t.sysEnt.Name
@@ -379,17 +403,31 @@ func (p *Process) deadlock() {
 		if i == 0 {
 			pc = t.CPU.RIP
 		}
-		what = append(what, "thread "+itoa(t.Tid)+" waits for "+w)
+		if t.P.stopped {
+			w = "SIGCONT (stopped)"
+		}
+		who := "thread " + itoa(t.Tid)
+		if t.P != m.init {
+			who = "process " + itoa(t.P.PID) + " " + who
+		}
+		what = append(what, who+" waits for "+w)
 	}
-	p.exitProcess(ExitStatus{Signal: unix.SIGKILL}, &DeadlockError{What: strings.Join(what, ", "), PC: pc})
+	m.init.exitProcess(ExitStatus{Signal: unix.SIGKILL}, &DeadlockError{What: strings.Join(what, ", "), PC: pc})
 }
 
-// removeThread takes an exited thread out of the live list.
+// removeThread takes an exited thread out of the live lists.
 func (p *Process) removeThread(t *Thread) {
-	s := &p.sched
+	m := p.m
+	s := &m.sched
 	for i, th := range p.threads {
 		if th == t {
 			p.threads = append(p.threads[:i], p.threads[i+1:]...)
+			break
+		}
+	}
+	for i, th := range m.threads {
+		if th == t {
+			m.threads = append(m.threads[:i], m.threads[i+1:]...)
 			if i < s.rr {
 				s.rr--
 			}
@@ -397,8 +435,9 @@ func (p *Process) removeThread(t *Thread) {
 		}
 	}
 	s.retiredByExited += t.CPU.Icount
+	p.retiredByExited += t.CPU.Icount
 	if t.hw != nil {
-		p.cancelHelper(t.hw)
+		m.cancelHelper(t.hw)
 		t.hw = nil
 	}
 	p.futexDequeue(t)

@@ -39,11 +39,20 @@ const (
 	frameSize    = 8 + ucontextSize + siginfoSize
 	redZone      = 128
 	fxsaveSize   = 512
+	// fpstateSize is the floating-point area of a frame: an XSAVE area
+	// (the fxsave image, its header and the AVX component) and
+	// FP_XSTATE_MAGIC2 after it, as Linux writes on a CPU with AVX. On
+	// a CPU without AVX only the fxsave image is meaningful; the rest
+	// is zero.
+	fpstateSize    = x86.XSaveSize + 4
+	fpXstateMagic1 = 0x46505853
+	fpXstateMagic2 = 0x46505845
+	ucFPXstate     = 1
 
 	// SigFrameBytes and SigFPStateBytes are the sizes of what signal
 	// delivery writes (SignalEvent).
 	SigFrameBytes   = frameSize
-	SigFPStateBytes = fxsaveSize
+	SigFPStateBytes = fpstateSize
 )
 
 // sigBit is the mask bit of signal sig.
@@ -237,25 +246,32 @@ var forwardedSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.
 	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM}
 
 // pollHostSignals queues the host signals received since the last call.
-func (p *Process) pollHostSignals() {
-	if p.hostSigs == nil {
+func (m *Machine) pollHostSignals() {
+	if m.hostSigs == nil {
 		return
 	}
 	for {
 		select {
-		case s := <-p.hostSigs:
-			p.queueHost(s)
+		case s := <-m.hostSigs:
+			m.queueHost(s)
 		default:
 			return
 		}
 	}
 }
 
-// queueHost queues a signal received by the host process, for the
-// process.
-func (p *Process) queueHost(s os.Signal) {
-	if sig, ok := s.(syscall.Signal); ok {
-		p.queueProcess(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
+// queueHost queues a signal received by the host process for the
+// processes of the first process's group (the terminal's foreground
+// group, as a terminal would signal them).
+func (m *Machine) queueHost(s os.Signal) {
+	sig, ok := s.(syscall.Signal)
+	if !ok {
+		return
+	}
+	for _, p := range append([]*Process(nil), m.procs...) {
+		if p.pgid == m.init.pgid && !p.exited {
+			p.queueProcess(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser}})
+		}
 	}
 }
 
@@ -267,9 +283,30 @@ func (p *Process) ignored(sig int) bool {
 		return true
 	case sigDfl:
 		a := defaultActionOf(sig)
-		return a == actIgnore || a == actStop
+		return a == actIgnore || a == actStop && p == p.m.init
 	}
 	return false
+}
+
+// jobControl applies what sending sig does at once, whatever the
+// thread masks: SIGCONT and SIGKILL continue a stopped process, and
+// SIGCONT and stop signals discard each other's pending instances.
+func (p *Process) jobControl(sig int) {
+	switch unix.Signal(sig) {
+	case unix.SIGCONT, unix.SIGKILL:
+		for _, s := range []unix.Signal{unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU} {
+			p.shared.discard(int(s))
+			for _, t := range p.threads {
+				t.pending.discard(int(s))
+			}
+		}
+		p.cont()
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		p.shared.discard(int(unix.SIGCONT))
+		for _, t := range p.threads {
+			t.pending.discard(int(unix.SIGCONT))
+		}
+	}
 }
 
 // queue makes a signal pending on thread t (tgkill, tkill, SIGPIPE…). A
@@ -282,6 +319,7 @@ func (t *Thread) queue(ps pendingSignal) {
 		return
 	}
 	bit := sigBit(sig)
+	p.jobControl(sig)
 	if t.sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
 		return
 	}
@@ -294,10 +332,11 @@ func (t *Thread) queue(ps pendingSignal) {
 // host signals): the first thread that does not block it takes it.
 func (p *Process) queueProcess(ps pendingSignal) {
 	sig := int(ps.info.Signo)
-	if sig < 1 || sig > numSignals || len(p.threads) == 0 {
+	if sig < 1 || sig > numSignals || len(p.threads) == 0 || p.exited {
 		return
 	}
 	bit := sigBit(sig)
+	p.jobControl(sig)
 	if p.threads[0].sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
 		return
 	}
@@ -392,7 +431,7 @@ func (t *Thread) forceFault(si SigInfo, trap trapInfo, ex x86.Exit) {
 // signal), so the last set up runs first.
 func (t *Thread) deliverSignals() {
 	p := t.P
-	for !p.exited && t.state == threadRunnable {
+	for !p.exited && !p.stopped && t.state == threadRunnable {
 		blocked := t.sigMask &^ unblockable
 		q := &t.pending
 		ready := q.mask &^ blocked
@@ -424,7 +463,10 @@ func (t *Thread) deliver(sig int, ps *pendingSignal) {
 		return
 	case sigDfl:
 		switch defaultActionOf(sig) {
-		case actIgnore, actStop:
+		case actIgnore:
+			return
+		case actStop:
+			p.stop(sig)
 			return
 		}
 		st := ExitStatus{Signal: unix.Signal(sig), CoreDumps: defaultActionOf(sig) == actCore}
@@ -494,18 +536,30 @@ func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (frame, 
 	} else {
 		sp -= redZone
 	}
-	sp = (sp - fxsaveSize) &^ 63
+	sp = (sp - fpstateSize) &^ 63
 	fpstate = sp
 	sp = (sp-frameSize)&^15 - 8
 	frame = sp
 
-	var fx [fxsaveSize]byte
-	c.FXSave(fx[:])
-	var b [frameSize]byte
+	var fx [fpstateSize]byte
 	le := binary.LittleEndian
+	ucFlags := uint64(6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
+	if xcr0 := c.XCR0(); xcr0&4 != 0 {
+		// The XSAVE format: fx_sw_bytes at 464 say so.
+		c.XSave(fx[:], xcr0)
+		le.PutUint32(fx[464:], fpXstateMagic1)
+		le.PutUint32(fx[468:], fpstateSize)
+		le.PutUint64(fx[472:], xcr0)
+		le.PutUint32(fx[480:], x86.XSaveSize)
+		le.PutUint32(fx[x86.XSaveSize:], fpXstateMagic2)
+		ucFlags |= ucFPXstate
+	} else {
+		c.FXSave(fx[:fxsaveSize])
+	}
+	var b [frameSize]byte
 	le.PutUint64(b[0:], act.restorer)
 	uc := b[8:]
-	le.PutUint64(uc[0:], 6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
+	le.PutUint64(uc[0:], ucFlags)
 	le.PutUint64(uc[16:], t.altStack.sp)
 	le.PutUint32(uc[24:], uint32(t.altStackFlags(oldSP)))
 	le.PutUint64(uc[32:], t.altStack.size)
@@ -570,12 +624,25 @@ func (t *Thread) sigreturn() error {
 	r := func(i int) uint64 { return le.Uint64(g[8*i:]) }
 	fpstate := r(23)
 	if fpstate != 0 {
-		var fx [fxsaveSize]byte
-		if err := t.CopyIn(fpstate, fx[:]); err != nil {
+		var fx [fpstateSize]byte
+		if err := t.CopyIn(fpstate, fx[:fxsaveSize]); err != nil {
 			return err
 		}
-		if !c.FXRstor(fx[:]) {
-			return unix.EFAULT
+		xcr0 := c.XCR0()
+		if xcr0&4 != 0 && le.Uint32(fx[464:]) == fpXstateMagic1 && le.Uint32(fx[480:]) >= x86.XSaveSize {
+			// An XSAVE frame: restore the components it holds, the
+			// others to their initial state (Linux's XRSTOR).
+			if err := t.CopyIn(fpstate+fxsaveSize, fx[fxsaveSize:]); err != nil {
+				return err
+			}
+			if !c.XRstor(fx[:x86.XSaveSize], xcr0&le.Uint64(fx[472:])|3) {
+				return unix.EFAULT
+			}
+		} else {
+			if !c.FXRstor(fx[:fxsaveSize]) {
+				return unix.EFAULT
+			}
+			c.YH = [16]x86.XMM{}
 		}
 	} else {
 		resetFPU(c)
@@ -621,4 +688,5 @@ func resetFPU(c *x86.CPU) {
 	c.FPU = x86.X87{CW: 0x37f}
 	c.MXCSR = 0x1f80
 	c.X = [16]x86.XMM{}
+	c.YH = [16]x86.XMM{}
 }

@@ -87,7 +87,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	cpu.Icount = oldCPU.Icount // the thread's count goes on
 	t.CPU = cpu
 	if err := p.exec(t, path, argv, envp); err != nil {
-		p.MM.unmap(0, taskSize)
+		p.MM.release()
 		p.MM, t.CPU = oldMM, oldCPU
 		var le *LoadError
 		if errors.As(err, &le) {
@@ -98,7 +98,10 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 		}
 		return 0, errno(err)
 	}
-	oldMM.unmap(0, taskSize)
+	oldMM.release() // another process may still use it (vfork)
+	p.execed = true
+	t.execed = true
+	p.vforkRelease()
 	// The other threads end; the calling one becomes the main thread.
 	for _, th := range append([]*Thread(nil), p.threads...) {
 		if th != t {

@@ -83,9 +83,7 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 		}
 		return t.installFD(h, flags&unix.O_CLOEXEC != 0)
 	}
-	if t.procSelfExe(p) {
-		p = t.P.exe
-	}
+	p = t.procPath(p)
 	dfd, err := t.dirFD(dirfd, p)
 	if err != nil {
 		return 0, err
@@ -108,27 +106,19 @@ func (t *Thread) installFD(h int, cloexec bool) (uint64, error) {
 // procFile answers the /proc files that describe the guest rather than
 // ttd (its memory map and auxiliary vector) with an in-memory file.
 func (t *Thread) procFile(p string) (int, bool, error) {
-	rest, ok := strings.CutPrefix(p, "/proc/self/")
-	if !ok {
-		rest, ok = strings.CutPrefix(p, "/proc/"+itoa(t.P.PID)+"/")
+	if path.Clean(p) == "/proc/cpuinfo" {
+		// The guest's processor, not the host's (cpuid.go).
+		return memFile(t.P.env.cpuinfo())
 	}
-	if !ok {
-		rest, ok = strings.CutPrefix(p, "/proc/thread-self/")
-	}
+	data, ok := t.procData(p)
 	if !ok {
 		return -1, false, nil
 	}
-	var data []byte
-	switch rest {
-	case "maps":
-		data = []byte(t.P.MM.Maps())
-	case "auxv":
-		for _, v := range t.P.auxv {
-			data = append(data, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
-		}
-	default:
-		return -1, false, nil
-	}
+	return memFile(data)
+}
+
+// memFile returns a host descriptor of an in-memory file holding data.
+func memFile(data []byte) (int, bool, error) {
 	fd, err := unix.MemfdCreate("ttd-proc", unix.MFD_CLOEXEC)
 	if err != nil {
 		return -1, true, errno(err)
@@ -169,8 +159,8 @@ func (t *Thread) fstatat(dirfd int, pathAddr uint64, out uint64, flags int) (uin
 	if p == "" && flags&unix.AT_EMPTY_PATH == 0 {
 		return 0, unix.ENOENT
 	}
-	if t.procSelfExe(p) {
-		p = t.P.exe
+	if _, rest, ok := t.procTarget(p); !ok || rest != "exe" || flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+		p = t.procPath(p) // (lstat of exe: ttd's own is a symlink too)
 	}
 	dfd, err := t.dirFD(dirfd, p)
 	if err != nil {
@@ -204,8 +194,8 @@ func Statx(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if t.procSelfExe(p) {
-		p = t.P.exe
+	if _, rest, ok := t.procTarget(p); !ok || rest != "exe" || a.Int(2)&unix.AT_SYMLINK_NOFOLLOW == 0 {
+		p = t.procPath(p)
 	}
 	dfd, err := t.dirFD(a.Int(0), p)
 	if err != nil {
@@ -376,9 +366,10 @@ func (t *Thread) readlinkat(dirfd int, pathAddr, buf uint64, size int) (uint64, 
 		return 0, err
 	}
 	var target []byte
-	if t.procSelfExe(p) {
-		target = []byte(t.P.exe)
+	if q, rest, ok := t.procTarget(p); ok && rest == "exe" {
+		target = []byte(q.exe)
 	} else {
+		p = t.procPath(p)
 		dfd, err := t.dirFD(dirfd, p)
 		if err != nil {
 			return 0, err

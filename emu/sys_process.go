@@ -10,7 +10,12 @@ import (
 func Getpid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(t.P.PID), nil }
 
 // Getppid implements Linux syscall getppid(2).
-func Getppid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getppid()), nil }
+func Getppid(t *Thread, a *SyscallArgs) (uint64, error) {
+	if par := t.P.parent; par != nil {
+		return uint64(par.PID), nil
+	}
+	return uint64(unix.Getppid()), nil
+}
 
 // Getuid implements Linux syscall getuid(2).
 func Getuid(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getuid()), nil }
@@ -66,30 +71,96 @@ func Getgroups(t *Thread, a *SyscallArgs) (uint64, error) {
 }
 
 // Getpgrp implements Linux syscall getpgrp(2).
-func Getpgrp(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(unix.Getpgrp()), nil }
+func Getpgrp(t *Thread, a *SyscallArgs) (uint64, error) { return uint64(t.P.pgid), nil }
 
-// Getpgid implements Linux syscall getpgid(2).
+// guestOrHost returns the guest process pid names (0: the caller), or
+// nil for a pid outside the tree.
+func (t *Thread) guestProcess(pid int) *Process {
+	if pid == 0 {
+		return t.P
+	}
+	if p := t.P.m.process(pid); p != nil {
+		return p
+	}
+	if th := t.P.m.threadByID(pid); th != nil {
+		return th.P
+	}
+	return nil
+}
+
+// Getpgid implements Linux syscall getpgid(2) (the guest's groups for
+// processes of the tree, the host's for others).
 func Getpgid(t *Thread, a *SyscallArgs) (uint64, error) {
+	if p := t.guestProcess(a.Int(0)); p != nil {
+		return uint64(p.pgid), nil
+	}
 	g, err := unix.Getpgid(a.Int(0))
 	return uint64(g), errno(err)
 }
 
-// Setpgid implements Linux syscall setpgid(2) (on the host process, which
-// the guest is).
+// Setpgid implements Linux syscall setpgid(2) for the processes of the
+// tree (the host's process group of ttd is not changed).
 func Setpgid(t *Thread, a *SyscallArgs) (uint64, error) {
-	return 0, errno(unix.Setpgid(a.Int(0), a.Int(1)))
+	pid, pgid := a.Int(0), a.Int(1)
+	if pgid < 0 {
+		return 0, unix.EINVAL
+	}
+	p := t.P
+	target := p
+	if pid != 0 && pid != p.PID {
+		target = p.m.process(pid)
+		if target == nil || target.parent != p || target.zombie {
+			return 0, unix.ESRCH
+		}
+		if target.sid != p.sid {
+			return 0, unix.EPERM
+		}
+		if target.execed {
+			return 0, unix.EACCES
+		}
+	}
+	if target.sid == target.PID {
+		return 0, unix.EPERM // a session leader
+	}
+	if pgid == 0 {
+		pgid = target.PID
+	}
+	if pgid != target.PID {
+		found := false
+		for _, q := range p.m.procs {
+			if q.pgid == pgid && q.sid == p.sid && !q.zombie {
+				found = true
+				break
+			}
+		}
+		if !found && !(target == p.m.init && pgid == unix.Getpgrp()) {
+			return 0, unix.EPERM
+		}
+	}
+	target.pgid = pgid
+	return 0, nil
 }
 
 // Getsid implements Linux syscall getsid(2).
 func Getsid(t *Thread, a *SyscallArgs) (uint64, error) {
+	if p := t.guestProcess(a.Int(0)); p != nil {
+		return uint64(p.sid), nil
+	}
 	s, err := unix.Getsid(a.Int(0))
 	return uint64(s), errno(err)
 }
 
-// Setsid implements Linux syscall setsid(2).
+// Setsid implements Linux syscall setsid(2) for the processes of the
+// tree (the host's session of ttd is not changed).
 func Setsid(t *Thread, a *SyscallArgs) (uint64, error) {
-	s, err := unix.Setsid()
-	return uint64(s), errno(err)
+	p := t.P
+	for _, q := range p.m.procs {
+		if q.pgid == p.PID && !q.zombie {
+			return 0, unix.EPERM // already a group leader
+		}
+	}
+	p.sid, p.pgid = p.PID, p.PID
+	return uint64(p.PID), nil
 }
 
 // rlimit reads or writes a guest resource limit; the host's limits are
@@ -261,16 +332,6 @@ func ArchPrctl(t *Thread, a *SyscallArgs) (uint64, error) {
 	return 0, nil
 }
 
-// Fork implements Linux syscall fork(2): ttd runs one process, so it
-// fails with ENOSYS (not EAGAIN, which shells retry for seconds).
-func Fork(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ENOSYS }
-
-// Wait4 implements Linux syscall wait4(2): there are never children.
-func Wait4(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ECHILD }
-
-// Waitid implements Linux syscall waitid(2): there are never children.
-func Waitid(t *Thread, a *SyscallArgs) (uint64, error) { return 0, unix.ECHILD }
-
 // SchedGetscheduler implements Linux syscall sched_getscheduler(2).
 func SchedGetscheduler(t *Thread, a *SyscallArgs) (uint64, error) { return 0, nil } // SCHED_OTHER
 
@@ -301,4 +362,55 @@ func Getcpu(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 	}
 	return 0, nil
+}
+
+// setIDs accepts a change of user or group ids that changes nothing
+// (each id -1 or the current one), as programs that drop privileges
+// they do not have do (posix_spawn's POSIX_SPAWN_RESETIDS, make). ttd's
+// processes share the host's ids, so a real change fails with EPERM
+// and --verbose names it.
+func (t *Thread) setIDs(name string, cur []int, ids ...int) (uint64, error) {
+	for _, id := range ids {
+		if id == -1 {
+			continue
+		}
+		ok := false
+		for _, c := range cur {
+			ok = ok || id == c
+		}
+		if !ok {
+			t.unsupported(name + " to a different id")
+			return 0, unix.EPERM
+		}
+	}
+	return 0, nil
+}
+
+func uids() []int { r, e, s := unix.Getresuid(); return []int{r, e, s} }
+func gids() []int { r, e, s := unix.Getresgid(); return []int{r, e, s} }
+
+// Setuid implements Linux syscall setuid(2) for no change.
+func Setuid(t *Thread, a *SyscallArgs) (uint64, error) { return t.setIDs("setuid", uids(), a.Int(0)) }
+
+// Setgid implements Linux syscall setgid(2) for no change.
+func Setgid(t *Thread, a *SyscallArgs) (uint64, error) { return t.setIDs("setgid", gids(), a.Int(0)) }
+
+// Setreuid implements Linux syscall setreuid(2) for no change.
+func Setreuid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setreuid", uids(), a.Int(0), a.Int(1))
+}
+
+// Setregid implements Linux syscall setregid(2) for no change.
+func Setregid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setregid", gids(), a.Int(0), a.Int(1))
+}
+
+// Setresuid implements Linux syscall setresuid(2) for no change.
+func Setresuid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setresuid", uids(), a.Int(0), a.Int(1), a.Int(2))
+}
+
+// Setresgid implements Linux syscall setresgid(2) for no change.
+func Setresgid(t *Thread, a *SyscallArgs) (uint64, error) {
+	return t.setIDs("setresgid", gids(), a.Int(0), a.Int(1), a.Int(2))
 }

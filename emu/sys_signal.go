@@ -231,27 +231,53 @@ func (t *Thread) sigInfoFrom(sig int, code int32) pendingSignal {
 	return pendingSignal{info: SigInfo{Signo: int32(sig), Code: code, Pid: int32(t.P.PID), Uid: int32(unix.Getuid())}}
 }
 
-// Kill implements Linux syscall kill(2). Signals to the process itself
-// (by its id, one of its thread ids, or its group) are emulated; others
-// go to the host process named.
+// Kill implements Linux syscall kill(2). Signals to processes of the
+// tree, by pid, by a thread id or by process group (0: the caller's,
+// -1: every process of the tree but the caller) are emulated; other
+// pids go to the host.
 func Kill(t *Thread, a *SyscallArgs) (uint64, error) {
 	p := t.P
+	m := p.m
 	pid, sig := a.Int(0), a.Int(1)
-	if pid == p.PID || pid == 0 || pid == -unix.Getpgrp() || pid > 0 && p.thread(pid) != nil {
-		// Only the guest receives a signal for its own process group:
-		// the other members are not reached.
-		if sig < 0 || sig > numSignals {
-			return 0, unix.EINVAL
-		}
-		if sig != 0 {
-			p.queueProcess(t.sigInfoFrom(sig, siUser))
-		}
-		return 0, nil
+	if sig < 0 || sig > numSignals {
+		return 0, unix.EINVAL
 	}
-	if pid == -1 {
-		return 0, unix.EPERM
+	send := func(q *Process) {
+		if sig != 0 && !q.exited {
+			q.queueProcess(t.sigInfoFrom(sig, siUser))
+		}
 	}
-	return 0, errno(unix.Kill(pid, unix.Signal(sig)))
+	if pid > 0 {
+		if q := t.guestProcess(pid); q != nil {
+			send(q)
+			return 0, nil
+		}
+		return 0, errno(unix.Kill(pid, unix.Signal(sig)))
+	}
+	group := -pid
+	switch pid {
+	case 0:
+		group = p.pgid
+	case -1:
+		group = 0
+	}
+	var targets []*Process
+	for _, q := range m.procs {
+		if q.zombie || group == 0 && q == p || group != 0 && q.pgid != group {
+			continue
+		}
+		targets = append(targets, q)
+	}
+	if len(targets) == 0 {
+		// Only the guest receives a signal for a group of the tree: the
+		// host's other members (the shell that started ttd) are not
+		// reached.
+		return 0, unix.ESRCH
+	}
+	for _, q := range targets {
+		send(q)
+	}
+	return 0, nil
 }
 
 // signalThread sends sig to thread th (tgkill, tkill).
@@ -270,11 +296,8 @@ func Tgkill(t *Thread, a *SyscallArgs) (uint64, error) {
 	if a.Int(0) <= 0 || a.Int(1) <= 0 {
 		return 0, unix.EINVAL
 	}
-	if a.Int(0) != t.P.PID {
-		return 0, unix.ESRCH
-	}
-	th := t.P.thread(a.Int(1))
-	if th == nil {
+	th := t.P.m.threadByID(a.Int(1))
+	if th == nil || th.P.PID != a.Int(0) {
 		return 0, unix.ESRCH
 	}
 	return t.signalThread(th, a.Int(2))
@@ -285,7 +308,7 @@ func Tkill(t *Thread, a *SyscallArgs) (uint64, error) {
 	if a.Int(0) <= 0 {
 		return 0, unix.EINVAL
 	}
-	th := t.P.thread(a.Int(0))
+	th := t.P.m.threadByID(a.Int(0))
 	if th == nil {
 		return 0, unix.ESRCH
 	}
@@ -295,24 +318,22 @@ func Tkill(t *Thread, a *SyscallArgs) (uint64, error) {
 // RtSigqueueinfo implements Linux syscall rt_sigqueueinfo(2) for the
 // process itself.
 func RtSigqueueinfo(t *Thread, a *SyscallArgs) (uint64, error) {
-	if a.Int(0) != t.P.PID && t.P.thread(a.Int(0)) == nil {
+	q := t.guestProcess(a.Int(0))
+	if q == nil || a.Int(0) == 0 {
 		return 0, unix.ESRCH
 	}
 	ps, err := t.userSigInfo(a.Int(1), a.A[2])
 	if err != nil {
 		return 0, err
 	}
-	t.P.queueProcess(ps)
+	q.queueProcess(ps)
 	return 0, nil
 }
 
 // RtTgsigqueueinfo implements Linux syscall rt_tgsigqueueinfo(2).
 func RtTgsigqueueinfo(t *Thread, a *SyscallArgs) (uint64, error) {
-	if a.Int(0) != t.P.PID {
-		return 0, unix.ESRCH
-	}
-	th := t.P.thread(a.Int(1))
-	if th == nil {
+	th := t.P.m.threadByID(a.Int(1))
+	if th == nil || th.P.PID != a.Int(0) {
 		return 0, unix.ESRCH
 	}
 	ps, err := t.userSigInfo(a.Int(2), a.A[3])

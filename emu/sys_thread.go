@@ -45,23 +45,29 @@ type cloneArgs struct {
 	flags                    uint64
 	stack                    uint64 // the child's rsp (0: the parent's)
 	parentTID, childTID, tls uint64
+	pidfd                    uint64
+	exitSig                  int // the signal the parent gets when the child ends
 }
 
 // Clone flags that make a thread: a new thread shares the address space,
 // file table, file-system state and signal handlers of its process.
 const cloneThread = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD
 
-// Clone implements Linux syscall clone(2) for threads; new processes
-// fail with ENOSYS (ttd runs one process).
+// Clone implements Linux syscall clone(2): threads, and processes
+// (fork, vfork, posix_spawn's CLONE_VM|CLONE_VFORK).
 func Clone(t *Thread, a *SyscallArgs) (uint64, error) {
-	return t.clone(cloneArgs{flags: a.A[0], stack: a.A[1], parentTID: a.A[2], childTID: a.A[3], tls: a.A[4]})
+	return t.clone(cloneArgs{flags: a.A[0] &^ 0xff, exitSig: int(a.A[0] & 0xff), stack: a.A[1], parentTID: a.A[2],
+		childTID: a.A[3], tls: a.A[4]})
 }
 
-// Clone3 implements Linux syscall clone3(2) for threads.
+// Clone3 implements Linux syscall clone3(2).
 func Clone3(t *Thread, a *SyscallArgs) (uint64, error) {
 	size := a.A[1]
 	if size < 64 || size > 4096 { // CLONE_ARGS_SIZE_VER0
 		return 0, unix.EINVAL
+	}
+	if t.retrying {
+		return t.clone(cloneArgs{})
 	}
 	b := make([]byte, size)
 	if err := t.CopyIn(a.A[0], b); err != nil {
@@ -69,13 +75,22 @@ func Clone3(t *Thread, a *SyscallArgs) (uint64, error) {
 	}
 	for _, x := range b[64:] {
 		if x != 0 {
-			// set_tid and cgroup: not for threads.
+			// set_tid and cgroup.
+			t.unsupported("clone3 with set_tid or cgroup")
 			return 0, unix.EINVAL
 		}
 	}
 	le := binary.LittleEndian
 	ca := cloneArgs{flags: le.Uint64(b[0:]), childTID: le.Uint64(b[16:]), parentTID: le.Uint64(b[24:]),
 		tls: le.Uint64(b[56:])}
+	es := le.Uint64(b[32:])
+	if es > numSignals || ca.flags&0xff&^unix.CLONE_NEWTIME != 0 {
+		return 0, unix.EINVAL
+	}
+	ca.exitSig = int(es)
+	if ca.flags&unix.CLONE_PIDFD != 0 {
+		ca.pidfd = le.Uint64(b[8:])
+	}
 	if stack, n := le.Uint64(b[40:]), le.Uint64(b[48:]); stack != 0 || n != 0 {
 		if stack == 0 || n == 0 {
 			return 0, unix.EINVAL
@@ -85,23 +100,75 @@ func Clone3(t *Thread, a *SyscallArgs) (uint64, error) {
 	return t.clone(ca)
 }
 
-// clone creates a thread.
+// Namespace flags of clone and unshare.
+const cloneNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// unsupported names, under --verbose, a feature a program asked for
+// that ttd refuses (once each).
+func (t *Thread) unsupported(what string) {
+	m := t.P.m
+	if !m.cfg.Verbose {
+		return
+	}
+	if m.unsupportedSeen == nil {
+		m.unsupportedSeen = make(map[string]bool)
+	}
+	if !m.unsupportedSeen[what] {
+		m.unsupportedSeen[what] = true
+		t.P.logf("unsupported: %s", what)
+	}
+}
+
+// cloneFlagNames names clone flags for messages.
+func cloneFlagNames(f uint64) string {
+	names := []struct {
+		bit  uint64
+		name string
+	}{{unix.CLONE_NEWNS, "CLONE_NEWNS"}, {unix.CLONE_NEWUSER, "CLONE_NEWUSER"}, {unix.CLONE_NEWPID, "CLONE_NEWPID"},
+		{unix.CLONE_NEWNET, "CLONE_NEWNET"}, {unix.CLONE_NEWIPC, "CLONE_NEWIPC"}, {unix.CLONE_NEWUTS, "CLONE_NEWUTS"},
+		{unix.CLONE_NEWCGROUP, "CLONE_NEWCGROUP"}, {unix.CLONE_NEWTIME, "CLONE_NEWTIME"}, {unix.CLONE_PIDFD, "CLONE_PIDFD"},
+		{unix.CLONE_SIGHAND, "CLONE_SIGHAND"}, {unix.CLONE_VFORK, "CLONE_VFORK"}, {unix.CLONE_FS, "CLONE_FS"},
+		{unix.CLONE_FILES, "CLONE_FILES"}, {unix.CLONE_SYSVSEM, "CLONE_SYSVSEM"}, {unix.CLONE_PARENT, "CLONE_PARENT"},
+		{unix.CLONE_CLEAR_SIGHAND, "CLONE_CLEAR_SIGHAND"}, {unix.CLONE_INTO_CGROUP, "CLONE_INTO_CGROUP"}}
+	s := ""
+	for _, n := range names {
+		if f&n.bit != 0 {
+			if s != "" {
+				s += "|"
+			}
+			s += n.name
+		}
+	}
+	return s
+}
+
+// clone creates a thread or a process.
 func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 	p := t.P
 	f := ca.flags
+	if t.retrying {
+		// A vfork parent waiting for its child.
+		return t.vforkWait()
+	}
+	if f&cloneNamespaces != 0 {
+		// New namespaces need privileges ttd does not emulate: Linux
+		// answers EPERM to an unprivileged caller.
+		t.unsupported("clone with " + cloneFlagNames(f&cloneNamespaces))
+		return 0, unix.EPERM
+	}
 	if f&unix.CLONE_THREAD == 0 {
 		if f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0 {
 			return 0, unix.EINVAL
 		}
-		return 0, unix.ENOSYS // a new process
+		return t.fork(ca)
 	}
 	if f&unix.CLONE_SIGHAND == 0 || f&unix.CLONE_VM == 0 {
 		return 0, unix.EINVAL
 	}
-	if f&cloneThread != cloneThread || f&(unix.CLONE_VFORK|unix.CLONE_NEWNS|unix.CLONE_NEWUSER|unix.CLONE_NEWPID|
-		unix.CLONE_NEWNET|unix.CLONE_NEWIPC|unix.CLONE_NEWUTS|unix.CLONE_NEWCGROUP|unix.CLONE_PIDFD) != 0 {
-		// Threads with their own file table or cwd, or in new
-		// namespaces: not supported.
+	if f&cloneThread != cloneThread || f&(unix.CLONE_VFORK|unix.CLONE_PIDFD) != 0 {
+		// Threads with their own file table or cwd: not supported.
+		t.unsupported("clone of a thread with " + cloneFlagNames(f&^cloneThread|(cloneThread&^f)))
 		return 0, unix.EINVAL
 	}
 	c := t.CPU.Clone()
@@ -116,8 +183,9 @@ func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 		}
 		c.FSBase = ca.tls
 	}
-	nt := &Thread{P: p, CPU: c, Tid: p.nextTid, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name}
-	p.nextTid++
+	m := p.m
+	nt := &Thread{P: p, CPU: c, Tid: m.nextID, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name}
+	m.nextID++
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.writeU32(ca.parentTID, uint32(nt.Tid)) // a fault is ignored, as by Linux
 	}
@@ -128,6 +196,7 @@ func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 		nt.clearChildTID = ca.childTID
 	}
 	p.threads = append(p.threads, nt)
+	m.threads = append(m.threads, nt)
 	if p.obs != nil {
 		p.obs.ThreadStart(nt)
 	}

@@ -82,7 +82,16 @@ func (p *Process) cpuNow(tm *timer) uint64 {
 	if tm.owner != nil {
 		return tm.owner.CPU.Retired()
 	}
-	return p.sched.icount
+	return p.cpuTotal()
+}
+
+// cpuTotal is the instructions the process's threads retired.
+func (p *Process) cpuTotal() uint64 {
+	n := p.retiredByExited
+	for _, t := range p.threads {
+		n += t.CPU.Retired()
+	}
+	return n
 }
 
 // cpuTimerBudget shortens a run of t so that it stops when a CPU-time

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"ttd/internal/linux"
 	"ttd/x86"
 )
 
@@ -91,12 +92,9 @@ func (t *Thread) syscall() {
 	if a.Nr >= 0 && a.Nr < len(syscallTable) {
 		ent = &syscallTable[a.Nr]
 	}
-	if (ent == nil || ent.Fn == nil) && p.cfg.Verbose && !p.reported[a.Nr] {
-		p.reported[a.Nr] = true
-		name := "unknown"
-		if ent != nil && ent.Name != "" {
-			name = ent.Name
-		}
+	if (ent == nil || ent.Fn == nil) && p.cfg.Verbose && !p.m.reported[a.Nr] {
+		p.m.reported[a.Nr] = true
+		name := linux.SyscallName(a.Nr)
 		note := ""
 		if ent != nil && ent.Note != "" {
 			note = " (" + ent.Note + ")"
@@ -127,6 +125,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 	if p.obs != nil {
 		t.writes = t.writes[:0]
 	}
+	t.execed = false
 	var ret uint64
 	var err error
 	if ent == nil || ent.Fn == nil {
@@ -164,10 +163,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 	}
 	if p.obs != nil {
 		ev := &t.ev
-		*ev = SyscallEvent{Nr: a.Nr, Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart}
-		if ent != nil {
-			ev.Name = ent.Name
-		}
+		*ev = SyscallEvent{Nr: a.Nr, Name: linux.SyscallName(a.Nr), Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart, Exec: t.execed}
 		p.obs.Syscall(t, ev)
 	}
 	switch err {

@@ -53,6 +53,11 @@ type Thread struct {
 	savedMask    uint64
 	hasSavedMask bool
 
+	// execed is set by a successful execve (SyscallEvent.Exec).
+	execed bool
+	// vforkChild is the child a vfork parent waits for.
+	vforkChild *Process
+
 	clearChildTID uint64
 	robustList    uint64
 	name          [16]byte
@@ -107,6 +112,14 @@ func (t *Thread) handleExit(ex x86.Exit) {
 	case x86.ExitFPE:
 		t.forceFault(SigInfo{Signo: int32(unix.SIGFPE), Code: ex.Code, Addr: c.RIP}, trapInfo{trapno: 19}, ex)
 	case x86.ExitIllegal:
+		if p.cfg.Verbose {
+			var mf *x86.MissingFeatureError
+			if errors.As(ex.Err, &mf) {
+				p.logf("SIGILL: %v (--cpu %s)", mf, c.Features().Level())
+			} else {
+				p.logf("SIGILL: illegal instruction %s at %#x", t.disasm(c.RIP), c.RIP)
+			}
+		}
 		t.forceFault(SigInfo{Signo: int32(unix.SIGILL), Code: x86.ILLIllOpn, Addr: c.RIP}, trapInfo{trapno: 6}, ex)
 	case x86.ExitGP:
 		t.forceFault(SigInfo{Signo: int32(unix.SIGSEGV), Code: x86.SIKernel}, trapInfo{trapno: 13}, ex)

@@ -129,7 +129,7 @@ func (o *schedObserver) Checkpoint(p *Process) {
 	for _, t := range p.Threads() {
 		sum += t.CPU.Icount
 	}
-	if sum+p.sched.retiredByExited != n {
+	if sum+p.m.sched.retiredByExited != n {
 		o.bad = append(o.bad, "thread counts do not add up at "+itoa(int(n)))
 	}
 	o.checkpoints = append(o.checkpoints, n)

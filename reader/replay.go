@@ -197,6 +197,7 @@ func (t *Trace) newReplay() *Replay {
 	r := &Replay{t: t, as: newAddrSpace()}
 	r.code = x86.NewCodeCache(r.as.mem)
 	r.code.LegacyReads = t.legacyReads
+	r.code.Features = t.features
 	return r
 }
 

@@ -30,6 +30,8 @@ type Trace struct {
 	cacheBits uint
 	// legacyReads: see x86.CodeCache.LegacyReads.
 	legacyReads bool
+	// features are the guest CPU's extensions (x86.CodeCache.Features).
+	features x86.Features
 	// byteWords: a logged byte read carries the whole aligned word
 	// around it (predict.Cache.ReadWord); traces without "bytereads":
 	// "word" log the byte only.
@@ -75,6 +77,15 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	// Traces recorded before the SSE fast paths read their memory operand
 	// once when they give up (x86.CodeCache.LegacyReads).
 	t.legacyReads = t.Header.Params["fpreads"] != "once"
+	// The guest CPU's level (x86.CodeCache.Features).
+	t.features = x86.FeaturesLegacy
+	if lv, ok := t.Header.Params["cpu"]; ok {
+		f, err := x86.ParseLevel(lv)
+		if err != nil {
+			return nil, fmt.Errorf("trace: bad header parameter cpu: %w", err)
+		}
+		t.features = f
+	}
 	t.byteWords = t.Header.Params["bytereads"] == "word"
 	if len(t.chunks) == 0 {
 		if f.Truncated() {

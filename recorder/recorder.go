@@ -147,6 +147,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if cfg.Dir != "" {
 		cwd = cfg.Dir
 	}
+	feat, err := emu.ResolveCPU(cfg.CPU)
+	if err != nil {
+		return emu.ExitStatus{}, Stats{}, err
+	}
+	cfg.CPU = feat.Level()
 	hdr := tracefile.Header{
 		ProgramPath: cfg.Path,
 		Args:        cfg.Args,
@@ -163,6 +168,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// A logged byte read carries the whole aligned word
 			// around it (predict.Cache.ReadWord).
 			"bytereads": "word",
+			// The guest CPU's level: what the decoder accepts (the
+			// reader decodes the same way; CPUID results are logged).
+			"cpu": feat.Level(),
 		},
 	}
 	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}
@@ -178,6 +186,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	cfg.CheckpointEvery = opts.CheckpointEvery
+	cfg.NoChildren = true // the trace format holds one process so far
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		w.Close()
@@ -585,6 +594,10 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	}
 	lit, pred := r.kernelWrites(t)
 	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: lit, Predicted: pred})
+	if ev.Exec {
+		r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: th.P.PID, Tid: t.tid,
+			Position: r.pos, Path: th.P.Exe(), Argv: th.P.Argv()})
+	}
 	c := th.CPU
 	r.output(th, ev)
 	if changesRegisters(ev.Nr) || c.RIP != c.R[x86.RCX] {
@@ -781,6 +794,9 @@ func (r *Recorder) ThreadStart(th *emu.Thread) {
 	}
 	if len(r.threads) == 1 && r.seq == 0 {
 		r.syncRegions()
+		p := th.P
+		r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: p.PID, Ppid: p.Ppid(),
+			Path: p.Exe(), Argv: p.Argv()})
 		r.w.ThreadStart(t.tid, 0)
 		r.cur = t
 		r.checkpoint()
@@ -868,6 +884,11 @@ func (r *Recorder) checkpoint() {
 	}
 }
 
+// ProcessStart is never called: Record sets Config.NoChildren.
+func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	r.fail(fmt.Errorf("process %d started a process: recording process trees is not supported", parent.P.PID))
+}
+
 // ProcessExit logs how the process ended.
 func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
 	// A last checkpoint lets ttd replay --verify check the final state.
@@ -881,6 +902,11 @@ func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
 	default:
 		e.Kind, e.Signo = tracefile.ExitKilled, int(st.Signal)
 	}
+	tid := 0
+	if r.cur != nil {
+		tid = r.cur.tid
+	}
+	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExited, Pid: p.PID, Tid: tid, Position: e.Position, Exit: *e})
 	r.w.Exit(e)
 }
 

@@ -29,7 +29,7 @@
 // Breakpoints belong to the session's timeline, never to a CPU (as in
 // rr), so a DAP or gdb server drives a Session and nothing else.
 //
-// Package ttd depends on reader, tracefile, x86 and symbols, never on emu
+// Package ttd depends on reader, tracefile, x86, symbols and internal/linux, never on emu
 // or the recorder (its tests use them to make traces), and reads no host
 // state but the trace and, for symbols, the recorded binaries
 // (or their copies embedded in the trace) and their debug information.

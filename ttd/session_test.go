@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/x86"
 )
@@ -362,7 +363,7 @@ func TestBreakpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := s.Continue(Forward)
-	if err != nil || st.Reason != StopEvent || st.Breakpoint != eid || st.Event == nil || SyscallName(st.Event.Record.Syscall.Nr) != "write" {
+	if err != nil || st.Reason != StopEvent || st.Breakpoint != eid || st.Event == nil || linux.SyscallName(st.Event.Record.Syscall.Nr) != "write" {
 		t.Fatalf("continue to write(2): %v %v", st, err)
 	}
 	firstWrite := st.Position

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/x86"
 )
@@ -100,7 +101,7 @@ func (s *Session) SetBreakpoint(b Breakpoint) (int, error) {
 			return 0, errors.New("event breakpoint without an event kind")
 		}
 		if b.Syscall != "" {
-			if _, ok := SyscallNumber(b.Syscall); !ok {
+			if _, ok := linux.SyscallNumber(b.Syscall); !ok {
 				return 0, fmt.Errorf("unknown syscall %q", b.Syscall)
 			}
 		}
@@ -294,7 +295,7 @@ func (s *Session) findEvent(from uint64, fwd bool) (*reader.Event, int, StopReas
 				continue
 			}
 			switch {
-			case ev.Kind == reader.EventSyscall && b.Syscall != "" && SyscallName(ev.Record.Syscall.Nr) != b.Syscall:
+			case ev.Kind == reader.EventSyscall && b.Syscall != "" && linux.SyscallName(ev.Record.Syscall.Nr) != b.Syscall:
 			case ev.Kind == reader.EventSignal && b.Signal != 0 && ev.Record.Signal.Signo != b.Signal:
 			default:
 				return b.ID, StopEvent, true

@@ -59,12 +59,16 @@ type CodeCache struct {
 	// operand a second time, as ttd did before traces said "fpreads":
 	// "once" (ssefast.go); the reader sets it to replay such traces.
 	LegacyReads bool
+	// Features are the instruction-set extensions the guest CPU has
+	// (features.go); instructions of others are #UD.
+	Features Features
 }
 
 // NewCodeCache returns an empty cache for code in mem and hooks mem's
 // writes to invalidate it.
 func NewCodeCache(mem *Memory) *CodeCache {
-	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block), epoch: 1}
+	cc := &CodeCache{mem: mem, blocks: make(map[uint64]*Block), byPage: make(map[uint64][]*Block), epoch: 1,
+		Features: FeaturesImplemented}
 	mem.codeWritten = cc.InvalidatePage
 	return cc
 }
@@ -107,9 +111,20 @@ func (cc *CodeCache) InvalidatePage(pn uint64) {
 	for _, b := range bs {
 		cc.drop(b)
 	}
-	if p := cc.mem.Lookup(pn); p != nil {
+	if p := cc.mem.Lookup(pn); p != nil && p.cow == 0 {
+		// (A page shared with another address space keeps the mark:
+		// that one's cache may hold blocks from it.)
 		p.code = false
 	}
+}
+
+// CloneWith returns a copy of the CPU's architectural state that runs
+// in mem with the code cache cc (a forked process's first thread).
+func (c *CPU) CloneWith(mem *Memory, cc *CodeCache) *CPU {
+	n := c.Clone()
+	n.Mem = mem
+	n.cache = cc
+	return n
 }
 
 // drop makes b invalid: nothing finds or reaches it any more.

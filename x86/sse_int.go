@@ -404,6 +404,9 @@ func init() {
 	}, x86asm.PSHUFHW)
 
 	register(x86asm.PEXTRW, func(in *Inst) Handler {
+		if isMem(&in.Args[0]) {
+			return pextrwMem(in) // SSE4.1
+		}
 		if in.Args[0].Kind != KReg || !isX(&in.Args[1]) || in.Args[2].Kind != KImm {
 			return nil
 		}

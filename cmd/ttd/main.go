@@ -43,10 +43,10 @@ func register(c command) {
 }
 
 func init() {
-	register(command{"run", "[--verbose] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
-	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
+	register(command{"run", "[--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
+	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
 	register(command{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd, 30})
-	register(command{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd, 40})
+	register(command{"info", "[--records] [--json] TRACE", "describe a trace: threads, instructions, size, density, how the program ended, the process tree", infoCmd, 40})
 	register(command{"query", queryUsage, "travel to a position of a trace (or search from it: the last write to a variable...) and show the state there", queryCmd, 50})
 	register(command{"dap", "[--listen ADDR]", "serve the Debug Adapter Protocol (VS Code) on stdin/stdout or ADDR", dapCmd, 60})
 }
@@ -92,7 +92,20 @@ func mainExit(args []string) (status int) {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// ttd help COMMAND is ttd COMMAND --help.
+			for _, c := range commands {
+				if c.name == args[1] {
+					return c.run(c.name, []string{"--help"})
+				}
+			}
+			fmt.Fprintf(os.Stderr, "ttd: unknown command %q; 'ttd help' lists the commands\n", args[1])
+			return 2
+		}
 		usage(os.Stdout)
+		return 0
+	case "version", "-version", "--version":
+		printVersion(os.Stdout)
 		return 0
 	}
 	for _, c := range commands {
@@ -100,7 +113,7 @@ func mainExit(args []string) (status int) {
 			return c.run(c.name, args[1:])
 		}
 	}
-	fmt.Fprintf(os.Stderr, "ttd: unknown command %q (try 'ttd help')\n", args[0])
+	fmt.Fprintf(os.Stderr, "ttd: unknown command %q; 'ttd help' lists the commands\n", args[0])
 	return 2
 }
 
@@ -110,26 +123,67 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-6s %s\n         %s\n", c.name, c.args, c.summary)
 	}
+	fmt.Fprintln(w, "\n'ttd help COMMAND' (or 'ttd COMMAND --help') describes a command's flags, with an example;")
+	fmt.Fprintln(w, "'ttd --version' prints the version, the commit and the Go version.")
 }
 
+// examples holds a command line to paste for each command, shown at the
+// end of its --help (set in the command's init).
+var examples = map[string]string{
+	"run":    "ttd run -- ls -l /",
+	"record": "ttd record -o ls.ttd -- ls -l /",
+	"replay": "ttd replay --verify ls.ttd",
+	"info":   "ttd info --records ls.ttd",
+	"query":  "ttd query ls.ttd --at 50% --regs --where",
+	"dap":    "ttd dap --listen 127.0.0.1:4711",
+}
+
+// flagSets remembers each subcommand's flags for its --help.
+var flagSets = map[string]*flag.FlagSet{}
+
 // newFlags returns a flag set for a subcommand that reports errors in
-// one line.
+// one line; --help describes every flag (flagError).
 func newFlags(name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	flagSets[name] = fs
 	_ = args
 	return fs
 }
 
-// flagError prints a flag-parsing error and the subcommand's usage line.
+// flagError prints a flag-parsing error and the subcommand's usage line,
+// or, for --help, the command's description, every flag and an example.
 func flagError(c, args string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Printf("usage: ttd %s %s\n", c, args)
+		commandHelp(os.Stdout, c, args)
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "ttd %s: %v\nusage: ttd %s %s\n", c, err, c, args)
+	fmt.Fprintf(os.Stderr, "ttd %s: %v; usage: ttd %s %s ('ttd help %s' describes the flags)\n", c, err, c, args, c)
 	return 2
+}
+
+// commandHelp writes a command's --help.
+func commandHelp(w io.Writer, c, args string) {
+	fmt.Fprintf(w, "usage: ttd %s %s\n", c, args)
+	for _, cmd := range commands {
+		if cmd.name == c {
+			fmt.Fprintf(w, "\n%s\n", cmd.summary)
+		}
+	}
+	if fs := flagSets[c]; fs != nil {
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(w, "\nflags:")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
+	}
+	if ex := examples[c]; ex != "" {
+		fmt.Fprintf(w, "\nexample:\n  %s\n", ex)
+	}
 }
 
 // programConfig resolves PROG (through PATH when it has no slash) and
@@ -160,9 +214,10 @@ func programConfig(rest []string, verbose bool) (emu.Config, int) {
 
 // runCmd implements "ttd run".
 func runCmd(name string, args []string) int {
-	const usageArgs = "[--verbose] [--] PROG [ARGS...]"
+	const usageArgs = "[--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	cpu := cpuFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -170,10 +225,14 @@ func runCmd(name string, args []string) int {
 	if len(rest) == 0 {
 		return flagError(name, usageArgs, errors.New("missing program"))
 	}
+	if _, err := emu.ResolveCPU(*cpu); err != nil {
+		return flagError(name, usageArgs, err)
+	}
 	cfg, status := programConfig(rest, *verbose)
 	if status != 0 {
 		return status
 	}
+	cfg.CPU = *cpu
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
@@ -196,4 +255,27 @@ func runCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
 	}
 	return st.ExitCode()
+}
+
+// parseInterspersed parses flags placed before, between or after the
+// positional arguments ("ttd flows TRACE --json"), and leaves the
+// positional ones in fs.Args(). "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
 }

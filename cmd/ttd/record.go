@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ttd/emu"
 	"ttd/predict"
 	"ttd/reader"
 	"ttd/recorder"
@@ -20,7 +21,7 @@ import (
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--verbose] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
@@ -28,6 +29,7 @@ func recordCmd(name string, args []string) int {
 	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
 	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
+	cpu := cpuFlag(fs)
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
@@ -39,10 +41,14 @@ func recordCmd(name string, args []string) int {
 	if *bits != 0 && (*bits < predict.MinBits || *bits > predict.MaxBits) {
 		return flagError(name, usageArgs, fmt.Errorf("--cache-bits %d: must be %d to %d", *bits, predict.MinBits, predict.MaxBits))
 	}
+	if _, err := emu.ResolveCPU(*cpu); err != nil {
+		return flagError(name, usageArgs, err)
+	}
 	cfg, status := programConfig(rest, *verbose)
 	if status != 0 {
 		return status
 	}
+	cfg.CPU = *cpu
 	path := *out
 	if path == "" {
 		path = recorder.DefaultPath(".", rest[0])
@@ -104,14 +110,22 @@ func sizeString(n int64) string {
 
 // replayCmd implements "ttd replay".
 func replayCmd(name string, args []string) int {
-	const usageArgs = "[--verify] [--segments] [--quiet] [--json] TRACE"
+	const usageArgs = "[--verify] [--segments] [--quiet] [--json] TRACE | --gdb TRACE [-- GDB-ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
 	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout (the program's output, unless --quiet, goes to stderr)")
+	gdb := fs.Bool("gdb", false, "debug the recording in gdb, with reverse execution (TRACE [-- GDB-ARGS...]; see gdb.go)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
+	}
+	if *gdb && fs.NArg() >= 1 {
+		rest := fs.Args()[1:]
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		return replayGDB(fs.Arg(0), rest, os.Getenv("TTD_GDB_LOG") != "")
 	}
 	if fs.NArg() != 1 {
 		return flagError(name, usageArgs, errors.New("want exactly one trace"))

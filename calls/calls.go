@@ -1,0 +1,542 @@
+package calls
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"ttd/reader"
+	"ttd/symbols"
+)
+
+// Symbolizer names code addresses (symbols.Table). It must be safe for
+// concurrent use: segments run in parallel.
+type Symbolizer interface {
+	PCToFunc(pc uint64) (name string, entry uint64, ok bool)
+	PCToLine(pc uint64) (file string, line int, ok bool)
+}
+
+// Node is a call path: the calls from the thread's first function down
+// to Func, entered from call site Site.
+type Node struct {
+	Func  string // the function's name ("0x…" without a symbol)
+	Entry uint64 // its entry address (the signal number for a signal frame)
+	Site  uint64 // the call instruction (0 for a thread's first function)
+	// SiteName names the call site: file:line when there is DWARF, else
+	// caller+offset.
+	SiteName string
+	Count    uint64 // calls that entered this path
+	Self     uint64 // instructions run with this path on top
+	Total    uint64 // Self and the instructions of every longer path
+	First    uint64 // position of the first call
+	FirstTid int    // the thread that made it
+	Depth    int    // 1 for a thread's first function
+	Parent   *Node
+	Children []*Node // by first position
+
+	kids map[key]*Node
+}
+
+// Path is the chain of function names from the root to n.
+func (n *Node) Path() []string {
+	var p []string
+	for m := n; m != nil && m.Depth > 0; m = m.Parent {
+		p = append(p, m.Func)
+	}
+	for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}
+
+// PathString joins Path with arrows.
+func (n *Node) PathString() string { return strings.Join(n.Path(), " → ") }
+
+// Walk calls fn for n's descendants in depth-first order, children by
+// first position; fn returning false skips a node's children.
+func (n *Node) Walk(fn func(m *Node) bool) {
+	for _, c := range n.Children {
+		if fn(c) {
+			c.Walk(fn)
+		}
+	}
+}
+
+func (n *Node) child(k key) *Node {
+	c := n.kids[k]
+	if c == nil {
+		if n.kids == nil {
+			n.kids = map[key]*Node{}
+		}
+		c = &Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1}
+		n.kids[k] = c
+		n.Children = append(n.Children, c)
+	}
+	return c
+}
+
+// Thread is one thread's call tree.
+type Thread struct {
+	Tid  int
+	Root *Node // a pseudo-node: its children are the thread's first functions
+}
+
+// Profile is a recording's call tree.
+type Profile struct {
+	Threads      []*Thread // in order of first appearance
+	Instructions uint64    // the recording's
+	// Segments is the number of checkpoint intervals re-simulated.
+	Segments int
+	// Flows, with Options.FlowOf, holds what each flow spent in each
+	// call path (of the threads' trees).
+	Flows map[int]map[*Node]*FlowStat
+}
+
+// Options configure Analyze.
+type Options struct {
+	// Workers re-simulate segments in parallel (0: one per CPU).
+	Workers int
+	// Progress, when set, is told of each segment done.
+	Progress func(done, total int)
+	// FlowOf, when set, splits the accounting by flow (package flows):
+	// the flow thread tid works for from position pos on. It is asked
+	// at every checkpoint, thread start and syscall, from several
+	// goroutines.
+	FlowOf func(tid int, pos uint64) int
+	// Sent gives the bytes a syscall event sent (0 for the others), for
+	// the flows' communication profiles.
+	Sent func(ev *reader.Event) uint64
+}
+
+// FlowStat is what one flow spent in one call path.
+type FlowStat struct {
+	Self  uint64 // instructions with the path on top
+	Count uint64 // calls entering the path
+	Sent  uint64 // bytes sent by syscalls made with the path on top
+	// First is the position of the flow's first call of the path
+	// (noPos: the flow never called it, only ran in it).
+	First uint64
+}
+
+// Load opens the symbol table of a recording's modules (the files the
+// trace embeds, else the paths it names). A module that cannot be read
+// costs its names only; err says which.
+func Load(t *reader.Trace) (*symbols.Table, error) {
+	refs, err := t.Modules()
+	if err != nil {
+		return nil, err
+	}
+	var ms []symbols.Module
+	for _, m := range refs {
+		data, _ := t.ModuleFile(m)
+		ms = append(ms, symbols.Module{Path: string(m.Path), Data: data, LoadAddr: m.LoadAddr})
+	}
+	return symbols.Load(ms)
+}
+
+// Analyze re-simulates t, every checkpoint interval on its own and in
+// parallel, and stitches the intervals' calls into the recording's call
+// tree (see the package documentation).
+func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
+	cps, err := t.Checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		return nil, errors.New("calls: the trace has no checkpoint to start re-simulation from")
+	}
+	segs := make([]*segment, len(cps))
+	errs := make([]error, len(cps))
+	done := make(chan struct{}, len(cps))
+	if opts.Progress != nil {
+		go func() {
+			for k := 1; k <= len(cps); k++ {
+				<-done
+				opts.Progress(k, len(cps))
+			}
+		}()
+	}
+	reader.Parallel(len(cps), opts.Workers, func(k int) {
+		segs[k], errs[k] = runSegment(t, sym, cps, k, &opts)
+		done <- struct{}{}
+	})
+	for k, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("calls: interval %d (from position %d): %w", k, cps[k].Position, err)
+		}
+	}
+	p := stitch(segs, sym)
+	p.Instructions = t.End()
+	p.Segments = len(cps)
+	p.finish(sym)
+	return p, nil
+}
+
+func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int, opts *Options) (*segment, error) {
+	r, err := t.NewReplayAt(cps[k])
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s := newSegment(sym)
+	s.flowOf, s.sent = opts.FlowOf, opts.Sent
+	s.flows = map[flowKey]*FlowStat{}
+	tids, cpus := r.Threads()
+	for i, tid := range tids {
+		// The first interval starts with the program: its threads have
+		// no frames yet.
+		st := s.thread(tid, cpus[i], k == 0, cps[k].Position)
+		if s.flowOf != nil {
+			st.flow = s.flowOf(tid, cps[k].Position)
+		}
+	}
+	r.Hook = s.instruction
+	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
+	end := t.End()
+	if k+1 < len(cps) {
+		end = cps[k+1].Position
+	}
+	err = r.RunTo(end)
+	if err != nil && err != reader.ErrEnd && !(err == io.ErrUnexpectedEOF && k+1 == len(cps)) {
+		return nil, err
+	}
+	// The threads still running: name their pending frames and give
+	// them their last instructions.
+	tids, cpus = r.Threads()
+	for i, tid := range tids {
+		st := s.thread(tid, cpus[i], false, 0)
+		s.finish(st)
+	}
+	return s, nil
+}
+
+// gframe is a frame of a thread's real stack while stitching: a node,
+// or a call whose function no interval could name yet.
+type gframe struct {
+	node *Node
+	// A pending call: its caller, call site, position, first
+	// instruction and the instructions it ran so far.
+	parent        *Node
+	site, pos, pc uint64
+	self          uint64
+	slot          uint64 // the address of the return address
+}
+
+// name gives a pending frame its node.
+func (g *gframe) name(entry uint64, tid int) {
+	n := g.parent.child(key{g.site, entry})
+	n.Count++
+	if g.pos < n.First {
+		n.First, n.FirstTid = g.pos, tid
+	}
+	n.Self += g.self
+	g.node = n
+}
+
+// stitch joins the segments in order: each thread's real stack at a
+// checkpoint is the previous segment's end.
+func stitch(segs []*segment, sym Symbolizer) *Profile {
+	p := &Profile{}
+	roots := map[int]*Thread{}
+	stacks := map[int][]gframe{}
+	for _, s := range segs {
+		ats := map[int]map[*segNode]*Node{}
+		for _, tid := range s.order {
+			st := s.threads[tid]
+			th := roots[tid]
+			if th == nil {
+				th = &Thread{Tid: tid, Root: &Node{First: noPos}}
+				roots[tid] = th
+				p.Threads = append(p.Threads, th)
+			}
+			gs := stacks[tid]
+			if st.fresh {
+				gs = nil
+				merge(st.root, th.Root)
+			}
+			// at maps a segment's base or root node to the real frame.
+			at := map[*segNode]*Node{}
+			if st.root != nil {
+				at[st.root] = th.Root
+			}
+			// real[b] is the index in gs of the frame base b stands
+			// for (-1: below the bottom).
+			real := make([]int, st.b+1)
+			top := len(gs) - 1
+			for b := range real {
+				if b > 0 {
+					rsp := st.baseRets[b-1]
+					for top >= 0 && gs[top].slot <= rsp {
+						top--
+					}
+				}
+				real[b] = top
+			}
+			for b, bn := range st.bases {
+				var g *Node
+				if i := real[b]; i >= 0 {
+					if gs[i].node == nil {
+						// The previous interval ended before naming
+						// its last call: this one did, or carries
+						// it on.
+						if st.baseEntry == 0 {
+							gs[i].self += bn.self
+							continue
+						}
+						gs[i].name(st.baseEntry, tid)
+					}
+					g = gs[i].node
+				} else {
+					// A ret below what the recording showed us (a
+					// thread that switched stacks): keep the
+					// instructions, under a frame of its own.
+					g = th.Root.child(key{unknownSite, 0})
+				}
+				merge(bn, g)
+				at[bn] = g
+			}
+			keep := real[st.b] + 1
+			ns := append([]gframe(nil), gs[:keep]...)
+			for _, f := range st.stack {
+				if f.node == nil {
+					ns = append(ns, gframe{parent: locate(f.parent, at), site: f.site, pos: f.pos, pc: f.target, self: f.pendSelf, slot: f.slot})
+					continue
+				}
+				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot})
+			}
+			stacks[tid] = ns
+			ats[tid] = at
+		}
+		for fk, fs := range s.flows {
+			at := ats[fk.tid]
+			g := locateOK(fk.node, at)
+			if g == nil {
+				continue // a call the previous interval left unnamed
+			}
+			if p.Flows == nil {
+				p.Flows = map[int]map[*Node]*FlowStat{}
+			}
+			m := p.Flows[fk.flow]
+			if m == nil {
+				m = map[*Node]*FlowStat{}
+				p.Flows[fk.flow] = m
+			}
+			d := m[g]
+			if d == nil {
+				d = &FlowStat{First: noPos}
+				m[g] = d
+			}
+			d.First = min(d.First, fs.First)
+			d.Self += fs.Self
+			d.Count += fs.Count
+			d.Sent += fs.Sent
+		}
+	}
+	// Calls still unnamed at the end of the recording: by the function
+	// their first instruction is in.
+	for tid, gs := range stacks {
+		for i := range gs {
+			if g := &gs[i]; g.node == nil {
+				entry := g.pc
+				if sym != nil {
+					if _, e, ok := sym.PCToFunc(g.pc); ok {
+						entry = e
+					}
+				}
+				g.name(entry, tid)
+			}
+		}
+	}
+	return p
+}
+
+// merge adds a segment's node into the real one: its instructions, and
+// its children's calls.
+func merge(s *segNode, g *Node) {
+	g.Self += s.self
+	for k, sc := range s.children {
+		gc := g.child(k)
+		gc.Count += sc.count
+		if sc.first < gc.First {
+			gc.First, gc.FirstTid = sc.first, sc.firstTid
+		}
+		merge(sc, gc)
+	}
+}
+
+// locateOK is locate for a node that may hang below a base the
+// stitching could not place (nil then).
+func locateOK(n *segNode, at map[*segNode]*Node) *Node {
+	for m := n; ; m = m.parent {
+		if _, ok := at[m]; ok {
+			return locate(n, at)
+		}
+		if m.parent == nil {
+			return nil
+		}
+	}
+}
+
+// locate finds the real node of a segment node, through its base.
+func locate(n *segNode, at map[*segNode]*Node) *Node {
+	if g, ok := at[n]; ok {
+		return g
+	}
+	g := locate(n.parent, at).child(n.key)
+	at[n] = g
+	return g
+}
+
+// finish names the nodes, totals them and orders children by first
+// position.
+func (p *Profile) finish(sym Symbolizer) {
+	names := map[uint64]string{}
+	var walk func(n *Node) uint64
+	walk = func(n *Node) uint64 {
+		if n.Depth > 0 {
+			n.Func = funcName(sym, names, n)
+			n.SiteName = siteName(sym, n.Site)
+		}
+		n.Total = n.Self
+		for _, c := range n.Children {
+			n.Total += walk(c)
+		}
+		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		return n.Total
+	}
+	for _, th := range p.Threads {
+		walk(th.Root)
+	}
+}
+
+func funcName(sym Symbolizer, names map[uint64]string, n *Node) string {
+	switch n.Site {
+	case sigSite:
+		return fmt.Sprintf("[signal %d]", n.Entry)
+	case unknownSite:
+		return "[frames before the recording showed them]"
+	}
+	if s, ok := names[n.Entry]; ok {
+		return s
+	}
+	s := fmt.Sprintf("%#x", n.Entry)
+	if sym != nil {
+		if name, entry, ok := sym.PCToFunc(n.Entry); ok && entry == n.Entry {
+			s = name
+		}
+	}
+	names[n.Entry] = s
+	return s
+}
+
+func siteName(sym Symbolizer, pc uint64) string {
+	if pc == 0 || pc == sigSite || pc == unknownSite {
+		return ""
+	}
+	if sym != nil {
+		if file, line, ok := sym.PCToLine(pc); ok {
+			if i := strings.LastIndexByte(file, '/'); i >= 0 {
+				file = file[i+1:]
+			}
+			return fmt.Sprintf("%s:%d", file, line)
+		}
+		if name, entry, ok := sym.PCToFunc(pc); ok {
+			return fmt.Sprintf("%s+%#x", name, pc-entry)
+		}
+	}
+	return fmt.Sprintf("%#x", pc)
+}
+
+// Merged is the call tree of all threads together: paths with the same
+// functions and call sites added up.
+func (p *Profile) Merged() *Node {
+	root := &Node{First: noPos}
+	var add func(src, dst *Node)
+	add = func(src, dst *Node) {
+		dst.Self += src.Self
+		dst.Total += src.Total
+		for _, c := range src.Children {
+			d := dst.child(key{c.Site, c.Entry})
+			if d.Func == "" {
+				d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
+			}
+			d.Count += c.Count
+			if c.First < d.First {
+				d.First, d.FirstTid = c.First, c.FirstTid
+			}
+			add(c, d)
+		}
+	}
+	for _, th := range p.Threads {
+		add(th.Root, root)
+	}
+	var order func(n *Node)
+	order = func(n *Node) {
+		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		for _, c := range n.Children {
+			order(c)
+		}
+	}
+	order(root)
+	return root
+}
+
+// FlowTree is the call tree of one flow (Options.FlowOf): the paths it
+// ran in, with its calls, instructions and first positions, all its
+// threads merged; nil if the flow ran nothing.
+func (p *Profile) FlowTree(flow int) *Node {
+	m := p.Flows[flow]
+	if len(m) == 0 {
+		return nil
+	}
+	root := &Node{First: noPos}
+	var place func(n *Node) *Node
+	place = func(n *Node) *Node {
+		if n.Depth == 0 {
+			return root
+		}
+		parent := place(n.Parent)
+		c := parent.child(key{n.Site, n.Entry})
+		if c.Func == "" {
+			c.Func, c.SiteName = n.Func, n.SiteName
+		}
+		return c
+	}
+	for n, st := range m {
+		c := place(n)
+		c.Count += st.Count
+		c.Self += st.Self
+		if st.First < c.First {
+			c.First, c.FirstTid = st.First, n.FirstTid
+		}
+	}
+	var fix func(n *Node) (uint64, uint64)
+	fix = func(n *Node) (uint64, uint64) {
+		n.Total = n.Self
+		for _, c := range n.Children {
+			t, f := fix(c)
+			n.Total += t
+			if f < n.First && n.Count == 0 {
+				// A frame the flow only ran in: it shows where its
+				// first call below was.
+				n.First = f
+			}
+		}
+		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		return n.Total, n.First
+	}
+	fix(root)
+	return root
+}
+
+// Thread returns the call tree of thread tid, or nil.
+func (p *Profile) Thread(tid int) *Thread {
+	for _, th := range p.Threads {
+		if th.Tid == tid {
+			return th
+		}
+	}
+	return nil
+}

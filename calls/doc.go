@@ -1,0 +1,34 @@
+// Package calls computes a recording's call tree exactly, by
+// re-simulation: every call and ret instruction every thread executed,
+// aggregated by call path (the chain of calls from the thread's first
+// function, call sites distinguished), with the number of calls, the
+// instructions spent in each path (self, and total with its callees) and
+// the first position the path was entered at. It also compares two
+// recordings' call trees (Diff: the root-cause algorithm of the
+// self-propelled instrumentation paper).
+//
+// Segments. The checkpoint intervals of a trace are re-simulated in
+// parallel (reader.Parallel), each on its own, with no knowledge of the
+// call stack at its checkpoint. A segment keeps, per thread, a stack of
+// the frames it saw pushed, and below it a chain of "base" frames: the
+// frames that were open at the checkpoint, known only by their depth
+// below the top (a ret on an empty stack pops the next base frame). Its
+// results hang below those base frames. Once every segment is done,
+// Analyze stitches them in order: it knows each thread's real stack at
+// the checkpoint (the previous segment's end), so base frame b is the
+// real stack's b-th frame from the top, and the segment's open frames at
+// its end are pushed on what is left after its base pops. The result is
+// exactly what one sequential pass would give.
+//
+// Frames. A call pushes a frame whose function is not known yet (an
+// indirect call, a PLT stub); the first call or ret the thread executes
+// inside it names it by the symbol containing that instruction, so the
+// PLT and lazy-binding stubs, which end in jmp, never show. A ret pops
+// every frame whose return-address slot is at or below the stack
+// pointer, so longjmp and C++ unwinding, which skip frames, keep the
+// stack right. A signal delivery pushes a frame named "[signal N]" that
+// the handler's ret pops.
+//
+// calls depends on reader, symbols, tracefile and x86; it must never
+// depend on emu, the recorder, ttd's session or cmd.
+package calls

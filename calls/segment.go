@@ -1,0 +1,439 @@
+package calls
+
+import (
+	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"ttd/reader"
+	"ttd/x86"
+)
+
+// key identifies a call path's last step below its parent: the call
+// instruction (the call site) and the function called. Thread roots have
+// site 0; a signal handler's frame has site sigSite and the signal
+// number as entry; frames a segment could not place have site
+// unknownSite.
+type key struct {
+	Site, Entry uint64
+}
+
+const (
+	sigSite     = ^uint64(0)
+	unknownSite = ^uint64(0) - 1
+	noPos       = ^uint64(0)
+)
+
+// segNode is a call path of one segment, below a thread's root or below
+// one of the frames open at the segment's checkpoint.
+type segNode struct {
+	key      key
+	parent   *segNode
+	children map[key]*segNode
+	count    uint64 // calls entering the path in this segment
+	self     uint64 // instructions run with the path on top
+	first    uint64 // position of the first call (noPos: none)
+	firstTid int
+}
+
+func (n *segNode) child(k key) *segNode {
+	c := n.children[k]
+	if c == nil {
+		if n.children == nil {
+			n.children = map[key]*segNode{}
+		}
+		c = &segNode{key: k, parent: n, first: noPos}
+		n.children[k] = c
+	}
+	return c
+}
+
+// frame is a call a segment saw: its node is nil until the function it
+// entered is known (see resolve).
+type frame struct {
+	node   *segNode
+	parent *segNode
+	site   uint64
+	slot   uint64 // the address of the return address (^0: a thread root)
+	pos    uint64
+	target uint64 // the first instruction run in the frame
+	// pendSelf holds the instructions run while the function was not
+	// known (an interval that ends inside a PLT stub).
+	pendSelf uint64
+}
+
+// segThread is one thread's calls in a segment.
+type segThread struct {
+	tid   int
+	cpu   *x86.CPU
+	fresh bool     // the thread started in this segment
+	root  *segNode // fresh threads: the parent of the thread's first frame
+	// bases[b] stands for the frame b levels below the top of the stack
+	// at the checkpoint; b is how many of them rets have popped.
+	bases []*segNode
+	b     int
+	// baseRets are the stack pointers of the rets that popped base
+	// frames: stitching pops the real frames whose return-address slot
+	// is at or below each, as one pass would (longjmp skips frames).
+	baseRets []uint64
+	stack    []frame
+	// pending: the top frame's function is not known yet; tramp: frame
+	// trampAt is in a lazy-binding trampoline, which will jump to the
+	// function really called.
+	flow           int // the flow the thread works for (Options.FlowOf)
+	pending, tramp bool
+	trampAt        int
+	last           uint64
+	// basePending: the frame on top at the checkpoint may be one the
+	// previous interval could not name yet; baseEntry is the function
+	// this interval found it in (0: none), baseTarget the first
+	// instruction it ran there.
+	basePending           bool
+	baseEntry, baseTarget uint64
+}
+
+func (st *segThread) base(b int) *segNode {
+	for len(st.bases) <= b {
+		st.bases = append(st.bases, &segNode{first: noPos})
+	}
+	return st.bases[b]
+}
+
+// segment is the calls of one checkpoint interval.
+type segment struct {
+	threads map[int]*segThread
+	order   []int // tids in the order the segment met them
+	cur     *segThread
+	curCPU  *x86.CPU
+	fn      funcs
+	// flowOf and sent are Options.FlowOf and Options.Sent; flows holds
+	// what each flow spent in each call path.
+	flowOf func(tid int, pos uint64) int
+	sent   func(ev *reader.Event) uint64
+	flows  map[flowKey]*FlowStat
+}
+
+// funcs finds function entries, through a per-segment cache of the shared
+// symbol table.
+type funcs struct {
+	sym   Symbolizer
+	cache map[uint64]entryOf
+}
+
+type entryOf struct {
+	entry uint64
+	ok    bool
+	// tramp: a lazy-binding trampoline (_dl_runtime_resolve_*), which
+	// binds a PLT entry and then jumps to the function called.
+	tramp bool
+}
+
+func (f *funcs) entry(pc uint64) (uint64, bool) {
+	e := f.lookup(pc)
+	return e.entry, e.ok
+}
+
+func (f *funcs) lookup(pc uint64) entryOf {
+	if e, ok := f.cache[pc]; ok {
+		return e
+	}
+	var e entryOf
+	if f.sym != nil {
+		var name string
+		name, e.entry, e.ok = f.sym.PCToFunc(pc)
+		e.tramp = strings.HasPrefix(name, "_dl_runtime_resolve")
+	}
+	f.cache[pc] = e
+	return e
+}
+
+func newSegment(sym Symbolizer) *segment {
+	return &segment{threads: map[int]*segThread{}, fn: funcs{sym: sym, cache: map[uint64]entryOf{}}}
+}
+
+func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread {
+	st := s.threads[tid]
+	if st == nil {
+		st = &segThread{tid: tid, cpu: c, fresh: fresh}
+		if c != nil {
+			st.last = c.Retired()
+		}
+		if fresh {
+			st.root = &segNode{first: noPos}
+			st.stack = append(st.stack, frame{parent: st.root, slot: ^uint64(0), pos: pos})
+			st.pending = true
+		} else {
+			st.basePending = true
+		}
+		s.threads[tid] = st
+		s.order = append(s.order, tid)
+	}
+	if c != nil {
+		st.cpu = c
+	}
+	return st
+}
+
+// top returns the node instructions run in now, naming a pending frame
+// by pc (an instruction inside it) if it must.
+func (s *segment) top(st *segThread, pc uint64) *segNode {
+	if len(st.stack) == 0 {
+		if st.basePending && st.b == 0 && pc != 0 {
+			s.resolveBase(st, pc, true)
+		}
+		return st.base(st.b)
+	}
+	f := &st.stack[len(st.stack)-1]
+	if f.node == nil {
+		s.resolve(st, f, pc)
+	}
+	return f.node
+}
+
+// resolveBase names the frame on top at the checkpoint, in case the
+// previous interval left it unnamed: pc is an instruction run in it, at
+// its entry unless force.
+func (s *segment) resolveBase(st *segThread, pc uint64, force bool) {
+	if st.baseTarget == 0 {
+		st.baseTarget = pc
+	}
+	e := s.fn.lookup(pc)
+	switch {
+	case e.ok && (force || e.entry == pc):
+		st.baseEntry = e.entry
+	case force:
+		st.baseEntry = st.baseTarget
+	default:
+		return
+	}
+	st.basePending = false
+}
+
+// resolve names a pending frame: by the function containing pc, or by
+// the address the frame began at when no symbol covers it.
+func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
+	if f.target == 0 {
+		f.target = pc
+	}
+	entry, ok := s.fn.entry(pc)
+	if !ok {
+		entry = f.target
+	}
+	s.enter(st, f, entry)
+}
+
+func (s *segment) enter(st *segThread, f *frame, entry uint64) {
+	n := f.parent.child(key{f.site, entry})
+	n.count++
+	if f.pos < n.first {
+		n.first, n.firstTid = f.pos, st.tid
+	}
+	f.node = n
+	st.pending = false
+	if s.flowOf != nil {
+		fs := s.flowStat(st, n)
+		fs.Count++
+		fs.First = min(fs.First, f.pos)
+	}
+}
+
+// flowStat is what flow spent in a call path of the segment.
+func (s *segment) flowStat(st *segThread, n *segNode) *FlowStat {
+	k := flowKey{st.flow, st.tid, n}
+	fs := s.flows[k]
+	if fs == nil {
+		fs = &FlowStat{First: noPos}
+		s.flows[k] = fs
+	}
+	return fs
+}
+
+type flowKey struct {
+	flow, tid int
+	node      *segNode
+}
+
+// credit gives delta instructions to node, and to the thread's flow.
+func (s *segment) credit(st *segThread, node *segNode, delta uint64) {
+	node.self += delta
+	if s.flowOf != nil && delta != 0 {
+		s.flowStat(st, node).Self += delta
+	}
+}
+
+// syscall follows the flows: the instructions up to a syscall belong to
+// the flow the thread was in, the bytes a send-like syscall sent to its
+// call path, and the thread may switch flows there (a receive).
+func (s *segment) syscall(r *reader.Replay, ev *reader.Event) {
+	st := s.threads[ev.Tid]
+	if st == nil || st.cpu == nil {
+		return
+	}
+	s.settle(st, st.cpu.Retired())
+	st.flow = s.flowOf(ev.Tid, ev.Position)
+	if s.sent != nil {
+		if n := s.sent(ev); n > 0 {
+			s.flowStat(st, s.settled(st)).Sent += n
+		}
+	}
+}
+
+// settled is the node the thread's instructions go to now, without
+// naming a pending frame (its caller's then).
+func (s *segment) settled(st *segThread) *segNode {
+	if len(st.stack) == 0 {
+		return st.base(st.b)
+	}
+	if f := &st.stack[len(st.stack)-1]; f.node != nil {
+		return f.node
+	} else {
+		return f.parent
+	}
+}
+
+// account gives the instructions the thread retired since the last call
+// or ret, up to n, to the top frame.
+func (s *segment) account(st *segThread, n uint64, pc uint64) *segNode {
+	top := s.top(st, pc)
+	if n >= st.last { // a thread's CPU reset at its end counts nothing
+		s.credit(st, top, n-st.last)
+	}
+	st.last = n
+	return top
+}
+
+// settle gives the instructions run since the last call or ret to the
+// top frame at the end of the interval, without naming it: a frame the
+// interval could not name is named by the next one.
+func (s *segment) settle(st *segThread, n uint64) {
+	if n >= st.last {
+		if f := len(st.stack) - 1; f >= 0 && st.stack[f].node == nil {
+			st.stack[f].pendSelf += n - st.last
+		} else {
+			s.credit(st, s.settled(st), n-st.last)
+		}
+	}
+	st.last = n
+}
+
+// instruction is the Replay hook: every instruction, a few compares
+// unless it is a call or a ret, or the first of a frame.
+func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
+	if c != s.curCPU {
+		tid, _ := r.Current()
+		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
+	}
+	st := s.cur
+	if st.pending {
+		f := &st.stack[len(st.stack)-1]
+		if f.target == 0 {
+			f.target = in.PC
+		}
+		// The callee's first instruction is its entry; a PLT stub is
+		// not a function's entry, and the frame stays pending through
+		// it.
+		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+			s.enter(st, f, e.entry)
+			if e.tramp {
+				st.tramp, st.trampAt = true, len(st.stack)-1
+			}
+		}
+	} else if st.basePending && len(st.stack) == 0 {
+		if st.b == 0 {
+			s.resolveBase(st, in.PC, false)
+		} else {
+			st.basePending = false
+		}
+	} else if st.tramp && st.trampAt == len(st.stack)-1 {
+		// The trampoline jumps to the function called: the frame is
+		// that function's from here on.
+		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+			f := &st.stack[st.trampAt]
+			s.account(st, c.Retired(), in.PC)
+			s.enter(st, f, e.entry)
+			st.tramp = false
+		}
+	}
+	switch in.Op {
+	case x86asm.CALL:
+		n := c.Retired() + 1
+		top := s.account(st, n, in.PC)
+		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: c.R[x86.RSP] - 8, pos: r.InstPosition(c)})
+		st.pending = true
+	case x86asm.RET:
+		n := c.Retired() + 1
+		s.account(st, n, in.PC)
+		rsp := c.R[x86.RSP]
+		exact := false
+		for len(st.stack) > 0 && st.stack[len(st.stack)-1].slot <= rsp {
+			exact = st.stack[len(st.stack)-1].slot == rsp
+			st.stack = st.stack[:len(st.stack)-1]
+		}
+		st.pending = len(st.stack) > 0 && st.stack[len(st.stack)-1].node == nil
+		if st.tramp && st.trampAt >= len(st.stack) {
+			st.tramp = false
+		}
+		if !exact && len(st.stack) == 0 {
+			st.b++
+			st.baseRets = append(st.baseRets, rsp)
+		}
+	}
+}
+
+// event follows thread starts and signal deliveries.
+func (s *segment) event(r *reader.Replay, ev *reader.Event) {
+	switch ev.Kind {
+	case reader.EventThreadStart:
+		st := s.thread(ev.Tid, cpuOf(r, ev.Tid), true, ev.Position)
+		if s.flowOf != nil {
+			st.flow = s.flowOf(ev.Tid, ev.Position)
+		}
+	case reader.EventSyscall:
+		if s.flowOf != nil {
+			s.syscall(r, ev)
+		}
+	case reader.EventSignal:
+		c := cpuOf(r, ev.Tid)
+		if c == nil {
+			return
+		}
+		st := s.thread(ev.Tid, c, false, 0)
+		n := c.Retired()
+		if st.pending {
+			f := &st.stack[len(st.stack)-1]
+			s.resolve(st, f, f.target)
+		}
+		top := s.account(st, n, st.baseTarget)
+		f := frame{parent: top, site: sigSite, slot: c.R[x86.RSP], pos: ev.Position}
+		s.enter(st, &f, uint64(ev.Record.Signal.Signo))
+		st.stack = append(st.stack, f)
+	case reader.EventThreadExit:
+		if st := s.threads[ev.Tid]; st != nil && st.cpu != nil {
+			s.finish(st)
+		}
+	}
+}
+
+// finish gives the top frame the instructions run since the last call
+// or ret, at the end of the interval or of the thread.
+func (s *segment) finish(st *segThread) {
+	if st.cpu == nil {
+		return
+	}
+	if st.pending {
+		if f := &st.stack[len(st.stack)-1]; f.target == 0 {
+			f.target = st.cpu.RIP
+		}
+	}
+	s.settle(st, st.cpu.Retired())
+}
+
+func cpuOf(r *reader.Replay, tid int) *x86.CPU {
+	tids, cpus := r.Threads()
+	for i, t := range tids {
+		if t == tid {
+			return cpus[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"ttd/calls"
+	"ttd/internal/progress"
+	"ttd/reader"
+)
+
+const callsUsage = "[--tid T] [--pid P] [--depth N] [--min-count K] [--json] [--jobs N] TRACE"
+
+func init() {
+	register(command{"calls", callsUsage, "the call tree, exactly: calls, instructions (total and self) and first position of every call path, per thread or merged", callsCmd, 70})
+	examples["calls"] = "ttd calls --depth 8 --min-count 2 hello.ttd"
+}
+
+// callsCmd implements "ttd calls".
+func callsCmd(name string, args []string) int {
+	fs := newFlags(name, callsUsage)
+	tid := fs.Int("tid", 0, "show only thread `T`'s tree (default: every thread's, then all threads merged)")
+	pid := fs.Int("pid", 0, "show only process `P` (the trace's process: its first thread's id)")
+	depth := fs.Int("depth", 0, "show call paths at most `N` calls deep (0: all)")
+	minCount := fs.Uint64("min-count", 0, "show only call paths entered at least `K` times")
+	asJSON := fs.Bool("json", false, "print JSON: one object per thread and the merged tree, every path in full")
+	jobs := fs.Int("jobs", 0, "re-simulate `N` checkpoint intervals at a time (0: one per CPU)")
+	if err := parseInterspersed(fs, args); err != nil {
+		return flagError(name, callsUsage, err)
+	}
+	if fs.NArg() != 1 {
+		return flagError(name, callsUsage, errors.New("want exactly one trace"))
+	}
+	p, status := callProfile(fs.Arg(0), *jobs)
+	if status != 0 {
+		return status
+	}
+	var views []callView
+	switch {
+	case *tid != 0:
+		th := p.Thread(*tid)
+		if th == nil {
+			return fail("thread %d is not in %s (its threads: %s); pick one of them", *tid, fs.Arg(0), tidList(p))
+		}
+		views = append(views, callView{Tid: th.Tid, root: th.Root})
+	case *pid != 0:
+		if len(p.Threads) == 0 || p.Threads[0].Tid != *pid {
+			return fail("process %d is not in %s: it records one process, %d; pass --pid %d or leave --pid out", *pid, fs.Arg(0), firstTid(p), firstTid(p))
+		}
+		fallthrough
+	default:
+		for _, th := range p.Threads {
+			views = append(views, callView{Tid: th.Tid, root: th.Root})
+		}
+		if len(p.Threads) > 1 {
+			views = append(views, callView{Merged: true, root: p.Merged()})
+		}
+	}
+	filter := func(n *calls.Node) bool {
+		return (*depth == 0 || n.Depth <= *depth) && n.Count >= *minCount
+	}
+	if *asJSON {
+		for i := range views {
+			views[i].Paths = jsonPaths(views[i].root, filter, *depth)
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			Instructions uint64     `json:"instructions"`
+			Views        []callView `json:"views"`
+		}{p.Instructions, views})
+		return 0
+	}
+	for i, v := range views {
+		if i > 0 {
+			fmt.Println()
+		}
+		if v.Merged {
+			fmt.Println("all threads merged:")
+		} else {
+			fmt.Printf("thread %d:\n", v.Tid)
+		}
+		writeCallTree(os.Stdout, v.root, filter, *depth)
+	}
+	return 0
+}
+
+// callProfile opens a trace and computes its call tree, with a progress
+// bar on a terminal; a non-zero status means it printed why it failed.
+func callProfile(path string, jobs int) (*calls.Profile, int) {
+	t, err := reader.Open(path)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	sym, err := calls.Load(t)
+	if sym == nil {
+		return nil, fail("%v", err)
+	}
+	bar := progress.New("calls "+path, "segments", 1)
+	p, err := calls.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback()})
+	bar.Done()
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	return p, 0
+}
+
+type callView struct {
+	Tid    int        `json:"tid,omitempty"`
+	Merged bool       `json:"merged,omitempty"`
+	Paths  []jsonPath `json:"paths"`
+	root   *calls.Node
+}
+
+type jsonPath struct {
+	Path  []string `json:"path"`
+	Site  string   `json:"site,omitempty"`
+	Count uint64   `json:"count"`
+	Total uint64   `json:"total"`
+	Self  uint64   `json:"self"`
+	First uint64   `json:"first"`
+	Tid   int      `json:"tid"`
+}
+
+func jsonPaths(root *calls.Node, keep func(*calls.Node) bool, depth int) []jsonPath {
+	out := []jsonPath{}
+	root.Walk(func(n *calls.Node) bool {
+		if keep(n) {
+			out = append(out, jsonPath{n.Path(), n.SiteName, n.Count, n.Total, n.Self, n.First, n.FirstTid})
+		}
+		return depth == 0 || n.Depth < depth
+	})
+	return out
+}
+
+// writeCallTree prints one row per call path, depth first, the path as
+// its function indented under its caller.
+func writeCallTree(w io.Writer, root *calls.Node, keep func(*calls.Node) bool, depth int) {
+	fmt.Fprintf(w, "%8s %14s %14s %12s  %s\n", "count", "total", "self", "first", "call path (call site)")
+	root.Walk(func(n *calls.Node) bool {
+		if keep(n) {
+			first := "-"
+			if n.First != ^uint64(0) {
+				first = fmt.Sprint(n.First)
+			}
+			site := ""
+			if n.SiteName != "" {
+				site = "  (" + n.SiteName + ")"
+			}
+			fmt.Fprintf(w, "%8d %14d %14d %12s  %s%s%s\n", n.Count, n.Total, n.Self, first, strings.Repeat("  ", n.Depth-1), n.Func, site)
+		}
+		return depth == 0 || n.Depth < depth
+	})
+}
+
+func tidList(p *calls.Profile) string {
+	var s []string
+	for _, th := range p.Threads {
+		s = append(s, fmt.Sprint(th.Tid))
+	}
+	return strings.Join(s, ", ")
+}
+
+func firstTid(p *calls.Profile) int {
+	if len(p.Threads) == 0 {
+		return 0
+	}
+	return p.Threads[0].Tid
+}
+
+// fail prints one line on stderr and returns status 1.
+func fail(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "ttd: "+format+"\n", args...)
+	return 1
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"ttd/probe"
+	"ttd/recorder"
+)
+
+func init() {
+	register(command{"probe", probeUsage, "run a D script (probes, predicates, aggregations) over recordings, or over a program recorded for it", probeCmd, 55})
+}
+
+const probeUsage = "[-q] [--jobs N] [--arg VALUE]... (-n SCRIPT | -s FILE.d) (TRACE... | [-o TRACE] -- PROG [ARGS...])"
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+// probeCmd implements "ttd probe".
+func probeCmd(name string, args []string) int {
+	fs := newFlags(name, probeUsage)
+	quiet := fs.Bool("q", false, "print only what the script prints (#pragma D option quiet)")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "segments evaluated at a time")
+	script := fs.String("n", "", "the script, on the command line")
+	file := fs.String("s", "", "the script, in a file")
+	out := fs.String("o", "", "with -- PROG: keep the recording in TRACE")
+	var margs stringList
+	fs.Var(&margs, "arg", "a macro argument ($1, $2... in order; repeatable)")
+	// "-- PROG ARGS" probes a program: split it off before parsing.
+	var prog []string
+	for i, a := range args {
+		if a == "--" && (i == 0 || !strings.Contains(" -n -s -o --jobs -jobs --arg -arg ", " "+args[i-1]+" ")) {
+			prog, args = args[i+1:], args[:i]
+			break
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return flagError(name, probeUsage, err)
+	}
+	if (*script == "") == (*file == "") {
+		return flagError(name, probeUsage, errors.New("give the script with -n SCRIPT or -s FILE"))
+	}
+	src, srcName := *script, "-n"
+	if *file != "" {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
+			return 2
+		}
+		src, srcName = string(b), *file
+	}
+	traces := fs.Args()
+	if prog != nil && len(traces) > 0 {
+		return flagError(name, probeUsage, errors.New("give traces or -- PROG, not both"))
+	}
+	if prog == nil && len(traces) == 0 {
+		return flagError(name, probeUsage, errors.New("missing trace (or -- PROG)"))
+	}
+	if *out != "" && prog == nil {
+		return flagError(name, probeUsage, errors.New("-o records a program: give -- PROG"))
+	}
+	p, err := probe.Compile(src, margs)
+	if err != nil {
+		// A bad script fails before anything runs, with line:column.
+		fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
+		return 2
+	}
+	if *quiet {
+		p.SetQuiet()
+	}
+	if prog != nil {
+		path, status := probeRecord(prog, *out)
+		if path == "" {
+			return status
+		}
+		if *out == "" {
+			defer os.RemoveAll(filepath.Dir(path))
+		}
+		traces = []string{path}
+	}
+	var bs []*probe.Bound
+	for _, tr := range traces {
+		t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory(), indexProgress(tr))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
+			return 1
+		}
+		defer closeT()
+		if symErr != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s: symbols: %s\n", tr, firstLine(symErr))
+		}
+		b, err := p.Bind(t)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
+			return 2
+		}
+		bs = append(bs, b)
+	}
+	o, err := p.Run(bs, probe.RunOptions{Jobs: *jobs})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
+		return 1
+	}
+	o.Print(os.Stdout, os.Stderr)
+	return o.ExitCode()
+}
+
+// probeRecord records PROG for "ttd probe ... -- PROG" (like dtrace -c):
+// into out, or a temporary trace. It returns the trace's path, or "" and
+// the exit status.
+func probeRecord(prog []string, out string) (string, int) {
+	if len(prog) == 0 {
+		fmt.Fprintln(os.Stderr, "ttd probe: missing program after --")
+		return "", 2
+	}
+	cfg, status := programConfig(prog, false)
+	if status != 0 {
+		return "", status
+	}
+	path := out
+	if path == "" {
+		dir, err := os.MkdirTemp("", "ttd-probe-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
+			return "", 1
+		}
+		path = filepath.Join(dir, filepath.Base(prog[0])+".ttd")
+	} else if _, err := os.Lstat(path); err == nil {
+		fmt.Fprintf(os.Stderr, "ttd probe: %s exists; not overwriting it\n", path)
+		return "", 2
+	}
+	if _, stats, err := recorder.Record(cfg, recorder.Options{Path: path}); err != nil && stats.Path == "" {
+		fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", prog[0], err)
+		return "", 1
+	}
+	return path, 0
+}

@@ -1,0 +1,371 @@
+package flows
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"ttd/reader"
+	"ttd/tracefile"
+)
+
+// interval: from position From on, a thread works for flow Flow.
+type interval struct {
+	From uint64
+	Flow int
+}
+
+// end is one end of a channel the recording used: a socket or a pipe.
+type end struct {
+	peer *end // the other end (nil: outside the recording)
+	// in are the bytes written to this end's peer not yet read here, in
+	// order, with the flow that wrote them.
+	in []chunk
+	// socket: an accepted or created socket (reads on it bring work in).
+	socket bool
+}
+
+type chunk struct {
+	n    uint64
+	flow int
+	tid  int
+	pos  uint64 // the send
+}
+
+// Split is a recording cut into flows: which flow each thread works for
+// at each position, the flows' triggers and the communication graph.
+type Split struct {
+	threads map[int][]interval
+	Flows   []*Flow // Flows[0] is the background: work no input started
+	Edges   []*Edge
+	// sends are the bytes each send-like syscall sent, by position.
+	sends map[uint64]uint64
+	// origin is the thread each flow began in.
+	origin map[int]int
+	end    uint64
+	// Pid is the recording's process: its first thread.
+	Pid int
+}
+
+// Edge is an arc of the communication graph.
+type Edge struct {
+	From, To int    // thread ids (0: outside the recording)
+	Kind     string // "message" or "clone"
+	Count    int
+	Bytes    uint64
+}
+
+// Flow is one activity of the recording.
+type Flow struct {
+	ID int `json:"id"`
+	// Trigger says where the work came in: "recvfrom(fd 5, 16 bytes)",
+	// "accept(fd 3)", or "" for the background.
+	Trigger  string `json:"trigger"`
+	StartTid int    `json:"start_tid"`
+	// At is the position of the trigger; Start and End bound the
+	// positions the flow's threads worked for it (from the send of the
+	// work, when a thread of the recording sent it).
+	At       uint64 `json:"at"`
+	Start    uint64 `json:"start"`
+	End      uint64 `json:"end"`
+	Threads  []int  `json:"threads"`
+	// Filled by Analyze:
+	Instructions uint64     `json:"instructions"`
+	Share        float64    `json:"share"`
+	BytesSent    uint64     `json:"bytes_sent"`
+	Paths        []PathStat `json:"paths"`
+}
+
+// PathStat is what a flow spent in one call path.
+type PathStat struct {
+	Path  []string `json:"path"`
+	Self  uint64   `json:"self"`
+	Count uint64   `json:"count"`
+	Sent  uint64   `json:"sent"`
+}
+
+// FlowOf is the flow thread tid works for from position pos on (0: the
+// background). It is safe for concurrent use.
+func (s *Split) FlowOf(tid int, pos uint64) int {
+	iv := s.threads[tid]
+	i := sort.Search(len(iv), func(i int) bool { return iv[i].From > pos })
+	if i == 0 {
+		return 0
+	}
+	return iv[i-1].Flow
+}
+
+// Sent is the number of bytes a syscall event sent to a socket or a
+// pipe (0 for other events).
+func (s *Split) Sent(ev *reader.Event) uint64 {
+	if ev.Kind != reader.EventSyscall {
+		return 0
+	}
+	return s.sends[ev.Position]
+}
+
+// Syscalls the split follows (x/sys/unix holds Linux's numbers).
+const (
+	sysRead, sysWrite        = unix.SYS_READ, unix.SYS_WRITE
+	sysReadv, sysWritev      = unix.SYS_READV, unix.SYS_WRITEV
+	sysRecvfrom, sysSendto   = unix.SYS_RECVFROM, unix.SYS_SENDTO
+	sysRecvmsg, sysSendmsg   = unix.SYS_RECVMSG, unix.SYS_SENDMSG
+	sysAccept, sysAccept4    = unix.SYS_ACCEPT, unix.SYS_ACCEPT4
+	sysSocket, sysSocketpair = unix.SYS_SOCKET, unix.SYS_SOCKETPAIR
+	sysPipe, sysPipe2        = unix.SYS_PIPE, unix.SYS_PIPE2
+	sysClose                 = unix.SYS_CLOSE
+	sysDup, sysDup2, sysDup3 = unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3
+	sysFcntl                 = unix.SYS_FCNTL
+	sysConnect               = unix.SYS_CONNECT
+)
+
+var syscallNames = map[int]string{
+	sysRead: "read", sysReadv: "readv", sysRecvfrom: "recvfrom", sysRecvmsg: "recvmsg",
+	sysAccept: "accept", sysAccept4: "accept4",
+}
+
+// NewSplit cuts a recording into flows by the paper's two rules, from
+// its syscalls alone (no re-simulation):
+//   - a flow starts where work comes in: an accept, or a read or receive
+//     of bytes on a socket or a pipe, unless the bytes are work handed
+//     on (below); the thread works for that flow until its next receive
+//     (the message-switch rule);
+//   - a receive of bytes that another thread sent while working for a
+//     flow that began in some other thread joins that flow (the
+//     communication-pair rule): a dispatcher handing a request to a
+//     worker, or a server's reply reaching its client. Bytes sent by a
+//     flow that began in the receiving thread itself are new work (the
+//     client's next request);
+//   - a new thread starts in its creator's flow.
+//
+// Only threads of the recorded process are followed; channels to the
+// outside (sockets, a pipe's other end) have no peer, and a receive on
+// them always starts a flow.
+func NewSplit(t *reader.Trace) (*Split, error) {
+	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End()}
+	s.Flows = append(s.Flows, &Flow{ID: 0, Trigger: ""})
+	fds := map[int]*end{}
+	edges := map[[2]int]*Edge{}
+	edge := func(from, to int, kind string) *Edge {
+		k := [2]int{from, to}
+		if kind == "clone" {
+			k = [2]int{-from - 1, to}
+		}
+		e := edges[k]
+		if e == nil {
+			e = &Edge{From: from, To: to, Kind: kind}
+			edges[k] = e
+			s.Edges = append(s.Edges, e)
+		}
+		return e
+	}
+	cur := func(tid int) int {
+		iv := s.threads[tid]
+		if len(iv) == 0 {
+			return 0
+		}
+		return iv[len(iv)-1].Flow
+	}
+	set := func(tid int, pos uint64, flow int) {
+		iv := s.threads[tid]
+		if n := len(iv); n > 0 && iv[n-1].From == pos {
+			iv[n-1].Flow = flow
+		} else if n == 0 || iv[n-1].Flow != flow {
+			iv = append(iv, interval{pos, flow})
+		}
+		s.threads[tid] = iv
+	}
+	err := t.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
+		switch ev.Kind {
+		case reader.EventThreadStart:
+			ts := ev.Record.ThreadStart
+			if s.Pid == 0 {
+				s.Pid = ts.Tid
+			}
+			if ts.ParentTid != 0 {
+				set(ts.Tid, ev.Position, cur(ts.ParentTid))
+				edge(ts.ParentTid, ts.Tid, "clone").Count++
+			}
+		case reader.EventSyscall:
+			s.syscall(ev, fds, cur, set, edge)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.finish()
+	return s, nil
+}
+
+func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, set func(int, uint64, int), edge func(int, int, string) *Edge) {
+	sc := &ev.Record.Syscall
+	tid, res := sc.Tid, sc.Result
+	fd := int(int32(sc.Args[0]))
+	switch sc.Nr {
+	case sysSocketpair, sysPipe, sysPipe2:
+		if res != 0 {
+			return
+		}
+		addr := sc.Args[0]
+		if sc.Nr == sysSocketpair {
+			addr = sc.Args[3]
+		}
+		a, b, ok := twoFds(sc, addr)
+		if !ok {
+			return
+		}
+		ea, eb := &end{socket: sc.Nr == sysSocketpair}, &end{socket: sc.Nr == sysSocketpair}
+		ea.peer, eb.peer = eb, ea
+		fds[a], fds[b] = ea, eb
+		if sc.Nr != sysSocketpair {
+			// A pipe's read end reads what its write end was given.
+			ea.socket = true // reads on it bring work
+		}
+	case sysSocket:
+		if res >= 0 {
+			fds[int(res)] = &end{socket: true}
+		}
+	case sysAccept, sysAccept4:
+		if res >= 0 {
+			fds[int(res)] = &end{socket: true}
+			s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d) = fd %d", syscallNames[sc.Nr], fd, res), set)
+		}
+	case sysConnect:
+	case sysClose:
+		delete(fds, fd)
+	case sysDup, sysDup2, sysDup3:
+		if e := fds[fd]; e != nil && res >= 0 {
+			fds[int(res)] = e
+		}
+	case sysFcntl:
+		if e := fds[fd]; e != nil && res >= 0 && (sc.Args[1] == unix.F_DUPFD || sc.Args[1] == unix.F_DUPFD_CLOEXEC) {
+			fds[int(res)] = e
+		}
+	case sysWrite, sysWritev, sysSendto, sysSendmsg:
+		e := fds[fd]
+		if e == nil || res <= 0 {
+			return
+		}
+		n := uint64(res)
+		s.sends[ev.Position] += n
+		if e.peer != nil {
+			e.peer.in = append(e.peer.in, chunk{n, cur(tid), tid, ev.Position})
+		} else {
+			ed := edge(tid, 0, "message")
+			ed.Count++
+			ed.Bytes += n
+		}
+	case sysRead, sysReadv, sysRecvfrom, sysRecvmsg:
+		e := fds[fd]
+		if e == nil || res <= 0 || !e.socket {
+			return
+		}
+		n := uint64(res)
+		// The bytes read, in the order they were written: the first
+		// writer's flow is the one the work belongs to.
+		from := chunk{flow: -1}
+		for n > 0 && len(e.in) > 0 {
+			c := &e.in[0]
+			if from.flow < 0 {
+				from = *c
+			}
+			k := min(n, c.n)
+			c.n -= k
+			n -= k
+			if c.n == 0 {
+				e.in = e.in[1:]
+			}
+		}
+		if from.flow < 0 {
+			from = chunk{tid: 0} // from outside the recording
+		}
+		ed := edge(from.tid, tid, "message")
+		ed.Count++
+		ed.Bytes += uint64(res)
+		if from.flow > 0 && s.origin[from.flow] != tid {
+			set(tid, ev.Position, from.flow)
+			return
+		}
+		id := s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d, %d bytes)", syscallNames[sc.Nr], fd, res), set)
+		if from.tid != 0 && from.tid != tid {
+			// The thread that sent the new work (a client in the
+			// recording) works for it from its send on.
+			s.insert(from.tid, from.pos, id)
+		}
+	}
+}
+
+// start begins a flow in thread tid at pos.
+func (s *Split) start(tid int, pos uint64, trigger string, set func(int, uint64, int)) int {
+	f := &Flow{ID: len(s.Flows), Trigger: trigger, StartTid: tid, At: pos, Start: pos}
+	s.Flows = append(s.Flows, f)
+	s.origin[f.ID] = tid
+	set(tid, pos, f.ID)
+	return f.ID
+}
+
+// insert makes thread tid work for flow from pos on, up to its next
+// switch, which may already be known.
+func (s *Split) insert(tid int, pos uint64, flow int) {
+	iv := s.threads[tid]
+	i := sort.Search(len(iv), func(i int) bool { return iv[i].From >= pos })
+	if i < len(iv) && iv[i].From == pos {
+		iv[i].Flow = flow
+		return
+	}
+	iv = append(iv, interval{})
+	copy(iv[i+1:], iv[i:])
+	iv[i] = interval{pos, flow}
+	s.threads[tid] = iv
+}
+
+// twoFds reads the two int32 file descriptors a socketpair or a pipe
+// wrote at addr, from the syscall's record.
+func twoFds(sc *tracefile.Syscall, addr uint64) (int, int, bool) {
+	for _, w := range sc.Writes {
+		if w.Addr <= addr && addr+8 <= w.Addr+uint64(len(w.Bytes)) {
+			b := w.Bytes[addr-w.Addr:]
+			return int(int32(binary.LittleEndian.Uint32(b))), int(int32(binary.LittleEndian.Uint32(b[4:]))), true
+		}
+	}
+	return 0, 0, false
+}
+
+// finish computes each flow's threads and position range.
+func (s *Split) finish() {
+	threads := map[int]map[int]bool{}
+	for tid, iv := range s.threads {
+		for i, in := range iv {
+			f := s.Flows[in.Flow]
+			end := s.end
+			if i+1 < len(iv) {
+				end = iv[i+1].From
+			}
+			if f.ID == 0 && f.Start == 0 || in.From < f.Start {
+				f.Start = in.From
+			}
+			f.End = max(f.End, end)
+			if threads[f.ID] == nil {
+				threads[f.ID] = map[int]bool{}
+			}
+			threads[f.ID][tid] = true
+		}
+	}
+	for _, f := range s.Flows {
+		for tid := range threads[f.ID] {
+			f.Threads = append(f.Threads, tid)
+		}
+		sort.Ints(f.Threads)
+	}
+	s.Flows[0].Start, s.Flows[0].End = 0, s.end
+	sort.Slice(s.Edges, func(i, j int) bool {
+		a, b := s.Edges[i], s.Edges[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		return a.To < b.To
+	})
+}

@@ -1,0 +1,225 @@
+package gdbremote
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+
+	"ttd/ttd"
+)
+
+// xferRead answers qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH with a piece
+// of the object: "m" and data when more follows, "l" and data for the
+// last piece. The object is built at offset 0 and kept until read to
+// its end, so that its pieces belong together.
+func (srv *Server) xferRead(req Request) (string, error) {
+	key := req.Object + ":" + req.Annex
+	doc, ok := srv.xfer[key]
+	if !ok || req.Offset == 0 {
+		var err error
+		doc, err = srv.xferObject(req.Object, req.Annex)
+		if err != nil {
+			return "", err
+		}
+		if doc == nil {
+			return "", nil // not supported: empty reply
+		}
+		srv.xfer[key] = doc
+	}
+	if req.Offset >= uint64(len(doc)) {
+		delete(srv.xfer, key)
+		return "l", nil
+	}
+	n := min(req.Len, MaxPacket/2, uint64(len(doc))-req.Offset)
+	piece := doc[req.Offset : req.Offset+n]
+	if req.Offset+n >= uint64(len(doc)) {
+		delete(srv.xfer, key)
+		return "l" + string(piece), nil
+	}
+	return "m" + string(piece), nil
+}
+
+func (srv *Server) xferObject(object, annex string) ([]byte, error) {
+	switch object {
+	case "features":
+		if annex != "target.xml" {
+			return nil, fmt.Errorf("no feature document %q", annex)
+		}
+		return []byte(targetXML), nil
+	case "threads":
+		var b strings.Builder
+		b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
+		for _, t := range srv.threads() {
+			fmt.Fprintf(&b, "<thread id=%q core=\"0\" name=%q/>\n", srv.tid(t), html.EscapeString(srv.threadName(t)))
+		}
+		b.WriteString("</threads>\n")
+		return []byte(b.String()), nil
+	case "exec-file":
+		p := srv.exePath()
+		if p == "" {
+			return nil, errors.New("the recording names no executable")
+		}
+		return []byte(p), nil
+	case "auxv":
+		return srv.auxvBytes()
+	case "libraries-svr4":
+		return srv.librariesSVR4()
+	}
+	return nil, nil
+}
+
+// exePath is the recorded program's file: the first module mapped.
+func (srv *Server) exePath() string {
+	mods, _ := srv.s.Modules()
+	for _, m := range mods {
+		if m.Path != "" && !strings.HasPrefix(m.Path, "[") {
+			return m.Path
+		}
+	}
+	return ""
+}
+
+// auxvBytes reads the auxiliary vector the program started with: above
+// argc, argv and envp on the first thread's initial stack, as the
+// recording knows those words (the dynamic linker and libc read them
+// at start-up). It is read at the end of the recording, where memory
+// knowledge is greatest, and the session goes back to where it was.
+func (srv *Server) auxvBytes() ([]byte, error) {
+	if srv.auxvDone {
+		return srv.auxv, srv.auxvErr
+	}
+	srv.auxvDone = true
+	s := srv.s
+	pos := s.Position()
+	defer s.Seek(pos)
+	word := func(addr uint64) (uint64, error) {
+		m, err := s.ReadMemory(addr, 8)
+		if err != nil {
+			return 0, err
+		}
+		v, ok := m.Uint(8)
+		if !ok {
+			return 0, fmt.Errorf("the recording never saw the initial stack at %#x", addr)
+		}
+		return v, nil
+	}
+	build := func() ([]byte, error) {
+		if _, err := s.Seek(0); err != nil {
+			return nil, err
+		}
+		r, err := s.Registers(0)
+		if err != nil {
+			return nil, err
+		}
+		sp := r.GPR[4] // rsp
+		if _, err := s.Seek(s.End()); err != nil {
+			return nil, err
+		}
+		argc, err := word(sp)
+		if err != nil {
+			return nil, err
+		}
+		if argc > 1<<20 {
+			return nil, fmt.Errorf("implausible argc %d on the initial stack", argc)
+		}
+		a := sp + 8*(argc+2) // past argc, argv and its NULL
+		for i := 0; ; i++ {
+			if i > 1<<20 {
+				return nil, errors.New("no end to the environment on the initial stack")
+			}
+			v, err := word(a)
+			if err != nil {
+				return nil, err
+			}
+			a += 8
+			if v == 0 {
+				break
+			}
+		}
+		var out []byte
+		for i := 0; i < 512; i++ {
+			k, err := word(a)
+			if err != nil {
+				return nil, err
+			}
+			if k == 0 { // AT_NULL, whose value nobody reads
+				return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(out, 0), 0), nil
+			}
+			v, err := word(a + 8)
+			if err != nil {
+				return nil, err
+			}
+			out = binary.LittleEndian.AppendUint64(out, k)
+			out = binary.LittleEndian.AppendUint64(out, v)
+			a += 16
+		}
+		return nil, errors.New("no end to the auxiliary vector on the initial stack")
+	}
+	srv.auxv, srv.auxvErr = build()
+	return srv.auxv, srv.auxvErr
+}
+
+// librariesSVR4 lists the shared libraries mapped at the current
+// position (the executable itself and the vdso excepted), with their
+// load bias and their dynamic section's address, as the dynamic
+// linker's link map would. lm, which gdb only hands back in
+// qGetTLSAddr, is the load address.
+func (srv *Server) librariesSVR4() ([]byte, error) {
+	mods, err := srv.s.Modules()
+	if err != nil {
+		return nil, err
+	}
+	exe := srv.exePath()
+	var b strings.Builder
+	b.WriteString("<library-list-svr4 version=\"1.0\">\n")
+	seen := map[string]bool{exe: true}
+	for _, m := range mods {
+		if m.Position > srv.s.Position() || seen[m.Path] || strings.HasPrefix(m.Path, "[") || m.Path == "" {
+			continue
+		}
+		seen[m.Path] = true
+		bias, dyn, err := elfLayout(m)
+		if err != nil {
+			continue // gdb finds no symbols there either
+		}
+		la := m.LoadAddr - bias
+		fmt.Fprintf(&b, "<library name=%q lm=\"%#x\" l_addr=\"%#x\" l_ld=\"%#x\" lmid=\"0x0\"/>\n",
+			html.EscapeString(m.Path), m.LoadAddr, la, la+dyn)
+	}
+	b.WriteString("</library-list-svr4>\n")
+	return []byte(b.String()), nil
+}
+
+// elfLayout returns the page-aligned address of a module's first
+// PT_LOAD segment and its PT_DYNAMIC's address, from the file.
+func elfLayout(m ttd.ModuleFile) (firstLoad, dynamic uint64, err error) {
+	var f *elf.File
+	if m.Data != nil {
+		f, err = elf.NewFile(bytes.NewReader(m.Data))
+	} else {
+		f, err = elf.Open(m.Path)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	found := false
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_LOAD:
+			if !found {
+				firstLoad, found = p.Vaddr&^0xfff, true
+			}
+		case elf.PT_DYNAMIC:
+			dynamic = p.Vaddr
+		}
+	}
+	if !found {
+		return 0, 0, errors.New("no PT_LOAD")
+	}
+	return firstLoad, dynamic, nil
+}

@@ -1,0 +1,391 @@
+package linux
+
+import "strconv"
+
+// Flag is a named value: a bit set of a flag word, or one value of an
+// enumeration.
+type Flag struct {
+	Value uint64
+	Name  string
+}
+
+// Flags is a table of flag bits in the order strace prints them.
+type Flags []Flag
+
+// Append appends v as strace prints a flag word: the names of the bits
+// (or groups of bits) set, in the table's order, joined by '|', then any
+// bits left over in hex; "0" when v is 0.
+func (t Flags) Append(b []byte, v uint64) []byte {
+	if v == 0 {
+		return append(b, '0')
+	}
+	n := len(b)
+	for _, f := range t {
+		if f.Value != 0 && v&f.Value == f.Value {
+			if len(b) > n {
+				b = append(b, '|')
+			}
+			b = append(b, f.Name...)
+			v &^= f.Value
+		}
+	}
+	if v != 0 {
+		if len(b) > n {
+			b = append(b, '|')
+		}
+		b = append(b, "0x"...)
+		b = strconv.AppendUint(b, v, 16)
+	}
+	return b
+}
+
+// Format is Append to a new string.
+func (t Flags) Format(v uint64) string { return string(t.Append(nil, v)) }
+
+// Enum is a table of the values of an enumeration.
+type Enum []Flag
+
+// Name returns the name of value v.
+func (e Enum) Name(v uint64) (string, bool) {
+	for _, f := range e {
+		if f.Value == v {
+			return f.Name, true
+		}
+	}
+	return "", false
+}
+
+// Append appends v's name, or as strace prints an unknown value, the
+// number in hex and a comment naming the enumeration's prefix
+// ("0x3001 /* ARCH_??? */").
+func (e Enum) Append(b []byte, v uint64, prefix string) []byte {
+	if n, ok := e.Name(v); ok {
+		return append(b, n...)
+	}
+	b = append(b, "0x"...)
+	b = strconv.AppendUint(b, v, 16)
+	return append(append(append(b, " /* "...), prefix...), "??? */"...)
+}
+
+// Open flags (the access mode, O_ACCMODE, is printed apart by OpenAccess).
+var OpenFlags = Flags{
+	{0o100, "O_CREAT"}, {0o200, "O_EXCL"}, {0o400, "O_NOCTTY"}, {0o1000, "O_TRUNC"},
+	{0o2000, "O_APPEND"}, {0o4000, "O_NONBLOCK"}, {0o4010000, "O_SYNC"}, {0o10000, "O_DSYNC"},
+	{0o40000, "O_DIRECT"}, {0o100000, "O_LARGEFILE"}, {0o400000, "O_NOFOLLOW"},
+	{0o1000000, "O_NOATIME"}, {0o2000000, "O_CLOEXEC"}, {0o10000000, "O_PATH"},
+	{0o20200000, "O_TMPFILE"}, {0o200000, "O_DIRECTORY"}, {0o20000, "FASYNC"},
+}
+
+// OpenAccess names the access modes (flags & O_ACCMODE).
+var OpenAccess = Enum{{0, "O_RDONLY"}, {1, "O_WRONLY"}, {2, "O_RDWR"}, {3, "O_ACCMODE"}}
+
+// Open flag values emu and the exporters test.
+const (
+	O_ACCMODE   = 3
+	O_WRONLY    = 1
+	O_RDWR      = 2
+	O_CREAT     = 0o100
+	O_EXCL      = 0o200
+	O_TRUNC     = 0o1000
+	O_APPEND    = 0o2000
+	O_DIRECTORY = 0o200000
+	O_NOFOLLOW  = 0o400000
+	O_CLOEXEC   = 0o2000000
+	O_PATH      = 0o10000000
+	O_TMPFILE   = 0o20200000
+)
+
+// AppendOpenFlags appends open's flags as strace prints them:
+// "O_WRONLY|O_CREAT|O_TRUNC".
+func AppendOpenFlags(b []byte, v uint64) []byte {
+	b, _ = appendAccess(b, v)
+	if rest := v &^ O_ACCMODE; rest != 0 {
+		b = append(b, '|')
+		b = OpenFlags.Append(b, rest)
+	}
+	return b
+}
+
+func appendAccess(b []byte, v uint64) ([]byte, bool) {
+	n, _ := OpenAccess.Name(v & O_ACCMODE)
+	return append(b, n...), true
+}
+
+// AT_* flags of the *at syscalls.
+var AtFlags = Flags{
+	{0x100, "AT_SYMLINK_NOFOLLOW"}, {0x200, "AT_REMOVEDIR"}, {0x400, "AT_SYMLINK_FOLLOW"},
+	{0x800, "AT_NO_AUTOMOUNT"}, {0x1000, "AT_EMPTY_PATH"}, {0x8000, "AT_RECURSIVE"},
+}
+
+// AtAccessFlags are faccessat2's flags.
+var AtAccessFlags = Flags{{0x100, "AT_SYMLINK_NOFOLLOW"}, {0x200, "AT_EACCESS"}, {0x1000, "AT_EMPTY_PATH"}}
+
+// StatxFlags are statx's flags: the AT_* flags and the sync type.
+var StatxFlags = Flags{
+	{0x100, "AT_SYMLINK_NOFOLLOW"}, {0x800, "AT_NO_AUTOMOUNT"}, {0x1000, "AT_EMPTY_PATH"},
+	{0x2000, "AT_STATX_FORCE_SYNC"}, {0x4000, "AT_STATX_DONT_SYNC"},
+}
+
+// StatxMask are statx's mask bits.
+var StatxMask = Flags{
+	{0xfff, "STATX_ALL"}, {0x7ff, "STATX_BASIC_STATS"}, {1, "STATX_TYPE"}, {2, "STATX_MODE"}, {4, "STATX_NLINK"},
+	{8, "STATX_UID"}, {0x10, "STATX_GID"}, {0x20, "STATX_ATIME"}, {0x40, "STATX_MTIME"},
+	{0x80, "STATX_CTIME"}, {0x100, "STATX_INO"}, {0x200, "STATX_SIZE"}, {0x400, "STATX_BLOCKS"},
+	{0x800, "STATX_BTIME"}, {0x1000, "STATX_MNT_ID"}, {0x2000, "STATX_DIOALIGN"},
+}
+
+// AtFdcwd is the dirfd meaning the working directory.
+const AtFdcwd = -100
+
+// AccessModes are access's mode bits (0 is F_OK).
+var AccessModes = Flags{{4, "R_OK"}, {2, "W_OK"}, {1, "X_OK"}}
+
+// RenameFlags are renameat2's flags.
+var RenameFlags = Flags{{1, "RENAME_NOREPLACE"}, {2, "RENAME_EXCHANGE"}, {4, "RENAME_WHITEOUT"}}
+
+// ProtFlags are mmap's and mprotect's protection bits (0 is PROT_NONE).
+var ProtFlags = Flags{
+	{1, "PROT_READ"}, {2, "PROT_WRITE"}, {4, "PROT_EXEC"}, {8, "PROT_SEM"},
+	{0x01000000, "PROT_GROWSDOWN"}, {0x02000000, "PROT_GROWSUP"},
+}
+
+// MapType names mmap's mapping types (flags & 0xf).
+var MapType = Enum{{1, "MAP_SHARED"}, {2, "MAP_PRIVATE"}, {3, "MAP_SHARED_VALIDATE"}}
+
+// Mmap flag values.
+const (
+	MAP_SHARED    = 1
+	MAP_PRIVATE   = 2
+	MAP_TYPE      = 0xf
+	MAP_FIXED     = 0x10
+	MAP_ANONYMOUS = 0x20
+)
+
+// MapFlags are mmap's flags other than the type and the huge page size.
+var MapFlags = Flags{
+	{0x10, "MAP_FIXED"}, {0x20, "MAP_ANONYMOUS"}, {0x40, "MAP_32BIT"}, {0x4000, "MAP_NORESERVE"},
+	{0x8000, "MAP_POPULATE"}, {0x10000, "MAP_NONBLOCK"}, {0x100, "MAP_GROWSDOWN"},
+	{0x800, "MAP_DENYWRITE"}, {0x1000, "MAP_EXECUTABLE"}, {0x2000, "MAP_LOCKED"},
+	{0x20000, "MAP_STACK"}, {0x40000, "MAP_HUGETLB"}, {0x80000, "MAP_SYNC"},
+	{0x100000, "MAP_FIXED_NOREPLACE"},
+}
+
+// AppendMmapFlags appends mmap's flags as strace prints them:
+// "MAP_PRIVATE|MAP_ANONYMOUS", "MAP_FILE" for 0.
+func AppendMmapFlags(b []byte, v uint64) []byte {
+	if v == 0 {
+		return append(b, "MAP_FILE"...)
+	}
+	n := len(b)
+	if t := v & MAP_TYPE; t != 0 {
+		if name, ok := MapType.Name(t); ok {
+			b = append(b, name...)
+		} else {
+			b = append(b, "0x"...)
+			b = strconv.AppendUint(b, t, 16)
+			b = append(b, " /* MAP_??? */"...)
+		}
+	}
+	huge := v >> 26 & 0x3f
+	if rest := v &^ (MAP_TYPE | 0x3f<<26); rest != 0 {
+		if len(b) > n {
+			b = append(b, '|')
+		}
+		b = MapFlags.Append(b, rest)
+	}
+	if huge != 0 {
+		if len(b) > n {
+			b = append(b, '|')
+		}
+		b = strconv.AppendUint(b, huge, 10)
+		b = append(b, "<<MAP_HUGE_SHIFT"...)
+	}
+	return b
+}
+
+// MremapFlags are mremap's flags.
+var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {2, "MREMAP_FIXED"}, {4, "MREMAP_DONTUNMAP"}}
+
+// MsyncFlags are msync's flags.
+var MsyncFlags = Flags{{1, "MS_ASYNC"}, {4, "MS_SYNC"}, {2, "MS_INVALIDATE"}}
+
+// Madvise names madvise's advice values.
+var Madvise = Enum{
+	{0, "MADV_NORMAL"}, {1, "MADV_RANDOM"}, {2, "MADV_SEQUENTIAL"}, {3, "MADV_WILLNEED"},
+	{4, "MADV_DONTNEED"}, {8, "MADV_FREE"}, {9, "MADV_REMOVE"}, {10, "MADV_DONTFORK"},
+	{11, "MADV_DOFORK"}, {12, "MADV_MERGEABLE"}, {13, "MADV_UNMERGEABLE"}, {14, "MADV_HUGEPAGE"},
+	{15, "MADV_NOHUGEPAGE"}, {16, "MADV_DONTDUMP"}, {17, "MADV_DODUMP"}, {18, "MADV_WIPEONFORK"},
+	{19, "MADV_KEEPONFORK"}, {20, "MADV_COLD"}, {21, "MADV_PAGEOUT"}, {22, "MADV_POPULATE_READ"},
+	{23, "MADV_POPULATE_WRITE"}, {24, "MADV_DONTNEED_LOCKED"}, {25, "MADV_COLLAPSE"},
+	{100, "MADV_HWPOISON"}, {101, "MADV_SOFT_OFFLINE"},
+}
+
+// Seek names lseek's whence values.
+var Seek = Enum{{0, "SEEK_SET"}, {1, "SEEK_CUR"}, {2, "SEEK_END"}, {3, "SEEK_DATA"}, {4, "SEEK_HOLE"}}
+
+// Fcntl names fcntl's commands.
+var Fcntl = Enum{
+	{0, "F_DUPFD"}, {1, "F_GETFD"}, {2, "F_SETFD"}, {3, "F_GETFL"}, {4, "F_SETFL"}, {5, "F_GETLK"},
+	{6, "F_SETLK"}, {7, "F_SETLKW"}, {8, "F_SETOWN"}, {9, "F_GETOWN"}, {10, "F_SETSIG"},
+	{11, "F_GETSIG"}, {15, "F_SETOWN_EX"}, {16, "F_GETOWN_EX"}, {36, "F_OFD_GETLK"},
+	{37, "F_OFD_SETLK"}, {38, "F_OFD_SETLKW"}, {1024, "F_SETLEASE"}, {1025, "F_GETLEASE"},
+	{1026, "F_NOTIFY"}, {1030, "F_DUPFD_CLOEXEC"}, {1031, "F_SETPIPE_SZ"}, {1032, "F_GETPIPE_SZ"},
+	{1033, "F_ADD_SEALS"}, {1034, "F_GET_SEALS"},
+}
+
+// FdFlags are F_GETFD/F_SETFD's flags.
+var FdFlags = Flags{{1, "FD_CLOEXEC"}}
+
+// SigprocmaskHow names rt_sigprocmask's how.
+var SigprocmaskHow = Enum{{0, "SIG_BLOCK"}, {1, "SIG_UNBLOCK"}, {2, "SIG_SETMASK"}}
+
+// ArchPrctl names arch_prctl's codes.
+var ArchPrctl = Enum{
+	{0x1001, "ARCH_SET_GS"}, {0x1002, "ARCH_SET_FS"}, {0x1003, "ARCH_GET_FS"}, {0x1004, "ARCH_GET_GS"},
+	{0x1011, "ARCH_GET_CPUID"}, {0x1012, "ARCH_SET_CPUID"}, {0x1021, "ARCH_GET_XCOMP_SUPP"},
+	{0x1022, "ARCH_GET_XCOMP_PERM"}, {0x1023, "ARCH_REQ_XCOMP_PERM"},
+	{0x2001, "ARCH_MAP_VDSO_X32"}, {0x2002, "ARCH_MAP_VDSO_32"}, {0x2003, "ARCH_MAP_VDSO_64"},
+}
+
+// Clocks names the clock ids.
+var Clocks = Enum{
+	{0, "CLOCK_REALTIME"}, {1, "CLOCK_MONOTONIC"}, {2, "CLOCK_PROCESS_CPUTIME_ID"},
+	{3, "CLOCK_THREAD_CPUTIME_ID"}, {4, "CLOCK_MONOTONIC_RAW"}, {5, "CLOCK_REALTIME_COARSE"},
+	{6, "CLOCK_MONOTONIC_COARSE"}, {7, "CLOCK_BOOTTIME"}, {8, "CLOCK_REALTIME_ALARM"},
+	{9, "CLOCK_BOOTTIME_ALARM"}, {11, "CLOCK_TAI"},
+}
+
+// Rlimits names the resources of getrlimit and prlimit64.
+var Rlimits = Enum{
+	{0, "RLIMIT_CPU"}, {1, "RLIMIT_FSIZE"}, {2, "RLIMIT_DATA"}, {3, "RLIMIT_STACK"},
+	{4, "RLIMIT_CORE"}, {5, "RLIMIT_RSS"}, {6, "RLIMIT_NPROC"}, {7, "RLIMIT_NOFILE"},
+	{8, "RLIMIT_MEMLOCK"}, {9, "RLIMIT_AS"}, {10, "RLIMIT_LOCKS"}, {11, "RLIMIT_SIGPENDING"},
+	{12, "RLIMIT_MSGQUEUE"}, {13, "RLIMIT_NICE"}, {14, "RLIMIT_RTPRIO"}, {15, "RLIMIT_RTTIME"},
+}
+
+// AddressFamilies names the socket address families.
+var AddressFamilies = Enum{
+	{0, "AF_UNSPEC"}, {1, "AF_UNIX"}, {2, "AF_INET"}, {10, "AF_INET6"}, {16, "AF_NETLINK"}, {17, "AF_PACKET"},
+}
+
+// SocketTypes names the socket types (type & 0xf).
+var SocketTypes = Enum{{1, "SOCK_STREAM"}, {2, "SOCK_DGRAM"}, {3, "SOCK_RAW"}, {4, "SOCK_RDM"}, {5, "SOCK_SEQPACKET"}, {6, "SOCK_DCCP"}, {10, "SOCK_PACKET"}}
+
+// SocketFlags are the flags of a socket type.
+var SocketFlags = Flags{{0o2000000, "SOCK_CLOEXEC"}, {0o4000, "SOCK_NONBLOCK"}}
+
+// WaitOptions are wait4's and waitid's options.
+var WaitOptions = Flags{
+	{1, "WNOHANG"}, {4, "WEXITED"}, {2, "WSTOPPED"}, {8, "WCONTINUED"}, {0x1000000, "WNOWAIT"},
+	{0x80000000, "__WCLONE"}, {0x40000000, "__WALL"}, {0x20000000, "__WNOTHREAD"},
+}
+
+// CloneFlags are clone's flags (the low byte is the exit signal).
+var CloneFlags = Flags{
+	{0x100, "CLONE_VM"}, {0x200, "CLONE_FS"}, {0x400, "CLONE_FILES"}, {0x800, "CLONE_SIGHAND"},
+	{0x1000, "CLONE_PIDFD"}, {0x2000, "CLONE_PTRACE"}, {0x4000, "CLONE_VFORK"}, {0x8000, "CLONE_PARENT"},
+	{0x10000, "CLONE_THREAD"}, {0x20000, "CLONE_NEWNS"}, {0x40000, "CLONE_SYSVSEM"}, {0x80000, "CLONE_SETTLS"},
+	{0x100000, "CLONE_PARENT_SETTID"}, {0x200000, "CLONE_CHILD_CLEARTID"}, {0x800000, "CLONE_UNTRACED"},
+	{0x1000000, "CLONE_CHILD_SETTID"}, {0x2000000, "CLONE_NEWCGROUP"}, {0x4000000, "CLONE_NEWUTS"},
+	{0x8000000, "CLONE_NEWIPC"}, {0x10000000, "CLONE_NEWUSER"}, {0x20000000, "CLONE_NEWPID"},
+	{0x40000000, "CLONE_NEWNET"}, {0x80000000, "CLONE_IO"},
+}
+
+// FileTypes name a mode's file type (mode & S_IFMT).
+var FileTypes = Enum{
+	{0o140000, "S_IFSOCK"}, {0o120000, "S_IFLNK"}, {0o100000, "S_IFREG"}, {0o060000, "S_IFBLK"},
+	{0o040000, "S_IFDIR"}, {0o020000, "S_IFCHR"}, {0o010000, "S_IFIFO"},
+}
+
+// File mode bits.
+const (
+	S_IFMT   = 0o170000
+	S_IFREG  = 0o100000
+	S_IFDIR  = 0o040000
+	S_IFLNK  = 0o120000
+	S_IFIFO  = 0o010000
+	S_IFSOCK = 0o140000
+	S_IFCHR  = 0o020000
+	S_IFBLK  = 0o060000
+)
+
+// ModeSpecial are the setuid, setgid and sticky bits as strace prints them.
+var ModeSpecial = Flags{{0o4000, "S_ISUID"}, {0o2000, "S_ISGID"}, {0o1000, "S_ISVTX"}}
+
+// AppendMode appends a file mode as strace prints st_mode and mknod's
+// mode: "S_IFREG|0644", "S_IFDIR|S_ISVTX|0777".
+func AppendMode(b []byte, v uint64) []byte {
+	if t := v & S_IFMT; t != 0 {
+		if n, ok := FileTypes.Name(t); ok {
+			b = append(append(b, n...), '|')
+		} else {
+			b = append(b, '0')
+			b = strconv.AppendUint(b, t, 8)
+			b = append(b, '|')
+		}
+	}
+	if s := v & 0o7000; s != 0 {
+		b = ModeSpecial.Append(b, s)
+		b = append(b, '|')
+	}
+	return AppendOctal(b, v&0o777)
+}
+
+// AppendOctal appends v as strace prints a permission mode: "0644",
+// "000" for 0.
+func AppendOctal(b []byte, v uint64) []byte {
+	b = append(b, '0')
+	if v < 0o10 {
+		b = append(b, '0')
+	}
+	return strconv.AppendUint(b, v, 8)
+}
+
+// Futex ops (op & FUTEX_CMD_MASK), with the private and clock flags
+// printed as strace does.
+var FutexOps = Enum{
+	{0, "FUTEX_WAIT"}, {1, "FUTEX_WAKE"}, {2, "FUTEX_FD"}, {3, "FUTEX_REQUEUE"}, {4, "FUTEX_CMP_REQUEUE"},
+	{5, "FUTEX_WAKE_OP"}, {6, "FUTEX_LOCK_PI"}, {7, "FUTEX_UNLOCK_PI"}, {8, "FUTEX_TRYLOCK_PI"},
+	{9, "FUTEX_WAIT_BITSET"}, {10, "FUTEX_WAKE_BITSET"}, {11, "FUTEX_WAIT_REQUEUE_PI"},
+	{12, "FUTEX_CMP_REQUEUE_PI"}, {13, "FUTEX_LOCK_PI2"},
+}
+
+// AppendFutexOp appends a futex op: "FUTEX_WAIT_PRIVATE",
+// "FUTEX_WAIT_BITSET_PRIVATE|FUTEX_CLOCK_REALTIME".
+func AppendFutexOp(b []byte, v uint64) []byte {
+	b = FutexOps.Append(b, v&0x7f, "FUTEX_")
+	if v&128 != 0 {
+		b = append(b, "_PRIVATE"...)
+	}
+	if v&256 != 0 {
+		b = append(b, "|FUTEX_CLOCK_REALTIME"...)
+	}
+	return b
+}
+
+// Sigaction flags.
+var SigactionFlags = Flags{
+	{0x1, "SA_NOCLDSTOP"}, {0x2, "SA_NOCLDWAIT"}, {0x4, "SA_SIGINFO"}, {0x04000000, "SA_RESTORER"},
+	{0x08000000, "SA_ONSTACK"}, {0x10000000, "SA_RESTART"}, {0x40000000, "SA_NODEFER"},
+	{0x80000000, "SA_RESETHAND"},
+}
+
+// Ioctls names the ioctl requests strace names (terminal and file ones).
+var Ioctls = Enum{
+	{0x5401, "TCGETS"}, {0x5402, "TCSETS"}, {0x5403, "TCSETSW"}, {0x5404, "TCSETSF"},
+	{0x540f, "TIOCGPGRP"}, {0x5410, "TIOCSPGRP"}, {0x5413, "TIOCGWINSZ"}, {0x5414, "TIOCSWINSZ"},
+	{0x541b, "FIONREAD"}, {0x5421, "FIONBIO"}, {0x5451, "FIOCLEX"}, {0x5450, "FIONCLEX"},
+}
+
+// Poll events.
+var PollEvents = Flags{
+	{1, "POLLIN"}, {2, "POLLPRI"}, {4, "POLLOUT"}, {0x40, "POLLRDNORM"}, {0x80, "POLLRDBAND"},
+	{0x100, "POLLWRNORM"}, {0x200, "POLLWRBAND"}, {0x400, "POLLMSG"}, {0x2000, "POLLRDHUP"},
+	{8, "POLLERR"}, {0x10, "POLLHUP"}, {0x20, "POLLNVAL"},
+}
+
+// Pipe2Flags are pipe2's and dup3's flags.
+var Pipe2Flags = Flags{{0o2000000, "O_CLOEXEC"}, {0o200000, "O_DIRECT"}, {0o4000, "O_NONBLOCK"}}
+
+// GetrandomFlags are getrandom's flags.
+var GetrandomFlags = Flags{{1, "GRND_NONBLOCK"}, {2, "GRND_RANDOM"}, {4, "GRND_INSECURE"}}

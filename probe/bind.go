@@ -1,0 +1,358 @@
+package probe
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"ttd/internal/linux"
+	"ttd/reader"
+	"ttd/symbols"
+	"ttd/ttd"
+)
+
+// Target is one recording to evaluate a program over.
+type Target struct {
+	// Name identifies the trace in records and partial results.
+	Name  string
+	Trace *reader.Trace
+	// Syms is the program's symbol table (nil: only syscall, proc,
+	// thread, signal, profile, watch with addresses, BEGIN and END).
+	Syms *symbols.Table
+	// Index, when set, gives the memory earlier segments learned
+	// (scripts that read memory see bytes written before their segment).
+	Index *ttd.Index
+}
+
+// boundProbe is one probe of a target that some clause enabled.
+type boundProbe struct {
+	ID                   int
+	Prov, Mod, Func, Name string
+	Addr, Size           uint64 // fn, line: where; return: the function
+	clauses              []*Clause
+	// watch
+	wlo, whi   uint64
+	wr, ww     bool
+}
+
+func (bp *boundProbe) label() string {
+	if bp.Prov == "" {
+		return bp.Name
+	}
+	return bp.Prov + ":" + bp.Mod + ":" + bp.Func + ":" + bp.Name
+}
+
+// Bound is a program bound to one target: its probes resolved to code
+// addresses, syscall numbers and events. It is safe for concurrent use
+// by segment evaluations.
+type Bound struct {
+	P      *Program
+	T      *Target
+	cps    []reader.Checkpoint
+	probes []*boundProbe
+
+	begin, end []*Clause
+	addr       map[uint64][]*boundProbe // entry, offset and line probes
+	addrs      []uint64                 // sorted keys of addr
+	rets       []*boundProbe            // return probes, sorted by Addr
+	sysEntry   map[int][]*boundProbe
+	sysReturn  map[int][]*boundProbe
+	proc       map[string][]*boundProbe // exec, fork, exit
+	thread     map[string][]*boundProbe // start, exit
+	signal     []*boundProbe
+	profile    []*boundProbe // Addr holds the period
+	watch      []*boundProbe
+
+	pid      int
+	execname string
+	created  int64 // walltimestamp at position 0, ns
+	mainMod  string
+}
+
+// Bind resolves the program's probes on a target. A probe description
+// that matches nothing is an error naming it, with its line:column.
+func (p *Program) Bind(t *Target) (*Bound, error) {
+	cps, err := t.Trace.Checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	b := &Bound{P: p, T: t, cps: cps, addr: map[uint64][]*boundProbe{}, sysEntry: map[int][]*boundProbe{},
+		sysReturn: map[int][]*boundProbe{}, proc: map[string][]*boundProbe{}, thread: map[string][]*boundProbe{}}
+	h := t.Trace.File().Header()
+	b.execname = filepath.Base(h.ProgramPath)
+	b.created = h.Created.UnixNano()
+	if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
+		b.pid, _ = r.Current()
+		r.Close()
+	}
+	var funcs []symbols.FuncSymbol
+	if t.Syms != nil {
+		funcs = t.Syms.FuncSymbols()
+		if mods := t.Syms.Modules(); len(mods) > 0 {
+			b.mainMod = mods[0].Path
+		}
+	}
+	// One boundProbe per distinct probe; clauses attach in script order.
+	byKey := map[string]*boundProbe{}
+	get := func(key string, mk func() *boundProbe) *boundProbe {
+		if bp := byKey[key]; bp != nil {
+			return bp
+		}
+		bp := mk()
+		bp.ID = len(b.probes) + 1
+		byKey[key] = bp
+		b.probes = append(b.probes, bp)
+		return bp
+	}
+	attach := func(bp *boundProbe, cl *Clause) {
+		if n := len(bp.clauses); n == 0 || bp.clauses[n-1] != cl {
+			bp.clauses = append(bp.clauses, cl)
+		}
+	}
+	for _, cl := range p.Script.Clauses {
+		for _, pr := range cl.Probes {
+			n, err := b.bindSpec(pr, cl, funcs, get, attach)
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				return nil, errAt(pr.P, "probe description %s does not match any probes", pr.Text)
+			}
+		}
+	}
+	for a := range b.addr {
+		b.addrs = append(b.addrs, a)
+	}
+	sort.Slice(b.addrs, func(i, j int) bool { return b.addrs[i] < b.addrs[j] })
+	sort.Slice(b.rets, func(i, j int) bool { return b.rets[i].Addr < b.rets[j].Addr })
+	return b, nil
+}
+
+func glob(pat, s string) bool {
+	if pat == "" || pat == "*" {
+		return true
+	}
+	m, _ := path.Match(pat, s)
+	return m
+}
+
+// moduleMatch matches a module pattern: its base name, or a.out for the
+// main program.
+func (b *Bound) moduleMatch(pat, mod string) bool {
+	if pat == "a.out" {
+		return mod == b.mainMod
+	}
+	return glob(pat, filepath.Base(mod))
+}
+
+func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, get func(string, func() *boundProbe) *boundProbe, attach func(*boundProbe, *Clause)) (int, error) {
+	n := 0
+	prov := pr.Prov
+	if strings.HasPrefix(prov, "pid") {
+		prov = "fn"
+	}
+	switch prov {
+	case "":
+		if pr.Name == "BEGIN" {
+			b.begin = append(b.begin, cl)
+		} else {
+			b.end = append(b.end, cl)
+		}
+		return 1, nil
+	case "fn":
+		if b.T.Syms == nil {
+			return 0, errAt(pr.P, "fn probes need the program's symbols, and this trace has none")
+		}
+		names := []string{"entry", "return"}
+		if pr.Name != "" && pr.Name != "*" && pr.Name != "entry" && pr.Name != "return" {
+			names = []string{pr.Name}
+		} else if pr.Name == "entry" || pr.Name == "return" {
+			names = []string{pr.Name}
+		}
+		for _, f := range funcs {
+			if !b.moduleMatch(pr.Mod, f.Module) || !glob(pr.Func, f.Name) {
+				continue
+			}
+			mod := filepath.Base(f.Module)
+			for _, name := range names {
+				switch name {
+				case "entry":
+					bp := get(fmt.Sprintf("e%x", f.Addr), func() *boundProbe {
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "entry", Addr: f.Addr, Size: f.Size}
+						b.addr[f.Addr] = append(b.addr[f.Addr], bp)
+						return bp
+					})
+					attach(bp, cl)
+					n++
+				case "return":
+					if f.Size == 0 {
+						continue
+					}
+					bp := get(fmt.Sprintf("r%x", f.Addr), func() *boundProbe {
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "return", Addr: f.Addr, Size: f.Size}
+						b.rets = append(b.rets, bp)
+						return bp
+					})
+					attach(bp, cl)
+					n++
+				default:
+					off, _ := strconv.ParseUint(name, 16, 64)
+					if off >= f.Size {
+						continue
+					}
+					a := f.Addr + off
+					bp := get(fmt.Sprintf("o%x", a), func() *boundProbe {
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size}
+						b.addr[a] = append(b.addr[a], bp)
+						return bp
+					})
+					attach(bp, cl)
+					n++
+				}
+			}
+		}
+	case "syscall":
+		for nr := 0; nr < 512; nr++ {
+			name := linux.SyscallName(nr)
+			if strings.HasPrefix(name, "syscall_") || !glob(pr.Func, name) {
+				continue
+			}
+			for _, kind := range []string{"entry", "return"} {
+				if !glob(pr.Name, kind) {
+					continue
+				}
+				bp := get("s"+kind+name, func() *boundProbe {
+					bp := &boundProbe{Prov: "syscall", Func: name, Name: kind}
+					if kind == "entry" {
+						b.sysEntry[nr] = append(b.sysEntry[nr], bp)
+					} else {
+						b.sysReturn[nr] = append(b.sysReturn[nr], bp)
+					}
+					return bp
+				})
+				attach(bp, cl)
+				n++
+			}
+		}
+	case "proc", "thread":
+		for _, kind := range providers[prov] {
+			if !glob(pr.Name, kind) {
+				continue
+			}
+			bp := get(prov+kind, func() *boundProbe {
+				bp := &boundProbe{Prov: prov, Name: kind}
+				if prov == "proc" {
+					b.proc[kind] = append(b.proc[kind], bp)
+				} else {
+					b.thread[kind] = append(b.thread[kind], bp)
+				}
+				return bp
+			})
+			attach(bp, cl)
+			n++
+		}
+	case "signal":
+		bp := get("signal", func() *boundProbe {
+			bp := &boundProbe{Prov: "signal", Name: "deliver"}
+			b.signal = append(b.signal, bp)
+			return bp
+		})
+		attach(bp, cl)
+		n++
+	case "profile":
+		every, _ := strconv.ParseUint(strings.TrimPrefix(pr.Name, "profile-"), 10, 64)
+		bp := get("p"+pr.Name, func() *boundProbe {
+			bp := &boundProbe{Prov: "profile", Name: pr.Name, Addr: every}
+			b.profile = append(b.profile, bp)
+			return bp
+		})
+		attach(bp, cl)
+		n++
+	case "line":
+		if b.T.Syms == nil {
+			return 0, errAt(pr.P, "line probes need the program's DWARF, and this trace has no symbols")
+		}
+		ln, _ := strconv.Atoi(pr.Name)
+		for _, a := range b.T.Syms.LineToPCs(pr.Func, ln) {
+			fn, _, _ := b.T.Syms.PCToFunc(a)
+			bp := get(fmt.Sprintf("l%x", a), func() *boundProbe {
+				bp := &boundProbe{Prov: "line", Mod: pr.Func, Func: fn, Name: pr.Name, Addr: a}
+				b.addr[a] = append(b.addr[a], bp)
+				return bp
+			})
+			attach(bp, cl)
+			n++
+		}
+	case "watch":
+		var lo uint64
+		if v, err := strconv.ParseUint(pr.Mod, 0, 64); err == nil {
+			lo = v
+		} else if b.T.Syms != nil {
+			a, _, ok := b.T.Syms.LookupSymbol(pr.Mod)
+			if !ok {
+				return 0, errAt(pr.P, "watch probe: no symbol %q in the program", pr.Mod)
+			}
+			lo = a
+		} else {
+			return 0, errAt(pr.P, "watch probe: %q is not an address and the trace has no symbols", pr.Mod)
+		}
+		size, _ := strconv.ParseUint(pr.Func, 0, 64)
+		bp := get(pr.Text, func() *boundProbe {
+			bp := &boundProbe{Prov: "watch", Mod: pr.Mod, Func: pr.Func, Name: pr.Name, wlo: lo, whi: lo + size,
+				wr: pr.Name != "write", ww: pr.Name != "read"}
+			b.watch = append(b.watch, bp)
+			return bp
+		})
+		attach(bp, cl)
+		n++
+	case "usdt":
+		return 0, errAt(pr.P, "the usdt provider (.note.stapsdt probes) is not implemented yet")
+	}
+	return n, nil
+}
+
+// wantBlock reports whether the code [pc, end) holds a probed address or
+// lies in a function with a return probe.
+func (b *Bound) wantBlock(pc, end uint64) bool {
+	i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= pc })
+	if i < len(b.addrs) && b.addrs[i] < end {
+		return true
+	}
+	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].Addr+b.rets[j].Size > pc })
+	for ; j < len(b.rets) && b.rets[j].Addr < end; j++ {
+		if b.rets[j].Addr+b.rets[j].Size > pc {
+			return true
+		}
+	}
+	return false
+}
+
+// retAt finds the return probes of the function whose body holds pc.
+func (b *Bound) retAt(pc uint64) *boundProbe {
+	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].Addr > pc })
+	for j--; j >= 0; j-- {
+		r := b.rets[j]
+		if pc < r.Addr+r.Size {
+			return r
+		}
+		if r.Addr+r.Size <= pc && j > 0 && b.rets[j-1].Addr+b.rets[j-1].Size <= pc {
+			break
+		}
+	}
+	return nil
+}
+
+// Segments is the number of checkpoint segments of the target.
+func (b *Bound) Segments() int { return len(b.cps) }
+
+// segmentRange is [from, to) of segment k.
+func (b *Bound) segmentRange(k int) (uint64, uint64) {
+	to := b.T.Trace.End()
+	if k+1 < len(b.cps) {
+		to = b.cps[k+1].Position
+	}
+	return b.cps[k].Position, to
+}

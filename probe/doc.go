@@ -1,0 +1,98 @@
+// Package probe is a D-like language (DTrace's probes, predicates,
+// actions and aggregations) evaluated over recordings: every probe
+// firing is an event of the re-simulation (package reader), so a script
+// sees every call, syscall and memory access of the recorded execution
+// without ever changing the program or the recording.
+//
+// # Language
+//
+// A script is clauses "probe[, probe...] [/predicate/] { statements }"
+// and "#pragma D option quiet|flowindent|strsize=N". Probes are
+// provider:module:function:name with * and ? wildcards:
+//
+//	fn:MODULE:FUNC:entry|return|OFFSET  (pid* is an alias of fn)
+//	syscall::NAME:entry|return
+//	line:FILE:LINE
+//	watch:ADDR_OR_SYMBOL:LEN:read|write|rw
+//	proc:::exec|exit   thread:::start|exit   signal:::deliver
+//	profile:::N        (every N instructions, at positions N, 2N, ...)
+//	BEGIN   END
+//
+// Variables: globals, self->x (thread-local), this->x (clause-local),
+// associative arrays a[k1, k2]; built-ins arg0..arg9, args[N], retval,
+// errno, pid, tid, execname, probeprov/mod/func/name, timestamp and pos
+// (the event's position), walltimestamp (the recording's start time plus
+// one nanosecond per instruction); `sym reads a global of the program.
+// Actions and functions: trace, printf (DTrace's conversions, %a for
+// symbols), printa, stack/ustack(N) (CFI unwinding), copyin, copyinstr,
+// stringof, exit, trunc, clear, speculation/speculate/commit/discard,
+// strlen, strjoin, substr, basename, dirname... Aggregations: count,
+// sum, min, max, avg, stddev, quantize, lquantize, keyed or not,
+// printed at the end in DTrace's layout.
+//
+// # Safety
+//
+// Compile finds every script error before anything runs and reports it
+// as an *Error with line:column naming the bad identifier. Bind reports
+// a probe description matching nothing, with its line:column. A fault at
+// run time (an unknown or unmapped address in copyinstr, a division by
+// zero) ends the clause, is counted and reported as DTrace reports an
+// error on an enabled probe, and the run goes on.
+//
+// # Compiling probes down
+//
+// Bind resolves probes to code addresses (fn, line), syscall numbers and
+// event kinds. Re-simulation calls back only for blocks that hold a
+// probed address (reader.Replay.HookBlocks) or lie in a function with a
+// return probe (return probes fire at the function's ret instructions,
+// as DTrace's pid provider does); syscalls, signals and threads come from
+// the event stream. Memory is tracked only when the script reads it.
+//
+// # API for runners (the local runner here, Beam for many traces)
+//
+//	p, err := probe.Compile(src, args)       // parse and check once
+//	b, err := p.Bind(target)                 // per trace: resolve probes
+//	part, err := b.EvalSegment(k, init)      // one checkpoint segment -> *Partial
+//	all := probe.Merge(part1, part2)         // associative, commutative
+//	out, err := p.Run(bounds, opts)          // the local runner: all of the above
+//	out.Print(stdout, stderr)                // DTrace's output
+//
+// A Partial is plain data (JSON): aggregation series, records keyed by
+// (trace, position), fault count, exit, and the carried state described
+// below. Merge folds aggregations by their merge law and orders records
+// by (trace, position), whatever the order of its arguments.
+//
+// # Parallel segments and the merge law
+//
+// A trace is split at its checkpoints; Run evaluates the segments
+// --jobs at a time. Every aggregation's partial state is a commutative
+// monoid (count adds, min takes the smaller, quantize adds buckets...).
+// The operations that need what came before — clear, trunc and printa —
+// cut an aggregation's partial into parts (AggPart) that are folded in
+// position order at the end, so they too give the same result for every
+// split. printf and trace output are records in position order.
+//
+// # Carried state: thread-locals and globals across segments
+//
+// A clause may read a variable that an earlier event wrote: self->ts set
+// at a function's entry in one segment and read at its return in the
+// next. Each segment is first evaluated assuming every variable it reads
+// before writing is unset (as it is at the start of the recording); the
+// Partial records those reads (Assumed), the segment's last writes
+// (Writes) and the threads that ended (Ended). A sequential fix-up pass
+// then walks the segments in order with the true state (BEGIN's writes,
+// then each segment's composed in): a segment whose assumptions hold is
+// exact as it is; one whose assumptions fail is evaluated again from the
+// true state. This is exact for every script; it costs a second
+// evaluation only for the segments that read state set before them
+// (usually few: the fix-up count is Outcome.Reruns). Flowindent's
+// indentation is computed when records are printed, so it needs none of
+// this. A runner that cannot do the fix-up pass (Beam) must run it
+// itself or restrict itself to programs where !CarriesState().
+// Speculations do not cross segment boundaries (a commit of a
+// speculation made in an earlier segment is reported as a fault).
+//
+// Package probe depends on reader, symbols and ttd (index, syscall
+// names); never on emu or the recorder (tests use them to make traces),
+// nor on the command line.
+package probe

@@ -1,0 +1,397 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"ttd/reader"
+)
+
+// Merge combines two partial results of consecutive or non-consecutive
+// ranges of the same trace, or of different traces: the aggregations
+// fold by the merge law (agg.go), records concatenate in (trace,
+// position) order. It is associative and commutative (the order comes
+// from the partials' traces and positions, not from the arguments). The
+// carried state (Assumed, Writes) is composed only for adjacent
+// segments; the local runner fixes segments up before merging (see
+// doc.go), and a runner that skips the fix-up must only merge partials
+// of programs that do not CarriesState.
+func Merge(a, b *Partial) *Partial {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	if partialLess(b, a) {
+		a, b = b, a
+	}
+	out := &Partial{Trace: a.Trace, From: a.From, To: b.To, First: a.First, Last: b.Last, Aggs: map[string]AggSeries{},
+		Faults: a.Faults + b.Faults, Assumed: map[string]Value{}, Writes: map[string]Value{}}
+	if a.Trace != b.Trace {
+		out.Trace = a.Trace + "+" + b.Trace
+	}
+	for name, s := range a.Aggs {
+		out.Aggs[name] = s
+	}
+	for name, s := range b.Aggs {
+		out.Aggs[name] = concatSeries(out.Aggs[name], s)
+	}
+	out.Records = append(append(make([]Record, 0, len(a.Records)+len(b.Records)), a.Records...), b.Records...)
+	out.Exit = a.Exit
+	if out.Exit == nil {
+		out.Exit = b.Exit
+	}
+	// State: b reads what a wrote; what b assumed and a did not write
+	// is assumed by the whole.
+	for k, v := range a.Assumed {
+		out.Assumed[k] = v
+	}
+	for k, v := range b.Assumed {
+		if _, w := a.Writes[k]; !w {
+			if _, seen := out.Assumed[k]; !seen {
+				out.Assumed[k] = v
+			}
+		}
+	}
+	out.Writes = composeState(a.Writes, b.Writes, b.Ended)
+	out.Ended = append(append([]int(nil), a.Ended...), b.Ended...)
+	return out
+}
+
+func partialLess(a, b *Partial) bool {
+	if a.Trace != b.Trace {
+		return a.Trace < b.Trace
+	}
+	return a.From < b.From
+}
+
+// composeState applies writes after state, dropping the threads that
+// ended first. The result is a new map.
+func composeState(state, writes map[string]Value, ended []int) map[string]Value {
+	out := make(map[string]Value, len(state)+len(writes))
+	gone := map[string]bool{}
+	for _, t := range ended {
+		gone[fmt.Sprintf("t:%d:", t)] = true
+	}
+	for k, v := range state {
+		if strings.HasPrefix(k, "t:") {
+			if i := strings.IndexByte(k[2:], ':'); i >= 0 && gone[k[:i+3]] {
+				continue
+			}
+		}
+		out[k] = v
+	}
+	for k, v := range writes {
+		out[k] = v
+	}
+	for k, v := range out {
+		if v.isZero() {
+			delete(out, k) // assigning 0 frees a D variable
+		}
+	}
+	return out
+}
+
+// consistent reports whether a partial's assumptions hold in state.
+func consistent(p *Partial, state map[string]Value) bool {
+	for k, v := range p.Assumed {
+		if !state[k].same(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// RunOptions configure a local run.
+type RunOptions struct {
+	// Jobs is the number of segments evaluated at a time (0: one per
+	// CPU).
+	Jobs int
+	// Progress, when set, is told as segments finish.
+	Progress func(done, total int)
+}
+
+// Outcome is the result of a run: the output in order and the final
+// aggregations.
+type Outcome struct {
+	Records []Record
+	Aggs    map[string]AggTable
+	// Printed names the aggregations printa showed (they are not
+	// printed again at the end).
+	Printed map[string]bool
+	Faults  int64
+	Exit    *ExitInfo
+	// Reruns counts the segments the fix-up pass evaluated again.
+	Reruns int
+	// Segments counts the segments evaluated in the parallel pass.
+	Segments int
+	p        *Program
+	sy       symbolizer
+}
+
+type unit struct {
+	b *Bound
+	k int
+}
+
+// Run evaluates the program over the targets (in order, as one
+// execution after another): BEGIN, every segment in parallel, the fix-up
+// pass, the merge, END.
+func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("probe: no trace")
+	}
+	var units []unit
+	for _, b := range bs {
+		if b.P != p {
+			return nil, fmt.Errorf("probe: bound to another program")
+		}
+		for k := 0; k < b.Segments(); k++ {
+			units = append(units, unit{b, k})
+		}
+	}
+	out := &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: p}
+	if bs[0].T.Syms != nil {
+		out.sy = bs[0].T.Syms
+	}
+	// BEGIN.
+	begin := specialEval(bs[0], bs[0].begin, nil, 0)
+	state := composeState(nil, begin.Writes, nil)
+
+	parts := make([]*Partial, len(units))
+	errs := make([]error, len(units))
+	var exitAt atomic.Int64 // first unit known to exit (len: none)
+	exitAt.Store(int64(len(units)))
+	if begin.Exit != nil {
+		exitAt.Store(-1)
+	}
+	var done atomic.Int64
+	var mu sync.Mutex
+	reader.Parallel(len(units), opts.Jobs, func(i int) {
+		if int64(i) > exitAt.Load() {
+			return
+		}
+		var init map[string]Value
+		if i == 0 {
+			init = state
+		}
+		parts[i], errs[i] = units[i].b.EvalSegment(units[i].k, init)
+		if errs[i] == nil && parts[i].Exit != nil {
+			mu.Lock()
+			if int64(i) < exitAt.Load() {
+				exitAt.Store(int64(i))
+			}
+			mu.Unlock()
+		}
+		if opts.Progress != nil {
+			opts.Progress(int(done.Add(1)), len(units))
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+		if parts[i] != nil {
+			out.Segments++
+		}
+	}
+	// The fix-up pass: in order, a segment whose assumptions about the
+	// carried state do not hold is evaluated again from the true state.
+	all := []*Partial{begin}
+	if begin.Exit == nil {
+		for i, u := range units {
+			pt := parts[i]
+			if pt == nil || !consistent(pt, state) {
+				if pt != nil {
+					out.Reruns++
+				}
+				var err error
+				pt, err = u.b.EvalSegment(u.k, state)
+				if err != nil {
+					return nil, err
+				}
+			}
+			all = append(all, pt)
+			state = composeState(state, pt.Writes, pt.Ended)
+			if pt.Exit != nil {
+				break
+			}
+		}
+	}
+	for _, pt := range all {
+		out.fold(pt)
+	}
+	// END sees the final state and aggregations.
+	endPos := bs[len(bs)-1].T.Trace.End()
+	if out.Exit != nil {
+		endPos = out.Exit.Pos
+	}
+	end := specialEval(bs[len(bs)-1], bs[len(bs)-1].end, state, endPos)
+	exit := out.Exit
+	out.fold(end)
+	if exit != nil {
+		out.Exit = exit
+	}
+	return out, nil
+}
+
+// specialEval runs BEGIN or END clauses.
+func specialEval(b *Bound, cls []*Clause, state map[string]Value, pos uint64) *Partial {
+	s := &segEval{b: b, k: -1, part: newPartial(b.T.Name, -1, pos, pos), state: map[string]Value{}, init: state, specs: map[int]*spec{}}
+	bp := &boundProbe{Prov: "", Name: "BEGIN"}
+	if pos != 0 || state != nil {
+		bp.Name = "END"
+	}
+	for _, cl := range cls {
+		ev := &event{pos: pos, tid: b.pid, bp: bp}
+		s.runClause(cl, ev)
+		if s.stopped {
+			break
+		}
+	}
+	return s.part
+}
+
+// fold adds a partial's output and aggregations to the outcome, in
+// order: records and aggregation operations by sequence number.
+func (o *Outcome) fold(pt *Partial) {
+	if pt.Exit != nil && o.Exit == nil {
+		o.Exit = pt.Exit
+	}
+	o.Faults += pt.Faults
+	type op struct {
+		seq  uint64
+		agg  string
+		part *AggPart
+		rec  *Record
+	}
+	var ops []op
+	for name, s := range pt.Aggs {
+		for i := range s {
+			if s[i].Op != opNone {
+				ops = append(ops, op{seq: s[i].Seq, agg: name, part: &s[i]})
+			}
+		}
+	}
+	for i := range pt.Records {
+		ops = append(ops, op{seq: pt.Records[i].Seq, rec: &pt.Records[i]})
+	}
+	sort.SliceStable(ops, func(i, j int) bool {
+		if ops[i].seq != ops[j].seq {
+			return ops[i].seq < ops[j].seq
+		}
+		return ops[i].part != nil // the snapshot before its printa record
+	})
+	for _, x := range ops {
+		if x.rec != nil {
+			r := *x.rec
+			if r.Kind == RecPrinta {
+				var b strings.Builder
+				d := o.p.aggs[r.Agg]
+				t := o.Aggs[r.Agg]
+				if r.Fmt == "" {
+					printAgg(&b, d, t)
+				} else {
+					printaFmt(&b, d, t, r.Fmt, o.sy)
+				}
+				r.Text = b.String()
+				o.Printed[r.Agg] = true
+			}
+			o.Records = append(o.Records, r)
+			continue
+		}
+		d := o.p.aggs[x.agg]
+		t := o.table(x.agg)
+		t.merge(x.part.Table)
+		o.Aggs[x.agg] = d.apply(t, x.part.Op, x.part.N)
+	}
+	for name, s := range pt.Aggs {
+		if len(s) > 0 && s[len(s)-1].Op == opNone {
+			o.table(name).merge(s[len(s)-1].Table)
+		}
+	}
+}
+
+func (o *Outcome) table(name string) AggTable {
+	t := o.Aggs[name]
+	if t == nil {
+		t = AggTable{}
+		o.Aggs[name] = t
+	}
+	return t
+}
+
+// Print writes the outcome as dtrace does: the records in position
+// order (run-time faults to errw), then every aggregation printa did not
+// show. Unless quiet, records carry the position and thread, so that
+// `ttd query TRACE --at POS` revisits them.
+func (o *Outcome) Print(w, errw io.Writer) {
+	p := o.p
+	if !p.quiet && o.hasLines() {
+		if p.flowindent {
+			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", "FUNCTION")
+		} else {
+			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", "PROBE")
+		}
+	}
+	depth := map[int]int{}
+	for _, r := range o.Records {
+		switch r.Kind {
+		case RecFault:
+			fmt.Fprintf(errw, "ttd probe: %s\n", r.Text)
+		case RecPrinta:
+			fmt.Fprint(w, r.Text)
+		case RecFlow:
+			ind := 0
+			if r.Entry {
+				ind = depth[r.Tid]
+				depth[r.Tid]++
+			} else {
+				depth[r.Tid] = max(depth[r.Tid]-1, 0)
+				ind = depth[r.Tid]
+			}
+			arrow := "<- "
+			if r.Entry {
+				arrow = "-> "
+			}
+			fmt.Fprintf(w, "%-10d %6d  %s%s%s%s\n", r.Pos, r.Tid, strings.Repeat("  ", ind), arrow, r.Label, r.Text)
+		default:
+			if p.quiet {
+				fmt.Fprint(w, r.Text)
+			} else {
+				fmt.Fprintf(w, "%-10d %6d  %s%s\n", r.Pos, r.Tid, r.Label, r.Text)
+			}
+		}
+	}
+	for _, name := range p.aggOrder {
+		if o.Printed[name] {
+			continue
+		}
+		printAgg(w, p.aggs[name], o.Aggs[name])
+	}
+	if o.Faults > 0 {
+		fmt.Fprintf(errw, "ttd probe: %d error(s) on enabled probes\n", o.Faults)
+	}
+}
+
+// ExitCode is the status exit() asked for (0 without).
+func (o *Outcome) ExitCode() int {
+	if o.Exit != nil {
+		return o.Exit.Code
+	}
+	return 0
+}
+
+func (o *Outcome) hasLines() bool {
+	for _, r := range o.Records {
+		if r.Kind == RecText || r.Kind == RecFlow {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,316 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"ttd/reader"
+	"ttd/tracefile"
+	"ttd/x86"
+)
+
+// Record kinds.
+const (
+	RecText   = "text"   // traced data and printf output (Label: the probe, unless quiet)
+	RecFlow   = "flow"   // flowindent: -> or <- Label, indented at print time
+	RecPrinta = "printa" // printa(Fmt, @Agg): printed from the merged aggregation
+	RecFault  = "fault"  // a run-time error in a clause (to stderr)
+)
+
+// Record is one piece of output, at the position of the event that made
+// it. Records of a partial are in position order.
+type Record struct {
+	Pos   uint64 `json:"pos"`
+	Seq   uint64 `json:"seq,omitempty"`
+	Tid   int    `json:"tid,omitempty"`
+	Kind  string `json:"kind"`
+	Text  string `json:"text,omitempty"`
+	Label string `json:"label,omitempty"`
+	Entry bool   `json:"entry,omitempty"`
+	Agg   string `json:"agg,omitempty"`
+	Fmt   string `json:"fmt,omitempty"`
+}
+
+// ExitInfo is where a script called exit().
+type ExitInfo struct {
+	Pos  uint64 `json:"pos"`
+	Code int    `json:"code"`
+}
+
+// Partial is the result of evaluating a program over one segment of one
+// trace (or, after Merge, over several consecutive ones). It serialises
+// as JSON.
+type Partial struct {
+	Trace    string `json:"trace"`
+	From, To uint64 // positions [From, To)
+	// First and Last are the segments it covers.
+	First, Last int
+	Aggs        map[string]AggSeries `json:"aggs"`
+	Records     []Record             `json:"records,omitempty"`
+	Faults      int64                `json:"faults,omitempty"`
+	Exit        *ExitInfo            `json:"exit,omitempty"`
+	// The carried state (doc.go): values the segment read before
+	// writing them, as it assumed them; what it wrote last; threads
+	// that ended (their self-> variables go).
+	Assumed map[string]Value `json:"assumed,omitempty"`
+	Writes  map[string]Value `json:"writes,omitempty"`
+	Ended   []int            `json:"ended,omitempty"`
+}
+
+func newPartial(trace string, k int, from, to uint64) *Partial {
+	return &Partial{Trace: trace, First: k, Last: k, From: from, To: to, Aggs: map[string]AggSeries{},
+		Assumed: map[string]Value{}, Writes: map[string]Value{}}
+}
+
+type spec struct{ recs []Record }
+
+// segEval evaluates a program over one segment.
+type segEval struct {
+	b     *Bound
+	k     int
+	part  *Partial
+	r     *reader.Replay
+	state map[string]Value // written in this segment
+	init  map[string]Value // the state at its start (nil: all unset)
+	seq   uint64
+	// stopped is set by exit(): later events are ignored. stopNow also
+	// ends the clause running (END's exit).
+	stopped, stopNow bool
+	specs    map[int]*spec
+	nextSpec int
+	// memory
+	lookback bool
+}
+
+func (s *segEval) emit(r Record) {
+	s.seq++
+	r.Seq = s.seq
+	s.part.Records = append(s.part.Records, r)
+}
+
+func (s *segEval) flushText(cr *clauseRun) {
+	if s.b.P.quiet && cr.out.Len() > 0 {
+		s.emitSpec(cr, Record{Pos: cr.ev.pos, Tid: cr.ev.tid, Kind: RecText, Text: cr.out.String()})
+		cr.out.Reset()
+	}
+}
+
+func (s *segEval) fire(bps []*boundProbe, ev *event) {
+	if s.stopped {
+		return
+	}
+	for _, bp := range bps {
+		ev.bp = bp
+		for _, cl := range bp.clauses {
+			s.runClause(cl, ev)
+		}
+	}
+}
+
+func newSegEval(b *Bound, k int, init map[string]Value) *segEval {
+	from, to := b.segmentRange(k)
+	return &segEval{b: b, k: k, part: newPartial(b.T.Name, k, from, to), state: map[string]Value{}, init: init, specs: map[int]*spec{}}
+}
+
+// EvalSegment evaluates the program over segment k of the target. init
+// is the carried state at the segment's start (nil: every variable
+// unset, which Partial.Assumed records for the fix-up pass). It never
+// changes the trace.
+func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
+	if k < 0 || k >= len(b.cps) {
+		return nil, fmt.Errorf("probe: no segment %d (the trace has %d)", k, len(b.cps))
+	}
+	s := newSegEval(b, k, init)
+	from, to := s.part.From, s.part.To
+	r, err := b.T.Trace.NewReplayAt(b.cps[k])
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s.r = r
+	if b.P.needMemory {
+		r.Track()
+		s.lookback = b.T.Index != nil
+	}
+	if len(b.addrs) > 0 || len(b.rets) > 0 {
+		r.HookBlocks = b.wantBlock
+		r.Hook = s.hook
+	}
+	if len(b.watch) > 0 {
+		var rs []reader.Range
+		for _, w := range b.watch {
+			rs = append(rs, reader.Range{Lo: w.wlo, Hi: w.whi})
+		}
+		r.Watch(rs)
+		r.Access = s.access
+	}
+	r.OnEvent = s.onEvent
+	// profile:::N fires at every multiple of N: run to each.
+	var every uint64
+	for _, p := range b.profile {
+		if every == 0 || p.Addr < every {
+			every = p.Addr
+		}
+	}
+	stops := func(yield func(uint64) bool) {
+		if every != 0 {
+			for p := (from/every + 1) * every; p < to; p += every {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+		yield(to)
+	}
+	for p := range stops {
+		err := r.RunTo(p)
+		if err == reader.ErrEnd || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("segment %d: %w", k, err)
+		}
+		if p < to && !s.stopped {
+			s.profile(p)
+		}
+		if s.stopped {
+			break
+		}
+	}
+	return s.part, nil
+}
+
+func (s *segEval) profile(p uint64) {
+	tid, c := s.r.Current()
+	if c == nil {
+		return
+	}
+	for _, bp := range s.b.profile {
+		if p%bp.Addr != 0 {
+			continue
+		}
+		ev := &event{pos: p, tid: tid, cpu: c}
+		ev.args[0] = int64(c.RIP)
+		s.fire([]*boundProbe{bp}, ev)
+	}
+}
+
+// hook runs before each instruction of the blocks wantBlock accepted.
+func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
+	if s.stopped {
+		return
+	}
+	if bps := s.b.addr[in.PC]; bps != nil {
+		tid, _ := r.Current()
+		ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c}
+		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
+		for i, reg := range regs {
+			ev.args[i] = int64(c.R[reg])
+		}
+		s.fire(bps, ev)
+	}
+	if in.Op == x86asm.RET && len(s.b.rets) > 0 {
+		if bp := s.b.retAt(in.PC); bp != nil {
+			tid, _ := r.Current()
+			ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c, retval: int64(c.R[x86.RAX])}
+			ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
+			s.fire([]*boundProbe{bp}, ev)
+		}
+	}
+}
+
+func (s *segEval) access(a *reader.Access) {
+	for _, w := range s.b.watch {
+		if a.Addr >= w.whi || a.Addr+uint64(a.Size) <= w.wlo || a.Write && !w.ww || !a.Write && !w.wr {
+			continue
+		}
+		ev := &event{pos: a.Position, tid: a.Tid}
+		ev.args[0], ev.args[1], ev.args[2], ev.args[3] = int64(a.Addr), int64(a.Value), int64(a.Size), int64(a.PC)
+		if _, c := s.r.Current(); c != nil {
+			ev.cpu = c
+		}
+		s.fire([]*boundProbe{w}, ev)
+	}
+}
+
+func (s *segEval) cpuOf(tid int) *x86.CPU {
+	if t, c := s.r.Current(); t == tid {
+		return c
+	}
+	return nil
+}
+
+func (s *segEval) onEvent(e *reader.Event) {
+	if s.stopped {
+		return
+	}
+	switch e.Kind {
+	case reader.EventSyscall:
+		sc := &e.Record.Syscall
+		ent, ret := s.b.sysEntry[sc.Nr], s.b.sysReturn[sc.Nr]
+		if ent == nil && ret == nil {
+			return
+		}
+		ev := &event{pos: e.Position, tid: sc.Tid, cpu: s.cpuOf(sc.Tid)}
+		for i := 0; i < 6; i++ {
+			ev.args[i] = int64(sc.Args[i])
+		}
+		s.fire(ent, ev)
+		if ret != nil {
+			ev := &event{pos: e.Position, tid: sc.Tid, cpu: s.cpuOf(sc.Tid), retval: sc.Result}
+			if sc.Result < 0 && sc.Result >= -4095 {
+				ev.errno, ev.retval = -sc.Result, -1
+			}
+			ev.args[0], ev.args[1] = ev.retval, ev.retval
+			s.fire(ret, ev)
+		}
+	case reader.EventThreadStart:
+		ev := &event{pos: e.Position, tid: e.Record.ThreadStart.Tid}
+		ev.args[0] = int64(e.Record.ThreadStart.ParentTid)
+		s.fire(s.b.thread["start"], ev)
+	case reader.EventThreadExit:
+		tid := e.Record.ThreadExit.Tid
+		ev := &event{pos: e.Position, tid: tid}
+		ev.args[0] = int64(e.Record.ThreadExit.Status)
+		s.fire(s.b.thread["exit"], ev)
+		s.threadEnded(tid)
+	case reader.EventSignal:
+		ev := &event{pos: e.Position, tid: e.Record.Signal.Tid}
+		ev.args[0], ev.args[1] = int64(e.Record.Signal.Signo), int64(e.Record.Signal.Addr)
+		s.fire(s.b.signal, ev)
+	case reader.EventModule:
+		if e.Module != nil && string(e.Module.Path) != "" && s.b.proc["exec"] != nil && strings.HasSuffix(string(e.Module.Path), s.b.execname) {
+			ev := &event{pos: e.Position, tid: e.Tid}
+			s.fire(s.b.proc["exec"], ev)
+		}
+	case reader.EventExit:
+		ev := &event{pos: e.Position, tid: e.Tid}
+		if x := e.Record.Exit; x.Kind == tracefile.ExitExited {
+			ev.args[0] = int64(x.Code)
+		} else {
+			ev.args[0] = int64(128 + x.Signo)
+		}
+		s.fire(s.b.proc["exit"], ev)
+	}
+}
+
+// threadEnded drops a thread's self-> variables, as D does.
+func (s *segEval) threadEnded(tid int) {
+	prefix := "t:" + strconv.Itoa(tid) + ":"
+	for k := range s.state {
+		if strings.HasPrefix(k, prefix) {
+			delete(s.state, k)
+		}
+	}
+	for k := range s.part.Writes {
+		if strings.HasPrefix(k, prefix) {
+			delete(s.part.Writes, k)
+		}
+	}
+	s.part.Ended = append(s.part.Ended, tid)
+}

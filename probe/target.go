@@ -1,0 +1,49 @@
+package probe
+
+import (
+	"ttd/reader"
+	"ttd/symbols"
+	"ttd/ttd"
+)
+
+// OpenTarget opens a recording for probing: the trace, its symbol table
+// (from the recorded binaries or their copies embedded in the trace)
+// and, when withIndex is set, its index (built on first use and saved
+// next to the trace, as ttd query does), so that scripts reading memory
+// see bytes learned before their segment. progress, when set, is told
+// about an index build. close releases everything.
+func OpenTarget(path string, withIndex bool, progress func(done, total int)) (t *Target, close func(), symErr error, err error) {
+	if withIndex {
+		s, err := ttd.OpenWith(path, ttd.Options{Progress: progress})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		sy, symErr := s.Symbols()
+		tb, _ := sy.(*symbols.Table)
+		return &Target{Name: path, Trace: s.Trace(), Syms: tb, Index: s.Index()}, func() { s.Close() }, symErr, nil
+	}
+	tr, err := reader.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tb, symErr := LoadSymbols(tr)
+	return &Target{Name: path, Trace: tr, Syms: tb}, func() { tr.Close() }, symErr, nil
+}
+
+// LoadSymbols builds the symbol table of a trace's modules. A module
+// whose file is gone and not embedded is left out; the error says which.
+func LoadSymbols(tr *reader.Trace) (*symbols.Table, error) {
+	mods, err := tr.Modules()
+	if err != nil {
+		return nil, err
+	}
+	var ms []symbols.Module
+	for _, m := range mods {
+		sm := symbols.Module{Path: string(m.Path), LoadAddr: m.LoadAddr}
+		if data, err := tr.ModuleFile(m); err == nil && data != nil {
+			sm.Data = data
+		}
+		ms = append(ms, sm)
+	}
+	return symbols.Load(ms)
+}

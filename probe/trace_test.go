@@ -1,0 +1,272 @@
+package probe
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"ttd/emu"
+	"ttd/recorder"
+)
+
+// Scripts over a recorded program whose answers are known facts: calls.c
+// calls mid(i) for i < n, which calls leaf twice; it opens two files,
+// writes 7 lines of known lengths and prints its counter.
+
+var build struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if build.dir != "" {
+		os.RemoveAll(build.dir)
+	}
+	os.Exit(code)
+}
+
+func buildCalls(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("gcc not installed")
+		}
+		t.Skip("gcc not installed: SKIPPING the probe tests over recordings")
+	}
+	build.once.Do(func() {
+		build.dir, build.err = os.MkdirTemp("", "ttd-probe-")
+		if build.err != nil {
+			return
+		}
+		src, _ := filepath.Abs("testdata/calls.c")
+		if b, err := exec.Command("gcc", "-O1", "-g", "-o", filepath.Join(build.dir, "calls"), src).CombinedOutput(); err != nil {
+			build.err = &buildError{string(b)}
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return filepath.Join(build.dir, "calls")
+}
+
+type buildError struct{ out string }
+
+func (e *buildError) Error() string { return "gcc: " + e.out }
+
+var traces sync.Map // checkpoint interval -> path
+
+// recordCalls records calls.c with n=300 and a checkpoint every `every`
+// instructions (once per interval per process).
+func recordCalls(t testing.TB, every uint64) string {
+	t.Helper()
+	prog := buildCalls(t)
+	key := every
+	if p, ok := traces.Load(key); ok {
+		return p.(string)
+	}
+	path := filepath.Join(build.dir, "calls-"+strings.Repeat("x", int(every%7))+"-"+itoa(every)+".ttd")
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	st, _, err := recorder.Record(emu.Config{Path: prog, Args: []string{prog, "300"}, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null},
+		recorder.Options{Path: path, CheckpointEvery: every})
+	if err != nil || st.Code != 0 {
+		t.Fatalf("recording: %v %v", st, err)
+	}
+	traces.Store(key, path)
+	return path
+}
+
+func itoa(v uint64) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + v%10)}, b...)
+		v /= 10
+		if v == 0 {
+			return string(b)
+		}
+	}
+}
+
+// runScript runs src over the trace with jobs workers and returns
+// stdout, stderr and the outcome.
+func runScript(t testing.TB, path, src string, jobs int) (string, string, *Outcome) {
+	t.Helper()
+	p, err := Compile(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, closeT, _, err := OpenTarget(path, p.NeedsMemory(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeT()
+	b, err := p.Bind(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := p.Run([]*Bound{b}, RunOptions{Jobs: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	o.Print(&out, &errs)
+	return out.String(), errs.String(), o
+}
+
+const countScript = `#pragma D option quiet
+fn::leaf:entry { @calls["leaf"] = count(); }
+fn::mid:entry { @calls["mid"] = count(); @arg = sum(arg0); @lq = lquantize(arg0, 0, 300, 100); }
+fn::mid:return { @ret = max(arg1); }
+syscall::write:entry /arg0 == 1/ { @writes = count(); @sizes = quantize(arg2); }
+END { printa("%s=%@d\n", @calls); }
+`
+
+func TestKnownCounts(t *testing.T) {
+	path := recordCalls(t, 4000)
+	out, errs, o := runScript(t, path, `#pragma D option quiet
+fn::leaf:entry { @c["leaf"] = count(); }
+fn::mid:entry { @c["mid"] = count(); @s = sum(arg0); }
+fn::mid:return { @m = max(arg1); }
+syscall::write:entry /arg0 == 1/ { @w = count(); @bytes = sum(arg2); }
+END { printa("%s %@d\n", @c); }
+`, 2)
+	if errs != "" {
+		t.Fatalf("stderr: %s", errs)
+	}
+	if o.Segments < 10 {
+		t.Fatalf("only %d segments: the test needs many", o.Segments)
+	}
+	// mid(i) = leaf(i) + leaf(i+1) = 4i+2; the last is mid(299) = 1198.
+	// The program writes lines "line I of output " + I*5 spaces + "x\n"
+	// for I < 7 with write(1, ...) and then one printf line.
+	bytes := 0
+	for i := 0; i < 7; i++ {
+		bytes += len("line 0 of output ") + max(i*5, 1) + 1
+	}
+	bytes += len("sum 179700 counter 600\n")
+	for _, want := range []string{"mid 300\n", "leaf 600\n", "\n            44850\n", "\n             1198\n", "\n                8\n", "\n" + strings.Repeat(" ", 16-len(itoa(uint64(bytes)))) + " " + itoa(uint64(bytes)) + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSplitsAndJobs: the same script gives the same output for every
+// number of jobs and every split of the trace into segments.
+func TestSplitsAndJobs(t *testing.T) {
+	src := countScript + `fn::mid:entry /arg0 % 50 == 0/ { printf("mid(%d) at %d\n", arg0, tid); }
+fn::mid:entry /arg0 == 120/ { printa(@calls); trunc(@calls, 1); }
+fn::mid:entry /arg0 == 200/ { clear(@lq); }
+`
+	var ref string
+	for _, c := range []struct {
+		every uint64
+		jobs  []int
+	}{{2500, []int{1, 3}}, {7000, []int{2}}, {50_000_000, []int{1}}} {
+		every := c.every
+		path := recordCalls(t, every)
+		for _, jobs := range c.jobs {
+			out, errs, _ := runScript(t, path, src, jobs)
+			if errs != "" {
+				t.Fatalf("stderr: %s", errs)
+			}
+			if ref == "" {
+				ref = out
+				if !strings.Contains(out, "mid(250) at") || !strings.Contains(out, "Distribution") {
+					t.Fatalf("output lacks its records:\n%s", out)
+				}
+				continue
+			}
+			if out != ref {
+				t.Fatalf("checkpoints every %d, %d jobs:\n%s\nwant (first run):\n%s", every, jobs, out, ref)
+			}
+		}
+	}
+}
+
+// TestThreadLocalsAcrossSegments: self-> set at entry and read at return
+// stays right when the two fall in different segments; globals too.
+func TestThreadLocalsAcrossSegments(t *testing.T) {
+	src := `#pragma D option quiet
+fn::mid:entry { self->arg = arg0; self->t = pos; n++; }
+fn::mid:return /self->arg != 0 || n == 1/ { @sum = sum(self->arg); @len = max(pos - self->t); self->arg = 0; }
+fn::leaf:entry /n > 0/ { @leaves = count(); }
+END { printf("n=%d\n", n); }
+`
+	var ref string
+	for _, every := range []uint64{2500, 50_000_000} {
+		path := recordCalls(t, every)
+		out, _, o := runScript(t, path, src, 2)
+		if !strings.Contains(out, "n=300\n") || !strings.Contains(out, "\n            44850\n") || !strings.Contains(out, "\n              600\n") {
+			t.Fatalf("checkpoints every %d: %s", every, out)
+		}
+		if every == 2500 && o.Reruns == 0 {
+			t.Errorf("no segment was fixed up: the test does not exercise the fix-up pass")
+		}
+		if ref != "" && out != ref {
+			t.Fatalf("split changes the output:\n%s\nvs\n%s", out, ref)
+		}
+		ref = out
+	}
+}
+
+// The paper's examples, as written apart from provider names.
+func TestPaperExamples(t *testing.T) {
+	path := recordCalls(t, 4000)
+	out, errs, _ := runScript(t, path, `syscall::openat:entry { @files[copyinstr(arg1)] = count(); }`, 2)
+	if errs != "" || !strings.Contains(out, "  /etc/hostname ") || !strings.Contains(out, "  /nonexistent/file ") {
+		t.Errorf("openat files:\n%s\nstderr: %s", out, errs)
+	}
+	out, _, _ = runScript(t, path, `syscall::write:entry { @[execname] = quantize(arg2); }`, 2)
+	if !strings.Contains(out, "  calls ") || !strings.Contains(out, "------------- Distribution -------------") {
+		t.Errorf("write.d:\n%s", out)
+	}
+	out, _, _ = runScript(t, path, `#pragma D option flowindent
+fn::mid:entry /arg0 == 7/ { self->follow = 1; }
+fn:::entry, fn:::return /self->follow/ {}
+fn::mid:return /self->follow/ { self->follow = 0; }`, 2)
+	want := []string{"  -> mid", "    -> leaf", "    <- leaf", "  <- mid"}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("flowindent:\n%s", out)
+	}
+	for i, w := range []int{0, 1, 2, 1, 2, 3} {
+		if !strings.HasSuffix(lines[i+1], want[w]) {
+			t.Errorf("flowindent line %d: %q, want ...%q", i+1, lines[i+1], want[w])
+		}
+	}
+}
+
+// Faults are counted and reported; the run goes on.
+func TestRuntimeFaults(t *testing.T) {
+	path := recordCalls(t, 4000)
+	out, errs, o := runScript(t, path, `#pragma D option quiet
+fn::mid:entry /arg0 < 3/ { printf("%s", copyinstr(arg0)); }
+fn::mid:entry /arg0 >= 3 && arg0 < 5/ { x = 10 / (arg0 - arg0); }
+fn::mid:entry { @n = count(); }`, 2)
+	if o.Faults != 5 || !strings.Contains(errs, "invalid address (0x0)") || !strings.Contains(errs, "divide-by-zero") || !strings.Contains(out, "300") {
+		t.Errorf("faults %d\nstdout %s\nstderr %s", o.Faults, out, errs)
+	}
+}
+
+// A probe description that matches nothing is an error before the run.
+func TestBindErrors(t *testing.T) {
+	path := recordCalls(t, 4000)
+	p, err := Compile("BEGIN {}\nfn::no_such_function:entry { }", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, closeT, _, err := OpenTarget(path, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeT()
+	if _, err := p.Bind(tg); err == nil || !strings.HasPrefix(err.Error(), "2:1: probe description fn::no_such_function:entry does not match") {
+		t.Errorf("bind: %v", err)
+	}
+}

@@ -1,0 +1,217 @@
+package reanimate
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ttd/emu"
+	"ttd/reader"
+	"ttd/recorder"
+)
+
+func skipOutsideCI(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("needs "+format, args...)
+	}
+	t.Skipf("SKIPPED (not in CI): needs "+format, args...)
+}
+
+func buildC(t testing.TB, src string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		skipOutsideCI(t, "gcc: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	if b, err := exec.Command("gcc", "-O2", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", src, err, b)
+	}
+	return out
+}
+
+func tool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		skipOutsideCI(t, "%s: %v", name, err)
+	}
+	return p
+}
+
+// native runs prog in dir.
+func native(t testing.TB, dir, prog string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s natively: %v\n%s", prog, err, b)
+	}
+}
+
+// record records prog run in dir and returns the trace.
+func record(t testing.TB, dir, prog string, args ...string) string {
+	t.Helper()
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	trace := filepath.Join(t.TempDir(), "t.ttd")
+	st, _, err := recorder.Record(emu.Config{Path: prog, Args: append([]string{prog}, args...), Dir: dir,
+		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: out, Stderr: out}, recorder.Options{Path: trace, CheckpointEvery: 1 << 20})
+	if err != nil || st.Code != 0 || st.Signal != 0 {
+		b, _ := os.ReadFile(out.Name())
+		t.Fatalf("recording %s: %v %v\n%s", prog, err, st, b)
+	}
+	return trace
+}
+
+func reanimate(t testing.TB, trace, root, base string) *Report {
+	t.Helper()
+	tr, err := reader.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var log bytes.Buffer
+	rep, err := Replay(tr, Options{Root: root, Base: base, Verify: true, Log: &log})
+	if err != nil {
+		t.Fatalf("reanimate: %v\n%s", err, log.String())
+	}
+	for _, d := range rep.Divergences {
+		t.Errorf("divergence: %s", d)
+	}
+	if rep.Calls == 0 {
+		t.Fatalf("nothing re-executed")
+	}
+	t.Logf("%d calls, %.0f calls/s\n%s", rep.Calls, rep.Rate(), log.String())
+	return rep
+}
+
+// sameTree compares two trees as diff -r would, and modes and symlink
+// targets too.
+func sameTree(t testing.TB, want, got string) {
+	t.Helper()
+	if b, err := exec.Command("diff", "-r", "--no-dereference", want, got).CombinedOutput(); err != nil {
+		t.Errorf("diff -r %s %s: %v\n%s", want, got, err, b)
+	}
+	list := func(root string) map[string]string {
+		m := map[string]string{}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, p)
+			info, _ := os.Lstat(p)
+			desc := info.Mode().String()
+			switch {
+			case info.Mode()&fs.ModeSymlink != 0:
+				l, _ := os.Readlink(p)
+				desc += " -> " + l
+			case info.Mode().IsRegular():
+				b, _ := os.ReadFile(p)
+				desc += " " + string(rune(len(b))) + string(b)
+			}
+			m[rel] = desc
+			return nil
+		})
+		return m
+	}
+	w, g := list(want), list(got)
+	for k, v := range w {
+		if g[k] != v {
+			t.Errorf("%s: want %.60q, got %.60q", k, v, g[k])
+		}
+	}
+	for k := range g {
+		if _, ok := w[k]; !ok {
+			t.Errorf("%s: only in the reanimated tree", k)
+		}
+	}
+	if len(w) < 2 {
+		t.Fatalf("the native tree is empty: the test compared nothing")
+	}
+}
+
+// threeWays runs setup then prog natively in one empty directory,
+// recorded in a second, reanimated into a third, and compares the trees.
+func threeWays(t *testing.T, setup func(dir string), useBase bool, prog string, args ...string) {
+	dirA, dirB, root := t.TempDir(), t.TempDir(), t.TempDir()
+	setup(dirA)
+	setup(dirB)
+	base := ""
+	if useBase {
+		base = t.TempDir()
+		setup(base)
+	}
+	native(t, dirA, prog, args...)
+	trace := record(t, dirB, prog, args...)
+	rep := reanimate(t, trace, root, base)
+	sameTree(t, dirA, filepath.Join(root, rep.Cwd))
+}
+
+func none(string) {}
+
+func TestReanimateFsops(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "../syscalls/testdata/fsops.c"))
+}
+
+func TestReanimateGzip(t *testing.T) {
+	gz := tool(t, "gzip")
+	setup := func(dir string) {
+		var b bytes.Buffer
+		for i := 0; i < 5000; i++ {
+			b.WriteString(strings.Repeat("x", i%37) + "line\n")
+		}
+		os.WriteFile(filepath.Join(dir, "data.txt"), b.Bytes(), 0o640)
+	}
+	t.Run("materialised", func(t *testing.T) { threeWays(t, setup, false, gz, "-k", "data.txt") })
+	t.Run("base", func(t *testing.T) { threeWays(t, setup, true, gz, "-k", "data.txt") })
+}
+
+func TestReanimateTar(t *testing.T) {
+	tarBin := tool(t, "tar")
+	archive := filepath.Join(t.TempDir(), "src.tar")
+	if b, err := exec.Command(tarBin, "-C", ".", "-cf", archive, "testdata", "doc.go", "root.go").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, b)
+	}
+	data, _ := os.ReadFile(archive)
+	setup := func(dir string) { os.WriteFile(filepath.Join(dir, "src.tar"), data, 0o644) }
+	threeWays(t, setup, false, tarBin, "xf", "src.tar")
+}
+
+// TestReanimateStaysInRoot records a program that writes through an
+// absolute symlink, a relative one climbing out and a path of ".."s;
+// reanimated, nothing outside the root may change.
+func TestReanimateStaysInRoot(t *testing.T) {
+	prog := buildC(t, "testdata/escape.c")
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim.txt")
+	dir := filepath.Join(t.TempDir(), "run")
+	os.Mkdir(dir, 0o755)
+	probe := "/tmp/ttd-reanimate-escape-probe"
+	os.Remove(probe)
+	trace := record(t, dir, prog, victim, "../climbed.txt")
+	for _, p := range []string{victim, filepath.Join(dir, "../climbed.txt"), probe} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the recorded run did not write %s: the test would prove nothing", p)
+		}
+		os.Remove(p)
+	}
+	defer os.Remove(probe)
+	root := t.TempDir()
+	reanimate(t, trace, root, "")
+	for _, p := range []string{victim, filepath.Join(dir, "../climbed.txt"), probe} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("reanimate wrote %s, outside the root", p)
+		}
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("%s was not re-created inside the root: %v", p, err)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ttd/calls"
+	"ttd/emu"
+	"ttd/reader"
+	"ttd/recorder"
+)
+
+// buildPage records threads_signals.c (threads, signals, syscalls) and builds
+// its report.
+func buildPage(t *testing.T) (*Data, []byte) {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("gcc not installed")
+		}
+		t.Skip("gcc not installed: SKIPPING (make deps installs it)")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "threads_signals")
+	if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", exe, "../testdata/corpus/threads_signals.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	path := filepath.Join(dir, "ts.ttd")
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null},
+		recorder.Options{Path: path, CheckpointEvery: 100_000}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	sym, _ := calls.Load(tr)
+	p, err := calls.Analyze(tr, sym, calls.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(tr, p, Options{Trace: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return d, buf.Bytes()
+}
+
+func TestReportData(t *testing.T) {
+	d, html := buildPage(t)
+	if len(d.Lanes) < 3 {
+		t.Errorf("%d lanes", len(d.Lanes))
+	}
+	kinds := map[string]int{}
+	for _, m := range d.Marks {
+		kinds[m.Kind]++
+	}
+	if kinds["syscall"] == 0 || kinds["signal"] == 0 || kinds["start"] != len(d.Lanes) {
+		t.Errorf("marks by kind %v, %d lanes", kinds, len(d.Lanes))
+	}
+	var ran uint64
+	for _, l := range d.Lanes {
+		for _, r := range l.Runs {
+			ran += r[1] - r[0]
+		}
+	}
+	if ran != d.End {
+		t.Errorf("the lanes run %d instructions, the recording has %d", ran, d.End)
+	}
+	if d.Flame.Total != d.Instructions || len(d.Hot) == 0 || len(d.Checkpoints) < 2 {
+		t.Errorf("flame %d of %d instructions, %d hot functions, %d checkpoints", d.Flame.Total, d.Instructions, len(d.Hot), len(d.Checkpoints))
+	}
+	for _, bad := range []string{"http://", "https://", "<script src", "<link "} {
+		if bytes.Contains(html, []byte(bad)) {
+			t.Errorf("the page refers to the network: %q", bad)
+		}
+	}
+}
+
+// TestReportInChromium renders the page in headless Chromium: no script
+// error, one lane per thread drawn, and a screenshot kept for a person
+// to look at.
+func TestReportInChromium(t *testing.T) {
+	chromium := ""
+	for _, c := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(c); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium not installed (make deps installs it)")
+		}
+		t.Skip("chromium not installed: SKIPPING the rendering test (make deps installs it)")
+	}
+	d, html := buildPage(t)
+	out := filepath.Join(os.TempDir(), "ttd-report-test")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(out, "report.html")
+	if err := os.WriteFile(file, html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		profile := t.TempDir()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+			"--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0", "--window-size=1400,1000"}
+		cmd := exec.CommandContext(ctx, chromium, append(base, args...)...)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chromium %v: %v\n%s", args, err, se.String())
+		}
+		return so.String(), se.String()
+	}
+	dom, logs := run("--dump-dom", "file://"+file)
+	if m := regexp.MustCompile(`data-errors="([^"]*)"`).FindStringSubmatch(dom); m != nil {
+		t.Errorf("script errors: %s", m[1])
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "Uncaught") || strings.Contains(line, "CONSOLE") && strings.Contains(line, "rror") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	m := regexp.MustCompile(`data-rendered="lanes:(\d+) frames:(\d+)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the page's script did not finish:\n%.2000s", dom)
+	}
+	if m[1] != strconv.Itoa(len(d.Lanes)) || m[2] == "0" {
+		t.Errorf("drew %s lanes and %s flame boxes, want %d lanes", m[1], m[2], len(d.Lanes))
+	}
+	shot := filepath.Join(out, "report.png")
+	run("--screenshot="+shot, "file://"+file)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("page and screenshot: %s, %s", file, shot)
+}

@@ -1,0 +1,361 @@
+package syscalls
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"ttd/reader"
+	"ttd/tracefile"
+)
+
+// Options select what an export covers.
+type Options struct {
+	// Pid keeps only the calls of one process (0: all).
+	Pid int
+	// StrSize is strace's -s: the bytes of a buffer the strace format
+	// prints (<0: all). The other formats always carry buffers in full
+	// unless Cut is set.
+	StrSize int
+	// Cut limits the buffers of every format to StrSize bytes.
+	Cut bool
+}
+
+// Sink receives the calls of an export in position order. The Call and
+// its slices are reused for the next call: valid only during Call.
+type Sink interface {
+	Call(c *Call) error
+	// End is called once when the program ended (nil if the trace was
+	// cut short).
+	End(e *tracefile.Exit) error
+}
+
+// Stats count what an export saw.
+type Stats struct {
+	Calls   int // calls exported
+	Missing int // calls with a buffer byte the re-simulation did not know
+}
+
+// Export re-simulates t from its start and gives every syscall, decoded,
+// to sink.
+func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
+	var st Stats
+	r, err := t.NewReplay(0)
+	if err != nil {
+		return st, err
+	}
+	defer r.Close()
+	r.Track()
+	mem := newReplayMemory(r, t.Header.Cwd)
+	defer mem.close()
+	pids := map[int]int{}
+	d := &decoder{m: mem, strSize: opts.StrSize}
+	var call Call
+	var sinkErr error
+	r.OnEvent = func(ev *reader.Event) {
+		if sinkErr != nil {
+			return
+		}
+		switch ev.Kind {
+		case reader.EventThreadStart:
+			s := ev.Record.ThreadStart
+			if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
+				pids[s.Tid] = p
+			} else {
+				pids[s.Tid] = s.Tid
+			}
+		case reader.EventModule:
+			mem.module(ev.Module)
+		case reader.EventMmap:
+			mm := &ev.Record.Mmap
+			switch {
+			case mm.FileLen > 0:
+				mem.mmap(mm)
+			case len(mm.Path) == 0 || string(mm.Path) == "[heap]":
+				// Anonymous memory mapped during the recording: the
+				// bytes the program never wrote are zeros.
+				mem.zeros = cut(mem.zeros, mm.Addr, mm.Len)
+				mem.zeros = append(mem.zeros, fileMapping{addr: mm.Addr, len: mm.Len})
+				sort.Slice(mem.zeros, func(i, j int) bool { return mem.zeros[i].addr < mem.zeros[j].addr })
+			}
+		case reader.EventMunmap:
+			mem.unmap(ev.Record.Munmap.Addr, ev.Record.Munmap.Len, false)
+			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
+		case reader.EventSyscall:
+			s := &ev.Record.Syscall
+			pid, ok := pids[s.Tid]
+			if !ok {
+				pid = s.Tid
+			}
+			if opts.Pid != 0 && pid != opts.Pid {
+				return
+			}
+			call.Pos, call.Pid, call.Tid, call.Nr, call.Raw, call.Ret = ev.Position, pid, s.Tid, s.Nr, s.Args, s.Result
+			call.NoReturn = false
+			d.decode(&call)
+			for _, b := range call.Buffers {
+				if b.Missing > 0 {
+					st.Missing++
+					break
+				}
+			}
+			if opts.Cut && opts.StrSize >= 0 {
+				for i := range call.Buffers {
+					if b := &call.Buffers[i]; len(b.Data) > opts.StrSize {
+						b.Data = b.Data[:opts.StrSize]
+					}
+				}
+			}
+			st.Calls++
+			sinkErr = sink.Call(&call)
+		}
+	}
+	err = r.RunTo(^uint64(0))
+	if sinkErr != nil {
+		return st, sinkErr
+	}
+	switch {
+	case errors.Is(err, reader.ErrEnd):
+		return st, sink.End(r.Exit())
+	case err != nil:
+		return st, err
+	}
+	return st, sink.End(nil)
+}
+
+// fileMapping is a file mapped into the recorded program.
+type fileMapping struct {
+	addr, len uint64 // [addr, addr+len) backed by the file
+	off       uint64
+	path      string
+	// module is set for an ELF segment (from a Module record): the
+	// loader's MAP_FIXED mappings of the segments unmap the reservation
+	// first, so munmap leaves module segments alone.
+	module bool
+}
+
+// replayMemory is guest memory at a syscall: what the re-simulation
+// knows (Replay.Known), and for the rest, the files mapped there.
+type replayMemory struct {
+	r    *reader.Replay
+	cwd  string
+	have []bool
+	maps []fileMapping // sorted by addr, disjoint
+	// zeros are the anonymous mappings made during the recording, sorted.
+	zeros []fileMapping
+	files map[string]*os.File
+}
+
+func newReplayMemory(r *reader.Replay, cwd string) *replayMemory {
+	return &replayMemory{r: r, cwd: cwd, files: map[string]*os.File{}}
+}
+
+func (m *replayMemory) close() {
+	for _, f := range m.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// Read implements Memory.
+func (m *replayMemory) Read(addr uint64, b []byte) int {
+	if cap(m.have) < len(b) {
+		m.have = make([]bool, len(b))
+	}
+	have := m.have[:len(b)]
+	clear(have)
+	m.r.Known(addr, b, have)
+	miss := 0
+	for _, h := range have {
+		if !h {
+			miss++
+		}
+	}
+	if miss == 0 {
+		return 0
+	}
+	return m.fromFiles(addr, b, have)
+}
+
+// fromFiles fills the bytes of b not in have from the mapped files and
+// returns how many stay unknown.
+func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
+	end := addr + uint64(len(b))
+	i := sort.Search(len(m.maps), func(i int) bool { return m.maps[i].addr+m.maps[i].len > addr })
+	for ; i < len(m.maps) && m.maps[i].addr < end; i++ {
+		fm := &m.maps[i]
+		f := m.file(fm.path)
+		if f == nil {
+			continue
+		}
+		lo, hi := max(addr, fm.addr), min(end, fm.addr+fm.len)
+		for a := lo; a < hi; {
+			k := int(a - addr)
+			if have[k] {
+				a++
+				continue
+			}
+			// A run of unknown bytes.
+			e := a
+			for e < hi && !have[e-addr] {
+				e++
+			}
+			n, _ := f.ReadAt(b[k:k+int(e-a)], int64(fm.off+(a-fm.addr)))
+			for j := 0; j < n; j++ {
+				have[k+j] = true
+			}
+			a = e
+		}
+	}
+	miss := 0
+	for k, h := range have {
+		if !h && m.zero(addr+uint64(k)) {
+			b[k], have[k] = 0, true
+		}
+		if !have[k] {
+			miss++
+		}
+	}
+	return miss
+}
+
+func (m *replayMemory) zero(a uint64) bool {
+	i := sort.Search(len(m.zeros), func(i int) bool { return m.zeros[i].addr+m.zeros[i].len > a })
+	return i < len(m.zeros) && m.zeros[i].addr <= a
+}
+
+// cut removes [addr, addr+n) from sorted disjoint ranges.
+func cut(rs []fileMapping, addr, n uint64) []fileMapping {
+	end := addr + n
+	var out []fileMapping
+	for _, r := range rs {
+		re := r.addr + r.len
+		if re <= addr || r.addr >= end {
+			out = append(out, r)
+			continue
+		}
+		if r.addr < addr {
+			out = append(out, fileMapping{addr: r.addr, len: addr - r.addr})
+		}
+		if re > end {
+			out = append(out, fileMapping{addr: end, len: re - end})
+		}
+	}
+	return out
+}
+
+func (m *replayMemory) file(path string) *os.File {
+	f, ok := m.files[path]
+	if !ok {
+		f, _ = os.Open(path)
+		m.files[path] = f
+	}
+	return f
+}
+
+func (m *replayMemory) abs(p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(m.cwd, p)
+	}
+	return p
+}
+
+func (m *replayMemory) mmap(mm *tracefile.Mmap) {
+	m.unmap(mm.Addr, mm.Len, false)
+	m.add(fileMapping{addr: mm.Addr, len: min(mm.FileLen, mm.Len), off: mm.Offset, path: m.abs(string(mm.Path))})
+}
+
+// module maps the loadable segments of an executable or a library from
+// its file, when the file on disk is the one recorded (same build ID).
+func (m *replayMemory) module(mod *tracefile.Module) {
+	p := m.abs(string(mod.Path))
+	f := m.file(p)
+	if f == nil {
+		return
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return
+	}
+	if len(mod.BuildID) > 0 && !bytes.Equal(buildID(ef), mod.BuildID) {
+		return
+	}
+	lo := ^uint64(0)
+	for _, ph := range ef.Progs {
+		if ph.Type == elf.PT_LOAD {
+			lo = min(lo, ph.Vaddr&^0xfff)
+		}
+	}
+	for _, ph := range ef.Progs {
+		if ph.Type == elf.PT_LOAD && ph.Filesz > 0 {
+			addr := mod.LoadAddr - lo + ph.Vaddr
+			m.unmap(addr, ph.Filesz, true)
+			m.add(fileMapping{addr: addr, len: ph.Filesz, off: ph.Off, path: p, module: true})
+		}
+	}
+}
+
+func buildID(ef *elf.File) []byte {
+	for _, s := range ef.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		d, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for len(d) >= 12 {
+			nsz, dsz, typ := binary.LittleEndian.Uint32(d), binary.LittleEndian.Uint32(d[4:]), binary.LittleEndian.Uint32(d[8:])
+			n0 := 12 + (int(nsz)+3)&^3
+			n1 := n0 + (int(dsz)+3)&^3
+			if n1 > len(d) || n0 > len(d) || 12+int(nsz) > len(d) || n0+int(dsz) > len(d) {
+				break
+			}
+			if typ == 3 && string(d[12:12+nsz]) == "GNU\x00" {
+				return d[n0 : n0+int(dsz)]
+			}
+			d = d[n1:]
+		}
+	}
+	return nil
+}
+
+func (m *replayMemory) add(fm fileMapping) {
+	if fm.len == 0 {
+		return
+	}
+	i := sort.Search(len(m.maps), func(i int) bool { return m.maps[i].addr >= fm.addr })
+	m.maps = append(m.maps, fileMapping{})
+	copy(m.maps[i+1:], m.maps[i:])
+	m.maps[i] = fm
+}
+
+// unmap cuts [addr, addr+n) out of the file mappings (out of the
+// modules' segments too when modules is set).
+func (m *replayMemory) unmap(addr, n uint64, modules bool) {
+	end := addr + n
+	out := m.maps[:0:0]
+	for _, fm := range m.maps {
+		fe := fm.addr + fm.len
+		if fe <= addr || fm.addr >= end || fm.module && !modules {
+			out = append(out, fm)
+			continue
+		}
+		if fm.addr < addr {
+			out = append(out, fileMapping{addr: fm.addr, len: addr - fm.addr, off: fm.off, path: fm.path, module: fm.module})
+		}
+		if fe > end {
+			out = append(out, fileMapping{addr: end, len: fe - end, off: fm.off + (end - fm.addr), path: fm.path, module: fm.module})
+		}
+	}
+	m.maps = out
+}
+
+// errorf names the package in errors.
+func errorf(format string, args ...any) error { return fmt.Errorf("syscalls: "+format, args...) }

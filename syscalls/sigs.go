@@ -1,0 +1,234 @@
+package syscalls
+
+import "ttd/internal/linux"
+
+// kind is how an argument is decoded.
+type kind uint8
+
+const (
+	kHex         kind = iota // 0x... (unknown arguments)
+	kInt                     // int, signed decimal (32 bits)
+	kLong                    // long, signed decimal
+	kUint                    // unsigned decimal
+	kPtr                     // NULL or 0x...
+	kFd                      // a descriptor
+	kDirfd                   // a descriptor or AT_FDCWD
+	kPath                    // a NUL-terminated string read by the kernel
+	kBufIn                   // bytes read by the kernel; length in argument p
+	kBufOut                  // bytes written by the kernel; length = result
+	kStrOut                  // a string written by the kernel; length = result (readlink, getcwd)
+	kOpenFlags               // open's flags
+	kMode                    // a permission mode, octal
+	kAtFlags                 // AT_* flags
+	kAtAccess                // faccessat2's flags
+	kAccess                  // R_OK|W_OK|X_OK
+	kProt                    // PROT_*
+	kMmapFlags               // MAP_*
+	kSeek                    // SEEK_*
+	kMadvise                 // MADV_*
+	kRename                  // RENAME_*
+	kMsync                   // MS_*
+	kMremap                  // MREMAP_*
+	kStatOut                 // struct stat written by the kernel
+	kStatxOut                // struct statx written by the kernel
+	kStatxFlags              // statx's flags
+	kStatxMask               // statx's mask
+	kIovIn                   // struct iovec[argument p] the kernel read
+	kIovOut                  // struct iovec[argument p] the kernel filled (result bytes)
+	kTimespecIn              // struct timespec read
+	kTimespecOut             // struct timespec written
+	kUtimes                  // struct timespec[2] read (NULL: now)
+	kRlimitIn                // struct rlimit read
+	kRlimitOut               // struct rlimit written
+	kRlimitRes               // RLIMIT_*
+	kSigsetIn                // sigset_t read; size in argument p
+	kSigsetOut               // sigset_t written; size in argument p
+	kSigactIn                // struct sigaction read
+	kSigactOut               // struct sigaction written
+	kSigHow                  // SIG_BLOCK...
+	kSignal                  // a signal number
+	kClock                   // CLOCK_*
+	kPipeOut                 // int[2] written
+	kSockaddrIn              // struct sockaddr read; length in argument p
+	kFamily                  // AF_*
+	kSockType                // SOCK_*
+	kDents                   // getdents64's buffer: an address and the entry count
+	kFutexOp                 // FUTEX_*
+	kWaitOpts                // W*
+	kWstatusOut              // int *wstatus written
+	kArchPrctl               // ARCH_*
+	kGrnd                    // GRND_*
+	kIoctl                   // an ioctl request
+	kUnameOut                // struct utsname written
+	kFcntlCmd                // F_*
+	kFcntlArg                // fcntl's third argument (by command)
+	kPipe2Flags              // O_CLOEXEC|O_NONBLOCK|O_DIRECT
+	kCloneFlags              // clone's flags with the exit signal
+	kOff                     // a file offset, signed decimal
+)
+
+// retKind is how a result is printed.
+type retKind uint8
+
+const (
+	rDec   retKind = iota // decimal
+	rHex                  // 0x... (addresses)
+	rOct                  // octal (umask)
+	rFcntl                // by fcntl command
+	rNone                 // does not return ("?")
+)
+
+type arg struct {
+	k kind
+	p int8 // the argument giving a length or a count
+}
+
+type sig struct {
+	args []arg
+	ret  retKind
+}
+
+func a(ks ...kind) []arg {
+	r := make([]arg, len(ks))
+	for i, k := range ks {
+		r[i] = arg{k: k}
+	}
+	return r
+}
+
+// withLen sets argument i's length argument.
+func withLen(as []arg, i, p int) []arg {
+	as[i].p = int8(p)
+	return as
+}
+
+// sigs are the decoders of the syscalls strace decodes that ttd's
+// programs make; the others print their six arguments in hex.
+var sigs = map[int]sig{
+	linux.SysRead:             {args: a(kFd, kBufOut, kUint)},
+	linux.SysWrite:            {args: withLen(a(kFd, kBufIn, kUint), 1, 2)},
+	linux.SysOpen:             {args: a(kPath, kOpenFlags, kMode)},
+	linux.SysClose:            {args: a(kFd)},
+	linux.SysStat:             {args: a(kPath, kStatOut)},
+	linux.SysFstat:            {args: a(kFd, kStatOut)},
+	linux.SysLstat:            {args: a(kPath, kStatOut)},
+	linux.SysLseek:            {args: a(kFd, kOff, kSeek)},
+	linux.SysMmap:             {args: a(kPtr, kUint, kProt, kMmapFlags, kFd, kHex), ret: rHex},
+	linux.SysMprotect:         {args: a(kPtr, kUint, kProt)},
+	linux.SysMunmap:           {args: a(kPtr, kUint)},
+	linux.SysBrk:              {args: a(kPtr), ret: rHex},
+	linux.SysRtSigaction:      {args: withLen(a(kSignal, kSigactIn, kSigactOut, kUint), 1, 3)},
+	linux.SysRtSigprocmask:    {args: withLen(withLen(a(kSigHow, kSigsetIn, kSigsetOut, kUint), 1, 3), 2, 3)},
+	linux.SysIoctl:            {args: a(kFd, kIoctl, kHex)},
+	linux.SysPread64:          {args: a(kFd, kBufOut, kUint, kOff)},
+	linux.SysPwrite64:         {args: withLen(a(kFd, kBufIn, kUint, kOff), 1, 2)},
+	linux.SysReadv:            {args: withLen(a(kFd, kIovOut, kInt), 1, 2)},
+	linux.SysWritev:           {args: withLen(a(kFd, kIovIn, kInt), 1, 2)},
+	linux.SysAccess:           {args: a(kPath, kAccess)},
+	linux.SysPipe:             {args: a(kPipeOut)},
+	linux.SysSchedYield:       {},
+	linux.SysMremap:           {args: a(kPtr, kUint, kUint, kMremap, kPtr), ret: rHex},
+	linux.SysMsync:            {args: a(kPtr, kUint, kMsync)},
+	linux.SysMadvise:          {args: a(kPtr, kUint, kMadvise)},
+	linux.SysDup:              {args: a(kFd)},
+	linux.SysDup2:             {args: a(kFd, kFd)},
+	linux.SysNanosleep:        {args: a(kTimespecIn, kPtr)},
+	linux.SysGetpid:           {},
+	linux.SysSocket:           {args: a(kFamily, kSockType, kInt)},
+	linux.SysConnect:          {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
+	linux.SysSendto:           {args: withLen(withLen(a(kFd, kBufIn, kUint, kHex, kSockaddrIn, kUint), 1, 2), 4, 5)},
+	linux.SysBind:             {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
+	linux.SysListen:           {args: a(kFd, kInt)},
+	linux.SysExit:             {args: a(kInt), ret: rNone},
+	linux.SysWait4:            {args: a(kInt, kWstatusOut, kWaitOpts, kPtr)},
+	linux.SysKill:             {args: a(kInt, kSignal)},
+	linux.SysUname:            {args: a(kUnameOut)},
+	linux.SysFcntl:            {args: a(kFd, kFcntlCmd, kFcntlArg), ret: rFcntl},
+	linux.SysFlock:            {args: a(kFd, kHex)},
+	linux.SysFsync:            {args: a(kFd)},
+	linux.SysFdatasync:        {args: a(kFd)},
+	linux.SysTruncate:         {args: a(kPath, kOff)},
+	linux.SysFtruncate:        {args: a(kFd, kOff)},
+	linux.SysGetcwd:           {args: a(kStrOut, kUint)},
+	linux.SysChdir:            {args: a(kPath)},
+	linux.SysFchdir:           {args: a(kFd)},
+	linux.SysRename:           {args: a(kPath, kPath)},
+	linux.SysMkdir:            {args: a(kPath, kMode)},
+	linux.SysRmdir:            {args: a(kPath)},
+	linux.SysCreat:            {args: a(kPath, kMode)},
+	linux.SysLink:             {args: a(kPath, kPath)},
+	linux.SysUnlink:           {args: a(kPath)},
+	linux.SysSymlink:          {args: a(kPath, kPath)},
+	linux.SysReadlink:         {args: a(kPath, kStrOut, kUint)},
+	linux.SysChmod:            {args: a(kPath, kMode)},
+	linux.SysFchmod:           {args: a(kFd, kMode)},
+	linux.SysChown:            {args: a(kPath, kInt, kInt)},
+	linux.SysFchown:           {args: a(kFd, kInt, kInt)},
+	linux.SysLchown:           {args: a(kPath, kInt, kInt)},
+	linux.SysUmask:            {args: a(kMode), ret: rOct},
+	linux.SysGetrlimit:        {args: a(kRlimitRes, kRlimitOut)},
+	linux.SysGetuid:           {},
+	linux.SysGetgid:           {},
+	linux.SysGeteuid:          {},
+	linux.SysGetegid:          {},
+	linux.SysGetppid:          {},
+	linux.SysGettid:           {},
+	linux.SysArchPrctl:        {args: a(kArchPrctl, kHex)},
+	linux.SysFutex:            {args: a(kPtr, kFutexOp, kInt, kPtr, kPtr, kInt)},
+	linux.SysSetTidAddress:    {args: a(kPtr)},
+	linux.SysClockGettime:     {args: a(kClock, kTimespecOut)},
+	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtr)},
+	linux.SysExitGroup:        {args: a(kInt), ret: rNone},
+	linux.SysTgkill:           {args: a(kInt, kInt, kSignal)},
+	linux.SysOpenat:           {args: a(kDirfd, kPath, kOpenFlags, kMode)},
+	linux.SysMkdirat:          {args: a(kDirfd, kPath, kMode)},
+	linux.SysFchownat:         {args: a(kDirfd, kPath, kInt, kInt, kAtFlags)},
+	linux.SysNewfstatat:       {args: a(kDirfd, kPath, kStatOut, kAtFlags)},
+	linux.SysUnlinkat:         {args: a(kDirfd, kPath, kAtFlags)},
+	linux.SysRenameat:         {args: a(kDirfd, kPath, kDirfd, kPath)},
+	linux.SysLinkat:           {args: a(kDirfd, kPath, kDirfd, kPath, kAtFlags)},
+	linux.SysSymlinkat:        {args: a(kPath, kDirfd, kPath)},
+	linux.SysReadlinkat:       {args: a(kDirfd, kPath, kStrOut, kUint)},
+	linux.SysFchmodat:         {args: a(kDirfd, kPath, kMode)},
+	linux.SysFaccessat:        {args: a(kDirfd, kPath, kAccess)},
+	linux.SysFaccessat2:       {args: a(kDirfd, kPath, kAccess, kAtAccess)},
+	linux.SysUtimensat:        {args: a(kDirfd, kPath, kUtimes, kAtFlags)},
+	linux.SysPipe2:            {args: a(kPipeOut, kPipe2Flags)},
+	linux.SysDup3:             {args: a(kFd, kFd, kPipe2Flags)},
+	linux.SysPrlimit64:        {args: a(kInt, kRlimitRes, kRlimitIn, kRlimitOut)},
+	linux.SysRenameat2:        {args: a(kDirfd, kPath, kDirfd, kPath, kRename)},
+	linux.SysGetrandom:        {args: a(kBufOut, kUint, kGrnd)},
+	linux.SysStatx:            {args: a(kDirfd, kPath, kStatxFlags, kStatxMask, kStatxOut)},
+	linux.SysGetdents64:       {args: a(kFd, kDents, kUint)},
+	linux.SysSetRobustList:    {args: a(kPtr, kUint)},
+	linux.SysRseq:             {args: a(kPtr, kHex, kInt, kHex)},
+	linux.SysFallocate:        {args: a(kFd, kInt, kOff, kOff)},
+	linux.SysSendfile:         {args: a(kFd, kFd, kPtr, kUint)},
+	linux.SysCopyFileRange:    {args: a(kFd, kPtr, kFd, kPtr, kUint, kUint)},
+	linux.SysSync:             {},
+	linux.SysSyncfs:           {args: a(kFd)},
+	linux.SysSetsid:           {},
+	linux.SysGetpgrp:          {},
+	linux.SysSchedGetaffinity: {args: a(kInt, kUint, kPtr)},
+	linux.SysClone:            {args: a(kCloneFlags, kPtr, kPtr, kPtr, kHex)},
+	linux.SysFork:             {},
+	linux.SysVfork:            {},
+	linux.SysPoll:             {args: a(kPtr, kUint, kInt)},
+	linux.SysSelect:           {args: a(kInt, kPtr, kPtr, kPtr, kPtr)},
+	linux.SysSocketpair:       {args: a(kFamily, kSockType, kInt, kPipeOut)},
+	linux.SysShutdown:         {args: a(kFd, kInt)},
+	linux.SysAccept:           {args: a(kFd, kPtr, kPtr)},
+	linux.SysAccept4:          {args: a(kFd, kPtr, kPtr, kHex)},
+	linux.SysRecvfrom:         {args: a(kFd, kBufOut, kUint, kHex, kPtr, kPtr)},
+	linux.SysEventfd2:         {args: a(kUint, kHex)},
+	linux.SysEpollCreate1:     {args: a(kHex)},
+	linux.SysTimes:            {args: a(kPtr)},
+	linux.SysSysinfo:          {args: a(kPtr)},
+	linux.SysAlarm:            {args: a(kUint)},
+	linux.SysPause:            {},
+	linux.SysRtSigreturn:      {args: a(kHex)},
+}
+
+// nargs are the argument counts of the syscalls sigs leaves out, for
+// their hex form (six when unknown).
+var nargs = map[int]int{}

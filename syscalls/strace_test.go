@@ -1,0 +1,224 @@
+package syscalls
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"ttd/emu"
+	"ttd/reader"
+	"ttd/recorder"
+)
+
+// The host is the oracle: the strace format must print the lines
+// `strace -f -x -s N` prints for the same program, apart from pointers,
+// pids and alignment (normalise).
+
+var built sync.Map // source path -> binary (or error)
+
+// buildC compiles a C file with gcc -O2 once per test process.
+func buildC(t testing.TB, src string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		skipOutsideCI(t, "gcc: %v", err)
+	}
+	src, _ = filepath.Abs(src)
+	if v, ok := built.Load(src); ok {
+		if err, bad := v.(error); bad {
+			t.Fatal(err)
+		}
+		return v.(string)
+	}
+	dir, err := os.MkdirTemp("", "ttd-syscalls-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+	if b, err := exec.Command("gcc", "-O2", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", src, err, b)
+	}
+	built.Store(src, out)
+	return out
+}
+
+func skipOutsideCI(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("needs "+format, args...)
+	}
+	t.Skipf("SKIPPED (not in CI): needs "+format, args...)
+}
+
+// record records prog run in dir (stdout and stderr to files there) and
+// returns the trace's path.
+func record(t testing.TB, prog, dir string, args ...string) string {
+	t.Helper()
+	out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	path := filepath.Join(t.TempDir(), filepath.Base(prog)+".ttd")
+	st, _, err := recorder.Record(emu.Config{Path: prog, Args: append([]string{prog}, args...), Dir: dir,
+		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: out, Stderr: out},
+		recorder.Options{Path: path, CheckpointEvery: 100000})
+	if err != nil {
+		t.Fatalf("recording %s: %v", prog, err)
+	}
+	if st.Signal != 0 || st.Code != 0 {
+		b, _ := os.ReadFile(out.Name())
+		t.Fatalf("%s ended with %v:\n%s", prog, st, b)
+	}
+	return path
+}
+
+// straceNative runs prog under strace -f -x -s size in dir.
+func straceNative(t testing.TB, prog, dir string, size string, args ...string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("strace"); err != nil {
+		skipOutsideCI(t, "strace (apt package strace): %v", err)
+	}
+	log := filepath.Join(t.TempDir(), "strace.log")
+	cmd := exec.Command("strace", append([]string{"-f", "-x", "-s", size, "-o", log, prog}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		b, _ := os.ReadFile(log)
+		t.Fatalf("strace %s: %v\n%s", prog, err, b)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func exportText(t testing.TB, trace string, size int) []byte {
+	t.Helper()
+	tr, err := reader.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var out bytes.Buffer
+	sink, err := NewSink("strace", &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Export(tr, Options{StrSize: size, Cut: size >= 0}, sink); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+var (
+	pidPrefix = regexp.MustCompile(`^(\d+ +|\[pid +\d+\] )`)
+	pointer   = regexp.MustCompile(`0x[0-9a-f]{5,}`)
+	align     = regexp.MustCompile(`\) +=( |$)`)
+)
+
+// normalise keeps strace's lines apart from pids, pointers and the
+// alignment of " = ", and drops the lines of the calls skip names (those
+// whose results depend on the address-space layout or the emulator:
+// the loader's mappings, rseq...). Between from and to (marker
+// substrings, "" for the whole output) only.
+func normalise(out []byte, from, to string, skip map[string]bool) []string {
+	var lines []string
+	on := from == ""
+	for _, l := range strings.Split(string(out), "\n") {
+		l = pidPrefix.ReplaceAllString(l, "")
+		if !on {
+			on = strings.Contains(l, from)
+		}
+		if !on || l == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(l, "(")
+		if skip[name] {
+			continue
+		}
+		l = pointer.ReplaceAllString(l, "PTR")
+		l = align.ReplaceAllString(l, ") =$1")
+		lines = append(lines, l)
+		if to != "" && strings.Contains(l, to) {
+			break
+		}
+	}
+	return lines
+}
+
+func compareLines(t *testing.T, want, got []string) {
+	t.Helper()
+	n := 0
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g {
+			t.Errorf("line %d:\nstrace: %s\nttd:    %s", i+1, w, g)
+			if n++; n > 5 {
+				t.Fatalf("giving up")
+			}
+		}
+	}
+	if len(want) < 10 {
+		t.Fatalf("only %d lines compared: the test saw nothing", len(want))
+	}
+}
+
+// TestStraceFsops compares the calls of testdata/fsops.c between its
+// markers, with strace's default -s 32 and with -s 8.
+func TestStraceFsops(t *testing.T) {
+	prog := buildC(t, "testdata/fsops.c")
+	for _, size := range []string{"32", "8"} {
+		native := straceNative(t, prog, t.TempDir(), size)
+		trace := record(t, prog, t.TempDir())
+		n := 32
+		if size == "8" {
+			n = 8
+		}
+		got := exportText(t, trace, n)
+		from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+		compareLines(t, normalise(native, from, to, nil), normalise(got, from, to, nil))
+	}
+}
+
+// startup are the calls whose arguments or results differ between a
+// native run and ttd's for reasons that are not the export's: the
+// address-space layout and the emulator's own loader (execve happens
+// before the recording starts; ttd's loader maps the TLS block
+// differently; rseq is not implemented), random bytes, the pid.
+var startup = map[string]bool{"execve": true, "brk": true, "mmap": true, "munmap": true, "mprotect": true,
+	"arch_prctl": true, "set_tid_address": true, "set_robust_list": true, "rseq": true, "prlimit64": true,
+	"getrandom": true}
+
+// TestStraceCorpusFilesDirs compares the whole output for the corpus
+// program files_dirs, startup calls aside.
+func TestStraceCorpusFilesDirs(t *testing.T) {
+	prog := buildC(t, "../testdata/corpus/files_dirs.c")
+	setup := func() string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "input.txt"), []byte("first line\nsecond\nthird\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	native := straceNative(t, prog, setup(), "32")
+	got := exportText(t, record(t, prog, setup()), 32)
+	compareLines(t, normalise(native, "", "", startup), normalise(got, "", "", startup))
+}

@@ -1,0 +1,314 @@
+package syscalls
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"ttd/internal/linux"
+)
+
+// structArg appends a struct argument as strace prints it (abbreviated,
+// as without -v), recording its bytes as a buffer. An output struct of a
+// failed call, a NULL pointer or memory the re-simulation does not know
+// prints as the address.
+func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
+	c := d.c
+	v := c.Raw[i]
+	if v == 0 {
+		return append(b, "NULL"...)
+	}
+	out := false
+	switch sp.k {
+	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut:
+		out = true
+		if d.failed() {
+			return appendHex(b, v)
+		}
+	}
+	size := 0
+	switch sp.k {
+	case kStatOut:
+		size = 144
+	case kStatxOut:
+		size = 256
+	case kIovIn, kIovOut:
+		size = 16 * int(min(c.Raw[sp.p], 1024))
+	case kTimespecIn, kTimespecOut, kRlimitIn, kRlimitOut:
+		size = 16
+	case kUtimes:
+		size = 32
+	case kSigsetIn, kSigsetOut:
+		size = int(min(c.Raw[sp.p], 128))
+	case kSigactIn, kSigactOut:
+		size = 32
+	case kPipeOut:
+		size = 8
+	case kSockaddrIn:
+		size = int(min(c.Raw[sp.p], 128))
+	case kDents:
+		size = int(c.Ret)
+	case kWstatusOut:
+		size = 4
+		if c.Ret == 0 {
+			return appendHex(b, v)
+		}
+	case kUnameOut:
+		size = 390
+	}
+	m, miss := d.buffer(i, out, v, size)
+	if miss > 0 {
+		return appendHex(b, v)
+	}
+	switch sp.k {
+	case kStatOut:
+		mode := uint64(le32(m, 24))
+		b = append(b, "{st_mode="...)
+		b = linux.AppendMode(b, mode)
+		if t := mode & linux.S_IFMT; t == linux.S_IFCHR || t == linux.S_IFBLK {
+			b = appendMakedev(append(b, ", st_rdev="...), le64(m, 40))
+		} else {
+			b = strconv.AppendInt(append(b, ", st_size="...), int64(le64(m, 48)), 10)
+		}
+		return append(b, ", ...}"...)
+	case kStatxOut:
+		b = linux.StatxMask.Append(append(b, "{stx_mask="...), uint64(le32(m, 0)))
+		b = strconv.AppendUint(append(b, ", stx_attributes="...), le64(m, 8), 10)
+		b = linux.AppendMode(append(b, ", stx_mode="...), uint64(le16(m, 28)))
+		b = strconv.AppendUint(append(b, ", stx_size="...), le64(m, 40), 10)
+		return append(b, ", ...}"...)
+	case kIovIn, kIovOut:
+		n := len(m) / 16
+		left := int64(-1) // bytes of data the call moved (readv: the result)
+		if out {
+			left = c.Ret
+		}
+		b = append(b, '[')
+		for k := 0; k < n; k++ {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			base, l := le64(m, 16*k), le64(m, 16*k+8)
+			b = append(b, "{iov_base="...)
+			show := l
+			if left >= 0 && uint64(left) < show {
+				show = uint64(left)
+			}
+			if left == 0 || l > 1<<30 {
+				b = appendPtr(b, base)
+			} else {
+				data, miss := d.buffer(i, out, base, int(show))
+				if miss > 0 {
+					b = appendHex(b, base)
+				} else {
+					b = appendQuoted(b, data, d.strSize)
+				}
+			}
+			if left > 0 {
+				left -= int64(show)
+			}
+			b = strconv.AppendUint(append(b, ", iov_len="...), l, 10)
+			b = append(b, '}')
+		}
+		return append(b, ']')
+	case kTimespecIn, kTimespecOut:
+		return appendTimespec(b, m)
+	case kUtimes:
+		b = appendTimeComment(appendTimespec(append(b, '['), m[:16]), m[:16])
+		b = appendTimeComment(appendTimespec(append(b, ", "...), m[16:]), m[16:])
+		return append(b, ']')
+	case kRlimitIn, kRlimitOut:
+		b = appendRlim(append(b, "{rlim_cur="...), le64(m, 0))
+		b = appendRlim(append(b, ", rlim_max="...), le64(m, 8))
+		return append(b, '}')
+	case kSigsetIn, kSigsetOut:
+		var set uint64
+		for k := 0; k < len(m) && k < 8; k++ {
+			set |= uint64(m[k]) << (8 * k)
+		}
+		return appendSigset(b, set)
+	case kSigactIn, kSigactOut:
+		h, flags, restorer, mask := le64(m, 0), le64(m, 8), le64(m, 16), le64(m, 24)
+		b = append(b, "{sa_handler="...)
+		switch h {
+		case 0:
+			b = append(b, "SIG_DFL"...)
+		case 1:
+			b = append(b, "SIG_IGN"...)
+		default:
+			b = appendHex(b, h)
+		}
+		b = appendSigset(append(b, ", sa_mask="...), mask)
+		b = linux.SigactionFlags.Append(append(b, ", sa_flags="...), flags)
+		if flags&0x04000000 != 0 {
+			b = appendPtr(append(b, ", sa_restorer="...), restorer)
+		}
+		return append(b, '}')
+	case kPipeOut:
+		b = strconv.AppendInt(append(b, '['), int64(int32(le32(m, 0))), 10)
+		b = strconv.AppendInt(append(b, ", "...), int64(int32(le32(m, 4))), 10)
+		return append(b, ']')
+	case kSockaddrIn:
+		return appendSockaddr(b, m)
+	case kDents:
+		n := 0
+		for off := 0; off+19 <= len(m); n++ {
+			rl := int(le16(m, off+16))
+			if rl == 0 {
+				break
+			}
+			off += rl
+		}
+		b = appendHex(b, v)
+		b = strconv.AppendInt(append(b, " /* "...), int64(n), 10)
+		return append(b, " entries */"...)
+	case kWstatusOut:
+		return appendWstatus(b, le32(m, 0))
+	case kUnameOut:
+		field := func(k int) []byte {
+			f := m[65*k : 65*k+65]
+			for j, c := range f {
+				if c == 0 {
+					return f[:j]
+				}
+			}
+			return f
+		}
+		b = appendQuoted(append(b, "{sysname="...), field(0), -1)
+		b = appendQuoted(append(b, ", nodename="...), field(1), -1)
+		return append(b, ", ...}"...)
+	}
+	return appendHex(b, v)
+}
+
+func appendMakedev(b []byte, dev uint64) []byte {
+	major := dev>>8&0xfff | dev>>32&^0xfff
+	minor := dev&0xff | dev>>12&^0xff
+	b = appendHex(append(b, "makedev("...), major)
+	return append(appendHex(append(b, ", "...), minor), ')')
+}
+
+func appendTimespec(b, m []byte) []byte {
+	sec, nsec := int64(le64(m, 0)), int64(le64(m, 8))
+	b = strconv.AppendInt(append(b, "{tv_sec="...), sec, 10)
+	b = append(b, ", tv_nsec="...)
+	switch nsec {
+	case 1<<30 - 1:
+		b = append(b, "UTIME_NOW"...)
+	case 1<<30 - 2:
+		b = append(b, "UTIME_OMIT"...)
+	default:
+		b = strconv.AppendInt(b, nsec, 10)
+	}
+	return append(b, '}')
+}
+
+// appendTimeComment appends the date strace adds after a time it sets
+// (utimensat): " /* 2001-09-09T01:46:40+0000 */", in local time.
+func appendTimeComment(b, m []byte) []byte {
+	sec, nsec := int64(le64(m, 0)), int64(le64(m, 8))
+	if nsec == 1<<30-1 || nsec == 1<<30-2 || nsec < 0 || nsec >= 1e9 {
+		return b
+	}
+	tm := time.Unix(sec, nsec)
+	b = tm.AppendFormat(append(b, " /* "...), "2006-01-02T15:04:05")
+	if nsec != 0 {
+		b = append(b, '.')
+		b = append(b, fmt.Sprintf("%09d", nsec)...)
+	}
+	b = tm.AppendFormat(b, "-0700")
+	return append(b, " */"...)
+}
+
+func appendRlim(b []byte, v uint64) []byte {
+	if v == ^uint64(0) {
+		return append(b, "RLIM64_INFINITY"...)
+	}
+	if v > 0 && v%1024 == 0 {
+		return append(strconv.AppendUint(b, v/1024, 10), "*1024"...)
+	}
+	return strconv.AppendUint(b, v, 10)
+}
+
+// appendSigset appends a signal set as strace does: "[INT TERM]", and
+// "~[...]" listing the signals left out when more than half are in.
+func appendSigset(b []byte, set uint64) []byte {
+	n := 0
+	for s := 0; s < 64; s++ {
+		if set>>s&1 != 0 {
+			n++
+		}
+	}
+	want := uint64(1)
+	if n > 32 {
+		b = append(b, '~')
+		want = 0
+	}
+	b = append(b, '[')
+	first := true
+	for s := 1; s <= 64; s++ {
+		if set>>(s-1)&1 != want {
+			continue
+		}
+		if !first {
+			b = append(b, ' ')
+		}
+		first = false
+		b = append(b, linux.SignalName(s)[3:]...)
+	}
+	return append(b, ']')
+}
+
+func appendWstatus(b []byte, st uint32) []byte {
+	switch {
+	case st&0x7f == 0:
+		b = append(b, "[{WIFEXITED(s) && WEXITSTATUS(s) == "...)
+		b = strconv.AppendUint(b, uint64(st>>8&0xff), 10)
+		return append(b, "}]"...)
+	case st&0xff == 0x7f:
+		b = append(b, "[{WIFSTOPPED(s) && WSTOPSIG(s) == "...)
+		return append(append(b, linux.SignalName(int(st>>8&0xff))...), "}]"...)
+	default:
+		b = append(b, "[{WIFSIGNALED(s) && WTERMSIG(s) == "...)
+		b = append(b, linux.SignalName(int(st&0x7f))...)
+		if st&0x80 != 0 {
+			b = append(b, " && WCOREDUMP(s)"...)
+		}
+		return append(b, "}]"...)
+	}
+}
+
+func appendSockaddr(b, m []byte) []byte {
+	if len(m) < 2 {
+		return append(b, "{}"...)
+	}
+	fam := uint64(le16(m, 0))
+	b = linux.AddressFamilies.Append(append(b, "{sa_family="...), fam, "AF_")
+	switch {
+	case fam == 1: // AF_UNIX
+		p := m[2:]
+		for j, c := range p {
+			if c == 0 && j > 0 {
+				p = p[:j]
+				break
+			}
+		}
+		if len(p) > 0 && p[0] == 0 {
+			b = append(b, ", sun_path=@"...)
+			b = appendQuoted(b, p[1:], -1)
+		} else {
+			b = appendQuoted(append(b, ", sun_path="...), p, -1)
+		}
+	case fam == 2 && len(m) >= 8: // AF_INET
+		b = strconv.AppendUint(append(b, ", sin_port=htons("...), uint64(m[2])<<8|uint64(m[3]), 10)
+		b = append(b, "), sin_addr=inet_addr(\""...)
+		for k := 0; k < 4; k++ {
+			if k > 0 {
+				b = append(b, '.')
+			}
+			b = strconv.AppendUint(b, uint64(m[4+k]), 10)
+		}
+		b = append(b, "\")"...)
+	}
+	return append(b, '}')
+}
