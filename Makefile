@@ -6,7 +6,7 @@ BIN       := bin/ttd
 APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build build-fleet deps example test test-short test-dap test-dap-deps vsix bench pgo fuzz clean
+.PHONY: all build build-fleet deps example test test-short test-race test-dap test-dap-deps vsix bench pgo fuzz clean
 
 all: build
 
@@ -63,6 +63,12 @@ vsix: test-dap-deps
 
 test-short:
 	$(GO) test -short ./...
+
+# test-race runs the packages whose goroutines share a trace (the
+# reader's workers, the session's prefetch, symbols' lazy indexes) under
+# the race detector. Not part of test: it takes several times as long.
+test-race:
+	$(GO) test -race -short -timeout 45m ./reader/ ./ttd/ ./symbols/
 
 # bench prints, in one run, native vs ttd run vs qemu-user wall times,
 # record/replay costs and trace density, then the Go benchmarks of the hot

@@ -205,7 +205,7 @@ const evalHelp = `ttd commands (debug console):
   goto POS                  travel to position POS
   find-prev-write ADDR [N]  travel back to the last write to N bytes (8) at ADDR (or &var)
   find-next-write ADDR [N]  travel forward to the next write
-  origin ADDR [N]           where the value of N bytes (8) at ADDR (or &var) came from
+  origin VAR | ADDR [N]     where the value of a variable (or N bytes at ADDR) came from
   help                      this text
 Anything else is an expression: a variable, a register ($rax), *(int*)0x601040.`
 
@@ -269,7 +269,7 @@ func (s *Server) evalCommand(r *dap.EvaluateRequest, t Target, expr string) bool
 		})
 	case "origin":
 		if len(f) < 2 || len(f) > 3 {
-			s.sendError(&r.Request, ErrCodeEvaluate, "usage: origin ADDR [SIZE]")
+			s.sendError(&r.Request, ErrCodeEvaluate, "usage: origin VAR | ADDR [SIZE]")
 			return true
 		}
 		tt, ok := t.(*ttdTarget)

@@ -199,7 +199,7 @@ func TestCFixture(t *testing.T) {
 
 	// The origin of counter's value here: the last write is bump's
 	// "counter += by", which computes it.
-	c.request("evaluate", map[string]any{"expression": "origin counter 4", "context": "repl", "frameId": fr[0].Id})
+	c.request("evaluate", map[string]any{"expression": "origin counter", "context": "repl", "frameId": fr[0].Id})
 	if r := expect[*dap.EvaluateResponse](c); !strings.Contains(r.Body.Result, "#0 position ") || !strings.Contains(r.Body.Result, "computed") {
 		t.Fatalf("origin counter: %q", r.Body.Result)
 	}

@@ -230,6 +230,7 @@ type finder struct {
 	accs               []reader.Access
 	code               []byte
 	text               string
+	disasmDue          bool
 	s                  *Session
 }
 
@@ -257,10 +258,9 @@ func (f *finder) access(r *reader.Replay, a *reader.Access, forward bool, from u
 			f.before = append(f.before[:0], f.cur...)
 			f.beforeHave = append(f.beforeHave[:0], f.curHave...)
 			f.accs = append(f.accs[:0], *a)
-			f.code, f.text = nil, ""
-			if a.PC != 0 {
-				f.code, f.text = f.s.disasm(r, a.PC)
-			}
+			// Disassembled once the unit is done (runUnit): a busy
+			// address is found again on every write of the unit.
+			f.code, f.text, f.disasmDue = nil, "", a.PC != 0
 		case a.Position == f.pos:
 			f.accs = append(f.accs, *a)
 		}
@@ -336,6 +336,10 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		if p.forward && p.found {
 			break
 		}
+	}
+	if f := p.find; f != nil && f.found && f.disasmDue {
+		f.code, f.text = s.disasm(r, f.accs[0].PC)
+		f.disasmDue = false
 	}
 	return nil
 }

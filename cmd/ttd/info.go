@@ -22,21 +22,22 @@ type infoReport struct {
 	CPU          string    `json:"cpu,omitempty"`
 	Recorded     time.Time `json:"recorded"`
 	Instructions uint64    `json:"instructions"`
-	Threads      int       `json:"threads"`
-	Checkpoints  int       `json:"checkpoints"`
-	Syscalls     int       `json:"syscalls"`
-	KeyFrames    int       `json:"key_frames"`
-	Chunks       int       `json:"chunks"`
-	Size         int64     `json:"size"`
-	Uncompressed int64     `json:"uncompressed"`
-	Density      float64   `json:"bits_per_instruction"`
-	// Window is the first position a ring-buffer trace kept (0: all).
-	Window uint64 `json:"window_start"`
-	// Summaries is the size of the access summaries (0: none).
-	Summaries int64         `json:"summaries_size"`
-	Ended     infoEnd       `json:"ended"`
-	Processes []infoProcess `json:"processes"`
-	Records   []infoRecords `json:"records,omitempty"`
+	// WindowStart is the first position of a ring-buffer trace (ttd
+	// record --ring; 0 otherwise).
+	WindowStart uint64 `json:"window_start"`
+	// SummaryBytes is the size of the access summaries in the trace.
+	SummaryBytes int64         `json:"summary_bytes"`
+	Threads      int           `json:"threads"`
+	Checkpoints  int           `json:"checkpoints"`
+	Syscalls     int           `json:"syscalls"`
+	KeyFrames    int           `json:"key_frames"`
+	Chunks       int           `json:"chunks"`
+	Size         int64         `json:"size"`
+	Uncompressed int64         `json:"uncompressed"`
+	Density      float64       `json:"bits_per_instruction"`
+	Ended        infoEnd       `json:"ended"`
+	Processes    []infoProcess `json:"processes"`
+	Records      []infoRecords `json:"records,omitempty"`
 }
 
 // infoEnd says how the recording ended.
@@ -121,12 +122,12 @@ func buildInfo(r *tracefile.Reader, path string, records bool) (*infoReport, err
 	if lv, ok := h.Params["cpu"]; ok {
 		rep.CPU = lv
 	}
-	if cs := r.Chunks(); len(cs) > 0 {
-		rep.Window = cs[0].FirstPosition
-	}
-	for _, c := range r.Chunks() {
+	for i, c := range r.Chunks() {
+		if i == 0 {
+			rep.WindowStart = c.FirstPosition
+		}
 		if c.HoldsSummaries() {
-			rep.Summaries += c.Size
+			rep.SummaryBytes += c.Size
 		}
 	}
 	switch {
@@ -223,11 +224,11 @@ func printInfo(rep *infoReport) {
 		fmt.Printf("cpu:            x86-64-%s\n", rep.CPU)
 	}
 	fmt.Printf("instructions:   %d\n", rep.Instructions)
-	if rep.Window > 0 {
-		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", rep.Window)
+	if rep.WindowStart > 0 {
+		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", rep.WindowStart)
 	}
-	if rep.Summaries > 0 {
-		fmt.Printf("summaries:      %s (%.1f%% of the trace)\n", sizeString(rep.Summaries), 100*float64(rep.Summaries)/float64(max(rep.Size, 1)))
+	if rep.SummaryBytes > 0 {
+		fmt.Printf("summaries:      %s (%.1f%% of the trace)\n", sizeString(rep.SummaryBytes), 100*float64(rep.SummaryBytes)/float64(max(rep.Size, 1)))
 	} else {
 		fmt.Printf("summaries:      none (ttd query and the debugger build them on open)\n")
 	}

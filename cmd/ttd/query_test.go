@@ -223,7 +223,7 @@ func TestQueryWithoutBinary(t *testing.T) {
 // stores the constant 7 in it.
 func TestQueryOrigin(t *testing.T) {
 	t.Parallel()
-	trace := recordGlobals(t, true)
+	trace := recordGlobals(t, true) // the binary is deleted: its copy in the trace has the symbols
 	out, errs, st := ttdCmd(t, "query", "--json", "--origin", "counter", trace)
 	var q struct {
 		Origin []struct {
@@ -234,7 +234,7 @@ func TestQueryOrigin(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &q); err != nil || st != 0 {
 		t.Fatalf("query --origin: %v, status %d (stdout %q, stderr %q)", err, st, out, errs)
 	}
-	if len(q.Origin) != 1 || q.Origin[0].Kind != "constant" || q.Origin[0].From != "$0x7" || !strings.HasPrefix(q.Origin[0].Function, "main") {
+	if len(q.Origin) != 1 || q.Origin[0].Kind != "constant" || q.Origin[0].From != "$0x7" || !strings.HasPrefix(q.Origin[0].Function, "main+") {
 		t.Fatalf("origin of counter: %+v, want the constant 7 stored in main", q.Origin)
 	}
 	out, _, st = ttdCmd(t, "query", "--origin", "counter", trace)

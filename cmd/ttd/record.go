@@ -29,8 +29,8 @@ func recordCmd(name string, args []string) int {
 	every := fs.Uint64("checkpoint-every", 0, "instructions between checkpoints (0: the default)")
 	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
-	cpu := cpuFlag(fs)
 	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
+	cpu := cpuFlag(fs)
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
@@ -116,8 +116,8 @@ func replayCmd(name string, args []string) int {
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
 	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
-	gdb := fs.Bool("gdb", false, "debug the recording in gdb, with reverse execution (TRACE [-- GDB-ARGS...]; see gdb.go)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout (the program's output, unless --quiet, goes to stderr)")
+	gdb := fs.Bool("gdb", false, "debug the recording in gdb, with reverse execution (TRACE [-- GDB-ARGS...]; see gdb.go)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}

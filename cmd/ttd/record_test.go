@@ -49,7 +49,10 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	// (TTD_JIT=0, see testMain) and the replay only hot ones, as by
 	// default: the two must agree whichever of translator and interpreter
 	// ran a block.
-	rec := run(t, p, ttdBinary, "record", "--checkpoint-every", "200000", "-o", trace, "--")
+	// ttd record ends by building the access summaries (a tracked
+	// re-simulation of the whole trace, several times the recording's
+	// CPU), hence the longer timeout.
+	rec := runFor(t, 4*runTimeout, p, ttdBinary, "record", "--checkpoint-every", "200000", "-o", trace, "--")
 	if rec.TimedOut {
 		t.Fatalf("ttd record timed out; stderr:\n%s", corpus.Tail(rec.Stderr, 20))
 	}

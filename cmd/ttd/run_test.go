@@ -133,7 +133,13 @@ func compareRuns(t *testing.T, p corpus.Program) {
 // run runs p (under wrapper if given) with the per-run timeout.
 func run(t *testing.T, p corpus.Program, wrapper ...string) *corpus.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	return runFor(t, runTimeout, p, wrapper...)
+}
+
+// runFor is run with another timeout.
+func runFor(t *testing.T, timeout time.Duration, p corpus.Program, wrapper ...string) *corpus.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	r, err := p.Run(ctx, wrapper...)
 	if err != nil {
