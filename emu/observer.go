@@ -57,6 +57,9 @@ type SyscallEvent struct {
 	// number again (Ret) and rip was moved back to the syscall
 	// instruction.
 	Restart bool
+	// Exec is set for an execve or execveat that succeeded: the thread
+	// runs a new program in a new address space (Thread.CPU is new).
+	Exec bool
 }
 
 // SignalEvent describes a signal acting on a thread.

@@ -201,6 +201,13 @@ func (p *Process) Parent() *Process { return p.parent }
 // Argv returns the arguments of the program the process runs.
 func (p *Process) Argv() []string { return p.argv }
 
+// Exe returns the absolute path of the program the process runs.
+func (p *Process) Exe() string { return p.exe }
+
+// Ppid returns the parent's pid (the host's parent of ttd for the
+// first process).
+func (p *Process) Ppid() int { return p.ppid() }
+
 // Status returns how the process ended (valid once it exited).
 func (p *Process) Status() ExitStatus { return p.status }
 

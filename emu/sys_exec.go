@@ -100,6 +100,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	}
 	oldMM.release() // another process may still use it (vfork)
 	p.execed = true
+	t.execed = true
 	p.vforkRelease()
 	// The other threads end; the calling one becomes the main thread.
 	for _, th := range append([]*Thread(nil), p.threads...) {

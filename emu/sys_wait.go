@@ -1,7 +1,6 @@
 package emu
 
 import (
-
 	"golang.org/x/sys/unix"
 )
 

@@ -125,6 +125,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 	if p.obs != nil {
 		t.writes = t.writes[:0]
 	}
+	t.execed = false
 	var ret uint64
 	var err error
 	if ent == nil || ent.Fn == nil {
@@ -162,7 +163,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 	}
 	if p.obs != nil {
 		ev := &t.ev
-		*ev = SyscallEvent{Nr: a.Nr, Name: linux.SyscallName(a.Nr), Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart}
+		*ev = SyscallEvent{Nr: a.Nr, Name: linux.SyscallName(a.Nr), Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart, Exec: t.execed}
 		p.obs.Syscall(t, ev)
 	}
 	switch err {

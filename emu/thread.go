@@ -53,6 +53,8 @@ type Thread struct {
 	savedMask    uint64
 	hasSavedMask bool
 
+	// execed is set by a successful execve (SyscallEvent.Exec).
+	execed bool
 	// vforkChild is the child a vfork parent waits for.
 	vforkChild *Process
 

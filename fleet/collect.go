@@ -75,9 +75,23 @@ func ReadJSON[T any](ctx context.Context, path string) ([]T, error) {
 	return out, sc.Err()
 }
 
-// Quiet lowers the log level of Beam and prism (which log every job's
-// progress at INFO on stderr) to warnings, so a command's output is its
-// own.
+// Quiet silences Beam's and prism's logs (every job's progress at INFO,
+// and a failed bundle's error with its whole plan, several times, at
+// ERROR) on stderr, so a command's output is its own: the command prints
+// the pipeline's error itself, in one line (Cause).
 func Quiet() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+}
+
+// Cause shortens a pipeline's error to what failed: Beam wraps a DoFn's
+// error in the job's and the bundle's descriptions (with the plan);
+// the last line is the DoFn's own error, which names the recording.
+func Cause(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return err.Error()
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -194,7 +195,8 @@ type openTrace struct {
 }
 
 // Symbols loads the recording's symbol table once (modules embedded in
-// the trace, or the files it names).
+// the trace, or the files it names). Recordings of the same program
+// share one table (symCache).
 func (ot *openTrace) Symbols() (*symbols.Table, error) {
 	ot.symOnce.Do(func() {
 		mods, err := ot.t.Modules()
@@ -203,23 +205,67 @@ func (ot *openTrace) Symbols() (*symbols.Table, error) {
 			return
 		}
 		var ms []symbols.Module
+		var key strings.Builder
 		for _, m := range mods {
 			sm := symbols.Module{Path: string(m.Path), LoadAddr: m.LoadAddr}
+			fmt.Fprintf(&key, "%s@%x:", sm.Path, sm.LoadAddr)
 			if data, err := ot.t.ModuleFile(m); err == nil && data != nil {
 				sm.Data = data
+				fmt.Fprintf(&key, "embedded:%x;", sha256.Sum256(data))
+			} else if st, err := os.Stat(sm.Path); err == nil {
+				fmt.Fprintf(&key, "file:%d:%d;", st.Size(), st.ModTime().UnixNano())
+			} else {
+				key.WriteString("missing;")
 			}
 			ms = append(ms, sm)
 		}
-		// A module that cannot be read leaves its symbols out; the
-		// others still resolve (as in ttd's sessions).
-		ot.syms, ot.symErr = symbols.Load(ms)
-		if ot.syms != nil {
-			ot.symErr = nil
-		} else if ot.symErr != nil {
+		ot.syms, ot.symErr = symCache.load(key.String(), ms)
+		if ot.syms == nil && ot.symErr != nil {
 			ot.symErr = traceErr(ot.name, ot.symErr)
 		}
 	})
 	return ot.syms, ot.symErr
+}
+
+// symCache keeps the symbol tables a worker loaded, by the identity of
+// their modules (path, load address, and the file's size and time or the
+// embedded copy's hash): loading libc's DWARF costs about 2 s, once per
+// worker instead of once per recording. A module that cannot be read
+// leaves its symbols out; the others still resolve, as in ttd's
+// sessions.
+var symCache = symbolTables{tables: map[string]*symbolsEntry{}}
+
+type symbolTables struct {
+	sync.Mutex
+	tables map[string]*symbolsEntry
+}
+
+type symbolsEntry struct {
+	once sync.Once
+	t    *symbols.Table
+}
+
+const maxSymbolTables = 16
+
+func (c *symbolTables) load(key string, ms []symbols.Module) (*symbols.Table, error) {
+	c.Lock()
+	e := c.tables[key]
+	if e == nil {
+		if len(c.tables) >= maxSymbolTables {
+			clear(c.tables)
+		}
+		e = &symbolsEntry{}
+		c.tables[key] = e
+	}
+	c.Unlock()
+	e.once.Do(func() {
+		t, _ := symbols.Load(ms)
+		e.t = t
+	})
+	if e.t == nil {
+		return nil, errors.New("no symbols")
+	}
+	return e.t, nil
 }
 
 // traceCache keeps the recordings a worker process has open, the least

@@ -45,6 +45,9 @@ type Options struct {
 	// Summaries, when set, computes the access summaries written at the
 	// end of the trace (summary.go).
 	Summaries Summarizer
+	// Ring, when positive, keeps only the last Ring bytes of trace,
+	// starting at a checkpoint (ring.go).
+	Ring int64
 }
 
 // Stats describe a finished recording.
@@ -121,8 +124,10 @@ type Recorder struct {
 	ranges     []tracefile.MemRange
 	lit        []tracefile.MemRange // kernelWrites' results
 	pred       []tracefile.Span
-	stats      Stats
-	err        error
+	// ringModules are the Module records a ring-buffer window needs.
+	ringModules []*tracefile.Module
+	stats       Stats
+	err         error
 }
 
 // Record runs cfg's program under the recorder and writes the trace.
@@ -168,7 +173,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			"cpu": feat.Level(),
 		},
 	}
-	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})
+	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}
+	if opts.Ring > 0 && opts.ChunkSize == 0 {
+		topts.ChunkSize = ringChunkSize(opts.Ring)
+	}
+	w, err := tracefile.Create(opts.Path, hdr, topts)
 	if err != nil {
 		return emu.ExitStatus{}, Stats{}, err
 	}
@@ -585,6 +594,10 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	}
 	lit, pred := r.kernelWrites(t)
 	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: lit, Predicted: pred})
+	if ev.Exec {
+		r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: th.P.PID, Tid: t.tid,
+			Position: r.pos, Path: th.P.Exe(), Argv: th.P.Argv()})
+	}
 	c := th.CPU
 	r.output(th, ev)
 	if changesRegisters(ev.Nr) || c.RIP != c.R[x86.RCX] {
@@ -740,6 +753,7 @@ func (r *Recorder) Mmap(th *emu.Thread, ev emu.MmapEvent) {
 		}
 	}
 	r.w.Module(m)
+	r.keepModule(m)
 }
 
 func buildID(f *elf.File) []byte {
@@ -780,6 +794,9 @@ func (r *Recorder) ThreadStart(th *emu.Thread) {
 	}
 	if len(r.threads) == 1 && r.seq == 0 {
 		r.syncRegions()
+		p := th.P
+		r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: p.PID, Ppid: p.Ppid(),
+			Path: p.Exe(), Argv: p.Argv()})
 		r.w.ThreadStart(t.tid, 0)
 		r.cur = t
 		r.checkpoint()
@@ -860,6 +877,7 @@ func (r *Recorder) checkpoint() {
 	for _, g := range r.regions {
 		r.mmap(g)
 	}
+	r.reannounceModules()
 	r.stats.Checkpoints++
 	if err := r.w.Err(); err != nil {
 		r.fail(err)
@@ -884,6 +902,11 @@ func (r *Recorder) ProcessExit(p *emu.Process, st emu.ExitStatus) {
 	default:
 		e.Kind, e.Signo = tracefile.ExitKilled, int(st.Signal)
 	}
+	tid := 0
+	if r.cur != nil {
+		tid = r.cur.tid
+	}
+	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExited, Pid: p.PID, Tid: tid, Position: e.Position, Exit: *e})
 	r.w.Exit(e)
 }
 

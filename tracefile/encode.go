@@ -457,6 +457,9 @@ func (w *Writer) Append(r *Record) {
 			return
 		}
 		w.buf = append(w.buf, r.Opaque.Bytes...)
+		if t == tagProcess {
+			w.cur.flags |= flagProcesses
+		}
 		w.end(m)
 	default:
 		w.fail(fmt.Errorf("tracefile: record kind %v: %w", r.Kind, ErrInvalid))
@@ -466,5 +469,5 @@ func (w *Writer) Append(r *Record) {
 // unknownTag reports whether t is a length-prefixed tag this version
 // gives no meaning.
 func unknownTag(t uint64) bool {
-	return t == 0x0e || t == 0x0f || (t >= 0x20 && t < 0x80)
+	return t == 0x0e || t == 0x0f || (t >= 0x20 && t < 0x80) // (0x20: Process, process.go)
 }

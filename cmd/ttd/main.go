@@ -46,7 +46,7 @@ func init() {
 	register(command{"run", "[--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
 	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
 	register(command{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd, 30})
-	register(command{"info", "[--records] TRACE", "describe a trace: threads, instructions, size, density, how the program ended", infoCmd, 40})
+	register(command{"info", "[--records] [--json] TRACE", "describe a trace: threads, instructions, size, density, how the program ended, the process tree", infoCmd, 40})
 	register(command{"query", queryUsage, "travel to a position of a trace (or search from it: the last write to a variable...) and show the state there", queryCmd, 50})
 	register(command{"dap", "[--listen ADDR]", "serve the Debug Adapter Protocol (VS Code) on stdin/stdout or ADDR", dapCmd, 60})
 }

@@ -36,6 +36,11 @@ func TestRecordReplaySystem(t *testing.T) {
 }
 
 func recordReplay(t *testing.T, p corpus.Program) {
+	if strings.HasPrefix(p.Name, "proc_") {
+		// ttd record follows one process (fork fails with ENOSYS):
+		// recording a whole tree is issue 17's second step.
+		t.Skip("SKIPPING: recording process trees is not implemented yet")
+	}
 	t.Parallel()
 	slots <- struct{}{}
 	defer func() { <-slots }()

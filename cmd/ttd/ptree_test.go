@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"ttd/internal/corpus"
+)
+
+// processTreePrograms are everyday commands that start processes: shell
+// pipelines and substitutions, Python's subprocess, make running gcc
+// (which runs cc1, as and collect2/ld). Each runs natively and under
+// ttd run, and must agree (compareRuns).
+func processTreePrograms(t testing.TB) []corpus.Program {
+	makeProject := func(dir string) error {
+		files := map[string]string{
+			"main.c": "#include <stdio.h>\nint f1(int), f2(int);\nint main(void) { printf(\"%d\\n\", f1(2) + f2(3)); return 0; }\n",
+			"f1.c":   "int f1(int x) { return x * 10; }\n",
+			"f2.c":   "int f2(int x) { return x * 100; }\n",
+			"Makefile": "prog: main.o f1.o f2.o\n\tgcc -o $@ $^\n%.o: %.c\n\tgcc -O2 -c $<\n" +
+				"run: prog\n\t./prog\n",
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	someFiles := func(dir string) error {
+		for _, n := range []string{"a", "b", "c", "d"} {
+			if err := os.WriteFile(filepath.Join(dir, n), []byte(n+"\n"), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	progs := []corpus.Program{
+		{Name: "bash-pipe", Path: "/bin/bash", Args: []string{"-c", "ls | wc -l"}, Setup: someFiles},
+		{Name: "sh-subst-subshell", Path: "/bin/sh", Args: []string{"-c", "echo $(echo hi); (exit 3); echo $?"}},
+		{Name: "bash-pipestatus", Path: "/bin/bash", Args: []string{"-c",
+			"true | false | (exit 4); echo ${PIPESTATUS[@]}; seq 1 50 | sort -rn | head -3 | tr '\\n' ' '; echo; exit 7"}},
+		{Name: "bash-bg-wait-kill", Path: "/bin/bash", Args: []string{"-c",
+			"sleep 30 & p=$!; kill -TERM $p; wait $p; echo killed=$?; (exit 5) & wait $!; echo bg=$?; cat a b | sort -r"},
+			Setup: someFiles},
+		{Name: "bash-self-kill", Path: "/bin/bash", Args: []string{"-c", "echo before; kill -USR1 $$; echo after"}},
+		{Name: "python-subprocess", Path: "/usr/bin/python3", Args: []string{"-c", `import subprocess, sys
+print(subprocess.run(["echo", "x"], capture_output=True))
+r = subprocess.run(["sh", "-c", "echo out; echo err >&2; exit 3"], capture_output=True, text=True)
+print(r.returncode, repr(r.stdout), repr(r.stderr))
+try:
+    subprocess.run(["false"], check=True)
+except subprocess.CalledProcessError as e:
+    print("CalledProcessError", e.returncode)
+print(subprocess.check_output("echo a | tr a b", shell=True))
+p = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+print(p.communicate(b"through cat\n"))
+sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
+`}},
+		{Name: "make-j2-gcc", Path: "/usr/bin/make", Args: []string{"-j2", "-s", "run"}, Setup: makeProject},
+	}
+	var out []corpus.Program
+	for _, p := range progs {
+		if _, err := exec.LookPath(p.Path); err != nil && t != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s: %s is not installed", p.Name, p.Path)
+			}
+			t.Logf("WARNING: SKIPPING %s: %s is not installed", p.Name, p.Path)
+			continue
+		}
+		p.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "LC_ALL=C", "TZ=UTC"}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestRunProcessTrees runs shell pipelines, Python's subprocess and
+// make -j2 with gcc natively and under ttd run.
+func TestRunProcessTrees(t *testing.T) {
+	for _, p := range processTreePrograms(t) {
+		p := p
+		t.Run(p.Name, func(t *testing.T) { compareRuns(t, p) })
+	}
+}
+
+// BenchmarkRunMakeJ2 builds a three-file C project with make -j2
+// natively and under ttd run (make starts gcc, which starts cc1, as and
+// collect2/ld: a tree of about 20 processes) and reports ttd's time as a
+// multiple of the native one ("x-native"). rr's paper names make as its
+// worst case, at 8x for recording.
+func BenchmarkRunMakeJ2(b *testing.B) {
+	if _, err := exec.LookPath("make"); err != nil {
+		b.Skip("make is not installed")
+	}
+	var prog corpus.Program
+	for _, p := range processTreePrograms(nil) {
+		if p.Name == "make-j2-gcc" {
+			prog = p
+		}
+	}
+	var native, ttd time.Duration
+	for i := 0; i < b.N; i++ {
+		ctx := context.Background()
+		n, err := prog.Run(ctx)
+		if err != nil || n.Status != 0 {
+			b.Fatalf("native make: %v %+v", err, n)
+		}
+		r, err := prog.Run(ctx, ttdBinary, "run", "--")
+		if err != nil || r.Status != 0 {
+			b.Fatalf("ttd run make: %v %s", err, corpus.Tail(r.Stderr, 10))
+		}
+		native += n.Duration
+		ttd += r.Duration
+	}
+	b.ReportMetric(float64(ttd)/float64(native), "x-native")
+	b.ReportMetric(float64(ttd.Milliseconds())/float64(b.N), "ttd-ms/op")
+	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
+}
