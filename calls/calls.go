@@ -212,8 +212,6 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 	return s, nil
 }
 
-var debugStitch func(st *segThread, gs, ns []gframe)
-
 // gframe is a frame of a thread's real stack while stitching: a node,
 // or a call whose function no interval could name yet.
 type gframe struct {
@@ -270,7 +268,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 			for b := range real {
 				if b > 0 {
 					bp := st.baseRets[b-1]
-					for top >= 0 && gs[top].slot <= bp.sp && !(bp.call && gs[top].node != nil && gs[top].node.Site == sigSite) {
+					for top >= 0 && gs[top].slot <= bp.sp {
 						top--
 					}
 				}
@@ -293,6 +291,9 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 						// its last call: this one did, or carries
 						// it on.
 						entry := st.baseEntry
+						if st.baseNoSym && gs[i].pc != 0 {
+							entry = gs[i].pc
+						}
 						if entry == 0 && (bn == nil || len(bn.children) == 0) {
 							if bn != nil {
 								gs[i].self += bn.self
@@ -348,9 +349,6 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot, pos: f.pos})
 			}
 			stacks[tid] = ns
-			if debugStitch != nil {
-				debugStitch(st, gs, ns)
-			}
 			ats[tid] = at
 		}
 		for fk, fs := range s.flows {

@@ -99,13 +99,17 @@ type segThread struct {
 	// go to its node.
 	baseLook int
 	jumps    map[int]*baseJump
-	last     uint64
+	// checkTramp: a ret just returned to a frame open at the
+	// checkpoint; if it is a trampoline's, watch for its jump.
+	checkTramp bool
+	last       uint64
 	// basePending: the frame on top at the checkpoint may be one the
 	// previous interval could not name yet; baseEntry is the function
 	// this interval found it in (0: none), baseTarget the first
 	// instruction it ran there.
 	basePending           bool
 	baseEntry, baseTarget uint64
+	baseNoSym             bool
 }
 
 func (st *segThread) base(b int) *segNode {
@@ -120,8 +124,7 @@ func (st *segThread) base(b int) *segNode {
 
 // basePop is a point where frames open at the checkpoint may end: a ret
 // with the stack pointer at sp, or a call whose return address goes to
-// sp, above the frames the program left by longjmp (a call never pops a
-// signal handler's frame: the handler may run on another stack).
+// sp, at or above the frames the program left by longjmp.
 type basePop struct {
 	sp   uint64
 	call bool
@@ -211,7 +214,9 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 			st.basePending = true
 			st.baseLook = 2 * lookLimit
 		}
-		st.look = lookLimit
+		if fresh {
+			st.look = lookLimit
+		}
 		s.threads[tid] = st
 		s.order = append(s.order, tid)
 	}
@@ -249,7 +254,9 @@ func (s *segment) resolveBase(st *segThread, pc uint64, force bool) {
 	case e.ok && (force || e.entry == pc):
 		st.baseEntry = e.entry
 	case force:
-		st.baseEntry = st.baseTarget
+		// No symbol: an unnamed function is named by its first
+		// instruction, which the previous interval may have seen.
+		st.baseEntry, st.baseNoSym = st.baseTarget, true
 	default:
 		return
 	}
@@ -374,10 +381,27 @@ const lookLimit = 16
 // its entry, the frame on top at the checkpoint if the previous interval
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
 func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
+	if st.checkTramp {
+		st.checkTramp = false
+		if e := s.fn.lookup(in.PC); e.ok && e.tramp && len(st.stack) == 0 {
+			st.baseLook = 2 * lookLimit
+		}
+	}
 	if st.baseLook > 0 {
 		st.baseLook--
-		if len(st.stack) == 0 && !st.basePending && st.jumps[st.b] == nil {
+		if len(st.stack) == 0 && st.jumps[st.b] == nil {
+			pendingBase := st.b == 0 && st.basePending
+			if pendingBase && st.baseTarget == 0 {
+				st.baseTarget = in.PC
+			}
+			// A function's entry reached from a frame open at the
+			// checkpoint: that frame was a PLT stub's call (named
+			// here), a trampoline's (which becomes this function's)
+			// or neither: stitching knows.
 			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+				if pendingBase {
+					st.baseEntry, st.basePending = e.entry, false
+				}
 				s.account(st, c.Retired(), 0)
 				if st.jumps == nil {
 					st.jumps = map[int]*baseJump{}
@@ -390,8 +414,9 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 	}
 	if st.look > 0 {
 		st.look--
-		switch {
-		case st.pending:
+		if !st.pending {
+			st.look = 0
+		} else {
 			f := &st.stack[len(st.stack)-1]
 			if f.target == 0 {
 				f.target = in.PC
@@ -406,24 +431,6 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 					st.tramp, st.trampAt = true, len(st.stack)-1
 				}
 			}
-		case st.basePending && len(st.stack) == 0 && st.b == 0:
-			s.resolveBase(st, in.PC, false)
-			if !st.basePending {
-				// A function's entry reached from the frame open at the
-				// checkpoint: that frame was a PLT stub's call (named
-				// here), a trampoline's (which becomes this
-				// function's) or neither: stitching knows.
-				st.look = 0
-				s.account(st, c.Retired(), 0)
-				if st.jumps == nil {
-					st.jumps = map[int]*baseJump{}
-				}
-				st.jumps[0] = &baseJump{entry: st.baseEntry, node: &segNode{first: noPos}}
-				st.baseLook = 0
-				return
-			}
-		default:
-			st.look = 0
 		}
 	}
 	if st.tramp && st.trampAt == len(st.stack)-1 && !st.pending {
@@ -446,7 +453,7 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
 	}
 	st := s.cur
-	if st.look > 0 || st.tramp || st.baseLook > 0 {
+	if st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
 		s.watch(st, c, in)
 	}
 	switch in.Op {
@@ -475,6 +482,9 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		if st.tramp && st.trampAt >= len(st.stack) {
 			st.tramp = false
 		}
+		if len(st.stack) == 0 {
+			st.checkTramp = true
+		}
 		if !exact && len(st.stack) == 0 {
 			st.b++
 			st.baseRets = append(st.baseRets, basePop{sp: rsp})
@@ -483,10 +493,13 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	}
 }
 
-// leave pops the frames a call at slot shows the program left, up to a
-// signal handler's, and returns the frame the call is made from.
+// leave pops the frames a call at slot shows the program left, and
+// returns the frame the call is made from. A signal handler's frame is
+// no exception: a call inside the handler puts its return address below
+// the handler's, on whichever stack the handler runs; one above it means
+// the handler was left by longjmp (siglongjmp, thread cancellation).
 func (s *segment) leave(st *segThread, slot, pc uint64) *segNode {
-	for k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot && st.stack[k].site != sigSite; k-- {
+	for k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot; k-- {
 		st.stack = st.stack[:k]
 	}
 	if len(st.stack) == 0 && slot >= st.floor() {

@@ -136,6 +136,11 @@ var examples = map[string]string{
 	"info":   "ttd info --records ls.ttd",
 	"query":  "ttd query ls.ttd --at 50% --regs --where",
 	"dap":    "ttd dap --listen 127.0.0.1:4711",
+	// The other commands' (their files may set their own in init).
+	"syscalls":  "ttd syscalls ls.ttd -s 32",
+	"reanimate": "ttd reanimate --root /tmp/re --verify ls.ttd   # after mkdir /tmp/re",
+	"probe":     "ttd probe -n 'syscall::write:entry { @[probefunc] = count(); }' ls.ttd",
+	"gdbserver": "ttd gdbserver --listen 127.0.0.1:2345 ls.ttd   # then: gdb -ex 'target remote :2345' ./ls",
 }
 
 // flagSets remembers each subcommand's flags for its --help.

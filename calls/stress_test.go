@@ -1,0 +1,51 @@
+package calls
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStitchingMatchesOnePass: for programs that longjmp out of deep
+// recursion and out of signal handlers, take signals, bind lazily and
+// run threads, the call tree stitched from short intervals (cut inside
+// PLT stubs, trampolines and handlers) equals one pass over the whole
+// recording, row for row, and holds every instruction.
+func TestStitchingMatchesOnePass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	for _, c := range []struct {
+		src   string
+		every uint64
+	}{
+		{"testdata/deep.c", 3001},
+		{"../testdata/corpus/setjmp_longjmp.c", 7919},
+		{"../testdata/corpus/signals.c", 7919},
+		{"../testdata/corpus/threads_signals.c", 50021},
+	} {
+		exe := buildC(t, c.src, "-pthread")
+		tr, sym := open(t, record(t, exe, c.every))
+		p, err := Analyze(tr, sym, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := analyzeSequential(t, tr, sym)
+		var sum uint64
+		for i, th := range p.Threads {
+			sum += th.Root.Total
+			got, want := flat(th.Root), flat(ref.Threads[i].Root)
+			if strings.Join(got, "\n") == strings.Join(want, "\n") {
+				continue
+			}
+			for k := 0; k < len(got) && k < len(want); k++ {
+				if got[k] != want[k] {
+					t.Errorf("%s, a checkpoint every %d, thread %d, row %d:\n got %s\nwant %s", c.src, c.every, th.Tid, k, got[k], want[k])
+					break
+				}
+			}
+		}
+		if sum != p.Instructions {
+			t.Errorf("%s: the trees hold %d of %d instructions", c.src, sum, p.Instructions)
+		}
+	}
+}
