@@ -22,9 +22,10 @@
 // user composes them with any Beam transform. The filters given to those
 // methods are pushed down into re-simulation: only the named functions'
 // code is hooked, only the named syscalls reported, only the named
-// ranges watched. Probe scripts (package probe) run through ProbeScript
-// in probe.go, which evaluates each segment with probe's engine and
-// merges the partial results with a Beam CombineFn.
+// ranges watched. Probe scripts (package probe) do not run on Beam yet:
+// probe's runner folds partial results and fixes up carried state in
+// unexported code (run.go), which a Beam runner needs exported to give
+// output identical to the local runner's.
 //
 // Rows are independent of segment boundaries: every event belongs to
 // exactly one segment (the one whose interval holds its position; an
