@@ -212,6 +212,8 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 	return s, nil
 }
 
+var debugStitch func(st *segThread, gs, ns []gframe)
+
 // gframe is a frame of a thread's real stack while stitching: a node,
 // or a call whose function no interval could name yet.
 type gframe struct {
@@ -267,25 +269,47 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 			top := len(gs) - 1
 			for b := range real {
 				if b > 0 {
-					rsp := st.baseRets[b-1]
-					for top >= 0 && gs[top].slot <= rsp {
+					bp := st.baseRets[b-1]
+					for top >= 0 && gs[top].slot <= bp.sp && !(bp.call && gs[top].node != nil && gs[top].node.Site == sigSite) {
 						top--
 					}
 				}
 				real[b] = top
 			}
-			for b, bn := range st.bases {
+			// Level by level, in order: the frame open at the
+			// checkpoint that base b stands for, and the jumps from a
+			// base frame to a function's entry (a trampoline's frame
+			// becomes the called function's, as one pass does; any
+			// other frame keeps the instructions).
+			for b := 0; b <= st.b; b++ {
+				var bn *segNode
+				if b < len(st.bases) {
+					bn = st.bases[b]
+				}
 				var g *Node
 				if i := real[b]; i >= 0 {
 					if gs[i].node == nil {
 						// The previous interval ended before naming
 						// its last call: this one did, or carries
 						// it on.
-						if st.baseEntry == 0 {
-							gs[i].self += bn.self
+						entry := st.baseEntry
+						if entry == 0 && (bn == nil || len(bn.children) == 0) {
+							if bn != nil {
+								gs[i].self += bn.self
+							}
 							continue
 						}
-						gs[i].name(st.baseEntry, tid)
+						if entry == 0 {
+							// A signal arrived before the call was
+							// named: by its first instruction.
+							entry = gs[i].pc
+							if sym != nil {
+								if _, e, ok := sym.PCToFunc(gs[i].pc); ok {
+									entry = e
+								}
+							}
+						}
+						gs[i].name(entry, tid)
 					}
 					g = gs[i].node
 				} else {
@@ -294,8 +318,25 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					// instructions, under a frame of its own.
 					g = th.Root.child(key{unknownSite, 0})
 				}
-				merge(bn, g)
-				at[bn] = g
+				if bn != nil {
+					merge(bn, g)
+					at[bn] = g
+				}
+				j := st.jumps[b]
+				if j == nil {
+					continue
+				}
+				if i := real[b]; i >= 0 && isTramp(sym, g) {
+					old := g
+					g = old.Parent.child(key{old.Site, j.entry})
+					g.Count++
+					if gs[i].pos < g.First {
+						g.First, g.FirstTid = gs[i].pos, tid
+					}
+					gs[i].node = g
+				}
+				merge(j.node, g)
+				at[j.node] = g
 			}
 			keep := real[st.b] + 1
 			ns := append([]gframe(nil), gs[:keep]...)
@@ -304,9 +345,12 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					ns = append(ns, gframe{parent: locate(f.parent, at), site: f.site, pos: f.pos, pc: f.target, self: f.pendSelf, slot: f.slot})
 					continue
 				}
-				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot})
+				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot, pos: f.pos})
 			}
 			stacks[tid] = ns
+			if debugStitch != nil {
+				debugStitch(st, gs, ns)
+			}
 			ats[tid] = at
 		}
 		for fk, fs := range s.flows {
@@ -350,6 +394,15 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 		}
 	}
 	return p
+}
+
+// isTramp reports whether n is a lazy-binding trampoline's frame.
+func isTramp(sym Symbolizer, n *Node) bool {
+	if sym == nil {
+		return false
+	}
+	name, entry, ok := sym.PCToFunc(n.Entry)
+	return ok && entry == n.Entry && strings.HasPrefix(name, "_dl_runtime_resolve")
 }
 
 // merge adds a segment's node into the real one: its instructions, and

@@ -73,17 +73,33 @@ type segThread struct {
 	bases []*segNode
 	b     int
 	// baseRets are the stack pointers of the rets that popped base
-	// frames: stitching pops the real frames whose return-address slot
-	// is at or below each, as one pass would (longjmp skips frames).
-	baseRets []uint64
-	stack    []frame
+	// frames, and the slots of the calls that may have left some
+	// (basePop): stitching pops the real frames whose return-address
+	// slot is at or below each, as one pass would (longjmp skips
+	// frames).
+	baseRets []basePop
+	// r0 is the stack pointer at the checkpoint: the top frame's slot
+	// is at or above it.
+	r0    uint64
+	stack []frame
 	// pending: the top frame's function is not known yet; tramp: frame
 	// trampAt is in a lazy-binding trampoline, which will jump to the
 	// function really called.
 	flow           int // the flow the thread works for (Options.FlowOf)
 	pending, tramp bool
 	trampAt        int
-	last           uint64
+	// look is how many more instructions watch looks at (lookLimit).
+	look int
+	// baseLook is how many more instructions watch looks at for a jump
+	// from a frame open at the checkpoint to a function's entry, right
+	// after a ret popped the frames above it: a lazy-binding trampoline
+	// entered in an earlier interval reaching the function called
+	// (stitching decides, knowing whether the frame is a trampoline).
+	// jumps are those jumps by base level: the instructions after one
+	// go to its node.
+	baseLook int
+	jumps    map[int]*baseJump
+	last     uint64
 	// basePending: the frame on top at the checkpoint may be one the
 	// previous interval could not name yet; baseEntry is the function
 	// this interval found it in (0: none), baseTarget the first
@@ -93,10 +109,39 @@ type segThread struct {
 }
 
 func (st *segThread) base(b int) *segNode {
+	if j := st.jumps[b]; j != nil {
+		return j.node
+	}
 	for len(st.bases) <= b {
 		st.bases = append(st.bases, &segNode{first: noPos})
 	}
 	return st.bases[b]
+}
+
+// basePop is a point where frames open at the checkpoint may end: a ret
+// with the stack pointer at sp, or a call whose return address goes to
+// sp, above the frames the program left by longjmp (a call never pops a
+// signal handler's frame: the handler may run on another stack).
+type basePop struct {
+	sp   uint64
+	call bool
+}
+
+// floor is a lower bound of the return-address slot of the frame open
+// at the checkpoint that the thread runs in now: a call below it cannot
+// have left that frame. The frame on top at the checkpoint may be one
+// the program already left (by longjmp) without a ret: no bound.
+func (st *segThread) floor() uint64 {
+	if st.b == 0 {
+		return 0
+	}
+	return st.baseRets[st.b-1].sp + 1
+}
+
+// baseJump is a jump from base frame b to a function's entry.
+type baseJump struct {
+	entry uint64
+	node  *segNode
 }
 
 // segment is the calls of one checkpoint interval.
@@ -164,7 +209,9 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 			st.pending = true
 		} else {
 			st.basePending = true
+			st.baseLook = 2 * lookLimit
 		}
+		st.look = lookLimit
 		s.threads[tid] = st
 		s.order = append(s.order, tid)
 	}
@@ -316,35 +363,70 @@ func (s *segment) settle(st *segThread, n uint64) {
 	st.last = n
 }
 
-// instruction is the Replay hook: every instruction, a few compares
-// unless it is a call or a ret, or the first of a frame.
-func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
-	if c != s.curCPU {
-		tid, _ := r.Current()
-		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
-	}
-	st := s.cur
-	if st.pending {
-		f := &st.stack[len(st.stack)-1]
-		if f.target == 0 {
-			f.target = in.PC
-		}
-		// The callee's first instruction is its entry; a PLT stub is
-		// not a function's entry, and the frame stays pending through
-		// it.
-		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
-			s.enter(st, f, e.entry)
-			if e.tramp {
-				st.tramp, st.trampAt = true, len(st.stack)-1
+// lookLimit bounds the instructions a frame's start is searched for its
+// function's entry (a PLT stub is three, the lazy-binding path a few
+// more); past it a frame is named at its first call or ret. Looking at
+// every instruction of a frame entered mid-function (the frame on top at
+// a checkpoint) made the analysis of a loop-heavy program 3x slower.
+const lookLimit = 16
+
+// watch names frames from their first instructions: a call's callee at
+// its entry, the frame on top at the checkpoint if the previous interval
+// left it unnamed, and the function a lazy-binding trampoline jumps to.
+func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
+	if st.baseLook > 0 {
+		st.baseLook--
+		if len(st.stack) == 0 && !st.basePending && st.jumps[st.b] == nil {
+			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+				s.account(st, c.Retired(), 0)
+				if st.jumps == nil {
+					st.jumps = map[int]*baseJump{}
+				}
+				st.jumps[st.b] = &baseJump{entry: e.entry, node: &segNode{first: noPos}}
+				st.baseLook = 0
+				return
 			}
 		}
-	} else if st.basePending && len(st.stack) == 0 {
-		if st.b == 0 {
+	}
+	if st.look > 0 {
+		st.look--
+		switch {
+		case st.pending:
+			f := &st.stack[len(st.stack)-1]
+			if f.target == 0 {
+				f.target = in.PC
+			}
+			// The callee's first instruction is its entry; a PLT stub
+			// is not a function's entry, and the frame stays pending
+			// through it.
+			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+				s.enter(st, f, e.entry)
+				st.look = 0
+				if e.tramp {
+					st.tramp, st.trampAt = true, len(st.stack)-1
+				}
+			}
+		case st.basePending && len(st.stack) == 0 && st.b == 0:
 			s.resolveBase(st, in.PC, false)
-		} else {
-			st.basePending = false
+			if !st.basePending {
+				// A function's entry reached from the frame open at the
+				// checkpoint: that frame was a PLT stub's call (named
+				// here), a trampoline's (which becomes this
+				// function's) or neither: stitching knows.
+				st.look = 0
+				s.account(st, c.Retired(), 0)
+				if st.jumps == nil {
+					st.jumps = map[int]*baseJump{}
+				}
+				st.jumps[0] = &baseJump{entry: st.baseEntry, node: &segNode{first: noPos}}
+				st.baseLook = 0
+				return
+			}
+		default:
+			st.look = 0
 		}
-	} else if st.tramp && st.trampAt == len(st.stack)-1 {
+	}
+	if st.tramp && st.trampAt == len(st.stack)-1 && !st.pending {
 		// The trampoline jumps to the function called: the frame is
 		// that function's from here on.
 		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
@@ -354,12 +436,32 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			st.tramp = false
 		}
 	}
+}
+
+// instruction is the Replay hook: every instruction, a few compares
+// unless it is a call or a ret, or the first of a frame.
+func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
+	if c != s.curCPU {
+		tid, _ := r.Current()
+		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
+	}
+	st := s.cur
+	if st.look > 0 || st.tramp || st.baseLook > 0 {
+		s.watch(st, c, in)
+	}
 	switch in.Op {
 	case x86asm.CALL:
 		n := c.Retired() + 1
 		top := s.account(st, n, in.PC)
-		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: c.R[x86.RSP] - 8, pos: r.InstPosition(c)})
-		st.pending = true
+		slot := c.R[x86.RSP] - 8
+		// Frames whose slot the new return address goes to or below
+		// are gone: the program left them by longjmp (or a thread was
+		// cancelled by unwinding) without a ret.
+		if k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot || k < 0 && slot >= st.floor() {
+			top = s.leave(st, slot, in.PC)
+		}
+		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: slot, pos: r.InstPosition(c)})
+		st.pending, st.look = true, lookLimit
 	case x86asm.RET:
 		n := c.Retired() + 1
 		s.account(st, n, in.PC)
@@ -375,9 +477,28 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		}
 		if !exact && len(st.stack) == 0 {
 			st.b++
-			st.baseRets = append(st.baseRets, rsp)
+			st.baseRets = append(st.baseRets, basePop{sp: rsp})
+			st.baseLook = 2 * lookLimit
 		}
 	}
+}
+
+// leave pops the frames a call at slot shows the program left, up to a
+// signal handler's, and returns the frame the call is made from.
+func (s *segment) leave(st *segThread, slot, pc uint64) *segNode {
+	for k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot && st.stack[k].site != sigSite; k-- {
+		st.stack = st.stack[:k]
+	}
+	if len(st.stack) == 0 && slot >= st.floor() {
+		// Maybe frames open at the checkpoint too: stitching knows.
+		st.b++
+		st.baseRets = append(st.baseRets, basePop{sp: slot, call: true})
+	}
+	st.pending = len(st.stack) > 0 && st.stack[len(st.stack)-1].node == nil
+	if st.tramp && st.trampAt >= len(st.stack) {
+		st.tramp = false
+	}
+	return s.top(st, pc)
 }
 
 // event follows thread starts and signal deliveries.

@@ -149,6 +149,10 @@ func buildFixtures(t *testing.T) string {
 			fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
 			return
 		}
+		if out, err := exec.Command("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(fixDir, "cthreads"), filepath.Join(src, "cthreads.c")).CombinedOutput(); err != nil {
+			fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
+			return
+		}
 		cmd := exec.Command("go", "build", "-gcflags=all=-N -l", "-o", filepath.Join(fixDir, "gofix"), ".")
 		cmd.Dir = filepath.Join(src, "gofix")
 		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")

@@ -12,10 +12,12 @@
 // switch (server.go); error codes live in errors.go. A handler's error or
 // panic becomes an ErrorResponse, never a crash of the adapter.
 //
-// The real Target is target_ttd.go, on top of the time-travel session
-// (package ttd) and package symbols.
+// The real Target is target_ttd.go: package ttd's Target (the backend
+// the gdb server shares: symbols, goroutines, searches) with its values
+// converted to this package's types, nothing more.
 //
-// dap must never depend on emu or the host process: debugging a trace is
+// dap must never depend on reader, tracefile or x86 (the backend's
+// business), nor on emu or the host process: debugging a trace is
 // re-simulation only. The one exception is the record-then-debug launch
 // path (launch_record.go), which runs the program under package recorder
 // before opening the new trace.

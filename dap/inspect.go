@@ -205,6 +205,7 @@ const evalHelp = `ttd commands (debug console):
   goto POS                  travel to position POS
   find-prev-write ADDR [N]  travel back to the last write to N bytes (8) at ADDR (or &var)
   find-next-write ADDR [N]  travel forward to the next write
+  origin ADDR [N]           where the value of N bytes (8) at ADDR (or &var) came from
   help                      this text
 Anything else is an expression: a variable, a register ($rax), *(int*)0x601040.`
 
@@ -266,6 +267,26 @@ func (s *Server) evalCommand(r *dap.EvaluateRequest, t Target, expr string) bool
 			err := t.Seek(pos)
 			return Stop{Reason: StopStep, Pos: t.Position(), Tid: t.CurrentThread()}, "goto", err
 		})
+	case "origin":
+		if len(f) < 2 || len(f) > 3 {
+			s.sendError(&r.Request, ErrCodeEvaluate, "usage: origin ADDR [SIZE]")
+			return true
+		}
+		tt, ok := t.(*ttdTarget)
+		if !ok {
+			s.sendError(&r.Request, ErrCodeEvaluate, "origin: not available for this target")
+			return true
+		}
+		addr, size, _, err := s.dataTarget(t, 0, strings.Join(f[1:], " "), r.Arguments.FrameId)
+		if err == nil {
+			var lines []string
+			if lines, err = tt.origin(addr, uint64(size)); err == nil {
+				reply(strings.Join(lines, "\n"))
+			}
+		}
+		if err != nil {
+			s.sendError(&r.Request, ErrCodeEvaluate, "origin: %v", err)
+		}
 	case "find-prev-write", "find-next-write":
 		if len(f) < 2 || len(f) > 3 {
 			s.sendError(&r.Request, ErrCodeEvaluate, "usage: %s ADDR [SIZE]", f[0])

@@ -219,6 +219,9 @@ func (s *Server) reportStop(t Target, st Stop, dir Direction, reason string) {
 			verb = "write"
 		}
 		body.Description = fmt.Sprintf("Data breakpoint: %s of %d bytes at %#x (value %#x), position %d", verb, a.Size, a.Addr, a.Value, st.Pos)
+		if a.Old != nil && a.New != nil {
+			body.Description += fmt.Sprintf("\nOld value = %s\nNew value = %s", littleEndianValue(a.Old), littleEndianValue(a.New))
+		}
 		body.Text = body.Description
 	case StopStep:
 		body.Reason = "step"
@@ -337,4 +340,17 @@ func (s *Server) onGotoRequest(r *dap.GotoRequest) {
 		}
 		return st, "", err
 	})
+}
+
+// littleEndianValue shows the bytes of a watched range as gdb shows an
+// integer of their size (up to 8 bytes), else as hex bytes.
+func littleEndianValue(b []byte) string {
+	if len(b) > 0 && len(b) <= 8 {
+		var v uint64
+		for i := len(b) - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		return fmt.Sprintf("%d (%#x)", v, v)
+	}
+	return fmt.Sprintf("% x", b)
 }

@@ -2,6 +2,7 @@ package dap
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-dap"
@@ -9,7 +10,8 @@ import (
 
 // TestCFixtureSearches checks what the searches of the session do for the
 // server: a conditional breakpoint in both directions, and a data
-// breakpoint going forward, which stops before each write in turn.
+// breakpoint going forward, which stops after each write in turn, and
+// back, which stops before it.
 func TestCFixtureSearches(t *testing.T) {
 	dir := buildFixtures(t)
 	src, _ := filepath.Abs("testdata/cfix.c")
@@ -55,14 +57,44 @@ func TestCFixtureSearches(t *testing.T) {
 	}
 	c.request("setDataBreakpoints", map[string]any{"breakpoints": []map[string]any{{"dataId": info.Body.DataId, "accessType": "write"}}})
 	expect[*dap.SetDataBreakpointsResponse](c)
-	for _, by := range []string{"3", "4"} {
+	// As gdb on rr: forward, the stop is just after the write (the pc
+	// past the store, the new value in memory, old and new values in the
+	// description); reverseContinue right after finds the same write and
+	// stops before it (the old value in memory); continue executes it
+	// again.
+	evalCounter := func(frameID int) string {
+		c.request("evaluate", map[string]any{"expression": "counter", "context": "watch", "frameId": frameID})
+		return expect[*dap.EvaluateResponse](c).Body.Result
+	}
+	for _, w := range []struct{ by, old, new string }{{"3", "3", "6"}, {"4", "6", "10"}} {
 		if stop = stepAndWait(t, c, "continue", tid, nil); stop.Body.Reason != "data breakpoint" {
 			t.Fatalf("continue with a data breakpoint stopped for %q", stop.Body.Reason)
 		}
+		// The old and new values (the position differs: after, then
+		// before the write).
+		values := func(d string) string { _, v, _ := strings.Cut(d, "\n"); return v }
+		desc := values(stop.Body.Description)
+		if !strings.Contains(desc, "Old value = "+w.old+" ") || !strings.Contains(desc, "New value = "+w.new+" ") {
+			t.Fatalf("stop description %q: want old value %s, new value %s", desc, w.old, w.new)
+		}
+		fr = top(t, c, tid)
+		wantFrame(t, fr[0], "bump", cw+1)
+		if v := locals(t, c, fr[0].Id)["by"]; v.Value != w.by {
+			t.Fatalf("write to counter in bump(…, %q), want by = %s", v.Value, w.by)
+		}
+		if v := evalCounter(fr[0].Id); v != w.new {
+			t.Fatalf("after the write counter = %s, want the new value %s", v, w.new)
+		}
+		if stop = stepAndWait(t, c, "reverseContinue", tid, nil); stop.Body.Reason != "data breakpoint" || values(stop.Body.Description) != desc {
+			t.Fatalf("reverseContinue after the stop: %q %q, want the same write (%q)", stop.Body.Reason, stop.Body.Description, desc)
+		}
 		fr = top(t, c, tid)
 		wantFrame(t, fr[0], "bump", cw)
-		if v := locals(t, c, fr[0].Id)["by"]; v.Value != by {
-			t.Fatalf("write to counter in bump(…, %q), want by = %s", v.Value, by)
+		if v := evalCounter(fr[0].Id); v != w.old {
+			t.Fatalf("before the write counter = %s, want the old value %s", v, w.old)
+		}
+		if stop = stepAndWait(t, c, "continue", tid, nil); stop.Body.Reason != "data breakpoint" || values(stop.Body.Description) != desc {
+			t.Fatalf("continue after the reverse stop: %q %q, want the same write", stop.Body.Reason, stop.Body.Description)
 		}
 	}
 	if stop = stepAndWait(t, c, "continue", tid, nil); stop.Body.Reason != "end of recording" {

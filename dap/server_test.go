@@ -197,6 +197,13 @@ func TestCFixture(t *testing.T) {
 	c.request("setDataBreakpoints", map[string]any{"breakpoints": []any{}})
 	expect[*dap.SetDataBreakpointsResponse](c)
 
+	// The origin of counter's value here: the last write is bump's
+	// "counter += by", which computes it.
+	c.request("evaluate", map[string]any{"expression": "origin counter 4", "context": "repl", "frameId": fr[0].Id})
+	if r := expect[*dap.EvaluateResponse](c); !strings.Contains(r.Body.Result, "#0 position ") || !strings.Contains(r.Body.Result, "computed") {
+		t.Fatalf("origin counter: %q", r.Body.Result)
+	}
+
 	// readMemory of the stack pointer's region and disassemble at pc.
 	c.request("evaluate", map[string]any{"expression": "counter", "context": "watch", "frameId": fr[0].Id})
 	ev := expect[*dap.EvaluateResponse](c)

@@ -33,6 +33,7 @@ func (s *Server) stepQuery(t Target, dir Direction, kind stepKind, tid int) (Que
 	}
 	if kind == stepInstruction {
 		q.Step = func(st *InstState) bool { return st.Tid == tid }
+		q.Thread = tid
 		return q, nil
 	}
 	pc, sp := regs.RIP, regs.GPR[4]

@@ -106,6 +106,10 @@ type Query struct {
 	Step func(s *InstState) bool
 	// Signals stops where a signal is delivered to the program.
 	Signals bool
+	// Thread, when set, makes the search one instruction step of that OS
+	// thread (ttd's Session.StepThread: other threads run or un-run as
+	// they did in between); Step is then the same step as a predicate.
+	Thread int
 }
 
 // Watch is a data breakpoint: an address range and the accesses that
@@ -155,6 +159,9 @@ type Access struct {
 	Size  int
 	Value uint64
 	Write bool
+	// Old and New are the watched range just before and just after the
+	// access (nil when unknown).
+	Old, New []byte
 }
 
 // Exit says how the recorded program ended.

@@ -36,8 +36,9 @@ func pageDown(a uint64) uint64 { return a &^ (pageSize - 1) }
 func pageUp(a uint64) uint64   { return (a + pageSize - 1) &^ (pageSize - 1) }
 
 // mappedFile is a host file backing one or more mappings. Its pages are
-// copied into guest memory when first touched; later writes to either
-// side are not propagated (MAP_SHARED is emulated as a private copy).
+// copied into guest memory when first touched; what the program writes
+// through a shared mapping goes back to the file (mm_shared.go), later
+// writes to the file are not seen through the mapping.
 type mappedFile struct {
 	fd   int
 	path string
@@ -125,6 +126,7 @@ type MM struct {
 	users    int
 	brkStart uint64
 	brk      uint64
+	pristine sharedPages // pages of shared file mappings as read (mm_shared.go)
 }
 
 // Gen counts the changes to the address space's regions: Regions returns
@@ -141,11 +143,12 @@ func NewMM() *MM {
 
 // fork returns a copy of the address space for a child process: the
 // same mappings, and the pages shared copy-on-write (pages of shared
-// anonymous mappings stay shared for writing).
+// mappings, anonymous or of a file, stay shared for writing, with their
+// pristine copies: mm_shared.go).
 func (mm *MM) fork() *MM {
 	var shared []*vma
 	for _, v := range mm.vmas {
-		if v.shared && v.file == nil {
+		if v.shared {
 			shared = append(shared, v)
 			// Both processes must see one page: make them all exist.
 			for a := v.start; a < v.end; a += pageSize {
@@ -166,6 +169,12 @@ func (mm *MM) fork() *MM {
 		}
 	}
 	n := &MM{Mem: mm.Mem.Fork(keep), brkStart: mm.brkStart, brk: mm.brk, gen: mm.gen}
+	if len(mm.pristine) > 0 {
+		n.pristine = make(sharedPages, len(mm.pristine))
+		for pn, c := range mm.pristine {
+			n.pristine[pn] = c // one copy for the one shared page
+		}
+	}
 	n.Code = x86.NewCodeCache(n.Mem)
 	n.Mem.Source = n.source
 	n.vmas = make([]*vma, len(mm.vmas))
@@ -184,6 +193,7 @@ func (mm *MM) release() {
 		mm.users--
 		return
 	}
+	mm.writeBack(0, taskSize) // shared file mappings reach their files at exit
 	for _, v := range mm.vmas {
 		v.file.unref()
 	}
@@ -218,6 +228,9 @@ func (mm *MM) source(pn uint64) *x86.Page {
 			}
 			buf = buf[k:]
 			off += int64(k)
+		}
+		if v.shared {
+			mm.keepPristine(pn, p)
 		}
 	}
 	return p
@@ -306,6 +319,8 @@ func (mm *MM) split(addr uint64) {
 // dropPages forgets the materialised pages of [lo, hi); they come back
 // from their VMA (zeros or file contents) when touched again.
 func (mm *MM) dropPages(lo, hi uint64) {
+	mm.writeBack(lo, hi)
+	mm.forgetPristine(lo, hi)
 	var pns []uint64
 	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) { pns = append(pns, pn) })
 	for _, pn := range pns {
@@ -322,6 +337,7 @@ func (mm *MM) unmap(lo, hi uint64) {
 	}
 	mm.split(lo)
 	mm.split(hi)
+	mm.writeBack(lo, hi) // before the mappings and their files go
 	i := mm.index(lo)
 	j := i
 	for j < len(mm.vmas) && mm.vmas[j].start < hi {
@@ -427,6 +443,7 @@ func (mm *MM) move(lo, n, dst uint64) {
 		mm.Code.InvalidatePage(x.pn)
 		mm.Mem.TakePage(x.pn)
 	}
+	mm.movePristine(lo, n, dst)
 	delta := dst - lo
 	for _, v := range moved {
 		v.start += delta

@@ -39,11 +39,20 @@ const (
 	frameSize    = 8 + ucontextSize + siginfoSize
 	redZone      = 128
 	fxsaveSize   = 512
+	// fpstateSize is the floating-point area of a frame: an XSAVE area
+	// (the fxsave image, its header and the AVX component) and
+	// FP_XSTATE_MAGIC2 after it, as Linux writes on a CPU with AVX. On
+	// a CPU without AVX only the fxsave image is meaningful; the rest
+	// is zero.
+	fpstateSize    = x86.XSaveSize + 4
+	fpXstateMagic1 = 0x46505853
+	fpXstateMagic2 = 0x46505845
+	ucFPXstate     = 1
 
 	// SigFrameBytes and SigFPStateBytes are the sizes of what signal
 	// delivery writes (SignalEvent).
 	SigFrameBytes   = frameSize
-	SigFPStateBytes = fxsaveSize
+	SigFPStateBytes = fpstateSize
 )
 
 // sigBit is the mask bit of signal sig.
@@ -527,18 +536,30 @@ func (t *Thread) setupFrame(sig int, act *sigAction, ps *pendingSignal) (frame, 
 	} else {
 		sp -= redZone
 	}
-	sp = (sp - fxsaveSize) &^ 63
+	sp = (sp - fpstateSize) &^ 63
 	fpstate = sp
 	sp = (sp-frameSize)&^15 - 8
 	frame = sp
 
-	var fx [fxsaveSize]byte
-	c.FXSave(fx[:])
-	var b [frameSize]byte
+	var fx [fpstateSize]byte
 	le := binary.LittleEndian
+	ucFlags := uint64(6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
+	if xcr0 := c.XCR0(); xcr0&4 != 0 {
+		// The XSAVE format: fx_sw_bytes at 464 say so.
+		c.XSave(fx[:], xcr0)
+		le.PutUint32(fx[464:], fpXstateMagic1)
+		le.PutUint32(fx[468:], fpstateSize)
+		le.PutUint64(fx[472:], xcr0)
+		le.PutUint32(fx[480:], x86.XSaveSize)
+		le.PutUint32(fx[x86.XSaveSize:], fpXstateMagic2)
+		ucFlags |= ucFPXstate
+	} else {
+		c.FXSave(fx[:fxsaveSize])
+	}
+	var b [frameSize]byte
 	le.PutUint64(b[0:], act.restorer)
 	uc := b[8:]
-	le.PutUint64(uc[0:], 6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
+	le.PutUint64(uc[0:], ucFlags)
 	le.PutUint64(uc[16:], t.altStack.sp)
 	le.PutUint32(uc[24:], uint32(t.altStackFlags(oldSP)))
 	le.PutUint64(uc[32:], t.altStack.size)
@@ -603,12 +624,25 @@ func (t *Thread) sigreturn() error {
 	r := func(i int) uint64 { return le.Uint64(g[8*i:]) }
 	fpstate := r(23)
 	if fpstate != 0 {
-		var fx [fxsaveSize]byte
-		if err := t.CopyIn(fpstate, fx[:]); err != nil {
+		var fx [fpstateSize]byte
+		if err := t.CopyIn(fpstate, fx[:fxsaveSize]); err != nil {
 			return err
 		}
-		if !c.FXRstor(fx[:]) {
-			return unix.EFAULT
+		xcr0 := c.XCR0()
+		if xcr0&4 != 0 && le.Uint32(fx[464:]) == fpXstateMagic1 && le.Uint32(fx[480:]) >= x86.XSaveSize {
+			// An XSAVE frame: restore the components it holds, the
+			// others to their initial state (Linux's XRSTOR).
+			if err := t.CopyIn(fpstate+fxsaveSize, fx[fxsaveSize:]); err != nil {
+				return err
+			}
+			if !c.XRstor(fx[:x86.XSaveSize], xcr0&le.Uint64(fx[472:])|3) {
+				return unix.EFAULT
+			}
+		} else {
+			if !c.FXRstor(fx[:fxsaveSize]) {
+				return unix.EFAULT
+			}
+			c.YH = [16]x86.XMM{}
 		}
 	} else {
 		resetFPU(c)
@@ -654,4 +688,5 @@ func resetFPU(c *x86.CPU) {
 	c.FPU = x86.X87{CW: 0x37f}
 	c.MXCSR = 0x1f80
 	c.X = [16]x86.XMM{}
+	c.YH = [16]x86.XMM{}
 }

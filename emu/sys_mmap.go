@@ -34,9 +34,10 @@ func Brk(t *Thread, a *SyscallArgs) (uint64, error) {
 	return want, nil
 }
 
-// Mmap implements Linux syscall mmap(2). MAP_SHARED file mappings are
-// private copies: writes through them do not reach the file, and
-// changes to the file are seen only in pages not touched yet.
+// Mmap implements Linux syscall mmap(2). What the program writes through
+// a MAP_SHARED file mapping reaches the file at msync, munmap and exit
+// (mm_shared.go); changes to the file are seen only in pages not touched
+// yet.
 func Mmap(t *Thread, a *SyscallArgs) (uint64, error) {
 	addr, length, prot, flags, fd, off := a.A[0], a.A[1], a.Int(2), a.Int(3), a.Int(4), a.A[5]
 	mm := t.P.MM
@@ -318,17 +319,20 @@ func Madvise(t *Thread, a *SyscallArgs) (uint64, error) {
 	return 0, nil
 }
 
-// Msync implements Linux syscall msync(2) (shared mappings are private
-// copies, so there is nothing to write back).
+// Msync implements Linux syscall msync(2): the changed bytes of shared
+// file mappings in the range are written back to their files.
 func Msync(t *Thread, a *SyscallArgs) (uint64, error) {
 	end, err := checkRange(a.A[0], a.A[1])
 	if err != nil {
 		return 0, err
 	}
+	if a.A[2]&^uint64(unix.MS_ASYNC|unix.MS_SYNC|unix.MS_INVALIDATE) != 0 || a.A[2]&unix.MS_ASYNC != 0 && a.A[2]&unix.MS_SYNC != 0 {
+		return 0, unix.EINVAL
+	}
 	if !t.P.MM.mapped(a.A[0], end) {
 		return 0, unix.ENOMEM
 	}
-	return 0, nil
+	return 0, errno(t.P.MM.writeBack(a.A[0], end))
 }
 
 // Mincore implements Linux syscall mincore(2): a page is resident when

@@ -12,8 +12,8 @@
 // profiles from package calls, which re-simulates the recording and
 // charges each instruction to the flow its thread works for.
 //
-// flows depends on calls, reader, tracefile and x/sys/unix (syscall
-// numbers); it must never depend on emu, the recorder, ttd's session or
+// flows depends on calls, reader, tracefile and internal/linux (syscall
+// names); it must never depend on emu, the recorder, ttd's session or
 // cmd. Processes other than the recorded one are not followed yet: the
 // recording format has no process tree.
 package flows

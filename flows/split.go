@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"golang.org/x/sys/unix"
-
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/tracefile"
 )
@@ -67,10 +66,10 @@ type Flow struct {
 	// At is the position of the trigger; Start and End bound the
 	// positions the flow's threads worked for it (from the send of the
 	// work, when a thread of the recording sent it).
-	At       uint64 `json:"at"`
-	Start    uint64 `json:"start"`
-	End      uint64 `json:"end"`
-	Threads  []int  `json:"threads"`
+	At      uint64 `json:"at"`
+	Start   uint64 `json:"start"`
+	End     uint64 `json:"end"`
+	Threads []int  `json:"threads"`
 	// Filled by Analyze:
 	Instructions uint64     `json:"instructions"`
 	Share        float64    `json:"share"`
@@ -104,26 +103,6 @@ func (s *Split) Sent(ev *reader.Event) uint64 {
 		return 0
 	}
 	return s.sends[ev.Position]
-}
-
-// Syscalls the split follows (x/sys/unix holds Linux's numbers).
-const (
-	sysRead, sysWrite        = unix.SYS_READ, unix.SYS_WRITE
-	sysReadv, sysWritev      = unix.SYS_READV, unix.SYS_WRITEV
-	sysRecvfrom, sysSendto   = unix.SYS_RECVFROM, unix.SYS_SENDTO
-	sysRecvmsg, sysSendmsg   = unix.SYS_RECVMSG, unix.SYS_SENDMSG
-	sysAccept, sysAccept4    = unix.SYS_ACCEPT, unix.SYS_ACCEPT4
-	sysSocket, sysSocketpair = unix.SYS_SOCKET, unix.SYS_SOCKETPAIR
-	sysPipe, sysPipe2        = unix.SYS_PIPE, unix.SYS_PIPE2
-	sysClose                 = unix.SYS_CLOSE
-	sysDup, sysDup2, sysDup3 = unix.SYS_DUP, unix.SYS_DUP2, unix.SYS_DUP3
-	sysFcntl                 = unix.SYS_FCNTL
-	sysConnect               = unix.SYS_CONNECT
-)
-
-var syscallNames = map[int]string{
-	sysRead: "read", sysReadv: "readv", sysRecvfrom: "recvfrom", sysRecvmsg: "recvmsg",
-	sysAccept: "accept", sysAccept4: "accept4",
 }
 
 // NewSplit cuts a recording into flows by the paper's two rules, from
@@ -204,47 +183,48 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 	sc := &ev.Record.Syscall
 	tid, res := sc.Tid, sc.Result
 	fd := int(int32(sc.Args[0]))
-	switch sc.Nr {
-	case sysSocketpair, sysPipe, sysPipe2:
+	name := linux.SyscallName(sc.Nr)
+	switch name {
+	case "socketpair", "pipe", "pipe2":
 		if res != 0 {
 			return
 		}
 		addr := sc.Args[0]
-		if sc.Nr == sysSocketpair {
+		if name == "socketpair" {
 			addr = sc.Args[3]
 		}
 		a, b, ok := twoFds(sc, addr)
 		if !ok {
 			return
 		}
-		ea, eb := &end{socket: sc.Nr == sysSocketpair}, &end{socket: sc.Nr == sysSocketpair}
+		ea, eb := &end{socket: name == "socketpair"}, &end{socket: name == "socketpair"}
 		ea.peer, eb.peer = eb, ea
 		fds[a], fds[b] = ea, eb
-		if sc.Nr != sysSocketpair {
+		if name != "socketpair" {
 			// A pipe's read end reads what its write end was given.
 			ea.socket = true // reads on it bring work
 		}
-	case sysSocket:
+	case "socket":
 		if res >= 0 {
 			fds[int(res)] = &end{socket: true}
 		}
-	case sysAccept, sysAccept4:
+	case "accept", "accept4":
 		if res >= 0 {
 			fds[int(res)] = &end{socket: true}
-			s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d) = fd %d", syscallNames[sc.Nr], fd, res), set)
+			s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d) = fd %d", name, fd, res), set)
 		}
-	case sysConnect:
-	case sysClose:
+	case "close":
 		delete(fds, fd)
-	case sysDup, sysDup2, sysDup3:
+	case "dup", "dup2", "dup3":
 		if e := fds[fd]; e != nil && res >= 0 {
 			fds[int(res)] = e
 		}
-	case sysFcntl:
-		if e := fds[fd]; e != nil && res >= 0 && (sc.Args[1] == unix.F_DUPFD || sc.Args[1] == unix.F_DUPFD_CLOEXEC) {
+	case "fcntl":
+		cmd, _ := linux.Fcntl.Name(sc.Args[1])
+		if e := fds[fd]; e != nil && res >= 0 && (cmd == "F_DUPFD" || cmd == "F_DUPFD_CLOEXEC") {
 			fds[int(res)] = e
 		}
-	case sysWrite, sysWritev, sysSendto, sysSendmsg:
+	case "write", "writev", "sendto", "sendmsg":
 		e := fds[fd]
 		if e == nil || res <= 0 {
 			return
@@ -258,7 +238,7 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 			ed.Count++
 			ed.Bytes += n
 		}
-	case sysRead, sysReadv, sysRecvfrom, sysRecvmsg:
+	case "read", "readv", "recvfrom", "recvmsg":
 		e := fds[fd]
 		if e == nil || res <= 0 || !e.socket {
 			return
@@ -289,7 +269,7 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 			set(tid, ev.Position, from.flow)
 			return
 		}
-		id := s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d, %d bytes)", syscallNames[sc.Nr], fd, res), set)
+		id := s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d, %d bytes)", name, fd, res), set)
 		if from.tid != 0 && from.tid != tid {
 			// The thread that sent the new work (a client in the
 			// recording) works for it from its send on.

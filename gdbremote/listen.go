@@ -23,14 +23,14 @@ func LoopbackAddr(addr string) string {
 	return addr
 }
 
-// ServeListener accepts one client on l and serves session s to it.
-func ServeListener(l net.Listener, s *ttd.Session, cfg Config) error {
+// ServeListener accepts one client on l and serves target t to it.
+func ServeListener(l net.Listener, t *ttd.Target, cfg Config) error {
 	conn, err := l.Accept()
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	return NewServer(s, conn, conn, cfg).Serve()
+	return NewServer(t, conn, conn, cfg).Serve()
 }
 
 // GDBScript is the script a gdb started by RunGDB begins with: it
@@ -56,10 +56,10 @@ end
 target remote ` + addr + "\n"
 }
 
-// RunGDB serves session s on loopback and runs gdb connected to it (as
+// RunGDB serves target t on loopback and runs gdb connected to it (as
 // rr replay does), with extra arguments for gdb; it returns gdb's exit
 // status. exe, when it exists, is given to gdb for its symbols.
-func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io.Writer, cfg Config) (int, error) {
+func RunGDB(t *ttd.Target, gdbArgs []string, stdin io.Reader, stdout, stderr io.Writer, cfg Config) (int, error) {
 	gdb, err := exec.LookPath("gdb")
 	if err != nil {
 		return 1, fmt.Errorf("gdb not found in PATH (Debian: apt-get install gdb)")
@@ -70,7 +70,7 @@ func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io
 	}
 	defer l.Close()
 	done := make(chan error, 1)
-	go func() { done <- ServeListener(l, s, cfg) }()
+	go func() { done <- ServeListener(l, t, cfg) }()
 	script, err := os.CreateTemp("", "ttd-gdb-*.gdb")
 	if err != nil {
 		return 1, err
@@ -81,10 +81,13 @@ func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io
 	}
 	script.Close()
 	args := []string{"-q", "-x", script.Name()}
-	if exe := (&Server{s: s}).exePath(); exe != "" {
-		if _, err := os.Stat(exe); err == nil {
-			args = append(args, exe)
+	if exe, err := exeFile(t.Session()); err != nil {
+		return 1, err
+	} else if exe != nil {
+		if exe.temp {
+			defer os.Remove(exe.path)
 		}
+		args = append(args, exe.path)
 	}
 	// The user's arguments come after the connection, so that their
 	// commands (-ex, -x) run on the recording.
@@ -100,4 +103,44 @@ func RunGDB(s *ttd.Session, gdbArgs []string, stdin io.Reader, stdout, stderr io
 		return 1, err
 	}
 	return 0, nil
+}
+
+type exeCopy struct {
+	path string
+	temp bool
+}
+
+// exeFile is the executable gdb reads symbols from: the recorded file
+// when it is still there, else a temporary copy of the one embedded in
+// the trace (ttd record --embed-binaries), else none.
+func exeFile(s *ttd.Session) (*exeCopy, error) {
+	mods, err := s.Modules()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mods {
+		if m.Path == "" || m.Path[0] == '[' {
+			continue
+		}
+		if _, err := os.Stat(m.Path); err == nil {
+			return &exeCopy{path: m.Path}, nil
+		}
+		if m.Data == nil {
+			return nil, nil
+		}
+		f, err := os.CreateTemp("", "ttd-exe-*")
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.Write(m.Data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return nil, err
+		}
+		return &exeCopy{path: f.Name(), temp: true}, nil
+	}
+	return nil, nil
 }

@@ -288,11 +288,16 @@ func parseAction(f string) (Action, error) {
 
 func parseQuery(s string) (Request, error) {
 	name := firstWord(s)
+	// arg is what follows the name and its separator.
+	arg := ""
+	if len(s) > len(name) {
+		arg = s[len(name)+1:]
+	}
 	switch name {
 	case "qSupported":
 		var fs []string
-		if len(s) > len(name)+1 {
-			fs = strings.Split(s[len(name)+1:], ";")
+		if arg != "" {
+			fs = strings.Split(arg, ";")
 		}
 		return Request{Kind: QuerySupported, Name: name, Features: fs}, nil
 	case "QStartNoAckMode":
@@ -310,22 +315,19 @@ func parseQuery(s string) (Request, error) {
 	case "qSymbol":
 		return Request{Kind: Symbol, Name: name}, nil
 	case "qThreadExtraInfo":
-		th, err := ParseThreadID(s[len(name)+1:])
+		th, err := ParseThreadID(arg)
 		if err != nil {
 			return Request{}, err
 		}
 		return Request{Kind: ThreadExtraInfo, Name: name, Thread: th}, nil
 	case "qRcmd":
-		if len(s) <= len(name)+1 {
-			return Request{Kind: Monitor, Name: name}, nil
-		}
-		b, err := hex.DecodeString(s[len(name)+1:])
+		b, err := hex.DecodeString(arg)
 		if err != nil {
 			return Request{}, perr("qRcmd: bad hex")
 		}
 		return Request{Kind: Monitor, Name: name, Text: string(b)}, nil
 	case "qGetTLSAddr":
-		f := strings.Split(s[len(name)+1:], ",")
+		f := strings.Split(arg, ",")
 		if len(f) != 3 {
 			return Request{}, perr("qGetTLSAddr: want thread,offset,lm")
 		}

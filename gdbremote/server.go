@@ -22,6 +22,7 @@ type Config struct {
 // Server gives the requests of one gdb connection their meaning
 // against a ttd.Session.
 type Server struct {
+	t   *ttd.Target
 	s   *ttd.Session
 	c   *Conn
 	cfg Config
@@ -56,9 +57,10 @@ var errInterrupted = errors.New("interrupted")
 // errDone ends Serve after a kill or detach.
 var errDone = errors.New("done")
 
-// NewServer prepares a server for session s on one connection.
-func NewServer(s *ttd.Session, r io.Reader, w io.Writer, cfg Config) *Server {
-	srv := &Server{s: s, c: NewConn(r, w), cfg: cfg, bps: map[zKey]int{}, kinds: map[int]zKey{}, xfer: map[string][]byte{}}
+// NewServer prepares a server for target t on one connection.
+func NewServer(t *ttd.Target, r io.Reader, w io.Writer, cfg Config) *Server {
+	s := t.Session()
+	srv := &Server{t: t, s: s, c: NewConn(r, w), cfg: cfg, bps: map[zKey]int{}, kinds: map[int]zKey{}, xfer: map[string][]byte{}}
 	srv.pid = 1
 	if tid, err := s.CurrentThread(); err == nil && tid > 0 {
 		srv.lastTid = tid
@@ -517,7 +519,7 @@ func (srv *Server) stopReply(st ttd.Stop, sig int) string {
 				tid = ev.Tid
 			}
 			if ev.Record != nil && ev.Record.Signal.Signo != 0 {
-				sig = ev.Record.Signal.Signo
+				sig = gdbSignal(ev.Record.Signal.Signo)
 			}
 		}
 	case ttd.StopStartOfTrace:
@@ -589,15 +591,9 @@ func (srv *Server) command(text string) (string, error) {
 		if len(f) < 2 || len(f) > 3 {
 			return "", errors.New("usage: monitor find-prev-write EXPR [N]")
 		}
-		sy, _ := s.Symbols()
-		expr := strings.TrimPrefix(f[1], "&")
-		addr, err := ttd.ResolveAddr(sy, expr)
+		addr, size, err := srv.lvalue(f[1])
 		if err != nil {
 			return "", err
-		}
-		size := uint64(8)
-		if _, n, ok := sy.LookupSymbol(expr); ok && n > 0 {
-			size = n
 		}
 		if len(f) == 3 {
 			n, err := strconv.ParseUint(f[2], 0, 32)
@@ -606,6 +602,7 @@ func (srv *Server) command(text string) (string, error) {
 			}
 			size = n
 		}
+		sy, _ := s.Symbols()
 		fd, err := s.FindPrevWrite(addr, size, s.Position())
 		if errors.Is(err, ttd.ErrNotFound) {
 			return fmt.Sprintf("no write to %d bytes at %#x before position %d\n", size, addr, s.Position()), nil
@@ -623,6 +620,24 @@ func (srv *Server) command(text string) (string, error) {
 			size, addr, fd.Position, fd.Tid, ttd.Describe(sy, fd.PC), fd.Disasm, hexKnown(fd.Before), hexKnown(fd.After), fd.Position), nil
 	}
 	return "", fmt.Errorf("unknown monitor command %q (monitor help lists them)", f[0])
+}
+
+// lvalue resolves a monitor command's EXPR to the memory it names: a
+// source expression in the current thread's innermost frame (counter,
+// &counter, p->next, cell[3]), whose DWARF type gives the size, or an
+// address (0x601040, global+8), 8 bytes.
+func (srv *Server) lvalue(expr string) (addr, size uint64, err error) {
+	e := strings.TrimPrefix(expr, "&")
+	if v, verr := srv.t.Eval(srv.stopThread(), 0, e); verr == nil {
+		if v.Addr == 0 || v.Size <= 0 {
+			return 0, 0, fmt.Errorf("%s is not in memory (a register or a constant)", expr)
+		}
+		return v.Addr, uint64(v.Size), nil
+	} else if a, aerr := ttd.ResolveAddr(srv.t.Symbols(), e); aerr == nil {
+		return a, 8, nil
+	} else {
+		return 0, 0, verr
+	}
 }
 
 func hexKnown(m ttd.Memory) string {
@@ -661,4 +676,24 @@ func ParsePosition(text string, end uint64) (uint64, error) {
 		return 0, fmt.Errorf("bad position %q: a number, start, end or N%%", text)
 	}
 	return min(v, end), nil
+}
+
+// linuxToGDB maps Linux signal numbers 1-31 to the protocol's, which are
+// gdb's own (enum gdb_signal): SIGBUS is 10 there, SIGUSR1 30...
+var linuxToGDB = [32]int{0, 1, 2, 3, 4, 5, 6, 10, 8, 9, 30, 11, 31, 13, 14, 15,
+	143, 20, 19, 17, 18, 21, 22, 16, 24, 25, 26, 27, 28, 23, 32, 12}
+
+// gdbSignal is the protocol's number of Linux signal sig: real-time
+// signals 32 and 33-63 are gdb's REALTIME_32 (77) and REALTIME_33.. (45..),
+// anything else GDB_SIGNAL_UNKNOWN (143).
+func gdbSignal(sig int) int {
+	switch {
+	case sig > 0 && sig < 32:
+		return linuxToGDB[sig]
+	case sig == 32:
+		return 77
+	case sig >= 33 && sig <= 63:
+		return 45 + sig - 33
+	}
+	return 143
 }

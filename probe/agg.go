@@ -31,11 +31,11 @@ type AggState struct {
 // aggDecl is what the script says of an aggregation: its function, the
 // number of keys and, for lquantize, the constant parameters.
 type aggDecl struct {
-	Name             string
-	Fn               string
-	NKeys            int
-	Low, High, Step  int64 // lquantize
-	pos              Pos
+	Name            string
+	Fn              string
+	NKeys           int
+	Low, High, Step int64 // lquantize
+	pos             Pos
 }
 
 // add folds one value into s.
@@ -207,6 +207,18 @@ func (t AggTable) entry(keys []Value) *AggEntry {
 	return e
 }
 
+// entryBuf is entry without allocating for a key already present; buf
+// is scratch space.
+func (t AggTable) entryBuf(keys []Value, buf *[]byte) *AggEntry {
+	*buf = appendKey((*buf)[:0], keys)
+	if e := t[string(*buf)]; e != nil {
+		return e
+	}
+	e := &AggEntry{Keys: slices.Clone(keys)}
+	t[string(*buf)] = e
+	return e
+}
+
 // merge folds b into t.
 func (t AggTable) merge(b AggTable) {
 	for k, e := range b {
@@ -244,19 +256,48 @@ const (
 )
 
 // AggPart is the events of an aggregation up to an operation at
-// (Pos, Seq): Table accumulates the values since the previous part's
-// operation; then Op applies to everything so far. The last part of a
-// series has no operation.
+// (Pos, Seq) of segment Seg: Table accumulates the values since the
+// previous part's operation; then Op applies to everything so far. The
+// last part of a segment (Last) has no operation: its values come after
+// the segment's last operation. SegFrom and StartsSeg say where the
+// part's values begin (Merge joins a segment's last part to the next
+// segment's first).
 type AggPart struct {
-	Table AggTable `json:"table"`
-	Op    string   `json:"op,omitempty"`
-	N     int64    `json:"n,omitempty"` // trunc's count
-	Pos   uint64   `json:"pos,omitempty"`
-	Seq   uint64   `json:"seq,omitempty"`
+	Table     AggTable `json:"table"`
+	Op        string   `json:"op,omitempty"`
+	N         int64    `json:"n,omitempty"` // trunc's count
+	Pos       uint64   `json:"pos,omitempty"`
+	Seq       uint64   `json:"seq,omitempty"`
+	Trace     string   `json:"trace,omitempty"`
+	Seg       int      `json:"seg"`
+	SegFrom   int      `json:"seg_from"`
+	StartsSeg bool     `json:"starts_seg,omitempty"`
+	Last      bool     `json:"last,omitempty"`
 }
 
-// AggSeries is one aggregation's partial result: parts in order. Most
-// have a single part without operation.
+// order is the part's place among all parts of a trace: where its
+// values end.
+func (p *AggPart) order() (string, int, uint64) {
+	if p.Op == opNone {
+		return p.Trace, p.Seg, ^uint64(0)
+	}
+	return p.Trace, p.Seg, p.Seq
+}
+
+func partLess(a, b *AggPart) bool {
+	at, as, aq := a.order()
+	bt, bs, bq := b.order()
+	if at != bt {
+		return at < bt
+	}
+	if as != bs {
+		return as < bs
+	}
+	return aq < bq
+}
+
+// AggSeries is one aggregation's partial result: parts in order. A
+// segment's series is usually one part without operation.
 type AggSeries []AggPart
 
 func (s *AggSeries) open() AggTable {
@@ -273,25 +314,48 @@ func (s *AggSeries) cut(op string, n int64, pos, seq uint64) {
 	p.Op, p.N, p.Pos, p.Seq = op, n, pos, seq
 }
 
-// concat appends b's parts to a (b's events come after a's): a's open
-// part and b's first part merge.
-func concatSeries(a, b AggSeries) AggSeries {
-	if len(a) == 0 {
-		return b
+// seal marks a segment's series with its place, ending it with an open
+// part.
+func (s *AggSeries) seal(trace string, seg int) {
+	if len(*s) == 0 || (*s)[len(*s)-1].Op != opNone {
+		*s = append(*s, AggPart{Table: AggTable{}})
 	}
-	if len(b) == 0 {
-		return a
+	for i := range *s {
+		p := &(*s)[i]
+		p.Trace, p.Seg, p.SegFrom, p.StartsSeg, p.Last = trace, seg, seg, i == 0, i == len(*s)-1
 	}
-	out := make(AggSeries, 0, len(a)+len(b))
-	out = append(out, a...)
-	last := &out[len(out)-1]
-	if last.Op != opNone {
-		return append(out, b...)
+}
+
+// mergeSeries combines the parts of two partial results, in trace and
+// position order whatever the order of a and b; a segment's last part
+// and the next segment's first merge by the merge law.
+func mergeSeries(a, b AggSeries) AggSeries {
+	all := make(AggSeries, 0, len(a)+len(b))
+	all = append(append(all, a...), b...)
+	slices.SortStableFunc(all, func(x, y AggPart) int {
+		if partLess(&x, &y) {
+			return -1
+		}
+		if partLess(&y, &x) {
+			return 1
+		}
+		return 0
+	})
+	out := all[:0:0]
+	for _, p := range all {
+		if n := len(out); n > 0 {
+			q := &out[n-1]
+			if q.Op == opNone && q.Last && p.StartsSeg && p.Trace == q.Trace && p.SegFrom == q.Seg+1 {
+				t := q.Table.clone()
+				t.merge(p.Table)
+				p.Table, p.SegFrom, p.StartsSeg = t, q.SegFrom, q.StartsSeg
+				out[n-1] = p
+				continue
+			}
+		}
+		out = append(out, p)
 	}
-	t := last.Table.clone()
-	t.merge(b[0].Table)
-	out[len(out)-1] = AggPart{Table: t, Op: b[0].Op, N: b[0].N, Pos: b[0].Pos, Seq: b[0].Seq}
-	return append(out, b[1:]...)
+	return out
 }
 
 // apply performs an operation on the folded table.

@@ -142,11 +142,26 @@ func TestSeriesLaw(t *testing.T) {
 			return normalize(cur)
 		}
 		want := fold(series(evs, 0))
-		var all AggSeries
+		// Split into segments, merge them in a random order and grouping.
+		var segs []AggSeries
 		for i := 0; i < len(evs); {
 			j := i + 1 + r.Intn(len(evs)-i)
-			all = concatSeries(all, series(evs[i:j], i))
+			s := series(evs[i:j], i)
+			s.seal("t", len(segs))
+			segs = append(segs, s)
 			i = j
+		}
+		r.Shuffle(len(segs), func(i, j int) { segs[i], segs[j] = segs[j], segs[i] })
+		for len(segs) > 1 {
+			i := r.Intn(len(segs) - 1)
+			segs[i] = mergeSeries(segs[i], segs[i+1])
+			segs = append(segs[:i+1], segs[i+2:]...)
+		}
+		all := segs[0]
+		for i, p := range all {
+			if p.Op == opNone && i != len(all)-1 {
+				t.Fatalf("trial %d: a segment's last part was not joined to the next", trial)
+			}
 		}
 		got := fold(all)
 		if len(got) != len(want) {

@@ -153,8 +153,8 @@ func (s *IfStmt) At() Pos   { return s.P }
 // ProbeSpec is one probe description of a clause:
 // provider:module:function:name, with * and ? wildcards.
 type ProbeSpec struct {
-	P                    Pos
-	Text                 string
+	P                     Pos
+	Text                  string
 	Prov, Mod, Func, Name string
 }
 

@@ -29,13 +29,13 @@ type Target struct {
 
 // boundProbe is one probe of a target that some clause enabled.
 type boundProbe struct {
-	ID                   int
+	ID                    int
 	Prov, Mod, Func, Name string
-	Addr, Size           uint64 // fn, line: where; return: the function
-	clauses              []*Clause
+	Addr, Size            uint64 // fn, line: where; return: the function
+	clauses               []*Clause
 	// watch
-	wlo, whi   uint64
-	wr, ww     bool
+	wlo, whi uint64
+	wr, ww   bool
 }
 
 func (bp *boundProbe) label() string {
@@ -43,6 +43,13 @@ func (bp *boundProbe) label() string {
 		return bp.Name
 	}
 	return bp.Prov + ":" + bp.Mod + ":" + bp.Func + ":" + bp.Name
+}
+
+// retRange is code of a function with a return probe: its body, or a
+// part the compiler split off (f.cold).
+type retRange struct {
+	lo, hi uint64
+	bp     *boundProbe
 }
 
 // Bound is a program bound to one target: its probes resolved to code
@@ -57,7 +64,7 @@ type Bound struct {
 	begin, end []*Clause
 	addr       map[uint64][]*boundProbe // entry, offset and line probes
 	addrs      []uint64                 // sorted keys of addr
-	rets       []*boundProbe            // return probes, sorted by Addr
+	rets       []retRange               // return probes' code, sorted by lo
 	sysEntry   map[int][]*boundProbe
 	sysReturn  map[int][]*boundProbe
 	proc       map[string][]*boundProbe // exec, fork, exit
@@ -127,7 +134,8 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 		b.addrs = append(b.addrs, a)
 	}
 	sort.Slice(b.addrs, func(i, j int) bool { return b.addrs[i] < b.addrs[j] })
-	sort.Slice(b.rets, func(i, j int) bool { return b.rets[i].Addr < b.rets[j].Addr })
+	sort.Slice(b.rets, func(i, j int) bool { return b.rets[i].lo < b.rets[j].lo })
+
 	return b, nil
 }
 
@@ -193,7 +201,12 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 					}
 					bp := get(fmt.Sprintf("r%x", f.Addr), func() *boundProbe {
 						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "return", Addr: f.Addr, Size: f.Size}
-						b.rets = append(b.rets, bp)
+						b.rets = append(b.rets, retRange{f.Addr, f.Addr + f.Size, bp})
+						for _, g := range funcs {
+							if g.Module == f.Module && g.Name == f.Name+".cold" && g.Size > 0 {
+								b.rets = append(b.rets, retRange{g.Addr, g.Addr + g.Size, bp})
+							}
+						}
 						return bp
 					})
 					attach(bp, cl)
@@ -276,7 +289,8 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			return 0, errAt(pr.P, "line probes need the program's DWARF, and this trace has no symbols")
 		}
 		ln, _ := strconv.Atoi(pr.Name)
-		for _, a := range b.T.Syms.LineToPCs(pr.Func, ln) {
+		addrs, _ := b.T.Syms.BreakpointLine(pr.Func, ln)
+		for _, a := range addrs {
 			fn, _, _ := b.T.Syms.PCToFunc(a)
 			bp := get(fmt.Sprintf("l%x", a), func() *boundProbe {
 				bp := &boundProbe{Prov: "line", Mod: pr.Func, Func: fn, Name: pr.Name, Addr: a}
@@ -321,25 +335,21 @@ func (b *Bound) wantBlock(pc, end uint64) bool {
 	if i < len(b.addrs) && b.addrs[i] < end {
 		return true
 	}
-	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].Addr+b.rets[j].Size > pc })
-	for ; j < len(b.rets) && b.rets[j].Addr < end; j++ {
-		if b.rets[j].Addr+b.rets[j].Size > pc {
-			return true
-		}
+	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].lo >= pc })
+	if j < len(b.rets) && b.rets[j].lo < end {
+		return true
 	}
-	return false
+	return j > 0 && b.retAt(pc) != nil
 }
 
-// retAt finds the return probes of the function whose body holds pc.
-func (b *Bound) retAt(pc uint64) *boundProbe {
-	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].Addr > pc })
-	for j--; j >= 0; j-- {
-		r := b.rets[j]
-		if pc < r.Addr+r.Size {
-			return r
-		}
-		if r.Addr+r.Size <= pc && j > 0 && b.rets[j-1].Addr+b.rets[j-1].Size <= pc {
-			break
+// retAt finds the return probe range whose code holds pc (function
+// bodies do not overlap, so the last range starting at or before pc is
+// the only candidate... nearly: nested symbols are looked through).
+func (b *Bound) retAt(pc uint64) *retRange {
+	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].lo > pc })
+	for k := j - 1; k >= 0 && k >= j-4; k-- {
+		if pc < b.rets[k].hi {
+			return &b.rets[k]
 		}
 	}
 	return nil

@@ -11,8 +11,8 @@ import (
 // Program is a checked script, ready to bind to traces. It is immutable
 // and safe to share between goroutines.
 type Program struct {
-	Script *Script
-	aggs   map[string]*aggDecl
+	Script   *Script
+	aggs     map[string]*aggDecl
 	aggOrder []string // in order of first appearance
 	// globals and arrays are the names the script assigns; a name read
 	// but never assigned is an error, as in D.
@@ -26,7 +26,7 @@ type Program struct {
 	// carries is set when a clause of a probe other than BEGIN and END
 	// reads state that earlier events may have written (globals,
 	// arrays, self->): segments then go through the fix-up pass.
-	carries bool
+	carries    bool
 	quiet      bool
 	flowindent bool
 	strsize    int

@@ -45,7 +45,11 @@ type clauseRun struct {
 }
 
 func (s *segEval) runClause(cl *Clause, ev *event) {
-	cr := &clauseRun{ev: ev, cl: cl}
+	// One clauseRun per segment, reset: clauses do not nest.
+	cr := &s.cr
+	out := cr.out
+	out.Reset()
+	*cr = clauseRun{ev: ev, cl: cl, out: out}
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(fault)
@@ -132,10 +136,11 @@ func (s *segEval) stmts(cr *clauseRun, body []Stmt) {
 
 func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 	d := s.b.P.aggs[st.Name]
-	keys := make([]Value, len(st.Keys))
-	for i, k := range st.Keys {
-		keys[i] = s.eval(cr, k)
+	keys := s.keys[:0]
+	for _, k := range st.Keys {
+		keys = append(keys, s.eval(cr, k))
 	}
+	s.keys = keys
 	var v, incr int64 = 0, 1
 	if len(st.Args) > 0 {
 		a := s.eval(cr, st.Args[0])
@@ -154,9 +159,11 @@ func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 		s.faultf(st.P, "aggregations cannot be speculative")
 	}
 	series := s.part.Aggs[st.Name]
-	t := series.open()
-	s.part.Aggs[st.Name] = series
-	d.add(&t.entry(keys).State, v, incr)
+	if n := len(series); n == 0 || series[n-1].Op != opNone {
+		series.open()
+		s.part.Aggs[st.Name] = series
+	}
+	d.add(&series[len(series)-1].Table.entryBuf(keys, &s.keyBuf).State, v, incr)
 }
 
 // Variables: the state a segment reads and writes (see doc.go).

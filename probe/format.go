@@ -11,13 +11,13 @@ import (
 // %A, %S escaped string, %Y date, %k stack, %@ the value in printa).
 
 type conv struct {
-	lit   string // literal text before the conversion ("" at the end)
-	flags string
-	width string // digits or "*"
-	prec  string // digits or "*" (without the dot), hasPrec says if present
+	lit     string // literal text before the conversion ("" at the end)
+	flags   string
+	width   string // digits or "*"
+	prec    string // digits or "*" (without the dot), hasPrec says if present
 	hasPrec bool
-	verb  byte   // 0: literal only
-	agg   bool   // %@d
+	verb    byte // 0: literal only
+	agg     bool // %@d
 }
 
 func parseFormat(f string) ([]conv, error) {

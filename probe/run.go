@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,9 +40,18 @@ func Merge(a, b *Partial) *Partial {
 		out.Aggs[name] = s
 	}
 	for name, s := range b.Aggs {
-		out.Aggs[name] = concatSeries(out.Aggs[name], s)
+		out.Aggs[name] = mergeSeries(out.Aggs[name], s)
 	}
 	out.Records = append(append(make([]Record, 0, len(a.Records)+len(b.Records)), a.Records...), b.Records...)
+	slices.SortStableFunc(out.Records, func(x, y Record) int {
+		if x.Trace != y.Trace {
+			return strings.Compare(x.Trace, y.Trace)
+		}
+		if x.Seg != y.Seg {
+			return x.Seg - y.Seg
+		}
+		return int(x.Seq) - int(y.Seq)
+	})
 	out.Exit = a.Exit
 	if out.Exit == nil {
 		out.Exit = b.Exit
@@ -254,6 +264,7 @@ func specialEval(b *Bound, cls []*Clause, state map[string]Value, pos uint64) *P
 			break
 		}
 	}
+	s.seal()
 	return s.part
 }
 
@@ -273,17 +284,29 @@ func (o *Outcome) fold(pt *Partial) {
 	var ops []op
 	for name, s := range pt.Aggs {
 		for i := range s {
-			if s[i].Op != opNone {
-				ops = append(ops, op{seq: s[i].Seq, agg: name, part: &s[i]})
-			}
+			ops = append(ops, op{agg: name, part: &s[i]})
 		}
 	}
 	for i := range pt.Records {
 		ops = append(ops, op{seq: pt.Records[i].Seq, rec: &pt.Records[i]})
 	}
+	key := func(x op) (string, int, uint64) {
+		if x.part != nil {
+			return x.part.order()
+		}
+		return x.rec.Trace, x.rec.Seg, x.rec.Seq
+	}
 	sort.SliceStable(ops, func(i, j int) bool {
-		if ops[i].seq != ops[j].seq {
-			return ops[i].seq < ops[j].seq
+		ti, si, qi := key(ops[i])
+		tj, sj, qj := key(ops[j])
+		if ti != tj {
+			return ti < tj
+		}
+		if si != sj {
+			return si < sj
+		}
+		if qi != qj {
+			return qi < qj
 		}
 		return ops[i].part != nil // the snapshot before its printa record
 	})
@@ -309,11 +332,6 @@ func (o *Outcome) fold(pt *Partial) {
 		t := o.table(x.agg)
 		t.merge(x.part.Table)
 		o.Aggs[x.agg] = d.apply(t, x.part.Op, x.part.N)
-	}
-	for name, s := range pt.Aggs {
-		if len(s) > 0 && s[len(s)-1].Op == opNone {
-			o.table(name).merge(s[len(s)-1].Table)
-		}
 	}
 }
 
@@ -394,4 +412,39 @@ func (o *Outcome) hasLines() bool {
 		}
 	}
 	return false
+}
+
+// Finish turns partial results into an outcome, for runners that
+// evaluate segments themselves (Beam): BEGIN's output first, then the
+// partials merged (in any order or grouping), then END with the final
+// aggregations. It does no fix-up: for programs that CarriesState, the
+// partials must come from segments evaluated with their true initial
+// state (see doc.go). b is any of the bound targets (for BEGIN and
+// END's built-ins).
+func (p *Program) Finish(b *Bound, parts ...*Partial) *Outcome {
+	out := &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: p}
+	if b.T.Syms != nil {
+		out.sy = b.T.Syms
+	}
+	begin := specialEval(b, b.begin, nil, 0)
+	out.fold(begin)
+	var all *Partial
+	for _, pt := range parts {
+		all = Merge(all, pt)
+	}
+	state := composeState(nil, begin.Writes, nil)
+	endPos := b.T.Trace.End()
+	if all != nil {
+		out.fold(all)
+		state = composeState(state, all.Writes, all.Ended)
+		if all.Exit != nil {
+			endPos = all.Exit.Pos
+		}
+	}
+	exit := out.Exit
+	out.fold(specialEval(b, b.end, state, endPos))
+	if exit != nil {
+		out.Exit = exit
+	}
+	return out
 }

@@ -34,6 +34,23 @@ type Record struct {
 	Entry bool   `json:"entry,omitempty"`
 	Agg   string `json:"agg,omitempty"`
 	Fmt   string `json:"fmt,omitempty"`
+	// Trace and Seg place the record among merged partials.
+	Trace string `json:"trace,omitempty"`
+	Seg   int    `json:"seg"`
+}
+
+// seal marks the partial's records and aggregation parts with their
+// trace and segment, and gives every aggregation of the program a part
+// (so that Merge joins consecutive segments).
+func (s *segEval) seal() {
+	for i := range s.part.Records {
+		s.part.Records[i].Trace, s.part.Records[i].Seg = s.part.Trace, s.k
+	}
+	for name := range s.b.P.aggs {
+		series := s.part.Aggs[name]
+		series.seal(s.part.Trace, s.k)
+		s.part.Aggs[name] = series
+	}
 }
 
 // ExitInfo is where a script called exit().
@@ -81,8 +98,13 @@ type segEval struct {
 	// stopped is set by exit(): later events are ignored. stopNow also
 	// ends the clause running (END's exit).
 	stopped, stopNow bool
-	specs    map[int]*spec
-	nextSpec int
+	specs            map[int]*spec
+	nextSpec         int
+	ev               event
+	one              [1]*boundProbe
+	cr               clauseRun
+	keys             []Value
+	keyBuf           []byte
 	// memory
 	lookback bool
 }
@@ -159,7 +181,11 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	stops := func(yield func(uint64) bool) {
 		if every != 0 {
-			for p := (from/every + 1) * every; p < to; p += every {
+			p := (from + every - 1) / every * every
+			if p == 0 {
+				p = every
+			}
+			for ; p < to; p += every {
 				if !yield(p) {
 					return
 				}
@@ -182,6 +208,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 			break
 		}
 	}
+	s.seal()
 	return s.part, nil
 }
 
@@ -207,21 +234,53 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	}
 	if bps := s.b.addr[in.PC]; bps != nil {
 		tid, _ := r.Current()
-		ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c}
+		ev := s.newEvent(r.InstPosition(c), tid, c)
 		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
 		for i, reg := range regs {
 			ev.args[i] = int64(c.R[reg])
 		}
 		s.fire(bps, ev)
 	}
-	if in.Op == x86asm.RET && len(s.b.rets) > 0 {
-		if bp := s.b.retAt(in.PC); bp != nil {
-			tid, _ := r.Current()
-			ev := &event{pos: r.InstPosition(c), tid: tid, cpu: c, retval: int64(c.R[x86.RAX])}
-			ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
-			s.fire([]*boundProbe{bp}, ev)
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
+		rr := s.b.retAt(in.PC)
+		if rr == nil {
+			return
 		}
+		if in.Op == x86asm.JMP {
+			// A tail call: a jump out of the function (to another
+			// function, a PLT stub, a body shared with another symbol)
+			// returns from this one, as DTrace's pid provider has it.
+			var target uint64
+			switch a := &in.Args[0]; a.Kind {
+			case x86.KRel:
+				target = a.Imm
+			case x86.KReg:
+				target = c.R[a.Reg]
+			default:
+				return
+			}
+			if target >= rr.lo && target < rr.hi {
+				return
+			}
+			if other := s.b.retAt(target); other != nil && other.bp == rr.bp {
+				return // to the function's .cold part
+			}
+		}
+		bp := rr.bp
+		tid, _ := r.Current()
+		ev := s.newEvent(r.InstPosition(c), tid, c)
+		ev.retval = int64(c.R[x86.RAX])
+		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
+		s.one[0] = bp
+		s.fire(s.one[:], ev)
 	}
+}
+
+// newEvent resets the segment's event for a firing: the hot paths
+// (fn probes) allocate nothing for it.
+func (s *segEval) newEvent(pos uint64, tid int, c *x86.CPU) *event {
+	s.ev = event{pos: pos, tid: tid, cpu: c}
+	return &s.ev
 }
 
 func (s *segEval) access(a *reader.Access) {

@@ -1,6 +1,9 @@
 package probe
 
 import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +12,7 @@ import (
 	"testing"
 
 	"ttd/emu"
+	"ttd/reader"
 	"ttd/recorder"
 )
 
@@ -92,6 +96,23 @@ func itoa(v uint64) string {
 	}
 }
 
+var targets sync.Map // path and index flag -> *Target, open for the process
+
+// openCached opens a target once per process (symbol tables take a while
+// to load).
+func openCached(t testing.TB, path string, index bool) *Target {
+	key := path + map[bool]string{true: "+index"}[index]
+	if tg, ok := targets.Load(key); ok {
+		return tg.(*Target)
+	}
+	tg, _, _, err := OpenTarget(path, index, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets.Store(key, tg)
+	return tg
+}
+
 // runScript runs src over the trace with jobs workers and returns
 // stdout, stderr and the outcome.
 func runScript(t testing.TB, path, src string, jobs int) (string, string, *Outcome) {
@@ -100,11 +121,7 @@ func runScript(t testing.TB, path, src string, jobs int) (string, string, *Outco
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, closeT, _, err := OpenTarget(path, p.NeedsMemory(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeT()
+	tg := openCached(t, path, p.NeedsMemory())
 	b, err := p.Bind(tg)
 	if err != nil {
 		t.Fatal(err)
@@ -261,12 +278,104 @@ func TestBindErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, closeT, _, err := OpenTarget(path, false, nil)
+	if _, err := p.Bind(openCached(t, path, false)); err == nil || !strings.HasPrefix(err.Error(), "2:1: probe description fn::no_such_function:entry does not match") {
+		t.Errorf("bind: %v", err)
+	}
+}
+
+// TestPartialsAPI: what a Beam runner does — evaluate each segment on
+// its own, send the partials through JSON, merge them in any order —
+// gives the local runner's output.
+func TestPartialsAPI(t *testing.T) {
+	path := recordCalls(t, 2500)
+	src := countScript + `fn::mid:entry /arg0 % 100 == 0/ { printf("mid(%d)\n", arg0); }
+fn::mid:entry /arg0 == 120/ { trunc(@calls, 1); }`
+	want, _, _ := runScript(t, path, src, 2)
+	p, err := Compile(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeT()
-	if _, err := p.Bind(tg); err == nil || !strings.HasPrefix(err.Error(), "2:1: probe description fn::no_such_function:entry does not match") {
-		t.Errorf("bind: %v", err)
+	if p.CarriesState() {
+		t.Fatal("the script carries no state")
+	}
+	b, err := p.Bind(openCached(t, path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*Partial
+	for k := 0; k < b.Segments(); k++ {
+		pt, err := b.EvalSegment(k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := json.Marshal(pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Partial
+		if err := json.Unmarshal(js, &back); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, &back)
+	}
+	rand.New(rand.NewSource(3)).Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+	// Merge in a tree of random shape.
+	for len(parts) > 1 {
+		i := len(parts) / 3
+		parts = append(append(parts[:i:i], Merge(parts[i], parts[i+1])), parts[i+2:]...)
+	}
+	var out, errs strings.Builder
+	p.Finish(b, parts...).Print(&out, &errs)
+	if out.String() != want {
+		t.Errorf("merged partials:\n%s\nlocal runner:\n%s", out.String(), want)
+	}
+}
+
+// The other providers, with known answers: leaf writes counter 600
+// times (values 1..600) and reads it 601 times (600 increments and the
+// final printf); line 7 is leaf's; the program exits with 0.
+func TestOtherProviders(t *testing.T) {
+	var ref string
+	for _, every := range []uint64{2500, 50_000_000} {
+		path := recordCalls(t, every)
+		out, errs, _ := runScript(t, path, `#pragma D option quiet
+watch:counter:4:write { @w = count(); @v = max(arg1); }
+watch:counter:4:read { @r = count(); }
+line:calls.c:7 { @l = count(); }
+profile:::1000 { @p = count(); }
+proc:::exit { printf("exit %d\n", arg0); }`, 2)
+		if errs != "" {
+			t.Fatalf("stderr: %s", errs)
+		}
+		tr, err := reader.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticks := (tr.End() - 1) / 1000
+		tr.Close()
+		for _, want := range []string{"exit 0\n", "\n              600\n", "\n              600\n\n              600\n\n              601\n\n              600\n", "\n" + fmt.Sprintf("%17d", ticks) + "\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("checkpoints every %d: output lacks %q:\n%s", every, want, out)
+			}
+		}
+		if ref != "" && out != ref {
+			t.Errorf("the split changes the output:\n%s\nvs\n%s", out, ref)
+		}
+		ref = out
+	}
+}
+
+// ustack unwinds through CFI from a probe, as DTrace prints it.
+func TestUstack(t *testing.T) {
+	path := recordCalls(t, 2500)
+	out, errs, _ := runScript(t, path, `#pragma D option quiet
+fn::leaf:entry /arg0 == 5/ { @[ustack(3)] = count(); }`, 2)
+	for _, want := range []string{"\n              calls`leaf\n              calls`mid+0x", "\n              calls`main+0x"} {
+		if !strings.Contains(out, want) || errs != "" {
+			t.Errorf("output lacks %q:\n%s\nstderr: %s", want, out, errs)
+		}
+	}
+	if strings.Count(out, "calls`leaf") != 2 {
+		t.Errorf("leaf(5) is called from two places in mid:\n%s", out)
 	}
 }

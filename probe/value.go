@@ -55,22 +55,25 @@ func (v Value) String() string {
 
 // keyString encodes a tuple of values into a map key: distinct tuples
 // give distinct strings.
-func keyString(vs []Value) string {
-	var b strings.Builder
+func keyString(vs []Value) string { return string(appendKey(nil, vs)) }
+
+// appendKey appends keyString's encoding to b (the hot path looks a key
+// up without allocating: m[string(b)]).
+func appendKey(b []byte, vs []Value) []byte {
 	for _, v := range vs {
 		switch v.K {
 		case KInt:
-			b.WriteByte('i')
-			b.WriteString(strconv.FormatInt(v.I, 10))
+			b = append(b, 'i')
+			b = strconv.AppendInt(b, v.I, 10)
 		default:
-			b.WriteByte('s' + byte(v.K))
-			b.WriteString(strconv.Itoa(len(v.S)))
-			b.WriteByte(':')
-			b.WriteString(v.S)
+			b = append(b, 's'+byte(v.K))
+			b = strconv.AppendInt(b, int64(len(v.S)), 10)
+			b = append(b, ':')
+			b = append(b, v.S...)
 		}
-		b.WriteByte('|')
+		b = append(b, '|')
 	}
-	return b.String()
+	return b
 }
 
 // compareValues orders values: integers numerically, strings

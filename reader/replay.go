@@ -172,14 +172,19 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
 	}
 	r.ch, r.ci, r.codeDone = ch, cp.Ctrl, cp.Ctrl
-	if cp.Ctrl > 0 {
+	// Ctrl 0 is the start of the chunk, unless the chunk does not begin
+	// with a checkpoint and its first control record is this one (a
+	// chunk cut by its size limit just before a checkpoint's key frame).
+	mid := cp.Ctrl > 0 || !t.chunks[cp.Chunk].BeginsWithCheckpoint && len(ch.ctrls) > 0 &&
+		ch.ctrls[0].rec.Kind == tracefile.KindCheckpoint && ch.ctrls[0].rec.Checkpoint.Position == cp.Position
+	if mid {
 		// The code logged before the checkpoint is not needed after it
 		// (the recorder decodes everything again), nor mapped yet.
 		r.codeDone = cp.Ctrl + 1
 		r.rd, r.nd = ch.ctrls[cp.Ctrl].reads, ch.ctrls[cp.Ctrl].nondets
 	}
 	r.pos = cp.Position
-	if cp.Ctrl == 0 {
+	if !mid {
 		r.pos = t.chunks[cp.Chunk].FirstPosition
 	}
 	if err := r.RunTo(cp.Position); err != nil && err != ErrEnd {

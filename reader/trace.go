@@ -308,7 +308,9 @@ func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
 			}
 		}
 	})
-	cps := []Checkpoint{{Position: 0, Chunk: 0, Ctrl: 0}}
+	// The start: position 0, or the first checkpoint of a ring-buffer
+	// window (its chunk 0 begins with it).
+	cps := []Checkpoint{{Position: t.chunks[0].FirstPosition, Chunk: 0, Ctrl: 0}}
 	for i, list := range per {
 		if errs[i] != nil {
 			// A damaged chunk: re-simulation cannot start in it, but

@@ -29,7 +29,7 @@ type tpage struct {
 	read, written, exec uint64 // line masks
 	// rd, wr and ex are the exact bytes read, written and fetched.
 	rd, wr, ex PageBits
-	next                *tpage // free list
+	next       *tpage // free list
 }
 
 const trackTLB = 256

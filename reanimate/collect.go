@@ -1,6 +1,8 @@
 package reanimate
 
 import (
+	"fmt"
+
 	"ttd/internal/linux"
 	"ttd/syscalls"
 	"ttd/tracefile"
@@ -9,6 +11,7 @@ import (
 // op is a recorded call the replay acts on, with the bytes it needs.
 type op struct {
 	pos      uint64
+	entry    uint64 // where it was entered (pos unless it blocked)
 	pid, tid int
 	nr       int
 	raw      [6]uint64
@@ -18,6 +21,11 @@ type op struct {
 	unknown  bool   // a path argument was not in the recording
 	data     []byte // written data (in), or returned data (out)
 	text     string // the call as strace prints it (for reports)
+	// shared is set for a shared mapping's write-back (not a syscall):
+	// raw[0] is the address, raw[1] the mapping's position; data and
+	// known the bytes.
+	shared bool
+	known  []bool
 }
 
 func (o *op) failed() bool { return o.ret < 0 && o.ret >= -linux.MaxErrno }
@@ -37,7 +45,7 @@ var kept = map[int]bool{
 	linux.SysChdir: true, linux.SysFchdir: true,
 	linux.SysDup: true, linux.SysDup2: true, linux.SysDup3: true, linux.SysFcntl: true,
 	linux.SysStat: true, linux.SysLstat: true, linux.SysFstat: true, linux.SysNewfstatat: true,
-	linux.SysGetdents64: true, linux.SysFallocate: true,
+	linux.SysGetdents64: true, linux.SysFallocate: true, linux.SysMmap: true,
 }
 
 // collector is the syscalls.Sink that keeps the calls the replay needs.
@@ -50,7 +58,10 @@ func (c *collector) Call(call *syscalls.Call) error {
 	if !kept[call.Nr] {
 		return nil
 	}
-	o := op{pos: call.Pos, pid: call.Pid, tid: call.Tid, nr: call.Nr, raw: call.Raw, ret: call.Ret, text: string(call.Text)}
+	if call.Nr == linux.SysMmap && (call.Raw[3]&linux.MAP_TYPE != linux.MAP_SHARED && call.Raw[3]&linux.MAP_TYPE != 3 || call.Raw[3]&linux.MAP_ANONYMOUS != 0) {
+		return nil // only shared file mappings matter
+	}
+	o := op{pos: call.Pos, entry: call.Entry, pid: call.Pid, tid: call.Tid, nr: call.Nr, raw: call.Raw, ret: call.Ret, text: string(call.Text)}
 	for _, a := range call.Args {
 		if a.Type == syscalls.ArgString {
 			if o.npaths < 2 {
@@ -95,6 +106,14 @@ func (c *collector) Call(call *syscalls.Call) error {
 		}
 	}
 	c.ops = append(c.ops, o)
+	return nil
+}
+
+// SharedWrite keeps a shared mapping's write-back (syscalls.SharedWriter).
+func (c *collector) SharedWrite(w *syscalls.SharedWrite) error {
+	c.ops = append(c.ops, op{pos: w.Pos, entry: w.Pos, pid: w.Pid, tid: w.Tid, shared: true, raw: [6]uint64{w.Addr, w.MapPos},
+		data: append([]byte(nil), w.Data...), known: append([]bool(nil), w.Known...),
+		text: fmt.Sprintf("write-back of the shared mapping at %#x (%s, %d bytes)", w.Addr, w.Why, len(w.Data))})
 	return nil
 }
 

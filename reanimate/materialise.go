@@ -146,7 +146,7 @@ func (p *replayer) materialise(ops []op, cwd string) error {
 			if f := pr.fds[fd]; f != nil && f.in != nil && !o.failed() {
 				f.in.stat(o.data)
 			}
-		case linux.SysStat, linux.SysNewfstatat:
+		case linux.SysStat, linux.SysNewfstatat, linux.SysLstat:
 			if o.failed() {
 				continue
 			}
@@ -159,9 +159,10 @@ func (p *replayer) materialise(ops []op, cwd string) error {
 					}
 					continue
 				}
-				if o.raw[3]&unix.AT_SYMLINK_NOFOLLOW != 0 {
-					continue
-				}
+			}
+			nofollow := o.nr == linux.SysLstat || o.nr == linux.SysNewfstatat && o.raw[3]&unix.AT_SYMLINK_NOFOLLOW != 0
+			if len(o.data) >= 144 && nofollow && binary.LittleEndian.Uint32(o.data[24:])&linux.S_IFMT != linux.S_IFDIR {
+				continue // a symlink itself: says nothing of its target
 			}
 			if in := get(res(dirfd, o.paths[0])); in != nil {
 				in.stat(o.data)
@@ -225,7 +226,17 @@ func (in *input) stat(b []byte) {
 // create materialises one input under the root.
 func (p *replayer) create(in *input, cwd string) error {
 	if in.dir || in.mode&linux.S_IFMT == linux.S_IFDIR {
-		return p.root.mkdirAll(in.path, 0o755)
+		if err := p.root.mkdirAll(in.path, 0o755); err != nil {
+			return fmt.Errorf("reanimate: creating %s under the root: %w", in.path, err)
+		}
+		if in.mode != 0 {
+			fd, err := p.root.open(in.path, unix.O_PATH|unix.O_DIRECTORY, 0)
+			if err == nil {
+				unix.Fchmodat(unix.AT_FDCWD, procPath(fd), in.mode&0o7777, 0)
+				unix.Close(fd)
+			}
+		}
+		return nil
 	}
 	if in.mode != 0 && in.mode&linux.S_IFMT != linux.S_IFREG {
 		return nil // devices, pipes: nothing to create

@@ -24,11 +24,16 @@ func skipOutsideCI(t testing.TB, format string, args ...any) {
 
 func buildC(t testing.TB, src string) string {
 	t.Helper()
+	return buildCArgs(t, src)
+}
+
+func buildCArgs(t testing.TB, src string, flags ...string) string {
+	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		skipOutsideCI(t, "gcc: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
-	if b, err := exec.Command("gcc", "-O2", "-o", out, src).CombinedOutput(); err != nil {
+	if b, err := exec.Command("gcc", append(append([]string{"-O2"}, flags...), "-o", out, src)...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", src, err, b)
 	}
 	return out
@@ -107,6 +112,9 @@ func sameTree(t testing.TB, want, got string) {
 				t.Fatal(err)
 			}
 			rel, _ := filepath.Rel(root, p)
+			if rel == "." {
+				return nil // the directory the program ran in, not its work
+			}
 			info, _ := os.Lstat(p)
 			desc := info.Mode().String()
 			switch {
@@ -133,7 +141,7 @@ func sameTree(t testing.TB, want, got string) {
 			t.Errorf("%s: only in the reanimated tree", k)
 		}
 	}
-	if len(w) < 2 {
+	if len(w) < 1 {
 		t.Fatalf("the native tree is empty: the test compared nothing")
 	}
 }
@@ -214,4 +222,38 @@ func TestReanimateStaysInRoot(t *testing.T) {
 			t.Errorf("%s was not re-created inside the root: %v", p, err)
 		}
 	}
+}
+
+// TestReanimateSqlite: sqlite3 creates, fills, indexes and updates a
+// database (pwrite, fdatasync, journals created and unlinked, locks).
+func TestReanimateSqlite(t *testing.T) {
+	sq := tool(t, "sqlite3")
+	sql := "create table t(a, b); insert into t values (1, 'one'), (2, 'two'); create index i on t(b); " +
+		"update t set a = a + 10; delete from t where a = 11; insert into t select a*2, b || b from t;"
+	threeWays(t, none, false, sq, "db.sqlite", sql)
+}
+
+// TestReanimateMmap: files written through MAP_SHARED mappings (msync,
+// munmap, exit) and a private mapping that must not write, natively,
+// recorded (emu writes back) and reanimated (the write-backs replayed).
+func TestReanimateMmap(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "testdata/mmap_write.c"))
+}
+
+// TestReanimateThreads: threads writing files of their own and passing
+// lines through a pipe; the replay runs a worker per recorded thread.
+// The native run's pipe order differs from the recording's, so the
+// recorded run's tree is the reference for from_pipe.txt.
+func TestReanimateThreads(t *testing.T) {
+	prog := buildCArgs(t, "testdata/threads_files.c", "-pthread")
+	dirB, root := t.TempDir(), t.TempDir()
+	trace := record(t, dirB, prog)
+	rep := reanimate(t, trace, root, "")
+	sameTree(t, dirB, filepath.Join(root, rep.Cwd))
+}
+
+// TestReanimateArgv: paths that are the program's arguments, never read
+// by it.
+func TestReanimateArgv(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "testdata/argv_files.c"), "out.txt", "out.txt", "link")
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -74,7 +75,23 @@ type process struct {
 	cwd string
 }
 
+// mapping is a shared file mapping of the recording, with a descriptor
+// of the replay's file it maps.
+type mapping struct {
+	pid       int
+	addr, len uint64
+	pos       uint64 // where it was made
+	fd        int
+	off       uint64
+	// last is what the previous write-back carried: a byte it carried
+	// and the program did not change since is not written again (the
+	// file may have changed under the mapping, as emu's does).
+	last  []byte
+	lastK []bool
+}
+
 type replayer struct {
+	maps  []mapping
 	opts  Options
 	root  *root
 	procs map[int]*process
@@ -112,16 +129,65 @@ func replayOps(ops []op, cwd string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	start := time.Now()
-	for i := range ops {
-		p.do(&ops[i], cwd)
-	}
+	p.run(ops, cwd)
 	rep.Elapsed = time.Since(start)
 	for _, pr := range p.procs {
 		for _, f := range pr.fds {
 			p.release(f)
 		}
 	}
+	for _, m := range p.maps {
+		unix.Close(m.fd)
+	}
 	return rep, nil
+}
+
+// run re-executes ops with one worker per recorded thread. A call waits
+// for every call that completed before it was entered (the recorded
+// order of calls that did not overlap, pipes between threads included);
+// calls that overlapped in the recording may run in either order. The
+// replay's state (descriptors, working directories) is shared under a
+// lock, so one call runs at a time.
+func (p *replayer) run(ops []op, cwd string) {
+	need := make([]int, len(ops))
+	byTid := map[int][]int{}
+	var tids []int
+	for i := range ops {
+		e := ops[i].entry
+		if e == 0 || e > ops[i].pos {
+			e = ops[i].pos
+		}
+		need[i] = sort.Search(len(ops), func(j int) bool { return ops[j].pos >= e })
+		if _, ok := byTid[ops[i].tid]; !ok {
+			tids = append(tids, ops[i].tid)
+		}
+		byTid[ops[i].tid] = append(byTid[ops[i].tid], i)
+	}
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	done := make([]bool, len(ops))
+	mark := 0 // ops[:mark] are all done
+	var wg sync.WaitGroup
+	for _, tid := range tids {
+		wg.Add(1)
+		go func(list []int) {
+			defer wg.Done()
+			for _, i := range list {
+				mu.Lock()
+				for mark < need[i] {
+					cond.Wait()
+				}
+				p.do(&ops[i], cwd)
+				done[i] = true
+				for mark < len(ops) && done[mark] {
+					mark++
+				}
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		}(byTid[tid])
+	}
+	wg.Wait()
 }
 
 func (p *replayer) proc(pid int, cwd string) *process {
@@ -234,7 +300,20 @@ func (p *replayer) do(o *op, cwd string) {
 		return s, ok
 	}
 	at := int64(linux.AtFdcwd)
+	if o.shared {
+		p.sharedWrite(o)
+		return
+	}
 	switch o.nr {
+	case linux.SysMmap:
+		f, ok := fdArg(4)
+		if !ok || o.failed() {
+			return
+		}
+		fd, err := unix.FcntlInt(uintptr(f.fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err == nil {
+			p.maps = append(p.maps, mapping{pid: o.pid, addr: uint64(o.ret), len: o.raw[1], pos: o.pos, fd: fd, off: o.raw[5]})
+		}
 	case linux.SysOpen, linux.SysOpenat, linux.SysCreat:
 		var dirfd = at
 		flags, mode := o.raw[1], o.raw[2]
@@ -495,6 +574,54 @@ func (p *replayer) do(o *op, cwd string) {
 			p.diverge(o, "directory entries %s, recorded %s", a, b)
 		}
 	}
+}
+
+// sharedWrite writes what a shared mapping carried to its file: the
+// known bytes, never past the end of the file (as Linux).
+func (p *replayer) sharedWrite(o *op) {
+	addr, mpos := o.raw[0], o.raw[1]
+	for k := range p.maps {
+		m := &p.maps[k]
+		if m.pid != o.pid || m.pos != mpos || addr < m.addr || addr >= m.addr+m.len {
+			continue
+		}
+		if m.last == nil {
+			m.last, m.lastK = make([]byte, (m.len+4095)&^4095), make([]bool, (m.len+4095)&^4095)
+		}
+		at := int(addr - m.addr)
+		changed := func(i int) bool {
+			if !o.known[i] || at+i >= len(m.last) {
+				return false
+			}
+			return !m.lastK[at+i] || m.last[at+i] != o.data[i]
+		}
+		p.rep.Calls++
+		var st unix.Stat_t
+		if err := unix.Fstat(m.fd, &st); err != nil {
+			p.diverge(o, "fstat of the mapped file: %v", err)
+			return
+		}
+		base := int64(m.off + addr - m.addr)
+		for i := 0; i < len(o.data); {
+			if !changed(i) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(o.data) && changed(j) {
+				m.last[at+j], m.lastK[at+j] = o.data[j], true
+				j++
+			}
+			if end := min(int64(j), st.Size-base); end > int64(i) {
+				if _, err := unix.Pwrite(m.fd, o.data[i:end], base+int64(i)); err != nil {
+					p.diverge(o, "%v", err)
+				}
+			}
+			i = j
+		}
+		return
+	}
+	p.rep.Simulated++ // a mapping of something the replay did not open
 }
 
 // symlinkParent creates, inside the root, the directory a symlink at s

@@ -45,6 +45,9 @@ type Options struct {
 	// Summaries, when set, computes the access summaries written at the
 	// end of the trace (summary.go).
 	Summaries Summarizer
+	// Ring, when positive, keeps only the last Ring bytes of trace,
+	// starting at a checkpoint (ring.go).
+	Ring int64
 }
 
 // Stats describe a finished recording.
@@ -121,8 +124,10 @@ type Recorder struct {
 	ranges     []tracefile.MemRange
 	lit        []tracefile.MemRange // kernelWrites' results
 	pred       []tracefile.Span
-	stats      Stats
-	err        error
+	// ringModules are the Module records a ring-buffer window needs.
+	ringModules []*tracefile.Module
+	stats       Stats
+	err         error
 }
 
 // Record runs cfg's program under the recorder and writes the trace.
@@ -168,7 +173,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			"cpu": feat.Level(),
 		},
 	}
-	w, err := tracefile.Create(opts.Path, hdr, tracefile.Options{ChunkSize: opts.ChunkSize})
+	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}
+	if opts.Ring > 0 && opts.ChunkSize == 0 {
+		topts.ChunkSize = ringChunkSize(opts.Ring)
+	}
+	w, err := tracefile.Create(opts.Path, hdr, topts)
 	if err != nil {
 		return emu.ExitStatus{}, Stats{}, err
 	}
@@ -744,6 +753,7 @@ func (r *Recorder) Mmap(th *emu.Thread, ev emu.MmapEvent) {
 		}
 	}
 	r.w.Module(m)
+	r.keepModule(m)
 }
 
 func buildID(f *elf.File) []byte {
@@ -867,6 +877,7 @@ func (r *Recorder) checkpoint() {
 	for _, g := range r.regions {
 		r.mmap(g)
 	}
+	r.reannounceModules()
 	r.stats.Checkpoints++
 	if err := r.w.Err(); err != nil {
 		r.fail(err)

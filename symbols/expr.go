@@ -332,6 +332,18 @@ func (p *parser) postfix() (value, error) {
 			if name == "" {
 				return v, errors.New("expected a field name")
 			}
+			if p.peek() == "(" {
+				// A method call: size(), length() and empty() of the
+				// C++ containers.
+				p.next()
+				if err := p.expect(")"); err != nil {
+					return v, err
+				}
+				if v, err = p.c.method(v, name, op == "->"); err != nil {
+					return v, err
+				}
+				continue
+			}
 			if v, err = p.c.member(v, name, op == "->"); err != nil {
 				return v, err
 			}
@@ -411,6 +423,10 @@ func (c *evalCtx) index(v value, i int64) (value, error) {
 		}
 		d.addr += uint64(i * sizeOf(t.Type))
 		return d, nil
+	case *godwarf.StructType:
+		if ct, ok := c.cxxContainer(v); ok {
+			return c.containerIndex(ct, i)
+		}
 	case *godwarf.SliceType:
 		n, _, arr, err := c.sliceHeader(v)
 		if err != nil {
@@ -507,7 +523,7 @@ func (c *evalCtx) lookupVar(name string) (value, bool) {
 		for _, img := range imgs {
 			if g := img.globals[n]; g != nil {
 				if typ, err := img.readType(g.typeOff); err == nil {
-					return value{typ: typ, addr: g.addr, inMem: true}, true
+					return c.globalValue(g, typ), true
 				}
 			}
 		}

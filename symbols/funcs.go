@@ -158,7 +158,7 @@ func framePrologueLen(img *image, addr uint64) int {
 func (t *Table) LookupSymbol(name string) (addr, size uint64, ok bool) {
 	imgs := t.imageList()
 	for _, img := range imgs {
-		if g := img.globals[name]; g != nil {
+		if g := img.globals[name]; g != nil && !g.tls {
 			var sz uint64
 			if typ, err := img.readType(g.typeOff); err == nil {
 				sz = uint64(sizeOf(typ))

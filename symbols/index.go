@@ -54,13 +54,28 @@ type function struct {
 	line   int          // DW_AT_decl_line
 }
 
-// globalVar is a variable at a fixed address.
+// globalVar is a variable at a fixed address, or (tls) at a fixed
+// offset in each thread's thread-local storage block of its module.
 type globalVar struct {
 	name    string
 	addr    uint64
+	tls     bool
 	typeOff dwarf.Offset
 	cu      *compUnit
+	img     *image
 }
+
+// DWARF operations of thread-local locations: DW_OP_const4u or
+// DW_OP_const8u, then DW_OP_form_tls_address (or GCC's older
+// DW_OP_GNU_push_tls_address).
+const (
+	opConst4u           = 0x0c
+	opConst8u           = 0x0e
+	opFormTLSAddress    = 0x9b
+	opGNUPushTLSAddress = 0xe0
+)
+
+func isTLSOp(op byte) bool { return op == opFormTLSAddress || op == opGNUPushTLSAddress }
 
 // loadDWARF indexes compile units, functions, globals, line tables and
 // (for Go) runtime types.
@@ -235,15 +250,27 @@ func (img *image) addSubprogram(cu *compUnit, e *dwarf.Entry, origins *dwarf.Rea
 
 func (img *image) addGlobal(cu *compUnit, e *dwarf.Entry, origins *dwarf.Reader) {
 	loc, ok := e.Val(dwarf.AttrLocation).([]byte)
-	if !ok || len(loc) != 9 || loc[0] != opAddr {
-		return // TLS, optimised away or a declaration
+	if !ok {
+		return // optimised away or a declaration
+	}
+	var addr uint64
+	tls := false
+	switch {
+	case len(loc) == 9 && loc[0] == opAddr:
+		addr = binary.LittleEndian.Uint64(loc[1:]) + img.bias
+	case len(loc) == 10 && loc[0] == opConst8u && isTLSOp(loc[9]):
+		addr, tls = binary.LittleEndian.Uint64(loc[1:]), true
+	case len(loc) == 6 && loc[0] == opConst4u && isTLSOp(loc[5]):
+		addr, tls = uint64(binary.LittleEndian.Uint32(loc[1:])), true
+	default:
+		return
 	}
 	name, full := entryName(e, origins)
 	typ, ok := full.Val(dwarf.AttrType).(dwarf.Offset)
 	if name == "" || !ok {
 		return
 	}
-	g := &globalVar{name: name, addr: binary.LittleEndian.Uint64(loc[1:]) + img.bias, typeOff: typ, cu: cu}
+	g := &globalVar{name: name, addr: addr, tls: tls, typeOff: typ, cu: cu, img: img}
 	if _, dup := img.globals[name]; !dup {
 		img.globals[name] = g
 	}
@@ -298,7 +325,11 @@ func (img *image) readType(off dwarf.Offset) (t godwarf.Type, err error) {
 			err = fmt.Errorf("malformed type at %#x: %v", off, r)
 		}
 	}()
-	return godwarf.ReadType(img.dwarf, 0, off, img.typeCache)
+	t, err = godwarf.ReadType(img.dwarf, 0, off, img.typeCache)
+	if err == nil {
+		t = img.fixTypes(t)
+	}
+	return t, err
 }
 
 // loadTree loads the DIE tree of a function (or any entry) at off.

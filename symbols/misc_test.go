@@ -390,30 +390,59 @@ func TestConcurrentQueries(t *testing.T) {
 	_, tab := goTable(t)
 	bp, _ := tab.FunctionBreakpoint("main.work")
 	file, line, _ := tab.PCToLine(bp)
-	done := make(chan bool)
+	// answers is what the queries return, as text, from one goroutine;
+	// every goroutine must get the same while the others query too (the
+	// table builds its indexes lazily).
+	answers := func() []string {
+		var out []string
+		for i := 0; i < 20; i++ {
+			name, entry, ok := tab.PCToFunc(bp + uint64(i))
+			f, l, lok := tab.PCToLine(bp + uint64(i))
+			pcs := tab.LineToPCs(file, line+i%3)
+			mainBP, mok := tab.FunctionBreakpoint("main.main")
+			s := fmt.Sprint(name, entry, ok, f, l, lok, pcs, mainBP, mok)
+			var regs Regs
+			regs[RIP], regs[RSP] = bp, 0x1000
+			frames := tab.Unwind(regs, func(addr uint64, b []byte) ([]bool, error) { return make([]bool, len(b)), nil }, 4)
+			s += fmt.Sprint(len(frames))
+			if len(frames) > 0 {
+				args, locals, err := tab.Scopes(&frames[0], nil)
+				s += fmt.Sprint(len(args), len(locals), err)
+				for _, v := range append(args, locals...) {
+					s += fmt.Sprint(v.Name, len(v.Children()))
+				}
+				v, err := tab.EvalExpr("main.Global", &frames[0], nil)
+				if err == nil {
+					s += v.Name
+				}
+				s += fmt.Sprint(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	want := answers()
+	if want[0] == "" || !strings.Contains(want[0], "main.work") {
+		t.Fatalf("the first answer does not name main.work: %q", want[0])
+	}
+	_, tab = goTable(t) // a fresh table: its lazy indexes are built concurrently
+	errs := make(chan string, 4)
 	for g := 0; g < 4; g++ {
 		go func() {
-			defer func() { done <- true }()
-			for i := 0; i < 20; i++ {
-				tab.PCToFunc(bp + uint64(i))
-				tab.PCToLine(bp + uint64(i))
-				tab.LineToPCs(file, line+i%3)
-				tab.FunctionBreakpoint("main.main")
-				var regs Regs
-				regs[RIP], regs[RSP] = bp, 0x1000
-				frames := tab.Unwind(regs, func(addr uint64, b []byte) ([]bool, error) { return make([]bool, len(b)), nil }, 4)
-				if len(frames) > 0 {
-					args, locals, _ := tab.Scopes(&frames[0], nil)
-					for _, v := range append(args, locals...) {
-						v.Children()
-					}
-					tab.EvalExpr("main.Global", &frames[0], nil)
+			got := answers()
+			for i := range got {
+				if got[i] != want[i] {
+					errs <- fmt.Sprintf("query %d: %q, want %q", i, got[i], want[i])
+					return
 				}
 			}
+			errs <- ""
 		}()
 	}
 	for g := 0; g < 4; g++ {
-		<-done
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }
 

@@ -1,5 +1,10 @@
 package symbols
 
+import (
+	"sort"
+	"strings"
+)
+
 // What probe providers need from a symbol table: every function symbol
 // (to match wildcards such as fn:libc.so.6:mem*:entry) and the bytes of
 // the modules' read-only segments (strings the program never read
@@ -13,15 +18,31 @@ type FuncSymbol struct {
 	Module     string // the module's path
 }
 
-// FuncSymbols lists the function symbols of every module, one per
-// address and size (aliases such as malloc and __libc_malloc appear
-// once), in module load order and by address.
+// FuncSymbols lists the function symbols of every module, aliases
+// included (malloc, __libc_malloc and __GI___libc_malloc are three
+// entries at one address), in module load order, then by address; at
+// one address the name with the fewest leading underscores comes first.
 func (t *Table) FuncSymbols() []FuncSymbol {
 	var out []FuncSymbol
 	for _, img := range t.imageList() {
-		for _, s := range img.syms {
-			out = append(out, FuncSymbol{Name: s.name, Addr: s.addr, Size: s.size, Module: img.path})
+		start := len(out)
+		for name, s := range img.symNames {
+			if s.fn && s.size > 0 || s.fn && name == s.name {
+				out = append(out, FuncSymbol{Name: name, Addr: s.addr, Size: s.size, Module: img.path})
+			}
 		}
+		mine := out[start:]
+		sort.Slice(mine, func(i, j int) bool {
+			a, b := mine[i], mine[j]
+			if a.Addr != b.Addr {
+				return a.Addr < b.Addr
+			}
+			ua, ub := len(a.Name)-len(strings.TrimLeft(a.Name, "_")), len(b.Name)-len(strings.TrimLeft(b.Name, "_"))
+			if ua != ub {
+				return ua < ub
+			}
+			return a.Name < b.Name
+		})
 	}
 	return out
 }

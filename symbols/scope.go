@@ -159,7 +159,7 @@ func (c *evalCtx) global(g *globalVar) *Variable {
 	if err != nil {
 		return nil
 	}
-	return c.newVariable(g.name, value{typ: typ, addr: g.addr, inMem: true})
+	return c.newVariable(g.name, c.globalValue(g, typ))
 }
 
 // variable reads a variable DIE (local or argument).

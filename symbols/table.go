@@ -155,7 +155,13 @@ type image struct {
 
 	typeMu    sync.Mutex // guards typeCache and trees
 	typeCache map[dwarf.Offset]godwarf.Type
-	trees     map[dwarf.Offset]*godwarf.Tree
+	typeSeen  map[godwarf.Type]bool        // nodes fixTypes visited
+	structs   map[dwarf.Offset]*structInfo // C++ bases and template arguments (cxx.go)
+	// tlsOff is how far below the thread pointer the module's static
+	// TLS block starts (the executable's only; see ExecTLSOffset).
+	tlsOff uint64
+	tlsErr error
+	trees  map[dwarf.Offset]*godwarf.Tree
 }
 
 // segment is a PT_LOAD segment at its runtime address.
@@ -183,6 +189,7 @@ func loadImage(m Module) (*image, error) {
 		return nil, ErrNotX86
 	}
 	img := &image{path: m.Path, file: f, typeCache: map[dwarf.Offset]godwarf.Type{}}
+	img.tlsOff, img.tlsErr = ExecTLSOffset(f)
 	if err := img.mapSegments(m, data); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,9 @@ package symbols
 import (
 	"debug/elf"
 	"errors"
+	"fmt"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 )
 
 // ErrNoTLS is returned for a module without thread-local storage.
@@ -28,3 +31,21 @@ func ExecTLSOffset(f *elf.File) (uint64, error) {
 }
 
 func roundUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
+
+// globalValue is the value of global g of type typ: at its address, or
+// for a thread-local variable in the frame's thread's block.
+func (c *evalCtx) globalValue(g *globalVar, typ godwarf.Type) value {
+	if !g.tls {
+		return value{typ: typ, addr: g.addr, inMem: true}
+	}
+	if c.frame == nil || c.frame.TP == 0 {
+		return value{typ: typ, err: fmt.Errorf("thread-local %s: no thread here", g.name)}
+	}
+	if imgs := c.t.imageList(); len(imgs) == 0 || imgs[0] != g.img {
+		return value{typ: typ, err: fmt.Errorf("thread-local %s: thread-local variables of shared libraries are not supported yet", g.name)}
+	}
+	if g.img.tlsErr != nil {
+		return value{typ: typ, err: fmt.Errorf("thread-local %s: %w", g.name, g.img.tlsErr)}
+	}
+	return value{typ: typ, addr: c.frame.TP - g.img.tlsOff + g.addr, inMem: true}
+}

@@ -103,6 +103,9 @@ type Frame struct {
 	// caller-saved registers are unknown unless the CFI saved them.
 	Regs  Regs
 	Known uint32
+	// TP is the thread pointer (fs_base) of the frame's thread, for its
+	// thread-local variables; 0 when unknown (the caller sets it).
+	TP uint64
 
 	img   *image
 	fn    *function

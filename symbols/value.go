@@ -273,6 +273,9 @@ func (c *evalCtx) format(v value, depth int) string {
 	case *godwarf.ChanType:
 		return c.pointer(v, nil)
 	case *godwarf.StructType:
+		if ct, ok := c.cxxContainer(v); ok {
+			return c.formatContainer(v, ct, depth)
+		}
 		return c.formatStruct(v, t, depth)
 	case *godwarf.ArrayType:
 		return c.formatArray(v, t, depth)
@@ -630,6 +633,11 @@ func (c *evalCtx) formatStruct(v value, st *godwarf.StructType, depth int) strin
 	}
 	c.load(&v)
 	var parts []string
+	if !c.isGo && c.img != nil {
+		for _, b := range c.img.structInfo(st).bases {
+			parts = append(parts, "<"+b.name+"> = "+c.format(c.sub(v, b.off, b.typ), depth+1))
+		}
+	}
 	for i, f := range st.Field {
 		fv := c.fieldValue(v, st, i)
 		if c.isGo {
@@ -755,7 +763,10 @@ func (c *evalCtx) hasChildren(v value) bool {
 		w, err := c.uint(c.sub(v, 0, ptrType))
 		return err == nil && w != 0
 	case *godwarf.StructType:
-		return len(t.Field) > 0
+		if ct, ok := c.cxxContainer(v); ok {
+			return ct.hasChildren()
+		}
+		return len(t.Field) > 0 || !c.isGo && c.img != nil && len(c.img.structInfo(t).bases) > 0
 	case *godwarf.ArrayType:
 		return t.Count > 0
 	case *godwarf.PtrType:
@@ -796,7 +807,16 @@ func (c *evalCtx) children(v value, name string) []*Variable {
 			out = append(out, c.newVariable("data", dv))
 		}
 	case *godwarf.StructType:
+		if ct, ok := c.cxxContainer(v); ok {
+			return c.containerChildren(ct, name)
+		}
 		c.load(&v)
+		if !c.isGo && c.img != nil {
+			// C++ base classes first, as gdb shows them: <Base> = {...}.
+			for _, b := range c.img.structInfo(t).bases {
+				out = append(out, c.newVariable("<"+b.name+">", c.sub(v, b.off, b.typ)))
+			}
+		}
 		for i, f := range t.Field {
 			out = append(out, c.newVariable(f.Name, c.fieldValue(v, t, i)))
 		}

@@ -9,7 +9,10 @@ import (
 
 // Call is one syscall of the recording, decoded.
 type Call struct {
-	Pos      uint64 // the position it completed at
+	Pos uint64 // the position it completed at
+	// Entry is the position it was entered at: Pos, unless the thread
+	// blocked in it while others ran (then the position it stopped at).
+	Entry    uint64
 	Pid, Tid int
 	Nr       int
 	Name     string
@@ -88,6 +91,8 @@ type decoder struct {
 	c       *Call
 	strSize int    // -s: bytes of a buffer strace prints (<0: all)
 	arena   []byte // the bytes of the call's buffers
+	pollOut []byte // poll's revents list, for its result
+	frame   uint64 // rt_sigreturn: the signal frame it returns from
 	scratch [64]byte
 }
 

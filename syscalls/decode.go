@@ -12,6 +12,7 @@ import (
 func (d *decoder) decode(c *Call) {
 	d.c = c
 	d.arena = d.arena[:0]
+	d.pollOut = d.pollOut[:0:0]
 	c.Args, c.Buffers = c.Args[:0], c.Buffers[:0]
 	c.Name = linux.SyscallName(c.Nr)
 	s, known := sigs[c.Nr]
@@ -117,7 +118,11 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		if sp.k == kStrOut && c.Nr == linux.SysGetcwd && len(shown) > 0 && shown[len(shown)-1] == 0 {
 			shown = shown[:len(shown)-1]
 		}
-		return appendQuoted(b, shown, d.strSize), ArgBuffer, data
+		max := d.strSize
+		if c.Nr == linux.SysGetcwd {
+			max = -1 // a path: strace prints it whole
+		}
+		return appendQuoted(b, shown, max), ArgBuffer, data
 	case kOpenFlags:
 		return linux.AppendOpenFlags(b, v), ArgFlags, nil
 	case kMode:
@@ -205,6 +210,17 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 			return strconv.AppendInt(b, int64(int32(v)), 10), ArgInt, nil
 		}
 		return appendPtr(b, v), ArgPtr, nil
+	case kMsgFlags:
+		return linux.MsgFlags.Append(b, v), ArgFlags, nil
+	case kShutdown:
+		return linux.Shutdown.Append(b, v, "SHUT_"), ArgFlags, nil
+	case kSigreturn:
+		var mask [8]byte
+		if d.frame == 0 || d.m.Read(d.frame+sigmaskOff, mask[:]) != 0 {
+			return append(b, "{mask=?}"...), ArgStruct, nil
+		}
+		b = appendSigset(append(b, "{mask="...), le64(mask[:], 0))
+		return append(b, '}'), ArgStruct, nil
 	case kCloneFlags:
 		sig := v & 0xff
 		b = linux.CloneFlags.Append(b, v&^0xff)
@@ -213,7 +229,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		}
 		return b, ArgFlags, nil
 	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kUtimes, kRlimitIn, kRlimitOut,
-		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut:
+		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
+		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr:
 		return d.structArg(b, i, sp), ArgStruct, nil
 	}
 	return appendHex(b, v), ArgUint, nil
@@ -240,6 +257,16 @@ func (d *decoder) ret(b []byte, rk retKind) []byte {
 		return appendHex(b, v)
 	case rOct:
 		return linux.AppendOctal(b, v)
+	case rPoll:
+		b = strconv.AppendInt(b, c.Ret, 10)
+		if c.Ret == 0 {
+			return append(b, " (Timeout)"...)
+		}
+		if d.pollOut != nil {
+			b = append(append(b, " ("...), d.pollOut...)
+			b = append(b, ')')
+		}
+		return b
 	case rFcntl:
 		switch c.Raw[1] {
 		case 1: // F_GETFD

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/tracefile"
+	"ttd/x86"
 )
 
 // Options select what an export covers.
@@ -53,15 +55,43 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	r.Track()
 	mem := newReplayMemory(r, t.Header.Cwd)
 	defer mem.close()
+	argsSet := false
 	pids := map[int]int{}
+	// Blocking calls: a thread that stops running at a syscall and
+	// resumes with its completion was blocked in it since it stopped.
+	running := 0
+	stopped, resumed := map[int]uint64{}, map[int]uint64{}
 	d := &decoder{m: mem, strSize: opts.StrSize}
 	var call Call
 	var sinkErr error
+	var shared sharedMaps
+	frames := map[int][]uint64{} // the signal frames of each thread's handlers
+	var sigText []byte
+	emitShared := func(w *SharedWrite) error {
+		if sw, ok := sink.(SharedWriter); ok {
+			return sw.SharedWrite(w)
+		}
+		return nil
+	}
 	r.OnEvent = func(ev *reader.Event) {
 		if sinkErr != nil {
 			return
 		}
+		if !argsSet {
+			// The first thread's registers at the start of the
+			// recording: its stack pointer points at argc.
+			if _, cpus := r.Threads(); len(cpus) == 1 && cpus[0].R[x86.RSP] != 0 {
+				mem.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
+				argsSet = true
+			}
+		}
 		switch ev.Kind {
+		case reader.EventThreadSwitch:
+			if running != 0 {
+				stopped[running] = ev.Position
+			}
+			running = ev.Tid
+			resumed[ev.Tid] = ev.Position
 		case reader.EventThreadStart:
 			s := ev.Record.ThreadStart
 			if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
@@ -92,11 +122,39 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if !ok {
 				pid = s.Tid
 			}
+			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
+				// Before the shadow forgets what the call unmapped.
+				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
+				if err := shared.syscall(&c, mem, func(w *SharedWrite) error {
+					if opts.Pid != 0 && w.Pid != opts.Pid {
+						return nil
+					}
+					return emitShared(w)
+				}); err != nil {
+					sinkErr = err
+					return
+				}
+			}
+			if mapsMemory[s.Nr] {
+				mem.shadow.merge(r.Cut())
+				mem.shadow.syscall(s.Nr, s.Args, s.Result)
+			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return
 			}
 			call.Pos, call.Pid, call.Tid, call.Nr, call.Raw, call.Ret = ev.Position, pid, s.Tid, s.Nr, s.Args, s.Result
 			call.NoReturn = false
+			d.frame = 0
+			if s.Nr == linux.SysRtSigreturn {
+				if f := frames[s.Tid]; len(f) > 0 {
+					d.frame = f[len(f)-1]
+					frames[s.Tid] = f[:len(f)-1]
+				}
+			}
+			call.Entry = ev.Position
+			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == ev.Position && st < ev.Position {
+				call.Entry = st
+			}
 			d.decode(&call)
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {
@@ -113,6 +171,34 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			st.Calls++
 			sinkErr = sink.Call(&call)
+		case reader.EventSignal:
+			rec := &ev.Record.Signal
+			if rec.FrameAddr != 0 {
+				frames[rec.Tid] = append(frames[rec.Tid], rec.FrameAddr)
+			}
+			ss, ok := sink.(SignalSink)
+			pid, known := pids[rec.Tid]
+			if !known {
+				pid = rec.Tid
+			}
+			if !ok || opts.Pid != 0 && pid != opts.Pid {
+				return
+			}
+			sig := Signal{Pos: ev.Position, Pid: pid, Tid: rec.Tid, Rec: rec}
+			sig.Text = appendSiginfo(sigText[:0], rec, mem)
+			sigText = sig.Text
+			sinkErr = ss.Signal(&sig)
+		case reader.EventThreadExit:
+			rec := ev.Record.ThreadExit
+			pid, known := pids[rec.Tid]
+			if !known {
+				pid = rec.Tid
+			}
+			if ts, ok := sink.(ThreadSink); ok && (opts.Pid == 0 || pid == opts.Pid) {
+				sinkErr = ts.ThreadExit(ev.Position, pid, rec.Tid, rec.Status)
+			}
+		case reader.EventExit:
+			sinkErr = shared.exit(ev.Position, ev.Tid, mem, emitShared)
 		}
 	}
 	err = r.RunTo(^uint64(0))
@@ -142,10 +228,12 @@ type fileMapping struct {
 // replayMemory is guest memory at a syscall: what the re-simulation
 // knows (Replay.Known), and for the rest, the files mapped there.
 type replayMemory struct {
-	r    *reader.Replay
-	cwd  string
-	have []bool
-	maps []fileMapping // sorted by addr, disjoint
+	r      *reader.Replay
+	cwd    string
+	have   []bool
+	maps   []fileMapping // sorted by addr, disjoint
+	shadow shadow
+	argv   initialArgs
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
 	files map[string]*os.File
@@ -171,6 +259,7 @@ func (m *replayMemory) Read(addr uint64, b []byte) int {
 	have := m.have[:len(b)]
 	clear(have)
 	m.r.Known(addr, b, have)
+	m.shadow.fill(addr, b, have)
 	miss := 0
 	for _, h := range have {
 		if !h {
@@ -213,6 +302,7 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 			a = e
 		}
 	}
+	m.argv.fill(m, addr, b, have)
 	miss := 0
 	for k, h := range have {
 		if !h && m.zero(addr+uint64(k)) {
@@ -223,6 +313,13 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 		}
 	}
 	return miss
+}
+
+// known fills the bytes of b the program's own execution determined:
+// what the re-simulation knows, not the files' or the zeros' guesses.
+func (m *replayMemory) known(addr uint64, b []byte, have []bool) {
+	m.r.Known(addr, b, have)
+	m.shadow.fill(addr, b, have)
 }
 
 func (m *replayMemory) zero(a uint64) bool {
@@ -359,3 +456,60 @@ func (m *replayMemory) unmap(addr, n uint64, modules bool) {
 
 // errorf names the package in errors.
 func errorf(format string, args ...any) error { return fmt.Errorf("syscalls: "+format, args...) }
+
+// initialArgs are the program's arguments as the loader left them at the
+// top of the initial stack, before the recording began: the trace's
+// header has their text, and argv's pointers (read by the program) give
+// their places. A program that passes argv[1] to open without reading
+// it needs them.
+type initialArgs struct {
+	sp   uint64 // the initial stack pointer: argc, then argv's pointers
+	args []string
+	ptrs []uint64 // argv[i], 0 while unknown
+}
+
+func (a *initialArgs) fill(m *replayMemory, addr uint64, b []byte, have []bool) {
+	if a.sp == 0 || len(a.args) == 0 {
+		return
+	}
+	if a.ptrs == nil {
+		// argc must agree with the header, else the guess is off.
+		var w [8]byte
+		var h [8]bool
+		m.known(a.sp, w[:], h[:])
+		if h != [8]bool{true, true, true, true, true, true, true, true} || int(le64(w[:], 0)) != len(a.args) {
+			a.sp = 0
+			return
+		}
+		a.ptrs = make([]uint64, len(a.args))
+	}
+	for i, s := range a.args {
+		p := a.ptrs[i]
+		if p == 0 {
+			var w [8]byte
+			var h [8]bool
+			m.known(a.sp+8+8*uint64(i), w[:], h[:])
+			if h != [8]bool{true, true, true, true, true, true, true, true} {
+				continue
+			}
+			p = le64(w[:], 0)
+			a.ptrs[i] = p
+		}
+		end := p + uint64(len(s)) + 1
+		if addr >= end || addr+uint64(len(b)) <= p {
+			continue
+		}
+		for k := range b {
+			x := addr + uint64(k)
+			if have[k] || x < p || x >= end {
+				continue
+			}
+			if x == end-1 {
+				b[k] = 0
+			} else {
+				b[k] = s[x-p]
+			}
+			have[k] = true
+		}
+	}
+}

@@ -71,6 +71,34 @@ func (s *straceSink) Call(c *Call) error {
 	return err
 }
 
+// Signal prints a delivery as strace does: "--- SIGUSR1 {...} ---".
+func (s *straceSink) Signal(sig *Signal) error {
+	b := s.line[:0]
+	if s.many {
+		b = append(b, "[pid "...)
+		b = strconv.AppendInt(b, int64(sig.Tid), 10)
+		b = append(b, "] "...)
+	}
+	b = append(b, "--- "...)
+	b = append(b, linux.SignalName(sig.Rec.Signo)...)
+	b = append(b, ' ')
+	b = append(b, sig.Text...)
+	b = append(b, " ---\n"...)
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// ThreadExit prints "[pid N] +++ exited with S +++" for a thread other
+// than the first (whose end End prints), as strace -f does.
+func (s *straceSink) ThreadExit(pos uint64, pid, tid, status int) error {
+	if tid == s.first || s.first == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(s.w, "[pid %d] +++ exited with %d +++\n", tid, status)
+	return err
+}
+
 func (s *straceSink) End(e *tracefile.Exit) error {
 	if e != nil {
 		switch e.Kind {
@@ -92,6 +120,10 @@ type jsonSink struct {
 func (s *jsonSink) Call(c *Call) error {
 	b := append(s.line[:0], `{"pos":`...)
 	b = strconv.AppendUint(b, c.Pos, 10)
+	if c.Entry != c.Pos {
+		b = append(b, `,"entry":`...)
+		b = strconv.AppendUint(b, c.Entry, 10)
+	}
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(c.Pid), 10)
 	b = append(b, `,"tid":`...)
@@ -273,3 +305,40 @@ func appendCSV(b, f []byte) []byte {
 }
 
 func (s *csvSink) End(e *tracefile.Exit) error { return s.w.Flush() }
+
+// SharedWrite writes a shared mapping's write-back as its own line:
+// {"pos":…,"pid":…,"tid":…,"shared_write":{"why":"munmap","addr":…,
+// "fd":…,"offset":…,"len":…,"missing":…,"base64":…}}; bytes the
+// recording does not know are zeros in base64 and counted in missing.
+func (s *jsonSink) SharedWrite(w *SharedWrite) error {
+	b := append(s.line[:0], `{"pos":`...)
+	b = strconv.AppendUint(b, w.Pos, 10)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(w.Pid), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(w.Tid), 10)
+	b = append(b, `,"shared_write":{"why":"`...)
+	b = append(b, w.Why...)
+	b = append(b, `","addr":`...)
+	b = strconv.AppendUint(b, w.Addr, 10)
+	b = append(b, `,"fd":`...)
+	b = strconv.AppendInt(b, int64(w.Fd), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendUint(b, w.Off, 10)
+	b = append(b, `,"len":`...)
+	b = strconv.AppendInt(b, int64(len(w.Data)), 10)
+	miss := 0
+	for _, k := range w.Known {
+		if !k {
+			miss++
+		}
+	}
+	b = append(b, `,"missing":`...)
+	b = strconv.AppendInt(b, int64(miss), 10)
+	b = append(b, `,"base64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, w.Data)
+	b = append(b, "\"}}\n"...)
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}

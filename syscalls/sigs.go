@@ -65,6 +65,14 @@ const (
 	kPipe2Flags              // O_CLOEXEC|O_NONBLOCK|O_DIRECT
 	kCloneFlags              // clone's flags with the exit signal
 	kOff                     // a file offset, signed decimal
+	kPollfds                 // struct pollfd[argument p]
+	kCloneArgs               // clone3's struct clone_args (size in argument p)
+	kTimeOut                 // time's time_t * (NULL or [N])
+	kSigreturn               // rt_sigreturn: the mask its frame restores
+	kMsgFlags                // MSG_*
+	kShutdown                // SHUT_*
+	kSiginfoIn               // a siginfo_t the kernel reads
+	kMsghdr                  // struct msghdr (sendmsg: read; recvmsg: filled in)
 )
 
 // retKind is how a result is printed.
@@ -76,6 +84,7 @@ const (
 	rOct                  // octal (umask)
 	rFcntl                // by fcntl command
 	rNone                 // does not return ("?")
+	rPoll                 // the count, and the revents of the ready descriptors
 )
 
 type arg struct {
@@ -136,7 +145,7 @@ var sigs = map[int]sig{
 	linux.SysGetpid:           {},
 	linux.SysSocket:           {args: a(kFamily, kSockType, kInt)},
 	linux.SysConnect:          {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
-	linux.SysSendto:           {args: withLen(withLen(a(kFd, kBufIn, kUint, kHex, kSockaddrIn, kUint), 1, 2), 4, 5)},
+	linux.SysSendto:           {args: withLen(withLen(a(kFd, kBufIn, kUint, kMsgFlags, kSockaddrIn, kUint), 1, 2), 4, 5)},
 	linux.SysBind:             {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
 	linux.SysListen:           {args: a(kFd, kInt)},
 	linux.SysExit:             {args: a(kInt), ret: rNone},
@@ -213,22 +222,37 @@ var sigs = map[int]sig{
 	linux.SysClone:            {args: a(kCloneFlags, kPtr, kPtr, kPtr, kHex)},
 	linux.SysFork:             {},
 	linux.SysVfork:            {},
-	linux.SysPoll:             {args: a(kPtr, kUint, kInt)},
+	linux.SysPoll:             {args: withLen(a(kPollfds, kUint, kInt), 0, 1), ret: rPoll},
+	linux.SysTime:             {args: a(kTimeOut)},
+	linux.SysClockGetres:      {args: a(kClock, kTimespecOut)},
+	linux.SysClone3:           {args: withLen(a(kCloneArgs, kUint), 0, 1)},
 	linux.SysSelect:           {args: a(kInt, kPtr, kPtr, kPtr, kPtr)},
 	linux.SysSocketpair:       {args: a(kFamily, kSockType, kInt, kPipeOut)},
-	linux.SysShutdown:         {args: a(kFd, kInt)},
+	linux.SysShutdown:         {args: a(kFd, kShutdown)},
 	linux.SysAccept:           {args: a(kFd, kPtr, kPtr)},
 	linux.SysAccept4:          {args: a(kFd, kPtr, kPtr, kHex)},
-	linux.SysRecvfrom:         {args: a(kFd, kBufOut, kUint, kHex, kPtr, kPtr)},
+	linux.SysRecvfrom:         {args: a(kFd, kBufOut, kUint, kMsgFlags, kPtr, kPtr)},
 	linux.SysEventfd2:         {args: a(kUint, kHex)},
 	linux.SysEpollCreate1:     {args: a(kHex)},
 	linux.SysTimes:            {args: a(kPtr)},
 	linux.SysSysinfo:          {args: a(kPtr)},
 	linux.SysAlarm:            {args: a(kUint)},
 	linux.SysPause:            {},
-	linux.SysRtSigreturn:      {args: a(kHex)},
+	linux.SysSendmsg:          {args: a(kFd, kMsghdr, kMsgFlags)},
+	linux.SysRecvmsg:          {args: a(kFd, kMsghdr, kMsgFlags)},
+	linux.SysRtSigpending:     {args: withLen(a(kSigsetOut, kUint), 0, 1)},
+	linux.SysRtSigqueueinfo:   {args: a(kInt, kSignal, kSiginfoIn)},
+	linux.SysRtTgsigqueueinfo: {args: a(kInt, kInt, kSignal, kSiginfoIn)},
+	linux.SysRtSigreturn:      {args: a(kSigreturn)},
 }
 
 // nargs are the argument counts of the syscalls sigs leaves out, for
 // their hex form (six when unknown).
-var nargs = map[int]int{}
+var nargs = map[int]int{
+	linux.SysSelect: 5, linux.SysPselect6: 6, linux.SysPpoll: 5, linux.SysEpollWait: 4, linux.SysEpollCtl: 4,
+	linux.SysEpollPwait: 6, linux.SysSigaltstack: 2, linux.SysGetsockopt: 5, linux.SysSetsockopt: 5,
+	linux.SysGetsockname: 3, linux.SysGetpeername: 3, linux.SysSysinfo: 1, linux.SysGetrusage: 2,
+	linux.SysTimerfdCreate: 2, linux.SysTimerfdSettime: 4, linux.SysSchedSetaffinity: 3,
+	linux.SysMincore: 3, linux.SysSetitimer: 3, linux.SysGetitimer: 2, linux.SysFstatfs: 2, linux.SysStatfs: 2,
+	linux.SysPrctl: 5, linux.SysGetxattr: 4, linux.SysLgetxattr: 4, linux.SysFgetxattr: 4,
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"ttd/tracefile"
 
 	"ttd/internal/linux"
 )
@@ -55,6 +56,24 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		}
 	case kUnameOut:
 		size = 390
+	case kPollfds:
+		size = 8 * int(min(c.Raw[sp.p], 1024))
+	case kCloneArgs:
+		size = int(min(c.Raw[sp.p], 88))
+		if size < 64 {
+			return appendHex(b, v)
+		}
+	case kTimeOut:
+		size = 8
+		out = true
+	case kSiginfoIn:
+		size = 32
+	case kMsghdr:
+		size = 56
+		out = c.Nr == linux.SysRecvmsg
+		if out && d.failed() {
+			return appendHex(b, v)
+		}
 	}
 	m, miss := d.buffer(i, out, v, size)
 	if miss > 0 {
@@ -164,6 +183,74 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		return append(b, " entries */"...)
 	case kWstatusOut:
 		return appendWstatus(b, le32(m, 0))
+	case kTimeOut:
+		return append(strconv.AppendInt(append(b, '['), int64(le64(m, 0)), 10), ']')
+	case kSiginfoIn:
+		rec := tracefile.Signal{Signo: int(int32(le32(m, 0))), Code: int(int32(le32(m, 8)))}
+		return appendSiginfoBytes(b, &rec, m)
+	case kMsghdr:
+		return d.appendMsghdr(b, i, m, out)
+	case kPollfds:
+		b = append(b, '[')
+		ready := 0
+		for k := 0; k+8 <= len(m); k += 8 {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			fd, ev, rev := int32(le32(m, k)), uint64(le16(m, k+4)), uint64(le16(m, k+6))
+			b = strconv.AppendInt(append(b, "{fd="...), int64(fd), 10)
+			if fd >= 0 {
+				b = linux.PollEvents.Append(append(b, ", events="...), ev)
+			}
+			b = append(b, '}')
+			if rev != 0 && !d.failed() {
+				if ready > 0 {
+					d.pollOut = append(d.pollOut, ", "...)
+				} else {
+					d.pollOut = append(d.pollOut, '[')
+				}
+				ready++
+				d.pollOut = strconv.AppendInt(append(d.pollOut, "{fd="...), int64(fd), 10)
+				d.pollOut = append(linux.PollEvents.Append(append(d.pollOut, ", revents="...), rev), '}')
+			}
+		}
+		if ready > 0 {
+			d.pollOut = append(d.pollOut, ']')
+		}
+		return append(b, ']')
+	case kCloneArgs:
+		flags := le64(m, 0)
+		b = linux.CloneFlags.Append(append(b, "{flags="...), flags)
+		if flags&0x1000 != 0 {
+			b = appendPtr(append(b, ", pidfd="...), le64(m, 8))
+		}
+		if flags&(0x1000000|0x200000) != 0 {
+			b = appendPtr(append(b, ", child_tid="...), le64(m, 16))
+		}
+		if flags&0x100000 != 0 {
+			b = appendPtr(append(b, ", parent_tid="...), le64(m, 24))
+		}
+		if sig := le64(m, 32); sig != 0 {
+			b = append(append(b, ", exit_signal="...), linux.SignalName(int(sig))...)
+		} else {
+			b = append(b, ", exit_signal=0"...)
+		}
+		b = appendPtr(append(b, ", stack="...), le64(m, 40))
+		b = appendHex(append(b, ", stack_size="...), le64(m, 48))
+		if flags&0x80000 != 0 {
+			b = appendPtr(append(b, ", tls="...), le64(m, 56))
+		}
+		b = append(b, '}')
+		if flags&0x100000 != 0 && !d.failed() {
+			if pt := le64(m, 24); pt != 0 {
+				tid, miss := d.buffer(i, true, pt, 4)
+				if miss == 0 {
+					b = strconv.AppendInt(append(b, " => {parent_tid=["...), int64(int32(le32(tid, 0))), 10)
+					b = append(b, "]}"...)
+				}
+			}
+		}
+		return b
 	case kUnameOut:
 		field := func(k int) []byte {
 			f := m[65*k : 65*k+65]
@@ -311,4 +398,98 @@ func appendSockaddr(b, m []byte) []byte {
 		b = append(b, "\")"...)
 	}
 	return append(b, '}')
+}
+
+// appendMsghdr appends a struct msghdr: its iovecs (for recvmsg, the
+// bytes received), its control messages (SCM_RIGHTS descriptors).
+func (d *decoder) appendMsghdr(b []byte, i int, m []byte, out bool) []byte {
+	name, namelen := le64(m, 0), le32(m, 8)
+	iov, iovlen := le64(m, 16), le64(m, 24)
+	ctl, ctllen, flags := le64(m, 32), le64(m, 40), le32(m, 48)
+	b = appendPtr(append(b, "{msg_name="...), name)
+	b = strconv.AppendUint(append(b, ", msg_namelen="...), uint64(namelen), 10)
+	b = append(b, ", msg_iov="...)
+	left := int64(-1)
+	if out {
+		left = d.c.Ret
+	}
+	b = d.appendIovec(b, i, iov, min(iovlen, 1024), out, left)
+	b = strconv.AppendUint(append(b, ", msg_iovlen="...), iovlen, 10)
+	if ctllen > 0 {
+		b = append(b, ", msg_control="...)
+		cm, miss := d.buffer(i, out, ctl, int(min(ctllen, 4096)))
+		if miss > 0 {
+			b = appendHex(b, ctl)
+		} else {
+			b = append(b, '[')
+			for off := 0; off+16 <= len(cm); {
+				l := int(le64(cm, off))
+				if l < 16 || off+l > len(cm) {
+					break
+				}
+				if off > 0 {
+					b = append(b, ", "...)
+				}
+				level, typ := le32(cm, off+8), le32(cm, off+12)
+				b = strconv.AppendInt(append(b, "{cmsg_len="...), int64(l), 10)
+				if level == 1 {
+					b = append(b, ", cmsg_level=SOL_SOCKET"...)
+				} else {
+					b = strconv.AppendUint(append(b, ", cmsg_level="...), uint64(level), 10)
+				}
+				if level == 1 && typ == 1 {
+					b = append(b, ", cmsg_type=SCM_RIGHTS, cmsg_data=["...)
+					for k := off + 16; k+4 <= off+l; k += 4 {
+						if k > off+16 {
+							b = append(b, ", "...)
+						}
+						b = strconv.AppendInt(b, int64(int32(le32(cm, k))), 10)
+					}
+					b = append(b, "]}"...)
+				} else {
+					b = strconv.AppendUint(append(b, ", cmsg_type="...), uint64(typ), 10)
+					b = append(b, '}')
+				}
+				off += (l + 7) &^ 7
+			}
+			b = append(b, ']')
+		}
+	}
+	b = strconv.AppendUint(append(b, ", msg_controllen="...), ctllen, 10)
+	b = linux.MsgFlags.Append(append(b, ", msg_flags="...), uint64(flags))
+	return append(b, '}')
+}
+
+// appendIovec appends n struct iovec at addr with their bytes (left: the
+// bytes the call moved, -1 for all).
+func (d *decoder) appendIovec(b []byte, i int, addr, n uint64, out bool, left int64) []byte {
+	m, miss := d.buffer(i, out, addr, int(16*n))
+	if miss > 0 {
+		return appendHex(b, addr)
+	}
+	b = append(b, '[')
+	for k := 0; k < int(n); k++ {
+		if k > 0 {
+			b = append(b, ", "...)
+		}
+		base, l := le64(m, 16*k), le64(m, 16*k+8)
+		show := l
+		if left >= 0 && uint64(left) < show {
+			show = uint64(left)
+		}
+		b = append(b, "{iov_base="...)
+		if left == 0 || l > 1<<30 {
+			b = appendPtr(b, base)
+		} else if data, miss := d.buffer(i, out, base, int(show)); miss > 0 {
+			b = appendHex(b, base)
+		} else {
+			b = appendQuoted(b, data, d.strSize)
+		}
+		if left > 0 {
+			left -= int64(show)
+		}
+		b = strconv.AppendUint(append(b, ", iov_len="...), l, 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }

@@ -33,6 +33,11 @@ type Options struct {
 	// survive a crash of the machine; without it they survive a crash of
 	// the recording process.
 	Sync bool
+	// Ring, when positive, makes a ring-buffer trace: only the last Ring
+	// bytes of chunks are kept, from a chunk that begins with a
+	// checkpoint, in memory; Flush and Close write them (ring.go). The
+	// destination must be a file (Create).
+	Ring int64
 }
 
 // WriterStats counts what a Writer has produced so far.
@@ -103,6 +108,7 @@ type Writer struct {
 	file        *os.File // closed by Close when Create opened it
 	arena       []byte   // the chunk buffers' memory (allocArena)
 	sumBuf      []byte   // an AccessSummary's body (summary.go)
+	ring        *ring    // Options.Ring (ring.go); used by the background goroutine
 
 	// Shared with the background goroutine.
 	jobs  chan job
@@ -194,6 +200,13 @@ func NewWriter(dst io.Writer, hdr Header, opts Options) (*Writer, error) {
 	}
 	w.off = int64(len(h))
 	w.stats[3].Store(w.off)
+	if opts.Ring > 0 {
+		r, err := newRing(dst, opts.Ring, w.off)
+		if err != nil {
+			return nil, err
+		}
+		w.ring = r
+	}
 	// Buffers are allocated at the hard limit: a chunk that outgrows the
 	// target while a checkpoint is late (signal frames, big reads) would
 	// otherwise copy itself as it grows, which costs more than the memory
@@ -374,7 +387,14 @@ func (w *Writer) run() {
 			var err error
 			if p := w.bgErr.Load(); p != nil {
 				err = *p
-			} else if w.syncOnFlush {
+			} else if w.ring != nil {
+				// The recording goroutine waits for the reply: its
+				// Exit fields are stable.
+				if err = w.writeRing(); err != nil {
+					w.bgErr.Store(&err)
+				}
+			}
+			if err == nil && w.syncOnFlush {
 				if err = w.sync(); err != nil {
 					w.bgErr.Store(&err)
 				}
@@ -493,6 +513,14 @@ func (w *Writer) writeChunk(j *job) error {
 		threadStarts: j.st.threadStarts,
 	}
 	h.put(out)
+	if w.ring != nil {
+		w.ring.add(out, flags)
+		w.nchunks++
+		w.stats[0].Add(1)
+		w.stats[1].Add(int64(j.records))
+		w.stats[2].Add(int64(len(j.buf)))
+		return nil
+	}
 	if _, err := w.dst.Write(out); err != nil {
 		return err
 	}
@@ -510,18 +538,10 @@ func (w *Writer) writeChunk(j *job) error {
 // writeIndex writes the index section and the footer in one write call.
 // It runs after the background goroutine has stopped.
 func (w *Writer) writeIndex() error {
-	b := make([]byte, 0, 8+len(w.index)+64+footerLen)
-	b = append(b, indexMagic...)
-	b = binary.LittleEndian.AppendUint32(b, w.nchunks)
-	b = append(b, w.index...)
-	if w.hasExit {
-		body := appendExitBody(nil, &w.exit)
-		b = append(b, 1)
-		b = binary.AppendUvarint(b, uint64(len(body)))
-		b = append(b, body...)
-	} else {
-		b = append(b, 0)
+	if w.ring != nil {
+		return w.writeRing()
 	}
+	b := w.indexSection(w.nchunks, w.index)
 	n := len(b)
 	b = b[:n+footerLen]
 	putFooter(b[n:], w.off, int64(n), crc(b[:n]))
@@ -550,4 +570,22 @@ func freeArena(b []byte) {
 	if len(b) > 0 {
 		unix.Munmap(b)
 	}
+}
+
+// indexSection returns the index section for n chunks whose entries are
+// idx.
+func (w *Writer) indexSection(n uint32, idx []byte) []byte {
+	b := make([]byte, 0, 8+len(idx)+64+footerLen)
+	b = append(b, indexMagic...)
+	b = binary.LittleEndian.AppendUint32(b, n)
+	b = append(b, idx...)
+	if w.hasExit {
+		body := appendExitBody(nil, &w.exit)
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(body)))
+		b = append(b, body...)
+	} else {
+		b = append(b, 0)
+	}
+	return b
 }

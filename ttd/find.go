@@ -71,12 +71,16 @@ func (s *Session) Find(dir Direction, kind AccessKind, addr, size, from uint64) 
 		// Hits at from count: offer compares with from-1.
 		err = s.scanForward(p, s.end)
 	} else {
+		s.prefetchBefore(p, addr, size)
 		err = s.scanBack(p, 0)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !f.found {
+		if dir == Backward && s.Start() > 0 {
+			return nil, &BeforeWindowError{Start: s.Start()}
+		}
 		return nil, ErrNotFound
 	}
 	a := f.accs[0]
@@ -116,4 +120,27 @@ func (s *Session) Find(dir Direction, kind AccessKind, addr, size, from uint64) 
 	}
 	out.Before, out.After = before, after
 	return out, nil
+}
+
+// prefetchBefore starts computing, while the backward search runs, the
+// delta that Found.Before will likely need: that of the last segment
+// before the one holding the hit that touched the range (the summaries
+// name both exactly). Without a hit in sight, or when the session's
+// own snapshots cover the segment, it does nothing.
+func (s *Session) prefetchBefore(p *probe, addr, size uint64) {
+	if p.from == 0 {
+		return
+	}
+	k := s.segOf(p.from - 1)
+	for ; k >= 0 && !p.mayHitSegment(&s.ix.Segments[k]); k-- {
+	}
+	if k <= 0 || s.fine[k] != nil && len(s.fine[k].snaps) > 1 {
+		return
+	}
+	for kk := k - 1; kk >= 0; kk-- {
+		if s.ix.Segments[kk].MayAccess(addr, size, true, true, true) {
+			s.ix.Prefetch(kk)
+			return
+		}
+	}
 }

@@ -146,6 +146,42 @@ type Index struct {
 	order  []int
 	// blobs are the compressed deltas kept from a build (nil otherwise).
 	blobs [][]byte
+	// inflight are the deltas Prefetch is computing.
+	inflight map[int]chan struct{}
+}
+
+// Prefetch starts computing segment k's delta on another goroutine (a
+// search that will need it re-simulates another segment meanwhile: the
+// two take two cores instead of one after the other).
+func (ix *Index) Prefetch(k int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.blobs != nil || ix.deltas[k] != nil || ix.inflight[k] != nil {
+		return
+	}
+	if ix.inflight == nil {
+		ix.inflight = map[int]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	ix.inflight[k] = ch
+	go func() {
+		d, err := segmentDelta(ix.tr, ix.Checkpoints, k)
+		ix.mu.Lock()
+		if err == nil {
+			if ix.deltas == nil {
+				ix.deltas = map[int]*reader.Delta{}
+			}
+			if len(ix.order) >= maxCachedDeltas {
+				delete(ix.deltas, ix.order[0])
+				ix.order = ix.order[1:]
+			}
+			ix.deltas[k] = d
+			ix.order = append(ix.order, k)
+		}
+		delete(ix.inflight, k)
+		ix.mu.Unlock()
+		close(ch)
+	}()
 }
 
 // Close releases what the index holds.
@@ -162,6 +198,12 @@ func (ix *Index) Delta(k int) (*reader.Delta, error) {
 	if d := ix.deltas[k]; d != nil {
 		ix.mu.Unlock()
 		return d, nil
+	}
+	if ch := ix.inflight[k]; ch != nil {
+		// Prefetch is computing it.
+		ix.mu.Unlock()
+		<-ch
+		return ix.Delta(k)
 	}
 	ix.mu.Unlock()
 	var d *reader.Delta

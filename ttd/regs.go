@@ -112,6 +112,9 @@ type Stop struct {
 	// reports); going backward it stops before it (Position =
 	// Access.Position).
 	Access *reader.Access
+	// Old and New are, for a watchpoint stop, the watched range just
+	// before and just after the access (watch.go).
+	Old, New *Memory
 	// Event is the event of an event breakpoint or a signal stop.
 	Event *reader.Event
 	// Exit says how the program ended, at the end of the trace.

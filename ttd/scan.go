@@ -399,7 +399,14 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 		if !p.mayHitSegment(&s.ix.Segments[k]) {
 			continue
 		}
-		hi := min(p.from, s.segEnd(k))
+		// Units end at a window boundary: a unit that holds from
+		// runs on past it to the end of its window, so that the window
+		// is re-simulated whole (and its snapshot and delta can be
+		// kept); offer and the finder refuse the hits at or after from.
+		hi := s.segEnd(k)
+		if p.from < hi {
+			hi = s.nextBoundary(k, p.from-1)
+		}
 		if hi <= s.cps[k].Position {
 			continue
 		}

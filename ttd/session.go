@@ -74,10 +74,11 @@ type Session struct {
 	// the search (see SetInterrupt).
 	interrupt func() error
 
-	syms    Symbolizer
-	symsErr error
-	mods    []reader.ModuleRef
-	modsOK  bool
+	syms     Symbolizer
+	symsErr  error
+	binaries map[string]string // see SetBinaries
+	mods     []reader.ModuleRef
+	modsOK   bool
 }
 
 // fineList holds a segment's snapshots, every FineEvery instructions

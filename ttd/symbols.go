@@ -56,14 +56,37 @@ func (s *Session) Modules() ([]ModuleFile, error) {
 		s.mods, s.modsOK = mods, true
 	}
 	var out []ModuleFile
+	type key struct {
+		path string
+		addr uint64
+	}
+	seen := map[key]bool{}
 	for _, m := range s.mods {
+		// A ring-buffer trace announces its modules again at every
+		// checkpoint.
+		if k := (key{string(m.Path), m.LoadAddr}); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
 		mf := ModuleFile{Path: string(m.Path), LoadAddr: m.LoadAddr, Position: m.Position}
-		if data, err := s.tr.ModuleFile(m); err == nil && data != nil {
+		if alt, ok := s.binaries[mf.Path]; ok {
+			mf.Path = alt
+		} else if data, err := s.tr.ModuleFile(m); err == nil && data != nil {
 			mf.Data = data
 		}
 		out = append(out, mf)
 	}
 	return out, nil
+}
+
+// SetBinaries makes the session read its modules' files from other
+// paths: recorded path → file to read instead (a copy of a binary that
+// moved, or one with debug information). It drops the symbol table
+// built so far.
+func (s *Session) SetBinaries(m map[string]string) {
+	s.binaries = m
+	s.syms, s.symsErr = nil, nil
 }
 
 // Symbols returns the session's symbol table (built on first use; never

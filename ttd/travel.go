@@ -280,6 +280,9 @@ func (s *Session) ContinueMatch(dir Direction, match InstMatcher) (Stop, error) 
 		return Stop{}, err
 	}
 	st.Breakpoint, st.Access, st.Event = best.Breakpoint, best.Access, best.Event
+	if err := s.watchValues(&st); err != nil {
+		return Stop{}, err
+	}
 	return st, nil
 }
 

@@ -85,6 +85,13 @@ type CPU struct {
 	X     [16]XMM
 	MXCSR uint32
 	FPU   X87
+	// YH are the upper halves (bits 128-255) of the YMM registers
+	// (AVX): YMMi is X[i] and YH[i].
+	YH [16]XMM
+	// mxDefer makes mxFinish collect flags in mxPending (the two lanes
+	// of a 256-bit instruction raise #XM as one).
+	mxDefer   bool
+	mxPending uint32
 
 	Mem *Memory
 	// rtlb and wtlb are the TLBs of the handlers' fast paths (syncTLB).

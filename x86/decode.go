@@ -203,6 +203,12 @@ func truncated(code []byte) bool {
 // (handler builders take its address, which made a local escape).
 func decodeInto(in *Inst, pc uint64, code []byte) {
 	*in = Inst{PC: pc}
+	if decodeVEX(in, pc, code) {
+		if in.Len != 0 {
+			in.PC = pc
+		}
+		return
+	}
 	xi, err := x86asm.Decode(code, 64)
 	if len(code) < 15 && (err != nil || xi.Op == 0) && truncated(code) {
 		*in = Inst{}
@@ -261,11 +267,6 @@ func decodeInto(in *Inst, pc uint64, code []byte) {
 			seg = SegFS
 		case 0x65:
 			seg = SegGS
-		case 0xc4, 0xc5, 0x62:
-			// VEX and EVEX: ttd's CPU reports no AVX, so these are #UD.
-			in.Fn = illegal
-			in.Flags = InstEndsBlock
-			return
 		}
 		if p&x86asm.PrefixInvalid != 0 {
 			in.Fn = illegal

@@ -34,6 +34,8 @@ import (
 	"testing"
 	"ttd/predict"
 	"ttd/x86/f80"
+
+	"golang.org/x/sys/cpu"
 )
 
 // Addresses of the test's memory layout, shared with testdata/native.c.
@@ -59,10 +61,11 @@ type diffState struct {
 	FTW    uint8  // abridged x87 tag word; output only
 	X      [16]XMM
 	MM     [8]uint64 // significands of ST0-7
+	YH     [16]XMM   // bits 128-255 of YMM0-15
 	Mem    [diffMemSize]byte
 }
 
-const diffStateSize = 16*8 + 8 + 8 + 4 + 2 + 1 + 1 + 16*16 + 8*8 + diffMemSize
+const diffStateSize = 16*8 + 8 + 8 + 4 + 2 + 1 + 1 + 16*16 + 8*8 + 16*16 + diffMemSize
 
 // diffResult mirrors struct output in testdata/native.c.
 type diffResult struct {
@@ -118,6 +121,11 @@ func putState(b []byte, s *diffState) {
 		le.PutUint64(b[o:], v)
 		o += 8
 	}
+	for _, x := range s.YH {
+		le.PutUint64(b[o:], x[0])
+		le.PutUint64(b[o+8:], x[1])
+		o += 16
+	}
 	copy(b[o:], s.Mem[:])
 }
 
@@ -141,6 +149,10 @@ func getState(b []byte, s *diffState) {
 	for i := range s.MM {
 		s.MM[i] = le.Uint64(b[o:])
 		o += 8
+	}
+	for i := range s.YH {
+		s.YH[i] = XMM{le.Uint64(b[o:]), le.Uint64(b[o+8:])}
+		o += 16
 	}
 	copy(s.Mem[:], b[o:])
 }
@@ -242,8 +254,17 @@ func diffBase(r *rand.Rand, s *diffState) {
 	for i := range s.MM {
 		s.MM[i] = r.Uint64()
 	}
+	if diffYMM {
+		for i := range s.YH {
+			s.YH[i] = XMM{r.Uint64(), r.Uint64()}
+		}
+	}
 	r.Read(s.Mem[:])
 }
+
+// diffYMM: the host saves YMM state in signal frames (it has AVX), so
+// inputs get random upper halves and results compare them.
+var diffYMM = cpu.X86.HasAVX && cpu.X86.HasOSXSAVE
 
 // runNative runs the cases on the host CPU.
 func runNative(exe string, cases []diffCase) ([]diffResult, error) {
@@ -470,6 +491,7 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	c.RIP = diffInstAddr
 	c.MXCSR = in.MXCSR
 	c.X = in.X
+	c.YH = in.YH
 	c.FPU.CW = 0x37f
 	for i, v := range in.MM {
 		c.FPU.Regs[i] = f80.F80{Mant: v, SE: 0xffff}
@@ -511,6 +533,7 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	s.FSW = c.FPU.SW&^0x3800 | uint16(c.FPU.Top&7)<<11
 	s.FTW = c.FPU.Tag
 	s.X = c.X
+	s.YH = c.YH
 	for i := range s.MM {
 		s.MM[i] = c.FPU.Regs[(int(c.FPU.Top)+i)&7].Mant
 	}
@@ -565,6 +588,9 @@ func diffCompare(want, got *diffResult, undef uint64) string {
 	for i := range w.X {
 		if w.X[i] != g.X[i] {
 			fmt.Fprintf(&b, " xmm%d: host %016x_%016x emu %016x_%016x;", i, w.X[i][1], w.X[i][0], g.X[i][1], g.X[i][0])
+		}
+		if w.YH[i] != g.YH[i] {
+			fmt.Fprintf(&b, " ymm%d.hi: host %016x_%016x emu %016x_%016x;", i, w.YH[i][1], w.YH[i][0], g.YH[i][1], g.YH[i][0])
 		}
 	}
 	if w.FSW != g.FSW || w.FTW != g.FTW {

@@ -46,7 +46,7 @@ const (
 
 // Implemented is every extension the interpreter implements: the default
 // of a new CodeCache.
-var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1
+var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA | FeatF16C | FeatXSAVE
 
 // FeaturesLegacy are the extensions ttd decoded before it had levels
 // (traces without a "cpu" parameter): the baseline plus the few it
@@ -124,14 +124,19 @@ func init() {
 	set(FeatMOVBE, x86asm.MOVBE)
 	set(FeatLZCNT, x86asm.LZCNT)
 	set(FeatBMI1, x86asm.TZCNT)
-	set(FeatXSAVE, x86asm.XGETBV, x86asm.XSAVE, x86asm.XRSTOR, x86asm.XSAVEOPT, x86asm.XSAVEC)
+	set(FeatXSAVE, x86asm.XGETBV, x86asm.XSAVE, x86asm.XRSTOR, x86asm.XSAVE64, x86asm.XRSTOR64)
 }
 
 // gate makes in, decoded for a CPU with extensions f, what that CPU
 // would do: #UD when it needs an extension f lacks (lzcnt and tzcnt fall
 // back to bsr and bsf, as the prefix that tells them apart is ignored).
 func gate(in *Inst, f Features) {
-	need := opFeature[in.Op&4095]
+	var need Features
+	if vo := vexOpOf(in.Op); vo != nil {
+		need = vo.feat
+	} else if in.Op < 4096 {
+		need = opFeature[in.Op]
+	}
 	if need == 0 || f.Has(need) || in.Fn == nil {
 		return
 	}
@@ -165,7 +170,7 @@ type MissingFeatureError struct {
 }
 
 func (e *MissingFeatureError) Error() string {
-	return fmt.Sprintf("%v at %#x needs %s, which the guest CPU does not have", e.Op, e.PC, e.Need)
+	return fmt.Sprintf("%s at %#x needs %s, which the guest CPU does not have", OpName(e.Op), e.PC, e.Need)
 }
 
 // SetFeatures sets the extensions of the CPU's code cache (shared by the
@@ -174,3 +179,11 @@ func (c *CPU) SetFeatures(f Features) { c.cache.Features = f }
 
 // Features returns the extensions of the CPU's code cache.
 func (c *CPU) Features() Features { return c.cache.Features }
+
+// OpName names an Inst.Op: x86asm's name, or the VEX instruction's.
+func OpName(op x86asm.Op) string {
+	if vo := vexOpOf(op); vo != nil {
+		return vo.name
+	}
+	return op.String()
+}

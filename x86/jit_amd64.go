@@ -1,6 +1,7 @@
 package x86
 
 import (
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -15,8 +16,15 @@ import (
 
 const jitSupported = true
 
-// The host's optional instructions the translator uses.
-var jitBMI1, jitPOPCNT, jitSSSE3 = cpu.X86.HasBMI1, cpu.X86.HasPOPCNT, cpu.X86.HasSSSE3
+// The host's optional instructions the translator uses. TTD_HOSTISA=0
+// turns them all off, as on a baseline x86-64 host: a trace must replay
+// the same either way (translations do exactly what the interpreter
+// does), and tests check it.
+var (
+	jitHostISA                   = os.Getenv("TTD_HOSTISA") != "0"
+	jitBMI1, jitPOPCNT, jitSSSE3 = jitHostISA && cpu.X86.HasBMI1, jitHostISA && cpu.X86.HasPOPCNT, jitHostISA && cpu.X86.HasSSSE3
+	jitSSE41, jitSSE42           = jitHostISA && cpu.X86.HasSSE41, jitHostISA && cpu.X86.HasSSE42
+)
 
 // jitCall runs translated code at entry with c in R15 and returns the
 // index of the instruction at which it left the block (len: all of it).

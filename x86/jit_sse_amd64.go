@@ -270,6 +270,38 @@ var jitSSEOps = func() map[x86asm.Op]jitSSE {
 	}
 	if jitSSSE3 {
 		m[x86asm.PSHUFB] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x38, Op: 0x00}, digit: -1}
+		for op, code := range map[x86asm.Op]byte{
+			x86asm.PHADDW: 0x01, x86asm.PHADDD: 0x02, x86asm.PMADDUBSW: 0x04, x86asm.PSIGNB: 0x08,
+			x86asm.PSIGNW: 0x09, x86asm.PSIGND: 0x0a, x86asm.PMULHRSW: 0x0b, x86asm.PABSB: 0x1c,
+			x86asm.PABSW: 0x1d, x86asm.PABSD: 0x1e,
+		} {
+			m[op] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x38, Op: code}, digit: -1}
+		}
+		m[x86asm.PALIGNR] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x3a, Op: 0x0f}, digit: -1, imm: true}
+	}
+	if jitSSE41 {
+		// The integer operations of SSE4.1 (x86-64-v2 code and glibc's
+		// sse4 string functions), rounding (fp: exact only in the
+		// default MXCSR state) and ptest (its flags as ucomisd's).
+		for op, code := range map[x86asm.Op]byte{
+			x86asm.PTEST: 0x17, x86asm.PMULDQ: 0x28, x86asm.PCMPEQQ: 0x29, x86asm.PACKUSDW: 0x2b,
+			x86asm.PMINSB: 0x38, x86asm.PMINSD: 0x39, x86asm.PMINUW: 0x3a, x86asm.PMINUD: 0x3b,
+			x86asm.PMAXSB: 0x3c, x86asm.PMAXSD: 0x3d, x86asm.PMAXUW: 0x3e, x86asm.PMAXUD: 0x3f,
+			x86asm.PMULLD: 0x40,
+		} {
+			m[op] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x38, Op: code}, digit: -1}
+		}
+		for op, code := range map[x86asm.Op]byte{
+			x86asm.ROUNDPS: 0x08, x86asm.ROUNDPD: 0x09, x86asm.ROUNDSS: 0x0a, x86asm.ROUNDSD: 0x0b,
+		} {
+			m[op] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x3a, Op: code}, digit: -1, imm: true, fp: true}
+		}
+		for op, code := range map[x86asm.Op]byte{x86asm.BLENDPS: 0x0c, x86asm.BLENDPD: 0x0d, x86asm.PBLENDW: 0x0e} {
+			m[op] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x3a, Op: code}, digit: -1, imm: true}
+		}
+	}
+	if jitSSE42 {
+		m[x86asm.PCMPGTQ] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x38, Op: 0x37}, digit: -1}
 	}
 	return m
 }()
@@ -381,7 +413,7 @@ func (t *jitT) sseNative(in *Inst, d, s *Operand) bool {
 			a.Imm8(imm)
 		}
 		switch in.Op {
-		case x86asm.UCOMISD, x86asm.COMISD, x86asm.UCOMISS, x86asm.COMISS:
+		case x86asm.UCOMISD, x86asm.COMISD, x86asm.UCOMISS, x86asm.COMISS, x86asm.PTEST:
 			t.st = fsHost
 		default:
 			a.SSERM(sseStore16, 0, xmmSlot(d.Reg))

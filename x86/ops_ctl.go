@@ -355,8 +355,7 @@ func opXgetbv(c *CPU, in *Inst) {
 	if uint32(c.R[RCX]) != 0 {
 		c.raise(ExitGP, SIKernel)
 	}
-	// XCR0: x87 and SSE state only (no AVX).
-	c.R[RAX] = 3
+	c.R[RAX] = c.XCR0()
 	c.R[RDX] = 0
 }
 
@@ -428,5 +427,9 @@ func init() {
 	handle(x86asm.RDTSC, opRdtsc)
 	handle(x86asm.RDTSCP, opRdtsc)
 	handle(x86asm.XGETBV, opXgetbv)
+	handle(x86asm.XSAVE, opXsave)
+	handle(x86asm.XSAVE64, opXsave)
+	handle(x86asm.XRSTOR, opXrstor)
+	handle(x86asm.XRSTOR64, opXrstor)
 	handle(x86asm.XLATB, opXlat)
 }

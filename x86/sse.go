@@ -60,6 +60,10 @@ type xfn func(c *CPU, in *Inst, d *XMM, s XMM)
 // destination unchanged (callers write it after mxFinish returns).
 func (c *CPU) mxFinish(fl uint32) {
 	if fl != 0 {
+		if c.mxDefer {
+			c.mxPending |= fl
+			return
+		}
 		if fl&^(c.MXCSR>>7)&mxFlags != 0 {
 			c.simdException(fl)
 		}
@@ -159,8 +163,13 @@ func buildX(f xfn) Builder {
 func sse(f xfn, ops ...x86asm.Op) {
 	for _, op := range ops {
 		register(op, buildX(f))
+		xfnOf[op] = f
 	}
 }
+
+// xfnOf keeps the body of every op sse and sseA register, for the VEX
+// forms of the same operations (avx.go).
+var xfnOf = map[x86asm.Op]xfn{}
 
 func isX(o *Operand) bool   { return o.Kind == KXMM }
 func isMem(o *Operand) bool { return o.Kind == KMem }

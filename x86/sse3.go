@@ -56,6 +56,7 @@ func buildXS(f xfn, aligned bool) Builder {
 func sseA(f xfn, ops ...x86asm.Op) {
 	for _, op := range ops {
 		register(op, buildXS(f, true))
+		xfnOf[op] = f
 	}
 }
 

@@ -71,6 +71,15 @@ func buildImm(mk func(imm uint64) xfn, aligned bool) Builder {
 	}
 }
 
+// registerImm registers an op with an imm8 whose body mk makes from it,
+// and keeps mk for its VEX form (immOf).
+func registerImm(op x86asm.Op, mk func(imm uint64) xfn) {
+	register(op, buildImm(mk, true))
+	immOf[op] = mk
+}
+
+var immOf = map[x86asm.Op]func(imm uint64) xfn{}
+
 // blendMask selects lanes of s where m has bits set, else of d.
 func blend(d, s, m XMM) XMM {
 	return XMM{d[0]&^m[0] | s[0]&m[0], d[1]&^m[1] | s[1]&m[1]}
@@ -100,7 +109,7 @@ func init() {
 		f      *ffmt
 		scalar bool
 	}{{x86asm.ROUNDPS, fmt32, false}, {x86asm.ROUNDPD, fmt64, false}, {x86asm.ROUNDSS, fmt32, true}, {x86asm.ROUNDSD, fmt64, true}} {
-		register(r.op, buildImm(func(imm uint64) xfn {
+		registerImm(r.op, func(imm uint64) xfn {
 			op := roundOp(r.f, imm)
 			switch {
 			case r.scalar && r.f == fmt32:
@@ -111,22 +120,22 @@ func init() {
 				return packed32(op)
 			}
 			return packed64(op)
-		}, true))
+		})
 	}
 
 	// Blends.
-	register(x86asm.BLENDPS, buildImm(func(imm uint64) xfn {
+	registerImm(x86asm.BLENDPS, func(imm uint64) xfn {
 		m := laneMask(imm, 32)
 		return func(c *CPU, in *Inst, d *XMM, s XMM) { *d = blend(*d, s, m) }
-	}, true))
-	register(x86asm.BLENDPD, buildImm(func(imm uint64) xfn {
+	})
+	registerImm(x86asm.BLENDPD, func(imm uint64) xfn {
 		m := laneMask(imm, 64)
 		return func(c *CPU, in *Inst, d *XMM, s XMM) { *d = blend(*d, s, m) }
-	}, true))
-	register(x86asm.PBLENDW, buildImm(func(imm uint64) xfn {
+	})
+	registerImm(x86asm.PBLENDW, func(imm uint64) xfn {
 		m := laneMask(imm, 16)
 		return func(c *CPU, in *Inst, d *XMM, s XMM) { *d = blend(*d, s, m) }
-	}, true))
+	})
 	for _, b := range []struct {
 		op x86asm.Op
 		w  uint
@@ -188,7 +197,7 @@ func init() {
 	// Sign and zero extension: from (lanes of from bytes) to lanes of
 	// to bytes; the memory operand is only as wide as the lanes read.
 	ext := func(op x86asm.Op, from, to uint, signed bool) {
-		register(op, buildXS(func(c *CPU, in *Inst, d *XMM, s XMM) {
+		f := func(c *CPU, in *Inst, d *XMM, s XMM) {
 			var r XMM
 			n := 16 / to
 			for i := uint(0); i < n; i++ {
@@ -204,7 +213,9 @@ func init() {
 				r[o/64] |= v << (o % 64)
 			}
 			*d = r
-		}, true))
+		}
+		register(op, buildXS(f, true))
+		xfnOf[op] = f
 	}
 	ext(x86asm.PMOVSXBW, 1, 2, true)
 	ext(x86asm.PMOVSXBD, 1, 4, true)
@@ -288,11 +299,11 @@ func init() {
 		}
 	})
 
-	register(x86asm.DPPS, buildImm(func(imm uint64) xfn { return dpps(imm) }, true))
-	register(x86asm.DPPD, buildImm(func(imm uint64) xfn { return dppd(imm) }, true))
-	register(x86asm.MPSADBW, buildImm(func(imm uint64) xfn {
+	registerImm(x86asm.DPPS, func(imm uint64) xfn { return dpps(imm) })
+	registerImm(x86asm.DPPD, func(imm uint64) xfn { return dppd(imm) })
+	registerImm(x86asm.MPSADBW, func(imm uint64) xfn {
 		return func(c *CPU, in *Inst, d *XMM, s XMM) { *d = mpsadbw(*d, s, imm) }
-	}, true))
+	})
 }
 
 // pextrwMem is pextrw's SSE4.1 memory form (sse_int.go has the register

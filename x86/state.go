@@ -10,6 +10,10 @@ import (
 // StateSize is the size of a marshalled CPU state.
 const StateSize = 16*8 + 8 + 8 + 8 + 8 + 8 + 16*16 + 4 + 8*10 + 1 + 1 + 2 + 2 + 2 + 8 + 8
 
+// StateSizeAVX is the size of a marshalled state whose YMM registers
+// upper halves are not all zero (they follow the rest).
+const StateSizeAVX = StateSize + 16*16
+
 // ErrBadState is returned for a register blob of the wrong size.
 var ErrBadState = errors.New("x86: bad CPU state blob")
 
@@ -42,14 +46,23 @@ func (c *CPU) MarshalState(b []byte) []byte {
 	b = le.AppendUint16(b, c.FPU.FOP)
 	b = le.AppendUint64(b, c.FPU.FIP)
 	b = le.AppendUint64(b, c.FPU.FDP)
+	if c.YH != ([16]XMM{}) {
+		// The upper halves of the YMM registers, only when one is
+		// not zero: states without AVX keep their size.
+		for _, x := range c.YH {
+			b = le.AppendUint64(b, x[0])
+			b = le.AppendUint64(b, x[1])
+		}
+	}
 	return b
 }
 
 // UnmarshalState restores a state written by MarshalState.
 func (c *CPU) UnmarshalState(b []byte) error {
-	if len(b) != StateSize {
+	if len(b) != StateSize && len(b) != StateSizeAVX {
 		return ErrBadState
 	}
+	avx := len(b) == StateSizeAVX
 	le := binary.LittleEndian
 	u64 := func() uint64 { v := le.Uint64(b); b = b[8:]; return v }
 	for i := range c.R {
@@ -81,5 +94,12 @@ func (c *CPU) UnmarshalState(b []byte) error {
 	b = b[6:]
 	c.FPU.FIP = u64()
 	c.FPU.FDP = u64()
+	c.YH = [16]XMM{}
+	if avx {
+		for i := range c.YH {
+			c.YH[i][0] = u64()
+			c.YH[i][1] = u64()
+		}
+	}
 	return nil
 }

@@ -27,12 +27,12 @@ func gdbserverCmd(name string, args []string) int {
 	if fs.NArg() != 1 {
 		return flagError(name, usageArgs, errors.New("want exactly one trace"))
 	}
-	s, err := ttd.Open(fs.Arg(0))
+	t, err := ttd.OpenTarget(fs.Arg(0), nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd gdbserver: %v\n", err)
 		return 1
 	}
-	defer s.Close()
+	defer t.Close()
 	cfg := gdbremote.Config{}
 	if *logOn {
 		cfg.Log = os.Stderr
@@ -46,7 +46,7 @@ func gdbserverCmd(name string, args []string) int {
 	// The address is printed so that a client (and the tests) can
 	// connect to a port the system chose.
 	fmt.Fprintf(os.Stderr, "ttd gdbserver: listening on %s (gdb: target remote %s)\n", l.Addr(), l.Addr())
-	if err := gdbremote.ServeListener(l, s, cfg); err != nil {
+	if err := gdbremote.ServeListener(l, t, cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "ttd gdbserver: %v\n", err)
 		return 1
 	}
@@ -57,17 +57,17 @@ func gdbserverCmd(name string, args []string) int {
 // the recording on loopback and run gdb connected to it, as rr replay
 // does.
 func replayGDB(path string, gdbArgs []string, logOn bool) int {
-	s, err := ttd.Open(path)
+	t, err := ttd.OpenTarget(path, nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 		return 1
 	}
-	defer s.Close()
+	defer t.Close()
 	cfg := gdbremote.Config{}
 	if logOn {
 		cfg.Log = os.Stderr
 	}
-	status, err := gdbremote.RunGDB(s, gdbArgs, os.Stdin, os.Stdout, os.Stderr, cfg)
+	status, err := gdbremote.RunGDB(t, gdbArgs, os.Stdin, os.Stdout, os.Stderr, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 	}

@@ -15,22 +15,26 @@ import (
 
 // infoReport is everything "ttd info" prints; --json writes it as is.
 type infoReport struct {
-	Trace        string        `json:"trace"`
-	Program      string        `json:"program"`
-	Args         []string      `json:"args"`
-	Recorded     time.Time     `json:"recorded"`
-	Instructions uint64        `json:"instructions"`
-	Threads      int           `json:"threads"`
-	Checkpoints  int           `json:"checkpoints"`
-	Syscalls     int           `json:"syscalls"`
-	KeyFrames    int           `json:"key_frames"`
-	Chunks       int           `json:"chunks"`
-	Size         int64         `json:"size"`
-	Uncompressed int64         `json:"uncompressed"`
-	Density      float64       `json:"bits_per_instruction"`
-	Ended        infoEnd       `json:"ended"`
-	Processes    []infoProcess `json:"processes"`
-	Records      []infoRecords `json:"records,omitempty"`
+	Trace        string    `json:"trace"`
+	Program      string    `json:"program"`
+	Args         []string  `json:"args"`
+	Recorded     time.Time `json:"recorded"`
+	Instructions uint64    `json:"instructions"`
+	Threads      int       `json:"threads"`
+	Checkpoints  int       `json:"checkpoints"`
+	Syscalls     int       `json:"syscalls"`
+	KeyFrames    int       `json:"key_frames"`
+	Chunks       int       `json:"chunks"`
+	Size         int64     `json:"size"`
+	Uncompressed int64     `json:"uncompressed"`
+	Density      float64   `json:"bits_per_instruction"`
+	// Window is the first position a ring-buffer trace kept (0: all).
+	Window uint64 `json:"window_start"`
+	// Summaries is the size of the access summaries (0: none).
+	Summaries int64         `json:"summaries_size"`
+	Ended     infoEnd       `json:"ended"`
+	Processes []infoProcess `json:"processes"`
+	Records   []infoRecords `json:"records,omitempty"`
 }
 
 // infoEnd says how the recording ended.
@@ -112,6 +116,14 @@ func buildInfo(r *tracefile.Reader, path string, records bool) (*infoReport, err
 		Instructions: s.Instructions, Threads: s.Threads, Checkpoints: s.Checkpoints, Syscalls: s.Syscalls,
 		KeyFrames: s.KeyFrames, Chunks: s.Chunks, Size: s.FileSize, Uncompressed: s.Uncompressed,
 		Density: s.BitsPerInstruction, Processes: []infoProcess{}}
+	if cs := r.Chunks(); len(cs) > 0 {
+		rep.Window = cs[0].FirstPosition
+	}
+	for _, c := range r.Chunks() {
+		if c.HoldsSummaries() {
+			rep.Summaries += c.Size
+		}
+	}
 	switch {
 	case !s.HasExit && r.Truncated():
 		rep.Ended = infoEnd{How: "cut short", Position: s.Instructions}
@@ -203,6 +215,14 @@ func printInfo(rep *infoReport) {
 	fmt.Printf("program:        %s %q\n", rep.Program, rep.Args)
 	fmt.Printf("recorded:       %s\n", rep.Recorded.Format("2006-01-02 15:04:05 MST"))
 	fmt.Printf("instructions:   %d\n", rep.Instructions)
+	if rep.Window > 0 {
+		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", rep.Window)
+	}
+	if rep.Summaries > 0 {
+		fmt.Printf("summaries:      %s (%.1f%% of the trace)\n", sizeString(rep.Summaries), 100*float64(rep.Summaries)/float64(max(rep.Size, 1)))
+	} else {
+		fmt.Printf("summaries:      none (ttd query and the debugger build them on open)\n")
+	}
 	fmt.Printf("threads:        %d\n", rep.Threads)
 	fmt.Printf("checkpoints:    %d\n", rep.Checkpoints)
 	fmt.Printf("syscalls:       %d\n", rep.Syscalls)

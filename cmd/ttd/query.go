@@ -14,11 +14,17 @@ import (
 	"ttd/x86"
 )
 
-const queryUsage = "[--at POS] [--json] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
+const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|--format parquet -o FILE] TRACE, or [--at POS] [--json] [--origin ADDR[:SIZE]] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
 
 // queryCmd implements "ttd query": travel to a position of a trace, or
 // search from it, and print what is there.
 func queryCmd(name string, args []string) int {
+	if runner, rest := takeRunner(args); runner != "" && runner != "local" {
+		return runFleet(name, "query", runner, rest) // fleet.go: many traces on Beam
+	}
+	if isTableQuery(args) {
+		return queryTablesCmd(name, args) // query_tables.go
+	}
 	fs := newFlags(name, queryUsage)
 	at := fs.String("at", "end", "the position: start, end, a number of instructions, or a percentage (50%)")
 	asJSON := fs.Bool("json", false, "print the facts as JSON")
@@ -30,6 +36,7 @@ func queryCmd(name string, args []string) int {
 	mem := fs.String("mem", "", "show LEN bytes at ADDR (unknown bytes as ??)")
 	regs := fs.Bool("regs", false, "show the current thread's registers")
 	where := fs.Bool("where", false, "show a backtrace")
+	origin := fs.String("origin", "", "where the value of ADDR[:SIZE] (or a variable) at the position came from: the chain of stores, loads, moves and copies back to a constant, a computation, a syscall or memory never written")
 	if err := fs.Parse(reorderFlags(args)); err != nil {
 		return flagError(name, queryUsage, err)
 	}
@@ -58,12 +65,44 @@ func queryCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd query: --at: %v\n", err)
 		return 2
 	}
-	syms, symErr := s.Symbols()
-	q := &queryOut{s: s, syms: syms, json: *asJSON, w: os.Stdout, At: pos}
-	if symErr != nil && !*asJSON {
-		fmt.Fprintf(os.Stderr, "ttd: some symbols are missing: %v\n", firstLine(symErr))
+	if err := s.CheckInWindow(pos); err != nil {
+		fmt.Fprintf(os.Stderr, "ttd query: --at: %v\n", err)
+		return 2
 	}
+	// The symbols (DWARF of every module: about 0.5 s for a C program
+	// and its libc) load while a search of a numeric address runs; the
+	// session's search and its symbols share only the trace, which is
+	// safe for concurrent use.
+	q := &queryOut{s: s, json: *asJSON, w: os.Stdout, At: pos}
+	loaded := make(chan struct{})
+	var syms ttd.Symbolizer
+	var symErr error
+	go func() {
+		defer close(loaded)
+		syms, symErr = s.Symbols()
+	}()
+	waited := false
+	q.wait = func() {
+		if waited {
+			return
+		}
+		<-loaded
+		waited, q.syms = true, syms
+		if symErr != nil && !*asJSON {
+			fmt.Fprintf(os.Stderr, "ttd: some symbols are missing: %v\n", firstLine(symErr))
+		}
+	}
+	defer q.wait() // the session must not close under the loader
 	status := 0
+	if *origin != "" {
+		if find != "" {
+			return flagError(name, queryUsage, errors.New("--origin and --find-* do not go together"))
+		}
+		if err := q.origin(*origin, pos); err != nil {
+			fmt.Fprintf(os.Stderr, "ttd query: --origin: %v\n", err)
+			return 1
+		}
+	}
 	if find != "" {
 		found, err := q.find(find, findArg, pos)
 		switch {
@@ -77,6 +116,7 @@ func queryCmd(name string, args []string) int {
 		}
 	}
 	q.Position = pos
+	q.wait()
 	if _, err := s.Seek(pos); err != nil {
 		fmt.Fprintf(os.Stderr, "ttd query: %v\n", err)
 		return 1
@@ -164,26 +204,32 @@ func parsePosition(s string, end uint64) (uint64, error) {
 type queryOut struct {
 	s    *ttd.Session
 	syms ttd.Symbolizer
+	// wait waits for the symbols and sets syms.
+	wait func()
 	json bool
 	w    io.Writer
 
 	// Position is where the facts below hold: the found access's
 	// position, or --at.
-	Position  uint64         `json:"position"`
-	At        uint64         `json:"at"`
-	Query     string         `json:"query,omitempty"`
-	Found     *foundJSON     `json:"found,omitempty"`
-	NotFound  bool           `json:"not_found,omitempty"`
-	Thread    int            `json:"thread"`
-	PC        string         `json:"pc,omitempty"`
-	Function  string         `json:"function,omitempty"`
-	File      string         `json:"file,omitempty"`
-	Line      int            `json:"line,omitempty"`
-	Insn      string         `json:"instruction,omitempty"`
-	Memory    *memJSON       `json:"memory,omitempty"`
-	Registers *regsJSON      `json:"registers,omitempty"`
-	Backtrace *backtraceJSON `json:"backtrace,omitempty"`
-	End       bool           `json:"at_end,omitempty"`
+	Position uint64     `json:"position"`
+	At       uint64     `json:"at"`
+	Query    string     `json:"query,omitempty"`
+	Found    *foundJSON `json:"found,omitempty"`
+	NotFound bool       `json:"not_found,omitempty"`
+	// BeforeWindow, for a search that found nothing in a ring-buffer
+	// window, is the window's first position.
+	BeforeWindow uint64         `json:"before_window,omitempty"`
+	Thread       int            `json:"thread"`
+	PC           string         `json:"pc,omitempty"`
+	Function     string         `json:"function,omitempty"`
+	File         string         `json:"file,omitempty"`
+	Line         int            `json:"line,omitempty"`
+	Insn         string         `json:"instruction,omitempty"`
+	Memory       *memJSON       `json:"memory,omitempty"`
+	Registers    *regsJSON      `json:"registers,omitempty"`
+	Backtrace    *backtraceJSON `json:"backtrace,omitempty"`
+	Origin       []originJSON   `json:"origin,omitempty"`
+	End          bool           `json:"at_end,omitempty"`
 }
 
 type foundJSON struct {
@@ -263,8 +309,20 @@ func (q *queryOut) parseRange(arg string, def uint64) (uint64, uint64, error) {
 
 func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 	q.Query = kind
-	addr, size, err := q.parseRange(arg, 8)
-	if err != nil {
+	a, sz, _ := strings.Cut(arg, ":")
+	if _, err := strconv.ParseUint(a, 0, 64); err != nil || sz == "" {
+		q.wait() // a name, or a variable's own size
+	}
+	var addr, size uint64
+	var err error
+	if q.syms == nil {
+		// A numeric ADDR:SIZE needs no symbols.
+		addr, _ = strconv.ParseUint(a, 0, 64)
+		size, err = strconv.ParseUint(sz, 0, 64)
+		if err != nil || size == 0 {
+			return nil, fmt.Errorf("bad size %q", sz)
+		}
+	} else if addr, size, err = q.parseRange(arg, 8); err != nil {
 		return nil, err
 	}
 	dir, ak := ttd.Backward, ttd.AccessWrite
@@ -275,6 +333,7 @@ func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 		ak = ttd.AccessRead
 	}
 	f, err := q.s.Find(dir, ak, addr, size, from)
+	q.wait()
 	what := "write to"
 	if ak == ttd.AccessRead {
 		what = "read of"
@@ -286,6 +345,11 @@ func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 	if errors.Is(err, ttd.ErrNotFound) {
 		q.NotFound = true
 		q.printf("no %s %s (%d bytes) %s position %d\n", what, q.addrName(addr, arg), size, rel, from)
+		var bw *ttd.BeforeWindowError
+		if errors.As(err, &bw) {
+			q.BeforeWindow = bw.Start
+			q.printf("  the trace is a ring-buffer window from position %d: earlier accesses were not kept\n", bw.Start)
+		}
 		return nil, err
 	}
 	if err != nil {
@@ -551,7 +615,7 @@ func firstLine(err error) string {
 // summaries of a trace that has none (recorded with --no-summaries or by
 // an older ttd): it re-simulates the whole trace.
 func indexProgress(path string) func(done, total int) {
-	return progressLine("ttd: "+path+" has no access summaries; building them")
+	return progressLine("ttd: " + path + " has no access summaries; building them")
 }
 
 // summaryProgress reports, on a terminal, the build of the access

@@ -97,7 +97,27 @@ func TestQueryFindPrevWrite(t *testing.T) {
 	if _, errs, st := ttdCmd(t, "replay", "--verify", "--quiet", trace); st != 0 {
 		t.Fatalf("replay --verify after deleting the binary: %s", errs)
 	}
-	out, errs, st := ttdCmd(t, "query", trace, "--find-prev-write", "counter")
+	// The replay summary as JSON.
+	out, errs, st := ttdCmd(t, "replay", "--json", "--verify", "--segments", trace)
+	var rep struct {
+		Instructions uint64
+		Exit         *struct {
+			Kind string
+			Code int
+		}
+		VerifiedCheckpoints *int
+		VerifiedSegments    *int
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || st != 0 {
+		t.Fatalf("replay --json: %v, status %d (stdout %q, stderr %q)", err, st, out, errs)
+	}
+	if rep.Instructions == 0 || rep.Exit == nil || rep.Exit.Kind != "exited" || rep.VerifiedCheckpoints == nil || *rep.VerifiedCheckpoints == 0 || rep.VerifiedSegments == nil {
+		t.Fatalf("replay --json: %s", out)
+	}
+	if !strings.Contains(errs, "hi") {
+		t.Fatalf("replay --json: the program's output goes to stderr; stderr %q", errs)
+	}
+	out, errs, st = ttdCmd(t, "query", trace, "--find-prev-write", "counter")
 	if st != 0 {
 		t.Fatalf("status %d: %s", st, errs)
 	}
@@ -196,5 +216,29 @@ func TestQueryWithoutBinary(t *testing.T) {
 	_, errs, st := ttdCmd(t, "query", "--find-prev-write", "counter", trace)
 	if st != 1 || !strings.Contains(errs, "counter") {
 		t.Fatalf("a symbol without the binary: %d %q", st, errs)
+	}
+}
+
+// TestQueryOrigin asks where counter's last value came from: globals.c
+// stores the constant 7 in it.
+func TestQueryOrigin(t *testing.T) {
+	t.Parallel()
+	trace := recordGlobals(t, false)
+	out, errs, st := ttdCmd(t, "query", "--json", "--origin", "counter", trace)
+	var q struct {
+		Origin []struct {
+			Kind, Into, From, Function string
+			Line                       int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &q); err != nil || st != 0 {
+		t.Fatalf("query --origin: %v, status %d (stdout %q, stderr %q)", err, st, out, errs)
+	}
+	if len(q.Origin) != 1 || q.Origin[0].Kind != "constant" || q.Origin[0].From != "$0x7" || q.Origin[0].Function != "main" {
+		t.Fatalf("origin of counter: %+v, want the constant 7 stored in main", q.Origin)
+	}
+	out, _, st = ttdCmd(t, "query", "--origin", "counter", trace)
+	if st != 0 || !strings.Contains(out, "constant [0x") || !strings.Contains(out, "← $0x7") {
+		t.Fatalf("query --origin text:\n%s", out)
 	}
 }

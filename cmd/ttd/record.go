@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"ttd/emu"
+	"ttd/internal/progress"
 	"ttd/predict"
 	"ttd/reader"
 	"ttd/recorder"
@@ -18,7 +22,7 @@ import (
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--no-summaries] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
@@ -26,6 +30,7 @@ func recordCmd(name string, args []string) int {
 	bits := fs.Uint("cache-bits", 0, "log2 of the prediction cache's words (0: the default)")
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
 	cpu := cpuFlag(fs)
+	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
@@ -53,6 +58,13 @@ func recordCmd(name string, args []string) int {
 		return 2
 	}
 	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits}
+	if *ring != "" {
+		n, err := parseSize(*ring)
+		if err != nil || n < 64<<10 {
+			return flagError(name, usageArgs, fmt.Errorf("--ring %q: want a size of at least 64K (e.g. 512K, 64M, 1G)", *ring))
+		}
+		opts.Ring = n
+	}
 	if !*noSums {
 		opts.Summaries = func(path string) ([]tracefile.AccessSummary, error) {
 			return ttd.SummarizeTrace(path, 0, summaryProgress(path))
@@ -99,12 +111,13 @@ func sizeString(n int64) string {
 
 // replayCmd implements "ttd replay".
 func replayCmd(name string, args []string) int {
-	const usageArgs = "[--verify] [--segments] [--quiet] TRACE | --gdb TRACE [-- GDB-ARGS...]"
+	const usageArgs = "[--verify] [--segments] [--quiet] [--json] TRACE | --gdb TRACE [-- GDB-ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verify := fs.Bool("verify", false, "compare the re-simulated registers with every checkpoint")
 	segments := fs.Bool("segments", false, "also re-simulate each checkpoint interval on its own, from its checkpoint (as the debugger does), and compare its end with the next checkpoint")
 	quiet := fs.Bool("quiet", false, "do not print the program's output")
 	gdb := fs.Bool("gdb", false, "debug the recording in gdb, with reverse execution (TRACE [-- GDB-ARGS...]; see gdb.go)")
+	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout (the program's output, unless --quiet, goes to stderr)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -134,37 +147,104 @@ func replayCmd(name string, args []string) int {
 	if !*quiet {
 		rp.Output = func(fd int, b []byte) {
 			var w io.Writer = os.Stdout
-			if fd == 2 {
+			if fd == 2 || *asJSON {
 				w = os.Stderr
 			}
 			w.Write(b)
 		}
 	}
-	err = rp.RunTo(^uint64(0))
+	// A progress bar on a terminal, unless the program's output goes to
+	// the same terminal.
+	var bar *progress.Bar
+	if *quiet || !progress.IsTerminal(os.Stdout) {
+		bar = progress.New("replay "+filepath.Base(path), "instructions", int64(tr.End()))
+	}
+	if bar != nil {
+		step := max(tr.End()/200, 1)
+		for err == nil && rp.Position() < tr.End() {
+			err = rp.RunTo(min(rp.Position()+step, tr.End()))
+			bar.Set64(int64(rp.Position()))
+		}
+		if err == nil {
+			err = rp.RunTo(^uint64(0))
+		}
+		bar.Done()
+	} else {
+		err = rp.RunTo(^uint64(0))
+	}
 	base := filepath.Base(path)
+	sum := replaySummary{Trace: path, Instructions: rp.Position()}
+	if *verify {
+		sum.VerifiedCheckpoints = &rp.Checkpoints
+	}
+	status := 0
 	switch {
 	case errors.Is(err, reader.ErrEnd):
 		e := rp.Exit()
-		fmt.Fprintf(os.Stderr, "ttd: replayed %s: %d instructions; the program %s\n", base, rp.Position(), describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr))
-		if *verify {
-			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
-		}
+		sum.Exit = &replayExit{Kind: e.Kind.String(), Code: e.Code, Signal: e.Signo, FaultAddr: e.FaultAddr}
+		sum.Outcome = "the program " + describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr)
 		if *segments {
 			n, err := tr.VerifySegments(0)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "ttd: re-simulating %s from its checkpoints: %v\n", base, err)
-				return 1
+				sum.Error = fmt.Sprintf("re-simulating %s from its checkpoints: %v", base, err)
+				status = 1
+			} else {
+				sum.VerifiedSegments = &n
 			}
-			fmt.Fprintf(os.Stderr, "ttd: verified %d intervals, each re-simulated from its checkpoint\n", n)
 		}
-		return 0
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		fmt.Fprintf(os.Stderr, "ttd: replayed %s up to position %d, where the trace ends (the recording was cut short)\n", base, rp.Position())
-		return 1
+		sum.CutShort = true
+		sum.Outcome = "the trace ends there (the recording was cut short)"
+		status = 1
 	default:
-		fmt.Fprintf(os.Stderr, "ttd: replaying %s: %v\n", base, err)
-		return 1
+		sum.Error = fmt.Sprintf("replaying %s: %v", base, err)
+		status = 1
 	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+		return status
+	}
+	switch {
+	case sum.Exit != nil:
+		fmt.Fprintf(os.Stderr, "ttd: replayed %s: %d instructions; %s\n", base, sum.Instructions, sum.Outcome)
+		if *verify {
+			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
+		}
+		if sum.VerifiedSegments != nil {
+			fmt.Fprintf(os.Stderr, "ttd: verified %d intervals, each re-simulated from its checkpoint\n", *sum.VerifiedSegments)
+		}
+	case sum.CutShort:
+		fmt.Fprintf(os.Stderr, "ttd: replayed %s up to position %d, where the trace ends (the recording was cut short)\n", base, sum.Instructions)
+	}
+	if sum.Error != "" {
+		fmt.Fprintf(os.Stderr, "ttd: %s\n", sum.Error)
+	}
+	return status
+}
+
+// replaySummary is what ttd replay reports (--json prints it as is).
+type replaySummary struct {
+	Trace        string `json:"trace"`
+	Instructions uint64 `json:"instructions"`
+	// Exit is how the program ended (absent when the trace was cut
+	// short or the replay failed).
+	Exit    *replayExit `json:"exit,omitempty"`
+	Outcome string      `json:"outcome,omitempty"`
+	// CutShort: the recording was interrupted; the replay went as far
+	// as the trace does.
+	CutShort            bool   `json:"cutShort"`
+	VerifiedCheckpoints *int   `json:"verifiedCheckpoints,omitempty"`
+	VerifiedSegments    *int   `json:"verifiedSegments,omitempty"`
+	Error               string `json:"error,omitempty"`
+}
+
+type replayExit struct {
+	Kind      string `json:"kind"`
+	Code      int    `json:"code"`
+	Signal    int    `json:"signal,omitempty"`
+	FaultAddr uint64 `json:"faultAddr,omitempty"`
 }
 
 func describeExit(kind string, code, signo int, addr uint64) string {
@@ -177,4 +257,23 @@ func describeExit(kind string, code, signo int, addr uint64) string {
 		return fmt.Sprintf("was killed by signal %d", signo)
 	}
 	return kind
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix (powers
+// of 1024).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
 }

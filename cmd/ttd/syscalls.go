@@ -61,4 +61,3 @@ func syscallsCmd(name string, args []string) int {
 	}
 	return 0
 }
-

@@ -363,11 +363,11 @@ func AppendFutexOp(b []byte, v uint64) []byte {
 	return b
 }
 
-// Sigaction flags.
+// SigactionFlags are sigaction's flags, in strace's order.
 var SigactionFlags = Flags{
-	{0x1, "SA_NOCLDSTOP"}, {0x2, "SA_NOCLDWAIT"}, {0x4, "SA_SIGINFO"}, {0x04000000, "SA_RESTORER"},
-	{0x08000000, "SA_ONSTACK"}, {0x10000000, "SA_RESTART"}, {0x40000000, "SA_NODEFER"},
-	{0x80000000, "SA_RESETHAND"},
+	{0x04000000, "SA_RESTORER"}, {0x08000000, "SA_ONSTACK"}, {0x10000000, "SA_RESTART"},
+	{0x20000000, "SA_INTERRUPT"}, {0x40000000, "SA_NODEFER"}, {0x80000000, "SA_RESETHAND"},
+	{0x4, "SA_SIGINFO"}, {0x1, "SA_NOCLDSTOP"}, {0x2, "SA_NOCLDWAIT"},
 }
 
 // Ioctls names the ioctl requests strace names (terminal and file ones).
@@ -377,15 +377,28 @@ var Ioctls = Enum{
 	{0x541b, "FIONREAD"}, {0x5421, "FIONBIO"}, {0x5451, "FIOCLEX"}, {0x5450, "FIONCLEX"},
 }
 
-// Poll events.
+// PollEvents are poll's event bits.
 var PollEvents = Flags{
-	{1, "POLLIN"}, {2, "POLLPRI"}, {4, "POLLOUT"}, {0x40, "POLLRDNORM"}, {0x80, "POLLRDBAND"},
-	{0x100, "POLLWRNORM"}, {0x200, "POLLWRBAND"}, {0x400, "POLLMSG"}, {0x2000, "POLLRDHUP"},
-	{8, "POLLERR"}, {0x10, "POLLHUP"}, {0x20, "POLLNVAL"},
+	{1, "POLLIN"}, {2, "POLLPRI"}, {4, "POLLOUT"}, {8, "POLLERR"}, {0x10, "POLLHUP"}, {0x20, "POLLNVAL"},
+	{0x40, "POLLRDNORM"}, {0x80, "POLLRDBAND"}, {0x100, "POLLWRNORM"}, {0x200, "POLLWRBAND"},
+	{0x400, "POLLMSG"}, {0x1000, "POLLREMOVE"}, {0x2000, "POLLRDHUP"}, {0x8000, "POLL_BUSY_LOOP"},
 }
 
 // Pipe2Flags are pipe2's and dup3's flags.
-var Pipe2Flags = Flags{{0o2000000, "O_CLOEXEC"}, {0o200000, "O_DIRECT"}, {0o4000, "O_NONBLOCK"}}
+var Pipe2Flags = Flags{{0o4000, "O_NONBLOCK"}, {0o40000, "O_DIRECT"}, {0o2000000, "O_CLOEXEC"}}
 
 // GetrandomFlags are getrandom's flags.
 var GetrandomFlags = Flags{{1, "GRND_NONBLOCK"}, {2, "GRND_RANDOM"}, {4, "GRND_INSECURE"}}
+
+// MsgFlags are the send and receive flags.
+var MsgFlags = Flags{
+	{1, "MSG_OOB"}, {2, "MSG_PEEK"}, {4, "MSG_DONTROUTE"}, {8, "MSG_CTRUNC"}, {0x10, "MSG_PROXY"},
+	{0x20, "MSG_TRUNC"}, {0x40, "MSG_DONTWAIT"}, {0x80, "MSG_EOR"}, {0x100, "MSG_WAITALL"},
+	{0x200, "MSG_FIN"}, {0x400, "MSG_SYN"}, {0x800, "MSG_CONFIRM"}, {0x1000, "MSG_RST"},
+	{0x2000, "MSG_ERRQUEUE"}, {0x4000, "MSG_NOSIGNAL"}, {0x8000, "MSG_MORE"}, {0x10000, "MSG_WAITFORONE"},
+	{0x40000, "MSG_BATCH"}, {0x4000000, "MSG_ZEROCOPY"}, {0x20000000, "MSG_FASTOPEN"},
+	{0x40000000, "MSG_CMSG_CLOEXEC"},
+}
+
+// Shutdown names shutdown's how.
+var Shutdown = Enum{{0, "SHUT_RD"}, {1, "SHUT_WR"}, {2, "SHUT_RDWR"}}

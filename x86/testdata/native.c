@@ -54,8 +54,23 @@ struct state {
 	uint8_t pad;
 	uint64_t xmm[32];
 	uint64_t mm[8]; /* significands of ST0-7 (MM0-7 when TOP is 0) */
+	uint64_t ymmh[32]; /* bits 128-255 of YMM0-15 (zero without AVX) */
 	uint8_t mem[MEM_SIZE];
 };
+
+/* The AVX state component in the signal frame's XSAVE area (standard
+   format), when the kernel saved it. */
+static uint64_t *avx_state(struct _libc_fpstate *fp)
+{
+	uint32_t magic, size;
+	uint64_t features;
+	memcpy(&magic, (char *)fp + 464, 4);
+	memcpy(&size, (char *)fp + 464 + 4, 4);
+	memcpy(&features, (char *)fp + 464 + 8, 8);
+	if (magic != 0x46505853 || !(features & 4) || size < 576 + 256)
+		return 0;
+	return (uint64_t *)((char *)fp + 576);
+}
 
 struct input {
 	uint8_t len;
@@ -106,6 +121,11 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 			uint64_t bv;
 			memcpy(&bv, (char *)fp + 512, 8);
 			bv |= 3;
+			uint64_t *y = avx_state(fp);
+			if (y) {
+				memcpy(y, in.st.ymmh, sizeof in.st.ymmh);
+				bv |= 4;
+			}
 			memcpy((char *)fp + 512, &bv, 8);
 		}
 		return;
@@ -115,6 +135,13 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	out.st.rflags = uc->uc_mcontext.gregs[REG_EFL];
 	out.st.rip = uc->uc_mcontext.gregs[REG_RIP];
 	memcpy(out.st.xmm, fp->_xmm, sizeof out.st.xmm);
+	uint64_t *y = avx_state(fp);
+	if (y) {
+		uint64_t bv;
+		memcpy(&bv, (char *)fp + 512, 8);
+		if (bv & 4)
+			memcpy(out.st.ymmh, y, sizeof out.st.ymmh);
+	}
 	out.st.mxcsr = fp->mxcsr;
 	out.st.fsw = fp->swd;
 	out.st.ftw = (uint8_t)fp->ftw;

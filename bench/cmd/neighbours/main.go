@@ -47,7 +47,8 @@ func main() {
 	if out, err := exec.Command("gcc", "-O1", "-g", "-fno-toplevel-reorder", "-o", prog, *src).CombinedOutput(); err != nil {
 		fail("gcc: %v\n%s", err, out)
 	}
-	fmt.Printf("%-7s %12s %10s %10s %8s %9s %9s %9s %9s  %s\n", "layout", "instructions", "trace", "summaries", "ratio", "record", "cold", "again", "warm", "found")
+	fmt.Println("times: wall/CPU of a fresh process (record, cold, again), wall in one session (warm)")
+	fmt.Printf("%-7s %12s %10s %10s %7s %17s %17s %17s %9s  %s\n", "layout", "instructions", "trace", "summaries", "ratio", "record", "cold", "again", "warm", "found")
 	for _, l := range strings.Split(*layouts, ",") {
 		trace := filepath.Join(dir, l+".ttd")
 		var out bytes.Buffer
@@ -60,10 +61,11 @@ func main() {
 			fail("ttd record %s: %v\n%s", l, err, errb.String())
 		}
 		rec := time.Since(t0)
+		recCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		addr := strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0])
 		q := addr + ":8"
-		cold := timeQuery(abs, trace, q)
-		again := timeQuery(abs, trace, q)
+		cold, coldCPU := timeQuery(abs, trace, q)
+		again, againCPU := timeQuery(abs, trace, q)
 		s, err := ttd.Open(trace)
 		check(err)
 		a, err := strconv.ParseUint(strings.TrimPrefix(addr, "0x"), 16, 64)
@@ -82,12 +84,16 @@ func main() {
 		end := s.End()
 		s.Close()
 		v, _ := f.After.Uint(8)
-		fmt.Printf("%-7s %12d %10s %10s %7.1f%% %9s %9s %9s %9s  write of %#x at %d\n", l, end, size(st.Size()), size(sum),
-			100*float64(sum)/float64(st.Size()), round(rec), round(cold), round(again), round(warm), v, f.Position)
+		fmt.Printf("%-7s %12d %10s %10s %6.1f%% %17s %17s %17s %9s  write of %#x at %d\n", l, end, size(st.Size()), size(sum),
+			100*float64(sum)/float64(st.Size()), round(rec)+"/"+round(recCPU), round(cold)+"/"+round(coldCPU),
+			round(again)+"/"+round(againCPU), round(warm), v, f.Position)
 	}
 }
 
-func timeQuery(bin, trace, q string) time.Duration {
+// timeQuery runs the query in a fresh process and returns its wall and
+// CPU time (on a loaded machine the CPU time is what an idle one would
+// show as wall time, the query being single-threaded).
+func timeQuery(bin, trace, q string) (wall, cpu time.Duration) {
 	cmd := exec.Command(bin, "query", "--find-prev-write", q, trace)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -95,7 +101,7 @@ func timeQuery(bin, trace, q string) time.Duration {
 	if err := cmd.Run(); err != nil {
 		fail("ttd query %s: %v\n%s", q, err, errb.String())
 	}
-	return time.Since(t0)
+	return time.Since(t0), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 func size(n int64) string {

@@ -1,4 +1,4 @@
-package dap
+package ttd
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ type gview struct {
 
 // goroutines returns the goroutines at the current position, nil for a
 // program without a Go runtime.
-func (t *ttdTarget) goroutines() *gview {
+func (t *Target) goroutines() *gview {
 	if !t.isGo {
 		return nil
 	}
@@ -78,9 +78,9 @@ func (t *ttdTarget) goroutines() *gview {
 	return v
 }
 
-// dapThread is the DAP thread id of OS thread tid: the goroutine it
+// threadID is the DAP thread id of OS thread tid: the goroutine it
 // runs, else tid.
-func (t *ttdTarget) dapThread(tid int) int {
+func (t *Target) threadID(tid int) int {
 	if v := t.goroutines(); v != nil {
 		if g, ok := v.ofThread[tid]; ok {
 			return int(g)
@@ -91,7 +91,7 @@ func (t *ttdTarget) dapThread(tid int) int {
 
 // goroutine resolves a DAP thread id: a goroutine not running on an OS
 // thread (its saved registers are used), or the OS thread to read.
-func (t *ttdTarget) goroutine(id int) (g *symbols.Goroutine, tid int) {
+func (t *Target) goroutine(id int) (g *symbols.Goroutine, tid int) {
 	if id == 0 {
 		return nil, 0
 	}
@@ -118,23 +118,23 @@ func schedRegs(g *symbols.Goroutine) symbols.Regs {
 
 // goThreads lists the goroutines as threads, and the current OS thread
 // if it runs none; nil when there are no goroutines (yet).
-func (t *ttdTarget) goThreads() []Thread {
+func (t *Target) goThreads() []TargetThread {
 	v := t.goroutines()
 	if v == nil || len(v.gs) == 0 {
 		return nil
 	}
-	var out []Thread
+	var out []TargetThread
 	for i := range v.gs {
 		g := &v.gs[i]
 		name := fmt.Sprintf("[Go %d] %s", g.ID, t.goroutineFunc(g))
 		if tid, ok := v.onThread[g.ID]; ok {
 			name += fmt.Sprintf(" (Thread %d)", tid)
 		}
-		out = append(out, Thread{ID: int(g.ID), Name: name})
+		out = append(out, TargetThread{ID: int(g.ID), Name: name})
 	}
 	if tid, err := t.s.CurrentThread(); err == nil && tid != 0 {
 		if _, ok := v.ofThread[tid]; !ok {
-			out = append(out, Thread{ID: tid, Name: fmt.Sprintf("Thread %d", tid)})
+			out = append(out, TargetThread{ID: tid, Name: fmt.Sprintf("Thread %d", tid)})
 		}
 	}
 	return out
@@ -143,7 +143,7 @@ func (t *ttdTarget) goThreads() []Thread {
 // goroutineFunc names what a goroutine runs: its innermost function
 // outside the runtime's internals (delve's user current location), else
 // the function it was started with.
-func (t *ttdTarget) goroutineFunc(g *symbols.Goroutine) string {
+func (t *Target) goroutineFunc(g *symbols.Goroutine) string {
 	regs, err := t.symRegs(int(g.ID))
 	if err == nil {
 		for _, f := range t.syms.Unwind(regs, t.memReader(), 50) {
@@ -169,7 +169,7 @@ func privateRuntime(name string) bool {
 
 // OSThread is the OS thread that runs DAP thread id: the thread of a
 // goroutine running on one, else id.
-func (t *ttdTarget) OSThread(id int) int {
+func (t *Target) OSThread(id int) int {
 	if g, tid := t.goroutine(id); g == nil && tid != 0 {
 		return tid
 	}
