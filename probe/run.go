@@ -144,25 +144,77 @@ type Outcome struct {
 	sy       symbolizer
 }
 
-type unit struct {
-	b *Bound
-	k int
+// Unit is one segment of one bound target, the unit of the parallel
+// evaluation pass.
+type Unit struct {
+	B *Bound
+	K int
 }
+
+// EvalFunc evaluates units (the parallel pass) and returns one partial
+// per unit, in the order given. begin is the state BEGIN left, the true
+// initial state of units[0]; an evaluator may use it for units[0] or
+// evaluate every unit from the unset state (nil). A nil partial (a unit
+// skipped, e.g. after an exit) is evaluated again by the fix-up pass, as
+// is any partial whose assumptions about the carried state do not hold.
+type EvalFunc func(units []Unit, begin map[string]Value) ([]*Partial, error)
 
 // Run evaluates the program over the targets (in order, as one
 // execution after another): BEGIN, every segment in parallel, the fix-up
 // pass, the merge, END.
 func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
+	return p.RunWith(bs, func(units []Unit, state map[string]Value) ([]*Partial, error) {
+		parts := make([]*Partial, len(units))
+		errs := make([]error, len(units))
+		var exitAt atomic.Int64 // first unit known to exit (len: none)
+		exitAt.Store(int64(len(units)))
+		var done atomic.Int64
+		var mu sync.Mutex
+		reader.Parallel(len(units), opts.Jobs, func(i int) {
+			if int64(i) > exitAt.Load() {
+				return
+			}
+			var init map[string]Value
+			if i == 0 {
+				init = state
+			}
+			parts[i], errs[i] = units[i].B.EvalSegment(units[i].K, init)
+			if errs[i] == nil && parts[i].Exit != nil {
+				mu.Lock()
+				if int64(i) < exitAt.Load() {
+					exitAt.Store(int64(i))
+				}
+				mu.Unlock()
+			}
+			if opts.Progress != nil {
+				opts.Progress(int(done.Add(1)), len(units))
+			}
+		})
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+		return parts, nil
+	})
+}
+
+// RunWith is Run with the parallel pass done by eval (another runner's
+// workers, e.g. a Beam pipeline): BEGIN, eval, then here the fix-up pass
+// in order, the fold of records and aggregations in (trace, segment,
+// sequence) order, and END, so that every runner's output is the local
+// runner's.
+func (p *Program) RunWith(bs []*Bound, eval EvalFunc) (*Outcome, error) {
 	if len(bs) == 0 {
 		return nil, fmt.Errorf("probe: no trace")
 	}
-	var units []unit
+	var units []Unit
 	for _, b := range bs {
 		if b.P != p {
 			return nil, fmt.Errorf("probe: bound to another program")
 		}
 		for k := 0; k < b.Segments(); k++ {
-			units = append(units, unit{b, k})
+			units = append(units, Unit{b, k})
 		}
 	}
 	out := &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: p}
@@ -174,41 +226,24 @@ func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 	state := composeState(nil, begin.Writes, nil)
 
 	parts := make([]*Partial, len(units))
-	errs := make([]error, len(units))
-	var exitAt atomic.Int64 // first unit known to exit (len: none)
-	exitAt.Store(int64(len(units)))
-	if begin.Exit != nil {
-		exitAt.Store(-1)
-	}
-	var done atomic.Int64
-	var mu sync.Mutex
-	reader.Parallel(len(units), opts.Jobs, func(i int) {
-		if int64(i) > exitAt.Load() {
-			return
-		}
-		var init map[string]Value
-		if i == 0 {
-			init = state
-		}
-		parts[i], errs[i] = units[i].b.EvalSegment(units[i].k, init)
-		if errs[i] == nil && parts[i].Exit != nil {
-			mu.Lock()
-			if int64(i) < exitAt.Load() {
-				exitAt.Store(int64(i))
-			}
-			mu.Unlock()
-		}
-		if opts.Progress != nil {
-			opts.Progress(int(done.Add(1)), len(units))
-		}
-	})
-	for i, err := range errs {
+	if begin.Exit == nil {
+		got, err := eval(units, state)
 		if err != nil {
 			return nil, err
 		}
-		if parts[i] != nil {
-			out.Segments++
+		if len(got) != len(units) {
+			return nil, fmt.Errorf("probe: %d partials for %d segments", len(got), len(units))
 		}
+		parts = got
+	}
+	for i, pt := range parts {
+		if pt == nil {
+			continue
+		}
+		if pt.Trace != units[i].B.T.Name || pt.First != units[i].K || pt.Last != units[i].K {
+			return nil, fmt.Errorf("probe: partial of %s segment %d given for %s segment %d", pt.Trace, pt.First, units[i].B.T.Name, units[i].K)
+		}
+		out.Segments++
 	}
 	// The fix-up pass: in order, a segment whose assumptions about the
 	// carried state do not hold is evaluated again from the true state.
@@ -221,7 +256,7 @@ func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 					out.Reruns++
 				}
 				var err error
-				pt, err = u.b.EvalSegment(u.k, state)
+				pt, err = u.B.EvalSegment(u.K, state)
 				if err != nil {
 					return nil, err
 				}

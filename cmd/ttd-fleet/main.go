@@ -31,12 +31,15 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"ttd/fleet"
+	"ttd/probe"
 	"ttd/tables"
 )
 
-const usage = `usage: ttd-fleet query (--calls FUNC[,FUNC...] | --memory ADDR:LEN[,...] [--access r|w|rw] | --syscalls NAME[,NAME...]|all)
+const usage = `usage: ttd-fleet probe [-q] [--arg VALUE]... (-n SCRIPT | -s FILE.d) [--tmp DIR] [BEAM FLAGS] TRACE...
+       ttd-fleet query (--calls FUNC[,FUNC...] | --memory ADDR:LEN[,...] [--access r|w|rw] | --syscalls NAME[,NAME...]|all)
                       [--format json|parquet] [-o PATH] [--whole] [BEAM FLAGS] TRACE...
 
+probe prints what ttd probe prints (the local runner), byte for byte.
 TRACE is a path, a glob ('traces/*.ttd') or a URL of a Beam filesystem
 (gs://bucket/traces/*.ttd). Beam flags as the Go SDK spells them:
   --runner prism (default: in this process) | flink | spark | universal
@@ -62,6 +65,8 @@ func main() {
 	switch args[0] {
 	case "query":
 		os.Exit(queryCmd(args[1:]))
+	case "probe":
+		os.Exit(probeCmd(args[1:]))
 	}
 	fmt.Fprintf(os.Stderr, "ttd-fleet: unknown command %q\n%s", args[0], usage)
 	os.Exit(2)
@@ -260,4 +265,107 @@ func writeSorted[T, R any](ctx context.Context, path string, w *os.File, row fun
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return less(rows[i], rows[j]) })
 	return tables.WriteJSON(w, rows)
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+// probeCmd runs a probe script's parallel pass as a Beam pipeline; the
+// script is compiled and bound to every recording here first, so that a
+// bad script or an unreadable recording fails before the pipeline.
+func probeCmd(args []string) int {
+	quiet := flag.Bool("q", false, "print only what the script prints (#pragma D option quiet)")
+	script := flag.String("n", "", "the script, on the command line")
+	file := flag.String("s", "", "the script, in a file")
+	tmp := flag.String("tmp", "", "where the workers leave their partial results for this program (a directory or URL both see; default: a local temporary directory, enough for prism)")
+	var margs stringList
+	flag.Var(&margs, "arg", "a macro argument ($1, $2... in order; repeatable)")
+	pats, err := parseFlags(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd-fleet probe: %v\n", err)
+		return 2
+	}
+	beam.Init()
+	if (*script == "") == (*file == "") {
+		fmt.Fprintf(os.Stderr, "ttd-fleet probe: give the script with -n SCRIPT or -s FILE\n%s", usage)
+		return 2
+	}
+	if len(pats) == 0 {
+		fmt.Fprintf(os.Stderr, "ttd-fleet probe: no trace\n%s", usage)
+		return 2
+	}
+	src, srcName := *script, "-n"
+	if *file != "" {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd-fleet probe: %v\n", err)
+			return 2
+		}
+		src, srcName = string(b), *file
+	}
+	if os.Getenv("TTD_FLEET_VERBOSE") == "" {
+		fleet.Quiet()
+	}
+	sc := fleet.Script{Src: src, Args: margs, Quiet: *quiet}
+	p, err := sc.Compile()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
+		return 2
+	}
+	ctx := context.Background()
+	var bs []*probe.Bound
+	for _, pat := range pats {
+		if strings.Contains(pat, "://") {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s: probe scripts read local recordings only (URLs: not supported yet)\n", pat)
+			return 2
+		}
+		names, err := fleet.List(ctx, pat)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
+			return 1
+		}
+		for _, tr := range names {
+			t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory(), nil)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
+				return 1
+			}
+			defer closeT()
+			if symErr != nil {
+				fmt.Fprintf(os.Stderr, "ttd probe: %s: symbols: %s\n", tr, strings.SplitN(symErr.Error(), "\n", 2)[0])
+			}
+			b, err := p.Bind(t)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
+				return 2
+			}
+			bs = append(bs, b)
+		}
+	}
+	dir := *tmp
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ttd-fleet-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ttd-fleet: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	runner := *runners.Runner
+	if runner == "" || runner == "beam" {
+		runner = "prism"
+	}
+	o, err := p.RunWith(bs, fleet.ProbeEval(ctx, sc, dir, func(pl *beam.Pipeline) error {
+		_, err := beam.Run(ctx, runner, pl)
+		return err
+	}))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
+		return 1
+	}
+	o.Print(os.Stdout, os.Stderr)
+	return o.ExitCode()
 }

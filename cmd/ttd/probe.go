@@ -16,7 +16,7 @@ func init() {
 	register(command{"probe", probeUsage, "run a D script (probes, predicates, aggregations) over recordings, or over a program recorded for it", probeCmd, 55})
 }
 
-const probeUsage = "[-q] [--jobs N] [--arg VALUE]... (-n SCRIPT | -s FILE.d) (TRACE... | [-o TRACE] -- PROG [ARGS...])"
+const probeUsage = "[--runner local|beam|prism|flink|spark] [-q] [--jobs N] [--arg VALUE]... (-n SCRIPT | -s FILE.d) (TRACE... | [-o TRACE] -- PROG [ARGS...])"
 
 type stringList []string
 
@@ -25,6 +25,9 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // probeCmd implements "ttd probe".
 func probeCmd(name string, args []string) int {
+	if runner, rest := takeRunner(args); runner != "" && runner != "local" {
+		return runFleet(name, "probe", runner, rest)
+	}
 	fs := newFlags(name, probeUsage)
 	quiet := fs.Bool("q", false, "print only what the script prints (#pragma D option quiet)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "segments evaluated at a time")
