@@ -19,7 +19,7 @@ func TestCxxValues(t *testing.T) {
 		}
 		t.Skip("SKIPPED LOUDLY: g++ not installed (make deps installs it)")
 	}
-	src, _ := filepath.Abs("testdata/cxxstl.cpp")
+	src, _ := filepath.Abs("../ttd/testdata/cxxstl.cpp") // one copy for ttd, dap and gdbremote
 	prog := filepath.Join(t.TempDir(), "cxxstl")
 	if b, err := exec.Command("g++", "-g", "-O0", "-std=c++17", "-o", prog, src).CombinedOutput(); err != nil {
 		t.Fatalf("g++: %v\n%s", err, b)

@@ -62,11 +62,13 @@ func recorded(t testing.TB, name string, cflags ...string) (prog, trace string) 
 	if tr, ok := fixtures.built[name]; ok {
 		return prog, tr
 	}
-	cc, src := "gcc", name+".c"
-	if _, err := os.Stat(filepath.Join("testdata", name+".cpp")); err == nil {
-		cc, src = "g++", name+".cpp"
+	cc, src := "gcc", filepath.Join("testdata", name+".c")
+	// The C++ program is ttd's own fixture (one copy for ttd, dap and
+	// gdbremote).
+	if cpp := filepath.Join("..", "ttd", "testdata", name+".cpp"); fileExists(cpp) {
+		cc, src = "g++", cpp
 	}
-	src, _ = filepath.Abs(filepath.Join("testdata", src))
+	src, _ = filepath.Abs(src)
 	args := append([]string{"-O0", "-g", "-o", prog, src}, cflags...)
 	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", name, err, b)
@@ -268,4 +270,9 @@ func TestGDBCxx(t *testing.T) {
 		"100000", "{x = 3, y = 4}",
 		"Hardware watchpoint 2: sum", "Old value = ", "New value = 6", "cxxstl.cpp:39",
 		"{10, 20, 30, 40}")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
