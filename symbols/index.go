@@ -162,7 +162,13 @@ func parseLines(compDir string, b []byte, lineStr []byte, bias uint64) (li *line
 			li = nil
 		}
 	}()
-	return line.Parse(compDir, bytes.NewBuffer(b), lineStr, nil, bias, false, 8)
+	li = line.Parse(compDir, bytes.NewBuffer(b), lineStr, nil, bias, false, 8)
+	if li != nil && (li.Prologue == nil || li.Prologue.LineRange == 0) {
+		// delve's state machine divides by line_range: a table that says
+		// 0 is corrupt, and would panic in every later query.
+		return nil
+	}
+	return li
 }
 
 // unitVersions returns the start offset and version of each unit header
