@@ -432,7 +432,12 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 }
 
 // scanForward finds the first hit of p after p.from (and before upper).
+// Travel runs on from the current position (onward.go); a Find query
+// re-simulates units.
 func (s *Session) scanForward(p *probe, upper uint64) error {
+	if p.find == nil && p.from == s.pos {
+		return s.scanForwardCur(p, upper)
+	}
 	for k := s.segOf(p.from); k < len(s.cps) && s.cps[k].Position <= upper; k++ {
 		if !p.mayHitSegment(&s.ix.Segments[k]) {
 			continue

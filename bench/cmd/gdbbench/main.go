@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -67,26 +68,35 @@ func main() {
 	iter := flag.Int64("iter", 100_000_000, "loop iterations of the workload (about 10 instructions each)")
 	n := flag.Int("n", 200, "reverse-stepi requests to time")
 	ttdBin := flag.String("ttd", "bin/ttd", "the ttd binary that records the workload (make build)")
+	keep := flag.String("dir", "", "keep the program and its recording in this folder, and reuse them when they are there")
+	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the timed part to this file")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "ttd-gdbbench-")
-	if err != nil {
+	dir := *keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ttd-gdbbench-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "long.c")
-	os.WriteFile(src, []byte(strings.Replace(workload, "ITER", fmt.Sprint(*iter), 1)), 0o644)
-	prog := filepath.Join(dir, "long")
-	if out, err := exec.Command("gcc", "-g", "-O1", "-no-pie", "-o", prog, src).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "gcc: %v\n%s", err, out)
-		os.Exit(1)
+	prog, trace := filepath.Join(dir, "long"), filepath.Join(dir, "long.ttd")
+	if _, err := os.Stat(trace); err != nil {
+		src := filepath.Join(dir, "long.c")
+		os.WriteFile(src, []byte(strings.Replace(workload, "ITER", fmt.Sprint(*iter), 1)), 0o644)
+		if out, err := exec.Command("gcc", "-g", "-O1", "-no-pie", "-o", prog, src).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "gcc: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		t0 := time.Now()
+		if out, err := exec.Command(*ttdBin, "record", "-o", trace, prog).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "record: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		fmt.Printf("gdbbench: recorded in %v\n", time.Since(t0).Round(time.Millisecond))
 	}
-	trace := filepath.Join(dir, "long.ttd")
-	t0 := time.Now()
-	if out, err := exec.Command(*ttdBin, "record", "-o", trace, prog).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "record: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	fmt.Printf("gdbbench: recorded in %v\n", time.Since(t0).Round(time.Millisecond))
 	f, err := elf.Open(prog)
 	if err != nil {
 		panic(err)
@@ -98,7 +108,7 @@ func main() {
 			first = s.Value
 		}
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	tg, err := ttd.OpenTarget(trace, nil)
 	if err != nil {
 		panic(err)
@@ -109,6 +119,14 @@ func main() {
 	go gdbremote.NewServer(tg, a, a, gdbremote.Config{}).Serve()
 	c := &client{conn: b, r: bufio.NewReader(b)}
 	c.send("qSupported")
+	if *cpuprof != "" {
+		pf, err := os.Create(*cpuprof)
+		if err != nil {
+			panic(err)
+		}
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
+	}
 
 	// reverse-continue from the end to the watchpoint.
 	t0 = time.Now()
