@@ -1,9 +1,16 @@
 // Command gdbbench measures gdb's reverse execution over the remote
-// protocol at the end of a long recording (about 1e9 instructions):
-// reverse-continue (bc) from the end to a watchpoint on a variable
-// written once near the start, and reverse-stepi (bs) from random
-// positions near the end (p50, p99). It speaks the protocol as gdb does,
-// over a pipe to gdbremote's server.
+// protocol on long recordings (about 1e9 instructions each) of two
+// programs: the tuning program, whose watched variable has a cache line
+// of its own, and a check program nobody tuned for, whose watched
+// variable shares its 64-byte line with an array written on every
+// iteration. For each: reverse-continue (bc) from the end to a
+// watchpoint on the variable, written once near the start;
+// reverse-stepi (bs) from random positions (p50, p99) and in sequence;
+// and forward continue (vCont;c) to a breakpoint a few instructions
+// ahead from random positions, as gdb's next and finish do. It speaks
+// the protocol as gdb does, over a pipe to gdbremote's server.
+// Targets (issue 22): reverse-continue to a watchpoint at most 1 s,
+// reverse-stepi p99 at most 10 ms.
 package main
 
 import (
@@ -19,13 +26,23 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"ttd/gdbremote"
 	"ttd/ttd"
 )
 
-const workload = `#include <stdio.h>
+// program is a workload: its source (ITER is replaced), the variable
+// watched and the function a breakpoint is put on.
+type program struct {
+	name, src      string
+	watched, fn    string
+	itersPerBillon int64
+}
+
+var programs = []program{
+	{name: "tuning", watched: "first", fn: "mix", itersPerBillon: 100_000_000, src: `#include <stdio.h>
 long acc;
 long first __attribute__((aligned(64)));
 __attribute__((noinline)) long mix(long v) { return v * 2654435761u ^ (v >> 7); }
@@ -37,7 +54,25 @@ int main(int argc, char **argv) {
 	printf("%ld %ld\n", acc, first);
 	return 0;
 }
-`
+`},
+	{name: "check", watched: "watched", fn: "churn", itersPerBillon: 45_000_000, src: `#include <stdio.h>
+/* watched shares its 64-byte line with busy, written on every iteration. */
+struct line { long busy[7]; long watched; } __attribute__((aligned(64)));
+struct line g;
+unsigned char table[1 << 16];
+__attribute__((noinline)) void churn(long i) {
+	g.busy[i % 7] += i;
+	table[(i * 40503) & 0xffff] ^= (unsigned char)i;
+}
+int main(int argc, char **argv) {
+	g.watched = argc;
+	for (long i = 0; i < ITER; i++)
+		churn(i);
+	printf("%ld %ld %d\n", g.busy[3], g.watched, table[7]);
+	return 0;
+}
+`},
+}
 
 type client struct {
 	conn net.Conn
@@ -65,10 +100,11 @@ func (c *client) send(p string) string {
 }
 
 func main() {
-	iter := flag.Int64("iter", 100_000_000, "loop iterations of the workload (about 10 instructions each)")
-	n := flag.Int("n", 200, "reverse-stepi requests to time")
-	ttdBin := flag.String("ttd", "bin/ttd", "the ttd binary that records the workload (make build)")
-	keep := flag.String("dir", "", "keep the program and its recording in this folder, and reuse them when they are there")
+	scale := flag.Float64("scale", 1, "length of the recordings in 1e9 instructions")
+	n := flag.Int("n", 200, "requests to time for each percentile")
+	ttdBin := flag.String("ttd", "bin/ttd", "the ttd binary that records the workloads (make build)")
+	keep := flag.String("dir", "", "keep the programs and their recordings in this folder, and reuse them when they are there")
+	only := flag.String("only", "", "run only this program (tuning or check)")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the timed part to this file")
 	flag.Parse()
 	dir := *keep
@@ -82,43 +118,6 @@ func main() {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		panic(err)
 	}
-	prog, trace := filepath.Join(dir, "long"), filepath.Join(dir, "long.ttd")
-	if _, err := os.Stat(trace); err != nil {
-		src := filepath.Join(dir, "long.c")
-		os.WriteFile(src, []byte(strings.Replace(workload, "ITER", fmt.Sprint(*iter), 1)), 0o644)
-		if out, err := exec.Command("gcc", "-g", "-O1", "-no-pie", "-o", prog, src).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "gcc: %v\n%s", err, out)
-			os.Exit(1)
-		}
-		t0 := time.Now()
-		if out, err := exec.Command(*ttdBin, "record", "-o", trace, prog).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "record: %v\n%s", err, out)
-			os.Exit(1)
-		}
-		fmt.Printf("gdbbench: recorded in %v\n", time.Since(t0).Round(time.Millisecond))
-	}
-	f, err := elf.Open(prog)
-	if err != nil {
-		panic(err)
-	}
-	var first uint64
-	syms, _ := f.Symbols()
-	for _, s := range syms {
-		if s.Name == "first" {
-			first = s.Value
-		}
-	}
-	t0 := time.Now()
-	tg, err := ttd.OpenTarget(trace, nil)
-	if err != nil {
-		panic(err)
-	}
-	s := tg.Session()
-	fmt.Printf("gdbbench: opened (index built) in %v; %d instructions\n", time.Since(t0).Round(time.Millisecond), s.End())
-	a, b := net.Pipe()
-	go gdbremote.NewServer(tg, a, a, gdbremote.Config{}).Serve()
-	c := &client{conn: b, r: bufio.NewReader(b)}
-	c.send("qSupported")
 	if *cpuprof != "" {
 		pf, err := os.Create(*cpuprof)
 		if err != nil {
@@ -127,40 +126,150 @@ func main() {
 		pprof.StartCPUProfile(pf)
 		defer pprof.StopCPUProfile()
 	}
+	for _, pg := range programs {
+		if *only == "" || *only == pg.name {
+			bench(pg, dir, *ttdBin, int64(*scale*float64(pg.itersPerBillon)), *n)
+		}
+	}
+}
+
+// record builds and records pg (reusing them when dir has them).
+func record(pg program, dir, ttdBin string, iter int64) (prog, trace string) {
+	prog = filepath.Join(dir, fmt.Sprintf("%s-%d", pg.name, iter))
+	trace = prog + ".ttd"
+	if _, err := os.Stat(trace); err == nil {
+		return prog, trace
+	}
+	src := prog + ".c"
+	os.WriteFile(src, []byte(strings.Replace(pg.src, "ITER", fmt.Sprint(iter), 1)), 0o644)
+	if out, err := exec.Command("gcc", "-g", "-O1", "-no-pie", "-o", prog, src).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "gcc: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	t0 := time.Now()
+	if out, err := exec.Command(ttdBin, "record", "-o", trace, prog).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "record: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	fmt.Printf("gdbbench: %s: recorded in %v\n", pg.name, time.Since(t0).Round(time.Millisecond))
+	return prog, trace
+}
+
+func symbol(prog, name string) uint64 {
+	f, err := elf.Open(prog)
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	panic("no symbol " + name)
+}
+
+// cpuTime is the CPU time the process used so far: on a machine shared
+// with other work, wall time alone says little.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timer collects the wall and CPU time of requests.
+type timer struct{ wall, cpu []time.Duration }
+
+func (t *timer) time(f func()) {
+	w, c := time.Now(), cpuTime()
+	f()
+	t.cpu = append(t.cpu, cpuTime()-c)
+	t.wall = append(t.wall, time.Since(w))
+}
+
+func (t *timer) String() string {
+	return percentiles(t.wall) + "; CPU " + percentiles(t.cpu)[strings.Index(percentiles(t.cpu), "p50"):]
+}
+
+// percentiles formats the latencies' p50, p99 and maximum.
+func percentiles(lat []time.Duration) string {
+	s := append([]time.Duration(nil), lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	p := func(q float64) time.Duration {
+		return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond)
+	}
+	return fmt.Sprintf("n=%d p50=%v p99=%v max=%v", len(s), p(0.5), p(0.99), s[len(s)-1].Round(10*time.Microsecond))
+}
+
+func bench(pg program, dir, ttdBin string, iter int64, n int) {
+	prog, trace := record(pg, dir, ttdBin, iter)
+	var watched uint64
+	if pg.watched == "first" {
+		watched = symbol(prog, "first")
+	} else {
+		watched = symbol(prog, "g") + 7*8 // g.watched
+	}
+	fn := symbol(prog, pg.fn)
+	t0 := time.Now()
+	tg, err := ttd.OpenTarget(trace, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer tg.Close()
+	s := tg.Session()
+	fmt.Printf("gdbbench: %s: opened in %v; %d instructions\n", pg.name, time.Since(t0).Round(time.Millisecond), s.End())
+	a, b := net.Pipe()
+	go gdbremote.NewServer(tg, a, a, gdbremote.Config{}).Serve()
+	defer b.Close()
+	c := &client{conn: b, r: bufio.NewReader(b)}
+	c.send("qSupported:multiprocess+;swbreak+;hwbreak+")
+	c.send("vCont;c")
 
 	// reverse-continue from the end to the watchpoint.
-	t0 = time.Now()
-	r := c.send("vCont;c")
-	fmt.Printf("gdbbench: continue to the end (%s): %v\n", r, time.Since(t0).Round(time.Millisecond))
-	c.send(fmt.Sprintf("Z2,%x,8", first))
-	t0 = time.Now()
-	r = c.send("bc")
-	fmt.Printf("gdbbench: reverse-continue from the end to the write of first (%s) at position %d: %v\n", r, s.Position(), time.Since(t0).Round(time.Millisecond))
-	c.send(fmt.Sprintf("z2,%x,8", first))
+	c.send(fmt.Sprintf("Z2,%x,8", watched))
+	t0, cpu0 := time.Now(), cpuTime()
+	r := c.send("bc")
+	fmt.Printf("gdbbench: %s: reverse-continue from the end to the write of %s (%s) at position %d: %v (CPU %v)\n",
+		pg.name, pg.watched, r, s.Position(), time.Since(t0).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond))
+	c.send(fmt.Sprintf("z2,%x,8", watched))
 
 	// reverse-stepi from random positions in the last tenth.
 	rng := rand.New(rand.NewSource(1))
-	var lat []time.Duration
-	for i := 0; i < *n; i++ {
-		s.Seek(s.End() - 1 - uint64(rng.Int63n(int64(s.End()/10))))
-		t := time.Now()
+	random := func() uint64 { return s.End() - 1 - uint64(rng.Int63n(int64(s.End()/10))) }
+	bs := func() {
 		if r := c.send("bs"); !strings.HasPrefix(r, "T") {
 			panic(r)
 		}
-		lat = append(lat, time.Since(t))
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p := func(q float64) time.Duration {
-		return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(10 * time.Microsecond)
+	var t timer
+	for i := 0; i < n; i++ {
+		s.Seek(random())
+		t.time(bs)
 	}
-	fmt.Printf("gdbbench: reverse-stepi from random positions: n=%d p50=%v p99=%v max=%v\n", len(lat), p(0.5), p(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
+	fmt.Printf("gdbbench: %s: reverse-stepi from random positions: %v\n", pg.name, &t)
 	// And in sequence, as reverse-step does.
-	lat = lat[:0]
-	for i := 0; i < *n; i++ {
-		t := time.Now()
-		c.send("bs")
-		lat = append(lat, time.Since(t))
+	t = timer{}
+	for i := 0; i < n; i++ {
+		t.time(bs)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	fmt.Printf("gdbbench: reverse-stepi in sequence: n=%d p50=%v p99=%v max=%v\n", len(lat), p(0.5), p(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
+	fmt.Printf("gdbbench: %s: reverse-stepi in sequence: %v\n", pg.name, &t)
+
+	// continue to a breakpoint a few instructions ahead, then
+	// reverse-stepi from the stop, from random positions.
+	c.send(fmt.Sprintf("Z0,%x,1", fn))
+	var back timer
+	t = timer{}
+	for i := 0; i < n; i++ {
+		s.Seek(random())
+		t.time(func() {
+			if r := c.send("vCont;c"); !strings.HasPrefix(r, "T") {
+				panic(r)
+			}
+		})
+		back.time(bs)
+	}
+	c.send(fmt.Sprintf("z0,%x,1", fn))
+	fmt.Printf("gdbbench: %s: continue to a breakpoint on %s from random positions: %v\n", pg.name, pg.fn, &t)
+	fmt.Printf("gdbbench: %s: reverse-stepi right after that continue: %v\n", pg.name, &back)
 }
