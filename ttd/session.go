@@ -35,8 +35,10 @@ type Options struct {
 const (
 	DefaultFineEvery     = 1_000_000
 	DefaultSnapshotBytes = 512 << 20
-	DefaultMicroEvery    = 1 << 16
+	DefaultMicroEvery    = 1 << 13
 	maxMicro             = 16
+	// microLadder is the number of micro snapshots a seek leaves.
+	microLadder = 3
 )
 
 // Session is a debugging session on a trace: a current position, the
@@ -284,20 +286,27 @@ func (s *Session) seekCur(p uint64) error {
 			s.addFine(fl, sn.Bytes())
 		}
 	}
-	// Leave a micro snapshot just before p: stepping back from p, the
-	// usual next move, then re-simulates at most MicroEvery.
+	// Leave micro snapshots on the last microLadder points of the
+	// MicroEvery grid before p: stepping back from p, the usual next
+	// move, then re-simulates at most MicroEvery, and so does each of
+	// the steps that follow it back over the next few grid points.
 	if p > 0 && p-s.cur.Position() > s.opts.MicroEvery {
 		start := s.cps[k].Position
-		m := start + (p-1-start)/s.opts.MicroEvery*s.opts.MicroEvery
-		if m > s.cur.Position() && (m-start)%s.opts.FineEvery != 0 && !s.hasMicro(k, m) {
+		top := start + (p-1-start)/s.opts.MicroEvery*s.opts.MicroEvery
+		for i := uint64(microLadder); i > 0; i-- {
+			d := (i - 1) * s.opts.MicroEvery
+			if d > top-start {
+				continue
+			}
+			m := top - d
+			if m <= s.cur.Position() || (m-start)%s.opts.FineEvery == 0 || s.hasMicro(k, m) {
+				continue
+			}
 			if err := s.advance(m); err != nil {
 				return err
 			}
 			if s.cur.Position() == m && s.curSeg == k {
-				s.micro = append(s.micro, microSnap{seg: k, snap: s.cur.Snapshot()})
-				if len(s.micro) > maxMicro {
-					s.micro = s.micro[1:]
-				}
+				s.addMicro(k, s.cur.Snapshot())
 			}
 		}
 	}

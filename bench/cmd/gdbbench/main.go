@@ -248,9 +248,11 @@ func bench(pg program, dir, ttdBin string, iter int64, n int) {
 		t.time(bs)
 	}
 	fmt.Printf("gdbbench: %s: reverse-stepi from random positions: %v\n", pg.name, &t)
-	// And in sequence, as reverse-step does.
+	// And in sequence, as reverse-step does, long enough to cross the
+	// session's grid of micro snapshots (ttd.DefaultMicroEvery) a few
+	// times.
 	t = timer{}
-	for i := 0; i < n; i++ {
+	for i := 0; i < 20*n; i++ {
 		t.time(bs)
 	}
 	fmt.Printf("gdbbench: %s: reverse-stepi in sequence: %v\n", pg.name, &t)
