@@ -92,8 +92,14 @@ func recorded(t testing.TB, name string, cflags ...string) (prog, trace string) 
 // returns what gdb printed.
 func gdb(t *testing.T, prog, trace string, cmds ...string) string {
 	t.Helper()
+	return gdbWith(t, prog, trace, ttd.Options{}, cmds...)
+}
+
+// gdbWith is gdb on a session opened with opts.
+func gdbWith(t *testing.T, prog, trace string, opts ttd.Options, cmds ...string) string {
+	t.Helper()
 	needTool(t, "gdb")
-	s, err := ttd.Open(trace)
+	s, err := ttd.OpenWith(trace, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
