@@ -308,6 +308,9 @@ func (s *Session) runUnit(u unit, p *probe) error {
 	// re-simulation observes every access already, so tracking costs
 	// little, and the next search or seek there re-simulates one window
 	// instead of the segment.
+	// So does a unit that starts from the last of the segment's
+	// snapshots when no window follows it yet (the segment's first
+	// snapshot alone, say, left by a seek to its start).
 	keep := u.win < 0 && r.Position() == s.cps[u.seg].Position && len(s.fineFor(u.seg).snaps) == 0
 	if keep {
 		r.Track()
@@ -315,6 +318,9 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		sn := r.Snapshot()
 		fl.snaps = append(fl.snaps, sn)
 		s.addFine(fl, sn.Bytes())
+	} else if fl := s.fine[u.seg]; u.win >= 0 && fl != nil && u.win == len(fl.snaps)-1 && u.win == len(fl.deltas) &&
+		r.Position() == fl.snaps[u.win].Position() && r.WindowStart() == r.Position() {
+		keep = true
 	}
 	for r.Position() < u.end {
 		if err := s.interrupted(); err != nil {
