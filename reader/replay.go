@@ -297,6 +297,12 @@ func (r *Replay) Track() {
 	}
 }
 
+// Untrack stops tracking (a replay resumed from a tracking snapshot
+// tracks): without an Access callback, reads are predicted in the CPU
+// again, several times faster. Cut, Known, WasReset and WindowStart
+// must not be called until Track starts a new window.
+func (r *Replay) Untrack() { r.track = nil }
+
 // Cut closes the tracking window at the current position and returns
 // what it learned; a new window starts. Track must be on.
 func (r *Replay) Cut() *Delta { return r.track.cut(r.as.mem, r.pos) }

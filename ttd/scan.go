@@ -322,6 +322,10 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		r.Position() == fl.snaps[u.win].Position() && r.WindowStart() == r.Position() {
 		keep = true
 	}
+	if !keep {
+		// The session keeps nothing of this run: it need not track.
+		r.Untrack()
+	}
 	for r.Position() < u.end {
 		if err := s.interrupted(); err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/go-dap"
@@ -72,37 +73,53 @@ func (c *client) until(pred func(dap.Message) bool) dap.Message {
 	}
 }
 
+// cpuTime is the CPU time the process used so far: on a machine shared
+// with other work, wall time alone says little.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func stopped(m dap.Message) bool { _, ok := m.(*dap.StoppedEvent); return ok }
 
 func main() {
 	iter := flag.Int64("iter", 100_000_000, "loop iterations of the workload (about 10 instructions each)")
 	n := flag.Int("n", 50, "stepBack requests to time")
 	ttdBin := flag.String("ttd", "bin/ttd", "the ttd binary that records the workload (make build)")
+	keep := flag.String("dir", "", "keep the program and its recording in this folder, and reuse them when they are there")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "ttd-dapbench-")
-	if err != nil {
+	dir := *keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ttd-dapbench-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "long.c")
-	os.WriteFile(src, []byte(strings.Replace(workload, "ITER", fmt.Sprint(*iter), 1)), 0o644)
-	prog := filepath.Join(dir, "long")
-	if out, err := exec.Command("gcc", "-g", "-O1", "-o", prog, src).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "gcc: %v\n%s", err, out)
-		os.Exit(1)
+	prog := filepath.Join(dir, fmt.Sprintf("long-%d", *iter))
+	src, trace := prog+".c", prog+".ttd"
+	if _, err := os.Stat(trace); err != nil {
+		os.WriteFile(src, []byte(strings.Replace(workload, "ITER", fmt.Sprint(*iter), 1)), 0o644)
+		if out, err := exec.Command("gcc", "-g", "-O1", "-o", prog, src).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "gcc: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		t0 := time.Now()
+		if out, err := exec.Command(*ttdBin, "record", "-o", trace, prog).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "record: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		fmt.Printf("dapbench: recorded in %v\n", time.Since(t0).Round(time.Millisecond))
 	}
-	trace := filepath.Join(dir, "long.ttd")
-	t0 := time.Now()
-	if out, err := exec.Command(*ttdBin, "record", "-o", trace, prog).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "record: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	fmt.Printf("dapbench: recorded in %v\n", time.Since(t0).Round(time.Millisecond))
 
 	a, b := net.Pipe()
 	go ttddap.NewServer(a, a, ttddap.Config{}).Serve()
 	c := &client{conn: b, r: bufio.NewReader(b)}
-	t0 = time.Now()
+	t0 := time.Now()
 	c.request("initialize", map[string]any{"adapterID": "ttd"})
 	c.until(func(m dap.Message) bool { _, ok := m.(*dap.InitializeResponse); return ok })
 	c.request("launch", map[string]any{"trace": trace})
@@ -129,10 +146,10 @@ func main() {
 		c.until(func(m dap.Message) bool { _, ok := m.(*dap.SetBreakpointsResponse); return ok })
 	}
 	setBP("tail")
-	t0 = time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	c.request("reverseContinue", map[string]any{"threadId": tid})
 	st = c.until(stopped).(*dap.StoppedEvent)
-	fmt.Printf("dapbench: reverseContinue from the end to the tail loop (%s): %v\n", st.Body.Reason, time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("dapbench: reverseContinue from the end to the tail loop (%s): %v (CPU %v)\n", st.Body.Reason, time.Since(t0).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond))
 	setBP("")
 	var lat []time.Duration
 	for i := 0; i < *n; i++ {
@@ -155,10 +172,10 @@ func main() {
 
 	// reverseContinue to a breakpoint at the start: crosses every checkpoint.
 	setBP("start")
-	t := time.Now()
+	t, cpu0 := time.Now(), cpuTime()
 	c.request("reverseContinue", map[string]any{"threadId": tid})
 	st = c.until(stopped).(*dap.StoppedEvent)
-	fmt.Printf("dapbench: reverseContinue to the start (%s): %v\n", st.Body.Reason, time.Since(t).Round(time.Millisecond))
+	fmt.Printf("dapbench: reverseContinue to the line breakpoint at the start (%s): %v (CPU %v; target 1 s)\n", st.Body.Reason, time.Since(t).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond))
 	c.request("disconnect", nil)
 	b.Close()
 }
