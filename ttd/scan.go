@@ -281,10 +281,17 @@ func (f *finder) access(r *reader.Replay, a *reader.Access, forward bool, from u
 type unit struct {
 	seg, win   int
 	start, end uint64
+	// snap, when set, is a micro snapshot of window win the unit
+	// starts from (travel backward: not Find, whose values need the
+	// window from its start).
+	snap *reader.Snapshot
 }
 
 // openUnit returns a replay at the start of u.
 func (s *Session) openUnit(u unit) (*reader.Replay, error) {
+	if u.snap != nil {
+		return s.tr.Resume(u.snap)
+	}
 	if u.win >= 0 {
 		return s.tr.Resume(s.fine[u.seg].snaps[u.win])
 	}
@@ -318,13 +325,18 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		sn := r.Snapshot()
 		fl.snaps = append(fl.snaps, sn)
 		s.addFine(fl, sn.Bytes())
-	} else if fl := s.fine[u.seg]; u.win >= 0 && fl != nil && u.win == len(fl.snaps)-1 && u.win == len(fl.deltas) &&
+	} else if fl := s.fine[u.seg]; u.win >= 0 && u.snap == nil && fl != nil && u.win == len(fl.snaps)-1 && u.win == len(fl.deltas) &&
 		r.Position() == fl.snaps[u.win].Position() && r.WindowStart() == r.Position() {
 		keep = true
 	}
 	if !keep {
-		// The session keeps nothing of this run: it need not track.
+		// The session keeps nothing of this run: it need not track, and
+		// going backward it stops at from (hits at or after it do not
+		// count).
 		r.Untrack()
+		if !p.forward {
+			u.end = min(u.end, max(p.from, u.start))
+		}
 	}
 	for r.Position() < u.end {
 		if err := s.interrupted(); err != nil {
@@ -401,6 +413,18 @@ func (s *Session) windowsBack(k int, lower, hi uint64) []unit {
 	return us
 }
 
+// microIn returns the latest micro snapshot of segment k in (lo, hi),
+// or nil.
+func (s *Session) microIn(k int, lo, hi uint64) *reader.Snapshot {
+	var best *reader.Snapshot
+	for _, m := range s.micro {
+		if pos := m.snap.Position(); m.seg == k && pos > lo && pos < hi && (best == nil || pos > best.Position()) {
+			best = m.snap
+		}
+	}
+	return best
+}
+
 // scanBack finds the last hit of p before p.from (and after lower).
 func (s *Session) scanBack(p *probe, lower uint64) error {
 	if p.from == 0 {
@@ -425,9 +449,24 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 			continue
 		}
 		fl := s.fine[k]
-		for _, u := range s.windowsBack(k, lower, hi) {
+		for i, u := range s.windowsBack(k, lower, hi) {
 			if fl != nil && u.win >= 0 && u.win < len(fl.deltas) && !p.mayHitWindow(fl.deltas[u.win]) {
 				continue
+			}
+			// The unit that holds from: first the stretch from the
+			// micro snapshot closest before from (a step back after a
+			// stop, a breakpoint a few lines back), then, when that
+			// holds no hit, the whole unit.
+			if m := s.microIn(k, u.start, p.from); i == 0 && m != nil && p.find == nil {
+				mu := u
+				mu.start, mu.snap = m.Position(), m
+				if err := s.runUnit(mu, p); err != nil {
+					return err
+				}
+				if p.found {
+					p.unit = mu
+					return nil
+				}
 			}
 			if err := s.runUnit(u, p); err != nil {
 				return err
