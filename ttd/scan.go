@@ -318,14 +318,20 @@ func (s *Session) runUnit(u unit, p *probe) error {
 	// So does a unit that starts from the last of the segment's
 	// snapshots when no window follows it yet (the segment's first
 	// snapshot alone, say, left by a seek to its start).
-	keep := u.win < 0 && r.Position() == s.cps[u.seg].Position && len(s.fineFor(u.seg).snaps) == 0
+	// Only a search that observes memory keeps them: it pays for
+	// observing every access anyway, while one for an execution
+	// breakpoint or a predicate runs several times faster untracked
+	// (the seek to its stop then re-simulates, tracking, from the
+	// segment's start to the stop only).
+	observes := len(p.mems) > 0
+	keep := observes && u.win < 0 && r.Position() == s.cps[u.seg].Position && (s.fine[u.seg] == nil || len(s.fine[u.seg].snaps) == 0)
 	if keep {
 		r.Track()
 		fl := s.fineFor(u.seg)
 		sn := r.Snapshot()
 		fl.snaps = append(fl.snaps, sn)
 		s.addFine(fl, sn.Bytes())
-	} else if fl := s.fine[u.seg]; u.win >= 0 && u.snap == nil && fl != nil && u.win == len(fl.snaps)-1 && u.win == len(fl.deltas) &&
+	} else if fl := s.fine[u.seg]; observes && u.win >= 0 && u.snap == nil && fl != nil && u.win == len(fl.snaps)-1 && u.win == len(fl.deltas) &&
 		r.Position() == fl.snaps[u.win].Position() && r.WindowStart() == r.Position() {
 		keep = true
 	}
