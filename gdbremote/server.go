@@ -293,10 +293,13 @@ func (srv *Server) handle(p []byte) (string, error) {
 	case TLSAddress:
 		// lm is 0 for the executable (gdb has no link map address for
 		// it: libraries-svr4 names none), else a library's load address.
+		var a uint64
+		var err error
 		if req.LM != 0 {
-			return "", errors.New("thread-local variables of shared libraries are not supported yet")
+			a, err = s.ModuleTLSAddress(int(req.Thread.Tid), req.LM, req.Addr)
+		} else {
+			a, err = s.TLSAddress(int(req.Thread.Tid), req.Addr)
 		}
-		a, err := s.TLSAddress(int(req.Thread.Tid), req.Addr)
 		if err != nil {
 			return "", err
 		}
