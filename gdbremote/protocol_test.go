@@ -279,6 +279,14 @@ func TestStepStaysOnThread(t *testing.T) {
 	before, _ := s.Registers(t1)
 	pid := c.send("qC")[len("QCp"):]
 	pid = pid[:strings.IndexByte(pid, '.')]
+	// The process id is the trace's, its threads' ids (multiprocess
+	// extension) p<pid>.<tid>, in every thread list.
+	if want := fmt.Sprintf("%x", s.Pid()); s.Pid() == 0 || pid != want {
+		t.Fatalf("qC names process %s, the trace %s", pid, want)
+	}
+	if l := c.send("qfThreadInfo"); !strings.HasPrefix(l, "mp"+pid+".") || strings.Count(l, "p"+pid+".") != strings.Count(l, ",")+1 {
+		t.Fatalf("thread list %q: not all of process %s", l, pid)
+	}
 	thread := fmt.Sprintf("p%s.%x", pid, t1)
 	if r := c.send("Hc" + thread); r != "OK" {
 		t.Fatal(r)

@@ -65,7 +65,10 @@ func NewServer(t *ttd.Target, r io.Reader, w io.Writer, cfg Config) *Server {
 	if tid, err := s.CurrentThread(); err == nil && tid > 0 {
 		srv.lastTid = tid
 	}
-	if ths, err := s.Threads(); err == nil && len(ths) > 0 {
+	if pid := s.Pid(); pid > 0 {
+		// The process as the trace's process tree names it.
+		srv.pid = int64(pid)
+	} else if ths, err := s.Threads(); err == nil && len(ths) > 0 {
 		// Thread ids are the process id, then pid+1... (emu): the
 		// smallest live one at the first stop is the process.
 		srv.pid = int64(ths[0].Tid)

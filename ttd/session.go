@@ -184,6 +184,16 @@ func (s *Session) Exit() *tracefile.Exit {
 	return nil
 }
 
+// Pid is the id of the recorded program's process (the first of the
+// trace's process tree), or 0 when the trace names none.
+func (s *Session) Pid() int {
+	procs, err := s.tr.File().Processes()
+	if err != nil || len(procs) == 0 {
+		return 0
+	}
+	return procs[0].Pid
+}
+
 func (s *Session) segOf(pos uint64) int { return reader.CheckpointAt(s.cps, pos) }
 
 func (s *Session) segEnd(k int) uint64 { return segmentEnd(s.cps, k, s.end) }
