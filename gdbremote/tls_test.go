@@ -49,6 +49,3 @@ func TestGDBLibraryTLS(t *testing.T) {
 	}
 	inOrder(t, out, append(first, second...)...)
 }
-
-
-

@@ -12,7 +12,10 @@
 // Going backwards re-simulates from a point before the target: the
 // trace's checkpoints, and the session's own snapshots (registers,
 // prediction caches, reader cursors, address space and code), taken
-// every Options.FineEvery instructions in the segments the user visits.
+// every Options.FineEvery instructions in the segments the user visits,
+// and a few finer ones near the positions it travels to. Going forward,
+// travel runs the session's own re-simulation on from the current
+// position (onward.go).
 // The trace's access summaries (written by ttd record, or built on open;
 // see index.go) say exactly which bytes every checkpoint interval read,
 // wrote and executed, so searches skip the intervals that did not touch
