@@ -35,10 +35,13 @@ func ServeListener(l net.Listener, t *ttd.Target, cfg Config) error {
 
 // GDBScript is the script a gdb started by RunGDB begins with: it
 // defines ttd-goto and ttd-find-prev-write, which travel and make gdb
-// forget the registers and frames it had, and connects to addr.
+// forget the registers and frames it had, and connects to addr, waiting
+// up to a minute for a reply (gdb gives up after 2 s by default, and a
+// reply then arrives as the answer to its next packet).
 func GDBScript(addr string) string {
 	return `set sysroot /
 set trust-readonly-sections on
+set remotetimeout 60
 define ttd-goto
   monitor goto $arg0
   maintenance flush register-cache
