@@ -36,6 +36,8 @@ type boundProbe struct {
 	// watch
 	wlo, whi uint64
 	wr, ww   bool
+	// usdt: the static probe, whose operands are its arguments
+	usdt *symbols.USDTProbe
 }
 
 func (bp *boundProbe) label() string {
@@ -72,6 +74,10 @@ type Bound struct {
 	signal     []*boundProbe
 	profile    []*boundProbe // Addr holds the period
 	watch      []*boundProbe
+
+	// needMemory: a usdt probe's operands live in memory (the segment
+	// tracks memory as for a script that reads it).
+	needMemory bool
 
 	pid      int
 	execname string
@@ -323,7 +329,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 		attach(bp, cl)
 		n++
 	case "usdt":
-		return 0, errAt(pr.P, "the usdt provider (.note.stapsdt probes) is not implemented yet")
+		return b.bindUSDT(pr, cl, get, attach)
 	}
 	return n, nil
 }

@@ -235,6 +235,9 @@ func (s *segEval) eval(cr *clauseRun, e Expr) Value {
 		return s.load(cr, e)
 	case *IndexExpr:
 		if e.Name == "args" {
+			if cr.ev.bp != nil && cr.ev.bp.usdt != nil {
+				return intVal(s.usdtArg(cr, int(e.Keys[0].(*IntLit).V)))
+			}
 			return intVal(cr.ev.args[e.Keys[0].(*IntLit).V])
 		}
 		return s.load(cr, e)
@@ -455,6 +458,9 @@ func (s *segEval) builtin(cr *clauseRun, name string) (Value, bool) {
 	ev := cr.ev
 	switch name {
 	case "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9":
+		if ev.bp != nil && ev.bp.usdt != nil {
+			return intVal(s.usdtArg(cr, int(name[3]-'0'))), true
+		}
 		return intVal(ev.args[name[3]-'0']), true
 	case "retval":
 		return intVal(ev.retval), true

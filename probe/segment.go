@@ -155,7 +155,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	defer r.Close()
 	s.r = r
-	if b.P.needMemory {
+	if b.P.needMemory || b.needMemory {
 		r.Track()
 		s.lookback = b.T.Index != nil
 	}
