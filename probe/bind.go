@@ -187,7 +187,16 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			names = []string{pr.Name}
 		}
 		for _, f := range funcs {
-			if !b.moduleMatch(pr.Mod, f.Module) || !glob(pr.Func, f.Name) {
+			if !b.moduleMatch(pr.Mod, f.Module) {
+				continue
+			}
+			// C++: the mangled name, or demangled with or without
+			// parameters (c++filt's "geo::scale(long)", "geo::scale").
+			fname, dm := f.Name, f.Demangled
+			if dm.Full != "" {
+				fname = dm.Full
+			}
+			if !glob(pr.Func, f.Name) && (dm.Full == "" || !glob(pr.Func, dm.Full) && !glob(pr.Func, dm.Short)) {
 				continue
 			}
 			mod := filepath.Base(f.Module)
@@ -195,7 +204,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 				switch name {
 				case "entry":
 					bp := get(fmt.Sprintf("e%x", f.Addr), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "entry", Addr: f.Addr, Size: f.Size}
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "entry", Addr: f.Addr, Size: f.Size}
 						b.addr[f.Addr] = append(b.addr[f.Addr], bp)
 						return bp
 					})
@@ -206,7 +215,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 						continue
 					}
 					bp := get(fmt.Sprintf("r%x", f.Addr), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "return", Addr: f.Addr, Size: f.Size}
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "return", Addr: f.Addr, Size: f.Size}
 						b.rets = append(b.rets, retRange{f.Addr, f.Addr + f.Size, bp})
 						for _, g := range funcs {
 							if g.Module == f.Module && g.Name == f.Name+".cold" && g.Size > 0 {
@@ -224,7 +233,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 					}
 					a := f.Addr + off
 					bp := get(fmt.Sprintf("o%x", a), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size}
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size}
 						b.addr[a] = append(b.addr[a], bp)
 						return bp
 					})

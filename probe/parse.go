@@ -160,6 +160,10 @@ func (p *parser) clause(id int) *Clause {
 // from the right, as DTrace does (a lone BEGIN is its name).
 func (p *parser) probeSpec(t token) ProbeSpec {
 	parts := strings.Split(t.text, ":")
+	if len(parts) > 4 && (parts[0] == "fn" || strings.HasPrefix(parts[0], "pid")) {
+		// A C++ function: fn:MOD:geo::scale:entry keeps its colons.
+		return ProbeSpec{P: t.pos, Text: t.text, Prov: parts[0], Mod: parts[1], Func: strings.Join(parts[2:len(parts)-1], ":"), Name: parts[len(parts)-1]}
+	}
 	if len(parts) > 4 {
 		// line:FILE:LINE and watch:ADDR:LEN:KIND keep their own shapes;
 		// anything with more than four fields is not a probe.

@@ -41,7 +41,7 @@ func recordFixture(t testing.TB, src, compiler string, flags []string, args ...s
 	name := strings.TrimSuffix(src, filepath.Ext(src)) + strings.ReplaceAll(strings.Join(flags, ""), "-", "_")
 	exe := filepath.Join(build.dir, name)
 	abs, _ := filepath.Abs(filepath.Join("testdata", src))
-	cmd := exec.Command(compiler, append(append(append([]string{}, flags...), "-g", "-o", exe, abs))...)
+	cmd := exec.Command(compiler, append(append([]string{}, flags...), "-g", "-o", exe, abs)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", compiler, err, b)
 	}

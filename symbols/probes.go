@@ -16,6 +16,8 @@ type FuncSymbol struct {
 	Name       string
 	Addr, Size uint64
 	Module     string // the module's path
+	// Demangled is the C++ name demangled (zero for C and Go names).
+	Demangled Demangled
 }
 
 // FuncSymbols lists the function symbols of every module, aliases
@@ -26,9 +28,10 @@ func (t *Table) FuncSymbols() []FuncSymbol {
 	var out []FuncSymbol
 	for _, img := range t.imageList() {
 		start := len(out)
+		dm := img.demangledNames()
 		for name, s := range img.symNames {
 			if s.fn && s.size > 0 || s.fn && name == s.name {
-				out = append(out, FuncSymbol{Name: name, Addr: s.addr, Size: s.size, Module: img.path})
+				out = append(out, FuncSymbol{Name: name, Addr: s.addr, Size: s.size, Module: img.path, Demangled: dm[name]})
 			}
 		}
 		mine := out[start:]

@@ -163,6 +163,7 @@ type image struct {
 	tlsErr error
 	trees  map[dwarf.Offset]*godwarf.Tree
 	usdt   []USDTProbe // .note.stapsdt probes (stapsdt.go)
+	demangleState
 }
 
 // segment is a PT_LOAD segment at its runtime address.
