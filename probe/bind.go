@@ -79,10 +79,12 @@ type Bound struct {
 	// tracks memory as for a script that reads it).
 	needMemory bool
 
-	pid      int
-	execname string
-	created  int64 // walltimestamp at position 0, ns
-	mainMod  string
+	pid        int
+	execname   string
+	procs      map[int]*procInfo // proc.go
+	procEvents []procEvent
+	created    int64 // walltimestamp at position 0, ns
+	mainMod    string
 }
 
 // Bind resolves the program's probes on a target. A probe description
@@ -100,6 +102,9 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
 		b.pid, _ = r.Current()
 		r.Close()
+	}
+	if err := b.loadProcesses(); err != nil {
+		return nil, err
 	}
 	var funcs []symbols.FuncSymbol
 	if t.Syms != nil {

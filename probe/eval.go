@@ -20,6 +20,7 @@ type event struct {
 	retval int64
 	errno  int64
 	cpu    *x86.CPU // the thread's registers, when it has them (fn, line, profile)
+	pid    int      // the process, when not the recorded one (proc.go)
 }
 
 // fault is a run-time error in a clause: it ends the clause, is counted
@@ -466,15 +467,14 @@ func (s *segEval) builtin(cr *clauseRun, name string) (Value, bool) {
 		return intVal(ev.retval), true
 	case "errno":
 		return intVal(ev.errno), true
-	case "pid", "ppid":
-		if name == "ppid" {
-			return intVal(0), true
-		}
-		return intVal(int64(s.b.pid)), true
+	case "pid":
+		return intVal(int64(s.eventPid(ev))), true
+	case "ppid":
+		return intVal(int64(s.b.ppidOf(s.eventPid(ev)))), true
 	case "tid":
 		return intVal(int64(ev.tid)), true
 	case "execname":
-		return strVal(s.b.execname), true
+		return strVal(s.b.execnameOf(s.eventPid(ev), ev.pos)), true
 	case "probeprov":
 		return strVal(ev.bp.Prov), true
 	case "probemod":

@@ -107,6 +107,7 @@ type segEval struct {
 	keyBuf           []byte
 	// memory
 	lookback bool
+	procNext int // the next of b.procEvents (proc.go)
 }
 
 func (s *segEval) emit(r Record) {
@@ -208,6 +209,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 			break
 		}
 	}
+	s.procUpTo(to, false)
 	s.seal()
 	return s.part, nil
 }
@@ -308,6 +310,8 @@ func (s *segEval) onEvent(e *reader.Event) {
 	if s.stopped {
 		return
 	}
+	s.procUpTo(e.Position, false)
+	defer s.procUpTo(e.Position, true)
 	switch e.Kind {
 	case reader.EventSyscall:
 		sc := &e.Record.Syscall
@@ -343,7 +347,7 @@ func (s *segEval) onEvent(e *reader.Event) {
 		ev.args[0], ev.args[1] = int64(e.Record.Signal.Signo), int64(e.Record.Signal.Addr)
 		s.fire(s.b.signal, ev)
 	case reader.EventModule:
-		if e.Module != nil && string(e.Module.Path) != "" && s.b.proc["exec"] != nil && strings.HasSuffix(string(e.Module.Path), s.b.execname) {
+		if s.b.procs == nil && e.Module != nil && string(e.Module.Path) != "" && s.b.proc["exec"] != nil && strings.HasSuffix(string(e.Module.Path), s.b.execname) {
 			ev := &event{pos: e.Position, tid: e.Tid}
 			s.fire(s.b.proc["exec"], ev)
 		}
