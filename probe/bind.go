@@ -83,6 +83,8 @@ type Bound struct {
 	execname   string
 	procs      map[int]*procInfo // proc.go
 	procEvents []procEvent
+	casts      map[*Cast]dtype // ctypes.go
+	members    map[*Member]*memberPlan
 	created    int64 // walltimestamp at position 0, ns
 	mainMod    string
 }
@@ -140,6 +142,10 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 				return nil, errAt(pr.P, "probe description %s does not match any probes", pr.Text)
 			}
 		}
+	}
+	b.casts, b.members = map[*Cast]dtype{}, map[*Member]*memberPlan{}
+	if err := b.bindTypes(); err != nil {
+		return nil, err
 	}
 	for a := range b.addr {
 		b.addrs = append(b.addrs, a)

@@ -271,6 +271,8 @@ func (s *segEval) eval(cr *clauseRun, e Expr) Value {
 			return s.eval(cr, e.T)
 		}
 		return s.eval(cr, e.F)
+	case *Member:
+		return s.member(cr, e)
 	case *Cast:
 		return s.cast(cr, e)
 	case *Assign:
