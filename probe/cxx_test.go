@@ -49,6 +49,12 @@ END { printa("%s|%@d\n", @); }`, 1)
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
+	// ustack from a usdt probe in the middle of __cxa_throw unwinds
+	// through CFI to the throwing function.
+	out, _, _ = runScript(t, f.trace, `usdt:libstdc++*:libstdcxx:throw { @[ustack(3)] = count(); }`, 1)
+	if !strings.Contains(out, "`__cxa_throw+0x") || !strings.Contains(out, "`risky+0x") {
+		t.Errorf("ustack at the throw probe:\n%s", out)
+	}
 	// flowindent shows demangled names too.
 	out, _, _ = runScript(t, f.trace, `#pragma D option flowindent
 fn::risky:entry /arg0 == 4/ { self->on = 1; }

@@ -21,6 +21,7 @@ type event struct {
 	errno  int64
 	cpu    *x86.CPU // the thread's registers, when it has them (fn, line, profile)
 	pid    int      // the process, when not the recorded one (proc.go)
+	pc     uint64   // the probed instruction (hooks: cpu.RIP is its block's start)
 }
 
 // fault is a run-time error in a clause: it ends the clause, is counted
@@ -712,6 +713,9 @@ func (s *segEval) ustack(cr *clauseRun, n int) string {
 	var regs symbols.Regs
 	copy(regs[:16], cr.ev.cpu.R[:16])
 	regs[symbols.RIP] = cr.ev.cpu.RIP
+	if cr.ev.pc != 0 {
+		regs[symbols.RIP] = cr.ev.pc
+	}
 	mem := func(addr uint64, buf []byte) ([]bool, error) {
 		known := make([]bool, len(buf))
 		s.readInto(addr, buf, known)

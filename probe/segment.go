@@ -237,6 +237,7 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	if bps := s.b.addr[in.PC]; bps != nil {
 		tid, _ := r.Current()
 		ev := s.newEvent(r.InstPosition(c), tid, c)
+		ev.pc = in.PC
 		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
 		for i, reg := range regs {
 			ev.args[i] = int64(c.R[reg])
@@ -271,6 +272,7 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		bp := rr.bp
 		tid, _ := r.Current()
 		ev := s.newEvent(r.InstPosition(c), tid, c)
+		ev.pc = in.PC
 		ev.retval = int64(c.R[x86.RAX])
 		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
 		s.one[0] = bp

@@ -75,7 +75,7 @@ func (s *segEval) usdtArg(cr *clauseRun, i int) int64 {
 	}
 	reg := func(name string) uint64 {
 		if name == "rip" {
-			return c.RIP
+			return cr.ev.pc
 		}
 		return c.R[usdtRegs[name]]
 	}
@@ -93,7 +93,7 @@ func (s *segEval) usdtArg(cr *clauseRun, i int) int64 {
 		if a.Base == "rip" {
 			// %rip-relative operands count from the next instruction;
 			// the probe site is a 1-byte nop.
-			addr += c.RIP + 1
+			addr += cr.ev.pc + 1
 		} else if a.Base != "" {
 			addr += reg(a.Base)
 		}
