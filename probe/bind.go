@@ -84,6 +84,7 @@ type Bound struct {
 	procs      map[int]*procInfo // proc.go
 	procEvents []procEvent
 	casts      map[*Cast]dtype // ctypes.go
+	demangled  bool            // the C++ names of Bind's funcs are demangled
 	members    map[*Member]*memberPlan
 	created    int64 // walltimestamp at position 0, ns
 	mainMod    string
@@ -190,6 +191,11 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 	case "fn":
 		if b.T.Syms == nil {
 			return 0, errAt(pr.P, "fn probes need the program's symbols, and this trace has none")
+		}
+		if !b.demangled {
+			// Only scripts with fn probes pay for demangling.
+			b.T.Syms.DemangleFuncs(funcs)
+			b.demangled = true
 		}
 		names := []string{"entry", "return"}
 		if pr.Name != "" && pr.Name != "*" && pr.Name != "entry" && pr.Name != "return" {

@@ -16,7 +16,8 @@ type FuncSymbol struct {
 	Name       string
 	Addr, Size uint64
 	Module     string // the module's path
-	// Demangled is the C++ name demangled (zero for C and Go names).
+	// Demangled is the C++ name demangled (zero for C and Go names, and
+	// until DemangleFuncs fills it).
 	Demangled Demangled
 }
 
@@ -28,10 +29,9 @@ func (t *Table) FuncSymbols() []FuncSymbol {
 	var out []FuncSymbol
 	for _, img := range t.imageList() {
 		start := len(out)
-		dm := img.demangledNames()
 		for name, s := range img.symNames {
 			if s.fn && s.size > 0 || s.fn && name == s.name {
-				out = append(out, FuncSymbol{Name: name, Addr: s.addr, Size: s.size, Module: img.path, Demangled: dm[name]})
+				out = append(out, FuncSymbol{Name: name, Addr: s.addr, Size: s.size, Module: img.path})
 			}
 		}
 		mine := out[start:]
@@ -48,6 +48,36 @@ func (t *Table) FuncSymbols() []FuncSymbol {
 		})
 	}
 	return out
+}
+
+// DemangleFuncs fills the Demangled names of fs (from FuncSymbols).
+// Each module's names are demangled once, on first use: 4,400 names of
+// libstdc++ take a few hundred milliseconds, which scripts that name no
+// function do not pay.
+func (t *Table) DemangleFuncs(fs []FuncSymbol) {
+	byPath := map[string]map[string]Demangled{}
+	for _, img := range t.imageList() {
+		if _, ok := byPath[img.path]; !ok {
+			byPath[img.path] = nil
+		}
+	}
+	for i := range fs {
+		f := &fs[i]
+		if !strings.HasPrefix(f.Name, "_Z") {
+			continue
+		}
+		dm, ok := byPath[f.Module]
+		if dm == nil && ok {
+			for _, img := range t.imageList() {
+				if img.path == f.Module {
+					dm = img.demangledNames()
+					break
+				}
+			}
+			byPath[f.Module] = dm
+		}
+		f.Demangled = dm[f.Name]
+	}
 }
 
 // ReadStatic fills the bytes of b (at runtime address addr) that known
