@@ -46,7 +46,7 @@ func ResolveCPU(name string) (x86.Features, error) {
 	if name == "host" {
 		f := hostFeatures() & x86.FeaturesImplemented
 		lv, _ := x86.ParseLevel(f.Level())
-		return lv, nil
+		return lv | f&x86.FeaturesExtra, nil
 	}
 	f, err := x86.ParseLevel(name)
 	if err != nil {
@@ -69,7 +69,8 @@ func hostFeatures() x86.Features {
 		{h.HasSSE42, x86.FeatSSE42}, {h.HasPOPCNT, x86.FeatPOPCNT}, {h.HasCX16, x86.FeatCX16},
 		{h.HasLAHF, x86.FeatLAHF}, {h.HasMOVBE, x86.FeatMOVBE}, {h.HasLZCNT, x86.FeatLZCNT},
 		{h.HasBMI1, x86.FeatBMI1}, {h.HasBMI2, x86.FeatBMI2}, {h.HasOSXSAVE, x86.FeatXSAVE},
-		{h.HasAVX, x86.FeatAVX}, {h.HasAVX2, x86.FeatAVX2}, {h.HasFMA, x86.FeatFMA}, {h.HasF16C, x86.FeatF16C}} {
+		{h.HasAVX, x86.FeatAVX}, {h.HasAVX2, x86.FeatAVX2}, {h.HasFMA, x86.FeatFMA}, {h.HasF16C, x86.FeatF16C},
+		{h.HasAES, x86.FeatAES}, {h.HasPCLMULQDQ, x86.FeatPCLMUL}} {
 		if b.has {
 			f |= b.f
 		}
@@ -110,10 +111,10 @@ func (e *cpuEnv) bit(f x86.Features, b uint32) uint32 {
 
 // leaf1ECX is CPUID.1:ECX for e's extensions.
 func (e *cpuEnv) leaf1ECX() uint32 {
-	return e.bit(x86.FeatSSE3, 1<<0) | e.bit(x86.FeatSSSE3, 1<<9) | e.bit(x86.FeatFMA, 1<<12) |
+	return e.bit(x86.FeatSSE3, 1<<0) | e.bit(x86.FeatPCLMUL, 1<<1) | e.bit(x86.FeatSSSE3, 1<<9) | e.bit(x86.FeatFMA, 1<<12) |
 		e.bit(x86.FeatCX16, 1<<13) | e.bit(x86.FeatSSE41, 1<<19) | e.bit(x86.FeatSSE42, 1<<20) |
 		e.bit(x86.FeatMOVBE, 1<<22) | e.bit(x86.FeatPOPCNT, 1<<23) | e.bit(x86.FeatXSAVE, 3<<26) |
-		e.bit(x86.FeatAVX, 1<<28) | e.bit(x86.FeatF16C, 1<<29)
+		e.bit(x86.FeatAES, 1<<25) | e.bit(x86.FeatAVX, 1<<28) | e.bit(x86.FeatF16C, 1<<29)
 }
 
 func str4(s string) uint32 { return binary.LittleEndian.Uint32([]byte(s)) }
