@@ -353,3 +353,56 @@ func genHalf(g *diffGen, s *diffState) {
 		putLE64(s.Mem[8*i:], q())
 	}
 }
+
+func TestDiffGather(t *testing.T) {
+	if !diffYMM {
+		t.Skip("SKIPPING the gather differential test: the host CPU has no AVX")
+	}
+	var tb diffTable
+	// op: the 256-bit form's destination (and mask) and index registers.
+	for _, f := range []struct{ op, dst, idx string }{
+		{"vpgatherdd", "ymm", "ymm"}, {"vgatherdps", "ymm", "ymm"},
+		{"vpgatherdq", "ymm", "xmm"}, {"vgatherdpd", "ymm", "xmm"},
+		{"vpgatherqd", "xmm", "ymm"}, {"vgatherqps", "xmm", "ymm"},
+		{"vpgatherqq", "ymm", "ymm"}, {"vgatherqpd", "ymm", "ymm"},
+	} {
+		q := strings.TrimPrefix(strings.TrimPrefix(f.op, "vp"), "v")[6] == 'q' // qword indexes
+		for _, scale := range []int{1, 4, 8} {
+			tb.add(fmt.Sprintf("%s %%%s2, 8(%%rdi,%%%s3,%d), %%%s1", f.op, f.dst, f.idx, scale, f.dst), 40, genGather(q, scale))
+			tb.add(fmt.Sprintf("%s %%xmm2, -8(%%rdi,%%xmm3,%d), %%xmm1", f.op, scale), 30, genGather(q, scale))
+		}
+	}
+	tb.add("vpgatherdd %ymm2, (%rdi,%ymm1,4), %ymm1", 3, genIntY) // #UD: index = destination
+	tb.add("vpgatherdd %ymm2, 16(%rdi,%ymm4,2), %ymm0", 30, genGather(false, 2)) // index XMM4/YMM4 (SIB index 100b)
+	// A fault at element 3: the elements below it are done, their mask
+	// lanes clear (the SDM requires it of the lower elements).
+	fault := func(g *diffGen, s *diffState) {
+		genGather(false, 4)(g, s)
+		s.X[3][1] = s.X[3][1]&^0xffffffff | 0x40000000
+		s.X[2], s.YH[2] = XMM{^uint64(0), ^uint64(0)}, XMM{^uint64(0), ^uint64(0)}
+	}
+	tb.add("vpgatherdd %ymm2, 8(%rdi,%ymm3,4), %ymm1", 10, fault)
+	tb.add("vgatherdpd %ymm2, 8(%rdi,%xmm3,4), %ymm1", 10, fault)
+	runDiff(t, 8, tb)
+}
+
+// genGather makes random masks in ymm2 and indexes in ymm3 (and ymm4)
+// that, scaled, stay within the compared memory from rsi or rdi.
+func genGather(qidx bool, scale int) func(g *diffGen, s *diffState) {
+	return func(g *diffGen, s *diffState) {
+		genIntY(g, s)
+		lim := 200 / scale
+		ix := func() uint64 { return uint64(int64(g.Intn(2*lim) - lim)) }
+		for _, r := range []int{3, 4} {
+			var v [4]uint64
+			for i := range v {
+				if qidx {
+					v[i] = ix()
+				} else {
+					v[i] = ix()&0xffffffff | ix()<<32
+				}
+			}
+			s.X[r], s.YH[r] = XMM{v[0], v[1]}, XMM{v[2], v[3]}
+		}
+	}
+}
