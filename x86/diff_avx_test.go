@@ -372,7 +372,7 @@ func TestDiffGather(t *testing.T) {
 			tb.add(fmt.Sprintf("%s %%xmm2, -8(%%rdi,%%xmm3,%d), %%xmm1", f.op, scale), 30, genGather(q, scale))
 		}
 	}
-	tb.add("vpgatherdd %ymm2, (%rdi,%ymm1,4), %ymm1", 3, genIntY) // #UD: index = destination
+	tb.add("vpgatherdd %ymm2, (%rdi,%ymm1,4), %ymm1", 3, genIntY)                // #UD: index = destination
 	tb.add("vpgatherdd %ymm2, 16(%rdi,%ymm4,2), %ymm0", 30, genGather(false, 2)) // index XMM4/YMM4 (SIB index 100b)
 	// A fault at element 3: the elements below it are done, their mask
 	// lanes clear (the SDM requires it of the lower elements).
