@@ -75,7 +75,7 @@ func hostFeatures() x86.Features {
 			f |= b.f
 		}
 	}
-	return f
+	return f | x86.HostXSaveFeatures()
 }
 
 // cpuEnv is the CPUID policy and time source of the guest's processor.
@@ -152,8 +152,7 @@ func (e *cpuEnv) CPUID(leaf, subleaf uint32) (a, b, c, d uint32) {
 		return 0, 0, 0, 0
 	case 0xd:
 		// XSAVE state components: x87 and SSE, and AVX (256 bytes at
-		// 576) when the CPU has it; the standard (non-compacted) form
-		// only.
+		// 576) when the CPU has it; the compacted form with XSAVEC.
 		if !e.feat.Has(x86.FeatXSAVE) {
 			return 0, 0, 0, 0
 		}
@@ -164,6 +163,10 @@ func (e *cpuEnv) CPUID(leaf, subleaf uint32) (a, b, c, d uint32) {
 		switch subleaf {
 		case 0:
 			return xcr0, size, size, 0
+		case 1:
+			// XSAVEOPT, XSAVEC (then EBX: the compacted size of
+			// XCR0's components).
+			return e.bit(x86.FeatXSAVEOPT, 1) | e.bit(x86.FeatXSAVEC, 2), e.bit(x86.FeatXSAVEC, size), 0, 0
 		case 2:
 			if e.feat.Has(x86.FeatAVX) {
 				return 256, 576, 0, 0
