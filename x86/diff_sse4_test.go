@@ -167,3 +167,18 @@ func sse4DiffTests() []diffTest {
 	}
 	return t
 }
+
+// TestDiffSSSE3MMX: the MMX forms of SSSE3.
+func TestDiffSSSE3MMX(t *testing.T) {
+	var tb diffTable
+	for _, op := range []string{"pshufb", "pabsb", "pabsw", "pabsd", "phaddw", "phaddd", "phaddsw", "phsubw", "phsubd",
+		"phsubsw", "pmaddubsw", "pmulhrsw", "psignb", "psignw", "psignd"} {
+		tb.add(op+" %mm2, %mm1", 100, genInt)
+		tb.add(op+" 3(%rsi), %mm1", 20, genInt) // no alignment
+	}
+	for _, imm := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 255} {
+		tb.add(fmt.Sprintf("palignr $%d, %%mm2, %%mm1", imm), 10, genInt)
+	}
+	tb.add("palignr $5, 1(%rsi), %mm1", 10, genInt)
+	runDiff(t, 10, tb)
+}
