@@ -36,6 +36,7 @@ func TestDiffAES(t *testing.T) {
 	if diffYMM {
 		tb.add("vaesimc %xmm2, %xmm1", 50, genIntY)
 	}
+	markJITIf(tb, jitAES, jitVAES)
 	runDiff(t, 6, tb)
 }
 
@@ -53,5 +54,17 @@ func TestDiffPCLMUL(t *testing.T) {
 		}
 	}
 	tb.add("pclmulqdq $0, 8(%rsi), %xmm1", 5, genInt) // #GP: misaligned
+	markJITIf(tb, jitPCLMUL, jitVPCLMUL)
 	runDiff(t, 7, tb)
+}
+
+// markJITIf requires the translation of the legacy rows when legacy
+// holds and of the VEX ones when vex does.
+func markJITIf(t []diffTest, legacy, vex bool) {
+	for i := range t {
+		t[i].jit = legacy
+		if t[i].asm[0] == 'v' {
+			t[i].jit = vex
+		}
+	}
 }

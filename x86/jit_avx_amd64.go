@@ -19,6 +19,7 @@ package x86
 import (
 	"unsafe"
 
+	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/cpu"
 
 	as "ttd/internal/amd64asm"
@@ -28,7 +29,26 @@ var (
 	jitAVX2 = jitHostISA && cpu.X86.HasAVX && cpu.X86.HasAVX2
 	jitFMA  = jitAVX2 && cpu.X86.HasFMA
 	jitBMI2 = jitAVX2 && cpu.X86.HasBMI2
+	// AES-NI and pclmulqdq: the legacy forms with SSE's translation
+	// (sseNative), the VEX ones here.
+	jitAES     = jitHostISA && cpu.X86.HasAES
+	jitPCLMUL  = jitHostISA && cpu.X86.HasPCLMULQDQ
+	jitVAES    = jitAVX2 && jitAES
+	jitVPCLMUL = jitAVX2 && jitPCLMUL
 )
+
+func init() {
+	if jitAES {
+		for op, code := range map[x86asm.Op]byte{x86asm.AESENC: 0xdc, x86asm.AESENCLAST: 0xdd, x86asm.AESDEC: 0xde,
+			x86asm.AESDECLAST: 0xdf, x86asm.AESIMC: 0xdb} {
+			jitSSEOps[op] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x38, Op: code}, digit: -1}
+		}
+		jitSSEOps[x86asm.AESKEYGENASSIST] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x3a, Op: 0xdf}, digit: -1, imm: true}
+	}
+	if jitPCLMUL {
+		jitSSEOps[x86asm.PCLMULQDQ] = jitSSE{enc: as.SSE{Prefix: 0x66, Map: 0x3a, Op: 0x44}, digit: -1, imm: true}
+	}
+}
 
 var offYH = int32(unsafe.Offsetof(CPU{}.YH))
 
@@ -219,6 +239,12 @@ var jitVexOps = func() map[uint16]jitVexOp {
 	def(3, 1, 0x4a, jitVexOp{form: vfBlendv})                   // blendvps
 	def(3, 1, 0x4b, jitVexOp{form: vfBlendv})                   // blendvpd
 	def(3, 1, 0x4c, jitVexOp{form: vfBlendv})                   // pblendvb
+	for _, op := range []byte{0xdc, 0xdd, 0xde, 0xdf} {         // vaesenc vaesenclast vaesdec vaesdeclast
+		def(2, 1, op, jitVexOp{form: vfRVM, noL: true, need: &jitVAES})
+	}
+	def(2, 1, 0xdb, jitVexOp{form: vfRM, noL: true, need: &jitVAES}) // vaesimc
+	def(3, 1, 0xdf, jitVexOp{form: vfRM, noL: true, need: &jitVAES}) // vaeskeygenassist
+	def(3, 1, 0x44, jitVexOp{form: vfRVM, noL: true, need: &jitVPCLMUL})
 	return m
 }()
 

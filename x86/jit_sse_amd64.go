@@ -19,7 +19,7 @@ func xreg(o *Operand, lane int32) as.Mem { return as.M(hCPU, offX+int32(o.Reg)*1
 // sse translates the SSE moves; false for anything else.
 func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 	if in.NArgs != 2 {
-		return false
+		return t.sseNative(in, d, s) // the forms with an imm8 (pshufd, palignr, ...)
 	}
 	a := &t.a
 	switch in.Op {
