@@ -389,9 +389,9 @@ func (t *jitT) vexSrc(in *Inst, s *Operand, x as.Reg, l, aligned bool) {
 
 // loadWide reads 16 or 32 bytes at RSI with the read checks, leaving the
 // host address in RDI: as CPU.load128 and loadY read them, 8-byte reads
-// of the prediction cache, which the code compares word by word (an
-// address that is not 8-byte aligned is left to the interpreter while
-// recording or replaying). Counts the reads.
+// of the prediction cache, which the code compares word by word (at an
+// address that is not 8-byte aligned, each of them two: the cross code).
+// Counts the reads.
 func (t *jitT) loadWide(size int) {
 	a := &t.a
 	t.tlb(false, size)
@@ -399,15 +399,17 @@ func (t *jitT) loadWide(size int) {
 		return
 	}
 	x := t.exit()
-	a.TestRI(4, as.RSI, 7)
-	a.Jcc(5, x)
-	t.cacheByte(as.RDX)
-	t.slotWrap(as.RDX, size, x)
 	words := size / 8
 	vals := [4]as.Reg{as.R9, as.R8, as.RCX, as.RBX}
 	for i := 0; i < words; i++ {
 		a.MovRM(8, vals[i], as.M(as.RDI, int32(8*i)))
 	}
+	// An address that is not 8-byte aligned makes each 8-byte read two
+	// of the cache's (predict.Split): the cross code checks them.
+	t.cacheByte(as.RDX)
+	done := a.NewLabel()
+	t.cross(jitCross{size: size, extra: words, vals: vals}, x, done)
+	t.slotWrap(as.RDX, size, x)
 	for i := int32(0); i < int32(words) && !t.log; i++ { // a recording has no Stop read
 		t.stopCheck(t.sreads+i, x)
 	}
@@ -418,6 +420,7 @@ func (t *jitT) loadWide(size int) {
 		a.Bind(m.back)
 		t.misses = append(t.misses, m)
 	}
+	a.Bind(done)
 	t.sreads += int32(words)
 }
 
