@@ -46,7 +46,7 @@ func ResolveCPU(name string) (x86.Features, error) {
 	if name == "host" {
 		f := hostFeatures() & x86.FeaturesImplemented
 		lv, _ := x86.ParseLevel(f.Level())
-		return lv, nil
+		return lv | f&x86.FeaturesExtra, nil
 	}
 	f, err := x86.ParseLevel(name)
 	if err != nil {
@@ -69,12 +69,13 @@ func hostFeatures() x86.Features {
 		{h.HasSSE42, x86.FeatSSE42}, {h.HasPOPCNT, x86.FeatPOPCNT}, {h.HasCX16, x86.FeatCX16},
 		{h.HasLAHF, x86.FeatLAHF}, {h.HasMOVBE, x86.FeatMOVBE}, {h.HasLZCNT, x86.FeatLZCNT},
 		{h.HasBMI1, x86.FeatBMI1}, {h.HasBMI2, x86.FeatBMI2}, {h.HasOSXSAVE, x86.FeatXSAVE},
-		{h.HasAVX, x86.FeatAVX}, {h.HasAVX2, x86.FeatAVX2}, {h.HasFMA, x86.FeatFMA}, {h.HasF16C, x86.FeatF16C}} {
+		{h.HasAVX, x86.FeatAVX}, {h.HasAVX2, x86.FeatAVX2}, {h.HasFMA, x86.FeatFMA}, {h.HasF16C, x86.FeatF16C},
+		{h.HasAES, x86.FeatAES}, {h.HasPCLMULQDQ, x86.FeatPCLMUL}} {
 		if b.has {
 			f |= b.f
 		}
 	}
-	return f
+	return f | x86.HostXSaveFeatures()
 }
 
 // cpuEnv is the CPUID policy and time source of the guest's processor.
@@ -110,10 +111,10 @@ func (e *cpuEnv) bit(f x86.Features, b uint32) uint32 {
 
 // leaf1ECX is CPUID.1:ECX for e's extensions.
 func (e *cpuEnv) leaf1ECX() uint32 {
-	return e.bit(x86.FeatSSE3, 1<<0) | e.bit(x86.FeatSSSE3, 1<<9) | e.bit(x86.FeatFMA, 1<<12) |
+	return e.bit(x86.FeatSSE3, 1<<0) | e.bit(x86.FeatPCLMUL, 1<<1) | e.bit(x86.FeatSSSE3, 1<<9) | e.bit(x86.FeatFMA, 1<<12) |
 		e.bit(x86.FeatCX16, 1<<13) | e.bit(x86.FeatSSE41, 1<<19) | e.bit(x86.FeatSSE42, 1<<20) |
 		e.bit(x86.FeatMOVBE, 1<<22) | e.bit(x86.FeatPOPCNT, 1<<23) | e.bit(x86.FeatXSAVE, 3<<26) |
-		e.bit(x86.FeatAVX, 1<<28) | e.bit(x86.FeatF16C, 1<<29)
+		e.bit(x86.FeatAES, 1<<25) | e.bit(x86.FeatAVX, 1<<28) | e.bit(x86.FeatF16C, 1<<29)
 }
 
 func str4(s string) uint32 { return binary.LittleEndian.Uint32([]byte(s)) }
@@ -151,8 +152,7 @@ func (e *cpuEnv) CPUID(leaf, subleaf uint32) (a, b, c, d uint32) {
 		return 0, 0, 0, 0
 	case 0xd:
 		// XSAVE state components: x87 and SSE, and AVX (256 bytes at
-		// 576) when the CPU has it; the standard (non-compacted) form
-		// only.
+		// 576) when the CPU has it; the compacted form with XSAVEC.
 		if !e.feat.Has(x86.FeatXSAVE) {
 			return 0, 0, 0, 0
 		}
@@ -163,6 +163,10 @@ func (e *cpuEnv) CPUID(leaf, subleaf uint32) (a, b, c, d uint32) {
 		switch subleaf {
 		case 0:
 			return xcr0, size, size, 0
+		case 1:
+			// XSAVEOPT, XSAVEC (then EBX: the compacted size of
+			// XCR0's components).
+			return e.bit(x86.FeatXSAVEOPT, 1) | e.bit(x86.FeatXSAVEC, 2), e.bit(x86.FeatXSAVEC, size), 0, 0
 		case 2:
 			if e.feat.Has(x86.FeatAVX) {
 				return 256, 576, 0, 0

@@ -151,7 +151,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if err != nil {
 		return emu.ExitStatus{}, Stats{}, err
 	}
-	cfg.CPU = feat.Level()
+	cfg.CPU = feat.Name()
 	hdr := tracefile.Header{
 		ProgramPath: cfg.Path,
 		Args:        cfg.Args,
@@ -170,7 +170,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			"bytereads": "word",
 			// The guest CPU's level: what the decoder accepts (the
 			// reader decodes the same way; CPUID results are logged).
-			"cpu": feat.Level(),
+			"cpu": feat.Name(),
 		},
 	}
 	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}

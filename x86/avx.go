@@ -603,6 +603,31 @@ func vextract128(in *Inst) Handler {
 	}
 }
 
+// vblendImm builds the blends by an immediate of w-bit lanes (vblendps,
+// vblendpd, vpblendd): bit i of imm8 picks lane i from rm, the low
+// 128/w bits for the low half, the next for the upper.
+func vblendImm(w uint) func(in *Inst) Handler {
+	return func(in *Inst) Handler {
+		if in.Args[2].Kind != KImm {
+			return nil
+		}
+		n := 128 / w
+		imm := in.Args[2].Imm
+		m, mh := laneMask(imm&(1<<n-1), w), laneMask(imm>>n&(1<<n-1), w)
+		vmem(in)
+		l := vexL(in)
+		return func(c *CPU, in *Inst) {
+			s, sh := c.vsrc(in, l)
+			v := vexV(in)
+			hi := XMM{}
+			if l {
+				hi = blend(c.YH[v], sh, mh)
+			}
+			c.setY(in.Args[0].Reg, blend(c.X[v], s, m), hi)
+		}
+	}
+}
+
 // vblendv builds the four-operand blends: the mask register is imm8[7:4].
 func vblendv(w uint) func(in *Inst) Handler {
 	return func(in *Inst) Handler {
@@ -1259,24 +1284,7 @@ func init() {
 	// 0F3A map.
 	d(3, 1, 0x00, "VPERMQ", true, vpermQ)
 	d(3, 1, 0x01, "VPERMPD", true, vpermQ)
-	d(3, 1, 0x02, "VPBLENDD", true, func(in *Inst) Handler {
-		if in.Args[2].Kind != KImm {
-			return nil
-		}
-		imm := in.Args[2].Imm
-		m, mh := laneMask(imm&15, 32), laneMask(imm>>4&15, 32)
-		vmem(in)
-		l := vexL(in)
-		return func(c *CPU, in *Inst) {
-			s, sh := c.vsrc(in, l)
-			v := vexV(in)
-			hi := XMM{}
-			if l {
-				hi = blend(c.YH[v], sh, mh)
-			}
-			c.setY(in.Args[0].Reg, blend(c.X[v], s, m), hi)
-		}
-	})
+	d(3, 1, 0x02, "VPBLENDD", true, vblendImm(32))
 	d(3, 1, 0x04, "VPERMILPS", true, vpermil(32, true))
 	d(3, 1, 0x05, "VPERMILPD", true, vpermil(64, true))
 	d(3, 1, 0x06, "VPERM2F128", true, vperm2x128)
@@ -1285,42 +1293,8 @@ func init() {
 	d(3, 1, 0x09, "VROUNDPD", true, vli(x86asm.ROUNDPD))
 	d(3, 1, 0x0a, "VROUNDSS", true, vsi(x86asm.ROUNDSS, 4))
 	d(3, 1, 0x0b, "VROUNDSD", true, vsi(x86asm.ROUNDSD, 8))
-	d(3, 1, 0x0c, "VBLENDPS", true, func(in *Inst) Handler {
-		if in.Args[2].Kind != KImm {
-			return nil
-		}
-		imm := in.Args[2].Imm
-		m, mh := laneMask(imm&15, 32), laneMask(imm>>4&15, 32)
-		vmem(in)
-		l := vexL(in)
-		return func(c *CPU, in *Inst) {
-			s, sh := c.vsrc(in, l)
-			v := vexV(in)
-			hi := XMM{}
-			if l {
-				hi = blend(c.YH[v], sh, mh)
-			}
-			c.setY(in.Args[0].Reg, blend(c.X[v], s, m), hi)
-		}
-	})
-	d(3, 1, 0x0d, "VBLENDPD", true, func(in *Inst) Handler {
-		if in.Args[2].Kind != KImm {
-			return nil
-		}
-		imm := in.Args[2].Imm
-		m, mh := laneMask(imm&3, 64), laneMask(imm>>2&3, 64)
-		vmem(in)
-		l := vexL(in)
-		return func(c *CPU, in *Inst) {
-			s, sh := c.vsrc(in, l)
-			v := vexV(in)
-			hi := XMM{}
-			if l {
-				hi = blend(c.YH[v], sh, mh)
-			}
-			c.setY(in.Args[0].Reg, blend(c.X[v], s, m), hi)
-		}
-	})
+	d(3, 1, 0x0c, "VBLENDPS", true, vblendImm(32))
+	d(3, 1, 0x0d, "VBLENDPD", true, vblendImm(64))
 	d(3, 1, 0x0e, "VPBLENDW", true, vli(x86asm.PBLENDW))
 	d(3, 1, 0x0f, "VPALIGNR", true, func(in *Inst) Handler {
 		if in.Args[2].Kind != KImm {

@@ -2,6 +2,7 @@ package x86
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -13,7 +14,37 @@ func TestDiffAVX(t *testing.T) {
 	if !diffYMM {
 		t.Skip("SKIPPING the AVX differential test: the host CPU has no AVX")
 	}
-	runDiff(t, 5, avxDiffTests())
+	runDiff(t, 5, markJIT(avxDiffTests()))
+}
+
+// avxNotTranslated are the mnemonics of the AVX table that the
+// translator leaves to the interpreter (jit_avx_amd64.go): every other
+// VEX row, and the BMI2 shifts, pdep, pext and rorx, must translate on a
+// host with AVX2 (FMA and BMI2 for theirs).
+var avxNotTranslated = map[string]bool{}
+
+func init() {
+	for _, m := range strings.Fields(`vcvtsi2sd vcvtsi2ssl vcvttsd2si vcvtss2si vmovlps vmovhps vmovlpd vmovhpd
+		vmovhlps vmovlhps vldmxcsr vstmxcsr vpinsrb vpinsrw vpinsrd vpinsrq vpextrb vpextrw vpextrd vpextrq
+		vextractps vinsertps vmaskmovps vmaskmovpd vpmaskmovd vpmaskmovq vpcmpistri vpcmpestrm vcvtph2ps vcvtps2ph`) {
+		avxNotTranslated[m] = true
+	}
+}
+
+// markJIT sets diffTest.jit on the rows the translator must take.
+func markJIT(t []diffTest) []diffTest {
+	for i := range t {
+		m := strings.Fields(t[i].asm)[0]
+		switch {
+		case strings.HasPrefix(m, "vf"):
+			t[i].jit = jitFMA
+		case m == "sarx" || m == "shlx" || m == "shrx" || m == "pdep" || m == "pext" || m == "rorx":
+			t[i].jit = jitBMI2
+		case m[0] == 'v' && !avxNotTranslated[m]:
+			t[i].jit = jitAVX2
+		}
+	}
+	return t
 }
 
 // genIntY is genInt with the upper halves and 128 bytes of memory random
@@ -38,20 +69,11 @@ func genFPY(width int) func(g *diffGen, s *diffState) {
 }
 
 func avxDiffTests() []diffTest {
-	var t []diffTest
-	add := func(asm string, n int, gen func(*diffGen, *diffState)) {
-		t = append(t, diffTest{asm: asm, n: n, gen: gen})
-	}
-	addU := func(asm string, n int, gen func(*diffGen, *diffState), undef uint64) {
-		t = append(t, diffTest{asm: asm, n: n, gen: gen, undef: undef})
-	}
+	var t diffTable
+	add := t.add
+	addU := t.addU
 	g32, g64 := genFPY(32), genFPY(64)
-	both := func(op string, n int, gen func(*diffGen, *diffState)) {
-		add(op+" %xmm2, %xmm3, %xmm1", n, gen)
-		add(op+" %ymm2, %ymm3, %ymm1", n, gen)
-		add(op+" 4(%rsi), %ymm3, %ymm1", n/4+1, gen) // no alignment
-		add(op+" (%rsi), %xmm3, %xmm1", n/4+1, gen)
-	}
+	both := t.both
 	for _, op := range []string{"vaddps", "vsubps", "vmulps", "vdivps", "vminps", "vmaxps", "vaddsubps", "vhaddps", "vhsubps",
 		"vandps", "vandnps", "vorps", "vxorps", "vunpcklps", "vunpckhps"} {
 		both(op, 200, g32)
@@ -329,5 +351,58 @@ func genHalf(g *diffGen, s *diffState) {
 	}
 	for i := 0; i < 8; i++ {
 		putLE64(s.Mem[8*i:], q())
+	}
+}
+
+func TestDiffGather(t *testing.T) {
+	if !diffYMM {
+		t.Skip("SKIPPING the gather differential test: the host CPU has no AVX")
+	}
+	var tb diffTable
+	// op: the 256-bit form's destination (and mask) and index registers.
+	for _, f := range []struct{ op, dst, idx string }{
+		{"vpgatherdd", "ymm", "ymm"}, {"vgatherdps", "ymm", "ymm"},
+		{"vpgatherdq", "ymm", "xmm"}, {"vgatherdpd", "ymm", "xmm"},
+		{"vpgatherqd", "xmm", "ymm"}, {"vgatherqps", "xmm", "ymm"},
+		{"vpgatherqq", "ymm", "ymm"}, {"vgatherqpd", "ymm", "ymm"},
+	} {
+		q := strings.TrimPrefix(strings.TrimPrefix(f.op, "vp"), "v")[6] == 'q' // qword indexes
+		for _, scale := range []int{1, 4, 8} {
+			tb.add(fmt.Sprintf("%s %%%s2, 8(%%rdi,%%%s3,%d), %%%s1", f.op, f.dst, f.idx, scale, f.dst), 40, genGather(q, scale))
+			tb.add(fmt.Sprintf("%s %%xmm2, -8(%%rdi,%%xmm3,%d), %%xmm1", f.op, scale), 30, genGather(q, scale))
+		}
+	}
+	tb.add("vpgatherdd %ymm2, (%rdi,%ymm1,4), %ymm1", 3, genIntY)                // #UD: index = destination
+	tb.add("vpgatherdd %ymm2, 16(%rdi,%ymm4,2), %ymm0", 30, genGather(false, 2)) // index XMM4/YMM4 (SIB index 100b)
+	// A fault at element 3: the elements below it are done, their mask
+	// lanes clear (the SDM requires it of the lower elements).
+	fault := func(g *diffGen, s *diffState) {
+		genGather(false, 4)(g, s)
+		s.X[3][1] = s.X[3][1]&^0xffffffff | 0x40000000
+		s.X[2], s.YH[2] = XMM{^uint64(0), ^uint64(0)}, XMM{^uint64(0), ^uint64(0)}
+	}
+	tb.add("vpgatherdd %ymm2, 8(%rdi,%ymm3,4), %ymm1", 10, fault)
+	tb.add("vgatherdpd %ymm2, 8(%rdi,%xmm3,4), %ymm1", 10, fault)
+	runDiff(t, 8, tb)
+}
+
+// genGather makes random masks in ymm2 and indexes in ymm3 (and ymm4)
+// that, scaled, stay within the compared memory from rsi or rdi.
+func genGather(qidx bool, scale int) func(g *diffGen, s *diffState) {
+	return func(g *diffGen, s *diffState) {
+		genIntY(g, s)
+		lim := 200 / scale
+		ix := func() uint64 { return uint64(int64(g.Intn(2*lim) - lim)) }
+		for _, r := range []int{3, 4} {
+			var v [4]uint64
+			for i := range v {
+				if qidx {
+					v[i] = ix()
+				} else {
+					v[i] = ix()&0xffffffff | ix()<<32
+				}
+			}
+			s.X[r], s.YH[r] = XMM{v[0], v[1]}, XMM{v[2], v[3]}
+		}
 	}
 }

@@ -46,10 +46,8 @@ func genStr(g *diffGen, s *diffState) {
 }
 
 func sse4DiffTests() []diffTest {
-	var t []diffTest
-	add := func(asm string, n int, gen func(*diffGen, *diffState)) {
-		t = append(t, diffTest{asm: asm, n: n, gen: gen})
-	}
+	var t diffTable
+	add := t.add
 	gen32, gen64 := genFP(32), genFP(64)
 
 	// SSE3.
@@ -168,4 +166,19 @@ func sse4DiffTests() []diffTest {
 		add(a, 50, genInt)
 	}
 	return t
+}
+
+// TestDiffSSSE3MMX: the MMX forms of SSSE3.
+func TestDiffSSSE3MMX(t *testing.T) {
+	var tb diffTable
+	for _, op := range []string{"pshufb", "pabsb", "pabsw", "pabsd", "phaddw", "phaddd", "phaddsw", "phsubw", "phsubd",
+		"phsubsw", "pmaddubsw", "pmulhrsw", "psignb", "psignw", "psignd"} {
+		tb.add(op+" %mm2, %mm1", 100, genInt)
+		tb.add(op+" 3(%rsi), %mm1", 20, genInt) // no alignment
+	}
+	for _, imm := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 255} {
+		tb.add(fmt.Sprintf("palignr $%d, %%mm2, %%mm1", imm), 10, genInt)
+	}
+	tb.add("palignr $5, 1(%rsi), %mm1", 10, genInt)
+	runDiff(t, 10, tb)
 }

@@ -215,10 +215,8 @@ func genCvtInt(g *diffGen, s *diffState) {
 }
 
 func sseDiffTests() []diffTest {
-	var t []diffTest
-	add := func(asm string, n int, gen func(*diffGen, *diffState)) {
-		t = append(t, diffTest{asm: asm, n: n, gen: gen})
-	}
+	var t diffTable
+	add := t.add
 	gen32, gen64 := genFP(32), genFP(64)
 
 	// Floating-point arithmetic.

@@ -84,6 +84,30 @@ type diffTest struct {
 	n   int // number of cases; 0 means diffDefaultN
 	// undef are the RFLAGS bits the instruction leaves undefined.
 	undef uint64
+	// jit: the translator must translate the instruction (the table
+	// sets it where the host has what the translation needs).
+	jit bool
+}
+
+// diffTable is a differential test table under construction.
+type diffTable []diffTest
+
+func (t *diffTable) add(asm string, n int, gen func(*diffGen, *diffState)) {
+	*t = append(*t, diffTest{asm: asm, n: n, gen: gen})
+}
+
+// addU adds a row whose instruction leaves the flags undef undefined.
+func (t *diffTable) addU(asm string, n int, gen func(*diffGen, *diffState), undef uint64) {
+	*t = append(*t, diffTest{asm: asm, n: n, gen: gen, undef: undef})
+}
+
+// both adds the 128- and 256-bit register forms of a three-operand VEX
+// op and its memory forms (unaligned for the 256-bit one).
+func (t *diffTable) both(op string, n int, gen func(*diffGen, *diffState)) {
+	t.add(op+" %xmm2, %xmm3, %xmm1", n, gen)
+	t.add(op+" %ymm2, %ymm3, %ymm1", n, gen)
+	t.add(op+" 4(%rsi), %ymm3, %ymm1", n/4+1, gen) // no alignment
+	t.add(op+" (%rsi), %xmm3, %xmm1", n/4+1, gen)
 }
 
 // diffGen is what input generators get: a random source and the index of
@@ -95,6 +119,7 @@ type diffGen struct {
 
 type diffCase struct {
 	test *diffTest
+	row  int // the test's index in its table
 	code []byte
 	in   diffState
 }
@@ -644,7 +669,7 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 			n = diffDefaultN
 		}
 		for k := 0; k < n; k++ {
-			c := diffCase{test: tt, code: codes[i]}
+			c := diffCase{test: tt, row: i, code: codes[i]}
 			diffBase(r, &c.in)
 			if tt.gen != nil {
 				tt.gen(&diffGen{Rand: r, I: k}, &c.in)
@@ -671,10 +696,15 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 	pjit := make([]diffResult, len(cases))
 	ljit := make([]diffResult, len(cases))
 	rgot := make([]diffResult, len(cases))
+	translated := make([]bool, len(tests))
 	for i := range cases {
 		got[i] = emu.run(cases[i].code, &cases[i].in, false)
 		if jitSupported {
+			n := jemu.cc.Translated
 			jit[i] = jemu.run(cases[i].code, &cases[i].in, true)
+			if jemu.cc.Translated > n {
+				translated[cases[i].row] = true
+			}
 			pgot[i] = pemu.run(cases[i].code, &cases[i].in, false)
 			pjit[i] = pjemu.run(cases[i].code, &cases[i].in, true)
 			rgot[i] = remu.run(cases[i].code, &cases[i].in, false)
@@ -723,6 +753,10 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 				if jbad <= 3 {
 					t.Errorf("case %d: translated code differs from the interpreter:%s\n\tinput: %s", k-first[i], d, describeInput(&cases[k].in))
 				}
+			}
+			if tt.jit && !translated[i] {
+				t.Errorf("%q (% x) was not translated", tt.asm, codes[i])
+				jbad++
 			}
 			bad += jbad
 			total += bad

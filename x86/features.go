@@ -31,10 +31,21 @@ const (
 	FeatAVX2                        // CPUID.7.0:EBX.5
 	FeatFMA                         // CPUID.1:ECX.12
 	FeatF16C                        // CPUID.1:ECX.29
+	// Beyond the levels (--cpu host only, when the host has them).
+	FeatAES      // CPUID.1:ECX.25 (AES-NI)
+	FeatPCLMUL   // CPUID.1:ECX.1 (pclmulqdq)
+	FeatXSAVEOPT // CPUID.(0DH,1):EAX.0
+	FeatXSAVEC   // CPUID.(0DH,1):EAX.1 (xsavec, and xrstor of the compacted format)
 )
 
+// FeaturesExtra are the extensions no x86-64 level includes: a guest
+// CPU has them only as "host", and a trace names them after the level
+// (Features.Name).
+const FeaturesExtra = FeatAES | FeatPCLMUL | FeatXSAVEOPT | FeatXSAVEC
+
 var featNames = []string{"pni", "ssse3", "sse4_1", "sse4_2", "popcnt", "cx16", "lahf_lm", "movbe",
-	"abm", "bmi1", "bmi2", "xsave", "avx", "avx2", "fma", "f16c"}
+	"abm", "bmi1", "bmi2", "xsave", "avx", "avx2", "fma", "f16c", "aes", "pclmulqdq",
+	"xsaveopt", "xsavec"}
 
 // The x86-64 microarchitecture levels (the psABI's x86-64-v1 to v3).
 const (
@@ -46,7 +57,8 @@ const (
 
 // Implemented is every extension the interpreter implements: the default
 // of a new CodeCache.
-var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA | FeatF16C | FeatXSAVE
+var FeaturesImplemented Features = LevelV2 | FeatMOVBE | FeatLZCNT | FeatBMI1 | FeatBMI2 | FeatAVX | FeatAVX2 | FeatFMA | FeatF16C | FeatXSAVE |
+	FeatAES | FeatPCLMUL | FeatXSAVEOPT | FeatXSAVEC
 
 // FeaturesLegacy are the extensions ttd decoded before it had levels
 // (traces without a "cpu" parameter): the baseline plus the few it
@@ -80,8 +92,39 @@ func (f Features) Level() string {
 	return "v1"
 }
 
-// ParseLevel returns the extensions of level "v1", "v2" or "v3".
+// Name is the level followed by the extensions beyond it that f has,
+// each after a "+" ("v3+aes+pclmulqdq"): what a trace records, and
+// ParseLevel reads.
+func (f Features) Name() string {
+	s := f.Level()
+	for i, n := range featNames {
+		if FeaturesExtra&f&(1<<i) != 0 {
+			s += "+" + n
+		}
+	}
+	return s
+}
+
+// ParseLevel returns the extensions of level "v1", "v2" or "v3", with
+// the extensions beyond the levels that Name appends.
 func ParseLevel(s string) (Features, error) {
+	if i := strings.IndexByte(s, '+'); i >= 0 {
+		f, err := ParseLevel(s[:i])
+		if err != nil {
+			return 0, err
+		}
+	ext:
+		for _, e := range strings.Split(s[i+1:], "+") {
+			for k, n := range featNames {
+				if n == e && FeaturesExtra&(1<<k) != 0 {
+					f |= 1 << k
+					continue ext
+				}
+			}
+			return 0, fmt.Errorf("unknown CPU extension %q in %q", e, s)
+		}
+		return f, nil
+	}
 	switch s {
 	case "v1":
 		return LevelV1, nil
@@ -124,6 +167,10 @@ func init() {
 	set(FeatMOVBE, x86asm.MOVBE)
 	set(FeatLZCNT, x86asm.LZCNT)
 	set(FeatBMI1, x86asm.TZCNT)
+	set(FeatAES, x86asm.AESENC, x86asm.AESENCLAST, x86asm.AESDEC, x86asm.AESDECLAST, x86asm.AESIMC, x86asm.AESKEYGENASSIST)
+	set(FeatPCLMUL, x86asm.PCLMULQDQ)
+	set(FeatXSAVE|FeatXSAVEOPT, x86asm.XSAVEOPT, x86asm.XSAVEOPT64)
+	set(FeatXSAVE|FeatXSAVEC, x86asm.XSAVEC, x86asm.XSAVEC64)
 	set(FeatXSAVE, x86asm.XGETBV, x86asm.XSAVE, x86asm.XRSTOR, x86asm.XSAVE64, x86asm.XRSTOR64)
 }
 

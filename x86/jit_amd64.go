@@ -678,7 +678,7 @@ func (t *jitT) load(size int) {
 		// A read that crosses a word is two reads of the cache's
 		// words (predict.Split): the cross code (out of line) checks
 		// it and counts the second.
-		t.cross(jitCross{size: size, extra: 1, vals: [2]as.Reg{as.R9}}, x, done)
+		t.cross(jitCross{size: size, extra: 1, vals: [4]as.Reg{as.R9}}, x, done)
 	}
 	m := jitMiss{miss: a.NewLabel(), back: done, exit: x, size: size, val: as.R9, pos: t.sreads}
 	if !t.log { // a recording has no Stop read
@@ -706,7 +706,7 @@ func (t *jitT) cross(c jitCross, exit, done as.Label) {
 	c.cross, c.back, c.exit = a.NewLabel(), done, exit
 	c.reads, c.mark = t.sreads, int32(t.k+1)
 	switch c.size {
-	case 8, 16:
+	case 8, 16, 32:
 		a.TestRI(4, as.RSI, 7)
 		a.Jcc(5, c.cross) // jnz
 	default:
@@ -809,7 +809,7 @@ type jitCross struct {
 	cross, back, exit as.Label
 	size, extra       int
 	reads, mark       int32
-	vals              [2]as.Reg
+	vals              [4]as.Reg
 }
 
 func (t *jitT) crossCode(c jitCross) {

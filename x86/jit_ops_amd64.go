@@ -76,6 +76,9 @@ func (t *jitT) inst(in *Inst) bool {
 	if in.Fn == nil {
 		return false
 	}
+	if in.Op >= vexOpBase {
+		return t.vex(in) // jit_avx_amd64.go
+	}
 	if in.Lock || isSync(in) {
 		// A point of synchronisation: a key frame while recording
 		// (syncPoint), nothing more while running (threads run one at

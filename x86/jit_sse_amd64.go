@@ -19,7 +19,7 @@ func xreg(o *Operand, lane int32) as.Mem { return as.M(hCPU, offX+int32(o.Reg)*1
 // sse translates the SSE moves; false for anything else.
 func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 	if in.NArgs != 2 {
-		return false
+		return t.sseNative(in, d, s) // the forms with an imm8 (pshufd, palignr, ...)
 	}
 	a := &t.a
 	switch in.Op {
@@ -142,7 +142,7 @@ func (t *jitT) load128(aligned bool) {
 	// aligned (CPU.load128, predict.Split): the cross code's 2 more.
 	t.cacheByte(as.RDX)
 	done := a.NewLabel()
-	t.cross(jitCross{size: 16, extra: 2, vals: [2]as.Reg{as.R9, as.R8}}, x, done)
+	t.cross(jitCross{size: 16, extra: 2, vals: [4]as.Reg{as.R9, as.R8}}, x, done)
 	for i := int32(0); i < 2 && !t.log; i++ { // a recording has no Stop read
 		t.stopCheck(t.sreads+i, x)
 	}

@@ -431,5 +431,9 @@ func init() {
 	handle(x86asm.XSAVE64, opXsave)
 	handle(x86asm.XRSTOR, opXrstor)
 	handle(x86asm.XRSTOR64, opXrstor)
+	handle(x86asm.XSAVEOPT, opXsaveopt)
+	handle(x86asm.XSAVEOPT64, opXsaveopt)
+	handle(x86asm.XSAVEC, opXsavec)
+	handle(x86asm.XSAVEC64, opXsavec)
 	handle(x86asm.XLATB, opXlat)
 }

@@ -5,8 +5,7 @@ package x86
 // absolute values, horizontal integer sums, signs and the rounding
 // multiplies. Floating point goes through the same lane operations as
 // SSE2 (sse_fp.go), so flags and rounding follow MXCSR exactly. The MMX
-// forms of the SSSE3 instructions are not implemented (an
-// "operand form" error names them).
+// forms of the SSSE3 instructions are in ssse3_mmx.go.
 
 import (
 	"golang.org/x/arch/x86/x86asm"

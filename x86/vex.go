@@ -27,6 +27,7 @@ type vexOp struct {
 	feat  Features
 	imm   bool
 	noRM  bool // no ModRM byte (vzeroupper, vzeroall)
+	vsib  bool // the SIB index is a vector register (gathers): index 4 is XMM4
 	build func(in *Inst) Handler
 }
 
@@ -150,7 +151,7 @@ func decodeVEX(in *Inst, pc uint64, code []byte) bool {
 				sib := code[i]
 				i++
 				o.Scale = sib >> 6
-				if idx := sib>>3&7 | uint8(b2u(x))<<3; idx != 4 {
+				if idx := sib>>3&7 | uint8(b2u(x))<<3; idx != 4 || vo != nil && vo.vsib {
 					o.Index = idx
 				}
 				if sib&7 == 5 && mod == 0 {

@@ -289,7 +289,14 @@ func (a *Asm) rm(f flags, op uint16, reg Reg, m Mem) {
 	}
 	a.prefixes(f, rex)
 	a.opcode(f, op)
+	a.modrmMem(reg, m)
+}
 
+// modrmMem appends the ModRM byte, SIB byte and displacement of the
+// memory operand m with reg in ModRM.reg (whose REX or VEX bits the
+// caller has emitted).
+func (a *Asm) modrmMem(reg Reg, m Mem) {
+	hasIndex := m.Index != NoIndex
 	base := byte(m.Base & 7)
 	var mod byte
 	switch {
