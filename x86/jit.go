@@ -53,6 +53,10 @@ type jitBlock struct {
 	// resume holds, by instruction, the entries into the translation
 	// after an instruction the interpreter ran (0: none).
 	resume []uintptr
+	// fwant is the verdict of the code cache's BlockFilter on the block
+	// when fgen is its generation (filter.go).
+	fgen  uint32
+	fwant bool
 }
 
 // jitTabBits sizes the table of translations by guest address through
@@ -106,7 +110,7 @@ func (cc *CodeCache) unlinkAllJIT() {
 // relinkJIT puts b's translation back in the table of translations by
 // address after unlinkAllJIT (its exits link again as they miss).
 func (cc *CodeCache) relinkJIT(b *Block) {
-	if j := &b.jit; j.entry != 0 && b.valid {
+	if j := &b.jit; j.entry != 0 && b.valid && cc.linkable(b) {
 		cc.jitTab[j.mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 	}
 }
@@ -160,7 +164,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			return 0
 		}
 	}
-	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 {
+	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 && c.cache.linkable(b) {
 		p := &from.jit.slots[miss-1]
 		*p = uint64(j.chain)
 		j.incoming = append(j.incoming, p)
