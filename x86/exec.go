@@ -77,7 +77,7 @@ func (c *CPU) runObserved(budget uint64) {
 		}
 		c.blk = b
 		c.blkLen = n
-		if bf != nil && !c.cache.wants(bf, b) && (gate == nil || !gate.HookAll()) {
+		if bf != nil && !c.cache.wants(bf, b) && (gate == nil || !gate.HookAll(c)) {
 			if jit && n == len(b.Insts) {
 				before := c.runBlock(b, budget, from)
 				from = nil

@@ -33,9 +33,19 @@ type filterState struct {
 	// owner is the BlockFilter of the current verdicts; nil: none, and
 	// translations may be linked to any block.
 	owner BlockFilter
+	// version is owner's FilterVersion when the verdicts were asked.
+	version uint64
 	// gen numbers the generations of verdicts: a block holds owner's
 	// verdict when its jitBlock.fgen is gen.
 	gen uint32
+}
+
+// FilterVersion, when a BlockFilter implements it, numbers the versions
+// of its verdicts: a new version makes the blocks ask WantBlock again.
+// Without it, a filter's verdict on a block is asked once for as long as
+// it is the filter of the block's code cache.
+type FilterVersion interface {
+	FilterVersion() uint64
 }
 
 // HookGate, when an Observer that is a BlockFilter implements it, lets the
@@ -43,17 +53,21 @@ type filterState struct {
 // (asked before each such block that execution reaches through Go). Its
 // answer may change only during Instruction calls, or between Runs.
 type HookGate interface {
-	HookAll() bool
+	HookAll(c *CPU) bool
 }
 
 // useFilter makes bf the filter whose verdicts cc's blocks hold: for
 // another filter than the current one, a new generation of verdicts, and
 // no translation linked to any block until it is known to be declined.
 func (cc *CodeCache) useFilter(bf BlockFilter) {
-	if cc.filter.owner == bf {
+	var v uint64
+	if fv, ok := bf.(FilterVersion); ok {
+		v = fv.FilterVersion()
+	}
+	if cc.filter.owner == bf && cc.filter.version == v {
 		return
 	}
-	cc.filter.owner = bf
+	cc.filter.owner, cc.filter.version = bf, v
 	cc.filter.gen++
 	if cc.filter.gen == 0 {
 		cc.filter.gen = 1 // 0 is a new block's
@@ -65,17 +79,12 @@ func (cc *CodeCache) useFilter(bf BlockFilter) {
 // without a filter): the next filtered Run starts a new generation.
 func (cc *CodeCache) linkAny() { cc.filter.owner = nil }
 
-// ResetFilter forgets the verdicts the blocks hold: an observer whose
-// BlockFilter changes its verdicts (new breakpoints) calls it before its
-// next Run. The verdicts of one filter are otherwise asked once per block.
-func (cc *CodeCache) ResetFilter() { cc.filter.owner = nil }
-
 // wants is bf's verdict on b, asked once per generation. A block bf
 // accepts is unlinked from every translation; a declined one's
 // translation is found by address again.
 func (cc *CodeCache) wants(bf BlockFilter, b *Block) bool {
 	j := &b.jit
-	if j.fgen != cc.filter.gen {
+	if j.fgen != cc.filter.gen || filterAskAlways {
 		j.fgen = cc.filter.gen
 		j.fwant = bf.WantBlock(b)
 		if j.fwant {
@@ -86,6 +95,10 @@ func (cc *CodeCache) wants(bf BlockFilter, b *Block) bool {
 	}
 	return j.fwant
 }
+
+// filterAskAlways makes wants ask the filter every time, as the tests'
+// reference (with translation off).
+var filterAskAlways bool
 
 // linkable reports whether translations may be linked to b: always
 // without a filter, else when b's current verdict is "declined".

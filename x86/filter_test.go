@@ -44,7 +44,11 @@ type filterObserver struct {
 	gate int
 	open int
 	seen []string
+	// version is the FilterVersion, which changes with want.
+	version uint64
 }
+
+func (o *filterObserver) FilterVersion() uint64 { return o.version }
 
 func (o *filterObserver) WantInstructions() bool { return true }
 
@@ -57,7 +61,7 @@ func (o *filterObserver) WantBlock(b *Block) bool {
 	return false
 }
 
-func (o *filterObserver) HookAll() bool { return o.open > 0 }
+func (o *filterObserver) HookAll(c *CPU) bool { return o.open > 0 }
 
 func (o *filterObserver) Instruction(c *CPU, in *Inst) {
 	o.seen = append(o.seen, fmt.Sprintf("%s %#x@%d", o.name, in.PC, c.Retired()))
@@ -74,9 +78,11 @@ func (o *filterObserver) Instruction(c *CPU, in *Inst) {
 // TestFilteredHookJIT checks that an observer with a BlockFilter (and a
 // HookGate) sees exactly the same Instruction calls, at the same
 // positions, whether the blocks it declines run translated (chaining to
-// each other) or interpreted, over runs of odd budgets that switch
+// each other, verdicts asked once per block) or interpreted (verdicts
+// asked before every block), over runs of odd budgets that switch
 // between two filters and a run without observation (whose translations
-// chain to every block).
+// chain to every block), new epochs, and a change of a filter's verdicts
+// (FilterVersion).
 func TestFilteredHookJIT(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no block translation on this architecture")
@@ -99,6 +105,9 @@ func TestFilteredHookJIT(t *testing.T) {
 	}
 	run := func(jit bool, threshold uint32, want []uint64, gate int) result {
 		defer SetJIT(SetJIT(jit, threshold))
+		// The reference asks the filter before every block.
+		filterAskAlways = !jit
+		defer func() { filterAskAlways = false }()
 		c := newTestCPU(t, callLoop)
 		c.Pred = predict.New(10)
 		a := &filterObserver{name: "a", want: want, gate: gate}
@@ -114,6 +123,10 @@ func TestFilteredHookJIT(t *testing.T) {
 			c.Obs = obs[i]
 			if i == 5 || i == 8 {
 				c.cache.NewEpoch()
+			}
+			if i == 5 {
+				// a's filter changes its verdicts.
+				a.want, a.version = []uint64{0x40000c, 0x40002e}, a.version+1
 			}
 			if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
 				t.Fatalf("exit %v", ex.Reason)
