@@ -164,3 +164,29 @@ func TestFilteredHookJIT(t *testing.T) {
 		}
 	}
 }
+
+// TestFilteredRunAllocs: a filtered Run, its code translated, allocates
+// nothing (the reader's hot path with a probe installed).
+func TestFilteredRunAllocs(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	c := newTestCPU(t, callLoop)
+	c.Pred = predict.New(10)
+	// Declines every block: the whole program runs translated, chained,
+	// with the filter asked once per block.
+	o := &filterObserver{name: "a"}
+	c.Obs = o
+	run := func() {
+		c.RIP, c.R[RSP] = testCode, testStack-64
+		if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
+			t.Fatalf("exit %v", ex.Reason)
+		}
+	}
+	run()
+	o.version++ // a new generation of verdicts, too
+	if n := testing.AllocsPerRun(10, run); n != 0 {
+		t.Errorf("a filtered Run allocates %v times", n)
+	}
+}

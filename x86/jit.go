@@ -16,7 +16,8 @@ import (
 // The translated code is a leaf: it calls nothing, so Go's stack unwinding
 // never has to cross it (a profile shows its time as runtime._ExternalCode),
 // and it runs only while no observer needs to see each instruction (Run's
-// fast loop). Guest registers stay in the CPU struct; memory accesses check
+// fast loop), or in the blocks a BlockFilter declines, chained only to
+// other declined blocks (filter.go). Guest registers stay in the CPU struct; memory accesses check
 // the TLBs and, while recording or replaying, the prediction cache inline.
 // A block's exit jumps to the translation of the block that follows
 // (chaining), within Run's instruction budget.
