@@ -51,8 +51,9 @@
 // checks the filter too. Measured with bench/cmd/hookbench (CPU time, one
 // core, against a plain replay): gzip -9 of 1 MiB 3.3x (13.2x before),
 // sqlite3 about 5x (4.2x to 5.9x before, in two runs: no clear gain, as
-// its calls are dense and a hooked block runs in the interpreter). Meeting 1.5x needs the hooked blocks translated
-// too: a callback before only their last instruction.
+// its calls are dense and a hooked block runs in the interpreter).
+// Meeting 1.5x needs the hooked blocks translated too: a callback before
+// only their last instruction.
 //
 // calls depends on reader, symbols, tracefile and x86; it must never
 // depend on emu, the recorder, ttd's session or cmd.
