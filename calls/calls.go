@@ -108,6 +108,10 @@ type Options struct {
 	// Sent gives the bytes a syscall event sent (0 for the others), for
 	// the flows' communication profiles.
 	Sent func(ev *reader.Event) uint64
+	// everyInstruction hooks every instruction instead of the blocks
+	// holding a call or a ret and the instructions watch needs (the
+	// tests' reference).
+	everyInstruction bool
 }
 
 // FlowStat is what one flow spent in one call path.
@@ -193,6 +197,11 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 		}
 	}
 	r.Hook = s.instruction
+	if !opts.everyInstruction {
+		// Only calls, rets and the first instructions of a frame
+		// matter: the other blocks run translated (segment.gate).
+		r.HookBlock, r.HookGate = hasCallOrRet, s.gate
+	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
 	end := t.End()
 	if k+1 < len(cps) {

@@ -79,14 +79,15 @@ func open(t testing.TB, path string) (*reader.Trace, Symbolizer) {
 }
 
 // analyzeSequential is the reference: one re-simulation of the whole
-// trace, from its start, as one segment.
+// trace, from its start, as one segment, hooking every instruction (not
+// only the blocks with calls and rets, the others running translated).
 func analyzeSequential(t testing.TB, tr *reader.Trace, sym Symbolizer) *Profile {
 	t.Helper()
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, &Options{})
+	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, &Options{everyInstruction: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -445,6 +445,34 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 	}
 }
 
+// hasCallOrRet accepts the blocks instruction must see: those holding a
+// call or a ret (the last instruction of a block, as they end it).
+func hasCallOrRet(b *x86.Block) bool {
+	for i := range b.Insts {
+		switch b.Insts[i].Op {
+		case x86asm.CALL, x86asm.RET:
+			return true
+		}
+	}
+	return false
+}
+
+// gate hooks the blocks hasCallOrRet declines while the thread that runs
+// them has watch look at its instructions (the first instructions of a
+// frame, a trampoline's jump). That state changes only in instruction and
+// event, as x86.HookGate requires. An unknown thread is hooked: its
+// first instruction makes its state.
+func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
+	st := s.cur
+	if c != s.curCPU {
+		tid, _ := r.Current()
+		if st = s.threads[tid]; st == nil {
+			return true
+		}
+	}
+	return st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp
+}
+
 // instruction is the Replay hook: every instruction, a few compares
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {

@@ -225,9 +225,16 @@ func (f *callsFn) ProcessElement(ctx context.Context, sg Segment, emit func(Call
 			}
 			return nil
 		}
-		r.HookBlocks = func(pc, end uint64) bool {
-			i := sort.Search(len(fns), func(i int) bool { return fns[i].hi > pc })
-			return i < len(fns) && fns[i].lo < end
+		// Hooked: the blocks holding a function's entry or one of its
+		// rets; the rest of the functions' code runs translated.
+		r.HookBlock = func(b *x86.Block) bool {
+			for i := range b.Insts {
+				in := &b.Insts[i]
+				if fr := find(in.PC); fr != nil && (in.PC == fr.lo || in.Op == x86asm.RET) {
+					return true
+				}
+			}
+			return false
 		}
 		r.Hook = func(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			fr := find(in.PC)

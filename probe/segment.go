@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -161,7 +162,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 		s.lookback = b.T.Index != nil
 	}
 	if len(b.addrs) > 0 || len(b.rets) > 0 {
-		r.HookBlocks = b.wantBlock
+		r.HookBlock = s.wantBlock
 		r.Hook = s.hook
 	}
 	if len(b.watch) > 0 {
@@ -227,6 +228,26 @@ func (s *segEval) profile(p uint64) {
 		ev.args[0] = int64(c.RIP)
 		s.fire([]*boundProbe{bp}, ev)
 	}
+}
+
+// wantBlock hooks the blocks holding a probed address, or a ret or a jump
+// (a tail call) of a function with a return probe: hook acts on nothing
+// else. The rest of those functions runs translated.
+func (s *segEval) wantBlock(blk *x86.Block) bool {
+	b := s.b
+	if i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= blk.PC }); i < len(b.addrs) && b.addrs[i] < blk.End {
+		return true
+	}
+	if len(b.rets) == 0 {
+		return false
+	}
+	for i := range blk.Insts {
+		in := &blk.Insts[i]
+		if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && b.retAt(in.PC) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // hook runs before each instruction of the blocks wantBlock accepted.

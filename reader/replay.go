@@ -129,6 +129,20 @@ type Replay struct {
 	// at full speed. An execution breakpoint accepts the blocks that
 	// contain its address.
 	HookBlocks func(pc, end uint64) bool
+	// HookBlock is HookBlocks with the block's decoded instructions
+	// (a call tracer accepts the blocks that hold a call or a ret); a
+	// block is hooked when either accepts it.
+	HookBlock func(b *x86.Block) bool
+	// HookGate, when set with HookBlocks or HookBlock, is asked before the blocks
+	// HookBlocks declines that execution reaches outside translated
+	// code: true hooks the block anyway. Its answer may change only in
+	// a Hook call, an OnEvent call or between RunTo calls (x86.HookGate):
+	// state that a hooked instruction sets, such as watching the
+	// instructions after a call.
+	HookGate func(r *Replay, c *x86.CPU) bool
+	// hookVersion numbers the RunTo calls: the filters may change
+	// between them (x86.FilterVersion).
+	hookVersion uint64
 	// Access, when set, is called for every memory access overlapping
 	// the ranges set with Watch (every access without them). The Access
 	// is valid only during the call.
@@ -403,6 +417,7 @@ func (r *Replay) RunTo(target uint64) error {
 		return r.err
 	}
 	r.observe = r.track != nil || r.Access != nil
+	r.hookVersion++
 	err := r.runTo(target)
 	if err != nil && err != ErrEnd {
 		r.err = err
@@ -793,10 +808,20 @@ func (r *Replay) watched(addr uint64, n int) bool {
 // WantInstructions reports whether a Hook is installed.
 func (r *Replay) WantInstructions() bool { return r.Hook != nil }
 
-// WantBlock applies HookBlocks (x86.BlockFilter).
+// WantBlock applies HookBlocks and HookBlock (x86.BlockFilter).
 func (r *Replay) WantBlock(b *x86.Block) bool {
-	return r.HookBlocks == nil || r.HookBlocks(b.PC, b.End)
+	if r.HookBlock == nil {
+		return r.HookBlocks == nil || r.HookBlocks(b.PC, b.End)
+	}
+	return r.HookBlock(b) || r.HookBlocks != nil && r.HookBlocks(b.PC, b.End)
 }
+
+// FilterVersion changes with each RunTo, between which HookBlocks may
+// change (x86.FilterVersion).
+func (r *Replay) FilterVersion() uint64 { return r.hookVersion }
+
+// HookAll applies HookGate (x86.HookGate).
+func (r *Replay) HookAll(c *x86.CPU) bool { return r.HookGate != nil && r.HookGate(r, c) }
 
 // Instruction calls the Hook.
 func (r *Replay) Instruction(c *x86.CPU, in *x86.Inst) {

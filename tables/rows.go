@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"ttd/reader"
 	"ttd/symbols"
 	"ttd/x86"
@@ -71,17 +73,18 @@ func Calls(tr *reader.Trace, sy *symbols.Table, name string) ([]CallRow, error) 
 	var rows []CallRow
 	var pending []open
 	rets := map[uint64]int{} // return address -> calls waiting there
-	r.HookBlocks = func(pc, end uint64) bool {
-		if pc <= entry && entry < end {
+	// Hooked: the entry's block, and the blocks that may leave to a
+	// return address (a ret, an indirect jump: longjmp); the block there
+	// is hooked when execution comes to it with a call pending there
+	// (HookGate), the others run translated.
+	r.HookBlock = func(b *x86.Block) bool {
+		if b.PC <= entry && entry < b.End {
 			return true
 		}
-		for a := range rets {
-			if pc <= a && a < end {
-				return true
-			}
-		}
-		return false
+		last := &b.Insts[len(b.Insts)-1]
+		return last.Op == x86asm.RET || last.Op == x86asm.JMP && last.Args[0].Kind != x86.KRel
 	}
+	r.HookGate = func(r *reader.Replay, c *x86.CPU) bool { return len(rets) > 0 && rets[c.RIP] > 0 }
 	var buf [8]byte
 	r.Hook = func(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		tid, _ := r.Current()

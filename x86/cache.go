@@ -50,6 +50,9 @@ type CodeCache struct {
 	// jitTab finds translations by address, one table per mode
 	// (jitModeRun…).
 	jitTab [3]*jitTable
+	// filter is the BlockFilter whose verdicts the blocks hold
+	// (filter.go).
+	filter filterState
 	// Translated counts blocks translated to host code.
 	Translated uint64
 	// epoch numbers the intervals NewEpoch starts; the observer hears

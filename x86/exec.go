@@ -16,6 +16,9 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 		c.runObserved(budget)
 		return c.exit
 	}
+	if c.jitOK {
+		c.cache.linkAny() // translations link to any block
+	}
 	var prev, from *Block
 	for budget > 0 {
 		b := c.nextBlock(prev)
@@ -55,10 +58,17 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 }
 
 // runObserved is Run with an Instruction callback before each instruction.
-// With a BlockFilter, the blocks it declines run without the callback.
+// With a BlockFilter, the blocks it declines (and a HookGate does not
+// reopen) run without the callback, through their translations, which
+// chain only to other declined blocks (filter.go).
 func (c *CPU) runObserved(budget uint64) {
 	bf, _ := c.Obs.(BlockFilter)
-	var prev *Block
+	gate, _ := c.Obs.(HookGate)
+	jit := bf != nil && c.jitOK
+	if bf != nil {
+		c.cache.useFilter(bf)
+	}
+	var prev, from *Block
 	for budget > 0 {
 		b := c.nextBlock(prev)
 		n := len(b.Insts)
@@ -67,13 +77,21 @@ func (c *CPU) runObserved(budget uint64) {
 		}
 		c.blk = b
 		c.blkLen = n
-		if bf != nil && !bf.WantBlock(b) {
-			insts := b.Insts
-			for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
-				in := &insts[c.blkIdx]
-				in.Fn(c, in)
+		if bf != nil && !c.cache.wants(bf, b) && (gate == nil || !gate.HookAll(c)) {
+			if jit && n == len(b.Insts) {
+				before := c.runBlock(b, budget, from)
+				from = nil
+				if c.jitMiss != 0 {
+					from = c.blk // its chaining slot for the next block missed
+				}
+				budget -= before
+				b = c.blk
+			} else {
+				from = nil
+				c.runExact(b.Insts[:n])
 			}
 		} else {
+			from = nil
 			for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
 				in := &b.Insts[c.blkIdx]
 				c.Obs.Instruction(c, in)

@@ -16,7 +16,8 @@ import (
 // The translated code is a leaf: it calls nothing, so Go's stack unwinding
 // never has to cross it (a profile shows its time as runtime._ExternalCode),
 // and it runs only while no observer needs to see each instruction (Run's
-// fast loop). Guest registers stay in the CPU struct; memory accesses check
+// fast loop), or in the blocks a BlockFilter declines, chained only to
+// other declined blocks (filter.go). Guest registers stay in the CPU struct; memory accesses check
 // the TLBs and, while recording or replaying, the prediction cache inline.
 // A block's exit jumps to the translation of the block that follows
 // (chaining), within Run's instruction budget.
@@ -53,6 +54,10 @@ type jitBlock struct {
 	// resume holds, by instruction, the entries into the translation
 	// after an instruction the interpreter ran (0: none).
 	resume []uintptr
+	// fwant is the verdict of the code cache's BlockFilter on the block
+	// when fgen is its generation (filter.go).
+	fgen  uint32
+	fwant bool
 }
 
 // jitTabBits sizes the table of translations by guest address through
@@ -106,7 +111,7 @@ func (cc *CodeCache) unlinkAllJIT() {
 // relinkJIT puts b's translation back in the table of translations by
 // address after unlinkAllJIT (its exits link again as they miss).
 func (cc *CodeCache) relinkJIT(b *Block) {
-	if j := &b.jit; j.entry != 0 && b.valid {
+	if j := &b.jit; j.entry != 0 && b.valid && cc.linkable(b) {
 		cc.jitTab[j.mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 	}
 }
@@ -160,7 +165,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			return 0
 		}
 	}
-	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 {
+	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 && c.cache.linkable(b) {
 		p := &from.jit.slots[miss-1]
 		*p = uint64(j.chain)
 		j.incoming = append(j.incoming, p)

@@ -27,10 +27,12 @@ type Observer interface {
 }
 
 // BlockFilter, when an Observer implements it, limits the Instruction
-// calls to the blocks WantBlock accepts (asked each time a block is about
-// to run): the others run at full speed, as without instruction
+// calls to the blocks WantBlock accepts: the others run at full speed,
+// translated and chained to each other, as without instruction
 // observation. An execution breakpoint needs to see only the blocks that
-// contain its address.
+// contain its address. The verdict on a block is asked once and kept
+// until the filter's FilterVersion changes, another filter runs on the
+// code cache, or a Run without one (filter.go).
 type BlockFilter interface {
 	WantBlock(b *Block) bool
 }

@@ -1,0 +1,182 @@
+// Command hookbench measures what probes and call tracing cost against a
+// plain replay, on one core, measured in one run (issues 18 and 21):
+//
+//   - `ttd probe --jobs 1 -n 'fn::malloc:entry { @[probefunc] = count(); }' TRACE`
+//     against `ttd replay --quiet TRACE` (target: at most 1.3x);
+//   - `ttd calls --jobs 1 TRACE` against the replay (target: 1.5x);
+//   - the live probe `ttd probe --jobs 1 -n 'fn:::entry { @[probefunc] = count(); }' -- PROG`
+//     against `ttd run PROG` (target: 2x).
+//
+// Costs are CPU times (user+system) of the ttd process, best of -reps
+// interleaved runs, so that machine noise hits every command alike. Two
+// workloads: gzip -9 of deterministic text (the tuning program) and
+// sqlite3 running a recursive query with an index and a group-by (the
+// check program). -before names a second ttd binary whose ratios are
+// printed beside the first's, measured in the same run.
+//
+//	go build -o bin/ttd ./cmd/ttd
+//	go run ./bench/cmd/hookbench [-ttd bin/ttd] [-before OLD_TTD] [-mib 1] [-rows 20000] [-reps 2]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"ttd/bench"
+)
+
+type workload struct {
+	name string
+	argv []string
+}
+
+// command is one measured ttd invocation; trace names the recording it
+// reads (or, with live, that it probes the program).
+type command struct {
+	name string
+	args func(trace string, w workload) []string
+}
+
+var commands = []command{
+	{"replay", func(tr string, w workload) []string { return []string{"replay", "--quiet", tr} }},
+	{"probe malloc", func(tr string, w workload) []string {
+		return []string{"probe", "-q", "--jobs", "1", "-n", "fn::malloc:entry { @[probefunc] = count(); }", tr}
+	}},
+	{"calls", func(tr string, w workload) []string { return []string{"calls", "--jobs", "1", tr} }},
+	{"run", func(tr string, w workload) []string { return append([]string{"run"}, w.argv...) }},
+	{"live probe fn:::entry", func(tr string, w workload) []string {
+		return append([]string{"probe", "-q", "--jobs", "1", "-n", "fn:::entry { @[probefunc] = count(); }", "--"}, w.argv...)
+	}},
+}
+
+func main() {
+	bin := flag.String("ttd", "bin/ttd", "the ttd binary")
+	before := flag.String("before", "", "a second ttd binary (before a change), measured in the same run")
+	mib := flag.Int("mib", 1, "MiB of text for gzip -9")
+	rows := flag.Int("rows", 20000, "rows sqlite3 inserts, indexes and groups")
+	reps := flag.Int("reps", 2, "runs of each command (the best CPU time is reported)")
+	only := flag.String("only", "", "run only the workloads whose name contains this")
+	flag.Parse()
+	bins := []string{abs(*bin)}
+	if *before != "" {
+		bins = append(bins, abs(*before))
+	}
+	dir, err := os.MkdirTemp("", "ttd-hookbench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "data.txt")
+	check(os.WriteFile(data, bench.TextData(*mib<<20), 0o644))
+	sql := fmt.Sprintf(`create table t(k integer, v text);
+with recursive n(i) as (select 1 union all select i+1 from n where i < %d)
+insert into t select i, hex(randomblob(8)) || i from n;
+create index tk on t(v);
+select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3;`, *rows)
+	wls := []workload{
+		{fmt.Sprintf("gzip -9 (%d MiB)", *mib), []string{"/usr/bin/gzip", "-9", "-c", data}},
+		{fmt.Sprintf("sqlite3 (%d rows)", *rows), []string{"/usr/bin/sqlite3", ":memory:", sql}},
+	}
+	for _, w := range wls {
+		if *only != "" && !strings.Contains(w.name, *only) {
+			continue
+		}
+		if _, err := os.Stat(w.argv[0]); err != nil {
+			fmt.Printf("%s: skipped (%v)\n", w.name, err)
+			continue
+		}
+		trace := filepath.Join(dir, "w.ttd")
+		os.Remove(trace)
+		rec := exec.Command(bins[0], append([]string{"record", "-o", trace}, w.argv...)...)
+		rec.Stdout, rec.Stderr = nil, os.Stderr
+		check(rec.Run())
+		info, _ := exec.Command(bins[0], "info", trace).Output()
+		fmt.Printf("workload: %s\n%s\n", w.name, indent(firstLines(string(info), 6)))
+		// best[b][k]: the best CPU time of command k with binary b.
+		best := make([][]time.Duration, len(bins))
+		for b := range best {
+			best[b] = make([]time.Duration, len(commands))
+		}
+		for rep := 0; rep < *reps; rep++ {
+			for k, c := range commands {
+				for b, bn := range bins {
+					d := cpuTime(bn, c.args(trace, w))
+					if rep == 0 || d < best[b][k] {
+						best[b][k] = d
+					}
+				}
+			}
+		}
+		fmt.Printf("  %-24s", "")
+		for b := range bins {
+			fmt.Printf(" %12s %8s", label(b), "ratio")
+		}
+		fmt.Println()
+		for k, c := range commands {
+			fmt.Printf("  %-24s", c.name)
+			for b := range bins {
+				ref := best[b][0] // replay
+				if k >= 3 {
+					ref = best[b][3] // run
+				}
+				fmt.Printf(" %12s %7.2fx", best[b][k].Round(time.Millisecond), float64(best[b][k])/float64(ref))
+			}
+			fmt.Println()
+		}
+		fmt.Println()
+	}
+}
+
+func label(b int) string {
+	if b == 0 {
+		return "CPU"
+	}
+	return "before CPU"
+}
+
+// cpuTime runs bin with args, its output discarded, and returns its CPU
+// time (user and system).
+func cpuTime(bin string, args []string) time.Duration {
+	cmd := exec.Command(bin, args...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok || strings.TrimSpace(errb.String()) != "" {
+			fail("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String())
+		}
+	}
+	st := cmd.ProcessState
+	return st.UserTime() + st.SystemTime()
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	check(err)
+	return a
+}
+
+func firstLines(s string, n int) string {
+	ls := strings.SplitN(s, "\n", n+1)
+	if len(ls) > n {
+		ls = ls[:n]
+	}
+	return strings.Join(ls, "\n")
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func check(err error) {
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(f string, a ...any) {
+	fmt.Fprintf(os.Stderr, "hookbench: "+f+"\n", a...)
+	os.Exit(1)
+}
