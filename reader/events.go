@@ -49,7 +49,7 @@ type Event struct {
 	Module *tracefile.Module
 	// Process is set for EventProcess.
 	Process *tracefile.Process
-	chunk  int
+	chunk   int
 }
 
 // eventOf classifies a control record; ok is false for records that are

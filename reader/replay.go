@@ -126,10 +126,10 @@ type Replay struct {
 	// prediction cache (tracking or an Access callback); observe when,
 	// in addition, the running thread works in the focus's memory.
 	observing, observe bool
-	track   *tracker
-	watch   []Range
-	acc     Access
-	buf     [8]byte
+	track              *tracker
+	watch              []Range
+	acc                Access
+	buf                [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/arch/x86/x86asm"
+	"golang.org/x/sys/unix"
 
 	"ttd/emu"
 	"ttd/predict"
@@ -132,12 +133,14 @@ type Recorder struct {
 	lastSpace *spaceRec
 	scratch   []emu.Region
 	modules   map[string]bool
-	regs       []byte
-	frame      []byte
-	sysBuf     []byte // the bytes syscalls wrote (Syscall)
-	ranges     []tracefile.MemRange
-	lit        []tracefile.MemRange // kernelWrites' results
-	pred       []tracefile.Span
+	regs      []byte
+	frame     []byte
+	sysBuf    []byte // the bytes syscalls wrote (Syscall)
+	ranges    []tracefile.MemRange
+	lit       []tracefile.MemRange // kernelWrites' results
+	pred      []tracefile.Span
+	// stdID are the recording's stdout and stderr (output).
+	stdID [2]fileID
 	// ringModules are the Module records a ring-buffer window needs.
 	ringModules []*tracefile.Module
 	stats       Stats
@@ -201,6 +204,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	}
 	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, spaces: map[*x86.Memory]*spaceRec{}}
 	r.stats.Path = opts.Path
+	r.stdID = [2]fileID{stdFileID(cfg.Stdout, 1), stdFileID(cfg.Stderr, 2)}
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	cfg.CheckpointEvery = opts.CheckpointEvery
@@ -673,11 +677,19 @@ func changesRegisters(nr int) bool {
 	return false
 }
 
-// output logs what write and writev sent to stdout and stderr.
+// output logs what write and writev sent to stdout and stderr: the
+// recording's own (a process of the tree whose fd 1 is a pipe to
+// another writes to that one, not to the output).
 func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 	fd := ev.Args[0]
 	if (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
 		return
+	}
+	if th.P != r.p {
+		var ok bool
+		if fd, ok = r.stdio(th.P, int(fd)); !ok {
+			return
+		}
 	}
 	n := ev.Ret
 	var b []byte
@@ -708,6 +720,43 @@ func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 	}
 	binary.LittleEndian.PutUint32(b, uint32(fd))
 	r.w.Opaque(TagOutput, b)
+}
+
+// stdio says whether guest descriptor fd of p is the recording's
+// stdout (1) or stderr (2), and which.
+func (r *Recorder) stdio(p *emu.Process, fd int) (uint64, bool) {
+	h, ok := p.HostFD(fd)
+	if !ok {
+		return 0, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(h, &st) != nil {
+		return 0, false
+	}
+	id := fileID{st.Dev, st.Ino}
+	switch {
+	case id == r.stdID[fd-1]:
+		return uint64(fd), true
+	case id == r.stdID[2-fd]:
+		return uint64(3 - fd), true
+	}
+	return 0, false
+}
+
+// fileID identifies an open file (a pipe, a terminal, a regular file).
+type fileID struct{ dev, ino uint64 }
+
+// stdFileID identifies f (the host's stdout or stderr when nil).
+func stdFileID(f *os.File, fd int) fileID {
+	h := fd
+	if f != nil {
+		h = int(f.Fd())
+	}
+	var st unix.Stat_t
+	if unix.Fstat(h, &st) != nil {
+		return fileID{^uint64(0), uint64(fd)}
+	}
+	return fileID{st.Dev, st.Ino}
 }
 
 func (r *Recorder) threadRegs(t *threadRec) {
