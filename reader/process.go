@@ -415,3 +415,10 @@ func (t *Trace) SetFocus(pid int) error {
 	t.lineage = chain
 	return nil
 }
+
+// SummariesFitFocus reports whether the access summaries stored in the
+// trace describe the focus: ttd record summarises the first process,
+// so for another one they must be built again.
+func (t *Trace) SummariesFitFocus() bool {
+	return !t.tree || len(t.procs) == 0 || t.Focus() == t.procs[0].Pid
+}

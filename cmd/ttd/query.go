@@ -14,7 +14,7 @@ import (
 	"ttd/x86"
 )
 
-const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|--format parquet -o FILE] TRACE, or [--at POS] [--json] [--origin ADDR[:SIZE]] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
+const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|--format parquet -o FILE] TRACE, or [--at POS] [--json] [--origin ADDR[:SIZE]] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] [--pid PID] TRACE"
 
 // queryCmd implements "ttd query": travel to a position of a trace, or
 // search from it, and print what is there.
@@ -36,6 +36,7 @@ func queryCmd(name string, args []string) int {
 	mem := fs.String("mem", "", "show LEN bytes at ADDR (unknown bytes as ??)")
 	regs := fs.Bool("regs", false, "show the current thread's registers")
 	where := fs.Bool("where", false, "show a backtrace")
+	pid := fs.Int("pid", 0, "the process of a recorded tree to look at (ttd info lists them; default: the first): memory, registers and searches are that process's, positions stay global")
 	origin := fs.String("origin", "", "where the value of ADDR[:SIZE] (or a variable) at the position came from: the chain of stores, loads, moves and copies back to a constant, a computation, a syscall or memory never written")
 	if err := fs.Parse(reorderFlags(args)); err != nil {
 		return flagError(name, queryUsage, err)
@@ -54,7 +55,7 @@ func queryCmd(name string, args []string) int {
 		find, findArg = [...]string{"find-prev-write", "find-next-write", "find-prev-read", "find-next-read"}[i], f
 	}
 	path := fs.Arg(0)
-	s, err := ttd.OpenWith(path, ttd.Options{Progress: indexProgress(path)})
+	s, err := ttd.OpenWith(path, ttd.Options{Progress: indexProgress(path), Pid: *pid})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 		return 1

@@ -216,7 +216,11 @@ func replayCmd(name string, args []string) int {
 			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
 		}
 		for _, p := range sum.Processes {
-			fmt.Fprintf(os.Stderr, "ttd:   process %d %s: %s", p.Pid, strings.Join(p.Argv, " "), p.Outcome)
+			cmd := strings.Join(p.Argv, " ")
+			if len(cmd) > 60 {
+				cmd = cmd[:57] + "..."
+			}
+			fmt.Fprintf(os.Stderr, "ttd:   process %d %s: %s", p.Pid, cmd, p.Outcome)
 			if *verify {
 				fmt.Fprintf(os.Stderr, ", %d thread states verified", p.VerifiedStates)
 			}
