@@ -2,10 +2,14 @@ package reader
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"ttd/emu"
+	"ttd/recorder"
 	"ttd/tracefile"
 )
 
@@ -81,5 +85,119 @@ func TestProcessStartedByUnknownThread(t *testing.T) {
 	var de *DivergenceError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "thread 77") {
 		t.Fatalf("fork by an unknown thread: %v", err)
+	}
+}
+
+// treeSrc forks a child that computes and exits, vforks one that execs
+// /bin/true, and waits for both.
+const treeSrc = `#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+long g;
+static long work(int n) { long s = 0; for (int i = 0; i < n; i++) s += i * g; return s; }
+int main(void) {
+	g = 3;
+	pid_t c = fork();
+	if (c == 0) { g = 5; _exit(work(20000) & 0x7f); }
+	pid_t v = vfork();
+	if (v == 0) { execl("/bin/true", "true", (char *)0); _exit(127); }
+	int st1, st2;
+	waitpid(c, &st1, 0);
+	waitpid(v, &st2, 0);
+	printf("%d %d %ld\n", WEXITSTATUS(st1), WEXITSTATUS(st2), work(10000));
+	return 0;
+}
+`
+
+// recordTree records treeSrc with a checkpoint every every instructions.
+func recordTree(t *testing.T, every uint64) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	src, exe := filepath.Join(dir, "tree.c"), filepath.Join(dir, "tree")
+	if err := os.WriteFile(src, []byte(treeSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("gcc", "-O1", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	path := filepath.Join(dir, "tree.ttd")
+	st, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null},
+		recorder.Options{Path: path, CheckpointEvery: every})
+	if err != nil || st.ExitCode() != 0 {
+		t.Fatalf("record: %v, %v", st, err)
+	}
+	return path
+}
+
+// TestProcessTreeCheckpointsAndSnapshots re-simulates a fork, vfork and
+// exec tree from the start (verifying every process), from every
+// checkpoint and from snapshots, and checks that each continues exactly
+// as the re-simulation from the start, across the processes.
+func TestProcessTreeCheckpointsAndSnapshots(t *testing.T) {
+	path := recordTree(t, 30_000)
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if !tr.Tree() || len(tr.Processes()) != 3 {
+		t.Fatalf("tree %v, %d processes", tr.Tree(), len(tr.Processes()))
+	}
+	r0, _ := tr.NewReplay(0)
+	r0.Verify = true
+	all := states(t, r0)
+	procs := r0.Processes()
+	if len(procs) != 3 {
+		t.Fatalf("%d processes re-simulated", len(procs))
+	}
+	for _, p := range procs {
+		if p.Exit == nil || p.Verified == 0 {
+			t.Errorf("process %d: exit %v, %d states verified", p.Pid, p.Exit, p.Verified)
+		}
+	}
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) < 5 {
+		t.Fatalf("%d checkpoints", len(cps))
+	}
+	for _, cp := range cps {
+		r, err := tr.NewReplayAt(cp)
+		if err != nil {
+			t.Fatalf("checkpoint %+v: %v", cp, err)
+		}
+		mid := cp.Position + 7_777
+		if mid >= uint64(len(all)) {
+			continue
+		}
+		if err := r.RunTo(mid); err != nil {
+			t.Fatal(err)
+		}
+		snap := r.Snapshot()
+		got := states(t, r)
+		r2, err := tr.Resume(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := states(t, r2)
+		if len(got) != len(again) || mid+uint64(len(got)) != uint64(len(all)) {
+			t.Fatalf("from %d: %d and %d instructions, want %d", mid, len(got), len(again), uint64(len(all))-mid)
+		}
+		for i := range got {
+			if got[i] != all[mid+uint64(i)] || again[i] != got[i] {
+				t.Fatalf("from checkpoint %d, position %d: %+v, resumed %+v, from the start %+v",
+					cp.Position, mid+uint64(i), got[i], again[i], all[mid+uint64(i)])
+			}
+		}
+	}
+	if _, err := tr.VerifySegments(0); err != nil {
+		t.Fatal(err)
 	}
 }
