@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"ttd/internal/corpus"
 )
 
 // forkQuerySrc forks twice: a child that writes a global and exits 7,
@@ -165,4 +169,39 @@ func TestQueryPid(t *testing.T) {
 	if _, errs, st := ttdCmd(t, "query", "--pid", "1", trace); st == 0 || !strings.Contains(errs, "process 1: no such process") {
 		t.Errorf("query --pid 1: status %d, stderr %q", st, errs)
 	}
+}
+
+// BenchmarkRecordMakeJ2 records the make -j2 build of
+// BenchmarkRunMakeJ2 (about 14 processes, every one recorded, 240M
+// instructions) and reports the recording's time as a multiple of the
+// native run ("x-native"), without the access summaries (a replay of
+// their own). rr's paper names make as its worst case, at 8x.
+func BenchmarkRecordMakeJ2(b *testing.B) {
+	if _, err := exec.LookPath("make"); err != nil {
+		b.Skip("make is not installed")
+	}
+	var prog corpus.Program
+	for _, p := range processTreePrograms(nil) {
+		if p.Name == "tree-make-j2-gcc" {
+			prog = p
+		}
+	}
+	var native, rec time.Duration
+	for i := 0; i < b.N; i++ {
+		ctx := context.Background()
+		n, err := prog.Run(ctx)
+		if err != nil || n.Status != 0 {
+			b.Fatalf("native make: %v %+v", err, n)
+		}
+		trace := filepath.Join(b.TempDir(), "make.ttd")
+		r, err := prog.Run(ctx, ttdBinary, "record", "--no-summaries", "-o", trace, "--")
+		if err != nil || r.Status != 0 {
+			b.Fatalf("ttd record make: %v %s", err, corpus.Tail(r.Stderr, 10))
+		}
+		native += n.Duration
+		rec += r.Duration
+	}
+	b.ReportMetric(float64(rec)/float64(native), "x-native")
+	b.ReportMetric(float64(rec.Milliseconds())/float64(b.N), "record-ms/op")
+	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
 }

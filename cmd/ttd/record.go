@@ -217,6 +217,9 @@ func replayCmd(name string, args []string) int {
 		}
 		for _, p := range sum.Processes {
 			cmd := strings.Join(p.Argv, " ")
+			if len(p.Argv) == 0 {
+				cmd = "(started before the trace's window)"
+			}
 			if len(cmd) > 60 {
 				cmd = cmd[:57] + "..."
 			}
