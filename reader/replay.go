@@ -1063,7 +1063,7 @@ func (r *Replay) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 
 // Decoded marks a block's code bytes known (they were fetched).
 func (r *Replay) Decoded(c *x86.CPU, b *x86.Block) {
-	if r.track != nil && b.End > b.PC {
+	if r.track != nil && b.End > b.PC && r.as == r.fas {
 		r.track.markRange(b.PC, int(b.End-b.PC), false)
 	}
 }

@@ -1049,6 +1049,25 @@ func (r *Recorder) ProcessExec(p *emu.Process) {
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
 		Path: p.Exe(), Argv: p.Argv()})
+	r.pruneSpaces(nil)
+}
+
+// pruneSpaces forgets the address spaces no live process uses any more
+// (but gone, which is ending): a shell forking all day must not make
+// the recorder grow by a copy of its code map per child.
+func (r *Recorder) pruneSpaces(gone *emu.Process) {
+	used := map[*x86.Memory]bool{}
+	for _, p := range r.liveProcesses() {
+		if p != gone {
+			used[p.MM.Mem] = true
+		}
+	}
+	for mem := range r.spaces {
+		if !used[mem] {
+			delete(r.spaces, mem)
+		}
+	}
+	r.lastSpace = nil
 }
 
 // ProcessEnd logs the end of a process other than the first: the final
@@ -1058,6 +1077,7 @@ func (r *Recorder) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
 	e := exitRecord(st, r.position())
 	r.endThreads(p.PID)
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExited, Pid: p.PID, Position: e.Position, Exit: *e})
+	r.pruneSpaces(p)
 }
 
 // endThreads writes the final registers of process pid's threads the
