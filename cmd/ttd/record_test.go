@@ -86,7 +86,6 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	}
 }
 
-
 func replay(t *testing.T, trace string, extra ...string) (stdout, stderr []byte, status int) {
 	t.Helper()
 	// A hang detector, not a speed test: --segments of a 300M-instruction
