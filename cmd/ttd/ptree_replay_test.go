@@ -166,6 +166,13 @@ func TestQueryPid(t *testing.T) {
 	if !(pre < mid && mid < post) {
 		t.Errorf("positions %d (parent before fork) %d (child) %d (parent after): not in order", pre, mid, post)
 	}
+	// --regs with --pid: the process's main thread, wherever the
+	// position is.
+	out, errs, st := ttdCmd(t, "query", "--json", "--regs", "--pid", strconv.Itoa(child), "--at", strconv.FormatUint(mid, 10), trace)
+	var q queryJSON
+	if st != 0 || json.Unmarshal([]byte(out), &q) != nil || q.Registers == nil || !strings.Contains(out, `"thread": `+strconv.Itoa(child)) {
+		t.Errorf("query --regs --pid %d: status %d\n%s%s", child, st, out, errs)
+	}
 	if _, errs, st := ttdCmd(t, "query", "--pid", "1", trace); st == 0 || !strings.Contains(errs, "process 1: no such process") {
 		t.Errorf("query --pid 1: status %d, stderr %q", st, errs)
 	}

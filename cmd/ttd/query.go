@@ -34,7 +34,7 @@ func queryCmd(name string, args []string) int {
 	fs.StringVar(&finds[2], "find-prev-read", "", "the last read of ADDR[:SIZE] before the position")
 	fs.StringVar(&finds[3], "find-next-read", "", "the first read of ADDR[:SIZE] at or after the position")
 	mem := fs.String("mem", "", "show LEN bytes at ADDR (unknown bytes as ??)")
-	regs := fs.Bool("regs", false, "show the current thread's registers")
+	regs := fs.Bool("regs", false, "show the current thread's registers (with --pid, those of the process's main thread)")
 	where := fs.Bool("where", false, "show a backtrace")
 	pid := fs.Int("pid", 0, "the process of a recorded tree to look at (ttd info lists them; default: the first): memory, registers and searches are that process's, positions stay global")
 	origin := fs.String("origin", "", "where the value of ADDR[:SIZE] (or a variable) at the position came from: the chain of stores, loads, moves and copies back to a constant, a computation, a syscall or memory never written")
@@ -133,7 +133,7 @@ func queryCmd(name string, args []string) int {
 		}
 	}
 	if *regs {
-		if err := q.registers(); err != nil {
+		if err := q.registers(*pid); err != nil {
 			fmt.Fprintf(os.Stderr, "ttd query: %v\n", err)
 			return 1
 		}
@@ -516,8 +516,13 @@ func (q *queryOut) memory(arg string) error {
 	return nil
 }
 
-func (q *queryOut) registers() error {
-	r, err := q.s.Registers(0)
+// registers shows the current thread's registers, or with --pid those
+// of the process's main thread (whose id is the pid).
+func (q *queryOut) registers(pid int) error {
+	r, err := q.s.Registers(pid)
+	if errors.Is(err, ttd.ErrNoThread) && pid != 0 {
+		return fmt.Errorf("--regs: process %d has no main thread at position %d (not started yet, or ended)", pid, q.Position)
+	}
 	if err != nil {
 		return err
 	}
