@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"debug/elf"
 	"errors"
 	"os"
 	"os/exec"
@@ -112,6 +113,13 @@ int main(void) {
 
 // recordTree records treeSrc with a checkpoint every every instructions.
 func recordTree(t *testing.T, every uint64) string {
+	path, _ := recordTreeExe(t, every)
+	return path
+}
+
+// recordTreeExe is recordTree returning the executable too (built
+// without PIE: its symbols are its addresses).
+func recordTreeExe(t *testing.T, every uint64) (string, string) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
@@ -121,7 +129,7 @@ func recordTree(t *testing.T, every uint64) string {
 	if err := os.WriteFile(src, []byte(treeSrc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := exec.Command("gcc", "-O1", "-o", exe, src).CombinedOutput(); err != nil {
+	if b, err := exec.Command("gcc", "-O1", "-no-pie", "-o", exe, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -132,7 +140,65 @@ func recordTree(t *testing.T, every uint64) string {
 	if err != nil || st.ExitCode() != 0 {
 		t.Fatalf("record: %v, %v", st, err)
 	}
-	return path
+	return path, exe
+}
+
+// TestFocusSeesItsOwnWrites watches global g (3 in the parent before
+// the fork, 5 in the child) with each process as the focus: the child
+// sees the parent's write before its fork, then its own; the parent
+// never sees the child's.
+func TestFocusSeesItsOwnWrites(t *testing.T) {
+	path, exe := recordTreeExe(t, 0)
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var g uint64
+	for _, s := range syms {
+		if s.Name == "g" {
+			g = s.Value
+		}
+	}
+	if g == 0 {
+		t.Fatal("no symbol g")
+	}
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	procs := tr.Processes()
+	writes := func(pid int) (vals []uint64, tids []int) {
+		if err := tr.SetFocus(pid); err != nil {
+			t.Fatal(err)
+		}
+		r, err := tr.NewReplay(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Watch([]Range{{Lo: g, Hi: g + 8}})
+		r.Access = func(a *Access) {
+			if a.Write && a.Addr == g {
+				vals, tids = append(vals, a.Value), append(tids, a.Tid)
+			}
+		}
+		if err := r.RunTo(^uint64(0)); err != ErrEnd {
+			t.Fatal(err)
+		}
+		return
+	}
+	parent, child := procs[0].Pid, procs[1].Pid
+	if v, tids := writes(parent); len(v) != 1 || v[0] != 3 || tids[0] != parent {
+		t.Errorf("the parent's writes of g: %v by %v, want [3] by %d", v, tids, parent)
+	}
+	if v, tids := writes(child); len(v) != 2 || v[0] != 3 || v[1] != 5 || tids[0] != parent || tids[1] != child {
+		t.Errorf("the child's writes of g: %v by %v, want [3 5] by %d then %d", v, tids, parent, child)
+	}
+	if err := tr.SetFocus(424242); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("SetFocus of a pid not in the trace: %v", err)
+	}
 }
 
 // TestProcessTreeCheckpointsAndSnapshots re-simulates a fork, vfork and
