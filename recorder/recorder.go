@@ -971,7 +971,9 @@ func (r *Recorder) checkpoint() {
 	for _, p := range procs {
 		sp := r.space(p.MM)
 		if spaces[p.MM.Mem] == nil {
-			r.syncRegions(sp)
+			// (Its regions are those the trace announced: every
+			// syscall that changes them is followed by its Mmap
+			// records, which apply to its thread's address space.)
 			p.MM.Code.NewEpoch()
 			clear(sp.code)
 			spaces[p.MM.Mem] = sp
