@@ -942,8 +942,18 @@ func (r *Recorder) checkpoint() {
 	}
 	r.regs = r.regs[:0]
 	m := r.p.Machine()
+	// ended are the threads listed that already ended (exit_group
+	// reports every thread's end before the process's): the replay
+	// drops them here, and no ProcessState lists them.
+	var ended map[int]bool
 	for _, th := range m.Threads() {
 		t := r.thread(th)
+		if t.exited {
+			if ended == nil {
+				ended = map[int]bool{}
+			}
+			ended[t.tid] = true
+		}
 		start := len(r.regs)
 		r.regs = th.CPU.MarshalState(r.regs)
 		cp.Threads = append(cp.Threads, tracefile.ThreadState{Tid: t.tid, ICount: th.CPU.Icount, Regs: r.regs[start:]})
@@ -988,7 +998,9 @@ func (r *Recorder) checkpoint() {
 	for _, p := range procs {
 		ps := &tracefile.ProcessState{Pid: p.PID, Ppid: p.Ppid(), SharesWith: owner[p.MM]}
 		for _, th := range p.Threads() {
-			ps.Tids = append(ps.Tids, th.Tid)
+			if !ended[th.Tid] {
+				ps.Tids = append(ps.Tids, th.Tid)
+			}
 		}
 		r.w.ProcessState(ps)
 		if ps.SharesWith != 0 {
