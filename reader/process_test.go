@@ -90,13 +90,16 @@ func TestProcessStartedByUnknownThread(t *testing.T) {
 }
 
 // treeSrc forks a child that computes and exits, vforks one that execs
-// /bin/true, and waits for both.
-const treeSrc = `#include <stdio.h>
+// /bin/true, waits for both, and returns while a thread of its own
+// still waits (exit_group ends it).
+const treeSrc = `#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/wait.h>
 long g;
 static long work(int n) { long s = 0; for (int i = 0; i < n; i++) s += i * g; return s; }
+static void *idle(void *a) { for (;;) pause(); return a; }
 int main(void) {
 	g = 3;
 	pid_t c = fork();
@@ -106,6 +109,8 @@ int main(void) {
 	int st1, st2;
 	waitpid(c, &st1, 0);
 	waitpid(v, &st2, 0);
+	pthread_t th;
+	pthread_create(&th, 0, idle, 0);
 	printf("%d %d %ld\n", WEXITSTATUS(st1), WEXITSTATUS(st2), work(10000));
 	return 0;
 }
@@ -129,7 +134,7 @@ func recordTreeExe(t *testing.T, every uint64) (string, string) {
 	if err := os.WriteFile(src, []byte(treeSrc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := exec.Command("gcc", "-O1", "-no-pie", "-o", exe, src).CombinedOutput(); err != nil {
+	if b, err := exec.Command("gcc", "-O1", "-no-pie", "-pthread", "-o", exe, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
