@@ -945,13 +945,13 @@ func (r *Recorder) checkpoint() {
 	// ended are the threads listed that already ended (exit_group
 	// reports every thread's end before the process's): the replay
 	// drops them here, and no ProcessState lists them.
-	var ended map[int]bool
+	// tids are the ids the trace knows the threads by (a thread that
+	// execed keeps its own, where Linux gives it the pid).
+	ended, tids := map[int]bool{}, map[*emu.Thread]int{}
 	for _, th := range m.Threads() {
 		t := r.thread(th)
+		tids[th] = t.tid
 		if t.exited {
-			if ended == nil {
-				ended = map[int]bool{}
-			}
 			ended[t.tid] = true
 		}
 		start := len(r.regs)
@@ -998,8 +998,8 @@ func (r *Recorder) checkpoint() {
 	for _, p := range procs {
 		ps := &tracefile.ProcessState{Pid: p.PID, Ppid: p.Ppid(), SharesWith: owner[p.MM]}
 		for _, th := range p.Threads() {
-			if !ended[th.Tid] {
-				ps.Tids = append(ps.Tids, th.Tid)
+			if tid, ok := tids[th]; ok && !ended[tid] {
+				ps.Tids = append(ps.Tids, tid)
 			}
 		}
 		r.w.ProcessState(ps)
