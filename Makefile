@@ -3,7 +3,7 @@
 
 GO        ?= go
 BIN       := bin/ttd
-APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash
+APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash systemtap-sdt-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build build-fleet deps example test test-short test-race test-dap test-dap-deps vsix bench pgo fuzz clean

@@ -73,6 +73,14 @@ type (
 		Fn   string
 		Args []Expr
 	}
+	// Member is X->Name (Arrow) or X.Name: a member of a struct of the
+	// program's DWARF types (ctypes.go).
+	Member struct {
+		P     Pos
+		X     Expr
+		Name  string
+		Arrow bool
+	}
 	// Cast is (type)x.
 	Cast struct {
 		P Pos
@@ -107,6 +115,7 @@ func (e *Binary) At() Pos    { return e.P }
 func (e *Cond) At() Pos      { return e.P }
 func (e *Call) At() Pos      { return e.P }
 func (e *Cast) At() Pos      { return e.P }
+func (e *Member) At() Pos    { return e.P }
 func (e *Assign) At() Pos    { return e.P }
 func (e *IncDec) At() Pos    { return e.P }
 
@@ -118,6 +127,9 @@ type CType struct {
 	Signed bool
 	Ptr    int
 	String bool
+	// DWARF names a type of the program ("struct item"), resolved when
+	// the program is bound to a trace.
+	DWARF string
 }
 
 // Stmt is a statement of a clause body.

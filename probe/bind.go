@@ -36,6 +36,8 @@ type boundProbe struct {
 	// watch
 	wlo, whi uint64
 	wr, ww   bool
+	// usdt: the static probe, whose operands are its arguments
+	usdt *symbols.USDTProbe
 }
 
 func (bp *boundProbe) label() string {
@@ -73,10 +75,19 @@ type Bound struct {
 	profile    []*boundProbe // Addr holds the period
 	watch      []*boundProbe
 
-	pid      int
-	execname string
-	created  int64 // walltimestamp at position 0, ns
-	mainMod  string
+	// needMemory: a usdt probe's operands live in memory (the segment
+	// tracks memory as for a script that reads it).
+	needMemory bool
+
+	pid        int
+	execname   string
+	procs      map[int]*procInfo // proc.go
+	procEvents []procEvent
+	casts      map[*Cast]dtype // ctypes.go
+	demangled  bool            // the C++ names of Bind's funcs are demangled
+	members    map[*Member]*memberPlan
+	created    int64 // walltimestamp at position 0, ns
+	mainMod    string
 }
 
 // Bind resolves the program's probes on a target. A probe description
@@ -94,6 +105,9 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
 		b.pid, _ = r.Current()
 		r.Close()
+	}
+	if err := b.loadProcesses(); err != nil {
+		return nil, err
 	}
 	var funcs []symbols.FuncSymbol
 	if t.Syms != nil {
@@ -129,6 +143,10 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 				return nil, errAt(pr.P, "probe description %s does not match any probes", pr.Text)
 			}
 		}
+	}
+	b.casts, b.members = map[*Cast]dtype{}, map[*Member]*memberPlan{}
+	if err := b.bindTypes(); err != nil {
+		return nil, err
 	}
 	for a := range b.addr {
 		b.addrs = append(b.addrs, a)
@@ -174,6 +192,11 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 		if b.T.Syms == nil {
 			return 0, errAt(pr.P, "fn probes need the program's symbols, and this trace has none")
 		}
+		if !b.demangled {
+			// Only scripts with fn probes pay for demangling.
+			b.T.Syms.DemangleFuncs(funcs)
+			b.demangled = true
+		}
 		names := []string{"entry", "return"}
 		if pr.Name != "" && pr.Name != "*" && pr.Name != "entry" && pr.Name != "return" {
 			names = []string{pr.Name}
@@ -181,7 +204,16 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			names = []string{pr.Name}
 		}
 		for _, f := range funcs {
-			if !b.moduleMatch(pr.Mod, f.Module) || !glob(pr.Func, f.Name) {
+			if !b.moduleMatch(pr.Mod, f.Module) {
+				continue
+			}
+			// C++: the mangled name, or demangled with or without
+			// parameters (c++filt's "geo::scale(long)", "geo::scale").
+			fname, dm := f.Name, f.Demangled
+			if dm.Full != "" {
+				fname = dm.Full
+			}
+			if !glob(pr.Func, f.Name) && (dm.Full == "" || !glob(pr.Func, dm.Full) && !glob(pr.Func, dm.Short)) {
 				continue
 			}
 			mod := filepath.Base(f.Module)
@@ -189,7 +221,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 				switch name {
 				case "entry":
 					bp := get(fmt.Sprintf("e%x", f.Addr), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "entry", Addr: f.Addr, Size: f.Size}
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "entry", Addr: f.Addr, Size: f.Size}
 						b.addr[f.Addr] = append(b.addr[f.Addr], bp)
 						return bp
 					})
@@ -200,7 +232,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 						continue
 					}
 					bp := get(fmt.Sprintf("r%x", f.Addr), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: "return", Addr: f.Addr, Size: f.Size}
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "return", Addr: f.Addr, Size: f.Size}
 						b.rets = append(b.rets, retRange{f.Addr, f.Addr + f.Size, bp})
 						for _, g := range funcs {
 							if g.Module == f.Module && g.Name == f.Name+".cold" && g.Size > 0 {
@@ -218,7 +250,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 					}
 					a := f.Addr + off
 					bp := get(fmt.Sprintf("o%x", a), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: f.Name, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size}
+						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size}
 						b.addr[a] = append(b.addr[a], bp)
 						return bp
 					})
@@ -323,7 +355,7 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 		attach(bp, cl)
 		n++
 	case "usdt":
-		return 0, errAt(pr.P, "the usdt provider (.note.stapsdt probes) is not implemented yet")
+		return b.bindUSDT(pr, cl, get, attach)
 	}
 	return n, nil
 }

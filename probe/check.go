@@ -357,6 +357,9 @@ func (c *checker) expr(e Expr, stmt bool) error {
 			c.p.needMemory = true
 		}
 		return c.expr(e.X, false)
+	case *Member:
+		c.p.needMemory = true
+		return c.expr(e.X, false)
 	case *Assign:
 		if err := c.expr(e.R, false); err != nil {
 			return err
@@ -509,6 +512,8 @@ func walk(e Expr, fn func(Expr)) {
 			walk(a, fn)
 		}
 	case *Cast:
+		walk(e.X, fn)
+	case *Member:
 		walk(e.X, fn)
 	case *Assign:
 		walk(e.L, fn)

@@ -10,11 +10,13 @@
 // and "#pragma D option quiet|flowindent|strsize=N". Probes are
 // provider:module:function:name with * and ? wildcards:
 //
-//	fn:MODULE:FUNC:entry|return|OFFSET  (pid* is an alias of fn)
+//	fn:MODULE:FUNC:entry|return|OFFSET  (pid* is an alias of fn; C++
+//	                                     names mangled or demangled)
+//	usdt:MODULE:PROVIDER:NAME           (.note.stapsdt static probes)
 //	syscall::NAME:entry|return
 //	line:FILE:LINE
 //	watch:ADDR_OR_SYMBOL:LEN:read|write|rw
-//	proc:::exec|exit   thread:::start|exit   signal:::deliver
+//	proc:::exec|fork|exit   thread:::start|exit   signal:::deliver
 //	profile:::N        (every N instructions, at positions N, 2N, ...)
 //	BEGIN   END
 //
@@ -22,7 +24,9 @@
 // associative arrays a[k1, k2]; built-ins arg0..arg9, args[N], retval,
 // errno, pid, tid, execname, probeprov/mod/func/name, timestamp and pos
 // (the event's position), walltimestamp (the recording's start time plus
-// one nanosecond per instruction); `sym reads a global of the program.
+// one nanosecond per instruction); `sym reads a global of the program;
+// ((struct T *)x)->member and s.member read the program's DWARF types
+// (ctypes.go).
 // Actions and functions: trace, printf (DTrace's conversions, %a for
 // symbols), printa, stack/ustack(N) (CFI unwinding), copyin, copyinstr,
 // stringof, exit, trunc, clear, speculation/speculate/commit/discard,
@@ -105,13 +109,19 @@
 //
 // # Known limits
 //
-// No usdt provider yet (.note.stapsdt); casts to the program's DWARF
-// types (struct pointers, ->) are refused by the checker; fn probes
-// match ELF symbol names as written (C++ names mangled); pid and
-// execname are the recorded program's (fork children are not told
-// apart); profile:::N fires at global positions N, 2N, ..., not per
-// thread. A return probe fires at each ret of the function and at jumps
-// out of it (tail calls), as DTrace's pid provider does.
+// usdt probes guarded by a semaphore (python's) run only while a tracer
+// holds the semaphore: a recording made without one never reaches them,
+// so they bind but never fire. DWARF casts name struct, union or class
+// pointers ((struct T *)x); typedef names, bit-fields and floating-point
+// members are refused with line:column, and variables (this->p, self->p)
+// hold plain integers, so a member access casts again. C++ names with a
+// comma (std::map<int, int>) are matched through wildcards. pid is the
+// recorded process's (its children run but are not re-simulated; their
+// proc:::fork/exec/exit come from the trace's Process records). "ttd
+// probe ... -- PROG" records first and evaluates after (below), not
+// while the program runs. profile:::N fires at global positions N, 2N,
+// ..., not per thread. A return probe fires at each ret of the function
+// and at jumps out of it (tail calls), as DTrace's pid provider does.
 //
 // Package probe depends on reader, symbols and ttd (index, syscall
 // names); never on emu or the recorder (tests use them to make traces),

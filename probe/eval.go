@@ -20,6 +20,8 @@ type event struct {
 	retval int64
 	errno  int64
 	cpu    *x86.CPU // the thread's registers, when it has them (fn, line, profile)
+	pid    int      // the process, when not the recorded one (proc.go)
+	pc     uint64   // the probed instruction (hooks: cpu.RIP is its block's start)
 }
 
 // fault is a run-time error in a clause: it ends the clause, is counted
@@ -235,6 +237,9 @@ func (s *segEval) eval(cr *clauseRun, e Expr) Value {
 		return s.load(cr, e)
 	case *IndexExpr:
 		if e.Name == "args" {
+			if cr.ev.bp != nil && cr.ev.bp.usdt != nil {
+				return intVal(s.usdtArg(cr, int(e.Keys[0].(*IntLit).V)))
+			}
 			return intVal(cr.ev.args[e.Keys[0].(*IntLit).V])
 		}
 		return s.load(cr, e)
@@ -267,6 +272,8 @@ func (s *segEval) eval(cr *clauseRun, e Expr) Value {
 			return s.eval(cr, e.T)
 		}
 		return s.eval(cr, e.F)
+	case *Member:
+		return s.member(cr, e)
 	case *Cast:
 		return s.cast(cr, e)
 	case *Assign:
@@ -455,20 +462,22 @@ func (s *segEval) builtin(cr *clauseRun, name string) (Value, bool) {
 	ev := cr.ev
 	switch name {
 	case "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9":
+		if ev.bp != nil && ev.bp.usdt != nil {
+			return intVal(s.usdtArg(cr, int(name[3]-'0'))), true
+		}
 		return intVal(ev.args[name[3]-'0']), true
 	case "retval":
 		return intVal(ev.retval), true
 	case "errno":
 		return intVal(ev.errno), true
-	case "pid", "ppid":
-		if name == "ppid" {
-			return intVal(0), true
-		}
-		return intVal(int64(s.b.pid)), true
+	case "pid":
+		return intVal(int64(s.eventPid(ev))), true
+	case "ppid":
+		return intVal(int64(s.b.ppidOf(s.eventPid(ev)))), true
 	case "tid":
 		return intVal(int64(ev.tid)), true
 	case "execname":
-		return strVal(s.b.execname), true
+		return strVal(s.b.execnameOf(s.eventPid(ev), ev.pos)), true
 	case "probeprov":
 		return strVal(ev.bp.Prov), true
 	case "probemod":
@@ -704,6 +713,9 @@ func (s *segEval) ustack(cr *clauseRun, n int) string {
 	var regs symbols.Regs
 	copy(regs[:16], cr.ev.cpu.R[:16])
 	regs[symbols.RIP] = cr.ev.cpu.RIP
+	if cr.ev.pc != 0 {
+		regs[symbols.RIP] = cr.ev.pc
+	}
 	mem := func(addr uint64, buf []byte) ([]bool, error) {
 		known := make([]bool, len(buf))
 		s.readInto(addr, buf, known)

@@ -160,6 +160,10 @@ func (p *parser) clause(id int) *Clause {
 // from the right, as DTrace does (a lone BEGIN is its name).
 func (p *parser) probeSpec(t token) ProbeSpec {
 	parts := strings.Split(t.text, ":")
+	if len(parts) > 4 && (parts[0] == "fn" || strings.HasPrefix(parts[0], "pid")) {
+		// A C++ function: fn:MOD:geo::scale:entry keeps its colons.
+		return ProbeSpec{P: t.pos, Text: t.text, Prov: parts[0], Mod: parts[1], Func: strings.Join(parts[2:len(parts)-1], ":"), Name: parts[len(parts)-1]}
+	}
 	if len(parts) > 4 {
 		// line:FILE:LINE and watch:ADDR:LEN:KIND keep their own shapes;
 		// anything with more than four fields is not a probe.
@@ -345,7 +349,7 @@ func (p *parser) binary(level int) Expr {
 
 var typeWords = map[string]bool{"char": true, "short": true, "int": true, "long": true, "unsigned": true, "signed": true,
 	"int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true, "uint8_t": true, "uint16_t": true, "uint32_t": true, "uint64_t": true,
-	"size_t": true, "ssize_t": true, "uintptr_t": true, "intptr_t": true, "string": true, "void": true, "struct": true, "union": true, "const": true, "off_t": true, "pid_t": true}
+	"size_t": true, "ssize_t": true, "uintptr_t": true, "intptr_t": true, "string": true, "void": true, "struct": true, "union": true, "class": true, "const": true, "off_t": true, "pid_t": true}
 
 func (p *parser) unary() Expr {
 	pos := p.tok.pos
@@ -390,7 +394,7 @@ func (p *parser) unary() Expr {
 func (p *parser) ctype() CType {
 	pos := p.tok.pos
 	var words []string
-	for p.tok.kind == tIdent && (typeWords[p.tok.text] || len(words) > 0 && (words[len(words)-1] == "struct" || words[len(words)-1] == "union")) {
+	for p.tok.kind == tIdent && (typeWords[p.tok.text] || len(words) > 0 && (words[len(words)-1] == "struct" || words[len(words)-1] == "union" || words[len(words)-1] == "class")) {
 		words = append(words, p.tok.text)
 		p.advance()
 	}
@@ -430,8 +434,12 @@ func (p *parser) ctype() CType {
 			p.fail(pos, "bad type %q", t.Name)
 		}
 	default:
-		if strings.HasPrefix(ws, "struct ") || strings.HasPrefix(ws, "union ") {
-			p.fail(pos, "casts to the program's DWARF types (%q) are not supported yet: cast to an integer or pointer type", t.Name)
+		if strings.HasPrefix(ws, "struct ") || strings.HasPrefix(ws, "union ") || strings.HasPrefix(ws, "class ") {
+			if t.Ptr == 0 {
+				p.fail(pos, "cannot cast to %s itself: cast a pointer, (%s *)", t.Name, ws)
+			}
+			t.DWARF, t.Size, t.Signed = ws, 8, false
+			return t
 		}
 		p.fail(pos, "unknown type %q", t.Name)
 	}
@@ -457,7 +465,13 @@ func (p *parser) postfix() Expr {
 			x = &IncDec{P: p.tok.pos, Op: p.tok.text, L: x, Post: true}
 			p.advance()
 		case p.is("->") || p.is("."):
-			p.fail(p.tok.pos, "member access %s needs the program's DWARF types, which casts do not support yet", p.tok.text)
+			arrow := p.is("->")
+			p.advance()
+			if p.tok.kind != tIdent {
+				p.fail(p.tok.pos, "expected a member name after %s", map[bool]string{true: "->", false: "."}[arrow])
+			}
+			x = &Member{P: p.tok.pos, X: x, Name: p.tok.text, Arrow: arrow}
+			p.advance()
 		default:
 			return x
 		}

@@ -107,6 +107,7 @@ type segEval struct {
 	keyBuf           []byte
 	// memory
 	lookback bool
+	procNext int // the next of b.procEvents (proc.go)
 }
 
 func (s *segEval) emit(r Record) {
@@ -155,7 +156,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	defer r.Close()
 	s.r = r
-	if b.P.needMemory {
+	if b.P.needMemory || b.needMemory {
 		r.Track()
 		s.lookback = b.T.Index != nil
 	}
@@ -208,6 +209,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 			break
 		}
 	}
+	s.procUpTo(to, false)
 	s.seal()
 	return s.part, nil
 }
@@ -235,6 +237,7 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	if bps := s.b.addr[in.PC]; bps != nil {
 		tid, _ := r.Current()
 		ev := s.newEvent(r.InstPosition(c), tid, c)
+		ev.pc = in.PC
 		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
 		for i, reg := range regs {
 			ev.args[i] = int64(c.R[reg])
@@ -269,6 +272,7 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		bp := rr.bp
 		tid, _ := r.Current()
 		ev := s.newEvent(r.InstPosition(c), tid, c)
+		ev.pc = in.PC
 		ev.retval = int64(c.R[x86.RAX])
 		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
 		s.one[0] = bp
@@ -308,6 +312,8 @@ func (s *segEval) onEvent(e *reader.Event) {
 	if s.stopped {
 		return
 	}
+	s.procUpTo(e.Position, false)
+	defer s.procUpTo(e.Position, true)
 	switch e.Kind {
 	case reader.EventSyscall:
 		sc := &e.Record.Syscall
@@ -343,7 +349,7 @@ func (s *segEval) onEvent(e *reader.Event) {
 		ev.args[0], ev.args[1] = int64(e.Record.Signal.Signo), int64(e.Record.Signal.Addr)
 		s.fire(s.b.signal, ev)
 	case reader.EventModule:
-		if e.Module != nil && string(e.Module.Path) != "" && s.b.proc["exec"] != nil && strings.HasSuffix(string(e.Module.Path), s.b.execname) {
+		if s.b.procs == nil && e.Module != nil && string(e.Module.Path) != "" && s.b.proc["exec"] != nil && strings.HasSuffix(string(e.Module.Path), s.b.execname) {
 			ev := &event{pos: e.Position, tid: e.Tid}
 			s.fire(s.b.proc["exec"], ev)
 		}

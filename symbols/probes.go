@@ -16,6 +16,9 @@ type FuncSymbol struct {
 	Name       string
 	Addr, Size uint64
 	Module     string // the module's path
+	// Demangled is the C++ name demangled (zero for C and Go names, and
+	// until DemangleFuncs fills it).
+	Demangled Demangled
 }
 
 // FuncSymbols lists the function symbols of every module, aliases
@@ -45,6 +48,36 @@ func (t *Table) FuncSymbols() []FuncSymbol {
 		})
 	}
 	return out
+}
+
+// DemangleFuncs fills the Demangled names of fs (from FuncSymbols).
+// Each module's names are demangled once, on first use: 4,400 names of
+// libstdc++ take a few hundred milliseconds, which scripts that name no
+// function do not pay.
+func (t *Table) DemangleFuncs(fs []FuncSymbol) {
+	byPath := map[string]map[string]Demangled{}
+	for _, img := range t.imageList() {
+		if _, ok := byPath[img.path]; !ok {
+			byPath[img.path] = nil
+		}
+	}
+	for i := range fs {
+		f := &fs[i]
+		if !strings.HasPrefix(f.Name, "_Z") {
+			continue
+		}
+		dm, ok := byPath[f.Module]
+		if dm == nil && ok {
+			for _, img := range t.imageList() {
+				if img.path == f.Module {
+					dm = img.demangledNames()
+					break
+				}
+			}
+			byPath[f.Module] = dm
+		}
+		f.Demangled = dm[f.Name]
+	}
 }
 
 // ReadStatic fills the bytes of b (at runtime address addr) that known

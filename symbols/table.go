@@ -162,6 +162,8 @@ type image struct {
 	tlsOff uint64
 	tlsErr error
 	trees  map[dwarf.Offset]*godwarf.Tree
+	usdt   []USDTProbe // .note.stapsdt probes (stapsdt.go)
+	demangleState
 }
 
 // segment is a PT_LOAD segment at its runtime address.
@@ -195,6 +197,7 @@ func loadImage(m Module) (*image, error) {
 	}
 	img.dwFile, img.debugPath = findDebugFile(m, f)
 	img.readSymbols()
+	img.readUSDT()
 	if img.dwFile != nil {
 		if err := img.loadDWARF(); err != nil {
 			img.warnf("DWARF: %v", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,5 +80,28 @@ func TestProbeCommand(t *testing.T) {
 	}
 	if _, errs, st := ttdCmd(t, "query", trace, "--calls", "nosuch"); st != 2 || !strings.Contains(errs, "no such function") {
 		t.Errorf("--calls nosuch: %d %s", st, errs)
+	}
+}
+
+// TestProbeCxxLive: ttd probe -- PROG on a C++ program, with fn probes
+// named by demangled names and libstdc++'s usdt throw probe; the program
+// prints its own counts (probe/testdata/cxx.cpp).
+func TestProbeCxxLive(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("g++ is missing")
+		}
+		t.Skip("SKIPPING: g++ is not installed (make deps installs it)")
+	}
+	exe := filepath.Join(t.TempDir(), "cxx")
+	if out, err := exec.Command("g++", "-O1", "-g", "-o", exe, "../../probe/testdata/cxx.cpp").CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	out, errs, st := ttdCmd(t, "probe", "-q", "-n", `fn::geo::scale(long):entry { @["scale(long)"] = count(); }
+usdt:libstdc++*:libstdcxx:throw { @["throws"] = count(); }
+END { printa("%s=%@d\n", @); }`, "--", exe, "12")
+	if st != 0 || !strings.Contains(out, "geo::scale(long) 12\n") || !strings.Contains(out, "throws 4\n") ||
+		!strings.Contains(out, "scale(long)=12\n") || !strings.Contains(out, "throws=4\n") {
+		t.Errorf("status %d\n%s\nstderr: %s", st, out, errs)
 	}
 }
