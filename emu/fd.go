@@ -254,3 +254,14 @@ func (fs *fsState) chdirFD(fd int) {
 	unix.Close(fs.cwdFD)
 	fs.cwdFD = fd
 }
+
+// HostFD returns the host descriptor behind the process's guest
+// descriptor fd (a recorder asks whether fd 1 is still the terminal or a
+// pipe to another process of the tree).
+func (p *Process) HostFD(fd int) (int, bool) {
+	if p.fds == nil {
+		return 0, false
+	}
+	h, err := p.fds.host(fd)
+	return h, err == nil
+}

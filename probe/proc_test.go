@@ -31,8 +31,9 @@ proc:::exit { printf("exit %d %d\n", pid, arg0); }
 		t.Fatalf("recorded output %q: %v", rec, err)
 	}
 	name := "fork_O1"
-	want := fmt.Sprintf("write %d %d %s\nfork %d %d %s\nexec %d echo\nexit %d 0\nwrite %d %d %s\nexec %d echo\nwrite %d %d echo\nexit %d 0\n",
-		P, PP, name, P, C, name, C, C, P, PP, name, P, P, PP, P)
+	// Every process is recorded: the child's write and its echo's.
+	want := fmt.Sprintf("write %d %d %s\nfork %d %d %s\nwrite %d %d %s\nexec %d echo\nwrite %d %d echo\nexit %d 0\nwrite %d %d %s\nexec %d echo\nwrite %d %d echo\nexit %d 0\n",
+		P, PP, name, P, C, name, C, P, name, C, C, P, C, P, PP, name, P, P, PP, P)
 	if out != want {
 		t.Errorf("script printed\n%s\nwant (from the program's own output %q)\n%s", out, rec, want)
 	}

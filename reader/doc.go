@@ -24,6 +24,11 @@
 //     values. The x86.Memory image itself is not the program's memory:
 //     reads are served from the prediction cache and the trace.
 //
+// A trace of a process tree (processes = tree) re-simulates every
+// process on the one timeline, each in its own address space
+// (process.go); the focus (Trace.SetFocus, the first process by default)
+// is the process whose memory Memory, Known, Track and Access report.
+//
 // The read hook (MemRead) is the hot path: one call per read, no
 // allocation, everything rare out of line.
 //

@@ -22,10 +22,11 @@ const (
 	EventMprotect                          // Record.Mprotect
 	EventCheckpoint                        // Record.Checkpoint
 	EventExit                              // the program ended (Record.Exit)
+	EventProcess                           // a process started, execed or ended (Process)
 )
 
 var eventNames = [...]string{"", "syscall", "signal", "thread start", "thread exit", "thread switch",
-	"module load", "mmap", "munmap", "mprotect", "checkpoint", "exit"}
+	"module load", "mmap", "munmap", "mprotect", "checkpoint", "exit", "process"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k != 0 {
@@ -46,7 +47,9 @@ type Event struct {
 	Record *tracefile.Record
 	// Module is set for EventModule (without the embedded file).
 	Module *tracefile.Module
-	chunk  int
+	// Process is set for EventProcess.
+	Process *tracefile.Process
+	chunk   int
 }
 
 // eventOf classifies a control record; ok is false for records that are
@@ -101,7 +104,7 @@ func (t *Trace) ScanEvents(from Checkpoint, fn func(ev *Event) bool) error {
 		}
 		for k := start; k < len(ch.ctrls); k++ {
 			c := &ch.ctrls[k]
-			if p, ok := ctrlPosition(&c.rec); ok {
+			if p, ok := ctrlPosition(c); ok {
 				pos = p
 			}
 			switch c.rec.Kind {
@@ -109,6 +112,12 @@ func (t *Trace) ScanEvents(from Checkpoint, fn func(ev *Event) bool) error {
 				cur = c.rec.KeyFrame.Tid
 			case tracefile.KindCheckpoint:
 				cur = c.rec.Checkpoint.CurrentTid
+			}
+			if c.proc != nil {
+				ev := Event{Kind: EventProcess, Position: pos, Tid: c.proc.Tid, Record: &c.rec, Process: c.proc, chunk: i}
+				if !fn(&ev) {
+					return nil
+				}
 			}
 			if ev, ok := eventOf(&c.rec, pos, cur); ok {
 				ev.chunk = i

@@ -169,7 +169,7 @@ func (as *addrSpace) munmap(addr, n uint64) {
 // Mapping returns the protection (PROT_ bits) of the mapping that holds
 // addr at the current position, and whether one does.
 func (r *Replay) Mapping(addr uint64) (prot int, ok bool) {
-	if g := r.as.find(addr); g != nil {
+	if g := r.fas.find(addr); g != nil {
 		return g.prot, true
 	}
 	return 0, false

@@ -40,6 +40,8 @@ type thread struct {
 	// frozen is the cache's last copy (taken by a snapshot or restored
 	// from one): the next snapshot shares its unchanged pages.
 	frozen *predict.Frozen
+	// proc is the thread's process.
+	proc *process
 }
 
 // AccessSource says what made a memory access.
@@ -80,9 +82,21 @@ type Access struct {
 
 // Replay re-simulates a trace forward from a checkpoint.
 type Replay struct {
-	t    *Trace
-	as   *addrSpace
-	code *x86.CodeCache
+	t *Trace
+	// as and code are the address space records apply to now (the
+	// running thread's); fas is the focus's, which Memory, tracking and
+	// Access report (process.go). With one process they are the same.
+	as    *addrSpace
+	code  *x86.CodeCache
+	fas   *addrSpace
+	procs []*process
+	// mapTo is the process the Mmap records after a ProcessState
+	// describe; empty stands in for a focus that does not exist yet;
+	// forked and forkedFrom are the address spaces a fork being applied
+	// made and copied.
+	mapTo              *process
+	empty              *addrSpace
+	forked, forkedFrom *addrSpace
 
 	threads []*thread
 	cur     *thread
@@ -108,13 +122,14 @@ type Replay struct {
 	regs   []byte
 	atEnd  bool
 
-	// observe is set when reads and writes need more than the
-	// prediction cache (tracking or an Access callback).
-	observe bool
-	track   *tracker
-	watch   []Range
-	acc     Access
-	buf     [8]byte
+	// observing is set when reads and writes need more than the
+	// prediction cache (tracking or an Access callback); observe when,
+	// in addition, the running thread works in the focus's memory.
+	observing, observe bool
+	track              *tracker
+	watch              []Range
+	acc                Access
+	buf                [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool
@@ -208,10 +223,12 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 }
 
 func (t *Trace) newReplay() *Replay {
-	r := &Replay{t: t, as: newAddrSpace()}
-	r.code = x86.NewCodeCache(r.as.mem)
-	r.code.LegacyReads = t.legacyReads
-	r.code.Features = t.features
+	r := &Replay{t: t}
+	if !t.tree {
+		r.newProcess(0, 0) // the only one
+	}
+	r.refocus()
+	r.retarget()
 	return r
 }
 
@@ -291,7 +308,10 @@ func (r *Replay) Threads() (tids []int, cpus []*x86.CPU) {
 // Memory is the re-simulated address space. Its layout, protections and
 // code are the recording's; its data is meaningful only for the bytes
 // that tracking reports known (see Track and Known).
-func (r *Replay) Memory() *x86.Memory { return r.as.mem }
+//
+// For a process tree, it is the focus's memory (Trace.SetFocus), also
+// when another process runs.
+func (r *Replay) Memory() *x86.Memory { return r.fas.mem }
 
 // InstPosition is the global position of the instruction c is executing
 // (for Hook and Access callbacks).
@@ -319,7 +339,7 @@ func (r *Replay) Untrack() { r.track = nil }
 
 // Cut closes the tracking window at the current position and returns
 // what it learned; a new window starts. Track must be on.
-func (r *Replay) Cut() *Delta { return r.track.cut(r.as.mem, r.pos) }
+func (r *Replay) Cut() *Delta { return r.track.cut(r.fas.mem, r.pos) }
 
 // WindowStart is the position the current tracking window began at.
 func (r *Replay) WindowStart() uint64 { return r.track.start }
@@ -328,7 +348,7 @@ func (r *Replay) WindowStart() uint64 { return r.track.start }
 // knows, setting have[i] for each; bytes already marked in have are left
 // alone. Track must be on.
 func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
-	r.track.known(r.as.mem, addr, buf, have)
+	r.track.known(r.fas.mem, addr, buf, have)
 }
 
 // WasReset reports whether page pn was unmapped in the current tracking
@@ -352,15 +372,48 @@ func (r *Replay) Close() {
 	r.threads, r.cur = nil, nil
 }
 
+// thread returns the thread with the given id, made in the running
+// thread's process the first time (a checkpoint's ProcessState records
+// then move it to its own).
 func (r *Replay) thread(tid int) *thread {
-	for _, t := range r.threads {
-		if t.tid == tid {
-			return t
+	if t := r.find(tid); t != nil {
+		return t
+	}
+	return r.newThread(tid, r.home(tid, 0))
+}
+
+// home is the process of a new thread tid started by thread parent: the
+// process whose pid is tid and that has no thread yet (the first thread
+// of a process just started), else the parent's, else the running
+// thread's.
+func (r *Replay) home(tid, parent int) *process {
+	if r.t.tree {
+		if p := r.proc(tid); p != nil && !p.exited {
+			empty := true
+			for _, t := range r.threads {
+				empty = empty && t.proc != p
+			}
+			if empty {
+				return p
+			}
+		}
+		if pt := r.find(parent); pt != nil && pt.proc != nil {
+			return pt.proc
 		}
 	}
-	c := x86.NewCPU(r.as.mem, r.code)
+	if r.cur != nil && r.cur.proc != nil {
+		return r.cur.proc
+	}
+	if len(r.procs) == 0 {
+		r.newProcess(0, 0)
+	}
+	return r.procs[0]
+}
+
+func (r *Replay) newThread(tid int, p *process) *thread {
+	c := x86.NewCPU(p.as.mem, p.code)
 	c.Obs = r
-	t := &thread{tid: tid, cpu: c, cache: predict.New(r.t.cacheBits)}
+	t := &thread{tid: tid, cpu: c, cache: predict.New(r.t.cacheBits), proc: p}
 	r.threads = append(r.threads, t)
 	return t
 }
@@ -396,7 +449,11 @@ func (r *Replay) nextCtrl() (*ctrl, error) {
 	return &r.ch.ctrls[r.ci], nil
 }
 
-func ctrlPosition(rec *tracefile.Record) (uint64, bool) {
+func ctrlPosition(c *ctrl) (uint64, bool) {
+	if c.proc != nil {
+		return c.proc.Position, true
+	}
+	rec := &c.rec
 	switch rec.Kind {
 	case tracefile.KindKeyFrame:
 		return rec.KeyFrame.Position, true
@@ -416,7 +473,8 @@ func (r *Replay) RunTo(target uint64) error {
 	if r.err != nil {
 		return r.err
 	}
-	r.observe = r.track != nil || r.Access != nil
+	r.observing = r.track != nil || r.Access != nil
+	r.retarget()
 	r.hookVersion++
 	err := r.runTo(target)
 	if err != nil && err != ErrEnd {
@@ -445,6 +503,11 @@ func (r *Replay) runTo(target uint64) error {
 		if err != nil {
 			return err
 		}
+		if r.mapTo != nil && c.pstate == nil && !mapRecord(c.rec.Kind) {
+			// The Mmap records of a ProcessState ended.
+			r.mapTo = nil
+			r.retarget()
+		}
 		if r.codeDone <= r.ci {
 			for _, cb := range c.code {
 				if err := r.as.pokeCode(cb.Addr, cb.Bytes); err != nil {
@@ -453,7 +516,7 @@ func (r *Replay) runTo(target uint64) error {
 			}
 			r.codeDone = r.ci + 1
 		}
-		if p, ok := ctrlPosition(&c.rec); ok {
+		if p, ok := ctrlPosition(c); ok {
 			if p < r.pos {
 				return r.diverged("event %v is at position %d, behind re-simulation", c.rec.Kind, p)
 			}
@@ -473,7 +536,16 @@ func (r *Replay) runTo(target uint64) error {
 			}
 		}
 		r.ci++
-		if err := r.apply(&c.rec); err != nil {
+		switch {
+		case c.proc != nil:
+			err = r.applyProcess(c.proc)
+		case c.pstate != nil:
+			err = r.applyProcessState(c.pstate)
+		default:
+			err = r.apply(&c.rec)
+		}
+		r.retarget()
+		if err != nil {
 			if err == ErrEnd {
 				r.events(c)
 			}
@@ -495,6 +567,10 @@ func (r *Replay) events(c *ctrl) {
 	cur := 0
 	if r.cur != nil {
 		cur = r.cur.tid
+	}
+	if c.proc != nil {
+		ev := Event{Kind: EventProcess, Position: r.pos, Tid: c.proc.Tid, Record: &c.rec, Process: c.proc, chunk: r.ch.index}
+		r.OnEvent(&ev)
 	}
 	if ev, ok := eventOf(&c.rec, r.pos, cur); ok {
 		ev.chunk = r.ch.index
@@ -533,7 +609,7 @@ func (r *Replay) pendingAt(p uint64) bool {
 	if err != nil {
 		return false
 	}
-	pos, ok := ctrlPosition(&c.rec)
+	pos, ok := ctrlPosition(c)
 	return !ok || pos == p
 }
 
@@ -591,7 +667,10 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			r.cur = t
 		}
 	case tracefile.KindThreadStart:
-		t := r.thread(rec.ThreadStart.Tid)
+		t := r.find(rec.ThreadStart.Tid)
+		if t == nil {
+			t = r.newThread(rec.ThreadStart.Tid, r.home(rec.ThreadStart.Tid, rec.ThreadStart.ParentTid))
+		}
 		t.seen = t.cpu.Retired()
 		if r.cur == nil {
 			r.cur = t
@@ -599,11 +678,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 	case tracefile.KindThreadExit:
 		// Its cache goes now (as the recorder's did); the thread stays
 		// until the next checkpoint, which may still list it.
-		if t := r.thread(rec.ThreadExit.Tid); !t.exited {
-			t.cpu.DropPred()
-			t.cache.Release()
-			t.exited, t.cache, t.frozen = true, nil, nil
-		}
+		r.endThread(r.thread(rec.ThreadExit.Tid))
 	case tracefile.KindSyscall:
 		s := &rec.Syscall
 		t := r.thread(s.Tid)
@@ -626,7 +701,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot)
 	case tracefile.KindMunmap:
 		r.as.munmap(rec.Munmap.Addr, rec.Munmap.Len)
-		if r.track != nil {
+		if r.track != nil && r.as == r.fas {
 			lo := rec.Munmap.Addr >> x86.PageShift
 			hi := (rec.Munmap.Addr + rec.Munmap.Len + x86.PageSize - 1) >> x86.PageShift
 			r.track.reset(lo, hi)
@@ -641,6 +716,10 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		switch rec.Opaque.Tag {
 		case tagRegs:
 			return r.setRegs(r.thread(tid), b)
+		case tagFinalRegs:
+			if r.t.tree {
+				return r.finalRegs(tid, b)
+			}
 		case tagOutput:
 			if r.Output != nil {
 				r.Output(tid, b)
@@ -684,6 +763,9 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 			if !bytes.Equal(r.regs, ts.Regs) {
 				return r.diverged("registers of thread %d differ from the checkpoint: %s", ts.Tid, stateDiff(r.regs, ts.Regs))
 			}
+			if t.proc != nil {
+				t.proc.verified++
+			}
 		}
 		if err := r.setRegs(t, ts.Regs); err != nil {
 			return err
@@ -702,6 +784,7 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 	r.threads = live
 	r.cur = r.thread(cp.CurrentTid)
 	r.cur.seen = r.cur.cpu.Retired()
+	r.retarget()
 	return nil
 }
 
@@ -712,6 +795,8 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 	if t.exited {
 		return fmt.Errorf("thread %d had ended", t.tid)
 	}
+	as := t.proc.as
+	focus := as == r.fas
 	for _, p := range predicted {
 		if p.Len > 1<<30 || p.Addr+p.Len < p.Addr {
 			return fmt.Errorf("predicted a write of %d bytes at %#x", p.Len, p.Addr)
@@ -719,17 +804,21 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		b := slices.Grow(r.kbuf[:0], int(p.Len))[:p.Len]
 		r.kbuf = b
 		t.cache.Peek(p.Addr, b)
-		if err := r.as.mem.Poke(p.Addr, b); err != nil {
+		if err := as.mem.Poke(p.Addr, b); err != nil {
 			return fmt.Errorf("wrote outside the mapped memory at %#x", p.Addr)
 		}
-		r.written(t, p.Addr, b, kind, pc)
+		if focus {
+			r.written(t, p.Addr, b, kind, pc)
+		}
 	}
 	for _, w := range ws {
-		if err := r.as.mem.Poke(w.Addr, w.Bytes); err != nil {
+		if err := as.mem.Poke(w.Addr, w.Bytes); err != nil {
 			return fmt.Errorf("wrote outside the mapped memory at %#x", w.Addr)
 		}
 		t.cache.Fill(w.Addr, w.Bytes)
-		r.written(t, w.Addr, w.Bytes, kind, pc)
+		if focus {
+			r.written(t, w.Addr, w.Bytes, kind, pc)
+		}
 	}
 	return nil
 }
@@ -1005,10 +1094,15 @@ func (r *Replay) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 
 // Decoded marks a block's code bytes known (they were fetched).
 func (r *Replay) Decoded(c *x86.CPU, b *x86.Block) {
-	if r.track != nil && b.End > b.PC {
+	if r.track != nil && b.End > b.PC && r.as == r.fas {
 		r.track.markRange(b.PC, int(b.End-b.PC), false)
 	}
 }
 
 // Sync needs nothing during re-simulation.
 func (r *Replay) Sync(c *x86.CPU, in *x86.Inst) {}
+
+// mapRecord reports the records that change an address space's layout.
+func mapRecord(k tracefile.Kind) bool {
+	return k == tracefile.KindMmap || k == tracefile.KindMunmap || k == tracefile.KindMprotect
+}

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -32,6 +33,20 @@ type Snapshot struct {
 	checkpoints int
 	// track is the tracking window, when the replay was tracking.
 	track *trackState
+	// procs are the processes of a process tree (regions and code are
+	// then unused); mapTo the process the Mmap records apply to.
+	procs []procState
+	mapTo int
+}
+
+// procState is a process of a tree in a snapshot.
+type procState struct {
+	pid, ppid, shares int
+	regions           []region
+	code              map[uint64]*[x86.PageSize]byte
+	exited            bool
+	exit              *tracefile.Exit
+	verified          int
 }
 
 // trackState is a tracking window: what it knows and the bytes.
@@ -48,6 +63,7 @@ type threadState struct {
 	cache            *predict.Frozen
 	lastLogged, seen uint64 // the cache keeps the read count
 	exited           bool
+	pid              int
 }
 
 // Position is where the snapshot was taken.
@@ -75,13 +91,29 @@ func (s *Snapshot) Bytes() int {
 // Hook, Access or OnEvent callback.
 func (r *Replay) Snapshot() *Snapshot {
 	s := &Snapshot{pos: r.pos, ch: r.ch, carry: r.carry, ci: r.ci, codeDone: r.codeDone, rd: r.rd, nd: r.nd, cur: -1,
-		regions: slices.Clone(r.as.regions), code: r.as.codePages(), exit: r.exit, atEnd: r.atEnd, checkpoints: r.Checkpoints}
+		exit: r.exit, atEnd: r.atEnd, checkpoints: r.Checkpoints}
+	if r.t.tree {
+		for _, p := range r.procs {
+			ps := procState{pid: p.pid, ppid: p.ppid, exited: p.exited, exit: p.exit, verified: p.verified}
+			if p.shares != nil {
+				ps.shares = p.shares.pid
+			} else {
+				ps.regions, ps.code = slices.Clone(p.as.regions), p.as.codePages()
+			}
+			s.procs = append(s.procs, ps)
+		}
+		if r.mapTo != nil {
+			s.mapTo = r.mapTo.pid
+		}
+	} else {
+		s.regions, s.code = slices.Clone(r.as.regions), r.as.codePages()
+	}
 	for i, t := range r.threads {
 		if !t.exited {
 			t.frozen = t.cache.Freeze(t.frozen)
 		}
 		s.threads = append(s.threads, threadState{tid: t.tid, regs: t.cpu.MarshalState(nil), cache: t.frozen,
-			lastLogged: t.lastLogged, seen: t.seen, exited: t.exited})
+			lastLogged: t.lastLogged, seen: t.seen, exited: t.exited, pid: t.proc.pid})
 		if t == r.cur {
 			s.cur = i
 		}
@@ -92,7 +124,7 @@ func (r *Replay) Snapshot() *Snapshot {
 		for pn, p := range tr.pages {
 			ts.pages[pn] = tpage{known: p.known, read: p.read, written: p.written, exec: p.exec}
 			if p.known != (PageBits{}) {
-				if pg := r.as.mem.Lookup(pn); pg != nil {
+				if pg := r.fas.mem.Lookup(pn); pg != nil {
 					d := new([x86.PageSize]byte)
 					*d = pg.Data
 					ts.data[pn] = d
@@ -109,11 +141,45 @@ func (r *Replay) Snapshot() *Snapshot {
 // any number of times.
 func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 	r := t.newReplay()
-	r.as.regions = slices.Clone(s.regions)
-	r.as.init = maps.Clone(s.code)
+	if t.tree {
+		r.procs = nil
+		for _, ps := range s.procs {
+			p := &process{pid: ps.pid, ppid: ps.ppid, exited: ps.exited, exit: ps.exit, verified: ps.verified}
+			if ps.shares == 0 {
+				p.as = newAddrSpace()
+				p.as.regions = slices.Clone(ps.regions)
+				p.as.init = maps.Clone(ps.code)
+				p.code = t.newCode(p.as.mem)
+			}
+			r.procs = append(r.procs, p)
+		}
+		for i, ps := range s.procs {
+			if ps.shares != 0 {
+				q := r.proc(ps.shares)
+				if q == nil {
+					return nil, fmt.Errorf("snapshot: process %d shares the memory of process %d, which it does not hold", ps.pid, ps.shares)
+				}
+				p := r.procs[i]
+				p.shares, p.as, p.code = q, q.as, q.code
+			}
+		}
+		r.mapTo = r.proc(s.mapTo)
+	} else {
+		r.as.regions = slices.Clone(s.regions)
+		r.as.init = maps.Clone(s.code)
+	}
 	r.restorePosition(s)
 	for i, ts := range s.threads {
-		th := r.thread(ts.tid)
+		var th *thread
+		if t.tree {
+			p := r.proc(ts.pid)
+			if p == nil {
+				return nil, fmt.Errorf("snapshot: thread %d of process %d, which it does not hold", ts.tid, ts.pid)
+			}
+			th = r.newThread(ts.tid, p)
+		} else {
+			th = r.thread(ts.tid)
+		}
 		if err := th.restore(&ts, t.cacheBits); err != nil {
 			return nil, err
 		}
@@ -121,17 +187,19 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 			r.cur = th
 		}
 	}
+	r.refocus()
+	r.retarget()
 	if ts := s.track; ts != nil {
 		r.track = ts.tracker()
 		for pn, d := range ts.data {
-			if r.as.init[pn] == nil {
-				r.as.data[pn] = d
+			if r.fas.init[pn] == nil {
+				r.fas.data[pn] = d
 			}
 		}
 		// The window's known bytes are read from the pages: make them.
 		for pn, p := range r.track.pages {
 			if p.known != (PageBits{}) {
-				r.as.mem.PageAt(pn)
+				r.fas.mem.PageAt(pn)
 			}
 		}
 	}
@@ -144,7 +212,10 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 // going back to a nearby snapshot cheap (no allocation, no decoding). r
 // must not be used afterwards; the returned replay may be r itself.
 func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
-	if r == nil || r.t != t || !slices.Equal(r.as.regions, s.regions) {
+	if r == nil || r.t != t || t.tree || !slices.Equal(r.as.regions, s.regions) {
+		if r != nil && r.t == t && t.tree {
+			r.Close() // its prediction caches go back for reuse
+		}
 		return t.Resume(s)
 	}
 	as := r.as

@@ -37,6 +37,12 @@ type Trace struct {
 	// around it (predict.Cache.ReadWord); traces without "bytereads":
 	// "word" log the byte only.
 	byteWords bool
+	// tree: every process of the recorded tree is re-simulated
+	// (process.go); procs is the tree, lineage the focus and its
+	// ancestors, first process first (SetFocus).
+	tree    bool
+	procs   []tracefile.ProcessInfo
+	lineage []int
 	// Summary holds totals and how the program ended.
 	Summary tracefile.Summary
 	Header  tracefile.Header
@@ -88,6 +94,13 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 		t.features = f
 	}
 	t.byteWords = t.Header.Params["bytereads"] == "word"
+	t.tree = t.Header.Params["processes"] == "tree"
+	recs, err := f.Processes()
+	if err != nil && t.tree {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	t.procs = tracefile.ProcessTree(recs)
+	t.SetFocus(0)
 	if len(t.chunks) == 0 {
 		if f.Truncated() {
 			if err := f.TailError(); err != nil {
@@ -129,6 +142,10 @@ type ctrl struct {
 	// of the chunk come before this record: the CPU consumes no more
 	// than that before the record takes effect.
 	reads, nondets int
+	// proc and pstate are set for the Process and ProcessState records
+	// of a process tree (rec is then KindUnknown).
+	proc   *tracefile.Process
+	pstate *tracefile.ProcessState
 }
 
 // chunk is one decoded chunk in compact form. Once built it is never
@@ -160,6 +177,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	ch := &chunk{index: i, reads: make([]logRead, 0, t.chunks[i].Records)}
 	var code []tracefile.CodeBytes
 	var mods []tracefile.Module
+	ci := &t.chunks[i]
 	for {
 		r, err := it.Next()
 		if err == io.EOF {
@@ -184,7 +202,28 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			m.Embedded = nil
 			mods = append(mods, m)
 		case tracefile.KindUnknown:
-			// A record of a newer minor version: not needed to re-simulate.
+			// A record of a newer minor version: not needed to
+			// re-simulate, except the events of a process tree.
+			if !t.tree || !(r.IsProcess() || r.IsProcessState()) {
+				break
+			}
+			c := ctrl{rec: tracefile.Record{Kind: r.Kind, Off: r.Off}, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			if r.IsProcess() {
+				p, off, err := tracefile.DecodeProcess(r.Opaque.Bytes)
+				if err != nil {
+					return nil, tracefile.RecordError(ci, r, off, err)
+				}
+				c.proc = &p
+			} else {
+				s, off, err := tracefile.DecodeProcessState(r.Opaque.Bytes)
+				if err != nil {
+					return nil, tracefile.RecordError(ci, r, off, err)
+				}
+				c.pstate = &s
+			}
+			ch.ctrls = append(ch.ctrls, c)
+			ch.bytes += ctrlSize + 64 + int64(len(r.Opaque.Bytes))
+			code, mods = nil, nil
 		default:
 			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
 			// The record and what it holds (syscall buffers): counting a

@@ -8,6 +8,14 @@
 // deliveries, thread starts, exits and switches, address-space changes,
 // and periodic checkpoints of every thread's registers.
 //
+// Process trees. Every process the program starts is recorded into the
+// same trace, on the same timeline (header parameter processes = tree):
+// each thread has its prediction cache, each address space its announced
+// regions and logged code (a fork's child starts with copies of its
+// parent's), and Process records mark where a process starts, execs and
+// ends; each checkpoint lists every process (ProcessState) and its
+// mappings.
+//
 // Positions. A position is the number of instructions retired by all
 // threads before a point. Key frames carry the position at which their
 // event takes effect: for a syscall, after the syscall instruction

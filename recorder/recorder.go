@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/arch/x86/x86asm"
+	"golang.org/x/sys/unix"
 
 	"ttd/emu"
 	"ttd/predict"
@@ -96,6 +97,21 @@ type threadRec struct {
 	seen uint64
 	// exited: the thread ended, and its cache is gone (nil).
 	exited bool
+	// pid is the thread's process.
+	pid int
+}
+
+// spaceRec is the recorder's view of one address space (a process's, or
+// the one a vfork child shares with its parent): the regions the trace
+// has announced and the code it holds since the last checkpoint.
+type spaceRec struct {
+	mm      *emu.MM
+	regions []emu.Region
+	// gen is mm.Gen() when regions was last brought up to date
+	// (synced).
+	gen    uint64
+	synced bool
+	code   map[uint64]*codePage // by page number
 }
 
 // Recorder is the observer that writes the trace.
@@ -111,19 +127,20 @@ type Recorder struct {
 	pos uint64 // global position, up to cur.seen
 	seq uint64
 
-	regions []emu.Region
-	// regionsMM and regionsGen identify the address space regions lists.
-	regionsMM  *emu.MM
-	regionsGen uint64
-	scratch    []emu.Region
-	modules    map[string]bool
-	code       map[uint64]*codePage // by page number
-	regs       []byte
-	frame      []byte
-	sysBuf     []byte // the bytes syscalls wrote (Syscall)
-	ranges     []tracefile.MemRange
-	lit        []tracefile.MemRange // kernelWrites' results
-	pred       []tracefile.Span
+	// spaces are the address spaces of the tree, by their memory;
+	// lastSpace the one Decoded found last.
+	spaces    map[*x86.Memory]*spaceRec
+	lastSpace *spaceRec
+	scratch   []emu.Region
+	modules   map[string]bool
+	regs      []byte
+	frame     []byte
+	sysBuf    []byte // the bytes syscalls wrote (Syscall)
+	ranges    []tracefile.MemRange
+	lit       []tracefile.MemRange // kernelWrites' results
+	pred      []tracefile.Span
+	// stdID are the recording's stdout and stderr (output).
+	stdID [2]fileID
 	// ringModules are the Module records a ring-buffer window needs.
 	ringModules []*tracefile.Module
 	stats       Stats
@@ -171,6 +188,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// The guest CPU's level: what the decoder accepts (the
 			// reader decodes the same way; CPUID results are logged).
 			"cpu": feat.Name(),
+			// Every process of the tree is re-simulated: Process
+			// records are events of the timeline, ProcessState
+			// records follow each checkpoint.
+			"processes": "tree",
 		},
 	}
 	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}
@@ -181,15 +202,17 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if err != nil {
 		return emu.ExitStatus{}, Stats{}, err
 	}
-	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, code: map[uint64]*codePage{}}
+	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, spaces: map[*x86.Memory]*spaceRec{}}
 	r.stats.Path = opts.Path
+	r.stdID = [2]fileID{stdFileID(cfg.Stdout, 1), stdFileID(cfg.Stderr, 2)}
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	cfg.CheckpointEvery = opts.CheckpointEvery
-	// The trace re-simulates the first process; the processes it
-	// starts run unrecorded, their effects on it logged through its
-	// syscalls and reads, and their lives as Process records.
-	cfg.FollowFirst = true
+	// The trace re-simulates every process of the tree, on one
+	// timeline: each has its prediction caches, its address space and
+	// its code, and the Process records say where each one forks,
+	// execs and ends.
+	cfg.FollowFirst = false
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		w.Close()
@@ -240,7 +263,7 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 		}
 	}
 	// A CPU replaced by execve: adopt it for the thread that owns it.
-	for _, th := range r.p.Threads() {
+	for _, th := range r.p.Machine().Threads() {
 		if th.CPU == c {
 			for _, t := range r.threads {
 				if t.tid == th.Tid {
@@ -283,6 +306,7 @@ func (r *Recorder) thread(t *emu.Thread) *threadRec {
 	if tr.tid == 0 {
 		tr.tid = t.Tid
 	}
+	tr.pid = t.P.PID
 	return tr
 }
 
@@ -497,14 +521,23 @@ func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
 	// have now, so that rewritten code is logged again.
 	start := -1
 	var pg *codePage
+	sp := r.lastSpace
+	if sp == nil || sp.mm.Mem != c.Mem {
+		sp = r.spaces[c.Mem]
+		if sp == nil {
+			r.fail(fmt.Errorf("recording: code decoded in an address space the recorder does not know (at %#x)", b.PC))
+			return
+		}
+		r.lastSpace = sp
+	}
 	for k, v := range b.Bytes {
 		a := b.PC + uint64(k)
 		o := a & (x86.PageSize - 1)
 		if pg == nil || o == 0 {
-			pg = r.code[a>>x86.PageShift]
+			pg = sp.code[a>>x86.PageShift]
 			if pg == nil {
 				pg = new(codePage)
-				r.code[a>>x86.PageShift] = pg
+				sp.code[a>>x86.PageShift] = pg
 			}
 		}
 		if pg.has[o/64]&(1<<(o%64)) != 0 && pg.data[o] == v {
@@ -537,20 +570,32 @@ type codePage struct {
 	data [x86.PageSize]byte
 }
 
-// forgetCode drops what the trace holds of the code in [lo, hi): the
-// replay maps those pages afresh.
-func (r *Recorder) forgetCode(lo, hi uint64) {
-	if hi-lo > uint64(len(r.code))*x86.PageSize {
-		for pn := range r.code {
+// forgetCode drops what the trace holds of the code in [lo, hi) of an
+// address space: the replay maps those pages afresh.
+func (sp *spaceRec) forgetCode(lo, hi uint64) {
+	if hi-lo > uint64(len(sp.code))*x86.PageSize {
+		for pn := range sp.code {
 			if pn >= lo>>x86.PageShift && pn < (hi+x86.PageSize-1)>>x86.PageShift {
-				delete(r.code, pn)
+				delete(sp.code, pn)
 			}
 		}
 		return
 	}
 	for pn := lo >> x86.PageShift; pn < (hi+x86.PageSize-1)>>x86.PageShift; pn++ {
-		delete(r.code, pn)
+		delete(sp.code, pn)
 	}
+}
+
+// space returns the recorder's state of mm, new (nothing announced)
+// the first time.
+func (r *Recorder) space(mm *emu.MM) *spaceRec {
+	sp := r.spaces[mm.Mem]
+	if sp == nil || sp.mm != mm {
+		sp = &spaceRec{mm: mm, code: map[uint64]*codePage{}}
+		r.spaces[mm.Mem] = sp
+		r.lastSpace = nil
+	}
+	return sp
 }
 
 // Sync writes a key frame before a locked instruction or a fence.
@@ -604,7 +649,7 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 		// More than rax changed (sigreturn, arch_prctl, a restart).
 		r.threadRegs(t)
 	}
-	r.syncRegions()
+	r.syncRegions(r.space(th.P.MM))
 }
 
 // Opaque record tags the recorder writes.
@@ -616,6 +661,10 @@ const (
 	// TagOutput is data a write to file descriptor 1 or 2 sent out
 	// (4-byte fd, then the bytes), so a replay can show it.
 	TagOutput = 2
+	// TagFinalRegs is a thread's register state when its process ended
+	// (4-byte tid, then the x86 state blob), written before the
+	// process's exited record: ttd replay --verify compares it.
+	TagFinalRegs = 3
 )
 
 // changesRegisters reports syscalls whose effect on the registers goes
@@ -628,11 +677,19 @@ func changesRegisters(nr int) bool {
 	return false
 }
 
-// output logs what write and writev sent to stdout and stderr.
+// output logs what write and writev sent to stdout and stderr: the
+// recording's own (a process of the tree whose fd 1 is a pipe to
+// another writes to that one, not to the output).
 func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 	fd := ev.Args[0]
 	if (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
 		return
+	}
+	if th.P != r.p {
+		var ok bool
+		if fd, ok = r.stdio(th.P, int(fd)); !ok {
+			return
+		}
 	}
 	n := ev.Ret
 	var b []byte
@@ -665,6 +722,43 @@ func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 	r.w.Opaque(TagOutput, b)
 }
 
+// stdio says whether guest descriptor fd of p is the recording's
+// stdout (1) or stderr (2), and which.
+func (r *Recorder) stdio(p *emu.Process, fd int) (uint64, bool) {
+	h, ok := p.HostFD(fd)
+	if !ok {
+		return 0, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(h, &st) != nil {
+		return 0, false
+	}
+	id := fileID{st.Dev, st.Ino}
+	switch {
+	case id == r.stdID[fd-1]:
+		return uint64(fd), true
+	case id == r.stdID[2-fd]:
+		return uint64(3 - fd), true
+	}
+	return 0, false
+}
+
+// fileID identifies an open file (a pipe, a terminal, a regular file).
+type fileID struct{ dev, ino uint64 }
+
+// stdFileID identifies f (the host's stdout or stderr when nil).
+func stdFileID(f *os.File, fd int) fileID {
+	h := fd
+	if f != nil {
+		h = int(f.Fd())
+	}
+	var st unix.Stat_t
+	if unix.Fstat(h, &st) != nil {
+		return fileID{^uint64(0), uint64(fd)}
+	}
+	return fileID{st.Dev, st.Ino}
+}
+
 func (r *Recorder) threadRegs(t *threadRec) {
 	b := binary.LittleEndian.AppendUint32(r.regs[:0], uint32(t.tid))
 	b = t.cpu.MarshalState(b)
@@ -672,17 +766,18 @@ func (r *Recorder) threadRegs(t *threadRec) {
 	r.w.Opaque(TagRegs, b)
 }
 
-// syncRegions logs the address-space changes since the last call as
-// Munmap and Mmap records (the replay mirrors the layout and protections;
-// page contents come through the prediction cache).
-func (r *Recorder) syncRegions() {
-	mm := r.p.MM
-	if mm == r.regionsMM && mm.Gen() == r.regionsGen {
+// syncRegions logs the changes to address space sp since the last call
+// as Munmap and Mmap records (the replay mirrors the layout and
+// protections; page contents come through the prediction cache). They
+// apply to the address space of the running thread.
+func (r *Recorder) syncRegions(sp *spaceRec) {
+	mm := sp.mm
+	if sp.synced && mm.Gen() == sp.gen {
 		return // most syscalls change no region
 	}
-	r.regionsMM, r.regionsGen = mm, mm.Gen()
+	sp.synced, sp.gen = true, mm.Gen()
 	cur := mm.Regions(r.scratch[:0])
-	old := r.regions
+	old := sp.regions
 	if !slices.Equal(old, cur) {
 		// Unmap what is gone first, then map what is new: both lists
 		// are sorted, and an unchanged region is left alone.
@@ -693,17 +788,17 @@ func (r *Recorder) syncRegions() {
 		for _, g := range old {
 			if !in(g, cur) {
 				r.w.Munmap(g.Start, g.End-g.Start)
-				r.forgetCode(g.Start, g.End)
+				sp.forgetCode(g.Start, g.End)
 			}
 		}
 		for _, g := range cur {
 			if !in(g, old) {
 				r.mmap(g)
-				r.forgetCode(g.Start, g.End)
+				sp.forgetCode(g.Start, g.End)
 			}
 		}
 	}
-	r.regions, r.scratch = cur, old[:0]
+	sp.regions, r.scratch = cur, old[:0]
 }
 
 func (r *Recorder) mmap(g emu.Region) {
@@ -793,10 +888,10 @@ func (r *Recorder) ThreadStart(th *emu.Thread) {
 		parent = r.cur.tid
 	}
 	if len(r.threads) == 1 && r.seq == 0 {
-		r.syncRegions()
 		p := th.P
 		r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: p.PID, Ppid: p.Ppid(),
 			Path: p.Exe(), Argv: p.Argv()})
+		r.syncRegions(r.space(p.MM))
 		r.w.ThreadStart(t.tid, 0)
 		r.cur = t
 		r.checkpoint()
@@ -846,8 +941,19 @@ func (r *Recorder) checkpoint() {
 		cp.CurrentTid = r.cur.tid
 	}
 	r.regs = r.regs[:0]
-	for _, th := range r.p.Threads() {
+	m := r.p.Machine()
+	// ended are the threads listed that already ended (exit_group
+	// reports every thread's end before the process's): the replay
+	// drops them here, and no ProcessState lists them.
+	// tids are the ids the trace knows the threads by (a thread that
+	// execed keeps its own, where Linux gives it the pid).
+	ended, tids := map[int]bool{}, map[*emu.Thread]int{}
+	for _, th := range m.Threads() {
 		t := r.thread(th)
+		tids[th] = t.tid
+		if t.exited {
+			ended[t.tid] = true
+		}
 		start := len(r.regs)
 		r.regs = th.CPU.MarshalState(r.regs)
 		cp.Threads = append(cp.Threads, tracefile.ThreadState{Tid: t.tid, ICount: th.CPU.Icount, Regs: r.regs[start:]})
@@ -870,12 +976,40 @@ func (r *Recorder) checkpoint() {
 	// Re-simulation from here has none of the code before: the code
 	// cache reports each block again when it next runs (its decoding
 	// and translation stay), and Decoded logs its bytes.
-	r.p.MM.Code.NewEpoch()
-	clear(r.code)
+	procs := r.liveProcesses()
+	spaces := map[*x86.Memory]*spaceRec{}
+	for _, p := range procs {
+		sp := r.space(p.MM)
+		if spaces[p.MM.Mem] == nil {
+			// (Its regions are those the trace announced: every
+			// syscall that changes them is followed by its Mmap
+			// records, which apply to its thread's address space.)
+			p.MM.Code.NewEpoch()
+			clear(sp.code)
+			spaces[p.MM.Mem] = sp
+		}
+	}
+	// The address spaces of processes that ended or execed are gone.
+	r.spaces, r.lastSpace = spaces, nil
 	r.w.Checkpoint(cp)
-	// Re-announce the address space so re-simulation can start here.
-	for _, g := range r.regions {
-		r.mmap(g)
+	// Re-announce the processes and their address spaces so
+	// re-simulation can start here.
+	owner := map[*emu.MM]int{}
+	for _, p := range procs {
+		ps := &tracefile.ProcessState{Pid: p.PID, Ppid: p.Ppid(), SharesWith: owner[p.MM]}
+		for _, th := range p.Threads() {
+			if tid, ok := tids[th]; ok && !ended[tid] {
+				ps.Tids = append(ps.Tids, tid)
+			}
+		}
+		r.w.ProcessState(ps)
+		if ps.SharesWith != 0 {
+			continue
+		}
+		owner[p.MM] = p.PID
+		for _, g := range r.spaces[p.MM.Mem].regions {
+			r.mmap(g)
+		}
 	}
 	r.reannounceModules()
 	r.stats.Checkpoints++
@@ -884,27 +1018,100 @@ func (r *Recorder) checkpoint() {
 	}
 }
 
-// ProcessStart logs the start of a process of the tree (it runs
-// unrecorded: Config.FollowFirst).
+// liveProcesses returns the processes of the tree that have threads, in
+// creation order.
+func (r *Recorder) liveProcesses() []*emu.Process {
+	var out []*emu.Process
+	for _, p := range r.p.Machine().Processes() {
+		if len(p.Threads()) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ProcessStart logs the start of a process of the tree. A child with an
+// address space of its own starts with a copy of its parent's: the
+// regions the trace announced and the code it holds (the replay forks
+// its own copy at this record).
 func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	psp := r.space(parent.P.MM)
+	r.syncRegions(psp)
+	if child.MM != parent.P.MM {
+		csp := r.space(child.MM)
+		csp.regions = slices.Clone(psp.regions)
+		csp.synced, csp.gen = true, child.MM.Gen()
+		for pn, pg := range psp.code {
+			c := *pg
+			csp.code[pn] = &c
+		}
+	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: child.PID, Ppid: child.Ppid(),
 		Tid: parent.Tid, Position: r.position(), Flags: child.CloneFlags(), Argv: child.Argv()})
 }
 
-// ProcessExec logs an exec of any process of the tree.
+// ProcessExec logs an exec of any process of the tree: the replay gives
+// the process an empty address space here, which the execve's Mmap
+// records fill.
 func (r *Recorder) ProcessExec(p *emu.Process) {
 	tid := 0
 	if ts := p.Threads(); len(ts) > 0 {
 		tid = ts[0].Tid
 	}
+	if r.cur != nil && r.cur.pid == p.PID {
+		tid = r.cur.tid // the execing thread
+	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
 		Path: p.Exe(), Argv: p.Argv()})
+	r.pruneSpaces(nil)
 }
 
-// ProcessEnd logs the end of a process other than the first.
+// pruneSpaces forgets the address spaces no live process uses any more
+// (but gone, which is ending): a shell forking all day must not make
+// the recorder grow by a copy of its code map per child.
+func (r *Recorder) pruneSpaces(gone *emu.Process) {
+	used := map[*x86.Memory]bool{}
+	for _, p := range r.liveProcesses() {
+		if p != gone {
+			used[p.MM.Mem] = true
+		}
+	}
+	for mem := range r.spaces {
+		if !used[mem] {
+			delete(r.spaces, mem)
+		}
+	}
+	r.lastSpace = nil
+}
+
+// ProcessEnd logs the end of a process other than the first: the final
+// registers of its threads (for ttd replay --verify), then the record.
+// Threads still running (a process killed by another) end with it.
 func (r *Recorder) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
 	e := exitRecord(st, r.position())
+	r.endThreads(p.PID)
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExited, Pid: p.PID, Position: e.Position, Exit: *e})
+	r.pruneSpaces(p)
+}
+
+// endThreads writes the final registers of process pid's threads the
+// trace still knows, and ends those that had not ended.
+func (r *Recorder) endThreads(pid int) {
+	for _, t := range r.threads {
+		if t.pid != pid {
+			continue
+		}
+		b := binary.LittleEndian.AppendUint32(r.regs[:0], uint32(t.tid))
+		b = t.cpu.MarshalState(b)
+		r.regs = b
+		r.w.Opaque(TagFinalRegs, b)
+		if !t.exited {
+			r.stats.Reads += t.cache.Reads
+			t.cpu.DropPred()
+			t.cache.Release()
+			t.cache, t.exited = nil, true
+		}
+	}
 }
 
 // exitRecord describes st at position pos.

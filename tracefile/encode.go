@@ -457,7 +457,7 @@ func (w *Writer) Append(r *Record) {
 			return
 		}
 		w.buf = append(w.buf, r.Opaque.Bytes...)
-		if t == tagProcess {
+		if t == tagProcess || t == tagProcessState {
 			w.cur.flags |= flagProcesses
 		}
 		w.end(m)
@@ -469,5 +469,5 @@ func (w *Writer) Append(r *Record) {
 // unknownTag reports whether t is a length-prefixed tag this version
 // gives no meaning.
 func unknownTag(t uint64) bool {
-	return t == 0x0e || t == 0x0f || (t >= 0x20 && t < 0x80) // (0x20: Process, process.go)
+	return t == 0x0e || t == 0x0f || (t >= 0x20 && t < 0x80) // (0x20: Process, 0x21: ProcessState, process.go)
 }

@@ -175,9 +175,7 @@ func (r *Reader) Processes() ([]Process, error) {
 			}
 			p, k, err := DecodeProcess(rec.Opaque.Bytes)
 			if err != nil {
-				body := rec.Off + 1 + int64(uvarintLen(uint64(len(rec.Opaque.Bytes))))
-				return nil, &FormatError{Off: ci.Offset, Chunk: ci.Index, InChunk: body + int64(k),
-					Msg: "process record: " + err.Error(), Err: ErrCorrupt}
+				return nil, RecordError(ci, rec, k, err)
 			}
 			out = append(out, p)
 		}
@@ -222,4 +220,89 @@ func ProcessTree(recs []Process) []ProcessInfo {
 		}
 	}
 	return out
+}
+
+// ProcessState records (tag 0x21, minor version 2): in a trace that
+// re-simulates every process of the tree (header parameter processes =
+// tree), each Checkpoint record is followed by one ProcessState per live
+// process, each followed by the Mmap records of that process's address
+// space, so that re-simulation can start at the checkpoint.
+
+// tagProcessState is the record tag of a ProcessState record.
+const tagProcessState = 0x21
+
+// ProcessState says, at a checkpoint, which threads a process has and
+// whose address space it uses.
+type ProcessState struct {
+	Pid, Ppid int
+	// SharesWith is the pid of the process whose address space this one
+	// uses (a vfork or CLONE_VM child that has not execed), 0 when it has
+	// its own.
+	SharesWith int
+	// Tids are the process's live threads (their registers are in the
+	// Checkpoint record).
+	Tids []int
+}
+
+// appendProcessStateBody encodes s: int Pid, int Ppid, int SharesWith,
+// uvarint n, n x int Tid.
+func appendProcessStateBody(b []byte, s *ProcessState) []byte {
+	b = binary.AppendUvarint(b, uint64(s.Pid))
+	b = binary.AppendUvarint(b, uint64(s.Ppid))
+	b = binary.AppendUvarint(b, uint64(s.SharesWith))
+	b = binary.AppendUvarint(b, uint64(len(s.Tids)))
+	for _, t := range s.Tids {
+		b = binary.AppendUvarint(b, uint64(t))
+	}
+	return b
+}
+
+// ProcessState appends the state of one process at a checkpoint (after
+// the Checkpoint record).
+func (w *Writer) ProcessState(s *ProcessState) {
+	body := appendProcessStateBody(nil, s)
+	m, ok := w.begin(tagProcessState, len(body)+16)
+	if !ok {
+		return
+	}
+	w.buf = append(w.buf, body...)
+	w.cur.flags |= flagProcesses
+	w.end(m)
+}
+
+// IsProcess reports whether r is a Process record (tag 0x20) and
+// IsProcessState whether it is a ProcessState record (tag 0x21): both
+// come out of a RecordIter as KindUnknown with the body in Opaque.Bytes.
+func (r *Record) IsProcess() bool { return r.Kind == KindUnknown && r.Opaque.Tag == tagProcess }
+
+// IsProcessState: see IsProcess.
+func (r *Record) IsProcessState() bool {
+	return r.Kind == KindUnknown && r.Opaque.Tag == tagProcessState
+}
+
+// DecodeProcessState decodes the body of a ProcessState record. On
+// error, off is the offset in b of the field that is wrong.
+func DecodeProcessState(b []byte) (s ProcessState, off int, err error) {
+	d := &body{b: b}
+	s.Pid, s.Ppid, s.SharesWith = d.int(), d.int(), d.int()
+	n := d.count(1)
+	for i := 0; i < n && !d.bad; i++ {
+		s.Tids = append(s.Tids, d.int())
+	}
+	if d.bad {
+		return ProcessState{}, d.p, fmt.Errorf("field past the end of the record: %w", errProcess)
+	}
+	if d.p != len(b) {
+		return ProcessState{}, d.p, fmt.Errorf("%d bytes after the last field: %w", len(b)-d.p, errProcess)
+	}
+	return s, 0, nil
+}
+
+// RecordError is the *FormatError for a field of record rec of chunk ci
+// that is wrong: off is the offset of the field within the record's
+// body, as DecodeProcess and DecodeProcessState report it.
+func RecordError(ci *ChunkInfo, rec *Record, off int, err error) error {
+	body := rec.Off + 1 + int64(uvarintLen(uint64(len(rec.Opaque.Bytes))))
+	return &FormatError{Off: ci.Offset, Chunk: ci.Index, InChunk: body + int64(off),
+		Msg: "process record: " + err.Error(), Err: ErrCorrupt}
 }

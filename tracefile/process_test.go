@@ -119,3 +119,62 @@ func TestProcessCorrupt(t *testing.T) {
 		t.Fatalf("Processes of a bad record: %v, want a *FormatError", err)
 	}
 }
+
+// TestProcessStateRoundTrip writes ProcessState records after a
+// checkpoint and reads them back through the record iterator; a body
+// cut short or with bytes after its last field is refused with the
+// offset of the field.
+func TestProcessStateRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ps.ttd")
+	w, err := tracefile.Create(path, tracefile.Header{ProgramPath: "/bin/sh"}, tracefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tracefile.ProcessState{{Pid: 100, Ppid: 7, Tids: []int{100, 103}}, {Pid: 101, Ppid: 100, SharesWith: 100, Tids: []int{101}}}
+	w.Checkpoint(&tracefile.Checkpoint{Position: 0, Seq: 1, CurrentTid: 100})
+	for i := range want {
+		w.ProcessState(&want[i])
+	}
+	w.Exit(&tracefile.Exit{Kind: tracefile.ExitExited})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tracefile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Chunks()[0].HoldsProcesses() {
+		t.Error("the chunk is not flagged as holding process records")
+	}
+	it := r.Records(0)
+	var got []tracefile.ProcessState
+	for {
+		rec, err := it.Next()
+		if err != nil {
+			break
+		}
+		if rec.IsProcessState() {
+			s, _, err := tracefile.DecodeProcessState(rec.Opaque.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, s)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		body []byte
+		off  int
+	}{
+		{[]byte{100, 7}, 2},            // SharesWith missing
+		{[]byte{100, 7, 0, 2, 100}, 5}, // one tid of two
+		{[]byte{100, 7, 0, 0, 9}, 4},   // a byte too many
+	} {
+		if _, off, err := tracefile.DecodeProcessState(c.body); err == nil || off != c.off {
+			t.Errorf("DecodeProcessState(%v): offset %d, %v; want an error at %d", c.body, off, err, c.off)
+		}
+	}
+}

@@ -427,7 +427,7 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 	if err != nil {
 		return nil, err
 	}
-	if len(sums) == len(cps) && matches(sums, cps, tr.End()) {
+	if len(sums) == len(cps) && matches(sums, cps, tr.End()) && tr.SummariesFitFocus() {
 		for _, c := range tr.Chunks() {
 			if c.HoldsSummaries() {
 				ix.StoredBytes += c.Size

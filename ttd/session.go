@@ -13,6 +13,9 @@ import (
 
 // Options configure a Session.
 type Options struct {
+	// Pid is the process of a recorded tree whose memory the session
+	// shows and searches (reader.Trace.SetFocus); 0 is the first.
+	Pid int
 	// Workers re-simulate segments in parallel to build the access
 	// summaries of a trace that has none (0: one per CPU).
 	Workers int
@@ -117,6 +120,10 @@ func OpenWith(path string, opts Options) (*Session, error) {
 	}
 	tr, err := reader.Open(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := tr.SetFocus(opts.Pid); err != nil {
+		tr.Close()
 		return nil, err
 	}
 	s := &Session{path: path, tr: tr, end: tr.End(), opts: opts, fine: map[int]*fineList{}, StopOnSignal: true}

@@ -122,15 +122,19 @@ func BenchmarkRunMakeJ2(b *testing.B) {
 }
 
 // TestRecordProcessTrees records the same commands: the recording run
-// must behave like the native one, the first process's re-simulation
-// must verify, and the replay shows its part of the output.
+// must behave like the native one, the re-simulation of every process
+// must verify (from the start and from every checkpoint), and the
+// replay shows the whole tree's output.
 func TestRecordProcessTrees(t *testing.T) {
 	for _, p := range processTreePrograms(t) {
 		p := p
-		if p.Name == "tree-python-subprocess" {
-			// Its first process is Python itself, 160M instructions
-			// recorded and summarised: TestRecordReplaySystem records
-			// Python already, and proc_exec covers vfork while recording.
+		if p.Name == "tree-python-subprocess" && os.Getenv("TTD_SLOW_TREES") == "" {
+			// Python and its children (with pyenv's shims, 45
+			// processes): 205M instructions, recorded, summarised
+			// and replayed twice with checkpoints every 200K, several
+			// minutes on a loaded machine. TestRecordReplaySystem
+			// records Python already, and proc_exec covers vfork and
+			// posix_spawn; TTD_SLOW_TREES=1 runs it.
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) { recordReplay(t, p) })

@@ -14,7 +14,7 @@ import (
 	"ttd/x86"
 )
 
-const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|--format parquet -o FILE] TRACE, or [--at POS] [--json] [--origin ADDR[:SIZE]] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] TRACE"
+const queryUsage = "(--calls SYM | --memory ADDR:LEN [--access r|w|rw]) [--json|--format parquet -o FILE] TRACE, or [--at POS] [--json] [--origin ADDR[:SIZE]] [--find-prev-write|--find-next-write|--find-prev-read|--find-next-read ADDR[:SIZE]] [--mem ADDR:LEN] [--regs] [--where] [--pid PID] TRACE"
 
 // queryCmd implements "ttd query": travel to a position of a trace, or
 // search from it, and print what is there.
@@ -34,8 +34,9 @@ func queryCmd(name string, args []string) int {
 	fs.StringVar(&finds[2], "find-prev-read", "", "the last read of ADDR[:SIZE] before the position")
 	fs.StringVar(&finds[3], "find-next-read", "", "the first read of ADDR[:SIZE] at or after the position")
 	mem := fs.String("mem", "", "show LEN bytes at ADDR (unknown bytes as ??)")
-	regs := fs.Bool("regs", false, "show the current thread's registers")
+	regs := fs.Bool("regs", false, "show the current thread's registers (with --pid, those of the process's main thread)")
 	where := fs.Bool("where", false, "show a backtrace")
+	pid := fs.Int("pid", 0, "the process of a recorded tree to look at (ttd info lists them; default: the first): memory, registers and searches are that process's, positions stay global")
 	origin := fs.String("origin", "", "where the value of ADDR[:SIZE] (or a variable) at the position came from: the chain of stores, loads, moves and copies back to a constant, a computation, a syscall or memory never written")
 	if err := fs.Parse(reorderFlags(args)); err != nil {
 		return flagError(name, queryUsage, err)
@@ -54,7 +55,7 @@ func queryCmd(name string, args []string) int {
 		find, findArg = [...]string{"find-prev-write", "find-next-write", "find-prev-read", "find-next-read"}[i], f
 	}
 	path := fs.Arg(0)
-	s, err := ttd.OpenWith(path, ttd.Options{Progress: indexProgress(path)})
+	s, err := ttd.OpenWith(path, ttd.Options{Progress: indexProgress(path), Pid: *pid})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 		return 1
@@ -132,7 +133,7 @@ func queryCmd(name string, args []string) int {
 		}
 	}
 	if *regs {
-		if err := q.registers(); err != nil {
+		if err := q.registers(*pid); err != nil {
 			fmt.Fprintf(os.Stderr, "ttd query: %v\n", err)
 			return 1
 		}
@@ -515,8 +516,13 @@ func (q *queryOut) memory(arg string) error {
 	return nil
 }
 
-func (q *queryOut) registers() error {
-	r, err := q.s.Registers(0)
+// registers shows the current thread's registers, or with --pid those
+// of the process's main thread (whose id is the pid).
+func (q *queryOut) registers(pid int) error {
+	r, err := q.s.Registers(pid)
+	if errors.Is(err, ttd.ErrNoThread) && pid != 0 {
+		return fmt.Errorf("--regs: process %d has no main thread at position %d (not started yet, or ended)", pid, q.Position)
+	}
 	if err != nil {
 		return err
 	}

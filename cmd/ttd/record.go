@@ -177,6 +177,9 @@ func replayCmd(name string, args []string) int {
 	if *verify {
 		sum.VerifiedCheckpoints = &rp.Checkpoints
 	}
+	if tr.Tree() {
+		sum.Processes = replayProcesses(tr, rp, *verify)
+	}
 	status := 0
 	switch {
 	case errors.Is(err, reader.ErrEnd):
@@ -212,6 +215,20 @@ func replayCmd(name string, args []string) int {
 		if *verify {
 			fmt.Fprintf(os.Stderr, "ttd: verified %d checkpoints\n", rp.Checkpoints)
 		}
+		for _, p := range sum.Processes {
+			cmd := strings.Join(p.Argv, " ")
+			if len(p.Argv) == 0 {
+				cmd = "(started before the trace's window)"
+			}
+			if len(cmd) > 60 {
+				cmd = cmd[:57] + "..."
+			}
+			fmt.Fprintf(os.Stderr, "ttd:   process %d %s: %s", p.Pid, cmd, p.Outcome)
+			if *verify {
+				fmt.Fprintf(os.Stderr, ", %d thread states verified", p.VerifiedStates)
+			}
+			fmt.Fprintln(os.Stderr)
+		}
 		if sum.VerifiedSegments != nil {
 			fmt.Fprintf(os.Stderr, "ttd: verified %d intervals, each re-simulated from its checkpoint\n", *sum.VerifiedSegments)
 		}
@@ -238,6 +255,49 @@ type replaySummary struct {
 	VerifiedCheckpoints *int   `json:"verifiedCheckpoints,omitempty"`
 	VerifiedSegments    *int   `json:"verifiedSegments,omitempty"`
 	Error               string `json:"error,omitempty"`
+	// Processes are the processes of a recorded tree, each re-simulated
+	// (absent for a trace of one process recorded before ttd recorded
+	// whole trees).
+	Processes []replayProcess `json:"processes,omitempty"`
+}
+
+// replayProcess is one process of the tree as the replay saw it.
+type replayProcess struct {
+	Pid  int      `json:"pid"`
+	Ppid int      `json:"ppid"`
+	Argv []string `json:"argv"`
+	// Exit is how it ended (absent when it still ran when the first
+	// process ended, or when the replay stopped first).
+	Exit    *replayExit `json:"exit,omitempty"`
+	Outcome string      `json:"outcome"`
+	// VerifiedStates counts its thread states --verify compared with
+	// the recording's (at checkpoints and when it ended).
+	VerifiedStates int `json:"verifiedStates"`
+}
+
+// replayProcesses reports every process of the tree the replay
+// re-simulated.
+func replayProcesses(tr *reader.Trace, rp *reader.Replay, verify bool) []replayProcess {
+	argv := map[int][]string{}
+	for _, p := range tr.Processes() {
+		argv[p.Pid] = p.Argv
+	}
+	var out []replayProcess
+	for _, p := range rp.Processes() {
+		rpp := replayProcess{Pid: p.Pid, Ppid: p.Ppid, Argv: argv[p.Pid], VerifiedStates: p.Verified}
+		switch {
+		case p.Exit != nil:
+			e := p.Exit
+			rpp.Exit = &replayExit{Kind: e.Kind.String(), Code: e.Code, Signal: e.Signo, FaultAddr: e.FaultAddr}
+			rpp.Outcome = describeExit(e.Kind.String(), e.Code, e.Signo, e.FaultAddr)
+		case len(p.Tids) > 0 && rp.AtEnd():
+			rpp.Outcome = "still ran when the first process ended"
+		default:
+			rpp.Outcome = "had not ended where the replay stopped"
+		}
+		out = append(out, rpp)
+	}
+	return out
 }
 
 type replayExit struct {

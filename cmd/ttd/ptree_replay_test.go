@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ttd/internal/corpus"
+)
+
+// forkQuerySrc forks twice: a child that writes a global and exits 7,
+// and one that execs echo. The parent writes the global again after
+// the first child ended.
+const forkQuerySrc = `#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+long before_fork = 0; /* the parent writes it before fork, nobody after */
+long by_child = 0;    /* 1 before fork, 2 in the child, 3 in the parent after wait */
+int main(void) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	before_fork = 41;
+	by_child = 1;
+	pid_t c = fork();
+	if (c == 0) {
+		by_child = 2;
+		printf("child %ld %ld\n", before_fork, by_child);
+		_exit(7);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	by_child = 3;
+	pid_t e = fork();
+	if (e == 0) {
+		execl("/bin/echo", "echo", "execed", (char *)0);
+		_exit(127);
+	}
+	waitpid(e, NULL, 0);
+	printf("parent %ld %ld %d\n", before_fork, by_child, WEXITSTATUS(st));
+	return 3;
+}
+`
+
+// recordForkQuery builds and records forkQuerySrc, checks the
+// recording against the native run, and returns the trace and the pids
+// of the tree (first process first).
+func recordForkQuery(t *testing.T, flags ...string) (string, []int) {
+	exe := buildC(t, forkQuerySrc, "-O0", "-g")
+	nat := exec.Command(exe)
+	natOut, _ := nat.Output()
+	if nat.ProcessState.ExitCode() != 3 {
+		t.Fatalf("native run: status %d", nat.ProcessState.ExitCode())
+	}
+	trace := filepath.Join(t.TempDir(), "fork.ttd")
+	out, errs, st := ttdCmd(t, append(append([]string{"record", "-o", trace}, flags...), "--", exe)...)
+	if st != 3 || out != string(natOut) {
+		t.Fatalf("record: status %d (native 3), stdout %q (native %q); stderr %s", st, out, natOut, errs)
+	}
+	info, errs, st := ttdCmd(t, "info", "--json", trace)
+	if st != 0 {
+		t.Fatalf("info: %s", errs)
+	}
+	var rep struct {
+		Processes []struct {
+			Pid  int      `json:"pid"`
+			Argv []string `json:"argv"`
+		} `json:"processes"`
+	}
+	if err := json.Unmarshal([]byte(info), &rep); err != nil || len(rep.Processes) != 3 {
+		t.Fatalf("info --json: %v, %d processes:\n%s", err, len(rep.Processes), info)
+	}
+	var pids []int
+	for _, p := range rep.Processes {
+		pids = append(pids, p.Pid)
+	}
+	return trace, pids
+}
+
+// TestReplayVerifiesEveryProcess records a fork/exec/wait tree and
+// checks that ttd replay --verify re-simulates all three processes:
+// the output of all of them, their exits, and the registers each had
+// when it ended.
+func TestReplayVerifiesEveryProcess(t *testing.T) {
+	trace, pids := recordForkQuery(t, "--checkpoint-every", "50000")
+	out, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace)
+	if st != 0 {
+		t.Fatalf("replay --verify: status %d\n%s", st, errs)
+	}
+	if out != "child 41 2\nexeced\nparent 41 3 7\n" {
+		t.Errorf("replayed output %q", out)
+	}
+	js, errs, st := ttdCmd(t, "replay", "--verify", "--quiet", "--json", trace)
+	if st != 0 {
+		t.Fatalf("replay --json: status %d\n%s", st, errs)
+	}
+	var sum replaySummary
+	if err := json.Unmarshal([]byte(js), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Processes) != 3 {
+		t.Fatalf("replay --json lists %d processes, want 3:\n%s", len(sum.Processes), js)
+	}
+	wantCode := []int{3, 7, 0}
+	for i, p := range sum.Processes {
+		if p.Pid != pids[i] || p.Exit == nil || p.Exit.Code != wantCode[i] {
+			t.Errorf("process %d: %+v, want pid %d exiting with %d", i, p, pids[i], wantCode[i])
+		}
+		// Every process's end is checked (its final registers, or
+		// the last checkpoint for the first one).
+		if p.VerifiedStates < 1 {
+			t.Errorf("process %d: no thread state verified", p.Pid)
+		}
+	}
+	if sum.Processes[1].Argv[0] != "./fork" && !strings.HasSuffix(sum.Processes[1].Argv[0], "fork") && sum.Processes[2].Argv[0] != "echo" {
+		t.Errorf("argv: %v %v", sum.Processes[1].Argv, sum.Processes[2].Argv)
+	}
+}
+
+// TestQueryPid checks that ttd query --pid answers in that process's
+// address space: the child's last write of a global is its own, the
+// parent's is its own, and a global the child never wrote was last
+// written by the parent before the fork (the child's copy).
+func TestQueryPid(t *testing.T) {
+	trace, pids := recordForkQuery(t)
+	parent, child := pids[0], pids[1]
+	find := func(sym string, pid int) *queryJSON {
+		t.Helper()
+		args := []string{"query", "--json", "--find-prev-write", sym, trace}
+		if pid != 0 {
+			args = append([]string{"query", "--pid", strconv.Itoa(pid)}, args[1:]...)
+		}
+		out, errs, st := ttdCmd(t, args...)
+		if st != 0 {
+			t.Fatalf("query --pid %d --find-prev-write %s: status %d\n%s", pid, sym, st, errs)
+		}
+		var q queryJSON
+		if err := json.Unmarshal([]byte(out), &q); err != nil || q.Found == nil || q.Found.AfterValue == nil {
+			t.Fatalf("query --pid %d --find-prev-write %s: %v\n%s", pid, sym, err, out)
+		}
+		return &q
+	}
+	for _, c := range []struct {
+		sym      string
+		pid      int
+		want     uint64
+		wantLine int
+	}{
+		{"by_child", 0, 3, 18},      // the first process by default
+		{"by_child", parent, 3, 18}, // the parent after the child ended
+		{"by_child", child, 2, 12},  // the child's own write
+		{"before_fork", child, 41, 8},
+	} {
+		q := find(c.sym, c.pid)
+		if *q.Found.AfterValue != c.want || q.Found.Line != c.wantLine {
+			t.Errorf("--pid %d --find-prev-write %s: value %d at line %d, want %d at line %d", c.pid, c.sym,
+				*q.Found.AfterValue, q.Found.Line, c.want, c.wantLine)
+		}
+	}
+	// The child's write comes after the parent's pre-fork write and
+	// before its later one, on the one timeline.
+	pre, mid, post := find("before_fork", child).Found.Position, find("by_child", child).Found.Position, find("by_child", parent).Found.Position
+	if !(pre < mid && mid < post) {
+		t.Errorf("positions %d (parent before fork) %d (child) %d (parent after): not in order", pre, mid, post)
+	}
+	// --regs with --pid: the process's main thread, wherever the
+	// position is.
+	out, errs, st := ttdCmd(t, "query", "--json", "--regs", "--pid", strconv.Itoa(child), "--at", strconv.FormatUint(mid, 10), trace)
+	var q queryJSON
+	if st != 0 || json.Unmarshal([]byte(out), &q) != nil || q.Registers == nil || !strings.Contains(out, `"thread": `+strconv.Itoa(child)) {
+		t.Errorf("query --regs --pid %d: status %d\n%s%s", child, st, out, errs)
+	}
+	if _, errs, st := ttdCmd(t, "query", "--pid", "1", trace); st == 0 || !strings.Contains(errs, "process 1: no such process") {
+		t.Errorf("query --pid 1: status %d, stderr %q", st, errs)
+	}
+}
+
+// BenchmarkRecordMakeJ2 records the make -j2 build of
+// BenchmarkRunMakeJ2 (about 14 processes, every one recorded, 240M
+// instructions) and reports the recording's time as a multiple of the
+// native run ("x-native"), without the access summaries (a replay of
+// their own). rr's paper names make as its worst case, at 8x.
+func BenchmarkRecordMakeJ2(b *testing.B) {
+	if _, err := exec.LookPath("make"); err != nil {
+		b.Skip("make is not installed")
+	}
+	var prog corpus.Program
+	for _, p := range processTreePrograms(nil) {
+		if p.Name == "tree-make-j2-gcc" {
+			prog = p
+		}
+	}
+	var native, rec time.Duration
+	for i := 0; i < b.N; i++ {
+		ctx := context.Background()
+		n, err := prog.Run(ctx)
+		if err != nil || n.Status != 0 {
+			b.Fatalf("native make: %v %+v", err, n)
+		}
+		trace := filepath.Join(b.TempDir(), "make.ttd")
+		r, err := prog.Run(ctx, ttdBinary, "record", "--no-summaries", "-o", trace, "--")
+		if err != nil || r.Status != 0 {
+			b.Fatalf("ttd record make: %v %s", err, corpus.Tail(r.Stderr, 10))
+		}
+		native += n.Duration
+		rec += r.Duration
+	}
+	b.ReportMetric(float64(rec)/float64(native), "x-native")
+	b.ReportMetric(float64(rec.Milliseconds())/float64(b.N), "record-ms/op")
+	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
+}
