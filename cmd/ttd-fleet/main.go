@@ -315,21 +315,18 @@ func probeCmd(args []string) int {
 		return 2
 	}
 	ctx := context.Background()
+	defer fleet.Cleanup()
 	var bs []*probe.Bound
 	for _, pat := range pats {
-		if strings.Contains(pat, "://") {
-			fmt.Fprintf(os.Stderr, "ttd probe: %s: probe scripts read local recordings only (URLs: not supported yet)\n", pat)
-			return 2
-		}
 		names, err := fleet.List(ctx, pat)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
 			return 1
 		}
 		for _, tr := range names {
-			t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory(), nil)
+			t, closeT, symErr, err := fleet.OpenTarget(ctx, tr, p.NeedsMemory(), nil)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
+				fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
 				return 1
 			}
 			defer closeT()
@@ -358,10 +355,11 @@ func probeCmd(args []string) int {
 	if runner == "" || runner == "beam" {
 		runner = "prism"
 	}
-	o, err := p.RunWith(bs, fleet.ProbeEval(ctx, sc, dir, func(pl *beam.Pipeline) error {
-		_, err := beam.Run(ctx, runner, pl)
-		return err
-	}))
+	o, _, err := fleet.RunProbe(ctx, fleet.ProbeRun{Script: sc, Program: p, Bound: bs, Tmp: dir,
+		Run: func(pl *beam.Pipeline) error {
+			_, err := beam.Run(ctx, runner, pl)
+			return err
+		}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
 		return 1
