@@ -22,10 +22,16 @@
 // user composes them with any Beam transform. The filters given to those
 // methods are pushed down into re-simulation: only the named functions'
 // code is hooked, only the named syscalls reported, only the named
-// ranges watched. Probe scripts (package probe) do not run on Beam yet:
-// probe's runner folds partial results and fixes up carried state in
-// unexported code (run.go), which a Beam runner needs exported to give
-// output identical to the local runner's.
+// ranges watched.
+//
+// Probe scripts (package probe) run on Beam too (RunProbe): each segment
+// is evaluated by a worker to a probe.Partial, and the partials merge in
+// a CombineFn (ProbeCombineFn) by probe's merge law, before and after the
+// shuffle; the state scripts carry from segment to segment is composed
+// in segment order at ExtractOutput. Scripts whose clauses read state an
+// earlier segment wrote, or that call exit(), take the per-segment plan:
+// the partials come back and probe.Program.RunWith fixes them up and
+// folds them in order. Either way the output is the local runner's.
 //
 // Rows are independent of segment boundaries: every event belongs to
 // exactly one segment (the one whose interval holds its position; an

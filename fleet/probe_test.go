@@ -17,6 +17,11 @@ import (
 // runProbe runs sc over paths with the local runner (jobs 2) or, with
 // beam set, with the pipeline on prism, and returns what it printed.
 func runProbe(t *testing.T, sc Script, paths []string, beamRun bool) (stdout, stderr string, o *probe.Outcome, err error) {
+	stdout, stderr, o, _, err = runProbePlan(t, sc, paths, beamRun)
+	return
+}
+
+func runProbePlan(t *testing.T, sc Script, paths []string, beamRun bool) (stdout, stderr string, o *probe.Outcome, plan ProbePlan, err error) {
 	t.Helper()
 	p, err := sc.Compile()
 	if err != nil {
@@ -26,7 +31,7 @@ func runProbe(t *testing.T, sc Script, paths []string, beamRun bool) (stdout, st
 	for _, path := range paths {
 		tg, closeT, _, err := probe.OpenTarget(path, p.NeedsMemory(), nil)
 		if err != nil {
-			return "", "", nil, fmt.Errorf("%s: %w", path, err)
+			return "", "", nil, 0, fmt.Errorf("%s: %w", path, err)
 		}
 		defer closeT()
 		b, err := p.Bind(tg)
@@ -36,16 +41,17 @@ func runProbe(t *testing.T, sc Script, paths []string, beamRun bool) (stdout, st
 		bs = append(bs, b)
 	}
 	if beamRun {
-		o, err = p.RunWith(bs, ProbeEval(context.Background(), sc, t.TempDir(), func(pl *beam.Pipeline) error { return run(t, pl) }))
+		o, plan, err = RunProbe(context.Background(), ProbeRun{Script: sc, Program: p, Bound: bs, Tmp: t.TempDir(),
+			Run: func(pl *beam.Pipeline) error { return run(t, pl) }})
 	} else {
 		o, err = p.Run(bs, probe.RunOptions{Jobs: 2})
 	}
 	if err != nil {
-		return "", "", nil, err
+		return "", "", nil, 0, err
 	}
 	var w, e bytes.Buffer
 	o.Print(&w, &e)
-	return w.String(), e.String(), o, nil
+	return w.String(), e.String(), o, plan, nil
 }
 
 // TestProbeBeamMatchesLocal: the same scripts over several recordings
@@ -59,30 +65,56 @@ func TestProbeBeamMatchesLocal(t *testing.T) {
 		calls += n
 		sumN += n * (n + 1) / 2
 	}
+	// The recordings in an order that is not their names' (the local
+	// runner takes them as given), one of them twice.
+	mixed := []string{paths[2], paths[0], paths[1], paths[0]}
 	scripts := []struct {
-		name string
-		sc   Script
+		name  string
+		sc    Script
+		plan  ProbePlan
+		paths []string
 	}{
 		{"selfAcrossSegments", Script{Src: `BEGIN { printf("start\n"); }
 fn::work:entry { self->n = arg0; self->t = pos; }
 fn::work:return /self->n/ { @sum = sum(self->n); @calls = count(); @len = max(pos - self->t); printf("work(%d) = %d\n", self->n, retval); self->n = 0; }
-END { printf("end\n"); }`, Quiet: true}},
-		{"records", Script{Src: `fn::work:entry { trace(arg0); @q[execname] = quantize(arg0); }`}},
-		{"syscalls", Script{Src: `syscall::write:entry { @w[probefunc] = sum(arg2); }`}},
+END { printf("end\n"); }`, Quiet: true}, PlanSegments, paths},
+		{"records", Script{Src: `fn::work:entry { trace(arg0); @q[execname] = quantize(arg0); }`}, PlanCombine, paths},
+		{"syscalls", Script{Src: `syscall::write:entry { @w[probefunc] = sum(arg2); }`}, PlanCombine, paths},
+		// printa, trunc and clear cut the aggregations in the middle of
+		// the run: the CombineFn must keep them in order.
+		{"cutsInOrder", Script{Src: `fn::work:entry { @c[arg0 % 3] = count(); @s = sum(arg0); @m = max(arg0); }
+fn::work:entry /arg0 == 3/ { printa(@c); trunc(@c, 1); }
+fn::work:entry /arg0 == 5/ { printa("sum %@d\n", @s); clear(@s); }
+syscall::write:return { @w = lquantize(arg0, 0, 20, 2); }`}, PlanCombine, mixed},
+		// END reads a global the probes wrote last (the last recording's
+		// last write) and prints its own position and thread.
+		{"endReadsState", Script{Src: `BEGIN { printf("begin %d %d\n", pos, tid); }
+fn::work:entry { last = arg0; @n = count(); }
+END { printf("end %d %d last=%d\n", pos, tid, last); }`, Quiet: true}, PlanCombine, mixed},
+		// exit() in the middle of the first recording: nothing after it.
+		{"exit", Script{Src: `fn::work:entry { @n = count(); printf("%d\n", arg0); }
+fn::work:entry /arg0 == 4/ { exit(3); }`, Quiet: true}, PlanSegments, mixed},
 	}
 	for _, tc := range scripts {
 		t.Run(tc.name, func(t *testing.T) {
-			local, localErr, lo, err := runProbe(t, tc.sc, paths, false)
+			local, localErr, lo, err := runProbe(t, tc.sc, tc.paths, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotErr, _, err := runProbe(t, tc.sc, paths, true)
+			got, gotErr, bo, plan, err := runProbePlan(t, tc.sc, tc.paths, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != local || gotErr != localErr {
 				t.Fatalf("beam output differs from local:\n--- beam\n%s%s\n--- local\n%s%s", got, gotErr, local, localErr)
 			}
+			if plan != tc.plan {
+				t.Fatalf("plan %v, want %v", plan, tc.plan)
+			}
+			if bo.ExitCode() != lo.ExitCode() {
+				t.Fatalf("exit code %d, local %d", bo.ExitCode(), lo.ExitCode())
+			}
+			t.Logf("%s: %d segments, plan %v, %d bytes of output", tc.name, lo.Segments, plan, len(got))
 			if tc.name != "selfAcrossSegments" {
 				return
 			}
@@ -147,7 +179,8 @@ func TestProbeBeamCorruptTrace(t *testing.T) {
 	if err := os.Truncate(bad, st.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	_, err = prog.RunWith(bs, ProbeEval(context.Background(), sc, t.TempDir(), func(pl *beam.Pipeline) error { return run(t, pl) }))
+	_, _, err = RunProbe(context.Background(), ProbeRun{Script: sc, Program: prog, Bound: bs, Tmp: t.TempDir(),
+		Run: func(pl *beam.Pipeline) error { return run(t, pl) }})
 	if err == nil {
 		t.Fatal("no error for a truncated recording")
 	}

@@ -198,33 +198,37 @@ type openTrace struct {
 // the trace, or the files it names). Recordings of the same program
 // share one table (symCache).
 func (ot *openTrace) Symbols() (*symbols.Table, error) {
-	ot.symOnce.Do(func() {
-		mods, err := ot.t.Modules()
-		if err != nil {
-			ot.symErr = traceErr(ot.name, err)
-			return
-		}
-		var ms []symbols.Module
-		var key strings.Builder
-		for _, m := range mods {
-			sm := symbols.Module{Path: string(m.Path), LoadAddr: m.LoadAddr}
-			fmt.Fprintf(&key, "%s@%x:", sm.Path, sm.LoadAddr)
-			if data, err := ot.t.ModuleFile(m); err == nil && data != nil {
-				sm.Data = data
-				fmt.Fprintf(&key, "embedded:%x;", sha256.Sum256(data))
-			} else if st, err := os.Stat(sm.Path); err == nil {
-				fmt.Fprintf(&key, "file:%d:%d;", st.Size(), st.ModTime().UnixNano())
-			} else {
-				key.WriteString("missing;")
-			}
-			ms = append(ms, sm)
-		}
-		ot.syms, ot.symErr = symCache.load(key.String(), ms)
-		if ot.syms == nil && ot.symErr != nil {
-			ot.symErr = traceErr(ot.name, ot.symErr)
-		}
-	})
+	ot.symOnce.Do(func() { ot.syms, ot.symErr = sharedSymbols(ot.name, ot.t) })
 	return ot.syms, ot.symErr
+}
+
+// sharedSymbols loads the symbol table of a recording's modules through
+// symCache: recordings of the same program share one table.
+func sharedSymbols(name string, t *reader.Trace) (*symbols.Table, error) {
+	mods, err := t.Modules()
+	if err != nil {
+		return nil, traceErr(name, err)
+	}
+	var ms []symbols.Module
+	var key strings.Builder
+	for _, m := range mods {
+		sm := symbols.Module{Path: string(m.Path), LoadAddr: m.LoadAddr}
+		fmt.Fprintf(&key, "%s@%x:", sm.Path, sm.LoadAddr)
+		if data, err := t.ModuleFile(m); err == nil && data != nil {
+			sm.Data = data
+			fmt.Fprintf(&key, "embedded:%x;", sha256.Sum256(data))
+		} else if st, err := os.Stat(sm.Path); err == nil {
+			fmt.Fprintf(&key, "file:%d:%d;", st.Size(), st.ModTime().UnixNano())
+		} else {
+			key.WriteString("missing;")
+		}
+		ms = append(ms, sm)
+	}
+	syms, err := symCache.load(key.String(), ms)
+	if syms == nil && err != nil {
+		err = traceErr(name, err)
+	}
+	return syms, err
 }
 
 // symCache keeps the symbol tables a worker loaded, by the identity of

@@ -457,10 +457,18 @@ func (o *Outcome) hasLines() bool {
 // state (see doc.go). b is any of the bound targets (for BEGIN and
 // END's built-ins).
 func (p *Program) Finish(b *Bound, parts ...*Partial) *Outcome {
+	return p.FinishAcross(b, b, parts...)
+}
+
+// FinishAcross is Finish over several targets taken as one execution
+// after another, as Run takes them: BEGIN runs with first, END with last
+// (its pos is last's end), so that its output is Run's.
+func (p *Program) FinishAcross(first, last *Bound, parts ...*Partial) *Outcome {
 	out := &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: p}
-	if b.T.Syms != nil {
-		out.sy = b.T.Syms
+	if first.T.Syms != nil {
+		out.sy = first.T.Syms
 	}
+	b := first
 	begin := specialEval(b, b.begin, nil, 0)
 	out.fold(begin)
 	var all *Partial
@@ -468,6 +476,7 @@ func (p *Program) Finish(b *Bound, parts ...*Partial) *Outcome {
 		all = Merge(all, pt)
 	}
 	state := composeState(nil, begin.Writes, nil)
+	b = last
 	endPos := b.T.Trace.End()
 	if all != nil {
 		out.fold(all)

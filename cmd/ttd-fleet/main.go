@@ -31,6 +31,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"ttd/fleet"
+	"ttd/internal/progress"
 	"ttd/probe"
 	"ttd/tables"
 )
@@ -315,35 +316,41 @@ func probeCmd(args []string) int {
 		return 2
 	}
 	ctx := context.Background()
+	defer fleet.Cleanup()
 	var bs []*probe.Bound
+	var names []string
 	for _, pat := range pats {
-		if strings.Contains(pat, "://") {
-			fmt.Fprintf(os.Stderr, "ttd probe: %s: probe scripts read local recordings only (URLs: not supported yet)\n", pat)
-			return 2
-		}
-		names, err := fleet.List(ctx, pat)
+		ns, err := fleet.List(ctx, pat)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
 			return 1
 		}
-		for _, tr := range names {
-			t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory(), nil)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
-				return 1
-			}
-			defer closeT()
-			if symErr != nil {
-				fmt.Fprintf(os.Stderr, "ttd probe: %s: symbols: %s\n", tr, strings.SplitN(symErr.Error(), "\n", 2)[0])
-			}
-			b, err := p.Bind(t)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
-				return 2
-			}
-			bs = append(bs, b)
-		}
+		names = append(names, ns...)
 	}
+	// Opening copies URLs' recordings here and, for scripts that read
+	// memory, builds indexes: a bar on a terminal.
+	bar := progress.New("ttd-fleet: opening", "recordings", int64(len(names)))
+	for i, tr := range names {
+		t, closeT, symErr, err := fleet.OpenTarget(ctx, tr, p.NeedsMemory(), nil)
+		if err != nil {
+			bar.Done()
+			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
+			return 1
+		}
+		defer closeT()
+		if symErr != nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s: symbols: %s\n", tr, strings.SplitN(symErr.Error(), "\n", 2)[0])
+		}
+		b, err := p.Bind(t)
+		if err != nil {
+			bar.Done()
+			fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
+			return 2
+		}
+		bs = append(bs, b)
+		bar.Set(i+1, len(names))
+	}
+	bar.Done()
 	dir := *tmp
 	if dir == "" {
 		d, err := os.MkdirTemp("", "ttd-fleet-")
@@ -358,10 +365,11 @@ func probeCmd(args []string) int {
 	if runner == "" || runner == "beam" {
 		runner = "prism"
 	}
-	o, err := p.RunWith(bs, fleet.ProbeEval(ctx, sc, dir, func(pl *beam.Pipeline) error {
-		_, err := beam.Run(ctx, runner, pl)
-		return err
-	}))
+	o, _, err := fleet.RunProbe(ctx, fleet.ProbeRun{Script: sc, Program: p, Bound: bs, Tmp: dir,
+		Run: func(pl *beam.Pipeline) error {
+			_, err := beam.Run(ctx, runner, pl)
+			return err
+		}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
 		return 1

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"ttd/internal/progress"
 	"ttd/probe"
 	"ttd/recorder"
 )
@@ -106,7 +107,9 @@ func probeCmd(name string, args []string) int {
 		}
 		bs = append(bs, b)
 	}
-	o, err := p.Run(bs, probe.RunOptions{Jobs: *jobs})
+	bar := progress.New("probe", "segments", 1)
+	o, err := p.Run(bs, probe.RunOptions{Jobs: *jobs, Progress: bar.Callback()})
+	bar.Done()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
 		return 1

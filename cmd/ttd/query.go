@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ttd/internal/progress"
 	"ttd/reader"
 	"ttd/ttd"
 	"ttd/x86"
@@ -630,16 +631,17 @@ func summaryProgress(path string) func(done, total int) {
 	return progressLine("ttd: access summaries of " + path)
 }
 
-// progressLine returns a progress reporter that rewrites one line of a
-// terminal (nil when stderr is not one).
+// progressLine returns a progress reporter that draws a bar on stderr
+// when it is a terminal (nil otherwise), cleared when done reaches total.
 func progressLine(what string) func(done, total int) {
-	if st, err := os.Stderr.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	bar := progress.New(what, "segments", 1)
+	if bar == nil {
 		return nil
 	}
 	return func(done, total int) {
-		fmt.Fprintf(os.Stderr, "\r%s: %d/%d", what, done, total)
-		if done == total {
-			fmt.Fprintln(os.Stderr)
+		bar.Set(done, total)
+		if done >= total {
+			bar.Done()
 		}
 	}
 }
