@@ -106,7 +106,14 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	t.legacy = cc.LegacyReads
 	if !t.block(b, mode) {
 		j.declined = true
+		if StatsOn {
+			statCount(&stats.declined, 1)
+		}
 		return
+	}
+	if StatsOn {
+		statCount(&stats.xlated, 1)
+		statCount(&stats.xbytes, uint64(len(t.a.Buf)))
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
 		j.entry, j.chain, j.mode = e+uintptr(t.entryOff), e, mode
