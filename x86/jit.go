@@ -57,7 +57,7 @@ type jitBlock struct {
 
 // jitTabBits sizes the table of translations by guest address through
 // which a return or an indirect jump finds the translation of its target.
-const jitTabBits = 12
+const jitTabBits = 14
 
 type jitTabEntry struct {
 	pc    uint64
