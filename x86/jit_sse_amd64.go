@@ -19,7 +19,9 @@ func xreg(o *Operand, lane int32) as.Mem { return as.M(hCPU, offX+int32(o.Reg)*1
 // sse translates the SSE moves; false for anything else.
 func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 	if in.NArgs != 2 {
-		return false
+		// The forms with an immediate (pshufd, palignr, shufps,
+		// round*, blend*): sseNative's table has them.
+		return t.sseNative(in, d, s)
 	}
 	a := &t.a
 	switch in.Op {
