@@ -3,10 +3,11 @@
 
 GO        ?= go
 BIN       := bin/ttd
-APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash systemtap-sdt-dev
+APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash \
+            xz-utils bzip2 zstd perl lua5.4 nodejs jq systemtap-sdt-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build build-fleet deps example test test-short test-race test-dap test-dap-deps vsix bench pgo fuzz clean
+.PHONY: all build build-fleet deps example test test-short test-race test-dap test-dap-deps vsix bench bench-broad pgo fuzz clean
 
 all: build
 
@@ -81,6 +82,13 @@ bench: deps build
 	$(GO) run ./bench/cmd/dapbench
 	$(GO) run ./bench/cmd/travel -ttd $(BIN)
 	$(GO) test -run XXX -bench . -benchmem ./reader/ ./ttd/
+
+# bench-broad runs the broad benchmark of issue 24: 35 real programs and
+# inputs (compressors, hashes, sort, python3, perl, lua, node, sqlite3, jq,
+# Go, C++) natively, under ttd run, ttd record and qemu-user, in a tuning
+# set and a check set, timed in CPU time (rusage), with geometric means.
+bench-broad: deps build
+	$(GO) run ./bench/cmd/broad
 
 # pgo regenerates cmd/ttd/default.pgo from profiles of the bench workloads.
 pgo: deps

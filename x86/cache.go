@@ -92,6 +92,10 @@ func (cc *CodeCache) lookup(pc uint64) *Block {
 
 func (cc *CodeCache) insert(b *Block) {
 	b.valid = true
+	if StatsOn {
+		statCount(&stats.blocks, 1)
+		statCount(&stats.insts, uint64(len(b.Insts)))
+	}
 	cc.blocks[b.PC] = b
 	cc.fast[fastIndex(b.PC)] = b
 	for pn := b.firstPage; pn <= b.lastPage; pn++ {

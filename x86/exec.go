@@ -42,6 +42,9 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 			// visible at the stop (deadflags.go).
 			from = nil
 			c.runExact(b.Insts)
+			if StatsOn {
+				statInsts(statExact, b.Insts, 0, c.blkLen)
+			}
 		}
 		done := c.blkLen
 		c.Icount += uint64(done)

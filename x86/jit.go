@@ -62,7 +62,7 @@ type jitBlock struct {
 
 // jitTabBits sizes the table of translations by guest address through
 // which a return or an indirect jump finds the translation of its target.
-const jitTabBits = 12
+const jitTabBits = 14
 
 type jitTabEntry struct {
 	pc    uint64
@@ -156,12 +156,18 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		if !c.jitOK || j.declined || j.heat < jitThreshold {
 			j.heat++
 			c.runInsts(b.Insts, 0)
+			if StatsOn {
+				c.statRan(b, 0)
+			}
 			return 0
 		}
 		c.cache.unlinkJIT(b)
 		c.cache.translate(b, c.jitMode)
 		if j.entry == 0 {
 			c.runInsts(b.Insts, 0)
+			if StatsOn {
+				c.statRan(b, 0)
+			}
 			return 0
 		}
 	}
@@ -184,6 +190,9 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		}
 		c.jitRetired, c.jitLimit, c.jitLast = 0, budget-before, uint64(last.jit.id)
 		r := jitCall(entry, unsafe.Pointer(c))
+		if StatsOn {
+			c.statCall(r)
+		}
 		if c.jitLogN > 0 {
 			c.Obs.(ReadLogger).LoggedReads(c, c.jitLog[:c.jitLogN])
 			c.jitLogN = 0
@@ -220,10 +229,16 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		}
 		if entry == 0 {
 			c.runInsts(last.Insts, k)
+			if StatsOn {
+				c.statRan(last, k)
+			}
 			return before
 		}
 		in := &last.Insts[k]
 		in.Fn(c, in)
+		if StatsOn {
+			statInsts(statLeft, last.Insts, k, k+1)
+		}
 		if c.blkLen != n || c.exit.Reason != ExitNone || !last.valid {
 			// It ended the block (a taken jump, an exit) or changed
 			// its code.

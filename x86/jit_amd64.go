@@ -106,7 +106,14 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	t.legacy = cc.LegacyReads
 	if !t.block(b, mode) {
 		j.declined = true
+		if StatsOn {
+			statCount(&stats.declined, 1)
+		}
 		return
+	}
+	if StatsOn {
+		statCount(&stats.xlated, 1)
+		statCount(&stats.xbytes, uint64(len(t.a.Buf)))
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
 		j.entry, j.chain, j.mode = e+uintptr(t.entryOff), e, mode
@@ -213,6 +220,13 @@ type jitExit struct {
 	reads, extra int32
 }
 
+// jitResumeMin is the number of instructions that must follow an
+// instruction the translator does not handle, in its block, for the
+// translation to take up again after it rather than end there: leaving
+// translated code and entering it again costs a few interpreted
+// instructions.
+const jitResumeMin = 4
+
 // jitChained is jitCall's result when the last block ran left at a
 // chaining exit whose successor did not run (CPU.jitDone says how many of
 // its instructions ran); any other result is the index of the instruction
@@ -306,7 +320,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.prologue()
 	a.Bind(body)
 	t.clearMark()
-	done := 0
+	done, xl := 0, 0 // instructions done, and translated
 	t.resumes = t.resumes[:0]
 	for done < n {
 		if done > 0 && t.hasExt {
@@ -318,15 +332,28 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
+		pos, nexits := a.Len(), len(t.exits)
 		if !t.inst(&b.Insts[done]) {
-			break
+			// An instruction the translator does not handle: leave
+			// for the interpreter and take up again after it (a resume
+			// entry), when enough of the block follows to pay for the
+			// round trip through Go (jitResumeMin) and inst emitted
+			// nothing.
+			if n-done-1 < jitResumeMin || a.Len() != pos || len(t.exits) != nexits || b.Insts[done].Flags&InstEndsBlock != 0 {
+				break
+			}
+			t.spill() // an exit finds the flags in hFlags (leave)
+			a.Jmp(t.exit())
+			done++
+			continue
 		}
+		xl++
 		done++
 	}
 	if len(t.resumes) > 0 && t.resumes[len(t.resumes)-1].k == done {
 		t.resumes = t.resumes[:len(t.resumes)-1] // not translated
 	}
-	if done == 0 {
+	if xl == 0 {
 		return false
 	}
 	// The end of the translation: the block's end, where it chains to

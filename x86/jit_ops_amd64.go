@@ -113,6 +113,11 @@ func (t *jitT) inst(in *Inst) bool {
 	case x86asm.NOP:
 		return true
 
+	case x86asm.PREFETCHNTA, x86asm.PREFETCHT0, x86asm.PREFETCHT1, x86asm.PREFETCHT2, x86asm.PREFETCHW:
+		// Hints that never fault or read: nothing (opNop), as in the
+		// interpreter.
+		return true
+
 	case x86asm.MOV:
 		if n != 2 {
 			return false
@@ -266,6 +271,9 @@ func (t *jitT) inst(in *Inst) bool {
 
 	case x86asm.DIV:
 		return t.div(in, d)
+
+	case x86asm.IDIV:
+		return t.idiv(in, d)
 
 	case x86asm.BSF, x86asm.BSR, x86asm.TZCNT, x86asm.POPCNT:
 		return t.bitScan(in, d, s)
@@ -429,6 +437,12 @@ func (t *jitT) inst(in *Inst) bool {
 			a.MovRI(as.RCX, d.Imm)
 		case isReg(d) && d.Size == 8:
 			a.MovRM(8, as.RCX, greg(d))
+		case d.Kind == KMem && d.Size == 8:
+			// call [mem]: through a table of functions or the GOT.
+			t.spill()
+			t.ea(d)
+			t.load(8)
+			a.MovRR(8, as.RCX, as.R9)
 		default:
 			return false
 		}
@@ -436,6 +450,7 @@ func (t *jitT) inst(in *Inst) bool {
 		a.MovRM(8, as.RSI, gregN(RSP))
 		a.Lea(8, as.RSI, as.M(as.RSI, -8))
 		t.storeCheck(8, false)
+		t.commitRead()
 		a.MovRI(as.R8, in.PC+uint64(in.Len))
 		t.store(8, as.R8)
 		a.MovMR(8, gregN(RSP), as.RSI)
@@ -536,10 +551,17 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 //   - ror: OF = top bit ^ next bit of the result.
 func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	a := &t.a
-	if in.NArgs != 2 || d.Kind != KReg || d.Size < 4 {
+	if in.NArgs != 2 || !isReg(d) {
 		return false
 	}
 	size := int(d.Size)
+	// The hardware masks the count to 5 bits (6 for 64-bit operands);
+	// for 8- and 16-bit operands what is left may still reach past the
+	// operand, where flags differ: those stay with the interpreter.
+	cmask := uint64(31)
+	if size == 8 {
+		cmask = 63
+	}
 	op := jitShift[in.Op]
 	rot := in.Op == x86asm.ROL || in.Op == x86asm.ROR
 	fix := live&(FlagAF|FlagOF) != 0
@@ -550,14 +572,21 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	var cnt uint64
 	switch {
 	case s.Kind == KImm:
-		cnt = s.Imm & uint64(size*8-1)
-		if cnt == 0 {
+		cnt = s.Imm & cmask
+		if cnt == 0 || cnt >= uint64(size*8) {
 			return false
 		}
 	case s.Kind == KReg && s.Reg == RCX && s.Size == 1:
 		cl = true
 	default:
 		return false
+	}
+	if cl && size < 4 {
+		t.spill()
+		a.MovRM(4, as.RCX, gregN(RCX))
+		a.ALURI(as.AND, 4, as.RCX, 31)
+		a.ALURI(as.CMP, 4, as.RCX, int64(size*8))
+		a.Jcc(3, t.exit()) // jae: a count past the operand
 	}
 	skip := a.NewLabel()
 	if cl && fix {
@@ -587,7 +616,7 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		t.shiftFlags(in.Op, size)
 	}
 	a.Bind(skip)
-	a.MovMR(8, greg(d), as.R8)
+	a.MovMR(wide(size), greg(d), as.R8)
 	return true
 }
 
@@ -726,6 +755,55 @@ func (t *jitT) div(in *Inst, d *Operand) bool {
 	a.Jcc(3, t.exit()) // jae: #DE
 	t.commitRead()
 	a.DivR(size, as.R9)
+	a.MovMR(8, gregN(RAX), as.RAX)
+	a.MovMR(8, gregN(RDX), as.RDX)
+	return true
+}
+
+// idiv translates signed division of EDX:EAX or RDX:RAX. Only what the
+// host divides without a fault runs here: a divisor of 0, of -1, a
+// 64-bit dividend that RDX does not merely sign-extend, or a quotient too
+// big for EAX leave for the interpreter (which raises #DE when it must).
+// The 32-bit form divides in 64 bits, so the host never faults. The flags
+// stay as they were, as the interpreter leaves them.
+func (t *jitT) idiv(in *Inst, d *Operand) bool {
+	if in.NArgs != 1 || d.Size < 4 || !isReg(d) && d.Kind != KMem {
+		return false
+	}
+	a := &t.a
+	size := int(d.Size)
+	t.spill()
+	t.srcToR9(d)
+	x := t.exit()
+	if size == 4 {
+		a.Movsx(8, 4, as.R9, as.R9)
+	}
+	a.ALURI(as.CMP, 8, as.R9, -1)
+	a.Jcc(4, x) // je: -1 (and the 64-bit overflow)
+	a.TestRR(8, as.R9, as.R9)
+	a.Jcc(4, x) // jz: #DE
+	if size == 4 {
+		a.MovRM(4, as.RAX, gregN(RAX))
+		a.MovRM(4, as.RDX, gregN(RDX))
+		a.ShiftRI(as.SHL, 8, as.RDX, 32)
+		a.ALURR(as.OR, 8, as.RAX, as.RDX)
+		a.Cqo()
+		a.IdivR(8, as.R9)
+		a.Movsx(8, 4, as.RCX, as.RAX)
+		a.ALURR(as.CMP, 8, as.RCX, as.RAX)
+		a.Jcc(5, x) // jne: the quotient does not fit: #DE
+		a.MovRR(4, as.RAX, as.RAX)
+		a.MovRR(4, as.RDX, as.RDX)
+	} else {
+		a.MovRM(8, as.RAX, gregN(RAX))
+		a.MovRM(8, as.RDX, gregN(RDX))
+		a.MovRR(8, as.RCX, as.RAX)
+		a.ShiftRI(as.SAR, 8, as.RCX, 63)
+		a.ALURR(as.CMP, 8, as.RCX, as.RDX)
+		a.Jcc(5, x) // jne: a 128-bit dividend
+		a.IdivR(8, as.R9)
+	}
+	t.commitRead()
 	a.MovMR(8, gregN(RAX), as.RAX)
 	a.MovMR(8, gregN(RDX), as.RDX)
 	return true

@@ -62,7 +62,7 @@ func (f *Fault) Error() string {
 }
 
 const (
-	tlbBits = 10
+	tlbBits = 12
 	tlbSize = 1 << tlbBits
 	tlbMask = tlbSize - 1
 	noTag   = ^uint64(0)

@@ -43,7 +43,7 @@ func register(c command) {
 }
 
 func init() {
-	register(command{"run", "[--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
+	register(command{"run", "[--verbose] [--stats] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG in the emulator", runCmd, 10})
 	register(command{"record", "[-o TRACE] [--embed-binaries] [--verbose] [--cpu LEVEL] [--] PROG [ARGS...]", "run PROG and record a trace of it", recordCmd, 20})
 	register(command{"replay", "[--verify] [--quiet] TRACE", "re-simulate a trace and print the program's output", replayCmd, 30})
 	register(command{"info", "[--records] [--json] TRACE", "describe a trace: threads, instructions, size, density, how the program ended, the process tree", infoCmd, 40})
@@ -219,9 +219,10 @@ func programConfig(rest []string, verbose bool) (emu.Config, int) {
 
 // runCmd implements "ttd run".
 func runCmd(name string, args []string) int {
-	const usageArgs = "[--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
+	const usageArgs = "[--verbose] [--stats] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
+	statsFlag := fs.Bool("stats", false, "print, on exit, how many instructions ran interpreted and why, by opcode (also TTD_STATS=1)")
 	cpu := cpuFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
@@ -246,7 +247,13 @@ func runCmd(name string, args []string) int {
 		}
 		return 126
 	}
+	if *statsFlag {
+		x86.StatsOn = true
+	}
 	st, err := p.Run()
+	if x86.StatsOn {
+		x86.WriteStats(os.Stderr, p.Icount())
+	}
 	if err != nil {
 		var ue *x86.UnimplementedError
 		if errors.As(err, &ue) {

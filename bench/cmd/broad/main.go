@@ -1,0 +1,224 @@
+// Command broad is the broad speed benchmark of issue 24: real programs
+// nobody tuned ttd for (compressors on text and on binary data, hashes,
+// sort, the python, perl, lua and node interpreters, sqlite, jq, a Go and
+// a C++ program), each run natively, under `ttd run`, under `ttd record`
+// and under qemu-x86_64 in one run, with the outputs compared to the
+// native run's.
+//
+// The workloads come in two sets with different inputs and scripts: the
+// tuning set, the one to profile and tune on, and the check set, which a
+// speed-up must also show on to count.
+//
+// Time is CPU time, user plus system, of the child and its descendants
+// (rusage), not wall time: the machine is shared, and CPU time is what
+// other processes disturb least. ttd's CPU time includes its garbage
+// collector's threads.
+//
+// record is `ttd record` as a user runs it, which after the recording
+// replays the trace once more to write its access summaries; recfast is
+// `ttd record --no-summaries`, the recording alone.
+//
+// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"ttd/bench"
+)
+
+type workload struct {
+	name  string
+	set   string   // "tune" or "check"
+	argv  []string // argv[0] is a path
+	stdin string   // file fed as stdin, if any
+}
+
+var modeNames = []string{"native", "run", "record", "recfast", "qemu"}
+
+func main() {
+	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
+	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
+	set := flag.String("set", "all", "which workloads: tune, check or all")
+	only := flag.String("only", "", "run only workloads whose name contains this")
+	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries)")
+	flag.Parse()
+	abs, err := filepath.Abs(*ttd)
+	check(err)
+	*ttd = abs
+	dir, err := os.MkdirTemp("", "ttd-broad-")
+	check(err)
+	defer os.RemoveAll(dir)
+	ws := workloads(dir)
+	qemu, _ := exec.LookPath("qemu-x86_64")
+	if qemu == "" {
+		fmt.Fprintln(os.Stderr, "broad: qemu-x86_64 not found (apt-get install qemu-user): no qemu column")
+	}
+	want := map[string]bool{}
+	for _, m := range strings.Split(*modes, ",") {
+		want[m] = true
+	}
+	trace := filepath.Join(dir, "broad.ttd")
+	results := map[string][]row{}
+	fmt.Println("CPU time (user+sys of the child, from rusage), least of", *reps, "run(s)")
+	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run")
+	for _, w := range ws {
+		if (*set != "all" && w.set != *set) || (*only != "" && !strings.Contains(w.name, *only)) {
+			continue
+		}
+		best := map[string]time.Duration{}
+		var ref []byte
+		for r := 0; r < *reps; r++ {
+			for _, mode := range modeNames {
+				if !want[mode] {
+					continue
+				}
+				var argv []string
+				switch mode {
+				case "native":
+					argv = w.argv
+				case "run":
+					argv = append([]string{*ttd, "run", "--"}, w.argv...)
+				case "record":
+					os.Remove(trace)
+					os.Remove(trace + ".idx")
+					argv = append([]string{*ttd, "record", "-o", trace, "--"}, w.argv...)
+				case "recfast":
+					os.Remove(trace)
+					os.Remove(trace + ".idx")
+					argv = append([]string{*ttd, "record", "--no-summaries", "-o", trace, "--"}, w.argv...)
+				case "qemu":
+					if qemu == "" {
+						continue
+					}
+					argv = append([]string{qemu}, w.argv...)
+				}
+				d, out, err := run(argv, w.stdin)
+				if err != nil {
+					fail("%s under %s: %v", w.name, mode, err)
+				}
+				if ref == nil {
+					ref = out
+				} else if !bytes.Equal(ref, out) {
+					fail("%s: the output under %s differs from the first configuration's (%d vs %d bytes)", w.name, mode, len(out), len(ref))
+				}
+				if b, ok := best[mode]; !ok || d < b {
+					best[mode] = d
+				}
+			}
+		}
+		rw := row{w, best}
+		results[w.set] = append(results[w.set], rw)
+		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, secs(best["native"]), secs(best["run"]),
+			secs(best["record"]), secs(best["recfast"]), secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
+			rw.ratio("record", "run"), rw.ratio("recfast", "run"))
+	}
+	fmt.Println()
+	fmt.Printf("%-5s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "max run/qemu")
+	for _, s := range []string{"tune", "check"} {
+		rs := results[s]
+		if len(rs) == 0 {
+			continue
+		}
+		worst, worstName := 0.0, ""
+		for _, r := range rs {
+			if v := r.value("run", "qemu"); v > worst {
+				worst, worstName = v, r.w.name
+			}
+		}
+		fmt.Printf("%-5s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
+			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), worst, worstName)
+	}
+	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
+}
+
+type row struct {
+	w    workload
+	best map[string]time.Duration
+}
+
+func (r row) value(a, b string) float64 {
+	if r.best[a] == 0 || r.best[b] == 0 {
+		return 0
+	}
+	return float64(r.best[a]) / float64(r.best[b])
+}
+
+func (r row) ratio(a, b string) string {
+	if v := r.value(a, b); v != 0 {
+		return fmt.Sprintf("%.2fx", v)
+	}
+	return "-"
+}
+
+func geomean(rs []row, a, b string) string {
+	sum, n := 0.0, 0
+	for _, r := range rs {
+		if v := r.value(a, b); v != 0 {
+			sum += math.Log(v)
+			n++
+		}
+	}
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", math.Exp(sum/float64(n)))
+}
+
+// run runs argv and returns its CPU time (user+system, from rusage) and
+// its standard output. A non-zero exit is an error: every workload exits 0
+// natively.
+func run(argv []string, stdin string) (time.Duration, []byte, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		check(err)
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil {
+		return 0, nil, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, tail(errOut.Bytes()))
+	}
+	ps := cmd.ProcessState
+	return ps.UserTime() + ps.SystemTime(), out.Bytes(), nil
+}
+
+func tail(b []byte) []byte {
+	if len(b) > 2000 {
+		return b[len(b)-2000:]
+	}
+	return b
+}
+
+func secs(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+func check(err error) {
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "broad: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// textData is the tuning set's text: words from a skewed distribution
+// (the input of bench/cmd/compare).
+func textData(n int) []byte { return bench.TextData(n) }

@@ -1,0 +1,70 @@
+package x86
+
+import "testing"
+
+// TestJITResumesAfterUntranslated: an instruction the translator does not
+// handle (rcl) in the middle of a hot loop is left to the interpreter
+// alone; the translation takes up again after it (a resume entry) rather
+// than leaving the rest of the block to the interpreter, and the result is
+// the interpreter's. The statistics (ttd run --stats) count it so.
+func TestJITResumesAfterUntranslated(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	code := []byte{
+		0x48, 0x83, 0xc0, 0x01, // add rax, 1
+		0x48, 0xd1, 0xd3, // rcl rbx, 1 (not translated)
+		0x48, 0x83, 0xc1, 0x02, // add rcx, 2
+		0x48, 0x83, 0xc2, 0x03, // add rdx, 3
+		0x48, 0x83, 0xc6, 0x04, // add rsi, 4
+		0x48, 0x83, 0xc7, 0x05, // add rdi, 5
+		0x49, 0x83, 0xc0, 0x06, // add r8, 6
+		0x49, 0xff, 0xc9, // dec r9
+		0x75, 0xe0, // jnz to the start
+		0x0f, 0x05, // syscall
+	}
+	const iters = 100
+	var regs [2][16]uint64
+	var flags [2]uint64
+	wasOn := StatsOn
+	defer func() { StatsOn = wasOn }()
+	for i, jit := range []bool{false, true} {
+		func() {
+			defer SetJIT(SetJIT(jit, 0))
+			stats.Lock()
+			stats.byOp, stats.total, stats.jitCalls, stats.resumed, stats.leftExits = nil, [statReasons]uint64{}, 0, 0, 0
+			stats.Unlock()
+			StatsOn = true
+			c := newTestCPU(t, code)
+			c.R[RBX], c.R[R9] = 0x8000000000000001, iters
+			if exit := c.Run(10000); exit.Reason != ExitSyscall {
+				t.Fatalf("jit %v: exit %v", jit, exit.Reason)
+			}
+			StatsOn = false
+			regs[i], flags[i] = c.R, c.Rflags()&ArithFlags
+			if !jit {
+				return
+			}
+			if c.cache.Translated == 0 {
+				t.Fatal("nothing was translated")
+			}
+			stats.Lock()
+			defer stats.Unlock()
+			if left := stats.total[statLeft]; left < iters-1 {
+				t.Errorf("the interpreter ran %d instructions left by translations, want at least %d (one rcl per iteration)", left, iters-1)
+			}
+			if after := stats.total[statAfter]; after != 0 {
+				t.Errorf("the interpreter ran %d instructions after an untranslated one; want 0 (the translation resumes)", after)
+			}
+			if stats.resumed < iters-1 {
+				t.Errorf("%d resumptions after the rcl, want at least %d", stats.resumed, iters-1)
+			}
+		}()
+	}
+	if regs[0] != regs[1] {
+		t.Errorf("registers: interpreted %x, translated %x", regs[0], regs[1])
+	}
+	if flags[0] != flags[1] {
+		t.Errorf("flags: interpreted %#x, translated %#x", flags[0], flags[1])
+	}
+}
