@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -116,6 +115,7 @@ type Recorder struct {
 	regionsMM  *emu.MM
 	regionsGen uint64
 	scratch    []emu.Region
+	dropped    []emu.Range
 	modules    map[string]bool
 	code       map[uint64]*codePage // by page number
 	regs       []byte
@@ -673,35 +673,29 @@ func (r *Recorder) threadRegs(t *threadRec) {
 }
 
 // syncRegions logs the address-space changes since the last call as
-// Munmap and Mmap records (the replay mirrors the layout and protections;
-// page contents come through the prediction cache).
+// Munmap, Mmap and Mprotect records (the replay mirrors the layout and
+// protections; page contents come through the prediction cache). Only
+// what the address space discarded is unmapped (regions.go): a heap
+// grown by brk is one Mmap of the new pages, not the old heap unmapped
+// and mapped again.
 func (r *Recorder) syncRegions() {
 	mm := r.p.MM
 	if mm == r.regionsMM && mm.Gen() == r.regionsGen {
 		return // most syscalls change no region
 	}
+	newMM := mm != r.regionsMM
 	r.regionsMM, r.regionsGen = mm, mm.Gen()
 	cur := mm.Regions(r.scratch[:0])
 	old := r.regions
-	if !slices.Equal(old, cur) {
-		// Unmap what is gone first, then map what is new: both lists
-		// are sorted, and an unchanged region is left alone.
-		in := func(g emu.Region, list []emu.Region) bool {
-			i := sort.Search(len(list), func(i int) bool { return list[i].End > g.Start })
-			return i < len(list) && list[i] == g
-		}
-		for _, g := range old {
-			if !in(g, cur) {
-				r.w.Munmap(g.Start, g.End-g.Start)
-				r.forgetCode(g.Start, g.End)
-			}
-		}
-		for _, g := range cur {
-			if !in(g, old) {
-				r.mmap(g)
-				r.forgetCode(g.Start, g.End)
-			}
-		}
+	r.dropped = mm.Dropped(r.dropped[:0])
+	if newMM {
+		// A new address space (execve): everything before is gone.
+		r.dropped = append(r.dropped[:0], emu.Range{Start: 0, End: ^uint64(0)})
+	}
+	if len(r.dropped) > 0 || !slices.Equal(old, cur) {
+		w := regionWriter{r: r}
+		diffRegions(old, cur, r.dropped, &w)
+		w.flush()
 	}
 	r.regions, r.scratch = cur, old[:0]
 }

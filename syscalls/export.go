@@ -114,6 +114,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				sort.Slice(mem.zeros, func(i, j int) bool { return mem.zeros[i].addr < mem.zeros[j].addr })
 			}
 		case reader.EventMunmap:
+			mem.moved.drop(ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 			mem.unmap(ev.Record.Munmap.Addr, ev.Record.Munmap.Len, false)
 			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
@@ -123,7 +124,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				pid = s.Tid
 			}
 			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
-				// Before the shadow forgets what the call unmapped.
+				// Before the re-simulation forgets what the call unmapped.
 				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
 				if err := shared.syscall(&c, mem, func(w *SharedWrite) error {
 					if opts.Pid != 0 && w.Pid != opts.Pid {
@@ -135,9 +136,8 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 					return
 				}
 			}
-			if mapsMemory[s.Nr] {
-				mem.shadow.merge(r.Cut())
-				mem.shadow.syscall(s.Nr, s.Args, s.Result)
+			if s.Nr == linux.SysMremap || s.Nr == linux.SysExecve || s.Nr == linux.SysExecveat {
+				mem.moved.syscall(r, s.Nr, s.Args, s.Result)
 			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return
@@ -232,7 +232,7 @@ type replayMemory struct {
 	cwd    string
 	have   []bool
 	maps   []fileMapping // sorted by addr, disjoint
-	shadow shadow
+	moved  moved
 	argv   initialArgs
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
@@ -259,7 +259,7 @@ func (m *replayMemory) Read(addr uint64, b []byte) int {
 	have := m.have[:len(b)]
 	clear(have)
 	m.r.Known(addr, b, have)
-	m.shadow.fill(addr, b, have)
+	m.moved.fill(addr, b, have)
 	miss := 0
 	for _, h := range have {
 		if !h {
@@ -319,7 +319,7 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 // what the re-simulation knows, not the files' or the zeros' guesses.
 func (m *replayMemory) known(addr uint64, b []byte, have []bool) {
 	m.r.Known(addr, b, have)
-	m.shadow.fill(addr, b, have)
+	m.moved.fill(addr, b, have)
 }
 
 func (m *replayMemory) zero(a uint64) bool {
