@@ -89,10 +89,11 @@ type Memory interface {
 type decoder struct {
 	m       Memory
 	c       *Call
-	strSize int    // -s: bytes of a buffer strace prints (<0: all)
-	arena   []byte // the bytes of the call's buffers
-	pollOut []byte // poll's revents list, for its result
-	frame   uint64 // rt_sigreturn: the signal frame it returns from
+	strSize int         // -s: bytes of a buffer strace prints (<0: all)
+	arena   []byte      // the bytes of the call's buffers
+	pollOut []byte      // poll's revents list, for its result
+	frame   uint64      // rt_sigreturn: the signal frame it returns from
+	entry   entryReader // memory at the call's entry (nil: unknown)
 	scratch [64]byte
 }
 

@@ -29,7 +29,7 @@ func (d *decoder) decode(c *Call) {
 		if (c.Nr == linux.SysOpenat && i == 3 || c.Nr == linux.SysOpen && i == 2) && c.Raw[i-1]&(linux.O_CREAT|linux.O_TMPFILE&^linux.O_DIRECTORY) == 0 {
 			break // open's mode is printed only when it is used
 		}
-		if c.Nr == linux.SysFcntl && i == 2 && !fcntlHasArg(c.Raw[1]) {
+		if c.Nr == linux.SysFcntl && i == 2 && !fcntlHasArg(c.Raw[1]) || c.Nr == linux.SysIoctl && i == 2 && !ioctlHasArg(c.Raw[1]) {
 			break
 		}
 		if i > 0 {
@@ -194,10 +194,11 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 	case kArchPrctl:
 		return linux.ArchPrctl.Append(b, v, "ARCH_"), ArgFlags, nil
 	case kIoctl:
-		if n, ok := linux.Ioctls.Name(v); ok {
-			return append(b, n...), ArgFlags, nil
-		}
-		return appendHex(b, v), ArgFlags, nil
+		return linux.AppendIoctl(b, v), ArgFlags, nil
+	case kIoctlArg:
+		return d.ioctlArg(b), ArgStruct, nil
+	case kFdsetIn, kTimespecEntry, kTimevalEntry, kPselectMask:
+		return d.selectArg(b, i, sp), ArgStruct, nil
 	case kFcntlCmd:
 		return linux.Fcntl.Append(b, v, "F_"), ArgFlags, nil
 	case kFcntlArg:
@@ -257,6 +258,10 @@ func (d *decoder) ret(b []byte, rk retKind) []byte {
 		return appendHex(b, v)
 	case rOct:
 		return linux.AppendOctal(b, v)
+	case rSelect:
+		return d.selectRet(b)
+	case rPpoll:
+		return d.ppollRet(b)
 	case rPoll:
 		b = strconv.AppendInt(b, c.Ret, 10)
 		if c.Ret == 0 {

@@ -61,7 +61,11 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	// resumes with its completion was blocked in it since it stopped.
 	running := 0
 	stopped, resumed := map[int]uint64{}, map[int]uint64{}
-	d := &decoder{m: mem, strSize: opts.StrSize}
+	d := &decoder{m: mem, strSize: opts.StrSize, entry: mem}
+	entries, err := scanEntries(t)
+	if err != nil {
+		return st, err
+	}
 	var call Call
 	var sinkErr error
 	var shared sharedMaps
@@ -155,6 +159,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == ev.Position && st < ev.Position {
 				call.Entry = st
 			}
+			mem.callPos = ev.Position
 			d.decode(&call)
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {
@@ -201,7 +206,20 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			sinkErr = shared.exit(ev.Position, ev.Tid, mem, emitShared)
 		}
 	}
-	err = r.RunTo(^uint64(0))
+	// Stop before each call that overwrites its input to copy it.
+	for i := range entries {
+		e := &entries[i]
+		if e.pos == 0 || r.Position() >= e.pos {
+			continue
+		}
+		if err = r.RunTo(e.pos - 1); err != nil || sinkErr != nil {
+			break
+		}
+		mem.capture(e)
+	}
+	if err == nil && sinkErr == nil {
+		err = r.RunTo(^uint64(0))
+	}
 	if sinkErr != nil {
 		return st, sinkErr
 	}
@@ -228,12 +246,16 @@ type fileMapping struct {
 // replayMemory is guest memory at a syscall: what the re-simulation
 // knows (Replay.Known), and for the rest, the files mapped there.
 type replayMemory struct {
-	r      *reader.Replay
-	cwd    string
-	have   []bool
-	maps   []fileMapping // sorted by addr, disjoint
-	moved  moved
-	argv   initialArgs
+	r     *reader.Replay
+	cwd   string
+	have  []bool
+	maps  []fileMapping // sorted by addr, disjoint
+	moved moved
+	// entries is the input captured before the call at its pos
+	// (entry.go); callPos the position of the call being decoded.
+	entries entryMem
+	callPos uint64
+	argv    initialArgs
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
 	files map[string]*os.File
