@@ -25,6 +25,7 @@ func (d *decoder) decode(c *Call) {
 		}
 		s.args = hexArgs[:n]
 	}
+	c.Split = -1
 	for i, sp := range s.args {
 		if (c.Nr == linux.SysOpenat && i == 3 || c.Nr == linux.SysOpen && i == 2) && c.Raw[i-1]&(linux.O_CREAT|linux.O_TMPFILE&^linux.O_DIRECTORY) == 0 {
 			break // open's mode is printed only when it is used
@@ -36,13 +37,34 @@ func (d *decoder) decode(c *Call) {
 			b = append(b, ", "...)
 		}
 		start := len(b)
+		if c.Split < 0 && writtenArg(sp.k, c.Nr) {
+			c.Split = start
+		}
 		var ty ArgType
 		var data []byte
 		b, ty, data = d.arg(b, i, sp)
 		c.Args = append(c.Args, Arg{Type: ty, Value: c.Raw[i], Text: string(b[start:]), Data: data})
 	}
+	if c.Split < 0 {
+		c.Split = len(b)
+	}
 	c.Text = append(b, ')')
 	c.RetText = d.ret(c.RetText[:0], s.ret)
+}
+
+// writtenArg reports whether strace prints an argument of kind k when
+// the call returns rather than when it is entered: what the kernel
+// writes. A call a thread blocks in prints as "<unfinished ...>" up to
+// its first such argument.
+func writtenArg(k kind, nr int) bool {
+	switch k {
+	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut:
+		return true
+	case kMsghdr:
+		return nr == linux.SysRecvmsg
+	}
+	return false
 }
 
 var hexArgs = a(kHex, kHex, kHex, kHex, kHex, kHex)
@@ -77,7 +99,7 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return strconv.AppendInt(b, int64(v), 10), ArgInt, nil
 	case kUint:
 		return strconv.AppendUint(b, v, 10), ArgUint, nil
-	case kPtr:
+	case kPtr, kPtrOut:
 		return appendPtr(b, v), ArgPtr, nil
 	case kFd:
 		return strconv.AppendInt(b, int64(int32(v)), 10), ArgFd, nil

@@ -1,7 +1,9 @@
 package syscalls
 
 import (
+	"cmp"
 	"io"
+	"slices"
 
 	"ttd/internal/linux"
 	"ttd/reader"
@@ -26,31 +28,56 @@ type entryCall struct {
 	args [6]uint64
 }
 
-// scanEntries lists the calls of t that overwrite their input, in
-// position order.
-func scanEntries(t *reader.Trace) ([]entryCall, error) {
+// blockedCall is a call its thread blocked in while other threads ran:
+// entered at entry (where the thread stopped running), completed at pos.
+type blockedCall struct {
+	entryCall
+	entry   uint64
+	tid     int
+	ret     int64
+	printed bool // its "<unfinished ...>" line was written
+}
+
+// scan lists the calls of t that overwrite their input and the calls
+// threads blocked in, each in position order (blocked: by entry).
+func scan(t *reader.Trace) (entries []entryCall, blocked []blockedCall, err error) {
 	if len(t.Chunks()) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var out []entryCall
 	it := t.File().RecordsFrom(0)
 	pos := uint64(0)
+	running := 0
+	stopped, resumed := map[int]uint64{}, map[int]uint64{}
 	for {
 		rec, err := it.Next()
 		if err == io.EOF {
-			return out, nil
+			slices.SortStableFunc(blocked, func(a, b blockedCall) int { return cmp.Compare(a.entry, b.entry) })
+			return entries, blocked, nil
 		}
 		if err != nil {
-			return out, err
+			return entries, blocked, err
 		}
 		switch rec.Kind {
 		case tracefile.KindKeyFrame:
 			pos = rec.KeyFrame.Position
+			if rec.KeyFrame.Kind == tracefile.KeyFrameThreadSwitch {
+				if running != 0 {
+					stopped[running] = pos
+				}
+				running = rec.KeyFrame.Tid
+				resumed[running] = pos
+			}
 		case tracefile.KindCheckpoint:
 			pos = rec.Checkpoint.Position
 		case tracefile.KindSyscall:
-			if overwritesInput[rec.Syscall.Nr] {
-				out = append(out, entryCall{pos: pos, nr: rec.Syscall.Nr, args: rec.Syscall.Args})
+			s := &rec.Syscall
+			e := entryCall{pos: pos, nr: s.Nr, args: s.Args}
+			if overwritesInput[s.Nr] {
+				entries = append(entries, e)
+			}
+			// The same rule as Export's Call.Entry.
+			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == pos && st < pos {
+				blocked = append(blocked, blockedCall{entryCall: e, entry: st, tid: s.Tid, ret: s.Result})
 			}
 		}
 	}

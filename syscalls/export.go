@@ -37,6 +37,15 @@ type Sink interface {
 	End(e *tracefile.Exit) error
 }
 
+// UnfinishedSink is a Sink that prints a call a thread blocked in as two
+// lines when another thread's line comes between its entry and its
+// completion (strace -f's "<unfinished ...>" and "<... resumed>"):
+// Unfinished is called at the first such line, and the call itself later
+// comes to Call with Resumed set.
+type UnfinishedSink interface {
+	Unfinished(c *Call) error
+}
+
 // Stats count what an export saw.
 type Stats struct {
 	Calls   int // calls exported
@@ -62,9 +71,59 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	running := 0
 	stopped, resumed := map[int]uint64{}, map[int]uint64{}
 	d := &decoder{m: mem, strSize: opts.StrSize, entry: mem}
-	entries, err := scanEntries(t)
+	entries, blocked, err := scan(t)
 	if err != nil {
 		return st, err
+	}
+	// Blocked calls another thread's line interrupts are printed as
+	// "<unfinished ...>" there (strace -f), when the sink wants them.
+	us, _ := sink.(UnfinishedSink)
+	du := &decoder{m: mem, strSize: opts.StrSize, entry: mem}
+	var ucall Call
+	bi := 0                 // blocked[:bi] entered before the last line
+	var open []*blockedCall // entered, not completed
+	unfinished := func(pos uint64, tid int) error {
+		if us == nil {
+			return nil
+		}
+		for bi < len(blocked) && blocked[bi].entry < pos {
+			open = append(open, &blocked[bi])
+			bi++
+		}
+		keep := open[:0]
+		for _, b := range open {
+			if b.pos <= pos && !(b.pos == pos && b.tid != tid) {
+				continue
+			}
+			keep = append(keep, b)
+			if b.printed || b.tid == tid {
+				continue
+			}
+			pid, ok := pids[b.tid]
+			if !ok {
+				pid = b.tid
+			}
+			if opts.Pid != 0 && pid != opts.Pid {
+				continue
+			}
+			b.printed = true
+			ucall.Pos, ucall.Entry, ucall.Pid, ucall.Tid, ucall.Nr, ucall.Raw, ucall.Ret = b.pos, b.entry, pid, b.tid, b.nr, b.args, b.ret
+			ucall.NoReturn, ucall.Resumed = false, false
+			du.decode(&ucall)
+			if err := us.Unfinished(&ucall); err != nil {
+				return err
+			}
+		}
+		open = keep
+		return nil
+	}
+	isPrinted := func(pos uint64, tid int) bool {
+		for _, b := range open {
+			if b.pos == pos && b.tid == tid {
+				return b.printed
+			}
+		}
+		return false
 	}
 	var call Call
 	var sinkErr error
@@ -159,6 +218,10 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == ev.Position && st < ev.Position {
 				call.Entry = st
 			}
+			call.Resumed = call.Entry < call.Pos && isPrinted(ev.Position, s.Tid)
+			if sinkErr = unfinished(ev.Position, s.Tid); sinkErr != nil {
+				return
+			}
 			mem.callPos = ev.Position
 			d.decode(&call)
 			for _, b := range call.Buffers {
@@ -189,6 +252,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if !ok || opts.Pid != 0 && pid != opts.Pid {
 				return
 			}
+			if sinkErr = unfinished(ev.Position, rec.Tid); sinkErr != nil {
+				return
+			}
 			sig := Signal{Pos: ev.Position, Pid: pid, Tid: rec.Tid, Rec: rec}
 			sig.Text = appendSiginfo(sigText[:0], rec, mem)
 			sigText = sig.Text
@@ -200,6 +266,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				pid = rec.Tid
 			}
 			if ts, ok := sink.(ThreadSink); ok && (opts.Pid == 0 || pid == opts.Pid) {
+				if sinkErr = unfinished(ev.Position, rec.Tid); sinkErr != nil {
+					return
+				}
 				sinkErr = ts.ThreadExit(ev.Position, pid, rec.Tid, rec.Status)
 			}
 		case reader.EventExit:

@@ -78,6 +78,7 @@ const (
 	kTimevalEntry              // a struct timeval the call overwrites (its value at entry)
 	kPselectMask               // pselect6's {sigset_t *, size_t}
 	kIoctlArg                  // ioctl's third argument, by request
+	kPtrOut                    // an address the kernel may write through (printed as kPtr, at exit)
 )
 
 // retKind is how a result is printed.
@@ -151,7 +152,7 @@ var sigs = map[int]sig{
 	linux.SysMadvise:          {args: a(kPtr, kUint, kMadvise)},
 	linux.SysDup:              {args: a(kFd)},
 	linux.SysDup2:             {args: a(kFd, kFd)},
-	linux.SysNanosleep:        {args: a(kTimespecIn, kPtr)},
+	linux.SysNanosleep:        {args: a(kTimespecIn, kPtrOut)},
 	linux.SysGetpid:           {},
 	linux.SysSocket:           {args: a(kFamily, kSockType, kInt)},
 	linux.SysConnect:          {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
@@ -196,7 +197,7 @@ var sigs = map[int]sig{
 	linux.SysFutex:            {args: a(kPtr, kFutexOp, kInt, kPtr, kPtr, kInt)},
 	linux.SysSetTidAddress:    {args: a(kPtr)},
 	linux.SysClockGettime:     {args: a(kClock, kTimespecOut)},
-	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtr)},
+	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtrOut)},
 	linux.SysExitGroup:        {args: a(kInt), ret: rNone},
 	linux.SysTgkill:           {args: a(kInt, kInt, kSignal)},
 	linux.SysOpenat:           {args: a(kDirfd, kPath, kOpenFlags, kMode)},

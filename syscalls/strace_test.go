@@ -212,6 +212,12 @@ var (
 
 func compareLines(t *testing.T, want, got []string) {
 	t.Helper()
+	compareLinesN(t, want, got, 10)
+}
+
+// compareLinesN compares lines, of which there must be at least min.
+func compareLinesN(t *testing.T, want, got []string, minLines int) {
+	t.Helper()
 	n := 0
 	for i := 0; i < max(len(want), len(got)); i++ {
 		var w, g string
@@ -228,7 +234,7 @@ func compareLines(t *testing.T, want, got []string) {
 			}
 		}
 	}
-	if len(want) < 10 {
+	if len(want) < minLines {
 		t.Fatalf("only %d lines compared: the test saw nothing", len(want))
 	}
 }
@@ -260,6 +266,26 @@ func TestStracePolls(t *testing.T) {
 	got := exportText(t, record(t, prog, t.TempDir()), 32)
 	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
 	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+}
+
+// TestStraceBlocked: a thread blocks in read on a pipe while the main
+// thread sleeps and writes to it. Both outputs must split the read into
+// "<unfinished ...>" and "<... read resumed>" lines, the same ones, and
+// agree once joined (futex, madvise and the exit lines of the ending
+// thread come in timing's order natively).
+func TestStraceBlocked(t *testing.T) {
+	prog := buildCFlags(t, "testdata/block.c", "-pthread")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	split := regexp.MustCompile(`(?m)^(?:\[pid +\d+\] |\d+ +)(read\(3,  <unfinished \.\.\.>|<\.\.\. read resumed>"x", 8\))`)
+	for _, out := range [][]byte{native, got} {
+		if m := split.FindAll(out, -1); len(m) != 2 {
+			t.Errorf("want the read split in two lines, found %q in:\n%s", m, out)
+		}
+	}
+	skip := map[string]bool{"futex": true, "madvise": true, "+++ exited with 0 +++": true, "exit": true}
+	from, to := `write(-1, "main", 4)`, `write(-1, "END", 3)`
+	compareLinesN(t, normalise(native, from, to, "", skip), normalise(got, from, to, "", skip), 4)
 }
 
 // startup are the calls whose arguments or results differ between a
