@@ -102,6 +102,7 @@ type decoder struct {
 	pollOut []byte      // poll's revents list, for its result
 	frame   uint64      // rt_sigreturn: the signal frame it returns from
 	entry   entryReader // memory at the call's entry (nil: unknown)
+	split   int         // a decoder's own Call.Split (clone), 0: none
 	scratch [64]byte
 }
 

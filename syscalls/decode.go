@@ -48,6 +48,9 @@ func (d *decoder) decode(c *Call) {
 	if c.Split < 0 {
 		c.Split = len(b)
 	}
+	if d.split > 0 {
+		c.Split, d.split = d.split, 0
+	}
 	c.Text = append(b, ')')
 	c.RetText = d.ret(c.RetText[:0], s.ret)
 }
@@ -244,6 +247,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		}
 		b = appendSigset(append(b, "{mask="...), le64(mask[:], 0))
 		return append(b, '}'), ArgStruct, nil
+	case kCloneAll:
+		return d.cloneArgs(b), ArgFlags, nil
 	case kCloneFlags:
 		sig := v & 0xff
 		b = linux.CloneFlags.Append(b, v&^0xff)

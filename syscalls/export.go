@@ -50,6 +50,9 @@ type UnfinishedSink interface {
 type Stats struct {
 	Calls   int // calls exported
 	Missing int // calls with a buffer byte the re-simulation did not know
+	// Unrecorded counts the processes of the tree besides the first:
+	// the trace holds their lives, not their calls (process.go).
+	Unrecorded int
 }
 
 // Export re-simulates t from its start and gives every syscall, decoded,
@@ -74,6 +77,25 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	entries, blocked, err := scan(t)
 	if err != nil {
 		return st, err
+	}
+	procs, nprocs, err := processes(t.File())
+	if err != nil {
+		return st, err
+	}
+	st.Unrecorded = nprocs
+	ps, _ := sink.(ProcessSink)
+	// lifeUpTo gives the sink the process events before pos.
+	lifeUpTo := func(pos uint64) error {
+		for len(procs) > 0 && procs[0].Position <= pos {
+			p := &procs[0]
+			procs = procs[1:]
+			if ps != nil && (opts.Pid == 0 || p.Pid == opts.Pid) {
+				if err := ps.Process(p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	// Blocked calls another thread's line interrupts are printed as
 	// "<unfinished ...>" there (strace -f), when the sink wants them.
@@ -147,6 +169,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				mem.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
 				argsSet = true
 			}
+		}
+		if sinkErr = lifeUpTo(ev.Position); sinkErr != nil {
+			return
 		}
 		switch ev.Kind {
 		case reader.EventThreadSwitch:
@@ -291,6 +316,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	}
 	if sinkErr != nil {
 		return st, sinkErr
+	}
+	if err := lifeUpTo(^uint64(0)); err != nil {
+		return st, err
 	}
 	switch {
 	case errors.Is(err, reader.ErrEnd):

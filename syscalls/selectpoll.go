@@ -243,3 +243,36 @@ func (d *decoder) ioctlArg(b []byte) []byte {
 	}
 	return appendHex(b, v)
 }
+
+// cloneArgs appends clone's arguments as strace prints them on x86-64
+// (raw order: flags, stack, parent_tid, child_tid, tls): child_stack,
+// flags, then parent_tid, child_tidptr and tls when the flags use them.
+// What the kernel writes at exit (the tids) starts the resumed part.
+func (d *decoder) cloneArgs(b []byte) []byte {
+	c := d.c
+	flags := c.Raw[0]
+	b = appendPtr(append(b, "child_stack="...), c.Raw[1])
+	b = append(b, ", flags="...)
+	b = linux.CloneFlags.Append(b, flags&^0xff)
+	if sig := flags & 0xff; sig != 0 {
+		if flags&^0xff != 0 {
+			b = append(b, '|')
+		}
+		b = append(b, linux.SignalName(int(sig))...)
+	}
+	const parentSettid, childSettid, childCleartid, settls, pidfd = 0x100000, 0x1000000, 0x200000, 0x80000, 0x1000
+	if flags&(parentSettid|pidfd) != 0 {
+		d.split = len(b)
+		b = appendPtr(append(b, ", parent_tid="...), c.Raw[2])
+	}
+	if flags&(childSettid|childCleartid) != 0 {
+		if d.split == 0 {
+			d.split = len(b)
+		}
+		b = appendPtr(append(b, ", child_tidptr="...), c.Raw[3])
+	}
+	if flags&settls != 0 {
+		b = appendPtr(append(b, ", tls="...), c.Raw[4])
+	}
+	return b
+}

@@ -79,6 +79,7 @@ const (
 	kPselectMask               // pselect6's {sigset_t *, size_t}
 	kIoctlArg                  // ioctl's third argument, by request
 	kPtrOut                    // an address the kernel may write through (printed as kPtr, at exit)
+	kCloneAll                  // clone's arguments, as strace names them
 )
 
 // retKind is how a result is printed.
@@ -230,7 +231,7 @@ var sigs = map[int]sig{
 	linux.SysSetsid:           {},
 	linux.SysGetpgrp:          {},
 	linux.SysSchedGetaffinity: {args: a(kInt, kUint, kPtr)},
-	linux.SysClone:            {args: a(kCloneFlags, kPtr, kPtr, kPtr, kHex)},
+	linux.SysClone:            {args: a(kCloneAll)},
 	linux.SysFork:             {},
 	linux.SysVfork:            {},
 	linux.SysPoll:             {args: withLen(a(kPollfds, kUint, kInt), 0, 1), ret: rPoll},

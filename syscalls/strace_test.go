@@ -3,6 +3,7 @@ package syscalls
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -286,6 +287,54 @@ func TestStraceBlocked(t *testing.T) {
 	skip := map[string]bool{"futex": true, "madvise": true, "+++ exited with 0 +++": true, "exit": true}
 	from, to := `write(-1, "main", 4)`, `write(-1, "END", 3)`
 	compareLinesN(t, normalise(native, from, to, "", skip), normalise(got, from, to, "", skip), 4)
+}
+
+// TestStraceForkTree: corpus proc_fork forks children and
+// grandchildren. The trace holds the first process's calls only (the
+// others run unrecorded); their clone lines must be strace's, and every
+// process's end must be printed as strace -f prints it, with the same
+// exit statuses.
+func TestStraceForkTree(t *testing.T) {
+	prog := buildC(t, "../testdata/corpus/proc_fork.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	trace := record(t, prog, t.TempDir())
+	got := exportText(t, trace, 32)
+	pick := func(out []byte) (clones, ends []string) {
+		for _, l := range normalise(out, "", "", "", nil) {
+			switch {
+			case strings.HasPrefix(l, "clone("):
+				clones = append(clones, l)
+			case strings.HasPrefix(l, "+++ "):
+				ends = append(ends, l)
+			}
+		}
+		slices.Sort(ends)
+		return clones, ends
+	}
+	// Only the first process's calls are in the trace: keep strace's
+	// lines of the first pid, and every process's end.
+	var first string
+	var mine []byte
+	for _, l := range strings.SplitAfter(string(native), "\n") {
+		m := pidPrefix.FindString(l)
+		who := strings.Trim(m, "[pid] ")
+		if first == "" {
+			first = who
+		}
+		if who == first || strings.Contains(l, " +++ ") {
+			mine = append(mine, l...)
+		}
+	}
+	wc, we := pick(mine)
+	gc, ge := pick(got)
+	if len(wc) < 3 || len(we) < 4 {
+		t.Fatalf("strace saw %d clones and %d ends: the test sees nothing", len(wc), len(we))
+	}
+	compareLinesN(t, wc, gc, 3)
+	compareLinesN(t, we, ge, 4)
+	if !bytes.Contains(got, []byte("[pid ")) {
+		t.Errorf("no [pid N] prefixes after the first fork")
+	}
 }
 
 // startup are the calls whose arguments or results differ between a
