@@ -249,6 +249,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return append(b, '}'), ArgStruct, nil
 	case kCloneAll:
 		return d.cloneArgs(b), ArgFlags, nil
+	case kFutexRest:
+		return d.futexArgs(b), ArgInt, nil
 	case kCloneFlags:
 		sig := v & 0xff
 		b = linux.CloneFlags.Append(b, v&^0xff)

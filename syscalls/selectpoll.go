@@ -276,3 +276,52 @@ func (d *decoder) cloneArgs(b []byte) []byte {
 	}
 	return b
 }
+
+// futexArgs appends futex's arguments after the operation, those the
+// operation uses, as strace prints them: the value; the timeout for the
+// waits; the second value and address for the requeues; the bit set
+// for the bitset operations (FUTEX_BITSET_MATCH_ANY when all ones).
+func (d *decoder) futexArgs(b []byte) []byte {
+	c := d.c
+	val := func(b []byte, v uint64) []byte { return strconv.AppendInt(b, int64(int32(v)), 10) }
+	bitset := func(b []byte, v uint64) []byte {
+		if uint32(v) == 0xffffffff {
+			return append(b, "FUTEX_BITSET_MATCH_ANY"...)
+		}
+		return appendHex(b, uint64(uint32(v)))
+	}
+	timeout := func(b []byte) []byte {
+		v := c.Raw[3]
+		if v == 0 {
+			return append(b, "NULL"...)
+		}
+		m, miss := d.buffer(3, false, v, 16)
+		if miss > 0 {
+			return appendHex(b, v)
+		}
+		return appendTimespec(b, m)
+	}
+	b = val(b, c.Raw[2])
+	switch c.Raw[1] & 0x7f {
+	case 0: // FUTEX_WAIT
+		b = timeout(append(b, ", "...))
+	case 9: // FUTEX_WAIT_BITSET
+		b = timeout(append(b, ", "...))
+		b = bitset(append(b, ", "...), c.Raw[5])
+	case 10: // FUTEX_WAKE_BITSET
+		b = bitset(append(b, ", "...), c.Raw[5])
+	case 3: // FUTEX_REQUEUE
+		b = val(append(b, ", "...), c.Raw[3])
+		b = appendPtr(append(b, ", "...), c.Raw[4])
+	case 4, 12: // FUTEX_CMP_REQUEUE, FUTEX_CMP_REQUEUE_PI
+		b = val(append(b, ", "...), c.Raw[3])
+		b = appendPtr(append(b, ", "...), c.Raw[4])
+		b = val(append(b, ", "...), c.Raw[5])
+	case 1, 7, 8: // FUTEX_WAKE, FUTEX_UNLOCK_PI, FUTEX_TRYLOCK_PI
+	default:
+		for _, v := range c.Raw[3:] {
+			b = appendHex(append(b, ", "...), v)
+		}
+	}
+	return b
+}

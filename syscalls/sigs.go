@@ -79,6 +79,7 @@ const (
 	kPselectMask               // pselect6's {sigset_t *, size_t}
 	kIoctlArg                  // ioctl's third argument, by request
 	kPtrOut                    // an address the kernel may write through (printed as kPtr, at exit)
+	kFutexRest                 // futex's arguments after the operation, by operation
 	kCloneAll                  // clone's arguments, as strace names them
 )
 
@@ -195,7 +196,7 @@ var sigs = map[int]sig{
 	linux.SysGetppid:          {},
 	linux.SysGettid:           {},
 	linux.SysArchPrctl:        {args: a(kArchPrctl, kHex)},
-	linux.SysFutex:            {args: a(kPtr, kFutexOp, kInt, kPtr, kPtr, kInt)},
+	linux.SysFutex:            {args: a(kPtr, kFutexOp, kFutexRest)},
 	linux.SysSetTidAddress:    {args: a(kPtr)},
 	linux.SysClockGettime:     {args: a(kClock, kTimespecOut)},
 	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtrOut)},
