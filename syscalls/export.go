@@ -74,14 +74,11 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	running := 0
 	stopped, resumed := map[int]uint64{}, map[int]uint64{}
 	d := &decoder{m: mem, strSize: opts.StrSize, entry: mem}
-	entries, blocked, err := scan(t)
-	if err != nil {
-		return st, err
-	}
-	procs, nprocs, err := processes(t.File())
-	if err != nil {
-		return st, err
-	}
+	// A trace damaged part way: the scans keep what they read before the
+	// damage, and the re-simulation reports the error where it meets it,
+	// after exporting the calls before it.
+	entries, blocked, _ := scan(t)
+	procs, nprocs, _ := processes(t.File())
 	st.Unrecorded = nprocs
 	ps, _ := sink.(ProcessSink)
 	// lifeUpTo gives the sink the process events before pos.
