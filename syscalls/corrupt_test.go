@@ -20,7 +20,7 @@ func TestExportDamagedTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
+		name   string
 		damage func([]byte) []byte
 	}{
 		{"truncated", func(b []byte) []byte { return b[:len(b)*2/3] }},
