@@ -49,3 +49,36 @@ func BenchmarkReanimate(b *testing.B) {
 		})
 	}
 }
+
+// TestReanimateWorkers replays threads writing files of their own with
+// one worker at a time and with one per thread: both trees must be the
+// recorded run's.
+func TestReanimateWorkers(t *testing.T) {
+	prog := buildCArgs(t, "testdata/threads_bench.c", "-pthread")
+	dir := t.TempDir()
+	trace := record(t, dir, prog, "4", "300")
+	tr, err := reader.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c collector
+	if _, err := syscalls.Export(tr, syscalls.Options{StrSize: -1}, &c); err != nil {
+		t.Fatal(err)
+	}
+	cwd := tr.Header.Cwd
+	tr.Close()
+	for _, workers := range []int{1, 0} {
+		root := t.TempDir()
+		rep, err := replayOps(c.ops, cwd, Options{Root: root, Verify: true, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Divergences) > 0 {
+			t.Errorf("workers=%d: diverged: %v", workers, rep.Divergences[0])
+		}
+		if rep.Calls < 4*300 {
+			t.Errorf("workers=%d: only %d calls re-executed", workers, rep.Calls)
+		}
+		sameTree(t, dir, filepath.Join(root, rep.Cwd))
+	}
+}
