@@ -127,6 +127,9 @@ type MM struct {
 	brkStart uint64
 	brk      uint64
 	pristine sharedPages // pages of shared file mappings as read (mm_shared.go)
+	// dropped are the ranges whose contents were discarded since an
+	// observer last asked (Dropped).
+	dropped []Range
 }
 
 // Gen counts the changes to the address space's regions: Regions returns
@@ -319,6 +322,7 @@ func (mm *MM) split(addr uint64) {
 // dropPages forgets the materialised pages of [lo, hi); they come back
 // from their VMA (zeros or file contents) when touched again.
 func (mm *MM) dropPages(lo, hi uint64) {
+	mm.noteDropped(lo, hi)
 	mm.writeBack(lo, hi)
 	mm.forgetPristine(lo, hi)
 	var pns []uint64

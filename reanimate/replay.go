@@ -33,6 +33,9 @@ type Options struct {
 	// Log receives the report (materialised files and their holes,
 	// divergences).
 	Log io.Writer
+	// Workers bounds the calls re-executed at once (<= 0: one per
+	// recorded thread).
+	Workers int
 }
 
 // Divergence is a call whose replay did not do what the recording says.
@@ -94,12 +97,13 @@ type mapping struct {
 }
 
 type replayer struct {
+	// mu guards the state below while a call runs (run).
+	mu    sync.Mutex
 	maps  []mapping
 	opts  Options
 	root  *root
 	procs map[int]*process
 	rep   *Report
-	buf   []byte
 }
 
 // Replay re-executes the file-system calls of trace t under opts.Root.
@@ -148,9 +152,12 @@ func replayOps(ops []op, cwd string, opts Options) (*Report, error) {
 // run re-executes ops with one worker per recorded thread. A call waits
 // for every call that completed before it was entered (the recorded
 // order of calls that did not overlap, pipes between threads included);
-// calls that overlapped in the recording may run in either order. The
-// replay's state (descriptors, working directories) is shared under a
-// lock, so one call runs at a time.
+// calls that overlapped in the recording run concurrently, in either
+// order. The replay's state (descriptors, working directories, the
+// report) is shared under p.mu, which a call releases while it moves
+// data (read, write, fsync, getdents): the calls of several workers
+// overlap there as they did in the recording. workers bounds how many
+// run at once (<= 0: one per thread).
 func (p *replayer) run(ops []op, cwd string) {
 	need := make([]int, len(ops))
 	byTid := map[int][]int{}
@@ -166,31 +173,56 @@ func (p *replayer) run(ops []op, cwd string) {
 		}
 		byTid[ops[i].tid] = append(byTid[ops[i].tid], i)
 	}
-	var mu sync.Mutex
+	var mu sync.Mutex // the schedule
 	cond := sync.NewCond(&mu)
 	done := make([]bool, len(ops))
 	mark := 0 // ops[:mark] are all done
+	slots := make(chan struct{}, max(p.opts.Workers, 1))
+	if p.opts.Workers <= 0 {
+		slots = make(chan struct{}, len(tids)+1)
+	}
 	var wg sync.WaitGroup
 	for _, tid := range tids {
 		wg.Add(1)
 		go func(list []int) {
 			defer wg.Done()
+			var buf []byte
 			for _, i := range list {
 				mu.Lock()
 				for mark < need[i] {
 					cond.Wait()
 				}
-				p.do(&ops[i], cwd)
+				mu.Unlock()
+				slots <- struct{}{}
+				p.mu.Lock()
+				p.do(&ops[i], cwd, &buf)
+				p.mu.Unlock()
+				<-slots
+				mu.Lock()
 				done[i] = true
+				advanced := false
 				for mark < len(ops) && done[mark] {
 					mark++
+					advanced = true
 				}
-				cond.Broadcast()
+				if advanced {
+					cond.Broadcast()
+				}
 				mu.Unlock()
 			}
 		}(byTid[tid])
 	}
 	wg.Wait()
+}
+
+// unlocked runs fn without the state lock, holding a reference to f so
+// that an overlapping close does not close its descriptor under fn.
+func (p *replayer) unlocked(f *vfd, fn func()) {
+	*f.refs++
+	p.mu.Unlock()
+	fn()
+	p.mu.Lock()
+	p.release(f)
 }
 
 func (p *replayer) proc(pid int, cwd string) *process {
@@ -282,7 +314,7 @@ func (p *replayer) checkOK(o *op, err error) {
 	}
 }
 
-func (p *replayer) do(o *op, cwd string) {
+func (p *replayer) do(o *op, cwd string, buf *[]byte) {
 	pr := p.proc(o.pid, cwd)
 	if o.unknown {
 		p.rep.Skipped++
@@ -388,14 +420,14 @@ func (p *replayer) do(o *op, cwd string) {
 		data := o.data
 		var n int
 		var err error
-		switch o.nr {
-		case linux.SysPwrite64:
-			n, err = unix.Pwrite(f.fd, data, int64(o.raw[3]))
-		case linux.SysPwritev:
-			n, err = unix.Pwrite(f.fd, data, int64(o.raw[3]))
-		default:
-			n, err = unix.Write(f.fd, data)
-		}
+		p.unlocked(f, func() {
+			switch o.nr {
+			case linux.SysPwrite64, linux.SysPwritev:
+				n, err = unix.Pwrite(f.fd, data, int64(o.raw[3]))
+			default:
+				n, err = unix.Write(f.fd, data)
+			}
+		})
 		p.check(o, int64(n), err)
 	case linux.SysRead, linux.SysPread64, linux.SysReadv:
 		f, ok := fdArg(0)
@@ -407,17 +439,19 @@ func (p *replayer) do(o *op, cwd string) {
 		if o.nr == linux.SysReadv {
 			want = int(max(o.ret, 0))
 		}
-		if cap(p.buf) < want {
-			p.buf = make([]byte, want)
+		if cap(*buf) < want {
+			*buf = make([]byte, want)
 		}
-		b := p.buf[:want]
+		b := (*buf)[:want]
 		var n int
 		var err error
-		if o.nr == linux.SysPread64 {
-			n, err = unix.Pread(f.fd, b, int64(o.raw[3]))
-		} else {
-			n, err = unix.Read(f.fd, b)
-		}
+		p.unlocked(f, func() {
+			if o.nr == linux.SysPread64 {
+				n, err = unix.Pread(f.fd, b, int64(o.raw[3]))
+			} else {
+				n, err = unix.Read(f.fd, b)
+			}
+		})
 		p.check(o, int64(n), err)
 		if err == nil && !o.failed() && n == int(o.ret) && o.data != nil && !bytes.Equal(b[:n], o.data) {
 			p.diverge(o, "read different data (first difference at byte %d)", firstDiff(b[:n], o.data))
@@ -449,18 +483,20 @@ func (p *replayer) do(o *op, cwd string) {
 		}
 		p.rep.Calls++
 		var err error
-		switch o.nr {
-		case linux.SysFtruncate:
-			err = unix.Ftruncate(f.fd, int64(o.raw[1]))
-		case linux.SysFsync:
-			err = unix.Fsync(f.fd)
-		case linux.SysFdatasync:
-			err = unix.Fdatasync(f.fd)
-		case linux.SysFchmod:
-			err = unix.Fchmod(f.fd, uint32(o.raw[1]))
-		case linux.SysFallocate:
-			err = unix.Fallocate(f.fd, uint32(o.raw[1]), int64(o.raw[2]), int64(o.raw[3]))
-		}
+		p.unlocked(f, func() {
+			switch o.nr {
+			case linux.SysFtruncate:
+				err = unix.Ftruncate(f.fd, int64(o.raw[1]))
+			case linux.SysFsync:
+				err = unix.Fsync(f.fd)
+			case linux.SysFdatasync:
+				err = unix.Fdatasync(f.fd)
+			case linux.SysFchmod:
+				err = unix.Fchmod(f.fd, uint32(o.raw[1]))
+			case linux.SysFallocate:
+				err = unix.Fallocate(f.fd, uint32(o.raw[1]), int64(o.raw[2]), int64(o.raw[3]))
+			}
+		})
 		p.check(o, 0, err)
 	case linux.SysRename, linux.SysRenameat, linux.SysRenameat2, linux.SysLink, linux.SysLinkat:
 		d1, d2, flags := at, at, uint64(0)
@@ -568,15 +604,17 @@ func (p *replayer) do(o *op, cwd string) {
 		}
 		p.rep.Calls++
 		n := int(o.raw[2])
-		if cap(p.buf) < n {
-			p.buf = make([]byte, n)
+		if cap(*buf) < n {
+			*buf = make([]byte, n)
 		}
-		got, err := unix.Getdents(f.fd, p.buf[:n])
+		var got int
+		var err error
+		p.unlocked(f, func() { got, err = unix.Getdents(f.fd, (*buf)[:n]) })
 		if o.failed() || err != nil {
 			p.checkOK(o, err)
 			return
 		}
-		if a, b := direntNames(p.buf[:got]), direntNames(o.data); a != b {
+		if a, b := direntNames((*buf)[:got]), direntNames(o.data); a != b {
 			p.diverge(o, "directory entries %s, recorded %s", a, b)
 		}
 	}

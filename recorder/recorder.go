@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -132,6 +131,7 @@ type Recorder struct {
 	spaces    map[*x86.Memory]*spaceRec
 	lastSpace *spaceRec
 	scratch   []emu.Region
+	dropped   []emu.Range
 	modules   map[string]bool
 	regs      []byte
 	frame     []byte
@@ -767,9 +767,12 @@ func (r *Recorder) threadRegs(t *threadRec) {
 }
 
 // syncRegions logs the changes to address space sp since the last call
-// as Munmap and Mmap records (the replay mirrors the layout and
-// protections; page contents come through the prediction cache). They
-// apply to the address space of the running thread.
+// as Munmap, Mmap and Mprotect records (the replay mirrors the layout and
+// protections of the running thread's address space; page contents come
+// through the prediction cache). Only what the address space discarded
+// is unmapped (regions.go): a heap grown by brk is one Mmap of the new
+// pages, not the old heap unmapped and mapped again. A new address space
+// (execve) starts with no regions in the replay.
 func (r *Recorder) syncRegions(sp *spaceRec) {
 	mm := sp.mm
 	if sp.synced && mm.Gen() == sp.gen {
@@ -778,25 +781,11 @@ func (r *Recorder) syncRegions(sp *spaceRec) {
 	sp.synced, sp.gen = true, mm.Gen()
 	cur := mm.Regions(r.scratch[:0])
 	old := sp.regions
-	if !slices.Equal(old, cur) {
-		// Unmap what is gone first, then map what is new: both lists
-		// are sorted, and an unchanged region is left alone.
-		in := func(g emu.Region, list []emu.Region) bool {
-			i := sort.Search(len(list), func(i int) bool { return list[i].End > g.Start })
-			return i < len(list) && list[i] == g
-		}
-		for _, g := range old {
-			if !in(g, cur) {
-				r.w.Munmap(g.Start, g.End-g.Start)
-				sp.forgetCode(g.Start, g.End)
-			}
-		}
-		for _, g := range cur {
-			if !in(g, old) {
-				r.mmap(g)
-				sp.forgetCode(g.Start, g.End)
-			}
-		}
+	r.dropped = mm.Dropped(r.dropped[:0])
+	if len(r.dropped) > 0 || !slices.Equal(old, cur) {
+		w := regionWriter{r: r, sp: sp}
+		diffRegions(old, cur, r.dropped, &w)
+		w.flush()
 	}
 	sp.regions, r.scratch = cur, old[:0]
 }

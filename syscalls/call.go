@@ -28,6 +28,14 @@ type Call struct {
 	// RetText is the result as strace prints it: "3", "0x7f00",
 	// "-1 ENOENT (No such file or directory)", "?".
 	RetText []byte
+	// Split is where Text's arguments the kernel writes begin (before
+	// the closing parenthesis if none): strace -f prints a call a
+	// thread blocked in as "read(3,  <unfinished ...>" at entry and
+	// "<... read resumed>"x", 1) = 1" at exit.
+	Split int
+	// Resumed is set when the call's "<unfinished ...>" line was
+	// written (UnfinishedSink): the sink prints the resumed part.
+	Resumed bool
 }
 
 // Errno is the call's error (0 when it succeeded).
@@ -89,10 +97,12 @@ type Memory interface {
 type decoder struct {
 	m       Memory
 	c       *Call
-	strSize int    // -s: bytes of a buffer strace prints (<0: all)
-	arena   []byte // the bytes of the call's buffers
-	pollOut []byte // poll's revents list, for its result
-	frame   uint64 // rt_sigreturn: the signal frame it returns from
+	strSize int         // -s: bytes of a buffer strace prints (<0: all)
+	arena   []byte      // the bytes of the call's buffers
+	pollOut []byte      // poll's revents list, for its result
+	frame   uint64      // rt_sigreturn: the signal frame it returns from
+	entry   entryReader // memory at the call's entry (nil: unknown)
+	split   int         // a decoder's own Call.Split (clone), 0: none
 	scratch [64]byte
 }
 

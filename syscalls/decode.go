@@ -25,24 +25,49 @@ func (d *decoder) decode(c *Call) {
 		}
 		s.args = hexArgs[:n]
 	}
+	c.Split = -1
 	for i, sp := range s.args {
 		if (c.Nr == linux.SysOpenat && i == 3 || c.Nr == linux.SysOpen && i == 2) && c.Raw[i-1]&(linux.O_CREAT|linux.O_TMPFILE&^linux.O_DIRECTORY) == 0 {
 			break // open's mode is printed only when it is used
 		}
-		if c.Nr == linux.SysFcntl && i == 2 && !fcntlHasArg(c.Raw[1]) {
+		if c.Nr == linux.SysFcntl && i == 2 && !fcntlHasArg(c.Raw[1]) || c.Nr == linux.SysIoctl && i == 2 && !ioctlHasArg(c.Raw[1]) {
 			break
 		}
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		start := len(b)
+		if c.Split < 0 && writtenArg(sp.k, c.Nr) {
+			c.Split = start
+		}
 		var ty ArgType
 		var data []byte
 		b, ty, data = d.arg(b, i, sp)
 		c.Args = append(c.Args, Arg{Type: ty, Value: c.Raw[i], Text: string(b[start:]), Data: data})
 	}
+	if c.Split < 0 {
+		c.Split = len(b)
+	}
+	if d.split > 0 {
+		c.Split, d.split = d.split, 0
+	}
 	c.Text = append(b, ')')
 	c.RetText = d.ret(c.RetText[:0], s.ret)
+}
+
+// writtenArg reports whether strace prints an argument of kind k when
+// the call returns rather than when it is entered: what the kernel
+// writes. A call a thread blocks in prints as "<unfinished ...>" up to
+// its first such argument.
+func writtenArg(k kind, nr int) bool {
+	switch k {
+	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut:
+		return true
+	case kMsghdr:
+		return nr == linux.SysRecvmsg
+	}
+	return false
 }
 
 var hexArgs = a(kHex, kHex, kHex, kHex, kHex, kHex)
@@ -77,7 +102,7 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return strconv.AppendInt(b, int64(v), 10), ArgInt, nil
 	case kUint:
 		return strconv.AppendUint(b, v, 10), ArgUint, nil
-	case kPtr:
+	case kPtr, kPtrOut:
 		return appendPtr(b, v), ArgPtr, nil
 	case kFd:
 		return strconv.AppendInt(b, int64(int32(v)), 10), ArgFd, nil
@@ -194,10 +219,11 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 	case kArchPrctl:
 		return linux.ArchPrctl.Append(b, v, "ARCH_"), ArgFlags, nil
 	case kIoctl:
-		if n, ok := linux.Ioctls.Name(v); ok {
-			return append(b, n...), ArgFlags, nil
-		}
-		return appendHex(b, v), ArgFlags, nil
+		return linux.AppendIoctl(b, v), ArgFlags, nil
+	case kIoctlArg:
+		return d.ioctlArg(b), ArgStruct, nil
+	case kFdsetIn, kTimespecEntry, kTimevalEntry, kPselectMask:
+		return d.selectArg(b, i, sp), ArgStruct, nil
 	case kFcntlCmd:
 		return linux.Fcntl.Append(b, v, "F_"), ArgFlags, nil
 	case kFcntlArg:
@@ -221,6 +247,10 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		}
 		b = appendSigset(append(b, "{mask="...), le64(mask[:], 0))
 		return append(b, '}'), ArgStruct, nil
+	case kCloneAll:
+		return d.cloneArgs(b), ArgFlags, nil
+	case kFutexRest:
+		return d.futexArgs(b), ArgInt, nil
 	case kCloneFlags:
 		sig := v & 0xff
 		b = linux.CloneFlags.Append(b, v&^0xff)
@@ -257,6 +287,10 @@ func (d *decoder) ret(b []byte, rk retKind) []byte {
 		return appendHex(b, v)
 	case rOct:
 		return linux.AppendOctal(b, v)
+	case rSelect:
+		return d.selectRet(b)
+	case rPpoll:
+		return d.ppollRet(b)
 	case rPoll:
 		b = strconv.AppendInt(b, c.Ret, 10)
 		if c.Ret == 0 {

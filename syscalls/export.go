@@ -37,10 +37,22 @@ type Sink interface {
 	End(e *tracefile.Exit) error
 }
 
+// UnfinishedSink is a Sink that prints a call a thread blocked in as two
+// lines when another thread's line comes between its entry and its
+// completion (strace -f's "<unfinished ...>" and "<... resumed>"):
+// Unfinished is called at the first such line, and the call itself later
+// comes to Call with Resumed set.
+type UnfinishedSink interface {
+	Unfinished(c *Call) error
+}
+
 // Stats count what an export saw.
 type Stats struct {
 	Calls   int // calls exported
 	Missing int // calls with a buffer byte the re-simulation did not know
+	// Unrecorded counts the processes of the tree besides the first:
+	// the trace holds their lives, not their calls (process.go).
+	Unrecorded int
 }
 
 // Export re-simulates t from its start and gives every syscall, decoded,
@@ -61,7 +73,77 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	// resumes with its completion was blocked in it since it stopped.
 	running := 0
 	stopped, resumed := map[int]uint64{}, map[int]uint64{}
-	d := &decoder{m: mem, strSize: opts.StrSize}
+	d := &decoder{m: mem, strSize: opts.StrSize, entry: mem}
+	// A trace damaged part way: the scans keep what they read before the
+	// damage, and the re-simulation reports the error where it meets it,
+	// after exporting the calls before it.
+	entries, blocked, _ := scan(t)
+	procs, nprocs, _ := processes(t.File())
+	st.Unrecorded = nprocs
+	ps, _ := sink.(ProcessSink)
+	// lifeUpTo gives the sink the process events before pos.
+	lifeUpTo := func(pos uint64) error {
+		for len(procs) > 0 && procs[0].Position <= pos {
+			p := &procs[0]
+			procs = procs[1:]
+			if ps != nil && (opts.Pid == 0 || p.Pid == opts.Pid) {
+				if err := ps.Process(p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	// Blocked calls another thread's line interrupts are printed as
+	// "<unfinished ...>" there (strace -f), when the sink wants them.
+	us, _ := sink.(UnfinishedSink)
+	du := &decoder{m: mem, strSize: opts.StrSize, entry: mem}
+	var ucall Call
+	bi := 0                 // blocked[:bi] entered before the last line
+	var open []*blockedCall // entered, not completed
+	unfinished := func(pos uint64, tid int) error {
+		if us == nil {
+			return nil
+		}
+		for bi < len(blocked) && blocked[bi].entry < pos {
+			open = append(open, &blocked[bi])
+			bi++
+		}
+		keep := open[:0]
+		for _, b := range open {
+			if b.pos <= pos && !(b.pos == pos && b.tid != tid) {
+				continue
+			}
+			keep = append(keep, b)
+			if b.printed || b.tid == tid {
+				continue
+			}
+			pid, ok := pids[b.tid]
+			if !ok {
+				pid = b.tid
+			}
+			if opts.Pid != 0 && pid != opts.Pid {
+				continue
+			}
+			b.printed = true
+			ucall.Pos, ucall.Entry, ucall.Pid, ucall.Tid, ucall.Nr, ucall.Raw, ucall.Ret = b.pos, b.entry, pid, b.tid, b.nr, b.args, b.ret
+			ucall.NoReturn, ucall.Resumed = false, false
+			du.decode(&ucall)
+			if err := us.Unfinished(&ucall); err != nil {
+				return err
+			}
+		}
+		open = keep
+		return nil
+	}
+	isPrinted := func(pos uint64, tid int) bool {
+		for _, b := range open {
+			if b.pos == pos && b.tid == tid {
+				return b.printed
+			}
+		}
+		return false
+	}
 	var call Call
 	var sinkErr error
 	var shared sharedMaps
@@ -84,6 +166,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				mem.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
 				argsSet = true
 			}
+		}
+		if sinkErr = lifeUpTo(ev.Position); sinkErr != nil {
+			return
 		}
 		switch ev.Kind {
 		case reader.EventThreadSwitch:
@@ -114,6 +199,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				sort.Slice(mem.zeros, func(i, j int) bool { return mem.zeros[i].addr < mem.zeros[j].addr })
 			}
 		case reader.EventMunmap:
+			mem.moved.drop(ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 			mem.unmap(ev.Record.Munmap.Addr, ev.Record.Munmap.Len, false)
 			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
@@ -123,7 +209,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				pid = s.Tid
 			}
 			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
-				// Before the shadow forgets what the call unmapped.
+				// Before the re-simulation forgets what the call unmapped.
 				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
 				if err := shared.syscall(&c, mem, func(w *SharedWrite) error {
 					if opts.Pid != 0 && w.Pid != opts.Pid {
@@ -135,9 +221,8 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 					return
 				}
 			}
-			if mapsMemory[s.Nr] {
-				mem.shadow.merge(r.Cut())
-				mem.shadow.syscall(s.Nr, s.Args, s.Result)
+			if s.Nr == linux.SysMremap || s.Nr == linux.SysExecve || s.Nr == linux.SysExecveat {
+				mem.moved.syscall(r, s.Nr, s.Args, s.Result)
 			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return
@@ -155,6 +240,11 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if st, ok := stopped[s.Tid]; ok && resumed[s.Tid] == ev.Position && st < ev.Position {
 				call.Entry = st
 			}
+			call.Resumed = call.Entry < call.Pos && isPrinted(ev.Position, s.Tid)
+			if sinkErr = unfinished(ev.Position, s.Tid); sinkErr != nil {
+				return
+			}
+			mem.callPos = ev.Position
 			d.decode(&call)
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {
@@ -184,6 +274,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if !ok || opts.Pid != 0 && pid != opts.Pid {
 				return
 			}
+			if sinkErr = unfinished(ev.Position, rec.Tid); sinkErr != nil {
+				return
+			}
 			sig := Signal{Pos: ev.Position, Pid: pid, Tid: rec.Tid, Rec: rec}
 			sig.Text = appendSiginfo(sigText[:0], rec, mem)
 			sigText = sig.Text
@@ -195,15 +288,34 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				pid = rec.Tid
 			}
 			if ts, ok := sink.(ThreadSink); ok && (opts.Pid == 0 || pid == opts.Pid) {
+				if sinkErr = unfinished(ev.Position, rec.Tid); sinkErr != nil {
+					return
+				}
 				sinkErr = ts.ThreadExit(ev.Position, pid, rec.Tid, rec.Status)
 			}
 		case reader.EventExit:
 			sinkErr = shared.exit(ev.Position, ev.Tid, mem, emitShared)
 		}
 	}
-	err = r.RunTo(^uint64(0))
+	// Stop before each call that overwrites its input to copy it.
+	for i := range entries {
+		e := &entries[i]
+		if e.pos == 0 || r.Position() >= e.pos {
+			continue
+		}
+		if err = r.RunTo(e.pos - 1); err != nil || sinkErr != nil {
+			break
+		}
+		mem.capture(e)
+	}
+	if err == nil && sinkErr == nil {
+		err = r.RunTo(^uint64(0))
+	}
 	if sinkErr != nil {
 		return st, sinkErr
+	}
+	if err := lifeUpTo(^uint64(0)); err != nil {
+		return st, err
 	}
 	switch {
 	case errors.Is(err, reader.ErrEnd):
@@ -228,12 +340,16 @@ type fileMapping struct {
 // replayMemory is guest memory at a syscall: what the re-simulation
 // knows (Replay.Known), and for the rest, the files mapped there.
 type replayMemory struct {
-	r      *reader.Replay
-	cwd    string
-	have   []bool
-	maps   []fileMapping // sorted by addr, disjoint
-	shadow shadow
-	argv   initialArgs
+	r     *reader.Replay
+	cwd   string
+	have  []bool
+	maps  []fileMapping // sorted by addr, disjoint
+	moved moved
+	// entries is the input captured before the call at its pos
+	// (entry.go); callPos the position of the call being decoded.
+	entries entryMem
+	callPos uint64
+	argv    initialArgs
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
 	files map[string]*os.File
@@ -259,7 +375,7 @@ func (m *replayMemory) Read(addr uint64, b []byte) int {
 	have := m.have[:len(b)]
 	clear(have)
 	m.r.Known(addr, b, have)
-	m.shadow.fill(addr, b, have)
+	m.moved.fill(addr, b, have)
 	miss := 0
 	for _, h := range have {
 		if !h {
@@ -319,7 +435,7 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 // what the re-simulation knows, not the files' or the zeros' guesses.
 func (m *replayMemory) known(addr uint64, b []byte, have []bool) {
 	m.r.Known(addr, b, have)
-	m.shadow.fill(addr, b, have)
+	m.moved.fill(addr, b, have)
 }
 
 func (m *replayMemory) zero(a uint64) bool {

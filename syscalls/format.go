@@ -55,7 +55,14 @@ func (s *straceSink) Call(c *Call) error {
 		b = strconv.AppendInt(b, int64(c.Tid), 10)
 		b = append(b, "] "...)
 	}
-	b = append(b, c.Text...)
+	if c.Resumed {
+		b = append(b, "<... "...)
+		b = append(b, c.Name...)
+		b = append(b, " resumed>"...)
+		b = append(b, c.Text[c.Split:]...)
+	} else {
+		b = append(b, c.Text...)
+	}
 	if len(b) < 40 {
 		for len(b) < 40 {
 			b = append(b, ' ')
@@ -66,6 +73,20 @@ func (s *straceSink) Call(c *Call) error {
 	}
 	b = append(b, c.RetText...)
 	b = append(b, '\n')
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// Unfinished prints the entry of a call a thread blocked in:
+// "read(3,  <unfinished ...>".
+func (s *straceSink) Unfinished(c *Call) error {
+	s.many = true // another thread is printing
+	b := append(s.line[:0], "[pid "...)
+	b = strconv.AppendInt(b, int64(c.Tid), 10)
+	b = append(b, "] "...)
+	b = append(b, c.Text[:c.Split]...)
+	b = append(b, " <unfinished ...>\n"...)
 	s.line = b
 	_, err := s.w.Write(b)
 	return err

@@ -6,85 +6,95 @@ import "ttd/internal/linux"
 type kind uint8
 
 const (
-	kHex         kind = iota // 0x... (unknown arguments)
-	kInt                     // int, signed decimal (32 bits)
-	kLong                    // long, signed decimal
-	kUint                    // unsigned decimal
-	kPtr                     // NULL or 0x...
-	kFd                      // a descriptor
-	kDirfd                   // a descriptor or AT_FDCWD
-	kPath                    // a NUL-terminated string read by the kernel
-	kBufIn                   // bytes read by the kernel; length in argument p
-	kBufOut                  // bytes written by the kernel; length = result
-	kStrOut                  // a string written by the kernel; length = result (readlink, getcwd)
-	kOpenFlags               // open's flags
-	kMode                    // a permission mode, octal
-	kAtFlags                 // AT_* flags
-	kAtAccess                // faccessat2's flags
-	kAccess                  // R_OK|W_OK|X_OK
-	kProt                    // PROT_*
-	kMmapFlags               // MAP_*
-	kSeek                    // SEEK_*
-	kMadvise                 // MADV_*
-	kRename                  // RENAME_*
-	kMsync                   // MS_*
-	kMremap                  // MREMAP_*
-	kStatOut                 // struct stat written by the kernel
-	kStatxOut                // struct statx written by the kernel
-	kStatxFlags              // statx's flags
-	kStatxMask               // statx's mask
-	kIovIn                   // struct iovec[argument p] the kernel read
-	kIovOut                  // struct iovec[argument p] the kernel filled (result bytes)
-	kTimespecIn              // struct timespec read
-	kTimespecOut             // struct timespec written
-	kUtimes                  // struct timespec[2] read (NULL: now)
-	kRlimitIn                // struct rlimit read
-	kRlimitOut               // struct rlimit written
-	kRlimitRes               // RLIMIT_*
-	kSigsetIn                // sigset_t read; size in argument p
-	kSigsetOut               // sigset_t written; size in argument p
-	kSigactIn                // struct sigaction read
-	kSigactOut               // struct sigaction written
-	kSigHow                  // SIG_BLOCK...
-	kSignal                  // a signal number
-	kClock                   // CLOCK_*
-	kPipeOut                 // int[2] written
-	kSockaddrIn              // struct sockaddr read; length in argument p
-	kFamily                  // AF_*
-	kSockType                // SOCK_*
-	kDents                   // getdents64's buffer: an address and the entry count
-	kFutexOp                 // FUTEX_*
-	kWaitOpts                // W*
-	kWstatusOut              // int *wstatus written
-	kArchPrctl               // ARCH_*
-	kGrnd                    // GRND_*
-	kIoctl                   // an ioctl request
-	kUnameOut                // struct utsname written
-	kFcntlCmd                // F_*
-	kFcntlArg                // fcntl's third argument (by command)
-	kPipe2Flags              // O_CLOEXEC|O_NONBLOCK|O_DIRECT
-	kCloneFlags              // clone's flags with the exit signal
-	kOff                     // a file offset, signed decimal
-	kPollfds                 // struct pollfd[argument p]
-	kCloneArgs               // clone3's struct clone_args (size in argument p)
-	kTimeOut                 // time's time_t * (NULL or [N])
-	kSigreturn               // rt_sigreturn: the mask its frame restores
-	kMsgFlags                // MSG_*
-	kShutdown                // SHUT_*
-	kSiginfoIn               // a siginfo_t the kernel reads
-	kMsghdr                  // struct msghdr (sendmsg: read; recvmsg: filled in)
+	kHex           kind = iota // 0x... (unknown arguments)
+	kInt                       // int, signed decimal (32 bits)
+	kLong                      // long, signed decimal
+	kUint                      // unsigned decimal
+	kPtr                       // NULL or 0x...
+	kFd                        // a descriptor
+	kDirfd                     // a descriptor or AT_FDCWD
+	kPath                      // a NUL-terminated string read by the kernel
+	kBufIn                     // bytes read by the kernel; length in argument p
+	kBufOut                    // bytes written by the kernel; length = result
+	kStrOut                    // a string written by the kernel; length = result (readlink, getcwd)
+	kOpenFlags                 // open's flags
+	kMode                      // a permission mode, octal
+	kAtFlags                   // AT_* flags
+	kAtAccess                  // faccessat2's flags
+	kAccess                    // R_OK|W_OK|X_OK
+	kProt                      // PROT_*
+	kMmapFlags                 // MAP_*
+	kSeek                      // SEEK_*
+	kMadvise                   // MADV_*
+	kRename                    // RENAME_*
+	kMsync                     // MS_*
+	kMremap                    // MREMAP_*
+	kStatOut                   // struct stat written by the kernel
+	kStatxOut                  // struct statx written by the kernel
+	kStatxFlags                // statx's flags
+	kStatxMask                 // statx's mask
+	kIovIn                     // struct iovec[argument p] the kernel read
+	kIovOut                    // struct iovec[argument p] the kernel filled (result bytes)
+	kTimespecIn                // struct timespec read
+	kTimespecOut               // struct timespec written
+	kUtimes                    // struct timespec[2] read (NULL: now)
+	kRlimitIn                  // struct rlimit read
+	kRlimitOut                 // struct rlimit written
+	kRlimitRes                 // RLIMIT_*
+	kSigsetIn                  // sigset_t read; size in argument p
+	kSigsetOut                 // sigset_t written; size in argument p
+	kSigactIn                  // struct sigaction read
+	kSigactOut                 // struct sigaction written
+	kSigHow                    // SIG_BLOCK...
+	kSignal                    // a signal number
+	kClock                     // CLOCK_*
+	kPipeOut                   // int[2] written
+	kSockaddrIn                // struct sockaddr read; length in argument p
+	kFamily                    // AF_*
+	kSockType                  // SOCK_*
+	kDents                     // getdents64's buffer: an address and the entry count
+	kFutexOp                   // FUTEX_*
+	kWaitOpts                  // W*
+	kWstatusOut                // int *wstatus written
+	kArchPrctl                 // ARCH_*
+	kGrnd                      // GRND_*
+	kIoctl                     // an ioctl request
+	kUnameOut                  // struct utsname written
+	kFcntlCmd                  // F_*
+	kFcntlArg                  // fcntl's third argument (by command)
+	kPipe2Flags                // O_CLOEXEC|O_NONBLOCK|O_DIRECT
+	kCloneFlags                // clone's flags with the exit signal
+	kOff                       // a file offset, signed decimal
+	kPollfds                   // struct pollfd[argument p]
+	kCloneArgs                 // clone3's struct clone_args (size in argument p)
+	kTimeOut                   // time's time_t * (NULL or [N])
+	kSigreturn                 // rt_sigreturn: the mask its frame restores
+	kMsgFlags                  // MSG_*
+	kShutdown                  // SHUT_*
+	kSiginfoIn                 // a siginfo_t the kernel reads
+	kMsghdr                    // struct msghdr (sendmsg: read; recvmsg: filled in)
+	kFdsetIn                   // select's fd_set at entry (nfds in argument 0)
+	kTimespecEntry             // a struct timespec the call overwrites (its value at entry)
+	kTimevalEntry              // a struct timeval the call overwrites (its value at entry)
+	kPselectMask               // pselect6's {sigset_t *, size_t}
+	kIoctlArg                  // ioctl's third argument, by request
+	kPtrOut                    // an address the kernel may write through (printed as kPtr, at exit)
+	kFutexRest                 // futex's arguments after the operation, by operation
+	kCloneAll                  // clone's arguments, as strace names them
 )
 
 // retKind is how a result is printed.
 type retKind uint8
 
 const (
-	rDec   retKind = iota // decimal
-	rHex                  // 0x... (addresses)
-	rOct                  // octal (umask)
-	rFcntl                // by fcntl command
-	rNone                 // does not return ("?")
-	rPoll                 // the count, and the revents of the ready descriptors
+	rDec    retKind = iota // decimal
+	rHex                   // 0x... (addresses)
+	rOct                   // octal (umask)
+	rFcntl                 // by fcntl command
+	rNone                  // does not return ("?")
+	rPoll                  // the count, and the revents of the ready descriptors
+	rSelect                // the count, the ready descriptors of each set, the time left
+	rPpoll                 // rPoll, and the time left
 )
 
 type arg struct {
@@ -128,7 +138,10 @@ var sigs = map[int]sig{
 	linux.SysBrk:              {args: a(kPtr), ret: rHex},
 	linux.SysRtSigaction:      {args: withLen(a(kSignal, kSigactIn, kSigactOut, kUint), 1, 3)},
 	linux.SysRtSigprocmask:    {args: withLen(withLen(a(kSigHow, kSigsetIn, kSigsetOut, kUint), 1, 3), 2, 3)},
-	linux.SysIoctl:            {args: a(kFd, kIoctl, kHex)},
+	linux.SysIoctl:            {args: a(kFd, kIoctl, kIoctlArg)},
+	linux.SysSelect:           {args: a(kInt, kFdsetIn, kFdsetIn, kFdsetIn, kTimevalEntry), ret: rSelect},
+	linux.SysPselect6:         {args: a(kInt, kFdsetIn, kFdsetIn, kFdsetIn, kTimespecEntry, kPselectMask), ret: rSelect},
+	linux.SysPpoll:            {args: withLen(withLen(a(kPollfds, kUint, kTimespecEntry, kSigsetIn, kUint), 0, 1), 3, 4), ret: rPpoll},
 	linux.SysPread64:          {args: a(kFd, kBufOut, kUint, kOff)},
 	linux.SysPwrite64:         {args: withLen(a(kFd, kBufIn, kUint, kOff), 1, 2)},
 	linux.SysReadv:            {args: withLen(a(kFd, kIovOut, kInt), 1, 2)},
@@ -141,7 +154,7 @@ var sigs = map[int]sig{
 	linux.SysMadvise:          {args: a(kPtr, kUint, kMadvise)},
 	linux.SysDup:              {args: a(kFd)},
 	linux.SysDup2:             {args: a(kFd, kFd)},
-	linux.SysNanosleep:        {args: a(kTimespecIn, kPtr)},
+	linux.SysNanosleep:        {args: a(kTimespecIn, kPtrOut)},
 	linux.SysGetpid:           {},
 	linux.SysSocket:           {args: a(kFamily, kSockType, kInt)},
 	linux.SysConnect:          {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
@@ -183,10 +196,10 @@ var sigs = map[int]sig{
 	linux.SysGetppid:          {},
 	linux.SysGettid:           {},
 	linux.SysArchPrctl:        {args: a(kArchPrctl, kHex)},
-	linux.SysFutex:            {args: a(kPtr, kFutexOp, kInt, kPtr, kPtr, kInt)},
+	linux.SysFutex:            {args: a(kPtr, kFutexOp, kFutexRest)},
 	linux.SysSetTidAddress:    {args: a(kPtr)},
 	linux.SysClockGettime:     {args: a(kClock, kTimespecOut)},
-	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtr)},
+	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtrOut)},
 	linux.SysExitGroup:        {args: a(kInt), ret: rNone},
 	linux.SysTgkill:           {args: a(kInt, kInt, kSignal)},
 	linux.SysOpenat:           {args: a(kDirfd, kPath, kOpenFlags, kMode)},
@@ -219,14 +232,13 @@ var sigs = map[int]sig{
 	linux.SysSetsid:           {},
 	linux.SysGetpgrp:          {},
 	linux.SysSchedGetaffinity: {args: a(kInt, kUint, kPtr)},
-	linux.SysClone:            {args: a(kCloneFlags, kPtr, kPtr, kPtr, kHex)},
+	linux.SysClone:            {args: a(kCloneAll)},
 	linux.SysFork:             {},
 	linux.SysVfork:            {},
 	linux.SysPoll:             {args: withLen(a(kPollfds, kUint, kInt), 0, 1), ret: rPoll},
 	linux.SysTime:             {args: a(kTimeOut)},
 	linux.SysClockGetres:      {args: a(kClock, kTimespecOut)},
 	linux.SysClone3:           {args: withLen(a(kCloneArgs, kUint), 0, 1)},
-	linux.SysSelect:           {args: a(kInt, kPtr, kPtr, kPtr, kPtr)},
 	linux.SysSocketpair:       {args: a(kFamily, kSockType, kInt, kPipeOut)},
 	linux.SysShutdown:         {args: a(kFd, kShutdown)},
 	linux.SysAccept:           {args: a(kFd, kPtr, kPtr)},
@@ -249,7 +261,7 @@ var sigs = map[int]sig{
 // nargs are the argument counts of the syscalls sigs leaves out, for
 // their hex form (six when unknown).
 var nargs = map[int]int{
-	linux.SysSelect: 5, linux.SysPselect6: 6, linux.SysPpoll: 5, linux.SysEpollWait: 4, linux.SysEpollCtl: 4,
+	linux.SysEpollWait: 4, linux.SysEpollCtl: 4,
 	linux.SysEpollPwait: 6, linux.SysSigaltstack: 2, linux.SysGetsockopt: 5, linux.SysSetsockopt: 5,
 	linux.SysGetsockname: 3, linux.SysGetpeername: 3, linux.SysSysinfo: 1, linux.SysGetrusage: 2,
 	linux.SysTimerfdCreate: 2, linux.SysTimerfdSettime: 4, linux.SysSchedSetaffinity: 3,

@@ -9,7 +9,7 @@ import (
 	"ttd/reanimate"
 )
 
-const reanimateUsage = "--root DIR [--base DIR0] [--verify] TRACE"
+const reanimateUsage = "--root DIR [--base DIR0] [--verify] [--workers N] TRACE"
 
 func init() {
 	register(command{"reanimate", reanimateUsage, "re-execute the recorded file-system calls under DIR (Re-Animator), verifying results and data", reanimateCmd, 46})
@@ -21,6 +21,7 @@ func reanimateCmd(name string, args []string) int {
 	root := fs.String("root", "", "re-execute under `DIR` (recorded paths are re-rooted there)")
 	base := fs.String("base", "", "take the files the program read but did not create from `DIR0`, a copy of the directory it ran in")
 	verify := fs.Bool("verify", false, "compare results, read data, stat fields and directory entries with the recording")
+	workers := fs.Int("workers", 0, "re-execute at most `N` calls at once (default: one per recorded thread)")
 	if err := parseInterspersed(fs, args); err != nil {
 		return flagError(name, reanimateUsage, err)
 	}
@@ -36,7 +37,7 @@ func reanimateCmd(name string, args []string) int {
 		return 1
 	}
 	defer tr.Close()
-	rep, err := reanimate.Replay(tr, reanimate.Options{Root: *root, Base: *base, Verify: *verify, Log: os.Stderr})
+	rep, err := reanimate.Replay(tr, reanimate.Options{Root: *root, Base: *base, Verify: *verify, Log: os.Stderr, Workers: *workers})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 		return 1

@@ -56,6 +56,9 @@ func syscallsCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %s: %v\n", fs.Arg(0), err)
 		return 1
 	}
+	if st.Unrecorded > 0 {
+		fmt.Fprintf(os.Stderr, "ttd: %d more processes of the tree ran unrecorded: the trace holds the calls of the first process only (their starts and ends are exported)\n", st.Unrecorded)
+	}
 	if st.Missing > 0 {
 		fmt.Fprintf(os.Stderr, "ttd: %d of %d calls have buffer bytes the recording does not hold (printed as addresses; \"missing\" in jsonl)\n", st.Missing, st.Calls)
 	}

@@ -375,6 +375,37 @@ var Ioctls = Enum{
 	{0x5401, "TCGETS"}, {0x5402, "TCSETS"}, {0x5403, "TCSETSW"}, {0x5404, "TCSETSF"},
 	{0x540f, "TIOCGPGRP"}, {0x5410, "TIOCSPGRP"}, {0x5413, "TIOCGWINSZ"}, {0x5414, "TIOCSWINSZ"},
 	{0x541b, "FIONREAD"}, {0x5421, "FIONBIO"}, {0x5451, "FIOCLEX"}, {0x5450, "FIONCLEX"},
+	{0x5452, "FIOASYNC"},
+}
+
+// AppendIoctl appends an ioctl request as strace prints it: its name,
+// or its _IOC(dir, type, nr, size) fields (asm-generic/ioctl.h: nr in
+// bits 0-7, type 8-15, size 16-29, direction 30-31).
+func AppendIoctl(b []byte, v uint64) []byte {
+	if n, ok := Ioctls.Name(v); ok {
+		return append(b, n...)
+	}
+	v &= 0xffffffff
+	b = append(b, "_IOC("...)
+	switch v >> 30 {
+	case 0:
+		b = append(b, "_IOC_NONE"...)
+	case 1:
+		b = append(b, "_IOC_WRITE"...)
+	case 2:
+		b = append(b, "_IOC_READ"...)
+	case 3:
+		b = append(b, "_IOC_READ|_IOC_WRITE"...)
+	}
+	for _, f := range []uint64{v >> 8 & 0xff, v & 0xff, v >> 16 & 0x3fff} {
+		b = append(b, ", "...)
+		if f == 0 {
+			b = append(b, '0')
+		} else {
+			b = strconv.AppendUint(append(b, "0x"...), f, 16)
+		}
+	}
+	return append(b, ')')
 }
 
 // PollEvents are poll's event bits.
