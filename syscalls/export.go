@@ -80,10 +80,22 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	entries, blocked, _ := scan(t)
 	procs, nprocs, _ := processes(t.File())
 	st.Unrecorded = nprocs
+	if t.Tree() {
+		// Every process of the tree is re-simulated: their calls are
+		// in the trace. Memory is tracked in the focus process only
+		// (replayMemory.Read).
+		st.Unrecorded = 0
+		mem.focus = t.Focus()
+		if tt, ok := sink.(treeSink); ok {
+			tt.tree()
+		}
+	}
 	ps, _ := sink.(ProcessSink)
 	// lifeUpTo gives the sink the process events before pos.
 	lifeUpTo := func(pos uint64) error {
-		for len(procs) > 0 && procs[0].Position <= pos {
+		// A process's end comes after its exit_group at the same
+		// position, as strace prints it.
+		for len(procs) > 0 && (procs[0].Position < pos || procs[0].Position == pos && procs[0].Event != tracefile.ProcessExited) {
 			p := &procs[0]
 			procs = procs[1:]
 			if ps != nil && (opts.Pid == 0 || p.Pid == opts.Pid) {
@@ -260,7 +272,10 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				}
 			}
 			st.Calls++
-			sinkErr = sink.Call(&call)
+			if sinkErr = sink.Call(&call); sinkErr == nil {
+				// The ends at this position (an exit_group's).
+				sinkErr = lifeUpTo(ev.Position + 1)
+			}
 		case reader.EventSignal:
 			rec := &ev.Record.Signal
 			if rec.FrameAddr != 0 {
@@ -353,6 +368,9 @@ type replayMemory struct {
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
 	files map[string]*os.File
+	// focus is, in a process-tree trace, the process whose memory the
+	// re-simulation tracks; the other processes' buffers are unknown.
+	focus int
 }
 
 func newReplayMemory(r *reader.Replay, cwd string) *replayMemory {
@@ -369,6 +387,12 @@ func (m *replayMemory) close() {
 
 // Read implements Memory.
 func (m *replayMemory) Read(addr uint64, b []byte) int {
+	if m.focus != 0 {
+		if tid, _ := m.r.Current(); m.r.Pid(tid) != m.focus {
+			clear(b)
+			return len(b)
+		}
+	}
 	if cap(m.have) < len(b) {
 		m.have = make([]bool, len(b))
 	}

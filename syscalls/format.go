@@ -41,6 +41,9 @@ type straceSink struct {
 	line  []byte
 	first int  // the first tid seen
 	many  bool // another thread appeared: lines get a "[pid N] " prefix
+	// children are the processes the tree started: their ends are the
+	// Process records' (ThreadExit leaves their main threads alone).
+	children map[int]bool
 }
 
 func (s *straceSink) Call(c *Call) error {
@@ -113,7 +116,7 @@ func (s *straceSink) Signal(sig *Signal) error {
 // ThreadExit prints "[pid N] +++ exited with S +++" for a thread other
 // than the first (whose end End prints), as strace -f does.
 func (s *straceSink) ThreadExit(pos uint64, pid, tid, status int) error {
-	if tid == s.first || s.first == 0 {
+	if tid == s.first || s.first == 0 || s.children[tid] {
 		return nil
 	}
 	_, err := fmt.Fprintf(s.w, "[pid %d] +++ exited with %d +++\n", tid, status)
@@ -136,6 +139,8 @@ func (s *straceSink) End(e *tracefile.Exit) error {
 type jsonSink struct {
 	w    *bufio.Writer
 	line []byte
+	// recorded: the tree's processes are re-simulated (treeSink).
+	recorded bool
 }
 
 func (s *jsonSink) Call(c *Call) error {

@@ -7,13 +7,17 @@ import (
 	"ttd/tracefile"
 )
 
-// A recording of a process tree holds the syscalls of its first process
-// (the recorder follows the others without recording them: their lives
-// are Process records). The export says so: Stats.Unrecorded counts the
-// other processes, and a ProcessSink sees their starts, execs and ends
-// at their positions, which strace -f prints as "[pid N] +++ exited
-// with S +++". Their calls need the reader to re-simulate every process
-// of the tree, which it does not yet.
+// A recording of a process tree (header processes=tree) re-simulates
+// every process: their calls are in the trace, and a ProcessSink sees
+// their starts, execs and ends at their positions, which strace -f
+// prints as "[pid N] +++ exited with S +++". Memory is tracked in the
+// focus process only, so the other processes' buffers print as
+// addresses. Older traces hold the first process's calls only:
+// Stats.Unrecorded counts the other processes.
+
+// treeSink is a Sink told that the trace re-simulates every process of
+// the tree (their calls are in it).
+type treeSink interface{ tree() }
 
 // ProcessSink is a Sink that wants the process events of the tree, in
 // position order among the calls.
@@ -53,6 +57,10 @@ func (s *straceSink) Process(p *tracefile.Process) error {
 	switch p.Event {
 	case tracefile.ProcessStarted:
 		s.many = true
+		if s.children == nil {
+			s.children = map[int]bool{}
+		}
+		s.children[p.Pid] = true
 	case tracefile.ProcessExited:
 		b := append(s.line[:0], "[pid "...)
 		b = strconv.AppendInt(b, int64(p.Pid), 10)
@@ -84,7 +92,8 @@ func (s *jsonSink) Process(p *tracefile.Process) error {
 	b = strconv.AppendInt(b, int64(p.Ppid), 10)
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, int64(p.Tid), 10)
-	b = append(b, `,"recorded":false`...)
+	b = append(b, `,"recorded":`...)
+	b = strconv.AppendBool(b, s.recorded)
 	switch p.Event {
 	case tracefile.ProcessExeced:
 		b = append(b, `,"path":`...)
@@ -110,3 +119,5 @@ func (s *jsonSink) Process(p *tracefile.Process) error {
 	_, err := s.w.Write(b)
 	return err
 }
+
+func (s *jsonSink) tree() { s.recorded = true }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -290,15 +291,43 @@ func TestStraceBlocked(t *testing.T) {
 }
 
 // TestStraceForkTree: corpus proc_fork forks children and
-// grandchildren. The trace holds the first process's calls only (the
-// others run unrecorded); their clone lines must be strace's, and every
-// process's end must be printed as strace -f prints it, with the same
-// exit statuses.
+// grandchildren. The trace re-simulates every process of the tree: the
+// first process's clone lines must be strace's, every process's clones
+// must be there (as many as strace -f saw), and every process's end must
+// be printed as strace -f prints it, with the same exit statuses.
 func TestStraceForkTree(t *testing.T) {
 	prog := buildC(t, "../testdata/corpus/proc_fork.c")
 	native := straceNative(t, prog, t.TempDir(), "32")
 	trace := record(t, prog, t.TempDir())
 	got := exportText(t, trace, 32)
+	tr, err := reader.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := tr.Processes()
+	tr.Close()
+	if len(procs) < 4 {
+		t.Fatalf("the trace holds %d processes, want the tree (4 or more)", len(procs))
+	}
+	// firstOf keeps the lines of the first process (its pid is the one
+	// of the first line strace prints, and procs[0] for ttd) and every
+	// process's end; allClones counts every process's clone calls.
+	firstOf := func(out []byte, first string) (mine []byte, allClones int) {
+		for _, l := range strings.SplitAfter(string(out), "\n") {
+			m := pidPrefix.FindString(l)
+			who := strings.Trim(m, "[pid] ")
+			if first == "" {
+				first = who
+			}
+			if strings.HasPrefix(l[len(m):], "clone(") {
+				allClones++
+			}
+			if who == "" || who == first || strings.Contains(l, " +++ ") {
+				mine = append(mine, l...)
+			}
+		}
+		return mine, allClones
+	}
 	pick := func(out []byte) (clones, ends []string) {
 		for _, l := range normalise(out, "", "", "", nil) {
 			switch {
@@ -311,27 +340,18 @@ func TestStraceForkTree(t *testing.T) {
 		slices.Sort(ends)
 		return clones, ends
 	}
-	// Only the first process's calls are in the trace: keep strace's
-	// lines of the first pid, and every process's end.
-	var first string
-	var mine []byte
-	for _, l := range strings.SplitAfter(string(native), "\n") {
-		m := pidPrefix.FindString(l)
-		who := strings.Trim(m, "[pid] ")
-		if first == "" {
-			first = who
-		}
-		if who == first || strings.Contains(l, " +++ ") {
-			mine = append(mine, l...)
-		}
-	}
-	wc, we := pick(mine)
-	gc, ge := pick(got)
+	nativeFirst, nativeClones := firstOf(native, "")
+	gotFirst, gotClones := firstOf(got, strconv.Itoa(procs[0].Pid))
+	wc, we := pick(nativeFirst)
+	gc, ge := pick(gotFirst)
 	if len(wc) < 3 || len(we) < 4 {
 		t.Fatalf("strace saw %d clones and %d ends: the test sees nothing", len(wc), len(we))
 	}
 	compareLinesN(t, wc, gc, 3)
 	compareLinesN(t, we, ge, 4)
+	if gotClones != nativeClones || nativeClones <= len(wc) {
+		t.Errorf("clones of every process: ttd printed %d, strace -f %d (the first process's: %d)", gotClones, nativeClones, len(wc))
+	}
 	if !bytes.Contains(got, []byte("[pid ")) {
 		t.Errorf("no [pid N] prefixes after the first fork")
 	}
