@@ -360,20 +360,6 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 	return n, nil
 }
 
-// wantBlock reports whether the code [pc, end) holds a probed address or
-// lies in a function with a return probe.
-func (b *Bound) wantBlock(pc, end uint64) bool {
-	i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= pc })
-	if i < len(b.addrs) && b.addrs[i] < end {
-		return true
-	}
-	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].lo >= pc })
-	if j < len(b.rets) && b.rets[j].lo < end {
-		return true
-	}
-	return j > 0 && b.retAt(pc) != nil
-}
-
 // retAt finds the return probe range whose code holds pc (function
 // bodies do not overlap, so the last range starting at or before pc is
 // the only candidate... nearly: nested symbols are looked through).
