@@ -149,7 +149,7 @@ func buildFixtures(t *testing.T) string {
 			fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
 			return
 		}
-		if out, err := exec.Command("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(fixDir, "cthreads"), filepath.Join(src, "cthreads.c")).CombinedOutput(); err != nil {
+		if out, err := exec.Command("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(fixDir, "cthreads"), filepath.Join(src, "..", "..", "ttd", "testdata", "threads.c")).CombinedOutput(); err != nil {
 			fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
 			return
 		}

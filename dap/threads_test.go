@@ -13,7 +13,7 @@ import (
 // stay on the thread they were asked for.
 func TestCThreads(t *testing.T) {
 	dir := buildFixtures(t)
-	src, _ := filepath.Abs("testdata/cthreads.c")
+	src, _ := filepath.Abs("../ttd/testdata/threads.c")
 	body, ret := markLine(t, src, "worker-body"), markLine(t, src, "worker-return")
 	c := startServer(t, Config{})
 	// >> launch (record and debug) stopped on entry, breakpoint in

@@ -63,8 +63,11 @@ func recorded(t testing.TB, name string, cflags ...string) (prog, trace string) 
 		return prog, tr
 	}
 	cc, src := "gcc", filepath.Join("testdata", name+".c")
-	// The C++ program is ttd's own fixture (one copy for ttd, dap and
-	// gdbremote).
+	// The threads and C++ programs are ttd's own fixtures (one copy for
+	// ttd, dap and gdbremote).
+	if shared := filepath.Join("..", "ttd", "testdata", name+".c"); !fileExists(src) && fileExists(shared) {
+		src = shared
+	}
 	if cpp := filepath.Join("..", "ttd", "testdata", name+".cpp"); fileExists(cpp) {
 		cc, src = "g++", cpp
 	}
