@@ -1,7 +1,11 @@
 package dap
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-dap"
@@ -89,4 +93,76 @@ func TestCThreads(t *testing.T) {
 		}
 	}
 	wantFrame(t, top(t, c, third)[0], "worker", body)
+}
+
+// TestProcessTree: a recording of a parent and its forked child, which
+// starts a thread. The threads list shows every process's threads as
+// "PROGRAM[PID] tid TID", the stopped event names the process, and a
+// global evaluates in the memory of the thread's own process (the child
+// wrote 20 into its copy, the parent's holds 10).
+func TestProcessTree(t *testing.T) {
+	dir := buildFixtures(t)
+	src, _ := filepath.Abs("../ttd/testdata/forktree.c")
+	c := startServer(t, Config{})
+	// >> launch, breakpoint in mark; continue until mark(30), in the
+	// child's second thread.
+	stop := launchFixture(t, c, filepath.Join(dir, "forktree"), map[string]any{"stopOnEntry": true}, map[string][]int{src: {markLine(t, src, "mark-body")}})
+	eval := func(expr string, tid int) string {
+		t.Helper()
+		fr := top(t, c, tid)
+		c.request("evaluate", map[string]any{"expression": expr, "context": "watch", "frameId": fr[0].Id})
+		r, ok := c.read().(*dap.EvaluateResponse)
+		if !ok || !r.Success {
+			t.Fatalf("evaluate %s in thread %d: %+v", expr, tid, r)
+		}
+		return r.Body.Result
+	}
+	for i := 0; ; i++ {
+		stop = stepAndWait(t, c, "continue", stop.Body.ThreadId, nil)
+		if stop.Body.Reason != "breakpoint" {
+			t.Fatalf("stop %d: %q, want breakpoint", i, stop.Body.Reason)
+		}
+		if eval("v", stop.Body.ThreadId) == "30" {
+			break
+		}
+		if i == 3 {
+			t.Fatal("mark(30) never ran")
+		}
+	}
+	tid := stop.Body.ThreadId
+	// << threads: the parent's one thread, the child's two.
+	c.request("threads", nil)
+	r, ok := c.read().(*dap.ThreadsResponse)
+	if !ok || !r.Success {
+		t.Fatalf("threads: %+v", r)
+	}
+	name := regexp.MustCompile(`^forktree\[(\d+)\] tid (\d+)$`)
+	perPid := map[string][]int{}
+	childPid := ""
+	for _, th := range r.Body.Threads {
+		m := name.FindStringSubmatch(th.Name)
+		if m == nil || m[2] != strconv.Itoa(th.Id) {
+			t.Fatalf("thread %d is named %q", th.Id, th.Name)
+		}
+		perPid[m[1]] = append(perPid[m[1]], th.Id)
+		if th.Id == tid {
+			childPid = m[1]
+		}
+	}
+	if len(perPid) != 2 || len(perPid[childPid]) != 2 {
+		t.Fatalf("threads by process: %v (the child, %s, has two)", perPid, childPid)
+	}
+	if want := fmt.Sprintf("in forktree[%s] tid %d", childPid, tid); !strings.Contains(stop.Body.Description, want) {
+		t.Errorf("stopped event %q does not say %q", stop.Body.Description, want)
+	}
+	if got := eval("who", tid); got != "20" {
+		t.Errorf("who in the child = %s, want 20", got)
+	}
+	for pid, tids := range perPid {
+		if pid != childPid {
+			if got := eval("who", tids[0]); got != "10" {
+				t.Errorf("who in the parent = %s, want 10", got)
+			}
+		}
+	}
 }
