@@ -168,22 +168,6 @@ func (p *probe) mayHitSegment(sg *Segment) bool {
 	return false
 }
 
-// mayHitWindow reports whether the window a fine delta describes can
-// hold a hit. Execution is not summarised per window (a replay decodes a
-// block once, not once per window), so probes with execution breakpoints
-// or a thread always may.
-func (p *probe) mayHitWindow(d *reader.Delta) bool {
-	if p.wantsHook() {
-		return true
-	}
-	for _, w := range p.mems {
-		if windowAccessed(d, w.lo, w.hi-w.lo, w.read, w.write) {
-			return true
-		}
-	}
-	return false
-}
-
 // windowAccessed reports whether the window d describes read (read) or
 // wrote (write) a byte of [addr, addr+n), exactly.
 func windowAccessed(d *reader.Delta, addr, n uint64, read, write bool) bool {
@@ -456,7 +440,7 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 		}
 		fl := s.fine[k]
 		for i, u := range s.windowsBack(k, lower, hi) {
-			if fl != nil && u.win >= 0 && u.win < len(fl.deltas) && !p.mayHitWindow(fl.deltas[u.win]) {
+			if fl != nil && u.win >= 0 && u.win < len(fl.deltas) && !s.windowMayHit(p, fl, u.win) {
 				continue
 			}
 			// The unit that holds from: first the stretch from the
