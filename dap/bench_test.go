@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"ttd/ttd"
 	"bufio"
 	"encoding/json"
 	"net"
@@ -8,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-dap"
 )
@@ -96,6 +99,7 @@ func BenchmarkReverseContinueLine(b *testing.B) {
 		c.request("setBreakpoints", map[string]any{"source": map[string]any{"path": src}, "breakpoints": bps})
 		until[*dap.SetBreakpointsResponse](c)
 	}
+	var cpu time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -104,9 +108,22 @@ func BenchmarkReverseContinueLine(b *testing.B) {
 		until[*dap.StoppedEvent](c)
 		setBP(start)
 		b.StartTimer()
+		c0 := cpuTime()
 		c.request("reverseContinue", map[string]any{"threadId": tid})
 		if st := until[*dap.StoppedEvent](c); st.Body.Reason != "breakpoint" {
 			b.Fatalf("reverseContinue stopped for %q", st.Body.Reason)
 		}
+		cpu += cpuTime() - c0
 	}
+	// CPU time: wall time depends on the machine's load.
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(ttd.Skips), "skips")
+	b.ReportMetric(float64(ttd.Asks), "asks")
+}
+
+// cpuTime is the CPU time the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

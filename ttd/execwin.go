@@ -44,13 +44,18 @@ type execWindow struct {
 func noHook(*reader.Replay, *x86.CPU, *x86.Inst) {}
 
 // runCurTo is cur.RunTo(target) with the executed blocks gathered.
-// The probe a search installed keeps its verdicts; a run whose blocks
-// the filter cannot all see (a HookBlock that accepts blocks before
-// HookBlocks is asked) gathers nothing for its window.
-func (s *Session) runCurTo(target uint64) error {
-	r, ex := s.cur, &s.ex
+func (s *Session) runCurTo(target uint64) error { return s.runTo(s.cur, &s.ex, s.curSeg, target) }
+
+// runTo is r.RunTo(target), r being in segment k, with the executed
+// blocks gathered into ex (nil: none). The probe a search installed
+// keeps its verdicts; a run whose blocks the filter cannot all see (a
+// HookBlock that accepts blocks before HookBlocks is asked) gathers
+// nothing for its window.
+func (s *Session) runTo(r *reader.Replay, ex *execWindow, k int, target uint64) error {
+	if ex == nil {
+		return r.RunTo(target)
+	}
 	if pos := r.Position(); ex.blocks == nil || pos != ex.pos {
-		k := s.curSeg
 		ex.start, ex.ok = pos, (pos-s.cps[k].Position)%s.opts.FineEvery == 0
 		if ex.blocks == nil {
 			ex.blocks = map[codeRange]struct{}{}
@@ -83,11 +88,13 @@ func (s *Session) runCurTo(target uint64) error {
 	return err
 }
 
-// cutExec hands the blocks gathered for window j of fine list fl, which
-// ends at b, to fl when they cover the window from its start (ws), and
-// starts gathering for the next window.
-func (s *Session) cutExec(fl *fineList, j int, ws, b uint64) {
-	ex := &s.ex
+// cutExec hands the blocks ex gathered for window j of fine list fl,
+// which ends at b, to fl when they cover the window from its start (ws),
+// and starts gathering for the next window.
+func cutExec(ex *execWindow, fl *fineList, j int, ws, b uint64) {
+	if ex == nil {
+		return
+	}
 	if ex.ok && ex.start == ws && ex.pos == b && ex.blocks != nil {
 		blocks := make([]codeRange, 0, len(ex.blocks))
 		for c := range ex.blocks {

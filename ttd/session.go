@@ -385,7 +385,7 @@ func (s *Session) boundary(k int, b uint64) {
 		fl.deltas = append(fl.deltas, d)
 		s.addFine(fl, d.Bytes())
 	}
-	s.cutExec(fl, j, ws, b)
+	cutExec(&s.ex, fl, j, ws, b)
 	if b == s.segEnd(k) {
 		if k+1 < len(s.cps) {
 			s.curSeg = k + 1
