@@ -1,7 +1,6 @@
 package dap
 
 import (
-	"ttd/ttd"
 	"bufio"
 	"encoding/json"
 	"net"
@@ -117,8 +116,6 @@ func BenchmarkReverseContinueLine(b *testing.B) {
 	}
 	// CPU time: wall time depends on the machine's load.
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-	b.ReportMetric(float64(ttd.Skips), "skips")
-	b.ReportMetric(float64(ttd.Asks), "asks")
 }
 
 // cpuTime is the CPU time the process used so far.

@@ -73,8 +73,8 @@ type Server struct {
 	locCache map[uint64]ttd.CodeLocation
 	// viewTid is the thread the client looks at (shownThread).
 	viewTid int
-	cleanup  []func()
-	closed   bool
+	cleanup []func()
+	closed  bool
 }
 
 // NewServer returns a server that reads requests from r and writes

@@ -2,6 +2,7 @@ package dap
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -163,6 +164,55 @@ func TestProcessTree(t *testing.T) {
 			if got := eval("who", tids[0]); got != "10" {
 				t.Errorf("who in the parent = %s, want 10", got)
 			}
+		}
+	}
+}
+
+// TestLibraryTLS: __thread variables of a shared library evaluate in
+// each thread (through its dynamic thread vector), as do the program's.
+func TestLibraryTLS(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	src := func(n string) string { p, _ := filepath.Abs(filepath.Join("..", "ttd", "testdata", n)); return p }
+	lib, prog := filepath.Join(dir, "libttdtls.so"), filepath.Join(dir, "tlsmain")
+	for _, args := range [][]string{
+		{"-O0", "-g", "-shared", "-fPIC", "-o", lib, src("tlslib.c")},
+		{"-O0", "-g", "-pthread", "-o", prog, src("tlsmain.c"), "-L" + dir, "-lttdtls", "-Wl,-rpath," + dir},
+	} {
+		if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, b)
+		}
+	}
+	c := startServer(t, Config{})
+	stop := launchFixture(t, c, prog, map[string]any{"stopOnEntry": true}, map[string][]int{src("tlsmain.c"): {markLine(t, src("tlsmain.c"), "done")}})
+	for i := 0; i < 2; i++ {
+		stop = stepAndWait(t, c, "continue", stop.Body.ThreadId, nil)
+		tid := stop.Body.ThreadId
+		eval := func(expr string) string {
+			t.Helper()
+			fr := top(t, c, tid)
+			c.request("evaluate", map[string]any{"expression": expr, "context": "watch", "frameId": fr[0].Id})
+			r, ok := c.read().(*dap.EvaluateResponse)
+			if !ok || !r.Success {
+				t.Fatalf("evaluate %s: %+v", expr, r)
+			}
+			return r.Body.Result
+		}
+		id := eval("id")
+		want := map[string][3]string{"1": {"110", "8", `"lib1`}, "2": {"120", "9", `"lib2`}}[id]
+		if want[0] == "" {
+			t.Fatalf("stop %d: id = %s", i, id)
+		}
+		if got := eval("libcount"); got != want[0] {
+			t.Errorf("thread %s: libcount (the library's __thread) = %s, want %s", id, got, want[0])
+		}
+		if got := eval("mine"); got != want[1] {
+			t.Errorf("thread %s: mine (the program's __thread) = %s, want %s", id, got, want[1])
+		}
+		if got := eval("libname"); !strings.HasPrefix(got, want[2]) {
+			t.Errorf("thread %s: libname = %s, want %s", id, got, want[2])
 		}
 	}
 }
