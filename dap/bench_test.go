@@ -8,9 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+	"ttd/internal/cputime"
 
 	"github.com/google/go-dap"
 )
@@ -107,20 +107,13 @@ func BenchmarkReverseContinueLine(b *testing.B) {
 		until[*dap.StoppedEvent](c)
 		setBP(start)
 		b.StartTimer()
-		c0 := cpuTime()
+		c0 := cputime.Now()
 		c.request("reverseContinue", map[string]any{"threadId": tid})
 		if st := until[*dap.StoppedEvent](c); st.Body.Reason != "breakpoint" {
 			b.Fatalf("reverseContinue stopped for %q", st.Body.Reason)
 		}
-		cpu += cpuTime() - c0
+		cpu += cputime.Now() - c0
 	}
 	// CPU time: wall time depends on the machine's load.
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is the CPU time the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

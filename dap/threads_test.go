@@ -40,16 +40,7 @@ func TestCThreads(t *testing.T) {
 		wantFrame(t, fr[0], "worker", body)
 		third = tid
 	}
-	eval := func(expr string, tid int) string {
-		t.Helper()
-		fr := top(t, c, tid)
-		c.request("evaluate", map[string]any{"expression": expr, "context": "watch", "frameId": fr[0].Id})
-		r, ok := c.read().(*dap.EvaluateResponse)
-		if !ok || !r.Success {
-			t.Fatalf("evaluate %s: %+v", expr, r)
-		}
-		return r.Body.Result
-	}
+	eval := func(expr string, tid int) string { t.Helper(); return evalTop(t, c, expr, tid) }
 	// The third thread starts when the others are done (1000 rounds
 	// each); its own mine is 0.
 	if got := eval("arg", third); got != "0x2" {
@@ -108,16 +99,7 @@ func TestProcessTree(t *testing.T) {
 	// >> launch, breakpoint in mark; continue until mark(30), in the
 	// child's second thread.
 	stop := launchFixture(t, c, filepath.Join(dir, "forktree"), map[string]any{"stopOnEntry": true}, map[string][]int{src: {markLine(t, src, "mark-body")}})
-	eval := func(expr string, tid int) string {
-		t.Helper()
-		fr := top(t, c, tid)
-		c.request("evaluate", map[string]any{"expression": expr, "context": "watch", "frameId": fr[0].Id})
-		r, ok := c.read().(*dap.EvaluateResponse)
-		if !ok || !r.Success {
-			t.Fatalf("evaluate %s in thread %d: %+v", expr, tid, r)
-		}
-		return r.Body.Result
-	}
+	eval := func(expr string, tid int) string { t.Helper(); return evalTop(t, c, expr, tid) }
 	for i := 0; ; i++ {
 		stop = stepAndWait(t, c, "continue", stop.Body.ThreadId, nil)
 		if stop.Body.Reason != "breakpoint" {
@@ -190,16 +172,7 @@ func TestLibraryTLS(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		stop = stepAndWait(t, c, "continue", stop.Body.ThreadId, nil)
 		tid := stop.Body.ThreadId
-		eval := func(expr string) string {
-			t.Helper()
-			fr := top(t, c, tid)
-			c.request("evaluate", map[string]any{"expression": expr, "context": "watch", "frameId": fr[0].Id})
-			r, ok := c.read().(*dap.EvaluateResponse)
-			if !ok || !r.Success {
-				t.Fatalf("evaluate %s: %+v", expr, r)
-			}
-			return r.Body.Result
-		}
+		eval := func(expr string) string { t.Helper(); return evalTop(t, c, expr, tid) }
 		id := eval("id")
 		want := map[string][3]string{"1": {"110", "8", `"lib1`}, "2": {"120", "9", `"lib2`}}[id]
 		if want[0] == "" {
@@ -215,4 +188,17 @@ func TestLibraryTLS(t *testing.T) {
 			t.Errorf("thread %s: libname = %s, want %s", id, got, want[2])
 		}
 	}
+}
+
+// evalTop evaluates expr in the top frame of thread tid (the debug
+// console's watch context).
+func evalTop(t *testing.T, c *client, expr string, tid int) string {
+	t.Helper()
+	fr := top(t, c, tid)
+	c.request("evaluate", map[string]any{"expression": expr, "context": "watch", "frameId": fr[0].Id})
+	r, ok := c.read().(*dap.EvaluateResponse)
+	if !ok || !r.Success {
+		t.Fatalf("evaluate %s in thread %d: %+v", expr, tid, r)
+	}
+	return r.Body.Result
 }

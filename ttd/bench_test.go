@@ -2,9 +2,9 @@ package ttd
 
 import (
 	"math/rand"
-	"syscall"
 	"testing"
 	"time"
+	"ttd/internal/cputime"
 )
 
 // The benchmarks run on a recording of testdata/loop.c (about 6 million
@@ -90,19 +90,12 @@ func BenchmarkReverseContinueRareBreak(b *testing.B) {
 		b.StopTimer()
 		s.Seek(s.End())
 		b.StartTimer()
-		c0 := cpuTime()
+		c0 := cputime.Now()
 		st, err := s.Continue(Backward)
 		if err != nil || st.Reason != StopBreakpoint {
 			b.Fatalf("reverse-continue: %v %v", st, err)
 		}
-		cpu += cpuTime() - c0
+		cpu += cputime.Now() - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is the CPU time the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
