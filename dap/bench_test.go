@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"ttd/internal/cputime"
 
 	"github.com/google/go-dap"
 )
@@ -96,6 +98,7 @@ func BenchmarkReverseContinueLine(b *testing.B) {
 		c.request("setBreakpoints", map[string]any{"source": map[string]any{"path": src}, "breakpoints": bps})
 		until[*dap.SetBreakpointsResponse](c)
 	}
+	var cpu time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -104,9 +107,13 @@ func BenchmarkReverseContinueLine(b *testing.B) {
 		until[*dap.StoppedEvent](c)
 		setBP(start)
 		b.StartTimer()
+		c0 := cputime.Now()
 		c.request("reverseContinue", map[string]any{"threadId": tid})
 		if st := until[*dap.StoppedEvent](c); st.Body.Reason != "breakpoint" {
 			b.Fatalf("reverseContinue stopped for %q", st.Body.Reason)
 		}
+		cpu += cputime.Now() - c0
 	}
+	// CPU time: wall time depends on the machine's load.
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }

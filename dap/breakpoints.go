@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"ttd/ttd"
 
 	"github.com/google/go-dap"
 )
 
 // A breakpoint stops a search in either direction. Source, function and
-// instruction breakpoints are code addresses (Query.Exec); data
-// breakpoints are watched ranges (Query.Watch). Conditions are evaluated
+// instruction breakpoints are code addresses (ttd.Query.Exec); data
+// breakpoints are watched ranges (ttd.Query.Watch). Conditions are evaluated
 // and hit counts counted where a search stops, in the order the hits are
 // found (so a hit count counts backward during reverseContinue).
 type breakpoint struct {
@@ -26,7 +27,7 @@ type breakpoint struct {
 
 type dataBreakpoint struct {
 	breakpoint
-	watch Watch
+	watch ttd.Watch
 }
 
 type breakpoints struct {
@@ -56,7 +57,7 @@ func (b *breakpoints) all() []*breakpoint {
 }
 
 // query returns the addresses and ranges a search must stop at.
-func (b *breakpoints) query() (map[uint64]bool, []Watch) {
+func (b *breakpoints) query() (map[uint64]bool, []ttd.Watch) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	exec := make(map[uint64]bool)
@@ -65,7 +66,7 @@ func (b *breakpoints) query() (map[uint64]bool, []Watch) {
 			exec[a] = true
 		}
 	}
-	var ws []Watch
+	var ws []ttd.Watch
 	for _, d := range b.data {
 		ws = append(ws, d.watch)
 	}
@@ -103,7 +104,7 @@ func (b *breakpoints) watchIDs(i int) []int {
 
 // shouldStop counts a hit of the breakpoints at st.PC and reports whether
 // any of them stops: its condition holds and its hit condition is met.
-func (b *breakpoints) shouldStop(s *Server, t Target, st Stop) bool {
+func (b *breakpoints) shouldStop(s *Server, t Target, st ttd.SearchStop) bool {
 	b.mu.Lock()
 	var here []*breakpoint
 	for _, bp := range b.all() {
@@ -370,7 +371,7 @@ func (s *Server) onSetDataBreakpointsRequest(r *dap.SetDataBreakpointsRequest) {
 			out = append(out, res)
 			continue
 		}
-		d.watch = Watch{Addr: addr, Size: size}
+		d.watch = ttd.Watch{Addr: addr, Size: size}
 		switch want.AccessType {
 		case "read":
 			d.watch.Read = true

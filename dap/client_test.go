@@ -149,9 +149,12 @@ func buildFixtures(t *testing.T) string {
 			fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
 			return
 		}
-		if out, err := exec.Command("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(fixDir, "cthreads"), filepath.Join(src, "cthreads.c")).CombinedOutput(); err != nil {
-			fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
-			return
+		// The C programs of ttd's tests (one copy of each).
+		for name, file := range map[string]string{"cthreads": "threads.c", "forktree": "forktree.c"} {
+			if out, err := exec.Command("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(fixDir, name), filepath.Join(src, "..", "..", "ttd", "testdata", file)).CombinedOutput(); err != nil {
+				fixErr = fmt.Errorf("gcc: %v\n%s", err, out)
+				return
+			}
 		}
 		cmd := exec.Command("go", "build", "-gcflags=all=-N -l", "-o", filepath.Join(fixDir, "gofix"), ".")
 		cmd.Dir = filepath.Join(src, "gofix")

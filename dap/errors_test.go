@@ -3,6 +3,7 @@ package dap
 import (
 	"context"
 	"testing"
+	"ttd/ttd"
 
 	"github.com/google/go-dap"
 )
@@ -11,14 +12,18 @@ import (
 // each panic into an ErrorResponse and keep serving.
 type panicTarget struct{ Target }
 
-func (panicTarget) Bounds() (uint64, uint64)                               { return 0, 10 }
-func (panicTarget) Seek(uint64) error                                      { return nil }
-func (panicTarget) Position() uint64                                       { return 10 }
-func (panicTarget) CurrentThread() int                                     { return 1 }
-func (panicTarget) Close() error                                           { return nil }
-func (panicTarget) Exit() Exit                                             { return Exit{Kind: "exited"} }
-func (panicTarget) Stack(int, int) ([]Frame, error)                        { panic("stack exploded") }
-func (panicTarget) Search(context.Context, Direction, Query) (Stop, error) { panic("search exploded") }
+func (panicTarget) Bounds() (uint64, uint64)                 { return 0, 10 }
+func (panicTarget) Seek(uint64) error                        { return nil }
+func (panicTarget) Position() uint64                         { return 10 }
+func (panicTarget) CurrentThread() int                       { return 1 }
+func (panicTarget) OSThread(id int) int                      { return id }
+func (panicTarget) ThreadLabel(int) string                   { return "" }
+func (panicTarget) Close() error                             { return nil }
+func (panicTarget) Exit() ttd.ExitInfo                       { return ttd.ExitInfo{Kind: "exited"} }
+func (panicTarget) Stack(int, int) ([]ttd.StackFrame, error) { panic("stack exploded") }
+func (panicTarget) Search(context.Context, ttd.Direction, ttd.Query) (ttd.SearchStop, error) {
+	panic("search exploded")
+}
 
 func wantError(t *testing.T, c *client, code int) *dap.ErrorResponse {
 	t.Helper()

@@ -1,6 +1,10 @@
 package dap
 
-import "sync"
+import (
+	"sync"
+
+	"ttd/ttd"
+)
 
 // handles maps the integers the client holds (frame ids, variable
 // references, goto targets) to what they stand for. They are valid until
@@ -34,10 +38,10 @@ func (h *handles) get(id int) any {
 // frameRef is a stack frame id: thread and index in Target.Stack.
 type frameRef struct {
 	tid, index int
-	frame      Frame
+	frame      ttd.StackFrame
 }
 
 // varsRef is a variables reference: what lists the children.
 type varsRef struct {
-	list func() ([]Var, error)
+	list func() ([]ttd.Var, error)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"ttd/ttd"
 
 	"github.com/google/go-dap"
 )
@@ -49,6 +50,9 @@ func (s *Server) onStackTraceRequest(r *dap.StackTraceRequest) {
 		return
 	}
 	const maxFrames = 1000
+	s.mu.Lock()
+	s.viewTid = r.Arguments.ThreadId
+	s.mu.Unlock()
 	frames, err := t.Stack(r.Arguments.ThreadId, maxFrames)
 	if err != nil {
 		s.sendError(&r.Request, ErrCodeStack, "stack of thread %d: %v", r.Arguments.ThreadId, err)
@@ -103,8 +107,8 @@ func (s *Server) onScopesRequest(r *dap.ScopesRequest) {
 		s.sendError(&r.Request, ErrCodeVariables, "unknown frame %d (the target moved since)", r.Arguments.FrameId)
 		return
 	}
-	locals := s.handles.add(varsRef{list: func() ([]Var, error) { return t.Variables(f.tid, f.index) }})
-	regs := s.handles.add(varsRef{list: func() ([]Var, error) { return frameRegisters(t, f), nil }})
+	locals := s.handles.add(varsRef{list: func() ([]ttd.Var, error) { return t.Variables(f.tid, f.index) }})
+	regs := s.handles.add(varsRef{list: func() ([]ttd.Var, error) { return frameRegisters(t, f), nil }})
 	s.send(&dap.ScopesResponse{Response: *newResponse(&r.Request), Body: dap.ScopesResponseBody{Scopes: []dap.Scope{
 		{Name: "Locals", PresentationHint: "locals", VariablesReference: locals},
 		{Name: "Registers", PresentationHint: "registers", VariablesReference: regs},
@@ -113,29 +117,29 @@ func (s *Server) onScopesRequest(r *dap.ScopesRequest) {
 
 // frameRegisters lists a frame's registers: all of them for the top
 // frame, the recovered ones above it.
-func frameRegisters(t Target, f frameRef) []Var {
-	var out []Var
+func frameRegisters(t Target, f frameRef) []ttd.Var {
+	var out []ttd.Var
 	if f.index == 0 {
 		regs, err := t.Registers(f.tid)
 		if err != nil {
-			return []Var{{Name: "error", Value: err.Error()}}
+			return []ttd.Var{{Name: "error", Value: err.Error()}}
 		}
 		for i, v := range regs.GPR {
-			out = append(out, Var{Name: RegisterNames[i], Type: "uint64", Value: fmt.Sprintf("%#016x", v)})
+			out = append(out, ttd.Var{Name: registerNames[i], Type: "uint64", Value: fmt.Sprintf("%#016x", v)})
 		}
 		out = append(out,
-			Var{Name: "rip", Type: "uint64", Value: fmt.Sprintf("%#016x", regs.RIP)},
-			Var{Name: "rflags", Type: "uint64", Value: fmt.Sprintf("%#x %s", regs.Rflags, flagString(regs.Rflags))},
-			Var{Name: "fs_base", Type: "uint64", Value: fmt.Sprintf("%#x", regs.FSBase)},
-			Var{Name: "gs_base", Type: "uint64", Value: fmt.Sprintf("%#x", regs.GSBase)})
+			ttd.Var{Name: "rip", Type: "uint64", Value: fmt.Sprintf("%#016x", regs.RIP)},
+			ttd.Var{Name: "rflags", Type: "uint64", Value: fmt.Sprintf("%#x %s", regs.RFLAGS, flagString(regs.RFLAGS))},
+			ttd.Var{Name: "fs_base", Type: "uint64", Value: fmt.Sprintf("%#x", regs.FSBase)},
+			ttd.Var{Name: "gs_base", Type: "uint64", Value: fmt.Sprintf("%#x", regs.GSBase)})
 		return out
 	}
-	for i, name := range RegisterNames {
+	for i, name := range registerNames {
 		v := "<unknown>"
 		if f.frame.RegsKnown&(1<<i) != 0 {
 			v = fmt.Sprintf("%#016x", f.frame.Regs[i])
 		}
-		out = append(out, Var{Name: name, Type: "uint64", Value: v})
+		out = append(out, ttd.Var{Name: name, Type: "uint64", Value: v})
 	}
 	return out
 }
@@ -154,7 +158,7 @@ func flagString(f uint64) string {
 }
 
 // children lists the variables behind a reference.
-func (s *Server) children(ref int) ([]Var, error) {
+func (s *Server) children(ref int) ([]ttd.Var, error) {
 	v, ok := s.handles.get(ref).(varsRef)
 	if !ok {
 		return nil, fmt.Errorf("unknown variables reference %d (the target moved since)", ref)
@@ -187,11 +191,10 @@ func (s *Server) onVariablesRequest(r *dap.VariablesRequest) {
 	s.send(&dap.VariablesResponse{Response: *newResponse(&r.Request), Body: dap.VariablesResponseBody{Variables: out}})
 }
 
-func (s *Server) dapVariable(v Var) dap.Variable {
+func (s *Server) dapVariable(v ttd.Var) dap.Variable {
 	dv := dap.Variable{Name: v.Name, Value: v.Value, Type: v.Type, EvaluateName: v.Name}
 	if v.Children != nil {
 		dv.VariablesReference = s.handles.add(varsRef{list: v.Children})
-		dv.IndexedVariables = v.IndexedCount
 	}
 	if v.Addr != 0 {
 		dv.MemoryReference = fmt.Sprintf("%#x", v.Addr)
@@ -263,24 +266,19 @@ func (s *Server) evalCommand(r *dap.EvaluateRequest, t Target, expr string) bool
 		start, end := t.Bounds()
 		pos = min(max(pos, start), end)
 		resp := &dap.EvaluateResponse{Response: *newResponse(&r.Request), Body: dap.EvaluateResponseBody{Result: fmt.Sprintf("position %d", pos)}}
-		s.goRun(resp, func(ctx context.Context) (Stop, string, error) {
+		s.goRun(resp, func(ctx context.Context) (ttd.SearchStop, string, error) {
 			err := t.Seek(pos)
-			return Stop{Reason: StopStep, Pos: t.Position(), Tid: t.CurrentThread()}, "goto", err
+			return ttd.SearchStop{Reason: ttd.SearchStep, Pos: t.Position(), Tid: t.CurrentThread()}, "goto", err
 		})
 	case "origin":
 		if len(f) < 2 || len(f) > 3 {
 			s.sendError(&r.Request, ErrCodeEvaluate, "usage: origin VAR | ADDR [SIZE]")
 			return true
 		}
-		tt, ok := t.(*ttdTarget)
-		if !ok {
-			s.sendError(&r.Request, ErrCodeEvaluate, "origin: not available for this target")
-			return true
-		}
 		addr, size, _, err := s.dataTarget(t, 0, strings.Join(f[1:], " "), r.Arguments.FrameId)
 		if err == nil {
 			var lines []string
-			if lines, err = tt.origin(addr, uint64(size)); err == nil {
+			if lines, err = t.OriginLines(addr, uint64(size)); err == nil {
 				reply(strings.Join(lines, "\n"))
 			}
 		}
@@ -297,19 +295,19 @@ func (s *Server) evalCommand(r *dap.EvaluateRequest, t Target, expr string) bool
 			s.sendError(&r.Request, ErrCodeEvaluate, "%s: %v", f[0], err)
 			return true
 		}
-		dir := Backward
+		dir := ttd.Backward
 		if f[0] == "find-next-write" {
-			dir = Forward
+			dir = ttd.Forward
 		}
-		q := Query{Watch: []Watch{{Addr: addr, Size: size, Write: true}}}
+		q := ttd.Query{Watch: []ttd.Watch{{Addr: addr, Size: size, Write: true}}}
 		resp := &dap.EvaluateResponse{Response: *newResponse(&r.Request), Body: dap.EvaluateResponseBody{Result: fmt.Sprintf("searching %s for a write to %d bytes at %#x", dir, size, addr)}}
-		s.goRun(resp, func(ctx context.Context) (Stop, string, error) {
+		s.goRun(resp, func(ctx context.Context) (ttd.SearchStop, string, error) {
 			st, err := t.Search(ctx, dir, q)
-			if err == nil && st.Reason == StopWatch {
+			if err == nil && st.Reason == ttd.SearchWatch {
 				st.Watch = -1
 				s.output("console", fmt.Sprintf("ttd: write of %d bytes at %#x (value %#x) at position %d, thread %d\n", st.Access.Size, st.Access.Addr, st.Access.Value, st.Pos, st.Tid))
 			} else if err == nil {
-				s.output("console", fmt.Sprintf("ttd: no write to %#x %s\n", addr, map[Direction]string{Backward: "before this position", Forward: "after this position"}[dir]))
+				s.output("console", fmt.Sprintf("ttd: no write to %#x %s\n", addr, map[ttd.Direction]string{ttd.Backward: "before this position", ttd.Forward: "after this position"}[dir]))
 			}
 			return st, "", err
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"ttd/ttd"
 
 	"github.com/google/go-dap"
 )
@@ -133,8 +134,8 @@ func (s *Server) onConfigurationDoneRequest(r *dap.ConfigurationDoneRequest) {
 	entry := s.launch.StopOnEntry
 	s.mu.Unlock()
 	if entry {
-		s.reportStop(t, Stop{Reason: StopStart, Pos: t.Position(), Tid: t.CurrentThread()}, Forward, "entry")
+		s.reportStop(t, ttd.SearchStop{Reason: ttd.SearchStart, Pos: t.Position(), Tid: t.CurrentThread()}, ttd.Forward, "entry")
 		return
 	}
-	s.reportStop(t, Stop{Reason: StopEnd, Pos: t.Position(), Tid: t.CurrentThread()}, Forward, "")
+	s.reportStop(t, ttd.SearchStop{Reason: ttd.SearchEnd, Pos: t.Position(), Tid: t.CurrentThread()}, ttd.Forward, "")
 }

@@ -29,7 +29,7 @@ func (s *Server) onReadMemoryRequest(r *dap.ReadMemoryRequest) {
 	addr := base + uint64(int64(r.Arguments.Offset))
 	n := min(max(r.Arguments.Count, 0), maxReadMemory)
 	buf := make([]byte, n)
-	known, err := t.ReadMemory(addr, buf)
+	known, err := t.ReadThreadMemory(s.shownThread(t), addr, buf)
 	body := dap.ReadMemoryResponseBody{Address: fmt.Sprintf("%#x", addr)}
 	if err != nil {
 		// Unmapped: all of it is unreadable.
@@ -74,20 +74,21 @@ func (s *Server) onDisassembleRequest(r *dap.DisassembleRequest) {
 		return
 	}
 	addr := base + uint64(int64(r.Arguments.Offset))
+	id := s.shownThread(t)
 	count := min(max(r.Arguments.InstructionCount, 0), maxDisassemble)
 	var insts []dap.DisassembledInstruction
 	if off := r.Arguments.InstructionOffset; off < 0 {
-		before := s.instructionsBefore(t, addr, -off)
+		before := s.instructionsBefore(t, id, addr, -off)
 		insts = append(insts, before...)
 		count -= len(before)
 	} else {
 		for i := 0; i < off; i++ {
-			_, n := t.Disassemble(addr)
+			_, n := t.Disassemble(id, addr)
 			addr += uint64(max(n, 1))
 		}
 	}
 	for ; count > 0; count-- {
-		in, n := s.disasmOne(t, addr)
+		in, n := s.disasmOne(t, id, addr)
 		insts = append(insts, in)
 		addr += uint64(max(n, 1))
 	}
@@ -95,8 +96,8 @@ func (s *Server) onDisassembleRequest(r *dap.DisassembleRequest) {
 }
 
 // disasmOne decodes the instruction at addr for the client.
-func (s *Server) disasmOne(t Target, addr uint64) (dap.DisassembledInstruction, int) {
-	text, n := t.Disassemble(addr)
+func (s *Server) disasmOne(t Target, id int, addr uint64) (dap.DisassembledInstruction, int) {
+	text, n := t.Disassemble(id, addr)
 	in := dap.DisassembledInstruction{Address: fmt.Sprintf("%#x", addr)}
 	if n == 0 {
 		in.Instruction = "?? (unknown)"
@@ -104,7 +105,7 @@ func (s *Server) disasmOne(t Target, addr uint64) (dap.DisassembledInstruction, 
 	}
 	in.Instruction = text
 	b := make([]byte, n)
-	if known, err := t.ReadMemory(addr, b); err == nil && allKnown(known) {
+	if known, err := t.ReadThreadMemory(id, addr, b); err == nil && allKnown(known) {
 		in.InstructionBytes = hex.EncodeToString(b)
 	}
 	if l := t.Locate(addr); l.OK {
@@ -124,13 +125,13 @@ func (s *Server) disasmOne(t Target, addr uint64) (dap.DisassembledInstruction, 
 
 // instructionsBefore returns up to k instructions that end at addr,
 // padded at the front with placeholders when fewer can be found.
-func (s *Server) instructionsBefore(t Target, addr uint64, k int) []dap.DisassembledInstruction {
+func (s *Server) instructionsBefore(t Target, id int, addr uint64, k int) []dap.DisassembledInstruction {
 	var starts []uint64
 	try := func(from uint64) bool {
 		starts = starts[:0]
 		a := from
 		for a < addr {
-			_, n := t.Disassemble(a)
+			_, n := t.Disassemble(id, a)
 			if n == 0 {
 				return false
 			}
@@ -161,7 +162,7 @@ func (s *Server) instructionsBefore(t Target, addr uint64, k int) []dap.Disassem
 		out = append(out, dap.DisassembledInstruction{Address: fmt.Sprintf("%#x", pad), Instruction: "??"})
 	}
 	for _, a := range starts {
-		in, _ := s.disasmOne(t, a)
+		in, _ := s.disasmOne(t, id, a)
 		out = append(out, in)
 	}
 	return out
@@ -174,4 +175,18 @@ func allKnown(k []bool) bool {
 		}
 	}
 	return true
+}
+
+// shownThread is the thread whose process's memory readMemory and
+// disassemble show (the processes of a tree have their own address
+// spaces): the one whose stack the client last asked for, else the one
+// of the last stop.
+func (s *Server) shownThread(t Target) int {
+	s.mu.Lock()
+	id := s.viewTid
+	s.mu.Unlock()
+	if id == 0 {
+		id = t.CurrentThread()
+	}
+	return id
 }

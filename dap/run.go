@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"ttd/ttd"
 
 	"github.com/google/go-dap"
 )
@@ -28,7 +29,7 @@ func (k stepKind) String() string {
 // the recording.
 func (s *Server) onContinueRequest(r *dap.ContinueRequest) {
 	resp := &dap.ContinueResponse{Response: *newResponse(&r.Request), Body: dap.ContinueResponseBody{AllThreadsContinued: true}}
-	s.startRun(&r.Request, resp, Forward, runContinue, r.Arguments.ThreadId)
+	s.startRun(&r.Request, resp, ttd.Forward, runContinue, r.Arguments.ThreadId)
 }
 
 // onReverseContinueRequest runs backward to the previous breakpoint, data
@@ -36,25 +37,25 @@ func (s *Server) onContinueRequest(r *dap.ContinueRequest) {
 // recording.
 func (s *Server) onReverseContinueRequest(r *dap.ReverseContinueRequest) {
 	resp := &dap.ReverseContinueResponse{Response: *newResponse(&r.Request)}
-	s.startRun(&r.Request, resp, Backward, runContinue, r.Arguments.ThreadId)
+	s.startRun(&r.Request, resp, ttd.Backward, runContinue, r.Arguments.ThreadId)
 }
 
 // onNextRequest steps over a line (or an instruction) forward.
 func (s *Server) onNextRequest(r *dap.NextRequest) {
 	resp := &dap.NextResponse{Response: *newResponse(&r.Request)}
-	s.startRun(&r.Request, resp, Forward, granular(stepOver, r.Arguments.Granularity), r.Arguments.ThreadId)
+	s.startRun(&r.Request, resp, ttd.Forward, granular(stepOver, r.Arguments.Granularity), r.Arguments.ThreadId)
 }
 
 // onStepInRequest steps into calls.
 func (s *Server) onStepInRequest(r *dap.StepInRequest) {
 	resp := &dap.StepInResponse{Response: *newResponse(&r.Request)}
-	s.startRun(&r.Request, resp, Forward, granular(stepIn, r.Arguments.Granularity), r.Arguments.ThreadId)
+	s.startRun(&r.Request, resp, ttd.Forward, granular(stepIn, r.Arguments.Granularity), r.Arguments.ThreadId)
 }
 
 // onStepOutRequest runs until the current function returns.
 func (s *Server) onStepOutRequest(r *dap.StepOutRequest) {
 	resp := &dap.StepOutResponse{Response: *newResponse(&r.Request)}
-	s.startRun(&r.Request, resp, Forward, stepOut, r.Arguments.ThreadId)
+	s.startRun(&r.Request, resp, ttd.Forward, stepOut, r.Arguments.ThreadId)
 }
 
 // onStepBackRequest steps over a line (or an instruction) backward: to
@@ -62,7 +63,7 @@ func (s *Server) onStepOutRequest(r *dap.StepOutRequest) {
 // to the call in the caller.
 func (s *Server) onStepBackRequest(r *dap.StepBackRequest) {
 	resp := &dap.StepBackResponse{Response: *newResponse(&r.Request)}
-	s.startRun(&r.Request, resp, Backward, granular(stepOver, r.Arguments.Granularity), r.Arguments.ThreadId)
+	s.startRun(&r.Request, resp, ttd.Backward, granular(stepOver, r.Arguments.Granularity), r.Arguments.ThreadId)
 }
 
 func granular(k stepKind, g dap.SteppingGranularity) stepKind {
@@ -99,7 +100,7 @@ func (s *Server) stopRunning() {
 
 // startRun answers req with resp and moves through the recording on
 // another goroutine; the stopped event says where it ended.
-func (s *Server) startRun(req *dap.Request, resp dap.Message, dir Direction, kind stepKind, tid int) {
+func (s *Server) startRun(req *dap.Request, resp dap.Message, dir ttd.Direction, kind stepKind, tid int) {
 	t := s.stoppedTarget(req)
 	if t == nil {
 		return
@@ -107,13 +108,13 @@ func (s *Server) startRun(req *dap.Request, resp dap.Message, dir Direction, kin
 	if tid == 0 {
 		tid = t.CurrentThread()
 	}
-	q, err := s.stepQuery(t, dir, kind, osThread(t, tid))
+	q, err := s.stepQuery(t, dir, kind, t.OSThread(tid))
 	if err != nil {
 		s.sendError(req, ErrCodeStep, "%s: %v", kind, err)
 		return
 	}
 	q.Exec, q.Watch = s.bps.query()
-	s.goRun(resp, func(ctx context.Context) (Stop, string, error) {
+	s.goRun(resp, func(ctx context.Context) (ttd.SearchStop, string, error) {
 		st, err := s.search(ctx, t, dir, q)
 		return st, "", err
 	})
@@ -121,7 +122,7 @@ func (s *Server) startRun(req *dap.Request, resp dap.Message, dir Direction, kin
 
 // goRun sends resp and runs fn on a goroutine, then reports the stop.
 // reason overrides the reason derived from the Stop.
-func (s *Server) goRun(resp dap.Message, fn func(ctx context.Context) (Stop, string, error)) {
+func (s *Server) goRun(resp dap.Message, fn func(ctx context.Context) (ttd.SearchStop, string, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s.mu.Lock()
@@ -134,7 +135,7 @@ func (s *Server) goRun(resp dap.Message, fn func(ctx context.Context) (Stop, str
 	}
 	go func() {
 		defer close(done)
-		var st Stop
+		var st ttd.SearchStop
 		var reason string
 		var err error
 		func() {
@@ -152,33 +153,33 @@ func (s *Server) goRun(resp dap.Message, fn func(ctx context.Context) (Stop, str
 		cancel()
 		switch {
 		case paused || errors.Is(err, context.Canceled):
-			st = Stop{Reason: StopStep, Pos: t.Position(), Tid: t.CurrentThread()}
+			st = ttd.SearchStop{Reason: ttd.SearchStep, Pos: t.Position(), Tid: t.CurrentThread()}
 			reason = "pause"
 		case err != nil:
 			s.output("stderr", fmt.Sprintf("ttd: %v\n", err))
-			st = Stop{Reason: StopStep, Pos: t.Position(), Tid: t.CurrentThread()}
+			st = ttd.SearchStop{Reason: ttd.SearchStep, Pos: t.Position(), Tid: t.CurrentThread()}
 			reason = "pause"
 		}
-		s.reportStop(t, st, Forward, reason)
+		s.reportStop(t, st, ttd.Forward, reason)
 	}()
 }
 
 // search runs a query, going on past breakpoints whose condition or hit
 // count says not to stop.
-func (s *Server) search(ctx context.Context, t Target, dir Direction, q Query) (Stop, error) {
+func (s *Server) search(ctx context.Context, t Target, dir ttd.Direction, q ttd.Query) (ttd.SearchStop, error) {
 	for {
 		st, err := t.Search(ctx, dir, q)
 		if err != nil {
 			return st, err
 		}
-		if st.Reason != StopExec || s.bps.shouldStop(s, t, st) {
+		if st.Reason != ttd.SearchExec || s.bps.shouldStop(s, t, st) {
 			return st, nil
 		}
 		if q.Step != nil {
 			// The step's own condition may hold here too.
-			tid := osThread(t, st.Tid)
-			if q.Step(&InstState{Pos: st.Pos, Tid: tid, PC: st.PC, SP: s.sp(t, tid)}) {
-				st.Reason = StopStep
+			tid := t.OSThread(st.Tid)
+			if q.Step(&ttd.InstState{Pos: st.Pos, Tid: tid, PC: st.PC, SP: s.sp(t, tid)}) {
+				st.Reason = ttd.SearchStep
 				return st, nil
 			}
 		}
@@ -195,7 +196,7 @@ func (s *Server) sp(t Target, tid int) uint64 {
 
 // reportStop sends the stopped event for st. reason, when set, overrides
 // the DAP reason derived from st.
-func (s *Server) reportStop(t Target, st Stop, dir Direction, reason string) {
+func (s *Server) reportStop(t Target, st ttd.SearchStop, dir ttd.Direction, reason string) {
 	s.mu.Lock()
 	s.handles.reset()
 	s.mu.Unlock()
@@ -203,14 +204,17 @@ func (s *Server) reportStop(t Target, st Stop, dir Direction, reason string) {
 	if body.ThreadId == 0 {
 		body.ThreadId = t.CurrentThread()
 	}
+	s.mu.Lock()
+	s.viewTid = body.ThreadId
+	s.mu.Unlock()
 	switch st.Reason {
-	case StopExec:
+	case ttd.SearchExec:
 		kind, ids := s.bps.at(st.PC)
 		body.Reason, body.HitBreakpointIds = kind, ids
 		if body.Reason == "" {
 			body.Reason = "breakpoint"
 		}
-	case StopWatch:
+	case ttd.SearchWatch:
 		body.Reason = "data breakpoint"
 		body.HitBreakpointIds = s.bps.watchIDs(st.Watch)
 		a := st.Access
@@ -223,15 +227,15 @@ func (s *Server) reportStop(t Target, st Stop, dir Direction, reason string) {
 			body.Description += fmt.Sprintf("\nOld value = %s\nNew value = %s", littleEndianValue(a.Old), littleEndianValue(a.New))
 		}
 		body.Text = body.Description
-	case StopStep:
+	case ttd.SearchStep:
 		body.Reason = "step"
-	case StopSignal:
+	case ttd.SearchSignal:
 		body.Reason = "exception"
 		body.Description = fmt.Sprintf("Signal %s delivered at position %d", signalName(st.Signal), st.Pos)
-	case StopStart:
+	case ttd.SearchStart:
 		body.Reason = "start of recording"
 		body.Description = fmt.Sprintf("Reached the start of the recording (position %d): nothing ran before this", st.Pos)
-	case StopEnd:
+	case ttd.SearchEnd:
 		ex := t.Exit()
 		switch ex.Kind {
 		case "killed":
@@ -254,6 +258,13 @@ func (s *Server) reportStop(t Target, st Stop, dir Direction, reason string) {
 		if reason == "pause" || reason == "goto" || reason == "entry" {
 			body.Description = fmt.Sprintf("Position %d", t.Position())
 		}
+	}
+	if label := t.ThreadLabel(body.ThreadId); label != "" {
+		// A process tree: say which process stopped.
+		if body.Description == "" {
+			body.Description = fmt.Sprintf("Paused on %s", body.Reason)
+		}
+		body.Description += " in " + label
 	}
 	if body.Description != "" {
 		body.Description = strings.TrimSpace(body.Description)
@@ -320,22 +331,22 @@ func (s *Server) onGotoRequest(r *dap.GotoRequest) {
 	if t == nil {
 		return
 	}
-	id, dir := r.Arguments.TargetId, Forward
+	id, dir := r.Arguments.TargetId, ttd.Forward
 	if id&gotoBackwardBit != 0 {
-		id, dir = id&^gotoBackwardBit, Backward
+		id, dir = id&^gotoBackwardBit, ttd.Backward
 	}
 	g, ok := s.handles.get(id).(gotoTarget)
 	if !ok {
 		s.sendError(&r.Request, ErrCodeStep, "unknown goto target %d", r.Arguments.TargetId)
 		return
 	}
-	q := Query{Exec: make(map[uint64]bool)}
+	q := ttd.Query{Exec: make(map[uint64]bool)}
 	for _, a := range g.addrs {
 		q.Exec[a] = true
 	}
-	s.goRun(&dap.GotoResponse{Response: *newResponse(&r.Request)}, func(ctx context.Context) (Stop, string, error) {
+	s.goRun(&dap.GotoResponse{Response: *newResponse(&r.Request)}, func(ctx context.Context) (ttd.SearchStop, string, error) {
 		st, err := t.Search(ctx, dir, q)
-		if err == nil && st.Reason == StopExec {
+		if err == nil && st.Reason == ttd.SearchExec {
 			return st, "goto", nil
 		}
 		return st, "", err

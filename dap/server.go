@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"ttd/ttd"
 
 	"github.com/google/go-dap"
 )
@@ -69,9 +70,11 @@ type Server struct {
 	paused   bool
 	handles  handles
 	bps      breakpoints
-	locCache map[uint64]Location
-	cleanup  []func()
-	closed   bool
+	locCache map[uint64]ttd.CodeLocation
+	// viewTid is the thread the client looks at (shownThread).
+	viewTid int
+	cleanup []func()
+	closed  bool
 }
 
 // NewServer returns a server that reads requests from r and writes
@@ -89,7 +92,7 @@ func NewServer(r io.Reader, w io.Writer, cfg Config) *Server {
 	s := &Server{cfg: cfg, r: bufio.NewReader(r), w: w}
 	s.handles.reset()
 	s.bps.init()
-	s.locCache = make(map[uint64]Location)
+	s.locCache = make(map[uint64]ttd.CodeLocation)
 	return s
 }
 

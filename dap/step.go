@@ -1,6 +1,8 @@
 package dap
 
-// Stepping. A step is a Query whose Step predicate the target evaluates
+import "ttd/ttd"
+
+// Stepping. A step is a ttd.Query whose Step predicate the target evaluates
 // for every instruction, in either direction: going forward the target
 // stops at the first instruction that satisfies it, going backward at the
 // last one before the current position. The predicates need only the
@@ -8,7 +10,7 @@ package dap
 
 // locate is Target.Locate with a cache: it runs for every instruction of
 // the stepping thread.
-func (s *Server) locate(t Target, pc uint64) Location {
+func (s *Server) locate(t Target, pc uint64) ttd.CodeLocation {
 	if l, ok := s.locCache[pc]; ok {
 		return l
 	}
@@ -22,8 +24,8 @@ func (s *Server) locate(t Target, pc uint64) Location {
 
 // stepQuery builds the query of a step of thread tid; runContinue has no
 // Step predicate.
-func (s *Server) stepQuery(t Target, dir Direction, kind stepKind, tid int) (Query, error) {
-	var q Query
+func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) (ttd.Query, error) {
+	var q ttd.Query
 	if kind == runContinue {
 		return q, nil
 	}
@@ -32,7 +34,7 @@ func (s *Server) stepQuery(t Target, dir Direction, kind stepKind, tid int) (Que
 		return q, err
 	}
 	if kind == stepInstruction {
-		q.Step = func(st *InstState) bool { return st.Tid == tid }
+		q.Step = func(st *ttd.InstState) bool { return st.Tid == tid }
 		q.Thread = tid
 		return q, nil
 	}
@@ -54,12 +56,12 @@ func (s *Server) stepQuery(t Target, dir Direction, kind stepKind, tid int) (Que
 	}
 	switch kind {
 	case stepOut:
-		q.Step = func(st *InstState) bool { return st.Tid == tid && st.SP >= cfa }
+		q.Step = func(st *ttd.InstState) bool { return st.Tid == tid && st.SP >= cfa }
 	case stepOver:
 		// recursion is the sp above which a recursive call of the same
 		// function is running (0: none): its lines are not this frame's.
 		var recursion uint64
-		q.Step = func(st *InstState) bool {
+		q.Step = func(st *ttd.InstState) bool {
 			if st.Tid != tid {
 				return false
 			}
@@ -80,7 +82,7 @@ func (s *Server) stepQuery(t Target, dir Direction, kind stepKind, tid int) (Que
 			return l.Stmt && l.Entry == start.Entry && l.Line != start.Line
 		}
 	case stepIn:
-		q.Step = func(st *InstState) bool {
+		q.Step = func(st *ttd.InstState) bool {
 			if st.Tid != tid {
 				return false
 			}

@@ -91,51 +91,40 @@ func BenchmarkReverseContinueWatch(b *testing.B) {
 // (the travel there is not timed); reports the 50th and 99th
 // percentiles.
 func BenchmarkReverseStepi(b *testing.B) {
-	for _, bp := range benchPrograms {
-		b.Run(bp.name, func(b *testing.B) {
-			_, trace := recorded(b, bp.name, "-no-pie")
-			c, s := newClient(b, trace)
-			c.send("qSupported")
-			rng := rand.New(rand.NewSource(1))
-			var ds []time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				s.Seek(1 + uint64(rng.Int63n(int64(s.End()-1))))
-				b.StartTimer()
-				t0 := time.Now()
-				if r := c.send("bs"); r == "" || r[0] != 'T' {
-					b.Fatal(r)
-				}
-				ds = append(ds, time.Since(t0))
-			}
-			reportPercentiles(b, ds)
-		})
-	}
+	benchFromRandom(b, "", func(end uint64, rng *rand.Rand) uint64 { return 1 + uint64(rng.Int63n(int64(end-1))) }, "bs")
 }
 
 // BenchmarkContinue: continue (vCont;c) from a random position to a
 // breakpoint a few instructions ahead, as gdb's next and finish do;
 // reports the 50th and 99th percentiles.
 func BenchmarkContinue(b *testing.B) {
-	for _, bp := range benchPrograms {
-		b.Run(bp.name, func(b *testing.B) {
-			prog, trace := recorded(b, bp.name, "-no-pie")
-			fn := benchSymbols(b, prog, bp.fn)[0]
+	benchFromRandom(b, "Z0,%x,1", func(end uint64, rng *rand.Rand) uint64 { return end/2 + uint64(rng.Int63n(int64(end/3))) }, "vCont;c")
+}
+
+// benchFromRandom times packet, sent from positions from picks (the
+// travel there is not timed), on every bench program, after setting a
+// breakpoint on its function with the Z packet format bp ("" for none);
+// it reports the 50th and 99th percentiles.
+func benchFromRandom(b *testing.B, bp string, from func(end uint64, rng *rand.Rand) uint64, packet string) {
+	for _, p := range benchPrograms {
+		b.Run(p.name, func(b *testing.B) {
+			prog, trace := recorded(b, p.name, "-no-pie")
 			c, s := newClient(b, trace)
 			c.send("qSupported")
-			if r := c.send(fmt.Sprintf("Z0,%x,1", fn)); r != "OK" {
-				b.Fatal(r)
+			if bp != "" {
+				if r := c.send(fmt.Sprintf(bp, benchSymbols(b, prog, p.fn)[0])); r != "OK" {
+					b.Fatal(r)
+				}
 			}
 			rng := rand.New(rand.NewSource(1))
 			var ds []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				s.Seek(s.End()/2 + uint64(rng.Int63n(int64(s.End()/3))))
+				s.Seek(from(s.End(), rng))
 				b.StartTimer()
 				t0 := time.Now()
-				if r := c.send("vCont;c"); r == "" || r[0] != 'T' {
+				if r := c.send(packet); r == "" || r[0] != 'T' {
 					b.Fatal(r)
 				}
 				ds = append(ds, time.Since(t0))

@@ -63,8 +63,11 @@ func recorded(t testing.TB, name string, cflags ...string) (prog, trace string) 
 		return prog, tr
 	}
 	cc, src := "gcc", filepath.Join("testdata", name+".c")
-	// The C++ program is ttd's own fixture (one copy for ttd, dap and
-	// gdbremote).
+	// The threads and C++ programs are ttd's own fixtures (one copy for
+	// ttd, dap and gdbremote).
+	if shared := filepath.Join("..", "ttd", "testdata", name+".c"); !fileExists(src) && fileExists(shared) {
+		src = shared
+	}
 	if cpp := filepath.Join("..", "ttd", "testdata", name+".cpp"); fileExists(cpp) {
 		cc, src = "g++", cpp
 	}
@@ -281,4 +284,28 @@ func TestGDBCxx(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestGDBProcessTree: a recording of a parent and its forked child (which
+// starts a thread). gdb lists the threads of both processes as
+// pPID.TID with their real pids (one inferior each), stops at a
+// breakpoint in the child's thread, and reads a variable from the memory
+// of the selected thread's process: 20 in the child, 10 in the parent.
+// (-no-pie: gdb relocates a PIE only in the inferior it starts with, not
+// in one it notices in the thread list.)
+func TestGDBProcessTree(t *testing.T) {
+	prog, trace := recorded(t, "forktree", "-pthread", "-no-pie")
+	out := gdb(t, prog, trace, "break mark if v == 30", "continue", "info threads", "p who", "p v", "thread 1.1", "p who",
+		"info inferiors")
+	parent := regexp.MustCompile(`\* 1 +process (\d+) `).FindStringSubmatch(out)
+	child := regexp.MustCompile(`\n +2 +process (\d+) `).FindStringSubmatch(out)
+	if parent == nil || child == nil || parent[1] == child[1] {
+		t.Fatalf("want two inferiors with their own pids:\n%s", out)
+	}
+	p, c := parent[1], child[1]
+	inOrder(t, out, "[New inferior 2]", "hit Breakpoint 1.2, mark (v=30)",
+		"1.1  Thread "+p+"."+p+` "forktree"`, "in __GI___wait4",
+		"2.1  Thread "+c+"."+c+` "forktree"`,
+		"* 2.2  Thread "+c+".", ` "forktree" mark (v=30)`,
+		"$1 = 20", "$2 = 30", "[Switching to thread 1.1 (Thread "+p+"."+p+")]", "$3 = 10")
 }

@@ -171,6 +171,22 @@ func TestProtocolBasics(t *testing.T) {
 		}
 		c.send(fmt.Sprintf("z%s,%x,4", z.typ, counter))
 	}
+	// A hardware breakpoint (Z1) stops as one (hwbreak), a software
+	// one (Z0) as the other.
+	add, _, ok := sy.LookupSymbol("add")
+	if !ok {
+		t.Fatal("no add")
+	}
+	for _, z := range []struct{ typ, kind string }{{"1", "hwbreak:;"}, {"0", "swbreak:;"}} {
+		c.send("bc")
+		if r := c.send(fmt.Sprintf("Z%s,%x,1", z.typ, add)); r != "OK" {
+			t.Fatal(r)
+		}
+		if r := c.send("vCont;c"); !strings.Contains(r, z.kind) {
+			t.Errorf("continue to Z%s at add: %q, want %s", z.typ, r, z.kind)
+		}
+		c.send(fmt.Sprintf("z%s,%x,1", z.typ, add))
+	}
 	// A qXfer document read in small pieces is the whole document.
 	var doc strings.Builder
 	for off := 0; ; off += 100 {

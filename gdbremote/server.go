@@ -27,8 +27,11 @@ type Server struct {
 	c   *Conn
 	cfg Config
 	pid int64
-	// gThread and cThread are the threads Hg and Hc selected (0: any).
+	// gThread and cThread are the threads Hg and Hc selected (0: any);
+	// gPid is the process of Hg (0: the selected thread's, or the
+	// stopped one's).
 	gThread, cThread int64
+	gPid             int64
 	// lastTid is the thread of the last stop reply.
 	lastTid int
 	// bps maps a Z packet to the session's breakpoint; kinds the session
@@ -196,7 +199,7 @@ func (srv *Server) handle(p []byte) (string, error) {
 	case SetThread:
 		switch req.Op {
 		case 'g':
-			srv.gThread = req.Thread.Tid
+			srv.gThread, srv.gPid = req.Thread.Tid, max(req.Thread.Pid, 0)
 		case 'c':
 			srv.cThread = req.Thread.Tid
 		default:
@@ -296,12 +299,15 @@ func (srv *Server) handle(p []byte) (string, error) {
 	case TLSAddress:
 		// lm is 0 for the executable (gdb has no link map address for
 		// it: libraries-svr4 names none), else a library's load address.
+		ps, err := srv.t.ThreadSession(int(req.Thread.Tid))
+		if err != nil {
+			return "", err
+		}
 		var a uint64
-		var err error
 		if req.LM != 0 {
-			a, err = s.ModuleTLSAddress(int(req.Thread.Tid), req.LM, req.Addr)
+			a, err = ps.ModuleTLSAddress(int(req.Thread.Tid), req.LM, req.Addr)
 		} else {
-			a, err = s.TLSAddress(int(req.Thread.Tid), req.Addr)
+			a, err = ps.TLSAddress(int(req.Thread.Tid), req.Addr)
 		}
 		if err != nil {
 			return "", err
@@ -316,9 +322,33 @@ func (srv *Server) handle(p []byte) (string, error) {
 // errSkip: the handler has replied itself.
 var errSkip = errors.New("skip")
 
-// tid formats a thread id for the wire.
+// tid formats a thread id for the wire: pPID.TID with the process the
+// thread belongs to.
 func (srv *Server) tid(t int) string {
-	return ThreadID{Pid: srv.pid, Tid: int64(t)}.String()
+	return ThreadID{Pid: srv.threadPid(t), Tid: int64(t)}.String()
+}
+
+// threadPid is the process of thread t: in a recording of a process
+// tree, the one re-simulation puts it in; else the recorded process.
+func (srv *Server) threadPid(t int) int64 {
+	if srv.s.Trace().Tree() {
+		if pid := srv.s.ThreadPid(t); pid > 0 {
+			return int64(pid)
+		}
+	}
+	return srv.pid
+}
+
+// memSession is the session that shows the memory of the process gdb
+// selected (Hg, gdb's current inferior), at the current position.
+func (srv *Server) memSession() (*ttd.Session, error) {
+	switch {
+	case srv.gThread > 0:
+		return srv.t.ThreadSession(int(srv.gThread))
+	case srv.gPid > 0 && srv.gPid != srv.pid:
+		return srv.t.ProcessSession(int(srv.gPid))
+	}
+	return srv.t.ThreadSession(srv.stopThread())
 }
 
 // threads lists the live threads at the current position: at the end,
@@ -387,9 +417,12 @@ func (srv *Server) resumeThread() int {
 }
 
 // threadName is a thread's name: Linux names a thread after its
-// program's file (TASK_COMM_LEN bytes) unless it renames itself, which
-// the recording does not show.
+// process's program file (TASK_COMM_LEN bytes) unless it renames
+// itself, which the recording does not show.
 func (srv *Server) threadName(tid int) string {
+	if name := srv.s.ProcessName(int(srv.threadPid(tid))); name != "" {
+		return name
+	}
 	name := filepath.Base(srv.exePath())
 	if len(name) > 15 {
 		name = name[:15]
@@ -402,7 +435,11 @@ func (srv *Server) readMemory(addr, n uint64) string {
 	if n == 0 {
 		return ""
 	}
-	m, err := srv.s.ReadMemory(addr, int(n))
+	ms, err := srv.memSession()
+	if err != nil {
+		return replyEFAULT
+	}
+	m, err := ms.ReadMemory(addr, int(n))
 	if err != nil {
 		return replyEFAULT
 	}
@@ -537,7 +574,7 @@ func (srv *Server) stopReply(st ttd.Stop, sig int) string {
 		tid = srv.stopThread()
 	}
 	srv.lastTid = tid
-	srv.gThread, srv.cThread = 0, 0
+	srv.gThread, srv.cThread, srv.gPid = 0, 0, 0
 	return fmt.Sprintf("T%02xthread:%s;core:0;%s", sig&0xff, srv.tid(tid), extra)
 }
 
@@ -591,7 +628,7 @@ func (srv *Server) command(text string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		srv.lastTid, srv.gThread, srv.cThread = st.Tid, 0, 0
+		srv.lastTid, srv.gThread, srv.cThread, srv.gPid = st.Tid, 0, 0, 0
 		return fmt.Sprintf("at position %d (thread %d)\n", st.Position, st.Tid), nil
 	case "find-prev-write":
 		if len(f) < 2 || len(f) > 3 {
@@ -620,7 +657,7 @@ func (srv *Server) command(text string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		srv.lastTid, srv.gThread, srv.cThread = fd.Tid, 0, 0
+		srv.lastTid, srv.gThread, srv.cThread, srv.gPid = fd.Tid, 0, 0, 0
 		_ = st
 		return fmt.Sprintf("last write to %d bytes at %#x: position %d, thread %d, %s: %s\n  %s -> %s\nnow at position %d, before that write\n",
 			size, addr, fd.Position, fd.Tid, ttd.Describe(sy, fd.PC), fd.Disasm, hexKnown(fd.Before), hexKnown(fd.After), fd.Position), nil

@@ -21,7 +21,7 @@ func TestGDBLibraryTLS(t *testing.T) {
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "libttdtls.so")
 	prog := filepath.Join(dir, "tlsmain")
-	src := func(n string) string { p, _ := filepath.Abs(filepath.Join("testdata", n)); return p }
+	src := func(n string) string { p, _ := filepath.Abs(filepath.Join("..", "ttd", "testdata", n)); return p }
 	for _, args := range [][]string{
 		{"-O0", "-g", "-shared", "-fPIC", "-o", lib, src("tlslib.c")},
 		{"-O0", "-g", "-pthread", "-o", prog, src("tlsmain.c"), "-L" + dir, "-lttdtls", "-Wl,-rpath," + dir},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 
 	"ttd/ttd"
@@ -60,8 +61,11 @@ func (srv *Server) xferObject(object, annex string) ([]byte, error) {
 		return []byte(b.String()), nil
 	case "exec-file":
 		p := srv.exePath()
+		if pid, err := strconv.ParseInt(annex, 16, 64); err == nil && pid > 0 && pid != srv.pid {
+			p = srv.processExe(int(pid))
+		}
 		if p == "" {
-			return nil, errors.New("the recording names no executable")
+			return nil, fmt.Errorf("the recording names no executable file for process %s", annex)
 		}
 		return []byte(p), nil
 	case "auxv":
@@ -70,6 +74,27 @@ func (srv *Server) xferObject(object, annex string) ([]byte, error) {
 		return srv.librariesSVR4()
 	}
 	return nil, nil
+}
+
+// processExe is the program file of process pid of a tree: its
+// parent's for a process that never exec'd (a forked copy), else the
+// path it last exec'd when that is absolute ("" when unknown).
+func (srv *Server) processExe(pid int) string {
+	for i, p := range srv.s.Processes() {
+		if p.Pid != pid {
+			continue
+		}
+		if i == 0 {
+			return srv.exePath()
+		}
+		if p.Execs == 0 {
+			return srv.processExe(p.Ppid)
+		}
+		if len(p.Argv) > 0 && strings.HasPrefix(p.Argv[0], "/") {
+			return p.Argv[0]
+		}
+	}
+	return ""
 }
 
 // exePath is the recorded program's file: the first module mapped.

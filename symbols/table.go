@@ -133,6 +133,7 @@ type image struct {
 	file      *elf.File // the module itself
 	dwFile    *elf.File // where DWARF lives: file or the separate debug file
 	bias      uint64
+	loadAddr  uint64 // Module.LoadAddr
 	lo, hi    uint64
 	segs      []segment
 	warn      []string
@@ -190,7 +191,7 @@ func loadImage(m Module) (*image, error) {
 	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
 		return nil, ErrNotX86
 	}
-	img := &image{path: m.Path, file: f, typeCache: map[dwarf.Offset]godwarf.Type{}}
+	img := &image{path: m.Path, file: f, loadAddr: m.LoadAddr, typeCache: map[dwarf.Offset]godwarf.Type{}}
 	img.tlsOff, img.tlsErr = ExecTLSOffset(f)
 	if err := img.mapSegments(m, data); err != nil {
 		return nil, err

@@ -42,7 +42,16 @@ func (c *evalCtx) globalValue(g *globalVar, typ godwarf.Type) value {
 		return value{typ: typ, err: fmt.Errorf("thread-local %s: no thread here", g.name)}
 	}
 	if imgs := c.t.imageList(); len(imgs) == 0 || imgs[0] != g.img {
-		return value{typ: typ, err: fmt.Errorf("thread-local %s: thread-local variables of shared libraries are not supported yet", g.name)}
+		// A shared library's block is found through the thread's
+		// dynamic thread vector, in its memory: the caller's job.
+		if c.frame.ModuleTLS == nil {
+			return value{typ: typ, err: fmt.Errorf("thread-local %s of %s: no way to find a library's thread-local block here", g.name, g.img.path)}
+		}
+		a, err := c.frame.ModuleTLS(g.img.loadAddr, g.addr)
+		if err != nil {
+			return value{typ: typ, err: fmt.Errorf("thread-local %s: %w", g.name, err)}
+		}
+		return value{typ: typ, addr: a, inMem: true}
 	}
 	if g.img.tlsErr != nil {
 		return value{typ: typ, err: fmt.Errorf("thread-local %s: %w", g.name, g.img.tlsErr)}

@@ -106,6 +106,12 @@ type Frame struct {
 	// TP is the thread pointer (fs_base) of the frame's thread, for its
 	// thread-local variables; 0 when unknown (the caller sets it).
 	TP uint64
+	// ModuleTLS, when set, finds the address of offset off in the
+	// thread-local block of the shared library loaded at loadAddr
+	// (Module.LoadAddr) for the frame's thread, as the C library keeps
+	// it; the caller sets it. Without it, a library's __thread
+	// variables cannot be read.
+	ModuleTLS func(loadAddr, off uint64) (uint64, error)
 
 	img   *image
 	fn    *function

@@ -3,6 +3,8 @@ package ttd
 import (
 	"math/rand"
 	"testing"
+	"time"
+	"ttd/internal/cputime"
 )
 
 // The benchmarks run on a recording of testdata/loop.c (about 6 million
@@ -58,4 +60,42 @@ func BenchmarkReadMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReverseContinueRareBreak reverse-continues from the end of a
+// recording of one checkpoint interval (loop.c, about 6 million
+// instructions; the session has visited it, so it knows its windows) to
+// an execution breakpoint whose code runs once, near the start, on the
+// same code page as the loop: the windows that never ran it are
+// skipped. It reports CPU time (wall time depends on the machine's
+// load).
+func BenchmarkReverseContinueRareBreak(b *testing.B) {
+	prog := buildC(b, "loop")
+	s := openSession(b, recordProg(b, prog, 100_000_000, "2000"), 0)
+	s.StopOnSignal = false
+	if _, err := s.Seek(s.End()); err != nil {
+		b.Fatal(err)
+	}
+	// The store to first, found as the instruction before the write.
+	w, err := s.FindPrevWrite(symbol(b, s, "first"), 8, s.End())
+	if err != nil || w == nil {
+		b.Fatalf("no write to first: %v", err)
+	}
+	if _, err := s.SetBreakpoint(Breakpoint{Kind: BreakExec, Addr: w.PC}); err != nil {
+		b.Fatal(err)
+	}
+	var cpu time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s.Seek(s.End())
+		b.StartTimer()
+		c0 := cputime.Now()
+		st, err := s.Continue(Backward)
+		if err != nil || st.Reason != StopBreakpoint {
+			b.Fatalf("reverse-continue: %v %v", st, err)
+		}
+		cpu += cputime.Now() - c0
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }

@@ -39,7 +39,7 @@ func (t *Target) goroutines() *gview {
 	}
 	v := &gview{pos: pos, byID: map[int64]*symbols.Goroutine{}, onThread: map[int64]int{}, ofThread: map[int]int64{}}
 	t.gv = v
-	gs, err := t.syms.Goroutines(t.memReader())
+	gs, err := t.syms.Goroutines(t.ReadMemory)
 	if err != nil || len(gs) == 0 {
 		return v
 	}
@@ -146,7 +146,7 @@ func (t *Target) goThreads() []TargetThread {
 func (t *Target) goroutineFunc(g *symbols.Goroutine) string {
 	regs, err := t.symRegs(int(g.ID))
 	if err == nil {
-		for _, f := range t.syms.Unwind(regs, t.memReader(), 50) {
+		for _, f := range t.syms.Unwind(regs, t.memReader(int(g.ID)), 50) {
 			if f.Func != "" && !privateRuntime(f.Func) {
 				return f.Func
 			}

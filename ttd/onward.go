@@ -112,15 +112,16 @@ func (s *Session) runCur(p *probe, end, upper uint64, chunk *uint64) error {
 
 // skipWindow moves cur, which is on a window boundary of segment k, to
 // the next one when the session knows the window cannot hold a hit of p
-// (its delta and the next snapshot are kept) and the next boundary is
-// not past end. It reports whether it moved cur.
+// (its delta, or the code it executed, and the next snapshot are kept)
+// and the next boundary is not past end. It reports whether it moved
+// cur.
 func (s *Session) skipWindow(p *probe, k int, a, end uint64) bool {
 	fl := s.fine[k]
-	if fl == nil || p.wantsHook() {
+	if fl == nil {
 		return false
 	}
 	j := int((a - s.cps[k].Position) / s.opts.FineEvery)
-	if j >= len(fl.deltas) || j+1 >= len(fl.snaps) || fl.snaps[j+1].Position() > end || p.mayHitWindow(fl.deltas[j]) {
+	if j >= len(fl.deltas) || j+1 >= len(fl.snaps) || fl.snaps[j+1].Position() > end || s.windowMayHit(p, fl, j) {
 		return false
 	}
 	r, err := s.tr.ResumeInto(fl.snaps[j+1], s.cur)
@@ -129,6 +130,7 @@ func (s *Session) skipWindow(p *probe, k int, a, end uint64) bool {
 	}
 	r.Track()
 	s.cur, s.curSeg = r, k
+	s.ex.skipped++
 	return true
 }
 

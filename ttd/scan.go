@@ -168,22 +168,6 @@ func (p *probe) mayHitSegment(sg *Segment) bool {
 	return false
 }
 
-// mayHitWindow reports whether the window a fine delta describes can
-// hold a hit. Execution is not summarised per window (a replay decodes a
-// block once, not once per window), so probes with execution breakpoints
-// or a thread always may.
-func (p *probe) mayHitWindow(d *reader.Delta) bool {
-	if p.wantsHook() {
-		return true
-	}
-	for _, w := range p.mems {
-		if windowAccessed(d, w.lo, w.hi-w.lo, w.read, w.write) {
-			return true
-		}
-	}
-	return false
-}
-
 // windowAccessed reports whether the window d describes read (read) or
 // wrote (write) a byte of [addr, addr+n), exactly.
 func windowAccessed(d *reader.Delta, addr, n uint64, read, write bool) bool {
@@ -335,6 +319,11 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		r.Position() == fl.snaps[u.win].Position() && r.WindowStart() == r.Position() {
 		keep = true
 	}
+	// A kept window keeps the code it ran too (execwin.go).
+	var ex *execWindow
+	if keep {
+		ex = &execWindow{}
+	}
 	if !keep {
 		// The session keeps nothing of this run: it need not track, and
 		// going backward it stops at from (hits at or after it do not
@@ -351,7 +340,7 @@ func (s *Session) runUnit(u unit, p *probe) error {
 		// One window at a time: a search can be interrupted, and going
 		// forward it stops at the first boundary after a hit.
 		target := min(u.end, s.nextBoundary(u.seg, r.Position()))
-		err := r.RunTo(target)
+		err := s.runTo(r, ex, u.seg, target)
 		if err == reader.ErrEnd || err == io.ErrUnexpectedEOF {
 			break
 		}
@@ -359,7 +348,7 @@ func (s *Session) runUnit(u unit, p *probe) error {
 			return err
 		}
 		if keep && r.Position() == target && target == s.nextBoundary(u.seg, target-1) {
-			keep = s.keepWindow(u.seg, r)
+			keep = s.keepWindow(u.seg, r, ex)
 		}
 		if p.forward && p.found {
 			break
@@ -375,7 +364,7 @@ func (s *Session) runUnit(u unit, p *probe) error {
 // keepWindow closes r's tracking window at a window boundary of segment
 // k, keeping its delta and a snapshot in the session's list when they
 // extend it; it reports whether the list still follows r.
-func (s *Session) keepWindow(k int, r *reader.Replay) bool {
+func (s *Session) keepWindow(k int, r *reader.Replay, ex *execWindow) bool {
 	ws, b := r.WindowStart(), r.Position()
 	d := r.Cut()
 	fl := s.fine[k]
@@ -388,6 +377,7 @@ func (s *Session) keepWindow(k int, r *reader.Replay) bool {
 	}
 	fl.deltas = append(fl.deltas, d)
 	s.addFine(fl, d.Bytes())
+	cutExec(ex, fl, j, ws, b)
 	if b < s.segEnd(k) {
 		sn := r.Snapshot()
 		fl.snaps = append(fl.snaps, sn)
@@ -456,7 +446,7 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 		}
 		fl := s.fine[k]
 		for i, u := range s.windowsBack(k, lower, hi) {
-			if fl != nil && u.win >= 0 && u.win < len(fl.deltas) && !p.mayHitWindow(fl.deltas[u.win]) {
+			if fl != nil && u.win >= 0 && u.win < len(fl.deltas) && !s.windowMayHit(p, fl, u.win) {
 				continue
 			}
 			// The unit that holds from: first the stretch from the

@@ -69,6 +69,8 @@ type Session struct {
 	// micro are snapshots between the fine ones, with their tracking
 	// window, most recent last.
 	micro []microSnap
+	// ex gathers the code cur's window executes (execwin.go).
+	ex execWindow
 
 	bps    []Breakpoint
 	nextBP int
@@ -93,8 +95,11 @@ type Session struct {
 type fineList struct {
 	snaps  []*reader.Snapshot
 	deltas []*reader.Delta
-	used   uint64
-	bytes  int64
+	// exec[j] lists the blocks window j executed, sorted (nil:
+	// unknown; execwin.go).
+	exec  [][]codeRange
+	used  uint64
+	bytes int64
 }
 
 type microSnap struct {
@@ -356,7 +361,7 @@ func (s *Session) advance(p uint64) error {
 func (s *Session) advanceWindow(p uint64) (done bool, err error) {
 	k := s.curSeg
 	b := s.nextBoundary(k, s.cur.Position())
-	err = s.cur.RunTo(min(p, b))
+	err = s.runCurTo(min(p, b))
 	switch {
 	case err == reader.ErrEnd || err == io.ErrUnexpectedEOF:
 		return true, nil
@@ -380,6 +385,7 @@ func (s *Session) boundary(k int, b uint64) {
 		fl.deltas = append(fl.deltas, d)
 		s.addFine(fl, d.Bytes())
 	}
+	cutExec(&s.ex, fl, j, ws, b)
 	if b == s.segEnd(k) {
 		if k+1 < len(s.cps) {
 			s.curSeg = k + 1

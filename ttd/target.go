@@ -28,6 +28,9 @@ type Target struct {
 	// isGo: threads are goroutines (goroutines.go); gv caches them.
 	isGo bool
 	gv   *gview
+	// procs are sessions focused on the other processes of a tree
+	// (process.go).
+	procs map[int]*Session
 }
 
 // NewTarget makes a Target of a session, with the session's symbols.
@@ -57,11 +60,27 @@ func OpenTarget(path string, binaries map[string]string) (*Target, error) {
 // Session is the session under the target.
 func (t *Target) Session() *Session { return t.s }
 
+// Bounds are the first and the last position of the recording: the
+// state before the first instruction and after the last one.
+func (t *Target) Bounds() (start, end uint64) { return t.s.Start(), t.s.End() }
+
+// Position is the current position.
+func (t *Target) Position() uint64 { return t.s.Position() }
+
+// Seek moves to pos (clamped to Bounds).
+func (t *Target) Seek(pos uint64) error {
+	_, err := t.s.Seek(pos)
+	return err
+}
+
 // Symbols is the symbol table (never nil).
 func (t *Target) Symbols() *symbols.Table { return t.syms }
 
 // Close closes the session.
-func (t *Target) Close() error { return t.s.Close() }
+func (t *Target) Close() error {
+	t.closeProcesses()
+	return t.s.Close()
+}
 
 // ExitInfo says how the recorded program ended.
 type ExitInfo struct {
@@ -110,11 +129,11 @@ func (t *Target) Threads() ([]TargetThread, error) {
 	}
 	var out []TargetThread
 	for _, th := range ths {
-		out = append(out, TargetThread{ID: th.Tid, Name: fmt.Sprintf("Thread %d", th.Tid)})
+		out = append(out, TargetThread{ID: th.Tid, Name: t.threadName(th.Tid)})
 	}
 	if len(out) == 0 {
 		if tid, err := t.s.CurrentThread(); err == nil && tid != 0 {
-			out = append(out, TargetThread{ID: tid, Name: fmt.Sprintf("Thread %d", tid)})
+			out = append(out, TargetThread{ID: tid, Name: t.threadName(tid)})
 		}
 	}
 	return out, nil
@@ -142,19 +161,16 @@ func (t *Target) Registers(id int) (Registers, error) {
 	return t.s.Registers(tid)
 }
 
-// ReadMemory fills buf from addr as memory is at the current position;
+// ReadMemory fills buf from addr as memory is at the current position,
+// in the session's focus process (ReadThreadMemory: a thread's);
 // known[i] is false for a byte the recording does not know.
 func (t *Target) ReadMemory(addr uint64, buf []byte) (known []bool, err error) {
-	m, err := t.s.ReadMemory(addr, len(buf))
-	if err != nil {
-		return nil, err
-	}
-	copy(buf, m.Data)
-	return m.Known, nil
+	return readInto(t.s, addr, buf)
 }
 
-func (t *Target) memReader() symbols.MemReader {
-	return func(addr uint64, buf []byte) ([]bool, error) { return t.ReadMemory(addr, buf) }
+// memReader reads the memory of thread id's process.
+func (t *Target) memReader(id int) symbols.MemReader {
+	return func(addr uint64, buf []byte) ([]bool, error) { return t.ReadThreadMemory(id, addr, buf) }
 }
 
 // Query is what a Search stops at; an empty Query runs to the end (or
@@ -388,7 +404,7 @@ func (t *Target) Stack(id, max int) ([]StackFrame, error) {
 		return nil, err
 	}
 	var out []StackFrame
-	for _, f := range t.syms.Unwind(regs, t.memReader(), max) {
+	for _, f := range t.syms.Unwind(regs, t.memReader(id), max) {
 		fn, _ := t.syms.FuncForPC(f.PC)
 		out = append(out, StackFrame{PC: f.PC, CFA: f.CFA, Func: f.Func, Entry: f.Entry, File: f.File, Line: f.Line,
 			Module: f.Module, Inlined: f.Inlined, HasDebug: fn.DWARF, Regs: f.Regs, RegsKnown: f.Known})
@@ -422,6 +438,29 @@ func (t *Target) Locate(pc uint64) CodeLocation {
 		l.File, l.Line, l.Stmt = file, line, true
 	}
 	return l
+}
+
+// OriginLines is the value origin of [addr, addr+size) in the focus
+// process at the current position (Session.Origin), one line per link.
+func (t *Target) OriginLines(addr, size uint64) ([]string, error) {
+	chain, err := t.s.Origin(addr, size, t.s.Position())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, l := range chain {
+		line := fmt.Sprintf("#%d ", i)
+		switch l.Kind {
+		case OriginUnseen:
+			line += l.Into + ": no instruction of the recording wrote it"
+		case OriginLimit:
+			line += fmt.Sprintf("… (cut after %d links)", MaxOriginLinks)
+		default:
+			line += fmt.Sprintf("position %d: %s %s ← %s  %s  %s", l.Position, l.Kind, l.Into, l.From, l.Disasm, Describe(t.syms, l.PC))
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }
 
 // ErrNoCode is returned for a source line or function without code.
@@ -459,7 +498,7 @@ func (t *Target) frame(id, index int) (*symbols.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	frames := t.syms.Unwind(regs, t.memReader(), index+1)
+	frames := t.syms.Unwind(regs, t.memReader(id), index+1)
 	if index >= len(frames) {
 		return nil, fmt.Errorf("no frame %d", index)
 	}
@@ -469,6 +508,13 @@ func (t *Target) frame(id, index int) (*symbols.Frame, error) {
 	if g, tid := t.goroutine(id); g == nil {
 		if r, err := t.s.Registers(tid); err == nil {
 			f.TP = r.FSBase
+		}
+		f.ModuleTLS = func(base, off uint64) (uint64, error) {
+			s, err := t.ThreadSession(id)
+			if err != nil {
+				return 0, err
+			}
+			return s.ModuleTLSAddress(tid, base, off)
 		}
 	}
 	return f, nil
@@ -494,7 +540,7 @@ func (t *Target) Variables(id, frame int) ([]Var, error) {
 	if err != nil {
 		return nil, err
 	}
-	args, locals, err := t.syms.Scopes(f, t.memReader())
+	args, locals, err := t.syms.Scopes(f, t.memReader(id))
 	if err != nil {
 		if errors.Is(err, symbols.ErrNoDebugInfo) {
 			return []Var{{Name: "(no debug information)", Value: f.Func}}, nil
@@ -540,18 +586,18 @@ func (t *Target) Eval(id, frame int, expr string) (Var, error) {
 	if err != nil {
 		f = nil
 	}
-	v, err := t.syms.EvalExpr(expr, f, t.memReader())
+	v, err := t.syms.EvalExpr(expr, f, t.memReader(id))
 	if err != nil {
 		return Var{}, err
 	}
 	return convertVar(v), nil
 }
 
-// Disassemble decodes the instruction at addr; n is its length (0 if its
-// bytes are unknown).
-func (t *Target) Disassemble(addr uint64) (text string, n int) {
+// Disassemble decodes the instruction at addr in the address space of
+// thread id's process; n is its length (0 if its bytes are unknown).
+func (t *Target) Disassemble(id int, addr uint64) (text string, n int) {
 	var buf [15]byte
-	known, err := t.ReadMemory(addr, buf[:])
+	known, err := t.ReadThreadMemory(id, addr, buf[:])
 	if err != nil {
 		return "", 0
 	}

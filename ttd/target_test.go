@@ -10,9 +10,9 @@ import (
 // threads' function, thread-local and _Atomic variables, and steps in
 // both directions that stay on their thread.
 func TestTargetThreads(t *testing.T) {
-	prog := buildC(t, "tlsthreads")
+	prog := buildC(t, "threads")
 	tg := NewTarget(openSession(t, recordProg(t, prog, 0), 0))
-	src, _ := filepath.Abs("testdata/tlsthreads.c")
+	src, _ := filepath.Abs("testdata/threads.c")
 	ctx := context.Background()
 	var tid int
 	eval := func(expr string) string {

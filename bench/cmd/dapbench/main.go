@@ -15,8 +15,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+	"ttd/internal/cputime"
 
 	"github.com/google/go-dap"
 
@@ -71,14 +71,6 @@ func (c *client) until(pred func(dap.Message) bool) dap.Message {
 			return m
 		}
 	}
-}
-
-// cpuTime is the CPU time the process used so far: on a machine shared
-// with other work, wall time alone says little.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func stopped(m dap.Message) bool { _, ok := m.(*dap.StoppedEvent); return ok }
@@ -146,10 +138,10 @@ func main() {
 		c.until(func(m dap.Message) bool { _, ok := m.(*dap.SetBreakpointsResponse); return ok })
 	}
 	setBP("tail")
-	t0, cpu0 := time.Now(), cpuTime()
+	t0, cpu0 := time.Now(), cputime.Now()
 	c.request("reverseContinue", map[string]any{"threadId": tid})
 	st = c.until(stopped).(*dap.StoppedEvent)
-	fmt.Printf("dapbench: reverseContinue from the end to the tail loop (%s): %v (CPU %v)\n", st.Body.Reason, time.Since(t0).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond))
+	fmt.Printf("dapbench: reverseContinue from the end to the tail loop (%s): %v (CPU %v)\n", st.Body.Reason, time.Since(t0).Round(time.Millisecond), (cputime.Now() - cpu0).Round(time.Millisecond))
 	setBP("")
 	var lat []time.Duration
 	for i := 0; i < *n; i++ {
@@ -172,10 +164,10 @@ func main() {
 
 	// reverseContinue to a breakpoint at the start: crosses every checkpoint.
 	setBP("start")
-	t, cpu0 := time.Now(), cpuTime()
+	t, cpu0 := time.Now(), cputime.Now()
 	c.request("reverseContinue", map[string]any{"threadId": tid})
 	st = c.until(stopped).(*dap.StoppedEvent)
-	fmt.Printf("dapbench: reverseContinue to the line breakpoint at the start (%s): %v (CPU %v; target 1 s)\n", st.Body.Reason, time.Since(t).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond))
+	fmt.Printf("dapbench: reverseContinue to the line breakpoint at the start (%s): %v (CPU %v; target 1 s)\n", st.Body.Reason, time.Since(t).Round(time.Millisecond), (cputime.Now() - cpu0).Round(time.Millisecond))
 	c.request("disconnect", nil)
 	b.Close()
 }

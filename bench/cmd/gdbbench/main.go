@@ -26,8 +26,8 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+	"ttd/internal/cputime"
 
 	"ttd/gdbremote"
 	"ttd/ttd"
@@ -170,21 +170,13 @@ func symbol(prog, name string) uint64 {
 	panic("no symbol " + name)
 }
 
-// cpuTime is the CPU time the process used so far: on a machine shared
-// with other work, wall time alone says little.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // timer collects the wall and CPU time of requests.
 type timer struct{ wall, cpu []time.Duration }
 
 func (t *timer) time(f func()) {
-	w, c := time.Now(), cpuTime()
+	w, c := time.Now(), cputime.Now()
 	f()
-	t.cpu = append(t.cpu, cpuTime()-c)
+	t.cpu = append(t.cpu, cputime.Now()-c)
 	t.wall = append(t.wall, time.Since(w))
 }
 
@@ -228,10 +220,10 @@ func bench(pg program, dir, ttdBin string, iter int64, n int) {
 
 	// reverse-continue from the end to the watchpoint.
 	c.send(fmt.Sprintf("Z2,%x,8", watched))
-	t0, cpu0 := time.Now(), cpuTime()
+	t0, cpu0 := time.Now(), cputime.Now()
 	r := c.send("bc")
 	fmt.Printf("gdbbench: %s: reverse-continue from the end to the write of %s (%s) at position %d: %v (CPU %v)\n",
-		pg.name, pg.watched, r, s.Position(), time.Since(t0).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond))
+		pg.name, pg.watched, r, s.Position(), time.Since(t0).Round(time.Millisecond), (cputime.Now() - cpu0).Round(time.Millisecond))
 	c.send(fmt.Sprintf("z2,%x,8", watched))
 
 	// reverse-stepi from random positions in the last tenth.

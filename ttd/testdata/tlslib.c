@@ -1,5 +1,5 @@
-// A shared library with thread-local variables, for TestGDBLibraryTLS:
-// each thread adds its id to libcount, which starts at 100.
+// A shared library with thread-local variables, for the TLS tests of
+// gdbremote and dap: each thread adds its id to libcount (from 100).
 __thread long libcount = 100;
 __thread char libname[8] = "lib";
 

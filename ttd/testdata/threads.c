@@ -1,5 +1,5 @@
-// Threads for the gdb tests: three workers, each adds to its own slot
-// and to a shared atomic total; a thread-local counter per thread.
+// Threads for the debugger tests of ttd, dap and gdbremote (one copy): three
+// workers add to their own slot, a shared atomic total and a __thread counter.
 #include <pthread.h>
 #include <stdio.h>
 

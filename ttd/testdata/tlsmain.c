@@ -1,5 +1,5 @@
 // Threads using the thread-local variables of a shared library
-// (tlslib.c) and of the program, for TestGDBLibraryTLS.
+// (tlslib.c) and of the program, for the TLS tests of gdbremote and dap.
 #include <pthread.h>
 #include <stdio.h>
 
