@@ -202,7 +202,6 @@ func tidList(p *calls.Profile) string {
 	return strings.Join(s, ", ")
 }
 
-
 // fail prints one line on stderr and returns status 1.
 func fail(format string, args ...any) int {
 	fmt.Fprintf(os.Stderr, "ttd: "+format+"\n", args...)
