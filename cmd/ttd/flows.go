@@ -94,9 +94,9 @@ func flowsCmd(name string, args []string) int {
 			trigger = "background"
 		}
 		if f.ID == 0 {
-			fmt.Printf("\nflow 0: background; threads %v\n", f.Threads)
+			fmt.Printf("\nflow 0: background; threads %v%s\n", f.Threads, procsOf(f))
 		} else {
-			fmt.Printf("\nflow %d: %s in thread %d at position %d; positions %d–%d; threads %v\n", f.ID, trigger, f.StartTid, f.At, f.Start, f.End, f.Threads)
+			fmt.Printf("\nflow %d: %s in thread %d at position %d; positions %d–%d; threads %v%s\n", f.ID, trigger, f.StartTid, f.At, f.Start, f.End, f.Threads, procsOf(f))
 		}
 		fmt.Printf("  %d instructions (%.1f%%), %d bytes sent\n", f.Instructions, 100*f.Share, f.BytesSent)
 		for i, p := range f.Paths {
@@ -209,3 +209,11 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// procsOf names a flow's processes when it crossed more than one.
+func procsOf(f *flows.Flow) string {
+	if len(f.Processes) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" in processes %v", f.Processes)
+}
