@@ -564,6 +564,12 @@ func siteName(sym Symbolizer, pc uint64) string {
 // functions and call sites added up.
 func (p *Profile) Merged() *Node {
 	root := &Node{First: noPos}
+	mergeThreads(root, p.Threads)
+	return root
+}
+
+// mergeThreads adds the trees of threads below root.
+func mergeThreads(root *Node, threads []*Thread) {
 	var add func(src, dst *Node, img int)
 	add = func(src, dst *Node, img int) {
 		dst.Self += src.Self
@@ -580,7 +586,7 @@ func (p *Profile) Merged() *Node {
 			add(c, d, img)
 		}
 	}
-	for _, th := range p.Threads {
+	for _, th := range threads {
 		add(th.Root, root, th.img)
 	}
 	var order func(n *Node)
@@ -591,7 +597,6 @@ func (p *Profile) Merged() *Node {
 		}
 	}
 	order(root)
-	return root
 }
 
 // FlowTree is the call tree of one flow (Options.FlowOf): the paths it

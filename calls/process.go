@@ -439,3 +439,36 @@ func hasModule(ms []reader.ModuleRef, path string) bool {
 	}
 	return false
 }
+
+// procSite is the call site of a process's node in ByProcess.
+const procSite = ^uint64(0) - 2
+
+// ByProcess is the call tree of a process tree with one node per
+// process, "[process NAME]", above the merged trees of its threads.
+// Processes are known by Name (programs and fork order), not pid, so
+// that two recordings of one program match (Diff).
+func (p *Profile) ByProcess() *Node {
+	root := &Node{First: noPos}
+	if p.Tree == nil {
+		mergeThreads(root, p.Threads)
+		return root
+	}
+	for i, pr := range p.Tree.Procs {
+		var ths []*Thread
+		for _, th := range p.Threads {
+			if th.Pid == pr.Pid {
+				ths = append(ths, th)
+			}
+		}
+		n := root.child(key{procSite, uint64(i), 0})
+		n.Func, n.Count = "[process "+pr.Name+"]", 1
+		n.First, n.FirstTid = pr.Start, pr.Pid
+		mergeThreads(n, ths)
+		for _, c := range n.Children {
+			n.Total += c.Total
+		}
+		n.Total += n.Self
+		root.Total += n.Total
+	}
+	return root
+}
