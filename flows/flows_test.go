@@ -14,14 +14,21 @@ import (
 	"ttd/recorder"
 )
 
-var server struct {
+type built struct {
 	once sync.Once
 	exe  string
 	err  error
 }
 
+var server, forkServer built
+
 // buildServer compiles testdata/server.c once per test process.
 func buildServer(t *testing.T) string {
+	return buildProgram(t, &server, "server")
+}
+
+// buildProgram compiles testdata/NAME.c once per test process.
+func buildProgram(t *testing.T, server *built, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -35,8 +42,8 @@ func buildServer(t *testing.T) string {
 			server.err = err
 			return
 		}
-		server.exe = filepath.Join(dir, "server")
-		if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", server.exe, "testdata/server.c").CombinedOutput(); err != nil {
+		server.exe = filepath.Join(dir, name)
+		if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", server.exe, "testdata/"+name+".c").CombinedOutput(); err != nil {
 			server.err = err
 			t.Logf("%s", b)
 		}
@@ -51,8 +58,14 @@ func buildServer(t *testing.T) string {
 // splits the recording into flows.
 func analyze(t *testing.T, bad string) (string, *Result) {
 	t.Helper()
-	exe := buildServer(t)
-	path := filepath.Join(t.TempDir(), "server"+bad+".ttd")
+	return analyzeProgram(t, buildServer(t), bad)
+}
+
+// analyzeProgram records exe (with argument bad unless "") and splits
+// the recording into flows.
+func analyzeProgram(t *testing.T, exe, bad string) (string, *Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), filepath.Base(exe)+bad+".ttd")
 	args := []string{exe}
 	if bad != "" {
 		args = append(args, bad)
@@ -118,7 +131,7 @@ func TestFlowsOfServer(t *testing.T) {
 	}
 	var dot strings.Builder
 	res.WriteDOT(&dot)
-	for _, want := range []string{"digraph flows", "8 messages, 1024 bytes", "8 messages, 128 bytes", `label="clone"`} {
+	for _, want := range []string{"digraph flows", "8 messages, 1024 bytes", "8 messages, 128 bytes", `label="clone 1"`} {
 		if !strings.Contains(dot.String(), want) {
 			t.Errorf("DOT lacks %q:\n%s", want, dot.String())
 		}

@@ -416,7 +416,10 @@ func (s *Split) finish() {
 		if a.From != b.From {
 			return a.From < b.From
 		}
-		return a.To < b.To
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		return edgeKinds[a.Kind] < edgeKinds[b.Kind]
 	})
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 const flowsUsage = "[--json] [--dot FILE] [--paths N] [--jobs N] TRACE"
-const anomaliesUsage = "[--normal REF.ttd]... [--json] [--jobs N] TRACE..."
+const anomaliesUsage = "[--normal REF.ttd]... [--coverage] [--json] [--jobs N] TRACE..."
 
 func init() {
 	register(command{"flows", flowsUsage, "cut a recording into flows (work coming in on a socket or a pipe, followed through threads): call paths, instruction share, bytes sent, positions; the communication graph as DOT", flowsCmd, 75})
@@ -136,6 +136,7 @@ func anomaliesCmd(name string, args []string) int {
 	fs := newFlags(name, anomaliesUsage)
 	var normals multiFlag
 	fs.Var(&normals, "normal", "a recording of known-normal behaviour (`REF.ttd`; repeatable): flows are scored by their distance to its flows")
+	coverage := fs.Bool("coverage", false, "compare coverage profiles (which call paths each flow ran, 1 each) instead of the time and bytes-sent shares per call path")
 	asJSON := fs.Bool("json", false, "print JSON")
 	jobs := fs.Int("jobs", 0, "re-simulate `N` checkpoint intervals at a time (0: one per CPU)")
 	if err := parseInterspersed(fs, args); err != nil {
@@ -173,7 +174,7 @@ func anomaliesCmd(name string, args []string) int {
 	if len(normals) > 0 && len(refs) == 0 {
 		return fail("no flows in the --normal recordings %s to compare with", strings.Join(normals, ", "))
 	}
-	ranked := flows.Rank(cands, refs)
+	ranked := flows.RankWith(cands, refs, flows.RankOptions{Coverage: *coverage})
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
