@@ -119,6 +119,8 @@ func (r *Result) WriteDOT(w io.Writer) {
 	type arc struct {
 		from, to int
 		kind     string
+		// threads: a message between two threads of one process
+		threads string
 	}
 	sum := map[arc]*Edge{}
 	var order []arc
@@ -131,7 +133,10 @@ func (r *Result) WriteDOT(w io.Writer) {
 		return tr.PidOf(tid)
 	}
 	for _, e := range r.Split.Edges {
-		a := arc{node(e.From), node(e.To), e.Kind}
+		a := arc{node(e.From), node(e.To), e.Kind, ""}
+		if a.from == a.to && e.Kind == "message" {
+			a.threads = fmt.Sprintf("thread %d → %d: ", e.From, e.To)
+		}
 		if sum[a] == nil {
 			sum[a] = &Edge{Kind: e.Kind}
 			order = append(order, a)
@@ -152,7 +157,7 @@ func (r *Result) WriteDOT(w io.Writer) {
 		e := sum[a]
 		switch a.kind {
 		case "message":
-			fmt.Fprintf(w, "  %s -> %s [label=\"%d messages, %d bytes\"];\n", name(a.from), name(a.to), e.Count, e.Bytes)
+			fmt.Fprintf(w, "  %s -> %s [label=\"%s%d messages, %d bytes\"];\n", name(a.from), name(a.to), a.threads, e.Count, e.Bytes)
 		default:
 			fmt.Fprintf(w, "  %s -> %s [style=dashed, label=\"%s %d\"];\n", name(a.from), name(a.to), a.kind, e.Count)
 		}
