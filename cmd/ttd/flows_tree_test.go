@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -172,7 +173,28 @@ func TestDiffProcessTrees(t *testing.T) {
 			}
 		}
 	}
+	t.Run("progress on a terminal only", func(t *testing.T) { progressOnTerminalOnly(t, bad) })
 	if !found {
 		t.Errorf("no row for worker 5's slow_recover (process NAME/NAME#6: the fifth worker after the client):\n%s", out)
+	}
+}
+
+// progressOnTerminalOnly: ttd calls draws its progress bar when stderr
+// is a terminal (script(1) gives it one) and writes nothing to a pipe.
+func progressOnTerminalOnly(t *testing.T, trace string) {
+	_, errs, st := ttdCmd(t, "calls", "--jobs", "1", trace)
+	if st != 0 || errs != "" {
+		t.Errorf("calls with stderr a pipe: status %d, stderr %q", st, errs)
+	}
+	script, err := exec.LookPath("script")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("script(1) not installed (util-linux)")
+		}
+		t.Skip("script(1) not installed: SKIPPING the terminal half")
+	}
+	out, err := exec.Command(script, "-qec", ttdBinary+" calls --jobs 1 "+trace+" >/dev/null", "/dev/null").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "calls "+trace) || !strings.Contains(string(out), "segments") {
+		t.Errorf("calls on a terminal drew no bar: %v %q", err, out)
 	}
 }
