@@ -143,7 +143,7 @@ func TestDiffProcessTrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := buildC(t, string(src), "-g")
+	exe := buildC(t, string(src), "-g", "-I"+flowsTestdata(t))
 	bad, good := recordWith(t, exe, "5"), recordWith(t, exe)
 	out, errs, st := ttdCmd(t, "diff", "--json", bad, good)
 	if st != 0 {
@@ -197,4 +197,14 @@ func progressOnTerminalOnly(t *testing.T, trace string) {
 	if err != nil || !strings.Contains(string(out), "calls "+trace) || !strings.Contains(string(out), "segments") {
 		t.Errorf("calls on a terminal drew no bar: %v %q", err, out)
 	}
+}
+
+// flowsTestdata is the folder of the flows test programs and the header
+// they share (work.h), for gcc's -I.
+func flowsTestdata(t *testing.T) string {
+	dir, err := filepath.Abs("../../flows/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
