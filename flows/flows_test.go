@@ -119,13 +119,7 @@ func TestFlowsOfServer(t *testing.T) {
 		if f.BytesSent != 144 {
 			t.Errorf("flow %d sent %d bytes, want 144", f.ID, f.BytesSent)
 		}
-		var handled bool
-		for _, p := range f.Paths {
-			if strings.HasSuffix(strings.Join(p.Path, " "), "server handle checksum") && p.Count == 2 {
-				handled = true
-			}
-		}
-		if !handled {
+		if !hasPath(f, "server handle checksum", 2) {
 			t.Errorf("flow %d does not hold one handling of a request", f.ID)
 		}
 	}
@@ -177,4 +171,15 @@ func TestDistance(t *testing.T) {
 	if Distance(a, a) != 0 || Distance(a, b) != Distance(b, a) {
 		t.Error("distance is not a metric")
 	}
+}
+
+// hasPath reports whether flow f called the call path ending in suffix
+// (function names separated by spaces) count times.
+func hasPath(f *Flow, suffix string, count uint64) bool {
+	for _, p := range f.Paths {
+		if strings.HasSuffix(strings.Join(p.Path, " "), suffix) && p.Count == count {
+			return true
+		}
+	}
+	return false
 }

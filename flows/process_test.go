@@ -98,13 +98,7 @@ func TestForkServerFlows(t *testing.T) {
 		if f.BytesSent != 128+128+4+16 {
 			t.Errorf("flow %d sent %d bytes, want 276", f.ID, f.BytesSent)
 		}
-		var continued bool
-		for _, p := range f.Paths {
-			if strings.HasSuffix(strings.Join(p.Path, " "), "main server serve worker work checksum") && p.Count == 2 {
-				continued = true
-			}
-		}
-		if !continued {
+		if !hasPath(f, "main server serve worker work checksum", 2) {
 			t.Errorf("flow %d: no main → server → serve → worker → work → checksum (the worker's path continuing the server's)", f.ID)
 		}
 	}
