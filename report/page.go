@@ -206,6 +206,12 @@ window.addEventListener("error", function (e) {
       };
     });
   }
+  // report.html#click clicks the first syscall mark, as a person would
+  // (the rendering test checks what the click shows).
+  if (location.hash === "#click") {
+    var first = document.querySelector(".mark.syscall");
+    if (first) first.click();
+  }
   document.body.setAttribute("data-rendered", "procs:" + document.querySelectorAll(".proc").length + " lanes:" + document.querySelectorAll(".lane").length +
     " frames:" + document.querySelectorAll(".frame").length);
 })();

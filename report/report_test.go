@@ -196,6 +196,18 @@ func renderInChromium(t *testing.T, name string, d *Data, html []byte) int {
 	if m[2] != strconv.Itoa(len(d.Lanes)) || m[3] == "0" {
 		t.Errorf("drew %s lanes and %s flame boxes, want %d lanes", m[2], m[3], len(d.Lanes))
 	}
+	// Clicking a syscall mark shows its position and the command that
+	// opens it there.
+	clicked, _ := run("--dump-dom", "file://"+file+"#click")
+	var first *Mark
+	for i := range d.Marks {
+		if d.Marks[i].Kind == "syscall" && first == nil {
+			first = &d.Marks[i]
+		}
+	}
+	if first != nil && !strings.Contains(clicked, "ttd query "+d.Trace+" --at "+strconv.FormatUint(first.Pos, 10)+" --where") {
+		t.Errorf("clicking the first syscall mark (at %d) does not show its ttd query command:\n%.3000s", first.Pos, clicked[strings.Index(clicked, "<div id=\"info\""):])
+	}
 	shot := filepath.Join(out, name+".png")
 	run("--screenshot="+shot, "file://"+file)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
