@@ -42,11 +42,15 @@ func callsCmd(name string, args []string) int {
 	var views []callView
 	switch {
 	case *tid != 0:
-		th := p.Thread(*tid)
-		if th == nil {
+		// Every tree of the thread: an exec starts another.
+		for _, th := range p.Threads {
+			if th.Tid == *tid {
+				views = append(views, threadView(p, th))
+			}
+		}
+		if len(views) == 0 {
 			return fail("thread %d is not in %s (its threads: %s); pick one of them", *tid, fs.Arg(0), tidList(p))
 		}
-		views = append(views, threadView(p, th))
 	case *pid != 0:
 		for _, th := range p.Threads {
 			if th.Pid == *pid {
@@ -197,7 +201,9 @@ func writeCallTree(w io.Writer, root *calls.Node, keep func(*calls.Node) bool, d
 func tidList(p *calls.Profile) string {
 	var s []string
 	for _, th := range p.Threads {
-		s = append(s, fmt.Sprint(th.Tid))
+		if th.Exec == 0 {
+			s = append(s, fmt.Sprint(th.Tid))
+		}
 	}
 	return strings.Join(s, ", ")
 }

@@ -74,7 +74,8 @@ func TestPipelineFlowsAndCalls(t *testing.T) {
 		for _, p := range f.Processes {
 			in[p] = true
 		}
-		if f.StartTid == pids["bash/sort"] && strings.HasPrefix(f.Trigger, "read(fd 0") && in[pids["bash/seq"]] && in[pids["bash/head"]] {
+		// bash waits for the three: their flow goes on in it.
+		if f.StartTid == pids["bash/sort"] && strings.HasPrefix(f.Trigger, "read(fd 0") && in[pids["bash/seq"]] && in[pids["bash/head"]] && in[pids["bash"]] {
 			crossed = true
 		}
 	}
@@ -127,6 +128,10 @@ func TestPipelineFlowsAndCalls(t *testing.T) {
 	if st != 0 || !strings.Contains(text, fmt.Sprintf("thread %d (process %d, bash/head, after exec 1):", pids["bash/head"], pids["bash/head"])) ||
 		strings.Contains(text, fmt.Sprintf("thread %d ", pids["bash/sort"])) {
 		t.Errorf("calls --pid head:\n%s", text)
+	}
+	text, _, st = ttdCmd(t, "calls", "--tid", fmt.Sprint(pids["bash/seq"]), "--depth", "1", trace)
+	if st != 0 || strings.Count(text, "thread ") != 2 || !strings.Contains(text, "bash/seq, after exec 1") {
+		t.Errorf("calls --tid seq (its trees before and after exec):\n%s", text)
 	}
 	_, errs, st = ttdCmd(t, "calls", "--pid", "1", trace)
 	if st != 1 || !strings.Contains(errs, "its processes: ") {
