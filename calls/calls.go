@@ -147,6 +147,11 @@ func Load(t *reader.Trace) (*symbols.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tr.lazy {
+		if tr.mods[0], err = t.Modules(); err != nil {
+			return nil, err
+		}
+	}
 	return loadModules(t, tr.mods[0])
 }
 

@@ -31,7 +31,6 @@ type Process struct {
 	// images are the program images it ran, from their first position:
 	// the one inherited from its parent, then one per exec.
 	images []procImage
-	tids   []int
 }
 
 type procImage struct {
@@ -45,14 +44,25 @@ type Tree struct {
 	Procs  []*Process // in creation order
 	byPid  map[int]*Process
 	tidPid map[int]int
-	// mods[i] are the modules image i mapped, in order.
+	// mods[i] are the modules image i mapped, in order; lazy: a trace
+	// of one program, whose modules Load reads when asked.
 	mods [][]reader.ModuleRef
+	lazy bool
 }
 
 // NewTree reads the process tree of a recording: a trace of one process
 // gives one process with one image.
 func NewTree(t *reader.Trace) (*Tree, error) {
 	tr := &Tree{byPid: map[int]*Process{}, tidPid: map[int]int{}, mods: [][]reader.ModuleRef{nil}}
+	if infos := t.Processes(); len(infos) == 1 && infos[0].Execs == 0 {
+		// One process running one program: its Process records say
+		// all, without a pass over the trace.
+		pi := infos[0]
+		tr.add(&Process{Pid: pi.Pid, Ppid: pi.Ppid, Start: pi.Start, End: pi.End, Argv: pi.Argv, images: []procImage{{0, 0}}})
+		tr.lazy = true
+		tr.finish(t)
+		return tr, nil
+	}
 	var pending *Process
 	var firstTid int
 	var modImg []int // the image of each module, in order
@@ -104,9 +114,6 @@ func NewTree(t *reader.Trace) (*Tree, error) {
 				firstTid = ts.Tid
 			}
 			pending = nil
-			if pr := tr.byPid[tr.tidPid[ts.Tid]]; pr != nil {
-				pr.tids = append(pr.tids, ts.Tid)
-			}
 		case reader.EventModule:
 			img := 0
 			if pr := tr.procOf(ev.Tid); pr != nil {
@@ -168,13 +175,17 @@ func NewTree(t *reader.Trace) (*Tree, error) {
 		tr.add(pr)
 		tr.tidPid = map[int]int{}
 	}
+	tr.finish(t)
+	return tr, nil
+}
+
+func (tr *Tree) finish(t *reader.Trace) {
 	for _, pr := range tr.Procs {
 		if pr.End == 0 {
 			pr.End = t.End()
 		}
 	}
 	tr.name()
-	return tr, nil
 }
 
 func (tr *Tree) add(pr *Process) {
@@ -225,8 +236,6 @@ func (tr *Tree) PidOf(tid int) int {
 	return 0
 }
 
-// Tids are the process's threads, in order of creation.
-func (p *Process) Tids() []int { return p.tids }
 
 // imageAt is the image the process runs at pos.
 func (p *Process) imageAt(pos uint64) int {

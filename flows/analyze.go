@@ -105,15 +105,18 @@ func (r *Result) WriteDOT(w io.Writer) {
 	fmt.Fprintln(w, "digraph flows {")
 	fmt.Fprintln(w, "  rankdir=LR; node [shape=box, fontname=\"monospace\"];")
 	tr := r.Split.Tree
+	threads := map[int][]string{}
+	for _, th := range r.Calls.Threads {
+		if th.Exec == 0 {
+			threads[tr.PidOf(th.Tid)] = append(threads[tr.PidOf(th.Tid)], fmt.Sprint(th.Tid))
+		}
+	}
 	for _, p := range tr.Procs {
 		prog := ""
 		if len(p.Argv) > 0 {
 			prog = strings.Join(p.Argv, " ")
 		}
-		var tids []string
-		for _, tid := range p.Tids() {
-			tids = append(tids, fmt.Sprint(tid))
-		}
+		tids := threads[p.Pid]
 		fmt.Fprintf(w, "  p%d [label=\"process %d %s\\nthreads %s\"];\n", p.Pid, p.Pid, dotEscape(prog), strings.Join(tids, " "))
 	}
 	type arc struct {
