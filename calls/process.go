@@ -236,7 +236,6 @@ func (tr *Tree) PidOf(tid int) int {
 	return 0
 }
 
-
 // imageAt is the image the process runs at pos.
 func (p *Process) imageAt(pos uint64) int {
 	i := sort.Search(len(p.images), func(i int) bool { return p.images[i].from > pos }) - 1
