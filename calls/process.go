@@ -1,6 +1,7 @@
 package calls
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -265,22 +266,78 @@ func (tr *Tree) threadKey(tid int, pos uint64) (key, img int) {
 // Images is the number of program images the tree ran.
 func (tr *Tree) Images() int { return len(tr.mods) }
 
-// loadImages opens each image's symbol table (as Load does for the
-// first).
+// loadImages opens each image's symbols (as Load does for the first).
+// A file several images mapped (the dynamic loader, libc) is read once,
+// and looked up in each at the address it has there.
 func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
-	out := make([]Symbolizer, len(tr.mods))
-	var firstErr error
-	for i, refs := range tr.mods {
-		tab, err := loadModules(t, refs)
-		if tab == nil {
-			return nil, err
-		}
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		out[i] = tab
+	type loaded struct {
+		tab  *symbols.Table
+		addr uint64
 	}
-	return out, firstErr
+	files := map[string]loaded{}
+	out := make([]Symbolizer, len(tr.mods))
+	var errs []error
+	for i, refs := range tr.mods {
+		img := &imageSyms{}
+		for _, m := range refs {
+			f, ok := files[string(m.Path)]
+			if !ok {
+				tab, err := loadModules(t, []reader.ModuleRef{m})
+				if tab == nil {
+					return nil, err
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+				f = loaded{tab, m.LoadAddr}
+				files[string(m.Path)] = f
+			}
+			for _, mi := range f.tab.Modules() {
+				d := m.LoadAddr - f.addr
+				img.parts = append(img.parts, symPart{mi.Lo + d, mi.Hi + d, d, f.tab})
+			}
+		}
+		out[i] = img
+	}
+	return out, errors.Join(errs...)
+}
+
+// imageSyms names the functions of one program image from files loaded
+// at another address: each part covers [lo, hi) and is looked up delta
+// below.
+type imageSyms struct{ parts []symPart }
+
+type symPart struct {
+	lo, hi, delta uint64
+	tab           *symbols.Table
+}
+
+func (s *imageSyms) part(pc uint64) *symPart {
+	for i := range s.parts {
+		if p := &s.parts[i]; pc >= p.lo && pc < p.hi {
+			return p
+		}
+	}
+	return nil
+}
+
+// PCToFunc implements Symbolizer.
+func (s *imageSyms) PCToFunc(pc uint64) (string, uint64, bool) {
+	p := s.part(pc)
+	if p == nil {
+		return "", 0, false
+	}
+	name, entry, ok := p.tab.PCToFunc(pc - p.delta)
+	return name, entry + p.delta, ok
+}
+
+// PCToLine implements Symbolizer.
+func (s *imageSyms) PCToLine(pc uint64) (string, int, bool) {
+	p := s.part(pc)
+	if p == nil {
+		return "", 0, false
+	}
+	return p.tab.PCToLine(pc - p.delta)
 }
 
 func loadModules(t *reader.Trace, refs []reader.ModuleRef) (*symbols.Table, error) {
