@@ -12,16 +12,7 @@ import (
 // as check → [fixup], with positions in both recordings.
 func TestDiffRanksTheDecisionFirst(t *testing.T) {
 	exe := buildC(t, "testdata/deep.c")
-	bad, symA := open(t, record(t, exe, 20_000, "bad"))
-	good, symB := open(t, record(t, exe, 20_000, "good"))
-	pa, err := Analyze(bad, symA, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := Analyze(good, symB, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pa, pb := analyzeRuns(t, exe, "bad", exe, "good")
 	for _, rank := range []string{RankFirst, RankShort} {
 		res := Diff(pa.Merged(), pb.Merged(), DiffOptions{Rank: rank})
 		if len(res.Rows) == 0 {
@@ -114,16 +105,7 @@ func TestDiffByNameAcrossBuilds(t *testing.T) {
 	if err := os.WriteFile(shifted, append([]byte("/*\n moved\n*/\n"), src...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bad, symA := open(t, record(t, buildC(t, "testdata/deep.c"), 20_000, "bad"))
-	good, symB := open(t, record(t, buildC(t, shifted), 20_000, "good"))
-	pa, err := Analyze(bad, symA, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := Analyze(good, symB, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pa, pb := analyzeRuns(t, buildC(t, "testdata/deep.c"), "bad", buildC(t, shifted), "good")
 	bySite := Diff(pa.Merged(), pb.Merged(), DiffOptions{})
 	res := Diff(pa.Merged(), pb.Merged(), DiffOptions{ByName: true})
 	for i, r := range res.Rows {
@@ -139,4 +121,20 @@ func TestDiffByNameAcrossBuilds(t *testing.T) {
 	if res.Rows[0].Last[0].Site != "" {
 		t.Errorf("by name, rows name no call sites: %+v", res.Rows[0].Last)
 	}
+}
+
+// analyzeRuns records exeA with argument argA and exeB with argB, and
+// computes both call trees.
+func analyzeRuns(t *testing.T, exeA, argA, exeB, argB string) (*Profile, *Profile) {
+	t.Helper()
+	var ps [2]*Profile
+	for i, run := range [2][2]string{{exeA, argA}, {exeB, argB}} {
+		tr, sym := open(t, record(t, run[0], 20_000, run[1]))
+		p, err := Analyze(tr, sym, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps[0], ps[1]
 }
