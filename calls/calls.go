@@ -77,10 +77,16 @@ func (n *Node) child(k key) *Node {
 	return c
 }
 
-// Thread is one thread's call tree.
+// Thread is one thread's call tree: of one program, as an exec starts
+// another tree (Exec counts the execs before it). The tree of a forked
+// process's first thread continues the forking thread's call path: its
+// first nodes are that path, with no calls of their own.
 type Thread struct {
 	Tid  int
+	Pid  int
+	Exec int
 	Root *Node // a pseudo-node: its children are the thread's first functions
+	img  int
 }
 
 // Profile is a recording's call tree.
@@ -92,6 +98,10 @@ type Profile struct {
 	// Flows, with Options.FlowOf, holds what each flow spent in each
 	// call path (of the threads' trees).
 	Flows map[int]map[*Node]*FlowStat
+	// Tree is the recording's processes.
+	Tree *Tree
+	syms []Symbolizer
+	imgs map[*Node]int // each thread root's image
 }
 
 // Options configure Analyze.
@@ -112,6 +122,10 @@ type Options struct {
 	// holding a call or a ret and the instructions watch needs (the
 	// tests' reference).
 	everyInstruction bool
+	// tree and syms: the processes, and each program image's symbols
+	// (set by Analyze).
+	tree *Tree
+	syms []Symbolizer
 }
 
 // FlowStat is what one flow spent in one call path.
@@ -124,20 +138,21 @@ type FlowStat struct {
 	First uint64
 }
 
-// Load opens the symbol table of a recording's modules (the files the
-// trace embeds, else the paths it names). A module that cannot be read
-// costs its names only; err says which.
+// Load opens the symbol table of a recording's first program (the
+// files the trace embeds, else the paths it names); Analyze loads those
+// of the other programs of a process tree itself. A module that cannot
+// be read costs its names only; err says which.
 func Load(t *reader.Trace) (*symbols.Table, error) {
-	refs, err := t.Modules()
+	tr, err := NewTree(t)
 	if err != nil {
 		return nil, err
 	}
-	var ms []symbols.Module
-	for _, m := range refs {
-		data, _ := t.ModuleFile(m)
-		ms = append(ms, symbols.Module{Path: string(m.Path), Data: data, LoadAddr: m.LoadAddr})
+	if tr.lazy {
+		if tr.mods[0], err = t.Modules(); err != nil {
+			return nil, err
+		}
 	}
-	return symbols.Load(ms)
+	return loadModules(t, tr.mods[0])
 }
 
 // Analyze re-simulates t, every checkpoint interval on its own and in
@@ -150,6 +165,19 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	}
 	if len(cps) == 0 {
 		return nil, errors.New("calls: the trace has no checkpoint to start re-simulation from")
+	}
+	tr, err := NewTree(t)
+	if err != nil {
+		return nil, err
+	}
+	opts.tree, opts.syms = tr, make([]Symbolizer, tr.Images())
+	opts.syms[0] = sym
+	if sym != nil && tr.Images() > 1 {
+		// Each program of the tree has its own symbols (Load gave the
+		// first's); a module that cannot be read costs its names only.
+		if opts.syms, err = tr.loadImages(t); opts.syms == nil {
+			return nil, err
+		}
 	}
 	segs := make([]*segment, len(cps))
 	errs := make([]error, len(cps))
@@ -174,6 +202,7 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	p := stitch(segs, sym)
 	p.Instructions = t.End()
 	p.Segments = len(cps)
+	p.Tree = tr
 	p.finish(sym)
 	return p, nil
 }
@@ -187,8 +216,10 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 	s := newSegment(sym)
 	s.flowOf, s.sent = opts.FlowOf, opts.Sent
 	s.flows = map[flowKey]*FlowStat{}
+	s.useTree(opts.tree, opts.syms)
 	tids, cpus := r.Threads()
 	for i, tid := range tids {
+		s.setKey(tid, cps[k].Position)
 		// The first interval starts with the program: its threads have
 		// no frames yet.
 		st := s.thread(tid, cpus[i], k == 0, cps[k].Position)
@@ -235,7 +266,7 @@ type gframe struct {
 
 // name gives a pending frame its node.
 func (g *gframe) name(entry uint64, tid int) {
-	n := g.parent.child(key{g.site, entry})
+	n := g.parent.child(key{g.site, entry, 0})
 	n.Count++
 	if g.pos < n.First {
 		n.First, n.FirstTid = g.pos, tid
@@ -251,16 +282,20 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 	roots := map[int]*Thread{}
 	stacks := map[int][]gframe{}
 	for _, s := range segs {
+		if p.syms == nil {
+			p.syms = s.fn.syms
+		}
 		ats := map[int]map[*segNode]*Node{}
-		for _, tid := range s.order {
-			st := s.threads[tid]
-			th := roots[tid]
+		for _, k := range s.order {
+			st := s.threads[k]
+			tid := st.tid
+			sym := s.fn.syms[st.img]
+			th := roots[k]
 			if th == nil {
-				th = &Thread{Tid: tid, Root: &Node{First: noPos}}
-				roots[tid] = th
-				p.Threads = append(p.Threads, th)
+				th = s.newThread(p, st)
+				roots[k] = th
 			}
-			gs := stacks[tid]
+			gs := stacks[k]
 			if st.fresh {
 				gs = nil
 				merge(st.root, th.Root)
@@ -326,7 +361,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					// A ret below what the recording showed us (a
 					// thread that switched stacks): keep the
 					// instructions, under a frame of its own.
-					g = th.Root.child(key{unknownSite, 0})
+					g = th.Root.child(key{unknownSite, 0, 0})
 				}
 				if bn != nil {
 					merge(bn, g)
@@ -338,7 +373,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 				}
 				if i := real[b]; i >= 0 && isTramp(sym, g) {
 					old := g
-					g = old.Parent.child(key{old.Site, j.entry})
+					g = old.Parent.child(key{old.Site, j.entry, 0})
 					g.Count++
 					if gs[i].pos < g.First {
 						g.First, g.FirstTid = gs[i].pos, tid
@@ -347,6 +382,16 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 				}
 				merge(j.node, g)
 				at[j.node] = g
+			}
+			for _, f := range s.forks {
+				if f.parent == k {
+					// The forked process's first thread starts on a
+					// copy of this stack.
+					cst := s.threads[f.child]
+					cth := s.newThread(p, cst)
+					roots[f.child] = cth
+					stacks[f.child] = forkStack(gs[:real[f.b]+1], f.frames, at, cth.Root)
+				}
 			}
 			keep := real[st.b] + 1
 			ns := append([]gframe(nil), gs[:keep]...)
@@ -357,8 +402,8 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 				}
 				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot, pos: f.pos})
 			}
-			stacks[tid] = ns
-			ats[tid] = at
+			stacks[k] = ns
+			ats[k] = at
 		}
 		for fk, fs := range s.flows {
 			at := ats[fk.tid]
@@ -387,7 +432,9 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 	}
 	// Calls still unnamed at the end of the recording: by the function
 	// their first instruction is in.
-	for tid, gs := range stacks {
+	for k, gs := range stacks {
+		th := roots[k]
+		sym := p.syms[th.img]
 		for i := range gs {
 			if g := &gs[i]; g.node == nil {
 				entry := g.pc
@@ -396,7 +443,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 						entry = e
 					}
 				}
-				g.name(entry, tid)
+				g.name(entry, th.Tid)
 			}
 		}
 	}
@@ -452,11 +499,19 @@ func locate(n *segNode, at map[*segNode]*Node) *Node {
 // finish names the nodes, totals them and orders children by first
 // position.
 func (p *Profile) finish(sym Symbolizer) {
-	names := map[uint64]string{}
+	if p.syms == nil {
+		p.syms = []Symbolizer{sym}
+	}
+	p.imgs = map[*Node]int{}
+	names := make([]map[uint64]string, len(p.syms))
+	for i := range names {
+		names[i] = map[uint64]string{}
+	}
+	img := 0
 	var walk func(n *Node) uint64
 	walk = func(n *Node) uint64 {
 		if n.Depth > 0 {
-			n.Func = funcName(sym, names, n)
+			n.Func = funcName(sym, names[img], n)
 			n.SiteName = siteName(sym, n.Site)
 		}
 		n.Total = n.Self
@@ -467,6 +522,7 @@ func (p *Profile) finish(sym Symbolizer) {
 		return n.Total
 	}
 	for _, th := range p.Threads {
+		sym, img, p.imgs[th.Root] = p.syms[th.img], th.img, th.img
 		walk(th.Root)
 	}
 }
@@ -513,12 +569,18 @@ func siteName(sym Symbolizer, pc uint64) string {
 // functions and call sites added up.
 func (p *Profile) Merged() *Node {
 	root := &Node{First: noPos}
-	var add func(src, dst *Node)
-	add = func(src, dst *Node) {
+	mergeThreads(root, p.Threads)
+	return root
+}
+
+// mergeThreads adds the trees of threads below root.
+func mergeThreads(root *Node, threads []*Thread) {
+	var add func(src, dst *Node, img int)
+	add = func(src, dst *Node, img int) {
 		dst.Self += src.Self
 		dst.Total += src.Total
 		for _, c := range src.Children {
-			d := dst.child(key{c.Site, c.Entry})
+			d := dst.child(key{c.Site, c.Entry, img})
 			if d.Func == "" {
 				d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
 			}
@@ -526,11 +588,11 @@ func (p *Profile) Merged() *Node {
 			if c.First < d.First {
 				d.First, d.FirstTid = c.First, c.FirstTid
 			}
-			add(c, d)
+			add(c, d, img)
 		}
 	}
-	for _, th := range p.Threads {
-		add(th.Root, root)
+	for _, th := range threads {
+		add(th.Root, root, th.img)
 	}
 	var order func(n *Node)
 	order = func(n *Node) {
@@ -540,7 +602,6 @@ func (p *Profile) Merged() *Node {
 		}
 	}
 	order(root)
-	return root
 }
 
 // FlowTree is the call tree of one flow (Options.FlowOf): the paths it
@@ -558,7 +619,7 @@ func (p *Profile) FlowTree(flow int) *Node {
 			return root
 		}
 		parent := place(n.Parent)
-		c := parent.child(key{n.Site, n.Entry})
+		c := parent.child(key{n.Site, n.Entry, p.imgs[rootOf(n)]})
 		if c.Func == "" {
 			c.Func, c.SiteName = n.Func, n.SiteName
 		}
@@ -599,4 +660,11 @@ func (p *Profile) Thread(tid int) *Thread {
 		}
 	}
 	return nil
+}
+
+func rootOf(n *Node) *Node {
+	for n.Parent != nil {
+		n = n.Parent
+	}
+	return n
 }

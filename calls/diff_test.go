@@ -1,6 +1,8 @@
 package calls
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,16 +12,7 @@ import (
 // as check → [fixup], with positions in both recordings.
 func TestDiffRanksTheDecisionFirst(t *testing.T) {
 	exe := buildC(t, "testdata/deep.c")
-	bad, symA := open(t, record(t, exe, 20_000, "bad"))
-	good, symB := open(t, record(t, exe, 20_000, "good"))
-	pa, err := Analyze(bad, symA, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := Analyze(good, symB, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pa, pb := analyzeRuns(t, exe, "bad", exe, "good")
 	for _, rank := range []string{RankFirst, RankShort} {
 		res := Diff(pa.Merged(), pb.Merged(), DiffOptions{Rank: rank})
 		if len(res.Rows) == 0 {
@@ -95,4 +88,53 @@ func TestDiffMergesSiblings(t *testing.T) {
 	if len(res.Rows) != 2 || res.Rows[0].Side != "n" || res.Rows[0].String() != "main → [A, D]" {
 		t.Errorf("reversed: %+v", res.Rows)
 	}
+}
+
+// TestDiffByNameAcrossBuilds: the good run comes from another build of
+// deep.c, its source shifted by three lines, so
+// no call site matches: by call site every path differs, by name the
+// known decision still ranks first, with positions in both recordings.
+// (A build with other optimisations inlines other calls: its paths differ
+// by name too.)
+func TestDiffByNameAcrossBuilds(t *testing.T) {
+	src, err := os.ReadFile("testdata/deep.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shifted := filepath.Join(t.TempDir(), "deep.c")
+	if err := os.WriteFile(shifted, append([]byte("/*\n moved\n*/\n"), src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pa, pb := analyzeRuns(t, buildC(t, "testdata/deep.c"), "bad", buildC(t, shifted), "good")
+	bySite := Diff(pa.Merged(), pb.Merged(), DiffOptions{})
+	res := Diff(pa.Merged(), pb.Merged(), DiffOptions{ByName: true})
+	for i, r := range res.Rows {
+		t.Logf("by name %d: %s %s a@%d b@%d", i+1, r.Side, r.String(), r.PosA, r.PosB)
+	}
+	if bySite.OnlyA <= res.OnlyA {
+		t.Errorf("by call site %d paths only in A, by name %d: the builds' call sites match", bySite.OnlyA, res.OnlyA)
+	}
+	if len(res.Rows) == 0 || res.Rows[0].Side != "a" || !strings.HasSuffix(res.Rows[0].String(), "check → fixup") ||
+		res.Rows[0].PosA == 0 || res.Rows[0].PosB == 0 {
+		t.Fatalf("by name, the first row is not check → fixup with positions in both: %+v", res.Rows)
+	}
+	if res.Rows[0].Last[0].Site != "" {
+		t.Errorf("by name, rows name no call sites: %+v", res.Rows[0].Last)
+	}
+}
+
+// analyzeRuns records exeA with argument argA and exeB with argB, and
+// computes both call trees.
+func analyzeRuns(t *testing.T, exeA, argA, exeB, argB string) (*Profile, *Profile) {
+	t.Helper()
+	var ps [2]*Profile
+	for i, run := range [2][2]string{{exeA, argA}, {exeB, argB}} {
+		tr, sym := open(t, record(t, run[0], 20_000, run[1]))
+		p, err := Analyze(tr, sym, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps[0], ps[1]
 }

@@ -55,6 +55,21 @@
 // Meeting 1.5x needs the hooked blocks translated too: a callback before
 // only their last instruction.
 //
+// Process trees (process.go). Tree reads the processes of a recording
+// from its control records: which thread belongs to which process, who
+// forked whom and where, and the program images each ran (an exec starts
+// one; the modules of each come from its Mmap records, as the recorder
+// writes a Module record only for a file's first mapping in the tree).
+// Each image's functions are named with its own symbols. A forked
+// process's first thread starts on a copy of its parent's stack: the
+// segment treats it as a thread whose frames were open at a checkpoint,
+// and stitching gives it the parent's real frames at the fork, so its
+// tree continues the parent's call path (those frames have no calls of
+// their own in it). An exec ends the thread's tree and starts another
+// (Thread.Exec). ByProcess puts one node per process above its threads'
+// merged trees, named by programs and fork order, never by pid, so that
+// Diff matches the processes of two recordings.
+//
 // calls depends on reader, symbols, tracefile and x86; it must never
 // depend on emu, the recorder, ttd's session or cmd.
 package calls

@@ -87,7 +87,14 @@ func analyzeSequential(t testing.TB, tr *reader.Trace, sym Symbolizer) *Profile 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, &Options{everyInstruction: true})
+	tree, err := NewTree(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Images() > 1 {
+		t.Fatal("analyzeSequential: the reference names one program's functions")
+	}
+	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, &Options{everyInstruction: true, tree: tree, syms: []Symbolizer{sym}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"ttd/reader"
+	"ttd/tracefile"
 	"ttd/x86"
 )
 
@@ -16,6 +17,7 @@ import (
 // unknownSite.
 type key struct {
 	Site, Entry uint64
+	img         int // the program image (merged views of a process tree)
 }
 
 const (
@@ -65,6 +67,8 @@ type frame struct {
 // segThread is one thread's calls in a segment.
 type segThread struct {
 	tid   int
+	key   int // tid and the execs of its process (Tree.threadKey)
+	img   int // the program image it runs
 	cpu   *x86.CPU
 	fresh bool     // the thread started in this segment
 	root  *segNode // fresh threads: the parent of the thread's first frame
@@ -159,6 +163,12 @@ type segment struct {
 	flowOf func(tid int, pos uint64) int
 	sent   func(ev *reader.Event) uint64
 	flows  map[flowKey]*FlowStat
+	// tree is the recording's processes; keys the key each thread has
+	// now (an exec gives it a new one); forks the stacks forking
+	// threads had when they forked a process (process.go).
+	tree  *Tree
+	keys  map[int]threadID
+	forks []forkSnap
 }
 
 // funcs finds function entries, through a per-segment cache of the shared
@@ -166,6 +176,11 @@ type segment struct {
 type funcs struct {
 	sym   Symbolizer
 	cache map[uint64]entryOf
+	// syms and caches are every program image's; sym and cache the
+	// image of the thread that runs (use).
+	syms   []Symbolizer
+	caches []map[uint64]entryOf
+	img    int
 }
 
 type entryOf struct {
@@ -196,13 +211,16 @@ func (f *funcs) lookup(pc uint64) entryOf {
 }
 
 func newSegment(sym Symbolizer) *segment {
-	return &segment{threads: map[int]*segThread{}, fn: funcs{sym: sym, cache: map[uint64]entryOf{}}}
+	c := map[uint64]entryOf{}
+	return &segment{threads: map[int]*segThread{}, keys: map[int]threadID{},
+		fn: funcs{sym: sym, cache: c, syms: []Symbolizer{sym}, caches: []map[uint64]entryOf{c}}}
 }
 
 func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread {
-	st := s.threads[tid]
+	id := s.keyOf(tid)
+	st := s.threads[id.key]
 	if st == nil {
-		st = &segThread{tid: tid, cpu: c, fresh: fresh}
+		st = &segThread{tid: tid, key: id.key, img: id.img, cpu: c, fresh: fresh}
 		if c != nil {
 			st.last = c.Retired()
 		}
@@ -217,8 +235,8 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 		if fresh {
 			st.look = lookLimit
 		}
-		s.threads[tid] = st
-		s.order = append(s.order, tid)
+		s.threads[id.key] = st
+		s.order = append(s.order, id.key)
 	}
 	if c != nil {
 		st.cpu = c
@@ -277,7 +295,7 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
-	n := f.parent.child(key{f.site, entry})
+	n := f.parent.child(key{f.site, entry, 0})
 	n.count++
 	if f.pos < n.first {
 		n.first, n.firstTid = f.pos, st.tid
@@ -293,7 +311,7 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 
 // flowStat is what flow spent in a call path of the segment.
 func (s *segment) flowStat(st *segThread, n *segNode) *FlowStat {
-	k := flowKey{st.flow, st.tid, n}
+	k := flowKey{st.flow, st.key, n}
 	fs := s.flows[k]
 	if fs == nil {
 		fs = &FlowStat{First: noPos}
@@ -303,7 +321,7 @@ func (s *segment) flowStat(st *segThread, n *segNode) *FlowStat {
 }
 
 type flowKey struct {
-	flow, tid int
+	flow, tid int // tid: the thread's key
 	node      *segNode
 }
 
@@ -319,7 +337,7 @@ func (s *segment) credit(st *segThread, node *segNode, delta uint64) {
 // the flow the thread was in, the bytes a send-like syscall sent to its
 // call path, and the thread may switch flows there (a receive).
 func (s *segment) syscall(r *reader.Replay, ev *reader.Event) {
-	st := s.threads[ev.Tid]
+	st := s.threads[s.keyOf(ev.Tid).key]
 	if st == nil || st.cpu == nil {
 		return
 	}
@@ -466,7 +484,7 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 	st := s.cur
 	if c != s.curCPU {
 		tid, _ := r.Current()
-		if st = s.threads[tid]; st == nil {
+		if st = s.threads[s.keyOf(tid).key]; st == nil {
 			return true
 		}
 	}
@@ -479,6 +497,7 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	if c != s.curCPU {
 		tid, _ := r.Current()
 		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
+		s.fn.use(s.cur.img)
 	}
 	st := s.cur
 	if st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
@@ -546,7 +565,7 @@ func (s *segment) leave(st *segThread, slot, pc uint64) *segNode {
 func (s *segment) event(r *reader.Replay, ev *reader.Event) {
 	switch ev.Kind {
 	case reader.EventThreadStart:
-		st := s.thread(ev.Tid, cpuOf(r, ev.Tid), true, ev.Position)
+		st := s.threadStart(r, ev)
 		if s.flowOf != nil {
 			st.flow = s.flowOf(ev.Tid, ev.Position)
 		}
@@ -560,6 +579,8 @@ func (s *segment) event(r *reader.Replay, ev *reader.Event) {
 			return
 		}
 		st := s.thread(ev.Tid, c, false, 0)
+		s.fn.use(st.img)
+		defer s.useCur()
 		n := c.Retired()
 		if st.pending {
 			f := &st.stack[len(st.stack)-1]
@@ -570,8 +591,12 @@ func (s *segment) event(r *reader.Replay, ev *reader.Event) {
 		s.enter(st, &f, uint64(ev.Record.Signal.Signo))
 		st.stack = append(st.stack, f)
 	case reader.EventThreadExit:
-		if st := s.threads[ev.Tid]; st != nil && st.cpu != nil {
+		if st := s.threads[s.keyOf(ev.Tid).key]; st != nil && st.cpu != nil {
 			s.finish(st)
+		}
+	case reader.EventProcess:
+		if ev.Process.Event == tracefile.ProcessExeced {
+			s.exec(r, ev)
 		}
 	}
 }

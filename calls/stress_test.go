@@ -22,6 +22,10 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 		{"../testdata/corpus/setjmp_longjmp.c", 7919},
 		{"../testdata/corpus/signals.c", 7919},
 		{"../testdata/corpus/threads_signals.c", 50021},
+		// A process forking a worker per request: each worker's tree
+		// continues its parent's stack at the fork, wherever the
+		// checkpoints fall.
+		{"../flows/testdata/forkserver.c", 7919},
 	} {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))

@@ -80,6 +80,7 @@ func Analyze(t *reader.Trace, sym calls.Symbolizer, opts calls.Options) (*Result
 		bg.Threads = append(bg.Threads, tid)
 	}
 	sort.Ints(bg.Threads)
+	bg.Processes = sp.pids(bg.Threads)
 	for _, f := range sp.Flows {
 		if p.Instructions > 0 {
 			f.Share = float64(f.Instructions) / float64(p.Instructions)
@@ -95,38 +96,73 @@ func rootOf(n *calls.Node) *calls.Node {
 	return n
 }
 
-// WriteDOT writes the communication graph as Graphviz DOT: the process
-// as a cluster of its threads, messages (with their count and bytes) and
-// thread creations as edges, the outside of the recording as one node.
+// WriteDOT writes the communication graph as Graphviz DOT: one node per
+// process (its pid, program and threads), the outside of the recording
+// as one node, and as edges the messages between them (count and bytes;
+// between threads of one process, a loop), the processes each forked,
+// the children each reaped (wait) and the threads each started (clone).
 func (r *Result) WriteDOT(w io.Writer) {
 	fmt.Fprintln(w, "digraph flows {")
 	fmt.Fprintln(w, "  rankdir=LR; node [shape=box, fontname=\"monospace\"];")
-	fmt.Fprintf(w, "  subgraph cluster_p%d {\n    label=\"process %d %s\";\n", r.Split.Pid, r.Split.Pid, dotEscape(r.Program))
+	tr := r.Split.Tree
+	threads := map[int][]string{}
 	for _, th := range r.Calls.Threads {
-		fmt.Fprintf(w, "    t%d [label=\"thread %d\"];\n", th.Tid, th.Tid)
-	}
-	fmt.Fprintln(w, "  }")
-	outside := false
-	for _, e := range r.Split.Edges {
-		if e.From == 0 || e.To == 0 {
-			outside = true
+		if th.Exec == 0 {
+			threads[tr.PidOf(th.Tid)] = append(threads[tr.PidOf(th.Tid)], fmt.Sprint(th.Tid))
 		}
+	}
+	for _, p := range tr.Procs {
+		prog := ""
+		if len(p.Argv) > 0 {
+			prog = strings.Join(p.Argv, " ")
+		}
+		tids := threads[p.Pid]
+		fmt.Fprintf(w, "  p%d [label=\"process %d %s\\nthreads %s\"];\n", p.Pid, p.Pid, dotEscape(prog), strings.Join(tids, " "))
+	}
+	type arc struct {
+		from, to int
+		kind     string
+		// threads: a message between two threads of one process
+		threads string
+	}
+	sum := map[arc]*Edge{}
+	var order []arc
+	outside := false
+	node := func(tid int) int {
+		if tid == 0 {
+			outside = true
+			return 0
+		}
+		return tr.PidOf(tid)
+	}
+	for _, e := range r.Split.Edges {
+		a := arc{node(e.From), node(e.To), e.Kind, ""}
+		if a.from == a.to && e.Kind == "message" {
+			a.threads = fmt.Sprintf("thread %d → %d: ", e.From, e.To)
+		}
+		if sum[a] == nil {
+			sum[a] = &Edge{Kind: e.Kind}
+			order = append(order, a)
+		}
+		sum[a].Count += e.Count
+		sum[a].Bytes += e.Bytes
 	}
 	if outside {
 		fmt.Fprintln(w, "  outside [label=\"outside the recording\", shape=ellipse];")
 	}
-	name := func(tid int) string {
-		if tid == 0 {
+	name := func(pid int) string {
+		if pid == 0 {
 			return "outside"
 		}
-		return fmt.Sprintf("t%d", tid)
+		return fmt.Sprintf("p%d", pid)
 	}
-	for _, e := range r.Split.Edges {
-		switch e.Kind {
-		case "clone":
-			fmt.Fprintf(w, "  %s -> %s [style=dashed, label=\"clone\"];\n", name(e.From), name(e.To))
+	for _, a := range order {
+		e := sum[a]
+		switch a.kind {
+		case "message":
+			fmt.Fprintf(w, "  %s -> %s [label=\"%s%d messages, %d bytes\"];\n", name(a.from), name(a.to), a.threads, e.Count, e.Bytes)
 		default:
-			fmt.Fprintf(w, "  %s -> %s [label=\"%d messages, %d bytes\"];\n", name(e.From), name(e.To), e.Count, e.Bytes)
+			fmt.Fprintf(w, "  %s -> %s [style=dashed, label=\"%s %d\"];\n", name(a.from), name(a.to), a.kind, e.Count)
 		}
 	}
 	fmt.Fprintln(w, "}")

@@ -28,6 +28,26 @@ func ProfileOf(f *Flow) Profile {
 	return p
 }
 
+// CoverageOf is f's coverage profile (§4.1's alternative): 1 for each
+// call path the flow ran in or called, whatever the time it took; the
+// distance between two is the number of paths only one of them ran.
+func CoverageOf(f *Flow) Profile {
+	p := Profile{}
+	for _, ps := range f.Paths {
+		if ps.Self > 0 || ps.Count > 0 {
+			p["ran "+strings.Join(ps.Path, " → ")] = 1
+		}
+	}
+	return p
+}
+
+// RankOptions configure RankWith.
+type RankOptions struct {
+	// Coverage compares coverage profiles (CoverageOf) instead of the
+	// time and communication profiles.
+	Coverage bool
+}
+
 // Distance is the Manhattan distance between two profiles.
 func Distance(a, b Profile) float64 {
 	d := 0.0
@@ -67,13 +87,22 @@ type Suspect struct {
 // to the other candidates (common behaviour: a flow unlike most others
 // scores high even when two anomalies resemble each other).
 func Rank(cands, normals []Candidate) []Suspect {
+	return RankWith(cands, normals, RankOptions{})
+}
+
+// RankWith is Rank with a choice of profile.
+func RankWith(cands, normals []Candidate, opts RankOptions) []Suspect {
+	profile := ProfileOf
+	if opts.Coverage {
+		profile = CoverageOf
+	}
 	profs := make([]Profile, len(cands))
 	for i, c := range cands {
-		profs[i] = ProfileOf(c.Flow)
+		profs[i] = profile(c.Flow)
 	}
 	nprofs := make([]Profile, len(normals))
 	for i, c := range normals {
-		nprofs[i] = ProfileOf(c.Flow)
+		nprofs[i] = profile(c.Flow)
 	}
 	out := make([]Suspect, len(cands))
 	for i, c := range cands {
@@ -124,14 +153,27 @@ func flowName(c Candidate) string {
 func topDifference(p, ref Profile) string {
 	best, bk := 0.0, ""
 	for k, v := range p {
-		if d := math.Abs(v - ref[k]); d > best || d == best && k < bk {
+		if d := math.Abs(v - ref[k]); d > best || d == best && better(k, bk, ref) {
 			best, bk = d, k
 		}
 	}
+	// On a tie, what the flow did over what it did not do: the path it
+	// ran that the reference lacks (coverage profiles tie often).
 	for k, v := range ref {
-		if _, ok := p[k]; !ok && (v > best || v == best && k < bk) {
+		if _, ok := p[k]; !ok && (v > best || v == best && bk == "") {
 			best, bk = v, k
 		}
 	}
 	return bk
+}
+
+// better orders tied profile components: those the reference lacks
+// first, then by name.
+func better(k, bk string, ref Profile) bool {
+	_, kin := ref[k]
+	_, bin := ref[bk]
+	if kin != bin {
+		return !kin
+	}
+	return k < bk
 }

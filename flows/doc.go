@@ -12,8 +12,16 @@
 // profiles from package calls, which re-simulates the recording and
 // charges each instruction to the flow its thread works for.
 //
+// Process trees: each process has its own table of file descriptors (a
+// fork copies its parent's), and the pipes and sockets behind them are
+// shared, so the write in one process and the read in another that
+// consumed those bytes join the same flow; a forked process starts in
+// its parent's flow (and package calls continues its parent's call
+// path); a reaped child's flow goes on in a waiting parent that works
+// for none. The communication graph has the processes as nodes and the
+// messages, forks, waits and thread starts as edges.
+//
 // flows depends on calls, reader, tracefile and internal/linux (syscall
 // names); it must never depend on emu, the recorder, ttd's session or
-// cmd. Processes other than the recorded one are not followed yet: the
-// recording format has no process tree.
+// cmd.
 package flows

@@ -14,14 +14,21 @@ import (
 	"ttd/recorder"
 )
 
-var server struct {
+type built struct {
 	once sync.Once
 	exe  string
 	err  error
 }
 
+var server, forkServer built
+
 // buildServer compiles testdata/server.c once per test process.
 func buildServer(t *testing.T) string {
+	return buildProgram(t, &server, "server")
+}
+
+// buildProgram compiles testdata/NAME.c once per test process.
+func buildProgram(t *testing.T, server *built, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -35,8 +42,8 @@ func buildServer(t *testing.T) string {
 			server.err = err
 			return
 		}
-		server.exe = filepath.Join(dir, "server")
-		if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", server.exe, "testdata/server.c").CombinedOutput(); err != nil {
+		server.exe = filepath.Join(dir, name)
+		if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", server.exe, "testdata/"+name+".c").CombinedOutput(); err != nil {
 			server.err = err
 			t.Logf("%s", b)
 		}
@@ -51,8 +58,14 @@ func buildServer(t *testing.T) string {
 // splits the recording into flows.
 func analyze(t *testing.T, bad string) (string, *Result) {
 	t.Helper()
-	exe := buildServer(t)
-	path := filepath.Join(t.TempDir(), "server"+bad+".ttd")
+	return analyzeProgram(t, buildServer(t), bad)
+}
+
+// analyzeProgram records exe (with argument bad unless "") and splits
+// the recording into flows.
+func analyzeProgram(t *testing.T, exe, bad string) (string, *Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), filepath.Base(exe)+bad+".ttd")
 	args := []string{exe}
 	if bad != "" {
 		args = append(args, bad)
@@ -106,19 +119,13 @@ func TestFlowsOfServer(t *testing.T) {
 		if f.BytesSent != 144 {
 			t.Errorf("flow %d sent %d bytes, want 144", f.ID, f.BytesSent)
 		}
-		var handled bool
-		for _, p := range f.Paths {
-			if strings.HasSuffix(strings.Join(p.Path, " "), "server handle checksum") && p.Count == 2 {
-				handled = true
-			}
-		}
-		if !handled {
+		if !hasPath(f, "server handle checksum", 2) {
 			t.Errorf("flow %d does not hold one handling of a request", f.ID)
 		}
 	}
 	var dot strings.Builder
 	res.WriteDOT(&dot)
-	for _, want := range []string{"digraph flows", "8 messages, 1024 bytes", "8 messages, 128 bytes", `label="clone"`} {
+	for _, want := range []string{"digraph flows", "8 messages, 1024 bytes", "8 messages, 128 bytes", `label="clone 1"`} {
 		if !strings.Contains(dot.String(), want) {
 			t.Errorf("DOT lacks %q:\n%s", want, dot.String())
 		}
@@ -164,4 +171,15 @@ func TestDistance(t *testing.T) {
 	if Distance(a, a) != 0 || Distance(a, b) != Distance(b, a) {
 		t.Error("distance is not a metric")
 	}
+}
+
+// hasPath reports whether flow f called the call path ending in suffix
+// (function names separated by spaces) count times.
+func hasPath(f *Flow, suffix string, count uint64) bool {
+	for _, p := range f.Paths {
+		if strings.HasSuffix(strings.Join(p.Path, " "), suffix) && p.Count == count {
+			return true
+		}
+	}
+	return false
 }

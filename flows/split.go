@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"ttd/calls"
 	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/tracefile"
@@ -44,16 +45,24 @@ type Split struct {
 	// origin is the thread each flow began in.
 	origin map[int]int
 	end    uint64
-	// Pid is the recording's process: its first thread.
+	// Pid is the recording's first process.
 	Pid int
+	// Tree is the recording's processes (threads to processes).
+	Tree *calls.Tree
+	// startFlow is the flow each thread started in.
+	startFlow map[int]int
 }
 
 // Edge is an arc of the communication graph.
 type Edge struct {
-	From, To int    // thread ids (0: outside the recording)
-	Kind     string // "message" or "clone"
-	Count    int
-	Bytes    uint64
+	From, To int // thread ids (0: outside the recording)
+	// Kind is "message" (bytes through a socket or a pipe), "clone" (a
+	// thread started another in its process), "fork" (a thread started
+	// a process: To is the new process's first thread) or "wait" (a
+	// thread reaped a child process: From is the child's first thread).
+	Kind  string
+	Count int
+	Bytes uint64
 }
 
 // Flow is one activity of the recording.
@@ -70,6 +79,8 @@ type Flow struct {
 	Start   uint64 `json:"start"`
 	End     uint64 `json:"end"`
 	Threads []int  `json:"threads"`
+	// Processes are the pids of the flow's threads.
+	Processes []int `json:"processes"`
 	// Filled by Analyze:
 	Instructions uint64     `json:"instructions"`
 	Share        float64    `json:"share"`
@@ -123,15 +134,30 @@ func (s *Split) Sent(ev *reader.Event) uint64 {
 // outside (sockets, a pipe's other end) have no peer, and a receive on
 // them always starts a flow.
 func NewSplit(t *reader.Trace) (*Split, error) {
-	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End()}
+	tr, err := calls.NewTree(t)
+	if err != nil {
+		return nil, err
+	}
+	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End(), Tree: tr, startFlow: map[int]int{}}
+	if len(tr.Procs) > 0 {
+		s.Pid = tr.Procs[0].Pid
+	}
 	s.Flows = append(s.Flows, &Flow{ID: 0, Trigger: ""})
-	fds := map[int]*end{}
-	edges := map[[2]int]*Edge{}
-	edge := func(from, to int, kind string) *Edge {
-		k := [2]int{from, to}
-		if kind == "clone" {
-			k = [2]int{-from - 1, to}
+	// Each process has its table of file descriptors; a fork copies its
+	// parent's, whose ends (pipes, sockets) the two then share.
+	tables := map[int]map[int]*end{}
+	table := func(tid int) map[int]*end {
+		pid := tr.PidOf(tid)
+		fds := tables[pid]
+		if fds == nil {
+			fds = map[int]*end{}
+			tables[pid] = fds
 		}
+		return fds
+	}
+	edges := map[[3]int]*Edge{}
+	edge := func(from, to int, kind string) *Edge {
+		k := [3]int{from, to, edgeKinds[kind]}
 		e := edges[k]
 		if e == nil {
 			e = &Edge{From: from, To: to, Kind: kind}
@@ -156,19 +182,30 @@ func NewSplit(t *reader.Trace) (*Split, error) {
 		}
 		s.threads[tid] = iv
 	}
-	err := t.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
+	err = t.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
 		switch ev.Kind {
+		case reader.EventProcess:
+			if p := ev.Process; p.Event == tracefile.ProcessStarted && p.Tid != 0 {
+				parent, child := table(p.Tid), map[int]*end{}
+				for fd, e := range parent {
+					child[fd] = e
+				}
+				tables[p.Pid] = child
+			}
 		case reader.EventThreadStart:
 			ts := ev.Record.ThreadStart
-			if s.Pid == 0 {
-				s.Pid = ts.Tid
-			}
 			if ts.ParentTid != 0 {
-				set(ts.Tid, ev.Position, cur(ts.ParentTid))
-				edge(ts.ParentTid, ts.Tid, "clone").Count++
+				f := cur(ts.ParentTid)
+				set(ts.Tid, ev.Position, f)
+				s.startFlow[ts.Tid] = f
+				kind := "clone"
+				if tr.PidOf(ts.Tid) != tr.PidOf(ts.ParentTid) {
+					kind = "fork"
+				}
+				edge(ts.ParentTid, ts.Tid, kind).Count++
 			}
 		case reader.EventSyscall:
-			s.syscall(ev, fds, cur, set, edge)
+			s.syscall(ev, table(ev.Record.Syscall.Tid), cur, set, edge)
 		}
 		return true
 	})
@@ -215,6 +252,21 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		}
 	case "close":
 		delete(fds, fd)
+	case "wait4", "waitid":
+		// A reaped child: its flow goes on in the parent that waited
+		// for it, unless the parent works for a flow of its own.
+		child := int(res)
+		if name == "waitid" {
+			child = waitidPid(sc)
+		}
+		if res < 0 || child <= 0 {
+			return
+		}
+		ctid := child // a process's first thread has its pid
+		edge(ctid, tid, "wait").Count++
+		if f := cur(ctid); f > 0 && cur(tid) == 0 {
+			set(tid, ev.Position, f)
+		}
 	case "dup", "dup2", "dup3":
 		if e := fds[fd]; e != nil && res >= 0 {
 			fds[int(res)] = e
@@ -265,7 +317,10 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		ed := edge(from.tid, tid, "message")
 		ed.Count++
 		ed.Bytes += uint64(res)
-		if from.flow > 0 && s.origin[from.flow] != tid {
+		// Work handed on joins its flow: bytes of a flow that began in
+		// another thread, or that a thread started for the flow sends
+		// back to where it began (a worker process's reply).
+		if from.flow > 0 && (s.origin[from.flow] != tid || from.tid != tid && s.startFlow[from.tid] == from.flow) {
 			set(tid, ev.Position, from.flow)
 			return
 		}
@@ -276,6 +331,20 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 			s.insert(from.tid, from.pos, id)
 		}
 	}
+}
+
+var edgeKinds = map[string]int{"message": 0, "clone": 1, "fork": 2, "wait": 3}
+
+// waitidPid is the pid a waitid reaped: si_pid of the siginfo it wrote
+// (offset 16), 0 when it reaped none.
+func waitidPid(sc *tracefile.Syscall) int {
+	addr := sc.Args[2]
+	for _, w := range sc.Writes {
+		if w.Addr <= addr+16 && addr+20 <= w.Addr+uint64(len(w.Bytes)) {
+			return int(int32(binary.LittleEndian.Uint32(w.Bytes[addr+16-w.Addr:])))
+		}
+	}
+	return 0
 }
 
 // start begins a flow in thread tid at pos.
@@ -339,6 +408,7 @@ func (s *Split) finish() {
 			f.Threads = append(f.Threads, tid)
 		}
 		sort.Ints(f.Threads)
+		f.Processes = s.pids(f.Threads)
 	}
 	s.Flows[0].Start, s.Flows[0].End = 0, s.end
 	sort.Slice(s.Edges, func(i, j int) bool {
@@ -346,6 +416,23 @@ func (s *Split) finish() {
 		if a.From != b.From {
 			return a.From < b.From
 		}
-		return a.To < b.To
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		return edgeKinds[a.Kind] < edgeKinds[b.Kind]
 	})
+}
+
+// pids are the processes of threads, sorted.
+func (s *Split) pids(tids []int) []int {
+	seen := map[int]bool{}
+	out := []int{}
+	for _, tid := range tids {
+		if pid := s.Tree.PidOf(tid); !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out
 }

@@ -16,6 +16,7 @@ h1 { font-size: 18px; margin: 4px 0; }
 h2 { font-size: 15px; margin: 12px 0 6px; }
 code, .mono { font-family: ui-monospace, monospace; }
 #timeline { position: relative; }
+.proc { font-family: ui-monospace, monospace; font-weight: bold; padding: 6px 0 2px; border-bottom: 1px solid #ccc; cursor: pointer; }
 .lane { display: flex; align-items: center; height: 26px; border-bottom: 1px solid #eee; }
 .lane .name { width: 110px; flex: none; font-family: ui-monospace, monospace; }
 .track { position: relative; flex: 1; height: 22px; background: #fafafa; }
@@ -24,6 +25,7 @@ code, .mono { font-family: ui-monospace, monospace; }
 .mark { position: absolute; top: 0; width: 2px; height: 22px; background: #444; cursor: pointer; }
 .mark.signal { background: #d33; width: 3px; }
 .mark.start, .mark.exit { background: #2a2; }
+.mark.process { background: #a3a; width: 3px; }
 .axis { position: relative; margin-left: 110px; height: 18px; border-top: 1px solid #999; }
 .cp { position: absolute; top: 0; width: 1px; height: 18px; background: #c90; cursor: pointer; }
 .tick { position: absolute; top: 2px; font-size: 10px; color: #666; }
@@ -44,7 +46,7 @@ tr.click { cursor: pointer; }
 <body>
 <header><h1 id="title">ttd report</h1><div id="summary"></div></header>
 <section><h2>Threads along the recording</h2>
-<div class="legend"><span><i class="sw" style="background:#7aa7d8"></i>running</span><span><i class="sw" style="background:#444"></i>syscall</span><span><i class="sw" style="background:#d33"></i>signal</span><span><i class="sw" style="background:#2a2"></i>thread start/exit</span><span><i class="sw" style="background:#c90"></i>checkpoint</span></div>
+<div class="legend"><span><i class="sw" style="background:#7aa7d8"></i>running</span><span><i class="sw" style="background:#444"></i>syscall</span><span><i class="sw" style="background:#d33"></i>signal</span><span><i class="sw" style="background:#2a2"></i>thread start/exit</span><span><i class="sw" style="background:#a3a"></i>fork, exec, process end</span><span><i class="sw" style="background:#c90"></i>checkpoint</span></div>
 <div id="timeline"></div><div id="marknote"></div></section>
 <section><h2>Flame graph: instructions by call path</h2><div id="flame"></div></section>
 <section><h2>Hottest functions (instructions run in the function itself)</h2><table id="hot"></table></section>
@@ -80,11 +82,29 @@ window.addEventListener("error", function (e) {
   }
   document.getElementById("title").textContent = "ttd report: " + D.program;
   document.getElementById("summary").textContent = D.trace + ": " + fmt(D.instructions) + " instructions, " +
-    D.lanes.length + " threads, " + D.checkpoints.length + " checkpoints; the program ended: " + D.exit;
+    D.processes.length + " processes, " + D.lanes.length + " threads, " + D.checkpoints.length + " checkpoints; the program ended: " + D.exit;
 
   var tl = document.getElementById("timeline");
   var byTid = {};
+  // One group per process: a header, then its threads' lanes.
+  var groups = [], byPid = {};
+  (D.processes || []).forEach(function (p) { var g = {p: p, lanes: []}; groups.push(g); byPid[p.pid] = g; });
   D.lanes.forEach(function (l) {
+    var g = byPid[l.pid];
+    if (!g) { g = {p: null, lanes: []}; groups.push(g); byPid[l.pid] = g; }
+    g.lanes.push(l);
+  });
+  var lanes = [];
+  groups.forEach(function (g) {
+    if (g.p && D.processes.length > 1) {
+      var h = el("div", "proc", tl);
+      h.setAttribute("data-pid", g.p.pid);
+      h.textContent = "process " + g.p.pid + " " + g.p.name + ": " + g.p.argv + " (" + fmt(g.p.start) + "–" + fmt(g.p.end) + ")";
+      h.onclick = (function (p) { return function () { show("process " + p.pid + " (" + p.name + ") starts", p.start); }; })(g.p);
+    }
+    g.lanes.forEach(function (l) { lanes.push(l); drawLane(l); });
+  });
+  function drawLane(l) {
     var row = el("div", "lane", tl);
     row.setAttribute("data-tid", l.tid);
     el("div", "name", row).textContent = "thread " + l.tid;
@@ -100,7 +120,7 @@ window.addEventListener("error", function (e) {
       b.title = "thread " + l.tid + " runs " + fmt(r[0]) + "–" + fmt(r[1]);
       b.onclick = function () { show("thread " + l.tid + " runs from " + fmt(r[0]) + " to " + fmt(r[1]), r[0]); };
     });
-  });
+  }
   D.marks.forEach(function (m) {
     var tr = byTid[m.tid];
     if (!tr) return;
@@ -186,7 +206,13 @@ window.addEventListener("error", function (e) {
       };
     });
   }
-  document.body.setAttribute("data-rendered", "lanes:" + document.querySelectorAll(".lane").length +
+  // report.html#click clicks the first syscall mark, as a person would
+  // (the rendering test checks what the click shows).
+  if (location.hash === "#click") {
+    var first = document.querySelector(".mark.syscall");
+    if (first) first.click();
+  }
+  document.body.setAttribute("data-rendered", "procs:" + document.querySelectorAll(".proc").length + " lanes:" + document.querySelectorAll(".lane").length +
     " frames:" + document.querySelectorAll(".frame").length);
 })();
 </script>

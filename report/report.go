@@ -6,10 +6,12 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strings"
 
 	"ttd/calls"
 	"ttd/internal/linux"
 	"ttd/reader"
+	"ttd/tracefile"
 )
 
 // Options configure a report.
@@ -41,6 +43,7 @@ type Data struct {
 	End          uint64      `json:"end"`
 	Instructions uint64      `json:"instructions"`
 	Lanes        []Lane      `json:"lanes"`
+	Processes    []Process   `json:"processes"`
 	Marks        []Mark      `json:"marks"`
 	MarksShown   int         `json:"marksShown"`
 	MarksTotal   int         `json:"marksTotal"`
@@ -56,16 +59,27 @@ type Data struct {
 // Lane is a thread: when it lived and when it ran.
 type Lane struct {
 	Tid   int         `json:"tid"`
+	Pid   int         `json:"pid"`
 	Start uint64      `json:"start"`
 	End   uint64      `json:"end"`
 	Runs  [][2]uint64 `json:"runs"`
+}
+
+// Process groups the lanes of one process's threads.
+type Process struct {
+	Pid   int    `json:"pid"`
+	Ppid  int    `json:"ppid"`
+	Name  string `json:"name"` // calls.Process.Name
+	Argv  string `json:"argv"`
+	Start uint64 `json:"start"`
+	End   uint64 `json:"end"`
 }
 
 // Mark is an event on a lane.
 type Mark struct {
 	Pos   uint64 `json:"pos"`
 	Tid   int    `json:"tid"`
-	Kind  string `json:"kind"` // syscall, signal, start, exit
+	Kind  string `json:"kind"` // syscall, signal, start, exit, process
 	Label string `json:"label"`
 }
 
@@ -143,6 +157,18 @@ func Build(t *reader.Trace, p *calls.Profile, opts Options) (*Data, error) {
 			if cur == 0 {
 				cur, since = ev.Tid, ev.Position
 			}
+		case reader.EventProcess:
+			pr := ev.Process
+			switch pr.Event {
+			case tracefile.ProcessStarted:
+				if pr.Tid != 0 {
+					others = append(others, Mark{ev.Position, pr.Tid, "process", fmt.Sprintf("thread %d forks process %d", pr.Tid, pr.Pid)})
+				}
+			case tracefile.ProcessExeced:
+				others = append(others, Mark{ev.Position, pr.Tid, "process", fmt.Sprintf("process %d execs %s", pr.Pid, strings.Join(pr.Argv, " "))})
+			case tracefile.ProcessExited:
+				others = append(others, Mark{ev.Position, pr.Tid, "process", fmt.Sprintf("process %d ends: %s", pr.Pid, pr.Exit.Kind)})
+			}
 		case reader.EventThreadExit:
 			lane(ev.Tid, ev.Position).End = ev.Position
 			others = append(others, Mark{ev.Position, ev.Tid, "exit", fmt.Sprintf("thread %d exits (status %d)", ev.Tid, ev.Record.ThreadExit.Status)})
@@ -171,9 +197,17 @@ func Build(t *reader.Trace, p *calls.Profile, opts Options) (*Data, error) {
 		if len(l.Runs) > maxRuns {
 			l.Runs = coarsen(l.Runs, maxRuns)
 		}
+		if p.Tree != nil {
+			l.Pid = p.Tree.PidOf(l.Tid)
+		}
 		d.Lanes = append(d.Lanes, *l)
 	}
 	sort.Slice(d.Lanes, func(i, j int) bool { return d.Lanes[i].Start < d.Lanes[j].Start })
+	if p.Tree != nil {
+		for _, pr := range p.Tree.Procs {
+			d.Processes = append(d.Processes, Process{pr.Pid, pr.Ppid, pr.Name, strings.Join(pr.Argv, " "), pr.Start, pr.End})
+		}
+	}
 	d.MarksTotal = len(syscalls) + len(others)
 	if len(syscalls) > opts.MaxMarks {
 		// Evenly spaced, so that the page shows where syscalls are
@@ -188,6 +222,9 @@ func Build(t *reader.Trace, p *calls.Profile, opts Options) (*Data, error) {
 	sort.SliceStable(d.Marks, func(i, j int) bool { return d.Marks[i].Pos < d.Marks[j].Pos })
 	d.MarksShown = len(d.Marks)
 	root := p.Merged()
+	if len(d.Processes) > 1 {
+		root = p.ByProcess()
+	}
 	d.Flame = flame(root, root.Total)
 	d.Flame.Name = "all threads"
 	d.Hot = hottest(root)

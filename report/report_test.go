@@ -21,6 +21,11 @@ import (
 // buildPage records threads_signals.c (threads, signals, syscalls) and builds
 // its report.
 func buildPage(t *testing.T) (*Data, []byte) {
+	return buildPageOf(t, "../testdata/corpus/threads_signals.c")
+}
+
+// buildPageOf records a C program and builds its report.
+func buildPageOf(t *testing.T, src string) (*Data, []byte) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -29,8 +34,8 @@ func buildPage(t *testing.T) (*Data, []byte) {
 		t.Skip("gcc not installed: SKIPPING (make deps installs it)")
 	}
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "threads_signals")
-	if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", exe, "../testdata/corpus/threads_signals.c").CombinedOutput(); err != nil {
+	exe := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+	if b, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", exe, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	path := filepath.Join(dir, "ts.ttd")
@@ -96,6 +101,50 @@ func TestReportData(t *testing.T) {
 // error, one lane per thread drawn, and a screenshot kept for a person
 // to look at.
 func TestReportInChromium(t *testing.T) {
+	d, html := buildPage(t)
+	renderInChromium(t, "report", d, html)
+}
+
+// TestProcessTreeReportInChromium: a server forking a worker per request
+// (flows/testdata/forkserver.c) draws one group per process, each with
+// its thread's lane, fork/exit marks on them, and a flame graph with one
+// box per process.
+func TestProcessTreeReportInChromium(t *testing.T) {
+	d, html := buildPageOf(t, "../flows/testdata/forkserver.c")
+	if len(d.Processes) != 10 || len(d.Lanes) != 10 {
+		t.Fatalf("%d processes and %d lanes, want 10 (server, client, 8 workers)", len(d.Processes), len(d.Lanes))
+	}
+	forks, ends := 0, 0
+	for _, m := range d.Marks {
+		if m.Kind == "process" && strings.Contains(m.Label, "forks") {
+			forks++
+		}
+		if m.Kind == "process" && strings.Contains(m.Label, "ends") {
+			ends++
+		}
+	}
+	if forks != 9 || ends != 10 {
+		t.Errorf("%d fork marks and %d ends, want 9 and 10", forks, ends)
+	}
+	var boxes []string
+	for _, f := range d.Flame.Children {
+		boxes = append(boxes, f.Name)
+	}
+	if len(boxes) != 10 || boxes[0] != "[process forkserver]" || boxes[9] != "[process forkserver/forkserver#9]" {
+		t.Errorf("flame graph's first boxes %q, want one per process", boxes)
+	}
+	procs := renderInChromium(t, "report-tree", d, html)
+	if procs != 10 {
+		t.Errorf("drew %d process groups, want 10", procs)
+	}
+}
+
+// renderInChromium loads a page in headless Chromium: it must render
+// with no script error and draw every lane; the page and a screenshot
+// stay in $TMPDIR/ttd-report-test/NAME.{html,png}. It returns the
+// process groups drawn.
+func renderInChromium(t *testing.T, name string, d *Data, html []byte) int {
+	t.Helper()
 	chromium := ""
 	for _, c := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(c); err == nil {
@@ -109,12 +158,11 @@ func TestReportInChromium(t *testing.T) {
 		}
 		t.Skip("chromium not installed: SKIPPING the rendering test (make deps installs it)")
 	}
-	d, html := buildPage(t)
 	out := filepath.Join(os.TempDir(), "ttd-report-test")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(out, "report.html")
+	file := filepath.Join(out, name+".html")
 	if err := os.WriteFile(file, html, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -141,17 +189,31 @@ func TestReportInChromium(t *testing.T) {
 			t.Errorf("console: %s", line)
 		}
 	}
-	m := regexp.MustCompile(`data-rendered="lanes:(\d+) frames:(\d+)"`).FindStringSubmatch(dom)
+	m := regexp.MustCompile(`data-rendered="procs:(\d+) lanes:(\d+) frames:(\d+)"`).FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("the page's script did not finish:\n%.2000s", dom)
 	}
-	if m[1] != strconv.Itoa(len(d.Lanes)) || m[2] == "0" {
-		t.Errorf("drew %s lanes and %s flame boxes, want %d lanes", m[1], m[2], len(d.Lanes))
+	if m[2] != strconv.Itoa(len(d.Lanes)) || m[3] == "0" {
+		t.Errorf("drew %s lanes and %s flame boxes, want %d lanes", m[2], m[3], len(d.Lanes))
 	}
-	shot := filepath.Join(out, "report.png")
+	// Clicking a syscall mark shows its position and the command that
+	// opens it there.
+	clicked, _ := run("--dump-dom", "file://"+file+"#click")
+	var first *Mark
+	for i := range d.Marks {
+		if d.Marks[i].Kind == "syscall" && first == nil {
+			first = &d.Marks[i]
+		}
+	}
+	if first != nil && !strings.Contains(clicked, "ttd query "+d.Trace+" --at "+strconv.FormatUint(first.Pos, 10)+" --where") {
+		t.Errorf("clicking the first syscall mark (at %d) does not show its ttd query command:\n%.3000s", first.Pos, clicked[strings.Index(clicked, "<div id=\"info\""):])
+	}
+	shot := filepath.Join(out, name+".png")
 	run("--screenshot="+shot, "file://"+file)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)
 	}
 	t.Logf("page and screenshot: %s, %s", file, shot)
+	procs, _ := strconv.Atoi(m[1])
+	return procs
 }

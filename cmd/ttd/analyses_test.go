@@ -132,7 +132,7 @@ func TestFlowsAnomaliesCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := buildC(t, string(src), "-g", "-pthread")
+	exe := buildC(t, string(src), "-g", "-pthread", "-I"+flowsTestdata(t))
 	bad, good := recordWith(t, exe, "5"), recordWith(t, exe)
 	dot := filepath.Join(t.TempDir(), "g.dot")
 	out, errs, st := ttdCmd(t, "flows", "--dot", dot, bad)

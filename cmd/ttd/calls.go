@@ -24,7 +24,7 @@ func init() {
 func callsCmd(name string, args []string) int {
 	fs := newFlags(name, callsUsage)
 	tid := fs.Int("tid", 0, "show only thread `T`'s tree (default: every thread's, then all threads merged)")
-	pid := fs.Int("pid", 0, "show only process `P` (the trace's process: its first thread's id)")
+	pid := fs.Int("pid", 0, "show only process `P`'s threads ('ttd info TRACE' lists a tree's pids; a forked process's tree continues its parent's call path)")
 	depth := fs.Int("depth", 0, "show call paths at most `N` calls deep (0: all)")
 	minCount := fs.Uint64("min-count", 0, "show only call paths entered at least `K` times")
 	asJSON := fs.Bool("json", false, "print JSON: one object per thread and the merged tree, every path in full")
@@ -42,19 +42,27 @@ func callsCmd(name string, args []string) int {
 	var views []callView
 	switch {
 	case *tid != 0:
-		th := p.Thread(*tid)
-		if th == nil {
+		// Every tree of the thread: an exec starts another.
+		for _, th := range p.Threads {
+			if th.Tid == *tid {
+				views = append(views, threadView(p, th))
+			}
+		}
+		if len(views) == 0 {
 			return fail("thread %d is not in %s (its threads: %s); pick one of them", *tid, fs.Arg(0), tidList(p))
 		}
-		views = append(views, callView{Tid: th.Tid, root: th.Root})
 	case *pid != 0:
-		if len(p.Threads) == 0 || p.Threads[0].Tid != *pid {
-			return fail("process %d is not in %s: it records one process, %d; pass --pid %d or leave --pid out", *pid, fs.Arg(0), firstTid(p), firstTid(p))
+		for _, th := range p.Threads {
+			if th.Pid == *pid {
+				views = append(views, threadView(p, th))
+			}
 		}
-		fallthrough
+		if len(views) == 0 {
+			return fail("process %d is not in %s (its processes: %s); pick one of them", *pid, fs.Arg(0), pidList(p))
+		}
 	default:
 		for _, th := range p.Threads {
-			views = append(views, callView{Tid: th.Tid, root: th.Root})
+			views = append(views, threadView(p, th))
 		}
 		if len(p.Threads) > 1 {
 			views = append(views, callView{Merged: true, root: p.Merged()})
@@ -82,7 +90,7 @@ func callsCmd(name string, args []string) int {
 		if v.Merged {
 			fmt.Println("all threads merged:")
 		} else {
-			fmt.Printf("thread %d:\n", v.Tid)
+			fmt.Printf("thread %d%s:\n", v.Tid, v.title)
 		}
 		writeCallTree(os.Stdout, v.root, filter, *depth)
 	}
@@ -110,10 +118,43 @@ func callProfile(path string, jobs int) (*calls.Profile, int) {
 }
 
 type callView struct {
-	Tid    int        `json:"tid,omitempty"`
-	Merged bool       `json:"merged,omitempty"`
-	Paths  []jsonPath `json:"paths"`
-	root   *calls.Node
+	Tid     int        `json:"tid,omitempty"`
+	Pid     int        `json:"pid,omitempty"`
+	Process string     `json:"process,omitempty"` // calls.Process.Name
+	Exec    int        `json:"exec,omitempty"`    // execs before this tree
+	Merged  bool       `json:"merged,omitempty"`
+	Paths   []jsonPath `json:"paths"`
+	root    *calls.Node
+	title   string
+}
+
+// threadView is one thread's tree, titled with its process in a tree.
+func threadView(p *calls.Profile, th *calls.Thread) callView {
+	v := callView{Tid: th.Tid, Pid: th.Pid, Exec: th.Exec, root: th.Root}
+	if p.Tree == nil || len(p.Tree.Procs) < 2 {
+		return v
+	}
+	if pr := p.Tree.Process(th.Pid); pr != nil {
+		v.Process = pr.Name
+		v.title = fmt.Sprintf(" (process %d, %s", th.Pid, pr.Name)
+		if th.Exec > 0 {
+			v.title += fmt.Sprintf(", after exec %d", th.Exec)
+		}
+		v.title += ")"
+	}
+	return v
+}
+
+func pidList(p *calls.Profile) string {
+	var s []string
+	seen := map[int]bool{}
+	for _, th := range p.Threads {
+		if !seen[th.Pid] {
+			seen[th.Pid] = true
+			s = append(s, fmt.Sprint(th.Pid))
+		}
+	}
+	return strings.Join(s, ", ")
 }
 
 type jsonPath struct {
@@ -160,16 +201,11 @@ func writeCallTree(w io.Writer, root *calls.Node, keep func(*calls.Node) bool, d
 func tidList(p *calls.Profile) string {
 	var s []string
 	for _, th := range p.Threads {
-		s = append(s, fmt.Sprint(th.Tid))
+		if th.Exec == 0 {
+			s = append(s, fmt.Sprint(th.Tid))
+		}
 	}
 	return strings.Join(s, ", ")
-}
-
-func firstTid(p *calls.Profile) int {
-	if len(p.Threads) == 0 {
-		return 0
-	}
-	return p.Threads[0].Tid
 }
 
 // fail prints one line on stderr and returns status 1.

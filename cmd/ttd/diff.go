@@ -100,7 +100,17 @@ func diffTrees(a, b string, flow, jobs int) (*calls.Node, *calls.Node, int) {
 	if st != 0 {
 		return nil, nil, st
 	}
-	return pa.Merged(), pb.Merged(), 0
+	return treeOf(pa), treeOf(pb), 0
+}
+
+// treeOf is the tree diff compares: all threads merged; for a process
+// tree, below one node per process known by its programs and fork order
+// ("[process sh/sort]"), not by its pid.
+func treeOf(p *calls.Profile) *calls.Node {
+	if p.Tree != nil && len(p.Tree.Procs) > 1 {
+		return p.ByProcess()
+	}
+	return p.Merged()
 }
 
 // flowTrees gives flow N of A and the flow of B with the same number

@@ -14,7 +14,7 @@ import (
 )
 
 const flowsUsage = "[--json] [--dot FILE] [--paths N] [--jobs N] TRACE"
-const anomaliesUsage = "[--normal REF.ttd]... [--json] [--jobs N] TRACE..."
+const anomaliesUsage = "[--normal REF.ttd]... [--coverage] [--json] [--jobs N] TRACE..."
 
 func init() {
 	register(command{"flows", flowsUsage, "cut a recording into flows (work coming in on a socket or a pipe, followed through threads): call paths, instruction share, bytes sent, positions; the communication graph as DOT", flowsCmd, 75})
@@ -94,9 +94,9 @@ func flowsCmd(name string, args []string) int {
 			trigger = "background"
 		}
 		if f.ID == 0 {
-			fmt.Printf("\nflow 0: background; threads %v\n", f.Threads)
+			fmt.Printf("\nflow 0: background; threads %v%s\n", f.Threads, procsOf(f))
 		} else {
-			fmt.Printf("\nflow %d: %s in thread %d at position %d; positions %d–%d; threads %v\n", f.ID, trigger, f.StartTid, f.At, f.Start, f.End, f.Threads)
+			fmt.Printf("\nflow %d: %s in thread %d at position %d; positions %d–%d; threads %v%s\n", f.ID, trigger, f.StartTid, f.At, f.Start, f.End, f.Threads, procsOf(f))
 		}
 		fmt.Printf("  %d instructions (%.1f%%), %d bytes sent\n", f.Instructions, 100*f.Share, f.BytesSent)
 		for i, p := range f.Paths {
@@ -136,6 +136,7 @@ func anomaliesCmd(name string, args []string) int {
 	fs := newFlags(name, anomaliesUsage)
 	var normals multiFlag
 	fs.Var(&normals, "normal", "a recording of known-normal behaviour (`REF.ttd`; repeatable): flows are scored by their distance to its flows")
+	coverage := fs.Bool("coverage", false, "compare coverage profiles (which call paths each flow ran, 1 each) instead of the time and bytes-sent shares per call path")
 	asJSON := fs.Bool("json", false, "print JSON")
 	jobs := fs.Int("jobs", 0, "re-simulate `N` checkpoint intervals at a time (0: one per CPU)")
 	if err := parseInterspersed(fs, args); err != nil {
@@ -173,7 +174,7 @@ func anomaliesCmd(name string, args []string) int {
 	if len(normals) > 0 && len(refs) == 0 {
 		return fail("no flows in the --normal recordings %s to compare with", strings.Join(normals, ", "))
 	}
-	ranked := flows.Rank(cands, refs)
+	ranked := flows.RankWith(cands, refs, flows.RankOptions{Coverage: *coverage})
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -209,3 +210,11 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// procsOf names a flow's processes when it crossed more than one.
+func procsOf(f *flows.Flow) string {
+	if len(f.Processes) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" in processes %v", f.Processes)
+}

@@ -49,7 +49,7 @@ func reportCmd(name string, args []string) int {
 		if st != 0 {
 			return st
 		}
-		opts.Diff = calls.Diff(p.Merged(), po.Merged(), calls.DiffOptions{ByName: *byName})
+		opts.Diff = calls.Diff(treeOf(p), treeOf(po), calls.DiffOptions{ByName: *byName})
 		opts.DiffTrace = *other
 	}
 	d, err := report.Build(t, p, opts)
@@ -67,6 +67,6 @@ func reportCmd(name string, args []string) int {
 	if err := f.Close(); err != nil {
 		return fail("writing %s: %v", *out, err)
 	}
-	fmt.Fprintf(os.Stderr, "ttd: wrote %s (%d threads, %d events, %d checkpoints)\n", *out, len(d.Lanes), d.MarksShown, len(d.Checkpoints))
+	fmt.Fprintf(os.Stderr, "ttd: wrote %s (%d processes, %d threads, %d events, %d checkpoints)\n", *out, max(len(d.Processes), 1), len(d.Lanes), d.MarksShown, len(d.Checkpoints))
 	return 0
 }

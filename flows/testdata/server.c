@@ -9,26 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct req {
-	int id, op;
-	char data[120];
-};
+#include "work.h"
 
 static int sv[2];
 
-__attribute__((noinline)) unsigned checksum(const char *p, int n) {
-	unsigned h = 5381;
-	for (int i = 0; i < n; i++)
-		h = h * 33 + (unsigned char)p[i];
-	return h;
-}
-__attribute__((noinline)) int validate(const struct req *r) { return r->op == 1; }
-__attribute__((noinline)) unsigned slow_recover(const struct req *r) {
-	unsigned h = 0;
-	for (int k = 0; k < 40; k++)
-		h ^= checksum(r->data + (k % 8), sizeof r->data - 8);
-	return h;
-}
 __attribute__((noinline)) int respond(int fd, const void *msg, int n) { return send(fd, msg, n, 0); }
 __attribute__((noinline)) void handle(int fd, const struct req *r) {
 	char out[256];
