@@ -458,4 +458,3 @@ func (r *Replay) Refocus(pid int) error {
 	r.retarget()
 	return nil
 }
-
