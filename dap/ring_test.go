@@ -11,8 +11,8 @@ import (
 
 	"ttd/emu"
 	"ttd/recorder"
-	"ttd/ttd"
 	"ttd/tracefile"
+	"ttd/ttd"
 )
 
 // TestRingWindowSession debugs a ring-buffer trace (ttd record --ring):
