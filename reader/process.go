@@ -131,7 +131,8 @@ func (r *Replay) retarget() {
 }
 
 // refocus finds the focus's address space: the focus process's, or,
-// before it exists, that of its nearest ancestor that does. When it
+// before it exists, that of its nearest ancestor that does; after it
+// ended, an empty one. When it
 // changes to a different memory (an exec), tracking forgets it all.
 func (r *Replay) refocus() {
 	old := r.fas
@@ -141,12 +142,17 @@ func (r *Replay) refocus() {
 			r.fas = r.procs[0].as
 		}
 	} else {
-		for i := len(r.t.lineage) - 1; i >= 0 && r.fas == nil; i-- {
-			if p := r.proc(r.t.lineage[i]); p != nil {
+		for i := len(r.lineage) - 1; i >= 0 && r.fas == nil; i-- {
+			if p := r.proc(r.lineage[i]); p != nil {
 				r.fas = p.as
+			} else if r.t.endedBy(r.lineage[i], r.pos) {
+				// Its memory is gone (a replay from a checkpoint
+				// after its end): nothing accesses it any more, as
+				// for a replay that saw it end.
+				break
 			}
 		}
-		if r.fas == nil && len(r.procs) > 0 && len(r.t.lineage) == 0 {
+		if r.fas == nil && len(r.procs) > 0 && len(r.lineage) == 0 {
 			r.fas = r.procs[0].as
 		}
 	}
@@ -160,6 +166,16 @@ func (r *Replay) refocus() {
 	if old != nil && old != r.fas && r.track != nil && !r.forkOf(old, r.fas) {
 		r.track.reset(0, 1<<52)
 	}
+}
+
+// endedBy reports whether process pid ended at or before position pos.
+func (t *Trace) endedBy(pid int, pos uint64) bool {
+	for _, p := range t.procs {
+		if p.Pid == pid {
+			return p.Exited && p.End <= pos
+		}
+	}
+	return false
 }
 
 // forkOf reports whether address space n was forked from o at this
@@ -377,15 +393,25 @@ var ErrNoProcess = fmt.Errorf("no such process in the trace")
 // copied). 0 is the first process, the default. A trace of one process
 // has only that one.
 func (t *Trace) SetFocus(pid int) error {
+	l, err := t.lineageOf(pid)
+	if err != nil {
+		return err
+	}
+	t.lineage = l
+	return nil
+}
+
+// lineageOf is the focus lineage of process pid: pid and its ancestors,
+// first process first (nil for a trace that is not a tree).
+func (t *Trace) lineageOf(pid int) ([]int, error) {
 	if pid == 0 || len(t.procs) == 0 {
 		if pid != 0 && (len(t.procs) == 0 || t.procs[0].Pid != pid) {
-			return fmt.Errorf("process %d: %w (the trace holds one process)", pid, ErrNoProcess)
+			return nil, fmt.Errorf("process %d: %w (the trace holds one process)", pid, ErrNoProcess)
 		}
-		t.lineage = nil
 		if len(t.procs) > 0 && t.tree {
-			t.lineage = []int{t.procs[0].Pid}
+			return []int{t.procs[0].Pid}, nil
 		}
-		return nil
+		return nil, nil
 	}
 	parent := map[int]int{}
 	found := false
@@ -394,10 +420,10 @@ func (t *Trace) SetFocus(pid int) error {
 		found = found || p.Pid == pid
 	}
 	if !found {
-		return fmt.Errorf("process %d: %w", pid, ErrNoProcess)
+		return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 	}
 	if !t.tree && pid != t.procs[0].Pid {
-		return fmt.Errorf("process %d: the trace re-simulates its first process only (recorded before ttd recorded whole trees)", pid)
+		return nil, fmt.Errorf("process %d: the trace re-simulates its first process only (recorded before ttd recorded whole trees)", pid)
 	}
 	var chain []int
 	for p, n := pid, 0; n <= len(t.procs); n++ {
@@ -412,13 +438,23 @@ func (t *Trace) SetFocus(pid int) error {
 		p = q
 	}
 	slices.Reverse(chain)
-	t.lineage = chain
-	return nil
+	return chain, nil
 }
 
-// SummariesFitFocus reports whether the access summaries stored in the
-// trace describe the focus: ttd record summarises the first process,
-// so for another one they must be built again.
-func (t *Trace) SummariesFitFocus() bool {
-	return !t.tree || len(t.procs) == 0 || t.Focus() == t.procs[0].Pid
+// Lineage is the focus and its ancestors, first process first (empty
+// for a trace that is not a tree).
+func (t *Trace) Lineage() []int { return slices.Clone(t.lineage) }
+
+// Refocus makes this replay, just created, report the memory of process
+// pid rather than the trace's focus (see SetFocus): the access
+// summaries of every process are built from one Trace in parallel.
+func (r *Replay) Refocus(pid int) error {
+	l, err := r.t.lineageOf(pid)
+	if err != nil {
+		return err
+	}
+	r.lineage = l
+	r.refocus()
+	r.retarget()
+	return nil
 }

@@ -90,6 +90,8 @@ type Replay struct {
 	code  *x86.CodeCache
 	fas   *addrSpace
 	procs []*process
+	// lineage is the focus and its ancestors (Trace.SetFocus, Refocus).
+	lineage []int
 	// mapTo is the process the Mmap records after a ProcessState
 	// describe; empty stands in for a focus that does not exist yet;
 	// forked and forkedFrom are the address spaces a fork being applied
@@ -223,7 +225,7 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 }
 
 func (t *Trace) newReplay() *Replay {
-	r := &Replay{t: t}
+	r := &Replay{t: t, lineage: t.lineage}
 	if !t.tree {
 		r.newProcess(0, 0) // the only one
 	}

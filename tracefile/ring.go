@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"time"
 )
 
 // Ring-buffer recording (Options.Ring), as iDNA's default mode and WinDbg
@@ -16,6 +18,12 @@ import (
 // then starts at its checkpoint's position instead of 0 (FORMAT.md,
 // "Ring-buffer traces"). Chunks of AccessSummary records are never
 // dropped: they describe the window.
+//
+// The window is also written while the recording runs (ring.due): a
+// recording killed with SIGKILL leaves the window of its last write, a
+// complete trace whose recording was cut short. For a file Create
+// opened, each write goes to a temporary file renamed over the trace, so
+// a kill in the middle of one leaves the previous window whole.
 
 // ringFile is what a ring-buffer writer needs of its destination: it
 // rewrites the file at every Flush.
@@ -36,6 +44,25 @@ type ring struct {
 	chunks  []ringChunk
 	bytes   int64
 	dropped int // chunks dropped from the front
+	// path is the trace's file (Create), hdr its file header: each
+	// write of the window goes to path+".tmp", renamed over path.
+	path string
+	hdr  []byte
+	// fresh counts the bytes added since the window was last written,
+	// at time written.
+	fresh   int64
+	written time.Time
+}
+
+// ringWriteEvery is how often, at most, the window is written while the
+// recording runs, unless a quarter of the ring is new: a killed
+// recording loses at most that much.
+const ringWriteEvery = time.Second
+
+// due reports whether the window should be written now (after a chunk
+// was added).
+func (r *ring) due() bool {
+	return r.fresh >= r.limit/4 || time.Since(r.written) >= ringWriteEvery
 }
 
 // add keeps chunk out (its header already encoded) and drops the oldest
@@ -43,6 +70,7 @@ type ring struct {
 func (r *ring) add(out []byte, flags uint16) {
 	r.chunks = append(r.chunks, ringChunk{data: append([]byte(nil), out...), flags: flags})
 	r.bytes += int64(len(out))
+	r.fresh += int64(len(out))
 	if flags&flagSummaries != 0 {
 		return
 	}
@@ -65,10 +93,43 @@ func (r *ring) add(out []byte, flags uint16) {
 	}
 }
 
-// write writes the window as a complete trace after the file header.
+// writeRing writes the window as a complete trace: through a temporary
+// file renamed over the trace when the writer knows its path, else in
+// place after the file header.
 func (w *Writer) writeRing() error {
 	r := w.ring
-	if err := r.f.Truncate(r.hdrLen); err != nil {
+	r.fresh, r.written = 0, time.Now()
+	if r.path == "" {
+		return w.writeRingTo(r.f)
+	}
+	tmp := r.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(r.hdr)
+	if err == nil {
+		err = w.writeRingTo(f)
+	}
+	if err == nil && w.syncOnFlush {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, r.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// writeRingTo writes the window into f after the file header.
+func (w *Writer) writeRingTo(f ringFile) error {
+	r := w.ring
+	if err := f.Truncate(r.hdrLen); err != nil {
 		return err
 	}
 	off := r.hdrLen
@@ -78,7 +139,7 @@ func (w *Writer) writeRing() error {
 		hl := int(binary.LittleEndian.Uint16(c.data[4:]))
 		binary.LittleEndian.PutUint32(c.data[8:], uint32(i))
 		binary.LittleEndian.PutUint32(c.data[hl-4:], crc(c.data[:hl-4]))
-		if _, err := r.f.WriteAt(c.data, off); err != nil {
+		if _, err := f.WriteAt(c.data, off); err != nil {
 			return err
 		}
 		idx = binary.LittleEndian.AppendUint64(idx, uint64(off))
@@ -89,7 +150,7 @@ func (w *Writer) writeRing() error {
 	n := len(b)
 	b = append(b, make([]byte, footerLen)...)
 	putFooter(b[n:], off, int64(n), crc(b[:n]))
-	if _, err := r.f.WriteAt(b, off); err != nil {
+	if _, err := f.WriteAt(b, off); err != nil {
 		return err
 	}
 	w.stats[3].Store(off + int64(len(b)))
@@ -105,10 +166,10 @@ func (w *Writer) RingDropped() int {
 	return w.ring.dropped
 }
 
-func newRing(dst io.Writer, limit, hdrLen int64) (*ring, error) {
+func newRing(dst io.Writer, limit int64, hdr []byte) (*ring, error) {
 	f, ok := dst.(ringFile)
 	if !ok {
 		return nil, fmt.Errorf("tracefile: a ring-buffer trace needs a file it can rewrite (%T is not one)", dst)
 	}
-	return &ring{limit: limit, hdrLen: hdrLen, f: f}, nil
+	return &ring{limit: limit, hdrLen: int64(len(hdr)), f: f, hdr: append([]byte(nil), hdr...), written: time.Now()}, nil
 }

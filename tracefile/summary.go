@@ -18,6 +18,10 @@ const (
 	// tagAccessSummary is the record tag of an AccessSummary, one of the
 	// tags version 1.0 reserved: a 1.0 reader skips it.
 	tagAccessSummary = 0x0e
+	// tagProcessAccessSummary is an AccessSummary of a process other
+	// than the first of a process tree: uvarint pid, then the body of
+	// an AccessSummary (minor version 3).
+	tagProcessAccessSummary = 0x0f
 	// flagSummaries marks a chunk that holds AccessSummary records only.
 	flagSummaries = 1 << 2
 )
@@ -80,7 +84,13 @@ type PageRange struct{ Lo, Hi uint64 }
 // program, the kernel for a syscall, signal delivery) and fetched as
 // code, by page in increasing page-number order, and the page ranges it
 // unmapped.
+//
+// Pid is the process whose memory the summary describes, in a trace of a
+// process tree: 0 for the first process (or the only one), the pid of
+// another. Such a process has summaries only for the intervals from the
+// one it was created in; see FORMAT.md for what the others mean.
 type AccessSummary struct {
+	Pid        int
 	Start, End uint64
 	Unmapped   []PageRange
 	Pages      []PageAccess
@@ -138,13 +148,23 @@ func (w *Writer) AccessSummary(s *AccessSummary) {
 			}
 		}
 	}
-	w.sumBuf = AppendAccessSummary(w.sumBuf[:0], s)
+	if s.Pid < 0 {
+		w.fail(fmt.Errorf("tracefile: AccessSummary of pid %d: %w", s.Pid, ErrInvalid))
+		return
+	}
+	tag := byte(tagAccessSummary)
+	w.sumBuf = w.sumBuf[:0]
+	if s.Pid != 0 {
+		tag = tagProcessAccessSummary
+		w.sumBuf = binary.AppendUvarint(w.sumBuf, uint64(s.Pid))
+	}
+	w.sumBuf = AppendAccessSummary(w.sumBuf, s)
 	est := len(w.sumBuf) + 16
 	if w.cur.flags&flagSummaries == 0 || (len(w.buf) > 0 && len(w.buf)+est > MaxChunkLen) {
 		w.cut()
 		w.cur.flags |= flagSummaries
 	}
-	m, ok := w.begin(tagAccessSummary, est)
+	m, ok := w.begin(tag, est)
 	if !ok {
 		return
 	}
@@ -193,17 +213,28 @@ func (r *Reader) AccessSummaries() ([]AccessSummary, error) {
 			if err != nil {
 				return nil, err
 			}
-			if rec.Kind != KindUnknown || rec.Opaque.Tag != tagAccessSummary {
+			if rec.Kind != KindUnknown || (rec.Opaque.Tag != tagAccessSummary && rec.Opaque.Tag != tagProcessAccessSummary) {
 				return nil, &FormatError{Off: ci.Offset, Chunk: ci.Index, InChunk: rec.Off,
 					Msg: fmt.Sprintf("a %s record in a chunk of access summaries", rec.Kind), Err: ErrCorrupt}
 			}
-			s, k, err := DecodeAccessSummary(rec.Opaque.Bytes)
+			// The body starts after the tag and its length.
+			body := rec.Off + 1 + int64(uvarintLen(uint64(len(rec.Opaque.Bytes))))
+			b, pid := rec.Opaque.Bytes, uint64(0)
+			if rec.Opaque.Tag == tagProcessAccessSummary {
+				var k int
+				pid, k = binary.Uvarint(b)
+				if k <= 0 || pid == 0 || pid > 1<<31-1 {
+					return nil, &FormatError{Off: ci.Offset, Chunk: ci.Index, InChunk: body,
+						Msg: "access summary: bad pid", Err: ErrCorrupt}
+				}
+				b, body = b[k:], body+int64(k)
+			}
+			s, k, err := DecodeAccessSummary(b)
 			if err != nil {
-				// The body starts after the tag and its length.
-				body := rec.Off + 1 + int64(uvarintLen(uint64(len(rec.Opaque.Bytes))))
 				return nil, &FormatError{Off: ci.Offset, Chunk: ci.Index, InChunk: body + int64(k),
 					Msg: "access summary: " + err.Error(), Err: ErrCorrupt}
 			}
+			s.Pid = int(pid)
 			out = append(out, s)
 		}
 	}

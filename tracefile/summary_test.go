@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,10 @@ func randSummaries(rng *rand.Rand, n int) []AccessSummary {
 	var pos uint64
 	for i := 0; i < n; i++ {
 		s := AccessSummary{Start: pos, End: pos + uint64(rng.IntN(1000))}
+		if i%3 == 2 {
+			// Another process of a tree (ProcessAccessSummary).
+			s.Pid = 1000 + rng.IntN(1<<20)
+		}
 		pos = s.End
 		for j := rng.IntN(3); j > 0; j-- {
 			lo := rng.Uint64() >> 20
@@ -114,7 +119,7 @@ func TestAccessSummaryRoundTrip(t *testing.T) {
 	}
 	n := 0
 	for _, rec := range all {
-		if rec.Kind == KindUnknown && rec.Opaque.Tag == tagAccessSummary {
+		if rec.Kind == KindUnknown && (rec.Opaque.Tag == tagAccessSummary || rec.Opaque.Tag == tagProcessAccessSummary) {
 			n++
 			continue
 		}
@@ -147,6 +152,60 @@ func TestAccessSummaryWriterChecks(t *testing.T) {
 	w.AccessSummary(&AccessSummary{Start: 10, End: 20, Pages: []PageAccess{{PN: 5}, {PN: 5}}})
 	if err := w.Close(); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("pages out of order: %v, want ErrInvalid", err)
+	}
+	f = memFile{}
+	if w, err = NewWriter(&f, testHeader(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	w.AccessSummary(&AccessSummary{Pid: -1, Start: 10, End: 20})
+	if err := w.Close(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("negative pid: %v, want ErrInvalid", err)
+	}
+}
+
+// TestProcessAccessSummaryPid checks that a ProcessAccessSummary with a
+// pid of 0 is refused with the offset of the pid.
+func TestProcessAccessSummaryPid(t *testing.T) {
+	var f memFile
+	w, err := NewWriter(&f, testHeader(), Options{NoCompression: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Exit(&Exit{Kind: ExitExited, Position: 100})
+	w.AccessSummary(&AccessSummary{Pid: 77, Start: 0, End: 100})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.Bytes()
+	r, err := NewReader(bytes.NewReader(d), int64(len(d)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.AccessSummaries()
+	if err != nil || len(got) != 1 || got[0].Pid != 77 || got[0].End != 100 {
+		t.Fatalf("read back %+v %v", got, err)
+	}
+	var ci ChunkInfo
+	for _, c := range r.Chunks() {
+		if c.HoldsSummaries() {
+			ci = c
+		}
+	}
+	// The payload is tag 0x0f, length, pid 77: make the pid 0.
+	payload := d[ci.Offset+int64(chunkHeaderLen):]
+	if payload[0] != tagProcessAccessSummary || payload[2] != 77 {
+		t.Fatalf("payload % x", payload[:4])
+	}
+	payload[2] = 0
+	fixPayloadCRC(t, d, ci)
+	r, err = NewReader(bytes.NewReader(d), int64(len(d)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.AccessSummaries()
+	fe := checkFormatError(t, "pid 0", err, len(d))
+	if fe.InChunk != 2 || !strings.Contains(err.Error(), "pid") {
+		t.Fatalf("pid 0: %v (offset %d), want the pid's offset 2", err, fe.InChunk)
 	}
 }
 

@@ -142,6 +142,9 @@ func Create(path string, hdr Header, opts Options) (*Writer, error) {
 		return nil, err
 	}
 	w.file = f
+	if w.ring != nil {
+		w.ring.path = path // written by rename (ring.go)
+	}
 	return w, nil
 }
 
@@ -201,7 +204,7 @@ func NewWriter(dst io.Writer, hdr Header, opts Options) (*Writer, error) {
 	w.off = int64(len(h))
 	w.stats[3].Store(w.off)
 	if opts.Ring > 0 {
-		r, err := newRing(dst, opts.Ring, w.off)
+		r, err := newRing(dst, opts.Ring, h)
 		if err != nil {
 			return nil, err
 		}
@@ -519,6 +522,9 @@ func (w *Writer) writeChunk(j *job) error {
 		w.stats[0].Add(1)
 		w.stats[1].Add(int64(j.records))
 		w.stats[2].Add(int64(len(j.buf)))
+		if w.ring.due() {
+			return w.writeRing() // survives a kill (ring.go)
+		}
 		return nil
 	}
 	if _, err := w.dst.Write(out); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sys/unix"
 
 	"ttd/reader"
 	"ttd/tracefile"
@@ -319,13 +320,25 @@ func segmentEnd(cps []reader.Checkpoint, k int, end uint64) uint64 {
 	return end
 }
 
-// segmentDelta re-simulates segment k with tracking on.
+// segmentDelta re-simulates segment k with tracking on, in the
+// memory of the trace's focus.
 func segmentDelta(tr *reader.Trace, cps []reader.Checkpoint, k int) (*reader.Delta, error) {
+	return processDelta(tr, cps, k, 0)
+}
+
+// processDelta re-simulates segment k with tracking on, in the memory of
+// process pid (0: the trace's focus).
+func processDelta(tr *reader.Trace, cps []reader.Checkpoint, k, pid int) (*reader.Delta, error) {
 	r, err := tr.NewReplayAt(cps[k])
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	if pid != 0 {
+		if err := r.Refocus(pid); err != nil {
+			return nil, err
+		}
+	}
 	r.Track()
 	end := segmentEnd(cps, k, tr.End())
 	if err := r.RunTo(end); err != nil && err != reader.ErrEnd && err != io.ErrUnexpectedEOF {
@@ -365,9 +378,9 @@ func segmentOf(s *tracefile.AccessSummary) Segment {
 }
 
 // BuildSummaries re-simulates every segment of tr (workers at a time; 0
-// means one per CPU) and returns their access summaries, in position
-// order. progress, if set, is called after each segment. keep, if set,
-// receives each segment's delta (from several goroutines).
+// means one per CPU) and returns their access summaries in the memory of
+// the trace's focus, in position order. progress, if set, is called
+// after each segment.
 func BuildSummaries(tr *reader.Trace, workers int, progress func(done, total int)) ([]tracefile.AccessSummary, error) {
 	sums, _, err := buildSummaries(tr, workers, progress, false)
 	return sums, err
@@ -423,20 +436,17 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 		return nil, err
 	}
 	ix := &Index{Checkpoints: cps, tr: tr}
-	sums, err := tr.File().AccessSummaries()
+	stored, err := tr.File().AccessSummaries()
 	if err != nil {
 		return nil, err
 	}
-	if len(sums) == len(cps) && matches(sums, cps, tr.End()) && tr.SummariesFitFocus() {
+	if segs, ok := focusSegments(tr, cps, stored); ok {
 		for _, c := range tr.Chunks() {
 			if c.HoldsSummaries() {
 				ix.StoredBytes += c.Size
 			}
 		}
-		ix.Segments = make([]Segment, len(sums))
-		for k := range sums {
-			ix.Segments[k] = segmentOf(&sums[k])
-		}
+		ix.Segments = segs
 		return ix, nil
 	}
 	sums, blobs, err := buildSummaries(tr, workers, progress, true)
@@ -451,14 +461,91 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 	return ix, nil
 }
 
-// matches reports whether sums describe the segments of cps.
-func matches(sums []tracefile.AccessSummary, cps []reader.Checkpoint, end uint64) bool {
-	for k := range sums {
-		if sums[k].Start != cps[k].Position || sums[k].End != segmentEnd(cps, k, end) {
+// matches reports whether sums describe the segments of cps from
+// segment k0 on.
+func matches(sums []tracefile.AccessSummary, cps []reader.Checkpoint, k0 int, end uint64) bool {
+	for i := range sums {
+		k := k0 + i
+		if k >= len(cps) || sums[i].Start != cps[k].Position || sums[i].End != segmentEnd(cps, k, end) {
 			return false
 		}
 	}
 	return true
+}
+
+// focusSegments composes the segments of the trace's focus from the
+// stored summaries (FORMAT.md, ProcessAccessSummary): the first
+// process's everywhere, overridden by each descendant on the focus's
+// lineage from the segment it was created in (after its own summaries
+// end, it accessed nothing). ok is false when one of them is missing.
+func focusSegments(tr *reader.Trace, cps []reader.Checkpoint, stored []tracefile.AccessSummary) (segs []Segment, ok bool) {
+	byPid := map[int][]tracefile.AccessSummary{}
+	for _, s := range stored {
+		byPid[s.Pid] = append(byPid[s.Pid], s)
+	}
+	first := byPid[0]
+	if len(first) != len(cps) || !matches(first, cps, 0, tr.End()) {
+		return nil, false
+	}
+	segs = make([]Segment, len(cps))
+	for k := range first {
+		segs[k] = segmentOf(&first[k])
+	}
+	lineage := tr.Lineage()
+	for i := 1; i < len(lineage); i++ {
+		own := byPid[lineage[i]]
+		if len(own) == 0 {
+			return nil, false
+		}
+		k0 := reader.CheckpointAt(cps, own[0].Start)
+		if !matches(own, cps, k0, tr.End()) {
+			return nil, false
+		}
+		for k := k0; k < len(cps); k++ {
+			if j := k - k0; j < len(own) {
+				segs[k] = segmentOf(&own[j])
+			} else {
+				segs[k] = Segment{Start: cps[k].Position, End: segmentEnd(cps, k, tr.End())}
+			}
+		}
+	}
+	return segs, true
+}
+
+// processSpan is the segments [first, last] for which the summaries of
+// a process other than the first are stored: from its creation to its
+// end (a segment more on each side, for events at a checkpoint's
+// position), to the trace's end when it never ends or ends sharing its
+// parent's memory (CLONE_VM without an exec).
+type processSpan struct{ pid, first, last int }
+
+func processSpans(tr *reader.Trace, cps []reader.Checkpoint) ([]processSpan, error) {
+	procs := tr.Processes()
+	if !tr.Tree() || len(procs) < 2 {
+		return nil, nil
+	}
+	recs, err := tr.File().Processes()
+	if err != nil {
+		return nil, err
+	}
+	shared := map[int]bool{}
+	for _, p := range recs {
+		switch p.Event {
+		case tracefile.ProcessStarted:
+			shared[p.Pid] = p.Flags&unix.CLONE_VM != 0
+		case tracefile.ProcessExeced:
+			shared[p.Pid] = false
+		}
+	}
+	var out []processSpan
+	for _, p := range procs[1:] {
+		sp := processSpan{pid: p.Pid, first: max(reader.CheckpointAt(cps, p.Start)-1, 0), last: len(cps) - 1}
+		if p.Exited && !shared[p.Pid] {
+			sp.last = min(reader.CheckpointAt(cps, p.End)+1, len(cps)-1)
+		}
+		out = append(out, sp)
+	}
+	return out, nil
 }
 
 // SummaryBytes is the size of the trace's access summaries (0 when the
@@ -466,13 +553,58 @@ func matches(sums []tracefile.AccessSummary, cps []reader.Checkpoint, end uint64
 func (s *Session) SummaryBytes() int64 { return s.ix.StoredBytes }
 
 // SummarizeTrace opens the trace at path (a recording flushed but not
-// yet closed is fine) and builds its access summaries; the recorder
-// writes them into the trace (recorder.Options.Summaries).
+// yet closed is fine) and builds its access summaries, those of every
+// process of a process tree (FORMAT.md, ProcessAccessSummary), all
+// segments in parallel; the recorder writes them into the trace
+// (recorder.Options.Summaries).
 func SummarizeTrace(path string, workers int, progress func(done, total int)) ([]tracefile.AccessSummary, error) {
 	tr, err := reader.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
-	return BuildSummaries(tr, workers, progress)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	spans, err := processSpans(tr, cps)
+	if err != nil {
+		return nil, err
+	}
+	type job struct{ pid, k, out int }
+	var jobs []job
+	for k := range cps {
+		jobs = append(jobs, job{0, k, k})
+	}
+	for _, sp := range spans {
+		for k := sp.first; k <= sp.last; k++ {
+			jobs = append(jobs, job{sp.pid, k, len(jobs)})
+		}
+	}
+	sums := make([]tracefile.AccessSummary, len(jobs))
+	errs := make([]error, len(jobs))
+	var mu sync.Mutex
+	done := 0
+	reader.Parallel(len(jobs), workers, func(i int) {
+		j := jobs[i]
+		d, err := processDelta(tr, cps, j.k, j.pid)
+		if err != nil {
+			errs[i] = fmt.Errorf("summaries: segment %d (from position %d) of process %d: %w", j.k, cps[j.k].Position, j.pid, err)
+		} else {
+			sums[i] = summaryOf(d)
+			sums[i].Pid = j.pid
+		}
+		mu.Lock()
+		done++
+		if progress != nil {
+			progress(done, len(jobs))
+		}
+		mu.Unlock()
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return sums, nil
 }

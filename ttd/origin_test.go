@@ -63,6 +63,29 @@ func TestOrigin(t *testing.T) {
 		t.Fatalf("copied's origin should end at read(2)'s write of buf:%s", show(chain))
 	}
 
+	// moved+4: memmove of moved (overlapping), which memcpy filled
+	// from copied, which memcpy filled from buf: back to read(2).
+	chain, err = s.Origin(symbol(t, s, "moved")+4, 8, s.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	last = chain[len(chain)-1]
+	if last.Kind != OriginSyscall || last.Into != (loc{mem: true, addr: symbol(t, s, "buf"), size: 8}).String() || string(last.Value) != "ABCDEFGH" {
+		t.Fatalf("moved's origin should end at read(2)'s write of buf, through memmove, memcpy and memcpy:%s", show(chain))
+	}
+	var through []string
+	for _, l := range chain {
+		if l.Kind == OriginStore || l.Kind == OriginCopy {
+			through = append(through, l.Into)
+		}
+	}
+	moved, copied := symbol(t, s, "moved"), symbol(t, s, "copied")
+	want := []string{loc{mem: true, addr: moved + 4, size: 8}.String(), loc{mem: true, addr: moved, size: 8}.String(),
+		loc{mem: true, addr: copied, size: 8}.String()}
+	if strings.Join(through, " ") != strings.Join(want, " ") {
+		t.Fatalf("moved's origin should store into %v, got %v:%s", want, through, show(chain))
+	}
+
 	// computed: made by arithmetic in main.
 	chain, err = s.Origin(symbol(t, s, "computed"), 4, s.End())
 	if err != nil {

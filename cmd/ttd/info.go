@@ -131,7 +131,9 @@ func buildInfo(r *tracefile.Reader, path string, records bool) (*infoReport, err
 		}
 	}
 	switch {
-	case !s.HasExit && r.Truncated():
+	case !s.HasExit && (r.Truncated() || rep.WindowStart > 0):
+		// A ring-buffer trace is complete without its exit when the
+		// recording was killed: the window its last write kept.
 		rep.Ended = infoEnd{How: "cut short", Position: s.Instructions}
 	case !s.HasExit:
 		rep.Ended = infoEnd{How: "unknown"}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -195,6 +196,77 @@ func TestRecordSurvivesKill(t *testing.T) {
 		t.Errorf("replay should show the output up to the last flushed point, got %q", corpus.Tail(stdout, 2))
 	}
 }
+
+// TestRecordRingSurvivesKill kills ttd record --ring with SIGKILL in the
+// middle of a long recording: the window is written while the program
+// runs, so the trace left behind opens, says it was cut short and where
+// its window starts, and replays from that start to its last write.
+func TestRecordRingSurvivesKill(t *testing.T) {
+	exe := buildC(t, churnSrc)
+	trace := filepath.Join(t.TempDir(), "ring.ttd")
+	cmd := exec.Command(ttdBinary, "record", "--ring", "512K", "--checkpoint-every", "300000", "-o", trace, "--", exe)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for a window that no longer starts at 0 (the ring dropped
+	// chunks), written by the running recording.
+	var rep infoReport
+	deadline := time.Now().Add(3 * runTimeout)
+	for time.Now().Before(deadline) && rep.WindowStart == 0 {
+		time.Sleep(300 * time.Millisecond)
+		out, err := exec.Command(ttdBinary, "info", "--json", trace).Output()
+		if err == nil {
+			json.Unmarshal(out, &rep)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if rep.WindowStart == 0 {
+		t.Fatal("the running ring recording never wrote a window past position 0")
+	}
+	out, err := exec.Command(ttdBinary, "info", "--json", trace).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ttd info on a killed ring recording: %v\n%s", err, out)
+	}
+	rep = infoReport{}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.WindowStart == 0 || rep.Instructions <= rep.WindowStart {
+		t.Fatalf("ttd info --json: %v, window from %d to %d:\n%s", err, rep.WindowStart, rep.Instructions, out)
+	}
+	if txt, _ := exec.Command(ttdBinary, "info", trace).CombinedOutput(); !bytes.Contains(txt, []byte("cut short")) {
+		t.Errorf("ttd info should say the recording was cut short:\n%s", txt)
+	}
+	stdout, stderr, status := replay(t, trace)
+	if status != 1 || !bytes.Contains(stderr, []byte("recording was cut short")) {
+		t.Fatalf("replay of a killed ring recording: status %d\n%s", status, stderr)
+	}
+	// The window starts in the loop, after "started": only dots.
+	if strings.Trim(string(stdout), ".") != "" {
+		t.Errorf("replay of the window printed %q, want dots only", corpus.Tail(stdout, 2))
+	}
+}
+
+// churnSrc reads random words of an array larger than the prediction
+// cache forever: the reads it logs fill a ring quickly.
+const churnSrc = `
+#include <stdio.h>
+#include <unistd.h>
+static unsigned long a[1 << 21];
+int main(void) {
+	unsigned long x = 88172645463325252ul, sum = 0;
+	for (unsigned long i = 0; i < (1ul << 21); i++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		a[i] = x;
+	}
+	printf("started\n");
+	fflush(stdout);
+	for (unsigned long i = 0;; i++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		sum += a[x & ((1 << 21) - 1)];
+		a[(x >> 21) & ((1 << 21) - 1)] = sum;
+		if ((i & 0xffff) == 0) { write(1, ".", 1); }
+	}
+}
+`
 
 const crashSrc = `
 #include <stdio.h>

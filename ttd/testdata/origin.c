@@ -8,6 +8,7 @@ int source;        // 41: from the constant in main, through pass()
 int computed;      // source * 3 + 1: computed in main
 char buf[16];      // read(2) from a pipe: "ABCDEFGH"
 char copied[16];   // memcpy of buf
+char moved[32];    // memmove of copied's bytes 4 bytes further, overlapping
 volatile size_t n = 8;
 char untouched[8192]; // never accessed
 
@@ -25,5 +26,7 @@ int main(void) {
 	if (pipe(p) != 0 || write(p[1], "ABCDEFGH", 8) != 8 || read(p[0], buf, 8) != 8)
 		return 1;
 	memcpy(copied, buf, n);
+	memcpy(moved, copied, n);
+	memmove(moved + 4, moved, n);
 	return copied[0] == 'A' && computed == 124 ? 0 : 2;
 }
