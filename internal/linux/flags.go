@@ -280,6 +280,9 @@ var WaitOptions = Flags{
 	{0x80000000, "__WCLONE"}, {0x40000000, "__WALL"}, {0x20000000, "__WNOTHREAD"},
 }
 
+// CLONE_VM is clone's flag for a child that shares its parent's memory.
+const CLONE_VM = 0x100
+
 // CloneFlags are clone's flags (the low byte is the exit signal).
 var CloneFlags = Flags{
 	{0x100, "CLONE_VM"}, {0x200, "CLONE_FS"}, {0x400, "CLONE_FILES"}, {0x800, "CLONE_SIGHAND"},
