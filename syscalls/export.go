@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"ttd/internal/linux"
@@ -216,6 +217,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			switch {
 			case mm.FileLen > 0:
 				mem.mmap(mm)
+			case mem.loaded(mm):
 			case len(mm.Path) == 0 || string(mm.Path) == "[heap]":
 				// Anonymous memory mapped during the recording: the
 				// bytes the program never wrote are zeros.
@@ -236,6 +238,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				pid = s.Tid
 			}
 			mem.use(mem.pidOf(s.Tid))
+			exec := mem.execed(s.Tid, s.Nr)
 			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
 				// Before the re-simulation forgets what the call unmapped.
 				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
@@ -251,7 +254,6 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			if s.Nr == linux.SysMremap || s.Nr == linux.SysExecve || s.Nr == linux.SysExecveat {
 				mem.sp.moved.syscall(mem.known, s.Nr, s.Args, s.Result)
-				mem.execed(s.Tid, s.Nr, s.Result)
 			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return
@@ -275,6 +277,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			mem.callPos = ev.Position
 			d.decode(&call)
+			if exec != nil {
+				d.execArgs(&call, exec)
+			}
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {
 					st.Missing++
@@ -390,6 +395,10 @@ type replayMemory struct {
 	sp     *space
 	pid    int
 	first  int // the first process
+	// modules are the build IDs of the executables and libraries the
+	// Module records named (each is named once, in the first process
+	// that maps it).
+	modules map[string][]byte
 }
 
 func newReplayMemory(r *reader.Replay, cwd string) *replayMemory {
@@ -532,6 +541,12 @@ func (m *replayMemory) mmap(mm *tracefile.Mmap) {
 // its file, when the file on disk is the one recorded (same build ID).
 func (m *replayMemory) module(mod *tracefile.Module) {
 	p := m.abs(string(mod.Path))
+	if m.modules == nil {
+		m.modules = map[string][]byte{}
+	}
+	if _, ok := m.modules[p]; !ok {
+		m.modules[p] = slices.Clone(mod.BuildID)
+	}
 	f := m.file(p)
 	if f == nil {
 		return

@@ -23,9 +23,10 @@ type space struct {
 	argv  initialArgs
 	// zeros are the anonymous mappings made during the recording, sorted.
 	zeros []fileMapping
-	// exec holds the arguments of an exec until its execve returns
-	// and the new stack pointer is known.
-	exec []string
+	// exec is the exec record of the process until its execve returns
+	// (the new stack pointer is known then, and the call is printed
+	// from it: execve.go).
+	exec *tracefile.Process
 }
 
 // clone copies s for a forked child.
@@ -98,7 +99,7 @@ func (m *replayMemory) process(p *tracefile.Process) {
 			m.spaces[p.Pid] = parent.clone()
 		}
 	case tracefile.ProcessExeced:
-		m.spaces[p.Pid] = &space{exec: p.Argv}
+		m.spaces[p.Pid] = &space{exec: p}
 	case tracefile.ProcessExited:
 		delete(m.spaces, p.Pid)
 	}
@@ -106,17 +107,44 @@ func (m *replayMemory) process(p *tracefile.Process) {
 	m.use(m.pid)
 }
 
-// execed takes note of the new stack of a process whose execve
-// returned: its arguments are at the top (initialArgs).
-func (m *replayMemory) execed(tid, nr int, ret int64) {
-	if !m.tree || nr != linux.SysExecve && nr != linux.SysExecveat || ret != 0 || m.sp.exec == nil {
-		return
+// execed returns the exec record of the process whose execve the call
+// at hand is, if it succeeded, and takes note of its new stack: its
+// arguments are at the top (initialArgs).
+func (m *replayMemory) execed(tid, nr int) *tracefile.Process {
+	p := m.sp.exec
+	if !m.tree || nr != linux.SysExecve && nr != linux.SysExecveat || p == nil {
+		return nil
 	}
 	tids, cpus := m.r.Threads()
 	for i, t := range tids {
 		if t == tid {
-			m.sp.argv = initialArgs{sp: cpus[i].R[x86.RSP], args: m.sp.exec}
+			m.sp.argv = initialArgs{sp: cpus[i].R[x86.RSP], args: p.Argv}
 		}
 	}
 	m.sp.exec = nil
+	return p
+}
+
+// loaded maps the segments of an executable or library that an Mmap
+// record maps in this process when a Module record named it in
+// another: the recorder names each file once, so a child that execs
+// and loads libc again gets Mmap records only. The first mapping of
+// the file is its lowest segment (the loader maps the whole file
+// there first). It reports whether the record was such a mapping.
+func (m *replayMemory) loaded(mm *tracefile.Mmap) bool {
+	if !m.tree || len(mm.Path) == 0 {
+		return false
+	}
+	p := m.abs(string(mm.Path))
+	id, ok := m.modules[p]
+	if !ok {
+		return false
+	}
+	for _, fm := range m.sp.maps {
+		if fm.module && fm.path == p {
+			return true // mapped already: a segment of it
+		}
+	}
+	m.module(&tracefile.Module{Path: mm.Path, LoadAddr: mm.Addr, BuildID: id})
+	return true
 }
