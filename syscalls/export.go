@@ -278,7 +278,11 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			mem.callPos = ev.Position
 			d.decode(&call)
 			if exec != nil {
-				d.execArgs(&call, exec)
+				var x *execEntry
+				if mem.entries.pos == ev.Position {
+					x = &mem.entries.exec
+				}
+				d.execArgs(&call, exec, x)
 			}
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {
