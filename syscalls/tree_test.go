@@ -54,3 +54,19 @@ func TestStraceTreeBuffers(t *testing.T) {
 		})
 	}
 }
+
+// TestStraceTtyFutex compares testdata/ttyfutex.c's calls: TCGETS and
+// TCSETS with their struct termios on a pseudo-terminal, TCGETS's
+// ENOTTY on a pipe, the pty ioctls, and futex FUTEX_WAKE_OP's encoded
+// operation with each operation and comparison.
+func TestStraceTtyFutex(t *testing.T) {
+	prog := buildC(t, "testdata/ttyfutex.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	w := normalise(native, from, to, "", nil)
+	if !slices.ContainsFunc(w, func(l string) bool { return strings.HasPrefix(l, "futex(PTR, FUTEX_WAKE_OP_PRIVATE, 1, 1, PTR, FUTEX_OP_SET<<28|") }) {
+		t.Fatalf("strace printed no FUTEX_WAKE_OP:\n%s", strings.Join(w, "\n"))
+	}
+	compareLines(t, w, normalise(got, from, to, "", nil))
+}

@@ -373,9 +373,12 @@ var SigactionFlags = Flags{
 	{0x4, "SA_SIGINFO"}, {0x1, "SA_NOCLDSTOP"}, {0x2, "SA_NOCLDWAIT"},
 }
 
-// Ioctls names the ioctl requests strace names (terminal and file ones).
+// Ioctls names the ioctl requests strace names (terminal and file
+// ones). strace's table also holds OSS's _IO('T', n) timer requests,
+// which share TCSETS's numbers: it prints both names.
 var Ioctls = Enum{
-	{0x5401, "TCGETS"}, {0x5402, "TCSETS"}, {0x5403, "TCSETSW"}, {0x5404, "TCSETSF"},
+	{0x5401, "TCGETS"}, {0x5402, "SNDCTL_TMR_START or TCSETS"}, {0x5403, "SNDCTL_TMR_STOP or TCSETSW"},
+	{0x5404, "SNDCTL_TMR_CONTINUE or TCSETSF"}, {0x80045430, "TIOCGPTN"}, {0x40045431, "TIOCSPTLCK"},
 	{0x540f, "TIOCGPGRP"}, {0x5410, "TIOCSPGRP"}, {0x5413, "TIOCGWINSZ"}, {0x5414, "TIOCSWINSZ"},
 	{0x541b, "FIONREAD"}, {0x5421, "FIONBIO"}, {0x5451, "FIOCLEX"}, {0x5450, "FIONCLEX"},
 	{0x5452, "FIOASYNC"},
