@@ -54,6 +54,12 @@ type Stats struct {
 	// Unrecorded counts the processes of the tree besides the first:
 	// the trace holds their lives, not their calls (process.go).
 	Unrecorded int
+	// WholeRegions is set for a trace recorded before the recorder
+	// logged the changes of a region (header parameter regions =
+	// diff): it unmapped a heap whenever brk grew it, so the bytes the
+	// program had there before are unknown. They are exported as
+	// missing, never guessed as zeros.
+	WholeRegions bool
 }
 
 // Export re-simulates t from its start and gives every syscall, decoded,
@@ -83,6 +89,8 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	entries, blocked, _ := scan(t)
 	procs, nprocs, _ := processes(t.File())
 	st.Unrecorded = nprocs
+	st.WholeRegions = t.Header.Params["regions"] != "diff"
+	mem.noZeros = st.WholeRegions
 	if t.Tree() {
 		// Every process of the tree is re-simulated: their calls are
 		// in the trace, and what each knows of its memory (spaces.go).
@@ -399,6 +407,9 @@ type replayMemory struct {
 	sp     *space
 	pid    int
 	first  int // the first process
+	// noZeros: the trace's Mmap records do not say which pages are
+	// new (Stats.WholeRegions), so no unknown byte is taken for zero.
+	noZeros bool
 	// modules are the build IDs of the executables and libraries the
 	// Module records named (each is named once, in the first process
 	// that maps it).
@@ -473,7 +484,7 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 	m.sp.argv.fill(m, addr, b, have)
 	miss := 0
 	for k, h := range have {
-		if !h && m.zero(addr+uint64(k)) {
+		if !h && !m.noZeros && m.zero(addr+uint64(k)) {
 			b[k], have[k] = 0, true
 		}
 		if !have[k] {
