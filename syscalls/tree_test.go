@@ -65,7 +65,9 @@ func TestStraceTtyFutex(t *testing.T) {
 	got := exportText(t, record(t, prog, t.TempDir()), 32)
 	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
 	w := normalise(native, from, to, "", nil)
-	if !slices.ContainsFunc(w, func(l string) bool { return strings.HasPrefix(l, "futex(PTR, FUTEX_WAKE_OP_PRIVATE, 1, 1, PTR, FUTEX_OP_SET<<28|") }) {
+	if !slices.ContainsFunc(w, func(l string) bool {
+		return strings.HasPrefix(l, "futex(PTR, FUTEX_WAKE_OP_PRIVATE, 1, 1, PTR, FUTEX_OP_SET<<28|")
+	}) {
 		t.Fatalf("strace printed no FUTEX_WAKE_OP:\n%s", strings.Join(w, "\n"))
 	}
 	compareLines(t, w, normalise(got, from, to, "", nil))
