@@ -244,6 +244,8 @@ func (d *decoder) ioctlArg(b []byte) []byte {
 		if m, miss := d.buffer(2, out, v, linux.TermiosSize); miss == 0 {
 			return linux.AppendTermios(b, le32(m, 0), le32(m, 4), le32(m, 8), le32(m, 12))
 		}
+	case 0x40049409: // FICLONE: the source descriptor
+		return strconv.AppendInt(b, int64(int32(v)), 10)
 	case 0x80045430: // TIOCGPTN: an int written
 		if d.failed() || v == 0 {
 			return appendPtr(b, v)

@@ -99,6 +99,10 @@ func AppendTermios(b []byte, iflag, oflag, cflag, lflag uint32) []byte {
 	return append(b, ", ...}"...)
 }
 
+// FadviseAdvice names fadvise64's advice.
+var FadviseAdvice = Enum{{0, "POSIX_FADV_NORMAL"}, {1, "POSIX_FADV_RANDOM"}, {2, "POSIX_FADV_SEQUENTIAL"},
+	{3, "POSIX_FADV_WILLNEED"}, {4, "POSIX_FADV_DONTNEED"}, {5, "POSIX_FADV_NOREUSE"}}
+
 // FutexWakeOps and FutexWakeCmps name FUTEX_WAKE_OP's operation (bits
 // 28-30 of val3; bit 31 is FUTEX_OP_OPARG_SHIFT) and comparison (bits
 // 24-27).
