@@ -262,6 +262,15 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
 		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut:
 		return d.structArg(b, i, sp), ArgStruct, nil
+	case kSocklenFail:
+		// Failed, the call wrote nothing: the length is the input.
+		// (A success rewrites it, and its address is printed.)
+		if d.failed() && v != 0 {
+			if m, miss := d.buffer(i, false, v, 4); miss == 0 {
+				return append(strconv.AppendUint(append(b, '['), uint64(le32(m, 0)), 10), ']'), ArgStruct, nil
+			}
+		}
+		return appendPtr(b, v), ArgPtr, nil
 	case kFadvise:
 		return linux.FadviseAdvice.Append(b, v, "POSIX_FADV_"), ArgFlags, nil
 	}

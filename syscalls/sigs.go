@@ -84,6 +84,7 @@ const (
 	kSysinfoOut                // struct sysinfo written
 	kCpusetOut                 // a CPU mask written (the result is its size)
 	kFadvise                   // POSIX_FADV_*
+	kSocklenFail               // a socklen_t * a failed call left as it was: [n]
 )
 
 // retKind is how a result is printed.
@@ -257,6 +258,8 @@ var sigs = map[int]sig{
 	linux.SysTimes:            {args: a(kPtr)},
 	linux.SysSysinfo:          {args: a(kSysinfoOut)},
 	linux.SysFadvise64:        {args: a(kFd, kOff, kOff, kFadvise)},
+	linux.SysGetpeername:      {args: a(kFd, kPtrOut, kSocklenFail)},
+	linux.SysGetsockname:      {args: a(kFd, kPtrOut, kSocklenFail)},
 	linux.SysAlarm:            {args: a(kUint)},
 	linux.SysPause:            {},
 	linux.SysSendmsg:          {args: a(kFd, kMsghdr, kMsgFlags)},
