@@ -208,7 +208,11 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			resumed[ev.Tid] = ev.Position
 		case reader.EventThreadStart:
 			s := ev.Record.ThreadStart
-			if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
+			if p := mem.pidOf(s.Tid); mem.tree && p != 0 {
+				// The re-simulation knows the thread's process (a
+				// fork's child is not its parent's thread).
+				pids[s.Tid] = p
+			} else if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
 				pids[s.Tid] = p
 			} else {
 				pids[s.Tid] = s.Tid

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"ttd/internal/linux"
+	"ttd/reader"
 )
 
 // TestStraceTreeBuffers: the buffers of a tree's children are exported
@@ -71,4 +74,32 @@ func TestStraceTtyFutex(t *testing.T) {
 		t.Fatalf("strace printed no FUTEX_WAKE_OP:\n%s", strings.Join(w, "\n"))
 	}
 	compareLines(t, w, normalise(got, from, to, "", nil))
+}
+
+// TestExportChildPids: every call of a fork's child carries the
+// child's pid (jsonl, csv, Parquet and reanimate's per-process
+// descriptor tables rely on it), not its parent's.
+func TestExportChildPids(t *testing.T) {
+	tr, err := reader.Open(record(t, buildC(t, "testdata/forkpipe.c"), t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var l callLog
+	if _, err := Export(tr, Options{StrSize: -1}, &l); err != nil {
+		t.Fatal(err)
+	}
+	first := tr.Processes()[0].Pid
+	n := 0
+	for _, c := range l.calls {
+		if c.Nr == linux.SysRead && len(c.Buffers) == 1 && string(c.Buffers[0].Data) == "to the child" {
+			n++
+			if c.Pid == first || c.Pid != c.Tid {
+				t.Errorf("the child's %s: pid %d tid %d (first process %d)", c.Text, c.Pid, c.Tid, first)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d reads of the child found, want 1", n)
+	}
 }
