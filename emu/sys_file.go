@@ -359,6 +359,7 @@ const (
 	fioasync = 0x5452
 	fionclex = 0x5450
 	fioclex  = 0x5451
+	ficlone  = 0x40049409
 )
 
 // ioctlSizes are the ioctls ttd passes through: bytes copied in, bytes
@@ -399,6 +400,14 @@ func Ioctl(t *Thread, a *SyscallArgs) (uint64, error) {
 	case fionclex:
 		e.cloexec = false
 		return 0, nil
+	case ficlone:
+		// cp's reflink attempt: the source is a descriptor.
+		src, err := t.P.fds.get(a.Int(2))
+		if err != nil {
+			return 0, err
+		}
+		r, err := hostSyscall(unix.SYS_IOCTL, hInt(e.host), hInt(req), hInt(src.host))
+		return uint64(r), errno(err)
 	}
 	sz, ok := ioctlSizes[req]
 	if !ok {

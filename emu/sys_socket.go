@@ -445,7 +445,13 @@ func Recvmsg(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 	}
 	le.PutUint64(mh[40:], uint64(len(ctl)))
-	le.PutUint32(mh[48:], uint32(msg.Flags))
+	// The kernel reports the MSG_CMSG_CLOEXEC ttd adds for the host's
+	// descriptors; the guest sees only the flags it asked for.
+	mflags := msg.Flags
+	if a.Int(2)&unix.MSG_CMSG_CLOEXEC == 0 {
+		mflags &^= unix.MSG_CMSG_CLOEXEC
+	}
+	le.PutUint32(mh[48:], uint32(mflags))
 	return uint64(n), t.CopyOut(a.A[1], mh[:])
 }
 

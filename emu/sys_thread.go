@@ -319,15 +319,14 @@ func SchedGetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
 		return 0, unix.EINVAL
 	}
 	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		set = unix.CPUSet{1}
-	}
 	b := structBytes(&set)
-	n := min(uint64(len(b)), a.A[1])
-	// Linux reports the size of its CPU mask (8 bytes for up to 64
-	// CPUs): trim the trailing zero words.
-	for n > 8 && binary.LittleEndian.Uint64(b[n-8:]) == 0 {
-		n -= 8
+	// Linux reports the size of its CPU mask (which depends on the
+	// kernel's build, not on the CPUs present): the host's answer.
+	r, err := hostSyscall(unix.SYS_SCHED_GETAFFINITY, hInt(0), hInt(min(uint64(len(b)), a.A[1])), hBuf(b))
+	n := uint64(r)
+	if err != nil {
+		clear(b)
+		b[0], n = 1, 8
 	}
 	return n, t.CopyOut(a.A[2], b[:n])
 }

@@ -128,6 +128,7 @@ func (r *Replay) retarget() {
 	}
 	r.as, r.code = p.as, p.code
 	r.observe = r.observing && r.as == r.fas
+	r.retrack()
 }
 
 // refocus finds the focus's address space: the focus process's, or,
@@ -163,7 +164,7 @@ func (r *Replay) refocus() {
 		}
 		r.fas = r.empty
 	}
-	if old != nil && old != r.fas && r.track != nil && !r.forkOf(old, r.fas) {
+	if old != nil && old != r.fas && r.track != nil && r.pk == nil && !r.forkOf(old, r.fas) {
 		r.track.reset(0, 1<<52)
 	}
 }
@@ -244,6 +245,7 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 			}
 		}
 	}
+	r.knownProcess()
 	r.refocus()
 	r.forked, r.forkedFrom = nil, nil
 	return nil

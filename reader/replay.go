@@ -129,6 +129,7 @@ type Replay struct {
 	// in addition, the running thread works in the focus's memory.
 	observing, observe bool
 	track              *tracker
+	pk                 *procKnown // TrackProcesses (known.go)
 	watch              []Range
 	acc                Access
 	buf                [8]byte
@@ -341,21 +342,21 @@ func (r *Replay) Untrack() { r.track = nil }
 
 // Cut closes the tracking window at the current position and returns
 // what it learned; a new window starts. Track must be on.
-func (r *Replay) Cut() *Delta { return r.track.cut(r.fas.mem, r.pos) }
+func (r *Replay) Cut() *Delta { return r.focusTrack().cut(r.fas.mem, r.pos) }
 
 // WindowStart is the position the current tracking window began at.
-func (r *Replay) WindowStart() uint64 { return r.track.start }
+func (r *Replay) WindowStart() uint64 { return r.focusTrack().start }
 
 // Known fills buf with the bytes at addr the current tracking window
 // knows, setting have[i] for each; bytes already marked in have are left
 // alone. Track must be on.
 func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
-	r.track.known(r.fas.mem, addr, buf, have)
+	r.focusTrack().known(r.fas.mem, addr, buf, have)
 }
 
 // WasReset reports whether page pn was unmapped in the current tracking
 // window, so that what older windows knew of it no longer holds.
-func (r *Replay) WasReset(pn uint64) bool { return r.track.wasReset(pn) }
+func (r *Replay) WasReset(pn uint64) bool { return r.focusTrack().wasReset(pn) }
 
 // Close gives the replay's prediction caches back for the next replay to
 // reuse (predict.Cache.Release). A reader that re-simulates checkpoint
@@ -703,7 +704,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot)
 	case tracefile.KindMunmap:
 		r.as.munmap(rec.Munmap.Addr, rec.Munmap.Len)
-		if r.track != nil && r.as == r.fas {
+		if r.track != nil && (r.as == r.fas || r.pk != nil) {
 			lo := rec.Munmap.Addr >> x86.PageShift
 			hi := (rec.Munmap.Addr + rec.Munmap.Len + x86.PageSize - 1) >> x86.PageShift
 			r.track.reset(lo, hi)
@@ -799,6 +800,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 	}
 	as := t.proc.as
 	focus := as == r.fas
+	tr := r.trackFor(as)
 	for _, p := range predicted {
 		if p.Len > 1<<30 || p.Addr+p.Len < p.Addr {
 			return fmt.Errorf("predicted a write of %d bytes at %#x", p.Len, p.Addr)
@@ -809,6 +811,9 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		if err := as.mem.Poke(p.Addr, b); err != nil {
 			return fmt.Errorf("wrote outside the mapped memory at %#x", p.Addr)
 		}
+		if tr != nil {
+			tr.markRange(p.Addr, len(b), true)
+		}
 		if focus {
 			r.written(t, p.Addr, b, kind, pc)
 		}
@@ -818,6 +823,9 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 			return fmt.Errorf("wrote outside the mapped memory at %#x", w.Addr)
 		}
 		t.cache.Fill(w.Addr, w.Bytes)
+		if tr != nil {
+			tr.markRange(w.Addr, len(w.Bytes), true)
+		}
 		if focus {
 			r.written(t, w.Addr, w.Bytes, kind, pc)
 		}
@@ -854,11 +862,8 @@ func stateDiff(got, want []byte) string {
 }
 
 // written reports bytes written outside the CPU (by a syscall or a
-// signal delivery) to tracking and to the Access callback.
+// signal delivery) to the Access callback (kernelWrites tells tracking).
 func (r *Replay) written(t *thread, addr uint64, b []byte, src AccessSource, pc uint64) {
-	if r.track != nil {
-		r.track.markRange(addr, len(b), true)
-	}
 	if r.Access == nil || len(b) == 0 || !r.watched(addr, len(b)) {
 		return
 	}
@@ -1047,7 +1052,7 @@ func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
 		}
 		r.track.mark(addr, size, false)
 	}
-	if r.Access != nil && r.watched(addr, size) {
+	if r.Access != nil && r.as == r.fas && r.watched(addr, size) {
 		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: v}
 		if in := c.CurrentInst(); in != nil {
 			r.acc.PC = in.PC
@@ -1075,7 +1080,7 @@ func (r *Replay) observeWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	if r.track != nil {
 		r.track.mark(addr, size, true)
 	}
-	if r.Access != nil && r.watched(addr, size) {
+	if r.Access != nil && r.as == r.fas && r.watched(addr, size) {
 		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: val, Write: true}
 		if in := c.CurrentInst(); in != nil {
 			r.acc.PC = in.PC
@@ -1096,7 +1101,7 @@ func (r *Replay) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 
 // Decoded marks a block's code bytes known (they were fetched).
 func (r *Replay) Decoded(c *x86.CPU, b *x86.Block) {
-	if r.track != nil && b.End > b.PC && r.as == r.fas {
+	if r.track != nil && b.End > b.PC && (r.as == r.fas || r.pk != nil) {
 		r.track.markRange(b.PC, int(b.End-b.PC), false)
 	}
 }

@@ -46,6 +46,7 @@ var kept = map[int]bool{
 	linux.SysDup: true, linux.SysDup2: true, linux.SysDup3: true, linux.SysFcntl: true,
 	linux.SysStat: true, linux.SysLstat: true, linux.SysFstat: true, linux.SysNewfstatat: true,
 	linux.SysGetdents64: true, linux.SysFallocate: true, linux.SysMmap: true,
+	linux.SysCopyFileRange: true, linux.SysSendfile: true,
 }
 
 // collector is the syscalls.Sink that keeps the calls the replay needs.

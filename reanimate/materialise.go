@@ -267,6 +267,10 @@ func (p *replayer) create(in *input, cwd string) error {
 		}
 	}
 	size := max(in.size, int64(len(in.data)))
+	if p.materialised == nil {
+		p.materialised = map[string]bool{}
+	}
+	p.materialised[in.path] = true
 	if _, err := unix.Write(fd, in.data); err != nil {
 		return err
 	}

@@ -192,6 +192,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// records are events of the timeline, ProcessState
 			// records follow each checkpoint.
 			"processes": "tree",
+			// Address-space records are the diff of the regions:
+			// a grown heap is an Mmap of its new pages only
+			// (regions.go; FORMAT.md).
+			"regions": "diff",
 		},
 	}
 	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}

@@ -62,7 +62,7 @@ func (d *decoder) decode(c *Call) {
 func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
-		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut:
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -183,8 +183,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 			if v == 0 {
 				return append(b, "AT_STATX_SYNC_AS_STAT"...), ArgFlags, nil
 			}
-			b = linux.StatxFlags.Append(b, v)
-			return append(b, "|AT_STATX_SYNC_AS_STAT"...), ArgFlags, nil
+			// strace 6 prints the sync type first.
+			return linux.StatxFlags.Append(append(b, "AT_STATX_SYNC_AS_STAT|"...), v), ArgFlags, nil
 		}
 		return linux.StatxFlags.Append(b, v), ArgFlags, nil
 	case kStatxMask:
@@ -260,8 +260,19 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return b, ArgFlags, nil
 	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kUtimes, kRlimitIn, kRlimitOut,
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
-		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr:
+		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut:
 		return d.structArg(b, i, sp), ArgStruct, nil
+	case kSocklenFail:
+		// Failed, the call wrote nothing: the length is the input.
+		// (A success rewrites it, and its address is printed.)
+		if d.failed() && v != 0 {
+			if m, miss := d.buffer(i, false, v, 4); miss == 0 {
+				return append(strconv.AppendUint(append(b, '['), uint64(le32(m, 0)), 10), ']'), ArgStruct, nil
+			}
+		}
+		return appendPtr(b, v), ArgPtr, nil
+	case kFadvise:
+		return linux.FadviseAdvice.Append(b, v, "POSIX_FADV_"), ArgFlags, nil
 	}
 	return appendHex(b, v), ArgUint, nil
 }

@@ -19,12 +19,14 @@ import (
 // one instruction before each and copies the input ranges (entryMem).
 
 // overwritesInput are the calls whose entry memory the export captures.
-var overwritesInput = map[int]bool{linux.SysPselect6: true, linux.SysSelect: true, linux.SysPpoll: true}
+var overwritesInput = map[int]bool{linux.SysPselect6: true, linux.SysSelect: true, linux.SysPpoll: true,
+	linux.SysExecve: true, linux.SysExecveat: true}
 
 // entryCall is a call found by the scan: its position and arguments.
 type entryCall struct {
 	pos  uint64
 	nr   int
+	tid  int
 	args [6]uint64
 }
 
@@ -71,7 +73,7 @@ func scan(t *reader.Trace) (entries []entryCall, blocked []blockedCall, err erro
 			pos = rec.Checkpoint.Position
 		case tracefile.KindSyscall:
 			s := &rec.Syscall
-			e := entryCall{pos: pos, nr: s.Nr, args: s.Args}
+			e := entryCall{pos: pos, nr: s.Nr, tid: s.Tid, args: s.Args}
 			if overwritesInput[s.Nr] {
 				entries = append(entries, e)
 			}
@@ -94,6 +96,7 @@ type entryRange struct {
 type entryMem struct {
 	pos    uint64
 	ranges []entryRange
+	exec   execEntry
 }
 
 // inputRanges are the addresses and sizes of a call's overwritten input.
@@ -123,6 +126,11 @@ func (m *replayMemory) capture(e *entryCall) {
 	em := &m.entries
 	em.pos = e.pos
 	em.ranges = em.ranges[:0]
+	if e.nr == linux.SysExecve || e.nr == linux.SysExecveat {
+		m.use(m.pidOf(e.tid))
+		em.exec = m.execEntry(e)
+		return
+	}
 	inputRanges(e, func(addr uint64, n int) {
 		r := entryRange{addr: addr, data: make([]byte, n), have: make([]bool, n)}
 		m.known(addr, r.data, r.have)

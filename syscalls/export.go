@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"ttd/internal/linux"
@@ -53,18 +54,26 @@ type Stats struct {
 	// Unrecorded counts the processes of the tree besides the first:
 	// the trace holds their lives, not their calls (process.go).
 	Unrecorded int
+	// WholeRegions is set for a trace recorded before the recorder
+	// logged the changes of a region (header parameter regions =
+	// diff): it unmapped a heap whenever brk grew it, so the bytes the
+	// program had there before are unknown. They are exported as
+	// missing, never guessed as zeros.
+	WholeRegions bool
 }
 
 // Export re-simulates t from its start and gives every syscall, decoded,
 // to sink.
 func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	var st Stats
+	// A forward-only run: the chunk re-simulated and the next one are
+	// all it needs of the cache, whatever the trace's length.
+	defer t.SetChunkCache(t.SetChunkCache(0))
 	r, err := t.NewReplay(0)
 	if err != nil {
 		return st, err
 	}
 	defer r.Close()
-	r.Track()
 	mem := newReplayMemory(r, t.Header.Cwd)
 	defer mem.close()
 	argsSet := false
@@ -80,15 +89,22 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	entries, blocked, _ := scan(t)
 	procs, nprocs, _ := processes(t.File())
 	st.Unrecorded = nprocs
+	st.WholeRegions = t.Header.Params["regions"] != "diff"
+	mem.noZeros = st.WholeRegions
 	if t.Tree() {
 		// Every process of the tree is re-simulated: their calls are
-		// in the trace. Memory is tracked in the focus process only
-		// (replayMemory.Read).
+		// in the trace, and what each knows of its memory (spaces.go).
 		st.Unrecorded = 0
-		mem.focus = t.Focus()
+		mem.tree = true
+		if ps := t.Processes(); len(ps) > 0 {
+			mem.first = ps[0].Pid
+		}
+		r.TrackProcesses()
 		if tt, ok := sink.(treeSink); ok {
 			tt.tree()
 		}
+	} else {
+		r.Track()
 	}
 	ps, _ := sink.(ProcessSink)
 	// lifeUpTo gives the sink the process events before pos.
@@ -174,8 +190,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 		if !argsSet {
 			// The first thread's registers at the start of the
 			// recording: its stack pointer points at argc.
-			if _, cpus := r.Threads(); len(cpus) == 1 && cpus[0].R[x86.RSP] != 0 {
-				mem.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
+			if tids, cpus := r.Threads(); len(cpus) == 1 && cpus[0].R[x86.RSP] != 0 {
+				mem.use(mem.pidOf(tids[0]))
+				mem.sp.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
 				argsSet = true
 			}
 		}
@@ -191,35 +208,49 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			resumed[ev.Tid] = ev.Position
 		case reader.EventThreadStart:
 			s := ev.Record.ThreadStart
-			if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
+			if p := mem.pidOf(s.Tid); mem.tree && p != 0 {
+				// The re-simulation knows the thread's process (a
+				// fork's child is not its parent's thread).
+				pids[s.Tid] = p
+			} else if p, ok := pids[s.ParentTid]; ok && s.ParentTid != 0 {
 				pids[s.Tid] = p
 			} else {
 				pids[s.Tid] = s.Tid
 			}
+		case reader.EventProcess:
+			mem.process(ev.Process)
 		case reader.EventModule:
+			mem.use(mem.recordsPid())
 			mem.module(ev.Module)
 		case reader.EventMmap:
 			mm := &ev.Record.Mmap
+			mem.use(mem.recordsPid())
+			sp := mem.sp
 			switch {
 			case mm.FileLen > 0:
 				mem.mmap(mm)
+			case mem.loaded(mm):
 			case len(mm.Path) == 0 || string(mm.Path) == "[heap]":
 				// Anonymous memory mapped during the recording: the
 				// bytes the program never wrote are zeros.
-				mem.zeros = cut(mem.zeros, mm.Addr, mm.Len)
-				mem.zeros = append(mem.zeros, fileMapping{addr: mm.Addr, len: mm.Len})
-				sort.Slice(mem.zeros, func(i, j int) bool { return mem.zeros[i].addr < mem.zeros[j].addr })
+				sp.zeros = cut(sp.zeros, mm.Addr, mm.Len)
+				sp.zeros = append(sp.zeros, fileMapping{addr: mm.Addr, len: mm.Len})
+				sort.Slice(sp.zeros, func(i, j int) bool { return sp.zeros[i].addr < sp.zeros[j].addr })
 			}
 		case reader.EventMunmap:
-			mem.moved.drop(ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
+			mem.use(mem.recordsPid())
+			sp := mem.sp
+			sp.moved.drop(ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 			mem.unmap(ev.Record.Munmap.Addr, ev.Record.Munmap.Len, false)
-			mem.zeros = cut(mem.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
+			sp.zeros = cut(sp.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
 			s := &ev.Record.Syscall
 			pid, ok := pids[s.Tid]
 			if !ok {
 				pid = s.Tid
 			}
+			mem.use(mem.pidOf(s.Tid))
+			exec := mem.execed(s.Tid, s.Nr)
 			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
 				// Before the re-simulation forgets what the call unmapped.
 				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
@@ -234,7 +265,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				}
 			}
 			if s.Nr == linux.SysMremap || s.Nr == linux.SysExecve || s.Nr == linux.SysExecveat {
-				mem.moved.syscall(r, s.Nr, s.Args, s.Result)
+				mem.sp.moved.syscall(mem.known, s.Nr, s.Args, s.Result)
 			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return
@@ -258,6 +289,13 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			mem.callPos = ev.Position
 			d.decode(&call)
+			if exec != nil {
+				var x *execEntry
+				if mem.entries.pos == ev.Position {
+					x = &mem.entries.exec
+				}
+				d.execArgs(&call, exec, x)
+			}
 			for _, b := range call.Buffers {
 				if b.Missing > 0 {
 					st.Missing++
@@ -289,6 +327,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			if !ok || opts.Pid != 0 && pid != opts.Pid {
 				return
 			}
+			mem.use(mem.pidOf(rec.Tid))
 			if sinkErr = unfinished(ev.Position, rec.Tid); sinkErr != nil {
 				return
 			}
@@ -309,6 +348,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				sinkErr = ts.ThreadExit(ev.Position, pid, rec.Tid, rec.Status)
 			}
 		case reader.EventExit:
+			mem.use(mem.pidOf(ev.Tid))
 			sinkErr = shared.exit(ev.Position, ev.Tid, mem, emitShared)
 		}
 	}
@@ -355,26 +395,35 @@ type fileMapping struct {
 // replayMemory is guest memory at a syscall: what the re-simulation
 // knows (Replay.Known), and for the rest, the files mapped there.
 type replayMemory struct {
-	r     *reader.Replay
-	cwd   string
-	have  []bool
-	maps  []fileMapping // sorted by addr, disjoint
-	moved moved
+	r    *reader.Replay
+	cwd  string
+	have []bool
 	// entries is the input captured before the call at its pos
 	// (entry.go); callPos the position of the call being decoded.
 	entries entryMem
 	callPos uint64
-	argv    initialArgs
-	// zeros are the anonymous mappings made during the recording, sorted.
-	zeros []fileMapping
-	files map[string]*os.File
-	// focus is, in a process-tree trace, the process whose memory the
-	// re-simulation tracks; the other processes' buffers are unknown.
-	focus int
+	files   map[string]*os.File
+	// tree is set for a process-tree trace: each process has its
+	// memory (spaces.go); sp is the one calls are decoded in now, pid
+	// its process.
+	tree   bool
+	spaces map[int]*space
+	sp     *space
+	pid    int
+	first  int // the first process
+	// noZeros: the trace's Mmap records do not say which pages are
+	// new (Stats.WholeRegions), so no unknown byte is taken for zero.
+	noZeros bool
+	// modules are the build IDs of the executables and libraries the
+	// Module records named (each is named once, in the first process
+	// that maps it).
+	modules map[string][]byte
 }
 
 func newReplayMemory(r *reader.Replay, cwd string) *replayMemory {
-	return &replayMemory{r: r, cwd: cwd, files: map[string]*os.File{}}
+	m := &replayMemory{r: r, cwd: cwd, files: map[string]*os.File{}, spaces: map[int]*space{}}
+	m.use(0)
+	return m
 }
 
 func (m *replayMemory) close() {
@@ -387,19 +436,12 @@ func (m *replayMemory) close() {
 
 // Read implements Memory.
 func (m *replayMemory) Read(addr uint64, b []byte) int {
-	if m.focus != 0 {
-		if tid, _ := m.r.Current(); m.r.Pid(tid) != m.focus {
-			clear(b)
-			return len(b)
-		}
-	}
 	if cap(m.have) < len(b) {
 		m.have = make([]bool, len(b))
 	}
 	have := m.have[:len(b)]
 	clear(have)
-	m.r.Known(addr, b, have)
-	m.moved.fill(addr, b, have)
+	m.known(addr, b, have)
 	miss := 0
 	for _, h := range have {
 		if !h {
@@ -416,9 +458,10 @@ func (m *replayMemory) Read(addr uint64, b []byte) int {
 // returns how many stay unknown.
 func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 	end := addr + uint64(len(b))
-	i := sort.Search(len(m.maps), func(i int) bool { return m.maps[i].addr+m.maps[i].len > addr })
-	for ; i < len(m.maps) && m.maps[i].addr < end; i++ {
-		fm := &m.maps[i]
+	maps := m.sp.maps
+	i := sort.Search(len(maps), func(i int) bool { return maps[i].addr+maps[i].len > addr })
+	for ; i < len(maps) && maps[i].addr < end; i++ {
+		fm := &maps[i]
 		f := m.file(fm.path)
 		if f == nil {
 			continue
@@ -442,10 +485,10 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 			a = e
 		}
 	}
-	m.argv.fill(m, addr, b, have)
+	m.sp.argv.fill(m, addr, b, have)
 	miss := 0
 	for k, h := range have {
-		if !h && m.zero(addr+uint64(k)) {
+		if !h && !m.noZeros && m.zero(addr+uint64(k)) {
 			b[k], have[k] = 0, true
 		}
 		if !have[k] {
@@ -458,13 +501,18 @@ func (m *replayMemory) fromFiles(addr uint64, b []byte, have []bool) int {
 // known fills the bytes of b the program's own execution determined:
 // what the re-simulation knows, not the files' or the zeros' guesses.
 func (m *replayMemory) known(addr uint64, b []byte, have []bool) {
-	m.r.Known(addr, b, have)
-	m.moved.fill(addr, b, have)
+	if m.tree {
+		m.r.KnownOf(m.pid, addr, b, have)
+	} else {
+		m.r.Known(addr, b, have)
+	}
+	m.sp.moved.fill(addr, b, have)
 }
 
 func (m *replayMemory) zero(a uint64) bool {
-	i := sort.Search(len(m.zeros), func(i int) bool { return m.zeros[i].addr+m.zeros[i].len > a })
-	return i < len(m.zeros) && m.zeros[i].addr <= a
+	zeros := m.sp.zeros
+	i := sort.Search(len(zeros), func(i int) bool { return zeros[i].addr+zeros[i].len > a })
+	return i < len(zeros) && zeros[i].addr <= a
 }
 
 // cut removes [addr, addr+n) from sorted disjoint ranges.
@@ -512,6 +560,12 @@ func (m *replayMemory) mmap(mm *tracefile.Mmap) {
 // its file, when the file on disk is the one recorded (same build ID).
 func (m *replayMemory) module(mod *tracefile.Module) {
 	p := m.abs(string(mod.Path))
+	if m.modules == nil {
+		m.modules = map[string][]byte{}
+	}
+	if _, ok := m.modules[p]; !ok {
+		m.modules[p] = slices.Clone(mod.BuildID)
+	}
 	f := m.file(p)
 	if f == nil {
 		return
@@ -567,18 +621,19 @@ func (m *replayMemory) add(fm fileMapping) {
 	if fm.len == 0 {
 		return
 	}
-	i := sort.Search(len(m.maps), func(i int) bool { return m.maps[i].addr >= fm.addr })
-	m.maps = append(m.maps, fileMapping{})
-	copy(m.maps[i+1:], m.maps[i:])
-	m.maps[i] = fm
+	sp := m.sp
+	i := sort.Search(len(sp.maps), func(i int) bool { return sp.maps[i].addr >= fm.addr })
+	sp.maps = append(sp.maps, fileMapping{})
+	copy(sp.maps[i+1:], sp.maps[i:])
+	sp.maps[i] = fm
 }
 
 // unmap cuts [addr, addr+n) out of the file mappings (out of the
 // modules' segments too when modules is set).
 func (m *replayMemory) unmap(addr, n uint64, modules bool) {
 	end := addr + n
-	out := m.maps[:0:0]
-	for _, fm := range m.maps {
+	out := m.sp.maps[:0:0]
+	for _, fm := range m.sp.maps {
 		fe := fm.addr + fm.len
 		if fe <= addr || fm.addr >= end || fm.module && !modules {
 			out = append(out, fm)
@@ -591,7 +646,7 @@ func (m *replayMemory) unmap(addr, n uint64, modules bool) {
 			out = append(out, fileMapping{addr: end, len: fe - end, off: fm.off + (end - fm.addr), path: fm.path, module: fm.module})
 		}
 	}
-	m.maps = out
+	m.sp.maps = out
 }
 
 // errorf names the package in errors.

@@ -236,8 +236,30 @@ func (d *decoder) ioctlArg(b []byte) []byte {
 			b = strconv.AppendUint(append(b, ", ws_ypixel="...), uint64(le16(m, 6)), 10)
 			return append(b, '}')
 		}
-	case 0x5401, 0x5402, 0x5403, 0x5404: // termios: an address
-		return appendPtr(b, v)
+	case 0x5401, 0x5402, 0x5403, 0x5404: // TCGETS (written), TCSETS* (read): struct termios
+		out := c.Raw[1] == 0x5401
+		if out && d.failed() || v == 0 {
+			return appendPtr(b, v)
+		}
+		if m, miss := d.buffer(2, out, v, linux.TermiosSize); miss == 0 {
+			return linux.AppendTermios(b, le32(m, 0), le32(m, 4), le32(m, 8), le32(m, 12))
+		}
+	case 0x40049409: // FICLONE: the source descriptor
+		return strconv.AppendInt(b, int64(int32(v)), 10)
+	case 0x80045430: // TIOCGPTN: an int written
+		if d.failed() || v == 0 {
+			return appendPtr(b, v)
+		}
+		if m, miss := d.buffer(2, true, v, 4); miss == 0 {
+			return append(strconv.AppendInt(append(b, '['), int64(int32(le32(m, 0))), 10), ']')
+		}
+	case 0x40045431: // TIOCSPTLCK: an int read
+		if v == 0 {
+			return appendPtr(b, v)
+		}
+		if m, miss := d.buffer(2, false, v, 4); miss == 0 {
+			return append(strconv.AppendInt(append(b, '['), int64(int32(le32(m, 0))), 10), ']')
+		}
 	default:
 		return appendHex(b, v)
 	}
@@ -317,6 +339,10 @@ func (d *decoder) futexArgs(b []byte) []byte {
 		b = val(append(b, ", "...), c.Raw[3])
 		b = appendPtr(append(b, ", "...), c.Raw[4])
 		b = val(append(b, ", "...), c.Raw[5])
+	case 5: // FUTEX_WAKE_OP: the second count, the second address, the operation
+		b = strconv.AppendUint(append(b, ", "...), uint64(uint32(c.Raw[3])), 10)
+		b = appendPtr(append(b, ", "...), c.Raw[4])
+		b = linux.AppendFutexWakeOp(append(b, ", "...), uint32(c.Raw[5]))
 	case 1, 7, 8: // FUTEX_WAKE, FUTEX_UNLOCK_PI, FUTEX_TRYLOCK_PI
 	default:
 		for _, v := range c.Raw[3:] {

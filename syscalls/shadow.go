@@ -20,6 +20,10 @@ import (
 // in turn. What the program writes there later is known to the
 // re-simulation itself, which takes precedence.
 
+// knownFunc fills the bytes of b not in have that the re-simulation
+// knows (and marks them in have).
+type knownFunc func(addr uint64, b []byte, have []bool)
+
 type movedPage struct {
 	known reader.PageBits
 	data  [x86.PageSize]byte
@@ -32,7 +36,7 @@ type moved struct {
 }
 
 // mremap copies the known bytes of [old, old+n) to [to, to+n).
-func (s *moved) mremap(r *reader.Replay, old, n, to uint64) {
+func (s *moved) mremap(known knownFunc, old, n, to uint64) {
 	if old == to || n == 0 {
 		return
 	}
@@ -48,8 +52,7 @@ func (s *moved) mremap(r *reader.Replay, old, n, to uint64) {
 		k := min(x86.PageSize, n-off)
 		b, have := s.buf[:k], s.have[:k]
 		clear(have)
-		r.Known(old+off, b, have)
-		s.fillFrom(s.pages[(old+off)>>x86.PageShift], old+off, b, have)
+		known(old+off, b, have)
 		var mp *movedPage
 		for i, h := range have {
 			if !h {
@@ -88,13 +91,13 @@ func (s *moved) drop(addr, n uint64) {
 }
 
 // syscall follows the calls that move or discard moved pages.
-func (s *moved) syscall(r *reader.Replay, nr int, a [6]uint64, ret int64) {
+func (s *moved) syscall(known knownFunc, nr int, a [6]uint64, ret int64) {
 	if ret < 0 && ret >= -linux.MaxErrno {
 		return
 	}
 	switch nr {
 	case linux.SysMremap:
-		s.mremap(r, a[0], min(a[1], a[2]), uint64(ret))
+		s.mremap(known, a[0], min(a[1], a[2]), uint64(ret))
 	case linux.SysExecve, linux.SysExecveat:
 		s.pages = nil
 	}

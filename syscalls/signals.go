@@ -54,6 +54,12 @@ func appendSiginfo(b []byte, rec *tracefile.Signal, m Memory) []byte {
 	b = append(b, ", si_code="...)
 	code := int(int32(rec.Code))
 	fault := code > 0 && code != siKernel && faultCodes[rec.Signo] != nil
+	if rec.Signo == sigchld && code > 0 && code < len(cldCodes) && rec.FrameAddr != 0 {
+		var info [48]byte
+		if m.Read(rec.FrameAddr+siginfoOff, info[:]) == 0 {
+			return appendChild(append(b, cldCodes[code]...), code, info[:])
+		}
+	}
 	switch {
 	case fault && faultCodes[rec.Signo][code] != "":
 		b = append(b, faultCodes[rec.Signo][code]...)
@@ -88,6 +94,28 @@ func appendSiginfoBytes(b []byte, rec *tracefile.Signal, info []byte) []byte {
 		b = strconv.AppendInt(b, int64(code), 10)
 	}
 	return append(appendSender(b, code, info), '}')
+}
+
+// sigchld is SIGCHLD; cldCodes name its si_code values.
+const sigchld = 17
+
+var cldCodes = []string{1: "CLD_EXITED", 2: "CLD_KILLED", 3: "CLD_DUMPED", 4: "CLD_TRAPPED", 5: "CLD_STOPPED", 6: "CLD_CONTINUED"}
+
+// appendChild appends a SIGCHLD's fields as strace prints them: the
+// child, its status (an exit code, or the signal that ended or stopped
+// it) and its user and system times.
+func appendChild(b []byte, code int, info []byte) []byte {
+	b = appendSender(b, code, info)
+	st := int(int32(le32(info, 24)))
+	b = append(b, ", si_status="...)
+	if code == 1 {
+		b = strconv.AppendInt(b, int64(st), 10)
+	} else {
+		b = append(b, linux.SignalName(st)...)
+	}
+	b = strconv.AppendInt(append(b, ", si_utime="...), int64(le64(info, 32)), 10)
+	b = strconv.AppendInt(append(b, ", si_stime="...), int64(le64(info, 40)), 10)
+	return append(b, '}')
 }
 
 // appendSender appends si_pid, si_uid (and for SI_QUEUE the value).

@@ -81,6 +81,10 @@ const (
 	kPtrOut                    // an address the kernel may write through (printed as kPtr, at exit)
 	kFutexRest                 // futex's arguments after the operation, by operation
 	kCloneAll                  // clone's arguments, as strace names them
+	kSysinfoOut                // struct sysinfo written
+	kCpusetOut                 // a CPU mask written (the result is its size)
+	kFadvise                   // POSIX_FADV_*
+	kSocklenFail               // a socklen_t * a failed call left as it was: [n]
 )
 
 // retKind is how a result is printed.
@@ -197,6 +201,11 @@ var sigs = map[int]sig{
 	linux.SysGettid:           {},
 	linux.SysArchPrctl:        {args: a(kArchPrctl, kHex)},
 	linux.SysFutex:            {args: a(kPtr, kFutexOp, kFutexRest)},
+	linux.SysStatfs:           {args: a(kPath, kPtrOut)},
+	linux.SysFstatfs:          {args: a(kFd, kPtrOut)},
+	linux.SysGetxattr:         {args: a(kPath, kPath, kBufOut, kUint)},
+	linux.SysLgetxattr:        {args: a(kPath, kPath, kBufOut, kUint)},
+	linux.SysFgetxattr:        {args: a(kFd, kPath, kBufOut, kUint)},
 	linux.SysSetTidAddress:    {args: a(kPtr)},
 	linux.SysClockGettime:     {args: a(kClock, kTimespecOut)},
 	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtrOut)},
@@ -231,7 +240,7 @@ var sigs = map[int]sig{
 	linux.SysSyncfs:           {args: a(kFd)},
 	linux.SysSetsid:           {},
 	linux.SysGetpgrp:          {},
-	linux.SysSchedGetaffinity: {args: a(kInt, kUint, kPtr)},
+	linux.SysSchedGetaffinity: {args: a(kInt, kUint, kCpusetOut)},
 	linux.SysClone:            {args: a(kCloneAll)},
 	linux.SysFork:             {},
 	linux.SysVfork:            {},
@@ -247,7 +256,10 @@ var sigs = map[int]sig{
 	linux.SysEventfd2:         {args: a(kUint, kHex)},
 	linux.SysEpollCreate1:     {args: a(kHex)},
 	linux.SysTimes:            {args: a(kPtr)},
-	linux.SysSysinfo:          {args: a(kPtr)},
+	linux.SysSysinfo:          {args: a(kSysinfoOut)},
+	linux.SysFadvise64:        {args: a(kFd, kOff, kOff, kFadvise)},
+	linux.SysGetpeername:      {args: a(kFd, kPtrOut, kSocklenFail)},
+	linux.SysGetsockname:      {args: a(kFd, kPtrOut, kSocklenFail)},
 	linux.SysAlarm:            {args: a(kUint)},
 	linux.SysPause:            {},
 	linux.SysSendmsg:          {args: a(kFd, kMsghdr, kMsgFlags)},
@@ -265,6 +277,6 @@ var nargs = map[int]int{
 	linux.SysEpollPwait: 6, linux.SysSigaltstack: 2, linux.SysGetsockopt: 5, linux.SysSetsockopt: 5,
 	linux.SysGetsockname: 3, linux.SysGetpeername: 3, linux.SysSysinfo: 1, linux.SysGetrusage: 2,
 	linux.SysTimerfdCreate: 2, linux.SysTimerfdSettime: 4, linux.SysSchedSetaffinity: 3,
-	linux.SysMincore: 3, linux.SysSetitimer: 3, linux.SysGetitimer: 2, linux.SysFstatfs: 2, linux.SysStatfs: 2,
-	linux.SysPrctl: 5, linux.SysGetxattr: 4, linux.SysLgetxattr: 4, linux.SysFgetxattr: 4,
+	linux.SysMincore: 3, linux.SysSetitimer: 3, linux.SysGetitimer: 2,
+	linux.SysPrctl: 5,
 }

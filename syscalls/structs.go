@@ -21,7 +21,8 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	}
 	out := false
 	switch sp.k {
-	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut:
+	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
+		kSysinfoOut, kCpusetOut:
 		out = true
 		if d.failed() {
 			return appendHex(b, v)
@@ -56,6 +57,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		}
 	case kUnameOut:
 		size = 390
+	case kSysinfoOut:
+		size = 112
+	case kCpusetOut:
+		size = int(min(c.Ret, 1<<12))
 	case kPollfds:
 		size = 8 * int(min(c.Raw[sp.p], 1024))
 	case kCloneArgs:
@@ -251,6 +256,41 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			}
 		}
 		return b
+	case kSysinfoOut:
+		u := func(name string, off int) { b = strconv.AppendUint(append(append(b, name...), '='), le64(m, off), 10) }
+		b = strconv.AppendInt(append(b, "{uptime="...), int64(le64(m, 0)), 10)
+		b = append(b, ", loads=["...)
+		for k := 0; k < 3; k++ {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendUint(b, le64(m, 8+8*k), 10)
+		}
+		b = append(b, "], "...)
+		for k, name := range []string{"totalram", "freeram", "sharedram", "bufferram", "totalswap", "freeswap"} {
+			u(name, 32+8*k)
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendUint(append(b, "procs="...), uint64(le16(m, 80)), 10)
+		u(", totalhigh", 88)
+		u(", freehigh", 96)
+		b = strconv.AppendUint(append(b, ", mem_unit="...), uint64(le32(m, 104)), 10)
+		return append(b, '}')
+	case kCpusetOut:
+		b = append(b, '[')
+		first := true
+		for k, x := range m {
+			for bit := 0; bit < 8; bit++ {
+				if x>>bit&1 != 0 {
+					if !first {
+						b = append(b, ' ')
+					}
+					first = false
+					b = strconv.AppendInt(b, int64(8*k+bit), 10)
+				}
+			}
+		}
+		return append(b, ']')
 	case kUnameOut:
 		field := func(k int) []byte {
 			f := m[65*k : 65*k+65]

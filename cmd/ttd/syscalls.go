@@ -59,6 +59,9 @@ func syscallsCmd(name string, args []string) int {
 	if st.Unrecorded > 0 {
 		fmt.Fprintf(os.Stderr, "ttd: %d more processes of the tree ran unrecorded: the trace holds the calls of the first process only (their starts and ends are exported)\n", st.Unrecorded)
 	}
+	if st.WholeRegions {
+		fmt.Fprintf(os.Stderr, "ttd: %s was recorded before ttd logged a heap's growth as new pages: what a program kept in a heap that grew later is unknown (printed as addresses), not zeros\n", fs.Arg(0))
+	}
 	if st.Missing > 0 {
 		fmt.Fprintf(os.Stderr, "ttd: %d of %d calls have buffer bytes the recording does not hold (printed as addresses; \"missing\" in jsonl)\n", st.Missing, st.Calls)
 	}

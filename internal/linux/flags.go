@@ -280,6 +280,9 @@ var WaitOptions = Flags{
 	{0x80000000, "__WCLONE"}, {0x40000000, "__WALL"}, {0x20000000, "__WNOTHREAD"},
 }
 
+// CLONE_VM is clone's flag for a child that shares its parent's memory.
+const CLONE_VM = 0x100
+
 // CloneFlags are clone's flags (the low byte is the exit signal).
 var CloneFlags = Flags{
 	{0x100, "CLONE_VM"}, {0x200, "CLONE_FS"}, {0x400, "CLONE_FILES"}, {0x800, "CLONE_SIGHAND"},
@@ -370,9 +373,13 @@ var SigactionFlags = Flags{
 	{0x4, "SA_SIGINFO"}, {0x1, "SA_NOCLDSTOP"}, {0x2, "SA_NOCLDWAIT"},
 }
 
-// Ioctls names the ioctl requests strace names (terminal and file ones).
+// Ioctls names the ioctl requests strace names (terminal and file
+// ones). strace's table also holds OSS's _IO('T', n) timer requests,
+// which share TCSETS's numbers: it prints both names.
 var Ioctls = Enum{
-	{0x5401, "TCGETS"}, {0x5402, "TCSETS"}, {0x5403, "TCSETSW"}, {0x5404, "TCSETSF"},
+	{0x5401, "TCGETS"}, {0x5402, "SNDCTL_TMR_START or TCSETS"}, {0x5403, "SNDCTL_TMR_STOP or TCSETSW"},
+	{0x5404, "SNDCTL_TMR_CONTINUE or TCSETSF"}, {0x80045430, "TIOCGPTN"}, {0x40045431, "TIOCSPTLCK"},
+	{0x40049409, "BTRFS_IOC_CLONE or FICLONE"},
 	{0x540f, "TIOCGPGRP"}, {0x5410, "TIOCSPGRP"}, {0x5413, "TIOCGWINSZ"}, {0x5414, "TIOCSWINSZ"},
 	{0x541b, "FIONREAD"}, {0x5421, "FIONBIO"}, {0x5451, "FIOCLEX"}, {0x5450, "FIONCLEX"},
 	{0x5452, "FIOASYNC"},
