@@ -49,16 +49,26 @@ int main(void) {
 // recording against the native run, and returns the trace and the pids
 // of the tree (first process first).
 func recordForkQuery(t *testing.T, flags ...string) (string, []int) {
-	exe := buildC(t, forkQuerySrc, "-O0", "-g")
+	return recordTreeC(t, forkQuerySrc, []string{"-O0", "-g"}, 3, 3, flags...)
+}
+
+// recordTreeC builds the C program src (with cflags), records it
+// (with flags) after running it natively, checks that the recording
+// printed what the native run did and exited with wantStatus, and
+// returns the trace and the pids of its nprocs processes (first
+// process first, from ttd info --json).
+func recordTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs int, flags ...string) (string, []int) {
+	t.Helper()
+	exe := buildC(t, src, cflags...)
 	nat := exec.Command(exe)
 	natOut, _ := nat.Output()
-	if nat.ProcessState.ExitCode() != 3 {
-		t.Fatalf("native run: status %d", nat.ProcessState.ExitCode())
+	if nat.ProcessState.ExitCode() != wantStatus {
+		t.Fatalf("native run: status %d, want %d", nat.ProcessState.ExitCode(), wantStatus)
 	}
-	trace := filepath.Join(t.TempDir(), "fork.ttd")
+	trace := filepath.Join(t.TempDir(), "tree.ttd")
 	out, errs, st := ttdCmd(t, append(append([]string{"record", "-o", trace}, flags...), "--", exe)...)
-	if st != 3 || out != string(natOut) {
-		t.Fatalf("record: status %d (native 3), stdout %q (native %q); stderr %s", st, out, natOut, errs)
+	if st != wantStatus || out != string(natOut) {
+		t.Fatalf("record: status %d (native %d), stdout %q (native %q); stderr %s", st, wantStatus, out, natOut, errs)
 	}
 	info, errs, st := ttdCmd(t, "info", "--json", trace)
 	if st != 0 {
@@ -70,8 +80,8 @@ func recordForkQuery(t *testing.T, flags ...string) (string, []int) {
 			Argv []string `json:"argv"`
 		} `json:"processes"`
 	}
-	if err := json.Unmarshal([]byte(info), &rep); err != nil || len(rep.Processes) != 3 {
-		t.Fatalf("info --json: %v, %d processes:\n%s", err, len(rep.Processes), info)
+	if err := json.Unmarshal([]byte(info), &rep); err != nil || len(rep.Processes) != nprocs {
+		t.Fatalf("info --json: %v, %d processes (want %d):\n%s", err, len(rep.Processes), nprocs, info)
 	}
 	var pids []int
 	for _, p := range rep.Processes {
@@ -211,4 +221,68 @@ func BenchmarkRecordMakeJ2(b *testing.B) {
 	b.ReportMetric(float64(rec)/float64(native), "x-native")
 	b.ReportMetric(float64(rec.Milliseconds())/float64(b.N), "record-ms/op")
 	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
+}
+
+// execQuerySrc forks a child that writes g and reads r, then execs
+// this same program (non-PIE: g and r are at the same addresses in the
+// new image), whose image touches neither.
+const execQuerySrc = `#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+long g = 0; /* the child's first image writes it, its second does not */
+long r = 0; /* the child's first image reads it, its second does not */
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc > 1) {
+		printf("second image\n");
+		return 4;
+	}
+	pid_t c = fork();
+	if (c == 0) {
+		g = 5;
+		if (r == 0)
+			execl(argv[0], argv[0], "again", (char *)0);
+		_exit(127);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("child %d\n", WEXITSTATUS(st));
+	return 0;
+}
+`
+
+// TestQueryPidAfterExec checks that a pid's address spaces before and
+// after its exec are different spaces: searching backwards from after
+// the exec, the last write to g and the last read of r in the child are
+// the exec itself (its new program never touched them), not the first
+// image's accesses at the same addresses; from before the exec, the
+// first image's write is found.
+func TestQueryPidAfterExec(t *testing.T) {
+	trace, pids := recordTreeC(t, execQuerySrc, []string{"-O0", "-g", "-no-pie"}, 0, 2, "--checkpoint-every", "20000")
+	child := strconv.Itoa(pids[1])
+	execAt := uint64(0)
+	for _, kind := range []string{"--find-prev-write", "--find-prev-read"} {
+		for _, sym := range []string{"g", "r"} {
+			q, st := queryJSONOut(t, "--pid", child, kind, sym, trace)
+			if st != 0 || q.Found == nil {
+				t.Fatalf("--pid %s %s %s: status %d, %+v", child, kind, sym, st, q)
+			}
+			if q.Found.Source != "exec (the address space was replaced)" || q.Found.Line != 0 || q.Found.AfterValue != nil {
+				t.Errorf("--pid %s %s %s: found %+v, want the exec", child, kind, sym, *q.Found)
+			}
+			if execAt != 0 && q.Found.Position != execAt {
+				t.Errorf("--pid %s %s %s: exec at %d, before at %d", child, kind, sym, q.Found.Position, execAt)
+			}
+			execAt = q.Found.Position
+		}
+	}
+	// From the exec backwards, the first image is the process's space.
+	q, st := queryJSONOut(t, "--pid", child, "--at", strconv.FormatUint(execAt, 10), "--find-prev-write", "g", trace)
+	if st != 0 || q.Found == nil || q.Found.Line != 14 || q.Found.AfterValue == nil || *q.Found.AfterValue != 5 {
+		t.Errorf("--pid %s --at %d --find-prev-write g: status %d, %+v", child, execAt, st, q.Found)
+	}
+	// The parent never execed: its write is its own.
+	if q, st := queryJSONOut(t, "--pid", strconv.Itoa(pids[0]), "--find-prev-write", "g", trace); !q.NotFound {
+		t.Errorf("--pid %d --find-prev-write g: status %d, %+v (the parent never wrote g)", pids[0], st, q)
+	}
 }
