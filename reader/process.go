@@ -208,6 +208,11 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 		if pr == nil {
 			return r.diverged("process %d execs but does not exist", p.Pid)
 		}
+		if p.Tid != p.Pid && p.Tid != 0 {
+			if err := r.takeLeaderTid(p.Tid, p.Pid); err != nil {
+				return err
+			}
+		}
 		pr.as, pr.shares = newAddrSpace(), nil
 		pr.code = r.t.newCode(pr.as.mem)
 		for _, t := range r.threads {
@@ -303,6 +308,30 @@ func (r *Replay) applyProcessState(s *tracefile.ProcessState) error {
 	}
 	r.mapTo = p
 	r.refocus()
+	return nil
+}
+
+// takeLeaderTid gives thread tid, which execed, its process's pid as
+// its tid, as Linux does: the leader (and every other thread) ended
+// before the exec, and its record goes.
+func (r *Replay) takeLeaderTid(tid, pid int) error {
+	t := r.find(tid)
+	if t == nil || t.exited {
+		return r.diverged("thread %d execs but does not run", tid)
+	}
+	live := r.threads[:0]
+	for _, o := range r.threads {
+		if o.tid == pid {
+			if !o.exited {
+				return r.diverged("thread %d execs while the leader %d still runs", tid, pid)
+			}
+			continue
+		}
+		live = append(live, o)
+	}
+	clear(r.threads[len(live):])
+	r.threads = live
+	t.tid = pid
 	return nil
 }
 

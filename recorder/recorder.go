@@ -934,8 +934,7 @@ func (r *Recorder) checkpoint() {
 	// ended are the threads listed that already ended (exit_group
 	// reports every thread's end before the process's): the replay
 	// drops them here, and no ProcessState lists them.
-	// tids are the ids the trace knows the threads by (a thread that
-	// execed keeps its own, where Linux gives it the pid).
+	// tids are the ids the trace knows the threads by.
 	ended, tids := map[int]bool{}, map[*emu.Thread]int{}
 	for _, th := range m.Threads() {
 		t := r.thread(th)
@@ -1052,6 +1051,20 @@ func (r *Recorder) ProcessExec(p *emu.Process) {
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
 		Path: p.Exe(), Argv: p.Argv()})
+	if tid != p.PID && r.cur != nil && r.cur.tid == tid {
+		// A thread other than the leader execed: it takes the leader's
+		// tid (the record says so; the leader's exit came before).
+		live := r.threads[:0]
+		for _, t := range r.threads {
+			if t.tid != p.PID || t == r.cur {
+				live = append(live, t)
+			}
+		}
+		clear(r.threads[len(live):])
+		r.threads = live
+		r.cur.tid = p.PID
+		r.lastCPU, r.lastRec = nil, nil
+	}
 	r.pruneSpaces(nil)
 }
 

@@ -286,3 +286,74 @@ func TestQueryPidAfterExec(t *testing.T) {
 		t.Errorf("--pid %d --find-prev-write g: status %d, %+v (the parent never wrote g)", pids[0], st, q)
 	}
 }
+
+// execFromThreadSrc: a forked child starts two threads; the second
+// execs this program again, which prints whether its tid is its pid
+// (Linux gives the execing thread the leader's tid and ends the
+// others) and how many threads /proc/self/status counts.
+const execFromThreadSrc = `#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+static char *self;
+static void *sleeper(void *a) { (void)a; for (;;) pause(); return 0; }
+static void *execer(void *a) {
+	(void)a;
+	char buf[32];
+	snprintf(buf, sizeof buf, "%d", (int)getpid());
+	execl(self, self, "again", buf, (char *)0);
+	perror("execl");
+	exit(126);
+}
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	self = argv[0];
+	if (argc > 2) {
+		pid_t tid = (pid_t)syscall(SYS_gettid);
+		printf("after exec: tid==pid %d, same pid %d\n", tid == getpid(), atoi(argv[2]) == getpid());
+		/* Only this thread survived the exec. */
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[256];
+		while (f && fgets(line, sizeof line, f))
+			if (strncmp(line, "Threads:", 8) == 0)
+				printf("%s", line);
+		if (f) fclose(f);
+		return 5;
+	}
+	pid_t c = fork();
+	if (c == 0) {
+		pthread_t s, e;
+		pthread_create(&s, 0, sleeper, 0);
+		pthread_create(&e, 0, execer, 0);
+		for (;;) pause();
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	return 0;
+}
+`
+
+// TestExecFromThread checks an exec from a thread other than the
+// leader under ttd run, ttd record and replay --verify from every
+// checkpoint: the thread takes the pid as its tid, the other threads
+// end.
+func TestExecFromThread(t *testing.T) {
+	trace, pids := recordTreeC(t, execFromThreadSrc, []string{"-O1", "-g", "-pthread"}, 0, 2, "--checkpoint-every", "3000")
+	const want = "after exec: tid==pid 1, same pid 1\nThreads:\t1\nchild exited 5\n"
+	out, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace)
+	if st != 0 || out != want {
+		t.Fatalf("replay --verify --segments: status %d, output %q (want %q)\n%s", st, out, want, errs)
+	}
+	if !strings.Contains(errs, "process "+strconv.Itoa(pids[1])) {
+		t.Errorf("replay --verify does not report the child %d:\n%s", pids[1], errs)
+	}
+	exe := buildC(t, execFromThreadSrc, "-O1", "-g", "-pthread")
+	if out, errs, st := ttdCmd(t, "run", "--", exe); st != 0 || out != want {
+		t.Errorf("ttd run: status %d, output %q (want %q)\n%s", st, out, want, errs)
+	}
+}
