@@ -38,10 +38,17 @@ type Machine struct {
 
 	// done is set when the first process ended: the tree's run is over.
 	done bool
+	// hostUmask is the host process's umask, curUmask the one set for
+	// the last guest call that creates files (applyUmask).
+	hostUmask, curUmask int
+	umaskSet            bool
+	// futexes are the threads waiting on each futex, in order
+	// (sys_futex.go).
+	futexes map[futexKey][]*Thread
 }
 
 func newMachine(cfg Config) *Machine {
-	m := &Machine{cfg: cfg, log: cfg.Log, obs: cfg.Observer, reported: make(map[int]bool)}
+	m := &Machine{cfg: cfg, log: cfg.Log, obs: cfg.Observer, reported: make(map[int]bool), futexes: map[futexKey][]*Thread{}}
 	if m.log == nil {
 		m.log = os.Stderr
 	}
@@ -89,6 +96,7 @@ func (m *Machine) threadByID(tid int) *Thread {
 // frees every host resource.
 func (m *Machine) releaseAll() {
 	m.done = true
+	m.restoreUmask()
 	for _, p := range m.procs {
 		if !p.exited {
 			p.exited = true

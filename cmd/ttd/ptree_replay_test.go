@@ -343,17 +343,131 @@ int main(int argc, char **argv) {
 // checkpoint: the thread takes the pid as its tid, the other threads
 // end.
 func TestExecFromThread(t *testing.T) {
-	trace, pids := recordTreeC(t, execFromThreadSrc, []string{"-O1", "-g", "-pthread"}, 0, 2, "--checkpoint-every", "3000")
-	const want = "after exec: tid==pid 1, same pid 1\nThreads:\t1\nchild exited 5\n"
+	checkTreeC(t, execFromThreadSrc, []string{"-O1", "-g", "-pthread"}, 0, 2)
+}
+
+// sharedSrc: per-process umask (a child's umask(077) changes neither the
+// parent's mask nor its files' modes), and memory shared across fork
+// (MAP_SHARED|MAP_ANONYMOUS) holding process-shared semaphores and a
+// PTHREAD_PROCESS_SHARED mutex: each process waits on a futex the other
+// wakes, and both increment one counter under the mutex, yielding
+// inside it.
+const sharedSrc = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+struct box { sem_t ready, done; pthread_mutex_t mu; long counter; long value; };
+
+static void child_umask(const char *dir) {
+	char path[512];
+	snprintf(path, sizeof path, "%s/child", dir);
+	umask(077);
+	int fd = open(path, O_CREAT | O_WRONLY, 0666);
+	close(fd);
+}
+
+int main(void) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	/* Per-process umask. */
+	char dir[] = "/tmp/ttd-shared-XXXXXX";
+	if (!mkdtemp(dir)) return 1;
+	umask(022);
+	pid_t c = fork();
+	if (c == 0) { child_umask(dir); _exit(0); }
+	waitpid(c, NULL, 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s/parent", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0666));
+	struct stat st;
+	stat(path, &st);
+	printf("umask: parent file %o", st.st_mode & 0777);
+	snprintf(path, sizeof path, "%s/child", dir);
+	stat(path, &st);
+	printf(", child file %o, parent umask still %o\n", st.st_mode & 0777, umask(022));
+
+	/* MAP_SHARED|MAP_ANONYMOUS inherited across fork, with a
+	   process-shared semaphore and mutex in it. */
+	struct box *b = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sem_init(&b->ready, 1, 0);
+	sem_init(&b->done, 1, 0);
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&b->mu, &ma);
+	c = fork();
+	if (c == 0) {
+		b->value = 42;
+		sem_post(&b->ready);
+		for (int i = 0; i < 2000; i++) {
+			pthread_mutex_lock(&b->mu);
+			long v = b->counter;
+			if (i % 97 == 0) sched_yield();
+			b->counter = v + 1;
+			pthread_mutex_unlock(&b->mu);
+		}
+		sem_wait(&b->done); /* blocks until the parent posts */
+		_exit(b->value == 43 ? 0 : 1);
+	}
+	sem_wait(&b->ready); /* blocks until the child posts */
+	printf("anonymous shared: parent sees %ld\n", b->value);
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&b->mu);
+		long v = b->counter;
+		if (i % 89 == 0) sched_yield();
+		b->counter = v + 1;
+		pthread_mutex_unlock(&b->mu);
+	}
+	b->value = 43;
+	sem_post(&b->done);
+	int ws;
+	waitpid(c, &ws, 0);
+	printf("child saw 43: %d, counter %ld\n", WEXITSTATUS(ws) == 0, b->counter);
+
+	unlink(path);
+	snprintf(path, sizeof path, "%s/parent", dir); unlink(path);
+	snprintf(path, sizeof path, "%s/child", dir); unlink(path);
+	rmdir(dir);
+	return 0;
+}
+`
+
+// TestSharedAcrossProcesses checks sharedSrc natively, under ttd run,
+// ttd record and replay --verify from every checkpoint.
+func TestSharedAcrossProcesses(t *testing.T) {
+	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 3)
+}
+
+// checkTreeC runs the C program src natively, records it (checkpoints
+// every 3000 instructions), checks that ttd replay --verify
+// --segments of the recording and ttd run print what the native run
+// printed, and that the replay verified every process.
+func checkTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs int) {
+	t.Helper()
+	exe := buildC(t, src, cflags...)
+	want, err := exec.Command(exe).Output()
+	if err != nil && wantStatus == 0 {
+		t.Fatalf("native run: %v", err)
+	}
+	trace, pids := recordTreeC(t, src, cflags, wantStatus, nprocs, "--checkpoint-every", "3000")
 	out, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace)
-	if st != 0 || out != want {
-		t.Fatalf("replay --verify --segments: status %d, output %q (want %q)\n%s", st, out, want, errs)
+	if st != 0 || out != string(want) {
+		t.Fatalf("replay --verify --segments: status %d, output %q (native %q)\n%s", st, out, want, errs)
 	}
-	if !strings.Contains(errs, "process "+strconv.Itoa(pids[1])) {
-		t.Errorf("replay --verify does not report the child %d:\n%s", pids[1], errs)
+	for _, pid := range pids {
+		if !strings.Contains(errs, "process "+strconv.Itoa(pid)+" ") {
+			t.Errorf("replay --verify does not report process %d:\n%s", pid, errs)
+		}
 	}
-	exe := buildC(t, execFromThreadSrc, "-O1", "-g", "-pthread")
-	if out, errs, st := ttdCmd(t, "run", "--", exe); st != 0 || out != want {
-		t.Errorf("ttd run: status %d, output %q (want %q)\n%s", st, out, want, errs)
+	if out, errs, st := ttdCmd(t, "run", "--", exe); st != wantStatus || out != string(want) {
+		t.Errorf("ttd run: status %d, output %q (native %q)\n%s", st, out, want, errs)
 	}
 }
