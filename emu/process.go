@@ -187,7 +187,7 @@ type Process struct {
 
 	// shared are the process-directed pending signals.
 	shared sigQueue
-	timers  timerState
+	timers timerState
 
 	retiredByExited uint64
 
