@@ -679,17 +679,16 @@ func changesRegisters(nr int) bool {
 
 // output logs what write and writev sent to stdout and stderr: the
 // recording's own (a process of the tree whose fd 1 is a pipe to
-// another writes to that one, not to the output).
+// another writes to that one, not to the output; so does a shell's
+// `echo x > f`, which points its own fd 1 at f for a moment).
 func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 	fd := ev.Args[0]
 	if (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
 		return
 	}
-	if th.P != r.p {
-		var ok bool
-		if fd, ok = r.stdio(th.P, int(fd)); !ok {
-			return
-		}
+	var ok bool
+	if fd, ok = r.stdio(th.P, int(fd)); !ok {
+		return
 	}
 	n := ev.Ret
 	var b []byte
