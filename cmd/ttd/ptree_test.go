@@ -62,9 +62,24 @@ print(p.communicate(b"through cat\n"))
 sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 `}},
 		{Name: "tree-make-j2-gcc", Path: "/usr/bin/make", Args: []string{"-j2", "-s", "run"}, Setup: makeProject},
+		// Everyday commands a newcomer tries (issue 17's last list).
+		{Name: "tree-find-xargs-ls", Path: "/bin/sh", Args: []string{"-c",
+			`find /usr/share/doc -maxdepth 2 -name "*.gz" | sort | head -5 | xargs ls -l`}},
+		{Name: "tree-tar-pipe", Path: "/bin/sh", Args: []string{"-c",
+			"mkdir -p d/sub && cp a b d && cp c d/sub && tar czf - d | tar tzf - | sort"}, Setup: someFiles},
+		{Name: "tree-env-sort-uniq", Path: "/bin/sh", Args: []string{"-c", "env | cut -d= -f1 | sort | uniq -c"}},
+		{Name: "tree-xargs-P2", Path: "/bin/sh", Args: []string{"-c",
+			`seq 1 6 | xargs -P2 -n1 sh -c 'echo $(($0*2))' | sort -n`}},
+		{Name: "tree-git-commit", Path: "/bin/sh", Args: []string{"-c",
+			"git init -q r && cd r && echo x > f && git add f && " +
+				"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z " +
+				"git -c user.name=n -c user.email=a@b commit -q -m m && git log --format='%H %s'"}},
 	}
 	var out []corpus.Program
 	for _, p := range progs {
+		if slowTree(p.Name) && os.Getenv("TTD_SLOW_TREES") == "" {
+			continue
+		}
 		if _, err := exec.LookPath(p.Path); err != nil && t != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("%s: %s is not installed", p.Name, p.Path)
@@ -77,6 +92,12 @@ sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 	}
 	return out
 }
+
+// slowTree names the programs of processTreePrograms that run only with
+// TTD_SLOW_TREES=1: git's commit starts a dozen processes (git add,
+// commit, its hooks and maintenance, log) and takes 4-16 s under ttd
+// run on a loaded machine, and as long again to record.
+func slowTree(name string) bool { return name == "tree-git-commit" }
 
 // TestRunProcessTrees runs shell pipelines, Python's subprocess and
 // make -j2 with gcc natively and under ttd run.
@@ -128,13 +149,16 @@ func BenchmarkRunMakeJ2(b *testing.B) {
 func TestRecordProcessTrees(t *testing.T) {
 	for _, p := range processTreePrograms(t) {
 		p := p
-		if p.Name == "tree-python-subprocess" && os.Getenv("TTD_SLOW_TREES") == "" {
+		if (p.Name == "tree-python-subprocess" || p.Name == "tree-find-xargs-ls") && os.Getenv("TTD_SLOW_TREES") == "" {
 			// Python and its children (with pyenv's shims, 45
 			// processes): 205M instructions, recorded, summarised
 			// and replayed twice with checkpoints every 200K, several
 			// minutes on a loaded machine. TestRecordReplaySystem
 			// records Python already, and proc_exec covers vfork and
-			// posix_spawn; TTD_SLOW_TREES=1 runs it.
+			// posix_spawn; TTD_SLOW_TREES=1 runs it. find walking
+			// /usr/share/doc records for a minute on a loaded
+			// machine (3 s under ttd run, which TestRunProcessTrees
+			// checks).
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) { recordReplay(t, p) })
