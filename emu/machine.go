@@ -45,6 +45,9 @@ type Machine struct {
 	// futexes are the threads waiting on each futex, in order
 	// (sys_futex.go).
 	futexes map[futexKey][]*Thread
+	// shm are the System V shared memory segments by id (sys_shm.go).
+	shm     map[int]*shmSegment
+	shmNext int
 }
 
 func newMachine(cfg Config) *Machine {

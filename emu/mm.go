@@ -72,6 +72,9 @@ type vma struct {
 	off        uint64 // file offset of start
 	fileEnd    uint64 // addresses at or past fileEnd read as zeros (ELF bss)
 	name       string // "[heap]", "[stack]" or the file's path
+	// shm is the System V segment the mapping attaches (off is then
+	// the offset in it), whose pages it shares.
+	shm *shmSegment
 }
 
 func (v *vma) String() string {
@@ -213,6 +216,9 @@ func (mm *MM) source(pn uint64) *x86.Page {
 	if v == nil {
 		return nil
 	}
+	if v.shm != nil {
+		return v.shm.page((v.off+addr-v.start)>>x86.PageShift, v.prot)
+	}
 	p := &x86.Page{Perm: perm(v.prot)}
 	if v.file != nil && addr < v.fileEnd {
 		n := uint64(pageSize)
@@ -312,6 +318,8 @@ func (mm *MM) split(addr uint64) {
 	if w.file != nil {
 		w.off += addr - v.start
 		w.file.ref()
+	} else if w.shm != nil {
+		w.off += addr - v.start
 	}
 	v.end = addr
 	mm.vmas = append(mm.vmas, nil)

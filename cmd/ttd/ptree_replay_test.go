@@ -351,7 +351,8 @@ func TestExecFromThread(t *testing.T) {
 // (MAP_SHARED|MAP_ANONYMOUS) holding process-shared semaphores and a
 // PTHREAD_PROCESS_SHARED mutex: each process waits on a futex the other
 // wakes, and both increment one counter under the mutex, yielding
-// inside it.
+// inside it; a System V segment attached before fork, written by the
+// child.
 const sharedSrc = `#define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -361,7 +362,9 @@ const sharedSrc = `#define _GNU_SOURCE
 #include <string.h>
 #include <sched.h>
 #include <unistd.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -432,6 +435,18 @@ int main(void) {
 	waitpid(c, &ws, 0);
 	printf("child saw 43: %d, counter %ld\n", WEXITSTATUS(ws) == 0, b->counter);
 
+	/* System V shared memory. */
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	if (id < 0) { perror("shmget"); return 2; }
+	long *s = shmat(id, 0, 0);
+	s[0] = 7;
+	c = fork();
+	if (c == 0) { s[1] = s[0] * 6; shmdt(s); _exit(0); }
+	waitpid(c, &ws, 0);
+	printf("sysv shm: %ld\n", s[1]);
+	shmdt(s);
+	shmctl(id, IPC_RMID, 0);
+
 	unlink(path);
 	snprintf(path, sizeof path, "%s/parent", dir); unlink(path);
 	snprintf(path, sizeof path, "%s/child", dir); unlink(path);
@@ -443,7 +458,7 @@ int main(void) {
 // TestSharedAcrossProcesses checks sharedSrc natively, under ttd run,
 // ttd record and replay --verify from every checkpoint.
 func TestSharedAcrossProcesses(t *testing.T) {
-	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 3)
+	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 4)
 }
 
 // checkTreeC runs the C program src natively, records it (checkpoints
