@@ -48,6 +48,8 @@ type Machine struct {
 	// shm are the System V shared memory segments by id (sys_shm.go).
 	shm     map[int]*shmSegment
 	shmNext int
+	// files are the pages of files mapped MAP_SHARED (mm_shared.go).
+	files map[fileKey]*filePages
 }
 
 func newMachine(cfg Config) *Machine {

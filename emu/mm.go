@@ -43,6 +43,9 @@ type mappedFile struct {
 	fd   int
 	path string
 	refs int
+	// shared are the file's pages every MAP_SHARED mapping of it in
+	// the machine holds (nil for a private mapping).
+	shared *filePages
 }
 
 func (f *mappedFile) ref() *mappedFile {
@@ -59,6 +62,7 @@ func (f *mappedFile) unref() {
 	f.refs--
 	if f.refs == 0 {
 		unix.Close(f.fd)
+		f.shared.unuse()
 	}
 }
 
@@ -219,6 +223,16 @@ func (mm *MM) source(pn uint64) *x86.Page {
 	if v.shm != nil {
 		return v.shm.page((v.off+addr-v.start)>>x86.PageShift, v.prot)
 	}
+	var fp *filePages
+	if v.shared && v.file != nil {
+		fp = v.file.shared
+	}
+	idx := (v.off + addr - v.start) >> x86.PageShift
+	if pg := fp.page(idx); pg != nil && pg.Perm == perm(v.prot) {
+		// Another mapping of the file has the page: the same one.
+		mm.keepPristine(pn, pg)
+		return pg
+	}
 	p := &x86.Page{Perm: perm(v.prot)}
 	if v.file != nil && addr < v.fileEnd {
 		n := uint64(pageSize)
@@ -242,6 +256,7 @@ func (mm *MM) source(pn uint64) *x86.Page {
 			mm.keepPristine(pn, p)
 		}
 	}
+	fp.keep(idx, p)
 	return p
 }
 

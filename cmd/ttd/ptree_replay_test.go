@@ -351,8 +351,9 @@ func TestExecFromThread(t *testing.T) {
 // (MAP_SHARED|MAP_ANONYMOUS) holding process-shared semaphores and a
 // PTHREAD_PROCESS_SHARED mutex: each process waits on a futex the other
 // wakes, and both increment one counter under the mutex, yielding
-// inside it; a System V segment attached before fork, written by the
-// child.
+// inside it; a file mapped MAP_SHARED by the parent and, separately, by
+// the child (each sees the other's writes); a System V segment attached
+// before fork, written by the child.
 const sharedSrc = `#define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -435,6 +436,24 @@ int main(void) {
 	waitpid(c, &ws, 0);
 	printf("child saw 43: %d, counter %ld\n", WEXITSTATUS(ws) == 0, b->counter);
 
+	/* A MAP_SHARED file mapping in two processes, mapped in each. */
+	snprintf(path, sizeof path, "%s/file", dir);
+	int fd = open(path, O_CREAT | O_RDWR, 0600);
+	ftruncate(fd, 4096);
+	char *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	strcpy(p, "from parent");
+	c = fork();
+	if (c == 0) {
+		int fd2 = open(path, O_RDWR);
+		char *q = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0);
+		int ok = strcmp(q, "from parent") == 0;
+		strcpy(q + 100, "from child");
+		munmap(q, 4096);
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(c, &ws, 0);
+	printf("file shared: child saw parent's %d, parent sees %s\n", WEXITSTATUS(ws) == 0, p + 100);
+
 	/* System V shared memory. */
 	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
 	if (id < 0) { perror("shmget"); return 2; }
@@ -458,7 +477,7 @@ int main(void) {
 // TestSharedAcrossProcesses checks sharedSrc natively, under ttd run,
 // ttd record and replay --verify from every checkpoint.
 func TestSharedAcrossProcesses(t *testing.T) {
-	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 4)
+	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 5)
 }
 
 // checkTreeC runs the C program src natively, records it (checkpoints
