@@ -50,6 +50,8 @@ type Machine struct {
 	shmNext int
 	// files are the pages of files mapped MAP_SHARED (mm_shared.go).
 	files map[fileKey]*filePages
+	// procDirs are the host directories made for guest /proc listings.
+	procDirs []string
 }
 
 func newMachine(cfg Config) *Machine {
@@ -102,6 +104,7 @@ func (m *Machine) threadByID(tid int) *Thread {
 func (m *Machine) releaseAll() {
 	m.done = true
 	m.restoreUmask()
+	m.removeProcDirs()
 	for _, p := range m.procs {
 		if !p.exited {
 			p.exited = true

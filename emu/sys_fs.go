@@ -77,6 +77,12 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 	if p == "" {
 		return 0, unix.ENOENT
 	}
+	if h, ok, err := t.procDir(p); ok {
+		if err != nil {
+			return 0, err
+		}
+		return t.installFD(h, flags&unix.O_CLOEXEC != 0)
+	}
 	if h, ok, err := t.procFile(p); ok {
 		if err != nil {
 			return 0, err

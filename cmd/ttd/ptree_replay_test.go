@@ -480,6 +480,129 @@ func TestSharedAcrossProcesses(t *testing.T) {
 	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 5)
 }
 
+// procViewSrc looks at /proc as a process of the tree: Threads in
+// /proc/self/status and the entries of /proc/self/task (the guest's,
+// not ttd's Go threads), a child's cmdline, stat, fd and task
+// directories and maps by its pid, and /proc/self/exe of a program run
+// through a symbolic link (the resolved path, which $ORIGIN needs).
+const procViewSrc = `#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+static int count_dir(const char *path) {
+	DIR *d = opendir(path);
+	if (!d) return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') n++;
+	closedir(d);
+	return n;
+}
+
+static int threads_line(void) {
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1) break;
+	if (f) fclose(f);
+	return n;
+}
+
+static void *idle(void *a) { pause(); return a; }
+
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	char exe[PATH_MAX], real[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (argc > 1) {
+		/* Run through the symlink argv[1]: /proc/self/exe is the target. */
+		realpath(argv[1], real);
+		printf("via symlink: exe is the resolved path %d, not the link %d\n", strcmp(exe, real) == 0, strcmp(exe, argv[1]) != 0);
+		return 0;
+	}
+	printf("threads: %d", threads_line());
+	pthread_t th;
+	pthread_create(&th, 0, idle, 0);
+	printf(" then %d, task entries %d\n", threads_line(), count_dir("/proc/self/task"));
+	int p[2];
+	pipe(p);
+	pid_t c = fork();
+	if (c == 0) {
+		char b;
+		read(p[0], &b, 1); /* wait for the parent's look */
+		_exit(0);
+	}
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", c);
+	FILE *f = fopen(path, "r");
+	size_t k = f ? fread(buf, 1, sizeof buf, f) : 0;
+	if (f) fclose(f);
+	printf("child cmdline is argv[0] %d\n", k == strlen(argv[0]) + 1 && memcmp(buf, argv[0], k) == 0);
+	snprintf(path, sizeof path, "/proc/%d/stat", c);
+	f = fopen(path, "r");
+	int pid = 0, ppid = 0;
+	char state = 0;
+	if (f && fscanf(f, "%d %*s %c %d", &pid, &state, &ppid) == 3)
+		printf("child stat: pid %d, running or sleeping %d, ppid is me %d\n", pid == c, state == 'R' || state == 'S', ppid == getpid());
+	if (f) fclose(f);
+	int fds = 0;
+	for (int i = 0; i < 3; i++) {
+		char fdp[80];
+		snprintf(fdp, sizeof fdp, "/proc/%d/fd/%d", c, i ? p[i - 1] : 1);
+		/* listed in the directory, not only openable */
+		snprintf(path, sizeof path, "/proc/%d/fd", c);
+		DIR *d = opendir(path);
+		struct dirent *e;
+		char want[16];
+		snprintf(want, sizeof want, "%d", i ? p[i - 1] : 1);
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, want) == 0 && e->d_type == DT_LNK) fds++;
+		if (d) closedir(d);
+	}
+	snprintf(path, sizeof path, "/proc/%d/task", c);
+	printf("child fd dir lists 1 and the pipe: %d, task entries %d\n", fds, count_dir(path));
+	snprintf(path, sizeof path, "/proc/%d/maps", c);
+	f = fopen(path, "r");
+	int mapped = 0;
+	while (f && fgets(buf, sizeof buf, f))
+		if (strstr(buf, exe)) mapped = 1;
+	if (f) fclose(f);
+	printf("child maps name the executable %d\n", mapped);
+	write(p[1], "x", 1);
+	waitpid(c, NULL, 0);
+	/* Through a symlink. */
+	char dir[] = "/tmp/ttd-procview-XXXXXX", link[PATH_MAX];
+	mkdtemp(dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	symlink(exe, link);
+	c = fork();
+	if (c == 0) {
+		execl(link, link, link, (char *)0);
+		_exit(127);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	unlink(link);
+	rmdir(dir);
+	return WEXITSTATUS(st);
+}
+`
+
+// TestProcViews checks procViewSrc natively, under ttd run, ttd record
+// and replay --verify.
+func TestProcViews(t *testing.T) {
+	checkTreeC(t, procViewSrc, []string{"-O1", "-g", "-pthread"}, 0, 3)
+}
+
 // checkTreeC runs the C program src natively, records it (checkpoints
 // every 3000 instructions), checks that ttd replay --verify
 // --segments of the recording and ttd run print what the native run
