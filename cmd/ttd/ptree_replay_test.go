@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"ttd/internal/corpus"
 )
 
 // forkQuerySrc forks twice: a child that writes a global and exits 7,
@@ -194,33 +190,9 @@ func TestQueryPid(t *testing.T) {
 // native run ("x-native"), without the access summaries (a replay of
 // their own). rr's paper names make as its worst case, at 8x.
 func BenchmarkRecordMakeJ2(b *testing.B) {
-	if _, err := exec.LookPath("make"); err != nil {
-		b.Skip("make is not installed")
-	}
-	var prog corpus.Program
-	for _, p := range processTreePrograms(nil) {
-		if p.Name == "tree-make-j2-gcc" {
-			prog = p
-		}
-	}
-	var native, rec time.Duration
-	for i := 0; i < b.N; i++ {
-		ctx := context.Background()
-		n, err := prog.Run(ctx)
-		if err != nil || n.Status != 0 {
-			b.Fatalf("native make: %v %+v", err, n)
-		}
-		trace := filepath.Join(b.TempDir(), "make.ttd")
-		r, err := prog.Run(ctx, ttdBinary, "record", "--no-summaries", "-o", trace, "--")
-		if err != nil || r.Status != 0 {
-			b.Fatalf("ttd record make: %v %s", err, corpus.Tail(r.Stderr, 10))
-		}
-		native += n.Duration
-		rec += r.Duration
-	}
-	b.ReportMetric(float64(rec)/float64(native), "x-native")
-	b.ReportMetric(float64(rec.Milliseconds())/float64(b.N), "record-ms/op")
-	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
+	benchMakeJ2(b, "record", func(dir string) []string {
+		return []string{"record", "--no-summaries", "-o", filepath.Join(dir, "make.ttd"), "--"}
+	})
 }
 
 // execQuerySrc forks a child that writes g and reads r, then execs

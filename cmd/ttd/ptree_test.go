@@ -99,6 +99,21 @@ sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 // run on a loaded machine, and as long again to record.
 func slowTree(name string) bool { return name == "tree-git-commit" }
 
+// makeJ2Program is the make -j2 build of processTreePrograms (the
+// benchmarks' program); it skips b when make is not installed.
+func makeJ2Program(b *testing.B) corpus.Program {
+	if _, err := exec.LookPath("make"); err != nil {
+		b.Skip("make is not installed")
+	}
+	for _, p := range processTreePrograms(nil) {
+		if p.Name == "tree-make-j2-gcc" {
+			return p
+		}
+	}
+	b.Fatal("no make program in processTreePrograms")
+	return corpus.Program{}
+}
+
 // TestRunProcessTrees runs shell pipelines, Python's subprocess and
 // make -j2 with gcc natively and under ttd run.
 func TestRunProcessTrees(t *testing.T) {
@@ -114,15 +129,14 @@ func TestRunProcessTrees(t *testing.T) {
 // multiple of the native one ("x-native"). rr's paper names make as its
 // worst case, at 8x for recording.
 func BenchmarkRunMakeJ2(b *testing.B) {
-	if _, err := exec.LookPath("make"); err != nil {
-		b.Skip("make is not installed")
-	}
-	var prog corpus.Program
-	for _, p := range processTreePrograms(nil) {
-		if p.Name == "tree-make-j2-gcc" {
-			prog = p
-		}
-	}
+	benchMakeJ2(b, "ttd", func(string) []string { return []string{"run", "--"} })
+}
+
+// benchMakeJ2 runs make -j2 natively and with ttd's args (given a
+// fresh directory) b.N times each and reports ttd's time as a multiple
+// of the native one ("x-native") and both per run ("<what>-ms/op").
+func benchMakeJ2(b *testing.B, what string, args func(dir string) []string) {
+	prog := makeJ2Program(b)
 	var native, ttd time.Duration
 	for i := 0; i < b.N; i++ {
 		ctx := context.Background()
@@ -130,15 +144,15 @@ func BenchmarkRunMakeJ2(b *testing.B) {
 		if err != nil || n.Status != 0 {
 			b.Fatalf("native make: %v %+v", err, n)
 		}
-		r, err := prog.Run(ctx, ttdBinary, "run", "--")
+		r, err := prog.Run(ctx, append([]string{ttdBinary}, args(b.TempDir())...)...)
 		if err != nil || r.Status != 0 {
-			b.Fatalf("ttd run make: %v %s", err, corpus.Tail(r.Stderr, 10))
+			b.Fatalf("ttd %v make: %v %s", args(""), err, corpus.Tail(r.Stderr, 10))
 		}
 		native += n.Duration
 		ttd += r.Duration
 	}
 	b.ReportMetric(float64(ttd)/float64(native), "x-native")
-	b.ReportMetric(float64(ttd.Milliseconds())/float64(b.N), "ttd-ms/op")
+	b.ReportMetric(float64(ttd.Milliseconds())/float64(b.N), what+"-ms/op")
 	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
 }
 
