@@ -343,6 +343,18 @@ const sharedSrc = `#define _GNU_SOURCE
 
 struct box { sem_t ready, done; pthread_mutex_t mu; long counter; long value; };
 
+/* count adds 2000 to b->counter under the shared mutex, yielding
+   inside it every yield_every times. */
+static void count(struct box *b, int yield_every) {
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&b->mu);
+		long v = b->counter;
+		if (i % yield_every == 0) sched_yield();
+		b->counter = v + 1;
+		pthread_mutex_unlock(&b->mu);
+	}
+}
+
 static void child_umask(const char *dir) {
 	char path[512];
 	snprintf(path, sizeof path, "%s/child", dir);
@@ -383,25 +395,13 @@ int main(void) {
 	if (c == 0) {
 		b->value = 42;
 		sem_post(&b->ready);
-		for (int i = 0; i < 2000; i++) {
-			pthread_mutex_lock(&b->mu);
-			long v = b->counter;
-			if (i % 97 == 0) sched_yield();
-			b->counter = v + 1;
-			pthread_mutex_unlock(&b->mu);
-		}
+		count(b, 97);
 		sem_wait(&b->done); /* blocks until the parent posts */
 		_exit(b->value == 43 ? 0 : 1);
 	}
 	sem_wait(&b->ready); /* blocks until the child posts */
 	printf("anonymous shared: parent sees %ld\n", b->value);
-	for (int i = 0; i < 2000; i++) {
-		pthread_mutex_lock(&b->mu);
-		long v = b->counter;
-		if (i % 89 == 0) sched_yield();
-		b->counter = v + 1;
-		pthread_mutex_unlock(&b->mu);
-	}
+	count(b, 89);
 	b->value = 43;
 	sem_post(&b->done);
 	int ws;
