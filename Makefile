@@ -4,7 +4,7 @@
 GO        ?= go
 BIN       := bin/ttd
 APT_PKGS  := gcc g++ binutils gdb musl-tools qemu-user gzip sqlite3 python3 coreutils strace tar chromium make bash \
-            xz-utils bzip2 zstd perl lua5.4 nodejs jq systemtap-sdt-dev
+            xz-utils bzip2 zstd perl lua5.4 nodejs jq systemtap-sdt-dev git findutils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build build-fleet deps example test test-short test-race test-dap test-dap-deps vsix bench bench-broad pgo fuzz clean

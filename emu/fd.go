@@ -179,6 +179,9 @@ func (ft *fdTable) closeAll() {
 // working directory is never changed.
 type fsState struct {
 	cwdFD int
+	// umask is the process's file mode creation mask (Linux keeps it
+	// in fs_struct too: shared with CLONE_FS, copied by fork).
+	umask uint32
 	// users counts the processes sharing it beyond the first
 	// (CLONE_FS).
 	users int
@@ -190,7 +193,7 @@ func (fs *fsState) fork() (*fsState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fsState{cwdFD: fd}, nil
+	return &fsState{cwdFD: fd, umask: fs.umask}, nil
 }
 
 // release drops one process's use of it.
@@ -210,7 +213,37 @@ func newFSState(dir string) (*fsState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fsState{cwdFD: fd}, nil
+	return &fsState{cwdFD: fd, umask: uint32(hostUmask())}, nil
+}
+
+// hostUmask returns the host process's umask.
+func hostUmask() int {
+	old := unix.Umask(0o22)
+	unix.Umask(old)
+	return old
+}
+
+// applyUmask makes the host apply the guest process's umask to the
+// files the next host call creates (the host's umask is one for all
+// guest processes; the scheduler runs one guest syscall at a time).
+func (t *Thread) applyUmask() {
+	m, u := t.P.m, int(t.P.fs.umask)
+	if !m.umaskSet {
+		m.hostUmask, m.umaskSet = hostUmask(), true
+		m.curUmask = m.hostUmask
+	}
+	if m.curUmask != u {
+		unix.Umask(u)
+		m.curUmask = u
+	}
+}
+
+// restoreUmask gives the host process its own umask back.
+func (m *Machine) restoreUmask() {
+	if m.umaskSet && m.curUmask != m.hostUmask {
+		unix.Umask(m.hostUmask)
+		m.curUmask = m.hostUmask
+	}
 }
 
 func (fs *fsState) close() {

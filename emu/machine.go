@@ -38,10 +38,24 @@ type Machine struct {
 
 	// done is set when the first process ended: the tree's run is over.
 	done bool
+	// hostUmask is the host process's umask, curUmask the one set for
+	// the last guest call that creates files (applyUmask).
+	hostUmask, curUmask int
+	umaskSet            bool
+	// futexes are the threads waiting on each futex, in order
+	// (sys_futex.go).
+	futexes map[futexKey][]*Thread
+	// shm are the System V shared memory segments by id (sys_shm.go).
+	shm     map[int]*shmSegment
+	shmNext int
+	// files are the pages of files mapped MAP_SHARED (mm_shared.go).
+	files map[fileKey]*filePages
+	// procDirs are the host directories made for guest /proc listings.
+	procDirs []string
 }
 
 func newMachine(cfg Config) *Machine {
-	m := &Machine{cfg: cfg, log: cfg.Log, obs: cfg.Observer, reported: make(map[int]bool)}
+	m := &Machine{cfg: cfg, log: cfg.Log, obs: cfg.Observer, reported: make(map[int]bool), futexes: map[futexKey][]*Thread{}}
 	if m.log == nil {
 		m.log = os.Stderr
 	}
@@ -89,6 +103,8 @@ func (m *Machine) threadByID(tid int) *Thread {
 // frees every host resource.
 func (m *Machine) releaseAll() {
 	m.done = true
+	m.restoreUmask()
+	m.removeProcDirs()
 	for _, p := range m.procs {
 		if !p.exited {
 			p.exited = true

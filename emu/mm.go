@@ -43,6 +43,9 @@ type mappedFile struct {
 	fd   int
 	path string
 	refs int
+	// shared are the file's pages every MAP_SHARED mapping of it in
+	// the machine holds (nil for a private mapping).
+	shared *filePages
 }
 
 func (f *mappedFile) ref() *mappedFile {
@@ -59,6 +62,7 @@ func (f *mappedFile) unref() {
 	f.refs--
 	if f.refs == 0 {
 		unix.Close(f.fd)
+		f.shared.unuse()
 	}
 }
 
@@ -72,6 +76,9 @@ type vma struct {
 	off        uint64 // file offset of start
 	fileEnd    uint64 // addresses at or past fileEnd read as zeros (ELF bss)
 	name       string // "[heap]", "[stack]" or the file's path
+	// shm is the System V segment the mapping attaches (off is then
+	// the offset in it), whose pages it shares.
+	shm *shmSegment
 }
 
 func (v *vma) String() string {
@@ -213,6 +220,19 @@ func (mm *MM) source(pn uint64) *x86.Page {
 	if v == nil {
 		return nil
 	}
+	if v.shm != nil {
+		return v.shm.page((v.off+addr-v.start)>>x86.PageShift, v.prot)
+	}
+	var fp *filePages
+	if v.shared && v.file != nil {
+		fp = v.file.shared
+	}
+	idx := (v.off + addr - v.start) >> x86.PageShift
+	if pg := fp.page(idx); pg != nil && pg.Perm == perm(v.prot) {
+		// Another mapping of the file has the page: the same one.
+		mm.keepPristine(pn, pg)
+		return pg
+	}
 	p := &x86.Page{Perm: perm(v.prot)}
 	if v.file != nil && addr < v.fileEnd {
 		n := uint64(pageSize)
@@ -236,6 +256,7 @@ func (mm *MM) source(pn uint64) *x86.Page {
 			mm.keepPristine(pn, p)
 		}
 	}
+	fp.keep(idx, p)
 	return p
 }
 
@@ -312,6 +333,8 @@ func (mm *MM) split(addr uint64) {
 	if w.file != nil {
 		w.off += addr - v.start
 		w.file.ref()
+	} else if w.shm != nil {
+		w.off += addr - v.start
 	}
 	v.end = addr
 	mm.vmas = append(mm.vmas, nil)

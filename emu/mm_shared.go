@@ -7,15 +7,74 @@ import (
 )
 
 // Shared file mappings. A page of a MAP_SHARED file mapping is copied
-// from the file when first touched, as for a private one, and a pristine
-// copy is kept; the bytes the program changed since (those that differ
+// from the file when first touched, as for a private one, unless
+// another shared mapping of the file holds it already (filePages: then
+// it is that page), and a pristine copy is kept; the bytes the program changed since (those that differ
 // from the pristine copy) are written back to the file at msync, when
 // the page is dropped (munmap, a mapping over it, MADV_DONTNEED) and when
 // the process ends (its address space is unmapped), as Linux's page
 // cache would have them written. Writes to the file by other means after
 // a page was copied are not seen through the mapping (there is no shared
 // page cache), and bytes the program did not change are never written,
-// so such writes are not undone either.
+// so such writes are not undone either. A mapping with another
+// protection than the page's gets its own copy.
+
+// filePages are the pages of one file (by page index in it) that its
+// MAP_SHARED mappings hold, in every process of the machine: a second
+// mapping of the file, in the same process or another, gets the same
+// page objects, so a write through one is seen through the others at
+// once, as Linux's page cache shows it. They go when the file's last
+// shared mapping goes (the next mapping reads the file again).
+type filePages struct {
+	m     *Machine
+	id    fileKey
+	pages map[uint64]*x86.Page
+	users int // mappedFiles using it
+}
+
+// fileKey identifies a host file.
+type fileKey struct{ dev, ino uint64 }
+
+// filePagesFor returns the shared pages of the file with stat st, one
+// more user counted.
+func (m *Machine) filePagesFor(st *unix.Stat_t) *filePages {
+	k := fileKey{st.Dev, st.Ino}
+	fp := m.files[k]
+	if fp == nil {
+		if m.files == nil {
+			m.files = map[fileKey]*filePages{}
+		}
+		fp = &filePages{m: m, id: k, pages: map[uint64]*x86.Page{}}
+		m.files[k] = fp
+	}
+	fp.users++
+	return fp
+}
+
+// page returns page i, or nil (also for a nil fp).
+func (fp *filePages) page(i uint64) *x86.Page {
+	if fp == nil {
+		return nil
+	}
+	return fp.pages[i]
+}
+
+// keep makes p page i when none is (a nil fp keeps nothing).
+func (fp *filePages) keep(i uint64, p *x86.Page) {
+	if fp != nil && fp.pages[i] == nil {
+		fp.pages[i] = p
+	}
+}
+
+// unuse drops one user; the last one forgets the pages.
+func (fp *filePages) unuse() {
+	if fp == nil {
+		return
+	}
+	if fp.users--; fp.users == 0 {
+		delete(fp.m.files, fp.id)
+	}
+}
 
 // sharedPages are the pristine copies of the materialised pages of
 // shared file mappings, by page number.

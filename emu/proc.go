@@ -5,6 +5,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // The guest's /proc. ttd's own /proc describes ttd (its Go threads, its
@@ -193,4 +195,66 @@ func (p *Process) statFile() []byte {
 	set(6, itoa(p.sid))
 	set(20, itoa(len(p.threads)))
 	return []byte(itoa(p.PID) + " (" + p.comm() + ") " + strings.Join(f, " ") + "\n")
+}
+
+// procDir answers the directories /proc/PID/task and /proc/PID/fd of a
+// guest process (ttd's own list ttd's threads and descriptors, and a
+// child's pid is not the host's) with a host directory made for the
+// listing: one directory per thread id, one symbolic link per
+// descriptor to what it names (as Linux's d_type says). The directories
+// go when the machine ends.
+func (t *Thread) procDir(p string) (int, bool, error) {
+	q, rest, ok := t.procTarget(path.Clean(p))
+	if !ok || q.released {
+		return -1, false, nil
+	}
+	m := t.P.m
+	var mk func(dir string) error
+	switch rest {
+	case "task":
+		mk = func(dir string) error {
+			for _, th := range q.threads {
+				if err := os.Mkdir(path.Join(dir, itoa(th.Tid)), 0o555); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case "fd":
+		mk = func(dir string) error {
+			for fd, e := range q.fds.files {
+				if e == nil {
+					continue
+				}
+				target, _ := readFDPath(e.host)
+				if err := os.Symlink(target, path.Join(dir, itoa(fd))); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	default:
+		return -1, false, nil
+	}
+	dir, err := os.MkdirTemp("", "ttd-proc-")
+	if err != nil {
+		return -1, true, errno(err)
+	}
+	m.procDirs = append(m.procDirs, dir)
+	if err := mk(dir); err != nil {
+		return -1, true, errno(err)
+	}
+	h, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, true, errno(err)
+	}
+	return h, true, nil
+}
+
+// removeProcDirs removes the directories procDir made.
+func (m *Machine) removeProcDirs() {
+	for _, d := range m.procDirs {
+		os.RemoveAll(d)
+	}
+	m.procDirs = nil
 }

@@ -187,9 +187,7 @@ type Process struct {
 
 	// shared are the process-directed pending signals.
 	shared sigQueue
-	// futexes are the threads waiting on each futex word, in order.
-	futexes map[uint64][]*Thread
-	timers  timerState
+	timers timerState
 
 	retiredByExited uint64
 
@@ -266,7 +264,6 @@ func NewProcess(cfg Config) (*Process, error) {
 	cpu.Obs = cfg.CPUObserver
 	t := &Thread{P: p, CPU: cpu, Tid: p.PID}
 	p.threads = []*Thread{t}
-	p.futexes = make(map[uint64][]*Thread)
 	m.init = p
 	m.procs = []*Process{p}
 	m.threads = []*Thread{t}

@@ -443,6 +443,6 @@ func (p *Process) removeThread(t *Thread) {
 		m.cancelHelper(t.hw)
 		t.hw = nil
 	}
-	p.futexDequeue(t)
+	m.futexDequeue(t)
 	t.state = threadExited
 }

@@ -102,10 +102,10 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	p.execed = true
 	t.execed = true
 	p.vforkRelease()
-	if m := p.m; m.obs != nil {
-		m.obs.ProcessExec(p)
-	}
-	// The other threads end; the calling one becomes the main thread.
+	// The other threads end (reported before the exec, so that an
+	// observer sees the leader's tid free when the calling thread takes
+	// it); the calling one becomes the main thread, with the thread
+	// group leader's tid as Linux gives it (de_thread).
 	for _, th := range append([]*Thread(nil), p.threads...) {
 		if th != t {
 			if p.obs != nil {
@@ -113,6 +113,9 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 			}
 			p.removeThread(th)
 		}
+	}
+	if m := p.m; m.obs != nil {
+		m.obs.ProcessExec(p)
 	}
 	t.Tid = p.PID
 	p.deletePosixTimers()

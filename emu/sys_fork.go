@@ -39,8 +39,7 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 	}
 	c := &Process{m: m, cfg: p.cfg, log: p.log, obs: p.obs, exitSig: ca.exitSig,
 		PID: m.nextID, exe: p.exe, argv: p.argv, auxv: p.auxv, env: p.env, execed: false,
-		pgid: p.pgid, sid: p.sid, sig: p.sig, rlimits: p.rlimits, parent: p,
-		futexes: make(map[uint64][]*Thread)}
+		pgid: p.pgid, sid: p.sid, sig: p.sig, rlimits: p.rlimits, parent: p}
 	if f&unix.CLONE_PARENT != 0 && p.parent != nil {
 		c.parent = p.parent
 	}

@@ -77,6 +77,12 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 	if p == "" {
 		return 0, unix.ENOENT
 	}
+	if h, ok, err := t.procDir(p); ok {
+		if err != nil {
+			return 0, err
+		}
+		return t.installFD(h, flags&unix.O_CLOEXEC != 0)
+	}
 	if h, ok, err := t.procFile(p); ok {
 		if err != nil {
 			return 0, err
@@ -87,6 +93,9 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 	dfd, err := t.dirFD(dirfd, p)
 	if err != nil {
 		return 0, err
+	}
+	if flags&(unix.O_CREAT|unix.O_TMPFILE) != 0 {
+		t.applyUmask()
 	}
 	t.enterBlocking()
 	h, err := retry(func() (int, error) { return unix.Openat(dfd, p, flags|unix.O_CLOEXEC|unix.O_LARGEFILE, mode) })
@@ -259,6 +268,7 @@ func Mkdir(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.applyUmask()
 	return 0, errno(unix.Mkdirat(dfd, p, uint32(a.A[1])))
 }
 
@@ -268,6 +278,7 @@ func Mkdirat(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.applyUmask()
 	return 0, errno(unix.Mkdirat(dfd, p, uint32(a.A[2])))
 }
 
@@ -277,6 +288,7 @@ func Mknodat(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.applyUmask()
 	return 0, errno(unix.Mknodat(dfd, p, uint32(a.A[2]), int(a.A[3])))
 }
 
@@ -286,6 +298,7 @@ func Mknod(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.applyUmask()
 	return 0, errno(unix.Mknodat(dfd, p, uint32(a.A[1]), int(a.A[2])))
 }
 
@@ -561,9 +574,13 @@ func Utimensat(t *Thread, a *SyscallArgs) (uint64, error) {
 	return 0, errno(err)
 }
 
-// Umask implements Linux syscall umask(2).
+// Umask implements Linux syscall umask(2): the mask is the process's
+// (applyUmask sets it on the host when a call creates a file).
 func Umask(t *Thread, a *SyscallArgs) (uint64, error) {
-	return uint64(unix.Umask(int(a.A[0] & 0o777))), nil
+	fs := t.P.fs
+	old := fs.umask
+	fs.umask = uint32(a.A[0] & 0o777)
+	return uint64(old), nil
 }
 
 // linkat makes a hard link for link and linkat.

@@ -4,13 +4,40 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"ttd/x86"
 )
 
 // Futexes are emulated: guest threads are not host threads, so a futex
 // wait blocks the guest thread in the scheduler and a wake makes waiters
-// on the same guest address ready again, in the order they started
-// waiting. ttd runs one process, so private and shared futexes are the
-// same.
+// on the same futex ready again, in the order they started waiting.
+// As on Linux, a futex is a word of an address space (a private futex,
+// or any futex in a private mapping), or, for a futex operation without
+// FUTEX_PRIVATE_FLAG on a shared mapping, a word of the shared page
+// itself, whichever process's address it is reached at: a
+// PTHREAD_PROCESS_SHARED mutex or a sem_t in memory shared across fork
+// works between processes. The wait queues are the machine's.
+
+// futexKey names a futex: the address space and address of a private
+// one, the shared page and offset of a shared one.
+type futexKey struct {
+	space any // *MM or *x86.Page
+	off   uint64
+}
+
+// futexKeyOf returns the key of the futex word at addr for t's process
+// (private: FUTEX_PRIVATE_FLAG was given).
+func (t *Thread) futexKeyOf(addr uint64, private bool) futexKey {
+	mm := t.P.MM
+	if !private {
+		if v := mm.find(addr); v != nil && v.shared {
+			if pg := mm.Mem.PageAt(addr >> x86.PageShift); pg != nil {
+				return futexKey{pg, addr & (x86.PageSize - 1)}
+			}
+		}
+	}
+	return futexKey{mm, addr}
+}
 
 // futex operations and flags.
 const (
@@ -35,8 +62,9 @@ const (
 // CMP_REQUEUE, WAKE_OP, WAIT_BITSET and WAKE_BITSET (not the PI
 // operations).
 func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
-	p := t.P
+	m := t.P.m
 	op := a.Int(1) &^ (futexPrivate | futexClockRealtime)
+	private := a.Int(1)&futexPrivate != 0
 	addr := a.A[0]
 	val := uint32(a.A[2])
 	switch op {
@@ -67,7 +95,7 @@ func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
 				t.dl = absDeadline(clock, ts)
 			}
 		}
-		return t.futexWait(addr, val, bitset, t.dl, timed)
+		return t.futexWait(addr, private, val, bitset, t.dl, timed)
 	case futexWake, futexWakeBitset:
 		bitset := futexBitsetAll
 		if op == futexWakeBitset {
@@ -79,7 +107,7 @@ func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
 		if addr%4 != 0 {
 			return 0, unix.EINVAL
 		}
-		return uint64(p.futexWake(addr, int(int32(val)), bitset)), nil
+		return uint64(m.futexWake(t.futexKeyOf(addr, private), int(int32(val)), bitset)), nil
 	case futexRequeue, futexCmpRequeue:
 		if addr%4 != 0 || a.A[4]%4 != 0 {
 			return 0, unix.EINVAL
@@ -97,12 +125,12 @@ func Futex(t *Thread, a *SyscallArgs) (uint64, error) {
 		if nwake < 0 || nreq < 0 {
 			return 0, unix.EINVAL
 		}
-		return uint64(p.futexRequeue(addr, a.A[4], nwake, nreq)), nil
+		return uint64(m.futexRequeue(t.futexKeyOf(addr, private), t.futexKeyOf(a.A[4], private), nwake, nreq)), nil
 	case futexWakeOp:
 		if addr%4 != 0 || a.A[4]%4 != 0 {
 			return 0, unix.EINVAL
 		}
-		return t.futexWakeOp(addr, a.A[4], int(int32(val)), int(int32(a.A[3])), uint32(a.A[5]))
+		return t.futexWakeOp(addr, a.A[4], private, int(int32(val)), int(int32(a.A[3])), uint32(a.A[5]))
 	case futexLockPI, futexUnlockPI, futexTrylockPI, futexWaitRequeuePI, futexFD:
 		return 0, unix.ENOSYS
 	}
@@ -118,8 +146,8 @@ func absDeadline(clock int, ts unix.Timespec) time.Time {
 
 // futexWait waits on the word at addr while it holds val, until a wake
 // whose bitset meets bitset, the deadline dl (if timed) or a signal.
-func (t *Thread) futexWait(addr uint64, val, bitset uint32, dl time.Time, timed bool) (uint64, error) {
-	p := t.P
+func (t *Thread) futexWait(addr uint64, private bool, val, bitset uint32, dl time.Time, timed bool) (uint64, error) {
+	m := t.P.m
 	if !t.retrying {
 		if addr%4 != 0 {
 			return 0, unix.EINVAL
@@ -133,19 +161,20 @@ func (t *Thread) futexWait(addr uint64, val, bitset uint32, dl time.Time, timed 
 		}
 		t.futexWoken = false
 		t.futexAddr, t.futexBitset = addr, bitset
+		t.futexKey = t.futexKeyOf(addr, private)
 		t.futexQueued = true
-		p.futexes[addr] = append(p.futexes[addr], t)
+		m.futexes[t.futexKey] = append(m.futexes[t.futexKey], t)
 	}
 	if t.futexWoken {
 		t.futexWoken = false
 		return 0, nil
 	}
 	if timed && !time.Now().Before(dl) {
-		p.futexDequeue(t)
+		m.futexDequeue(t)
 		return 0, unix.ETIMEDOUT
 	}
 	if t.interrupted() {
-		p.futexDequeue(t)
+		m.futexDequeue(t)
 		if timed {
 			return 0, unix.EINTR
 		}
@@ -155,12 +184,12 @@ func (t *Thread) futexWait(addr uint64, val, bitset uint32, dl time.Time, timed 
 }
 
 // futexDequeue removes t from the futex queue it waits in.
-func (p *Process) futexDequeue(t *Thread) {
+func (m *Machine) futexDequeue(t *Thread) {
 	if !t.futexQueued {
 		return
 	}
 	t.futexQueued = false
-	q := p.futexes[t.futexAddr]
+	q := m.futexes[t.futexKey]
 	for i, w := range q {
 		if w == t {
 			q = append(q[:i], q[i+1:]...)
@@ -168,53 +197,57 @@ func (p *Process) futexDequeue(t *Thread) {
 		}
 	}
 	if len(q) == 0 {
-		delete(p.futexes, t.futexAddr)
+		delete(m.futexes, t.futexKey)
 	} else {
-		p.futexes[t.futexAddr] = q
+		m.futexes[t.futexKey] = q
 	}
 }
 
-// futexWake wakes up to n waiters on addr whose bitset meets bitset and
-// returns how many it woke.
-func (p *Process) futexWake(addr uint64, n int, bitset uint32) int {
-	q := p.futexes[addr]
+// futexWake wakes up to n waiters on futex k whose bitset meets bitset
+// and returns how many it woke.
+func (m *Machine) futexWake(k futexKey, n int, bitset uint32) int {
+	q := m.futexes[k]
 	woken := 0
 	keep := q[:0]
 	for _, w := range q {
 		if woken < n && w.futexBitset&bitset != 0 {
 			w.futexQueued = false
 			w.futexWoken = true
-			p.wake(w)
+			m.wake(w)
 			woken++
 			continue
 		}
 		keep = append(keep, w)
 	}
 	if len(keep) == 0 {
-		delete(p.futexes, addr)
+		delete(m.futexes, k)
 	} else {
-		p.futexes[addr] = keep
+		m.futexes[k] = keep
 	}
 	return woken
 }
 
-// futexRequeue wakes up to nwake waiters on addr and moves up to nreq of
-// the others to addr2; it returns the number woken plus requeued.
-func (p *Process) futexRequeue(addr, addr2 uint64, nwake, nreq int) int {
-	woken := p.futexWake(addr, nwake, futexBitsetAll)
-	if addr == addr2 {
+// futexRequeue wakes up to nwake waiters on k and moves up to nreq of
+// the others to k2; it returns the number woken plus requeued.
+func (m *Machine) futexRequeue(k, k2 futexKey, nwake, nreq int) int {
+	woken := m.futexWake(k, nwake, futexBitsetAll)
+	if k == k2 {
 		return woken
 	}
-	q := p.futexes[addr]
+	q := m.futexes[k]
 	moved := min(nreq, len(q))
 	for _, w := range q[:moved] {
-		w.futexAddr = addr2
-		p.futexes[addr2] = append(p.futexes[addr2], w)
+		w.futexKey = k2
+		w.futexAddr = k2.off
+		if mm, ok := k2.space.(*MM); !ok || mm != w.P.MM {
+			w.futexAddr = 0 // a shared page's: the address is the waker's
+		}
+		m.futexes[k2] = append(m.futexes[k2], w)
 	}
 	if rest := q[moved:]; len(rest) == 0 {
-		delete(p.futexes, addr)
+		delete(m.futexes, k)
 	} else {
-		p.futexes[addr] = append([]*Thread(nil), rest...)
+		m.futexes[k] = append([]*Thread(nil), rest...)
 	}
 	return woken + moved
 }
@@ -222,7 +255,7 @@ func (p *Process) futexRequeue(addr, addr2 uint64, nwake, nreq int) int {
 // futexWakeOp implements FUTEX_WAKE_OP: it applies the encoded operation
 // to the word at addr2, wakes up to n waiters on addr, and up to n2 on
 // addr2 if the word's old value passes the encoded comparison.
-func (t *Thread) futexWakeOp(addr, addr2 uint64, n, n2 int, enc uint32) (uint64, error) {
+func (t *Thread) futexWakeOp(addr, addr2 uint64, private bool, n, n2 int, enc uint32) (uint64, error) {
 	op := enc >> 28 & 7
 	cmp := enc >> 24 & 15
 	oparg := int32(enc<<8) >> 20 // bits 12-23, sign-extended
@@ -253,8 +286,8 @@ func (t *Thread) futexWakeOp(addr, addr2 uint64, n, n2 int, enc uint32) (uint64,
 	if err := t.writeU32(addr2, nv); err != nil {
 		return 0, err
 	}
-	p := t.P
-	woken := p.futexWake(addr, n, futexBitsetAll)
+	m := t.P.m
+	woken := m.futexWake(t.futexKeyOf(addr, private), n, futexBitsetAll)
 	o, c := int32(old), cmparg
 	var ok bool
 	switch cmp {
@@ -274,7 +307,7 @@ func (t *Thread) futexWakeOp(addr, addr2 uint64, n, n2 int, enc uint32) (uint64,
 		return 0, unix.ENOSYS
 	}
 	if ok {
-		woken += p.futexWake(addr2, n2, futexBitsetAll)
+		woken += m.futexWake(t.futexKeyOf(addr2, private), n2, futexBitsetAll)
 	}
 	return uint64(woken), nil
 }

@@ -97,6 +97,9 @@ func Mmap(t *Thread, a *SyscallArgs) (uint64, error) {
 			}
 			path, _ := readFDPath(e.host)
 			v.file = &mappedFile{fd: h, path: path, refs: 1}
+			if shared && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				v.file.shared = t.P.m.filePagesFor(&st)
+			}
 			v.off = off
 			v.name = path
 			ev.Path, ev.Offset, ev.FileLen = path, off, length

@@ -79,7 +79,10 @@ func (t *Thread) sockaddrCall(nr uintptr, a *SyscallArgs) (uint64, error) {
 }
 
 // Bind implements Linux syscall bind(2).
-func Bind(t *Thread, a *SyscallArgs) (uint64, error) { return t.sockaddrCall(unix.SYS_BIND, a) }
+func Bind(t *Thread, a *SyscallArgs) (uint64, error) {
+	t.applyUmask() // a unix socket's file
+	return t.sockaddrCall(unix.SYS_BIND, a)
+}
 
 // Connect implements Linux syscall connect(2).
 func Connect(t *Thread, a *SyscallArgs) (uint64, error) { return t.sockaddrCall(unix.SYS_CONNECT, a) }

@@ -229,7 +229,7 @@ func ExitGroup(t *Thread, a *SyscallArgs) (uint64, error) {
 func (t *Thread) exit(code int) {
 	p := t.P
 	if addr := t.clearChildTID; addr != 0 {
-		p.futexWake(addr, 1, ^uint32(0))
+		p.m.futexWake(t.futexKeyOf(addr, false), 1, ^uint32(0))
 	}
 	if p.obs != nil {
 		p.obs.ThreadExit(t, code)
@@ -284,7 +284,7 @@ func (t *Thread) releaseRobustList() {
 			return
 		}
 		if t.writeU32(addr, v&futexWaiters|futexOwnerDied) == nil && v&futexWaiters != 0 {
-			t.P.futexWake(addr, 1, ^uint32(0))
+			t.P.m.futexWake(t.futexKeyOf(addr, false), 1, ^uint32(0))
 		}
 	}
 	for i := 0; next != head && next != 0 && i < robustListLimit; i++ {

@@ -38,6 +38,7 @@ type Thread struct {
 	ioDone int
 	// futex wait state.
 	futexAddr   uint64
+	futexKey    futexKey
 	futexBitset uint32
 	futexQueued bool
 	futexWoken  bool

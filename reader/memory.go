@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"bytes"
+	"slices"
 	"sort"
 
 	"ttd/x86"
@@ -28,6 +30,7 @@ type addrSpace struct {
 	// snapshot's code pages), data the same for the pages a resumed
 	// tracking window knows bytes of.
 	init, data map[uint64]*[x86.PageSize]byte
+	scratch    []byte
 }
 
 func newAddrSpace() *addrSpace {
@@ -37,13 +40,20 @@ func newAddrSpace() *addrSpace {
 	return as
 }
 
-// pokeCode writes code bytes and remembers their pages.
+// pokeCode writes code bytes and remembers their pages. Bytes the
+// memory holds already are not written again: a write would throw away
+// the blocks decoded from the page, which a replay resumed into a
+// recycled address space (ResumeInto) must keep.
 func (as *addrSpace) pokeCode(addr uint64, b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
 	for pn := addr >> x86.PageShift; pn <= (addr+uint64(len(b))-1)>>x86.PageShift; pn++ {
 		as.code[pn] = true
+	}
+	as.scratch = slices.Grow(as.scratch[:0], len(b))[:len(b)]
+	if as.mem.Peek(addr, as.scratch) == nil && bytes.Equal(as.scratch, b) {
+		return nil
 	}
 	return as.mem.Poke(addr, b)
 }

@@ -186,6 +186,7 @@ func (r *Replay) forkOf(o, n *addrSpace) bool { return r.forked == n && r.forked
 
 // applyProcess acts on a Process record.
 func (r *Replay) applyProcess(p *tracefile.Process) error {
+	before := r.fas
 	switch p.Event {
 	case tracefile.ProcessStarted:
 		if r.proc(p.Pid) != nil {
@@ -224,6 +225,11 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 		if pr == nil {
 			return r.diverged("process %d execs but does not exist", p.Pid)
 		}
+		if p.Tid != p.Pid && p.Tid != 0 {
+			if err := r.takeLeaderTid(p.Tid, p.Pid); err != nil {
+				return err
+			}
+		}
 		pr.as, pr.shares = newAddrSpace(), nil
 		pr.code = r.t.newCode(pr.as.mem)
 		for _, t := range r.threads {
@@ -248,7 +254,49 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 	r.knownProcess()
 	r.refocus()
 	r.forked, r.forkedFrom = nil, nil
+	if p.Event == tracefile.ProcessExeced && before != nil && before != r.fas {
+		r.replacedFocus(before, p.Tid)
+	}
 	return nil
+}
+
+// replacedFocus marks the end of the focus's old address space old,
+// which thread tid's exec replaced: a pid's spaces before and after an
+// exec are different spaces, so a search backwards from after the exec
+// must not find what the old image did. Every page old had mapped
+// (PROT_NONE reservations aside: nothing accessed them there) counts as
+// read and written by the exec in the tracking window, so that the
+// access summaries send a search for any byte of them to this window;
+// there the watched bytes get one read and one write of source
+// AccessExec (PC 0: the instruction is in the old image), which
+// ends the search at the exec. The new image's own
+// accesses come after it.
+func (r *Replay) replacedFocus(old *addrSpace, tid int) {
+	pos := r.pos
+	if pos > 0 {
+		pos--
+	}
+	for _, g := range old.regions {
+		if g.prot == 0 {
+			continue
+		}
+		if r.track != nil {
+			r.track.replaced(g.start>>x86.PageShift, (g.end+x86.PageSize-1)>>x86.PageShift)
+		}
+		if r.Access == nil || len(r.watch) == 0 {
+			continue
+		}
+		for _, w := range r.watch {
+			lo, hi := max(w.Lo, g.start), min(w.Hi, g.end)
+			for a := lo; a < hi; a += 8 {
+				n := int(min(8, hi-a))
+				for _, write := range []bool{false, true} {
+					r.acc = Access{Position: pos, Tid: tid, Addr: a, Size: n, Write: write, Source: AccessExec}
+					r.Access(&r.acc)
+				}
+			}
+		}
+	}
 }
 
 // applyProcessState acts on a ProcessState record (after a checkpoint).
@@ -278,6 +326,30 @@ func (r *Replay) applyProcessState(s *tracefile.ProcessState) error {
 	}
 	r.mapTo = p
 	r.refocus()
+	return nil
+}
+
+// takeLeaderTid gives thread tid, which execed, its process's pid as
+// its tid, as Linux does: the leader (and every other thread) ended
+// before the exec, and its record goes.
+func (r *Replay) takeLeaderTid(tid, pid int) error {
+	t := r.find(tid)
+	if t == nil || t.exited {
+		return r.diverged("thread %d execs but does not run", tid)
+	}
+	live := r.threads[:0]
+	for _, o := range r.threads {
+		if o.tid == pid {
+			if !o.exited {
+				return r.diverged("thread %d execs while the leader %d still runs", tid, pid)
+			}
+			continue
+		}
+		live = append(live, o)
+	}
+	clear(r.threads[len(live):])
+	r.threads = live
+	t.tid = pid
 	return nil
 }
 

@@ -117,14 +117,14 @@ int main(void) {
 `
 
 // recordTree records treeSrc with a checkpoint every every instructions.
-func recordTree(t *testing.T, every uint64) string {
+func recordTree(t testing.TB, every uint64) string {
 	path, _ := recordTreeExe(t, every)
 	return path
 }
 
 // recordTreeExe is recordTree returning the executable too (built
 // without PIE: its symbols are its addresses).
-func recordTreeExe(t *testing.T, every uint64) (string, string) {
+func recordTreeExe(t testing.TB, every uint64) (string, string) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
@@ -258,17 +258,53 @@ func TestProcessTreeCheckpointsAndSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		again := states(t, r2)
-		if len(got) != len(again) || mid+uint64(len(got)) != uint64(len(all)) {
-			t.Fatalf("from %d: %d and %d instructions, want %d", mid, len(got), len(again), uint64(len(all))-mid)
+		// ResumeInto recycles the address spaces and decoded code of
+		// the replay that ran to the end (r2): the same again.
+		r3, err := tr.ResumeInto(snap, r2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recycled := states(t, r3)
+		if len(got) != len(again) || len(recycled) != len(got) || mid+uint64(len(got)) != uint64(len(all)) {
+			t.Fatalf("from %d: %d, %d and %d instructions, want %d", mid, len(got), len(again), len(recycled), uint64(len(all))-mid)
 		}
 		for i := range got {
-			if got[i] != all[mid+uint64(i)] || again[i] != got[i] {
-				t.Fatalf("from checkpoint %d, position %d: %+v, resumed %+v, from the start %+v",
-					cp.Position, mid+uint64(i), got[i], again[i], all[mid+uint64(i)])
+			if got[i] != all[mid+uint64(i)] || again[i] != got[i] || recycled[i] != got[i] {
+				t.Fatalf("from checkpoint %d, position %d: %+v, resumed %+v, resumed into a used replay %+v, from the start %+v",
+					cp.Position, mid+uint64(i), got[i], again[i], recycled[i], all[mid+uint64(i)])
 			}
 		}
 	}
 	if _, err := tr.VerifySegments(0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkResumeIntoTree measures a step back in a process tree's
+// trace as a debugger makes it: resume a snapshot into the replay used
+// before (ResumeInto) and re-simulate 2,000 instructions of the
+// parent's loop. Resuming must not decode the code again.
+func BenchmarkResumeIntoTree(b *testing.B) {
+	path := recordTree(b, 0)
+	tr, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	r, _ := tr.NewReplay(0)
+	at := tr.End() - 30_000
+	if err := r.RunTo(at); err != nil {
+		b.Fatal(err)
+	}
+	snap := r.Snapshot()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r, err = tr.ResumeInto(snap, r); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.RunTo(at + 2_000); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -52,6 +52,10 @@ const (
 	AccessCPU     AccessSource = iota // an instruction
 	AccessSyscall                     // the kernel side of a syscall
 	AccessSignal                      // a signal delivery (the signal frame)
+	// AccessExec marks the execve that replaced the focus's address
+	// space: the bytes of the old image are gone, so a search backwards
+	// from after it stops there (process.go).
+	AccessExec
 )
 
 func (s AccessSource) String() string {
@@ -60,6 +64,8 @@ func (s AccessSource) String() string {
 		return "syscall"
 	case AccessSignal:
 		return "signal delivery"
+	case AccessExec:
+		return "exec (the address space was replaced)"
 	}
 	return "instruction"
 }

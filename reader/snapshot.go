@@ -139,17 +139,29 @@ func (r *Replay) Snapshot() *Snapshot {
 // Resume returns a new Replay in the state s was taken in, tracking
 // (with the same window) if the replay was. The snapshot can be resumed
 // any number of times.
-func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
+func (t *Trace) Resume(s *Snapshot) (*Replay, error) { return t.resume(s, nil, nil) }
+
+// resume is Resume; in a process tree, the address spaces (and decoded
+// code) of the processes in reuse whose layout is the snapshot's are
+// recycled rather than made again, and so are the threads of old (by
+// tid) whose process's space was recycled: their CPUs and prediction
+// caches.
+func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Replay, error) {
 	r := t.newReplay()
 	if t.tree {
 		r.procs = nil
 		for _, ps := range s.procs {
 			p := &process{pid: ps.pid, ppid: ps.ppid, exited: ps.exited, exit: ps.exit, verified: ps.verified}
 			if ps.shares == 0 {
-				p.as = newAddrSpace()
-				p.as.regions = slices.Clone(ps.regions)
-				p.as.init = maps.Clone(ps.code)
-				p.code = t.newCode(p.as.mem)
+				if o := reuse[ps.pid]; o != nil && slices.Equal(o.as.regions, ps.regions) {
+					p.as, p.code = o.as, o.code
+					p.as.recycle(ps.code)
+				} else {
+					p.as = newAddrSpace()
+					p.as.regions = slices.Clone(ps.regions)
+					p.as.init = maps.Clone(ps.code)
+					p.code = t.newCode(p.as.mem)
+				}
 			}
 			r.procs = append(r.procs, p)
 		}
@@ -176,7 +188,17 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 			if p == nil {
 				return nil, fmt.Errorf("snapshot: thread %d of process %d, which it does not hold", ts.tid, ts.pid)
 			}
-			th = r.newThread(ts.tid, p)
+			for k, o := range old {
+				if o != nil && o.tid == ts.tid && o.cache != nil && o.cpu.Mem == p.as.mem {
+					th, old[k] = o, nil
+					th.proc, th.cpu.Obs = p, r
+					r.threads = append(r.threads, th)
+					break
+				}
+			}
+			if th == nil {
+				th = r.newThread(ts.tid, p)
+			}
 		} else {
 			th = r.thread(ts.tid)
 		}
@@ -192,7 +214,12 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 	if ts := s.track; ts != nil {
 		r.track = ts.tracker()
 		for pn, d := range ts.data {
-			if r.fas.init[pn] == nil {
+			if pg := r.fas.mem.Lookup(pn); pg != nil {
+				// A recycled page.
+				if pg.Data != *d {
+					r.fas.mem.Poke(pn<<x86.PageShift, d[:])
+				}
+			} else if r.fas.init[pn] == nil {
 				r.fas.data[pn] = d
 			}
 		}
@@ -212,28 +239,34 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) {
 // going back to a nearby snapshot cheap (no allocation, no decoding). r
 // must not be used afterwards; the returned replay may be r itself.
 func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
-	if r == nil || r.t != t || t.tree || !slices.Equal(r.as.regions, s.regions) {
-		if r != nil && r.t == t && t.tree {
-			r.Close() // its prediction caches go back for reuse
+	if r != nil && r.t == t && t.tree {
+		// Each process's address space and decoded code are recycled
+		// when its layout is the snapshot's (stepping back in a tree
+		// decodes nothing again); the threads are made again.
+		reuse := map[int]*process{}
+		for _, p := range r.procs {
+			if p.shares == nil && p.as != nil {
+				reuse[p.pid] = p
+			}
 		}
+		old := r.threads
+		r.threads, r.cur = nil, nil
+		nr, err := t.resume(s, reuse, old)
+		// The threads not reused give their prediction caches back.
+		for _, o := range old {
+			if o != nil && o.cache != nil {
+				o.cpu.DropPred()
+				o.cache.Release()
+				o.cache = nil
+			}
+		}
+		return nr, err
+	}
+	if r == nil || r.t != t || !slices.Equal(r.as.regions, s.regions) {
 		return t.Resume(s)
 	}
 	as := r.as
-	// Code: the snapshot's version of every code page.
-	as.init = map[uint64]*[x86.PageSize]byte{}
-	clear(as.data)
-	for pn, f := range s.code {
-		pg := as.mem.Lookup(pn)
-		switch {
-		case pg == nil:
-			as.init[pn] = f
-		case pg.Data != *f:
-			as.mem.Poke(pn<<x86.PageShift, f[:]) // invalidates its blocks
-			as.frozen[pn] = f
-		default:
-			as.frozen[pn] = f
-		}
-	}
+	as.recycle(s.code)
 	// Threads: the snapshot's, reusing CPUs and caches by thread id.
 	old := r.threads
 	r.threads = nil
@@ -275,6 +308,42 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 		}
 	}
 	return r, nil
+}
+
+// recycle prepares an address space a replay used for a resume of a
+// snapshot with the same layout, whose code pages are code: the
+// snapshot's version of every code page (a page that changed is
+// rewritten, which invalidates its decoded blocks; the others keep
+// theirs).
+func (as *addrSpace) recycle(code map[uint64]*[x86.PageSize]byte) {
+	as.init = map[uint64]*[x86.PageSize]byte{}
+	clear(as.data)
+	for pn, f := range code {
+		pg := as.mem.Lookup(pn)
+		switch {
+		case pg == nil:
+			as.init[pn] = f
+		case pg.Data != *f && !onlyAdded(f, &pg.Data):
+			as.mem.Poke(pn<<x86.PageShift, f[:]) // invalidates its blocks
+			as.frozen[pn] = f
+		default:
+			// The same, or code the trace gives later added where
+			// the snapshot has zeros (it gives the same bytes again
+			// before they run): the page's decoded blocks stay.
+			as.frozen[pn] = f
+		}
+	}
+}
+
+// onlyAdded reports whether cur differs from old only in bytes that are
+// zero in old.
+func onlyAdded(old, cur *[x86.PageSize]byte) bool {
+	for i := range old {
+		if old[i] != cur[i] && old[i] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // restorePosition puts r where the snapshot was taken in the trace.

@@ -156,6 +156,20 @@ func (t *tracker) reset(lo, hi uint64) {
 	t.resets = append(t.resets, Range{lo, hi})
 }
 
+// replaced records pages [lo, hi) (page numbers) as read and written
+// whole without knowing their bytes: an exec replaced the address space
+// they belonged to, so every search there must stop at this window
+// (nothing the old image did is the new one's history).
+func (t *tracker) replaced(lo, hi uint64) {
+	for pn := lo; pn < hi; pn++ {
+		p := t.page(pn)
+		p.read, p.written = ^uint64(0), ^uint64(0)
+		for w := range p.rd {
+			p.rd[w], p.wr[w] = ^uint64(0), ^uint64(0)
+		}
+	}
+}
+
 // Range is the half-open interval [Lo, Hi) of addresses (or page numbers).
 type Range struct{ Lo, Hi uint64 }
 

@@ -683,17 +683,16 @@ func changesRegisters(nr int) bool {
 
 // output logs what write and writev sent to stdout and stderr: the
 // recording's own (a process of the tree whose fd 1 is a pipe to
-// another writes to that one, not to the output).
+// another writes to that one, not to the output; so does a shell's
+// `echo x > f`, which points its own fd 1 at f for a moment).
 func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 	fd := ev.Args[0]
 	if (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
 		return
 	}
-	if th.P != r.p {
-		var ok bool
-		if fd, ok = r.stdio(th.P, int(fd)); !ok {
-			return
-		}
+	var ok bool
+	if fd, ok = r.stdio(th.P, int(fd)); !ok {
+		return
 	}
 	n := ev.Ret
 	var b []byte
@@ -938,8 +937,7 @@ func (r *Recorder) checkpoint() {
 	// ended are the threads listed that already ended (exit_group
 	// reports every thread's end before the process's): the replay
 	// drops them here, and no ProcessState lists them.
-	// tids are the ids the trace knows the threads by (a thread that
-	// execed keeps its own, where Linux gives it the pid).
+	// tids are the ids the trace knows the threads by.
 	ended, tids := map[int]bool{}, map[*emu.Thread]int{}
 	for _, th := range m.Threads() {
 		t := r.thread(th)
@@ -1056,6 +1054,20 @@ func (r *Recorder) ProcessExec(p *emu.Process) {
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
 		Path: p.Exe(), Argv: p.Argv()})
+	if tid != p.PID && r.cur != nil && r.cur.tid == tid {
+		// A thread other than the leader execed: it takes the leader's
+		// tid (the record says so; the leader's exit came before).
+		live := r.threads[:0]
+		for _, t := range r.threads {
+			if t.tid != p.PID || t == r.cur {
+				live = append(live, t)
+			}
+		}
+		clear(r.threads[len(live):])
+		r.threads = live
+		r.cur.tid = p.PID
+		r.lastCPU, r.lastRec = nil, nil
+	}
 	r.pruneSpaces(nil)
 }
 

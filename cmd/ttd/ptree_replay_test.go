@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"ttd/internal/corpus"
 )
 
 // forkQuerySrc forks twice: a child that writes a global and exits 7,
@@ -49,16 +45,26 @@ int main(void) {
 // recording against the native run, and returns the trace and the pids
 // of the tree (first process first).
 func recordForkQuery(t *testing.T, flags ...string) (string, []int) {
-	exe := buildC(t, forkQuerySrc, "-O0", "-g")
+	return recordTreeC(t, forkQuerySrc, []string{"-O0", "-g"}, 3, 3, flags...)
+}
+
+// recordTreeC builds the C program src (with cflags), records it
+// (with flags) after running it natively, checks that the recording
+// printed what the native run did and exited with wantStatus, and
+// returns the trace and the pids of its nprocs processes (first
+// process first, from ttd info --json).
+func recordTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs int, flags ...string) (string, []int) {
+	t.Helper()
+	exe := buildC(t, src, cflags...)
 	nat := exec.Command(exe)
 	natOut, _ := nat.Output()
-	if nat.ProcessState.ExitCode() != 3 {
-		t.Fatalf("native run: status %d", nat.ProcessState.ExitCode())
+	if nat.ProcessState.ExitCode() != wantStatus {
+		t.Fatalf("native run: status %d, want %d", nat.ProcessState.ExitCode(), wantStatus)
 	}
-	trace := filepath.Join(t.TempDir(), "fork.ttd")
+	trace := filepath.Join(t.TempDir(), "tree.ttd")
 	out, errs, st := ttdCmd(t, append(append([]string{"record", "-o", trace}, flags...), "--", exe)...)
-	if st != 3 || out != string(natOut) {
-		t.Fatalf("record: status %d (native 3), stdout %q (native %q); stderr %s", st, out, natOut, errs)
+	if st != wantStatus || out != string(natOut) {
+		t.Fatalf("record: status %d (native %d), stdout %q (native %q); stderr %s", st, wantStatus, out, natOut, errs)
 	}
 	info, errs, st := ttdCmd(t, "info", "--json", trace)
 	if st != 0 {
@@ -70,8 +76,8 @@ func recordForkQuery(t *testing.T, flags ...string) (string, []int) {
 			Argv []string `json:"argv"`
 		} `json:"processes"`
 	}
-	if err := json.Unmarshal([]byte(info), &rep); err != nil || len(rep.Processes) != 3 {
-		t.Fatalf("info --json: %v, %d processes:\n%s", err, len(rep.Processes), info)
+	if err := json.Unmarshal([]byte(info), &rep); err != nil || len(rep.Processes) != nprocs {
+		t.Fatalf("info --json: %v, %d processes (want %d):\n%s", err, len(rep.Processes), nprocs, info)
 	}
 	var pids []int
 	for _, p := range rep.Processes {
@@ -184,31 +190,413 @@ func TestQueryPid(t *testing.T) {
 // native run ("x-native"), without the access summaries (a replay of
 // their own). rr's paper names make as its worst case, at 8x.
 func BenchmarkRecordMakeJ2(b *testing.B) {
-	if _, err := exec.LookPath("make"); err != nil {
-		b.Skip("make is not installed")
+	benchMakeJ2(b, "record", func(dir string) []string {
+		return []string{"record", "--no-summaries", "-o", filepath.Join(dir, "make.ttd"), "--"}
+	})
+}
+
+// execQuerySrc forks a child that writes g and reads r, then execs
+// this same program (non-PIE: g and r are at the same addresses in the
+// new image), whose image touches neither.
+const execQuerySrc = `#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+long g = 0; /* the child's first image writes it, its second does not */
+long r = 0; /* the child's first image reads it, its second does not */
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc > 1) {
+		printf("second image\n");
+		return 4;
 	}
-	var prog corpus.Program
-	for _, p := range processTreePrograms(nil) {
-		if p.Name == "tree-make-j2-gcc" {
-			prog = p
+	pid_t c = fork();
+	if (c == 0) {
+		g = 5;
+		if (r == 0)
+			execl(argv[0], argv[0], "again", (char *)0);
+		_exit(127);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("child %d\n", WEXITSTATUS(st));
+	return 0;
+}
+`
+
+// TestQueryPidAfterExec checks that a pid's address spaces before and
+// after its exec are different spaces: searching backwards from after
+// the exec, the last write to g and the last read of r in the child are
+// the exec itself (its new program never touched them), not the first
+// image's accesses at the same addresses; from before the exec, the
+// first image's write is found.
+func TestQueryPidAfterExec(t *testing.T) {
+	trace, pids := recordTreeC(t, execQuerySrc, []string{"-O0", "-g", "-no-pie"}, 0, 2, "--checkpoint-every", "20000")
+	child := strconv.Itoa(pids[1])
+	execAt := uint64(0)
+	for _, kind := range []string{"--find-prev-write", "--find-prev-read"} {
+		for _, sym := range []string{"g", "r"} {
+			q, st := queryJSONOut(t, "--pid", child, kind, sym, trace)
+			if st != 0 || q.Found == nil {
+				t.Fatalf("--pid %s %s %s: status %d, %+v", child, kind, sym, st, q)
+			}
+			if q.Found.Source != "exec (the address space was replaced)" || q.Found.Line != 0 || q.Found.AfterValue != nil {
+				t.Errorf("--pid %s %s %s: found %+v, want the exec", child, kind, sym, *q.Found)
+			}
+			if execAt != 0 && q.Found.Position != execAt {
+				t.Errorf("--pid %s %s %s: exec at %d, before at %d", child, kind, sym, q.Found.Position, execAt)
+			}
+			execAt = q.Found.Position
 		}
 	}
-	var native, rec time.Duration
-	for i := 0; i < b.N; i++ {
-		ctx := context.Background()
-		n, err := prog.Run(ctx)
-		if err != nil || n.Status != 0 {
-			b.Fatalf("native make: %v %+v", err, n)
-		}
-		trace := filepath.Join(b.TempDir(), "make.ttd")
-		r, err := prog.Run(ctx, ttdBinary, "record", "--no-summaries", "-o", trace, "--")
-		if err != nil || r.Status != 0 {
-			b.Fatalf("ttd record make: %v %s", err, corpus.Tail(r.Stderr, 10))
-		}
-		native += n.Duration
-		rec += r.Duration
+	// From the exec backwards, the first image is the process's space.
+	q, st := queryJSONOut(t, "--pid", child, "--at", strconv.FormatUint(execAt, 10), "--find-prev-write", "g", trace)
+	if st != 0 || q.Found == nil || q.Found.Line != 14 || q.Found.AfterValue == nil || *q.Found.AfterValue != 5 {
+		t.Errorf("--pid %s --at %d --find-prev-write g: status %d, %+v", child, execAt, st, q.Found)
 	}
-	b.ReportMetric(float64(rec)/float64(native), "x-native")
-	b.ReportMetric(float64(rec.Milliseconds())/float64(b.N), "record-ms/op")
-	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
+	// The parent never execed: its write is its own.
+	if q, st := queryJSONOut(t, "--pid", strconv.Itoa(pids[0]), "--find-prev-write", "g", trace); !q.NotFound {
+		t.Errorf("--pid %d --find-prev-write g: status %d, %+v (the parent never wrote g)", pids[0], st, q)
+	}
+}
+
+// execFromThreadSrc: a forked child starts two threads; the second
+// execs this program again, which prints whether its tid is its pid
+// (Linux gives the execing thread the leader's tid and ends the
+// others) and how many threads /proc/self/status counts.
+const execFromThreadSrc = `#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+static char *self;
+static void *sleeper(void *a) { (void)a; for (;;) pause(); return 0; }
+static void *execer(void *a) {
+	(void)a;
+	char buf[32];
+	snprintf(buf, sizeof buf, "%d", (int)getpid());
+	execl(self, self, "again", buf, (char *)0);
+	perror("execl");
+	exit(126);
+}
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	self = argv[0];
+	if (argc > 2) {
+		pid_t tid = (pid_t)syscall(SYS_gettid);
+		printf("after exec: tid==pid %d, same pid %d\n", tid == getpid(), atoi(argv[2]) == getpid());
+		/* Only this thread survived the exec. */
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[256];
+		while (f && fgets(line, sizeof line, f))
+			if (strncmp(line, "Threads:", 8) == 0)
+				printf("%s", line);
+		if (f) fclose(f);
+		return 5;
+	}
+	pid_t c = fork();
+	if (c == 0) {
+		pthread_t s, e;
+		pthread_create(&s, 0, sleeper, 0);
+		pthread_create(&e, 0, execer, 0);
+		for (;;) pause();
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	return 0;
+}
+`
+
+// TestExecFromThread checks an exec from a thread other than the
+// leader under ttd run, ttd record and replay --verify from every
+// checkpoint: the thread takes the pid as its tid, the other threads
+// end.
+func TestExecFromThread(t *testing.T) {
+	checkTreeC(t, execFromThreadSrc, []string{"-O1", "-g", "-pthread"}, 0, 2)
+}
+
+// sharedSrc: per-process umask (a child's umask(077) changes neither the
+// parent's mask nor its files' modes), and memory shared across fork
+// (MAP_SHARED|MAP_ANONYMOUS) holding process-shared semaphores and a
+// PTHREAD_PROCESS_SHARED mutex: each process waits on a futex the other
+// wakes, and both increment one counter under the mutex, yielding
+// inside it; a file mapped MAP_SHARED by the parent and, separately, by
+// the child (each sees the other's writes); a System V segment attached
+// before fork, written by the child.
+const sharedSrc = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+struct box { sem_t ready, done; pthread_mutex_t mu; long counter; long value; };
+
+/* count adds 2000 to b->counter under the shared mutex, yielding
+   inside it every yield_every times. */
+static void count(struct box *b, int yield_every) {
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&b->mu);
+		long v = b->counter;
+		if (i % yield_every == 0) sched_yield();
+		b->counter = v + 1;
+		pthread_mutex_unlock(&b->mu);
+	}
+}
+
+static void child_umask(const char *dir) {
+	char path[512];
+	snprintf(path, sizeof path, "%s/child", dir);
+	umask(077);
+	int fd = open(path, O_CREAT | O_WRONLY, 0666);
+	close(fd);
+}
+
+int main(void) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	/* Per-process umask. */
+	char dir[] = "/tmp/ttd-shared-XXXXXX";
+	if (!mkdtemp(dir)) return 1;
+	umask(022);
+	pid_t c = fork();
+	if (c == 0) { child_umask(dir); _exit(0); }
+	waitpid(c, NULL, 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s/parent", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0666));
+	struct stat st;
+	stat(path, &st);
+	printf("umask: parent file %o", st.st_mode & 0777);
+	snprintf(path, sizeof path, "%s/child", dir);
+	stat(path, &st);
+	printf(", child file %o, parent umask still %o\n", st.st_mode & 0777, umask(022));
+
+	/* MAP_SHARED|MAP_ANONYMOUS inherited across fork, with a
+	   process-shared semaphore and mutex in it. */
+	struct box *b = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sem_init(&b->ready, 1, 0);
+	sem_init(&b->done, 1, 0);
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&b->mu, &ma);
+	c = fork();
+	if (c == 0) {
+		b->value = 42;
+		sem_post(&b->ready);
+		count(b, 97);
+		sem_wait(&b->done); /* blocks until the parent posts */
+		_exit(b->value == 43 ? 0 : 1);
+	}
+	sem_wait(&b->ready); /* blocks until the child posts */
+	printf("anonymous shared: parent sees %ld\n", b->value);
+	count(b, 89);
+	b->value = 43;
+	sem_post(&b->done);
+	int ws;
+	waitpid(c, &ws, 0);
+	printf("child saw 43: %d, counter %ld\n", WEXITSTATUS(ws) == 0, b->counter);
+
+	/* A MAP_SHARED file mapping in two processes, mapped in each. */
+	snprintf(path, sizeof path, "%s/file", dir);
+	int fd = open(path, O_CREAT | O_RDWR, 0600);
+	ftruncate(fd, 4096);
+	char *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	strcpy(p, "from parent");
+	c = fork();
+	if (c == 0) {
+		int fd2 = open(path, O_RDWR);
+		char *q = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0);
+		int ok = strcmp(q, "from parent") == 0;
+		strcpy(q + 100, "from child");
+		munmap(q, 4096);
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(c, &ws, 0);
+	printf("file shared: child saw parent's %d, parent sees %s\n", WEXITSTATUS(ws) == 0, p + 100);
+
+	/* System V shared memory. */
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	if (id < 0) { perror("shmget"); return 2; }
+	long *s = shmat(id, 0, 0);
+	s[0] = 7;
+	c = fork();
+	if (c == 0) { s[1] = s[0] * 6; shmdt(s); _exit(0); }
+	waitpid(c, &ws, 0);
+	printf("sysv shm: %ld\n", s[1]);
+	shmdt(s);
+	shmctl(id, IPC_RMID, 0);
+
+	unlink(path);
+	snprintf(path, sizeof path, "%s/parent", dir); unlink(path);
+	snprintf(path, sizeof path, "%s/child", dir); unlink(path);
+	rmdir(dir);
+	return 0;
+}
+`
+
+// TestSharedAcrossProcesses checks sharedSrc natively, under ttd run,
+// ttd record and replay --verify from every checkpoint.
+func TestSharedAcrossProcesses(t *testing.T) {
+	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 5)
+}
+
+// procViewSrc looks at /proc as a process of the tree: Threads in
+// /proc/self/status and the entries of /proc/self/task (the guest's,
+// not ttd's Go threads), a child's cmdline, stat, fd and task
+// directories and maps by its pid, and /proc/self/exe of a program run
+// through a symbolic link (the resolved path, which $ORIGIN needs).
+const procViewSrc = `#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+static int count_dir(const char *path) {
+	DIR *d = opendir(path);
+	if (!d) return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') n++;
+	closedir(d);
+	return n;
+}
+
+static int threads_line(void) {
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1) break;
+	if (f) fclose(f);
+	return n;
+}
+
+static void *idle(void *a) { pause(); return a; }
+
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	char exe[PATH_MAX], real[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (argc > 1) {
+		/* Run through the symlink argv[1]: /proc/self/exe is the target. */
+		realpath(argv[1], real);
+		printf("via symlink: exe is the resolved path %d, not the link %d\n", strcmp(exe, real) == 0, strcmp(exe, argv[1]) != 0);
+		return 0;
+	}
+	printf("threads: %d", threads_line());
+	pthread_t th;
+	pthread_create(&th, 0, idle, 0);
+	printf(" then %d, task entries %d\n", threads_line(), count_dir("/proc/self/task"));
+	int p[2];
+	pipe(p);
+	pid_t c = fork();
+	if (c == 0) {
+		char b;
+		read(p[0], &b, 1); /* wait for the parent's look */
+		_exit(0);
+	}
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", c);
+	FILE *f = fopen(path, "r");
+	size_t k = f ? fread(buf, 1, sizeof buf, f) : 0;
+	if (f) fclose(f);
+	printf("child cmdline is argv[0] %d\n", k == strlen(argv[0]) + 1 && memcmp(buf, argv[0], k) == 0);
+	snprintf(path, sizeof path, "/proc/%d/stat", c);
+	f = fopen(path, "r");
+	int pid = 0, ppid = 0;
+	char state = 0;
+	if (f && fscanf(f, "%d %*s %c %d", &pid, &state, &ppid) == 3)
+		printf("child stat: pid %d, running or sleeping %d, ppid is me %d\n", pid == c, state == 'R' || state == 'S', ppid == getpid());
+	if (f) fclose(f);
+	int fds = 0;
+	for (int i = 0; i < 3; i++) {
+		char fdp[80];
+		snprintf(fdp, sizeof fdp, "/proc/%d/fd/%d", c, i ? p[i - 1] : 1);
+		/* listed in the directory, not only openable */
+		snprintf(path, sizeof path, "/proc/%d/fd", c);
+		DIR *d = opendir(path);
+		struct dirent *e;
+		char want[16];
+		snprintf(want, sizeof want, "%d", i ? p[i - 1] : 1);
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, want) == 0 && e->d_type == DT_LNK) fds++;
+		if (d) closedir(d);
+	}
+	snprintf(path, sizeof path, "/proc/%d/task", c);
+	printf("child fd dir lists 1 and the pipe: %d, task entries %d\n", fds, count_dir(path));
+	snprintf(path, sizeof path, "/proc/%d/maps", c);
+	f = fopen(path, "r");
+	int mapped = 0;
+	while (f && fgets(buf, sizeof buf, f))
+		if (strstr(buf, exe)) mapped = 1;
+	if (f) fclose(f);
+	printf("child maps name the executable %d\n", mapped);
+	write(p[1], "x", 1);
+	waitpid(c, NULL, 0);
+	/* Through a symlink. */
+	char dir[] = "/tmp/ttd-procview-XXXXXX", link[PATH_MAX];
+	mkdtemp(dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	symlink(exe, link);
+	c = fork();
+	if (c == 0) {
+		execl(link, link, link, (char *)0);
+		_exit(127);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	unlink(link);
+	rmdir(dir);
+	return WEXITSTATUS(st);
+}
+`
+
+// TestProcViews checks procViewSrc natively, under ttd run, ttd record
+// and replay --verify.
+func TestProcViews(t *testing.T) {
+	checkTreeC(t, procViewSrc, []string{"-O1", "-g", "-pthread"}, 0, 3)
+}
+
+// checkTreeC runs the C program src natively, records it (checkpoints
+// every 3000 instructions), checks that ttd replay --verify
+// --segments of the recording and ttd run print what the native run
+// printed, and that the replay verified every process.
+func checkTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs int) {
+	t.Helper()
+	exe := buildC(t, src, cflags...)
+	want, err := exec.Command(exe).Output()
+	if err != nil && wantStatus == 0 {
+		t.Fatalf("native run: %v", err)
+	}
+	trace, pids := recordTreeC(t, src, cflags, wantStatus, nprocs, "--checkpoint-every", "3000")
+	out, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace)
+	if st != 0 || out != string(want) {
+		t.Fatalf("replay --verify --segments: status %d, output %q (native %q)\n%s", st, out, want, errs)
+	}
+	for _, pid := range pids {
+		if !strings.Contains(errs, "process "+strconv.Itoa(pid)+" ") {
+			t.Errorf("replay --verify does not report process %d:\n%s", pid, errs)
+		}
+	}
+	if out, errs, st := ttdCmd(t, "run", "--", exe); st != wantStatus || out != string(want) {
+		t.Errorf("ttd run: status %d, output %q (native %q)\n%s", st, out, want, errs)
+	}
 }

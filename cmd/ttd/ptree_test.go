@@ -62,9 +62,24 @@ print(p.communicate(b"through cat\n"))
 sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 `}},
 		{Name: "tree-make-j2-gcc", Path: "/usr/bin/make", Args: []string{"-j2", "-s", "run"}, Setup: makeProject},
+		// Everyday commands a newcomer tries (issue 17's last list).
+		{Name: "tree-find-xargs-ls", Path: "/bin/sh", Args: []string{"-c",
+			`find /usr/share/doc -maxdepth 2 -name "*.gz" | sort | head -5 | xargs ls -l`}},
+		{Name: "tree-tar-pipe", Path: "/bin/sh", Args: []string{"-c",
+			"mkdir -p d/sub && cp a b d && cp c d/sub && tar czf - d | tar tzf - | sort"}, Setup: someFiles},
+		{Name: "tree-env-sort-uniq", Path: "/bin/sh", Args: []string{"-c", "env | cut -d= -f1 | sort | uniq -c"}},
+		{Name: "tree-xargs-P2", Path: "/bin/sh", Args: []string{"-c",
+			`seq 1 6 | xargs -P2 -n1 sh -c 'echo $(($0*2))' | sort -n`}},
+		{Name: "tree-git-commit", Path: "/bin/sh", Args: []string{"-c",
+			"git init -q r && cd r && echo x > f && git add f && " +
+				"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z " +
+				"git -c user.name=n -c user.email=a@b commit -q -m m && git log --format='%H %s'"}},
 	}
 	var out []corpus.Program
 	for _, p := range progs {
+		if slowTree(p.Name) && os.Getenv("TTD_SLOW_TREES") == "" {
+			continue
+		}
 		if _, err := exec.LookPath(p.Path); err != nil && t != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("%s: %s is not installed", p.Name, p.Path)
@@ -76,6 +91,27 @@ sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 		out = append(out, p)
 	}
 	return out
+}
+
+// slowTree names the programs of processTreePrograms that run only with
+// TTD_SLOW_TREES=1: git's commit starts a dozen processes (git add,
+// commit, its hooks and maintenance, log) and takes 4-16 s under ttd
+// run on a loaded machine, and as long again to record.
+func slowTree(name string) bool { return name == "tree-git-commit" }
+
+// makeJ2Program is the make -j2 build of processTreePrograms (the
+// benchmarks' program); it skips b when make is not installed.
+func makeJ2Program(b *testing.B) corpus.Program {
+	if _, err := exec.LookPath("make"); err != nil {
+		b.Skip("make is not installed")
+	}
+	for _, p := range processTreePrograms(nil) {
+		if p.Name == "tree-make-j2-gcc" {
+			return p
+		}
+	}
+	b.Fatal("no make program in processTreePrograms")
+	return corpus.Program{}
 }
 
 // TestRunProcessTrees runs shell pipelines, Python's subprocess and
@@ -93,15 +129,14 @@ func TestRunProcessTrees(t *testing.T) {
 // multiple of the native one ("x-native"). rr's paper names make as its
 // worst case, at 8x for recording.
 func BenchmarkRunMakeJ2(b *testing.B) {
-	if _, err := exec.LookPath("make"); err != nil {
-		b.Skip("make is not installed")
-	}
-	var prog corpus.Program
-	for _, p := range processTreePrograms(nil) {
-		if p.Name == "tree-make-j2-gcc" {
-			prog = p
-		}
-	}
+	benchMakeJ2(b, "ttd", func(string) []string { return []string{"run", "--"} })
+}
+
+// benchMakeJ2 runs make -j2 natively and with ttd's args (given a
+// fresh directory) b.N times each and reports ttd's time as a multiple
+// of the native one ("x-native") and both per run ("<what>-ms/op").
+func benchMakeJ2(b *testing.B, what string, args func(dir string) []string) {
+	prog := makeJ2Program(b)
 	var native, ttd time.Duration
 	for i := 0; i < b.N; i++ {
 		ctx := context.Background()
@@ -109,15 +144,15 @@ func BenchmarkRunMakeJ2(b *testing.B) {
 		if err != nil || n.Status != 0 {
 			b.Fatalf("native make: %v %+v", err, n)
 		}
-		r, err := prog.Run(ctx, ttdBinary, "run", "--")
+		r, err := prog.Run(ctx, append([]string{ttdBinary}, args(b.TempDir())...)...)
 		if err != nil || r.Status != 0 {
-			b.Fatalf("ttd run make: %v %s", err, corpus.Tail(r.Stderr, 10))
+			b.Fatalf("ttd %v make: %v %s", args(""), err, corpus.Tail(r.Stderr, 10))
 		}
 		native += n.Duration
 		ttd += r.Duration
 	}
 	b.ReportMetric(float64(ttd)/float64(native), "x-native")
-	b.ReportMetric(float64(ttd.Milliseconds())/float64(b.N), "ttd-ms/op")
+	b.ReportMetric(float64(ttd.Milliseconds())/float64(b.N), what+"-ms/op")
 	b.ReportMetric(float64(native.Milliseconds())/float64(b.N), "native-ms/op")
 }
 
@@ -128,13 +163,16 @@ func BenchmarkRunMakeJ2(b *testing.B) {
 func TestRecordProcessTrees(t *testing.T) {
 	for _, p := range processTreePrograms(t) {
 		p := p
-		if p.Name == "tree-python-subprocess" && os.Getenv("TTD_SLOW_TREES") == "" {
+		if (p.Name == "tree-python-subprocess" || p.Name == "tree-find-xargs-ls") && os.Getenv("TTD_SLOW_TREES") == "" {
 			// Python and its children (with pyenv's shims, 45
 			// processes): 205M instructions, recorded, summarised
 			// and replayed twice with checkpoints every 200K, several
 			// minutes on a loaded machine. TestRecordReplaySystem
 			// records Python already, and proc_exec covers vfork and
-			// posix_spawn; TTD_SLOW_TREES=1 runs it.
+			// posix_spawn; TTD_SLOW_TREES=1 runs it. find walking
+			// /usr/share/doc records for a minute on a loaded
+			// machine (3 s under ttd run, which TestRunProcessTrees
+			// checks).
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) { recordReplay(t, p) })

@@ -366,6 +366,10 @@ func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 		fj.PC = fmt.Sprintf("%#x", f.PC)
 		fj.Function, fj.File, fj.Line = q.where(f.PC)
 	}
+	if f.Source == reader.AccessExec {
+		// The new program's bytes are not known at its exec.
+		clear(f.After.Known)
+	}
 	fj.Before, fj.After = hexBytes(f.Before), hexBytes(f.After)
 	if size <= 8 {
 		if v, ok := f.Before.Uint(int(size)); ok {
@@ -382,6 +386,9 @@ func (q *queryOut) find(kind, arg string, from uint64) (*ttd.Found, error) {
 		q.printf("  by      the syscall at %s\n", q.pcText(f.PC))
 	case reader.AccessSignal:
 		q.printf("  by      a signal delivery (the signal frame)\n")
+	case reader.AccessExec:
+		q.printf("  by      the exec that replaced the process's address space (what came before was another program's memory)\n")
+		return f, nil
 	default:
 		q.printf("  pc      %s\n", q.pcText(f.PC))
 	}

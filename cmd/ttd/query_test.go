@@ -56,6 +56,7 @@ type queryJSON struct {
 	Found    *struct {
 		Position    uint64  `json:"position"`
 		Kind        string  `json:"kind"`
+		Source      string  `json:"source"`
 		Function    string  `json:"function"`
 		File        string  `json:"file"`
 		Line        int     `json:"line"`
