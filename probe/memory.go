@@ -15,6 +15,10 @@ import (
 
 // readInto fills buf from what is known at the current position.
 func (s *segEval) readInto(addr uint64, buf []byte, known []bool) {
+	if s.mem != nil {
+		s.mem(addr, buf, known)
+		return
+	}
 	if s.r == nil {
 		s.static(addr, buf, known)
 		return
