@@ -87,6 +87,8 @@ type Bound struct {
 	demangled  bool            // the C++ names of Bind's funcs are demangled
 	members    map[*Member]*memberPlan
 	created    int64 // walltimestamp at position 0, ns
+	// mem, when set, reads a live program's memory (live.go).
+	mem func(addr uint64, buf []byte, known []bool)
 	mainMod    string
 }
 

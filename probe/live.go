@@ -88,8 +88,7 @@ func (p *Program) NewLive(info LiveInfo) (*Live, error) {
 	}
 	l.begin = specialEval(l.b, l.b.begin, nil, 0)
 	init := composeState(nil, l.begin.Writes, nil)
-	l.s = &segEval{b: l.b, part: newPartial(info.Name, 0, 0, math.MaxUint64), state: map[string]Value{}, init: init, specs: map[int]*spec{},
-		mem: info.Memory}
+	l.s = &segEval{b: l.b, part: newPartial(info.Name, 0, 0, math.MaxUint64), state: map[string]Value{}, init: init, specs: map[int]*spec{}}
 	l.s.where = func(c *x86.CPU) (uint64, int) { return info.Clock.InstPosition(c), info.Clock.CPUTid(c) }
 	if l.begin.Exit != nil {
 		l.s.stopped = true
@@ -104,7 +103,7 @@ func (l *Live) rebind() error {
 	if l.b != nil {
 		b.created = l.b.created
 	}
-	b.procs = l.procs
+	b.procs, b.mem = l.procs, l.info.Memory
 	l.matched = map[*ProbeSpec]int{}
 	if err := b.bindProbes(l.matched); err != nil {
 		return err

@@ -294,6 +294,9 @@ func specialEval(b *Bound, cls []*Clause, state map[string]Value, pos uint64) *P
 	bp := &boundProbe{Prov: "", Name: "BEGIN"}
 	if pos != 0 || state != nil {
 		bp.Name = "END"
+		// END reads the memory the program left: what the trace's
+		// index learned over every segment (memory.go).
+		s.k, s.lookback = len(b.cps), b.T.Index != nil
 	}
 	for _, cl := range cls {
 		ev := &event{pos: pos, tid: b.pid, bp: bp}
@@ -302,6 +305,7 @@ func specialEval(b *Bound, cls []*Clause, state map[string]Value, pos uint64) *P
 			break
 		}
 	}
+	s.k = -1
 	s.seal()
 	return s.part
 }

@@ -112,8 +112,6 @@ type segEval struct {
 	// where is the position and thread of the instruction c is about
 	// to run (the replay's, or a live run's: live.go).
 	where func(c *x86.CPU) (uint64, int)
-	// mem, when set, reads a live program's memory (live.go).
-	mem func(addr uint64, buf []byte, known []bool)
 }
 
 func (s *segEval) emit(r Record) {

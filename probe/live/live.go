@@ -46,6 +46,8 @@ func Run(cfg emu.Config, p *probe.Program, opts recorder.Options) (*Result, erro
 		}
 		return nil, err
 	}
+	// END reads the memory the program left (kept at its exit).
+	t.mem = t.endMem
 	res.Outcome = t.l.Finish(t.end)
 	res.SymbolError = t.l.SymbolError()
 	res.Unmatched = t.l.Unmatched()
@@ -67,6 +69,9 @@ type tap struct {
 	first *emu.Process
 	cur   *emu.Thread
 	mem   *x86.Memory // of the event's process
+	// endMem is a copy-on-write copy of the first process's memory as
+	// it exits, for END's reads (its own is released).
+	endMem *x86.Memory
 	// modules mapped before the program started (the loader's)
 	pending []module
 	early   []emu.MmapEvent
@@ -214,7 +219,17 @@ func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 		return
 	}
 	t.l.Syscall(t.clock.Position(), t.clock.Tid(th), th.CPU, ev.Nr, &ev.Args, int64(ev.Ret))
+	if ev.Nr == unix.SYS_EXIT_GROUP || ev.Nr == unix.SYS_EXIT && len(th.P.Threads()) == 1 {
+		t.keepMemory(th.P)
+	}
 	t.after()
+}
+
+// keepMemory keeps the first process's memory as it ends, for END.
+func (t *tap) keepMemory(p *emu.Process) {
+	if p == t.first && t.endMem == nil && t.p.NeedsMemory() {
+		t.endMem = p.MM.Mem.Fork(nil)
+	}
 }
 
 func (t *tap) Signal(th *emu.Thread, ev *emu.SignalEvent) {
@@ -222,6 +237,9 @@ func (t *tap) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 		return
 	}
 	t.l.Signal(t.clock.Position(), t.clock.Tid(th), int(ev.Info.Signo), ev.Info.Addr)
+	if ev.Fatal {
+		t.keepMemory(th.P)
+	}
 	t.after()
 }
 
