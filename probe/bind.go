@@ -88,8 +88,8 @@ type Bound struct {
 	members    map[*Member]*memberPlan
 	created    int64 // walltimestamp at position 0, ns
 	// mem, when set, reads a live program's memory (live.go).
-	mem func(addr uint64, buf []byte, known []bool)
-	mainMod    string
+	mem     func(addr uint64, buf []byte, known []bool)
+	mainMod string
 }
 
 // Bind resolves the program's probes on a target. A probe description

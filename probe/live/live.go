@@ -269,7 +269,11 @@ func (t *tap) Mmap(th *emu.Thread, ev emu.MmapEvent) {
 
 func (t *tap) ThreadStart(th *emu.Thread) {
 	if t.l == nil && t.err == nil {
+		// The program's first thread: thread:::start fires for the
+		// threads it creates (as over a recording, and as DTrace's
+		// lwp-create).
 		t.start(th)
+		return
 	}
 	if !t.on(th) {
 		return

@@ -22,7 +22,7 @@ import (
 
 // liveRun runs p's program live and returns the trace, the script's
 // output (stdout then stderr), the result and the program's stdout.
-func liveRun(t *testing.T, cfg emu.Config, src string) (string, string, *Result, string) {
+func liveRun(t *testing.T, cfg emu.Config, src string, every uint64) (string, string, *Result, string) {
 	t.Helper()
 	p, err := probe.Compile(src, nil)
 	if err != nil {
@@ -41,7 +41,7 @@ func liveRun(t *testing.T, cfg emu.Config, src string) (string, string, *Result,
 	if cfg.Dir == "" {
 		cfg.Dir = dir
 	}
-	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: 20_000})
+	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every})
 	if res == nil {
 		t.Fatalf("live: %v", err)
 	}
@@ -113,7 +113,7 @@ END { printf("counter %d\n", ` + "`counter" + `); }
 
 func TestLiveMatchesRecorded(t *testing.T) {
 	prog := buildCalls(t)
-	trace, live, res, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}, factsScript)
+	trace, live, res, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}, factsScript, 20_000)
 	if res.Status.Code != 0 || !strings.Contains(out, "sum 180000 counter 600") {
 		t.Fatalf("program: %v %q", res.Status, out)
 	}
@@ -136,7 +136,7 @@ func TestLiveMatchesRecorded(t *testing.T) {
 func TestLiveExitStopsProgram(t *testing.T) {
 	prog := buildCalls(t)
 	src := `fn::leaf:entry { n = n + 1; @c = count(); } fn::leaf:entry /n == 10/ { printf("stop at %d\n", arg0); exit(7); } END { printf("end %d\n", n); }`
-	trace, live, res, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog, "300"}}, src)
+	trace, live, res, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog, "300"}}, src, 20_000)
 	if res.Status.Signal != unix.SIGKILL || strings.Contains(out, "sum") {
 		t.Fatalf("the program was not stopped: %v, printed %q", res.Status, out)
 	}
@@ -174,7 +174,7 @@ func TestLiveCorpus(t *testing.T) {
 				}
 			}
 			cfg := emu.Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Dir: dir}
-			trace, live, _, _ := liveRun(t, cfg, src)
+			trace, live, _, _ := liveRun(t, cfg, src, 2_000_000)
 			if !strings.Contains(live, "@") && strings.TrimSpace(live) == "" {
 				t.Fatalf("no output")
 			}
