@@ -86,7 +86,8 @@ type Bound struct {
 	casts      map[*Cast]dtype // ctypes.go
 	demangled  bool            // the C++ names of Bind's funcs are demangled
 	members    map[*Member]*memberPlan
-	created    int64 // walltimestamp at position 0, ns
+	created    int64    // walltimestamp at position 0, ns
+	warnings   []string // usdt.go
 	// mem, when set, reads a live program's memory (live.go).
 	mem     func(addr uint64, buf []byte, known []bool)
 	mainMod string
@@ -114,6 +115,7 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	if err := b.bindProbes(nil); err != nil {
 		return nil, err
 	}
+	b.checkSemaphores()
 	return b, nil
 }
 

@@ -85,7 +85,7 @@ func probeCmd(name string, args []string) int {
 	}
 	var bs []*probe.Bound
 	for _, tr := range traces {
-		t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory(), indexProgress(tr))
+		t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory() || p.UsesUSDT(), indexProgress(tr))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
 			return 1
@@ -98,6 +98,9 @@ func probeCmd(name string, args []string) int {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
 			return 2
+		}
+		for _, w := range b.SemaphoreWarnings() {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s: %s\n", tr, w)
 		}
 		bs = append(bs, b)
 	}
