@@ -368,7 +368,7 @@ func (p *parser) unary() Expr {
 			p.advance()
 			return &IncDec{P: pos, Op: op, L: p.unary()}
 		case "(":
-			if la := p.lookahead(); la.kind == tIdent && typeWords[la.text] {
+			if la := p.lookahead(); la.kind == tIdent && (typeWords[la.text] || p.typedefCast()) {
 				p.advance()
 				t := p.ctype()
 				p.expect(")")
@@ -390,10 +390,45 @@ func (p *parser) unary() Expr {
 	return p.postfix()
 }
 
+// typedefCast reports whether the tokens after "(" are "NAME *... )":
+// a cast to a pointer to a type the program's DWARF names (a typedef,
+// ((item_t *)arg0)->x), resolved when the program is bound. (NAME)
+// alone stays a parenthesised expression, and (a * b) a product.
+func (p *parser) typedefCast() bool {
+	lx := *p.lx // scan ahead on a copy
+	stars := 0
+	for {
+		t, err := lx.next()
+		if err != nil || t.kind != tOp {
+			return false
+		}
+		switch t.text {
+		case "*":
+			stars++
+		case ")":
+			return stars > 0
+		default:
+			return false
+		}
+	}
+}
+
 // ctype parses a C type name for a cast.
 func (p *parser) ctype() CType {
 	pos := p.tok.pos
 	var words []string
+	if p.tok.kind == tIdent && !typeWords[p.tok.text] {
+		// A typedef of the program (typedefCast).
+		name := p.tok.text
+		p.advance()
+		t := CType{Name: name, DWARF: name, Size: 8}
+		for p.is("*") {
+			t.Ptr++
+			t.Name += " *"
+			p.advance()
+		}
+		return t
+	}
 	for p.tok.kind == tIdent && (typeWords[p.tok.text] || len(words) > 0 && (words[len(words)-1] == "struct" || words[len(words)-1] == "union" || words[len(words)-1] == "class")) {
 		words = append(words, p.tok.text)
 		p.advance()
