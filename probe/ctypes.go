@@ -54,11 +54,11 @@ func (d dtype) isStruct() bool { return d.ptr == 0 && d.ct.Kind() == symbols.CSt
 
 // How a member's value is read.
 const (
-	loadInt  = iota + 1 // an integer of size bytes
-	loadAddr            // its address (a struct, a non-char array)
-	loadStr             // a char array: a string of at most strLen bytes
-	loadBits            // a bit-field: bitSize bits from bit bitShift of size bytes
-	loadFloat           // a float or double of size bytes
+	loadInt   = iota + 1 // an integer of size bytes
+	loadAddr             // its address (a struct, a non-char array)
+	loadStr              // a char array: a string of at most strLen bytes
+	loadBits             // a bit-field: bitSize bits from bit bitShift of size bytes
+	loadFloat            // a float or double of size bytes
 )
 
 // memberPlan is a member access resolved against a target's types.

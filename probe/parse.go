@@ -158,8 +158,12 @@ func (p *parser) clause(id int) *Clause {
 
 // probeSpec splits provider:module:function:name. Fewer fields fill
 // from the right, as DTrace does (a lone BEGIN is its name).
+//
+// A double-quoted part of a field is literal: its colons do not split
+// fields, and its wildcard characters (* ? [) and commas match
+// themselves: fn::"mix<int, long>":entry, fn::"operator*(int)":entry.
 func (p *parser) probeSpec(t token) ProbeSpec {
-	parts := strings.Split(t.text, ":")
+	parts := splitProbe(t.text)
 	if len(parts) > 4 && (parts[0] == "fn" || strings.HasPrefix(parts[0], "pid")) {
 		// A C++ function: fn:MOD:geo::scale:entry keeps its colons.
 		return ProbeSpec{P: t.pos, Text: t.text, Prov: parts[0], Mod: parts[1], Func: strings.Join(parts[2:len(parts)-1], ":"), Name: parts[len(parts)-1]}
@@ -177,6 +181,31 @@ func (p *parser) probeSpec(t token) ProbeSpec {
 		parts = append([]string{""}, parts...)
 	}
 	return ProbeSpec{P: t.pos, Text: t.text, Prov: parts[0], Mod: parts[1], Func: parts[2], Name: parts[3]}
+}
+
+// splitProbe splits a probe description at the colons outside double
+// quotes and turns each field's quoted parts into glob patterns that
+// match them literally.
+func splitProbe(text string) []string {
+	var parts []string
+	var f strings.Builder
+	quoted := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == ':' && !quoted:
+			parts = append(parts, f.String())
+			f.Reset()
+		case quoted && strings.IndexByte("*?[\\", c) >= 0:
+			f.WriteByte('\\')
+			f.WriteByte(c)
+		default:
+			f.WriteByte(c)
+		}
+	}
+	return append(parts, f.String())
 }
 
 // block parses { stmt; stmt; ... } and the token after it.
