@@ -187,3 +187,39 @@ func TestLiveCorpus(t *testing.T) {
 		t.Fatalf("found %d of the %d corpus programs", seen, len(want))
 	}
 }
+
+// TestLivePaperExamples: the paper's examples as written (provider
+// names apart) and DTrace's run-time error reports, live and over the
+// recording of the same run.
+func TestLivePaperExamples(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "40"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	for _, c := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"openat", `syscall::openat:entry { @files[copyinstr(arg1)] = count(); }`, []string{"  /etc/hostname ", "  /nonexistent/file "}},
+		{"write.d", `syscall::write:entry { @counts[execname] = count(); }
+syscall::write:entry /execname == "calls"/ { @[arg0] = quantize(arg2); }`, []string{"  calls ", "------------- Distribution -------------"}},
+		{"flowindent", `#pragma D option flowindent
+fn::mid:entry /arg0 == 7/ { self->follow = 1; }
+fn:::entry, fn:::return /self->follow/ {}
+fn::mid:return /self->follow/ { self->follow = 0; }`, []string{"  -> mid", "    -> leaf", "    <- leaf", "  <- mid"}},
+		{"faults", `#pragma D option quiet
+fn::mid:entry /arg0 < 3/ { printf("%s", copyinstr(arg0)); }
+fn::mid:entry /arg0 >= 3 && arg0 < 5/ { x = 10 / (arg0 - arg0); }
+fn::mid:entry { @n = count(); }`, []string{"invalid address (0x0)", "divide-by-zero", "ttd probe: 5 error(s) on enabled probes", "40"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			trace, live, _, _ := liveRun(t, cfg, c.src, 20_000)
+			for _, w := range c.want {
+				if !strings.Contains(live, w) {
+					t.Errorf("live output lacks %q:\n%s", w, live)
+				}
+			}
+			if got, _ := recorded(t, trace, c.src, 2); got != live {
+				t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+			}
+		})
+	}
+}
