@@ -71,12 +71,12 @@ fn::risky:return /self->on/ { self->on = 0; }`, 1)
 // (colons, commas, wildcard characters); an unterminated one is an
 // error at its line:column.
 func TestQuotedProbeNames(t *testing.T) {
-	p, err := Compile(`fn::"mix<int, long>":entry, fn:"lib*.so":"operator*(int)":return { @ = count(); }`, nil)
+	p, err := Compile(`fn::"mix<int, long>":entry, fn:"lib*.so":"operator*(int)":return, usdt:"a:b":p:n { @ = count(); }`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pr := p.Script.Clauses[0].Probes
-	if len(pr) != 2 || pr[0].Func != "mix<int, long>" || pr[0].Name != "entry" || pr[1].Mod != `lib\*.so` || pr[1].Func != `operator\*(int)` || pr[1].Name != "return" {
+	if len(pr) != 3 || pr[2].Mod != "a:b" || pr[2].Func != "p" || pr[0].Func != "mix<int, long>" || pr[0].Name != "entry" || pr[1].Mod != `lib\*.so` || pr[1].Func != `operator\*(int)` || pr[1].Name != "return" {
 		t.Errorf("parsed %+v", pr)
 	}
 	if !glob(pr[1].Func, "operator*(int)") || glob(pr[1].Func, "operator+(int)") {
