@@ -54,23 +54,32 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64) (string, st
 	return trace, w.String() + errw.String(), res, string(prog)
 }
 
-// recorded probes a trace with jobs workers.
-func recorded(t *testing.T, trace, src string, jobs int) (string, *probe.Outcome) {
+// bindTrace compiles src and binds it to the trace, opened with its
+// index (for the memory scripts read and usdt semaphores) until the
+// test ends.
+func bindTrace(t *testing.T, trace, src string) *probe.Bound {
 	t.Helper()
 	p, err := probe.Compile(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, closeT, _, err := probe.OpenTarget(trace, p.NeedsMemory(), nil)
+	tg, closeT, _, err := probe.OpenTarget(trace, p.NeedsMemory() || p.UsesUSDT(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeT()
+	t.Cleanup(closeT)
 	b, err := p.Bind(tg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := p.Run([]*probe.Bound{b}, probe.RunOptions{Jobs: jobs})
+	return b
+}
+
+// recorded probes a trace with jobs workers.
+func recorded(t *testing.T, trace, src string, jobs int) (string, *probe.Outcome) {
+	t.Helper()
+	b := bindTrace(t, trace, src)
+	o, err := b.P.Run([]*probe.Bound{b}, probe.RunOptions{Jobs: jobs})
 	if err != nil {
 		t.Fatal(err)
 	}

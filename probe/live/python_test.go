@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"ttd/emu"
-	"ttd/probe"
 	"ttd/recorder"
 	"ttd/symbols"
 )
@@ -117,17 +116,7 @@ func TestLivePythonUSDT(t *testing.T) {
 	if _, _, err := recorder.Record(cfg, recorder.Options{Path: plain, CheckpointEvery: 5_000_000}); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := probe.Compile(src, nil)
-	tg, closeT, _, err := probe.OpenTarget(plain, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeT()
-	b, err := p.Bind(tg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := b.SemaphoreWarnings(); len(w) != 1 || !strings.Contains(w[0], "was 0 while the program was recorded") {
+	if w := bindTrace(t, plain, src).SemaphoreWarnings(); len(w) != 1 || !strings.Contains(w[0], "was 0 while the program was recorded") {
 		t.Errorf("warnings over a recording made without a tracer: %q", w)
 	}
 }
