@@ -22,9 +22,9 @@ import (
 
 // liveRun runs p's program live and returns the trace, the script's
 // output (stdout then stderr), the result and the program's stdout.
-func liveRun(t *testing.T, cfg emu.Config, src string, every uint64) (string, string, *Result, string) {
+func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...string) (string, string, *Result, string) {
 	t.Helper()
-	p, err := probe.Compile(src, nil)
+	p, err := probe.Compile(src, margs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +57,9 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64) (string, st
 // bindTrace compiles src and binds it to the trace, opened with its
 // index (for the memory scripts read and usdt semaphores) until the
 // test ends.
-func bindTrace(t *testing.T, trace, src string) *probe.Bound {
+func bindTrace(t *testing.T, trace, src string, margs ...string) *probe.Bound {
 	t.Helper()
-	p, err := probe.Compile(src, nil)
+	p, err := probe.Compile(src, margs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +76,9 @@ func bindTrace(t *testing.T, trace, src string) *probe.Bound {
 }
 
 // recorded probes a trace with jobs workers.
-func recorded(t *testing.T, trace, src string, jobs int) (string, *probe.Outcome) {
+func recorded(t *testing.T, trace, src string, jobs int, margs ...string) (string, *probe.Outcome) {
 	t.Helper()
-	b := bindTrace(t, trace, src)
+	b := bindTrace(t, trace, src, margs...)
 	o, err := b.P.Run([]*probe.Bound{b}, probe.RunOptions{Jobs: jobs})
 	if err != nil {
 		t.Fatal(err)
@@ -230,5 +230,39 @@ fn::mid:entry { @n = count(); }`, []string{"invalid address (0x0)", "divide-by-z
 				t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
 			}
 		})
+	}
+}
+
+// TestLiveLanguage: the rest of the language over one run, live and
+// recorded, with answers known from calls.c (n = 40: mid(i) for i < 40
+// calls leaf(i) and leaf(i+1); leaf returns 2x, mid 4i+2; leaf
+// increments counter).
+func TestLiveLanguage(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "40"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := `#pragma D option quiet
+BEGIN { limit = $1; }
+fn::mid:entry /arg0 < limit/ { self->spec = speculation(); speculate(self->spec); printf("spec %d\n", arg0); }
+fn::mid:return /self->spec && arg1 % 8 == 2/ { commit(self->spec); self->spec = 0; }
+fn::mid:return /self->spec/ { discard(self->spec); self->spec = 0; }
+fn::leaf:return { @mn = min(arg1); @mx = max(arg1); @av = avg(arg1); @sd = stddev(arg1); @s[probefunc, probemod] = sum(arg1); }
+fn::mid:entry /arg0 == 3/ { this->x = arg0 * 2; a[this->x, "k"] = this->x + 1; printf("a %d %s %d\n", a[6, "k"], execname, pid == tid); }
+syscall::openat:entry /copyinstr(arg1) == "/etc/hostname"/ { printf("copyin %s\n", copyin(arg1, 4)); }
+fn::leaf:entry /arg0 == 39/ { printf("counter %d wall %d\n", ` + "`counter" + `, walltimestamp > 0); @st[ustack(2)] = count(); }
+END { printa("%s %s %@d\n", @s); printa("min %@d\n", @mn); trunc(@s); clear(@mn); }
+`
+	trace, live, _, _ := liveRun(t, cfg, src, 20_000, "4")
+	// Speculations of mid(0..3) committed for even i (4i+2 = 2 mod 8).
+	for _, want := range []string{"spec 0\nspec 2\na 7 calls 1\n", "counter 77 wall 1\ncounter 78 wall 1\n", "copyin /etc\n",
+		"leaf calls 3200\n", "min 0\n", "\n               80\n", "\n               40\n", "calls`leaf\n              calls`mid+0x"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("live output lacks %q:\n%s", want, live)
+		}
+	}
+	if strings.Contains(live, "spec 1") || strings.Contains(live, "spec 3") {
+		t.Errorf("discarded speculations printed:\n%s", live)
+	}
+	if got, _ := recorded(t, trace, src, 2, "4"); got != live {
+		t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
 	}
 }
