@@ -166,7 +166,6 @@ func TestLiveCorpus(t *testing.T) {
 		"proc_fork/gcc-O2":     `proc:::fork { @forks = count(); } proc:::exit { @exits[arg0] = count(); } syscall::wait4:return { @w[pid] = count(); }`,
 		"signals/gcc-O2":       `signal:::deliver { @sig[arg0] = count(); } syscall::rt_sigaction:entry { @a = count(); }`,
 		"files_dirs/gcc-O2":    `syscall::openat:entry { @files[basename(copyinstr(arg1))] = count(); } fn::write:entry { @w = sum(arg2); }`,
-		"malloc_stress/gcc-O0": `fn::malloc:entry { @m = count(); @s = quantize(arg0); } fn::free:entry /arg0 != 0/ { @f = count(); }`,
 	}
 	seen := 0
 	for _, p := range corpus.Build(t) {
