@@ -112,6 +112,7 @@ func buildCalls(t *testing.T) string {
 const factsScript = `
 fn::leaf:entry { @calls[probefunc] = count(); @arg = sum(arg0); }
 fn::mid:return { @ret = sum(arg1); @q = quantize(arg1); }
+fn::mid:entry /arg0 % 100 == 7/ { printf("mid %d\n", arg0); }
 fn::malloc:entry /execname == "calls"/ { @mallocs = count(); @sizes = quantize(arg0); }
 syscall::openat:entry { @files[copyinstr(arg1)] = count(); }
 syscall::openat:return /errno != 0/ { @errs[errno] = count(); }
