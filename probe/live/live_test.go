@@ -163,10 +163,10 @@ func TestLiveExitStopsProgram(t *testing.T) {
 func TestLiveCorpus(t *testing.T) {
 	needGCC(t)
 	want := map[string]string{
-		"threads_sync/gcc-O2":  `thread:::start { @t = count(); } fn::pthread_create:entry { @c[probefunc] = count(); } syscall::futex:entry { @f = count(); }`,
-		"proc_fork/gcc-O2":     `proc:::fork { @forks = count(); } proc:::exit { @exits[arg0] = count(); } syscall::wait4:return { @w[pid] = count(); }`,
-		"signals/gcc-O2":       `signal:::deliver { @sig[arg0] = count(); } syscall::rt_sigaction:entry { @a = count(); }`,
-		"files_dirs/gcc-O2":    `syscall::openat:entry { @files[basename(copyinstr(arg1))] = count(); } fn::write:entry { @w = sum(arg2); }`,
+		"threads_sync/gcc-O2": `thread:::start { @t = count(); } fn::pthread_create:entry { @c[probefunc] = count(); } syscall::futex:entry { @f = count(); }`,
+		"proc_fork/gcc-O2":    `proc:::fork { @forks = count(); } proc:::exit { @exits[arg0] = count(); } syscall::wait4:return { @w[pid] = count(); }`,
+		"signals/gcc-O2":      `signal:::deliver { @sig[arg0] = count(); } syscall::rt_sigaction:entry { @a = count(); }`,
+		"files_dirs/gcc-O2":   `syscall::openat:entry { @files[basename(copyinstr(arg1))] = count(); } fn::write:entry { @w = sum(arg2); }`,
 	}
 	seen := 0
 	for _, p := range corpus.Build(t) {
