@@ -690,3 +690,10 @@ func resetFPU(c *x86.CPU) {
 	c.X = [16]x86.XMM{}
 	c.YH = [16]x86.XMM{}
 }
+
+// Interrupt queues sig for the processes of the first process's group as
+// if the host had received it (queueHost): an observer ending the run
+// early (ttd probe's exit(), as dtrace -c kills the command it started)
+// sends SIGKILL. Call it on the goroutine running the machine, from an
+// observer; the signal acts when the running thread's slice ends.
+func (p *Process) Interrupt(sig syscall.Signal) { p.m.queueHost(sig) }

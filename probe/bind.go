@@ -86,8 +86,11 @@ type Bound struct {
 	casts      map[*Cast]dtype // ctypes.go
 	demangled  bool            // the C++ names of Bind's funcs are demangled
 	members    map[*Member]*memberPlan
-	created    int64 // walltimestamp at position 0, ns
-	mainMod    string
+	created    int64    // walltimestamp at position 0, ns
+	warnings   []string // usdt.go
+	// mem, when set, reads a live program's memory (live.go).
+	mem     func(addr uint64, buf []byte, known []bool)
+	mainMod string
 }
 
 // Bind resolves the program's probes on a target. A probe description
@@ -97,8 +100,8 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bound{P: p, T: t, cps: cps, addr: map[uint64][]*boundProbe{}, sysEntry: map[int][]*boundProbe{},
-		sysReturn: map[int][]*boundProbe{}, proc: map[string][]*boundProbe{}, thread: map[string][]*boundProbe{}}
+	b := newBound(p, t)
+	b.cps = cps
 	h := t.Trace.File().Header()
 	b.execname = filepath.Base(h.ProgramPath)
 	b.created = h.Created.UnixNano()
@@ -109,6 +112,25 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	if err := b.loadProcesses(); err != nil {
 		return nil, err
 	}
+	if err := b.bindProbes(nil); err != nil {
+		return nil, err
+	}
+	b.checkSemaphores()
+	return b, nil
+}
+
+// newBound is a Bound with empty probe tables.
+func newBound(p *Program, t *Target) *Bound {
+	return &Bound{P: p, T: t, addr: map[uint64][]*boundProbe{}, sysEntry: map[int][]*boundProbe{},
+		sysReturn: map[int][]*boundProbe{}, proc: map[string][]*boundProbe{}, thread: map[string][]*boundProbe{}}
+}
+
+// bindProbes resolves every probe description of the program. With
+// matched nil, one that matches nothing is an error; else matched
+// counts the probes each description matched (a live program's modules
+// come as it runs: live.go).
+func (b *Bound) bindProbes(matched map[*ProbeSpec]int) error {
+	p, t := b.P, b.T
 	var funcs []symbols.FuncSymbol
 	if t.Syms != nil {
 		funcs = t.Syms.FuncSymbols()
@@ -134,27 +156,29 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 		}
 	}
 	for _, cl := range p.Script.Clauses {
-		for _, pr := range cl.Probes {
-			n, err := b.bindSpec(pr, cl, funcs, get, attach)
+		for i := range cl.Probes {
+			pr := &cl.Probes[i]
+			n, err := b.bindSpec(*pr, cl, funcs, get, attach)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if n == 0 {
-				return nil, errAt(pr.P, "probe description %s does not match any probes", pr.Text)
+			if matched != nil {
+				matched[pr] += n
+			} else if n == 0 {
+				return errAt(pr.P, "probe description %s does not match any probes", pr.Text)
 			}
 		}
 	}
 	b.casts, b.members = map[*Cast]dtype{}, map[*Member]*memberPlan{}
 	if err := b.bindTypes(); err != nil {
-		return nil, err
+		return err
 	}
 	for a := range b.addr {
 		b.addrs = append(b.addrs, a)
 	}
 	sort.Slice(b.addrs, func(i, j int) bool { return b.addrs[i] < b.addrs[j] })
 	sort.Slice(b.rets, func(i, j int) bool { return b.rets[i].lo < b.rets[j].lo })
-
-	return b, nil
+	return nil
 }
 
 func glob(pat, s string) bool {

@@ -115,6 +115,7 @@ func FuzzCompile(f *testing.F) {
 		"fn::f:entry /self->x == 0 && arg0 > 3/ { self->x = arg0; @q = quantize(arg0); }",
 		"#pragma D option quiet\nBEGIN { a[1,\"s\"] = 2; trace(a[1,\"s\"]); }",
 		"BEGIN { @l = lquantize(7, 0, 10, 2); printa(\"%d %@d\\n\", @l); trunc(@l, 1); clear(@l); }",
+		"fn::\"mix<int, long>\":entry, fn:\"a:b\"::return { trace(((item_t *)arg0)->x); trace((a * b)); }",
 		"BEGIN { this->s = strjoin(\"a\", lltostr(12)); printf(\"%s %d %s\", substr(this->s, 1, 2), strlen(this->s), basename(\"/a/b\")); }",
 	} {
 		f.Add(s)

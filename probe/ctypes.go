@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"math"
+
 	"ttd/symbols"
 )
 
@@ -9,7 +11,8 @@ import (
 //	((struct item *)arg0)->name    ((struct item *)arg0)->pos.x
 //	stringof(((struct item *)arg0)->label)   (a char * member)
 //
-// A cast names a struct, union or class pointer; -> follows a pointer
+// A cast names a pointer to a struct, union or class, or to a typedef
+// of one; -> follows a pointer
 // to one, . takes a member of one. The types are resolved when the
 // program is bound to a trace (the trace's modules hold the DWARF), so
 // an unknown type or member is an error with its line:column before
@@ -17,7 +20,9 @@ import (
 // at its offset: an integer, enum or char of its size and signedness; a
 // pointer as its address (to follow with -> or stringof); a char array
 // as a string; a struct or other array as its address (to take a member
-// of or pass on).
+// of or pass on); a bit-field as its bits, sign-extended for a signed
+// type; a float or double as a floating-point value (value.go). A cast
+// may name a typedef of the program: ((item_t *)arg0)->x.
 
 // dtype is the static type of an expression: ct with ptr more levels
 // of pointer on top (what a cast writes with '*').
@@ -49,9 +54,11 @@ func (d dtype) isStruct() bool { return d.ptr == 0 && d.ct.Kind() == symbols.CSt
 
 // How a member's value is read.
 const (
-	loadInt  = iota + 1 // an integer of size bytes
-	loadAddr            // its address (a struct, a non-char array)
-	loadStr             // a char array: a string of at most strLen bytes
+	loadInt   = iota + 1 // an integer of size bytes
+	loadAddr             // its address (a struct, a non-char array)
+	loadStr              // a char array: a string of at most strLen bytes
+	loadBits             // a bit-field: bitSize bits from bit bitShift of size bytes
+	loadFloat            // a float or double of size bytes
 )
 
 // memberPlan is a member access resolved against a target's types.
@@ -62,6 +69,8 @@ type memberPlan struct {
 	size   int
 	signed bool
 	strLen int
+	// bit-fields: the field's lowest bit in the bytes read, its width
+	bitShift, bitSize int
 }
 
 // bindTypes resolves the program's DWARF casts and member accesses on
@@ -114,19 +123,26 @@ func (b *Bound) bindTypes() error {
 				err = errAt(e.P, ".%s: %s is not a struct (use -> for a pointer)", e.Name, xt)
 				return dtype{}, false
 			}
-			ft, off, bits, ok := st.ct.Field(e.Name)
+			m, ok := st.ct.Field(e.Name)
 			if !ok {
 				err = errAt(e.P, "%s has no member named %q", st, e.Name)
 				return dtype{}, false
 			}
-			pl := &memberPlan{typ: dtype{ft, 0}, off: off}
+			ft := m.Type
+			pl := &memberPlan{typ: dtype{ft, 0}, off: m.Offset}
 			switch ft.Kind() {
 			case symbols.CInt:
-				if bits != 0 {
-					err = errAt(e.P, "member %s is a bit-field, which probes cannot read yet", e.Name)
-					return dtype{}, false
-				}
 				pl.load, pl.size, pl.signed = loadInt, int(ft.Size()), ft.Signed()
+				if m.BitSize != 0 {
+					// A bit-field: the bytes that hold it, shifted and
+					// masked, sign-extended for a signed type.
+					pl.load, pl.bitShift, pl.bitSize = loadBits, int(m.BitPos-m.Offset*8), int(m.BitSize)
+					pl.size = (pl.bitShift + pl.bitSize + 7) / 8
+					if pl.size > 8 {
+						err = errAt(e.P, "bit-field %s spans %d bytes, which probes cannot read", e.Name, pl.size)
+						return dtype{}, false
+					}
+				}
 			case symbols.CPointer:
 				pl.load, pl.size = loadInt, 8
 			case symbols.CArray:
@@ -137,8 +153,13 @@ func (b *Bound) bindTypes() error {
 			case symbols.CStruct:
 				pl.load = loadAddr
 			case symbols.CFloat:
-				err = errAt(e.P, "member %s is floating-point (%s), which D does not compute with", e.Name, ft)
-				return dtype{}, false
+				// float and double: printf's %f, %e, %g print them; as an
+				// integer they truncate (value.go).
+				pl.load, pl.size = loadFloat, int(ft.Size())
+				if pl.size != 4 && pl.size != 8 {
+					err = errAt(e.P, "member %s is a %d-byte floating-point number (%s), which probes cannot read", e.Name, pl.size, ft)
+					return dtype{}, false
+				}
 			default:
 				err = errAt(e.P, "member %s has type %s, which probes cannot read", e.Name, ft)
 				return dtype{}, false
@@ -210,6 +231,19 @@ func (s *segEval) member(cr *clauseRun, e *Member) Value {
 	switch pl.load {
 	case loadInt:
 		return intVal(s.loadInt(e.P, addr, pl.size, pl.signed))
+	case loadBits:
+		v := uint64(s.loadInt(e.P, addr, pl.size, false)) >> pl.bitShift
+		v &= 1<<pl.bitSize - 1
+		if pl.signed && pl.bitSize < 64 && v&(1<<(pl.bitSize-1)) != 0 {
+			v |= ^uint64(0) << pl.bitSize
+		}
+		return intVal(int64(v))
+	case loadFloat:
+		bits := uint64(s.loadInt(e.P, addr, pl.size, false))
+		if pl.size == 4 {
+			return floatVal(float64(math.Float32frombits(uint32(bits))))
+		}
+		return floatVal(math.Float64frombits(bits))
 	case loadStr:
 		n := s.b.P.strsize
 		if pl.strLen >= 0 && pl.strLen < n {

@@ -54,3 +54,63 @@ func TestDWARFTypeErrors(t *testing.T) {
 		t.Errorf("cast to a struct: %v", err)
 	}
 }
+
+// typesScript prints what types.c prints, reading the members through a
+// cast to the typedef sample_t: bit-fields and floating-point members.
+const typesScript = `#pragma D option quiet
+fn::visit:entry {
+	printf("%d %u %d %u %c %f %.3f %g %e\n", ((sample_t *)arg0)->id, ((sample_t *)arg0)->kind,
+		((sample_t *)arg0)->delta, ((sample_t *)arg0)->wide, ((sample_t *)arg0)->tag,
+		((sample_t *)arg0)->ratio, ((sample_t *)arg0)->weight, ((sample_t *)arg0)->weight,
+		((sample_t *)arg0)->ratio);
+}`
+
+// TestTypedefBitfieldFloatMatchNative: casts through typedef names,
+// bit-fields (signed and unsigned) and float/double members, -O0 and
+// -O2, against the program's own printf.
+func TestTypedefBitfieldFloatMatchNative(t *testing.T) {
+	for _, opt := range []string{"-O0", "-O2"} {
+		f := recordFixture(t, "types.c", "gcc", []string{opt}, "40")
+		out, errs, _ := runScript(t, f.trace, typesScript, 2)
+		if errs != "" {
+			t.Fatalf("%s: stderr: %s", opt, errs)
+		}
+		if out != f.native {
+			t.Errorf("%s: script printed\n%s\nthe program\n%s", opt, out, f.native)
+		}
+	}
+	// A float truncates as an integer; compares as a number; a typedef
+	// of a pointer to the struct is not a pointer cast; unknown typedefs
+	// fail at bind with line:column.
+	f := recordFixture(t, "types.c", "gcc", []string{"-O2"}, "40")
+	out, errs, _ := runScript(t, f.trace, `#pragma D option quiet
+fn::visit:entry /((sample_t *)arg0)->ratio > 2/ { @n = count(); @s = sum(((sample_t *)arg0)->weight); }
+END { printa("%@d\n", @n); printa("%@d\n", @s); }`, 1)
+	// ratio = i/4 - 1.5 > 2 for i >= 15: 25 samples; weight truncated
+	// sums to sum(int(i*1250/7)) for i = 15..39.
+	var sum int64
+	for i := 15; i < 40; i++ {
+		sum += int64(float64(i) * 1.25e3 / 7.0)
+	}
+	if want := "25\n" + itoa(uint64(sum)) + "\n"; out != want || errs != "" {
+		t.Errorf("float predicate and sum: got %q (%s), want %q", out, errs, want)
+	}
+	tg := openCached(t, f.trace, false)
+	for _, c := range []struct{ src, want string }{
+		{"fn::visit:entry { trace(((nosuch_t *)arg0)->id); }", `1:26: unknown type "nosuch_t"`},
+		{"fn::visit:entry { trace(((counter_t *)arg0)->id); }", `->id: counter_t * is not a pointer to a struct`},
+	} {
+		p, err := Compile(c.src, nil)
+		if err != nil {
+			t.Errorf("%q: compile: %v", c.src, err)
+			continue
+		}
+		if _, err = p.Bind(tg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.src, err, c.want)
+		}
+	}
+	// (a * b) stays a product, (x) a parenthesised expression.
+	if _, err := Compile("BEGIN { a = 2; b = 3; trace((a * b)); trace((a)); exit(0); }", nil); err != nil {
+		t.Errorf("product in parentheses: %v", err)
+	}
+}

@@ -22,6 +22,8 @@ fn::geo::scale(int):entry { @["geo::scale(int)"] = count(); }
 fn::_ZN3geo5scaleEl:entry { @["geo::scale(long)"] = count(); }
 usdt:libstdc++*:libstdcxx:throw { @["throws"] = count(); }
 usdt:libstdc++*:libstdcxx:catch { @["caught"] = count(); }
+fn::"mix<int, long>":entry { @["mix<int, long>"] = count(); }
+fn::"int mix<int, long>(int, long)":entry, fn::"long mix<long, int>(long, int)":entry /probefunc == "long mix<long, int>(long, int)"/ { @["mix<long, int>"] = count(); }
 END { printa("%s %@d\n", @); }
 `, 2)
 	if errs != "" {
@@ -62,5 +64,25 @@ fn:a.out::entry, fn:a.out::return /self->on/ { }
 fn::risky:return /self->on/ { self->on = 0; }`, 1)
 	if !strings.Contains(out, "-> risky(int)") || !strings.Contains(out, "<- risky(int)") {
 		t.Errorf("flowindent lacks risky(int):\n%s", out)
+	}
+}
+
+// TestQuotedProbeNames: a quoted part of a probe description is literal
+// (colons, commas, wildcard characters); an unterminated one is an
+// error at its line:column.
+func TestQuotedProbeNames(t *testing.T) {
+	p, err := Compile(`fn::"mix<int, long>":entry, fn:"lib*.so":"operator*(int)":return, usdt:"a:b":p:n { @ = count(); }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := p.Script.Clauses[0].Probes
+	if len(pr) != 3 || pr[2].Mod != "a:b" || pr[2].Func != "p" || pr[0].Func != "mix<int, long>" || pr[0].Name != "entry" || pr[1].Mod != `lib\*.so` || pr[1].Func != `operator\*(int)` || pr[1].Name != "return" {
+		t.Errorf("parsed %+v", pr)
+	}
+	if !glob(pr[1].Func, "operator*(int)") || glob(pr[1].Func, "operator+(int)") {
+		t.Error("a quoted * is not literal")
+	}
+	if _, err := Compile("BEGIN {}\n  fn::\"mix<int, long:entry { }", nil); err == nil || !strings.Contains(err.Error(), "2:3: unterminated quote") {
+		t.Errorf("unterminated quote: %v", err)
 	}
 }

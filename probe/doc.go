@@ -8,7 +8,8 @@
 //
 // A script is clauses "probe[, probe...] [/predicate/] { statements }"
 // and "#pragma D option quiet|flowindent|strsize=N". Probes are
-// provider:module:function:name with * and ? wildcards:
+// provider:module:function:name with * and ? wildcards; a double-quoted
+// part is literal (fn::"mix<int, long>":entry):
 //
 //	fn:MODULE:FUNC:entry|return|OFFSET  (pid* is an alias of fn; C++
 //	                                     names mangled or demangled)
@@ -72,10 +73,12 @@
 //
 // # Live programs
 //
-// "ttd probe ... -- PROG" (cmd/ttd) records the program and then
-// evaluates the script over the recording, so live and recorded runs
-// give the same results by construction; there is no evaluation inside
-// the emulator during the run.
+// "ttd probe ... -- PROG" evaluates the script while the program runs
+// (live.go; package probe/live drives it from the emulator through the
+// recorder's Tap): one segment from position 0, fed the events the
+// re-simulation would give, at the recorder's positions, so live and
+// recorded runs print the same output (probe/live's tests compare them).
+// Modules bind as the program maps them; exit() stops the program.
 //
 // # Parallel segments and the merge law
 //
@@ -110,16 +113,18 @@
 // # Known limits
 //
 // usdt probes guarded by a semaphore (python's) run only while a tracer
-// holds the semaphore: a recording made without one never reaches them,
-// so they bind but never fire. DWARF casts name struct, union or class
-// pointers ((struct T *)x); typedef names, bit-fields and floating-point
-// members are refused with line:column, and variables (this->p, self->p)
-// hold plain integers, so a member access casts again. C++ names with a
-// comma (std::map<int, int>) are matched through wildcards. pid is the
+// holds the semaphore: a live run raises it; over a recording made
+// without one they cannot fire, and Bound.SemaphoreWarnings says so.
+// DWARF casts name pointers to struct, union or class types or to
+// typedefs of them; variables (this->p, self->p) hold plain integers,
+// so a member access casts again; float and double members are values
+// printf prints, and integers elsewhere (D does not compute with
+// floating point). Live, watch and profile probes are refused (they
+// need every memory access or instruction count: record first); END
+// reads the memory the program left. pid is the
 // recorded process's (its children run but are not re-simulated; their
-// proc:::fork/exec/exit come from the trace's Process records). "ttd
-// probe ... -- PROG" records first and evaluates after (below), not
-// while the program runs. profile:::N fires at global positions N, 2N,
+// proc:::fork/exec/exit come from the trace's Process records).
+// profile:::N fires at global positions N, 2N,
 // ..., not per thread. A return probe fires at each ret of the function
 // and at jumps out of it (tail calls), as DTrace's pid provider does.
 //

@@ -145,11 +145,11 @@ func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 	s.keys = keys
 	var v, incr int64 = 0, 1
 	if len(st.Args) > 0 {
-		a := s.eval(cr, st.Args[0])
-		if a.K != KInt {
+		a, ok := s.eval(cr, st.Args[0]).number()
+		if !ok {
 			s.faultf(st.Args[0].At(), "%s() of a string", st.Fn)
 		}
-		v = a.I
+		v = a
 	}
 	switch {
 	case st.Fn == "quantize" && len(st.Args) == 2:
@@ -328,10 +328,11 @@ func boolVal(b bool) Value {
 
 // num is an integer operand; a string is a fault.
 func (s *segEval) num(e Expr, v Value) int64 {
-	if v.K != KInt {
+	n, ok := v.number()
+	if !ok {
 		s.faultf(e.At(), "a string is used as a number")
 	}
-	return v.I
+	return n
 }
 
 func (s *segEval) binary(cr *clauseRun, e *Binary) Value {
@@ -349,6 +350,8 @@ func (s *segEval) binary(cr *clauseRun, e *Binary) Value {
 		var c int
 		if x.K == KInt && y.K == KInt {
 			c = compareValues(x, y)
+		} else if x.numeric() && y.numeric() {
+			c = cmpFloat(x.asFloat(), y.asFloat())
 		} else {
 			// Strings compare as strings; an unset variable is "".
 			xs, ys := x.S, y.S
@@ -429,6 +432,9 @@ func (s *segEval) cast(cr *clauseRun, e *Cast) Value {
 			return x
 		}
 		return strVal(s.readString(e.P, uint64(x.I), s.b.P.strsize))
+	}
+	if x.K == KFloat {
+		x = intVal(int64(x.Float())) // C's conversion: toward zero
 	}
 	if x.K != KInt {
 		if x.K == KStr && t.Ptr == 0 {
@@ -666,7 +672,7 @@ func (s *segEval) call(cr *clauseRun, e *Call) Value {
 }
 
 func (s *segEval) str(e Expr, v Value) string {
-	if v.K == KInt {
+	if v.numeric() {
 		s.faultf(e.At(), "a number is used as a string")
 	}
 	return v.S

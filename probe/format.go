@@ -130,6 +130,13 @@ func sprintf(cs []conv, args []Value, aggVal *Value, sy symbolizer) string {
 		if c.hasPrec {
 			spec += "." + prec
 		}
+		if v.K == KFloat && strings.IndexByte("eEfgG", c.verb) < 0 {
+			if c.verb == 's' {
+				v = strVal(v.String())
+			} else {
+				v = intVal(int64(v.Float())) // %d of a double: C's conversion
+			}
+		}
 		switch c.verb {
 		case 'd', 'i':
 			if v.K != KInt {
@@ -157,7 +164,10 @@ func sprintf(cs []conv, args []Value, aggVal *Value, sy symbolizer) string {
 		case 'a', 'A':
 			b.WriteString(fmt.Sprintf(spec+"s", symAddr(sy, uint64(v.I), c.verb == 'a')))
 		case 'e', 'E', 'f', 'g', 'G':
-			b.WriteString(fmt.Sprintf(spec+string(c.verb), float64(v.I)))
+			if !c.hasPrec && (c.verb == 'g' || c.verb == 'G') {
+				spec += ".6" // C's default precision; Go's %g is the shortest
+			}
+			b.WriteString(fmt.Sprintf(spec+string(c.verb), v.asFloat()))
 		case 'Y':
 			t := time.Unix(0, v.I).UTC()
 			b.WriteString(fmt.Sprintf(spec+"s", t.Format("2006 Jan  2 15:04:05")))

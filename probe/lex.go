@@ -238,19 +238,29 @@ func (l *lexer) next() (token, *Error) {
 }
 
 // probeDesc lexes a probe description: the characters up to blank space,
-// ',', '{' or '/'. ok is false when none is there.
+// ',', '{' or '/', outside double quotes: a quoted part ("Acc<int,
+// long>::add(int, long)") is part of the description whatever it holds,
+// and names itself literally (probeSpec). ok is false when none is there.
 func (l *lexer) probeDesc() (token, bool, *Error) {
 	if err := l.skipSpace(); err != nil {
 		return token{}, false, err
 	}
 	p := l.pos()
 	j := l.i
+	quoted := false
 	for j < len(l.src) {
 		c := l.src[j]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '{' || c == '/' {
+		if c == '"' {
+			quoted = !quoted
+		} else if c == '\n' && quoted {
+			break
+		} else if !quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '{' || c == '/') {
 			break
 		}
 		j++
+	}
+	if quoted {
+		return token{}, false, errAt(p, "unterminated quote in probe description %s", l.src[l.i:j])
 	}
 	if j == l.i {
 		return token{}, false, nil

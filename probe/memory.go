@@ -15,7 +15,14 @@ import (
 
 // readInto fills buf from what is known at the current position.
 func (s *segEval) readInto(addr uint64, buf []byte, known []bool) {
+	if s.b.mem != nil {
+		s.b.mem(addr, buf, known)
+		return
+	}
 	if s.r == nil {
+		if s.lookback {
+			s.earlier(addr, buf, known, make([]bool, len(buf)))
+		}
 		s.static(addr, buf, known)
 		return
 	}

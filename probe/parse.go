@@ -158,8 +158,12 @@ func (p *parser) clause(id int) *Clause {
 
 // probeSpec splits provider:module:function:name. Fewer fields fill
 // from the right, as DTrace does (a lone BEGIN is its name).
+//
+// A double-quoted part of a field is literal: its colons do not split
+// fields, and its wildcard characters (* ? [) and commas match
+// themselves: fn::"mix<int, long>":entry, fn::"operator*(int)":entry.
 func (p *parser) probeSpec(t token) ProbeSpec {
-	parts := strings.Split(t.text, ":")
+	parts := splitProbe(t.text)
 	if len(parts) > 4 && (parts[0] == "fn" || strings.HasPrefix(parts[0], "pid")) {
 		// A C++ function: fn:MOD:geo::scale:entry keeps its colons.
 		return ProbeSpec{P: t.pos, Text: t.text, Prov: parts[0], Mod: parts[1], Func: strings.Join(parts[2:len(parts)-1], ":"), Name: parts[len(parts)-1]}
@@ -177,6 +181,31 @@ func (p *parser) probeSpec(t token) ProbeSpec {
 		parts = append([]string{""}, parts...)
 	}
 	return ProbeSpec{P: t.pos, Text: t.text, Prov: parts[0], Mod: parts[1], Func: parts[2], Name: parts[3]}
+}
+
+// splitProbe splits a probe description at the colons outside double
+// quotes and turns each field's quoted parts into glob patterns that
+// match them literally.
+func splitProbe(text string) []string {
+	var parts []string
+	var f strings.Builder
+	quoted := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == ':' && !quoted:
+			parts = append(parts, f.String())
+			f.Reset()
+		case quoted && strings.IndexByte("*?[\\", c) >= 0:
+			f.WriteByte('\\')
+			f.WriteByte(c)
+		default:
+			f.WriteByte(c)
+		}
+	}
+	return append(parts, f.String())
 }
 
 // block parses { stmt; stmt; ... } and the token after it.
@@ -368,7 +397,7 @@ func (p *parser) unary() Expr {
 			p.advance()
 			return &IncDec{P: pos, Op: op, L: p.unary()}
 		case "(":
-			if la := p.lookahead(); la.kind == tIdent && typeWords[la.text] {
+			if la := p.lookahead(); la.kind == tIdent && (typeWords[la.text] || p.typedefCast()) {
 				p.advance()
 				t := p.ctype()
 				p.expect(")")
@@ -390,10 +419,45 @@ func (p *parser) unary() Expr {
 	return p.postfix()
 }
 
+// typedefCast reports whether the tokens after "(" are "NAME *... )":
+// a cast to a pointer to a type the program's DWARF names (a typedef,
+// ((item_t *)arg0)->x), resolved when the program is bound. (NAME)
+// alone stays a parenthesised expression, and (a * b) a product.
+func (p *parser) typedefCast() bool {
+	lx := *p.lx // scan ahead on a copy
+	stars := 0
+	for {
+		t, err := lx.next()
+		if err != nil || t.kind != tOp {
+			return false
+		}
+		switch t.text {
+		case "*":
+			stars++
+		case ")":
+			return stars > 0
+		default:
+			return false
+		}
+	}
+}
+
 // ctype parses a C type name for a cast.
 func (p *parser) ctype() CType {
 	pos := p.tok.pos
 	var words []string
+	if p.tok.kind == tIdent && !typeWords[p.tok.text] {
+		// A typedef of the program (typedefCast).
+		name := p.tok.text
+		p.advance()
+		t := CType{Name: name, DWARF: name, Size: 8}
+		for p.is("*") {
+			t.Ptr++
+			t.Name += " *"
+			p.advance()
+		}
+		return t
+	}
 	for p.tok.kind == tIdent && (typeWords[p.tok.text] || len(words) > 0 && (words[len(words)-1] == "struct" || words[len(words)-1] == "union" || words[len(words)-1] == "class")) {
 		words = append(words, p.tok.text)
 		p.advance()

@@ -271,18 +271,21 @@ func (p *Program) RunWith(bs []*Bound, eval EvalFunc) (*Outcome, error) {
 	for _, pt := range all {
 		out.fold(pt)
 	}
-	// END sees the final state and aggregations.
-	endPos := bs[len(bs)-1].T.Trace.End()
-	if out.Exit != nil {
-		endPos = out.Exit.Pos
-	}
-	end := specialEval(bs[len(bs)-1], bs[len(bs)-1].end, state, endPos)
-	exit := out.Exit
-	out.fold(end)
-	if exit != nil {
-		out.Exit = exit
-	}
+	out.finishEnd(bs[len(bs)-1], state, bs[len(bs)-1].T.Trace.End())
 	return out, nil
+}
+
+// finishEnd runs END with the final state and aggregations, at the
+// position of exit() or else at end; exit()'s status stays the first.
+func (o *Outcome) finishEnd(b *Bound, state map[string]Value, end uint64) {
+	if o.Exit != nil {
+		end = o.Exit.Pos
+	}
+	exit := o.Exit
+	o.fold(specialEval(b, b.end, state, end))
+	if exit != nil {
+		o.Exit = exit
+	}
 }
 
 // specialEval runs BEGIN or END clauses.
@@ -291,6 +294,9 @@ func specialEval(b *Bound, cls []*Clause, state map[string]Value, pos uint64) *P
 	bp := &boundProbe{Prov: "", Name: "BEGIN"}
 	if pos != 0 || state != nil {
 		bp.Name = "END"
+		// END reads the memory the program left: what the trace's
+		// index learned over every segment (memory.go).
+		s.k, s.lookback = len(b.cps), b.T.Index != nil
 	}
 	for _, cl := range cls {
 		ev := &event{pos: pos, tid: b.pid, bp: bp}
@@ -299,6 +305,7 @@ func specialEval(b *Bound, cls []*Clause, state map[string]Value, pos uint64) *P
 			break
 		}
 	}
+	s.k = -1
 	s.seal()
 	return s.part
 }
@@ -476,19 +483,10 @@ func (p *Program) FinishAcross(first, last *Bound, parts ...*Partial) *Outcome {
 		all = Merge(all, pt)
 	}
 	state := composeState(nil, begin.Writes, nil)
-	b = last
-	endPos := b.T.Trace.End()
 	if all != nil {
 		out.fold(all)
 		state = composeState(state, all.Writes, all.Ended)
-		if all.Exit != nil {
-			endPos = all.Exit.Pos
-		}
 	}
-	exit := out.Exit
-	out.fold(specialEval(b, b.end, state, endPos))
-	if exit != nil {
-		out.Exit = exit
-	}
+	out.finishEnd(last, state, last.T.Trace.End())
 	return out
 }

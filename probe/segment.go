@@ -109,6 +109,9 @@ type segEval struct {
 	// memory
 	lookback bool
 	procNext int // the next of b.procEvents (proc.go)
+	// where is the position and thread of the instruction c is about
+	// to run (the replay's, or a live run's: live.go).
+	where func(c *x86.CPU) (uint64, int)
 }
 
 func (s *segEval) emit(r Record) {
@@ -157,6 +160,10 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	defer r.Close()
 	s.r = r
+	s.where = func(c *x86.CPU) (uint64, int) {
+		tid, _ := r.Current()
+		return r.InstPosition(c), tid
+	}
 	if b.P.needMemory || b.needMemory {
 		r.Track()
 		s.lookback = b.T.Index != nil
@@ -256,8 +263,8 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		return
 	}
 	if bps := s.b.addr[in.PC]; bps != nil {
-		tid, _ := r.Current()
-		ev := s.newEvent(r.InstPosition(c), tid, c)
+		pos, tid := s.where(c)
+		ev := s.newEvent(pos, tid, c)
 		ev.pc = in.PC
 		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
 		for i, reg := range regs {
@@ -291,8 +298,8 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			}
 		}
 		bp := rr.bp
-		tid, _ := r.Current()
-		ev := s.newEvent(r.InstPosition(c), tid, c)
+		pos, tid := s.where(c)
+		ev := s.newEvent(pos, tid, c)
 		ev.pc = in.PC
 		ev.retval = int64(c.R[x86.RAX])
 		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
@@ -338,51 +345,74 @@ func (s *segEval) onEvent(e *reader.Event) {
 	switch e.Kind {
 	case reader.EventSyscall:
 		sc := &e.Record.Syscall
-		ent, ret := s.b.sysEntry[sc.Nr], s.b.sysReturn[sc.Nr]
-		if ent == nil && ret == nil {
-			return
-		}
-		ev := &event{pos: e.Position, tid: sc.Tid, cpu: s.cpuOf(sc.Tid)}
-		for i := 0; i < 6; i++ {
-			ev.args[i] = int64(sc.Args[i])
-		}
-		s.fire(ent, ev)
-		if ret != nil {
-			ev := &event{pos: e.Position, tid: sc.Tid, cpu: s.cpuOf(sc.Tid), retval: sc.Result}
-			if sc.Result < 0 && sc.Result >= -4095 {
-				ev.errno, ev.retval = -sc.Result, -1
-			}
-			ev.args[0], ev.args[1] = ev.retval, ev.retval
-			s.fire(ret, ev)
-		}
+		s.syscall(e.Position, sc.Tid, s.cpuOf(sc.Tid), sc.Nr, &sc.Args, sc.Result)
 	case reader.EventThreadStart:
-		ev := &event{pos: e.Position, tid: e.Record.ThreadStart.Tid}
-		ev.args[0] = int64(e.Record.ThreadStart.ParentTid)
-		s.fire(s.b.thread["start"], ev)
+		s.threadStart(e.Position, e.Record.ThreadStart.Tid, e.Record.ThreadStart.ParentTid)
 	case reader.EventThreadExit:
-		tid := e.Record.ThreadExit.Tid
-		ev := &event{pos: e.Position, tid: tid}
-		ev.args[0] = int64(e.Record.ThreadExit.Status)
-		s.fire(s.b.thread["exit"], ev)
-		s.threadEnded(tid)
+		s.threadExit(e.Position, e.Record.ThreadExit.Tid, e.Record.ThreadExit.Status)
 	case reader.EventSignal:
-		ev := &event{pos: e.Position, tid: e.Record.Signal.Tid}
-		ev.args[0], ev.args[1] = int64(e.Record.Signal.Signo), int64(e.Record.Signal.Addr)
-		s.fire(s.b.signal, ev)
+		s.signal(e.Position, e.Record.Signal.Tid, e.Record.Signal.Signo, e.Record.Signal.Addr)
 	case reader.EventModule:
 		if s.b.procs == nil && e.Module != nil && string(e.Module.Path) != "" && s.b.proc["exec"] != nil && strings.HasSuffix(string(e.Module.Path), s.b.execname) {
 			ev := &event{pos: e.Position, tid: e.Tid}
 			s.fire(s.b.proc["exec"], ev)
 		}
 	case reader.EventExit:
-		ev := &event{pos: e.Position, tid: e.Tid}
+		code := int64(128 + e.Record.Exit.Signo)
 		if x := e.Record.Exit; x.Kind == tracefile.ExitExited {
-			ev.args[0] = int64(x.Code)
-		} else {
-			ev.args[0] = int64(128 + x.Signo)
+			code = int64(x.Code)
 		}
-		s.fire(s.b.proc["exit"], ev)
+		s.procExit(e.Position, e.Tid, code)
 	}
+}
+
+// The events of syscall, thread, signal and proc probes, from the
+// re-simulation (onEvent) or a live program (live.go).
+
+func (s *segEval) syscall(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64, result int64) {
+	ent, ret := s.b.sysEntry[nr], s.b.sysReturn[nr]
+	if ent == nil && ret == nil {
+		return
+	}
+	ev := &event{pos: pos, tid: tid, cpu: c}
+	for i := 0; i < 6; i++ {
+		ev.args[i] = int64(args[i])
+	}
+	s.fire(ent, ev)
+	if ret != nil {
+		ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
+		if result < 0 && result >= -4095 {
+			ev.errno, ev.retval = -result, -1
+		}
+		ev.args[0], ev.args[1] = ev.retval, ev.retval
+		s.fire(ret, ev)
+	}
+}
+
+func (s *segEval) threadStart(pos uint64, tid, parent int) {
+	ev := &event{pos: pos, tid: tid}
+	ev.args[0] = int64(parent)
+	s.fire(s.b.thread["start"], ev)
+}
+
+func (s *segEval) threadExit(pos uint64, tid, status int) {
+	ev := &event{pos: pos, tid: tid}
+	ev.args[0] = int64(status)
+	s.fire(s.b.thread["exit"], ev)
+	s.threadEnded(tid)
+}
+
+func (s *segEval) signal(pos uint64, tid, signo int, addr uint64) {
+	ev := &event{pos: pos, tid: tid}
+	ev.args[0], ev.args[1] = int64(signo), int64(addr)
+	s.fire(s.b.signal, ev)
+}
+
+// procExit fires proc:::exit for the recorded (first) process's end.
+func (s *segEval) procExit(pos uint64, tid int, code int64) {
+	ev := &event{pos: pos, tid: tid}
+	ev.args[0] = code
+	s.fire(s.b.proc["exit"], ev)
 }
 
 // threadEnded drops a thread's self-> variables, as D does.

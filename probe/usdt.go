@@ -17,8 +17,9 @@ import (
 // truncated and extended to the operand's size and signedness.
 //
 // A probe with a semaphore (python's) runs its nop only while a tracer
-// holds the semaphore; a recording made without one never reaches it,
-// so such probes bind but do not fire.
+// holds the semaphore. A live run raises it (package probe/live); a
+// recording made without a tracer never reaches the nop: Bind reads the
+// semaphore from the trace and SemaphoreWarnings says so.
 
 // usdtRegs maps the notes' 64-bit register names to x86 numbers.
 var usdtRegs = map[string]int{}
@@ -103,4 +104,48 @@ func (s *segEval) usdtArg(cr *clauseRun, i int) int64 {
 		return s.loadInt(cr.cl.P, addr, a.Size, a.Signed)
 	}
 	return extend(v, a.Size, a.Signed)
+}
+
+// checkSemaphores reads, at the end of the recording, the semaphore of
+// every bound usdt probe that has one: a semaphore that was 0 (or never
+// read) while the program was recorded means the probe's site never ran.
+func (b *Bound) checkSemaphores() {
+	s := &segEval{b: b, k: len(b.cps), lookback: b.T.Index != nil}
+	for _, bp := range b.probes {
+		up := bp.usdt
+		if up == nil || up.Semaphore == 0 {
+			continue
+		}
+		buf, known := make([]byte, 2), make([]bool, 2)
+		s.readInto(up.Semaphore, buf, known)
+		why := ""
+		switch {
+		case b.T.Index == nil:
+			why = "ttd cannot tell whether a tracer raised it while the program was recorded (the trace was opened without its index)"
+		case !known[0] || !known[1]:
+			why = "the program never read it while it was recorded"
+		case buf[0] == 0 && buf[1] == 0:
+			why = "it was 0 while the program was recorded"
+		default:
+			continue
+		}
+		b.warnings = append(b.warnings, fmt.Sprintf("%s is guarded by a semaphore (%#x) that only a tracer raises, and %s: it cannot fire over this trace; probe the program live (ttd probe ... -- PROG) to raise it", bp.label(), up.Semaphore, why))
+	}
+}
+
+// SemaphoreWarnings are the usdt probes bound that cannot fire over the
+// trace because their semaphore was not raised when it was recorded.
+func (b *Bound) SemaphoreWarnings() []string { return b.warnings }
+
+// UsesUSDT reports whether the script has usdt probes (a runner then
+// opens the trace with its index, for their semaphores).
+func (p *Program) UsesUSDT() bool {
+	for _, cl := range p.Script.Clauses {
+		for _, pr := range cl.Probes {
+			if pr.Prov == "usdt" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"cmp"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -13,6 +15,11 @@ const (
 	KInt   Kind = iota // a 64-bit integer (the zero Value: 0, or unset)
 	KStr               // a string
 	KStack             // a symbolised stack (stack, ustack): one frame a line
+	// KFloat is a float or double member of the program (I holds the
+	// float64's bits): printf's %f, %e and %g print it, trace prints it
+	// as %g does; used as an integer it truncates toward zero, as a C
+	// conversion does (D itself does not compute with floating point).
+	KFloat
 )
 
 // Value is what an expression evaluates to. The zero Value is the
@@ -25,9 +32,23 @@ type Value struct {
 
 func intVal(v int64) Value  { return Value{I: v} }
 func strVal(s string) Value { return Value{K: KStr, S: s} }
+func floatVal(f float64) Value {
+	return Value{K: KFloat, I: int64(math.Float64bits(f))}
+}
+
+// Float is a KFloat's value.
+func (v Value) Float() float64 { return math.Float64frombits(uint64(v.I)) }
 
 // isZero reports an unset or cleared variable: 0 or "".
-func (v Value) isZero() bool { return v.K == KInt && v.I == 0 || v.K != KInt && v.S == "" }
+func (v Value) isZero() bool {
+	switch v.K {
+	case KInt:
+		return v.I == 0
+	case KFloat:
+		return v.Float() == 0
+	}
+	return v.S == ""
+}
 
 // same reports whether two values are equal as variables (0 and "" are
 // both unset).
@@ -38,17 +59,15 @@ func (v Value) same(w Value) bool {
 	return v == w
 }
 
-func (v Value) truth() bool {
-	if v.K == KInt {
-		return v.I != 0
-	}
-	return v.S != ""
-}
+func (v Value) truth() bool { return !v.isZero() }
 
 // String formats the value as trace() prints it.
 func (v Value) String() string {
-	if v.K == KInt {
+	switch v.K {
+	case KInt:
 		return strconv.FormatInt(v.I, 10)
+	case KFloat:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	}
 	return v.S
 }
@@ -64,6 +83,9 @@ func appendKey(b []byte, vs []Value) []byte {
 		switch v.K {
 		case KInt:
 			b = append(b, 'i')
+			b = strconv.AppendInt(b, v.I, 10)
+		case KFloat:
+			b = append(b, 'f')
 			b = strconv.AppendInt(b, v.I, 10)
 		default:
 			b = append(b, 's'+byte(v.K))
@@ -85,6 +107,9 @@ func compareValues(a, b Value) int {
 		}
 		return 1
 	}
+	if a.K == KFloat {
+		return cmpFloat(a.Float(), b.Float())
+	}
 	if a.K == KInt {
 		switch {
 		case a.I < b.I:
@@ -104,4 +129,29 @@ func compareKeys(a, b []Value) int {
 		}
 	}
 	return len(a) - len(b)
+}
+
+func cmpFloat(a, b float64) int { return cmp.Compare(a, b) }
+
+// number is v as an integer: a float truncates toward zero. ok is false
+// for a string.
+func (v Value) number() (int64, bool) {
+	switch v.K {
+	case KInt:
+		return v.I, true
+	case KFloat:
+		return int64(v.Float()), true
+	}
+	return 0, false
+}
+
+// numeric reports an integer or a float.
+func (v Value) numeric() bool { return v.K == KInt || v.K == KFloat }
+
+// asFloat is a numeric value as a float64.
+func (v Value) asFloat() float64 {
+	if v.K == KFloat {
+		return v.Float()
+	}
+	return float64(v.I)
 }

@@ -48,6 +48,8 @@ type Options struct {
 	// Ring, when positive, keeps only the last Ring bytes of trace,
 	// starting at a checkpoint (ring.go).
 	Ring int64
+	// Tap, when set, sees the run as it is recorded (tap.go).
+	Tap Tap
 }
 
 // Stats describe a finished recording.
@@ -211,6 +213,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	r.stdID = [2]fileID{stdFileID(cfg.Stdout, 1), stdFileID(cfg.Stderr, 2)}
 	cfg.Observer = r
 	cfg.CPUObserver = r
+	if opts.Tap != nil {
+		t := &tapped{Recorder: r, tap: opts.Tap}
+		cfg.Observer, cfg.CPUObserver = t, t
+		opts.Tap.Attach(r)
+	}
 	cfg.CheckpointEvery = opts.CheckpointEvery
 	// The trace re-simulates every process of the tree, on one
 	// timeline: each has its prediction caches, its address space and

@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"debug/dwarf"
 	"strings"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
@@ -23,8 +24,12 @@ const (
 	COther                    // functions, void...
 )
 
-// CType is a type of the program's DWARF.
-type CType struct{ t godwarf.Type }
+// CType is a type of the program's DWARF (d: the DWARF it comes from,
+// for what godwarf does not keep: bit-fields' DW_AT_data_bit_offset).
+type CType struct {
+	t godwarf.Type
+	d *dwarf.Data
+}
 
 // LookupCType finds a named type ("struct item", "item_t", "int") in
 // the modules' DWARF, the main program's first.
@@ -38,7 +43,7 @@ func (t *Table) LookupCType(name string) (CType, bool) {
 		for _, n := range []string{name, "class " + alt, "struct " + alt} {
 			if off, ok := img.typeNames[n]; ok {
 				if ty, err := img.readType(off); err == nil && ty != nil {
-					return CType{ty}, true
+					return CType{ty, img.dwarf}, true
 				}
 			}
 		}
@@ -107,9 +112,9 @@ func (c CType) IsChar() bool {
 func (c CType) Elem() CType {
 	switch x := resolve(c.t).(type) {
 	case *godwarf.PtrType:
-		return CType{x.Type}
+		return CType{x.Type, c.d}
 	case *godwarf.ArrayType:
-		return CType{x.Type}
+		return CType{x.Type, c.d}
 	}
 	return CType{}
 }
@@ -122,25 +127,93 @@ func (c CType) Len() int64 {
 	return -1
 }
 
+// IsFloat reports a floating-point type (float, double); Size tells
+// which.
+func (c CType) IsFloat() bool { return c.Kind() == CFloat }
+
+// CMember is a member of a struct, union or class.
+type CMember struct {
+	Type CType
+	// Offset is its byte offset from the start of the struct; for a
+	// bit-field, BitSize is non-zero and BitPos is the position of its
+	// lowest bit from the start of the struct, in bits (little-endian
+	// numbering, as x86 lays bit-fields out).
+	Offset  int64
+	BitPos  int64
+	BitSize int64
+}
+
 // Field finds a member of a struct, union or class (anonymous members
-// looked into) and its offset from the start; bits is non-zero for a
-// bit-field.
-func (c CType) Field(name string) (ft CType, off int64, bits int64, ok bool) {
+// looked into).
+func (c CType) Field(name string) (CMember, bool) {
 	st, isStruct := resolve(c.t).(*godwarf.StructType)
 	if !isStruct {
-		return CType{}, 0, 0, false
+		return CMember{}, false
 	}
 	for _, f := range st.Field {
 		if f.Name == name {
-			return CType{f.Type}, f.ByteOffset, f.BitSize, true
+			m := CMember{Type: CType{f.Type, c.d}, Offset: f.ByteOffset, BitSize: f.BitSize}
+			if f.BitSize != 0 {
+				m.BitPos = c.bitPos(st, f)
+				m.Offset = m.BitPos / 8
+			}
+			return m, true
 		}
 	}
 	for _, f := range st.Field {
 		if f.Name == "" {
-			if t, off, bits, ok := (CType{f.Type}).Field(name); ok {
-				return t, f.ByteOffset + off, bits, true
+			if m, ok := (CType{f.Type, c.d}).Field(name); ok {
+				m.Offset += f.ByteOffset
+				m.BitPos += f.ByteOffset * 8
+				return m, true
 			}
 		}
 	}
-	return CType{}, 0, 0, false
+	return CMember{}, false
+}
+
+// bitPos is the position of bit-field f's lowest bit in struct st.
+// DWARF 2/3 give DW_AT_bit_offset, counted from the most significant bit
+// of the ByteSize bytes at ByteOffset; DWARF 4 and 5 (gcc 11 and later)
+// give DW_AT_data_bit_offset from the start of the struct, which godwarf
+// does not read: it is read here from the member's entry.
+func (c CType) bitPos(st *godwarf.StructType, f *godwarf.StructField) int64 {
+	if f.BitOffset != 0 || c.d == nil {
+		size := f.ByteSize
+		if size == 0 {
+			size = sizeOf(f.Type)
+		}
+		return f.ByteOffset*8 + size*8 - f.BitOffset - f.BitSize
+	}
+	r := c.d.Reader()
+	r.Seek(st.Offset)
+	e, err := r.Next()
+	if err != nil || e == nil || !e.Children {
+		return f.ByteOffset * 8
+	}
+	for {
+		kid, err := r.Next()
+		if err != nil || kid == nil || kid.Tag == 0 {
+			break
+		}
+		if kid.Tag == dwarf.TagMember {
+			if n, _ := kid.Val(dwarf.AttrName).(string); n == f.Name {
+				if v, ok := kid.Val(dwarf.AttrDataBitOffset).(int64); ok {
+					return v
+				}
+				if v, ok := kid.Val(dwarf.AttrBitOffset).(int64); ok {
+					size := f.ByteSize
+					if size == 0 {
+						size = sizeOf(f.Type)
+					}
+					return f.ByteOffset*8 + size*8 - v - f.BitSize
+				}
+				break
+			}
+		}
+		if kid.Children {
+			r.SkipChildren()
+		}
+	}
+	return f.ByteOffset * 8
 }

@@ -10,6 +10,7 @@ import (
 
 	"ttd/internal/progress"
 	"ttd/probe"
+	"ttd/probe/live"
 	"ttd/recorder"
 )
 
@@ -80,18 +81,11 @@ func probeCmd(name string, args []string) int {
 		p.SetQuiet()
 	}
 	if prog != nil {
-		path, status := probeRecord(prog, *out)
-		if path == "" {
-			return status
-		}
-		if *out == "" {
-			defer os.RemoveAll(filepath.Dir(path))
-		}
-		traces = []string{path}
+		return probeLive(p, prog, *out, srcName)
 	}
 	var bs []*probe.Bound
 	for _, tr := range traces {
-		t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory(), indexProgress(tr))
+		t, closeT, symErr, err := probe.OpenTarget(tr, p.NeedsMemory() || p.UsesUSDT(), indexProgress(tr))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
 			return 1
@@ -104,6 +98,9 @@ func probeCmd(name string, args []string) int {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
 			return 2
+		}
+		for _, w := range b.SemaphoreWarnings() {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s: %s\n", tr, w)
 		}
 		bs = append(bs, b)
 	}
@@ -118,33 +115,50 @@ func probeCmd(name string, args []string) int {
 	return o.ExitCode()
 }
 
-// probeRecord records PROG for "ttd probe ... -- PROG" (like dtrace -c):
-// into out, or a temporary trace. It returns the trace's path, or "" and
-// the exit status.
-func probeRecord(prog []string, out string) (string, int) {
+// probeLive evaluates the script while PROG runs (like dtrace -c),
+// recording it into out or a temporary trace.
+func probeLive(p *probe.Program, prog []string, out, srcName string) int {
 	if len(prog) == 0 {
 		fmt.Fprintln(os.Stderr, "ttd probe: missing program after --")
-		return "", 2
+		return 2
 	}
 	cfg, status := programConfig(prog, false)
 	if status != 0 {
-		return "", status
+		return status
 	}
 	path := out
 	if path == "" {
 		dir, err := os.MkdirTemp("", "ttd-probe-")
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
-			return "", 1
+			return 1
 		}
+		defer os.RemoveAll(dir)
 		path = filepath.Join(dir, filepath.Base(prog[0])+".ttd")
 	} else if _, err := os.Lstat(path); err == nil {
 		fmt.Fprintf(os.Stderr, "ttd probe: %s exists; not overwriting it\n", path)
-		return "", 2
+		return 2
 	}
-	if _, stats, err := recorder.Record(cfg, recorder.Options{Path: path}); err != nil && stats.Path == "" {
+	res, err := live.Run(cfg, p, recorder.Options{Path: path})
+	if res == nil {
+		var pe *probe.Error
+		if errors.As(err, &pe) {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, err)
+			return 2
+		}
 		fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", prog[0], err)
-		return "", 1
+		return 1
 	}
-	return path, 0
+	if err != nil && res.Stats.Path == "" {
+		fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", prog[0], err)
+	}
+	if res.SymbolError != nil {
+		fmt.Fprintf(os.Stderr, "ttd probe: %s: symbols: %s\n", prog[0], firstLine(res.SymbolError))
+	}
+	if res.Unmatched != nil {
+		fmt.Fprintf(os.Stderr, "ttd probe: %s:%v\n", srcName, res.Unmatched)
+		return 2
+	}
+	res.Outcome.Print(os.Stdout, os.Stderr)
+	return res.Outcome.ExitCode()
 }

@@ -104,4 +104,19 @@ END { printa("%s=%@d\n", @); }`, "--", exe, "12")
 		!strings.Contains(out, "scale(long)=12\n") || !strings.Contains(out, "throws=4\n") {
 		t.Errorf("status %d\n%s\nstderr: %s", st, out, errs)
 	}
+	// Live with -o: the script runs while the program runs, and the
+	// recording made at the same time replays and verifies; exit()
+	// stops the program and gives the status.
+	trace := filepath.Join(t.TempDir(), "cxx.ttd")
+	out, errs, st = ttdCmd(t, "probe", "-q", "-o", trace, "-n", `fn::"mix<int, long>":entry { n = n + 1; } fn::"mix<int, long>":entry /n == 5/ { printf("stop %d\n", arg0); exit(3); }`, "--", exe, "12")
+	if st != 3 || !strings.HasPrefix(out, "stop 4\n") || strings.Contains(out, "throws") {
+		t.Errorf("exit(): status %d\n%s\nstderr: %s", st, out, errs)
+	}
+	if out, errs, st := ttdCmd(t, "replay", "--verify", trace); st != 0 {
+		t.Errorf("replay --verify of the live recording: %d\n%s%s", st, out, errs)
+	}
+	// A probe that matches nothing in any module the program mapped.
+	if _, errs, st := ttdCmd(t, "probe", "-n", "BEGIN {}\nfn::no_such_fn:entry {}", "--", exe, "2"); st != 2 || !strings.Contains(errs, "-n:2:1: probe description fn::no_such_fn:entry does not match any probes") {
+		t.Errorf("unmatched live probe: %d %s", st, errs)
+	}
 }

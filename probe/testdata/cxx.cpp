@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-static int n_add_int, n_add_double, n_twice_int, n_twice_double, n_manhattan, n_scale_int, n_scale_long, n_throws;
+static int n_add_int, n_add_double, n_twice_int, n_twice_double, n_manhattan, n_scale_int, n_scale_long, n_throws, n_mix_il, n_mix_li;
 
 template <typename T> struct Acc {
 	T sum{};
@@ -20,6 +20,12 @@ template <typename T> struct Acc {
 template <typename T> __attribute__((noinline)) T twice(T v) {
 	if (sizeof(T) == sizeof(int)) n_twice_int++; else n_twice_double++;
 	return v + v;
+}
+
+// Names with commas: mix<int, long>(int, long) and mix<long, int>.
+template <typename A, typename B> __attribute__((noinline)) A mix(A a, B b) {
+	if (sizeof(A) == sizeof(int)) n_mix_il++; else n_mix_li++;
+	return a + (A)b;
 }
 
 namespace geo {
@@ -48,6 +54,7 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < n; i++) {
 		ai.add(twice(i));
 		if (i % 2 == 0) ad.add(twice(i * 0.5));
+		m += mix<int, long>(i, 2L) + (i % 3 == 0 ? mix<long, int>(i, 1) : 0);
 		geo::Point p{i, -2 * i};
 		m += geo::manhattan(&p) + geo::scale(i) + geo::scale((long)i * 2);
 		try {
@@ -56,7 +63,7 @@ int main(int argc, char **argv) {
 			caught++;
 		}
 	}
-	std::printf("Acc<int>::add %d\nAcc<double>::add %d\ntwice<int> %d\ntwice<double> %d\ngeo::manhattan %d\ngeo::scale(int) %d\ngeo::scale(long) %d\nthrows %d\ncaught %ld\nsum %ld\n",
-	            n_add_int, n_add_double, n_twice_int, n_twice_double, n_manhattan, n_scale_int, n_scale_long, n_throws, caught, m);
+	std::printf("Acc<int>::add %d\nAcc<double>::add %d\ntwice<int> %d\ntwice<double> %d\ngeo::manhattan %d\ngeo::scale(int) %d\ngeo::scale(long) %d\nthrows %d\ncaught %ld\nmix<int, long> %d\nmix<long, int> %d\nsum %ld\n",
+	            n_add_int, n_add_double, n_twice_int, n_twice_double, n_manhattan, n_scale_int, n_scale_long, n_throws, caught, n_mix_il, n_mix_li, m);
 	return 0;
 }

@@ -1,0 +1,257 @@
+package probe
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"ttd/symbols"
+	"ttd/x86"
+)
+
+// Live evaluation: "ttd probe ... -- PROG" evaluates the script while
+// the program runs under ttd, as dtrace -c does. A driver (package
+// probe/live, which knows the emulator) calls Live's methods from the
+// emulator's callbacks, on the goroutine running the program, with the
+// positions the recorder gives the same events: the clauses see the
+// same events, in the same order, at the same positions as over the
+// recording of the run, through the same evaluator (one segment from
+// position 0), so live and recorded runs give the same output.
+//
+// What differs: memory is the program's own (every mapped byte is
+// known); the program's modules arrive as it maps them, so probes bind
+// again after each new module (an fn probe on a libc function waits for
+// libc) and a probe description is known to match nothing only at the
+// end (Unmatched); exit() stops the evaluation and the driver kills the
+// program; usdt semaphores are raised (live/doc.go).
+
+// LiveClock is where the live run is: the recorder's positions and
+// thread ids (recorder.Clock).
+type LiveClock interface {
+	InstPosition(c *x86.CPU) uint64
+	CPUTid(c *x86.CPU) int
+}
+
+// LiveInfo describes the program a Live evaluation watches.
+type LiveInfo struct {
+	// Name identifies the run in records (the trace's path with -o).
+	Name string
+	// Pid is the first process's id; Exec its program's path.
+	Pid  int
+	Exec string
+	// Clock gives instruction positions and thread ids.
+	Clock LiveClock
+	// Memory reads the memory of the process running the current event
+	// (known[i] false for an unmapped byte).
+	Memory func(addr uint64, buf []byte, known []bool)
+}
+
+// Live is a program being evaluated over a running program.
+type Live struct {
+	p       *Program
+	info    LiveInfo
+	syms    *symbols.Table
+	symErr  error
+	b       *Bound
+	s       *segEval
+	begin   *Partial
+	matched map[*ProbeSpec]int
+	version uint64
+	procs   map[int]*procInfo
+}
+
+// ErrLiveUnsupported is returned for probes that need what a live run
+// does not observe.
+var ErrLiveUnsupported = errors.New("not supported live")
+
+// NewLive starts a live evaluation: it checks that every probe can be
+// observed live, binds what it can (modules come later: AddModule) and
+// runs BEGIN.
+func (p *Program) NewLive(info LiveInfo) (*Live, error) {
+	for _, cl := range p.Script.Clauses {
+		for _, pr := range cl.Probes {
+			switch pr.Prov {
+			case "watch":
+				return nil, errAt(pr.P, "watch probes are %v (they need every memory access): record the program (ttd record) and probe the trace", ErrLiveUnsupported)
+			case "profile":
+				return nil, errAt(pr.P, "profile probes are %v: record the program (ttd record) and probe the trace", ErrLiveUnsupported)
+			}
+		}
+	}
+	l := &Live{p: p, info: info, syms: &symbols.Table{}, procs: map[int]*procInfo{}}
+	exec := filepath.Base(info.Exec)
+	l.procs[info.Pid] = &procInfo{names: []procName{{0, exec}}}
+	if err := l.rebind(); err != nil {
+		return nil, err
+	}
+	l.begin = specialEval(l.b, l.b.begin, nil, 0)
+	init := composeState(nil, l.begin.Writes, nil)
+	l.s = &segEval{b: l.b, part: newPartial(info.Name, 0, 0, math.MaxUint64), state: map[string]Value{}, init: init, specs: map[int]*spec{}}
+	l.s.where = func(c *x86.CPU) (uint64, int) { return info.Clock.InstPosition(c), info.Clock.CPUTid(c) }
+	if l.begin.Exit != nil {
+		l.s.stopped = true
+	}
+	return l, nil
+}
+
+// rebind binds the program again over the modules known so far.
+func (l *Live) rebind() error {
+	b := newBound(l.p, &Target{Name: l.info.Name, Syms: l.syms})
+	b.pid, b.execname, b.created = l.info.Pid, filepath.Base(l.info.Exec), time.Now().UnixNano()
+	if l.b != nil {
+		b.created = l.b.created
+	}
+	b.procs, b.mem = l.procs, l.info.Memory
+	l.matched = map[*ProbeSpec]int{}
+	if err := b.bindProbes(l.matched); err != nil {
+		return err
+	}
+	l.b = b
+	if l.s != nil {
+		l.s.b = b
+	}
+	l.version++
+	return nil
+}
+
+// AddModule adds a module the program mapped (an ELF file at offset 0,
+// as the recorder's Module records) and binds the probes again.
+func (l *Live) AddModule(path string, loadAddr uint64) error {
+	if err := l.syms.Add(symbols.Module{Path: path, LoadAddr: loadAddr}); err != nil {
+		l.symErr = errors.Join(l.symErr, err)
+	}
+	return l.rebind()
+}
+
+// SymbolError is what went wrong loading the modules' symbols.
+func (l *Live) SymbolError() error { return l.symErr }
+
+// Unmatched is the error for the first probe description that matched
+// nothing over the modules the program mapped (nil: none).
+func (l *Live) Unmatched() error {
+	var bad []*ProbeSpec
+	for _, cl := range l.p.Script.Clauses {
+		for i := range cl.Probes {
+			if pr := &cl.Probes[i]; l.matched[pr] == 0 {
+				bad = append(bad, pr)
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.SliceStable(bad, func(i, j int) bool { return bad[i].P.Line < bad[j].P.Line })
+	return errAt(bad[0].P, "probe description %s does not match any probes", bad[0].Text)
+}
+
+// USDTSemaphores are the addresses of the semaphores of the usdt probes
+// bound (each once): the driver raises them as systemtap does, so that
+// the guarded probe sites run.
+func (l *Live) USDTSemaphores() []uint64 {
+	seen := map[uint64]bool{}
+	var out []uint64
+	for _, bp := range l.b.probes {
+		if bp.usdt != nil && bp.usdt.Semaphore != 0 && !seen[bp.usdt.Semaphore] {
+			seen[bp.usdt.Semaphore] = true
+			out = append(out, bp.usdt.Semaphore)
+		}
+	}
+	return out
+}
+
+// FilterVersion changes when the probes bind again
+// (x86.FilterVersion).
+func (l *Live) FilterVersion() uint64 { return l.version }
+
+// WantBlock accepts the blocks that hold a probed instruction
+// (x86.BlockFilter).
+func (l *Live) WantBlock(b *x86.Block) bool {
+	return !l.s.stopped && l.s.wantBlock(b)
+}
+
+// Instruction runs the probes of the instruction c is about to run.
+func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
+
+// Stopped reports whether the script called exit().
+func (l *Live) Stopped() bool { return l.s.stopped }
+
+// Syscall fires the syscall probes of a completed syscall.
+func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64, result int64) {
+	if !l.s.stopped {
+		l.s.syscall(pos, tid, c, nr, args, result)
+	}
+}
+
+// ThreadStart fires thread:::start.
+func (l *Live) ThreadStart(pos uint64, tid, parent int) {
+	if !l.s.stopped {
+		l.s.threadStart(pos, tid, parent)
+	}
+}
+
+// ThreadExit fires thread:::exit.
+func (l *Live) ThreadExit(pos uint64, tid, status int) {
+	if !l.s.stopped {
+		l.s.threadExit(pos, tid, status)
+	}
+}
+
+// Signal fires signal:::deliver.
+func (l *Live) Signal(pos uint64, tid, signo int, addr uint64) {
+	if !l.s.stopped {
+		l.s.signal(pos, tid, signo, addr)
+	}
+}
+
+// Fork records process child of parent (thread tid forked it) and fires
+// proc:::fork in the parent.
+func (l *Live) Fork(pos uint64, parent, tid, child int) {
+	name := l.b.execnameOf(parent, pos)
+	l.procs[child] = &procInfo{ppid: parent, names: []procName{{pos, name}}}
+	l.proc(procEvent{pos: pos, kind: "fork", pid: parent, tid: tid, arg0: int64(child), child: child})
+}
+
+// Exec records that process pid runs path from pos on and fires
+// proc:::exec in it.
+func (l *Live) Exec(pos uint64, pid, tid int, path string) {
+	if pi := l.procs[pid]; pi != nil {
+		pi.names = append(pi.names, procName{pos, filepath.Base(path)})
+	}
+	l.proc(procEvent{pos: pos, kind: "exec", pid: pid, tid: tid})
+}
+
+// ProcessEnd fires proc:::exit for a process of the tree; for the first
+// process (the program itself), at its end.
+func (l *Live) ProcessEnd(pos uint64, pid, tid int, code int64) {
+	if l.s.stopped {
+		return
+	}
+	if pid == l.info.Pid {
+		l.s.procExit(pos, tid, code)
+		return
+	}
+	l.proc(procEvent{pos: pos, kind: "exit", pid: pid, tid: pid, arg0: code})
+}
+
+func (l *Live) proc(pe procEvent) {
+	if bps := l.b.proc[pe.kind]; bps != nil && !l.s.stopped {
+		ev := &event{pos: pe.pos, tid: pe.tid, pid: pe.pid}
+		ev.args[0] = pe.arg0
+		l.s.fire(bps, ev)
+	}
+}
+
+// Finish ends the evaluation at position end (the program's last): it
+// runs END and returns the outcome, as Run's over the recording.
+func (l *Live) Finish(end uint64) *Outcome {
+	l.s.part.To = end
+	l.s.seal()
+	out := &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: l.p, sy: l.syms, Segments: 1}
+	out.fold(l.begin)
+	out.fold(l.s.part)
+	state := composeState(composeState(nil, l.begin.Writes, nil), l.s.part.Writes, l.s.part.Ended)
+	out.finishEnd(l.b, state, end)
+	return out
+}

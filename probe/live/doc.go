@@ -1,0 +1,27 @@
+// Package live evaluates a probe script while a program runs under ttd
+// ("ttd probe ... -- PROG", as dtrace -c): it runs the program under the
+// recorder (into the trace -o names, or a temporary one) and taps the
+// recording (recorder.Tap) to drive probe.Live from the emulator's
+// events, so the script sees each event at the position the trace gives
+// it and live and recorded runs agree.
+//
+// Running under the recorder is what keeps a live run fast: the
+// recorder's prediction caches let the CPU run translated code with an
+// observer, and the probes' BlockFilter hooks only the blocks that hold
+// a probed instruction.
+//
+// What a live run changes, and a recording never does:
+//
+//   - exit() in a script kills the program (SIGKILL to its process
+//     group), as dtrace kills the command it started;
+//   - usdt probes guarded by a semaphore (python's function__entry) run
+//     only while a tracer holds the semaphore: the live run adds one to
+//     each semaphore of a bound probe when its module's writable segment
+//     is mapped, as systemtap does. The program then takes the path with
+//     the probes (python computes their arguments), which is what the -o
+//     recording holds; a recording made without a tracer never reaches
+//     those sites, and probing it says so.
+//
+// Package live depends on emu, recorder and probe; never on reader (it
+// does not re-simulate) nor on the command line.
+package live

@@ -1,0 +1,354 @@
+package live
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"ttd/emu"
+	"ttd/probe"
+	"ttd/recorder"
+	"ttd/x86"
+)
+
+// Result is what a live run gives: the script's outcome and how the
+// program ended.
+type Result struct {
+	Outcome *probe.Outcome
+	Status  emu.ExitStatus
+	Stats   recorder.Stats
+	// SymbolError is what went wrong loading the modules' symbols.
+	SymbolError error
+	// Unmatched is the first probe description that matched nothing
+	// over the modules the program mapped.
+	Unmatched error
+	// Semaphores counts the usdt semaphores raised.
+	Semaphores int
+}
+
+// Run runs cfg's program under the recorder (opts.Path is the trace)
+// with p evaluated live. A script error found when the program's modules
+// are bound (a DWARF type it names is missing) stops the run before the
+// program's first instruction.
+func Run(cfg emu.Config, p *probe.Program, opts recorder.Options) (*Result, error) {
+	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}}
+	opts.Tap = t
+	st, stats, err := recorder.Record(cfg, opts)
+	if t.err != nil {
+		return nil, t.err
+	}
+	res := &Result{Status: st, Stats: stats, Semaphores: t.semaphores}
+	if t.l == nil {
+		if err == nil {
+			err = fmt.Errorf("%s: the program never started", cfg.Path)
+		}
+		return nil, err
+	}
+	// END reads the memory the program left (kept at its exit).
+	t.mem = t.endMem
+	res.Outcome = t.l.Finish(t.end)
+	res.SymbolError = t.l.SymbolError()
+	res.Unmatched = t.l.Unmatched()
+	return res, err
+}
+
+type semKey struct {
+	mem  *x86.Memory
+	addr uint64
+}
+
+// tap is the recorder.Tap that drives probe.Live.
+type tap struct {
+	p     *probe.Program
+	exec  string
+	clock recorder.Clock
+	l     *probe.Live
+	err   error
+	first *emu.Process
+	cur   *emu.Thread
+	mem   *x86.Memory // of the event's process
+	// endMem is a copy-on-write copy of the first process's memory as
+	// it exits, for END's reads (its own is released).
+	endMem *x86.Memory
+	// modules mapped before the program started (the loader's)
+	pending []module
+	early   []emu.MmapEvent
+	modules map[string]bool
+	raised  map[semKey]bool
+	// semaphores counts the semaphores raised; killed: exit() killed
+	// the program; exited: threads that ended; end: the last position.
+	semaphores int
+	killed     bool
+	exited     map[int]bool
+	end        uint64
+}
+
+type module struct {
+	path string
+	addr uint64
+}
+
+func (t *tap) Attach(c recorder.Clock) { t.clock = c }
+
+// memory reads the event's process's memory, a page at a time.
+func (t *tap) memory(addr uint64, buf []byte, known []bool) {
+	m := t.mem
+	if m == nil {
+		return
+	}
+	for i := 0; i < len(buf); {
+		a := addr + uint64(i)
+		n := min(len(buf)-i, int(x86.PageSize-a&(x86.PageSize-1)))
+		if m.Peek(a, buf[i:i+n]) == nil {
+			for j := i; j < i+n; j++ {
+				known[j] = true
+			}
+		}
+		i += n
+	}
+}
+
+// on sets the process whose memory the probes read and, after the
+// event, kills the program once the script called exit().
+func (t *tap) on(th *emu.Thread) bool {
+	if t.l == nil || t.err != nil {
+		return false
+	}
+	if th != nil {
+		t.mem = th.P.MM.Mem
+	}
+	return true
+}
+
+func (t *tap) after() {
+	if t.l.Stopped() && !t.killed && t.first != nil {
+		t.killed = true
+		t.first.Interrupt(unix.SIGKILL)
+	}
+}
+
+func (t *tap) start(th *emu.Thread) {
+	t.first = th.P
+	t.exited = map[int]bool{}
+	l, err := t.p.NewLive(probe.LiveInfo{Name: t.exec, Pid: th.P.PID, Exec: t.exec, Clock: t.clock, Memory: t.memory})
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	t.l = l
+	t.mem = th.P.MM.Mem
+	for _, m := range t.pending {
+		t.addModule(m)
+	}
+	t.pending = nil
+	for i := range t.early {
+		t.raise(th.P.MM.Mem, &t.early[i])
+	}
+	t.early = nil
+}
+
+// fail stops the run before the program goes on: a script error.
+func (t *tap) fail(err error) {
+	if t.err == nil {
+		t.err = err
+		t.killed = true
+		if t.first != nil {
+			t.first.Interrupt(unix.SIGKILL)
+		}
+	}
+}
+
+func (t *tap) addModule(m module) {
+	if err := t.l.AddModule(m.path, m.addr); err != nil {
+		t.fail(err)
+	}
+}
+
+// raise adds one to the semaphores of the bound usdt probes that lie in
+// ev, a writable mapping of mem, once per address space, as systemtap
+// does.
+func (t *tap) raise(mem *x86.Memory, ev *emu.MmapEvent) {
+	for _, a := range t.l.USDTSemaphores() {
+		k := semKey{mem, a}
+		if t.raised[k] {
+			continue
+		}
+		if a < ev.Addr || a+2 > ev.Addr+ev.Len || ev.Prot&unix.PROT_WRITE == 0 {
+			continue
+		}
+		var b [2]byte
+		if mem.Peek(a, b[:]) != nil {
+			continue
+		}
+		binary.LittleEndian.PutUint16(b[:], binary.LittleEndian.Uint16(b[:])+1)
+		if mem.Poke(a, b[:]) == nil {
+			t.raised[k] = true
+			t.semaphores++
+		}
+	}
+}
+
+// recorder.Tap.
+
+func (t *tap) WantBlock(b *x86.Block) bool { return t.l != nil && t.err == nil && t.l.WantBlock(b) }
+
+func (t *tap) FilterVersion() uint64 {
+	if t.l == nil {
+		return 0
+	}
+	return t.l.FilterVersion()
+}
+
+func (t *tap) Instruction(c *x86.CPU, in *x86.Inst) {
+	if t.l == nil || t.err != nil {
+		return
+	}
+	if t.cur != nil && t.cur.CPU == c {
+		t.mem = t.cur.P.MM.Mem
+	} else {
+		t.mem = c.Mem
+	}
+	t.l.Instruction(c, in)
+	t.after()
+}
+
+func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
+	if !t.on(th) {
+		return
+	}
+	t.l.Syscall(t.clock.Position(), t.clock.Tid(th), th.CPU, ev.Nr, &ev.Args, int64(ev.Ret))
+	if ev.Nr == unix.SYS_EXIT_GROUP || ev.Nr == unix.SYS_EXIT && len(th.P.Threads()) == 1 {
+		t.keepMemory(th.P)
+	}
+	t.after()
+}
+
+// keepMemory keeps the first process's memory as it ends, for END.
+func (t *tap) keepMemory(p *emu.Process) {
+	if p == t.first && t.endMem == nil && t.p.NeedsMemory() {
+		t.endMem = p.MM.Mem.Fork(nil)
+	}
+}
+
+func (t *tap) Signal(th *emu.Thread, ev *emu.SignalEvent) {
+	if !t.on(th) {
+		return
+	}
+	t.l.Signal(t.clock.Position(), t.clock.Tid(th), int(ev.Info.Signo), ev.Info.Addr)
+	if ev.Fatal {
+		t.keepMemory(th.P)
+	}
+	t.after()
+}
+
+// Mmap adds each ELF file mapped at offset 0 as a module (as the
+// recorder's Module records) and raises the semaphores a writable
+// mapping brings.
+func (t *tap) Mmap(th *emu.Thread, ev emu.MmapEvent) {
+	if ev.Path != "" && ev.Offset == 0 && !t.modules[ev.Path] {
+		if f, err := elf.Open(ev.Path); err == nil {
+			f.Close()
+			t.modules[ev.Path] = true
+			m := module{ev.Path, ev.Addr}
+			if t.l == nil {
+				t.pending = append(t.pending, m)
+			} else if t.err == nil {
+				t.addModule(m)
+			}
+		}
+	}
+	switch {
+	case t.l == nil:
+		t.early = append(t.early, ev)
+	case t.err == nil && th != nil:
+		t.raise(th.P.MM.Mem, &ev)
+	}
+}
+
+func (t *tap) ThreadStart(th *emu.Thread) {
+	if t.l == nil && t.err == nil {
+		// The program's first thread: thread:::start fires for the
+		// threads it creates (as over a recording, and as DTrace's
+		// lwp-create).
+		t.start(th)
+		return
+	}
+	if !t.on(th) {
+		return
+	}
+	parent := 0
+	if t.cur != nil {
+		parent = t.clock.Tid(t.cur)
+	}
+	t.l.ThreadStart(t.clock.Position(), t.clock.Tid(th), parent)
+	t.after()
+}
+
+func (t *tap) ThreadExit(th *emu.Thread, code int) {
+	if !t.on(th) {
+		return
+	}
+	tid := t.clock.Tid(th)
+	if t.exited[tid] {
+		return
+	}
+	t.exited[tid] = true
+	t.l.ThreadExit(t.clock.Position(), tid, code)
+	t.after()
+}
+
+func (t *tap) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	if !t.on(parent) {
+		return
+	}
+	t.l.Fork(t.clock.Position(), parent.P.PID, t.clock.Tid(parent), child.PID)
+	t.after()
+}
+
+func (t *tap) ProcessExec(p *emu.Process) {
+	if !t.on(nil) {
+		return
+	}
+	tid := 0
+	if ts := p.Threads(); len(ts) > 0 {
+		tid = t.clock.Tid(ts[0])
+	}
+	if t.cur != nil && t.cur.P == p {
+		tid = t.clock.Tid(t.cur)
+	}
+	t.l.Exec(t.clock.Position(), p.PID, tid, p.Exe())
+	t.after()
+}
+
+func exitCode(st emu.ExitStatus) int64 {
+	if st.Signal != 0 {
+		return 128 + int64(st.Signal)
+	}
+	return int64(st.Code)
+}
+
+func (t *tap) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
+	if !t.on(nil) {
+		return
+	}
+	t.l.ProcessEnd(t.clock.Position(), p.PID, p.PID, exitCode(st))
+	t.after()
+}
+
+func (t *tap) ProcessExit(p *emu.Process, st emu.ExitStatus) {
+	t.end = t.clock.Position()
+	if !t.on(nil) {
+		return
+	}
+	tid := p.PID
+	if t.cur != nil && t.cur.P == p {
+		tid = t.clock.Tid(t.cur)
+	}
+	t.l.ProcessEnd(t.end, p.PID, tid, exitCode(st))
+}
+
+func (t *tap) Switch(th *emu.Thread) { t.cur = th }
+
+func (t *tap) Checkpoint(p *emu.Process) {}

@@ -1,0 +1,268 @@
+package live
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"ttd/emu"
+	"ttd/internal/corpus"
+	"ttd/probe"
+	"ttd/recorder"
+)
+
+// Live and recorded runs of one program must give the same output: the
+// script runs live (the recording made at the same time is kept), then
+// over that recording with one and two workers.
+
+// liveRun runs p's program live and returns the trace, the script's
+// output (stdout then stderr), the result and the program's stdout.
+func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...string) (string, string, *Result, string) {
+	t.Helper()
+	p, err := probe.Compile(src, margs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "prog.ttd")
+	out, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	null, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	defer null.Close()
+	cfg.Stdout, cfg.Stderr, cfg.Stdin = out, null, null
+	if cfg.Dir == "" {
+		cfg.Dir = dir
+	}
+	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every})
+	if res == nil {
+		t.Fatalf("live: %v", err)
+	}
+	if res.Unmatched != nil {
+		t.Fatalf("live: %v", res.Unmatched)
+	}
+	var w, errw bytes.Buffer
+	res.Outcome.Print(&w, &errw)
+	prog, _ := os.ReadFile(out.Name())
+	return trace, w.String() + errw.String(), res, string(prog)
+}
+
+// bindTrace compiles src and binds it to the trace, opened with its
+// index (for the memory scripts read and usdt semaphores) until the
+// test ends.
+func bindTrace(t *testing.T, trace, src string, margs ...string) *probe.Bound {
+	t.Helper()
+	p, err := probe.Compile(src, margs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, closeT, _, err := probe.OpenTarget(trace, p.NeedsMemory() || p.UsesUSDT(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeT)
+	b, err := p.Bind(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// recorded probes a trace with jobs workers.
+func recorded(t *testing.T, trace, src string, jobs int, margs ...string) (string, *probe.Outcome) {
+	t.Helper()
+	b := bindTrace(t, trace, src, margs...)
+	o, err := b.P.Run([]*probe.Bound{b}, probe.RunOptions{Jobs: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w, errw bytes.Buffer
+	o.Print(&w, &errw)
+	return w.String() + errw.String(), o
+}
+
+func needGCC(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("gcc not installed")
+		}
+		t.Skip("gcc not installed: SKIPPING the live probe tests")
+	}
+}
+
+// buildCalls compiles probe's calls.c fixture: main calls mid(i) for
+// i < n, mid calls leaf twice, then 5 mallocs, 2 opens, 7 writes.
+func buildCalls(t *testing.T) string {
+	needGCC(t)
+	src, _ := filepath.Abs("../testdata/calls.c")
+	out := filepath.Join(t.TempDir(), "calls")
+	if b, err := exec.Command("gcc", "-O1", "-g", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %s", b)
+	}
+	return out
+}
+
+const factsScript = `
+fn::leaf:entry { @calls[probefunc] = count(); @arg = sum(arg0); }
+fn::mid:return { @ret = sum(arg1); @q = quantize(arg1); }
+fn::mid:entry /arg0 % 100 == 7/ { printf("mid %d\n", arg0); }
+fn::malloc:entry /execname == "calls"/ { @mallocs = count(); @sizes = quantize(arg0); }
+syscall::openat:entry { @files[copyinstr(arg1)] = count(); }
+syscall::openat:return /errno != 0/ { @errs[errno] = count(); }
+syscall::write:entry /arg0 == 1/ { @w = sum(arg2); printf("write %d\n", arg2); }
+proc:::exit { printf("exit %d\n", arg0); }
+END { printf("counter %d\n", ` + "`counter" + `); }
+`
+
+func TestLiveMatchesRecorded(t *testing.T) {
+	prog := buildCalls(t)
+	trace, live, res, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}, factsScript, 20_000)
+	if res.Status.Code != 0 || !strings.Contains(out, "sum 180000 counter 600") {
+		t.Fatalf("program: %v %q", res.Status, out)
+	}
+	// The known facts: leaf runs 600 times with i and i+1 for i < 300.
+	for _, want := range []string{"leaf  600", "90000", "write 19", "counter 600", "exit 0", "/etc/hostname", "/nonexistent/file"} {
+		if !strings.Contains(strings.Join(strings.Fields(live), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("live output lacks %q:\n%s", want, live)
+		}
+	}
+	for _, jobs := range []int{1, 2} {
+		if got, _ := recorded(t, trace, factsScript, jobs); got != live {
+			t.Errorf("--jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", jobs, live, got)
+		}
+	}
+}
+
+// TestLiveExitStopsProgram: exit() at the 10th call of leaf kills the
+// program before it prints, and the recording of the killed run gives
+// the same output.
+func TestLiveExitStopsProgram(t *testing.T) {
+	prog := buildCalls(t)
+	src := `fn::leaf:entry { n = n + 1; @c = count(); } fn::leaf:entry /n == 10/ { printf("stop at %d\n", arg0); exit(7); } END { printf("end %d\n", n); }`
+	trace, live, res, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog, "300"}}, src, 20_000)
+	if res.Status.Signal != unix.SIGKILL || strings.Contains(out, "sum") {
+		t.Fatalf("the program was not stopped: %v, printed %q", res.Status, out)
+	}
+	if res.Outcome.ExitCode() != 7 || !strings.Contains(live, "stop at 5") || !strings.Contains(live, "end 10") {
+		t.Fatalf("live: exit %d\n%s", res.Outcome.ExitCode(), live)
+	}
+	if got, _ := recorded(t, trace, src, 2); got != live {
+		t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+	}
+}
+
+// TestLiveCorpus runs scripts live over corpus programs (threads,
+// processes, signals, files) and compares with their recordings.
+func TestLiveCorpus(t *testing.T) {
+	needGCC(t)
+	want := map[string]string{
+		"threads_sync/gcc-O2": `thread:::start { @t = count(); } fn::pthread_create:entry { @c[probefunc] = count(); } syscall::futex:entry { @f = count(); }`,
+		"proc_fork/gcc-O2":    `proc:::fork { @forks = count(); } proc:::exit { @exits[arg0] = count(); } syscall::wait4:return { @w[pid] = count(); }`,
+		"signals/gcc-O2":      `signal:::deliver { @sig[arg0] = count(); } syscall::rt_sigaction:entry { @a = count(); }`,
+		"files_dirs/gcc-O2":   `syscall::openat:entry { @files[basename(copyinstr(arg1))] = count(); } fn::write:entry { @w = sum(arg2); }`,
+	}
+	seen := 0
+	for _, p := range corpus.Build(t) {
+		src, ok := want[p.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		t.Run(p.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			if p.Setup != nil {
+				if err := p.Setup(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := emu.Config{Path: p.Path, Args: append([]string{p.Path}, p.Args...), Env: p.Env, Dir: dir}
+			trace, live, _, _ := liveRun(t, cfg, src, 2_000_000)
+			if !strings.Contains(live, "@") && strings.TrimSpace(live) == "" {
+				t.Fatalf("no output")
+			}
+			if got, _ := recorded(t, trace, src, 2); got != live {
+				t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+			}
+		})
+	}
+	if seen != len(want) {
+		t.Fatalf("found %d of the %d corpus programs", seen, len(want))
+	}
+}
+
+// TestLivePaperExamples: the paper's examples as written (provider
+// names apart) and DTrace's run-time error reports, live and over the
+// recording of the same run.
+func TestLivePaperExamples(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "40"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	for _, c := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"openat", `syscall::openat:entry { @files[copyinstr(arg1)] = count(); }`, []string{"  /etc/hostname ", "  /nonexistent/file "}},
+		{"write.d", `syscall::write:entry { @counts[execname] = count(); }
+syscall::write:entry /execname == "calls"/ { @[arg0] = quantize(arg2); }`, []string{"  calls ", "------------- Distribution -------------"}},
+		{"flowindent", `#pragma D option flowindent
+fn::mid:entry /arg0 == 7/ { self->follow = 1; }
+fn:::entry, fn:::return /self->follow/ {}
+fn::mid:return /self->follow/ { self->follow = 0; }`, []string{"  -> mid", "    -> leaf", "    <- leaf", "  <- mid"}},
+		{"faults", `#pragma D option quiet
+fn::mid:entry /arg0 < 3/ { printf("%s", copyinstr(arg0)); }
+fn::mid:entry /arg0 >= 3 && arg0 < 5/ { x = 10 / (arg0 - arg0); }
+fn::mid:entry { @n = count(); }`, []string{"invalid address (0x0)", "divide-by-zero", "ttd probe: 5 error(s) on enabled probes", "40"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			trace, live, _, _ := liveRun(t, cfg, c.src, 20_000)
+			for _, w := range c.want {
+				if !strings.Contains(live, w) {
+					t.Errorf("live output lacks %q:\n%s", w, live)
+				}
+			}
+			if got, _ := recorded(t, trace, c.src, 2); got != live {
+				t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+			}
+		})
+	}
+}
+
+// TestLiveLanguage: the rest of the language over one run, live and
+// recorded, with answers known from calls.c (n = 40: mid(i) for i < 40
+// calls leaf(i) and leaf(i+1); leaf returns 2x, mid 4i+2; leaf
+// increments counter).
+func TestLiveLanguage(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "40"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := `#pragma D option quiet
+BEGIN { limit = $1; }
+fn::mid:entry /arg0 < limit/ { self->spec = speculation(); speculate(self->spec); printf("spec %d\n", arg0); }
+fn::mid:return /self->spec && arg1 % 8 == 2/ { commit(self->spec); self->spec = 0; }
+fn::mid:return /self->spec/ { discard(self->spec); self->spec = 0; }
+fn::leaf:return { @mn = min(arg1); @mx = max(arg1); @av = avg(arg1); @sd = stddev(arg1); @s[probefunc, probemod] = sum(arg1); }
+fn::mid:entry /arg0 == 3/ { this->x = arg0 * 2; a[this->x, "k"] = this->x + 1; printf("a %d %s %d\n", a[6, "k"], execname, pid == tid); }
+syscall::openat:entry /copyinstr(arg1) == "/etc/hostname"/ { printf("copyin %s\n", copyin(arg1, 4)); }
+fn::leaf:entry /arg0 == 39/ { printf("counter %d wall %d\n", ` + "`counter" + `, walltimestamp > 0); @st[ustack(2)] = count(); }
+END { printa("%s %s %@d\n", @s); printa("min %@d\n", @mn); trunc(@s); clear(@mn); }
+`
+	trace, live, _, _ := liveRun(t, cfg, src, 20_000, "4")
+	// Speculations of mid(0..3) committed for even i (4i+2 = 2 mod 8).
+	for _, want := range []string{"spec 0\nspec 2\na 7 calls 1\n", "counter 77 wall 1\ncounter 78 wall 1\n", "copyin /etc\n",
+		"leaf calls 3200\n", "min 0\n", "\n               80\n", "\n               40\n", "calls`leaf\n              calls`mid+0x"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("live output lacks %q:\n%s", want, live)
+		}
+	}
+	if strings.Contains(live, "spec 1") || strings.Contains(live, "spec 3") {
+		t.Errorf("discarded speculations printed:\n%s", live)
+	}
+	if got, _ := recorded(t, trace, src, 2, "4"); got != live {
+		t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+	}
+}

@@ -1,0 +1,130 @@
+package recorder
+
+import (
+	"ttd/emu"
+	"ttd/x86"
+)
+
+// Tap sees a recording as it is made, on the goroutine running the
+// program: a live probe (ttd probe ... -- PROG) evaluates its script
+// here while the recorder logs the run. Each emu.Observer call reaches
+// the tap after the recorder handled it, so Clock's position is the
+// event's position in the trace. Instruction calls come only for the
+// blocks the tap's WantBlock accepts (x86.BlockFilter): the others run
+// translated as in a plain recording. A tap that writes guest memory
+// (a usdt semaphore) does it as a debugger would: the program's reads
+// of what it wrote miss the prediction cache and are logged, so the
+// trace replays what ran.
+type Tap interface {
+	emu.Observer
+	x86.BlockFilter
+	// Attach gives the tap the recording's clock, before the program
+	// starts.
+	Attach(c Clock)
+	// Instruction is called before each instruction of the accepted
+	// blocks.
+	Instruction(c *x86.CPU, in *x86.Inst)
+}
+
+// Clock tells a Tap where the recording is.
+type Clock interface {
+	// Position is the position of the current event: the number of
+	// instructions all threads retired before it.
+	Position() uint64
+	// InstPosition is the position of the instruction c is about to
+	// run (in a Tap's Instruction call).
+	InstPosition(c *x86.CPU) uint64
+	// Tid is the thread id the trace knows t by (a thread that execed
+	// keeps its own).
+	Tid(t *emu.Thread) int
+	// CPUTid is the trace's id of the thread running on c.
+	CPUTid(c *x86.CPU) int
+}
+
+// tapped is the recorder with a Tap: the x86.Observer methods the tap
+// does not need stay the recorder's (promoted), so translated code keeps
+// the recorder's fast paths (x86.ReadLogger).
+type tapped struct {
+	*Recorder
+	tap Tap
+}
+
+func (t *tapped) WantInstructions() bool      { return true }
+func (t *tapped) WantBlock(b *x86.Block) bool { return t.tap.WantBlock(b) }
+func (t *tapped) FilterVersion() uint64 {
+	if v, ok := t.tap.(x86.FilterVersion); ok {
+		return v.FilterVersion()
+	}
+	return 0
+}
+func (t *tapped) Instruction(c *x86.CPU, in *x86.Inst) {
+	if DebugInst != nil {
+		t.Recorder.Instruction(c, in)
+	}
+	t.tap.Instruction(c, in)
+}
+
+func (t *tapped) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
+	t.Recorder.Syscall(th, ev)
+	t.tap.Syscall(th, ev)
+}
+func (t *tapped) Signal(th *emu.Thread, ev *emu.SignalEvent) {
+	t.Recorder.Signal(th, ev)
+	t.tap.Signal(th, ev)
+}
+func (t *tapped) Mmap(th *emu.Thread, ev emu.MmapEvent) {
+	t.Recorder.Mmap(th, ev)
+	t.tap.Mmap(th, ev)
+}
+func (t *tapped) ThreadStart(th *emu.Thread) {
+	t.Recorder.ThreadStart(th)
+	t.tap.ThreadStart(th)
+}
+func (t *tapped) ThreadExit(th *emu.Thread, code int) {
+	t.Recorder.ThreadExit(th, code)
+	t.tap.ThreadExit(th, code)
+}
+func (t *tapped) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	t.Recorder.ProcessStart(child, parent)
+	t.tap.ProcessStart(child, parent)
+}
+func (t *tapped) ProcessExec(p *emu.Process) {
+	t.Recorder.ProcessExec(p)
+	t.tap.ProcessExec(p)
+}
+func (t *tapped) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
+	t.Recorder.ProcessEnd(p, st)
+	t.tap.ProcessEnd(p, st)
+}
+func (t *tapped) ProcessExit(p *emu.Process, st emu.ExitStatus) {
+	t.Recorder.ProcessExit(p, st)
+	t.tap.ProcessExit(p, st)
+}
+func (t *tapped) Switch(th *emu.Thread) {
+	t.Recorder.Switch(th)
+	t.tap.Switch(th)
+}
+func (t *tapped) Checkpoint(p *emu.Process) {
+	t.Recorder.Checkpoint(p)
+	t.tap.Checkpoint(p)
+}
+
+// Clock (for a Tap).
+
+// Position is the current event's position.
+func (r *Recorder) Position() uint64 { return r.position() }
+
+// InstPosition is the position of the instruction c is about to run.
+func (r *Recorder) InstPosition(c *x86.CPU) uint64 {
+	t := r.rec(c)
+	if t != r.cur {
+		return r.pos
+	}
+	return r.pos + c.Retired() - t.seen
+}
+
+// Tid is the trace's id of t.
+func (r *Recorder) Tid(t *emu.Thread) int { return r.thread(t).tid }
+
+// CPUTid is the trace's id of the thread running on c.
+func (r *Recorder) CPUTid(c *x86.CPU) int { return r.rec(c).tid }
