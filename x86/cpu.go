@@ -130,6 +130,10 @@ type CPU struct {
 	// may use translations, and the prediction cache's words and the mask
 	// of an address's byte in them.
 	jitOK       bool
+	// hooking: a filtered Run, whose Instruction calls Go makes where
+	// translated code leaves for them; gate is its HookGate (filter.go).
+	hooking bool
+	gate    HookGate
 	jitPred     *predict.Cache
 	jitSlots    unsafe.Pointer
 	jitSlotMask uint64
