@@ -236,8 +236,8 @@ type hookCounter struct {
 	n int
 }
 
-func (o *hookCounter) WantInstructions() bool { return true }
-func (o *hookCounter) WantBlock(b *Block) bool { return false }
+func (o *hookCounter) WantInstructions() bool       { return true }
+func (o *hookCounter) WantBlock(b *Block) bool      { return false }
 func (o *hookCounter) Instruction(c *CPU, in *Inst) { o.n++ }
 func (o *hookCounter) WantInsts(b *Block) uint64 {
 	var m uint64
