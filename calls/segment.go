@@ -445,19 +445,25 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 	}
 }
 
-// hasCallOrRet accepts the blocks instruction must see: those holding a
-// call or a ret (the last instruction of a block, as they end it).
-func hasCallOrRet(b *x86.Block) bool {
+// callsAndRets hooks the calls and rets of a block, and the first
+// instruction of a block at a function's entry, where the gate
+// usually closes after a call: the rest of the block, and the blocks
+// that follow, run translated (x86.InstFilter).
+func (s *segment) callsAndRets(b *x86.Block) uint64 {
+	var m uint64
 	for i := range b.Insts {
 		switch b.Insts[i].Op {
 		case x86asm.CALL, x86asm.RET:
-			return true
+			m |= 1 << i
 		}
 	}
-	return false
+	if e := s.fn.lookup(b.PC); e.ok && e.entry == b.PC {
+		m |= 1
+	}
+	return m
 }
 
-// gate hooks the blocks hasCallOrRet declines while the thread that runs
+// gate hooks the instructions callsAndRets does not mark while the thread that runs
 // them has watch look at its instructions (the first instructions of a
 // frame, a trampoline's jump). That state changes only in instruction and
 // event, as x86.HookGate requires. An unknown thread is hooked: its

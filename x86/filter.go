@@ -226,6 +226,7 @@ func (c *CPU) runObserved(budget uint64) {
 			if translated {
 				before = c.runBlock(b, budget, from)
 			} else {
+				c.jitMiss = 0
 				before = c.runJIT(b, entry, budget, 0)
 			}
 			from = nil
