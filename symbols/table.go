@@ -40,6 +40,11 @@ type Module struct {
 	// empty and the file has no DWARF, Load looks for one by build id and
 	// .gnu_debuglink under DebugRoot.
 	DebugFile string
+	// SymbolsOnly loads the ELF symbols (the debug file's too) and the
+	// USDT notes only, not DWARF nor the CFI: for a caller that needs
+	// no lines, types, variables or unwinding (a probe script counting
+	// calls), loading the rest was most of its start-up.
+	SymbolsOnly bool
 }
 
 // ErrNotX86 is returned for an ELF file that is not x86-64.
@@ -198,6 +203,9 @@ func loadImage(m Module) (*image, error) {
 	img.dwFile, img.debugPath = findDebugFile(m, f)
 	img.readSymbols()
 	img.readUSDT()
+	if m.SymbolsOnly {
+		return img, nil
+	}
 	if img.dwFile != nil {
 		if err := img.loadDWARF(); err != nil {
 			img.warnf("DWARF: %v", err)
