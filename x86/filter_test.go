@@ -204,32 +204,6 @@ func TestFilteredHookJIT(t *testing.T) {
 	}
 }
 
-// TestFilteredRunAllocs: a filtered Run, its code translated, allocates
-// nothing (the reader's hot path with a probe installed).
-func TestFilteredRunAllocs(t *testing.T) {
-	if !jitSupported {
-		t.Skip("no block translation on this architecture")
-	}
-	defer SetJIT(SetJIT(true, 0))
-	c := newTestCPU(t, callLoop)
-	c.Pred = predict.New(10)
-	// Declines every block: the whole program runs translated, chained,
-	// with the filter asked once per block.
-	o := &filterObserver{name: "a"}
-	c.Obs = o
-	run := func() {
-		c.RIP, c.R[RSP] = testCode, testStack-64
-		if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
-			t.Fatalf("exit %v", ex.Reason)
-		}
-	}
-	run()
-	o.version++ // a new generation of verdicts, too
-	if n := testing.AllocsPerRun(10, run); n != 0 {
-		t.Errorf("a filtered Run allocates %v times", n)
-	}
-}
-
 // hookCounter observes the calls and rets (InstFilter) and counts them.
 type hookCounter struct {
 	predObserver
@@ -249,28 +223,35 @@ func (o *hookCounter) WantInsts(b *Block) uint64 {
 	return m
 }
 
-// TestHookExitRunAllocs: a Run whose translations leave for Instruction
-// calls before calls and rets allocates nothing, and makes those calls.
-func TestHookExitRunAllocs(t *testing.T) {
+// TestFilteredRunAllocs: a filtered Run, its code translated, allocates
+// nothing (the reader's hot path with a probe installed): with a filter
+// that declines every block (the whole program runs translated, chained,
+// the filter asked once per block) and with one that observes the calls
+// and rets (translations leave for those Instruction calls).
+func TestFilteredRunAllocs(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no block translation on this architecture")
 	}
 	defer SetJIT(SetJIT(true, 0))
-	c := newTestCPU(t, callLoop)
-	c.Pred = predict.New(10)
-	o := &hookCounter{}
-	c.Obs = o
-	run := func() {
-		c.RIP, c.R[RSP] = testCode, testStack-64
-		if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
-			t.Fatalf("exit %v", ex.Reason)
+	declines := &filterObserver{name: "a"}
+	counter := &hookCounter{}
+	for _, o := range []Observer{declines, counter} {
+		c := newTestCPU(t, callLoop)
+		c.Pred = predict.New(10)
+		c.Obs = o
+		run := func() {
+			c.RIP, c.R[RSP] = testCode, testStack-64
+			if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
+				t.Fatalf("exit %v", ex.Reason)
+			}
 		}
-	}
-	run()
-	if o.n != 400 {
-		t.Fatalf("%d Instruction calls, want 400 (200 calls and rets)", o.n)
-	}
-	if n := testing.AllocsPerRun(10, run); n != 0 {
-		t.Errorf("a Run with hook exits allocates %v times", n)
+		run()
+		declines.version++ // a new generation of verdicts, too
+		if o == counter && counter.n != 400 {
+			t.Fatalf("%d Instruction calls, want 400 (200 calls and rets)", counter.n)
+		}
+		if n := testing.AllocsPerRun(10, run); n != 0 {
+			t.Errorf("%T: a filtered Run allocates %v times", o, n)
+		}
 	}
 }

@@ -393,16 +393,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		t.crossCode(c)
 	}
 	for i := range t.resumes {
-		r := &t.resumes[i]
-		r.off = a.Len()
-		t.prologue()
-		t.settle(-r.reads)
-		t.clearMark()
-		if r.st == fsHost {
-			t.st = fsSaved
-			t.hostFlags()
-		}
-		a.Jmp(r.l)
+		t.resumeEntry(&t.resumes[i])
 	}
 	t.hookResumes()
 	for _, e := range t.exits {

@@ -24,15 +24,25 @@ func (t *jitT) hookExit() {
 
 // hookResumes emits the entries after the hook exits.
 func (t *jitT) hookResumes() {
-	a := &t.a
 	for i := range t.hresumes {
-		r := &t.hresumes[i]
-		r.off = a.Len()
-		t.prologue()
-		t.settle(-r.reads)
-		t.clearMark()
-		a.Jmp(r.l)
+		t.resumeEntry(&t.hresumes[i])
 	}
+}
+
+// resumeEntry emits r's entry from Go: it loads the registers and the
+// flags, takes away the reads of the block before it, and jumps to r.l
+// with the flags where the code there expects them.
+func (t *jitT) resumeEntry(r *jitResume) {
+	a := &t.a
+	r.off = a.Len()
+	t.prologue()
+	t.settle(-r.reads)
+	t.clearMark()
+	if r.st == fsHost {
+		t.st = fsSaved
+		t.hostFlags()
+	}
+	a.Jmp(r.l)
 }
 
 // keepHooks records in j the hook exits of the translation just placed
