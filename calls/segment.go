@@ -166,6 +166,19 @@ type segment struct {
 type funcs struct {
 	sym   Symbolizer
 	cache map[uint64]entryOf
+	// recent holds the last entries looked up, direct-mapped by pc, in
+	// front of cache: watch looks up every instruction it sees while it
+	// searches for a callee's function, and the map was 14% of
+	// sqlite3's ttd calls.
+	recent [1 << recentBits]recentEntry
+}
+
+const recentBits = 10
+
+type recentEntry struct {
+	pc  uint64
+	e   entryOf
+	set bool
 }
 
 type entryOf struct {
@@ -182,7 +195,12 @@ func (f *funcs) entry(pc uint64) (uint64, bool) {
 }
 
 func (f *funcs) lookup(pc uint64) entryOf {
+	r := &f.recent[(pc^pc>>recentBits)&(1<<recentBits-1)]
+	if r.set && r.pc == pc {
+		return r.e
+	}
 	if e, ok := f.cache[pc]; ok {
+		*r = recentEntry{pc, e, true}
 		return e
 	}
 	var e entryOf
@@ -192,6 +210,7 @@ func (f *funcs) lookup(pc uint64) entryOf {
 		e.tramp = strings.HasPrefix(name, "_dl_runtime_resolve")
 	}
 	f.cache[pc] = e
+	*r = recentEntry{pc, e, true}
 	return e
 }
 
