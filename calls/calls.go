@@ -231,7 +231,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 	if !opts.everyInstruction {
 		// Only calls, rets and the first instructions of a frame
 		// matter: the other blocks run translated (segment.gate).
-		r.HookBlock, r.HookGate = hasCallOrRet, s.gate
+		r.HookInsts, r.HookGate = s.callsAndRets, s.gate
 	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
 	end := t.End()

@@ -41,19 +41,22 @@
 // previous segment stopped in, or a trampoline's target), and keeps the
 // instructions of a call it could not name yet for the next segment.
 //
-// Speed: the hook sees only the blocks that hold a call or a ret
-// (hasCallOrRet, through reader.Replay.HookBlock) and, through a
-// HookGate, the blocks run while watch looks for a frame's function
-// (the callee's first block, a PLT stub, a trampoline); every other
-// block runs translated, chained to the next (x86's filtered
-// observation, x86/filter.go). The reference of the tests
-// (analyzeSequential) hooks every instruction, so TestStitchingMatchesOnePass
-// checks the filter too. Measured with bench/cmd/hookbench (CPU time, one
-// core, against a plain replay): gzip -9 of 1 MiB 3.3x (13.2x before),
-// sqlite3 about 5x (4.2x to 5.9x before, in two runs: no clear gain, as
-// its calls are dense and a hooked block runs in the interpreter).
-// Meeting 1.5x needs the hooked blocks translated too: a callback before
-// only their last instruction.
+// Speed: the hook sees only the calls and rets, and the first
+// instruction of a block at a function's entry (callsAndRets, through
+// reader.Replay.HookInsts) and, through a HookGate, the instructions run
+// while watch looks for a frame's function (the callee's first
+// instructions, a PLT stub, a trampoline). Those blocks run translated
+// too: the translation leaves for Go before each hooked instruction and
+// takes up again after the Hook call (x86's hook exits, x86/filter.go);
+// every other block runs translated, chained to the next. The reference
+// of the tests (analyzeSequential) hooks every instruction, so
+// TestStitchingMatchesOnePass checks the filter too. Measured with
+// bench/cmd/hookbench (CPU time, one core, against a plain replay, the
+// machine shared and busy): gzip -9 of 1 MiB 2.6x (3.35x with hooked
+// blocks interpreted, 13.2x before filtering); the rest is the
+// instructions run interpreted while a callee's function is looked for
+// (up to lookLimit of them when the callee has no symbol, as in a
+// stripped library) and the Hook calls themselves.
 //
 // Process trees (process.go). Tree reads the processes of a recording
 // from its control records: which thread belongs to which process, who

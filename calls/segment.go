@@ -181,6 +181,22 @@ type funcs struct {
 	syms   []Symbolizer
 	caches []map[uint64]entryOf
 	img    int
+	// recent holds the last entries looked up, direct-mapped by pc, in
+	// front of cache: watch looks up every instruction it sees while it
+	// searches for a callee's function, and the map was 14% of
+	// sqlite3's ttd calls.
+	recent [1 << recentBits]recentEntry
+}
+
+const recentBits = 10
+
+// recentEntry is one pc's entry in one program image's symbols (img:
+// funcs.img when it was looked up; a tree's programs share addresses).
+type recentEntry struct {
+	pc  uint64
+	img int
+	e   entryOf
+	set bool
 }
 
 type entryOf struct {
@@ -197,7 +213,12 @@ func (f *funcs) entry(pc uint64) (uint64, bool) {
 }
 
 func (f *funcs) lookup(pc uint64) entryOf {
+	r := &f.recent[(pc^pc>>recentBits)&(1<<recentBits-1)]
+	if r.set && r.pc == pc && r.img == f.img {
+		return r.e
+	}
 	if e, ok := f.cache[pc]; ok {
+		*r = recentEntry{pc, f.img, e, true}
 		return e
 	}
 	var e entryOf
@@ -207,6 +228,7 @@ func (f *funcs) lookup(pc uint64) entryOf {
 		e.tramp = strings.HasPrefix(name, "_dl_runtime_resolve")
 	}
 	f.cache[pc] = e
+	*r = recentEntry{pc, f.img, e, true}
 	return e
 }
 
@@ -463,19 +485,25 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 	}
 }
 
-// hasCallOrRet accepts the blocks instruction must see: those holding a
-// call or a ret (the last instruction of a block, as they end it).
-func hasCallOrRet(b *x86.Block) bool {
+// callsAndRets hooks the calls and rets of a block, and the first
+// instruction of a block at a function's entry, where the gate
+// usually closes after a call: the rest of the block, and the blocks
+// that follow, run translated (x86.InstFilter).
+func (s *segment) callsAndRets(b *x86.Block) uint64 {
+	var m uint64
 	for i := range b.Insts {
 		switch b.Insts[i].Op {
 		case x86asm.CALL, x86asm.RET:
-			return true
+			m |= 1 << i
 		}
 	}
-	return false
+	if e := s.fn.lookup(b.PC); e.ok && e.entry == b.PC {
+		m |= 1
+	}
+	return m
 }
 
-// gate hooks the blocks hasCallOrRet declines while the thread that runs
+// gate hooks the instructions callsAndRets does not mark while the thread that runs
 // them has watch look at its instructions (the first instructions of a
 // frame, a trampoline's jump). That state changes only in instruction and
 // event, as x86.HookGate requires. An unknown thread is hooked: its

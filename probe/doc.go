@@ -47,11 +47,14 @@
 // # Compiling probes down
 //
 // Bind resolves probes to code addresses (fn, line), syscall numbers and
-// event kinds. Re-simulation calls back only for blocks that hold a
-// probed address (reader.Replay.HookBlocks) or lie in a function with a
-// return probe (return probes fire at the function's ret instructions,
-// as DTrace's pid provider does); syscalls, signals and threads come from
-// the event stream. Memory is tracked only when the script reads it.
+// event kinds. Re-simulation calls back only before the instructions at
+// a probed address and the rets and leaving jumps of a function with a
+// return probe (return probes fire there, as DTrace's pid provider does)
+// — reader.Replay.HookInsts: the blocks holding them run translated and
+// leave for Go just before each (x86's hook exits); syscalls, signals
+// and threads come from the event stream. Memory is tracked only when
+// the script reads it, and a script that needs no DWARF (NeedsDWARF)
+// binds to the modules' ELF symbols alone (OpenTargetFor).
 //
 // # API for runners (the local runner here, Beam for many traces)
 //

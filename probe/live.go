@@ -167,8 +167,15 @@ func (l *Live) FilterVersion() uint64 { return l.version }
 
 // WantBlock accepts the blocks that hold a probed instruction
 // (x86.BlockFilter).
-func (l *Live) WantBlock(b *x86.Block) bool {
-	return !l.s.stopped && l.s.wantBlock(b)
+func (l *Live) WantBlock(b *x86.Block) bool { return l.WantInsts(b) != 0 }
+
+// WantInsts picks the probed instructions of b (x86.InstFilter): the
+// rest of the block runs translated.
+func (l *Live) WantInsts(b *x86.Block) uint64 {
+	if l.s.stopped {
+		return 0
+	}
+	return l.s.wantInsts(b)
 }
 
 // Instruction runs the probes of the instruction c is about to run.

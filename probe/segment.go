@@ -169,7 +169,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 		s.lookback = b.T.Index != nil
 	}
 	if len(b.addrs) > 0 || len(b.rets) > 0 {
-		r.HookBlock = s.wantBlock
+		r.HookInsts = s.wantInsts
 		r.Hook = s.hook
 	}
 	if len(b.watch) > 0 {
@@ -237,27 +237,52 @@ func (s *segEval) profile(p uint64) {
 	}
 }
 
-// wantBlock hooks the blocks holding a probed address, or a ret or a jump
-// (a tail call) of a function with a return probe: hook acts on nothing
-// else. The rest of those functions runs translated.
-func (s *segEval) wantBlock(blk *x86.Block) bool {
+// wantInsts hooks the instructions at a probed address, and the rets
+// and jumps (tail calls) of a function with a return probe: hook acts on
+// nothing else. The rest of those blocks runs translated, leaving only
+// for these (x86.InstFilter). A jump whose target is known and stays in
+// the function (or goes to its .cold part) is no return: not hooked.
+func (s *segEval) wantInsts(blk *x86.Block) uint64 {
 	b := s.b
-	if i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= blk.PC }); i < len(b.addrs) && b.addrs[i] < blk.End {
-		return true
-	}
-	if len(b.rets) == 0 {
-		return false
-	}
-	for i := range blk.Insts {
-		in := &blk.Insts[i]
-		if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && b.retAt(in.PC) != nil {
-			return true
+	var m uint64
+	i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= blk.PC })
+	if i < len(b.addrs) && b.addrs[i] < blk.End {
+		for k := range blk.Insts {
+			if b.addr[blk.Insts[k].PC] != nil {
+				m |= 1 << k
+			}
 		}
 	}
-	return false
+	if len(b.rets) == 0 {
+		return m
+	}
+	for k := range blk.Insts {
+		in := &blk.Insts[k]
+		if in.Op != x86asm.RET && in.Op != x86asm.JMP {
+			continue
+		}
+		rr := b.retAt(in.PC)
+		if rr == nil {
+			continue
+		}
+		if in.Op == x86asm.JMP && in.Args[0].Kind != x86.KReg {
+			if in.Args[0].Kind != x86.KRel {
+				continue // hook does not follow it
+			}
+			t := in.Args[0].Imm
+			if t >= rr.lo && t < rr.hi {
+				continue
+			}
+			if other := b.retAt(t); other != nil && other.bp == rr.bp {
+				continue
+			}
+		}
+		m |= 1 << k
+	}
+	return m
 }
 
-// hook runs before each instruction of the blocks wantBlock accepted.
+// hook runs before the instructions wantInsts marked.
 func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	if s.stopped {
 		return

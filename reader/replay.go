@@ -157,9 +157,16 @@ type Replay struct {
 	// (a call tracer accepts the blocks that hold a call or a ret); a
 	// block is hooked when either accepts it.
 	HookBlock func(b *x86.Block) bool
-	// HookGate, when set with HookBlocks or HookBlock, is asked before the blocks
-	// HookBlocks declines that execution reaches outside translated
-	// code: true hooks the block anyway. Its answer may change only in
+	// HookInsts narrows Hook further, to the instructions of a block
+	// whose bits it sets (bit i: b.Insts[i]; a function's entry, a call
+	// or a ret): the block runs translated, leaving for each Hook call
+	// (x86.InstFilter). An instruction is hooked when its block is
+	// accepted by HookBlocks or HookBlock, or HookInsts sets its bit.
+	HookInsts func(b *x86.Block) uint64
+	// HookGate, when set with HookBlocks, HookBlock or HookInsts, is
+	// asked before the blocks execution reaches outside translated code,
+	// and after each Hook call: true hooks every instruction while it
+	// holds. Its answer may change only in
 	// a Hook call, an OnEvent call or between RunTo calls (x86.HookGate):
 	// state that a hooked instruction sets, such as watching the
 	// instructions after a call.
@@ -916,6 +923,20 @@ func (r *Replay) WantBlock(b *x86.Block) bool {
 		return r.HookBlocks == nil || r.HookBlocks(b.PC, b.End)
 	}
 	return r.HookBlock(b) || r.HookBlocks != nil && r.HookBlocks(b.PC, b.End)
+}
+
+// WantInsts applies HookBlocks, HookBlock and HookInsts
+// (x86.InstFilter).
+func (r *Replay) WantInsts(b *x86.Block) uint64 {
+	all := ^uint64(0)
+	if r.HookBlock == nil && r.HookBlocks == nil && r.HookInsts == nil ||
+		r.HookBlock != nil && r.HookBlock(b) || r.HookBlocks != nil && r.HookBlocks(b.PC, b.End) {
+		return all
+	}
+	if r.HookInsts != nil {
+		return r.HookInsts(b)
+	}
+	return 0
 }
 
 // FilterVersion changes with each RunTo, between which HookBlocks may

@@ -51,6 +51,19 @@ type tapped struct {
 
 func (t *tapped) WantInstructions() bool      { return true }
 func (t *tapped) WantBlock(b *x86.Block) bool { return t.tap.WantBlock(b) }
+
+// WantInsts narrows the verdict to the instructions a tap that is an
+// x86.InstFilter picks, so the rest of its blocks run translated.
+func (t *tapped) WantInsts(b *x86.Block) uint64 {
+	if f, ok := t.tap.(x86.InstFilter); ok {
+		return f.WantInsts(b)
+	}
+	if t.tap.WantBlock(b) {
+		return ^uint64(0)
+	}
+	return 0
+}
+
 func (t *tapped) FilterVersion() uint64 {
 	if v, ok := t.tap.(x86.FilterVersion); ok {
 		return v.FilterVersion()

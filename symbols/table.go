@@ -40,6 +40,11 @@ type Module struct {
 	// empty and the file has no DWARF, Load looks for one by build id and
 	// .gnu_debuglink under DebugRoot.
 	DebugFile string
+	// SymbolsOnly loads the ELF symbols (the debug file's too) and the
+	// USDT notes only, not DWARF nor the CFI: for a caller that needs
+	// no lines, types, variables or unwinding (a probe script counting
+	// calls), loading the rest was most of its start-up.
+	SymbolsOnly bool
 }
 
 // ErrNotX86 is returned for an ELF file that is not x86-64.
@@ -227,6 +232,9 @@ func loadImage(m Module) (*image, error) {
 	// DWARF loads on first use (ensureDWARF): a query that names only
 	// the program's code never parses libc's debug file (0.5 s of CPU
 	// of a cold 1.4 s ttd query --find-prev-write, issue 23).
+	if m.SymbolsOnly {
+		return img, nil
+	}
 	img.loadFrames()
 	return img, nil
 }

@@ -129,7 +129,11 @@ type CPU struct {
 	// The translated code's view (jit.go, set by syncJIT): whether Run
 	// may use translations, and the prediction cache's words and the mask
 	// of an address's byte in them.
-	jitOK       bool
+	jitOK bool
+	// hooking: a filtered Run, whose Instruction calls Go makes where
+	// translated code leaves for them; gate is its HookGate (filter.go).
+	hooking     bool
+	gate        HookGate
 	jitPred     *predict.Cache
 	jitSlots    unsafe.Pointer
 	jitSlotMask uint64

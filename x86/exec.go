@@ -7,6 +7,7 @@ package x86
 func (c *CPU) Run(budget uint64) (exit Exit) {
 	c.exit = Exit{}
 	c.jitMiss = 0
+	c.hooking = false
 	c.cache.running = c
 	c.syncTLB()
 	c.syncJIT()
@@ -58,60 +59,6 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 	}
 	c.exit.Reason = ExitBudget
 	return c.exit
-}
-
-// runObserved is Run with an Instruction callback before each instruction.
-// With a BlockFilter, the blocks it declines (and a HookGate does not
-// reopen) run without the callback, through their translations, which
-// chain only to other declined blocks (filter.go).
-func (c *CPU) runObserved(budget uint64) {
-	bf, _ := c.Obs.(BlockFilter)
-	gate, _ := c.Obs.(HookGate)
-	jit := bf != nil && c.jitOK
-	if bf != nil {
-		c.cache.useFilter(bf)
-	}
-	var prev, from *Block
-	for budget > 0 {
-		b := c.nextBlock(prev)
-		n := len(b.Insts)
-		if uint64(n) > budget {
-			n = int(budget)
-		}
-		c.blk = b
-		c.blkLen = n
-		if bf != nil && !c.cache.wants(bf, b) && (gate == nil || !gate.HookAll(c)) {
-			if jit && n == len(b.Insts) {
-				before := c.runBlock(b, budget, from)
-				from = nil
-				if c.jitMiss != 0 {
-					from = c.blk // its chaining slot for the next block missed
-				}
-				budget -= before
-				b = c.blk
-			} else {
-				from = nil
-				c.runExact(b.Insts[:n])
-			}
-		} else {
-			from = nil
-			for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
-				in := &b.Insts[c.blkIdx]
-				c.Obs.Instruction(c, in)
-				in.Fn(c, in)
-			}
-		}
-		done := c.blkLen
-		c.Icount += uint64(done)
-		budget -= uint64(done)
-		c.finishBlock(b, done)
-		c.blk = nil
-		if c.exit.Reason != ExitNone {
-			return
-		}
-		prev = b
-	}
-	c.exit.Reason = ExitBudget
 }
 
 // runExact runs insts[0:c.blkLen] through Inst.Fn.

@@ -19,13 +19,24 @@ package x86
 //     only declined blocks while filtering, relinkJIT skips the others,
 //     and an accepted block is unlinked when its verdict is taken.
 //
+// An InstFilter narrows a block's verdict to the instructions observed
+// in it (a function's first instruction, a call, a ret). Such a block
+// runs translated too: its translation leaves for Go before each of
+// those instructions (jitHookExit), with the guest state exact (the
+// registers, the flags as the interpreter's handlers leave them,
+// Retired, RIP), Go makes the Instruction call, and the translation
+// takes up again right after that exit (jitBlock.hresume), chaining on
+// to the blocks that follow. A translation is linked to such a block only
+// when it leaves before every instruction the verdict observes
+// (jitBlock.hooks); a block observed in full runs in the interpreter.
+//
 // A HookGate adds a verdict that changes with the observer's state (the
 // instructions after a call, say): it is asked, before each declined
 // block that execution reaches through Go, whether to observe it anyway.
-// Its answer may change only during Instruction calls, that is, in
-// accepted or gated blocks, after which execution comes back to Go and
-// asks again; translations chained from a declined block never run an
-// Instruction call, so they cannot miss a change.
+// Its answer may change only during Instruction calls, all of which Go
+// makes, and after which it asks again (for the rest of the block too);
+// translated code never runs an Instruction call, so it cannot miss a
+// change.
 
 // filterState is what a code cache knows of the filter whose verdicts its
 // blocks hold.
@@ -48,17 +59,39 @@ type FilterVersion interface {
 	FilterVersion() uint64
 }
 
+// InstFilter, when a BlockFilter implements it, gives the verdict on a
+// block instruction by instruction: bit i of WantInsts(b) set makes an
+// Instruction call before b.Insts[i] (a block holds at most 64), and
+// WantBlock is not asked.
+type InstFilter interface {
+	WantInsts(b *Block) uint64
+}
+
 // HookGate, when an Observer that is a BlockFilter implements it, lets the
-// observer see the blocks its filter declines while HookAll reports true
-// (asked before each such block that execution reaches through Go). Its
-// answer may change only during Instruction calls, or between Runs.
+// observer see the instructions its filter does not ask for while HookAll
+// reports true (asked before each block that execution reaches through
+// Go, and after each Instruction call). Its answer may change only during
+// Instruction calls, or between Runs.
 type HookGate interface {
 	HookAll(c *CPU) bool
 }
 
+// jitHookExit marks jitCall's result when the translation left before a
+// hooked instruction (its index in the low bits), for its Instruction
+// call.
+const jitHookExit = 1 << 31
+
+// blockMask has a bit for each of b's instructions.
+func blockMask(b *Block) uint64 {
+	if len(b.Insts) >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<len(b.Insts) - 1
+}
+
 // useFilter makes bf the filter whose verdicts cc's blocks hold: for
 // another filter than the current one, a new generation of verdicts, and
-// no translation linked to any block until it is known to be declined.
+// no translation linked to any block until its verdict is known.
 func (cc *CodeCache) useFilter(bf BlockFilter) {
 	var v uint64
 	if fv, ok := bf.(FilterVersion); ok {
@@ -79,21 +112,28 @@ func (cc *CodeCache) useFilter(bf BlockFilter) {
 // without a filter): the next filtered Run starts a new generation.
 func (cc *CodeCache) linkAny() { cc.filter.owner = nil }
 
-// wants is bf's verdict on b, asked once per generation. A block bf
-// accepts is unlinked from every translation; a declined one's
-// translation is found by address again.
-func (cc *CodeCache) wants(bf BlockFilter, b *Block) bool {
+// wants is bf's verdict on b (the instructions it observes), asked once
+// per generation. A block whose translation would miss one of them is
+// unlinked from every translation; the others are found by address
+// again.
+func (cc *CodeCache) wants(bf BlockFilter, b *Block) uint64 {
 	j := &b.jit
 	if j.fgen != cc.filter.gen || filterAskAlways {
 		j.fgen = cc.filter.gen
-		j.fwant = bf.WantBlock(b)
-		if j.fwant {
-			cc.unlinkJIT(b)
+		if f, ok := bf.(InstFilter); ok {
+			j.fmask = f.WantInsts(b) & blockMask(b)
+		} else if bf.WantBlock(b) {
+			j.fmask = blockMask(b)
 		} else {
+			j.fmask = 0
+		}
+		if cc.linkable(b) {
 			cc.relinkJIT(b)
+		} else {
+			cc.unlinkJIT(b)
 		}
 	}
-	return j.fwant
+	return j.fmask
 }
 
 // filterAskAlways makes wants ask the filter every time, as the tests'
@@ -101,7 +141,187 @@ func (cc *CodeCache) wants(bf BlockFilter, b *Block) bool {
 var filterAskAlways bool
 
 // linkable reports whether translations may be linked to b: always
-// without a filter, else when b's current verdict is "declined".
+// without a filter, else when b's translation leaves before each
+// instruction the current verdict observes (none, when declined), and
+// that is not all of them.
 func (cc *CodeCache) linkable(b *Block) bool {
-	return cc.filter.owner == nil || b.jit.fgen == cc.filter.gen && !b.jit.fwant
+	j := &b.jit
+	return cc.filter.owner == nil || j.fgen == cc.filter.gen && (j.fmask == 0 ||
+		j.fmask&j.hooks == j.fmask && j.fmask != blockMask(b))
+}
+
+// hooksFor is the instructions before which a translation of b made now
+// leaves for an Instruction call: those the current verdict observes,
+// unless that is all of them (the interpreter runs such a block).
+func (cc *CodeCache) hooksFor(b *Block) uint64 {
+	j := &b.jit
+	if cc.filter.owner == nil || j.fgen != cc.filter.gen || j.fmask == blockMask(b) {
+		return 0
+	}
+	return j.fmask
+}
+
+// hookReady reports whether b, which the filter observes in part (or a
+// HookGate opened), may run translated: its translation leaves before
+// each observed instruction. It translates b when b has earned it.
+func (c *CPU) hookReady(b *Block) bool {
+	j := &b.jit
+	if !c.jitOK || j.declined || !b.valid {
+		return false
+	}
+	if j.entry != 0 && j.mode == c.jitMode && j.fmask&j.hooks == j.fmask {
+		return true
+	}
+	if j.heat < jitThreshold {
+		j.heat++
+		return false
+	}
+	c.cache.unlinkJIT(b)
+	c.cache.translate(b, c.jitMode)
+	return j.entry != 0 && j.fmask&j.hooks == j.fmask
+}
+
+// runObserved is Run with an Instruction callback before each
+// instruction, or, with a BlockFilter, before the instructions it
+// observes (and those a HookGate opens): the other instructions run
+// through their translations where they have one (filter.go).
+func (c *CPU) runObserved(budget uint64) {
+	bf, _ := c.Obs.(BlockFilter)
+	c.gate, _ = c.Obs.(HookGate)
+	jit := bf != nil && c.jitOK
+	c.hooking = bf != nil
+	if bf != nil {
+		c.cache.useFilter(bf)
+	}
+	var prev, from *Block
+	for budget > 0 {
+		b := c.nextBlock(prev)
+		n := len(b.Insts)
+		if uint64(n) > budget {
+			n = int(budget)
+		}
+		c.blk = b
+		c.blkLen = n
+		mask := blockMask(b)
+		if bf != nil {
+			mask = c.cache.wants(bf, b)
+		}
+		gated := mask != blockMask(b) && c.gate != nil && c.gate.HookAll(c)
+		var entry uintptr
+		translated := false
+		switch {
+		case bf == nil || mask == blockMask(b) || n < len(b.Insts) && (mask != 0 || gated):
+			c.runHooked(b, 0, 0, gated, false)
+		case n < len(b.Insts):
+			c.runExact(b.Insts[:n])
+		case !jit || (mask != 0 || gated) && !c.hookReady(b):
+			c.runHooked(b, 0, 0, gated, false)
+		case gated:
+			entry = c.runHooked(b, 0, 0, true, true)
+		default:
+			translated = true
+		}
+		if translated || entry != 0 {
+			var before uint64
+			if translated {
+				before = c.runBlock(b, budget, from)
+			} else {
+				c.jitMiss = 0
+				before = c.runJIT(b, entry, budget, 0)
+			}
+			from = nil
+			if c.jitMiss != 0 {
+				from = c.blk // its chaining slot for the next block missed
+			}
+			budget -= before
+			b = c.blk
+		} else {
+			from = nil
+		}
+		done := c.blkLen
+		c.Icount += uint64(done)
+		budget -= uint64(done)
+		c.finishBlock(b, done)
+		c.blk = nil
+		if c.exit.Reason != ExitNone {
+			return
+		}
+		prev = b
+	}
+	c.exit.Reason = ExitBudget
+}
+
+// runHooked runs b's instructions from index from in the interpreter,
+// with an Instruction call before each that the filter observes (from
+// hookFrom on) or that comes while the gate is open. With jit, it
+// returns the entry into b's translation where that can take up (after
+// an Instruction call, or before an instruction), or 0 when it ran to
+// the block's end.
+func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
+	j := &b.jit
+	mask := j.fmask
+	if !c.hooking {
+		mask = blockMask(b)
+	}
+	mask &^= 1<<hookFrom - 1
+	for i := from; i < c.blkLen; i++ {
+		c.blkIdx = i
+		in := &b.Insts[i]
+		if jit && i > from && !gated && j.resume != nil && j.resume[i] != 0 {
+			return j.resume[i] // it makes i's Instruction call
+		}
+		if gated || mask>>i&1 != 0 {
+			c.Obs.Instruction(c, in)
+			gated = c.gate != nil && c.gate.HookAll(c)
+			if jit && !gated && j.hooks>>i&1 != 0 {
+				return j.hresume[i]
+			}
+		}
+		in.Fn(c, in)
+		if jit && !c.resumable(b) {
+			jit = false
+		}
+	}
+	return 0
+}
+
+// hookExit makes the Instruction call before b.Insts[k], where b's
+// translation left for it, and returns the entry right after that exit,
+// or 0 when the gate opened and the interpreter ran the rest of b.
+func (c *CPU) hookExit(b *Block, k int) uintptr {
+	c.blkIdx = k
+	if !c.hooking || b.jit.fmask>>k&1 == 0 {
+		// A translation made for a filter that observed more (the
+		// gate is closed: this runs translated).
+		return b.jit.hresume[k]
+	}
+	in := &b.Insts[k]
+	c.Obs.Instruction(c, in)
+	if c.gate == nil || !c.gate.HookAll(c) {
+		return b.jit.hresume[k]
+	}
+	in.Fn(c, in)
+	if c.blkLen > k+1 && c.exit.Reason == ExitNone {
+		return c.runHooked(b, k+1, k+1, true, c.resumable(b))
+	}
+	return 0
+}
+
+// runRest runs b's instructions from index from in the interpreter (for
+// runJIT), with the Instruction calls of a filtered Run from hookFrom
+// on, and returns an entry into b's translation where it can take up
+// again (0: it ran to the block's end).
+func (c *CPU) runRest(b *Block, from, hookFrom int) uintptr {
+	if !c.hooking {
+		c.runInsts(b.Insts, from)
+		return 0
+	}
+	return c.runHooked(b, from, hookFrom, false, c.resumable(b))
+}
+
+// resumable reports whether runHooked may enter b's translation: it is
+// current and leaves before each instruction the filter observes.
+func (c *CPU) resumable(b *Block) bool {
+	j := &b.jit
+	return b.valid && j.entry != 0 && j.mode == c.jitMode && j.fmask&j.hooks == j.fmask
 }

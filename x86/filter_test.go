@@ -63,6 +63,23 @@ func (o *filterObserver) WantBlock(b *Block) bool {
 
 func (o *filterObserver) HookAll(c *CPU) bool { return o.open > 0 }
 
+// instObserver is a filterObserver that observes only want's
+// instructions of a block (InstFilter): the instructions before which
+// translated code leaves for Go.
+type instObserver struct{ *filterObserver }
+
+func (o instObserver) WantInsts(b *Block) uint64 {
+	var m uint64
+	for i := range b.Insts {
+		for _, pc := range o.want {
+			if pc == b.Insts[i].PC {
+				m |= 1 << i
+			}
+		}
+	}
+	return m
+}
+
 func (o *filterObserver) Instruction(c *CPU, in *Inst) {
 	o.seen = append(o.seen, fmt.Sprintf("%s %#x@%d", o.name, in.PC, c.Retired()))
 	if o.open > 0 {
@@ -91,19 +108,28 @@ func TestFilteredHookJIT(t *testing.T) {
 		name string
 		want []uint64
 		gate int
+		inst bool // the filter names instructions (InstFilter)
 	}{
-		{"loop's second block", []uint64{0x400026}, 0},
-		{"the block a ret reaches", []uint64{0x40000c}, 0},
-		{"the ret", []uint64{0x40002e}, 0},
-		{"call, gate 5", []uint64{0x400007}, 5},
-		{"loop entry, gate 2", []uint64{0x400017}, 2},
+		{"loop's second block", []uint64{0x400026}, 0, false},
+		{"the block a ret reaches", []uint64{0x40000c}, 0, false},
+		{"the ret", []uint64{0x40002e}, 0, false},
+		{"call, gate 5", []uint64{0x400007}, 5, false},
+		{"loop entry, gate 2", []uint64{0x400017}, 2, false},
+		// Instruction filters: translated code leaves before each.
+		{"insts: block starts", []uint64{0x400007, 0x400017, 0x400026}, 0, true},
+		{"insts: mid-block and ret", []uint64{0x40000e, 0x40001a, 0x40002e}, 0, true},
+		{"insts: first and last of a block", []uint64{0x400017, 0x400024}, 0, true},
+		{"insts: call, gate 5", []uint64{0x400007}, 5, true},
+		{"insts: mid-block, gate 3", []uint64{0x40001a, 0x40002a}, 3, true},
 	}
 	type result struct {
 		seen       []string
 		rax, count uint64
 		translated uint64
+		// hooked: translations that leave for Instruction calls.
+		hooked int
 	}
-	run := func(jit bool, threshold uint32, want []uint64, gate int) result {
+	run := func(jit bool, threshold uint32, want []uint64, gate int, inst bool) result {
 		defer SetJIT(SetJIT(jit, threshold))
 		// The reference asks the filter before every block.
 		filterAskAlways = !jit
@@ -111,6 +137,10 @@ func TestFilteredHookJIT(t *testing.T) {
 		c := newTestCPU(t, callLoop)
 		c.Pred = predict.New(10)
 		a := &filterObserver{name: "a", want: want, gate: gate}
+		var ao Observer = a
+		if inst {
+			ao = instObserver{a}
+		}
 		// b sees the loop's second block: another filter on the same
 		// code cache.
 		b := &filterObserver{name: "b", want: []uint64{0x400026}}
@@ -118,7 +148,7 @@ func TestFilteredHookJIT(t *testing.T) {
 		var seen []string
 		// The same filter before and after a run without one, then the
 		// other, and new epochs (the reader's checkpoints) in between.
-		obs := []Observer{a, plain, a, b, a, a, a, plain, a, b, a}
+		obs := []Observer{ao, plain, ao, b, ao, ao, ao, plain, ao, b, ao}
 		for i, budget := range []uint64{1, 700, 2333, 5, 1500, 999, 1777, 3000, 77, 1234, 1 << 40} {
 			c.Obs = obs[i]
 			if i == 5 {
@@ -134,17 +164,26 @@ func TestFilteredHookJIT(t *testing.T) {
 		}
 		seen = append(seen, a.seen...)
 		seen = append(seen, b.seen...)
-		return result{seen, c.R[RAX], c.Icount, c.cache.Translated}
+		hooked := 0
+		for _, b := range c.cache.jitBlocks {
+			if b != nil && b.jit.hresume != nil {
+				hooked++
+			}
+		}
+		return result{seen, c.R[RAX], c.Icount, c.cache.Translated, hooked}
 	}
 	for _, tc := range cases {
-		want := run(false, 0, tc.want, tc.gate)
+		want := run(false, 0, tc.want, tc.gate, tc.inst)
 		if len(want.seen) == 0 {
 			t.Fatalf("%s: no instruction seen", tc.name)
 		}
 		for _, threshold := range []uint32{0, 3} {
-			got := run(true, threshold, tc.want, tc.gate)
+			got := run(true, threshold, tc.want, tc.gate, tc.inst)
 			if got.translated == 0 {
 				t.Fatalf("%s: nothing translated", tc.name)
+			}
+			if tc.inst && got.hooked == 0 {
+				t.Fatalf("%s: no translation leaves for Instruction calls", tc.name)
 			}
 			if got.rax != want.rax || got.count != want.count {
 				t.Errorf("%s, threshold %d: rax=%#x icount=%d, want rax=%#x icount=%d", tc.name, threshold,
@@ -165,28 +204,54 @@ func TestFilteredHookJIT(t *testing.T) {
 	}
 }
 
+// hookCounter observes the calls and rets (InstFilter) and counts them.
+type hookCounter struct {
+	predObserver
+	n int
+}
+
+func (o *hookCounter) WantInstructions() bool       { return true }
+func (o *hookCounter) WantBlock(b *Block) bool      { return false }
+func (o *hookCounter) Instruction(c *CPU, in *Inst) { o.n++ }
+func (o *hookCounter) WantInsts(b *Block) uint64 {
+	var m uint64
+	for i := range b.Insts {
+		if op := b.Insts[i].Op.String(); op == "CALL" || op == "RET" {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
 // TestFilteredRunAllocs: a filtered Run, its code translated, allocates
-// nothing (the reader's hot path with a probe installed).
+// nothing (the reader's hot path with a probe installed): with a filter
+// that declines every block (the whole program runs translated, chained,
+// the filter asked once per block) and with one that observes the calls
+// and rets (translations leave for those Instruction calls).
 func TestFilteredRunAllocs(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no block translation on this architecture")
 	}
 	defer SetJIT(SetJIT(true, 0))
-	c := newTestCPU(t, callLoop)
-	c.Pred = predict.New(10)
-	// Declines every block: the whole program runs translated, chained,
-	// with the filter asked once per block.
-	o := &filterObserver{name: "a"}
-	c.Obs = o
-	run := func() {
-		c.RIP, c.R[RSP] = testCode, testStack-64
-		if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
-			t.Fatalf("exit %v", ex.Reason)
+	declines := &filterObserver{name: "a"}
+	counter := &hookCounter{}
+	for _, o := range []Observer{declines, counter} {
+		c := newTestCPU(t, callLoop)
+		c.Pred = predict.New(10)
+		c.Obs = o
+		run := func() {
+			c.RIP, c.R[RSP] = testCode, testStack-64
+			if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
+				t.Fatalf("exit %v", ex.Reason)
+			}
 		}
-	}
-	run()
-	o.version++ // a new generation of verdicts, too
-	if n := testing.AllocsPerRun(10, run); n != 0 {
-		t.Errorf("a filtered Run allocates %v times", n)
+		run()
+		declines.version++ // a new generation of verdicts, too
+		if o == counter && counter.n != 400 {
+			t.Fatalf("%d Instruction calls, want 400 (200 calls and rets)", counter.n)
+		}
+		if n := testing.AllocsPerRun(10, run); n != 0 {
+			t.Errorf("%T: a filtered Run allocates %v times", o, n)
+		}
 	}
 }

@@ -54,10 +54,14 @@ type jitBlock struct {
 	// resume holds, by instruction, the entries into the translation
 	// after an instruction the interpreter ran (0: none).
 	resume []uintptr
-	// fwant is the verdict of the code cache's BlockFilter on the block
-	// when fgen is its generation (filter.go).
-	fgen  uint32
-	fwant bool
+	// fmask is the verdict of the code cache's BlockFilter on the block
+	// (the instructions it observes) when fgen is its generation; hooks
+	// are the instructions before which the translation leaves for an
+	// Instruction call, and hresume its entries after each (filter.go).
+	fgen    uint32
+	fmask   uint64
+	hooks   uint64
+	hresume []uintptr
 }
 
 // jitTabBits sizes the table of translations by guest address through
@@ -176,7 +180,13 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		*p = uint64(j.chain)
 		j.incoming = append(j.incoming, p)
 	}
-	entry, last := j.entry, b
+	return c.runJIT(b, j.entry, budget, 0)
+}
+
+// runJIT runs translated code from entry, an entry into last's
+// translation, as runBlock does, and returns the instructions of the
+// blocks before the last one that ran, added to before.
+func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 	for {
 		c.materialize() // the translation takes the flags from c.flags
 		if c.Pred != nil {
@@ -216,6 +226,13 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			c.blkIdx = c.blkLen - 1
 			return before
 		}
+		if r&jitHookExit != 0 {
+			// Before a hooked instruction (filter.go).
+			if entry = c.hookExit(last, int(r&^jitHookExit)); entry != 0 {
+				continue
+			}
+			return before
+		}
 		k := int(r)
 		if k >= n {
 			return before
@@ -228,7 +245,9 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			entry = last.jit.resume[k+1]
 		}
 		if entry == 0 {
-			c.runInsts(last.Insts, k)
+			if entry = c.runRest(last, k, k+1); entry != 0 {
+				continue
+			}
 			if StatsOn {
 				c.statRan(last, k)
 			}
@@ -244,7 +263,9 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			// its code.
 			if c.blkLen > k+1 {
 				c.blkIdx = k + 1
-				c.runInsts(last.Insts, k+1)
+				if entry = c.runRest(last, k+1, k+1); entry != 0 {
+					continue
+				}
 			}
 			return before
 		}

@@ -104,6 +104,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	}
 	t.tab = cc.jitTab[mode]
 	t.legacy = cc.LegacyReads
+	t.hooks = cc.hooksFor(b)
 	if !t.block(b, mode) {
 		j.declined = true
 		if StatsOn {
@@ -128,6 +129,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		} else if j.resume != nil {
 			clear(j.resume)
 		}
+		t.keepHooks(j, e)
 		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, e}
 		cc.Translated++
 	} else {
@@ -250,6 +252,12 @@ type jitT struct {
 	nslot    int
 	entryOff int
 	resumes  []jitResume
+	// hooks are the instructions to leave before for an Instruction
+	// call, hresumes the entries after those exits, and hooked the
+	// instructions the translation leaves before or does not reach
+	// (jit_hook_amd64.go).
+	hooks, hooked uint64
+	hresumes      []jitResume
 	// legacy: the code cache's LegacyReads.
 	legacy bool
 	// syncPending: the instruction synchronises and its key frame is
@@ -322,6 +330,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.clearMark()
 	done, xl := 0, 0 // instructions done, and translated
 	t.resumes = t.resumes[:0]
+	t.hresumes, t.hooked = t.hresumes[:0], 0
 	for done < n {
 		if done > 0 && t.hasExt {
 			// The interpreter may run the instruction before and
@@ -332,6 +341,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
+		if t.hooks>>done&1 != 0 {
+			t.hookExit()
+		}
 		pos, nexits := a.Len(), len(t.exits)
 		if !t.inst(&b.Insts[done]) {
 			// An instruction the translator does not handle: leave
@@ -356,6 +368,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	if xl == 0 {
 		return false
 	}
+	t.hooked |= ^(1<<done - 1) // the interpreter runs the rest
 	// The end of the translation: the block's end, where it chains to
 	// the block that follows when that one is known, or its first
 	// untranslated instruction.
@@ -380,17 +393,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		t.crossCode(c)
 	}
 	for i := range t.resumes {
-		r := &t.resumes[i]
-		r.off = a.Len()
-		t.prologue()
-		t.settle(-r.reads)
-		t.clearMark()
-		if r.st == fsHost {
-			t.st = fsSaved
-			t.hostFlags()
-		}
-		a.Jmp(r.l)
+		t.resumeEntry(&t.resumes[i])
 	}
+	t.hookResumes()
 	for _, e := range t.exits {
 		a.Bind(e.l)
 		t.st = e.st

@@ -32,7 +32,9 @@ type Observer interface {
 // observation. An execution breakpoint needs to see only the blocks that
 // contain its address. The verdict on a block is asked once and kept
 // until the filter's FilterVersion changes, another filter runs on the
-// code cache, or a Run without one (filter.go).
+// code cache, or a Run without one (filter.go). An InstFilter narrows
+// the verdict to single instructions, before which translated code
+// leaves for the Instruction call.
 type BlockFilter interface {
 	WantBlock(b *Block) bool
 }

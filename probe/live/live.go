@@ -192,7 +192,15 @@ func (t *tap) raise(mem *x86.Memory, ev *emu.MmapEvent) {
 
 // recorder.Tap.
 
-func (t *tap) WantBlock(b *x86.Block) bool { return t.l != nil && t.err == nil && t.l.WantBlock(b) }
+func (t *tap) WantBlock(b *x86.Block) bool { return t.WantInsts(b) != 0 }
+
+// WantInsts passes the probes' instruction verdicts on (x86.InstFilter).
+func (t *tap) WantInsts(b *x86.Block) uint64 {
+	if t.l == nil || t.err != nil {
+		return 0
+	}
+	return t.l.WantInsts(b)
+}
 
 func (t *tap) FilterVersion() uint64 {
 	if t.l == nil {

@@ -8,10 +8,11 @@
 //     against `ttd run PROG` (target: 2x).
 //
 // Costs are CPU times (user+system) of the ttd process, best of -reps
-// interleaved runs, so that machine noise hits every command alike. Two
-// workloads: gzip -9 of deterministic text (the tuning program) and
-// sqlite3 running a recursive query with an index and a group-by (the
-// check program). -before names a second ttd binary whose ratios are
+// interleaved runs, so that machine noise hits every command alike. The
+// workloads: gzip -9 of deterministic text and sqlite3 running a
+// recursive query with an index and a group-by (the tuning programs),
+// xz -6 of the same text and python3 filling a dict (the check
+// programs). -before names a second ttd binary whose ratios are
 // printed beside the first's, measured in the same run.
 //
 //	go build -o bin/ttd ./cmd/ttd
@@ -79,6 +80,10 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 	wls := []workload{
 		{fmt.Sprintf("gzip -9 (%d MiB)", *mib), []string{"/usr/bin/gzip", "-9", "-c", data}},
 		{fmt.Sprintf("sqlite3 (%d rows)", *rows), []string{"/usr/bin/sqlite3", ":memory:", sql}},
+		// Check programs nobody tuned for.
+		{fmt.Sprintf("xz -6 (%d MiB)", *mib), []string{"/usr/bin/xz", "-6", "-c", "-T1", data}},
+		{"python3 (dict and string work)", []string{"/usr/bin/python3", "-S", "-c",
+			"d = {}\nfor i in range(60000): d[str(i)] = i * i\nprint(sum(len(k) for k in d), sum(d.values()) % 1000003)"}},
 	}
 	for _, w := range wls {
 		if *only != "" && !strings.Contains(w.name, *only) {

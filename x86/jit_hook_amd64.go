@@ -1,0 +1,63 @@
+package x86
+
+// Hook exits (filter.go): a translation made for a filter that observes
+// some of a block's instructions leaves before each of them with the
+// guest state stored, returning jitHookExit|k, and has an entry right
+// after that exit (jitBlock.hresume[k]) through which Go resumes it once
+// it made the Instruction call. Before the exit, the flags are saved and
+// the reads counted as at any exit; the entry loads them back as a resume
+// entry does.
+
+// hookExit emits the exit before instruction t.k and the label its entry
+// jumps to.
+func (t *jitT) hookExit() {
+	a := &t.a
+	t.spill()
+	t.settle(t.sreads)
+	t.leave(jitHookExit|t.k, fsSaved)
+	l := a.NewLabel()
+	a.Bind(l)
+	t.hresumes = append(t.hresumes, jitResume{l, t.k, fsSaved, 0, t.sreads})
+	t.hooked |= 1 << t.k
+	t.mxChecked = false
+}
+
+// hookResumes emits the entries after the hook exits.
+func (t *jitT) hookResumes() {
+	for i := range t.hresumes {
+		t.resumeEntry(&t.hresumes[i])
+	}
+}
+
+// resumeEntry emits r's entry from Go: it loads the registers and the
+// flags, takes away the reads of the block before it, and jumps to r.l
+// with the flags where the code there expects them.
+func (t *jitT) resumeEntry(r *jitResume) {
+	a := &t.a
+	r.off = a.Len()
+	t.prologue()
+	t.settle(-r.reads)
+	t.clearMark()
+	if r.st == fsHost {
+		t.st = fsSaved
+		t.hostFlags()
+	}
+	a.Jmp(r.l)
+}
+
+// keepHooks records in j the hook exits of the translation just placed
+// at e.
+func (t *jitT) keepHooks(j *jitBlock, e uintptr) {
+	j.hooks = t.hooked
+	if len(t.hresumes) == 0 {
+		j.hresume = nil
+		return
+	}
+	if len(j.hresume) != len(t.b.Insts) {
+		j.hresume = make([]uintptr, len(t.b.Insts))
+	}
+	clear(j.hresume)
+	for _, r := range t.hresumes {
+		j.hresume[r.k] = e + uintptr(r.off)
+	}
+}
