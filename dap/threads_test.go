@@ -202,3 +202,26 @@ func evalTop(t *testing.T, c *client, expr string, tid int) string {
 	}
 	return r.Body.Result
 }
+
+// TestBreakpointAfterExec: a breakpoint in a program that a shell's
+// child execs (sh -c 'forktree; true': fork, then exec) binds to that
+// program's code and stops there, in the exec'd process, naming it,
+// although the session's focus (the shell) never runs that code (the
+// index's code summaries of every process are asked, Index.mayExec).
+func TestBreakpointAfterExec(t *testing.T) {
+	dir := buildFixtures(t)
+	src, _ := filepath.Abs("../ttd/testdata/forktree.c")
+	c := startServer(t, Config{})
+	stop := launchFixture(t, c, "/bin/sh", map[string]any{"stopOnEntry": true, "args": []string{"-c", filepath.Join(dir, "forktree") + "; true"}},
+		map[string][]int{src: {markLine(t, src, "mark-body")}})
+	stop = stepAndWait(t, c, "continue", stop.Body.ThreadId, nil)
+	if stop.Body.Reason != "breakpoint" {
+		t.Fatalf("stopped for %q, want the breakpoint in the exec'd forktree", stop.Body.Reason)
+	}
+	// Not checked yet: the frames and variables there. Symbols are one
+	// table over every module of the tree, and the shell's and
+	// forktree's PIE images sit at the same address.
+	if !strings.Contains(stop.Body.Description, "forktree[") {
+		t.Errorf("stopped event %q does not name the exec'd process", stop.Body.Description)
+	}
+}

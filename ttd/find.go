@@ -132,7 +132,7 @@ func (s *Session) prefetchBefore(p *probe, addr, size uint64) {
 		return
 	}
 	k := s.segOf(p.from - 1)
-	for ; k >= 0 && !p.mayHitSegment(&s.ix.Segments[k]); k-- {
+	for ; k >= 0 && !p.mayHitSegment(s.ix, k); k-- {
 	}
 	if k <= 0 || s.fine[k] != nil && len(s.fine[k].snaps) > 1 {
 		return

@@ -147,6 +147,13 @@ type Index struct {
 	order  []int
 	// blobs are the compressed deltas kept from a build (nil otherwise).
 	blobs [][]byte
+	// others[k] are segment k's summaries of every process of a tree
+	// (Segments are the focus's): an execution breakpoint stops in
+	// whichever process runs its address, a program another process
+	// execs included. execUnknown: a tree whose other processes'
+	// summaries are not stored, so no segment can be ruled out for code.
+	others      [][]Segment
+	execUnknown bool
 	// inflight are the deltas Prefetch is computing.
 	inflight map[int]chan struct{}
 }
@@ -447,8 +454,10 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 			}
 		}
 		ix.Segments = segs
+		ix.others = otherSegments(tr, cps, stored)
 		return ix, nil
 	}
+	ix.execUnknown = tr.Tree() && len(tr.Processes()) > 1
 	sums, blobs, err := buildSummaries(tr, workers, progress, true)
 	if err != nil {
 		return nil, err
@@ -459,6 +468,45 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 		ix.Segments[k] = segmentOf(&sums[k])
 	}
 	return ix, nil
+}
+
+// otherSegments files every stored summary of a process tree under its
+// segment, for Index.mayExec (nil for a single process: Segments say
+// it all).
+func otherSegments(tr *reader.Trace, cps []reader.Checkpoint, stored []tracefile.AccessSummary) [][]Segment {
+	if !tr.Tree() || len(tr.Processes()) < 2 {
+		return nil
+	}
+	var out [][]Segment
+	for i := range stored {
+		s := &stored[i]
+		k := reader.CheckpointAt(cps, s.Start)
+		if k < 0 || cps[k].Position != s.Start {
+			continue
+		}
+		if out == nil {
+			out = make([][]Segment, len(cps))
+		}
+		out[k] = append(out[k], segmentOf(s))
+	}
+	return out
+}
+
+// mayExec reports whether any process of the trace may have run code at
+// pc in segment k: the focus's summary, or any process's of a tree.
+func (ix *Index) mayExec(k int, pc uint64) bool {
+	if ix.execUnknown || ix.Segments[k].MayAccess(pc, 1, false, false, true) {
+		return true
+	}
+	if ix.others == nil {
+		return false
+	}
+	for i := range ix.others[k] {
+		if ix.others[k][i].MayAccess(pc, 1, false, false, true) {
+			return true
+		}
+	}
+	return false
 }
 
 // matches reports whether sums describe the segments of cps from

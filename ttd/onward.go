@@ -34,7 +34,7 @@ func (s *Session) scanForwardCur(p *probe, upper uint64) error {
 	}
 	chunk := uint64(firstChunk)
 	for k := s.segOf(p.from); k < len(s.cps) && s.cps[k].Position <= upper; k++ {
-		if !p.mayHitSegment(&s.ix.Segments[k]) {
+		if !p.mayHitSegment(s.ix, k) {
 			continue
 		}
 		// An execution hit at upper is seen before instruction upper

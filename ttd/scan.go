@@ -150,13 +150,14 @@ func (p *probe) install(r *reader.Replay) {
 	}
 }
 
-// mayHitSegment reports whether segment sg can hold a hit.
-func (p *probe) mayHitSegment(sg *Segment) bool {
+// mayHitSegment reports whether segment k can hold a hit.
+func (p *probe) mayHitSegment(ix *Index, k int) bool {
 	if p.tid != 0 || p.match != nil {
 		return true
 	}
+	sg := &ix.Segments[k]
 	for _, pc := range p.pcs {
-		if sg.MayAccess(pc, 1, false, false, true) {
+		if ix.mayExec(k, pc) {
 			return true
 		}
 	}
@@ -430,7 +431,7 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 		if s.segEnd(k) < lower {
 			break
 		}
-		if !p.mayHitSegment(&s.ix.Segments[k]) {
+		if !p.mayHitSegment(s.ix, k) {
 			continue
 		}
 		// Units end at a window boundary: a unit that holds from
@@ -484,7 +485,7 @@ func (s *Session) scanForward(p *probe, upper uint64) error {
 		return s.scanForwardCur(p, upper)
 	}
 	for k := s.segOf(p.from); k < len(s.cps) && s.cps[k].Position <= upper; k++ {
-		if !p.mayHitSegment(&s.ix.Segments[k]) {
+		if !p.mayHitSegment(s.ix, k) {
 			continue
 		}
 		// An execution hit at upper is seen before instruction upper
