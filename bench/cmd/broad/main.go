@@ -25,7 +25,6 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,17 +44,15 @@ type workload struct {
 var modeNames = []string{"native", "run", "record", "recfast", "qemu"}
 
 func main() {
-	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
+	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
 	set := flag.String("set", "all", "which workloads: tune, check or all")
 	only := flag.String("only", "", "run only workloads whose name contains this")
 	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries)")
 	flag.Parse()
-	abs, err := filepath.Abs(*ttd)
-	check(err)
-	*ttd = abs
+	*ttd = bench.Abs(*ttd)
 	dir, err := os.MkdirTemp("", "ttd-broad-")
-	check(err)
+	bench.Check(err)
 	defer os.RemoveAll(dir)
 	ws := workloads(dir)
 	qemu, _ := exec.LookPath("qemu-x86_64")
@@ -101,14 +98,15 @@ func main() {
 					}
 					argv = append([]string{qemu}, w.argv...)
 				}
-				d, out, err := run(argv, w.stdin)
+				res, err := bench.Run(argv, w.stdin)
 				if err != nil {
-					fail("%s under %s: %v", w.name, mode, err)
+					bench.Fail("%s under %s: %v", w.name, mode, err)
 				}
+				d, out := res.CPU, res.Stdout
 				if ref == nil {
 					ref = out
 				} else if !bytes.Equal(ref, out) {
-					fail("%s: the output under %s differs from the first configuration's (%d vs %d bytes)", w.name, mode, len(out), len(ref))
+					bench.Fail("%s: the output under %s differs from the first configuration's (%d vs %d bytes)", w.name, mode, len(out), len(ref))
 				}
 				if b, ok := best[mode]; !ok || d < b {
 					best[mode] = d
@@ -117,8 +115,8 @@ func main() {
 		}
 		rw := row{w, best}
 		results[w.set] = append(results[w.set], rw)
-		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, secs(best["native"]), secs(best["run"]),
-			secs(best["record"]), secs(best["recfast"]), secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
+		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
+			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
 			rw.ratio("record", "run"), rw.ratio("recfast", "run"))
 	}
 	fmt.Println()
@@ -160,63 +158,14 @@ func (r row) ratio(a, b string) string {
 }
 
 func geomean(rs []row, a, b string) string {
-	sum, n := 0.0, 0
-	for _, r := range rs {
-		if v := r.value(a, b); v != 0 {
-			sum += math.Log(v)
-			n++
-		}
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.value(a, b)
 	}
-	if n == 0 {
-		return "-"
+	if g, ok := bench.Geomean(vs); ok {
+		return fmt.Sprintf("%.2fx", g)
 	}
-	return fmt.Sprintf("%.2fx", math.Exp(sum/float64(n)))
-}
-
-// run runs argv and returns its CPU time (user+system, from rusage) and
-// its standard output. A non-zero exit is an error: every workload exits 0
-// natively.
-func run(argv []string, stdin string) (time.Duration, []byte, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if stdin != "" {
-		f, err := os.Open(stdin)
-		check(err)
-		defer f.Close()
-		cmd.Stdin = f
-	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &errOut
-	if err := cmd.Run(); err != nil {
-		return 0, nil, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, tail(errOut.Bytes()))
-	}
-	ps := cmd.ProcessState
-	return ps.UserTime() + ps.SystemTime(), out.Bytes(), nil
-}
-
-func tail(b []byte) []byte {
-	if len(b) > 2000 {
-		return b[len(b)-2000:]
-	}
-	return b
-}
-
-func secs(d time.Duration) string {
-	if d == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.3fs", d.Seconds())
-}
-
-func check(err error) {
-	if err != nil {
-		fail("%v", err)
-	}
-}
-
-func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "broad: "+format+"\n", args...)
-	os.Exit(1)
+	return "-"
 }
 
 // textData is the tuning set's text: words from a skewed distribution
