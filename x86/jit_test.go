@@ -149,3 +149,68 @@ func TestJITReadCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestJITPageCross: translated loads and stores that run from one page
+// into the next take the interpreter's way, and those next to the
+// boundary stay in translated code, with or without the prediction
+// cache: the TLB check compares the page of the access's last byte
+// (jitT.tlb). Both pages are in the TLBs from the loop's first run on.
+func TestJITPageCross(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	code := []byte{
+		0x8b, 0x4e, 0xfb, // mov ecx, [rsi-5]
+		0x8b, 0x5e, 0x03, // mov ebx, [rsi+3]: the next page
+		0x89, 0x4e, 0xf7, // mov [rsi-9], ecx
+		0x89, 0x5e, 0x07, // mov [rsi+7], ebx
+		0x48, 0x8b, 0x06, // mov rax, [rsi]: 3 bytes here, 5 there
+		0x49, 0x01, 0xc1, // add r9, rax
+		0x0f, 0xb7, 0x46, 0x02, // movzx eax, word [rsi+2]: 1 and 1
+		0x49, 0x01, 0xc1, // add r9, rax
+		0x48, 0x89, 0x56, 0x01, // mov [rsi+1], rdx: 2 and 6
+		0x66, 0x89, 0x56, 0x02, // mov [rsi+2], dx: 1 and 1
+		0x4c, 0x01, 0xca, // add rdx, r9
+		0x49, 0xff, 0xc8, // dec r8
+		0x75, 0xd7, // jnz to the start
+		0x0f, 0x05, // syscall
+	}
+	const data = 0x600000
+	for _, pred := range []bool{false, true} {
+		var regs [2][16]uint64
+		var mem [2][]byte
+		for i, jit := range []bool{false, true} {
+			func() {
+				defer SetJIT(SetJIT(jit, 0))
+				c := newTestCPU(t, code)
+				for pn := uint64(data >> PageShift); pn < data>>PageShift+2; pn++ {
+					p := &Page{Perm: PermRead | PermWrite}
+					for k := range p.Data {
+						p.Data[k] = byte(k*7 + int(pn))
+					}
+					c.Mem.SetPage(pn, p)
+				}
+				if pred {
+					c.Pred, c.Obs = predict.New(10), &logObserver{}
+				}
+				c.R[RSI] = data + PageSize - 3
+				c.R[RDX], c.R[R8] = 0x1122334455667788, 5
+				if exit := c.Run(1000); exit.Reason != ExitSyscall {
+					t.Fatalf("jit %v: exit %v", jit, exit.Reason)
+				}
+				regs[i] = c.R
+				mem[i] = make([]byte, 64)
+				c.Mem.Peek(data+PageSize-32, mem[i])
+				if jit && c.cache.Translated == 0 {
+					t.Fatal("nothing was translated")
+				}
+			}()
+		}
+		if string(mem[0]) != string(mem[1]) {
+			t.Errorf("prediction %v: memory: interpreted % x, translated % x", pred, mem[0], mem[1])
+		}
+		if regs[0] != regs[1] {
+			t.Errorf("prediction %v: registers: interpreted %x, translated %x", pred, regs[0], regs[1])
+		}
+	}
+}
