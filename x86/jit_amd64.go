@@ -116,6 +116,9 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		statCount(&stats.xbytes, uint64(len(t.a.Buf)))
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
+		if perfMapOn {
+			perfMapAdd(e, len(t.a.Buf), b.PC)
+		}
 		j.entry, j.chain, j.mode = e+uintptr(t.entryOff), e, mode
 		if len(t.resumes) > 0 {
 			if j.resume == nil {

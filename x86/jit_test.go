@@ -2,6 +2,7 @@ package x86
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"ttd/predict"
@@ -212,5 +213,30 @@ func TestJITPageCross(t *testing.T) {
 		if regs[0] != regs[1] {
 			t.Errorf("prediction %v: registers: interpreted %x, translated %x", pred, regs[0], regs[1])
 		}
+	}
+}
+
+// TestPerfMap: with TTD_PERFMAP=1, each translation is named in
+// /tmp/perf-PID.map after its guest address, as perf reads it.
+func TestPerfMap(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	defer func(on bool) { perfMapOn = on }(perfMapOn)
+	perfMapOn = true
+	defer SetJIT(SetJIT(true, 0))
+	c := newTestCPU(t, loopCode)
+	if exit := c.Run(1 << 40); exit.Reason != ExitSyscall {
+		t.Fatalf("exit %v", exit.Reason)
+	}
+	name := fmt.Sprintf("/tmp/perf-%d.map", os.Getpid())
+	defer os.Remove(name)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start, size, pc uint64
+	if _, err := fmt.Sscanf(string(b), "%x %x ttd:%v\n", &start, &size, &pc); err != nil || pc != testCode || size == 0 {
+		t.Errorf("perf map %q: want a line naming the block at %#x (%v)", b, testCode, err)
 	}
 }
