@@ -288,6 +288,7 @@ type jitT struct {
 // translates.
 func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
+	t.a.ElideReloads = true
 	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
 	t.mxChecked = false
 	t.misses = t.misses[:0]

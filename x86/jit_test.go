@@ -26,44 +26,59 @@ func TestJITCacheWrap(t *testing.T) {
 		0x0f, 0x05, // syscall
 	}
 	const data = 0x600000
-	var caches [2][]uint64
-	var regs [2][16]uint64
-	var mem [2][]byte
+	cpus := jitBothWays(t, code, 100, func(c *CPU) {
+		c.Mem.SetPage(data>>PageShift, &Page{Perm: PermRead | PermWrite})
+		c.Pred, c.Obs = predict.New(4), &logObserver{} // 16 words: 128 bytes
+		// Each access runs from the last word (120..127 mod 128)
+		// into the first.
+		c.R[RSI] = data + 128 + 124
+		c.R[RAX], c.R[RCX] = 0x11223344, 0x5566778899aabbcc
+		c.X[0] = XMM{0x0102030405060708, 0x090a0b0c0d0e0f10}
+	})
+	jitSameState(t, "", cpus, data, 1024)
+	for a := uint64(0); a < 128; a += 8 {
+		if i, j := cpus[0].Pred.Predict(a, 8), cpus[1].Pred.Predict(a, 8); i != j {
+			t.Errorf("cache word %d: interpreted %#x, translated %#x", a/8, i, j)
+		}
+	}
+}
+
+// jitBothWays runs code to its syscall interpreted and then translated
+// (every block at once), each on a CPU that setup prepared, and returns
+// the two CPUs.
+func jitBothWays(t *testing.T, code []byte, budget uint64, setup func(*CPU)) (cpus [2]*CPU) {
+	t.Helper()
 	for i, jit := range []bool{false, true} {
 		func() {
 			defer SetJIT(SetJIT(jit, 0))
 			c := newTestCPU(t, code)
-			c.Mem.SetPage(data>>PageShift, &Page{Perm: PermRead | PermWrite})
-			c.Pred, c.Obs = predict.New(4), &logObserver{} // 16 words: 128 bytes
-			// Each access runs from the last word (120..127 mod 128)
-			// into the first.
-			c.R[RSI] = data + 128 + 124
-			c.R[RAX], c.R[RCX] = 0x11223344, 0x5566778899aabbcc
-			c.X[0] = XMM{0x0102030405060708, 0x090a0b0c0d0e0f10}
-			if exit := c.Run(100); exit.Reason != ExitSyscall {
+			setup(c)
+			if exit := c.Run(budget); exit.Reason != ExitSyscall {
 				t.Fatalf("jit %v: exit %v", jit, exit.Reason)
-			}
-			regs[i] = c.R
-			mem[i] = make([]byte, 1024)
-			c.Mem.Peek(data, mem[i])
-			for a := uint64(0); a < 128; a += 8 {
-				caches[i] = append(caches[i], c.Pred.Predict(a, 8))
 			}
 			if jit && c.cache.Translated == 0 {
 				t.Fatal("nothing was translated")
 			}
+			cpus[i] = c
 		}()
 	}
+	return cpus
+}
+
+// jitSameState fails unless the interpreted and translated runs of
+// jitBothWays left the same registers and the same n bytes at addr.
+func jitSameState(t *testing.T, what string, cpus [2]*CPU, addr uint64, n int) {
+	t.Helper()
+	var mem [2][]byte
+	for i, c := range cpus {
+		mem[i] = make([]byte, n)
+		c.Mem.Peek(addr, mem[i])
+	}
 	if string(mem[0]) != string(mem[1]) {
-		t.Error("memory differs")
+		t.Errorf("%smemory: interpreted % x, translated % x", what, mem[0], mem[1])
 	}
-	if regs[0] != regs[1] {
-		t.Errorf("registers: interpreted %x, translated %x", regs[0], regs[1])
-	}
-	for k := range caches[0] {
-		if caches[0][k] != caches[1][k] {
-			t.Errorf("cache word %d: interpreted %#x, translated %#x", k, caches[0][k], caches[1][k])
-		}
+	if cpus[0].R != cpus[1].R {
+		t.Errorf("%sregisters: interpreted %x, translated %x", what, cpus[0].R, cpus[1].R)
 	}
 }
 
@@ -178,41 +193,21 @@ func TestJITPageCross(t *testing.T) {
 	}
 	const data = 0x600000
 	for _, pred := range []bool{false, true} {
-		var regs [2][16]uint64
-		var mem [2][]byte
-		for i, jit := range []bool{false, true} {
-			func() {
-				defer SetJIT(SetJIT(jit, 0))
-				c := newTestCPU(t, code)
-				for pn := uint64(data >> PageShift); pn < data>>PageShift+2; pn++ {
-					p := &Page{Perm: PermRead | PermWrite}
-					for k := range p.Data {
-						p.Data[k] = byte(k*7 + int(pn))
-					}
-					c.Mem.SetPage(pn, p)
+		cpus := jitBothWays(t, code, 1000, func(c *CPU) {
+			for pn := uint64(data >> PageShift); pn < data>>PageShift+2; pn++ {
+				p := &Page{Perm: PermRead | PermWrite}
+				for k := range p.Data {
+					p.Data[k] = byte(k*7 + int(pn))
 				}
-				if pred {
-					c.Pred, c.Obs = predict.New(10), &logObserver{}
-				}
-				c.R[RSI] = data + PageSize - 3
-				c.R[RDX], c.R[R8] = 0x1122334455667788, 5
-				if exit := c.Run(1000); exit.Reason != ExitSyscall {
-					t.Fatalf("jit %v: exit %v", jit, exit.Reason)
-				}
-				regs[i] = c.R
-				mem[i] = make([]byte, 64)
-				c.Mem.Peek(data+PageSize-32, mem[i])
-				if jit && c.cache.Translated == 0 {
-					t.Fatal("nothing was translated")
-				}
-			}()
-		}
-		if string(mem[0]) != string(mem[1]) {
-			t.Errorf("prediction %v: memory: interpreted % x, translated % x", pred, mem[0], mem[1])
-		}
-		if regs[0] != regs[1] {
-			t.Errorf("prediction %v: registers: interpreted %x, translated %x", pred, regs[0], regs[1])
-		}
+				c.Mem.SetPage(pn, p)
+			}
+			if pred {
+				c.Pred, c.Obs = predict.New(10), &logObserver{}
+			}
+			c.R[RSI] = data + PageSize - 3
+			c.R[RDX], c.R[R8] = 0x1122334455667788, 5
+		})
+		jitSameState(t, fmt.Sprintf("prediction %v: ", pred), cpus, data+PageSize-32, 64)
 	}
 }
 
