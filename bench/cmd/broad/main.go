@@ -18,7 +18,11 @@
 // replays the trace once more to write its access summaries; recfast is
 // `ttd record --no-summaries`, the recording alone.
 //
-// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu]
+// -before OLD_TTD measures a second binary's `ttd run` in the same run,
+// interleaved with the first's, for before/after comparisons on a busy
+// machine.
+//
+// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu] [-before OLD_TTD]
 package main
 
 import (
@@ -41,7 +45,7 @@ type workload struct {
 	stdin string   // file fed as stdin, if any
 }
 
-var modeNames = []string{"native", "run", "record", "recfast", "qemu"}
+var modeNames = []string{"native", "run", "before", "record", "recfast", "qemu"}
 
 func main() {
 	ttd := bench.TTDFlag()
@@ -49,7 +53,11 @@ func main() {
 	set := flag.String("set", "all", "which workloads: tune, check or all")
 	only := flag.String("only", "", "run only workloads whose name contains this")
 	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries)")
+	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
 	flag.Parse()
+	if *before != "" {
+		*before = bench.Abs(*before)
+	}
 	*ttd = bench.Abs(*ttd)
 	dir, err := os.MkdirTemp("", "ttd-broad-")
 	bench.Check(err)
@@ -63,10 +71,11 @@ func main() {
 	for _, m := range strings.Split(*modes, ",") {
 		want[m] = true
 	}
+	want["before"] = *before != ""
 	trace := filepath.Join(dir, "broad.ttd")
 	results := map[string][]row{}
 	fmt.Println("CPU time (user+sys of the child, from rusage), least of", *reps, "run(s)")
-	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run")
+	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef")
 	for _, w := range ws {
 		if (*set != "all" && w.set != *set) || (*only != "" && !strings.Contains(w.name, *only)) {
 			continue
@@ -84,6 +93,8 @@ func main() {
 					argv = w.argv
 				case "run":
 					argv = append([]string{*ttd, "run", "--"}, w.argv...)
+				case "before":
+					argv = append([]string{*before, "run", "--"}, w.argv...)
 				case "record":
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
@@ -115,12 +126,12 @@ func main() {
 		}
 		rw := row{w, best}
 		results[w.set] = append(results[w.set], rw)
-		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
+		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
 			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
-			rw.ratio("record", "run"), rw.ratio("recfast", "run"))
+			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"))
 	}
 	fmt.Println()
-	fmt.Printf("%-5s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "max run/qemu")
+	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "max run/qemu")
 	for _, s := range []string{"tune", "check"} {
 		rs := results[s]
 		if len(rs) == 0 {
@@ -132,8 +143,8 @@ func main() {
 				worst, worstName = v, r.w.name
 			}
 		}
-		fmt.Printf("%-5s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
-			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), worst, worstName)
+		fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
+			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), geomean(rs, "run", "before"), worst, worstName)
 	}
 	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
 }
