@@ -13,7 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"ttd/third_party/prism"
 
 	"ttd/emu"
 	"ttd/recorder"

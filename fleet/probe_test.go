@@ -27,18 +27,9 @@ func runProbePlan(t *testing.T, sc Script, paths []string, beamRun bool) (stdout
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bs []*probe.Bound
-	for _, path := range paths {
-		tg, closeT, _, err := probe.OpenTarget(path, p.NeedsMemory(), nil)
-		if err != nil {
-			return "", "", nil, 0, fmt.Errorf("%s: %w", path, err)
-		}
-		defer closeT()
-		b, err := p.Bind(tg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs = append(bs, b)
+	bs, err := bindEach(t, p, paths)
+	if err != nil {
+		return "", "", nil, 0, err
 	}
 	if beamRun {
 		o, plan, err = RunProbe(context.Background(), ProbeRun{Script: sc, Program: p, Bound: bs, Tmp: t.TempDir(),
@@ -49,9 +40,44 @@ func runProbePlan(t *testing.T, sc Script, paths []string, beamRun bool) (stdout
 	if err != nil {
 		return "", "", nil, 0, err
 	}
+	stdout, stderr = printed(o)
+	return stdout, stderr, o, plan, nil
+}
+
+// bindEach opens every recording (closed when the test ends) and binds
+// p to it.
+func bindEach(t testing.TB, p *probe.Program, paths []string) ([]*probe.Bound, error) {
+	var bs []*probe.Bound
+	for _, path := range paths {
+		tg, closeT, _, err := probe.OpenTarget(path, p.NeedsMemory(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		t.Cleanup(closeT)
+		b, err := p.Bind(tg)
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, b)
+	}
+	return bs, nil
+}
+
+// bindAll is bindEach failing the test on an error.
+func bindAll(t *testing.T, p *probe.Program, paths []string) []*probe.Bound {
+	t.Helper()
+	bs, err := bindEach(t, p, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// printed is what the outcome prints on stdout and stderr.
+func printed(o *probe.Outcome) (stdout, stderr string) {
 	var w, e bytes.Buffer
 	o.Print(&w, &e)
-	return w.String(), e.String(), o, plan, nil
+	return w.String(), e.String()
 }
 
 // TestProbeBeamMatchesLocal: the same scripts over several recordings

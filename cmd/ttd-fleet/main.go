@@ -26,7 +26,6 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
@@ -34,6 +33,7 @@ import (
 	"ttd/internal/progress"
 	"ttd/probe"
 	"ttd/tables"
+	_ "ttd/third_party/prism" // Beam's prism runner, listening on loopback only
 )
 
 const usage = `usage: ttd-fleet probe [-q] [--arg VALUE]... (-n SCRIPT | -s FILE.d) [--tmp DIR] [BEAM FLAGS] TRACE...

@@ -26,14 +26,14 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"ttd/fleet"
+	_ "ttd/third_party/prism" // Beam's prism runner, listening on loopback only
 )
 
 // Bucket is a power-of-two range of durations and how many calls fell
@@ -112,7 +112,11 @@ func main() {
 	fleet.WriteJSON(s, buckets, hist)
 	fleet.WriteJSON(s, traces, perTrace)
 	ctx := context.Background()
-	if err := beamx.Run(ctx, p); err != nil {
+	runner := *runners.Runner
+	if runner == "" {
+		runner = "prism"
+	}
+	if _, err := beam.Run(ctx, runner, p); err != nil {
 		fmt.Fprintf(os.Stderr, "fleet: %s\n", fleet.Cause(err))
 		os.Exit(1)
 	}
