@@ -117,6 +117,9 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		statCount(&stats.xbytes, uint64(len(t.a.Buf)))
 	}
 	if e := cc.jit.alloc(t.a.Buf); e != 0 {
+		if perfMapOn {
+			perfMapAdd(e, len(t.a.Buf), b.PC)
+		}
 		j.entry, j.chain, j.mode = e+uintptr(t.entryOff), e, mode
 		if len(t.resumes) > 0 {
 			if j.resume == nil {
@@ -293,6 +296,7 @@ type jitT struct {
 // translates.
 func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
+	t.a.ElideReloads = true
 	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
 	t.mxChecked = false
 	t.misses = t.misses[:0]
@@ -666,21 +670,36 @@ func (t *jitT) tlb(write bool, size int) {
 	if write {
 		d = wtlbOffset
 	}
-	a.MovRR(8, as.RAX, as.RSI)
+	// The entry is the one of RSI's page, and its tag is compared with
+	// the page of the access's last byte: an access that runs into the
+	// next page misses (no entry of RSI's index holds that page), so no
+	// separate check of the offset is needed. The index, scaled by the
+	// entry's 16 bytes, comes from RSI in one shift and mask.
+	if size > 1 {
+		a.Lea(8, as.RAX, as.M(as.RSI, int32(size-1)))
+	} else {
+		a.MovRR(8, as.RAX, as.RSI)
+	}
 	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
-	a.MovRR(4, as.RDX, as.RAX)
-	a.ALURI(as.AND, 4, as.RDX, tlbMask)
-	a.ShiftRI(as.SHL, 4, as.RDX, 4)
+	a.MovRR(4, as.RDX, as.RSI)
+	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
+	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
-	a.Jcc(5, x) // jne
+	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + 8})
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
-	if size > 1 {
-		a.ALURI(as.CMP, 4, as.RAX, int64(PageSize-size))
-		a.Jcc(7, x) // ja
-	}
 	a.ALURR(as.ADD, 8, as.RDI, as.RAX)
+}
+
+// tlbEntryShift is log2 of the size of a tlbEntry, which translated code
+// indexes.
+const tlbEntryShift = 4
+
+func init() {
+	if unsafe.Sizeof(tlbEntry{}) != 1<<tlbEntryShift {
+		panic("x86: tlbEntry is not 1<<tlbEntryShift bytes")
+	}
 }
 
 // slot computes the prediction-cache byte of the address in RSI into RBX.

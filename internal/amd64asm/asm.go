@@ -82,6 +82,24 @@ type Asm struct {
 
 	labels []int32 // label -> bound offset, or -1 while unbound
 	fixups []fixup // jumps emitted before their label was bound
+
+	// ElideReloads drops a 64-bit load "mov r, [m]" that directly
+	// follows the store "mov [m], r" of the same register to the same
+	// operand, with no label bound between them: r still holds the
+	// value (translated code stores a guest register and the next
+	// instruction often loads it again, a store-forwarding delay on
+	// the dependency chain).
+	ElideReloads bool
+	stored       lastStore
+}
+
+// lastStore is the last 64-bit register store emitted, valid (ok) while
+// end is the length of the code (nothing emitted or bound after it).
+type lastStore struct {
+	ok  bool
+	end int
+	reg Reg
+	mem Mem
 }
 
 // Reset empties Buf and forgets all labels, keeping the allocated capacity so
@@ -90,6 +108,7 @@ func (a *Asm) Reset() {
 	a.Buf = a.Buf[:0]
 	a.labels = a.labels[:0]
 	a.fixups = a.fixups[:0]
+	a.stored.ok = false
 }
 
 // Len returns the number of bytes emitted so far.
@@ -108,6 +127,7 @@ func (a *Asm) Bind(l Label) {
 		panic(fmt.Sprintf("amd64asm: label %d bound twice", l))
 	}
 	a.labels[l] = int32(len(a.Buf))
+	a.stored.ok = false // code may jump here with other values
 }
 
 // Finish patches the rel32 displacement of every jump whose label was bound

@@ -770,3 +770,55 @@ func TestNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per run, want 0", n)
 	}
 }
+
+// TestElideReloads: with ElideReloads, a 64-bit load of the register just
+// stored to the same operand emits nothing, and every other load does:
+// after another instruction, after a label bound between them, of
+// another register, operand or size, or with the option off.
+func TestElideReloads(t *testing.T) {
+	m, m2 := M(R15, 8), M(R15, 16)
+	for _, tc := range []struct {
+		name  string
+		off   bool
+		emit  func(a *Asm)
+		elide bool
+	}{
+		{"same register and operand", false, func(a *Asm) {}, true},
+		{"option off", true, func(a *Asm) {}, false},
+		{"an instruction between", false, func(a *Asm) { a.MovRR(8, RAX, RDX) }, false},
+		{"a label between", false, func(a *Asm) { a.Bind(a.NewLabel()) }, false},
+		{"a reset between", false, func(a *Asm) { a.Reset() }, false},
+	} {
+		var a Asm
+		a.ElideReloads = !tc.off
+		a.MovMR(8, m, R8)
+		tc.emit(&a)
+		n := a.Len()
+		a.MovRM(8, R8, m)
+		if got := a.Len() == n; got != tc.elide {
+			t.Errorf("%s: load elided %v, want %v", tc.name, got, tc.elide)
+		}
+	}
+	for _, load := range []func(a *Asm){
+		func(a *Asm) { a.MovRM(8, R9, M(R15, 8)) }, // another register
+		func(a *Asm) { a.MovRM(8, R8, m2) },        // another operand
+		func(a *Asm) { a.MovRM(4, R8, M(R15, 8)) }, // 32 bits: zero-extends
+	} {
+		var a Asm
+		a.ElideReloads = true
+		a.MovMR(8, m, R8)
+		n := a.Len()
+		load(&a)
+		if a.Len() == n {
+			t.Errorf("load %d elided after the store of R8 to [r15+8]", n)
+		}
+	}
+	var a Asm // a store whose address uses the register records nothing
+	a.ElideReloads = true
+	a.MovMR(8, M(R8, 0), R8)
+	n := a.Len()
+	a.MovRM(8, R8, M(R8, 0))
+	if a.Len() == n {
+		t.Error("load through R8 elided after storing R8 through it")
+	}
+}

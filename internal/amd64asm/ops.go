@@ -127,6 +127,9 @@ func (a *Asm) MovRR(size int, dst, src Reg) {
 
 // MovRM emits the load "mov dst, [src]".
 func (a *Asm) MovRM(size int, dst Reg, src Mem) {
+	if size == 8 && a.ElideReloads && a.stored.ok && a.stored.end == len(a.Buf) && a.stored.reg == dst && a.stored.mem == src {
+		return // dst holds [src] (Asm.ElideReloads)
+	}
 	f, o := byteOp(size)
 	a.rm(f, 0x8A+uint16(o), dst, src)
 }
@@ -135,7 +138,13 @@ func (a *Asm) MovRM(size int, dst Reg, src Mem) {
 func (a *Asm) MovMR(size int, dst Mem, src Reg) {
 	f, o := byteOp(size)
 	a.rm(f, 0x88+uint16(o), src, dst)
+	if size == 8 && a.ElideReloads && !memUses(dst, src) {
+		a.stored = lastStore{ok: true, end: len(a.Buf), reg: src, mem: dst}
+	}
 }
+
+// memUses reports whether m's address depends on r.
+func memUses(m Mem, r Reg) bool { return m.Base == r || m.Index == r }
 
 // MovRI sets the 64-bit register dst to imm using the shortest encoding:
 // "mov r32, imm32" (zero-extending) when imm < 2^32, "mov r64, simm32"

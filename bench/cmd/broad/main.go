@@ -18,14 +18,17 @@
 // replays the trace once more to write its access summaries; recfast is
 // `ttd record --no-summaries`, the recording alone.
 //
-// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu]
+// -before OLD_TTD measures a second binary's `ttd run` in the same run,
+// interleaved with the first's, for before/after comparisons on a busy
+// machine.
+//
+// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu] [-before OLD_TTD]
 package main
 
 import (
 	"bytes"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,20 +45,22 @@ type workload struct {
 	stdin string   // file fed as stdin, if any
 }
 
-var modeNames = []string{"native", "run", "record", "recfast", "qemu"}
+var modeNames = []string{"native", "run", "before", "record", "recfast", "qemu"}
 
 func main() {
-	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
+	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
 	set := flag.String("set", "all", "which workloads: tune, check or all")
 	only := flag.String("only", "", "run only workloads whose name contains this")
 	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries)")
+	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
 	flag.Parse()
-	abs, err := filepath.Abs(*ttd)
-	check(err)
-	*ttd = abs
+	if *before != "" {
+		*before = bench.Abs(*before)
+	}
+	*ttd = bench.Abs(*ttd)
 	dir, err := os.MkdirTemp("", "ttd-broad-")
-	check(err)
+	bench.Check(err)
 	defer os.RemoveAll(dir)
 	ws := workloads(dir)
 	qemu, _ := exec.LookPath("qemu-x86_64")
@@ -66,10 +71,11 @@ func main() {
 	for _, m := range strings.Split(*modes, ",") {
 		want[m] = true
 	}
+	want["before"] = *before != ""
 	trace := filepath.Join(dir, "broad.ttd")
 	results := map[string][]row{}
 	fmt.Println("CPU time (user+sys of the child, from rusage), least of", *reps, "run(s)")
-	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run")
+	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef")
 	for _, w := range ws {
 		if (*set != "all" && w.set != *set) || (*only != "" && !strings.Contains(w.name, *only)) {
 			continue
@@ -87,6 +93,8 @@ func main() {
 					argv = w.argv
 				case "run":
 					argv = append([]string{*ttd, "run", "--"}, w.argv...)
+				case "before":
+					argv = append([]string{*before, "run", "--"}, w.argv...)
 				case "record":
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
@@ -101,14 +109,15 @@ func main() {
 					}
 					argv = append([]string{qemu}, w.argv...)
 				}
-				d, out, err := run(argv, w.stdin)
+				res, err := bench.Run(argv, w.stdin)
 				if err != nil {
-					fail("%s under %s: %v", w.name, mode, err)
+					bench.Fail("%s under %s: %v", w.name, mode, err)
 				}
+				d, out := res.CPU, res.Stdout
 				if ref == nil {
 					ref = out
 				} else if !bytes.Equal(ref, out) {
-					fail("%s: the output under %s differs from the first configuration's (%d vs %d bytes)", w.name, mode, len(out), len(ref))
+					bench.Fail("%s: the output under %s differs from the first configuration's (%d vs %d bytes)", w.name, mode, len(out), len(ref))
 				}
 				if b, ok := best[mode]; !ok || d < b {
 					best[mode] = d
@@ -117,12 +126,12 @@ func main() {
 		}
 		rw := row{w, best}
 		results[w.set] = append(results[w.set], rw)
-		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, secs(best["native"]), secs(best["run"]),
-			secs(best["record"]), secs(best["recfast"]), secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
-			rw.ratio("record", "run"), rw.ratio("recfast", "run"))
+		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
+			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
+			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"))
 	}
 	fmt.Println()
-	fmt.Printf("%-5s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "max run/qemu")
+	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "max run/qemu")
 	for _, s := range []string{"tune", "check"} {
 		rs := results[s]
 		if len(rs) == 0 {
@@ -134,8 +143,8 @@ func main() {
 				worst, worstName = v, r.w.name
 			}
 		}
-		fmt.Printf("%-5s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
-			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), worst, worstName)
+		fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
+			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), geomean(rs, "run", "before"), worst, worstName)
 	}
 	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
 }
@@ -160,63 +169,14 @@ func (r row) ratio(a, b string) string {
 }
 
 func geomean(rs []row, a, b string) string {
-	sum, n := 0.0, 0
-	for _, r := range rs {
-		if v := r.value(a, b); v != 0 {
-			sum += math.Log(v)
-			n++
-		}
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.value(a, b)
 	}
-	if n == 0 {
-		return "-"
+	if g, ok := bench.Geomean(vs); ok {
+		return fmt.Sprintf("%.2fx", g)
 	}
-	return fmt.Sprintf("%.2fx", math.Exp(sum/float64(n)))
-}
-
-// run runs argv and returns its CPU time (user+system, from rusage) and
-// its standard output. A non-zero exit is an error: every workload exits 0
-// natively.
-func run(argv []string, stdin string) (time.Duration, []byte, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if stdin != "" {
-		f, err := os.Open(stdin)
-		check(err)
-		defer f.Close()
-		cmd.Stdin = f
-	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &errOut
-	if err := cmd.Run(); err != nil {
-		return 0, nil, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, tail(errOut.Bytes()))
-	}
-	ps := cmd.ProcessState
-	return ps.UserTime() + ps.SystemTime(), out.Bytes(), nil
-}
-
-func tail(b []byte) []byte {
-	if len(b) > 2000 {
-		return b[len(b)-2000:]
-	}
-	return b
-}
-
-func secs(d time.Duration) string {
-	if d == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.3fs", d.Seconds())
-}
-
-func check(err error) {
-	if err != nil {
-		fail("%v", err)
-	}
-}
-
-func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "broad: "+format+"\n", args...)
-	os.Exit(1)
+	return "-"
 }
 
 // textData is the tuning set's text: words from a skewed distribution

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"ttd/bench"
 )
 
 const src = "bench/workloads/broad"
@@ -15,7 +17,7 @@ const src = "bench/workloads/broad"
 func workloads(dir string) []workload {
 	file := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
-		check(os.WriteFile(p, b, 0o644))
+		bench.Check(os.WriteFile(p, b, 0o644))
 		return p
 	}
 	// Tuning-set inputs.
@@ -42,19 +44,19 @@ func workloads(dir string) []workload {
 	cxx := func(name string) string {
 		out := filepath.Join(dir, name)
 		if b, err := exec.Command("g++", "-O2", "-o", out, script(name+".cpp")).CombinedOutput(); err != nil {
-			fail("g++ %s: %v\n%s", name, err, b)
+			bench.Fail("g++ %s: %v\n%s", name, err, b)
 		}
 		return out
 	}
 	gobuild := func(name, dirName string) string {
 		out := filepath.Join(dir, name)
 		abs, err := filepath.Abs(out)
-		check(err)
+		bench.Check(err)
 		cmd := exec.Command("go", "build", "-o", abs, "main.go")
 		cmd.Dir = dirName
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			fail("go build %s: %v\n%s", name, err, b)
+			bench.Fail("go build %s: %v\n%s", name, err, b)
 		}
 		return abs
 	}

@@ -25,21 +25,19 @@ type workload struct {
 }
 
 func main() {
-	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
+	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 3, "runs of each configuration (the best is reported)")
 	only := flag.String("only", "", "run only workloads whose name contains this")
 	modes := flag.String("modes", "native,ttd,qemu,record,replay", "configurations to compare")
 	dump := flag.String("write-data", "", "write the gzip workload's 8 MiB input to this file and exit")
 	flag.Parse()
 	if *dump != "" {
-		check(os.WriteFile(*dump, bench.TextData(8<<20), 0o644))
+		bench.Check(os.WriteFile(*dump, bench.TextData(8<<20), 0o644))
 		return
 	}
-	abs, err := filepath.Abs(*ttd)
-	check(err)
-	*ttd = abs
+	*ttd = bench.Abs(*ttd)
 	dir, err := os.MkdirTemp("", "ttd-bench-")
-	check(err)
+	bench.Check(err)
 	defer os.RemoveAll(dir)
 
 	src := "bench/workloads"
@@ -48,12 +46,12 @@ func main() {
 		args := append([]string{"-O2", "-o", out, filepath.Join(src, name+".c")}, extra...)
 		args = append(args, "-lm")
 		if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-			fail("gcc %s: %v\n%s", name, err, b)
+			bench.Fail("gcc %s: %v\n%s", name, err, b)
 		}
 		return out
 	}
 	data := filepath.Join(dir, "data.txt")
-	check(os.WriteFile(data, bench.TextData(8<<20), 0o644))
+	bench.Check(os.WriteFile(data, bench.TextData(8<<20), 0o644))
 
 	ws := []workload{
 		{name: "inthash (C, integer/hash)", argv: []string{build("inthash"), "30"}},
@@ -94,7 +92,9 @@ func main() {
 					}
 					argv = []string{*ttd, "replay", "--quiet", trace}
 				}
-				d, out, errOut := run(argv, w.stdin)
+				res, err := bench.Run(argv, w.stdin)
+				bench.Check(err)
+				d, out, errOut := res.Wall, res.Stdout, res.Stderr
 				if mode == "record" {
 					density[w.name] = parseDensity(errOut)
 				}
@@ -103,7 +103,7 @@ func main() {
 				} else if ref == nil {
 					ref = out
 				} else if !bytes.Equal(ref, out) {
-					fail("%s: output of %s differs from native", w.name, mode)
+					bench.Fail("%s: output of %s differs from native", w.name, mode)
 				}
 				if b, ok := best[mode]; !ok || d < b {
 					best[mode] = d
@@ -116,9 +116,9 @@ func main() {
 			}
 			return fmt.Sprintf("%.1fx", float64(best[a])/float64(best[b]))
 		}
-		fmt.Printf("%-34s %10s %10s %10s %9s %9s\n", w.name, fmtDur(best["native"]), fmtDur(best["ttd"]),
-			fmtDur(best["qemu"]), ratio("ttd", "native"), ratio("ttd", "qemu"))
-		recRows = append(recRows, fmt.Sprintf("%-34s %10s %10s %10s %11s %12s %14s", w.name, fmtDur(best["record"]), fmtDur(best["replay"]),
+		fmt.Printf("%-34s %10s %10s %10s %9s %9s\n", w.name, bench.Secs(best["native"]), bench.Secs(best["ttd"]),
+			bench.Secs(best["qemu"]), ratio("ttd", "native"), ratio("ttd", "qemu"))
+		recRows = append(recRows, fmt.Sprintf("%-34s %10s %10s %10s %11s %12s %14s", w.name, bench.Secs(best["record"]), bench.Secs(best["replay"]),
 			density[w.name], ratio("record", "ttd"), ratio("record", "native"), ratio("replay", "record")))
 	}
 	fmt.Printf("\n%-34s %10s %10s %10s %11s %12s %14s\n", "recording", "record", "replay", "bits/inst", "record/run", "record/nat", "replay/record")
@@ -136,40 +136,4 @@ func parseDensity(stderr []byte) string {
 		}
 	}
 	return "-"
-}
-
-func run(argv []string, stdin string) (time.Duration, []byte, []byte) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if stdin != "" {
-		f, err := os.Open(stdin)
-		check(err)
-		defer f.Close()
-		cmd.Stdin = f
-	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &errOut
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		fail("%s: %v\n%s", strings.Join(argv, " "), err, errOut.Bytes())
-	}
-	return time.Since(start), out.Bytes(), errOut.Bytes()
-}
-
-func fmtDur(d time.Duration) string {
-	if d == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.3fs", d.Seconds())
-}
-
-func check(err error) {
-	if err != nil {
-		fail("%v", err)
-	}
-}
-
-func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...)
-	os.Exit(1)
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"ttd/bench"
 )
 
 // extraWorkloads are the multi-threaded workloads: a C program with four
@@ -15,7 +17,7 @@ func extraWorkloads(dir string) []workload {
 	src := "bench/workloads"
 	cbin := filepath.Join(dir, "threads")
 	if b, err := exec.Command("gcc", "-O2", "-pthread", "-o", cbin, filepath.Join(src, "threads.c")).CombinedOutput(); err != nil {
-		fail("gcc threads: %v\n%s", err, b)
+		bench.Fail("gcc threads: %v\n%s", err, b)
 	}
 	ws := []workload{{name: "threads (C, 6 threads)", argv: []string{cbin, "150"}}}
 	gobin := filepath.Join(dir, "gowork")

@@ -56,22 +56,22 @@ var commands = []command{
 }
 
 func main() {
-	bin := flag.String("ttd", "bin/ttd", "the ttd binary")
+	bin := bench.TTDFlag()
 	before := flag.String("before", "", "a second ttd binary (before a change), measured in the same run")
 	mib := flag.Int("mib", 1, "MiB of text for gzip -9")
 	rows := flag.Int("rows", 20000, "rows sqlite3 inserts, indexes and groups")
 	reps := flag.Int("reps", 2, "runs of each command (the best CPU time is reported)")
 	only := flag.String("only", "", "run only the workloads whose name contains this")
 	flag.Parse()
-	bins := []string{abs(*bin)}
+	bins := []string{bench.Abs(*bin)}
 	if *before != "" {
-		bins = append(bins, abs(*before))
+		bins = append(bins, bench.Abs(*before))
 	}
 	dir, err := os.MkdirTemp("", "ttd-hookbench-")
-	check(err)
+	bench.Check(err)
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data.txt")
-	check(os.WriteFile(data, bench.TextData(*mib<<20), 0o644))
+	bench.Check(os.WriteFile(data, bench.TextData(*mib<<20), 0o644))
 	sql := fmt.Sprintf(`create table t(k integer, v text);
 with recursive n(i) as (select 1 union all select i+1 from n where i < %d)
 insert into t select i, hex(randomblob(8)) || i from n;
@@ -97,7 +97,7 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		os.Remove(trace)
 		rec := exec.Command(bins[0], append([]string{"record", "-o", trace}, w.argv...)...)
 		rec.Stdout, rec.Stderr = nil, os.Stderr
-		check(rec.Run())
+		bench.Check(rec.Run())
 		info, _ := exec.Command(bins[0], "info", trace).Output()
 		fmt.Printf("workload: %s\n%s\n", w.name, indent(firstLines(string(info), 6)))
 		// best[b][k]: the best CPU time of command k with binary b.
@@ -108,7 +108,7 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		for rep := 0; rep < *reps; rep++ {
 			for k, c := range commands {
 				for b, bn := range bins {
-					d := cpuTime(bn, c.args(trace, w))
+					d := bench.CPUTime(append([]string{bn}, c.args(trace, w)...))
 					if rep == 0 || d < best[b][k] {
 						best[b][k] = d
 					}
@@ -142,27 +142,6 @@ func label(b int) string {
 	return "before CPU"
 }
 
-// cpuTime runs bin with args, its output discarded, and returns its CPU
-// time (user and system).
-func cpuTime(bin string, args []string) time.Duration {
-	cmd := exec.Command(bin, args...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	if err := cmd.Run(); err != nil {
-		if _, ok := err.(*exec.ExitError); !ok || strings.TrimSpace(errb.String()) != "" {
-			fail("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String())
-		}
-	}
-	st := cmd.ProcessState
-	return st.UserTime() + st.SystemTime()
-}
-
-func abs(p string) string {
-	a, err := filepath.Abs(p)
-	check(err)
-	return a
-}
-
 func firstLines(s string, n int) string {
 	ls := strings.SplitN(s, "\n", n+1)
 	if len(ls) > n {
@@ -173,15 +152,4 @@ func firstLines(s string, n int) string {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
-}
-
-func check(err error) {
-	if err != nil {
-		fail("%v", err)
-	}
-}
-
-func fail(f string, a ...any) {
-	fmt.Fprintf(os.Stderr, "hookbench: "+f+"\n", a...)
-	os.Exit(1)
 }

@@ -20,6 +20,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"ttd/bench"
 )
 
 type config struct {
@@ -30,19 +32,18 @@ type config struct {
 }
 
 func main() {
-	ttd := flag.String("ttd", "bin/ttd", "the ttd binary")
+	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 3, "runs of each configuration (the best is reported)")
 	flag.Parse()
-	abs, err := filepath.Abs(*ttd)
-	check(err)
+	abs := bench.Abs(*ttd)
 	dir, err := os.MkdirTemp("", "ttd-vexbench-")
-	check(err)
+	bench.Check(err)
 	defer os.RemoveAll(dir)
 	build := func(src, out, march string) string {
 		p := filepath.Join(dir, out)
 		cmd := exec.Command("gcc", "-O3", "-march="+march, "-o", p, filepath.Join("bench/workloads", src), "-lm")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			fail("gcc %s: %v\n%s", src, err, b)
+			bench.Fail("gcc %s: %v\n%s", src, err, b)
 		}
 		return p
 	}
@@ -73,20 +74,15 @@ func main() {
 		for r := 0; r < *reps; r++ {
 			for i, c := range configs {
 				argv := append(c.argv(exes[c.exe]), w.arg)
-				cmd := exec.Command(argv[0], argv[1:]...)
-				cmd.Env = append(os.Environ(), c.env...)
-				var out, errOut bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errOut
-				start := time.Now()
-				if err := cmd.Run(); err != nil {
-					fail("%s: %v\n%s", c.name, err, errOut.Bytes())
+				res, err := bench.Run(argv, "", c.env...)
+				if err != nil {
+					bench.Fail("%s: %v", c.name, err)
 				}
-				d := time.Since(start)
-				u := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				d, u := res.Wall, res.CPU
 				if ref[c.exe] == nil {
-					ref[c.exe] = out.Bytes()
-				} else if !bytes.Equal(ref[c.exe], out.Bytes()) {
-					fail("%s %s: output differs from the same build's first run:\n%s\nvs\n%s", w.title, c.name, out.Bytes(), ref[c.exe])
+					ref[c.exe] = res.Stdout
+				} else if !bytes.Equal(ref[c.exe], res.Stdout) {
+					bench.Fail("%s %s: output differs from the same build's first run:\n%s\nvs\n%s", w.title, c.name, res.Stdout, ref[c.exe])
 				}
 				if wall[i] == 0 || d < wall[i] {
 					wall[i] = d
@@ -113,15 +109,4 @@ func main() {
 		}
 		fmt.Println("  (ratios of cpu time: user+system, which a loaded machine disturbs less than wall time)")
 	}
-}
-
-func check(err error) {
-	if err != nil {
-		fail("%v", err)
-	}
-}
-
-func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "vexbench: "+format+"\n", args...)
-	os.Exit(1)
 }
