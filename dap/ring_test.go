@@ -11,7 +11,6 @@ import (
 
 	"ttd/emu"
 	"ttd/recorder"
-	"ttd/tracefile"
 	"ttd/ttd"
 )
 
@@ -27,8 +26,7 @@ func TestRingWindowSession(t *testing.T) {
 	}
 	defer null.Close()
 	_, _, err = recorder.Record(emu.Config{Path: prog, Args: []string{prog}, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null},
-		recorder.Options{Path: path, CheckpointEvery: 5_000, Ring: 40 << 10, ChunkSize: 2 << 10,
-			Summaries: func(p string) ([]tracefile.AccessSummary, error) { return ttd.SummarizeTrace(p, 0, nil) }})
+		recorder.Options{Path: path, CheckpointEvery: 5_000, Ring: 40 << 10, ChunkSize: 2 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

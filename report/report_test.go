@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,16 +170,27 @@ func renderInChromium(t *testing.T, name string, d *Data, html []byte) int {
 	run := func(args ...string) (string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		profile := t.TempDir()
 		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-			"--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0", "--window-size=1400,1000"}
-		cmd := exec.CommandContext(ctx, chromium, append(base, args...)...)
-		var so, se bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &so, &se
-		if err := cmd.Run(); err != nil {
+			"--enable-logging=stderr", "--v=0", "--window-size=1400,1000"}
+		// Headless Chromium now and then dies of a signal on its own
+		// (a segmentation fault in CI, with the page never loaded): that
+		// is tried again, twice; an error of the page is not.
+		for try := 1; ; try++ {
+			profile := "--user-data-dir=" + t.TempDir() // a fresh one each try
+			cmd := exec.CommandContext(ctx, chromium, append(append(base, profile), args...)...)
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			if err == nil {
+				return so.String(), se.String()
+			}
+			var ee *exec.ExitError
+			if try < 3 && ctx.Err() == nil && errors.As(err, &ee) && !ee.Exited() {
+				t.Logf("chromium %v died (%v), try %d; again", args, err, try)
+				continue
+			}
 			t.Fatalf("chromium %v: %v\n%s", args, err, se.String())
 		}
-		return so.String(), se.String()
 	}
 	dom, logs := run("--dump-dom", "file://"+file)
 	if m := regexp.MustCompile(`data-errors="([^"]*)"`).FindStringSubmatch(dom); m != nil {
