@@ -92,13 +92,13 @@ func (t *Table) afterPrologue(fn *function) uint64 {
 	if li == nil {
 		return fn.entry
 	}
-	t.lineMu.Lock()
+	t.lines().Lock()
 	pc, _, _, ok := li.PrologueEndPC(fn.entry, fn.end)
 	var pcs []uint64
 	if !ok && !fn.cu.isGo {
 		pcs, _ = li.AllPCsBetween(fn.entry, fn.end-1, "", 0)
 	}
-	t.lineMu.Unlock()
+	t.lines().Unlock()
 	if ok {
 		return pc
 	}

@@ -115,7 +115,7 @@ func (t *Table) LineToPCs(file string, ln int) []uint64 {
 	}
 	var hits []hit
 	imgs := t.imageList()
-	t.lineMu.Lock()
+	t.lines().Lock()
 	for tier := 0; tier < 3 && len(hits) == 0; tier++ {
 		for _, img := range imgs {
 			for _, cu := range img.cus {
@@ -130,7 +130,7 @@ func (t *Table) LineToPCs(file string, ln int) []uint64 {
 			}
 		}
 	}
-	t.lineMu.Unlock()
+	t.lines().Unlock()
 
 	type group struct {
 		fn  *function

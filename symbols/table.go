@@ -72,6 +72,17 @@ type Table struct {
 	// lineMu serialises line-table queries: delve's line tables cache
 	// state machines in maps.
 	lineMu sync.Mutex
+	// sharedLines, when set, serialises them instead: the Table shares
+	// its modules with others (ImageCache).
+	sharedLines *sync.Mutex
+}
+
+// lines is the mutex of line-table queries.
+func (t *Table) lines() *sync.Mutex {
+	if t.sharedLines != nil {
+		return t.sharedLines
+	}
+	return &t.lineMu
 }
 
 // Load reads the modules of a program. A module that cannot be read is

@@ -53,7 +53,7 @@ func (s *Session) Backtrace(tid, max int) ([]Frame, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	sy, _ := s.Symbols()
+	sy, _ := s.ThreadSymbols(tid)
 	if u, ok := sy.(unwinder); ok {
 		var regs symbols.Regs
 		copy(regs[:16], r.GPR[:])

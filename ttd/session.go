@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"ttd/symbols"
 
 	"ttd/reader"
 	"ttd/tracefile"
@@ -86,6 +87,14 @@ type Session struct {
 	binaries map[string]string // see SetBinaries
 	mods     []reader.ModuleRef
 	modsOK   bool
+	// imgs are a tree's program images and imgSyms their symbol tables
+	// (images.go).
+	imgs    *imageIndex
+	imgsErr error
+	imgsOK  bool
+	imgSyms map[string]symsResult
+	// imgCache shares modules between the tables.
+	imgCache *symbols.ImageCache
 }
 
 // fineList holds a segment's snapshots, every FineEvery instructions
@@ -131,7 +140,8 @@ func OpenWith(path string, opts Options) (*Session, error) {
 		tr.Close()
 		return nil, err
 	}
-	s := &Session{path: path, tr: tr, end: tr.End(), opts: opts, fine: map[int]*fineList{}, StopOnSignal: true}
+	s := &Session{path: path, tr: tr, end: tr.End(), opts: opts, fine: map[int]*fineList{}, StopOnSignal: true,
+		imgCache: &symbols.ImageCache{}}
 	if err := s.loadIndex(); err != nil {
 		tr.Close()
 		return nil, err

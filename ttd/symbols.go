@@ -29,15 +29,19 @@ type ModuleFile struct {
 	Data     []byte
 	LoadAddr uint64
 	Position uint64 // where the mapping took effect
+	// recorded is the path the recording names (Path may be another
+	// file: SetBinaries).
+	recorded string
 }
 
-// loadSymbols builds the symbol table of mods.
-var loadSymbols = func(mods []ModuleFile) (Symbolizer, error) {
+// loadSymbols builds the symbol table of mods, with the modules cache
+// has loaded before (the session's tables share their modules).
+func loadSymbols(cache *symbols.ImageCache, mods []ModuleFile) (Symbolizer, error) {
 	var ms []symbols.Module
 	for _, m := range mods {
 		ms = append(ms, symbols.Module{Path: m.Path, Data: m.Data, LoadAddr: m.LoadAddr})
 	}
-	t, err := symbols.Load(ms)
+	t, err := cache.Load(ms)
 	if t == nil {
 		return nil, err
 	}
@@ -69,7 +73,7 @@ func (s *Session) Modules() ([]ModuleFile, error) {
 		} else {
 			seen[k] = true
 		}
-		mf := ModuleFile{Path: string(m.Path), LoadAddr: m.LoadAddr, Position: m.Position}
+		mf := ModuleFile{Path: string(m.Path), LoadAddr: m.LoadAddr, Position: m.Position, recorded: string(m.Path)}
 		if alt, ok := s.binaries[mf.Path]; ok {
 			mf.Path = alt
 		} else if data, err := s.tr.ModuleFile(m); err == nil && data != nil {
@@ -87,6 +91,7 @@ func (s *Session) Modules() ([]ModuleFile, error) {
 func (s *Session) SetBinaries(m map[string]string) {
 	s.binaries = m
 	s.syms, s.symsErr = nil, nil
+	s.imgSyms, s.imgCache = nil, &symbols.ImageCache{}
 }
 
 // Symbols returns the session's symbol table (built on first use; never
@@ -99,7 +104,7 @@ func (s *Session) Symbols() (Symbolizer, error) {
 			s.syms, s.symsErr = noSymbols{}, err
 			return s.syms, err
 		}
-		s.syms, s.symsErr = loadSymbols(mods)
+		s.syms, s.symsErr = loadSymbols(s.imgCache, mods)
 		if s.syms == nil {
 			s.syms = noSymbols{}
 		}

@@ -73,8 +73,26 @@ func (t *Target) Seek(pos uint64) error {
 	return err
 }
 
-// Symbols is the symbol table (never nil).
+// Symbols is the symbol table of every module of the recording (never
+// nil): the one to resolve breakpoints and names in. In a recording of
+// a process tree, where programs overlap, a thread's code addresses are
+// named by ThreadSymbols.
 func (t *Target) Symbols() *symbols.Table { return t.syms }
+
+// ThreadSymbols is the symbol table of the program thread (goroutine)
+// id's process runs at the current position: Symbols, except in a
+// recording of a process tree (Session.ProcessSymbols).
+func (t *Target) ThreadSymbols(id int) *symbols.Table {
+	if t.isGo || !t.s.tr.Tree() {
+		return t.syms
+	}
+	_, tid := t.goroutine(id)
+	sy, _ := t.s.ThreadSymbols(tid)
+	if tab, ok := sy.(*symbols.Table); ok {
+		return tab
+	}
+	return t.syms
+}
 
 // Close closes the session.
 func (t *Target) Close() error {
@@ -404,8 +422,9 @@ func (t *Target) Stack(id, max int) ([]StackFrame, error) {
 		return nil, err
 	}
 	var out []StackFrame
-	for _, f := range t.syms.Unwind(regs, t.memReader(id), max) {
-		fn, _ := t.syms.FuncForPC(f.PC)
+	syms := t.ThreadSymbols(id)
+	for _, f := range syms.Unwind(regs, t.memReader(id), max) {
+		fn, _ := syms.FuncForPC(f.PC)
 		out = append(out, StackFrame{PC: f.PC, CFA: f.CFA, Func: f.Func, Entry: f.Entry, File: f.File, Line: f.Line,
 			Module: f.Module, Inlined: f.Inlined, HasDebug: fn.DWARF, Regs: f.Regs, RegsKnown: f.Known})
 	}
@@ -427,14 +446,25 @@ type CodeLocation struct {
 	OK   bool
 }
 
-// Locate describes the code at pc.
+// Locate describes the code at pc in the program of the thread at the
+// current position (LocateIn: of a given thread).
 func (t *Target) Locate(pc uint64) CodeLocation {
-	fn, ok := t.syms.FuncForPC(pc)
+	return locate(t.ThreadSymbols(t.CurrentThread()), pc)
+}
+
+// LocateIn describes the code at pc in the program thread (goroutine)
+// id's process runs.
+func (t *Target) LocateIn(id int, pc uint64) CodeLocation {
+	return locate(t.ThreadSymbols(id), pc)
+}
+
+func locate(syms *symbols.Table, pc uint64) CodeLocation {
+	fn, ok := syms.FuncForPC(pc)
 	if !ok {
 		return CodeLocation{}
 	}
 	l := CodeLocation{Func: fn.Name, Entry: fn.Entry, OK: true}
-	if file, line, ok := t.syms.PCToLine(pc); ok {
+	if file, line, ok := syms.PCToLine(pc); ok {
 		l.File, l.Line, l.Stmt = file, line, true
 	}
 	return l
@@ -448,6 +478,7 @@ func (t *Target) OriginLines(addr, size uint64) ([]string, error) {
 		return nil, err
 	}
 	var out []string
+	syms, _ := t.s.ProcessSymbols(t.s.Focus())
 	for i, l := range chain {
 		line := fmt.Sprintf("#%d ", i)
 		switch l.Kind {
@@ -456,7 +487,7 @@ func (t *Target) OriginLines(addr, size uint64) ([]string, error) {
 		case OriginLimit:
 			line += fmt.Sprintf("… (cut after %d links)", MaxOriginLinks)
 		default:
-			line += fmt.Sprintf("position %d: %s %s ← %s  %s  %s", l.Position, l.Kind, l.Into, l.From, l.Disasm, Describe(t.syms, l.PC))
+			line += fmt.Sprintf("position %d: %s %s ← %s  %s  %s", l.Position, l.Kind, l.Into, l.From, l.Disasm, Describe(syms, l.PC))
 		}
 		out = append(out, line)
 	}
@@ -498,7 +529,7 @@ func (t *Target) frame(id, index int) (*symbols.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	frames := t.syms.Unwind(regs, t.memReader(id), index+1)
+	frames := t.ThreadSymbols(id).Unwind(regs, t.memReader(id), index+1)
 	if index >= len(frames) {
 		return nil, fmt.Errorf("no frame %d", index)
 	}
@@ -540,7 +571,7 @@ func (t *Target) Variables(id, frame int) ([]Var, error) {
 	if err != nil {
 		return nil, err
 	}
-	args, locals, err := t.syms.Scopes(f, t.memReader(id))
+	args, locals, err := t.ThreadSymbols(id).Scopes(f, t.memReader(id))
 	if err != nil {
 		if errors.Is(err, symbols.ErrNoDebugInfo) {
 			return []Var{{Name: "(no debug information)", Value: f.Func}}, nil
@@ -586,7 +617,7 @@ func (t *Target) Eval(id, frame int, expr string) (Var, error) {
 	if err != nil {
 		f = nil
 	}
-	v, err := t.syms.EvalExpr(expr, f, t.memReader(id))
+	v, err := t.ThreadSymbols(id).EvalExpr(expr, f, t.memReader(id))
 	if err != nil {
 		return Var{}, err
 	}

@@ -1,0 +1,226 @@
+package ttd
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"ttd/reader"
+	"ttd/tracefile"
+)
+
+// Symbols per program image. In a recording of a process tree each
+// process runs one program at a time: the one it inherited from its
+// parent at the fork, then one per exec. Programs overlap (a shell and
+// the PIE program it execs are both mapped at the same address), so a
+// code address means something only with the process and the position:
+// the session keeps one symbol table per program image, built on first
+// use from the modules that image mapped, and shared by every process
+// and position running it (a forked child shares its parent's image).
+// Tables are cached by their module list (paths and load addresses), so
+// that two images of the same program at the same addresses share one,
+// and package symbols shares each loaded module between tables.
+
+// progImage is one program image of a tree: the modules it mapped, in
+// order.
+type progImage struct {
+	mods []imageMod
+}
+
+// imageMod is a module of an image: the index of its Module record in
+// Session.Modules and where this image mapped it.
+type imageMod struct {
+	mod  int
+	addr uint64
+}
+
+// procImages are the images a process ran, by first position.
+type procImages struct {
+	from []uint64
+	img  []int
+}
+
+// at is the image the process runs at pos: an exec's position belongs
+// to the program it starts.
+func (p *procImages) at(pos uint64) int {
+	i := sort.Search(len(p.from), func(i int) bool { return p.from[i] > pos })
+	if i == 0 {
+		return p.img[0]
+	}
+	return p.img[i-1]
+}
+
+// imageIndex is every process's images, from the control records alone
+// (no re-simulation).
+type imageIndex struct {
+	images []progImage
+	procs  map[int]*procImages
+}
+
+// buildImages reads the program images of a tree recording. The recorder
+// writes a Module record for a file's first mapping in the whole tree
+// only, so an image's other modules are its Mmap records at file offset
+// 0 of files some Module record names. The Mmap records that follow a
+// Checkpoint restate every process's mappings for re-simulation; they
+// say nothing new and are skipped.
+func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
+	ix := &imageIndex{procs: map[int]*procImages{}}
+	modByPath := map[string]int{}
+	for i, m := range mods {
+		if _, ok := modByPath[m.recorded]; !ok {
+			modByPath[m.recorded] = i
+		}
+	}
+	tidPid := map[int]int{}
+	newImage := func() int {
+		ix.images = append(ix.images, progImage{})
+		return len(ix.images) - 1
+	}
+	imageOf := func(tid int, pos uint64) int {
+		if p := ix.procs[tidPid[tid]]; p != nil {
+			return p.at(pos)
+		}
+		return -1
+	}
+	seen := map[[2]uint64]bool{} // image, module
+	add := func(img int, path string, addr uint64) {
+		mi, ok := modByPath[path]
+		if img < 0 || !ok || seen[[2]uint64{uint64(img), uint64(mi)}] {
+			return
+		}
+		seen[[2]uint64{uint64(img), uint64(mi)}] = true
+		ix.images[img].mods = append(ix.images[img].mods, imageMod{mod: mi, addr: addr})
+	}
+	restating := false
+	err := tr.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
+		if ev.Kind != reader.EventMmap {
+			restating = ev.Kind == reader.EventCheckpoint
+		}
+		switch ev.Kind {
+		case reader.EventProcess:
+			p := ev.Process
+			switch p.Event {
+			case tracefile.ProcessStarted:
+				img := imageOf(p.Tid, ev.Position)
+				if img < 0 {
+					img = newImage()
+				}
+				ix.procs[p.Pid] = &procImages{from: []uint64{ev.Position}, img: []int{img}}
+				tidPid[p.Pid] = p.Pid
+			case tracefile.ProcessExeced:
+				if pi := ix.procs[p.Pid]; pi != nil {
+					pi.from = append(pi.from, ev.Position)
+					pi.img = append(pi.img, newImage())
+				}
+			}
+		case reader.EventThreadStart:
+			ts := ev.Record.ThreadStart
+			if _, ok := ix.procs[ts.Tid]; !ok {
+				if pid, ok := tidPid[ts.ParentTid]; ok {
+					tidPid[ts.Tid] = pid
+				} else if len(ix.procs) == 1 {
+					// The first thread of a trace whose first Process
+					// record came first.
+					for pid := range ix.procs {
+						tidPid[ts.Tid] = pid
+					}
+				}
+			}
+		case reader.EventMmap:
+			m := &ev.Record.Mmap
+			if !restating && m.Offset == 0 && len(m.Path) > 0 {
+				add(imageOf(ev.Tid, ev.Position), string(m.Path), m.Addr)
+			}
+		case reader.EventModule:
+			add(imageOf(ev.Tid, ev.Position), string(ev.Module.Path), ev.Module.LoadAddr)
+		}
+		return true
+	})
+	return ix, err
+}
+
+// key names an image's module list: images with the same key have the
+// same symbols.
+func (im *progImage) key(mods []ModuleFile) string {
+	var b strings.Builder
+	for _, m := range im.mods {
+		b.WriteString(mods[m.mod].Path)
+		b.WriteByte('@')
+		b.WriteString(strconv.FormatUint(m.addr, 16))
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// ProcessSymbols returns the symbol table of the program process pid
+// runs at the current position: in a recording of a process tree, only
+// that program's modules, where that process mapped them; else (one
+// process, or a process the recording does not describe) Symbols.
+func (s *Session) ProcessSymbols(pid int) (Symbolizer, error) {
+	if !s.tr.Tree() {
+		return s.Symbols()
+	}
+	ix, err := s.imageIndex()
+	if err != nil || ix == nil {
+		return s.Symbols()
+	}
+	p := ix.procs[pid]
+	if p == nil {
+		return s.Symbols()
+	}
+	img := &ix.images[p.at(s.Position())]
+	if len(img.mods) == 0 {
+		return s.Symbols()
+	}
+	mods, _ := s.Modules()
+	k := img.key(mods)
+	if sy, ok := s.imgSyms[k]; ok {
+		return sy.sy, sy.err
+	}
+	var ms []ModuleFile
+	for _, m := range img.mods {
+		mf := mods[m.mod]
+		mf.LoadAddr = m.addr
+		ms = append(ms, mf)
+	}
+	sy, err := loadSymbols(s.imgCache, ms)
+	if sy == nil {
+		sy = noSymbols{}
+	}
+	if s.imgSyms == nil {
+		s.imgSyms = map[string]symsResult{}
+	}
+	s.imgSyms[k] = symsResult{sy, err}
+	return sy, err
+}
+
+// ThreadSymbols is ProcessSymbols of the process thread tid belongs to
+// at the current position (tid 0: the current thread).
+func (s *Session) ThreadSymbols(tid int) (Symbolizer, error) {
+	if !s.tr.Tree() {
+		return s.Symbols()
+	}
+	if tid == 0 {
+		tid, _ = s.CurrentThread()
+	}
+	return s.ProcessSymbols(s.ThreadPid(tid))
+}
+
+type symsResult struct {
+	sy  Symbolizer
+	err error
+}
+
+// imageIndex reads the tree's program images on first use.
+func (s *Session) imageIndex() (*imageIndex, error) {
+	if !s.imgsOK {
+		s.imgsOK = true
+		mods, err := s.Modules()
+		if err != nil {
+			s.imgsErr = err
+			return nil, err
+		}
+		s.imgs, s.imgsErr = buildImages(s.tr, mods)
+	}
+	return s.imgs, s.imgsErr
+}
