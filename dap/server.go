@@ -71,6 +71,7 @@ type Server struct {
 	handles  handles
 	bps      breakpoints
 	locCache map[uint64]ttd.CodeLocation
+	locLabel string // the process (ThreadLabel) locCache describes
 	// viewTid is the thread the client looks at (shownThread).
 	viewTid int
 	cleanup []func()

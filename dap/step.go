@@ -8,13 +8,13 @@ import "ttd/ttd"
 // last one before the current position. The predicates need only the
 // thread, pc and sp of each instruction, plus the line table (cached).
 
-// locate is Target.Locate with a cache: it runs for every instruction of
-// the stepping thread.
-func (s *Server) locate(t Target, pc uint64) ttd.CodeLocation {
+// locate is Target.LocateIn with a cache: it runs for every instruction
+// of the stepping thread tid.
+func (s *Server) locate(t Target, tid int, pc uint64) ttd.CodeLocation {
 	if l, ok := s.locCache[pc]; ok {
 		return l
 	}
-	l := t.Locate(pc)
+	l := t.LocateIn(tid, pc)
 	if len(s.locCache) > 1<<20 {
 		clear(s.locCache)
 	}
@@ -39,7 +39,13 @@ func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) 
 		return q, nil
 	}
 	pc, sp := regs.RIP, regs.GPR[4]
-	start := s.locate(t, pc)
+	if label := t.ThreadLabel(tid); label != s.locLabel {
+		// Another process, or another program (process trees): the
+		// same addresses are other code.
+		clear(s.locCache)
+		s.locLabel = label
+	}
+	start := s.locate(t, tid, pc)
 	// cfa is the caller's sp after the current function returns: an
 	// instruction of this thread with sp at or above it runs in a caller.
 	cfa := sp + 8
@@ -78,7 +84,7 @@ func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) 
 				recursion = st.SP + 8
 				return false
 			}
-			l := s.locate(t, st.PC)
+			l := s.locate(t, tid, st.PC)
 			return l.Stmt && l.Entry == start.Entry && l.Line != start.Line
 		}
 	case stepIn:
@@ -89,7 +95,7 @@ func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) 
 			if st.SP >= cfa {
 				return true
 			}
-			l := s.locate(t, st.PC)
+			l := s.locate(t, tid, st.PC)
 			return l.Stmt && l.Line != 0 && (l.Entry != start.Entry || l.Line != start.Line || st.SP < cfa-8 && st.PC == start.Entry)
 		}
 	}

@@ -34,6 +34,9 @@ type Target interface {
 
 	Stack(id, max int) ([]ttd.StackFrame, error)
 	Locate(pc uint64) ttd.CodeLocation
+	// LocateIn is Locate in the program thread id's process runs (in a
+	// process tree, programs overlap).
+	LocateIn(id int, pc uint64) ttd.CodeLocation
 	LineAddrs(file string, line int) (addrs []uint64, actual int, err error)
 	FunctionAddr(name string) (uint64, error)
 	Variables(id, frame int) ([]ttd.Var, error)

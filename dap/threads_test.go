@@ -218,10 +218,23 @@ func TestBreakpointAfterExec(t *testing.T) {
 	if stop.Body.Reason != "breakpoint" {
 		t.Fatalf("stopped for %q, want the breakpoint in the exec'd forktree", stop.Body.Reason)
 	}
-	// Not checked yet: the frames and variables there. Symbols are one
-	// table over every module of the tree, and the shell's and
-	// forktree's PIE images sit at the same address.
 	if !strings.Contains(stop.Body.Description, "forktree[") {
 		t.Errorf("stopped event %q does not name the exec'd process", stop.Body.Description)
+	}
+	// Frames and variables from forktree's own symbols: the shell's and
+	// forktree's PIE images sit at the same address (one table of the
+	// whole tree named them from the shell's).
+	fr := top(t, c, stop.Body.ThreadId)
+	wantFrame(t, fr[0], "mark", markLine(t, src, "mark-body"))
+	if len(fr) < 2 || !strings.HasPrefix(fr[1].Name, "main") || fr[0].Source == nil || filepath.Base(fr[0].Source.Path) != "forktree.c" {
+		t.Errorf("stack in the exec'd program: %+v", fr)
+	}
+	if v, ok := locals(t, c, fr[0].Id)["v"]; !ok || v.Value != "10" {
+		t.Errorf("mark's v = %+v, want 10", v)
+	}
+	// A step by line there stays in forktree's lines.
+	stop = stepAndWait(t, c, "next", stop.Body.ThreadId, nil)
+	if fr := top(t, c, stop.Body.ThreadId); !strings.HasPrefix(fr[0].Name, "mark") && !strings.HasPrefix(fr[0].Name, "main") {
+		t.Errorf("next from mark stopped in %q", fr[0].Name)
 	}
 }
