@@ -205,7 +205,16 @@ func Parse(p []byte) (Request, error) {
 	case 'k':
 		return Request{Kind: Kill, Name: "k"}, nil
 	case 'D':
-		return Request{Kind: Detach, Name: "D"}, nil
+		// D;PID detaches one process (multiprocess+): Thread.Pid.
+		r := Request{Kind: Detach, Name: "D"}
+		if rest, ok := strings.CutPrefix(s, "D;"); ok {
+			pid, err := strconv.ParseInt(rest, 16, 64)
+			if err != nil || pid <= 0 {
+				return Request{}, perr("bad process id in %q", s)
+			}
+			r.Thread.Pid = pid
+		}
+		return r, nil
 	case 'v':
 		return parseV(s)
 	case 'q', 'Q':

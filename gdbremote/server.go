@@ -46,6 +46,10 @@ type Server struct {
 	auxv     []byte
 	auxvErr  error
 	auxvDone bool
+	// auxvs are the auxiliary vectors of a tree's programs (auxvOf).
+	auxvs map[auxvKey][]byte
+	// fol: fork and exec events (follow.go).
+	fol follow
 }
 
 type zKey struct {
@@ -182,9 +186,13 @@ func (srv *Server) handle(p []byte) (string, error) {
 	s := srv.s
 	switch req.Kind {
 	case QuerySupported:
+		events, err := srv.negotiate(req.Features)
+		if err != nil {
+			return "", err
+		}
 		return fmt.Sprintf("PacketSize=%x;QStartNoAckMode+;multiprocess+;swbreak+;hwbreak+;vContSupported+;"+
 			"ReverseStep+;ReverseContinue+;qXfer:features:read+;qXfer:auxv:read+;qXfer:libraries-svr4:read+;"+
-			"qXfer:exec-file:read+;qXfer:threads:read+", MaxPacket), nil
+			"qXfer:exec-file:read+;qXfer:threads:read+%s", MaxPacket, events), nil
 	case MustReplyEmpty, Unknown, Offsets:
 		return "", nil
 	case StartNoAck:
@@ -265,12 +273,7 @@ func (srv *Server) handle(p []byte) (string, error) {
 	case InsertBreak:
 		return srv.insertBreak(req)
 	case RemoveBreak:
-		k := zKey{req.Type, req.Addr, req.Len}
-		if id, ok := srv.bps[k]; ok {
-			s.ClearBreakpoint(id)
-			delete(srv.bps, k)
-			delete(srv.kinds, id)
-		}
+		srv.dropBreak(zKey{req.Type, req.Addr, req.Len}, srv.selectedPid())
 		return "OK", nil
 	case VContQuery:
 		return "vCont;c;C;s;S;r", nil
@@ -280,18 +283,18 @@ func (srv *Server) handle(p []byte) (string, error) {
 		if req.Addr != 0 {
 			return "", errors.New("resuming at another address would change the past")
 		}
-		return srv.travel(func() (ttd.Stop, error) { return s.Continue(ttd.Forward) })
+		return srv.travel(ttd.Forward, func() (ttd.Stop, error) { return s.Continue(ttd.Forward) })
 	case Step:
 		if req.Addr != 0 {
 			return "", errors.New("resuming at another address would change the past")
 		}
 		tid := srv.resumeThread()
-		return srv.travel(func() (ttd.Stop, error) { return s.StepThread(tid, ttd.Forward) })
+		return srv.travel(ttd.Forward, func() (ttd.Stop, error) { return s.StepThread(tid, ttd.Forward) })
 	case ReverseContinue:
-		return srv.travel(func() (ttd.Stop, error) { return s.Continue(ttd.Backward) })
+		return srv.travel(ttd.Backward, func() (ttd.Stop, error) { return s.Continue(ttd.Backward) })
 	case ReverseStep:
 		tid := srv.resumeThread()
-		return srv.travel(func() (ttd.Stop, error) { return s.StepThread(tid, ttd.Backward) })
+		return srv.travel(ttd.Backward, func() (ttd.Stop, error) { return s.StepThread(tid, ttd.Backward) })
 	case Xfer:
 		return srv.xferRead(req)
 	case Monitor:
@@ -313,7 +316,17 @@ func (srv *Server) handle(p []byte) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("%016x", a), nil
-	case Kill, Detach:
+	case Detach:
+		if pid := req.Thread.Pid; pid > 0 && srv.fol.on {
+			// One process of a tree (follow-fork-mode, detach-on-fork):
+			// the others stay gdb's.
+			srv.detach(pid)
+			if len(srv.fol.attached) > 0 {
+				return "OK", nil
+			}
+		}
+		return "OK", errDone
+	case Kill:
 		return "OK", errDone
 	}
 	return "", nil
@@ -357,7 +370,9 @@ func (srv *Server) threads() []int {
 	var out []int
 	if ths, err := srv.s.Threads(); err == nil {
 		for _, th := range ths {
-			out = append(out, th.Tid)
+			if srv.known(th.Tid) {
+				out = append(out, th.Tid)
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -458,6 +473,7 @@ func (srv *Server) readMemory(addr, n uint64) string {
 func (srv *Server) insertBreak(req Request) (string, error) {
 	k := zKey{req.Type, req.Addr, req.Len}
 	if _, ok := srv.bps[k]; ok {
+		srv.addBreak(k)
 		return "OK", nil
 	}
 	b := ttd.Breakpoint{Kind: ttd.BreakExec, Addr: req.Addr}
@@ -475,6 +491,7 @@ func (srv *Server) insertBreak(req Request) (string, error) {
 	}
 	srv.bps[k] = id
 	srv.kinds[id] = k
+	srv.addBreak(k)
 	return "OK", nil
 }
 
@@ -492,25 +509,29 @@ func (srv *Server) vcont(acts []Action) (string, error) {
 			tid = int(a.Thread.Tid)
 		}
 		if a.Op == 'r' {
-			return srv.travel(func() (ttd.Stop, error) { return s.StepRange(tid, a.Start, a.End) })
+			return srv.travel(ttd.Forward, func() (ttd.Stop, error) { return s.StepRange(tid, a.Start, a.End) })
 		}
-		return srv.travel(func() (ttd.Stop, error) { return s.StepThread(tid, ttd.Forward) })
+		return srv.travel(ttd.Forward, func() (ttd.Stop, error) { return s.StepThread(tid, ttd.Forward) })
 	}
 	for _, a := range acts {
 		if a.Op == 'c' || a.Op == 'C' {
-			return srv.travel(func() (ttd.Stop, error) { return s.Continue(ttd.Forward) })
+			return srv.travel(ttd.Forward, func() (ttd.Stop, error) { return s.Continue(ttd.Forward) })
 		}
 	}
 	return "", errors.New("vCont without a step or continue action")
 }
 
-// travel runs one of the session's travel operations and answers with
-// the stop reply; a Ctrl-C during it stops with SIGINT where the
-// session is.
-func (srv *Server) travel(op func() (ttd.Stop, error)) (string, error) {
+// travel runs one of the session's travel operations, in direction
+// dir, and answers with the stop reply; a Ctrl-C during it stops with
+// SIGINT where the session is. A stop gdb must not see (in a process it
+// does not debug: follow.go) runs the operation again from there.
+func (srv *Server) travel(dir ttd.Direction, op func() (ttd.Stop, error)) (string, error) {
 	// The flag is cleared when Serve takes the Ctrl-C from the
 	// connection, after this travel (packets are handled in order).
 	st, err := op()
+	for err == nil && srv.hidden(st, dir) {
+		st, err = op()
+	}
 	if errors.Is(err, errInterrupted) {
 		return srv.stopReply(ttd.Stop{Reason: ttd.StopSeek, Position: srv.s.Position(), Tid: srv.stopThread()}, sigINT), nil
 	}
@@ -528,6 +549,12 @@ const (
 
 // stopReply formats a T packet for st; sig overrides the signal.
 func (srv *Server) stopReply(st ttd.Stop, sig int) string {
+	if pe := srv.fol.event; pe != nil {
+		srv.fol.event = nil
+		if sig == 0 {
+			return srv.eventReply(pe)
+		}
+	}
 	if sig == 0 {
 		sig = sigTRAP
 	}

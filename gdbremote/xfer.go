@@ -61,14 +61,21 @@ func (srv *Server) xferObject(object, annex string) ([]byte, error) {
 		return []byte(b.String()), nil
 	case "exec-file":
 		p := srv.exePath()
-		if pid, err := strconv.ParseInt(annex, 16, 64); err == nil && pid > 0 && pid != srv.pid {
-			p = srv.processExe(int(pid))
+		if pid, err := strconv.ParseInt(annex, 16, 64); err == nil && pid > 0 {
+			if im, ok := srv.image(pid); ok {
+				p = imageExe(im)
+			} else if pid != srv.pid {
+				p = srv.processExe(int(pid))
+			}
 		}
 		if p == "" {
 			return nil, fmt.Errorf("the recording names no executable file for process %s", annex)
 		}
 		return []byte(p), nil
 	case "auxv":
+		if im, ok := srv.image(srv.selectedPid()); ok {
+			return srv.auxvOf(im)
+		}
 		return srv.auxvBytes()
 	case "libraries-svr4":
 		return srv.librariesSVR4()
@@ -118,7 +125,69 @@ func (srv *Server) auxvBytes() ([]byte, error) {
 		return srv.auxv, srv.auxvErr
 	}
 	srv.auxvDone = true
-	s := srv.s
+	srv.auxv, srv.auxvErr = readAuxv(srv.s, 0, 0, srv.s.End())
+	return srv.auxv, srv.auxvErr
+}
+
+// image is the program process pid runs at the current position, in a
+// recording of a process tree.
+func (srv *Server) image(pid int64) (ttd.ProgramImage, bool) {
+	im, ok := srv.s.ProcessImage(int(pid))
+	return im, ok && len(im.Modules) > 0
+}
+
+// imageExe is the executable of a program image: its first module.
+func imageExe(im ttd.ProgramImage) string {
+	for _, m := range im.Modules {
+		if m.Path != "" && !strings.HasPrefix(m.Path, "[") {
+			return m.Path
+		}
+	}
+	return ""
+}
+
+type auxvKey struct {
+	pid   int
+	start uint64
+}
+
+// auxvOf is the auxiliary vector of a tree's program image: on the
+// initial stack of the process that started it (by exec), read where
+// that process stopped running it.
+func (srv *Server) auxvOf(im ttd.ProgramImage) ([]byte, error) {
+	k := auxvKey{im.Pid, im.Start}
+	if b, ok := srv.auxvs[k]; ok {
+		return b, nil
+	}
+	ps, err := srv.t.ProcessSession(im.Pid)
+	if err != nil {
+		return nil, err
+	}
+	end := im.End
+	if end == 0 {
+		end = ps.End()
+	} else if end > im.Start {
+		end-- // before the next exec or the end, while the memory is there
+	}
+	tid := im.Pid
+	if im.Start == 0 {
+		tid = 0 // the first process's first thread
+	}
+	b, err := readAuxv(ps, im.Start, tid, end)
+	if err != nil {
+		return nil, err
+	}
+	if srv.auxvs == nil {
+		srv.auxvs = map[auxvKey][]byte{}
+	}
+	srv.auxvs[k] = b
+	return b, nil
+}
+
+// readAuxv reads the auxiliary vector above the initial stack of thread
+// tid at position start, with the memory as the recording knows it at
+// end; s goes back to where it was.
+func readAuxv(s *ttd.Session, start uint64, tid int, end uint64) ([]byte, error) {
 	pos := s.Position()
 	defer s.Seek(pos)
 	word := func(addr uint64) (uint64, error) {
@@ -133,15 +202,15 @@ func (srv *Server) auxvBytes() ([]byte, error) {
 		return v, nil
 	}
 	build := func() ([]byte, error) {
-		if _, err := s.Seek(0); err != nil {
+		if _, err := s.Seek(start); err != nil {
 			return nil, err
 		}
-		r, err := s.Registers(0)
+		r, err := s.Registers(tid)
 		if err != nil {
 			return nil, err
 		}
 		sp := r.GPR[4] // rsp
-		if _, err := s.Seek(s.End()); err != nil {
+		if _, err := s.Seek(end); err != nil {
 			return nil, err
 		}
 		argc, err := word(sp)
@@ -184,8 +253,7 @@ func (srv *Server) auxvBytes() ([]byte, error) {
 		}
 		return nil, errors.New("no end to the auxiliary vector on the initial stack")
 	}
-	srv.auxv, srv.auxvErr = build()
-	return srv.auxv, srv.auxvErr
+	return build()
 }
 
 // librariesSVR4 lists the shared libraries mapped at the current
@@ -199,6 +267,10 @@ func (srv *Server) librariesSVR4() ([]byte, error) {
 		return nil, err
 	}
 	exe := srv.exePath()
+	if im, ok := srv.image(srv.selectedPid()); ok {
+		// The program the selected process runs, where it mapped them.
+		mods, exe = im.Modules, imageExe(im)
+	}
 	var b strings.Builder
 	b.WriteString("<library-list-svr4 version=\"1.0\">\n")
 	seen := map[string]bool{exe: true}

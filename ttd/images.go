@@ -25,6 +25,11 @@ import (
 // order.
 type progImage struct {
 	mods []imageMod
+	// pid is the process that started the image (by exec, or the first
+	// process) at position start; end is where that process stopped
+	// running it (its next exec or its end; 0: the end of the trace).
+	pid        int
+	start, end uint64
 }
 
 // imageMod is a module of an image: the index of its Module record in
@@ -32,6 +37,7 @@ type progImage struct {
 type imageMod struct {
 	mod  int
 	addr uint64
+	pos  uint64 // where it was mapped
 }
 
 // procImages are the images a process ran, by first position.
@@ -72,8 +78,8 @@ func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
 		}
 	}
 	tidPid := map[int]int{}
-	newImage := func() int {
-		ix.images = append(ix.images, progImage{})
+	newImage := func(pid int, pos uint64) int {
+		ix.images = append(ix.images, progImage{pid: pid, start: pos})
 		return len(ix.images) - 1
 	}
 	imageOf := func(tid int, pos uint64) int {
@@ -83,13 +89,13 @@ func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
 		return -1
 	}
 	seen := map[[2]uint64]bool{} // image, module
-	add := func(img int, path string, addr uint64) {
+	add := func(img int, path string, addr, pos uint64) {
 		mi, ok := modByPath[path]
 		if img < 0 || !ok || seen[[2]uint64{uint64(img), uint64(mi)}] {
 			return
 		}
 		seen[[2]uint64{uint64(img), uint64(mi)}] = true
-		ix.images[img].mods = append(ix.images[img].mods, imageMod{mod: mi, addr: addr})
+		ix.images[img].mods = append(ix.images[img].mods, imageMod{mod: mi, addr: addr, pos: pos})
 	}
 	restating := false
 	err := tr.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
@@ -103,14 +109,23 @@ func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
 			case tracefile.ProcessStarted:
 				img := imageOf(p.Tid, ev.Position)
 				if img < 0 {
-					img = newImage()
+					img = newImage(p.Pid, ev.Position)
 				}
 				ix.procs[p.Pid] = &procImages{from: []uint64{ev.Position}, img: []int{img}}
 				tidPid[p.Pid] = p.Pid
 			case tracefile.ProcessExeced:
 				if pi := ix.procs[p.Pid]; pi != nil {
+					if last := &ix.images[pi.img[len(pi.img)-1]]; last.pid == p.Pid {
+						last.end = ev.Position
+					}
 					pi.from = append(pi.from, ev.Position)
-					pi.img = append(pi.img, newImage())
+					pi.img = append(pi.img, newImage(p.Pid, ev.Position))
+				}
+			case tracefile.ProcessExited:
+				if pi := ix.procs[p.Pid]; pi != nil {
+					if last := &ix.images[pi.img[len(pi.img)-1]]; last.pid == p.Pid && last.end == 0 {
+						last.end = ev.Position
+					}
 				}
 			}
 		case reader.EventThreadStart:
@@ -129,10 +144,10 @@ func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
 		case reader.EventMmap:
 			m := &ev.Record.Mmap
 			if !restating && m.Offset == 0 && len(m.Path) > 0 {
-				add(imageOf(ev.Tid, ev.Position), string(m.Path), m.Addr)
+				add(imageOf(ev.Tid, ev.Position), string(m.Path), m.Addr, ev.Position)
 			}
 		case reader.EventModule:
-			add(imageOf(ev.Tid, ev.Position), string(ev.Module.Path), ev.Module.LoadAddr)
+			add(imageOf(ev.Tid, ev.Position), string(ev.Module.Path), ev.Module.LoadAddr, ev.Position)
 		}
 		return true
 	})
@@ -177,13 +192,7 @@ func (s *Session) ProcessSymbols(pid int) (Symbolizer, error) {
 	if sy, ok := s.imgSyms[k]; ok {
 		return sy.sy, sy.err
 	}
-	var ms []ModuleFile
-	for _, m := range img.mods {
-		mf := mods[m.mod]
-		mf.LoadAddr = m.addr
-		ms = append(ms, mf)
-	}
-	sy, err := loadSymbols(s.imgCache, ms)
+	sy, err := loadSymbols(s.imgCache, img.modules(mods))
 	if sy == nil {
 		sy = noSymbols{}
 	}
@@ -192,6 +201,45 @@ func (s *Session) ProcessSymbols(pid int) (Symbolizer, error) {
 	}
 	s.imgSyms[k] = symsResult{sy, err}
 	return sy, err
+}
+
+func (im *progImage) modules(mods []ModuleFile) []ModuleFile {
+	var ms []ModuleFile
+	for _, m := range im.mods {
+		mf := mods[m.mod]
+		mf.LoadAddr, mf.Position = m.addr, m.pos
+		ms = append(ms, mf)
+	}
+	return ms
+}
+
+// ProgramImage is the program a process runs at a position of a
+// process tree's recording.
+type ProgramImage struct {
+	// Pid is the process that started it, at Start: by exec, or as the
+	// first process (a forked child runs its parent's); End is where Pid
+	// stopped running it (0: it ran to the end of the recording).
+	Pid        int
+	Start, End uint64
+	// Modules are the files it mapped, where it mapped them and when,
+	// the executable first.
+	Modules []ModuleFile
+}
+
+// ProcessImage returns the program process pid runs at the current
+// position; ok is false in a recording of one process, or for a process
+// the recording does not describe.
+func (s *Session) ProcessImage(pid int) (im ProgramImage, ok bool) {
+	if !s.tr.Tree() {
+		return im, false
+	}
+	ix, err := s.imageIndex()
+	if err != nil || ix == nil || ix.procs[pid] == nil {
+		return im, false
+	}
+	pi := &ix.images[ix.procs[pid].at(s.Position())]
+	mods, _ := s.Modules()
+	return ProgramImage{Pid: pi.pid, Start: pi.start, End: pi.end, Modules: pi.modules(mods)}, true
 }
 
 // ThreadSymbols is ProcessSymbols of the process thread tid belongs to

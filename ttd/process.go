@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"ttd/reader"
 	"ttd/tracefile"
 )
 
@@ -166,4 +167,60 @@ func (t *Target) ThreadLabel(id int) string {
 		return ""
 	}
 	return t.threadName(tid)
+}
+
+// ProcessEvent is a change of a recorded process tree that a debugger
+// reports as gdbserver does: a fork (or vfork, or clone of a new
+// process), an exec, or a process's end.
+type ProcessEvent struct {
+	Kind ProcessEventKind
+	// Pid is the process that forked (its Tid the forking thread), that
+	// exec'd or that ended; Child the new process of a fork.
+	Pid, Tid, Child int
+	// VFork: the child shares its parent's memory until it execs or
+	// ends (vfork, posix_spawn), the parent waiting.
+	VFork bool
+	// Path is the program an exec started.
+	Path string
+}
+
+// ProcessEventKind says what a ProcessEvent is.
+type ProcessEventKind int
+
+// Process event kinds.
+const (
+	ProcessForked ProcessEventKind = iota + 1
+	ProcessExecd
+	ProcessEnded
+)
+
+// BreakProcesses is the breakpoint that stops at every process event
+// of a tree (Stop.ProcessEvent describes it).
+func BreakProcesses() Breakpoint { return Breakpoint{Kind: BreakEvent, Event: reader.EventProcess} }
+
+// cloneVFork is Linux's CLONE_VFORK.
+const cloneVFork = 0x4000
+
+// ProcessEvent describes the process event a stop is at (BreakProcesses).
+func (st Stop) ProcessEvent() (ProcessEvent, bool) {
+	if st.Reason != StopEvent || st.Event == nil || st.Event.Process == nil {
+		return ProcessEvent{}, false
+	}
+	p := st.Event.Process
+	switch p.Event {
+	case tracefile.ProcessStarted:
+		if p.Tid == 0 {
+			return ProcessEvent{}, false // the first process
+		}
+		return ProcessEvent{Kind: ProcessForked, Pid: p.Ppid, Tid: p.Tid, Child: p.Pid, VFork: p.Flags&cloneVFork != 0}, true
+	case tracefile.ProcessExeced:
+		e := ProcessEvent{Kind: ProcessExecd, Pid: p.Pid, Tid: p.Pid, Path: string(p.Path)}
+		if e.Path == "" && len(p.Argv) > 0 {
+			e.Path = p.Argv[0]
+		}
+		return e, true
+	case tracefile.ProcessExited:
+		return ProcessEvent{Kind: ProcessEnded, Pid: p.Pid, Tid: p.Tid}, true
+	}
+	return ProcessEvent{}, false
 }
