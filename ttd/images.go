@@ -83,7 +83,13 @@ func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
 		return len(ix.images) - 1
 	}
 	imageOf := func(tid int, pos uint64) int {
-		if p := ix.procs[tidPid[tid]]; p != nil {
+		pid, ok := tidPid[tid]
+		if !ok && len(ix.procs) == 1 {
+			// Before the first thread's records: the first process.
+			for pid = range ix.procs {
+			}
+		}
+		if p := ix.procs[pid]; p != nil {
 			return p.at(pos)
 		}
 		return -1
@@ -91,7 +97,10 @@ func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
 	seen := map[[2]uint64]bool{} // image, module
 	add := func(img int, path string, addr, pos uint64) {
 		mi, ok := modByPath[path]
-		if img < 0 || !ok || seen[[2]uint64{uint64(img), uint64(mi)}] {
+		if !ok {
+			return
+		}
+		if img < 0 || seen[[2]uint64{uint64(img), uint64(mi)}] {
 			return
 		}
 		seen[[2]uint64{uint64(img), uint64(mi)}] = true
