@@ -291,11 +291,12 @@ func fileExists(p string) bool {
 // pPID.TID with their real pids (one inferior each), stops at a
 // breakpoint in the child's thread, and reads a variable from the memory
 // of the selected thread's process: 20 in the child, 10 in the parent.
-// (-no-pie: gdb relocates a PIE only in the inferior it starts with, not
-// in one it notices in the thread list.)
+// gdb learns of the child from the fork event and keeps it (detach-on-fork
+// off); with gdb's default it would detach it, and a stop there would not
+// be reported (TestGDBFollowExecPIE follows a PIE child).
 func TestGDBProcessTree(t *testing.T) {
 	prog, trace := recorded(t, "forktree", "-pthread", "-no-pie")
-	out := gdb(t, prog, trace, "break mark if v == 30", "continue", "info threads", "p who", "p v", "thread 1.1", "p who",
+	out := gdb(t, prog, trace, "set detach-on-fork off", "set schedule-multiple on", "break mark if v == 30", "continue", "info threads", "p who", "p v", "thread 1.1", "p who",
 		"info inferiors")
 	parent := regexp.MustCompile(`\* 1 +process (\d+) `).FindStringSubmatch(out)
 	child := regexp.MustCompile(`\n +2 +process (\d+) `).FindStringSubmatch(out)
@@ -303,7 +304,7 @@ func TestGDBProcessTree(t *testing.T) {
 		t.Fatalf("want two inferiors with their own pids:\n%s", out)
 	}
 	p, c := parent[1], child[1]
-	inOrder(t, out, "[New inferior 2]", "hit Breakpoint 1.2, mark (v=30)",
+	inOrder(t, out, "[New inferior 2 (process "+c+")]", "hit Breakpoint 1.2, mark (v=30)",
 		"1.1  Thread "+p+"."+p+` "forktree"`, "in __GI___wait4",
 		"2.1  Thread "+c+"."+c+` "forktree"`,
 		"* 2.2  Thread "+c+".", ` "forktree" mark (v=30)`,
