@@ -1,8 +1,12 @@
 package gdbremote
 
 import (
+	"debug/elf"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"ttd/emu"
@@ -10,12 +14,18 @@ import (
 )
 
 // recordedShell records /bin/sh -c 'PROG; true' with PROG
-// testdata/name.c built by recorded with cflags: the shell forks, the
+// ttd's testdata/name.c built with cflags: the shell forks, the
 // child execs PROG.
 func recordedShell(t *testing.T, name string, cflags ...string) (prog, trace string) {
 	t.Helper()
-	prog, _ = recorded(t, name, cflags...)
-	trace = filepath.Join(t.TempDir(), name+"-sh.ttd")
+	needTool(t, "gcc")
+	dir := t.TempDir()
+	prog = filepath.Join(dir, name)
+	src, _ := filepath.Abs(filepath.Join("..", "ttd", "testdata", name+".c"))
+	if b, err := exec.Command("gcc", append([]string{"-O0", "-g", "-o", prog, src}, cflags...)...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", name, err, b)
+	}
+	trace = filepath.Join(dir, name+"-sh.ttd")
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
 	st, _, err := recorder.Record(emu.Config{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", prog + "; true"},
@@ -43,4 +53,69 @@ func TestGDBFollowExecPIE(t *testing.T) {
 		"Breakpoint 1, mark (v=20)", "$1 = 20",
 		"Breakpoint 1, mark (v=30)", "$2 = 30",
 		"Breakpoint 1, mark (v=20)", "#0  mark (v=20)", "in main () at", "$3 = 10")
+}
+
+// TestForkEventsProtocol: the packets of fork events. A breakpoint
+// inserted in a process is inherited by the child a fork event reports
+// (it stops there); removed from the child only (Hg of the child, z0), it stops in the
+// parent only. Going backwards no fork event is reported. D;PID
+// detaches one process and the connection goes on.
+func TestForkEventsProtocol(t *testing.T) {
+	prog, trace := recorded(t, "forktree", "-pthread", "-no-pie")
+	f, err := elf.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mark uint64
+	syms, _ := f.Symbols()
+	for _, sy := range syms {
+		if sy.Name == "mark" {
+			mark = sy.Value
+		}
+	}
+	f.Close()
+	c, s := newClient(t, trace)
+	if r := c.send("qSupported:multiprocess+;fork-events+;vfork-events+;exec-events+"); !strings.Contains(r, ";fork-events+;vfork-events+;exec-events+") {
+		t.Fatalf("qSupported: %q", r)
+	}
+	parent := fmt.Sprintf("p%x.", s.Pid())
+	c.send("Hg" + parent + "0")
+	if r := c.send(fmt.Sprintf("Z0,%x,1", mark)); r != "OK" {
+		t.Fatal(r)
+	}
+	if r := c.send("vCont;c"); !strings.Contains(r, "thread:"+parent) || !strings.Contains(r, "swbreak") {
+		t.Fatalf("continue to mark(10): %q", r)
+	}
+	r := c.send("vCont;c")
+	i := strings.Index(r, "fork:p")
+	if i < 0 || !strings.Contains(r, "thread:"+parent) {
+		t.Fatalf("continue to the fork: %q, want a fork event in the parent", r)
+	}
+	child := r[i+len("fork:") : i+strings.IndexByte(r[i:], '.')+1]
+	if l := c.send("qfThreadInfo"); !strings.Contains(l, child) || !strings.Contains(l, parent) {
+		t.Errorf("threads after the fork event: %q, want %s and %s", l, parent, child)
+	}
+	// The child inherited the breakpoint: its mark(20) stops.
+	if r := c.send("vCont;c"); !strings.Contains(r, "thread:"+child) || !strings.Contains(r, "swbreak") {
+		t.Fatalf("continue after the fork: %q, want mark(20) in the child", r)
+	}
+	// The child's copy of the breakpoint removed: its thread's mark(30)
+	// passes, the parent's mark(40) stops.
+	c.send("Hg" + child + "0")
+	if r := c.send(fmt.Sprintf("z0,%x,1", mark)); r != "OK" {
+		t.Fatal(r)
+	}
+	if r := c.send("vCont;c"); !strings.Contains(r, "thread:"+parent) || !strings.Contains(r, "swbreak") {
+		t.Fatalf("continue after removing the child's breakpoint: %q, want mark(40) in the parent", r)
+	}
+	// Backwards to mark(10), over the fork: no event.
+	if r := c.send("bc"); !strings.Contains(r, "thread:"+parent) || !strings.Contains(r, "swbreak") || strings.Contains(r, "fork") {
+		t.Fatalf("reverse continue: %q, want mark(10) in the parent", r)
+	}
+	if r := c.send("D;" + child[1:len(child)-1]); r != "OK" {
+		t.Fatalf("D;pid: %q", r)
+	}
+	if r := c.send("qC"); !strings.HasPrefix(r, "QC"+parent) {
+		t.Errorf("after detaching the child: %q", r)
+	}
 }
