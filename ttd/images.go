@@ -61,6 +61,8 @@ func (p *procImages) at(pos uint64) int {
 type imageIndex struct {
 	images []progImage
 	procs  map[int]*procImages
+	// tables are the images' symbol tables, once built.
+	tables map[int]symsResult
 }
 
 // buildImages reads the program images of a tree recording. The recorder
@@ -70,7 +72,7 @@ type imageIndex struct {
 // Checkpoint restate every process's mappings for re-simulation; they
 // say nothing new and are skipped.
 func buildImages(tr *reader.Trace, mods []ModuleFile) (*imageIndex, error) {
-	ix := &imageIndex{procs: map[int]*procImages{}}
+	ix := &imageIndex{procs: map[int]*procImages{}, tables: map[int]symsResult{}}
 	modByPath := map[string]int{}
 	for i, m := range mods {
 		if _, ok := modByPath[m.recorded]; !ok {
@@ -192,24 +194,29 @@ func (s *Session) ProcessSymbols(pid int) (Symbolizer, error) {
 	if p == nil {
 		return s.Symbols()
 	}
-	img := &ix.images[p.at(s.Position())]
+	i := p.at(s.Position())
+	if r, ok := ix.tables[i]; ok {
+		return r.sy, r.err
+	}
+	img := &ix.images[i]
 	if len(img.mods) == 0 {
 		return s.Symbols()
 	}
 	mods, _ := s.Modules()
 	k := img.key(mods)
-	if sy, ok := s.imgSyms[k]; ok {
-		return sy.sy, sy.err
+	r, ok := s.imgSyms[k]
+	if !ok {
+		r.sy, r.err = loadSymbols(s.imgCache, img.modules(mods))
+		if r.sy == nil {
+			r.sy = noSymbols{}
+		}
+		if s.imgSyms == nil {
+			s.imgSyms = map[string]symsResult{}
+		}
+		s.imgSyms[k] = r
 	}
-	sy, err := loadSymbols(s.imgCache, img.modules(mods))
-	if sy == nil {
-		sy = noSymbols{}
-	}
-	if s.imgSyms == nil {
-		s.imgSyms = map[string]symsResult{}
-	}
-	s.imgSyms[k] = symsResult{sy, err}
-	return sy, err
+	ix.tables[i] = r
+	return r.sy, r.err
 }
 
 func (im *progImage) modules(mods []ModuleFile) []ModuleFile {

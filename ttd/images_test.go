@@ -75,3 +75,29 @@ func TestSymbolsPerImage(t *testing.T) {
 		t.Error("the shell and forktree share one table")
 	}
 }
+
+// BenchmarkThreadSymbols: the table of a thread of a tree at a stop
+// (done for every frame and variable request) is cached per image and
+// allocates nothing.
+func BenchmarkThreadSymbols(b *testing.B) {
+	prog := buildC(b, "forktree")
+	path := recordProg(b, "/bin/sh", 0, "-c", prog+"; true")
+	tg := NewTarget(openSession(b, path, 0))
+	defer tg.closeProcesses()
+	a, err := tg.FunctionAddr("mark")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := tg.Search(context.Background(), Forward, Query{Exec: map[uint64]bool{a: true}})
+	if err != nil || st.Reason != SearchExec {
+		b.Fatalf("no stop in mark: %+v %v", st, err)
+	}
+	first := tg.ThreadSymbols(st.Tid)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if tg.ThreadSymbols(st.Tid) != first {
+			b.Fatal("another table at the same stop")
+		}
+	}
+}

@@ -92,6 +92,9 @@ func (s *Session) SetBinaries(m map[string]string) {
 	s.binaries = m
 	s.syms, s.symsErr = nil, nil
 	s.imgSyms, s.imgCache = nil, &symbols.ImageCache{}
+	if s.imgs != nil {
+		s.imgs.tables = map[int]symsResult{}
+	}
 }
 
 // Symbols returns the session's symbol table (built on first use; never

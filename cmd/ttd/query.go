@@ -123,6 +123,11 @@ func queryCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd query: %v\n", err)
 		return 1
 	}
+	if s.Trace().Tree() {
+		// Code addresses name the focus's program there (a tree's
+		// programs overlap).
+		q.syms, _ = s.ProcessSymbols(s.Focus())
+	}
 	if err := q.here(); err != nil {
 		fmt.Fprintf(os.Stderr, "ttd query: %v\n", err)
 		return 1
