@@ -14,18 +14,8 @@ import (
 // shell names the shell's modules. One table of the whole tree gave the
 // shell's symbols (or none) for forktree's code.
 func TestSymbolsPerImage(t *testing.T) {
-	prog := buildC(t, "forktree")
-	path := recordProg(t, "/bin/sh", 0, "-c", prog+"; true")
-	tg := NewTarget(openSession(t, path, 0))
+	path, tg, st := stopInExecd(t)
 	defer tg.closeProcesses()
-	a, err := tg.FunctionAddr("mark")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := tg.Search(context.Background(), Forward, Query{Exec: map[uint64]bool{a: true}})
-	if err != nil || st.Reason != SearchExec {
-		t.Fatalf("no stop in mark: %+v %v", st, err)
-	}
 	pid := tg.Pid(st.Tid)
 	if pid == tg.s.Pid() {
 		t.Fatalf("mark ran in the shell (%d)", pid)
@@ -80,18 +70,8 @@ func TestSymbolsPerImage(t *testing.T) {
 // (done for every frame and variable request) is cached per image and
 // allocates nothing.
 func BenchmarkThreadSymbols(b *testing.B) {
-	prog := buildC(b, "forktree")
-	path := recordProg(b, "/bin/sh", 0, "-c", prog+"; true")
-	tg := NewTarget(openSession(b, path, 0))
+	_, tg, st := stopInExecd(b)
 	defer tg.closeProcesses()
-	a, err := tg.FunctionAddr("mark")
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := tg.Search(context.Background(), Forward, Query{Exec: map[uint64]bool{a: true}})
-	if err != nil || st.Reason != SearchExec {
-		b.Fatalf("no stop in mark: %+v %v", st, err)
-	}
 	first := tg.ThreadSymbols(st.Tid)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -100,4 +80,22 @@ func BenchmarkThreadSymbols(b *testing.B) {
 			b.Fatal("another table at the same stop")
 		}
 	}
+}
+
+// stopInExecd records sh -c 'forktree; true' and stops at forktree's
+// first mark, in the shell's child that exec'd it.
+func stopInExecd(tb testing.TB) (string, *Target, SearchStop) {
+	tb.Helper()
+	prog := buildC(tb, "forktree")
+	path := recordProg(tb, "/bin/sh", 0, "-c", prog+"; true")
+	tg := NewTarget(openSession(tb, path, 0))
+	a, err := tg.FunctionAddr("mark")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := tg.Search(context.Background(), Forward, Query{Exec: map[uint64]bool{a: true}})
+	if err != nil || st.Reason != SearchExec {
+		tb.Fatalf("no stop in mark: %+v %v", st, err)
+	}
+	return path, tg, st
 }
