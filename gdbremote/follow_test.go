@@ -53,6 +53,13 @@ func TestGDBFollowExecPIE(t *testing.T) {
 		"Breakpoint 1, mark (v=20)", "$1 = 20",
 		"Breakpoint 1, mark (v=30)", "$2 = 30",
 		"Breakpoint 1, mark (v=20)", "#0  mark (v=20)", "in main () at", "$3 = 10")
+	// detach-on-fork off: gdb keeps the shell and its child, which
+	// execs forktree in inferior 2.
+	out = gdb(t, "/bin/sh", trace, "set breakpoint pending on", "set detach-on-fork off", "set schedule-multiple on",
+		"break mark", "continue", "bt", "info inferiors")
+	inOrder(t, out, "[New inferior 2 (process", "is executing new program: "+prog,
+		"2.1 \"forktree\" hit Breakpoint 1, mark (v=10) at", "#1  0x", " in main () at", "forktree.c:22",
+		"1    process", "/sh", "* 2    process", prog)
 }
 
 // TestForkEventsProtocol: the packets of fork events. A breakpoint
