@@ -8,13 +8,13 @@ import "ttd/ttd"
 // last one before the current position. The predicates need only the
 // thread, pc and sp of each instruction, plus the line table (cached).
 
-// locate is Target.LocateIn with a cache: it runs for every instruction
-// of the stepping thread tid.
-func (s *Server) locate(t Target, tid int, pc uint64) ttd.CodeLocation {
+// locate is a Target.Locator with a cache: it runs for every
+// instruction of the stepping thread.
+func (s *Server) locate(loc func(uint64) ttd.CodeLocation, pc uint64) ttd.CodeLocation {
 	if l, ok := s.locCache[pc]; ok {
 		return l
 	}
-	l := t.LocateIn(tid, pc)
+	l := loc(pc)
 	if len(s.locCache) > 1<<20 {
 		clear(s.locCache)
 	}
@@ -45,7 +45,8 @@ func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) 
 		clear(s.locCache)
 		s.locLabel = label
 	}
-	start := s.locate(t, tid, pc)
+	loc := t.Locator(tid)
+	start := s.locate(loc, pc)
 	// cfa is the caller's sp after the current function returns: an
 	// instruction of this thread with sp at or above it runs in a caller.
 	cfa := sp + 8
@@ -84,7 +85,7 @@ func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) 
 				recursion = st.SP + 8
 				return false
 			}
-			l := s.locate(t, tid, st.PC)
+			l := s.locate(loc, st.PC)
 			return l.Stmt && l.Entry == start.Entry && l.Line != start.Line
 		}
 	case stepIn:
@@ -95,7 +96,7 @@ func (s *Server) stepQuery(t Target, dir ttd.Direction, kind stepKind, tid int) 
 			if st.SP >= cfa {
 				return true
 			}
-			l := s.locate(t, tid, st.PC)
+			l := s.locate(loc, st.PC)
 			return l.Stmt && l.Line != 0 && (l.Entry != start.Entry || l.Line != start.Line || st.SP < cfa-8 && st.PC == start.Entry)
 		}
 	}

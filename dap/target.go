@@ -34,9 +34,10 @@ type Target interface {
 
 	Stack(id, max int) ([]ttd.StackFrame, error)
 	Locate(pc uint64) ttd.CodeLocation
-	// LocateIn is Locate in the program thread id's process runs (in a
-	// process tree, programs overlap).
-	LocateIn(id int, pc uint64) ttd.CodeLocation
+	// Locator is Locate in the program thread id's process runs at the
+	// current position (in a process tree, programs overlap), usable in
+	// a search's predicate.
+	Locator(id int) func(pc uint64) ttd.CodeLocation
 	LineAddrs(file string, line int) (addrs []uint64, actual int, err error)
 	FunctionAddr(name string) (uint64, error)
 	Variables(id, frame int) ([]ttd.Var, error)

@@ -458,6 +458,14 @@ func (t *Target) LocateIn(id int, pc uint64) CodeLocation {
 	return locate(t.ThreadSymbols(id), pc)
 }
 
+// Locator is LocateIn for many addresses of thread id's program as it is
+// at the current position: for a search's predicate, which must not
+// look at the session (finding the thread's program does).
+func (t *Target) Locator(id int) func(pc uint64) CodeLocation {
+	syms := t.ThreadSymbols(id)
+	return func(pc uint64) CodeLocation { return locate(syms, pc) }
+}
+
 func locate(syms *symbols.Table, pc uint64) CodeLocation {
 	fn, ok := syms.FuncForPC(pc)
 	if !ok {
