@@ -65,11 +65,18 @@ func analyze(t *testing.T, bad string) (string, *Result) {
 // the recording into flows.
 func analyzeProgram(t *testing.T, exe, bad string) (string, *Result) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), filepath.Base(exe)+bad+".ttd")
-	args := []string{exe}
-	if bad != "" {
-		args = append(args, bad)
+	if bad == "" {
+		return analyzeProgramArgs(t, exe)
 	}
+	return analyzeProgramArgs(t, exe, bad)
+}
+
+// analyzeProgramArgs records exe with args and splits the recording into
+// flows.
+func analyzeProgramArgs(t *testing.T, exe string, args ...string) (string, *Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), filepath.Base(exe)+strings.Join(args, "-")+".ttd")
+	args = append([]string{exe}, args...)
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
 	st, _, err := recorder.Record(emu.Config{Path: exe, Args: args, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null},
