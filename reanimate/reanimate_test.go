@@ -244,6 +244,12 @@ func TestReanimateMmap(t *testing.T) {
 // lines through a pipe; the replay runs a worker per recorded thread.
 // The native run's pipe order differs from the recording's, so the
 // recorded run's tree is the reference for from_pipe.txt.
+// TestReanimateMremap: a shared file mapping moved and grown by mremap,
+// and one shrunk by it, write their bytes back from where they went.
+func TestReanimateMremap(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "testdata/mremap_write.c"))
+}
+
 func TestReanimateThreads(t *testing.T) {
 	prog := buildCArgs(t, "testdata/threads_files.c", "-pthread")
 	dirB, root := t.TempDir(), t.TempDir()

@@ -204,7 +204,11 @@ func AppendMmapFlags(b []byte, v uint64) []byte {
 }
 
 // MremapFlags are mremap's flags.
-var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {2, "MREMAP_FIXED"}, {4, "MREMAP_DONTUNMAP"}}
+var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {4, "MREMAP_DONTUNMAP"}}
+
+// MREMAP_FIXED: mremap moves the range to its fifth argument, unmapping
+// what was there.
+const MREMAP_FIXED = 2
 
 // MsyncFlags are msync's flags.
 var MsyncFlags = Flags{{1, "MS_ASYNC"}, {4, "MS_SYNC"}, {2, "MS_INVALIDATE"}}
