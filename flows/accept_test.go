@@ -30,12 +30,7 @@ func TestAcceptFlows(t *testing.T) {
 
 func checkAcceptFlows(t *testing.T, path string, res *Result, bad int) {
 	t.Helper()
-	if len(res.Flows) != 5 {
-		for _, f := range res.Flows {
-			t.Logf("flow %d: %s at %d, threads %v", f.ID, f.Trigger, f.At, f.Threads)
-		}
-		t.Fatalf("%d flows, want the background and 4 connections", len(res.Flows))
-	}
+	wantFlows(t, res, 5, "the background and 4 connections")
 	procs := res.Split.Tree.Procs
 	if len(procs) != 5 {
 		t.Fatalf("%d processes, want the server and 4 clients", len(procs))
@@ -54,13 +49,7 @@ func checkAcceptFlows(t *testing.T, path string, res *Result, bad int) {
 		}
 	}
 	clients, handlers := map[int]bool{}, map[int]bool{}
-	var sum uint64
-	for _, f := range res.Flows {
-		sum += f.Instructions
-	}
-	if sum != res.Calls.Instructions {
-		t.Errorf("the flows hold %d instructions, the recording %d", sum, res.Calls.Instructions)
-	}
+	checkAllCharged(t, res)
 	for _, f := range res.Flows[1:] {
 		if !strings.HasPrefix(f.Trigger, "accept(") || f.StartTid != srv || len(f.Processes) != 2 || f.Processes[0] != srv {
 			t.Errorf("flow %d: trigger %q in %d, processes %v", f.ID, f.Trigger, f.StartTid, f.Processes)

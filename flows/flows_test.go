@@ -105,19 +105,8 @@ func analyzeProgramArgs(t *testing.T, exe string, args ...string) (string, *Resu
 // every instruction in exactly one flow.
 func TestFlowsOfServer(t *testing.T) {
 	_, res := analyze(t, "")
-	if len(res.Flows) != 9 {
-		for _, f := range res.Flows {
-			t.Logf("flow %d: %s at %d", f.ID, f.Trigger, f.At)
-		}
-		t.Fatalf("%d flows, want the background and 8 requests", len(res.Flows))
-	}
-	var sum uint64
-	for _, f := range res.Flows {
-		sum += f.Instructions
-	}
-	if sum != res.Calls.Instructions {
-		t.Errorf("the flows hold %d instructions, the recording %d", sum, res.Calls.Instructions)
-	}
+	wantFlows(t, res, 9, "the background and 8 requests")
+	checkAllCharged(t, res)
 	for _, f := range res.Flows[1:] {
 		if !strings.HasPrefix(f.Trigger, "recvfrom(") || len(f.Threads) != 2 {
 			t.Errorf("flow %d: trigger %q, threads %v", f.ID, f.Trigger, f.Threads)
@@ -177,6 +166,30 @@ func TestDistance(t *testing.T) {
 	}
 	if Distance(a, a) != 0 || Distance(a, b) != Distance(b, a) {
 		t.Error("distance is not a metric")
+	}
+}
+
+// wantFlows fails the test unless res has n flows (want says which).
+func wantFlows(t *testing.T, res *Result, n int, want string) {
+	t.Helper()
+	if len(res.Flows) != n {
+		for _, f := range res.Flows {
+			t.Logf("flow %d: %s at %d, threads %v, processes %v", f.ID, f.Trigger, f.At, f.Threads, f.Processes)
+		}
+		t.Fatalf("%d flows, want %s", len(res.Flows), want)
+	}
+}
+
+// checkAllCharged checks that every instruction of the recording is in
+// exactly one flow.
+func checkAllCharged(t *testing.T, res *Result) {
+	t.Helper()
+	var sum uint64
+	for _, f := range res.Flows {
+		sum += f.Instructions
+	}
+	if sum != res.Calls.Instructions {
+		t.Errorf("the flows hold %d instructions, the recording %d", sum, res.Calls.Instructions)
 	}
 }
 
