@@ -138,13 +138,7 @@ func TestAcceptAnomaly(t *testing.T) {
 	exe := buildProgram(t, &acceptServer, "acceptserver")
 	badPath, bad := analyzeProgramArgs(t, exe, "tcp", "3")
 	goodPath, good := analyzeProgramArgs(t, exe, "tcp")
-	cands := func(path string, r *Result) []Candidate {
-		var out []Candidate
-		for _, f := range r.Flows[1:] {
-			out = append(out, Candidate{Trace: path, Flow: f})
-		}
-		return out
-	}
+	cands := candidates
 	badClient := bad.Split.Tree.Procs[3].Pid
 	for _, normals := range [][]Candidate{cands(goodPath, good), nil} {
 		ranked := Rank(cands(badPath, bad), normals)

@@ -134,13 +134,7 @@ func TestFlowsOfServer(t *testing.T) {
 func TestAnomalousRequestRanksFirst(t *testing.T) {
 	badPath, bad := analyze(t, "5")
 	goodPath, good := analyze(t, "")
-	cands := func(path string, r *Result) []Candidate {
-		var out []Candidate
-		for _, f := range r.Flows[1:] {
-			out = append(out, Candidate{Trace: path, Flow: f})
-		}
-		return out
-	}
+	cands := candidates
 	for _, normals := range [][]Candidate{cands(goodPath, good), nil} {
 		ranked := Rank(cands(badPath, bad), normals)
 		for i, s := range ranked {
@@ -167,6 +161,15 @@ func TestDistance(t *testing.T) {
 	if Distance(a, a) != 0 || Distance(a, b) != Distance(b, a) {
 		t.Error("distance is not a metric")
 	}
+}
+
+// candidates are the flows of r but the background, for ranking.
+func candidates(path string, r *Result) []Candidate {
+	var out []Candidate
+	for _, f := range r.Flows[1:] {
+		out = append(out, Candidate{Trace: path, Flow: f})
+	}
+	return out
 }
 
 // wantFlows fails the test unless res has n flows (want says which).

@@ -118,13 +118,7 @@ func TestForkServerAnomaly(t *testing.T) {
 	exe := buildProgram(t, &forkServer, "forkserver")
 	badPath, bad := analyzeProgram(t, exe, "5")
 	goodPath, good := analyzeProgram(t, exe, "")
-	cands := func(path string, r *Result) []Candidate {
-		var out []Candidate
-		for _, f := range r.Flows[1:] {
-			out = append(out, Candidate{Trace: path, Flow: f})
-		}
-		return out
-	}
+	cands := candidates
 	for _, c := range []struct {
 		normals  []Candidate
 		coverage bool
