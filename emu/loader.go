@@ -182,6 +182,7 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 		p.exe = path
 	}
 	p.argv = args
+	p.envc = len(env)
 
 	// The stack: strings at the top, then AT_RANDOM bytes, auxv, envp,
 	// argv and argc.

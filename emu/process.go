@@ -156,6 +156,7 @@ type Process struct {
 	PID     int
 	exe     string // absolute path of the executable, symlinks resolved
 	argv    []string
+	envc    int
 	auxv    []uint64
 	env     cpuEnv
 	execed  bool // the process called execve (setpgid then fails)
@@ -210,6 +211,10 @@ func (p *Process) Parent() *Process { return p.parent }
 
 // Argv returns the arguments of the program the process runs.
 func (p *Process) Argv() []string { return p.argv }
+
+// Envc returns the number of environment variables the program the
+// process runs was started with.
+func (p *Process) Envc() int { return p.envc }
 
 // CloneFlags returns the clone flags that created the process (0 for
 // the first).

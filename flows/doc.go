@@ -18,8 +18,12 @@
 // consumed those bytes join the same flow; a forked process starts in
 // its parent's flow (and package calls continues its parent's call
 // path); a reaped child's flow goes on in a waiting parent that works
-// for none. The communication graph has the processes as nodes and the
-// messages, forks, waits and thread starts as edges.
+// for none. A connect to a listening socket of the recording is matched
+// with its accept (first in, first out per listening socket): the
+// accepted connection is a flow from the accept, its client works for it
+// from the connect on, and the first read on the accepted socket joins
+// it. The communication graph has the processes as nodes and the
+// messages, connections, forks, waits and thread starts as edges.
 //
 // flows depends on calls, reader, tracefile and internal/linux (syscall
 // names); it must never depend on emu, the recorder, ttd's session or

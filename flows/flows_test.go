@@ -65,11 +65,18 @@ func analyze(t *testing.T, bad string) (string, *Result) {
 // the recording into flows.
 func analyzeProgram(t *testing.T, exe, bad string) (string, *Result) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), filepath.Base(exe)+bad+".ttd")
-	args := []string{exe}
-	if bad != "" {
-		args = append(args, bad)
+	if bad == "" {
+		return analyzeProgramArgs(t, exe)
 	}
+	return analyzeProgramArgs(t, exe, bad)
+}
+
+// analyzeProgramArgs records exe with args and splits the recording into
+// flows.
+func analyzeProgramArgs(t *testing.T, exe string, args ...string) (string, *Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), filepath.Base(exe)+strings.Join(args, "-")+".ttd")
+	args = append([]string{exe}, args...)
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
 	st, _, err := recorder.Record(emu.Config{Path: exe, Args: args, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null},
@@ -98,19 +105,8 @@ func analyzeProgram(t *testing.T, exe, bad string) (string, *Result) {
 // every instruction in exactly one flow.
 func TestFlowsOfServer(t *testing.T) {
 	_, res := analyze(t, "")
-	if len(res.Flows) != 9 {
-		for _, f := range res.Flows {
-			t.Logf("flow %d: %s at %d", f.ID, f.Trigger, f.At)
-		}
-		t.Fatalf("%d flows, want the background and 8 requests", len(res.Flows))
-	}
-	var sum uint64
-	for _, f := range res.Flows {
-		sum += f.Instructions
-	}
-	if sum != res.Calls.Instructions {
-		t.Errorf("the flows hold %d instructions, the recording %d", sum, res.Calls.Instructions)
-	}
+	wantFlows(t, res, 9, "the background and 8 requests")
+	checkAllCharged(t, res)
 	for _, f := range res.Flows[1:] {
 		if !strings.HasPrefix(f.Trigger, "recvfrom(") || len(f.Threads) != 2 {
 			t.Errorf("flow %d: trigger %q, threads %v", f.ID, f.Trigger, f.Threads)
@@ -138,13 +134,7 @@ func TestFlowsOfServer(t *testing.T) {
 func TestAnomalousRequestRanksFirst(t *testing.T) {
 	badPath, bad := analyze(t, "5")
 	goodPath, good := analyze(t, "")
-	cands := func(path string, r *Result) []Candidate {
-		var out []Candidate
-		for _, f := range r.Flows[1:] {
-			out = append(out, Candidate{Trace: path, Flow: f})
-		}
-		return out
-	}
+	cands := candidates
 	for _, normals := range [][]Candidate{cands(goodPath, good), nil} {
 		ranked := Rank(cands(badPath, bad), normals)
 		for i, s := range ranked {
@@ -170,6 +160,39 @@ func TestDistance(t *testing.T) {
 	}
 	if Distance(a, a) != 0 || Distance(a, b) != Distance(b, a) {
 		t.Error("distance is not a metric")
+	}
+}
+
+// candidates are the flows of r but the background, for ranking.
+func candidates(path string, r *Result) []Candidate {
+	var out []Candidate
+	for _, f := range r.Flows[1:] {
+		out = append(out, Candidate{Trace: path, Flow: f})
+	}
+	return out
+}
+
+// wantFlows fails the test unless res has n flows (want says which).
+func wantFlows(t *testing.T, res *Result, n int, want string) {
+	t.Helper()
+	if len(res.Flows) != n {
+		for _, f := range res.Flows {
+			t.Logf("flow %d: %s at %d, threads %v, processes %v", f.ID, f.Trigger, f.At, f.Threads, f.Processes)
+		}
+		t.Fatalf("%d flows, want %s", len(res.Flows), want)
+	}
+}
+
+// checkAllCharged checks that every instruction of the recording is in
+// exactly one flow.
+func checkAllCharged(t *testing.T, res *Result) {
+	t.Helper()
+	var sum uint64
+	for _, f := range res.Flows {
+		sum += f.Instructions
+	}
+	if sum != res.Calls.Instructions {
+		t.Errorf("the flows hold %d instructions, the recording %d", sum, res.Calls.Instructions)
 	}
 }
 

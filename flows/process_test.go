@@ -63,24 +63,13 @@ func (g *dotGraph) count(from, to, label string) int {
 // between them as edges.
 func TestForkServerFlows(t *testing.T) {
 	_, res := analyzeProgram(t, buildProgram(t, &forkServer, "forkserver"), "")
-	if len(res.Flows) != 9 {
-		for _, f := range res.Flows {
-			t.Logf("flow %d: %s at %d, processes %v", f.ID, f.Trigger, f.At, f.Processes)
-		}
-		t.Fatalf("%d flows, want the background and 8 requests", len(res.Flows))
-	}
+	wantFlows(t, res, 9, "the background and 8 requests")
 	procs := res.Split.Tree.Procs
 	if len(procs) != 10 {
 		t.Fatalf("%d processes, want 10", len(procs))
 	}
 	srv, client := procs[0].Pid, procs[1].Pid
-	var sum uint64
-	for _, f := range res.Flows {
-		sum += f.Instructions
-	}
-	if sum != res.Calls.Instructions {
-		t.Errorf("the flows hold %d instructions, the recording %d", sum, res.Calls.Instructions)
-	}
+	checkAllCharged(t, res)
 	workers := map[int]bool{}
 	for _, f := range res.Flows[1:] {
 		if !strings.HasPrefix(f.Trigger, "recvfrom(") || f.StartTid != srv || len(f.Processes) != 3 ||
@@ -129,13 +118,7 @@ func TestForkServerAnomaly(t *testing.T) {
 	exe := buildProgram(t, &forkServer, "forkserver")
 	badPath, bad := analyzeProgram(t, exe, "5")
 	goodPath, good := analyzeProgram(t, exe, "")
-	cands := func(path string, r *Result) []Candidate {
-		var out []Candidate
-		for _, f := range r.Flows[1:] {
-			out = append(out, Candidate{Trace: path, Flow: f})
-		}
-		return out
-	}
+	cands := candidates
 	for _, c := range []struct {
 		normals  []Candidate
 		coverage bool

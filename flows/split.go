@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	"ttd/calls"
@@ -25,6 +26,19 @@ type end struct {
 	in []chunk
 	// socket: an accepted or created socket (reads on it bring work in).
 	socket bool
+	// family is a socket's address family (socket's first argument).
+	family uint64
+	// pending are the server ends of the connections made to a
+	// listening socket not yet accepted, in the order they were made
+	// (the kernel's accept queue is first in, first out).
+	pending []*end
+	// client is the thread that connected (on a connection's server
+	// end), and at the position of its connect.
+	client    int
+	connectAt uint64
+	// flow is the flow an accept started on this connection's server
+	// end; its first receive joins it rather than starting another.
+	flow int
 }
 
 type chunk struct {
@@ -51,6 +65,9 @@ type Split struct {
 	Tree *calls.Tree
 	// startFlow is the flow each thread started in.
 	startFlow map[int]int
+	// listeners are the listening sockets of the recording, by address
+	// family, in the order listen was called.
+	listeners map[uint64][]*end
 }
 
 // Edge is an arc of the communication graph.
@@ -59,7 +76,9 @@ type Edge struct {
 	// Kind is "message" (bytes through a socket or a pipe), "clone" (a
 	// thread started another in its process), "fork" (a thread started
 	// a process: To is the new process's first thread) or "wait" (a
-	// thread reaped a child process: From is the child's first thread).
+	// thread reaped a child process: From is the child's first thread)
+	// or "connect" (a thread connected to a listening socket and To
+	// accepted the connection).
 	Kind  string
 	Count int
 	Bytes uint64
@@ -138,7 +157,7 @@ func NewSplit(t *reader.Trace) (*Split, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End(), Tree: tr, startFlow: map[int]int{}}
+	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End(), Tree: tr, startFlow: map[int]int{}, listeners: map[uint64][]*end{}}
 	if len(tr.Procs) > 0 {
 		s.Pid = tr.Procs[0].Pid
 	}
@@ -243,12 +262,40 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		}
 	case "socket":
 		if res >= 0 {
-			fds[int(res)] = &end{socket: true}
+			fds[int(res)] = &end{socket: true, family: sc.Args[0]}
+		}
+	case "listen":
+		if e := fds[fd]; e != nil && res == 0 && !slices.Contains(s.listeners[e.family], e) {
+			s.listeners[e.family] = append(s.listeners[e.family], e)
+		}
+	case "connect":
+		// A connection to a listening socket of the recording: its
+		// server end exists from now on (the bytes the client sends
+		// before the accept wait in it), queued for the accept.
+		e := fds[fd]
+		if e == nil || res != 0 && res != -int64(linux.EINPROGRESS) {
+			return
+		}
+		if l := s.listenerFor(e.family); l != nil {
+			srv := &end{socket: true, family: e.family, peer: e, client: tid, connectAt: ev.Position}
+			e.peer = srv
+			l.pending = append(l.pending, srv)
 		}
 	case "accept", "accept4":
-		if res >= 0 {
-			fds[int(res)] = &end{socket: true}
-			s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d) = fd %d", name, fd, res), set)
+		if res < 0 {
+			return
+		}
+		c := &end{socket: true}
+		if l := fds[fd]; l != nil && len(l.pending) > 0 {
+			c, l.pending = l.pending[0], l.pending[1:]
+		}
+		fds[int(res)] = c
+		// The connection is a flow of its own from the accept on; the
+		// client works for it from its connect on.
+		c.flow = s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d) = fd %d", name, fd, res), set)
+		if c.client != 0 {
+			s.insert(c.client, c.connectAt, c.flow)
+			edge(c.client, tid, "connect").Count++
 		}
 	case "close":
 		delete(fds, fd)
@@ -295,28 +342,17 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		if e == nil || res <= 0 || !e.socket {
 			return
 		}
-		n := uint64(res)
-		// The bytes read, in the order they were written: the first
-		// writer's flow is the one the work belongs to.
-		from := chunk{flow: -1}
-		for n > 0 && len(e.in) > 0 {
-			c := &e.in[0]
-			if from.flow < 0 {
-				from = *c
-			}
-			k := min(n, c.n)
-			c.n -= k
-			n -= k
-			if c.n == 0 {
-				e.in = e.in[1:]
-			}
-		}
-		if from.flow < 0 {
-			from = chunk{tid: 0} // from outside the recording
-		}
+		from := e.consume(uint64(res))
 		ed := edge(from.tid, tid, "message")
 		ed.Count++
 		ed.Bytes += uint64(res)
+		if e.flow > 0 {
+			// The first bytes read on an accepted connection are the
+			// work its accept started.
+			set(tid, ev.Position, e.flow)
+			e.flow = 0
+			return
+		}
 		// Work handed on joins its flow: bytes of a flow that began in
 		// another thread, or that a thread started for the flow sends
 		// back to where it began (a worker process's reply).
@@ -333,7 +369,44 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 	}
 }
 
-var edgeKinds = map[string]int{"message": 0, "clone": 1, "fork": 2, "wait": 3}
+var edgeKinds = map[string]int{"message": 0, "clone": 1, "fork": 2, "wait": 3, "connect": 4}
+
+// consume takes n bytes read from e's queue; the result is the chunk of
+// the first writer, whose flow the work belongs to (tid 0 and flow 0 for
+// bytes from outside the recording).
+func (e *end) consume(n uint64) chunk {
+	from := chunk{flow: -1}
+	for n > 0 && len(e.in) > 0 {
+		c := &e.in[0]
+		if from.flow < 0 {
+			from = *c
+		}
+		k := min(n, c.n)
+		c.n -= k
+		n -= k
+		if c.n == 0 {
+			e.in = e.in[1:]
+		}
+	}
+	if from.flow < 0 {
+		return chunk{}
+	}
+	return from
+}
+
+// listenerFor is the listening socket a connect of the given address
+// family reached: the recording's last listener of that family, nil if
+// it has none (the connection leaves the recording). The syscall records
+// do not hold the addresses bind and connect were given (they are the
+// calls' input memory), so two listeners of one family open at once are
+// told apart by recency only.
+func (s *Split) listenerFor(family uint64) *end {
+	ls := s.listeners[family]
+	if len(ls) == 0 {
+		return nil
+	}
+	return ls[len(ls)-1]
+}
 
 // waitidPid is the pid a waitid reaped: si_pid of the siginfo it wrote
 // (offset 16), 0 when it reaped none.

@@ -112,7 +112,7 @@ func (c *collector) Call(call *syscalls.Call) error {
 
 // SharedWrite keeps a shared mapping's write-back (syscalls.SharedWriter).
 func (c *collector) SharedWrite(w *syscalls.SharedWrite) error {
-	c.ops = append(c.ops, op{pos: w.Pos, entry: w.Pos, pid: w.Pid, tid: w.Tid, shared: true, raw: [6]uint64{w.Addr, w.MapPos},
+	c.ops = append(c.ops, op{pos: w.Pos, entry: w.Pos, pid: w.Pid, tid: w.Tid, shared: true, raw: [6]uint64{w.Addr, w.MapPos, w.Off},
 		data: append([]byte(nil), w.Data...), known: append([]bool(nil), w.Known...),
 		text: fmt.Sprintf("write-back of the shared mapping at %#x (%s, %d bytes)", w.Addr, w.Why, len(w.Data))})
 	return nil

@@ -2,6 +2,7 @@ package reanimate
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"ttd/emu"
+	"ttd/internal/linux"
 	"ttd/reader"
 	"ttd/recorder"
 )
@@ -244,6 +246,12 @@ func TestReanimateMmap(t *testing.T) {
 // lines through a pipe; the replay runs a worker per recorded thread.
 // The native run's pipe order differs from the recording's, so the
 // recorded run's tree is the reference for from_pipe.txt.
+// TestReanimateMremap: a shared file mapping moved and grown by mremap,
+// and one shrunk by it, write their bytes back from where they went.
+func TestReanimateMremap(t *testing.T) {
+	threeWays(t, none, false, buildC(t, "testdata/mremap_write.c"))
+}
+
 func TestReanimateThreads(t *testing.T) {
 	prog := buildCArgs(t, "testdata/threads_files.c", "-pthread")
 	dirB, root := t.TempDir(), t.TempDir()
@@ -256,4 +264,52 @@ func TestReanimateThreads(t *testing.T) {
 // by it.
 func TestReanimateArgv(t *testing.T) {
 	threeWays(t, none, false, buildC(t, "testdata/argv_files.c"), "out.txt", "out.txt", "link")
+}
+
+// TestVerifyReportsDivergence: reanimated over a base whose input file
+// differs from the recorded one (other bytes, and shorter), --verify
+// reports the read that returned other data, at the read's position, and
+// nothing when the base is the original.
+func TestVerifyReportsDivergence(t *testing.T) {
+	sort := tool(t, "sort")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("recorded contents\n"), 0o644)
+	trace := record(t, dir, sort, "in.txt")
+	tr, err := reader.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var readAt uint64
+	err = tr.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
+		if ev.Kind != reader.EventSyscall {
+			return true
+		}
+		if sc := &ev.Record.Syscall; linux.SyscallName(sc.Nr) == "read" && sc.Result == 18 {
+			readAt = ev.Position
+		}
+		return true
+	})
+	if err != nil || readAt == 0 {
+		t.Fatalf("no read of in.txt's 18 bytes in the recording (%v)", err)
+	}
+	for _, c := range []struct {
+		contents string
+		diverge  bool
+	}{{"recorded contents\n", false}, {"other contents!!!\n", true}, {"short\n", true}} {
+		base := t.TempDir()
+		os.WriteFile(filepath.Join(base, "in.txt"), []byte(c.contents), 0o644)
+		rep, err := Replay(tr, Options{Root: t.TempDir(), Base: base, Verify: true, Log: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range rep.Divergences {
+			t.Logf("base %q: %s", c.contents, d)
+			found = found || d.Pos == readAt && strings.HasPrefix(d.Call, "read(")
+		}
+		if found != c.diverge || !c.diverge && len(rep.Divergences) > 0 {
+			t.Errorf("base %q: divergences %v, want one at the read (position %d): %v", c.contents, rep.Divergences, readAt, c.diverge)
+		}
+	}
 }

@@ -669,16 +669,19 @@ func (p *replayer) do(o *op, cwd string, buf *[]byte) {
 // sharedWrite writes what a shared mapping carried to its file: the
 // known bytes, never past the end of the file (as Linux).
 func (p *replayer) sharedWrite(o *op) {
-	addr, mpos := o.raw[0], o.raw[1]
+	// The mapping is the one made at mpos; the write-back's file offset
+	// places it (an mremap may have moved or grown the mapping since).
+	mpos, off := o.raw[1], o.raw[2]
 	for k := range p.maps {
 		m := &p.maps[k]
-		if m.pid != o.pid || m.pos != mpos || addr < m.addr || addr >= m.addr+m.len {
+		if m.pid != o.pid || m.pos != mpos || off < m.off {
 			continue
 		}
-		if m.last == nil {
-			m.last, m.lastK = make([]byte, (m.len+4095)&^4095), make([]bool, (m.len+4095)&^4095)
+		at := int(off - m.off)
+		if n := (at + len(o.data) + 4095) &^ 4095; len(m.last) < n {
+			m.last = append(m.last, make([]byte, n-len(m.last))...)
+			m.lastK = append(m.lastK, make([]bool, n-len(m.lastK))...)
 		}
-		at := int(addr - m.addr)
 		changed := func(i int) bool {
 			if !o.known[i] || at+i >= len(m.last) {
 				return false
@@ -691,7 +694,7 @@ func (p *replayer) sharedWrite(o *op) {
 			p.diverge(o, "fstat of the mapped file: %v", err)
 			return
 		}
-		base := int64(m.off + addr - m.addr)
+		base := int64(off)
 		for i := 0; i < len(o.data); {
 			if !changed(i) {
 				i++

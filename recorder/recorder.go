@@ -1060,7 +1060,7 @@ func (r *Recorder) ProcessExec(p *emu.Process) {
 		tid = r.cur.tid // the execing thread
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
-		Path: p.Exe(), Argv: p.Argv()})
+		Path: p.Exe(), Argv: p.Argv(), Envc: p.Envc() + 1})
 	if tid != p.PID && r.cur != nil && r.cur.tid == tid {
 		// A thread other than the leader execed: it takes the leader's
 		// tid (the record says so; the leader's exit came before).

@@ -62,7 +62,7 @@ func (d *decoder) decode(c *Call) {
 func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
-		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut:
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -260,7 +260,7 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return b, ArgFlags, nil
 	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kUtimes, kRlimitIn, kRlimitOut,
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
-		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut:
+		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut:
 		return d.structArg(b, i, sp), ArgStruct, nil
 	case kSocklenFail:
 		// Failed, the call wrote nothing: the length is the input.

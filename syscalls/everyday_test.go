@@ -12,7 +12,8 @@ import (
 // commands on a small tree (files, a subdirectory, a symlink), startup
 // calls aside, and sysinfo (its numbers are the machine's of the
 // moment): ls -l, sort, tar cf and cp -r (reflink ioctl,
-// copy_file_range, getxattr, statfs, fadvise64, sched_getaffinity).
+// copy_file_range, getxattr, statfs, fadvise64, sched_getaffinity) and
+// stat -f (statfs).
 func TestStraceEveryday(t *testing.T) {
 	setup := func(dir string) {
 		os.MkdirAll(filepath.Join(dir, "tree", "sub"), 0o755)
@@ -34,6 +35,8 @@ func TestStraceEveryday(t *testing.T) {
 		// inode (ext4's Orlov allocator) falls anywhere: copy the
 		// subdirectory, whose one file's order cannot differ.
 		{"cp", []string{"-r", "tree/sub", "copy"}},
+		// statfs's struct (its free counts vary between the runs).
+		{"stat", []string{"-f", "-c", "%T %b %s %l", "."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog, err := exec.LookPath(tc.name)

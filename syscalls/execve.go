@@ -14,7 +14,8 @@ import (
 // and how many variables envp has, as strace prints them at entry:
 // execve("/bin/cat", ["cat"], 0x7ffc... /* 35 vars */) = 0. When that
 // memory is unknown, the trace's ProcessExeced record has the program
-// (its path resolved) and argv; envp then prints as the pointer.
+// (its path resolved), argv and the count of envp (traces of minor
+// version 4 on; older ones print envp as the pointer alone).
 
 // execEntry is an execve's input read before the call.
 type execEntry struct {
@@ -98,7 +99,7 @@ func (d *decoder) execArgs(c *Call, p *tracefile.Process, e *execEntry) {
 		b = append(b, ", "...)
 		i = 1
 	}
-	path, argv, envc := []byte(p.Path), make([][]byte, len(p.Argv)), -1
+	path, argv, envc := []byte(p.Path), make([][]byte, len(p.Argv)), p.Envc-1
 	for k, a := range p.Argv {
 		argv[k] = []byte(a)
 	}
@@ -109,7 +110,9 @@ func (d *decoder) execArgs(c *Call, p *tracefile.Process, e *execEntry) {
 		if x.argvKnown {
 			argv = x.argv
 		}
-		envc = x.envc
+		if x.envc >= 0 {
+			envc = x.envc
+		}
 	}
 	start := len(b)
 	b = appendQuoted(b, path, d.strSize)

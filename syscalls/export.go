@@ -240,7 +240,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 		case reader.EventMunmap:
 			mem.use(mem.recordsPid())
 			sp := mem.sp
-			sp.moved.drop(ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
+			sp.moved.unmapped(ev.Position, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 			mem.unmap(ev.Record.Munmap.Addr, ev.Record.Munmap.Len, false)
 			sp.zeros = cut(sp.zeros, ev.Record.Munmap.Addr, ev.Record.Munmap.Len)
 		case reader.EventSyscall:
@@ -251,7 +251,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			mem.use(mem.pidOf(s.Tid))
 			exec := mem.execed(s.Tid, s.Nr)
-			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap {
+			if s.Nr == linux.SysMsync || s.Nr == linux.SysMunmap || s.Nr == linux.SysMmap || s.Nr == linux.SysMremap {
 				// Before the re-simulation forgets what the call unmapped.
 				c := Call{Pos: ev.Position, Pid: pid, Tid: s.Tid, Nr: s.Nr, Raw: s.Args, Ret: s.Result}
 				if err := shared.syscall(&c, mem, func(w *SharedWrite) error {
@@ -265,7 +265,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				}
 			}
 			if s.Nr == linux.SysMremap || s.Nr == linux.SysExecve || s.Nr == linux.SysExecveat {
-				mem.sp.moved.syscall(mem.known, s.Nr, s.Args, s.Result)
+				mem.sp.moved.syscall(mem.known, ev.Position, s.Nr, s.Args, s.Result)
 			}
 			if opts.Pid != 0 && pid != opts.Pid {
 				return

@@ -33,6 +33,20 @@ type moved struct {
 	pages map[uint64]*movedPage
 	buf   []byte
 	have  []bool
+	// The last move: at position at, to [to, to+n). The region records
+	// of the mremap itself follow its syscall record at its position; an
+	// unmap among them of what was at the target of a fixed move came
+	// before the move and must not forget the pages it brought.
+	at, to, n uint64
+}
+
+// unmapped forgets the moved pages in a range a Munmap record at pos
+// unmapped, unless the record belongs to the move that brought them.
+func (s *moved) unmapped(pos, addr, n uint64) {
+	if pos == s.at && s.to <= addr && addr+n <= s.to+s.n {
+		return
+	}
+	s.drop(addr, n)
 }
 
 // mremap copies the known bytes of [old, old+n) to [to, to+n).
@@ -90,14 +104,16 @@ func (s *moved) drop(addr, n uint64) {
 	}
 }
 
-// syscall follows the calls that move or discard moved pages.
-func (s *moved) syscall(known knownFunc, nr int, a [6]uint64, ret int64) {
+// syscall follows the calls that move or discard moved pages; pos is
+// the call's position.
+func (s *moved) syscall(known knownFunc, pos uint64, nr int, a [6]uint64, ret int64) {
 	if ret < 0 && ret >= -linux.MaxErrno {
 		return
 	}
 	switch nr {
 	case linux.SysMremap:
 		s.mremap(known, a[0], min(a[1], a[2]), uint64(ret))
+		s.at, s.to, s.n = pos, uint64(ret), pageUp(a[2])
 	case linux.SysExecve, linux.SysExecveat:
 		s.pages = nil
 	}

@@ -11,7 +11,9 @@ import (
 type SharedWrite struct {
 	Pos      uint64
 	Pid, Tid int
-	// Why is "msync", "munmap", "mmap" (a fixed mapping over it) or "exit".
+	// Why is "msync", "munmap", "mmap" (a fixed mapping over it),
+	// "mremap" (the tail a shrinking mremap cut, or a fixed move over
+	// it) or "exit".
 	Why  string
 	Addr uint64
 	// Fd and Off are the descriptor and file offset the mapping was made
@@ -53,6 +55,8 @@ func (s *sharedMaps) syscall(c *Call, m *replayMemory, emit func(*SharedWrite) e
 		return s.flush(c, m, a[0], pageUp(a[1]), "msync", false, emit)
 	case linux.SysMunmap:
 		return s.flush(c, m, a[0], pageUp(a[1]), "munmap", true, emit)
+	case linux.SysMremap:
+		return s.mremap(c, m, emit)
 	case linux.SysMmap:
 		if err := s.flush(c, m, uint64(c.Ret), pageUp(a[1]), "mmap", true, emit); err != nil {
 			return err
@@ -61,6 +65,52 @@ func (s *sharedMaps) syscall(c *Call, m *replayMemory, emit func(*SharedWrite) e
 		if (t == linux.MAP_SHARED || t == 3) && a[3]&linux.MAP_ANONYMOUS == 0 && a[2]&2 != 0 {
 			s.maps = append(s.maps, sharedMap{pid: c.Pid, addr: uint64(c.Ret), len: pageUp(a[1]), fd: int(int32(a[4])), off: a[5], pos: c.Pos})
 		}
+	}
+	return nil
+}
+
+// mremap carries the shared mappings in the range an mremap resized or
+// moved along with it. Its syscall record says all there is to know (the
+// old range, the new length, where it went), so the trace needs no
+// record of its own for a move: the pages' bytes follow through the
+// export's shadow of moved memory (shadow.go), the mappings through
+// this. A shrink writes back the tail it cut, as munmap would; a grown
+// mapping maps the file on from where it ended.
+func (s *sharedMaps) mremap(c *Call, m *replayMemory, emit func(*SharedWrite) error) error {
+	a := c.Raw
+	old, oldLen, newLen, to := a[0], pageUp(a[1]), pageUp(a[2]), uint64(c.Ret)
+	if oldLen == 0 {
+		return nil // a copy of a shared mapping: a new mapping of its own, not followed
+	}
+	if newLen < oldLen {
+		if err := s.flush(c, m, old+newLen, oldLen-newLen, "mremap", true, emit); err != nil {
+			return err
+		}
+	}
+	if to != old && a[3]&linux.MREMAP_FIXED != 0 {
+		// A fixed move unmaps what was at its target.
+		if err := s.flush(c, m, to, newLen, "mremap", true, emit); err != nil {
+			return err
+		}
+	}
+	keep := min(oldLen, newLen)
+	for i := range s.maps {
+		sm := s.maps[i]
+		// mremap works within one mapping: the range lies in it.
+		if sm.pid != c.Pid || sm.addr > old || old+keep > sm.addr+sm.len {
+			continue
+		}
+		// The range goes to its new place (a grown one maps the file on
+		// from where it ended); what is left of the mapping on either
+		// side stays.
+		s.maps[i] = sharedMap{pid: sm.pid, addr: to, len: newLen, fd: sm.fd, off: sm.off + (old - sm.addr), pos: sm.pos}
+		if sm.addr < old {
+			s.maps = append(s.maps, sharedMap{pid: sm.pid, addr: sm.addr, len: old - sm.addr, fd: sm.fd, off: sm.off, pos: sm.pos})
+		}
+		if end := sm.addr + sm.len; end > old+keep {
+			s.maps = append(s.maps, sharedMap{pid: sm.pid, addr: old + keep, len: end - old - keep, fd: sm.fd, off: sm.off + (old + keep - sm.addr), pos: sm.pos})
+		}
+		return nil
 	}
 	return nil
 }

@@ -82,6 +82,7 @@ const (
 	kFutexRest                 // futex's arguments after the operation, by operation
 	kCloneAll                  // clone's arguments, as strace names them
 	kSysinfoOut                // struct sysinfo written
+	kStatfsOut                 // struct statfs written
 	kCpusetOut                 // a CPU mask written (the result is its size)
 	kFadvise                   // POSIX_FADV_*
 	kSocklenFail               // a socklen_t * a failed call left as it was: [n]
@@ -201,8 +202,8 @@ var sigs = map[int]sig{
 	linux.SysGettid:           {},
 	linux.SysArchPrctl:        {args: a(kArchPrctl, kHex)},
 	linux.SysFutex:            {args: a(kPtr, kFutexOp, kFutexRest)},
-	linux.SysStatfs:           {args: a(kPath, kPtrOut)},
-	linux.SysFstatfs:          {args: a(kFd, kPtrOut)},
+	linux.SysStatfs:           {args: a(kPath, kStatfsOut)},
+	linux.SysFstatfs:          {args: a(kFd, kStatfsOut)},
 	linux.SysGetxattr:         {args: a(kPath, kPath, kBufOut, kUint)},
 	linux.SysLgetxattr:        {args: a(kPath, kPath, kBufOut, kUint)},
 	linux.SysFgetxattr:        {args: a(kFd, kPath, kBufOut, kUint)},

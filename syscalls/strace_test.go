@@ -194,6 +194,7 @@ func normalise(out []byte, from, to, dir string, skip map[string]bool) []string 
 		})
 		l = align.ReplaceAllString(l, ") =$1")
 		l = timeLeft.ReplaceAllString(l, "left TIME")
+		l = statfsFree.ReplaceAllString(l, "${1}=FREE")
 		l = strings.ReplaceAll(l, ",  ", ", ")
 		lines = append(lines, l)
 		if to != "" && strings.Contains(l, to) {
@@ -209,6 +210,9 @@ var (
 	number   = regexp.MustCompile(`\b\d+\b`)
 	// timeLeft is what a timeout's time left says (timing).
 	timeLeft = regexp.MustCompile(`left \{tv_sec=\d+, tv_[nu]sec=\d+\}`)
+	// statfsFree is a file system's free space (other engineers write
+	// files between the two runs).
+	statfsFree = regexp.MustCompile(`\b(f_bfree|f_bavail|f_ffree)=\d+`)
 )
 
 func compareLines(t *testing.T, want, got []string) {

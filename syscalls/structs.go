@@ -22,7 +22,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	out := false
 	switch sp.k {
 	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
-		kSysinfoOut, kCpusetOut:
+		kSysinfoOut, kCpusetOut, kStatfsOut:
 		out = true
 		if d.failed() {
 			return appendHex(b, v)
@@ -59,6 +59,8 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 390
 	case kSysinfoOut:
 		size = 112
+	case kStatfsOut:
+		size = 120
 	case kCpusetOut:
 		size = int(min(c.Ret, 1<<12))
 	case kPollfds:
@@ -256,6 +258,8 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			}
 		}
 		return b
+	case kStatfsOut:
+		return appendStatfs(b, m)
 	case kSysinfoOut:
 		u := func(name string, off int) { b = strconv.AppendUint(append(append(b, name...), '='), le64(m, off), 10) }
 		b = strconv.AppendInt(append(b, "{uptime="...), int64(le64(m, 0)), 10)
@@ -532,4 +536,25 @@ func (d *decoder) appendIovec(b []byte, i int, addr, n uint64, out bool, left in
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// appendStatfs appends a struct statfs as strace prints it:
+// {f_type=EXT2_SUPER_MAGIC, f_bsize=4096, …, f_fsid={val=[0x4d4692b0,
+// 0x79e99a49]}, f_namelen=255, f_frsize=4096, f_flags=ST_VALID|ST_RELATIME}.
+func appendStatfs(b []byte, m []byte) []byte {
+	b = append(b, "{f_type="...)
+	if name, ok := linux.FsMagic.Name(le64(m, 0)); ok {
+		b = append(b, name...)
+	} else {
+		b = appendHex(b, le64(m, 0))
+	}
+	for k, name := range []string{"f_bsize", "f_blocks", "f_bfree", "f_bavail", "f_files", "f_ffree"} {
+		b = strconv.AppendUint(append(append(append(b, ", "...), name...), '='), le64(m, 8+8*k), 10)
+	}
+	b = appendHex(append(b, ", f_fsid={val=["...), uint64(le32(m, 56)))
+	b = appendHex(append(b, ", "...), uint64(le32(m, 60)))
+	b = strconv.AppendUint(append(b, "]}, f_namelen="...), le64(m, 64), 10)
+	b = strconv.AppendUint(append(b, ", f_frsize="...), le64(m, 72), 10)
+	b = linux.StatfsFlags.Append(append(b, ", f_flags="...), le64(m, 80))
+	return append(b, '}')
 }

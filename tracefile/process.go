@@ -66,13 +66,16 @@ type Process struct {
 	// and ProcessExeced).
 	Path string
 	Argv []string
+	// Envc is the number of environment variables an exec passed, plus
+	// one (ProcessExeced, minor version 4); 0: unknown (older traces).
+	Envc int
 	// Exit says how the process ended (ProcessExited).
 	Exit Exit
 }
 
 // appendProcessBody encodes p: byte Event, int Pid, int Ppid, int Tid,
 // uvarint Position, uvarint Flags, bytes Path, uvarint n, n x bytes Argv,
-// then for ProcessExited the Exit body.
+// then for ProcessExited the Exit body, for ProcessExeced uvarint Envc.
 func appendProcessBody(b []byte, p *Process) []byte {
 	b = append(b, byte(p.Event))
 	b = binary.AppendUvarint(b, uint64(p.Pid))
@@ -87,8 +90,11 @@ func appendProcessBody(b []byte, p *Process) []byte {
 		b = binary.AppendUvarint(b, uint64(len(a)))
 		b = append(b, a...)
 	}
-	if p.Event == ProcessExited {
+	switch p.Event {
+	case ProcessExited:
 		b = appendExitBody(b, &p.Exit)
+	case ProcessExeced:
+		b = binary.AppendUvarint(b, uint64(p.Envc))
 	}
 	return b
 }
@@ -133,8 +139,12 @@ func DecodeProcess(b []byte) (p Process, off int, err error) {
 	for i := 0; i < n && !d.bad; i++ {
 		p.Argv = append(p.Argv, string(d.bytes()))
 	}
-	if p.Event == ProcessExited {
+	switch {
+	case p.Event == ProcessExited:
 		decodeExitBody(d, &p.Exit)
+	case p.Event == ProcessExeced && d.p < len(d.b):
+		// Minor version 4 on; older records end at Argv.
+		p.Envc = d.int()
 	}
 	if d.bad {
 		return fail("field past the end of the record")

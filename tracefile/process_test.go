@@ -23,7 +23,7 @@ func TestProcessRoundTrip(t *testing.T) {
 		{Event: tracefile.ProcessStarted, Pid: 100, Ppid: 7, Path: "/bin/sh", Argv: []string{"sh", "-c", "ls | wc"}},
 		{Event: tracefile.ProcessStarted, Pid: 101, Ppid: 100, Tid: 100, Position: 5000, Flags: 0x4111},
 		{Event: tracefile.ProcessStarted, Pid: 102, Ppid: 100, Tid: 100, Position: 6000, Flags: 0x11},
-		{Event: tracefile.ProcessExeced, Pid: 101, Tid: 101, Position: 7000, Path: "/bin/ls", Argv: []string{"ls"}},
+		{Event: tracefile.ProcessExeced, Pid: 101, Tid: 101, Position: 7000, Path: "/bin/ls", Argv: []string{"ls"}, Envc: 36},
 		{Event: tracefile.ProcessExeced, Pid: 102, Tid: 102, Position: 8000, Path: "/usr/bin/wc", Argv: []string{"wc", ""}},
 		{Event: tracefile.ProcessExited, Pid: 101, Tid: 101, Position: 9000,
 			Exit: tracefile.Exit{Kind: tracefile.ExitExited, Code: 0, Position: 9000}},
@@ -87,6 +87,21 @@ func TestProcessRoundTrip(t *testing.T) {
 
 // TestProcessCorrupt checks that a damaged Process record is a
 // FormatError naming its place, not a panic.
+// TestProcessExecedEnvc: an exec's record of minor version 4 carries the
+// count of its environment (plus one); one of an older version ends at
+// Argv and decodes with the count unknown (0).
+func TestProcessExecedEnvc(t *testing.T) {
+	old := []byte{2, 101, 0, 101, 0x58, 0, 2, 'l', 's', 1, 2, 'l', 's'}
+	p, _, err := tracefile.DecodeProcess(old)
+	if err != nil || p.Envc != 0 || p.Path != "ls" || len(p.Argv) != 1 {
+		t.Fatalf("older exec record: %+v, %v", p, err)
+	}
+	p, _, err = tracefile.DecodeProcess(append(old, 3))
+	if err != nil || p.Envc != 3 {
+		t.Fatalf("exec record with Envc 3: %+v, %v", p, err)
+	}
+}
+
 func TestProcessCorrupt(t *testing.T) {
 	good := []byte{1, 100, 7, 0, 0, 0, 0, 0}
 	if _, _, err := tracefile.DecodeProcess(good); err != nil {

@@ -204,7 +204,11 @@ func AppendMmapFlags(b []byte, v uint64) []byte {
 }
 
 // MremapFlags are mremap's flags.
-var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {2, "MREMAP_FIXED"}, {4, "MREMAP_DONTUNMAP"}}
+var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {4, "MREMAP_DONTUNMAP"}}
+
+// MREMAP_FIXED: mremap moves the range to its fifth argument, unmapping
+// what was there.
+const MREMAP_FIXED = 2
 
 // MsyncFlags are msync's flags.
 var MsyncFlags = Flags{{1, "MS_ASYNC"}, {4, "MS_SYNC"}, {2, "MS_INVALIDATE"}}
@@ -440,3 +444,25 @@ var MsgFlags = Flags{
 
 // Shutdown names shutdown's how.
 var Shutdown = Enum{{0, "SHUT_RD"}, {1, "SHUT_WR"}, {2, "SHUT_RDWR"}}
+
+// FsMagic names statfs's f_type, the file system magic numbers
+// (linux/magic.h) as strace prints them.
+var FsMagic = Enum{
+	{0xef53, "EXT2_SUPER_MAGIC"}, {0x01021994, "TMPFS_MAGIC"}, {0x9fa0, "PROC_SUPER_MAGIC"},
+	{0x62656572, "SYSFS_MAGIC"}, {0x794c7630, "OVERLAYFS_SUPER_MAGIC"}, {0x9123683e, "BTRFS_SUPER_MAGIC"},
+	{0x58465342, "XFS_SUPER_MAGIC"}, {0x1cd1, "DEVPTS_SUPER_MAGIC"}, {0x63677270, "CGROUP2_SUPER_MAGIC"},
+	{0x27e0eb, "CGROUP_SUPER_MAGIC"}, {0x6969, "NFS_SUPER_MAGIC"}, {0x65735546, "FUSE_SUPER_MAGIC"},
+	{0x858458f6, "RAMFS_MAGIC"}, {0x73717368, "SQUASHFS_MAGIC"}, {0x4d44, "MSDOS_SUPER_MAGIC"},
+	{0x01021997, "V9FS_MAGIC"}, {0x64626720, "DEBUGFS_MAGIC"}, {0x73636673, "SECURITYFS_MAGIC"},
+	{0x9660, "ISOFS_SUPER_MAGIC"}, {0x2011bab0, "EXFAT_SUPER_MAGIC"}, {0xf2f52010, "F2FS_SUPER_MAGIC"},
+	{0x74726163, "TRACEFS_MAGIC"}, {0x42494e4d, "BINFMTFS_MAGIC"}, {0xcafe4a11, "BPF_FS_MAGIC"},
+	{0x19800202, "MQUEUE_MAGIC"}, {0x958458f6, "HUGETLBFS_MAGIC"}, {0x50495045, "PIPEFS_MAGIC"},
+	{0x534f434b, "SOCKFS_MAGIC"}, {0x6e736673, "NSFS_MAGIC"}, {0x5a3c69f0, "AAFS_MAGIC"},
+}
+
+// StatfsFlags are statfs's f_flags (the ST_* mount flags).
+var StatfsFlags = Flags{
+	{0x1, "ST_RDONLY"}, {0x2, "ST_NOSUID"}, {0x4, "ST_NODEV"}, {0x8, "ST_NOEXEC"},
+	{0x10, "ST_SYNCHRONOUS"}, {0x20, "ST_VALID"}, {0x40, "ST_MANDLOCK"}, {0x400, "ST_NOATIME"},
+	{0x800, "ST_NODIRATIME"}, {0x1000, "ST_RELATIME"}, {0x2000, "ST_NOSYMFOLLOW"},
+}
