@@ -207,6 +207,16 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 			o.Kind, o.Reg = KReg8H, r-4
 		}
 	}
+	// immArg reads an immediate of sz bytes into the next operand.
+	immArg := func(sz uint8, imm8u, imm64 bool) bool {
+		imm, n, ok := fastImm(code[i:], sz, imm8u, imm64)
+		if ok {
+			i += n
+			o := arg()
+			o.Kind, o.Size, o.Imm = KImm, opSize, imm
+		}
+		return ok
+	}
 	switch e.form {
 	case fNoArgs:
 		if o16 || rex != 0 {
@@ -222,13 +232,9 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 			break
 		}
 		reg(arg(), r, size)
-		imm, n, ok := fastImm(code[i:], size, e.imm8u, size == 8)
-		if !ok {
+		if !immArg(size, e.imm8u, size == 8) {
 			return false
 		}
-		i += n
-		o := arg()
-		o.Kind, o.Size, o.Imm = KImm, opSize, imm
 	case fRel8, fRel32:
 		if o16 || rex != 0 {
 			return false
@@ -257,22 +263,14 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 		if e.byteOp {
 			sz = 1
 		}
-		imm, n, ok := fastImm(code[i:], sz, false, false)
-		if !ok {
+		if !immArg(sz, false, false) {
 			return false
 		}
-		i += n
-		o := arg()
-		o.Kind, o.Size, o.Imm = KImm, opSize, imm
 	case fAccI:
 		reg(arg(), 0, size)
-		imm, n, ok := fastImm(code[i:], size, e.imm8u, false)
-		if !ok {
+		if !immArg(size, e.imm8u, false) {
 			return false
 		}
-		i += n
-		o := arg()
-		o.Kind, o.Size, o.Imm = KImm, opSize, imm
 	default:
 		// The ModRM forms.
 		if i >= len(code) {
@@ -346,13 +344,9 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 			case e.form == fECL:
 				reg(arg(), 1, 1)
 			case e.group == &grp3 && regop == 0:
-				imm, n, ok := fastImm(code[i:], size, false, false)
-				if !ok {
+				if !immArg(size, false, false) {
 					return false
 				}
-				i += n
-				o := arg()
-				o.Kind, o.Size, o.Imm = KImm, opSize, imm
 			}
 		case fEI, fEIb:
 			*arg() = rm
@@ -360,13 +354,9 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 			if e.form == fEIb {
 				sz = 1
 			}
-			imm, n, ok := fastImm(code[i:], sz, e.imm8u, false)
-			if !ok {
+			if !immArg(sz, e.imm8u, false) {
 				return false
 			}
-			i += n
-			o := arg()
-			o.Kind, o.Size, o.Imm = KImm, opSize, imm
 		case fGEIb, fGEIz:
 			reg(arg(), g, size)
 			*arg() = rm
@@ -374,13 +364,9 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 			if e.form == fGEIb {
 				sz = 1
 			}
-			imm, n, ok := fastImm(code[i:], sz, false, false)
-			if !ok {
+			if !immArg(sz, false, false) {
 				return false
 			}
-			i += n
-			o := arg()
-			o.Kind, o.Size, o.Imm = KImm, opSize, imm
 		}
 	}
 	in.Len = uint8(i)
