@@ -203,6 +203,17 @@ func truncated(code []byte) bool {
 // (handler builders take its address, which made a local escape).
 func decodeInto(in *Inst, pc uint64, code []byte) {
 	*in = Inst{PC: pc}
+	if fastDecode(in, pc, code) {
+		decodeFinish(in)
+		return
+	}
+	decodeSlow(in, pc, code)
+}
+
+// decodeSlow is decodeInto through x86asm (and decodeVEX), for the
+// instructions the fast decoder defers.
+func decodeSlow(in *Inst, pc uint64, code []byte) {
+	*in = Inst{PC: pc}
 	if decodeVEX(in, pc, code) {
 		if in.Len != 0 {
 			in.PC = pc
@@ -344,11 +355,17 @@ func decodeInto(in *Inst, pc uint64, code []byte) {
 			}
 		}
 	}
-	if endsBlock[xi.Op] {
+	in.Aux = xi.Opcode
+	decodeFinish(in)
+}
+
+// decodeFinish chooses the handler of a decoded instruction (the part of
+// decoding the fast decoder and x86asm's share).
+func decodeFinish(in *Inst) {
+	if endsBlock[in.Op] {
 		in.Flags |= InstEndsBlock
 	}
-	in.Aux = xi.Opcode
-	if bld := builders[xi.Op]; bld != nil {
+	if bld := builders[in.Op]; bld != nil {
 		in.Fn = bld(in)
 	}
 	if in.Fn == nil {
@@ -364,7 +381,6 @@ func decodeInto(in *Inst, pc uint64, code []byte) {
 	}
 	in.ID = directID[funcPC(in.Fn)]
 	in.base = in.ID
-	return
 }
 
 func funcPC(h Handler) uintptr { return reflect.ValueOf(h).Pointer() }
