@@ -142,6 +142,7 @@ type Outcome struct {
 	Segments int
 	p        *Program
 	sy       symbolizer
+	pr       printer
 }
 
 // Unit is one segment of one bound target, the unit of the parallel
@@ -389,18 +390,48 @@ func (o *Outcome) table(name string) AggTable {
 // Print writes the outcome as dtrace does: the records in position
 // order (run-time faults to errw), then every aggregation printa did not
 // show. Unless quiet, records carry the position and thread, so that
-// `ttd query TRACE --at POS` revisits them.
+// `ttd query TRACE --at POS` revisits them; the column header comes
+// before the first such line. A live run that streamed its records
+// (Live.Stream) prints here only what is left: END's records and the
+// aggregations.
 func (o *Outcome) Print(w, errw io.Writer) {
 	p := o.p
-	if !p.quiet && o.hasLines() {
-		if p.flowindent {
-			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", "FUNCTION")
-		} else {
-			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", "PROBE")
+	o.printRecords(w, errw)
+	for _, name := range p.aggOrder {
+		if o.Printed[name] {
+			continue
 		}
+		printAgg(w, p.aggs[name], o.Aggs[name])
 	}
-	depth := map[int]int{}
-	for _, r := range o.Records {
+	if o.Faults > 0 {
+		fmt.Fprintf(errw, "ttd probe: %d error(s) on enabled probes\n", o.Faults)
+	}
+}
+
+// printer is where printing the records got to: a live run prints them
+// as they come, then the rest at the end.
+type printer struct {
+	n      int  // records printed
+	header bool // the column header was printed
+	depth  map[int]int
+}
+
+// printRecords prints the records not printed yet.
+func (o *Outcome) printRecords(w, errw io.Writer) {
+	p, pr := o.p, &o.pr
+	if pr.depth == nil {
+		pr.depth = map[int]int{}
+	}
+	for _, r := range o.Records[pr.n:] {
+		pr.n++
+		if !p.quiet && !pr.header && (r.Kind == RecText || r.Kind == RecFlow) {
+			pr.header = true
+			label := "PROBE"
+			if p.flowindent {
+				label = "FUNCTION"
+			}
+			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", label)
+		}
 		switch r.Kind {
 		case RecFault:
 			fmt.Fprintf(errw, "ttd probe: %s\n", r.Text)
@@ -409,11 +440,11 @@ func (o *Outcome) Print(w, errw io.Writer) {
 		case RecFlow:
 			ind := 0
 			if r.Entry {
-				ind = depth[r.Tid]
-				depth[r.Tid]++
+				ind = pr.depth[r.Tid]
+				pr.depth[r.Tid]++
 			} else {
-				depth[r.Tid] = max(depth[r.Tid]-1, 0)
-				ind = depth[r.Tid]
+				pr.depth[r.Tid] = max(pr.depth[r.Tid]-1, 0)
+				ind = pr.depth[r.Tid]
 			}
 			arrow := "<- "
 			if r.Entry {
@@ -428,15 +459,6 @@ func (o *Outcome) Print(w, errw io.Writer) {
 			}
 		}
 	}
-	for _, name := range p.aggOrder {
-		if o.Printed[name] {
-			continue
-		}
-		printAgg(w, p.aggs[name], o.Aggs[name])
-	}
-	if o.Faults > 0 {
-		fmt.Fprintf(errw, "ttd probe: %d error(s) on enabled probes\n", o.Faults)
-	}
 }
 
 // ExitCode is the status exit() asked for (0 without).
@@ -445,15 +467,6 @@ func (o *Outcome) ExitCode() int {
 		return o.Exit.Code
 	}
 	return 0
-}
-
-func (o *Outcome) hasLines() bool {
-	for _, r := range o.Records {
-		if r.Kind == RecText || r.Kind == RecFlow {
-			return true
-		}
-	}
-	return false
 }
 
 // Finish turns partial results into an outcome, for runners that

@@ -139,7 +139,7 @@ func probeLive(p *probe.Program, prog []string, out, srcName string) int {
 		fmt.Fprintf(os.Stderr, "ttd probe: %s exists; not overwriting it\n", path)
 		return 2
 	}
-	res, err := live.Run(cfg, p, recorder.Options{Path: path})
+	res, err := live.Run(cfg, p, recorder.Options{Path: path}, live.Output{Stdout: os.Stdout, Stderr: os.Stderr})
 	if res == nil {
 		var pe *probe.Error
 		if errors.As(err, &pe) {

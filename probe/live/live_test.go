@@ -41,7 +41,7 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...st
 	if cfg.Dir == "" {
 		cfg.Dir = dir
 	}
-	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every})
+	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every}, Output{})
 	if res == nil {
 		t.Fatalf("live: %v", err)
 	}
@@ -264,5 +264,54 @@ END { printa("%s %s %@d\n", @s); printa("min %@d\n", @mn); trunc(@s); clear(@mn)
 	}
 	if got, _ := recorded(t, trace, src, 2, "4"); got != live {
 		t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+	}
+}
+
+// TestLiveStreams: a live run prints each record as its event happens,
+// as dtrace -c does: the program's own output and the script's, written
+// to one file, interleave (each write's data, then its record), and
+// exit() at the last write loses nothing (END still prints).
+func TestLiveStreams(t *testing.T) {
+	prog := buildCalls(t)
+	for _, c := range []struct {
+		name, src, want string
+		probes          int
+	}{
+		{"quiet", `#pragma D option quiet
+syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); }
+END { printf("end\n"); }`, "line 0 of output x\nprobe 19\nline 1 of output x\nprobe 23\n", 8},
+		{"exit", `#pragma D option quiet
+syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); n++; }
+syscall::write:entry /n == 7/ { exit(3); }
+END { printf("end %d\n", n); }`, "line 6 of output x\nprobe 48\nend 7\n", 7},
+		{"lines", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "line 0 of output x\nPOS TID PROBE\n", 0},
+		{"lines2", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "syscall::write:entry 19\nline 1 of output x\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := probe.Compile(c.src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			f, err := os.Create(filepath.Join(dir, "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cfg := emu.Config{Path: prog, Args: []string{prog, "4"}, Stdout: f, Stderr: f, Dir: dir}
+			res, err := Run(cfg, p, recorder.Options{Path: filepath.Join(dir, "t.ttd")}, Output{Stdout: f, Stderr: f})
+			if res == nil {
+				t.Fatal(err)
+			}
+			res.Outcome.Print(f, f)
+			b, _ := os.ReadFile(f.Name())
+			got := strings.Join(strings.Fields(string(b)), " ")
+			if !strings.Contains(got, strings.Join(strings.Fields(c.want), " ")) {
+				t.Fatalf("output lacks %q:\n%s", c.want, b)
+			}
+			if n := strings.Count(string(b), "probe "); n != c.probes {
+				t.Fatalf("records lost or printed twice:\n%s", b)
+			}
+		})
 	}
 }
