@@ -315,3 +315,29 @@ END { printf("end %d\n", n); }`, "line 6 of output x\nprobe 48\nend 7\n", 7},
 		})
 	}
 }
+
+// TestLiveCopyinstrUnseen: copyinstr of a string the program never
+// reads. Live, the probe reads the running program's memory; over the
+// recording the bytes are unknown, and the probe faults as DTrace
+// reports a bad address (counted, the run goes on), never inventing
+// them.
+func TestLiveCopyinstrUnseen(t *testing.T) {
+	needGCC(t)
+	src, _ := filepath.Abs("../testdata/unread.c")
+	prog := filepath.Join(t.TempDir(), "unread")
+	if b, err := exec.Command("gcc", "-O1", "-g", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %s", b)
+	}
+	script := `#pragma D option quiet
+fn::take:entry { printf("[%s]\n", copyinstr(arg0)); }
+fn::take:entry { @n = count(); }`
+	trace, live, _, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog}}, script, 0)
+	if out != "done\n" || !strings.HasPrefix(live, "[never read by the program]\n") || strings.Contains(live, "error") {
+		t.Fatalf("live: program %q, probe:\n%s", out, live)
+	}
+	got, o := recorded(t, trace, script, 1)
+	if o.Faults != 1 || strings.Contains(got, "never") || !strings.Contains(got, "invalid address (0x") ||
+		!strings.Contains(got, "ttd probe: 1 error(s) on enabled probes") || !strings.Contains(got, "\n                1\n") {
+		t.Fatalf("over the recording (%d faults):\n%s", o.Faults, got)
+	}
+}
