@@ -2,11 +2,15 @@ package live
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -339,5 +343,72 @@ fn::take:entry { @n = count(); }`
 	if o.Faults != 1 || strings.Contains(got, "never") || !strings.Contains(got, "invalid address (0x") ||
 		!strings.Contains(got, "ttd probe: 1 error(s) on enabled probes") || !strings.Contains(got, "\n                1\n") {
 		t.Fatalf("over the recording (%d faults):\n%s", o.Faults, got)
+	}
+}
+
+// TestLiveInterrupt: ^C (forwarded to the program, as ttd probe does)
+// kills cat waiting for input; the record before it was printed as it
+// happened, and END and the aggregations still print, as dtrace does on
+// ^C. The test runs itself as the child that probes cat.
+func TestLiveInterrupt(t *testing.T) {
+	if os.Getenv("TTD_LIVE_INTERRUPT_CHILD") == "1" {
+		p, err := probe.Compile(`#pragma D option quiet
+syscall::read:entry { @reads = count(); }
+syscall::write:entry { printf("wrote %d\n", arg2); }
+END { printf("end\n"); }`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat, err := exec.LookPath("cat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := emu.Config{Path: cat, Args: []string{"cat"}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true}
+		// As ttd probe: the signal kills cat, Run returns, the rest
+		// prints.
+		res, err := Run(cfg, p, recorder.Options{Path: filepath.Join(t.TempDir(), "cat.ttd")}, Output{Stdout: os.Stdout, Stderr: os.Stderr})
+		if res == nil {
+			t.Fatal(err)
+		}
+		res.Outcome.Print(os.Stdout, os.Stderr)
+		os.Exit(int(res.Status.Signal))
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLiveInterrupt$")
+	cmd.Env = append(os.Environ(), "TTD_LIVE_INTERRUPT_CHILD=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	in.Write([]byte("hello\n"))
+	var out []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(out, []byte("wrote 6\n")) {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("the child ended before its first record: %s", out)
+		}
+		out = append(out, buf[:n]...)
+	}
+	// cat waits in read again: ^C.
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(unix.SIGINT)
+	rest, _ := io.ReadAll(r)
+	out = append(out, rest...)
+	err = cmd.Wait()
+	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Exited() || ws.ExitStatus() != int(unix.SIGINT) {
+		t.Errorf("cat did not die of SIGINT: %v", err)
+	}
+	got := strings.Join(strings.Fields(string(out)), " ")
+	if !strings.Contains(got, "hello wrote 6 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
+		t.Fatalf("output lacks the record, END or the aggregation:\n%s", out)
 	}
 }
