@@ -455,7 +455,11 @@ func (o *Outcome) printRecords(w, errw io.Writer) {
 			if p.quiet {
 				fmt.Fprint(w, r.Text)
 			} else {
-				fmt.Fprintf(w, "%-10d %6d  %s%s\n", r.Pos, r.Tid, r.Label, r.Text)
+				sep := ""
+				if r.Text != "" && r.Text[0] != ' ' {
+					sep = " " // printf's text, apart from the probe
+				}
+				fmt.Fprintf(w, "%-10d %6d  %s%s%s\n", r.Pos, r.Tid, r.Label, sep, r.Text)
 			}
 		}
 	}
