@@ -103,10 +103,13 @@ func needGCC(t *testing.T) {
 
 // buildCalls compiles probe's calls.c fixture: main calls mid(i) for
 // i < n, mid calls leaf twice, then 5 mallocs, 2 opens, 7 writes.
-func buildCalls(t *testing.T) string {
+func buildCalls(t *testing.T) string { return buildFixture(t, "calls") }
+
+// buildFixture compiles probe/testdata/NAME.c with -O1 -g.
+func buildFixture(t *testing.T, name string) string {
 	needGCC(t)
-	src, _ := filepath.Abs("../testdata/calls.c")
-	out := filepath.Join(t.TempDir(), "calls")
+	src, _ := filepath.Abs("../testdata/" + name + ".c")
+	out := filepath.Join(t.TempDir(), name)
 	if b, err := exec.Command("gcc", "-O1", "-g", "-o", out, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %s", b)
 	}
@@ -326,12 +329,7 @@ END { printf("end %d\n", n); }`, "line 6 of output x\nprobe 48\nend 7\n", 7},
 // reports a bad address (counted, the run goes on), never inventing
 // them.
 func TestLiveCopyinstrUnseen(t *testing.T) {
-	needGCC(t)
-	src, _ := filepath.Abs("../testdata/unread.c")
-	prog := filepath.Join(t.TempDir(), "unread")
-	if b, err := exec.Command("gcc", "-O1", "-g", "-o", prog, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %s", b)
-	}
+	prog := buildFixture(t, "unread")
 	script := `#pragma D option quiet
 fn::take:entry { printf("[%s]\n", copyinstr(arg0)); }
 fn::take:entry { @n = count(); }`
