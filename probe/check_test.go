@@ -136,3 +136,19 @@ func FuzzCompile(f *testing.F) {
 		o.Print(&out, &errs)
 	})
 }
+
+// Unless quiet, printf's text follows the probe's name after a space
+// (trace's data brings its own), and the column header comes before the
+// first such line, after a printa that came earlier.
+func TestPrintLines(t *testing.T) {
+	p, err := Compile(`BEGIN { @c = count(); printa(@c); printf("x %d\n", 1); trace(5); }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	evalBegin(p).Print(&out, &errs)
+	want := "\n                1\nPOS           TID  PROBE\n0               0  BEGIN x 1\n 5\n"
+	if out.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
+	}
+}

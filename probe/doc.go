@@ -18,7 +18,7 @@
 //	line:FILE:LINE
 //	watch:ADDR_OR_SYMBOL:LEN:read|write|rw
 //	proc:::exec|fork|exit   thread:::start|exit   signal:::deliver
-//	profile:::N        (every N instructions, at positions N, 2N, ...)
+//	profile:::N        (every N instructions of a thread: profile.go)
 //	BEGIN   END
 //
 // Variables: globals, self->x (thread-local), this->x (clause-local),
@@ -82,6 +82,9 @@
 // re-simulation would give, at the recorder's positions, so live and
 // recorded runs print the same output (probe/live's tests compare them).
 // Modules bind as the program maps them; exit() stops the program.
+// With LiveInfo.Stdout set, each record prints as its event happens
+// (Live.Flush folds the new records, and the aggregation parts printa
+// needs, into the outcome); Outcome.Print then prints the rest.
 //
 // # Parallel segments and the merge law
 //
@@ -127,8 +130,7 @@
 // reads the memory the program left. pid is the
 // recorded process's (its children run but are not re-simulated; their
 // proc:::fork/exec/exit come from the trace's Process records).
-// profile:::N fires at global positions N, 2N,
-// ..., not per thread. A return probe fires at each ret of the function
+// A return probe fires at each ret of the function
 // and at jumps out of it (tail calls), as DTrace's pid provider does.
 //
 // Package probe depends on reader, symbols and ttd (index, syscall

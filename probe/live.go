@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"io"
 	"math"
 	"path/filepath"
 	"sort"
@@ -46,6 +47,10 @@ type LiveInfo struct {
 	// Memory reads the memory of the process running the current event
 	// (known[i] false for an unmapped byte).
 	Memory func(addr uint64, buf []byte, known []bool)
+	// Stdout and Stderr, when set, receive the records as the events
+	// happen (Flush), as dtrace -c prints them; Outcome.Print then
+	// prints only what is left (END's records, the aggregations).
+	Stdout, Stderr io.Writer
 }
 
 // Live is a program being evaluated over a running program.
@@ -60,6 +65,11 @@ type Live struct {
 	matched map[*ProbeSpec]int
 	version uint64
 	procs   map[int]*procInfo
+	// out folds the records and the finished aggregation parts as they
+	// come (Flush): nrec records and nparts[agg] parts so far.
+	out    *Outcome
+	nrec   int
+	nparts map[string]int
 }
 
 // ErrLiveUnsupported is returned for probes that need what a live run
@@ -93,7 +103,61 @@ func (p *Program) NewLive(info LiveInfo) (*Live, error) {
 	if l.begin.Exit != nil {
 		l.s.stopped = true
 	}
+	l.out = &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: p, sy: l.syms, Segments: 1}
+	l.nparts = map[string]int{}
+	l.out.fold(l.begin)
+	l.print()
 	return l, nil
+}
+
+// Flush folds the records the events made since the last Flush (and
+// the aggregation parts before them, which printa needs) into the
+// outcome and, when streaming, prints them: the driver calls it after
+// each event. It costs a comparison when the events printed nothing.
+func (l *Live) Flush() {
+	if len(l.s.part.Records) == l.nrec {
+		return
+	}
+	l.foldNew(false)
+	l.print()
+}
+
+// foldNew folds the new records and the aggregation parts an operation
+// (printa, clear, trunc) closed — or, at the end, every part left — in
+// position order, as one more piece of the live segment.
+func (l *Live) foldNew(all bool) {
+	part := l.s.part
+	chunk := &Partial{Trace: part.Trace, Aggs: map[string]AggSeries{}}
+	for name, series := range part.Aggs {
+		k := len(series)
+		if !all && k > 0 && series[k-1].Op == opNone {
+			k-- // still open: later events add to it
+		}
+		if n := l.nparts[name]; k > n {
+			ps := append(AggSeries(nil), series[n:k]...)
+			for i := range ps {
+				ps[i].Trace, ps[i].Seg = part.Trace, l.s.k
+			}
+			chunk.Aggs[name] = ps
+			l.nparts[name] = k
+		}
+	}
+	chunk.Records = append([]Record(nil), part.Records[l.nrec:]...)
+	for i := range chunk.Records {
+		chunk.Records[i].Trace, chunk.Records[i].Seg = part.Trace, l.s.k
+	}
+	l.nrec = len(part.Records)
+	chunk.Faults, part.Faults = part.Faults, 0
+	if chunk.Exit == nil && part.Exit != nil && l.out.Exit == nil {
+		chunk.Exit = part.Exit
+	}
+	l.out.fold(chunk)
+}
+
+func (l *Live) print() {
+	if l.info.Stdout != nil {
+		l.out.printRecords(l.info.Stdout, l.info.Stderr)
+	}
 }
 
 // rebind binds the program again over the modules known so far.
@@ -255,10 +319,9 @@ func (l *Live) proc(pe procEvent) {
 func (l *Live) Finish(end uint64) *Outcome {
 	l.s.part.To = end
 	l.s.seal()
-	out := &Outcome{Aggs: map[string]AggTable{}, Printed: map[string]bool{}, p: l.p, sy: l.syms, Segments: 1}
-	out.fold(l.begin)
-	out.fold(l.s.part)
+	l.foldNew(true)
 	state := composeState(composeState(nil, l.begin.Writes, nil), l.s.part.Writes, l.s.part.Ended)
-	out.finishEnd(l.b, state, end)
-	return out
+	l.out.finishEnd(l.b, state, end)
+	l.print()
+	return l.out
 }

@@ -142,6 +142,7 @@ type Outcome struct {
 	Segments int
 	p        *Program
 	sy       symbolizer
+	pr       printer
 }
 
 // Unit is one segment of one bound target, the unit of the parallel
@@ -389,45 +390,13 @@ func (o *Outcome) table(name string) AggTable {
 // Print writes the outcome as dtrace does: the records in position
 // order (run-time faults to errw), then every aggregation printa did not
 // show. Unless quiet, records carry the position and thread, so that
-// `ttd query TRACE --at POS` revisits them.
+// `ttd query TRACE --at POS` revisits them; the column header comes
+// before the first such line. A live run that streamed its records
+// (Live.Stream) prints here only what is left: END's records and the
+// aggregations.
 func (o *Outcome) Print(w, errw io.Writer) {
 	p := o.p
-	if !p.quiet && o.hasLines() {
-		if p.flowindent {
-			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", "FUNCTION")
-		} else {
-			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", "PROBE")
-		}
-	}
-	depth := map[int]int{}
-	for _, r := range o.Records {
-		switch r.Kind {
-		case RecFault:
-			fmt.Fprintf(errw, "ttd probe: %s\n", r.Text)
-		case RecPrinta:
-			fmt.Fprint(w, r.Text)
-		case RecFlow:
-			ind := 0
-			if r.Entry {
-				ind = depth[r.Tid]
-				depth[r.Tid]++
-			} else {
-				depth[r.Tid] = max(depth[r.Tid]-1, 0)
-				ind = depth[r.Tid]
-			}
-			arrow := "<- "
-			if r.Entry {
-				arrow = "-> "
-			}
-			fmt.Fprintf(w, "%-10d %6d  %s%s%s%s\n", r.Pos, r.Tid, strings.Repeat("  ", ind), arrow, r.Label, r.Text)
-		default:
-			if p.quiet {
-				fmt.Fprint(w, r.Text)
-			} else {
-				fmt.Fprintf(w, "%-10d %6d  %s%s\n", r.Pos, r.Tid, r.Label, r.Text)
-			}
-		}
-	}
+	o.printRecords(w, errw)
 	for _, name := range p.aggOrder {
 		if o.Printed[name] {
 			continue
@@ -439,21 +408,69 @@ func (o *Outcome) Print(w, errw io.Writer) {
 	}
 }
 
+// printer is where printing the records got to: a live run prints them
+// as they come, then the rest at the end.
+type printer struct {
+	n      int  // records printed
+	header bool // the column header was printed
+	depth  map[int]int
+}
+
+// printRecords prints the records not printed yet.
+func (o *Outcome) printRecords(w, errw io.Writer) {
+	p, pr := o.p, &o.pr
+	if pr.depth == nil {
+		pr.depth = map[int]int{}
+	}
+	for _, r := range o.Records[pr.n:] {
+		pr.n++
+		if !p.quiet && !pr.header && (r.Kind == RecText || r.Kind == RecFlow) {
+			pr.header = true
+			label := "PROBE"
+			if p.flowindent {
+				label = "FUNCTION"
+			}
+			fmt.Fprintf(w, "%-10s %6s  %s\n", "POS", "TID", label)
+		}
+		switch r.Kind {
+		case RecFault:
+			fmt.Fprintf(errw, "ttd probe: %s\n", r.Text)
+		case RecPrinta:
+			fmt.Fprint(w, r.Text)
+		case RecFlow:
+			ind := 0
+			if r.Entry {
+				ind = pr.depth[r.Tid]
+				pr.depth[r.Tid]++
+			} else {
+				pr.depth[r.Tid] = max(pr.depth[r.Tid]-1, 0)
+				ind = pr.depth[r.Tid]
+			}
+			arrow := "<- "
+			if r.Entry {
+				arrow = "-> "
+			}
+			fmt.Fprintf(w, "%-10d %6d  %s%s%s%s\n", r.Pos, r.Tid, strings.Repeat("  ", ind), arrow, r.Label, r.Text)
+		default:
+			if p.quiet {
+				fmt.Fprint(w, r.Text)
+			} else {
+				sep := ""
+				if r.Text != "" && r.Text[0] != ' ' {
+					sep = " " // printf's text, apart from the probe
+				}
+				fmt.Fprintf(w, "%-10d %6d  %s%s%s\n", r.Pos, r.Tid, r.Label, sep, r.Text)
+			}
+		}
+	}
+}
+
 // ExitCode is the status exit() asked for (0 without).
 func (o *Outcome) ExitCode() int {
 	if o.Exit != nil {
 		return o.Exit.Code
 	}
 	return 0
-}
-
-func (o *Outcome) hasLines() bool {
-	for _, r := range o.Records {
-		if r.Kind == RecText || r.Kind == RecFlow {
-			return true
-		}
-	}
-	return false
 }
 
 // Finish turns partial results into an outcome, for runners that

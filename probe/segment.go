@@ -181,37 +181,28 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 		r.Access = s.access
 	}
 	r.OnEvent = s.onEvent
-	// profile:::N fires at every multiple of N: run to each.
-	var every uint64
-	for _, p := range b.profile {
-		if every == 0 || p.Addr < every {
-			every = p.Addr
+	// profile:::N fires every N instructions of a thread: run to each
+	// such position (profile.go), then to the segment's end.
+	var stops []profileStop
+	if len(b.profile) > 0 {
+		if stops, err = b.profileStops(k, from, to); err != nil {
+			return nil, err
 		}
 	}
-	stops := func(yield func(uint64) bool) {
-		if every != 0 {
-			p := (from + every - 1) / every * every
-			if p == 0 {
-				p = every
-			}
-			for ; p < to; p += every {
-				if !yield(p) {
-					return
-				}
-			}
+	stops = append(stops, profileStop{pos: to})
+	for i, st := range stops {
+		if i > 0 && st.pos == stops[i-1].pos && st.tid == stops[i-1].tid {
+			continue // two periods dividing the count: profile fires both
 		}
-		yield(to)
-	}
-	for p := range stops {
-		err := r.RunTo(p)
+		err := r.RunTo(st.pos)
 		if err == reader.ErrEnd || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("segment %d: %w", k, err)
 		}
-		if p < to && !s.stopped {
-			s.profile(p)
+		if i < len(stops)-1 && !s.stopped {
+			s.profile(st.pos, st.tid)
 		}
 		if s.stopped {
 			break
@@ -220,21 +211,6 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	s.procUpTo(to, false)
 	s.seal()
 	return s.part, nil
-}
-
-func (s *segEval) profile(p uint64) {
-	tid, c := s.r.Current()
-	if c == nil {
-		return
-	}
-	for _, bp := range s.b.profile {
-		if p%bp.Addr != 0 {
-			continue
-		}
-		ev := &event{pos: p, tid: tid, cpu: c}
-		ev.args[0] = int64(c.RIP)
-		s.fire([]*boundProbe{bp}, ev)
-	}
 }
 
 // wantInsts hooks the instructions at a probed address, and the rets

@@ -15,6 +15,9 @@ import (
 )
 
 func init() {
+	examples["probe"] = `ttd probe -n 'syscall::write:entry { @[probefunc] = count(); }' ls.ttd
+  ttd probe -q -n 'syscall::write:entry { printf("%d\n", arg2); }' -- ls /   # live, as dtrace -c
+  ttd probe --jobs 1 -n 'profile:::100000 { @[tid] = count(); }' ls.ttd`
 	register(command{"probe", probeUsage, "run a D script (probes, predicates, aggregations) over recordings, or over a program recorded for it", probeCmd, 55})
 }
 
@@ -31,13 +34,14 @@ func probeCmd(name string, args []string) int {
 		return runFleet(name, "probe", runner, rest)
 	}
 	fs := newFlags(name, probeUsage)
-	quiet := fs.Bool("q", false, "print only what the script prints (#pragma D option quiet)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "segments evaluated at a time")
-	script := fs.String("n", "", "the script, on the command line")
-	file := fs.String("s", "", "the script, in a file")
-	out := fs.String("o", "", "with -- PROG: keep the recording in TRACE")
+	fs.String("runner", "local", "where segments are evaluated: local, or an Apache Beam runner for many traces (--runner prism)")
+	quiet := fs.Bool("q", false, "print only what the script prints, as #pragma D option quiet (-q -n 'fn::malloc:entry { printf(\"%d\\n\", arg0); }')")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "segments of a recording evaluated at a time; the output is the same for every N (--jobs 1)")
+	script := fs.String("n", "", "the script, on the command line (-n 'syscall::openat:entry { @[copyinstr(arg1)] = count(); }')")
+	file := fs.String("s", "", "the script, in a file (-s write.d)")
+	out := fs.String("o", "", "with -- PROG: keep the recording of the probed run in TRACE, to probe again (-o ls.ttd -- ls)")
 	var margs stringList
-	fs.Var(&margs, "arg", "a macro argument ($1, $2... in order; repeatable)")
+	fs.Var(&margs, "arg", "a macro argument: $1, $2... in order; repeatable (--arg 10 -n 'fn::mid:entry /arg0 < $1/ { trace(arg0); }')")
 	// "-- PROG ARGS" probes a program: split it off before parsing.
 	var prog []string
 	for i, a := range args {
@@ -139,7 +143,7 @@ func probeLive(p *probe.Program, prog []string, out, srcName string) int {
 		fmt.Fprintf(os.Stderr, "ttd probe: %s exists; not overwriting it\n", path)
 		return 2
 	}
-	res, err := live.Run(cfg, p, recorder.Options{Path: path})
+	res, err := live.Run(cfg, p, recorder.Options{Path: path}, live.Output{Stdout: os.Stdout, Stderr: os.Stderr})
 	if res == nil {
 		var pe *probe.Error
 		if errors.As(err, &pe) {

@@ -45,6 +45,13 @@ func TestProbeCommand(t *testing.T) {
 	if st != 2 || !strings.Contains(errs, "1:1: probe description fn::nosuchfunc:entry does not match any probes") {
 		t.Errorf("unmatched probe: status %d, stderr %q", st, errs)
 	}
+	// --help gives every flag an example.
+	help, _, _ := ttdCmd(t, "probe", "--help")
+	for _, want := range []string{"(--runner prism)", "-q -n 'fn::malloc", "(--jobs 1)", "(-n 'syscall::openat", "(-s write.d)", "(-o ls.ttd -- ls)", "(--arg 10 -n", "-- ls /   # live"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help lacks %q:\n%s", want, help)
+		}
+	}
 	// exit() sets the status and stops.
 	out, _, st := ttdCmd(t, "probe", "-q", "-n", `fn::mid:entry /arg0 == 5/ { printf("at %d\n", arg0); exit(3); } fn::mid:entry { @n = count(); }`, trace)
 	if st != 3 || out != "at 5\n\n                6\n" {

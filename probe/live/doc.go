@@ -10,6 +10,12 @@
 // observer, and the probes' BlockFilter hooks only the blocks that hold
 // a probed instruction.
 //
+// Output streams: after each event the tap calls probe.Live.Flush,
+// which prints the records that event made (Output), so they interleave
+// with the program's own output as the events happen; END and the
+// aggregations print when the program ends (also when exit() or a
+// forwarded ^C ended it). A syscall's probes fire when it completes.
+//
 // What a live run changes, and a recording never does:
 //
 //   - exit() in a script kills the program (SIGKILL to its process

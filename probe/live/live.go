@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"golang.org/x/sys/unix"
 
@@ -28,12 +29,19 @@ type Result struct {
 	Semaphores int
 }
 
+// Output is where a live run prints its records as the events happen
+// (nil Stdout: nowhere; Result.Outcome.Print then prints them all).
+type Output struct {
+	Stdout, Stderr io.Writer
+}
+
 // Run runs cfg's program under the recorder (opts.Path is the trace)
-// with p evaluated live. A script error found when the program's modules
-// are bound (a DWARF type it names is missing) stops the run before the
-// program's first instruction.
-func Run(cfg emu.Config, p *probe.Program, opts recorder.Options) (*Result, error) {
-	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}}
+// with p evaluated live, printing each record to out as its event
+// happens. A script error found when the program's modules are bound (a
+// DWARF type it names is missing) stops the run before the program's
+// first instruction.
+func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
+	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, out: out}
 	opts.Tap = t
 	st, stats, err := recorder.Record(cfg, opts)
 	if t.err != nil {
@@ -62,6 +70,7 @@ type semKey struct {
 // tap is the recorder.Tap that drives probe.Live.
 type tap struct {
 	p     *probe.Program
+	out   Output
 	exec  string
 	clock recorder.Clock
 	l     *probe.Live
@@ -123,6 +132,7 @@ func (t *tap) on(th *emu.Thread) bool {
 }
 
 func (t *tap) after() {
+	t.l.Flush()
 	if t.l.Stopped() && !t.killed && t.first != nil {
 		t.killed = true
 		t.first.Interrupt(unix.SIGKILL)
@@ -132,7 +142,8 @@ func (t *tap) after() {
 func (t *tap) start(th *emu.Thread) {
 	t.first = th.P
 	t.exited = map[int]bool{}
-	l, err := t.p.NewLive(probe.LiveInfo{Name: t.exec, Pid: th.P.PID, Exec: t.exec, Clock: t.clock, Memory: t.memory})
+	l, err := t.p.NewLive(probe.LiveInfo{Name: t.exec, Pid: th.P.PID, Exec: t.exec, Clock: t.clock, Memory: t.memory,
+		Stdout: t.out.Stdout, Stderr: t.out.Stderr})
 	if err != nil {
 		t.fail(err)
 		return

@@ -2,11 +2,15 @@ package live
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -41,7 +45,7 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...st
 	if cfg.Dir == "" {
 		cfg.Dir = dir
 	}
-	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every})
+	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every}, Output{})
 	if res == nil {
 		t.Fatalf("live: %v", err)
 	}
@@ -99,10 +103,13 @@ func needGCC(t *testing.T) {
 
 // buildCalls compiles probe's calls.c fixture: main calls mid(i) for
 // i < n, mid calls leaf twice, then 5 mallocs, 2 opens, 7 writes.
-func buildCalls(t *testing.T) string {
+func buildCalls(t *testing.T) string { return buildFixture(t, "calls") }
+
+// buildFixture compiles probe/testdata/NAME.c with -O1 -g.
+func buildFixture(t *testing.T, name string) string {
 	needGCC(t)
-	src, _ := filepath.Abs("../testdata/calls.c")
-	out := filepath.Join(t.TempDir(), "calls")
+	src, _ := filepath.Abs("../testdata/" + name + ".c")
+	out := filepath.Join(t.TempDir(), name)
 	if b, err := exec.Command("gcc", "-O1", "-g", "-o", out, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %s", b)
 	}
@@ -264,5 +271,142 @@ END { printa("%s %s %@d\n", @s); printa("min %@d\n", @mn); trunc(@s); clear(@mn)
 	}
 	if got, _ := recorded(t, trace, src, 2, "4"); got != live {
 		t.Errorf("recorded differs from live:\n--- live\n%s\n--- recorded\n%s", live, got)
+	}
+}
+
+// TestLiveStreams: a live run prints each record as its event happens,
+// as dtrace -c does: the program's own output and the script's, written
+// to one file, interleave (each write's data, then its record), and
+// exit() at the last write loses nothing (END still prints).
+func TestLiveStreams(t *testing.T) {
+	prog := buildCalls(t)
+	for _, c := range []struct {
+		name, src, want string
+		probes          int
+	}{
+		{"quiet", `#pragma D option quiet
+syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); }
+END { printf("end\n"); }`, "line 0 of output x\nprobe 19\nline 1 of output x\nprobe 23\n", 8},
+		{"exit", `#pragma D option quiet
+syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); n++; }
+syscall::write:entry /n == 7/ { exit(3); }
+END { printf("end %d\n", n); }`, "line 6 of output x\nprobe 48\nend 7\n", 7},
+		{"lines", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "line 0 of output x\nPOS TID PROBE\n", 0},
+		{"lines2", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "syscall::write:entry 19\nline 1 of output x\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := probe.Compile(c.src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			f, err := os.Create(filepath.Join(dir, "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cfg := emu.Config{Path: prog, Args: []string{prog, "4"}, Stdout: f, Stderr: f, Dir: dir}
+			res, err := Run(cfg, p, recorder.Options{Path: filepath.Join(dir, "t.ttd")}, Output{Stdout: f, Stderr: f})
+			if res == nil {
+				t.Fatal(err)
+			}
+			res.Outcome.Print(f, f)
+			b, _ := os.ReadFile(f.Name())
+			got := strings.Join(strings.Fields(string(b)), " ")
+			if !strings.Contains(got, strings.Join(strings.Fields(c.want), " ")) {
+				t.Fatalf("output lacks %q:\n%s", c.want, b)
+			}
+			if n := strings.Count(string(b), "probe "); n != c.probes {
+				t.Fatalf("records lost or printed twice:\n%s", b)
+			}
+		})
+	}
+}
+
+// TestLiveCopyinstrUnseen: copyinstr of a string the program never
+// reads. Live, the probe reads the running program's memory; over the
+// recording the bytes are unknown, and the probe faults as DTrace
+// reports a bad address (counted, the run goes on), never inventing
+// them.
+func TestLiveCopyinstrUnseen(t *testing.T) {
+	prog := buildFixture(t, "unread")
+	script := `#pragma D option quiet
+fn::take:entry { printf("[%s]\n", copyinstr(arg0)); }
+fn::take:entry { @n = count(); }`
+	trace, live, _, out := liveRun(t, emu.Config{Path: prog, Args: []string{prog}}, script, 0)
+	if out != "done\n" || !strings.HasPrefix(live, "[never read by the program]\n") || strings.Contains(live, "error") {
+		t.Fatalf("live: program %q, probe:\n%s", out, live)
+	}
+	got, o := recorded(t, trace, script, 1)
+	if o.Faults != 1 || strings.Contains(got, "never") || !strings.Contains(got, "invalid address (0x") ||
+		!strings.Contains(got, "ttd probe: 1 error(s) on enabled probes") || !strings.Contains(got, "\n                1\n") {
+		t.Fatalf("over the recording (%d faults):\n%s", o.Faults, got)
+	}
+}
+
+// TestLiveInterrupt: ^C (forwarded to the program, as ttd probe does)
+// kills cat waiting for input; the record before it was printed as it
+// happened, and END and the aggregations still print, as dtrace does on
+// ^C. The test runs itself as the child that probes cat.
+func TestLiveInterrupt(t *testing.T) {
+	if os.Getenv("TTD_LIVE_INTERRUPT_CHILD") == "1" {
+		p, err := probe.Compile(`#pragma D option quiet
+syscall::read:entry { @reads = count(); }
+syscall::write:entry { printf("wrote %d\n", arg2); }
+END { printf("end\n"); }`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat, err := exec.LookPath("cat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := emu.Config{Path: cat, Args: []string{"cat"}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true}
+		// As ttd probe: the signal kills cat, Run returns, the rest
+		// prints.
+		res, err := Run(cfg, p, recorder.Options{Path: filepath.Join(t.TempDir(), "cat.ttd")}, Output{Stdout: os.Stdout, Stderr: os.Stderr})
+		if res == nil {
+			t.Fatal(err)
+		}
+		res.Outcome.Print(os.Stdout, os.Stderr)
+		os.Exit(int(res.Status.Signal))
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLiveInterrupt$")
+	cmd.Env = append(os.Environ(), "TTD_LIVE_INTERRUPT_CHILD=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	in.Write([]byte("hello\n"))
+	var out []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(out, []byte("wrote 6\n")) {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("the child ended before its first record: %s", out)
+		}
+		out = append(out, buf[:n]...)
+	}
+	// cat waits in read again: ^C.
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(unix.SIGINT)
+	rest, _ := io.ReadAll(r)
+	out = append(out, rest...)
+	err = cmd.Wait()
+	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Exited() || ws.ExitStatus() != int(unix.SIGINT) {
+		t.Errorf("cat did not die of SIGINT: %v", err)
+	}
+	got := strings.Join(strings.Fields(string(out)), " ")
+	if !strings.Contains(got, "hello wrote 6 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
+		t.Fatalf("output lacks the record, END or the aggregation:\n%s", out)
 	}
 }
