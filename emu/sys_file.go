@@ -563,4 +563,3 @@ func Fstatfs(t *Thread, a *SyscallArgs) (uint64, error) {
 	}
 	return 0, copyOutStruct(t, a.A[1], &st)
 }
-
