@@ -35,7 +35,7 @@ var syscallTable = [...]Syscall{
 	28:  partial("madvise", Madvise, "DONTNEED/FREE drop pages; other advice is ignored"),
 	29:  full("shmget", Shmget),
 	30:  partial("shmat", Shmat, "SHM_RDONLY attaches share the segment's pages with writable ones (no fault on write)"),
-	31:  partial("shmctl", Shmctl, "IPC_RMID and IPC_STAT (shm_nattch counts shmat minus shmdt, not fork and exit)"),
+	31:  partial("shmctl", Shmctl, "IPC_RMID and IPC_STAT"),
 	32:  full("dup", Dup),
 	33:  full("dup2", Dup2),
 	34:  full("pause", Pause),
