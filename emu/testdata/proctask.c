@@ -13,6 +13,8 @@
 
 static pthread_barrier_t ready, done;
 static pid_t tids[3];
+static char worker_self[64];
+static int worker_pid_ok;
 
 static char *slurp(const char *path) {
 	static char buf[4096];
@@ -56,8 +58,11 @@ static void show(pid_t pid, pid_t tid, const char *who) {
 static void *worker(void *arg) {
 	long i = (long)arg;
 	tids[i] = gettid();
-	if (i == 1)
+	if (i == 1) {
 		prctl(PR_SET_NAME, "worker-one");
+		snprintf(worker_self, sizeof worker_self, "%s", slurp("/proc/thread-self/comm"));
+		worker_pid_ok = field(slurp("/proc/thread-self/status"), "\nPid:") == gettid();
+	}
 	pthread_barrier_wait(&ready);
 	pthread_barrier_wait(&done);
 	return 0;
@@ -88,6 +93,8 @@ int main(void) {
 	printf("thread-self comm %s", slurp("/proc/thread-self/comm"));
 	char *st = slurp("/proc/thread-self/status");
 	printf("thread-self Pid=tid %d\n", field(st, "\nPid:") == gettid());
+	printf("worker thread-self comm %s", worker_self);
+	printf("worker thread-self Pid=tid %d\n", worker_pid_ok);
 	printf("missing task %s\n", slurp("/proc/self/task/999999/comm"));
 	pthread_barrier_wait(&done);
 	for (int i = 1; i < 3; i++)
