@@ -190,13 +190,19 @@ func (p *Process) ppid() int {
 	return os.Getppid()
 }
 
+// nameAndID are the name and id /proc shows for thread th of p, or for
+// p itself when th is nil.
+func (p *Process) nameAndID(th *Thread) (string, int) {
+	if th != nil {
+		return th.comm(), th.Tid
+	}
+	return p.comm(), p.PID
+}
+
 // statusFile is /proc/PID/status, or with th /proc/PID/task/TID/status:
 // ttd's own with the lines that name the process and thread replaced.
 func (p *Process) statusFile(th *Thread) []byte {
-	name, pid := p.comm(), p.PID
-	if th != nil {
-		name, pid = th.comm(), th.Tid
-	}
+	name, pid := p.nameAndID(th)
 	host, _ := os.ReadFile("/proc/self/status")
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(string(host), "\n") {
@@ -233,10 +239,7 @@ func (p *Process) statusFile(th *Thread) []byte {
 // statFile is /proc/PID/stat, or with th /proc/PID/task/TID/stat: ttd's
 // own with the fields that describe the process and thread replaced.
 func (p *Process) statFile(th *Thread) []byte {
-	name, pid := p.comm(), p.PID
-	if th != nil {
-		name, pid = th.comm(), th.Tid
-	}
+	name, pid := p.nameAndID(th)
 	host, _ := os.ReadFile("/proc/self/stat")
 	s := string(host)
 	i := strings.LastIndexByte(s, ')')

@@ -146,19 +146,11 @@ func Sendfile(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // CopyFileRange implements Linux syscall copy_file_range(2).
 func CopyFileRange(t *Thread, a *SyscallArgs) (uint64, error) {
-	ie, err := t.P.fds.get(a.Int(0))
+	ie, oe, err := t.fdPair(a, 0, 2)
 	if err != nil {
 		return 0, err
 	}
-	oe, err := t.P.fds.get(a.Int(2))
-	if err != nil {
-		return 0, err
-	}
-	pIn, err := t.offsetArg(a.A[1])
-	if err != nil {
-		return 0, err
-	}
-	pOut, err := t.offsetArg(a.A[3])
+	pIn, pOut, err := t.offsetPair(a)
 	if err != nil {
 		return 0, err
 	}
@@ -176,10 +168,36 @@ func CopyFileRange(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, errno(err)
 	}
-	if err := t.offsetBack(a.A[1], pIn); err != nil {
-		return 0, err
+	return uint64(n), t.offsetsBack(a, pIn, pOut)
+}
+
+// fdPair returns the descriptors of arguments in and out.
+func (t *Thread) fdPair(a *SyscallArgs, in, out int) (*fdEntry, *fdEntry, error) {
+	ie, err := t.P.fds.get(a.Int(in))
+	if err != nil {
+		return nil, nil, err
 	}
-	return uint64(n), t.offsetBack(a.A[3], pOut)
+	oe, err := t.P.fds.get(a.Int(out))
+	return ie, oe, err
+}
+
+// offsetPair reads the offsets of splice and copy_file_range
+// (arguments 1 and 3).
+func (t *Thread) offsetPair(a *SyscallArgs) (*int64, *int64, error) {
+	pIn, err := t.offsetArg(a.A[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	pOut, err := t.offsetArg(a.A[3])
+	return pIn, pOut, err
+}
+
+// offsetsBack writes offsetPair's offsets back, advanced.
+func (t *Thread) offsetsBack(a *SyscallArgs, pIn, pOut *int64) error {
+	if err := t.offsetBack(a.A[1], pIn); err != nil {
+		return err
+	}
+	return t.offsetBack(a.A[3], pOut)
 }
 
 // waitSplice waits, like a blocking splice or tee, until in has data and
@@ -200,11 +218,7 @@ func (t *Thread) waitSplice(in, out *fdEntry, flags int) error {
 // most PIPE_BUF bytes once there is room, so that it never blocks the
 // other threads.
 func Splice(t *Thread, a *SyscallArgs) (uint64, error) {
-	ie, err := t.P.fds.get(a.Int(0))
-	if err != nil {
-		return 0, err
-	}
-	oe, err := t.P.fds.get(a.Int(2))
+	ie, oe, err := t.fdPair(a, 0, 2)
 	if err != nil {
 		return 0, err
 	}
@@ -212,11 +226,7 @@ func Splice(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err := t.waitSplice(ie, oe, flags); err != nil {
 		return 0, err
 	}
-	pIn, err := t.offsetArg(a.A[1])
-	if err != nil {
-		return 0, err
-	}
-	pOut, err := t.offsetArg(a.A[3])
+	pIn, pOut, err := t.offsetPair(a)
 	if err != nil {
 		return 0, err
 	}
@@ -247,21 +257,14 @@ func Splice(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, errno(err)
 	}
-	if err := t.offsetBack(a.A[1], pIn); err != nil {
-		return 0, err
-	}
-	return uint64(n), t.offsetBack(a.A[3], pOut)
+	return uint64(n), t.offsetsBack(a, pIn, pOut)
 }
 
 // Tee implements Linux syscall tee(2): it copies bytes from one pipe to
 // another without consuming them. Kept bytes are read back through a
 // second tee into a pipe of ttd's.
 func Tee(t *Thread, a *SyscallArgs) (uint64, error) {
-	ie, err := t.P.fds.get(a.Int(0))
-	if err != nil {
-		return 0, err
-	}
-	oe, err := t.P.fds.get(a.Int(1))
+	ie, oe, err := t.fdPair(a, 0, 1)
 	if err != nil {
 		return 0, err
 	}
