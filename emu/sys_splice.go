@@ -131,6 +131,11 @@ func Sendfile(t *Thread, a *SyscallArgs) (uint64, error) {
 		if _, err := unix.Sendfile(out, ie.host, offp, 0); err != nil {
 			return 0, errno(err)
 		}
+		// A pipe or socket source: wait for data as Linux's sendfile
+		// does, rather than block every thread in the host read.
+		if err := t.waitIO(ie, unix.POLLIN, "data to send"); err != nil {
+			return 0, err
+		}
 		n, err = t.moveKept(ie, offp, oe, nil, count)
 	} else {
 		t.enterBlocking()
