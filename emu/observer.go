@@ -66,6 +66,10 @@ type SyscallEvent struct {
 	// Exec is set for an execve or execveat that succeeded: the thread
 	// runs a new program in a new address space (Thread.CPU is new).
 	Exec bool
+	// Moved are the bytes a sendfile, splice, tee or copy_file_range
+	// moved to a descriptor Config.KeepMoved chose (they never were in
+	// guest memory); nil otherwise. Valid until the observer returns.
+	Moved []byte
 }
 
 // SignalEvent describes a signal acting on a thread.

@@ -15,31 +15,58 @@ import (
 // /proc/self, /proc/thread-self or the guest pid.
 
 // procTarget splits a /proc path naming a process of the tree into the
-// process and the rest of the path ("" for the directory itself).
+// process and the rest of the path ("" for the directory itself); a
+// thread's directory (/proc/PID/task/TID, /proc/thread-self) names its
+// process, with the rest after it.
 func (t *Thread) procTarget(p string) (*Process, string, bool) {
+	q, _, rest, ok := t.procTask(p)
+	return q, rest, ok
+}
+
+// procTask is procTarget that also returns the thread a path names
+// through /proc/thread-self or /proc/PID/task/TID (nil for a process's
+// own files).
+func (t *Thread) procTask(p string) (*Process, *Thread, string, bool) {
 	rest, ok := strings.CutPrefix(p, "/proc/")
 	if !ok {
-		return nil, "", false
+		return nil, nil, "", false
 	}
 	id, rest, _ := strings.Cut(rest, "/")
+	var q *Process
+	var th *Thread
 	switch id {
-	case "self", "thread-self":
-		return t.P, rest, true
-	}
-	n, err := strconv.Atoi(id)
-	if err != nil {
-		return nil, "", false
-	}
-	q := t.P.m.process(n)
-	if q == nil {
-		if th := t.P.m.threadByID(n); th != nil {
-			q = th.P
+	case "self":
+		q = t.P
+	case "thread-self":
+		q, th = t.P, t
+	default:
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			return nil, nil, "", false
+		}
+		q = t.P.m.process(n)
+		if q == nil {
+			if th := t.P.m.threadByID(n); th != nil {
+				q = th.P
+			}
+		}
+		if q == nil {
+			return nil, nil, "", false
 		}
 	}
-	if q == nil {
-		return nil, "", false
+	if th == nil {
+		if tasks, ok := strings.CutPrefix(rest, "task/"); ok {
+			id, after, _ := strings.Cut(tasks, "/")
+			if n, err := strconv.Atoi(id); err == nil {
+				for _, x := range q.threads {
+					if x.Tid == n {
+						th, rest = x, after
+					}
+				}
+			}
+		}
 	}
-	return q, rest, true
+	return q, th, rest, true
 }
 
 // procPath rewrites a path into /proc that names a guest process's
@@ -76,9 +103,19 @@ func (t *Thread) procPath(p string) string {
 // procData returns the contents of the /proc file p when it describes
 // a guest process; ok is false for other paths.
 func (t *Thread) procData(p string) (data []byte, ok bool) {
-	q, rest, ok := t.procTarget(p)
+	q, th, rest, ok := t.procTask(p)
 	if !ok {
 		return nil, false
+	}
+	if th != nil {
+		switch rest {
+		case "comm":
+			return []byte(th.comm() + "\n"), true
+		case "status":
+			return q.statusFile(th), true
+		case "stat":
+			return q.statFile(th), true
+		}
 	}
 	switch rest {
 	case "maps":
@@ -100,9 +137,9 @@ func (t *Thread) procData(p string) (data []byte, ok bool) {
 	case "comm":
 		return []byte(q.comm() + "\n"), true
 	case "status":
-		return q.statusFile(), true
+		return q.statusFile(nil), true
 	case "stat":
-		return q.statFile(), true
+		return q.statFile(nil), true
 	}
 	return nil, false
 }
@@ -111,11 +148,23 @@ func (t *Thread) procData(p string) (data []byte, ok bool) {
 // executable's base name, 15 bytes at most.
 func (p *Process) comm() string {
 	if len(p.threads) > 0 {
-		n := p.threads[0].name
-		if n[0] != 0 {
-			return strings.TrimRight(string(n[:]), "\x00")
-		}
+		return p.threads[0].comm()
 	}
+	return p.exeComm()
+}
+
+// comm is the thread's name: its prctl name, or its process's
+// executable's base name.
+func (t *Thread) comm() string {
+	if t.name[0] != 0 {
+		return strings.TrimRight(string(t.name[:]), "\x00")
+	}
+	return t.P.exeComm()
+}
+
+// exeComm is the executable's base name, 15 bytes at most: the name a
+// process starts with.
+func (p *Process) exeComm() string {
 	name := path.Base(p.exe)
 	if len(name) > 15 {
 		name = name[:15]
@@ -141,28 +190,42 @@ func (p *Process) ppid() int {
 	return os.Getppid()
 }
 
-// statusFile is /proc/PID/status: ttd's own with the lines that name
-// the process replaced.
-func (p *Process) statusFile() []byte {
+// nameAndID are the name and id /proc shows for thread th of p, or for
+// p itself when th is nil.
+func (p *Process) nameAndID(th *Thread) (string, int) {
+	if th != nil {
+		return th.comm(), th.Tid
+	}
+	return p.comm(), p.PID
+}
+
+// statusFile is /proc/PID/status, or with th /proc/PID/task/TID/status:
+// ttd's own with the lines that name the process and thread replaced.
+func (p *Process) statusFile(th *Thread) []byte {
+	name, pid := p.nameAndID(th)
 	host, _ := os.ReadFile("/proc/self/status")
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(string(host), "\n") {
 		key, _, _ := strings.Cut(line, ":")
 		switch key {
 		case "Name":
-			line = "Name:\t" + p.comm() + "\n"
+			line = "Name:\t" + name + "\n"
 		case "State":
 			line = "State:\t" + p.state() + " (" + map[string]string{"R": "running", "T": "stopped", "Z": "zombie"}[p.state()] + ")\n"
-		case "Tgid", "Pid":
-			line = key + ":\t" + itoa(p.PID) + "\n"
+		case "Tgid":
+			line = "Tgid:\t" + itoa(p.PID) + "\n"
+		case "Pid":
+			line = "Pid:\t" + itoa(pid) + "\n"
 		case "PPid":
 			line = "PPid:\t" + itoa(p.ppid()) + "\n"
 		case "TracerPid":
 			line = "TracerPid:\t0\n"
 		case "Threads":
 			line = "Threads:\t" + itoa(len(p.threads)) + "\n"
-		case "NSpid", "NStgid":
-			line = key + ":\t" + itoa(p.PID) + "\n"
+		case "NStgid":
+			line = "NStgid:\t" + itoa(p.PID) + "\n"
+		case "NSpid":
+			line = "NSpid:\t" + itoa(pid) + "\n"
 		case "NSpgid":
 			line = "NSpgid:\t" + itoa(p.pgid) + "\n"
 		case "NSsid":
@@ -173,9 +236,10 @@ func (p *Process) statusFile() []byte {
 	return []byte(b.String())
 }
 
-// statFile is /proc/PID/stat: ttd's own with the fields that describe
-// the process replaced.
-func (p *Process) statFile() []byte {
+// statFile is /proc/PID/stat, or with th /proc/PID/task/TID/stat: ttd's
+// own with the fields that describe the process and thread replaced.
+func (p *Process) statFile(th *Thread) []byte {
+	name, pid := p.nameAndID(th)
 	host, _ := os.ReadFile("/proc/self/stat")
 	s := string(host)
 	i := strings.LastIndexByte(s, ')')
@@ -194,7 +258,7 @@ func (p *Process) statFile() []byte {
 	set(5, itoa(p.pgid))
 	set(6, itoa(p.sid))
 	set(20, itoa(len(p.threads)))
-	return []byte(itoa(p.PID) + " (" + p.comm() + ") " + strings.Join(f, " ") + "\n")
+	return []byte(itoa(pid) + " (" + name + ") " + strings.Join(f, " ") + "\n")
 }
 
 // procDir answers the directories /proc/PID/task and /proc/PID/fd of a

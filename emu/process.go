@@ -70,6 +70,13 @@ type Config struct {
 	// every thread's CPU. Both may be nil.
 	Observer    Observer
 	CPUObserver x86.Observer
+
+	// KeepMoved, if set, says whether the bytes a sendfile, splice, tee
+	// or copy_file_range moves to guest descriptor fd of p must reach
+	// the observer (SyscallEvent.Moved). Those calls then move the
+	// bytes through a buffer of ttd's instead of inside the host
+	// kernel. The recorder keeps what goes to the recording's output.
+	KeepMoved func(p *Process, fd int) bool
 }
 
 // ExitStatus says how the guest process ended.

@@ -1,6 +1,9 @@
 package emu
 
 import (
+	"os"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"ttd/x86"
@@ -169,4 +172,44 @@ func Unshare(t *Thread, a *SyscallArgs) (uint64, error) {
 		p.fs = fs
 	}
 	return 0, nil
+}
+
+// nsTypes are the namespace files of /proc/PID/ns by the name their
+// link starts with, and the clone flag of each.
+var nsTypes = map[string]uint64{"mnt": unix.CLONE_NEWNS, "net": unix.CLONE_NEWNET, "ipc": unix.CLONE_NEWIPC,
+	"uts": unix.CLONE_NEWUTS, "pid": unix.CLONE_NEWPID, "pid_for_children": unix.CLONE_NEWPID,
+	"user": unix.CLONE_NEWUSER, "cgroup": unix.CLONE_NEWCGROUP, "time": unix.CLONE_NEWTIME,
+	"time_for_children": unix.CLONE_NEWTIME}
+
+// Setns implements Linux syscall setns(2) as an unprivileged process
+// sees it: joining a namespace needs privileges ttd does not emulate
+// (EPERM; EINVAL for the user namespace the process is in, as Linux
+// refuses re-entering it before it checks privileges), a descriptor that
+// is not a namespace is EINVAL, and --verbose names the refusal.
+func Setns(t *Thread, a *SyscallArgs) (uint64, error) {
+	h, err := t.hostFD(a, 0)
+	if err != nil {
+		return 0, err
+	}
+	link, err := os.Readlink("/proc/self/fd/" + itoa(h))
+	if err != nil {
+		return 0, unix.EINVAL
+	}
+	name, _, ok := strings.Cut(link, ":[")
+	typ, isNS := nsTypes[name]
+	if !ok || !isNS {
+		if link == "anon_inode:[pidfd]" {
+			t.unsupported("setns to a pidfd")
+			return 0, unix.EPERM
+		}
+		return 0, unix.EINVAL
+	}
+	if nstype := a.A[1]; nstype != 0 && nstype != typ {
+		return 0, unix.EINVAL
+	}
+	t.unsupported("setns to a " + cloneFlagNames(typ) + " namespace")
+	if typ == unix.CLONE_NEWUSER {
+		return 0, unix.EINVAL
+	}
+	return 0, unix.EPERM
 }

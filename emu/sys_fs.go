@@ -381,6 +381,10 @@ func (t *Thread) readlinkat(dirfd int, pathAddr, buf uint64, size int) (uint64, 
 	var target []byte
 	if q, rest, ok := t.procTarget(p); ok && rest == "exe" {
 		target = []byte(q.exe)
+	} else if p == "/proc/self" {
+		target = []byte(itoa(t.P.PID))
+	} else if p == "/proc/thread-self" {
+		target = []byte(itoa(t.P.PID) + "/task/" + itoa(t.Tid))
 	} else {
 		p = t.procPath(p)
 		dfd, err := t.dirFD(dirfd, p)

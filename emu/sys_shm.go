@@ -13,10 +13,11 @@ import (
 // x86.Page objects that every address space attaching it holds (the
 // VMA's shm field sends page faults there, mm.source), so a write in
 // one process is seen by the others at once, and fork shares them as
-// it shares every MAP_SHARED page. Segments live until IPC_RMID and,
-// as here nothing counts attachments across fork and exit, until the
-// machine ends once removed while attached (shm_nattch counts shmat
-// minus shmdt).
+// it shares every MAP_SHARED page. Segments live until IPC_RMID and the
+// end of their last attachment. As in Linux, an attachment is a mapping
+// of the segment in an address space: fork adds one per mapping the
+// child inherits, exit, exec and munmap take theirs away (attached
+// counts them when asked).
 
 // shmSegment is one segment.
 type shmSegment struct {
@@ -24,7 +25,6 @@ type shmSegment struct {
 	size       uint64
 	mode       uint32
 	cpid, lpid int
-	nattch     int
 	removed    bool
 	ctime      int64
 	// pages are the materialised pages, by page index in the segment.
@@ -46,9 +46,39 @@ func (s *shmSegment) page(i uint64, prot int) *x86.Page {
 	return p
 }
 
+// attached counts the mappings of segment s in the address spaces of
+// the processes that have not ended (shm_nattch): each VMA of it, as
+// Linux counts each vm_area_struct it opens.
+func (m *Machine) attached(s *shmSegment) int {
+	n := 0
+	seen := map[*MM]bool{}
+	for _, p := range m.procs {
+		if p.MM == nil || seen[p.MM] {
+			continue
+		}
+		seen[p.MM] = true
+		for _, v := range p.MM.vmas {
+			if v.shm == s {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// shmSweep destroys the removed segments nothing maps any more.
+func (m *Machine) shmSweep() {
+	for id, s := range m.shm {
+		if s.removed && m.attached(s) == 0 {
+			delete(m.shm, id)
+		}
+	}
+}
+
 // Shmget implements Linux syscall shmget(2).
 func Shmget(t *Thread, a *SyscallArgs) (uint64, error) {
 	m := t.P.m
+	m.shmSweep()
 	key, size, flags := int(int32(a.A[0])), a.A[1], a.Int(2)
 	if key != unix.IPC_PRIVATE {
 		for _, s := range m.shm {
@@ -82,8 +112,9 @@ func Shmget(t *Thread, a *SyscallArgs) (uint64, error) {
 // Shmat implements Linux syscall shmat(2).
 func Shmat(t *Thread, a *SyscallArgs) (uint64, error) {
 	m, mm := t.P.m, t.P.MM
+	m.shmSweep()
 	s := m.shm[a.Int(0)]
-	if s == nil || s.removed && s.nattch == 0 {
+	if s == nil {
 		return 0, unix.EINVAL
 	}
 	addr, flags := a.A[1], a.Int(2)
@@ -108,7 +139,6 @@ func Shmat(t *Thread, a *SyscallArgs) (uint64, error) {
 	mm.unmap(addr, addr+length)
 	mm.insert(&vma{start: addr, end: addr + length, prot: prot, shared: true, shm: s, fileEnd: noFileEnd,
 		name: "/SYSV" + hex8(uint32(s.key))})
-	s.nattch++
 	s.lpid = t.P.PID
 	if t.P.obs != nil {
 		t.P.obs.Mmap(t, MmapEvent{Addr: addr, Len: length, Prot: prot, Flags: unix.MAP_SHARED | unix.MAP_ANONYMOUS})
@@ -141,19 +171,15 @@ func Shmdt(t *Thread, a *SyscallArgs) (uint64, error) {
 	s := v.shm
 	end := v.start + pageUp(s.size)
 	mm.unmap(addr, end)
-	if s.nattch > 0 {
-		s.nattch--
-	}
 	s.lpid = t.P.PID
-	if s.removed && s.nattch == 0 {
-		delete(t.P.m.shm, s.id)
-	}
+	t.P.m.shmSweep()
 	return 0, nil
 }
 
 // Shmctl implements Linux syscall shmctl(2): IPC_RMID and IPC_STAT.
 func Shmctl(t *Thread, a *SyscallArgs) (uint64, error) {
 	m := t.P.m
+	m.shmSweep()
 	s := m.shm[a.Int(0)]
 	if s == nil {
 		return 0, unix.EINVAL
@@ -161,9 +187,7 @@ func Shmctl(t *Thread, a *SyscallArgs) (uint64, error) {
 	switch a.Int(1) &^ 0x100 { // IPC_64
 	case unix.IPC_RMID:
 		s.removed = true
-		if s.nattch == 0 {
-			delete(m.shm, s.id)
-		}
+		m.shmSweep()
 		return 0, nil
 	case unix.IPC_STAT:
 		b := make([]byte, 112) // struct shmid64_ds
@@ -182,7 +206,7 @@ func Shmctl(t *Thread, a *SyscallArgs) (uint64, error) {
 		le.PutUint64(b[72:], uint64(s.ctime))
 		le.PutUint32(b[80:], uint32(s.cpid))
 		le.PutUint32(b[84:], uint32(s.lpid))
-		le.PutUint64(b[88:], uint64(s.nattch))
+		le.PutUint64(b[88:], uint64(m.attached(s)))
 		return 0, t.CopyOut(a.A[2], b)
 	}
 	t.unsupported("shmctl command " + itoa(a.Int(1)))

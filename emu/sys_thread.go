@@ -73,14 +73,10 @@ func Clone3(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err := t.CopyIn(a.A[0], b); err != nil {
 		return 0, err
 	}
-	for _, x := range b[64:] {
-		if x != 0 {
-			// set_tid and cgroup.
-			t.unsupported("clone3 with set_tid or cgroup")
-			return 0, unix.EINVAL
-		}
-	}
 	le := binary.LittleEndian
+	if err := t.clone3Refused(b); err != nil {
+		return 0, err
+	}
 	ca := cloneArgs{flags: le.Uint64(b[0:]), childTID: le.Uint64(b[16:]), parentTID: le.Uint64(b[24:]),
 		tls: le.Uint64(b[56:])}
 	es := le.Uint64(b[32:])
@@ -98,6 +94,57 @@ func Clone3(t *Thread, a *SyscallArgs) (uint64, error) {
 		ca.stack = stack + n
 	}
 	return t.clone(ca)
+}
+
+// clone3Refused checks clone3's set_tid and cgroup fields (struct
+// clone_args after its first 64 bytes) as Linux does for an
+// unprivileged process: malformed ones are EINVAL; choosing the child's
+// pid (set_tid) or cgroup needs privileges ttd does not emulate (EPERM,
+// named under --verbose). Any other non-zero byte is an extension ttd
+// does not know (E2BIG, as Linux says of fields newer than it).
+func (t *Thread) clone3Refused(b []byte) error {
+	le := binary.LittleEndian
+	var setTID, setTIDSize, cgroup uint64
+	if len(b) >= 80 {
+		setTID, setTIDSize = le.Uint64(b[64:]), le.Uint64(b[72:])
+	}
+	if len(b) >= 88 {
+		cgroup = le.Uint64(b[80:])
+	}
+	for _, x := range b[min(len(b), 88):] {
+		if x != 0 {
+			return unix.E2BIG
+		}
+	}
+	flags := le.Uint64(b)
+	switch {
+	case setTIDSize > 32 || (setTID == 0) != (setTIDSize == 0): // MAX_PID_NS_LEVEL
+		return unix.EINVAL
+	case flags&unix.CLONE_INTO_CGROUP != 0 && (cgroup > 1<<31-1 || len(b) < 88):
+		return unix.EINVAL
+	}
+	if setTIDSize > 0 {
+		tids := make([]byte, 4*setTIDSize)
+		if err := t.CopyIn(setTID, tids); err != nil {
+			return err
+		}
+		for i := uint64(0); i < setTIDSize; i++ {
+			if tid := int32(le.Uint32(tids[4*i:])); tid < 1 {
+				return unix.EINVAL
+			}
+		}
+		if setTIDSize > 1 {
+			// More levels than the one pid namespace ttd has.
+			return unix.EINVAL
+		}
+		t.unsupported("clone3 with set_tid")
+		return unix.EPERM
+	}
+	if flags&unix.CLONE_INTO_CGROUP != 0 {
+		t.unsupported("clone3 with CLONE_INTO_CGROUP")
+		return unix.EPERM
+	}
+	return nil
 }
 
 // Namespace flags of clone and unshare.

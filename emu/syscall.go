@@ -124,6 +124,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 	p := t.P
 	if p.obs != nil {
 		t.writes = t.writes[:0]
+		t.moved = nil
 	}
 	t.execed = false
 	var ret uint64
@@ -163,7 +164,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 	}
 	if p.obs != nil {
 		ev := &t.ev
-		*ev = SyscallEvent{Nr: a.Nr, Name: linux.SyscallName(a.Nr), Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart, Exec: t.execed}
+		*ev = SyscallEvent{Nr: a.Nr, Name: linux.SyscallName(a.Nr), Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart, Exec: t.execed, Moved: t.moved}
 		p.obs.Syscall(t, ev)
 	}
 	switch err {

@@ -65,6 +65,9 @@ type Thread struct {
 
 	// scratch is a reusable host buffer for syscalls.
 	scratch []byte
+	// moved are the bytes the current syscall moved for Config.KeepMoved
+	// (SyscallEvent.Moved).
+	moved []byte
 	// writes are the guest ranges the current syscall wrote, collected
 	// only when the process has an observer.
 	writes []MemRange

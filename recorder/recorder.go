@@ -211,6 +211,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, spaces: map[*x86.Memory]*spaceRec{}}
 	r.stats.Path = opts.Path
 	r.stdID = [2]fileID{stdFileID(cfg.Stdout, 1), stdFileID(cfg.Stderr, 2)}
+	cfg.KeepMoved = r.keepMoved
 	cfg.Observer = r
 	cfg.CPUObserver = r
 	if opts.Tap != nil {
@@ -688,16 +689,16 @@ func changesRegisters(nr int) bool {
 	return false
 }
 
-// output logs what write and writev sent to stdout and stderr: the
+// output logs what write and writev sent to stdout and stderr, and what
+// sendfile, splice, tee and copy_file_range moved there: the
 // recording's own (a process of the tree whose fd 1 is a pipe to
 // another writes to that one, not to the output; so does a shell's
 // `echo x > f`, which points its own fd 1 at f for a moment).
 func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
-	fd := ev.Args[0]
-	if (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
+	fd, ok := outputFD(ev.Nr, &ev.Args)
+	if !ok || (fd != 1 && fd != 2) || int64(ev.Ret) <= 0 {
 		return
 	}
-	var ok bool
 	if fd, ok = r.stdio(th.P, int(fd)); !ok {
 		return
 	}
@@ -726,10 +727,37 @@ func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 			b = append(b, part...)
 		}
 	default:
-		return
+		if ev.Moved == nil {
+			return
+		}
+		b = append(make([]byte, 4, 4+len(ev.Moved)), ev.Moved...)
 	}
 	binary.LittleEndian.PutUint32(b, uint32(fd))
 	r.w.Opaque(TagOutput, b)
+}
+
+// outputFD returns the descriptor syscall nr writes to, for the calls
+// whose bytes output logs.
+func outputFD(nr int, args *[6]uint64) (uint64, bool) {
+	switch nr {
+	case 1, 20, 40: // write, writev, sendfile
+		return args[0], true
+	case 275, 326: // splice, copy_file_range
+		return args[2], true
+	case 276: // tee
+		return args[1], true
+	}
+	return 0, false
+}
+
+// keepMoved is emu's Config.KeepMoved: the bytes sendfile and its kin
+// move to the recording's stdout or stderr are logged as output.
+func (r *Recorder) keepMoved(p *emu.Process, fd int) bool {
+	if fd != 1 && fd != 2 {
+		return false
+	}
+	_, ok := r.stdio(p, fd)
+	return ok
 }
 
 // stdio says whether guest descriptor fd of p is the recording's
