@@ -300,11 +300,25 @@ func (c *CPU) hookExit(b *Block, k int) uintptr {
 	if c.gate == nil || !c.gate.HookAll(c) {
 		return b.jit.hresume[k]
 	}
+	c.consumeFed() // the interpreter reads next
 	in.Fn(c, in)
 	if c.blkLen > k+1 && c.exit.Reason == ExitNone {
 		return c.runHooked(b, k+1, k+1, true, c.resumable(b))
 	}
 	return 0
+}
+
+// consumeFed tells the ReadFeeder which of the reads it fed translated
+// code were made: before Go runs guest instructions, or feeds again.
+// Between a hook exit and the translation taking up again (an
+// Instruction call, which reads no guest memory through the prediction
+// cache), the feed stands (runJIT).
+func (c *CPU) consumeFed() {
+	if c.jitFeedI > 0 {
+		c.jitFeeder.ConsumedReads(c, int(c.jitFeedI))
+		c.jitFeedI = 0
+	}
+	c.jitFeedN = 0
 }
 
 // runRest runs b's instructions from index from in the interpreter (for
