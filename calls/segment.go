@@ -555,12 +555,16 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		}
 		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: slot, pos: r.InstPosition(c)})
 		st.pending, st.look, st.lookTo = true, lookLimit, 0
+		// A call whose target the registers tell (not one through
+		// memory, which the replay may not know yet): the callee's
+		// first instructions are looked at through the hooks
+		// callsAndRets sets at function entries, the gate closed.
 		if a := &in.Args[0]; a.Kind == x86.KRel {
-			// A direct call: the callee's first instructions are
-			// looked at through the hooks callsAndRets sets at
-			// function entries, the gate closed.
 			st.look, st.lookTo = 0, c.Retired()+1+lookLimit
 			st.stack[len(st.stack)-1].target = a.Imm
+		} else if a.Kind == x86.KReg && a.Size == 8 {
+			st.look, st.lookTo = 0, c.Retired()+1+lookLimit
+			st.stack[len(st.stack)-1].target = c.R[a.Reg]
 		}
 	case x86asm.RET:
 		n := c.Retired() + 1
