@@ -285,7 +285,9 @@ func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
 		if gated || mask>>i&1 != 0 {
 			c.Obs.Instruction(c, in)
 			gated = c.gate != nil && c.gate.HookAll(c)
-			if jit && !gated && j.hooks>>i&1 != 0 {
+			// (A translation without that entry: the interpreter
+			// goes on; seen once, on python3's ttd calls.)
+			if jit && !gated && j.hooks>>i&1 != 0 && i < len(j.hresume) && j.hresume[i] != 0 {
 				return j.hresume[i]
 			}
 		}
