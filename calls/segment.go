@@ -92,8 +92,13 @@ type segThread struct {
 	flow           int // the flow the thread works for (Options.FlowOf)
 	pending, tramp bool
 	trampAt        int
-	// look is how many more instructions watch looks at (lookLimit).
-	look int
+	// look is how many more instructions watch looks at (lookLimit),
+	// all of them hooked by the gate. After a direct call, lookTo
+	// bounds them instead (by Retired), and the gate stays closed:
+	// watch sees the hooked ones only, among which, by callsAndRets,
+	// every function entry (all watch acts on while it looks).
+	look   int
+	lookTo uint64
 	// baseLook is how many more instructions watch looks at for a jump
 	// from a frame open at the checkpoint to a function's entry, right
 	// after a ret popped the frames above it: a lazy-binding trampoline
@@ -452,10 +457,13 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 			}
 		}
 	}
-	if st.look > 0 {
-		st.look--
-		if !st.pending {
-			st.look = 0
+	if st.look > 0 || st.lookTo != 0 {
+		inWindow := st.look > 0 || c.Retired() < st.lookTo
+		if st.look > 0 {
+			st.look--
+		}
+		if !inWindow || !st.pending {
+			st.look, st.lookTo = 0, 0
 		} else {
 			f := &st.stack[len(st.stack)-1]
 			if f.target == 0 {
@@ -466,7 +474,7 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 			// through it.
 			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
 				s.enter(st, f, e.entry)
-				st.look = 0
+				st.look, st.lookTo = 0, 0
 				if e.tramp {
 					st.tramp, st.trampAt = true, len(st.stack)-1
 				}
@@ -485,20 +493,23 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 	}
 }
 
-// callsAndRets hooks the calls and rets of a block, and the first
-// instruction of a block at a function's entry, where the gate
-// usually closes after a call: the rest of the block, and the blocks
-// that follow, run translated (x86.InstFilter).
+// callsAndRets hooks the calls and rets of a block, and its
+// instructions at a function's entry: where watch names the frame a
+// direct call pushed, the gate closed (lookTo), and where the gate
+// usually closes after an indirect call: the rest of the block, and the
+// blocks that follow, run translated (x86.InstFilter).
 func (s *segment) callsAndRets(b *x86.Block) uint64 {
 	var m uint64
 	for i := range b.Insts {
-		switch b.Insts[i].Op {
+		in := &b.Insts[i]
+		switch in.Op {
 		case x86asm.CALL, x86asm.RET:
 			m |= 1 << i
+		default:
+			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+				m |= 1 << i
+			}
 		}
-	}
-	if e := s.fn.lookup(b.PC); e.ok && e.entry == b.PC {
-		m |= 1
 	}
 	return m
 }
@@ -528,7 +539,7 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		s.fn.use(s.cur.img)
 	}
 	st := s.cur
-	if st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
+	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
 		s.watch(st, c, in)
 	}
 	switch in.Op {
@@ -543,7 +554,18 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			top = s.leave(st, slot, in.PC)
 		}
 		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: slot, pos: r.InstPosition(c)})
-		st.pending, st.look = true, lookLimit
+		st.pending, st.look, st.lookTo = true, lookLimit, 0
+		// A call whose target the registers tell (not one through
+		// memory, which the replay may not know yet): the callee's
+		// first instructions are looked at through the hooks
+		// callsAndRets sets at function entries, the gate closed.
+		if a := &in.Args[0]; a.Kind == x86.KRel {
+			st.look, st.lookTo = 0, c.Retired()+1+lookLimit
+			st.stack[len(st.stack)-1].target = a.Imm
+		} else if a.Kind == x86.KReg && a.Size == 8 {
+			st.look, st.lookTo = 0, c.Retired()+1+lookLimit
+			st.stack[len(st.stack)-1].target = c.R[a.Reg]
+		}
 	case x86asm.RET:
 		n := c.Retired() + 1
 		s.account(st, n, in.PC)

@@ -478,3 +478,34 @@ func TestUnwindLastCFA(t *testing.T) {
 		}
 	}
 }
+
+// TestSymbolsOnlyLoadsNoDWARF: a table loaded for a script that needs no
+// DWARF lists its functions (a probe's binding walks every image) without
+// loading the DWARF the files have.
+func TestSymbolsOnlyLoadsNoDWARF(t *testing.T) {
+	f := getFixture(t, "c-O0")
+	var mods []Module
+	for _, m := range f.core.modules() {
+		m.SymbolsOnly = true
+		mods = append(mods, m)
+	}
+	tab, err := Load(mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range tab.FuncSymbols() {
+		found = found || s.Name == "leaf"
+	}
+	if !found {
+		t.Errorf("FuncSymbols without DWARF has no leaf")
+	}
+	for _, m := range tab.Modules() {
+		if m.HasDWARF {
+			t.Errorf("%s: DWARF loaded for a symbols-only table", m.Path)
+		}
+	}
+	if ms := f.table.Modules(); !ms[0].HasDWARF {
+		t.Fatalf("the fixture %s has no DWARF: the test tests nothing", ms[0].Path)
+	}
+}

@@ -28,7 +28,8 @@ package x86
 // takes up again right after that exit (jitBlock.hresume), chaining on
 // to the blocks that follow. A translation is linked to such a block only
 // when it leaves before every instruction the verdict observes
-// (jitBlock.hooks); a block observed in full runs in the interpreter.
+// (jitBlock.hooks); a block observed in full runs in the interpreter
+// (unless it is short: inFull).
 //
 // A HookGate adds a verdict that changes with the observer's state (the
 // instructions after a call, say): it is asked, before each declined
@@ -89,6 +90,17 @@ func blockMask(b *Block) uint64 {
 	return 1<<len(b.Insts) - 1
 }
 
+// inFull reports whether mask observes all of b, which then runs in the
+// interpreter. A block of at most smallFull instructions runs translated
+// even so, leaving before each: a lone call or ret that a filter
+// observes (816,000 of them in sqlite3's ttd calls) chains, translated,
+// to the blocks around it instead of coming back to Go twice.
+func inFull(b *Block, mask uint64) bool {
+	return mask == blockMask(b) && len(b.Insts) > smallFull
+}
+
+const smallFull = 2
+
 // useFilter makes bf the filter whose verdicts cc's blocks hold: for
 // another filter than the current one, a new generation of verdicts, and
 // no translation linked to any block until its verdict is known.
@@ -143,19 +155,19 @@ var filterAskAlways bool
 // linkable reports whether translations may be linked to b: always
 // without a filter, else when b's translation leaves before each
 // instruction the current verdict observes (none, when declined), and
-// that is not all of them.
+// that is not all of them (inFull).
 func (cc *CodeCache) linkable(b *Block) bool {
 	j := &b.jit
 	return cc.filter.owner == nil || j.fgen == cc.filter.gen && (j.fmask == 0 ||
-		j.fmask&j.hooks == j.fmask && j.fmask != blockMask(b))
+		j.fmask&j.hooks == j.fmask && !inFull(b, j.fmask))
 }
 
 // hooksFor is the instructions before which a translation of b made now
 // leaves for an Instruction call: those the current verdict observes,
-// unless that is all of them (the interpreter runs such a block).
+// unless that is all of them (inFull: the interpreter runs such a block).
 func (cc *CodeCache) hooksFor(b *Block) uint64 {
 	j := &b.jit
-	if cc.filter.owner == nil || j.fgen != cc.filter.gen || j.fmask == blockMask(b) {
+	if cc.filter.owner == nil || j.fgen != cc.filter.gen || inFull(b, j.fmask) {
 		return 0
 	}
 	return j.fmask
@@ -210,7 +222,7 @@ func (c *CPU) runObserved(budget uint64) {
 		var entry uintptr
 		translated := false
 		switch {
-		case bf == nil || mask == blockMask(b) || n < len(b.Insts) && (mask != 0 || gated):
+		case bf == nil || inFull(b, mask) || n < len(b.Insts) && (mask != 0 || gated):
 			c.runHooked(b, 0, 0, gated, false)
 		case n < len(b.Insts):
 			c.runExact(b.Insts[:n])
@@ -273,7 +285,9 @@ func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
 		if gated || mask>>i&1 != 0 {
 			c.Obs.Instruction(c, in)
 			gated = c.gate != nil && c.gate.HookAll(c)
-			if jit && !gated && j.hooks>>i&1 != 0 {
+			// (A translation without that entry: the interpreter
+			// goes on; seen once, on python3's ttd calls.)
+			if jit && !gated && j.hooks>>i&1 != 0 && i < len(j.hresume) && j.hresume[i] != 0 {
 				return j.hresume[i]
 			}
 		}
@@ -300,11 +314,25 @@ func (c *CPU) hookExit(b *Block, k int) uintptr {
 	if c.gate == nil || !c.gate.HookAll(c) {
 		return b.jit.hresume[k]
 	}
+	c.consumeFed() // the interpreter reads next
 	in.Fn(c, in)
 	if c.blkLen > k+1 && c.exit.Reason == ExitNone {
 		return c.runHooked(b, k+1, k+1, true, c.resumable(b))
 	}
 	return 0
+}
+
+// consumeFed tells the ReadFeeder which of the reads it fed translated
+// code were made: before Go runs guest instructions, or feeds again.
+// Between a hook exit and the translation taking up again (an
+// Instruction call, which reads no guest memory through the prediction
+// cache), the feed stands (runJIT).
+func (c *CPU) consumeFed() {
+	if c.jitFeedI > 0 {
+		c.jitFeeder.ConsumedReads(c, int(c.jitFeedI))
+		c.jitFeedI = 0
+	}
+	c.jitFeedN = 0
 }
 
 // runRest runs b's instructions from index from in the interpreter (for

@@ -187,17 +187,24 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 // translation, as runBlock does, and returns the instructions of the
 // blocks before the last one that ran, added to before.
 func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
+	// keep: the translation takes up after a hook exit with the reads
+	// fed before it (feeding them anew cost more than the exit).
+	keep := false
 	for {
 		c.materialize() // the translation takes the flags from c.flags
-		if c.Pred != nil {
-			// One less, so that the translated code compares Reads
-			// with it before counting the read (none for Stop 0).
-			c.jitStop = c.Pred.Stop - 1
+		if !keep {
+			c.consumeFed()
+			if c.Pred != nil {
+				// One less, so that the translated code compares Reads
+				// with it before counting the read (none for Stop 0).
+				c.jitStop = c.Pred.Stop - 1
+			}
+			if c.jitFeeder != nil {
+				n, after := c.jitFeeder.FeedReads(c, c.jitFeed[:])
+				c.jitFeedN, c.jitFeedI, c.jitFeedAfter = uint64(n), 0, after
+			}
 		}
-		if c.jitFeeder != nil {
-			n, after := c.jitFeeder.FeedReads(c, c.jitFeed[:])
-			c.jitFeedN, c.jitFeedI, c.jitFeedAfter = uint64(n), 0, after
-		}
+		keep = false
 		c.jitRetired, c.jitLimit, c.jitLast = 0, budget-before, uint64(last.jit.id)
 		r := jitCall(entry, unsafe.Pointer(c))
 		if StatsOn {
@@ -207,9 +214,9 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 			c.Obs.(ReadLogger).LoggedReads(c, c.jitLog[:c.jitLogN])
 			c.jitLogN = 0
 		}
-		if c.jitFeedI > 0 {
-			c.jitFeeder.ConsumedReads(c, int(c.jitFeedI))
-			c.jitFeedI = 0
+		hook := r != jitChained && r&jitHookExit != 0
+		if !hook {
+			c.consumeFed()
 		}
 		// The blocks before the last one retired (before a fault in
 		// the interpreter's part of it unwinds this).
@@ -229,8 +236,10 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 		if r&jitHookExit != 0 {
 			// Before a hooked instruction (filter.go).
 			if entry = c.hookExit(last, int(r&^jitHookExit)); entry != 0 {
+				keep = c.jitFeedI < c.jitFeedN
 				continue
 			}
+			c.consumeFed()
 			return before
 		}
 		k := int(r)
