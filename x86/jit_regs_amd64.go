@@ -32,9 +32,11 @@ import (
 var jitRegsOn = os.Getenv("TTD_JITREGS") != "0"
 
 // jitCacheRegs are the host registers free in a translation without the
-// prediction cache: RBX, hReads, hSlots and hMark serve only the cache.
-// (RSI and RDI would need REX for their byte views: as.R refuses them.)
-var jitCacheRegs = [...]as.Reg{as.RBX, hReads, hSlots, hMark}
+// prediction cache: RBX, hReads, hSlots and hMark serve only the cache,
+// and hRTLB, which the TLB check loads from the CPU without it (an L1
+// hit off the guest's dependency chains). (RSI and RDI would need REX for
+// their byte views: as.R refuses them.)
+var jitCacheRegs = [...]as.Reg{as.RBX, hReads, hSlots, hMark, hRTLB}
 
 // jitMinUses is the number of uses in a block for a guest register to be
 // worth a host register: a load at the entry and a store at the exits
