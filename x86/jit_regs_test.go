@@ -1,7 +1,10 @@
 package x86
 
 import (
+	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -153,4 +156,66 @@ func TestJITRegsExits(t *testing.T) {
 			t.Errorf("%s: memory differs", tc.name)
 		}
 	}
+}
+
+// shaRounds is a piece of sha256sum's unrolled message schedule (GNU
+// coreutils, built with gcc -O2): rotations and sums in five registers and
+// two stack words, in a loop of 20 instructions that ends in a syscall.
+var shaRounds = []byte{
+	0x44, 0x8b, 0x7c, 0x24, 0x04, // loop: mov r15d, [rsp+4]
+	0x44, 0x01, 0xf2, 0x44, 0x01, 0xea, // add edx, r14d; add edx, r13d
+	0x45, 0x89, 0xfe, 0x45, 0x89, 0xfd, // mov r14d, r15d; mov r13d, r15d
+	0x41, 0xc1, 0xc5, 0x0f, 0x41, 0xc1, 0xc6, 0x0d, // rol r13d, 15; rol r14d, 13
+	0x45, 0x31, 0xee, 0x45, 0x89, 0xfd, // xor r14d, r13d; mov r13d, r15d
+	0x41, 0xc1, 0xed, 0x0a, 0x45, 0x31, 0xee, // shr r13d, 10; xor r14d, r13d
+	0x44, 0x8b, 0x6c, 0x24, 0x10, 0x45, 0x89, 0xef, // mov r13d, [rsp+16]; mov r15d, r13d
+	0x41, 0xc1, 0xc5, 0x0e, 0x41, 0xc1, 0xcf, 0x07, // rol r13d, 14; ror r15d, 7
+	0x45, 0x31, 0xfd, 0x45, 0x01, 0xf5, // xor r13d, r15d; add r13d, r14d
+	0x44, 0x89, 0x6c, 0x24, 0x04, // mov [rsp+4], r13d
+	0xff, 0xc9, 0x75, 0xbb, // dec ecx; jnz loop
+	0x0f, 0x05, // syscall
+}
+
+// BenchmarkJITRegs runs shaRounds translated with its registers in the
+// CPU (memory) and in host registers (host), in one run, for the ratio;
+// cpu-ns/inst is the thread's CPU time (the machine is shared):
+// go test ./x86/ -run X -bench JITRegs -count 5.
+func BenchmarkJITRegs(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		on   bool
+	}{{"memory", false}, {"host", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			defer SetJIT(SetJIT(true, 0))
+			was := jitRegsOn
+			jitRegsOn = mode.on
+			defer func() { jitRegsOn = was }()
+			c := newTestCPU(b, shaRounds)
+			c.R[RCX] = 1000
+			c.Run(1 << 40) // translate, outside the measurement
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			b.ReportAllocs()
+			b.ResetTimer()
+			var insts uint64
+			for i := 0; i < b.N; i++ {
+				c.RIP, c.R[RCX] = testCode, 100000
+				start := c.Icount
+				if ex := c.Run(1 << 40); ex.Reason != ExitSyscall {
+					b.Fatalf("exit %v", ex.Reason)
+				}
+				insts += c.Icount - start
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(insts), "ns/inst")
+			b.ReportMetric(float64(threadCPU()-cpu0)/float64(insts), "cpu-ns/inst")
+		})
+	}
+}
+
+// threadCPU is the calling thread's CPU time in nanoseconds.
+func threadCPU() int64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
