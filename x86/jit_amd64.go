@@ -515,8 +515,10 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 // c.flags, which runBlock materialized, into hFlags.
 func (t *jitT) prologue() {
 	a := &t.a
-	if t.pred {
+	if t.pred || !jitRegsOn {
 		a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
+	}
+	if t.pred {
 		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
 		a.MovRM(8, hReads, as.M(as.RAX, offReads))
 		a.MovRM(8, hSlots, as.M(hCPU, offJitSlots))
@@ -687,7 +689,7 @@ func (t *jitT) tlb(write bool, size int) {
 	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	base := hRTLB
-	if !t.pred {
+	if !t.pred && jitRegsOn {
 		base = as.RDI // hRTLB holds a guest register (jitCacheRegs)
 		a.MovRM(8, base, as.M(hCPU, offRTLB))
 	}

@@ -27,9 +27,12 @@ import (
 // loops of hashes and compressors, whose blocks use a few registers many
 // times.
 
-// jitRegsOn is false with TTD_JITREGS=0: every guest register stays in the
-// CPU (to measure the gain, and for the tests that compare both).
-var jitRegsOn = os.Getenv("TTD_JITREGS") != "0"
+// jitRegsOn is true with TTD_JITREGS=1; otherwise every guest register
+// stays in the CPU, as before. Off by default: on the broad benchmark
+// (one loaded run) it gained on python3 (5-7% CPU) and lost on xz -6 of
+// random data (10-30%, three runs each), where short blocks pay the
+// loads and stores at every entry and exit.
+var jitRegsOn = os.Getenv("TTD_JITREGS") == "1"
 
 // jitCacheRegs are the host registers free in a translation without the
 // prediction cache: RBX, hReads, hSlots and hMark serve only the cache,

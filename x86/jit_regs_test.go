@@ -13,6 +13,7 @@ func init() {
 	// blocks use most of them once): the register forms of every
 	// translated instruction run against the host CPU.
 	jitMinUses = 1
+	jitRegsOn = true
 }
 
 // TestJITRegsExits: translated code that keeps guest registers in host
