@@ -160,7 +160,7 @@ var jitPool = sync.Pool{New: func() any { return new(jitT) }}
 // prediction-cache byte a store updates.
 const (
 	hCPU   = as.R15 // the *CPU
-	hRTLB  = as.R14 // &rtlb[0]
+	hRTLB  = as.R14 // &rtlb[0], with the prediction cache (else a guest register: jitCacheRegs)
 	hMark  = as.R13 // k+1 when instruction k of this run of the block read across words (jitCross)
 	hSlots = as.R12 // the prediction cache's words
 	hReads = as.R11 // the prediction cache's Reads, kept here while the code runs
@@ -290,6 +290,12 @@ type jitT struct {
 	// exitIdx its exit in exits.
 	sreads, kReads int32
 	exitIdx        int
+	// cached holds the guest registers (bit r) kept in host registers,
+	// host[r] (jit_regs_amd64.go); regsLive says that the code being
+	// emitted runs with them loaded.
+	cached   uint16
+	host     [16]as.Reg
+	regsLive bool
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -304,6 +310,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.exits = t.exits[:0]
 	t.nslot = 0
 	t.sreads = 0
+	t.allocRegs(b)
 	n := len(b.Insts)
 	live := uint64(ArithFlags) // every flag is live at the end of the block
 	for i := n - 1; i >= 0; i-- {
@@ -323,6 +330,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	a.Jcc(7, stop) // ja
 	a.MovMR(8, as.M(hCPU, offJitRetired), as.RAX)
 	a.MovMI(8, as.M(hCPU, offJitLast), int64(b.jit.id))
+	t.loadRegs()
 	a.Jmp(body)
 	a.Bind(stop)
 	t.leave(jitChained, fsSaved)
@@ -331,6 +339,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.entryOff = a.Len()
 	t.prologue()
 	a.Bind(body)
+	t.regsLive = true
 	t.clearMark()
 	done, xl := 0, 0 // instructions done, and translated
 	t.resumes = t.resumes[:0]
@@ -456,6 +465,7 @@ func (t *jitT) chainDynamic(m int, reads int32) {
 	a := &t.a
 	t.spill()
 	t.settle(reads)
+	t.storeRegs()
 	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	a.MovRM(8, as.RAX, as.M(hCPU, offRIP))
 	a.MovRR(8, as.RDX, as.RAX)
@@ -470,7 +480,7 @@ func (t *jitT) chainDynamic(m int, reads int32) {
 	a.MovRM(8, as.RAX, as.Mem{Base: as.RCX, Index: as.RDX, Disp: 8})
 	a.JmpReg(as.RAX)
 	a.Bind(miss)
-	t.leave(jitChained, t.st)
+	t.leaveStored(jitChained, t.st)
 }
 
 // chain emits a chaining exit after m instructions of the block, which
@@ -486,6 +496,7 @@ func (t *jitT) chain(m int, next uint64, reads int32) {
 	a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 	t.spill()
 	t.settle(reads)
+	t.storeRegs()
 	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	a.MovRI(as.RAX, uint64(uintptr(unsafe.Pointer(&t.b.jit.slots[i]))))
 	a.MovRM(8, as.RAX, as.M(as.RAX, 0))
@@ -495,7 +506,7 @@ func (t *jitT) chain(m int, next uint64, reads int32) {
 	a.JmpReg(as.RAX)
 	a.Bind(miss)
 	a.MovMI(8, as.M(hCPU, offJitMiss), int64(i+1))
-	t.leave(jitChained, t.st)
+	t.leaveStored(jitChained, t.st)
 }
 
 func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
@@ -504,13 +515,16 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 // c.flags, which runBlock materialized, into hFlags.
 func (t *jitT) prologue() {
 	a := &t.a
-	a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
+	if t.pred || !jitRegsOn {
+		a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
+	}
 	if t.pred {
 		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
 		a.MovRM(8, hReads, as.M(as.RAX, offReads))
 		a.MovRM(8, hSlots, as.M(hCPU, offJitSlots))
 	}
 	t.cpuFlags()
+	t.loadRegs()
 }
 
 // jitResume is an entry into a translation at instruction k, whose code
@@ -545,6 +559,7 @@ func (t *jitT) clearMark() {
 // flags into the CPU.
 func (t *jitT) leave(k int, st uint8) {
 	a := &t.a
+	t.storeRegs()
 	if t.pred {
 		a.MovRM(8, as.RDX, as.M(hCPU, offJitPred))
 		a.MovMR(8, as.M(as.RDX, offReads), hReads)
@@ -617,25 +632,14 @@ func (t *jitT) cpuFlags() {
 	t.st = fsSaved
 }
 
-// greg is the memory operand of a guest register in the CPU.
-func greg(o *Operand) as.Mem {
-	d := offR + int32(o.Reg)*8
-	if o.Kind == KReg8H {
-		d++
-	}
-	return as.M(hCPU, d)
-}
-
-func gregN(r uint8) as.Mem { return as.M(hCPU, offR+int32(r)*8) }
-
 // ea computes a memory operand's guest address into RSI (no flags).
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
 	switch {
 	case o.Base != NoReg:
-		a.MovRM(8, as.RSI, gregN(o.Base))
+		a.MovRM(8, as.RSI, t.gregN(o.Base))
 		if o.Index != NoReg {
-			a.MovRM(8, as.RDX, gregN(o.Index))
+			a.MovRM(8, as.RDX, t.gregN(o.Index))
 			a.Lea(8, as.RSI, as.Mem{Base: as.RSI, Index: as.RDX, Scale: o.Scale, Disp: int32(o.Imm)})
 		} else if o.Imm != 0 {
 			a.Lea(8, as.RSI, as.M(as.RSI, int32(o.Imm)))
@@ -643,7 +647,7 @@ func (t *jitT) ea(o *Operand) {
 	default:
 		a.MovRI(as.RSI, o.Imm)
 		if o.Index != NoReg {
-			a.MovRM(8, as.RDX, gregN(o.Index))
+			a.MovRM(8, as.RDX, t.gregN(o.Index))
 			a.Lea(8, as.RSI, as.Mem{Base: as.RSI, Index: as.RDX, Scale: o.Scale})
 		}
 	}
@@ -684,9 +688,14 @@ func (t *jitT) tlb(write bool, size int) {
 	a.MovRR(4, as.RDX, as.RSI)
 	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
-	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
+	base := hRTLB
+	if !t.pred && jitRegsOn {
+		base = as.RDI // hRTLB holds a guest register (jitCacheRegs)
+		a.MovRM(8, base, as.M(hCPU, offRTLB))
+	}
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: base, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
-	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + 8})
+	a.MovRM(8, as.RDI, as.Mem{Base: base, Index: as.RDX, Disp: d + 8})
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
 	a.ALURR(as.ADD, 8, as.RDI, as.RAX)

@@ -536,7 +536,7 @@ func (t *jitT) vexEmit(in *Inst, op jitVexOp, enc as.VEX, d, s *Operand) {
 		t.ymmLoad(2, s.Reg, l)
 		enc.W = false
 		a.VEXRR(enc, as.R8, 0, 2)
-		a.MovMR(8, greg(d), as.R8)
+		a.MovMR(8, t.greg(d), as.R8)
 	case vfTest:
 		t.vexSrc(in, s, 2, l, false)
 		t.ymmLoad(0, d.Reg, l)
@@ -549,7 +549,7 @@ func (t *jitT) vexEmit(in *Inst, op jitVexOp, enc as.VEX, d, s *Operand) {
 			t.load(size)
 			t.commitRead()
 		} else {
-			a.MovRM(size, as.R9, greg(s)) // a 32-bit load zero-extends
+			a.MovRM(size, as.R9, t.greg(s)) // a 32-bit load zero-extends
 		}
 		a.MovMR(8, xreg(d, 0), as.R9)
 		a.MovMI(8, xreg(d, 1), 0)
@@ -564,7 +564,7 @@ func (t *jitT) vexEmit(in *Inst, op jitVexOp, enc as.VEX, d, s *Operand) {
 			t.store(size, as.R8)
 		} else {
 			a.MovRM(size, as.R8, xreg(d, 0))
-			a.MovMR(8, greg(s), as.R8)
+			a.MovMR(8, t.greg(s), as.R8)
 		}
 	case vfZero:
 		for r := uint8(0); r < 16; r++ {
@@ -582,16 +582,16 @@ func (t *jitT) vexEmit(in *Inst, op jitVexOp, enc as.VEX, d, s *Operand) {
 			t.load(size)
 			t.commitRead()
 		} else {
-			a.MovRM(size, as.R9, greg(s))
+			a.MovRM(size, as.R9, t.greg(s))
 		}
 		enc.L = false
 		if op.form == vfRorx {
 			a.VEXRR(enc, as.R8, 0, as.R9)
 			imm()
 		} else {
-			a.MovRM(8, as.RCX, gregN(vexV(in)))
+			a.MovRM(8, as.RCX, t.gregN(vexV(in)))
 			a.VEXRR(enc, as.R8, as.RCX, as.R9)
 		}
-		a.MovMR(8, greg(d), as.R8)
+		a.MovMR(8, t.greg(d), as.R8)
 	}
 }

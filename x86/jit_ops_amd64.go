@@ -125,21 +125,21 @@ func (t *jitT) inst(in *Inst) bool {
 		size := int(d.Size)
 		switch {
 		case isReg(d) && isReg(s):
-			a.MovRM(size, as.R8, greg(s)) // a 32-bit load zero-extends
-			a.MovMR(wide(size), greg(d), as.R8)
+			a.MovRM(size, as.R8, t.greg(s)) // a 32-bit load zero-extends
+			a.MovMR(wide(size), t.greg(d), as.R8)
 		case isReg(d) && s.Kind == KImm:
 			if size >= 4 {
 				a.MovRI(as.R8, s.Imm&sizeMask[size])
-				a.MovMR(8, greg(d), as.R8)
+				a.MovMR(8, t.greg(d), as.R8)
 			} else {
-				a.MovMI(size, greg(d), int64(s.Imm))
+				a.MovMI(size, t.greg(d), int64(s.Imm))
 			}
 		case isReg(d) && s.Kind == KMem:
 			t.spill()
 			t.ea(s)
 			t.load(size)
 			t.commitRead()
-			a.MovMR(wide(size), greg(d), as.R9)
+			a.MovMR(wide(size), t.greg(d), as.R9)
 		case d.Kind == KMem && (isReg(s) || s.Kind == KImm):
 			t.spill()
 			t.ea(d)
@@ -147,7 +147,7 @@ func (t *jitT) inst(in *Inst) bool {
 			if s.Kind == KImm {
 				a.MovRI(as.R8, s.Imm&sizeMask[size])
 			} else {
-				a.MovRM(size, as.R8, greg(s))
+				a.MovRM(size, as.R8, t.greg(s))
 			}
 			t.store(size, as.R8)
 		default:
@@ -177,7 +177,7 @@ func (t *jitT) inst(in *Inst) bool {
 			t.commitRead()
 			r = as.R9
 		} else {
-			a.MovRM(wide(size), as.R8, greg(d))
+			a.MovRM(wide(size), as.R8, t.greg(d))
 		}
 		if in.Op == x86asm.INC || in.Op == x86asm.DEC {
 			t.hostFlags() // CF is kept
@@ -206,7 +206,7 @@ func (t *jitT) inst(in *Inst) bool {
 		if d.Size == 4 {
 			a.MovRR(4, as.RSI, as.RSI)
 		}
-		a.MovMR(wide(int(d.Size)), greg(d), as.RSI)
+		a.MovMR(wide(int(d.Size)), t.greg(d), as.RSI)
 		return true
 
 	case x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD:
@@ -224,14 +224,14 @@ func (t *jitT) inst(in *Inst) bool {
 			t.load(ssz)
 			t.commitRead()
 		} else {
-			a.MovRM(wide(ssz), as.R9, greg(s))
+			a.MovRM(wide(ssz), as.R9, t.greg(s))
 		}
 		if in.Op == x86asm.MOVZX {
 			a.Movzx(max(dsz, 4), ssz, as.R8, src)
 		} else {
 			a.Movsx(max(dsz, 4), ssz, as.R8, src)
 		}
-		a.MovMR(wide(dsz), greg(d), as.R8)
+		a.MovMR(wide(dsz), t.greg(d), as.R8)
 		return true
 
 	case x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.ROL, x86asm.ROR:
@@ -253,17 +253,17 @@ func (t *jitT) inst(in *Inst) bool {
 			t.commitRead()
 			src = as.R9
 		} else {
-			a.MovRM(wide(size), as.RCX, greg(s))
+			a.MovRM(wide(size), as.RCX, t.greg(s))
 		}
 		if n == 3 {
 			a.ImulRRI(size, as.R8, src, int32(in.Args[2].Imm))
 		} else {
-			a.MovRM(wide(size), as.R8, greg(d))
+			a.MovRM(wide(size), as.R8, t.greg(d))
 			a.ImulRR(size, as.R8, src)
 		}
 		t.st = fsHost
 		t.mulFlags(as.R8, size, live)
-		a.MovMR(wide(size), greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(d), as.R8)
 		return true
 
 	case x86asm.MUL:
@@ -285,18 +285,18 @@ func (t *jitT) inst(in *Inst) bool {
 		if !isReg(d) || d.Size < 4 {
 			return false
 		}
-		a.MovRM(8, as.R8, greg(d))
+		a.MovRM(8, as.R8, t.greg(d))
 		a.Bswap(int(d.Size), as.R8)
-		a.MovMR(8, greg(d), as.R8)
+		a.MovMR(8, t.greg(d), as.R8)
 		return true
 
 	case x86asm.CBW, x86asm.CWDE, x86asm.CDQE, x86asm.CWD, x86asm.CDQ, x86asm.CQO:
 		// The host instruction itself on the guest's RAX, storing what
 		// it writes: AX, EAX (zero-extended) or RAX; DX, EDX or RDX.
 		e := jitExtend[in.Op]
-		a.MovRM(8, as.RAX, gregN(RAX))
+		a.MovRM(8, as.RAX, t.gregN(RAX))
 		e.emit(a)
-		a.MovMR(e.size, gregN(uint8(e.out)), e.out)
+		a.MovMR(e.size, t.gregN(uint8(e.out)), e.out)
 		return true
 
 	case x86asm.XCHG:
@@ -304,11 +304,11 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		size := int(d.Size)
-		a.MovRM(8, as.R8, greg(d))
-		a.MovRM(8, as.RCX, greg(s))
+		a.MovRM(8, as.R8, t.greg(d))
+		a.MovRM(8, as.RCX, t.greg(s))
 		a.XchgRR(size, as.R8, as.RCX)
-		a.MovMR(wide(size), greg(d), as.R8)
-		a.MovMR(wide(size), greg(s), as.RCX)
+		a.MovMR(wide(size), t.greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(s), as.RCX)
 		return true
 
 	case x86asm.PUSH:
@@ -319,14 +319,14 @@ func (t *jitT) inst(in *Inst) bool {
 		if d.Kind == KImm {
 			a.MovRI(as.R8, d.Imm)
 		} else {
-			a.MovRM(8, as.R8, greg(d))
+			a.MovRM(8, as.R8, t.greg(d))
 		}
 		t.spill()
-		a.MovRM(8, as.RSI, gregN(RSP))
+		a.MovRM(8, as.RSI, t.gregN(RSP))
 		a.Lea(8, as.RSI, as.M(as.RSI, -8))
 		t.storeCheck(8, false)
 		t.store(8, as.R8)
-		a.MovMR(8, gregN(RSP), as.RSI)
+		a.MovMR(8, t.gregN(RSP), as.RSI)
 		return true
 
 	case x86asm.POP, x86asm.LEAVE:
@@ -340,15 +340,15 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		t.spill()
-		a.MovRM(8, as.RSI, gregN(from))
+		a.MovRM(8, as.RSI, t.gregN(from))
 		t.load(8)
 		t.commitRead()
 		a.Lea(8, as.RSI, as.M(as.RSI, 8))
-		a.MovMR(8, gregN(RSP), as.RSI)
+		a.MovMR(8, t.gregN(RSP), as.RSI)
 		if in.Op == x86asm.LEAVE {
-			a.MovMR(8, gregN(RBP), as.R9)
+			a.MovMR(8, t.gregN(RBP), as.R9)
 		} else {
-			a.MovMR(8, greg(d), as.R9)
+			a.MovMR(8, t.greg(d), as.R9)
 		}
 		return true
 
@@ -364,12 +364,12 @@ func (t *jitT) inst(in *Inst) bool {
 			t.load(size)
 			t.commitRead()
 		} else {
-			a.MovRM(wide(size), as.R9, greg(s))
+			a.MovRM(wide(size), as.R9, t.greg(s))
 		}
 		t.hostFlags()
-		a.MovRM(8, as.R8, greg(d))
+		a.MovRM(8, as.R8, t.greg(d))
 		a.Cmov(jitCC[in.Op], size, as.R8, as.R9)
-		a.MovMR(wide(size), greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(d), as.R8)
 		return true
 
 	case x86asm.SETO, x86asm.SETNO, x86asm.SETB, x86asm.SETAE, x86asm.SETE, x86asm.SETNE, x86asm.SETBE, x86asm.SETA,
@@ -380,7 +380,7 @@ func (t *jitT) inst(in *Inst) bool {
 		cc := jitCC[in.Op]
 		if isReg(d) {
 			t.hostFlags()
-			a.SetccM(cc, greg(d))
+			a.SetccM(cc, t.greg(d))
 			return true
 		}
 		t.spill()
@@ -400,7 +400,7 @@ func (t *jitT) inst(in *Inst) bool {
 			a.MovRI(as.RAX, d.Imm)
 			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 		case isReg(d) && d.Size == 8:
-			a.MovRM(8, as.RAX, greg(d))
+			a.MovRM(8, as.RAX, t.greg(d))
 			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 		case d.Kind == KMem && d.Size == 8:
 			t.spill()
@@ -436,7 +436,7 @@ func (t *jitT) inst(in *Inst) bool {
 		case d.Kind == KRel:
 			a.MovRI(as.RCX, d.Imm)
 		case isReg(d) && d.Size == 8:
-			a.MovRM(8, as.RCX, greg(d))
+			a.MovRM(8, as.RCX, t.greg(d))
 		case d.Kind == KMem && d.Size == 8:
 			// call [mem]: through a table of functions or the GOT.
 			t.spill()
@@ -447,13 +447,13 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		t.spill()
-		a.MovRM(8, as.RSI, gregN(RSP))
+		a.MovRM(8, as.RSI, t.gregN(RSP))
 		a.Lea(8, as.RSI, as.M(as.RSI, -8))
 		t.storeCheck(8, false)
 		t.commitRead()
 		a.MovRI(as.R8, in.PC+uint64(in.Len))
 		t.store(8, as.R8)
-		a.MovMR(8, gregN(RSP), as.RSI)
+		a.MovMR(8, t.gregN(RSP), as.RSI)
 		a.MovMR(8, as.M(hCPU, offRIP), as.RCX)
 		return true
 
@@ -462,7 +462,7 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		t.spill()
-		a.MovRM(8, as.RSI, gregN(RSP))
+		a.MovRM(8, as.RSI, t.gregN(RSP))
 		t.load(8)
 		t.commitRead()
 		pop := int32(8)
@@ -470,7 +470,7 @@ func (t *jitT) inst(in *Inst) bool {
 			pop += int32(uint16(d.Imm))
 		}
 		a.Lea(8, as.RSI, as.M(as.RSI, pop))
-		a.MovMR(8, gregN(RSP), as.RSI)
+		a.MovMR(8, t.gregN(RSP), as.RSI)
 		a.MovMR(8, as.M(hCPU, offRIP), as.R9)
 		return true
 	}
@@ -483,7 +483,7 @@ func (t *jitT) writeBack(d *Operand, r as.Reg) {
 	if d.Kind == KMem {
 		t.store(int(d.Size), r)
 	} else {
-		t.a.MovMR(wide(int(d.Size)), greg(d), r)
+		t.a.MovMR(wide(int(d.Size)), t.greg(d), r)
 	}
 }
 
@@ -516,13 +516,13 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 	if d.Kind == KMem {
 		dst = as.R9
 	} else {
-		a.MovRM(wide(size), as.R8, greg(d))
+		a.MovRM(wide(size), as.R8, t.greg(d))
 	}
 	switch s.Kind {
 	case KMem:
 		src = as.R9
 	case KReg, KReg8H:
-		a.MovRM(wide(size), as.RCX, greg(s))
+		a.MovRM(wide(size), as.RCX, t.greg(s))
 	}
 	switch {
 	case test && s.Kind == KImm:
@@ -583,7 +583,7 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	}
 	if cl && size < 4 {
 		t.spill()
-		a.MovRM(4, as.RCX, gregN(RCX))
+		a.MovRM(4, as.RCX, t.gregN(RCX))
 		a.ALURI(as.AND, 4, as.RCX, 31)
 		a.ALURI(as.CMP, 4, as.RCX, int64(size*8))
 		a.Jcc(3, t.exit()) // jae: a count past the operand
@@ -595,9 +595,9 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		t.spill()
 	}
 	// A 32-bit destination is zero-extended even by a count of 0.
-	a.MovRM(size, as.R8, greg(d))
+	a.MovRM(size, as.R8, t.greg(d))
 	if cl {
-		a.MovRM(8, as.RCX, gregN(RCX))
+		a.MovRM(8, as.RCX, t.gregN(RCX))
 	}
 	if cl && fix {
 		a.TestRI(4, as.RCX, int64(size*8-1))
@@ -616,7 +616,7 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		t.shiftFlags(in.Op, size)
 	}
 	a.Bind(skip)
-	a.MovMR(wide(size), greg(d), as.R8)
+	a.MovMR(wide(size), t.greg(d), as.R8)
 	return true
 }
 
@@ -692,9 +692,9 @@ func (t *jitT) mul1(in *Inst, d *Operand, live uint64) bool {
 		t.load(size)
 		t.commitRead()
 	} else {
-		a.MovRM(wide(size), as.R9, greg(d))
+		a.MovRM(wide(size), as.R9, t.greg(d))
 	}
-	a.MovRM(8, as.RAX, gregN(RAX))
+	a.MovRM(8, as.RAX, t.gregN(RAX))
 	if in.Op == x86asm.MUL {
 		a.MulR(size, as.R9)
 	} else {
@@ -703,10 +703,10 @@ func (t *jitT) mul1(in *Inst, d *Operand, live uint64) bool {
 	t.st = fsHost
 	switch size {
 	case 1:
-		a.MovMR(2, gregN(RAX), as.RAX)
+		a.MovMR(2, t.gregN(RAX), as.RAX)
 	default:
-		a.MovMR(wide(size), gregN(RAX), as.RAX)
-		a.MovMR(wide(size), gregN(RDX), as.RDX)
+		a.MovMR(wide(size), t.gregN(RAX), as.RAX)
+		a.MovMR(wide(size), t.gregN(RDX), as.RDX)
 	}
 	a.MovRR(8, as.R8, as.RAX)
 	t.mulFlags(as.R8, size, live)
@@ -735,7 +735,7 @@ func (t *jitT) srcToR9(s *Operand) {
 		t.load(int(s.Size))
 		return
 	}
-	t.a.MovRM(wide(int(s.Size)), as.R9, greg(s))
+	t.a.MovRM(wide(int(s.Size)), as.R9, t.greg(s))
 }
 
 // div translates unsigned division of RDX:RAX (32 or 64 bits). A divisor
@@ -749,14 +749,14 @@ func (t *jitT) div(in *Inst, d *Operand) bool {
 	size := int(d.Size)
 	t.spill()
 	t.srcToR9(d)
-	a.MovRM(size, as.RAX, gregN(RAX))
-	a.MovRM(size, as.RDX, gregN(RDX))
+	a.MovRM(size, as.RAX, t.gregN(RAX))
+	a.MovRM(size, as.RDX, t.gregN(RDX))
 	a.ALURR(as.CMP, size, as.RDX, as.R9)
 	a.Jcc(3, t.exit()) // jae: #DE
 	t.commitRead()
 	a.DivR(size, as.R9)
-	a.MovMR(8, gregN(RAX), as.RAX)
-	a.MovMR(8, gregN(RDX), as.RDX)
+	a.MovMR(8, t.gregN(RAX), as.RAX)
+	a.MovMR(8, t.gregN(RDX), as.RDX)
 	return true
 }
 
@@ -783,8 +783,8 @@ func (t *jitT) idiv(in *Inst, d *Operand) bool {
 	a.TestRR(8, as.R9, as.R9)
 	a.Jcc(4, x) // jz: #DE
 	if size == 4 {
-		a.MovRM(4, as.RAX, gregN(RAX))
-		a.MovRM(4, as.RDX, gregN(RDX))
+		a.MovRM(4, as.RAX, t.gregN(RAX))
+		a.MovRM(4, as.RDX, t.gregN(RDX))
 		a.ShiftRI(as.SHL, 8, as.RDX, 32)
 		a.ALURR(as.OR, 8, as.RAX, as.RDX)
 		a.Cqo()
@@ -795,8 +795,8 @@ func (t *jitT) idiv(in *Inst, d *Operand) bool {
 		a.MovRR(4, as.RAX, as.RAX)
 		a.MovRR(4, as.RDX, as.RDX)
 	} else {
-		a.MovRM(8, as.RAX, gregN(RAX))
-		a.MovRM(8, as.RDX, gregN(RDX))
+		a.MovRM(8, as.RAX, t.gregN(RAX))
+		a.MovRM(8, as.RDX, t.gregN(RDX))
 		a.MovRR(8, as.RCX, as.RAX)
 		a.ShiftRI(as.SAR, 8, as.RCX, 63)
 		a.ALURR(as.CMP, 8, as.RCX, as.RDX)
@@ -804,8 +804,8 @@ func (t *jitT) idiv(in *Inst, d *Operand) bool {
 		a.IdivR(8, as.R9)
 	}
 	t.commitRead()
-	a.MovMR(8, gregN(RAX), as.RAX)
-	a.MovMR(8, gregN(RDX), as.RDX)
+	a.MovMR(8, t.gregN(RAX), as.RAX)
+	a.MovMR(8, t.gregN(RDX), as.RDX)
 	return true
 }
 
@@ -837,7 +837,7 @@ func (t *jitT) bitScan(in *Inst, d, s *Operand) bool {
 		} else {
 			a.Bsr(size, as.R8, as.R9)
 		}
-		a.MovMR(wide(size), greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(d), as.R8)
 		a.ALURI(as.AND, 4, hFlags, ^int64(FlagZF<<8))
 		a.Jmp(done)
 		a.Bind(zero)
@@ -846,11 +846,11 @@ func (t *jitT) bitScan(in *Inst, d, s *Operand) bool {
 	case x86asm.TZCNT:
 		a.Tzcnt(size, as.R8, as.R9)
 		t.mergeFlags(FlagCF | FlagZF)
-		a.MovMR(wide(size), greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(d), as.R8)
 	case x86asm.POPCNT:
 		a.Popcnt(size, as.R8, as.R9)
 		t.st = fsHost
-		a.MovMR(wide(size), greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(d), as.R8)
 	}
 	return true
 }
@@ -876,9 +876,9 @@ func (t *jitT) bitTest(in *Inst, d, s *Operand) bool {
 	a := &t.a
 	size := int(d.Size)
 	t.keepFlags()
-	a.MovRM(size, as.R8, greg(d))
+	a.MovRM(size, as.R8, t.greg(d))
 	if s.Kind == KReg {
-		a.MovRM(8, as.RCX, greg(s))
+		a.MovRM(8, as.RCX, t.greg(s))
 	}
 	e := jitBitOps[in.Op]
 	if s.Kind == KImm {
@@ -888,7 +888,7 @@ func (t *jitT) bitTest(in *Inst, d, s *Operand) bool {
 	}
 	t.mergeFlags(FlagCF)
 	if in.Op != x86asm.BT {
-		a.MovMR(wide(size), greg(d), as.R8)
+		a.MovMR(wide(size), t.greg(d), as.R8)
 	}
 	return true
 }
@@ -947,9 +947,9 @@ func (t *jitT) syncInst(in *Inst) bool {
 	t.syncPoint()
 	t.commitRead()
 	if m.Kind == KReg {
-		a.MovRM(8, as.R9, greg(m))
+		a.MovRM(8, as.R9, t.greg(m))
 	}
-	a.MovRM(8, as.R8, greg(r))
+	a.MovRM(8, as.R8, t.greg(r))
 	switch in.Op {
 	case x86asm.XCHG: // m = r, r = old m
 		a.MovRR(8, as.RCX, v)
@@ -961,18 +961,18 @@ func (t *jitT) syncInst(in *Inst) bool {
 		a.MovRR(size, as.R8, as.RCX) // a 32-bit write zero-extends
 		t.st = fsHost
 	case x86asm.CMPXCHG:
-		a.MovRM(8, as.RAX, gregN(RAX))
+		a.MovRM(8, as.RAX, t.gregN(RAX))
 		a.CmpxchgRR(size, v, as.R8)
-		a.MovMR(8, gregN(RAX), as.RAX)
+		a.MovMR(8, t.gregN(RAX), as.RAX)
 		t.st = fsHost
 	}
 	if m.Kind == KMem {
 		t.store(size, v)
 	} else {
-		a.MovMR(wide(size), greg(m), v)
+		a.MovMR(wide(size), t.greg(m), v)
 	}
 	if in.Op != x86asm.CMPXCHG && (m.Kind == KMem || m.Reg != r.Reg) {
-		a.MovMR(wide(size), greg(r), as.R8)
+		a.MovMR(wide(size), t.greg(r), as.R8)
 	}
 	return true
 }

@@ -44,7 +44,7 @@ func (t *jitT) sse(in *Inst, d, s *Operand) bool {
 			t.xmmLow(d, as.R9)
 		case d.Kind == KReg && int(d.Size) == size && s.Kind == KXMM:
 			a.MovRM(size, as.R8, xreg(s, 0))
-			a.MovMR(8, greg(d), as.R8)
+			a.MovMR(8, t.greg(d), as.R8)
 		case d.Kind == KMem && int(d.Size) == size && s.Kind == KXMM:
 			t.spill()
 			t.ea(d)
@@ -394,7 +394,7 @@ func (t *jitT) sseNative(in *Inst, d, s *Operand) bool {
 	case KXMM:
 		a.SSERM(sseLoad16, 1, xmmSlot(s.Reg))
 	case KReg:
-		a.MovRM(wide(int(s.Size)), as.R9, greg(s))
+		a.MovRM(wide(int(s.Size)), as.R9, t.greg(s))
 		src = as.R9
 	}
 	switch {
@@ -405,7 +405,7 @@ func (t *jitT) sseNative(in *Inst, d, s *Operand) bool {
 		a.SSERM(sseStore16, 0, xmmSlot(d.Reg))
 	case d.Kind == KReg:
 		a.SSERR(enc, as.R8, src)
-		a.MovMR(8, greg(d), as.R8) // 32-bit results zero-extend
+		a.MovMR(8, t.greg(d), as.R8) // 32-bit results zero-extend
 	default:
 		a.SSERM(sseLoad16, 0, xmmSlot(d.Reg))
 		a.SSERR(enc, 0, src)

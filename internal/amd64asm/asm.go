@@ -50,10 +50,25 @@ const NoIndex Reg = 0xff
 // supported). Index is NoIndex or any register except RSP, and Scale (0-3)
 // is the log2 of the index multiplier. The shortest displacement encoding is
 // chosen automatically.
+//
+// Direct makes the operand the register Base itself (ModRM mod 3, made by
+// R): a method that takes a Mem then emits its register form, which is
+// how the translator keeps a guest register in a host register without a
+// second set of methods. Lea refuses it; Base must not be RSP, RBP, RSI or
+// RDI, whose byte views need a REX prefix the Mem form does not know of.
 type Mem struct {
 	Base, Index Reg
 	Scale       uint8
 	Disp        int32
+	Direct      bool
+}
+
+// R is the Direct operand of register r.
+func R(r Reg) Mem {
+	if r >= RSP && r <= RDI {
+		panic(fmt.Sprintf("amd64asm: register %d as a Direct operand", r))
+	}
+	return Mem{Base: r, Index: NoIndex, Direct: true}
 }
 
 // M is shorthand for Mem{Base: base, Index: NoIndex, Disp: disp}.
@@ -91,6 +106,13 @@ type Asm struct {
 	// the dependency chain).
 	ElideReloads bool
 	stored       lastStore
+
+	// Written holds the registers (bit r) that an instruction may have
+	// written through a Direct operand since Reset: a store, a
+	// read-modify-write, setcc, or any SSE/VEX form. The translator
+	// stores back only those of the guest registers it keeps in host
+	// registers.
+	Written uint16
 }
 
 // lastStore is the last 64-bit register store emitted, valid (ok) while
@@ -109,6 +131,7 @@ func (a *Asm) Reset() {
 	a.labels = a.labels[:0]
 	a.fixups = a.fixups[:0]
 	a.stored.ok = false
+	a.Written = 0
 }
 
 // Len returns the number of bytes emitted so far.
@@ -283,6 +306,10 @@ func (a *Asm) rd(f flags, op uint16, digit byte, rm Reg) {
 // rm appends an instruction with a memory ModRM operand:
 // prefixes, op, ModRM, optional SIB, optional displacement.
 func (a *Asm) rm(f flags, op uint16, reg Reg, m Mem) {
+	if m.Direct {
+		a.rr(f, op, reg, m.Base)
+		return
+	}
 	checkReg(reg)
 	checkReg(m.Base)
 	if m.Scale > 3 {
@@ -350,6 +377,14 @@ func (a *Asm) modrmMem(reg Reg, m Mem) {
 // md is rm with an opcode extension (/digit) in ModRM.reg.
 func (a *Asm) md(f flags, op uint16, digit byte, m Mem) {
 	a.rm(f&^fByteReg, op, Reg(digit), m)
+}
+
+// wrote notes that the instruction just emitted may have written m when
+// it is Direct (Asm.Written).
+func (a *Asm) wrote(m Mem) {
+	if m.Direct {
+		a.Written |= 1 << m.Base
+	}
 }
 
 func (a *Asm) imm8(v int8) { a.Buf = append(a.Buf, byte(v)) }

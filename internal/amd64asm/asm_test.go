@@ -822,3 +822,64 @@ func TestElideReloads(t *testing.T) {
 		t.Error("load through R8 elided after storing R8 through it")
 	}
 }
+
+// TestDirect: a Direct operand (R) makes every method that takes a Mem
+// emit its register form, and Written names the registers that methods
+// which may write through it did write.
+func TestDirect(t *testing.T) {
+	c := newChecker(t)
+	for _, r := range []Reg{RAX, RBX, R11, R12, R13, R14} {
+		m := R(r)
+		for _, size := range sizes {
+			rs, ds := rn(size, R9), rn(size, r)
+			for op := ADD; op <= CMP; op++ {
+				c.emit(aluNames[op]+" "+rs+", "+ds, func(a *Asm) { a.ALURM(op, size, R9, m) })
+				c.emit(aluNames[op]+" "+ds+", "+rs, func(a *Asm) { a.ALUMR(op, size, m, R9) })
+				c.emit(aluNames[op]+" "+ds+", "+is(size, 5), func(a *Asm) { a.ALUMI(op, size, m, 5) })
+			}
+			c.emit("mov "+rs+", "+ds, func(a *Asm) { a.MovRM(size, R9, m) })
+			c.emit("mov "+ds+", "+rs, func(a *Asm) { a.MovMR(size, m, R9) })
+			c.emit("mov "+ds+", "+is(size, 0x7f), func(a *Asm) { a.MovMI(size, m, 0x7f) })
+			c.emit("test "+ds+", "+rs, func(a *Asm) { a.TestMR(size, m, R9) })
+			c.emit("shl "+ds+", 0x5", func(a *Asm) { a.ShiftMI(SHL, size, m, 5) })
+			c.emit("neg "+ds, func(a *Asm) { a.NegM(size, m) })
+			if size < 4 {
+				c.emit("movzx "+rn(4, R9)+", "+ds, func(a *Asm) { a.MovzxM(4, size, R9, m) })
+			}
+		}
+		c.emit("setz "+rn(1, r), func(a *Asm) { a.SetccM(4, m) })
+	}
+	c.verify()
+
+	var a Asm
+	a.MovRM(8, RAX, R(RBX))
+	a.ALURM(CMP, 8, RAX, R(R11))
+	a.TestMR(8, R(R12), RAX)
+	if a.Written != 0 {
+		t.Errorf("reads wrote %#x", a.Written)
+	}
+	a.MovMR(4, R(R13), RAX)
+	a.SetccM(4, R(RBX))
+	a.MovMR(8, M(R14, 0), RAX) // memory: not a register write
+	if want := uint16(1<<R13 | 1<<RBX); a.Written != want {
+		t.Errorf("Written %#x, want %#x", a.Written, want)
+	}
+	a.Reset()
+	if a.Written != 0 {
+		t.Errorf("Written %#x after Reset", a.Written)
+	}
+	for name, f := range map[string]func(){
+		"lea of a register": func() { a.Lea(8, RAX, R(RBX)) },
+		"R(RSI)":            func() { R(RSI) },
+		"R(RSP)":            func() { R(RSP) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

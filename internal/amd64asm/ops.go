@@ -49,6 +49,7 @@ func (a *Asm) ALUMR(op ALU, size int, dst Mem, src Reg) {
 	checkALU(op)
 	f, o := byteOp(size)
 	a.rm(f, uint16(op)*8+uint16(o), src, dst)
+	a.wrote(dst)
 }
 
 // ALURI emits "op dst, imm". For sizes 2-8 an immediate that fits int8 (after
@@ -88,6 +89,7 @@ func (a *Asm) ALUMI(op ALU, size int, dst Mem, imm int64) {
 		a.md(f, 0x81, byte(op), dst)
 		a.immN(size, v)
 	}
+	a.wrote(dst)
 }
 
 // TestRR emits "test x, y".
@@ -141,6 +143,7 @@ func (a *Asm) MovMR(size int, dst Mem, src Reg) {
 	if size == 8 && a.ElideReloads && !memUses(dst, src) {
 		a.stored = lastStore{ok: true, end: len(a.Buf), reg: src, mem: dst}
 	}
+	a.wrote(dst)
 }
 
 // memUses reports whether m's address depends on r.
@@ -178,6 +181,7 @@ func (a *Asm) MovMI(size int, dst Mem, imm int64) {
 	f, o := byteOp(size)
 	a.md(f, 0xC6+uint16(o), 0, dst)
 	a.immN(size, v)
+	a.wrote(dst)
 }
 
 // extFlags returns the flags for movzx/movsx with the given sizes and the
@@ -242,6 +246,9 @@ func (a *Asm) Lea(size int, dst Reg, src Mem) {
 	if size != 4 && size != 8 {
 		panic(fmt.Sprintf("amd64asm: invalid lea size %d", size))
 	}
+	if src.Direct {
+		panic("amd64asm: lea of a Direct operand")
+	}
 	a.rm(sizeFlags(size), 0x8D, dst, src)
 }
 
@@ -287,6 +294,7 @@ func (a *Asm) ShiftRCL(op Shift, size int, r Reg) {
 // ShiftMI emits "op [m], imm"; see ShiftRI.
 func (a *Asm) ShiftMI(op Shift, size int, m Mem, imm uint8) {
 	checkShift(op)
+	a.wrote(m)
 	f, o := byteOp(size)
 	if imm == 1 {
 		a.md(f, 0xD0+uint16(o), byte(op), m)
@@ -301,6 +309,7 @@ func (a *Asm) ShiftMCL(op Shift, size int, m Mem) {
 	checkShift(op)
 	f, o := byteOp(size)
 	a.md(f, 0xD2+uint16(o), byte(op), m)
+	a.wrote(m)
 }
 
 // ShldRRI emits "shld dst, src, imm" (size 2, 4 or 8).
@@ -331,6 +340,7 @@ func (a *Asm) unaryR(op uint16, digit byte, size int, r Reg) {
 func (a *Asm) unaryM(op uint16, digit byte, size int, m Mem) {
 	f, o := byteOp(size)
 	a.md(f, op+uint16(o), digit, m)
+	a.wrote(m)
 }
 
 // NotR emits "not r".
@@ -419,6 +429,7 @@ func (a *Asm) Setcc(cc uint8, r Reg) {
 func (a *Asm) SetccM(cc uint8, m Mem) {
 	checkCC(cc)
 	a.md(0, 0x0F90+uint16(cc), 0, m)
+	a.wrote(m)
 }
 
 // Jcc emits "jcc l" in the rel32 form 0F 80+cc.
@@ -605,7 +616,10 @@ func (a *Asm) SSERR(s SSE, reg, rm Reg) { a.rr(s.flags(), 0x0F00|uint16(s.Op), r
 
 // SSERM emits the SSE instruction s with reg in ModRM.reg and the memory
 // operand m.
-func (a *Asm) SSERM(s SSE, reg Reg, m Mem) { a.rm(s.flags(), 0x0F00|uint16(s.Op), reg, m) }
+func (a *Asm) SSERM(s SSE, reg Reg, m Mem) {
+	a.rm(s.flags(), 0x0F00|uint16(s.Op), reg, m)
+	a.wrote(m) // some forms store
+}
 
 // Imm8 appends an immediate byte to the instruction just emitted (pshufd,
 // shufps, the shifts by an immediate…).

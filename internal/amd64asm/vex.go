@@ -61,6 +61,11 @@ func (a *Asm) VEXRR(v VEX, reg, vvvv, rm Reg) {
 // VEXRM emits v with reg in ModRM.reg, vvvv in VEX.vvvv and the memory
 // operand m.
 func (a *Asm) VEXRM(v VEX, reg, vvvv Reg, m Mem) {
+	if m.Direct {
+		a.VEXRR(v, reg, vvvv, m.Base)
+		a.wrote(m) // some forms store
+		return
+	}
 	checkReg(reg)
 	checkReg(m.Base)
 	if m.Scale > 3 {
