@@ -149,6 +149,9 @@ func TestAccessLogMatchesInterpreter(t *testing.T) {
 			if len(pids) == 0 {
 				pids = []int{0}
 			}
+			if len(pids) > 3 {
+				pids = pids[:3] // proc_fork's dozen children are alike
+			}
 			for i, pid := range pids {
 				if i == 0 {
 					pid = 0
