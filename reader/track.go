@@ -305,10 +305,18 @@ func (t *tracker) wasReset(pn uint64) bool {
 // and LoggedAccesses marks them; the interpreter's accesses still come
 // through MemRead and MemWrite.
 func (r *Replay) AccessLogCache(c *x86.CPU) *predict.Cache {
-	if !r.observe || r.track == nil || r.Access != nil || r.cur == nil || noAccessLog {
+	if !r.observe || !r.logsAccesses() || r.cur == nil {
 		return nil
 	}
 	return r.cur.cache
+}
+
+// logsAccesses reports whether translated code logs the accesses while
+// the replay observes them: tracking is all that needs them. Then it
+// may also take the logged reads to come (FeedReads): the accesses it
+// logs include those.
+func (r *Replay) logsAccesses() bool {
+	return r.track != nil && r.Access == nil && !noAccessLog
 }
 
 // LoggedAccesses marks the accesses translated code made (x86.AccessLogger).
