@@ -1042,7 +1042,7 @@ func (r *Replay) fixWord(addr, w uint64) {
 // and values, and the number of the first one after them.
 func (r *Replay) FeedReads(c *x86.CPU, buf []x86.FedRead) (n int, after uint64) {
 	t := r.cur
-	if t == nil || r.observe || !r.t.byteWords {
+	if t == nil || r.observe && !r.logsAccesses() || !r.t.byteWords {
 		// Translated code takes byte reads' words (Replay.logged).
 		return 0, r.nextAt
 	}

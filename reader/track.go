@@ -1,8 +1,10 @@
 package reader
 
 import (
+	"os"
 	"sort"
 
+	"ttd/predict"
 	"ttd/x86"
 )
 
@@ -46,6 +48,8 @@ type tracker struct {
 	free   *tpage
 	resets []Range // page-number ranges unmapped in this window
 	start  uint64  // position the window began at
+	// logged counts the accesses translated code logged (AccessLogCache).
+	logged uint64
 }
 
 func newTracker(start uint64) *tracker {
@@ -293,3 +297,43 @@ func (t *tracker) wasReset(pn uint64) bool {
 	}
 	return false
 }
+
+// AccessLogCache lets translated code run while the replay tracks
+// (x86.AccessLogger): when tracking is all that needs to see the
+// accesses (no Access callback), translated code checks the running
+// thread's prediction cache as it does untracked, logs every access,
+// and LoggedAccesses marks them; the interpreter's accesses still come
+// through MemRead and MemWrite.
+func (r *Replay) AccessLogCache(c *x86.CPU) *predict.Cache {
+	if !r.observe || !r.logsAccesses() || r.cur == nil {
+		return nil
+	}
+	return r.cur.cache
+}
+
+// logsAccesses reports whether translated code logs the accesses while
+// the replay observes them: tracking is all that needs them. Then it
+// may also take the logged reads to come (FeedReads): the accesses it
+// logs include those.
+func (r *Replay) logsAccesses() bool {
+	return r.track != nil && r.Access == nil && !noAccessLog
+}
+
+// LoggedAccesses marks the accesses translated code made (x86.AccessLogger).
+func (r *Replay) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
+	t := r.track
+	t.logged += uint64(len(acc))
+	for _, a := range acc {
+		n, addr, w := a.Size(), a.Addr, a.Write()
+		for n > 8 {
+			t.mark(addr, 8, w)
+			addr += 8
+			n -= 8
+		}
+		t.mark(addr, n, w)
+	}
+}
+
+// noAccessLog turns the translated code's access log off: tracking runs
+// in the interpreter (TTD_ACCLOG=off, for comparisons).
+var noAccessLog = os.Getenv("TTD_ACCLOG") == "off"

@@ -156,6 +156,8 @@ type CPU struct {
 	jitFeeder                        ReadFeeder
 	jitFeedN, jitFeedI, jitFeedAfter uint64
 	jitFeed                          [jitFeedSize]FedRead
+	// acc is the log of translated code's accesses (acclog.go).
+	acc accLog
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

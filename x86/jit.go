@@ -194,10 +194,10 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 		c.materialize() // the translation takes the flags from c.flags
 		if !keep {
 			c.consumeFed()
-			if c.Pred != nil {
+			if c.jitPred != nil {
 				// One less, so that the translated code compares Reads
 				// with it before counting the read (none for Stop 0).
-				c.jitStop = c.Pred.Stop - 1
+				c.jitStop = c.jitPred.Stop - 1
 			}
 			if c.jitFeeder != nil {
 				n, after := c.jitFeeder.FeedReads(c, c.jitFeed[:])
@@ -209,6 +209,9 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 		r := jitCall(entry, unsafe.Pointer(c))
 		if StatsOn {
 			c.statCall(r)
+		}
+		if c.acc.n > 0 {
+			c.drainAccesses()
 		}
 		if c.jitLogN > 0 {
 			c.Obs.(ReadLogger).LoggedReads(c, c.jitLog[:c.jitLogN])
@@ -286,6 +289,7 @@ const (
 	jitModeRun    = iota // no cache (ttd run)
 	jitModeReplay        // check it, leave on a miss (the reader)
 	jitModeRecord        // check it, log a miss itself (the recorder: ReadLogger)
+	jitModeTrack         // as jitModeReplay, and log every access (AccessLogger)
 )
 
 // ReadLogger, when an Observer that sets CPU.Pred implements it, lets
@@ -367,4 +371,5 @@ func (c *CPU) syncJIT() {
 	if c.Pred != nil {
 		c.jitSlots, c.jitSlotMask = c.Pred.Words()
 	}
+	c.syncAccessLog()
 }

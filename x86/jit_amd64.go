@@ -245,7 +245,9 @@ type jitT struct {
 	pred bool
 	// log: a miss of the prediction cache is logged here (ReadLogger),
 	// by the out-of-line code of misses.
-	log     bool
+	log bool
+	// acclog: every access is logged (jitModeTrack, jit_acclog_amd64.go).
+	acclog  bool
 	misses  []jitMiss
 	crosses []jitCross
 	st      uint8
@@ -304,6 +306,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
 	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
+	t.acclog = mode == jitModeTrack
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
@@ -516,7 +519,7 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 func (t *jitT) prologue() {
 	a := &t.a
 	if t.pred || !jitRegsOn {
-		a.MovRM(8, hRTLB, as.M(hCPU, offRTLB))
+		a.MovRM(8, hRTLB, as.M(hCPU, t.tlbOffset()))
 	}
 	if t.pred {
 		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
@@ -699,6 +702,7 @@ func (t *jitT) tlb(write bool, size int) {
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
 	a.ALURR(as.ADD, 8, as.RDI, as.RAX)
+	t.logAccess(write, size)
 }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code
