@@ -234,6 +234,10 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 			return linux.AppendOpenFlags(b, v), ArgFlags, nil
 		case 0, 1030, 10, 8, 1031: // F_DUPFD F_DUPFD_CLOEXEC F_SETSIG F_SETOWN F_SETPIPE_SZ
 			return strconv.AppendInt(b, int64(int32(v)), 10), ArgInt, nil
+		case 6, 7, 37, 38: // F_SETLK F_SETLKW F_OFD_SETLK F_OFD_SETLKW
+			return d.flockArg(b, v, false), ArgStruct, nil
+		case 5, 36: // F_GETLK F_OFD_GETLK
+			return d.flockArg(b, v, true), ArgStruct, nil
 		}
 		return appendPtr(b, v), ArgPtr, nil
 	case kMsgFlags:

@@ -396,3 +396,20 @@ func TestStraceCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestStraceLocks compares fcntl's struct flock (set and get, OFD locks,
+// a NULL one) and a struct sockaddr_un passed with bytes after its path
+// that the program never wrote: strace prints the path, and so must the
+// export, though the recording does not hold the whole struct.
+func TestStraceLocks(t *testing.T) {
+	prog := buildC(t, "testdata/locks.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	for _, want := range []string{"l_start=1073741824", "l_pid=-1", `sun_path="/nonexistent/ttd-socket"`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the export lacks %s:\n%s", want, got)
+		}
+	}
+	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+}

@@ -84,6 +84,11 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	}
 	m, miss := d.buffer(i, out, v, size)
 	if miss > 0 {
+		if sp.k == kSockaddrIn {
+			if m, ok := d.knownSockaddr(v, size); ok {
+				return appendSockaddr(b, m)
+			}
+		}
 		return appendHex(b, v)
 	}
 	switch sp.k {
@@ -407,6 +412,58 @@ func appendWstatus(b []byte, st uint32) []byte {
 		}
 		return append(b, "}]"...)
 	}
+}
+
+// knownSockaddr returns the part of the struct sockaddr of size bytes at
+// addr that strace prints, when the recording holds it though not the
+// whole struct: a program that fills a struct sockaddr_un's path with
+// strcpy passes sizeof the struct, whose bytes after the path's NUL it
+// never wrote (glibc's connect to nscd's socket does).
+func (d *decoder) knownSockaddr(addr uint64, size int) ([]byte, bool) {
+	fam, miss := d.read(addr, 2)
+	if miss > 0 || size < 2 {
+		return nil, false
+	}
+	switch le16(fam, 0) {
+	case 1: // AF_UNIX: the path up to its NUL (an abstract one is all of it)
+		fam = append([]byte(nil), fam...)
+		path, ok := d.readString(addr+2, size-2)
+		if !ok || len(path) == 0 {
+			return nil, false
+		}
+		return append(fam, path...), true
+	case 2: // AF_INET: sin_zero need not be known
+		if size < 8 {
+			return nil, false
+		}
+		m, miss := d.read(addr, 8)
+		return m, miss == 0
+	}
+	return nil, false
+}
+
+// flockArg appends fcntl's struct flock as strace prints it: the lock an
+// F_SETLK asks for or, after an F_GETLK (get), the lock in the way, with
+// its l_pid.
+func (d *decoder) flockArg(b []byte, v uint64, get bool) []byte {
+	if v == 0 {
+		return append(b, "NULL"...)
+	}
+	if get && d.failed() {
+		return appendHex(b, v)
+	}
+	m, miss := d.buffer(2, get, v, 32)
+	if miss > 0 {
+		return appendHex(b, v)
+	}
+	b = linux.LockTypes.Append(append(b, "{l_type="...), uint64(le16(m, 0)), "F_")
+	b = linux.Seek.Append(append(b, ", l_whence="...), uint64(le16(m, 2)), "SEEK_")
+	b = strconv.AppendInt(append(b, ", l_start="...), int64(le64(m, 8)), 10)
+	b = strconv.AppendInt(append(b, ", l_len="...), int64(le64(m, 16)), 10)
+	if get {
+		b = strconv.AppendInt(append(b, ", l_pid="...), int64(int32(le32(m, 24))), 10)
+	}
+	return append(b, '}')
 }
 
 func appendSockaddr(b, m []byte) []byte {

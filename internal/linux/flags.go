@@ -225,6 +225,9 @@ var Madvise = Enum{
 }
 
 // Seek names lseek's whence values.
+// LockTypes names struct flock's l_type.
+var LockTypes = Enum{{0, "F_RDLCK"}, {1, "F_WRLCK"}, {2, "F_UNLCK"}}
+
 var Seek = Enum{{0, "SEEK_SET"}, {1, "SEEK_CUR"}, {2, "SEEK_END"}, {3, "SEEK_DATA"}, {4, "SEEK_HOLE"}}
 
 // Fcntl names fcntl's commands.
