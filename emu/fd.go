@@ -76,8 +76,9 @@ func (ft *fdTable) release() {
 }
 
 // newFDTable returns a table whose 0, 1 and 2 are duplicates of the given
-// host files (nil: the host's own).
-func newFDTable(stdio ...*os.File) (*fdTable, error) {
+// host files (nil: the host's own), and whose descriptors numbered as in
+// inherit are duplicates of those host descriptors.
+func newFDTable(inherit []int, stdio ...*os.File) (*fdTable, error) {
 	ft := &fdTable{limit: 1 << 20}
 	for i, f := range stdio {
 		hostFD := i
@@ -92,7 +93,59 @@ func newFDTable(stdio ...*os.File) (*fdTable, error) {
 		}
 		ft.files = append(ft.files, newEntry(nfd, false))
 	}
+	for _, fd := range inherit {
+		if fd < 3 || fd >= ft.limit {
+			continue
+		}
+		nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			continue // closed since: the guest does not see it either
+		}
+		for len(ft.files) <= fd {
+			ft.files = append(ft.files, nil)
+		}
+		if ft.files[fd] != nil {
+			unix.Close(ft.files[fd].host)
+		}
+		ft.files[fd] = newEntry(nfd, false)
+	}
 	return ft, nil
+}
+
+// InheritedFDs lists the descriptors above 2 this process inherited
+// (those open and not close-on-exec), which a guest it runs inherits in
+// turn (Config.Inherit).
+func InheritedFDs() []int {
+	// Raw system calls: os.Open would start Go's poller, whose own
+	// descriptors would then be listed.
+	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.ReadDirent(dir, buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+	unix.Close(dir)
+	var fds []int
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd < 3 {
+			continue
+		}
+		// An inherited descriptor came through exec, so it is not
+		// close-on-exec; ttd's own (the Go runtime's poller and cgroup
+		// files, the directory read here) all are.
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+			fds = append(fds, fd)
+		}
+	}
+	return fds
 }
 
 // get returns the entry of guest fd.

@@ -25,6 +25,11 @@ type Config struct {
 	// Stdin, Stdout and Stderr are the host files behind guest file
 	// descriptors 0, 1 and 2 (nil means the host's own).
 	Stdin, Stdout, Stderr *os.File
+	// Inherit lists host descriptors above 2 that the guest inherits
+	// under the same numbers, as a program the shell starts inherits
+	// them (`ttd run prog 3<file`): ttd run and record pass those ttd
+	// itself was started with (InheritedFDs).
+	Inherit []int
 
 	// CPU is the guest processor's level: "v1", "v2", "v3", "host" or ""
 	// (DefaultCPU); see ResolveCPU.
@@ -264,7 +269,7 @@ func NewProcess(cfg Config) (*Process, error) {
 		return nil, &LoadError{Path: cfg.Dir, Err: err}
 	}
 	p.fs = fs
-	fds, err := newFDTable(cfg.Stdin, cfg.Stdout, cfg.Stderr)
+	fds, err := newFDTable(cfg.Inherit, cfg.Stdin, cfg.Stdout, cfg.Stderr)
 	if err != nil {
 		fs.close()
 		return nil, err

@@ -191,6 +191,10 @@ func commandHelp(w io.Writer, c, args string) {
 	}
 }
 
+// inheritedFDs are the descriptors above 2 ttd was started with, listed
+// before it opens any of its own: the programs it runs inherit them.
+var inheritedFDs = emu.InheritedFDs()
+
 // programConfig resolves PROG (through PATH when it has no slash) and
 // returns the emulator configuration to run it with the caller's
 // environment; a non-zero status means PROG was not found.
@@ -208,6 +212,7 @@ func programConfig(rest []string, verbose bool) (emu.Config, int) {
 		Path:           path,
 		Args:           rest,
 		Env:            os.Environ(),
+		Inherit:        inheritedFDs,
 		Verbose:        verbose,
 		Log:            os.Stderr,
 		ForwardSignals: true,

@@ -164,3 +164,82 @@ func stderrMismatch(native, traced *corpus.Result) string {
 	}
 	return corpus.FirstDifference(native.Stderr, traced.Stderr)
 }
+
+// TestInheritedFDs: a program started by the shell inherits its
+// descriptors above 2 (`ttd run prog 3>file 4<file`), under ttd as
+// natively, in run, record and replay; ttd's own descriptors (the Go
+// runtime's poller, its cgroup files) are not among them.
+func TestInheritedFDs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.WriteFile(in, []byte("from fd 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `echo to fd 3 >&3; cat <&4; ls /proc/self/fd | sort -n | tr '\n' ' '`
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		out3 := filepath.Join(dir, "out3")
+		w, err := os.Create(out3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.ExtraFiles = []*os.File{w, r}
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		w.Close()
+		r.Close()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s%s", args, err, out, stderr.Bytes())
+		}
+		got3, _ := os.ReadFile(out3)
+		return string(out), string(got3)
+	}
+	nativeOut, native3 := run("sh", "-c", script)
+	// ls's own descriptor for /proc/self/fd: natively the listing shows
+	// it; the guest's /proc lists the table as it was when ls opened the
+	// directory. So the guest's list is the native one less one entry,
+	// the lowest descriptor free after 4 (the test's parent may pass on
+	// descriptors of its own: both lists hold them).
+	lines := func(out string) (string, []string) {
+		i := strings.LastIndex(out, "\n") + 1
+		return out[:i], strings.Fields(out[i:])
+	}
+	nativeHead, nativeFDs := lines(nativeOut)
+	if len(nativeFDs) < 6 || nativeFDs[3] != "3" || nativeFDs[4] != "4" {
+		t.Fatalf("natively: %q", nativeOut)
+	}
+	trace := filepath.Join(dir, "fd.ttd")
+	for _, args := range [][]string{
+		{ttdBinary, "run", "sh", "-c", script},
+		{ttdBinary, "record", "-o", trace, "sh", "-c", script},
+	} {
+		out, got3 := run(args...)
+		head, fds := lines(out)
+		ok := head == nativeHead && len(fds) == len(nativeFDs)-1
+		for i, j := 0, 0; ok && i < len(fds); i, j = i+1, j+1 {
+			if fds[i] != nativeFDs[j] {
+				if j != i {
+					ok = false
+				}
+				j++
+				ok = ok && fds[i] == nativeFDs[j]
+			}
+		}
+		if !ok {
+			t.Errorf("%s: output %q, natively %q", args[1], out, nativeOut)
+		}
+		if got3 != native3 || native3 != "to fd 3\n" {
+			t.Errorf("%s: fd 3 got %q, natively %q", args[1], got3, native3)
+		}
+	}
+	if out, err := exec.Command(ttdBinary, "replay", "--verify", trace).CombinedOutput(); err != nil {
+		t.Fatalf("replay --verify: %v\n%s", err, out)
+	}
+}
