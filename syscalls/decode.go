@@ -62,7 +62,7 @@ func (d *decoder) decode(c *Call) {
 func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
-		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut:
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -262,7 +262,7 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 			b = append(append(b, '|'), linux.SignalName(int(sig))...)
 		}
 		return b, ArgFlags, nil
-	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kUtimes, kRlimitIn, kRlimitOut,
+	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kTimevalOut, kUtimes, kRlimitIn, kRlimitOut,
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
 		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut:
 		return d.structArg(b, i, sp), ArgStruct, nil

@@ -86,6 +86,7 @@ const (
 	kCpusetOut                 // a CPU mask written (the result is its size)
 	kFadvise                   // POSIX_FADV_*
 	kSocklenFail               // a socklen_t * a failed call left as it was: [n]
+	kTimevalOut                // struct timeval written
 )
 
 // retKind is how a result is printed.
@@ -209,6 +210,7 @@ var sigs = map[int]sig{
 	linux.SysFgetxattr:        {args: a(kFd, kPath, kBufOut, kUint)},
 	linux.SysSetTidAddress:    {args: a(kPtr)},
 	linux.SysClockGettime:     {args: a(kClock, kTimespecOut)},
+	linux.SysGettimeofday:     {args: a(kTimevalOut, kPtr)},
 	linux.SysClockNanosleep:   {args: a(kClock, kInt, kTimespecIn, kPtrOut)},
 	linux.SysExitGroup:        {args: a(kInt), ret: rNone},
 	linux.SysTgkill:           {args: a(kInt, kInt, kSignal)},

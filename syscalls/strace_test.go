@@ -412,4 +412,10 @@ func TestStraceLocks(t *testing.T) {
 		}
 	}
 	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+	tv := regexp.MustCompile(`gettimeofday\(\{tv_sec=\d+, tv_usec=\d+\}, NULL\) += 0`)
+	for _, out := range [][]byte{native, got} {
+		if !tv.Match(out) {
+			t.Errorf("no decoded gettimeofday in:\n%s", out)
+		}
+	}
 }

@@ -22,7 +22,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	out := false
 	switch sp.k {
 	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
-		kSysinfoOut, kCpusetOut, kStatfsOut:
+		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
 		out = true
 		if d.failed() {
 			return appendHex(b, v)
@@ -36,7 +36,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 256
 	case kIovIn, kIovOut:
 		size = 16 * int(min(c.Raw[sp.p], 1024))
-	case kTimespecIn, kTimespecOut, kRlimitIn, kRlimitOut:
+	case kTimespecIn, kTimespecOut, kTimevalOut, kRlimitIn, kRlimitOut:
 		size = 16
 	case kUtimes:
 		size = 32
@@ -144,6 +144,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		return append(b, ']')
 	case kTimespecIn, kTimespecOut:
 		return appendTimespec(b, m)
+	case kTimevalOut:
+		b = strconv.AppendInt(append(b, "{tv_sec="...), int64(le64(m, 0)), 10)
+		b = strconv.AppendInt(append(b, ", tv_usec="...), int64(le64(m, 8)), 10)
+		return append(b, '}')
 	case kUtimes:
 		b = appendTimeComment(appendTimespec(append(b, '['), m[:16]), m[:16])
 		b = appendTimeComment(appendTimespec(append(b, ", "...), m[16:]), m[16:])
