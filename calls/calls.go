@@ -524,7 +524,25 @@ func (p *Profile) finish(sym Symbolizer) {
 	for _, th := range p.Threads {
 		sym, img, p.imgs[th.Root] = p.syms[th.img], th.img, th.img
 		walk(th.Root)
+		pruneUnknown(th.Root)
 	}
+}
+
+// pruneUnknown drops a thread's "[frames before the recording showed
+// them]" node when nothing ran under it: stitching makes it for a ret
+// below the stack the recording showed, before it knows whether
+// anything will be counted there.
+func pruneUnknown(root *Node) {
+	kept := root.Children[:0]
+	for _, c := range root.Children {
+		if c.Site == unknownSite && c.Total == 0 && len(c.Children) == 0 {
+			delete(root.kids, key{c.Site, c.Entry, 0})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(root.Children[len(kept):])
+	root.Children = kept
 }
 
 func funcName(sym Symbolizer, names map[uint64]string, n *Node) string {

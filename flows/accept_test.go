@@ -81,6 +81,23 @@ func checkAcceptFlows(t *testing.T, path string, res *Result, bad int) {
 			t.Errorf("flow %d (client %d): slow recovery %v, want %v", f.ID, client, slow, want)
 		}
 	}
+	// After handing its last connection to a thread, the accepting
+	// thread works for no connection (joining its threads is
+	// background) until it reaps the clients, each wait4 in the flow
+	// of the client it reaped.
+	waits := syscallsOf(t, path, srv, "wait4")
+	if len(waits) != 4 {
+		t.Fatalf("the server reaped %d clients, want 4", len(waits))
+	}
+	if f := res.Split.FlowOf(srv, waits[0]-1); f != 0 {
+		t.Errorf("the server's main thread works for flow %d before its first wait4, want the background", f)
+	}
+	for i, pos := range waits {
+		f := res.Split.FlowOf(srv, pos)
+		if f == 0 || res.Flows[f].Processes[1] != procs[i+1].Pid {
+			t.Errorf("the server's wait4 for client %d at %d is charged to flow %d, want the client's", procs[i+1].Pid, pos, f)
+		}
+	}
 	var dot strings.Builder
 	res.WriteDOT(&dot)
 	g := parseDOT(t, dot.String())
@@ -129,6 +146,30 @@ func handlerCalls(t *testing.T, path string, res *Result, pid int) (recvs, sends
 		t.Fatal(err)
 	}
 	return recvs, sends
+}
+
+// syscallsOf are the positions of thread tid's syscalls called name.
+func syscallsOf(t *testing.T, path string, tid int, name string) []uint64 {
+	t.Helper()
+	tr, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var at []uint64
+	err = tr.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
+		if ev.Kind != reader.EventSyscall {
+			return true
+		}
+		if sc := ev.Record.Syscall; sc.Tid == tid && linux.SyscallName(sc.Nr) == name {
+			at = append(at, ev.Position)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
 }
 
 // TestAcceptAnomaly: with four requests in flight at once over loopback

@@ -39,6 +39,10 @@ type end struct {
 	// flow is the flow an accept started on this connection's server
 	// end; its first receive joins it rather than starting another.
 	flow int
+	// accepted is that flow for as long as the thread that accepted
+	// the connection works for it (Split.holding), and before the flow
+	// that thread worked for before the accept.
+	accepted, before int
 }
 
 type chunk struct {
@@ -65,6 +69,12 @@ type Split struct {
 	Tree *calls.Tree
 	// startFlow is the flow each thread started in.
 	startFlow map[int]int
+	// holding is, for a thread working for the flow of a connection it
+	// accepted, that connection: the thread leaves the flow when it
+	// hands the connection on (release).
+	holding map[int]*end
+	// reaped is the flow a thread joined by reaping a child.
+	reaped map[int]int
 	// listeners are the listening sockets of the recording, by address
 	// family, in the order listen was called.
 	listeners map[uint64][]*end
@@ -157,7 +167,7 @@ func NewSplit(t *reader.Trace) (*Split, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End(), Tree: tr, startFlow: map[int]int{}, listeners: map[uint64][]*end{}}
+	s := &Split{threads: map[int][]interval{}, sends: map[uint64]uint64{}, origin: map[int]int{}, end: t.End(), Tree: tr, startFlow: map[int]int{}, holding: map[int]*end{}, reaped: map[int]int{}, listeners: map[uint64][]*end{}}
 	if len(tr.Procs) > 0 {
 		s.Pid = tr.Procs[0].Pid
 	}
@@ -222,6 +232,9 @@ func NewSplit(t *reader.Trace) (*Split, error) {
 					kind = "fork"
 				}
 				edge(ts.ParentTid, ts.Tid, kind).Count++
+				// A thread or process started for the connection
+				// takes it over from the thread that accepted it.
+				s.release(ts.ParentTid, ev.Position, cur, set)
 			}
 		case reader.EventSyscall:
 			s.syscall(ev, table(ev.Record.Syscall.Tid), cur, set, edge)
@@ -292,12 +305,21 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		fds[int(res)] = c
 		// The connection is a flow of its own from the accept on; the
 		// client works for it from its connect on.
+		before := cur(tid)
 		c.flow = s.start(tid, ev.Position, fmt.Sprintf("%s(fd %d) = fd %d", name, fd, res), set)
+		c.accepted, c.before = c.flow, before
+		s.holding[tid] = c
 		if c.client != 0 {
 			s.insert(c.client, c.connectAt, c.flow)
 			edge(c.client, tid, "connect").Count++
 		}
 	case "close":
+		// Closing the connection it accepted (after handing it to a
+		// forked child, or after answering it) ends the accepting
+		// thread's work for it.
+		if e := fds[fd]; e != nil && e == s.holding[tid] && res == 0 {
+			s.release(tid, ev.Position, cur, set)
+		}
 		delete(fds, fd)
 	case "wait4", "waitid":
 		// A reaped child: its flow goes on in the parent that waited
@@ -311,8 +333,11 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		}
 		ctid := child // a process's first thread has its pid
 		edge(ctid, tid, "wait").Count++
-		if f := cur(ctid); f > 0 && cur(tid) == 0 {
+		// A parent reaping one child after another works for each
+		// one's flow in turn.
+		if f := cur(ctid); f > 0 && (cur(tid) == 0 || cur(tid) == s.reaped[tid]) {
 			set(tid, ev.Position, f)
+			s.reaped[tid] = f
 		}
 	case "dup", "dup2", "dup3":
 		if e := fds[fd]; e != nil && res >= 0 {
@@ -348,7 +373,13 @@ func (s *Split) syscall(ev *reader.Event, fds map[int]*end, cur func(int) int, s
 		ed.Bytes += uint64(res)
 		if e.flow > 0 {
 			// The first bytes read on an accepted connection are the
-			// work its accept started.
+			// work its accept started; read by another thread, they
+			// were handed on by the thread that accepted them.
+			for at, h := range s.holding {
+				if h == e && at != tid {
+					s.release(at, ev.Position, cur, set)
+				}
+			}
 			set(tid, ev.Position, e.flow)
 			e.flow = 0
 			return
@@ -418,6 +449,25 @@ func waitidPid(sc *tracefile.Syscall) int {
 		}
 	}
 	return 0
+}
+
+// release ends, at pos, the work of thread tid for the flow of the
+// connection it accepted, if it still works for it: tid goes back to
+// the flow it worked for before the accept. A server's accepting thread
+// thus works for a connection from its accept until it hands the
+// connection on (to a thread or process it starts, or to another thread
+// that reads the request) or closes it, not until its next accept: what
+// it does after its last accept (joining its threads, reaping its
+// children) is not charged to the last connection.
+func (s *Split) release(tid int, pos uint64, cur func(int) int, set func(int, uint64, int)) {
+	h := s.holding[tid]
+	if h == nil {
+		return
+	}
+	delete(s.holding, tid)
+	if cur(tid) == h.accepted {
+		set(tid, pos, h.before)
+	}
 }
 
 // start begins a flow in thread tid at pos.
