@@ -148,6 +148,32 @@ func handlerCalls(t *testing.T, path string, res *Result, pid int) (recvs, sends
 	return recvs, sends
 }
 
+// TestAcceptSerial: a server handling its connections one after the
+// other in the accepting thread works for each from its accept to its
+// close; its own work between a close and the next accept (getppid
+// marks it) is background.
+func TestAcceptSerial(t *testing.T) {
+	exe := buildProgram(t, &acceptServer, "acceptserver")
+	path, res := analyzeProgramArgs(t, exe, "serial")
+	wantFlows(t, res, 5, "the background and 4 connections")
+	srv := res.Split.Tree.Procs[0].Pid
+	recvs, marks := syscallsOf(t, path, srv, "recvfrom"), syscallsOf(t, path, srv, "getppid")
+	if len(recvs) != 4 || len(marks) != 4 {
+		t.Fatalf("the server read %d requests and marked %d pauses, want 4 and 4", len(recvs), len(marks))
+	}
+	seen := map[int]bool{}
+	for i := range recvs {
+		f := res.Split.FlowOf(srv, recvs[i])
+		if f == 0 || seen[f] || !strings.HasPrefix(res.Flows[f].Trigger, "accept(") {
+			t.Errorf("request %d read in flow %d", i, f)
+		}
+		seen[f] = true
+		if g := res.Split.FlowOf(srv, marks[i]); g != 0 {
+			t.Errorf("the server's work after closing connection %d is charged to flow %d, want the background", i, g)
+		}
+	}
+}
+
 // syscallsOf are the positions of thread tid's syscalls called name.
 func syscallsOf(t *testing.T, path string, tid int, name string) []uint64 {
 	t.Helper()

@@ -5,7 +5,10 @@
    threads read their requests and wait at a barrier until all four have
    one, so the four requests are in flight at once; then each handles
    its request and replies. With a second argument N, client N's request
-   goes wrong: its handler recovers the slow way. */
+   goes wrong: its handler recovers the slow way. "serial" (AF_UNIX)
+   handles each connection in the accepting thread instead, one after
+   the other, and does some work of its own (getppid marks it) between
+   closing one and accepting the next. */
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -56,6 +59,7 @@ __attribute__((noinline)) void client(const struct sockaddr *sa, socklen_t n, in
 }
 int main(int argc, char **argv) {
 	int tcp = argc > 1 && strcmp(argv[1], "tcp") == 0;
+	int serial = argc > 1 && strcmp(argv[1], "serial") == 0;
 	int bad = argc > 2 ? atoi(argv[2]) : -1;
 	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -76,9 +80,18 @@ int main(int argc, char **argv) {
 		int c = accept(l, 0, 0);
 		if (c < 0)
 			return 1;
+		if (serial) {
+			struct req r;
+			if (recv(c, &r, sizeof r, MSG_WAITALL) != sizeof r)
+				return 4;
+			handle(c, &r);
+			close(c);
+			getppid();
+			continue;
+		}
 		pthread_create(&t[i], 0, connection, (void *)(long)c);
 	}
-	for (int i = 0; i < CLIENTS; i++)
+	for (int i = 0; i < CLIENTS && !serial; i++)
 		pthread_join(t[i], 0);
 	int bads = 0;
 	for (int i = 0; i < CLIENTS; i++) {
