@@ -22,7 +22,10 @@
 // with its accept (first in, first out per listening socket): the
 // accepted connection is a flow from the accept, its client works for it
 // from the connect on, and the first read on the accepted socket joins
-// it. The communication graph has the processes as nodes and the
+// it. The accepting thread works for the connection until it hands it
+// on (to a thread or process it starts, or to another thread that reads
+// the request) or closes it; a parent reaping children works for each
+// reaped child's flow in turn. The communication graph has the processes as nodes and the
 // messages, connections, forks, waits and thread starts as edges.
 //
 // flows depends on calls, reader, tracefile and internal/linux (syscall
