@@ -518,7 +518,7 @@ func (p *Profile) finish(sym Symbolizer) {
 		for _, c := range n.Children {
 			n.Total += walk(c)
 		}
-		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		sortChildren(n)
 		return n.Total
 	}
 	for _, th := range p.Threads {
@@ -526,6 +526,22 @@ func (p *Profile) finish(sym Symbolizer) {
 		walk(th.Root)
 		pruneUnknown(th.Root)
 	}
+}
+
+// sortChildren orders n's children by first position, and those first
+// entered at the same position (stitched in from a map) by site and
+// entry, so the output is the same on every run.
+func sortChildren(n *Node) {
+	sort.Slice(n.Children, func(i, j int) bool {
+		a, b := n.Children[i], n.Children[j]
+		if a.First != b.First {
+			return a.First < b.First
+		}
+		if a.Site != b.Site {
+			return a.Site < b.Site
+		}
+		return a.Entry < b.Entry
+	})
 }
 
 // pruneUnknown drops a thread's "[frames before the recording showed
@@ -614,7 +630,7 @@ func mergeThreads(root *Node, threads []*Thread) {
 	}
 	var order func(n *Node)
 	order = func(n *Node) {
-		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		sortChildren(n)
 		for _, c := range n.Children {
 			order(c)
 		}
@@ -663,7 +679,7 @@ func (p *Profile) FlowTree(flow int) *Node {
 				n.First = f
 			}
 		}
-		sort.SliceStable(n.Children, func(i, j int) bool { return n.Children[i].First < n.Children[j].First })
+		sortChildren(n)
 		return n.Total, n.First
 	}
 	fix(root)
