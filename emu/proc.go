@@ -266,11 +266,13 @@ func (p *Process) statFile(th *Thread) []byte {
 // child's pid is not the host's) with a host directory made for the
 // listing: one directory per thread id, one symbolic link per
 // descriptor to what it names (as Linux's d_type says). The directories
-// go when the machine ends.
-func (t *Thread) procDir(p string) (int, bool, error) {
+// go when the machine ends. A process listing its own descriptors also
+// sees the one it reads the listing through, as on Linux: own is then
+// the directory, for listOwnFD to add it once it has a number.
+func (t *Thread) procDir(p string) (h int, own string, ok bool, err error) {
 	q, rest, ok := t.procTarget(path.Clean(p))
 	if !ok || q.released {
-		return -1, false, nil
+		return -1, "", false, nil
 	}
 	m := t.P.m
 	var mk func(dir string) error
@@ -291,33 +293,55 @@ func (t *Thread) procDir(p string) (int, bool, error) {
 					continue
 				}
 				target, _ := readFDPath(e.host)
-				if err := os.Symlink(target, path.Join(dir, itoa(fd))); err != nil {
+				if err := os.Symlink(m.guestProcDir(target), path.Join(dir, itoa(fd))); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	default:
-		return -1, false, nil
+		return -1, "", false, nil
 	}
 	dir, err := os.MkdirTemp("", "ttd-proc-")
 	if err != nil {
-		return -1, true, errno(err)
+		return -1, "", true, errno(err)
 	}
-	m.procDirs = append(m.procDirs, dir)
+	if m.procDirs == nil {
+		m.procDirs = map[string]string{}
+	}
+	m.procDirs[dir] = "/proc/" + itoa(q.PID) + "/" + rest
 	if err := mk(dir); err != nil {
-		return -1, true, errno(err)
+		return -1, "", true, errno(err)
 	}
-	h, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	h, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, true, errno(err)
+		return -1, "", true, errno(err)
 	}
-	return h, true, nil
+	if rest == "fd" && q == t.P {
+		own = dir
+	}
+	return h, own, true, nil
+}
+
+// listOwnFD adds descriptor fd, the one a process reads the listing of
+// its own descriptors through, to that listing (dir, from procDir): a
+// link to /proc/PID/fd, the directory Linux names for it.
+func (t *Thread) listOwnFD(dir string, fd int) error {
+	return errno(os.Symlink(t.P.m.procDirs[dir], path.Join(dir, itoa(fd))))
+}
+
+// guestProcDir is the name of host path p for the guest: the guest
+// directory a listing procDir made stands for, else p.
+func (m *Machine) guestProcDir(p string) string {
+	if g, ok := m.procDirs[p]; ok {
+		return g
+	}
+	return p
 }
 
 // removeProcDirs removes the directories procDir made.
 func (m *Machine) removeProcDirs() {
-	for _, d := range m.procDirs {
+	for d := range m.procDirs {
 		os.RemoveAll(d)
 	}
 	m.procDirs = nil
