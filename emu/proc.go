@@ -257,6 +257,8 @@ func (p *Process) statFile(th *Thread) []byte {
 	set(4, itoa(p.ppid()))
 	set(5, itoa(p.pgid))
 	set(6, itoa(p.sid))
+	set(18, itoa(20+p.nice))
+	set(19, itoa(p.nice))
 	set(20, itoa(len(p.threads)))
 	return []byte(itoa(pid) + " (" + name + ") " + strings.Join(f, " ") + "\n")
 }
