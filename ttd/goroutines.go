@@ -40,8 +40,8 @@ type gview struct {
 // goroutineAt is a goroutine of a process.
 type goroutineAt struct {
 	symbols.Goroutine
-	// id is its thread id: the goroutine id, or in a process tree
-	// pid<<goIDShift | goroutine id.
+	// id is its thread id: the goroutine id in the first process,
+	// else pid<<goIDShift | goroutine id.
 	id   int64
 	pid  int
 	syms *symbols.Table
@@ -109,7 +109,7 @@ func (t *Target) goroutines() *gview {
 		first := len(v.gs)
 		for _, g := range gs {
 			id := g.ID
-			if tree {
+			if pid != t.s.Pid() {
 				id |= int64(pid) << goIDShift
 			}
 			v.gs = append(v.gs, goroutineAt{Goroutine: g, id: id, pid: pid, syms: syms})
@@ -203,7 +203,7 @@ func (t *Target) goThreads() []TargetThread {
 	if v == nil || len(v.gs) == 0 {
 		return nil
 	}
-	tree := t.s.tr.Tree()
+	tree := t.s.tr.Tree() && len(t.s.Processes()) > 1
 	var out []TargetThread
 	for i := range v.gs {
 		g := &v.gs[i]
