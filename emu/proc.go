@@ -73,15 +73,32 @@ func (t *Thread) procTask(p string) (*Process, *Thread, string, bool) {
 // descriptor or executable into the host path of the same object:
 // /proc/self/fd/N becomes ttd's descriptor behind guest N (a missing
 // one a path that does not exist), /proc/self/exe the executable.
+// The directories of a guest process and thread become ttd's own
+// (/proc/self, /proc/thread-self), which have their attributes: a
+// process other than the first has no host directory of its pid, and
+// its threads none of their tids.
 func (t *Thread) procPath(p string) string {
 	if !strings.HasPrefix(p, "/proc/") {
 		return p
 	}
-	q, rest, ok := t.procTarget(p)
+	switch p {
+	case "/proc/self", "/proc/thread-self":
+		return p // links, to the guest's directories: readlinkat
+	}
+	q, th, rest, ok := t.procTask(path.Clean(p))
 	if !ok {
 		return p
 	}
+	self := "/proc/" + itoa(os.Getpid()) // not the link /proc/self
 	switch {
+	case rest == "" && th != nil:
+		return self + "/task/" + itoa(os.Getpid())
+	case rest == "" && !q.released:
+		return self
+	case rest == "task" && !q.released:
+		return self + "/task"
+	case strings.HasPrefix(rest, "task/"):
+		return "/proc/self/task/-1" // not a thread of the process
 	case rest == "exe":
 		return q.exe
 	case strings.HasPrefix(rest, "fd/") && strings.Trim(rest, "/") != "fd":

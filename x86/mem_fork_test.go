@@ -166,4 +166,13 @@ func TestMemorySharedPageProtection(t *testing.T) {
 	if len(lost) != 1 || lost[0] != pn+1 {
 		t.Errorf("lostExec reported %v, want [%d]", lost, pn+1)
 	}
+	// The range ends before hi.
+	q.SetPage(pn+2, &Page{}, PermRead|PermWrite)
+	q.Protect(pn, pn+2, PermRead|PermExec, nil)
+	if p, _ := q.PermOf(pn + 2); p != PermRead|PermWrite {
+		t.Errorf("page hi's protection became %v", p)
+	}
+	if p, _ := q.PermOf(pn + 1); p != PermRead|PermExec {
+		t.Errorf("page hi-1's protection is %v", p)
+	}
 }

@@ -77,6 +77,11 @@ sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 		{Name: "tree-find-exec-flock-timeout", Path: "/bin/sh", Args: []string{"-c",
 			`find . -name "[ab]" -exec wc -c {} \; | sort; flock lk -c 'echo locked'; timeout 5 sh -c 'echo in time'; echo $?; ` +
 				`env -u HOME sh -c 'echo ${HOME:-unset}'; sh -c 'echo bg & wait'`}, Setup: someFiles},
+		// A child's /proc/PID and task directories (ttd used to stat the
+		// host's, which do not exist for a child: "d?????????" in ls -l).
+		{Name: "tree-proc-child-dirs", Path: "/bin/sh", Args: []string{"-c",
+			`ls -l /proc/self/task | cut -c1-10; stat -c %F /proc/self/task /proc/self /proc/thread-self /proc/self/; ` +
+				`sh -c 'test -d /proc/$$ && echo dir'; true`}},
 		{Name: "tree-git-commit", Path: "/bin/sh", Args: []string{"-c",
 			"git init -q r && cd r && echo x > f && git add f && " +
 				"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z " +
