@@ -140,7 +140,8 @@ func TestGDBVforkDone(t *testing.T) {
 }
 
 // TestVforkDoneProtocol: the vforkdone stop reply names the parent's
-// thread and comes once, when the child execs: at that stop if gdb
+// thread and comes once, when the child execs, not when it exits: at
+// that stop if gdb
 // detached the child, else at the continue after the child's exec
 // event, which does not run. Going backwards none is reported.
 func TestVforkDoneProtocol(t *testing.T) {
@@ -155,14 +156,25 @@ func TestVforkDoneProtocol(t *testing.T) {
 			t.Fatalf("continue: %q, want a vfork event", r)
 		}
 		child := r[i+len("vfork:p") : i+strings.IndexByte(r[i:], '.')]
+		var childPC string
 		if !keep {
 			c.send("D;" + child)
 		} else if r := c.send("vCont;c"); !strings.Contains(r, "exec:") || !strings.Contains(r, "thread:p"+child+".") {
 			t.Fatalf("continue after the vfork: %q, want the child's exec", r)
+		} else {
+			c.send("Hg" + "p" + child + "." + child)
+			childPC = c.send("p10") // rip: the exec'd program's entry
 		}
 		done := "T05thread:" + parent + ";core:0;vforkdone:;"
 		if r := c.send("vCont;c"); r != done {
 			t.Fatalf("keep=%v: continue: %q, want %q", keep, r, done)
+		}
+		// Reported at the child's exec, not later: it has not run.
+		if keep {
+			c.send("Hg" + "p" + child + "." + child)
+			if got := c.send("p10"); got != childPC {
+				t.Errorf("the child's rip at vforkdone is %s, at its exec %s", got, childPC)
+			}
 		}
 		if r := c.send("vCont;c"); strings.Contains(r, "vforkdone") {
 			t.Errorf("keep=%v: a second vforkdone: %q", keep, r)
