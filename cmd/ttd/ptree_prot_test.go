@@ -17,6 +17,7 @@ const sharedProtSrc = `
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -118,6 +119,18 @@ int main(void) {
 	shmdt(ro);
 	shmdt(w);
 	shmctl(id, IPC_RMID, 0);
+
+	// 5. One file mapped MAP_SHARED twice, read-only and read-write:
+	// one page, whose writes each mapping sees.
+	char path[] = "/tmp/ttd-prot-XXXXXX";
+	int fd = mkstemp(path);
+	unlink(path);
+	ftruncate(fd, 4096);
+	char *fro = mmap(0, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	char *frw = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	printf("file ro reads '%s'\n", fro);
+	strcpy(frw, "through rw");
+	printf("file ro reads '%s', ro write faulted=%d\n", fro, tryWrite(fro, 'x'));
 	return 0;
 }
 `
