@@ -50,8 +50,9 @@ type Machine struct {
 	shmNext int
 	// files are the pages of files mapped MAP_SHARED (mm_shared.go).
 	files map[fileKey]*filePages
-	// procDirs are the host directories made for guest /proc listings.
-	procDirs []string
+	// procDirs are the host directories made for guest /proc listings,
+	// and the guest directory each stands for (/proc/PID/fd).
+	procDirs map[string]string
 }
 
 func newMachine(cfg Config) *Machine {

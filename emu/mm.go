@@ -214,26 +214,27 @@ func (mm *MM) release() {
 }
 
 // source materialises page pn from its VMA: zeros, or the file's bytes.
-func (mm *MM) source(pn uint64) *x86.Page {
+func (mm *MM) source(pn uint64) (*x86.Page, x86.Perm) {
 	addr := pn << x86.PageShift
 	v := mm.find(addr)
 	if v == nil {
-		return nil
+		return nil, 0
 	}
 	if v.shm != nil {
-		return v.shm.page((v.off+addr-v.start)>>x86.PageShift, v.prot)
+		return v.shm.page((v.off + addr - v.start) >> x86.PageShift), perm(v.prot)
 	}
 	var fp *filePages
 	if v.shared && v.file != nil {
 		fp = v.file.shared
 	}
 	idx := (v.off + addr - v.start) >> x86.PageShift
-	if pg := fp.page(idx); pg != nil && pg.Perm == perm(v.prot) {
-		// Another mapping of the file has the page: the same one.
+	if pg := fp.page(idx); pg != nil {
+		// Another mapping of the file has the page: the same one,
+		// whatever the protection each mapping gives it.
 		mm.keepPristine(pn, pg)
-		return pg
+		return pg, perm(v.prot)
 	}
-	p := &x86.Page{Perm: perm(v.prot)}
+	p := &x86.Page{}
 	if v.file != nil && addr < v.fileEnd {
 		n := uint64(pageSize)
 		if v.fileEnd-addr < n {
@@ -257,7 +258,7 @@ func (mm *MM) source(pn uint64) *x86.Page {
 		}
 	}
 	fp.keep(idx, p)
-	return p
+	return p, perm(v.prot)
 }
 
 // find returns the VMA containing addr, or nil.
@@ -352,7 +353,7 @@ func (mm *MM) dropPages(lo, hi uint64) {
 	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) { pns = append(pns, pn) })
 	for _, pn := range pns {
 		mm.Code.InvalidatePage(pn)
-		mm.Mem.SetPage(pn, nil)
+		mm.Mem.SetPage(pn, nil, 0)
 	}
 }
 
@@ -420,21 +421,10 @@ func (mm *MM) protect(lo, hi uint64, prot int) {
 	for i := mm.index(lo); i < len(mm.vmas) && mm.vmas[i].start < hi; i++ {
 		mm.vmas[i].prot = prot
 	}
-	np := perm(prot)
+	// The protection is this address space's: a page another process
+	// shares (MAP_SHARED, shm, copy-on-write) keeps its protection there.
 	var code []uint64
-	var pns []uint64
-	mm.Mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, p *x86.Page) {
-		if p.Perm != np {
-			pns = append(pns, pn)
-		}
-	})
-	for _, pn := range pns {
-		p := mm.Mem.Private(pn) // not the page another process holds
-		if p.Perm&x86.PermExec != 0 && np&x86.PermExec == 0 {
-			code = append(code, pn)
-		}
-		p.Perm = np
-	}
+	mm.Mem.Protect(lo>>x86.PageShift, hi>>x86.PageShift, perm(prot), func(pn uint64) { code = append(code, pn) })
 	for _, pn := range code {
 		mm.Code.InvalidatePage(pn)
 	}
@@ -461,14 +451,15 @@ func (mm *MM) move(lo, n, dst uint64) {
 		mm.vmas = append(mm.vmas[:i], mm.vmas[i+1:]...)
 	}
 	type pg struct {
-		pn uint64
-		p  *x86.Page
+		pn   uint64
+		p    *x86.Page
+		perm x86.Perm
 	}
 	var pages []pg
-	mm.Mem.Pages(lo>>x86.PageShift, (lo+n)>>x86.PageShift, func(pn uint64, p *x86.Page) { pages = append(pages, pg{pn, p}) })
-	for _, x := range pages {
-		mm.Code.InvalidatePage(x.pn)
-		mm.Mem.TakePage(x.pn)
+	mm.Mem.Pages(lo>>x86.PageShift, (lo+n)>>x86.PageShift, func(pn uint64, p *x86.Page) { pages = append(pages, pg{pn: pn}) })
+	for i := range pages {
+		mm.Code.InvalidatePage(pages[i].pn)
+		pages[i].p, pages[i].perm = mm.Mem.TakePage(pages[i].pn)
 	}
 	mm.movePristine(lo, n, dst)
 	delta := dst - lo
@@ -481,7 +472,7 @@ func (mm *MM) move(lo, n, dst uint64) {
 		mm.insert(v)
 	}
 	for _, x := range pages {
-		mm.Mem.SetPage(x.pn-lo>>x86.PageShift+dst>>x86.PageShift, x.p)
+		mm.Mem.SetPage(x.pn-lo>>x86.PageShift+dst>>x86.PageShift, x.p, x.perm)
 	}
 	mm.Mem.FlushTLB()
 }

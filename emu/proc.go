@@ -73,15 +73,32 @@ func (t *Thread) procTask(p string) (*Process, *Thread, string, bool) {
 // descriptor or executable into the host path of the same object:
 // /proc/self/fd/N becomes ttd's descriptor behind guest N (a missing
 // one a path that does not exist), /proc/self/exe the executable.
+// The directories of a guest process and thread become ttd's own
+// (/proc/self, /proc/thread-self), which have their attributes: a
+// process other than the first has no host directory of its pid, and
+// its threads none of their tids.
 func (t *Thread) procPath(p string) string {
 	if !strings.HasPrefix(p, "/proc/") {
 		return p
 	}
-	q, rest, ok := t.procTarget(p)
+	switch p {
+	case "/proc/self", "/proc/thread-self":
+		return p // links, to the guest's directories: readlinkat
+	}
+	q, th, rest, ok := t.procTask(path.Clean(p))
 	if !ok {
 		return p
 	}
+	self := "/proc/" + itoa(os.Getpid()) // not the link /proc/self
 	switch {
+	case rest == "" && th != nil:
+		return self + "/task/" + itoa(os.Getpid())
+	case rest == "" && !q.released:
+		return self
+	case rest == "task" && !q.released:
+		return self + "/task"
+	case strings.HasPrefix(rest, "task/"):
+		return "/proc/self/task/-1" // not a thread of the process
 	case rest == "exe":
 		return q.exe
 	case strings.HasPrefix(rest, "fd/") && strings.Trim(rest, "/") != "fd":
@@ -257,6 +274,8 @@ func (p *Process) statFile(th *Thread) []byte {
 	set(4, itoa(p.ppid()))
 	set(5, itoa(p.pgid))
 	set(6, itoa(p.sid))
+	set(18, itoa(20+p.nice))
+	set(19, itoa(p.nice))
 	set(20, itoa(len(p.threads)))
 	return []byte(itoa(pid) + " (" + name + ") " + strings.Join(f, " ") + "\n")
 }
@@ -266,11 +285,13 @@ func (p *Process) statFile(th *Thread) []byte {
 // child's pid is not the host's) with a host directory made for the
 // listing: one directory per thread id, one symbolic link per
 // descriptor to what it names (as Linux's d_type says). The directories
-// go when the machine ends.
-func (t *Thread) procDir(p string) (int, bool, error) {
+// go when the machine ends. A process listing its own descriptors also
+// sees the one it reads the listing through, as on Linux: own is then
+// the directory, for listOwnFD to add it once it has a number.
+func (t *Thread) procDir(p string) (h int, own string, ok bool, err error) {
 	q, rest, ok := t.procTarget(path.Clean(p))
 	if !ok || q.released {
-		return -1, false, nil
+		return -1, "", false, nil
 	}
 	m := t.P.m
 	var mk func(dir string) error
@@ -291,33 +312,55 @@ func (t *Thread) procDir(p string) (int, bool, error) {
 					continue
 				}
 				target, _ := readFDPath(e.host)
-				if err := os.Symlink(target, path.Join(dir, itoa(fd))); err != nil {
+				if err := os.Symlink(m.guestProcDir(target), path.Join(dir, itoa(fd))); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	default:
-		return -1, false, nil
+		return -1, "", false, nil
 	}
 	dir, err := os.MkdirTemp("", "ttd-proc-")
 	if err != nil {
-		return -1, true, errno(err)
+		return -1, "", true, errno(err)
 	}
-	m.procDirs = append(m.procDirs, dir)
+	if m.procDirs == nil {
+		m.procDirs = map[string]string{}
+	}
+	m.procDirs[dir] = "/proc/" + itoa(q.PID) + "/" + rest
 	if err := mk(dir); err != nil {
-		return -1, true, errno(err)
+		return -1, "", true, errno(err)
 	}
-	h, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	h, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, true, errno(err)
+		return -1, "", true, errno(err)
 	}
-	return h, true, nil
+	if rest == "fd" && q == t.P {
+		own = dir
+	}
+	return h, own, true, nil
+}
+
+// listOwnFD adds descriptor fd, the one a process reads the listing of
+// its own descriptors through, to that listing (dir, from procDir): a
+// link to /proc/PID/fd, the directory Linux names for it.
+func (t *Thread) listOwnFD(dir string, fd int) error {
+	return errno(os.Symlink(t.P.m.procDirs[dir], path.Join(dir, itoa(fd))))
+}
+
+// guestProcDir is the name of host path p for the guest: the guest
+// directory a listing procDir made stands for, else p.
+func (m *Machine) guestProcDir(p string) string {
+	if g, ok := m.procDirs[p]; ok {
+		return g
+	}
+	return p
 }
 
 // removeProcDirs removes the directories procDir made.
 func (m *Machine) removeProcDirs() {
-	for _, d := range m.procDirs {
+	for d := range m.procDirs {
 		os.RemoveAll(d)
 	}
 	m.procDirs = nil

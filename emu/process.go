@@ -197,6 +197,8 @@ type Process struct {
 	waitContinue bool
 
 	rlimits [rlimNLimits]unix.Rlimit
+	// nice is the process's nice value (getpriority, setpriority).
+	nice int
 
 	// shared are the process-directed pending signals.
 	shared sigQueue
@@ -256,6 +258,9 @@ func NewProcess(cfg Config) (*Process, error) {
 	m.nextID = p.PID + 1
 	p.pgid = unix.Getpgrp()
 	p.sid, _ = unix.Getsid(0)
+	if raw, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err == nil {
+		p.nice = 20 - raw // the raw syscall's encoding
+	}
 	feat, err := ResolveCPU(cfg.CPU)
 	if err != nil {
 		return nil, err

@@ -77,11 +77,17 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 	if p == "" {
 		return 0, unix.ENOENT
 	}
-	if h, ok, err := t.procDir(p); ok {
+	if h, own, ok, err := t.procDir(p); ok {
 		if err != nil {
 			return 0, err
 		}
-		return t.installFD(h, flags&unix.O_CLOEXEC != 0)
+		fd, err := t.installFD(h, flags&unix.O_CLOEXEC != 0)
+		if err == nil && own != "" {
+			if err := t.listOwnFD(own, int(fd)); err != nil {
+				return 0, err
+			}
+		}
+		return fd, err
 	}
 	if h, ok, err := t.procFile(p); ok {
 		if err != nil {
@@ -396,7 +402,7 @@ func (t *Thread) readlinkat(dirfd int, pathAddr, buf uint64, size int) (uint64, 
 		if err != nil {
 			return 0, errno(err)
 		}
-		target = b[:n]
+		target = []byte(t.P.m.guestProcDir(string(b[:n])))
 	}
 	if len(target) > size {
 		target = target[:size]

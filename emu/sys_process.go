@@ -339,14 +339,83 @@ func SchedGetscheduler(t *Thread, a *SyscallArgs) (uint64, error) { return 0, ni
 func SchedGetparam(t *Thread, a *SyscallArgs) (uint64, error) { return 0, t.writeU32(a.A[1], 0) }
 
 // Getpriority implements Linux syscall getpriority(2).
+// The nice value is the guest process's own (inherited at fork, kept
+// at exec), not that of whichever host thread of ttd would run the
+// call: the first process starts with ttd's. Linux keeps it per thread;
+// ttd keeps it per process, which is what nice(1), renice and a
+// single-threaded program see. PRIO_USER reaches the processes of the
+// tree only.
 func Getpriority(t *Thread, a *SyscallArgs) (uint64, error) {
-	p, err := unix.Getpriority(a.Int(0), a.Int(1))
-	return uint64(20 - p), errno(err)
+	ps, err := t.prioTargets(a.Int(0), a.Int(1))
+	if err != nil {
+		return 0, err
+	}
+	best := -1
+	for _, p := range ps {
+		best = max(best, 20-p.nice) // the kernel's encoding: 40..1
+	}
+	return uint64(best), nil
 }
 
 // Setpriority implements Linux syscall setpriority(2).
 func Setpriority(t *Thread, a *SyscallArgs) (uint64, error) {
-	return 0, errno(unix.Setpriority(a.Int(0), a.Int(1), a.Int(2)))
+	ps, err := t.prioTargets(a.Int(0), a.Int(1))
+	if err != nil {
+		return 0, err
+	}
+	nice := min(max(a.Int(2), -20), 19)
+	for _, p := range ps {
+		// Raising the priority needs CAP_SYS_NICE or RLIMIT_NICE
+		// (set_one_prio's can_nice).
+		if nice < p.nice && uint64(20-nice) > t.P.rlimits[unix.RLIMIT_NICE].Cur && unix.Geteuid() != 0 {
+			return 0, unix.EACCES
+		}
+		p.nice = nice
+	}
+	return 0, nil
+}
+
+// prioTargets are the processes a getpriority or setpriority names:
+// which is PRIO_PROCESS, PRIO_PGRP or PRIO_USER, who an id or 0 for the
+// caller's own.
+func (t *Thread) prioTargets(which, who int) ([]*Process, error) {
+	m := t.P.m
+	var out []*Process
+	for _, p := range m.procs {
+		if p.exited {
+			continue
+		}
+		switch which {
+		case unix.PRIO_PROCESS:
+			if who == 0 && p == t.P || who != 0 && (p.PID == who || p.hasThread(who)) {
+				out = append(out, p)
+			}
+		case unix.PRIO_PGRP:
+			if who == 0 && p.pgid == t.P.pgid || who != 0 && p.pgid == who {
+				out = append(out, p)
+			}
+		case unix.PRIO_USER:
+			if who == 0 || who == unix.Getuid() {
+				out = append(out, p)
+			}
+		default:
+			return nil, unix.EINVAL
+		}
+	}
+	if len(out) == 0 {
+		return nil, unix.ESRCH
+	}
+	return out, nil
+}
+
+// hasThread says whether tid is one of p's live threads.
+func (p *Process) hasThread(tid int) bool {
+	for _, th := range p.threads {
+		if th.Tid == tid {
+			return true
+		}
+	}
+	return false
 }
 
 // Getcpu implements Linux syscall getcpu(2).

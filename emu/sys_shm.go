@@ -35,12 +35,12 @@ type shmSegment struct {
 // for more than this is refused with EINVAL as Linux would past its).
 const shmMax = 1 << 34
 
-// page returns the segment's page i with protection prot, made zeroed
-// the first time.
-func (s *shmSegment) page(i uint64, prot int) *x86.Page {
+// page returns the segment's page i, made zeroed the first time (each
+// attachment gives it its own protection: Memory's page table).
+func (s *shmSegment) page(i uint64) *x86.Page {
 	p := s.pages[i]
 	if p == nil {
-		p = &x86.Page{Perm: perm(prot)}
+		p = &x86.Page{}
 		s.pages[i] = p
 	}
 	return p

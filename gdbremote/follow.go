@@ -17,7 +17,10 @@ import (
 // symbols and relocates it (a PIE) from that process's auxiliary
 // vector and library list. Breakpoints belong to the process gdb
 // selected when it inserted them (Hg), are inherited by a fork's child
-// and dropped by an exec, as gdbserver keeps them.
+// and dropped by an exec, as gdbserver keeps them. A vfork's parent
+// resumes when its child execs or ends: then a vforkdone stop reply
+// tells gdb, which until then keeps the parent's breakpoints out of the
+// memory the two share (after the child's exec event, if gdb sees that).
 //
 // Going backwards no process event is reported: gdb has no way to
 // un-fork or un-exec an inferior. A reverse-continue stops at the
@@ -36,6 +39,13 @@ type follow struct {
 	bpPids map[zKey]map[int64]bool
 	// event is the process event the next stop reply reports.
 	event *ttd.ProcessEvent
+	// vforks are the vfork children reported to gdb that have not
+	// exec'd or ended yet: the thread of the parent that waits.
+	vfork map[int64]ThreadID
+	// done is the parent thread of a vforkdone stop reply due: at this
+	// stop if it has no event of its own, else at the next forward
+	// continue or step, which then does not run.
+	done *ThreadID
 }
 
 // negotiate answers the event features of gdb's qSupported: the ones it
@@ -132,11 +142,21 @@ func (srv *Server) hidden(st ttd.Stop, dir ttd.Direction) bool {
 		return false
 	}
 	if pe, ok := st.ProcessEvent(); ok {
-		if dir == ttd.Backward || !f.attached[int64(pe.Pid)] {
+		if dir == ttd.Backward {
 			return true
+		}
+		done := srv.vforkDone(pe)
+		if !f.attached[int64(pe.Pid)] {
+			return !done
 		}
 		switch {
 		case pe.Kind == ttd.ProcessForked && (pe.VFork && f.vforks || !pe.VFork && f.forks):
+			if pe.VFork {
+				if f.vfork == nil {
+					f.vfork = map[int64]ThreadID{}
+				}
+				f.vfork[int64(pe.Child)] = ThreadID{Pid: int64(pe.Pid), Tid: int64(pe.Tid)}
+			}
 			// The child is gdb's until it detaches it, with its
 			// parent's breakpoints (a copy of its memory).
 			f.attached[int64(pe.Child)] = true
@@ -153,7 +173,7 @@ func (srv *Server) hidden(st ttd.Stop, dir ttd.Direction) bool {
 				}
 			}
 		default:
-			return true
+			return !done
 		}
 		f.event = &pe
 		return false
@@ -177,6 +197,38 @@ func (srv *Server) hidden(st ttd.Stop, dir ttd.Direction) bool {
 		return !f.attached[srv.threadPid(tid)]
 	}
 	return false
+}
+
+// vforkDone notes in f.done the vforkdone stop reply that process
+// event pe causes, and reports whether there is one: pe is the exec or
+// end of a vfork child whose parent gdb knows.
+func (srv *Server) vforkDone(pe ttd.ProcessEvent) bool {
+	f := &srv.fol
+	if pe.Kind != ttd.ProcessExecd && pe.Kind != ttd.ProcessEnded {
+		return false
+	}
+	parent, ok := f.vfork[int64(pe.Pid)]
+	if !ok {
+		return false
+	}
+	delete(f.vfork, int64(pe.Pid))
+	if !f.attached[parent.Pid] {
+		return false
+	}
+	f.done = &parent
+	return true
+}
+
+// doneReply returns the vforkdone stop reply due, and forgets it.
+func (srv *Server) doneReply() (string, bool) {
+	p := srv.fol.done
+	if p == nil {
+		return "", false
+	}
+	srv.fol.done = nil
+	srv.lastTid = int(p.Tid)
+	srv.gThread, srv.cThread, srv.gPid = 0, 0, 0
+	return fmt.Sprintf("T%02xthread:%s;core:0;vforkdone:;", sigTRAP, *p), true
 }
 
 // eventReply is the stop reply of a process event: the thread that

@@ -126,3 +126,61 @@ func TestForkEventsProtocol(t *testing.T) {
 		t.Errorf("after detaching the child: %q", r)
 	}
 }
+
+// TestGDBVforkDone: after a vfork event gdb keeps the parent's
+// breakpoints out until the server reports vforkdone, when the parent
+// resumes (its child exec'd), as gdbserver does.
+func TestGDBVforkDone(t *testing.T) {
+	prog, trace := recorded(t, "vforkexec", "-no-pie")
+	for _, mode := range [][]string{{"set detach-on-fork on"}, {"set detach-on-fork off", "set schedule-multiple on"}} {
+		cmds := append(append([]string{}, mode...), "catch vfork", "break after", "continue", "continue", "bt", "p v", "info inferiors")
+		out := gdb(t, prog, trace, cmds...)
+		inOrder(t, out, "Catchpoint 1 (vforked process", "Breakpoint 2, after (v=5) at", "#0  after (v=5)", "#1  0x", "in main () at", "$1 = 5")
+	}
+}
+
+// TestVforkDoneProtocol: the vforkdone stop reply names the parent's
+// thread and comes once, when the child execs, not when it exits: at
+// that stop if gdb
+// detached the child, else at the continue after the child's exec
+// event, which does not run. Going backwards none is reported.
+func TestVforkDoneProtocol(t *testing.T) {
+	_, trace := recorded(t, "vforkexec", "-no-pie")
+	for _, keep := range []bool{false, true} {
+		c, s := newClient(t, trace)
+		c.send("qSupported:multiprocess+;fork-events+;vfork-events+;exec-events+")
+		parent := fmt.Sprintf("p%x.%x", s.Pid(), s.Pid())
+		r := c.send("vCont;c")
+		i := strings.Index(r, "vfork:p")
+		if i < 0 {
+			t.Fatalf("continue: %q, want a vfork event", r)
+		}
+		child := r[i+len("vfork:p") : i+strings.IndexByte(r[i:], '.')]
+		var childPC string
+		if !keep {
+			c.send("D;" + child)
+		} else if r := c.send("vCont;c"); !strings.Contains(r, "exec:") || !strings.Contains(r, "thread:p"+child+".") {
+			t.Fatalf("continue after the vfork: %q, want the child's exec", r)
+		} else {
+			c.send("Hg" + "p" + child + "." + child)
+			childPC = c.send("p10") // rip: the exec'd program's entry
+		}
+		done := "T05thread:" + parent + ";core:0;vforkdone:;"
+		if r := c.send("vCont;c"); r != done {
+			t.Fatalf("keep=%v: continue: %q, want %q", keep, r, done)
+		}
+		// Reported at the child's exec, not later: it has not run.
+		if keep {
+			c.send("Hg" + "p" + child + "." + child)
+			if got := c.send("p10"); got != childPC {
+				t.Errorf("the child's rip at vforkdone is %s, at its exec %s", got, childPC)
+			}
+		}
+		if r := c.send("vCont;c"); strings.Contains(r, "vforkdone") {
+			t.Errorf("keep=%v: a second vforkdone: %q", keep, r)
+		}
+		if r := c.send("bc"); strings.Contains(r, "vfork") {
+			t.Errorf("keep=%v: reverse continue: %q", keep, r)
+		}
+	}
+}

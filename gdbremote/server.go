@@ -528,6 +528,11 @@ func (srv *Server) vcont(acts []Action) (string, error) {
 func (srv *Server) travel(dir ttd.Direction, op func() (ttd.Stop, error)) (string, error) {
 	// The flag is cleared when Serve takes the Ctrl-C from the
 	// connection, after this travel (packets are handled in order).
+	if dir == ttd.Backward {
+		srv.fol.done = nil
+	} else if r, ok := srv.doneReply(); ok {
+		return r, nil // due after the last stop's exec event (follow.go)
+	}
 	st, err := op()
 	for err == nil && srv.hidden(st, dir) {
 		st, err = op()
@@ -554,6 +559,8 @@ func (srv *Server) stopReply(st ttd.Stop, sig int) string {
 		if sig == 0 {
 			return srv.eventReply(pe)
 		}
+	} else if r, ok := srv.doneReply(); ok && sig == 0 {
+		return r
 	}
 	if sig == 0 {
 		sig = sigTRAP

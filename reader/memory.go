@@ -105,12 +105,12 @@ func (as *addrSpace) find(addr uint64) *region {
 	return nil
 }
 
-func (as *addrSpace) source(pn uint64) *x86.Page {
+func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	g := as.find(pn << x86.PageShift)
 	if g == nil {
-		return nil
+		return nil, 0
 	}
-	p := &x86.Page{Perm: perm(g.prot)}
+	p := &x86.Page{}
 	if d := as.init[pn]; d != nil {
 		p.Data = *d
 		as.code[pn] = true
@@ -120,7 +120,7 @@ func (as *addrSpace) source(pn uint64) *x86.Page {
 		p.Data = *d
 		delete(as.data, pn)
 	}
-	return p
+	return p, perm(g.prot)
 }
 
 // cut removes [lo, hi) from the region list.
@@ -150,8 +150,7 @@ func (as *addrSpace) mmap(addr, n uint64, prot int) {
 	as.regions = append(as.regions, region{})
 	copy(as.regions[i+1:], as.regions[i:])
 	as.regions[i] = region{lo, hi, prot}
-	p := perm(prot)
-	as.mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, pg *x86.Page) { pg.Perm = p })
+	as.mem.Protect(lo>>x86.PageShift, hi>>x86.PageShift, perm(prot), nil)
 	as.mem.FlushTLB()
 }
 
@@ -162,7 +161,7 @@ func (as *addrSpace) munmap(addr, n uint64) {
 	var drop []uint64
 	as.mem.Pages(lo>>x86.PageShift, hi>>x86.PageShift, func(pn uint64, pg *x86.Page) { drop = append(drop, pn) })
 	for _, pn := range drop {
-		as.mem.SetPage(pn, nil)
+		as.mem.SetPage(pn, nil, 0)
 		delete(as.code, pn)
 		delete(as.frozen, pn)
 	}

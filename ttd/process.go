@@ -109,17 +109,14 @@ func (t *Target) ProcessSession(pid int) (*Session, error) {
 // ThreadSession is the session that shows the memory of the process
 // thread (goroutine) id belongs to, at the current position.
 func (t *Target) ThreadSession(id int) (*Session, error) {
-	_, tid := t.goroutine(id)
-	if tid == 0 {
-		return t.s, nil
-	}
-	return t.ProcessSession(t.s.ThreadPid(tid))
+	pid, _ := t.threadPid(id)
+	return t.ProcessSession(pid)
 }
 
 // Pid is the process thread (goroutine) id belongs to.
 func (t *Target) Pid(id int) int {
-	_, tid := t.goroutine(id)
-	return t.s.ThreadPid(tid)
+	pid, _ := t.threadPid(id)
+	return pid
 }
 
 // ReadThreadMemory is ReadMemory in the address space of the process
@@ -162,8 +159,14 @@ func (t *Target) closeProcesses() {
 // recording of a process tree ("PROGRAM[PID] tid TID"); "" in a
 // recording of one process.
 func (t *Target) ThreadLabel(id int) string {
-	_, tid := t.goroutine(id)
-	if tid == 0 || !t.s.tr.Tree() {
+	if !t.s.tr.Tree() {
+		return ""
+	}
+	g, tid := t.goroutine(id)
+	if g != nil {
+		return fmt.Sprintf("%s[%d] goroutine %d", t.s.ProcessName(g.pid), g.pid, g.ID)
+	}
+	if tid == 0 {
 		return ""
 	}
 	return t.threadName(tid)

@@ -83,11 +83,14 @@ func (t *Target) Symbols() *symbols.Table { return t.syms }
 // id's process runs at the current position: Symbols, except in a
 // recording of a process tree (Session.ProcessSymbols).
 func (t *Target) ThreadSymbols(id int) *symbols.Table {
-	if t.isGo || !t.s.tr.Tree() {
+	if !t.s.tr.Tree() {
 		return t.syms
 	}
-	_, tid := t.goroutine(id)
-	sy, _ := t.s.ThreadSymbols(tid)
+	if g, _ := t.goroutine(id); g != nil {
+		return g.syms
+	}
+	pid, _ := t.threadPid(id)
+	sy, _ := t.s.ProcessSymbols(pid)
 	if tab, ok := sy.(*symbols.Table); ok {
 		return tab
 	}

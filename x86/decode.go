@@ -70,11 +70,11 @@ func init() {
 func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
 	n := 0
 	for n < len(buf) {
-		p := cc.mem.PageAt((pc + uint64(n)) >> PageShift)
-		if p == nil || p.Perm&PermExec == 0 {
+		e := cc.mem.at((pc + uint64(n)) >> PageShift)
+		if e.page == nil || e.perm&PermExec == 0 {
 			break
 		}
-		n += copy(buf[n:], p.Data[(pc+uint64(n))&pageMask:])
+		n += copy(buf[n:], e.page.Data[(pc+uint64(n))&pageMask:])
 	}
 	return n
 }

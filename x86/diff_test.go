@@ -455,18 +455,18 @@ func (o *predObserver) Sync(c *CPU, in *Inst) {
 func newDiffEmu() *diffEmu {
 	e := &diffEmu{mem: NewMemory()}
 	e.cc = NewCodeCache(e.mem)
-	e.code = &Page{Perm: PermRead | PermExec}
+	e.code = &Page{}
 	for i := range e.code.Data {
 		e.code.Data[i] = 0xcc
 	}
-	e.mem.SetPage(diffCodeAddr>>PageShift, e.code)
-	ro := &Page{Perm: PermRead}
+	e.mem.SetPage(diffCodeAddr>>PageShift, e.code, PermRead|PermExec)
+	ro := &Page{}
 	for i := range ro.Data {
 		ro.Data[i] = byte(i * 7)
 	}
-	e.mem.SetPage(diffROPage>>PageShift, ro)
-	e.data = &Page{Perm: PermRead | PermWrite}
-	e.mem.SetPage(diffDataPage>>PageShift, e.data)
+	e.mem.SetPage(diffROPage>>PageShift, ro, PermRead)
+	e.data = &Page{}
+	e.mem.SetPage(diffDataPage>>PageShift, e.data, PermRead|PermWrite)
 	return e
 }
 

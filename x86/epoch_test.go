@@ -108,7 +108,7 @@ func TestNewEpochDropsTruncated(t *testing.T) {
 	code[PageSize-2], code[PageSize-1] = 0xb8, 0x07 // mov eax, 7: on into the next page
 	c := newTestCPU(t, code)
 	next := uint64(testCode+PageSize) >> PageShift
-	c.Mem.SetPage(next, nil)
+	c.Mem.SetPage(next, nil, 0)
 	start := uint64(testCode + PageSize - 4)
 	c.RIP = start
 	c.Run(2)
@@ -116,7 +116,7 @@ func TestNewEpochDropsTruncated(t *testing.T) {
 	if b == nil || !b.truncated || len(b.Insts) != 2 {
 		t.Fatalf("block %#x: %d instructions (truncated %v), want 2 cut by the unmapped page", start, len(b.Insts), b.truncated)
 	}
-	c.Mem.SetPage(next, &Page{Perm: PermRead | PermExec})
+	c.Mem.SetPage(next, &Page{}, PermRead|PermExec)
 	if err := c.Mem.Poke(testCode+PageSize, []byte{0, 0, 0, 0x0f, 0x05}); err != nil { // ...; syscall
 		t.Fatal(err)
 	}

@@ -28,9 +28,9 @@ const (
 func newTestCPU(t testing.TB, code []byte) *CPU {
 	mem := NewMemory()
 	for pn := uint64(testCode >> PageShift); pn <= (testCode+uint64(len(code)))>>PageShift; pn++ {
-		mem.SetPage(pn, &Page{Perm: PermRead | PermExec})
+		mem.SetPage(pn, &Page{}, PermRead|PermExec)
 	}
-	mem.SetPage(testStack>>PageShift-1, &Page{Perm: PermRead | PermWrite})
+	mem.SetPage(testStack>>PageShift-1, &Page{}, PermRead|PermWrite)
 	if err := mem.Poke(testCode, code); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestSelfModifyingCode(t *testing.T) {
 	// mov al, 0x00 ; syscall
 	code := []byte{0xc6, 0x05, 0x01, 0x00, 0x00, 0x00, 0x2a, 0xb0, 0x00, 0x0f, 0x05}
 	c := newTestCPU(t, code)
-	c.Mem.Lookup(testCode >> PageShift).Perm |= PermWrite
+	addWrite(c.Mem, testCode>>PageShift)
 	exit := c.Run(100)
 	if exit.Reason != ExitSyscall || c.R[RAX]&0xff != 0x2a {
 		t.Fatalf("exit %v al=%#x, want syscall with al=0x2a", exit.Reason, c.R[RAX]&0xff)
@@ -124,7 +124,7 @@ func TestSelfModifyingLoopTranslated(t *testing.T) {
 		0x0f, 0x05, // syscall
 	}
 	c := newTestCPU(t, code)
-	c.Mem.Lookup(testCode >> PageShift).Perm |= PermWrite
+	addWrite(c.Mem, testCode>>PageShift)
 	exit := c.Run(1000)
 	if exit.Reason != ExitSyscall || c.R[RAX] != 0+1+2+3+4 || c.Icount != 5*5+1 {
 		t.Fatalf("exit %v rax=%d icount=%d, want the syscall, rax=10, 26 instructions", exit.Reason, c.R[RAX], c.Icount)

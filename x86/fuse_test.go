@@ -114,7 +114,7 @@ func TestFusedStoreIntoBlock(t *testing.T) {
 		0x0f, 0x05, // syscall
 	}
 	c := newTestCPU(t, code)
-	c.Mem.Lookup(testCode >> PageShift).Perm |= PermWrite
+	addWrite(c.Mem, testCode>>PageShift)
 	c.R[RBX] = 0x90909090_90902ab0 // mov $0x2a, %al; six nops
 	b := c.cache.decodeBlock(testCode)
 	if b.Insts[0].ID < fusedBase+seqPairsAt {

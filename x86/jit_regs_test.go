@@ -99,13 +99,13 @@ func TestJITRegsExits(t *testing.T) {
 		defer SetJIT(SetJIT(jit, 0))
 		c := newTestCPU(t, code)
 		for pn := uint64(testCode >> PageShift); pn <= (testCode+uint64(len(code)))>>PageShift; pn++ {
-			c.Mem.Lookup(pn).Perm |= PermWrite // the self-modifying case
+			addWrite(c.Mem, pn) // the self-modifying case
 		}
-		p := &Page{Perm: PermRead | PermWrite}
+		p := &Page{}
 		for i := range p.Data {
 			p.Data[i] = byte(i*7 + 3)
 		}
-		c.Mem.SetPage(data>>PageShift, p)
+		c.Mem.SetPage(data>>PageShift, p, PermRead|PermWrite)
 		c.Mem.FlushTLB()
 		c.R[RAX], c.R[RBX], c.R[RCX] = 0x0123456789abcdef, 0x1111, 0xfedcba9876543210
 		c.R[RSI], c.R[R8] = data, r8

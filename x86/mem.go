@@ -13,7 +13,7 @@ const (
 	pageMask  = PageSize - 1
 )
 
-// Perm is a page's protection.
+// Perm is an address space's protection of a page.
 type Perm uint8
 
 // Page protections, as in mmap's PROT_ bits.
@@ -23,10 +23,13 @@ const (
 	PermExec  Perm = 4
 )
 
-// Page is one guest page and its host backing.
+// Page is one guest page and its host backing. Its protection is not
+// the page's but each address space's (Memory's page table): a page
+// shared by several processes (MAP_SHARED, System V shared memory, or
+// copy-on-write since a fork) may be writable in one and read-only in
+// another, as Linux's page tables allow.
 type Page struct {
 	Data [PageSize]byte
-	Perm Perm
 	// code is set while decoded instructions from this page are cached;
 	// a write to the page then goes through the slow path and invalidates them.
 	code bool
@@ -74,16 +77,24 @@ type tlbEntry struct {
 }
 
 // PageSource supplies pages that the address space has not materialised
-// yet: emu answers from its mappings (zero pages, file contents) or returns
-// nil when the address is not mapped.
-type PageSource func(pn uint64) *Page
+// yet, with the protection this address space gives them: emu answers
+// from its mappings (zero pages, file contents) or returns nil when the
+// address is not mapped.
+type PageSource func(pn uint64) (*Page, Perm)
+
+// pte is one entry of an address space's page table: the page and this
+// address space's protection of it.
+type pte struct {
+	page *Page
+	perm Perm
+}
 
 // Memory is a guest address space: pages with permissions, a software TLB
 // for reads and one for writes, and the hooks that keep the code cache
 // coherent. All threads of a process share one Memory; they run one at a
 // time, so the TLBs need no locking.
 type Memory struct {
-	pages map[uint64]*Page
+	pages map[uint64]pte
 	rtlb  [tlbSize]tlbEntry
 	wtlb  [tlbSize]tlbEntry
 
@@ -96,7 +107,7 @@ type Memory struct {
 
 // NewMemory returns an empty address space.
 func NewMemory() *Memory {
-	m := &Memory{pages: make(map[uint64]*Page)}
+	m := &Memory{pages: make(map[uint64]pte)}
 	m.FlushTLB()
 	return m
 }
@@ -111,70 +122,114 @@ func (m *Memory) FlushTLB() {
 
 // PageAt returns the materialised page with number pn, creating it through
 // Source if needed, or nil.
-func (m *Memory) PageAt(pn uint64) *Page {
-	if p := m.pages[pn]; p != nil {
-		return p
+func (m *Memory) PageAt(pn uint64) *Page { return m.at(pn).page }
+
+// at returns page pn's table entry, materialising the page through
+// Source if needed; its page is nil when pn is not mapped.
+func (m *Memory) at(pn uint64) pte {
+	if e, ok := m.pages[pn]; ok {
+		return e
 	}
 	if m.Source == nil {
-		return nil
+		return pte{}
 	}
-	p := m.Source(pn)
-	if p != nil {
-		m.pages[pn] = p
+	p, perm := m.Source(pn)
+	if p == nil {
+		return pte{}
 	}
-	return p
+	e := pte{p, perm}
+	m.pages[pn] = e
+	return e
 }
 
 // Lookup returns the page if it is already materialised, without creating it.
-func (m *Memory) Lookup(pn uint64) *Page { return m.pages[pn] }
+func (m *Memory) Lookup(pn uint64) *Page { return m.pages[pn].page }
 
-// SetPage installs p as page pn (nil removes it). A page shared with
-// another address space since a Fork is released (the other keeps it).
-func (m *Memory) SetPage(pn uint64, p *Page) {
-	old := m.pages[pn]
+// PermOf returns this address space's protection of page pn, and false
+// when the page is not materialised.
+func (m *Memory) PermOf(pn uint64) (Perm, bool) {
+	e, ok := m.pages[pn]
+	return e.perm, ok
+}
+
+// SetPage installs p as page pn with protection perm (a nil p removes
+// the page). A page shared with another address space since a Fork is
+// released (the other keeps it).
+func (m *Memory) SetPage(pn uint64, p *Page, perm Perm) {
+	old := m.pages[pn].page
 	if old != nil && old.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
 	if old != nil && old != p && old.cow > 0 {
 		old.cow--
 	}
-	m.setPage(pn, p)
+	m.setPage(pn, pte{p, perm})
 }
 
-// TakePage removes page pn and returns it, still counted as held, for
-// SetPage to install elsewhere in the same address space (mremap).
-func (m *Memory) TakePage(pn uint64) *Page {
+// TakePage removes page pn and returns it and its protection, the page
+// still counted as held, for SetPage to install elsewhere in the same
+// address space (mremap).
+func (m *Memory) TakePage(pn uint64) (*Page, Perm) {
 	old := m.pages[pn]
-	if old != nil && old.code && m.codeWritten != nil {
+	if old.page != nil && old.page.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
-	m.setPage(pn, nil)
-	return old
+	m.setPage(pn, pte{})
+	return old.page, old.perm
 }
 
-func (m *Memory) setPage(pn uint64, p *Page) {
-	if p == nil {
+func (m *Memory) setPage(pn uint64, e pte) {
+	if e.page == nil {
 		delete(m.pages, pn)
 	} else {
-		m.pages[pn] = p
+		m.pages[pn] = e
 	}
 	m.rtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 	m.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 }
 
-// Pages calls fn for every materialised page in [lo, hi) page numbers.
-func (m *Memory) Pages(lo, hi uint64, fn func(pn uint64, p *Page)) {
+// Protect gives the materialised pages in [lo, hi) page numbers the
+// protection perm in this address space only (mprotect, SHM_RDONLY):
+// other address spaces holding the same pages keep theirs. lostExec, if
+// not nil, is called for each page whose execute permission this removes.
+func (m *Memory) Protect(lo, hi uint64, perm Perm, lostExec func(pn uint64)) {
+	set := func(pn uint64, e pte) {
+		if e.perm == perm {
+			return
+		}
+		if lostExec != nil && e.perm&PermExec != 0 && perm&PermExec == 0 {
+			lostExec(pn)
+		}
+		m.setPage(pn, pte{e.page, perm})
+	}
 	if hi-lo > uint64(len(m.pages)) {
-		for pn, p := range m.pages {
+		for pn, e := range m.pages {
 			if pn >= lo && pn < hi {
-				fn(pn, p)
+				set(pn, e) // (replacing an existing key's value while ranging is allowed)
 			}
 		}
 		return
 	}
 	for pn := lo; pn < hi; pn++ {
-		if p := m.pages[pn]; p != nil {
-			fn(pn, p)
+		if e, ok := m.pages[pn]; ok {
+			set(pn, e)
+		}
+	}
+}
+
+// Pages calls fn for every materialised page in [lo, hi) page numbers.
+func (m *Memory) Pages(lo, hi uint64, fn func(pn uint64, p *Page)) {
+	if hi-lo > uint64(len(m.pages)) {
+		for pn, e := range m.pages {
+			if pn >= lo && pn < hi {
+				fn(pn, e.page)
+			}
+		}
+		return
+	}
+	for pn := lo; pn < hi; pn++ {
+		if e, ok := m.pages[pn]; ok {
+			fn(pn, e.page)
 		}
 	}
 }
@@ -190,9 +245,9 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 	// inserting 65,536 pages one by one.)
 	n := &Memory{pages: maps.Clone(m.pages)}
 	n.FlushTLB()
-	for pn, p := range m.pages {
+	for pn, e := range m.pages {
 		if keep == nil || !keep(pn) {
-			p.cow++
+			e.page.cow++
 		}
 	}
 	// This side's writes must now find out about the sharing.
@@ -204,22 +259,23 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 
 // Private returns page pn, materialising it and first replacing it by a
 // private copy if it is shared copy-on-write with another address
-// space, so that its contents and protection may be changed; nil when
-// the page is not mapped.
+// space, so that its contents may be changed; nil when the page is not
+// mapped.
 func (m *Memory) Private(pn uint64) *Page {
-	p := m.PageAt(pn)
-	if p != nil && p.cow > 0 {
-		p = m.unshare(pn, p)
+	e := m.at(pn)
+	if e.page != nil && e.page.cow > 0 {
+		return m.unshare(pn, e)
 	}
-	return p
+	return e.page
 }
 
-// unshare replaces the copy-on-write page p at pn by a private copy.
-func (m *Memory) unshare(pn uint64, p *Page) *Page {
-	np := &Page{Perm: p.Perm, code: p.code}
+// unshare replaces the copy-on-write page of e at pn by a private copy.
+func (m *Memory) unshare(pn uint64, e pte) *Page {
+	p := e.page
+	np := &Page{code: p.code}
 	np.Data = p.Data
 	p.cow--
-	m.pages[pn] = np
+	m.pages[pn] = pte{np, e.perm}
 	m.rtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 	m.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 	return np
@@ -228,12 +284,12 @@ func (m *Memory) unshare(pn uint64, p *Page) *Page {
 // Release drops every page (the address space is discarded), giving
 // the pages shared with other address spaces back to them.
 func (m *Memory) Release() {
-	for _, p := range m.pages {
-		if p.cow > 0 {
-			p.cow--
+	for _, e := range m.pages {
+		if e.page.cow > 0 {
+			e.page.cow--
 		}
 	}
-	m.pages = make(map[uint64]*Page)
+	m.pages = make(map[uint64]pte)
 	m.FlushTLB()
 }
 
@@ -242,7 +298,8 @@ func (m *Memory) NumPages() int { return len(m.pages) }
 
 func (m *Memory) translate(addr uint64, write bool) *Page {
 	pn := addr >> PageShift
-	p := m.PageAt(pn)
+	e := m.at(pn)
+	p := e.page
 	if p == nil {
 		if a := int64(addr) >> 47; a != 0 && a != -1 {
 			panic(&Fault{Addr: addr, Write: write, NonCanonical: true})
@@ -250,11 +307,11 @@ func (m *Memory) translate(addr uint64, write bool) *Page {
 		panic(&Fault{Addr: addr, Write: write})
 	}
 	if write {
-		if p.Perm&PermWrite == 0 {
+		if e.perm&PermWrite == 0 {
 			panic(&Fault{Addr: addr, Write: true, Mapped: true})
 		}
 		if p.cow > 0 {
-			p = m.unshare(pn, p)
+			p = m.unshare(pn, e)
 		}
 		if p.code {
 			p.code = false
@@ -264,7 +321,7 @@ func (m *Memory) translate(addr uint64, write bool) *Page {
 		}
 		m.wtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
 	} else {
-		if p.Perm&PermRead == 0 {
+		if e.perm&PermRead == 0 {
 			panic(&Fault{Addr: addr, Mapped: true})
 		}
 		m.rtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}

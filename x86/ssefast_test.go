@@ -55,7 +55,7 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 				t.Fatalf("%s % x: no fast path installed", name, code)
 			}
 			c := newTestCPU(t, code)
-			c.Mem.SetPage(data>>PageShift, &Page{Perm: PermRead | PermWrite})
+			c.Mem.SetPage(data>>PageShift, &Page{}, PermRead|PermWrite)
 			c.R[RSI] = data
 			for i := 0; i < 20000; i++ {
 				a, b, a2, b2 := val(), val(), val(), val()

@@ -70,6 +70,18 @@ sys.exit(subprocess.call(["sh", "-c", "exit 9"]))
 		{Name: "tree-env-sort-uniq", Path: "/bin/sh", Args: []string{"-c", "env | cut -d= -f1 | sort | uniq -c"}},
 		{Name: "tree-xargs-P2", Path: "/bin/sh", Args: []string{"-c",
 			`seq 1 6 | xargs -P2 -n1 sh -c 'echo $(($0*2))' | sort -n`}},
+		// nice values are the guest's own (ttd used to set a host
+		// thread's and print 20 for `nice`).
+		{Name: "tree-nice", Path: "/bin/sh", Args: []string{"-c",
+			`nice; nice -n 5 nice; nice -n 3 sh -c 'nice; cut -d" " -f18,19 /proc/self/stat'; renice -n 4 -p $$ >/dev/null; nice`}},
+		{Name: "tree-find-exec-flock-timeout", Path: "/bin/sh", Args: []string{"-c",
+			`find . -name "[ab]" -exec wc -c {} \; | sort; flock lk -c 'echo locked'; timeout 5 sh -c 'echo in time'; echo $?; ` +
+				`env -u HOME sh -c 'echo ${HOME:-unset}'; sh -c 'echo bg & wait'`}, Setup: someFiles},
+		// A child's /proc/PID and task directories (ttd used to stat the
+		// host's, which do not exist for a child: "d?????????" in ls -l).
+		{Name: "tree-proc-child-dirs", Path: "/bin/sh", Args: []string{"-c",
+			`ls -l /proc/self/task | cut -c1-10; stat -c %F /proc/self/task /proc/self /proc/thread-self /proc/self/; ` +
+				`sh -c 'test -d /proc/$$ && echo dir'; true`}},
 		{Name: "tree-git-commit", Path: "/bin/sh", Args: []string{"-c",
 			"git init -q r && cd r && echo x > f && git add f && " +
 				"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z " +
