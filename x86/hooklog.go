@@ -172,8 +172,8 @@ func (c *CPU) hookRecord(r *HookRecord, e []LoggedAccess) bool {
 		Retired: c.Icount + e[0].Addr,
 		Inst:    &b.Insts[k],
 		RSP:     e[1].Addr, RAX: e[1].Info,
-		RBP:     e[2].Addr, Target: e[2].Info,
-		Args:    [6]uint64{e[3].Addr, e[3].Info, e[4].Addr, e[4].Info, e[5].Addr, e[5].Info},
+		RBP: e[2].Addr, Target: e[2].Info,
+		Args: [6]uint64{e[3].Addr, e[3].Info, e[4].Addr, e[4].Info, e[5].Addr, e[5].Info},
 	}
 	return true
 }
