@@ -8,7 +8,8 @@ package x86
 // guest state around them, per hooked instruction. A consumer that needs
 // only what translated code can store cheaply — the position (Retired),
 // the instruction, the stack pointer, RAX, RBP, the argument registers,
-// the target of a call through a register — can have a record instead:
+// the target of a call or jump through a register — can have a record
+// instead:
 // the translation appends it to the CPU's log and goes on, chaining to
 // the blocks that follow, and Go hands the records to the consumer,
 // in order, whenever the translation returns, before anything else
@@ -59,8 +60,8 @@ type HookRecord struct {
 	// ABI: RDI, RSI, RDX, RCX, R8, R9.
 	RSP, RAX, RBP uint64
 	Args          [6]uint64
-	// Target is the register's value for a call through a register
-	// (0 otherwise: a direct call's target is Inst.Args[0].Imm).
+	// Target is the register's value for a call or a jump through a
+	// register (0 otherwise: a direct one's target is Inst.Args[0].Imm).
 	Target uint64
 }
 

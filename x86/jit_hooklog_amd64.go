@@ -44,7 +44,7 @@ func (t *jitT) logHook(exit as.Label) {
 	put(2, t.gregN(RSP))
 	put(3, t.gregN(RAX))
 	put(4, t.gregN(RBP))
-	if in.Op == x86asm.CALL && in.Args[0].Kind == KReg && in.Args[0].Size == 8 {
+	if (in.Op == x86asm.CALL || in.Op == x86asm.JMP) && in.Args[0].Kind == KReg && in.Args[0].Size == 8 {
 		put(5, t.gregN(in.Args[0].Reg))
 	} else {
 		a.MovMI(8, word(5), 0)
