@@ -14,10 +14,13 @@ import (
 // position, RSP, a call's target in a register — and change nothing
 // the gate looks at, so translated code logs them and goes on instead
 // of leaving for each Hook call; logged hands the records to step, in
-// order, as instruction does the exact calls. The instructions after
-// which the gate may open keep their exits:
-//   - a call through memory (watch then looks at the callee's first
-//     instructions through the gate: look);
+// order, as instruction does the exact calls. A call through memory is
+// logged with its target when translated code made the call (its
+// record's Target), and its callee's first instructions are looked at
+// as a direct call's are; when the interpreter makes it (Target 0), the
+// gate opens as after an exact call (look), before Go runs the callee's
+// first block. The instructions after which the gate may open keep
+// their exits:
 //   - the entry of a lazy-binding trampoline (tramp);
 //   - a ret that may leave every frame the segment knows (checkTramp,
 //     baseLook): rets are guarded, logged only below the return-address
@@ -34,7 +37,7 @@ func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
 		in := &b.Insts[i]
 		switch in.Op {
 		case x86asm.CALL:
-			if a := &in.Args[0]; a.Kind == x86.KRel || a.Kind == x86.KReg && a.Size == 8 {
+			if a := &in.Args[0]; a.Kind == x86.KRel || a.Kind == x86.KMem || a.Kind == x86.KReg && a.Size == 8 {
 				logged |= 1 << i
 			}
 		case x86asm.RET:

@@ -597,7 +597,9 @@ func (s *segment) step(st *segThread, h *hooked) {
 		if a := &in.Args[0]; a.Kind == x86.KRel {
 			st.look, st.lookTo = 0, h.retired+1+lookLimit
 			st.stack[len(st.stack)-1].target = a.Imm
-		} else if a.Kind == x86.KReg && a.Size == 8 {
+		} else if a.Kind == x86.KReg && a.Size == 8 || h.target != 0 {
+			// (h.target of a call through memory: from its record,
+			// when translated code made the call: hooklog.go.)
 			st.look, st.lookTo = 0, h.retired+1+lookLimit
 			st.stack[len(st.stack)-1].target = h.target
 		}

@@ -61,7 +61,10 @@ type HookRecord struct {
 	RSP, RAX, RBP uint64
 	Args          [6]uint64
 	// Target is the register's value for a call or a jump through a
-	// register (0 otherwise: a direct one's target is Inst.Args[0].Imm).
+	// register; for a call through memory, the address it called, or 0
+	// when translated code did not run the call (the interpreter did,
+	// right after the record was handed over); 0 for the others (a
+	// direct one's target is Inst.Args[0].Imm).
 	Target uint64
 }
 
@@ -85,7 +88,12 @@ type hookLog struct {
 	// guard is the stack pointer at and above which guarded
 	// instructions leave for an exact call (SetHookGuard).
 	guard uint64
-	recs  [accLogSize / hookRecEntries]HookRecord
+	// target is where the end of a block that made a logged call
+	// through memory writes the call's target: the record's Target
+	// word, or scratch when no record was made (jit_hooklog_amd64.go).
+	target  uintptr
+	scratch uint64
+	recs    [accLogSize / hookRecEntries]HookRecord
 }
 
 // SetHookGuard sets the stack pointer at and above which the guarded

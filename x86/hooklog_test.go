@@ -15,9 +15,12 @@ type hookLogObserver struct {
 	instObserver
 	guard []uint64
 	sp    uint64 // the hook guard it sets
-	off   bool   // log nothing (the reference)
-	recs  int
-	exact int
+	// memTarget counts the records of calls through memory that give
+	// their target, badTarget those whose target is not f's.
+	memTarget, badTarget int
+	off                  bool // log nothing (the reference)
+	recs                 int
+	exact                int
 }
 
 func (o *hookLogObserver) LogInsts(b *Block) (logged, guarded uint64) {
@@ -53,7 +56,16 @@ func (o *hookLogObserver) LoggedHooks(c *CPU, recs []HookRecord) {
 	for i := range recs {
 		r := &recs[i]
 		o.recs++
-		o.line(r.Inst, r.Retired, r.RSP, r.RAX, r.Args[0], r.Target)
+		target := r.Target
+		if r.Inst.Args[0].Kind == KMem {
+			if target == memCallF {
+				o.memTarget++
+			} else if target != 0 {
+				o.badTarget++
+			}
+			target = 0 // an exact call does not know it
+		}
+		o.line(r.Inst, r.Retired, r.RSP, r.RAX, r.Args[0], target)
 	}
 	c.SetHookGuard(o.sp)
 }
@@ -73,23 +85,31 @@ func TestLoggedHooks(t *testing.T) {
 		name        string
 		want, guard []uint64
 		sp          uint64
+		mem         bool // memCallLoop
 	}{
-		{"call and ret", []uint64{0x400007, 0x40002e}, nil, 0},
-		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, nil, 0},
-		{"mid-block and ret, ret guarded below", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, 0},
-		{"mid-block and ret, ret guarded above", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, ^uint64(0)},
-		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, nil, 0},
+		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, nil, 0, true},
+		{"call through memory, guarded ret", []uint64{0x400010, 0x40001a, 0x400036}, []uint64{0x400036}, 0, true},
+		{"call and ret", []uint64{0x400007, 0x40002e}, nil, 0, false},
+		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, nil, 0, false},
+		{"mid-block and ret, ret guarded below", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, 0, false},
+		{"mid-block and ret, ret guarded above", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, ^uint64(0), false},
+		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, nil, 0, false},
 	}
 	type result struct {
-		seen        []string
-		rax, count  uint64
-		recs, exact int
+		seen                 []string
+		rax, count           uint64
+		recs, exact          int
+		memTarget, badTarget int
 	}
 	run := func(jit, logging bool, tc int) result {
 		defer SetJIT(SetJIT(jit, 0))
 		filterAskAlways = !jit
 		defer func() { filterAskAlways = false }()
-		c := newTestCPU(t, callLoop)
+		code := callLoop
+		if cases[tc].mem {
+			code = memCallLoop
+		}
+		c := newTestCPU(t, code)
 		c.Pred = predict.New(10)
 		o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a", want: cases[tc].want}},
 			guard: cases[tc].guard, sp: cases[tc].sp, off: !logging}
@@ -104,7 +124,7 @@ func TestLoggedHooks(t *testing.T) {
 				t.Fatalf("exit %v", ex.Reason)
 			}
 		}
-		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact}
+		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget}
 	}
 	for k, tc := range cases {
 		want := run(false, false, k)
@@ -124,6 +144,9 @@ func TestLoggedHooks(t *testing.T) {
 		if tc.guard != nil && tc.sp == 0 && got.exact < rets {
 			t.Errorf("%s: %d exact calls, want at least the %d guarded rets", tc.name, got.exact, rets)
 		}
+		if tc.mem && (got.memTarget == 0 || got.badTarget != 0) {
+			t.Errorf("%s: %d records of the call through memory name f, %d another target", tc.name, got.memTarget, got.badTarget)
+		}
 		if got.rax != want.rax || got.count != want.count {
 			t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", tc.name, got.rax, got.count, want.rax, want.count)
 		}
@@ -136,9 +159,35 @@ func TestLoggedHooks(t *testing.T) {
 				break
 			}
 		}
-		t.Logf("%s: %d records, %d exact calls", tc.name, got.recs, got.exact)
+		t.Logf("%s: %d records (%d targets), %d exact calls", tc.name, got.recs, got.memTarget, got.exact)
 	}
 }
+
+// memCallLoop is callLoop calling f through memory (its address in a
+// stack slot):
+//
+//	     mov ecx, 200; xor eax, eax; mov qword [rsp-64], f
+//	outer: call [rsp-64]
+//	     dec ecx; jnz outer
+//	     syscall
+//	f:   ... as callLoop's
+var memCallLoop = []byte{
+	0xb9, 0xc8, 0x00, 0x00, 0x00, 0x31, 0xc0, // 0x400000
+	0x48, 0xc7, 0x44, 0x24, 0xc0, 0x1a, 0x00, 0x40, 0x00, // 0x400007: mov qword [rsp-64], 0x40001a
+	0xff, 0x54, 0x24, 0xc0, // 0x400010 outer: call [rsp-64]
+	0xff, 0xc9, 0x75, 0xf8, // 0x400014: dec ecx; jnz outer
+	0x0f, 0x05, // 0x400018: syscall
+	0xba, 0x0a, 0x00, 0x00, 0x00, // 0x40001a f: mov edx, 10
+	0x48, 0x01, 0xd0, // 0x40001f inner: add rax, rdx
+	0x48, 0x89, 0x44, 0x24, 0xf0, // mov [rsp-16], rax
+	0x48, 0x03, 0x44, 0x24, 0xf0, // add rax, [rsp-16]
+	0xeb, 0x00, // jmp B
+	0x48, 0x83, 0xf0, 0x55, // 0x40002e B: xor rax, 0x55
+	0xff, 0xca, 0x75, 0xe9, // dec edx; jnz inner
+	0xc3, // 0x400036: ret
+}
+
+const memCallF = 0x40001a
 
 // beyondLoop calls a function from a block whose translation stops
 // before the call (cpuid is not translated, and too little follows it

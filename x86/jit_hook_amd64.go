@@ -41,7 +41,17 @@ func (t *jitT) hookExit() {
 // hookResumes emits the entries after the hook exits.
 func (t *jitT) hookResumes() {
 	for i := range t.hresumes {
-		t.resumeEntry(&t.hresumes[i])
+		r := &t.hresumes[i]
+		if t.pendTarget && r.k == t.pendK {
+			// After an exact Instruction call for a call through
+			// memory that is logged elsewhere: no record to complete.
+			off := t.a.Len()
+			t.noTarget()
+			t.resumeEntry(r)
+			r.off = off
+			continue
+		}
+		t.resumeEntry(r)
 	}
 }
 

@@ -8,8 +8,34 @@ import (
 	as "ttd/internal/amd64asm"
 )
 
-// Offset of the hook guard (hooklog.go) in CPU.
-var offHookGuard = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.guard))
+// Offsets of the hook guard and the target's place (hooklog.go) in CPU.
+var (
+	offHookGuard   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.guard))
+	offHookTarget  = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.target))
+	offHookScratch = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.scratch))
+)
+
+// logTarget, at the end of a block whose last instruction is a logged
+// call through memory, writes the address called (CPU.RIP) where
+// hookLog.target points: the Target word of the call's record, or
+// scratch when the call was not logged (hookResumes). If the call
+// leaves translated code instead, the interpreter runs it and the
+// record keeps Target 0. Clobbers RAX and RDX, not the flags.
+func (t *jitT) logTarget() {
+	if !t.pendTarget {
+		return
+	}
+	a := &t.a
+	a.MovRM(8, as.RAX, as.M(hCPU, offHookTarget))
+	a.MovRM(8, as.RDX, as.M(hCPU, offRIP))
+	a.MovMR(8, as.M(as.RAX, 0), as.RDX)
+}
+
+// noTarget points hookLog.target at scratch (no flags).
+func (t *jitT) noTarget() {
+	t.a.Lea(8, as.RDX, as.M(hCPU, offHookScratch))
+	t.a.MovMR(8, as.M(hCPU, offHookTarget), as.RDX)
+}
 
 // logHook appends the record of instruction t.k (hooklog.go) to the
 // access log, or jumps to exit (the hook's exit for an exact Instruction
@@ -48,6 +74,12 @@ func (t *jitT) logHook(exit as.Label) {
 		put(5, t.gregN(in.Args[0].Reg))
 	} else {
 		a.MovMI(8, word(5), 0)
+		if in.Op == x86asm.CALL && in.Args[0].Kind == KMem && t.k == len(t.b.Insts)-1 {
+			// The block's end writes the target (logTarget).
+			a.Lea(8, as.RDX, word(5))
+			a.MovMR(8, as.M(hCPU, offHookTarget), as.RDX)
+			t.pendTarget, t.pendK = true, t.k
+		}
 	}
 	for i, r := range ArgRegs {
 		put(6+int32(i), t.gregN(uint8(r)))
