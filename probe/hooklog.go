@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"sync/atomic"
+
 	"ttd/reader"
 	"ttd/x86"
 )
@@ -44,6 +46,7 @@ func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
 // on c, in order.
 func (s *segEval) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
 	tid, _ := r.Current()
+	loggedRecords.Add(uint64(len(recs)))
 	for i := range recs {
 		if s.stopped {
 			return
@@ -53,3 +56,7 @@ func (s *segEval) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
 		s.hooked(rec.Inst, &hr, r.LoggedPosition(rec.Retired), tid, nil)
 	}
 }
+
+// loggedRecords counts the records logged has fired from (tests check
+// that logging happened).
+var loggedRecords atomic.Uint64
