@@ -2,6 +2,7 @@ package x86
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,6 +94,8 @@ func TestLoggedHooks(t *testing.T) {
 		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, nil, 0, false},
 		{"mid-block and ret, ret guarded below", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, 0, false},
 		{"mid-block and ret, ret guarded above", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, ^uint64(0), false},
+		// sp 1: the guard is the ret's own RSP, at which it leaves.
+		{"mid-block and ret, ret guarded at its RSP", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, 1, false},
 		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, nil, 0, false},
 	}
 	type result struct {
@@ -101,7 +104,7 @@ func TestLoggedHooks(t *testing.T) {
 		recs, exact          int
 		memTarget, badTarget int
 	}
-	run := func(jit, logging bool, tc int) result {
+	run := func(jit, logging bool, tc int, sp uint64) result {
 		defer SetJIT(SetJIT(jit, 0))
 		filterAskAlways = !jit
 		defer func() { filterAskAlways = false }()
@@ -112,7 +115,7 @@ func TestLoggedHooks(t *testing.T) {
 		c := newTestCPU(t, code)
 		c.Pred = predict.New(10)
 		o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a", want: cases[tc].want}},
-			guard: cases[tc].guard, sp: cases[tc].sp, off: !logging}
+			guard: cases[tc].guard, sp: sp, off: !logging}
 		other := &filterObserver{name: "b", want: []uint64{0x400026}}
 		obs := []Observer{o, &predObserver{}, o, instObserver{other}, o, o, o}
 		for i, budget := range []uint64{1, 700, 2333, 5, 1500, 999, 1 << 40} {
@@ -127,11 +130,21 @@ func TestLoggedHooks(t *testing.T) {
 		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget}
 	}
 	for k, tc := range cases {
-		want := run(false, false, k)
+		want := run(false, false, k, tc.sp)
 		if len(want.seen) == 0 {
 			t.Fatalf("%s: no instruction seen", tc.name)
 		}
-		got := run(true, true, k)
+		sp := tc.sp
+		if sp == 1 {
+			for _, l := range want.seen {
+				if i := strings.Index(l, " rsp="); i > 0 && strings.HasPrefix(l, "0x40002e@") {
+					f, _, _ := strings.Cut(l[i+5:], " ")
+					sp, _ = strconv.ParseUint(f, 0, 64)
+					break
+				}
+			}
+		}
+		got := run(true, true, k, sp)
 		if got.recs == 0 {
 			t.Fatalf("%s: nothing logged (%d exact calls)", tc.name, got.exact)
 		}
@@ -141,7 +154,7 @@ func TestLoggedHooks(t *testing.T) {
 				rets++
 			}
 		}
-		if tc.guard != nil && tc.sp == 0 && got.exact < rets {
+		if tc.guard != nil && tc.sp != ^uint64(0) && got.exact < rets {
 			t.Errorf("%s: %d exact calls, want at least the %d guarded rets", tc.name, got.exact, rets)
 		}
 		if tc.mem && (got.memTarget == 0 || got.badTarget != 0) {
