@@ -49,17 +49,23 @@ func TestLoggedHooksMatchExits(t *testing.T) {
 			t.Errorf("%s: nothing logged", c.src)
 		}
 		t.Logf("%s: %d records, %d rows", c.src, n, len(got))
-		if strings.Join(got, "\n") == strings.Join(want, "\n") {
-			continue
-		}
-		if len(got) != len(want) {
-			t.Errorf("%s: %d rows logged, %d with exits", c.src, len(got), len(want))
-		}
-		for k := 0; k < len(got) && k < len(want); k++ {
-			if got[k] != want[k] {
-				t.Errorf("%s, row %d:\n logged %s\n exits  %s", c.src, k, got[k], want[k])
-				break
-			}
+		sameRows(t, c.src+" (got: logged hooks, want: exits)", got, want)
+	}
+}
+
+// sameRows reports the first row where got and want differ, if any.
+func sameRows(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") == strings.Join(want, "\n") {
+		return
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for k := 0; k < len(got) && k < len(want); k++ {
+		if got[k] != want[k] {
+			t.Errorf("%s, row %d:\n got %s\nwant %s", what, k, got[k], want[k])
+			return
 		}
 	}
 }
