@@ -1,7 +1,7 @@
 package calls
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 )
 
@@ -37,16 +37,8 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 		var sum uint64
 		for i, th := range p.Threads {
 			sum += th.Root.Total
-			got, want := flat(th.Root), flat(ref.Threads[i].Root)
-			if strings.Join(got, "\n") == strings.Join(want, "\n") {
-				continue
-			}
-			for k := 0; k < len(got) && k < len(want); k++ {
-				if got[k] != want[k] {
-					t.Errorf("%s, a checkpoint every %d, thread %d, row %d:\n got %s\nwant %s", c.src, c.every, th.Tid, k, got[k], want[k])
-					break
-				}
-			}
+			sameRows(t, fmt.Sprintf("%s, a checkpoint every %d, thread %d", c.src, c.every, th.Tid),
+				flat(th.Root), flat(ref.Threads[i].Root))
 		}
 		if sum != p.Instructions {
 			t.Errorf("%s: the trees hold %d of %d instructions", c.src, sum, p.Instructions)

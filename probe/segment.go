@@ -171,6 +171,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	if len(b.addrs) > 0 || len(b.rets) > 0 {
 		r.HookInsts = s.wantInsts
 		r.Hook = s.hook
+		s.useLog(r) // logged hooks (hooklog.go)
 	}
 	if len(b.watch) > 0 {
 		var rs []reader.Range
@@ -258,18 +259,40 @@ func (s *segEval) wantInsts(blk *x86.Block) uint64 {
 	return m
 }
 
+// hookRegs is what a firing at a hooked instruction reads of the
+// thread's registers there: the CPU's at a Hook call, a record's when
+// translated code logged it (hooklog.go).
+type hookRegs struct {
+	args        [6]uint64 // RDI, RSI, RDX, RCX, R8, R9
+	rax, target uint64    // target: a jump's register
+}
+
 // hook runs before the instructions wantInsts marked.
 func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	if s.stopped {
 		return
 	}
+	var hr hookRegs
+	for i, reg := range x86.ArgRegs {
+		hr.args[i] = c.R[reg]
+	}
+	hr.rax = c.R[x86.RAX]
+	if a := &in.Args[0]; a.Kind == x86.KReg {
+		hr.target = c.R[a.Reg]
+	}
+	pos, tid := s.where(c)
+	s.hooked(in, &hr, pos, tid, c)
+}
+
+// hooked fires the probes of a hooked instruction at pos in thread tid;
+// cpu is the thread's CPU when its registers are the instruction's (nil
+// for a record).
+func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x86.CPU) {
 	if bps := s.b.addr[in.PC]; bps != nil {
-		pos, tid := s.where(c)
-		ev := s.newEvent(pos, tid, c)
+		ev := s.newEvent(pos, tid, cpu)
 		ev.pc = in.PC
-		regs := [6]int{x86.RDI, x86.RSI, x86.RDX, x86.RCX, x86.R8, x86.R9}
-		for i, reg := range regs {
-			ev.args[i] = int64(c.R[reg])
+		for i := range hr.args {
+			ev.args[i] = int64(hr.args[i])
 		}
 		s.fire(bps, ev)
 	}
@@ -287,7 +310,7 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			case x86.KRel:
 				target = a.Imm
 			case x86.KReg:
-				target = c.R[a.Reg]
+				target = hr.target
 			default:
 				return
 			}
@@ -299,10 +322,9 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 			}
 		}
 		bp := rr.bp
-		pos, tid := s.where(c)
-		ev := s.newEvent(pos, tid, c)
+		ev := s.newEvent(pos, tid, cpu)
 		ev.pc = in.PC
-		ev.retval = int64(c.R[x86.RAX])
+		ev.retval = int64(hr.rax)
 		ev.args[0], ev.args[1] = int64(in.PC-bp.Addr), ev.retval
 		s.one[0] = bp
 		s.fire(s.one[:], ev)

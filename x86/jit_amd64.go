@@ -105,6 +105,8 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	t.tab = cc.jitTab[mode]
 	t.legacy = cc.LegacyReads
 	t.hooks = cc.hooksFor(b)
+	t.logged, t.guarded = cc.logsFor(b, t.hooks)
+	t.pendTarget = false
 	if !t.block(b, mode) {
 		j.declined = true
 		if StatsOn {
@@ -132,7 +134,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		} else if j.resume != nil {
 			clear(j.resume)
 		}
-		t.keepHooks(j, e)
+		t.keepHooks(j, e, cc)
 		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, e}
 		cc.Translated++
 	} else {
@@ -263,6 +265,12 @@ type jitT struct {
 	// (jit_hook_amd64.go).
 	hooks, hooked uint64
 	hresumes      []jitResume
+	// logged and guarded are the hooks logged instead (hooklog.go);
+	// pendTarget: a logged call through memory (instruction pendK)
+	// whose target the block's end writes into its record.
+	logged, guarded uint64
+	pendTarget      bool
+	pendK           int
 	// legacy: the code cache's LegacyReads.
 	legacy bool
 	// syncPending: the instruction synchronises and its key frame is
@@ -467,6 +475,7 @@ func (t *jitT) successor() (uint64, bool) {
 func (t *jitT) chainDynamic(m int, reads int32) {
 	a := &t.a
 	t.spill()
+	t.logTarget() // a logged call's target (jit_hooklog_amd64.go)
 	t.settle(reads)
 	t.storeRegs()
 	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))

@@ -16,7 +16,7 @@
 // printed beside the first's, measured in the same run.
 //
 //	go build -o bin/ttd ./cmd/ttd
-//	go run ./bench/cmd/hookbench [-ttd bin/ttd] [-before OLD_TTD] [-mib 1] [-rows 20000] [-reps 2]
+//	go run ./bench/cmd/hookbench [-ttd bin/ttd] [-before OLD_TTD [-before-env NAME=VALUE]] [-live=false] [-only NAME] [-mib 1] [-rows 20000] [-reps 2]
 package main
 
 import (
@@ -62,6 +62,8 @@ func main() {
 	rows := flag.Int("rows", 20000, "rows sqlite3 inserts, indexes and groups")
 	reps := flag.Int("reps", 2, "runs of each command (the best CPU time is reported)")
 	only := flag.String("only", "", "run only the workloads whose name contains this")
+	live := flag.Bool("live", true, "measure ttd run and the live probe too")
+	beforeEnv := flag.String("before-env", "", "NAME=VALUE in the environment of -before's runs only (-before bin/ttd -before-env TTD_HOOKLOG=off: the same binary without logged hooks)")
 	flag.Parse()
 	bins := []string{bench.Abs(*bin)}
 	if *before != "" {
@@ -107,8 +109,19 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		}
 		for rep := 0; rep < *reps; rep++ {
 			for k, c := range commands {
+				if k >= 3 && !*live {
+					continue
+				}
 				for b, bn := range bins {
+					name, val, set := strings.Cut(*beforeEnv, "=")
+					set = set && b == 1
+					if set {
+						os.Setenv(name, val)
+					}
 					d := bench.CPUTime(append([]string{bn}, c.args(trace, w)...))
+					if set {
+						os.Unsetenv(name)
+					}
 					if rep == 0 || d < best[b][k] {
 						best[b][k] = d
 					}
@@ -121,6 +134,9 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		}
 		fmt.Println()
 		for k, c := range commands {
+			if k >= 3 && !*live {
+				continue
+			}
 			fmt.Printf("  %-24s", c.name)
 			for b := range bins {
 				ref := best[b][0] // replay

@@ -1,0 +1,62 @@
+package probe
+
+import (
+	"sync/atomic"
+
+	"ttd/reader"
+	"ttd/x86"
+)
+
+// Logged hooks (reader.Replay.HookLogged, x86.HookLogger): an fn probe
+// whose clauses read nothing but the registers a record holds (the
+// arguments, retval, a tail call's target), the position, the thread and
+// the probe's names — no memory, no stack, no usdt operands — fires as
+// well from a record that translated code logged as from a Hook call, so
+// its instructions do not make translated code leave: logged hands the
+// records to hooked, in order. A script that reads memory keeps exact
+// exits for all its probes (memory must be seen as it was at the event).
+
+// useLog makes r log the instructions of the fn probes when no clause
+// needs more than a record holds.
+func (s *segEval) useLog(r *reader.Replay) {
+	if s.b.P.needMemory || s.b.needMemory {
+		return
+	}
+	r.HookLogged, r.HookLog = s.loggable, s.logged
+}
+
+// loggable is the instructions of blk that wantInsts hooks, but for
+// those of usdt probes (their operands may name any register).
+func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
+	m := s.wantInsts(blk)
+	for k := range blk.Insts {
+		if m>>k&1 == 0 {
+			continue
+		}
+		for _, bp := range s.b.addr[blk.Insts[k].PC] {
+			if bp.usdt != nil {
+				m &^= 1 << k
+			}
+		}
+	}
+	return m, 0
+}
+
+// logged is the Replay's HookLog: the records of the thread that runs
+// on c, in order.
+func (s *segEval) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
+	tid, _ := r.Current()
+	loggedRecords.Add(uint64(len(recs)))
+	for i := range recs {
+		if s.stopped {
+			return
+		}
+		rec := &recs[i]
+		hr := hookRegs{args: rec.Args, rax: rec.RAX, target: rec.Target}
+		s.hooked(rec.Inst, &hr, r.LoggedPosition(rec.Retired), tid, nil)
+	}
+}
+
+// loggedRecords counts the records logged has fired from (tests check
+// that logging happened).
+var loggedRecords atomic.Uint64

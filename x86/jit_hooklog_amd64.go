@@ -1,0 +1,87 @@
+package x86
+
+import (
+	"unsafe"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	as "ttd/internal/amd64asm"
+)
+
+// Offsets of the hook guard and the target's place (hooklog.go) in CPU.
+var (
+	offHookGuard   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.guard))
+	offHookTarget  = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.target))
+	offHookScratch = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.scratch))
+)
+
+// logTarget, at the end of a block whose last instruction is a logged
+// call through memory, writes the address called (CPU.RIP) where
+// hookLog.target points: the Target word of the call's record, or
+// scratch when the call was not logged (hookResumes). If the call
+// leaves translated code instead, the interpreter runs it and the
+// record keeps Target 0. Clobbers RAX and RDX, not the flags.
+func (t *jitT) logTarget() {
+	if !t.pendTarget {
+		return
+	}
+	a := &t.a
+	a.MovRM(8, as.RAX, as.M(hCPU, offHookTarget))
+	a.MovRM(8, as.RDX, as.M(hCPU, offRIP))
+	a.MovMR(8, as.M(as.RAX, 0), as.RDX)
+}
+
+// noTarget points hookLog.target at scratch (no flags).
+func (t *jitT) noTarget() {
+	t.a.Lea(8, as.RDX, as.M(hCPU, offHookScratch))
+	t.a.MovMR(8, as.M(hCPU, offHookTarget), as.RDX)
+}
+
+// logHook appends the record of instruction t.k (hooklog.go) to the
+// access log, or jumps to exit (the hook's exit for an exact Instruction
+// call) when the log has no room for it or the instruction is guarded
+// and RSP is at or above the guard. The flags are saved (hookExit);
+// clobbers RAX and RDX.
+func (t *jitT) logHook(exit as.Label) {
+	a := &t.a
+	in := &t.b.Insts[t.k]
+	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
+	a.ALURI(as.CMP, 8, as.RAX, accLogSize-hookRecEntries)
+	a.Jcc(7, exit) // ja: full
+	if t.guarded>>t.k&1 != 0 {
+		a.MovRM(8, as.RDX, t.gregN(RSP))
+		a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookGuard))
+		a.Jcc(3, exit) // jae
+	}
+	a.Lea(8, as.RDX, as.M(as.RAX, hookRecEntries))
+	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
+	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
+	word := func(w int32) as.Mem { return as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8*w} }
+	put := func(w int32, src as.Mem) {
+		a.MovRM(8, as.RDX, src)
+		a.MovMR(8, word(w), as.RDX)
+	}
+	// Retired less Icount: the blocks chained before this one, and k.
+	a.MovRM(8, as.RDX, as.M(hCPU, offJitRetired))
+	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
+	a.MovMR(8, word(0), as.RDX)
+	a.MovRI(as.RDX, uint64(t.b.jit.id)<<32|uint64(t.k)<<16|accHook)
+	a.MovMR(8, word(1), as.RDX)
+	put(2, t.gregN(RSP))
+	put(3, t.gregN(RAX))
+	put(4, t.gregN(RBP))
+	if (in.Op == x86asm.CALL || in.Op == x86asm.JMP) && in.Args[0].Kind == KReg && in.Args[0].Size == 8 {
+		put(5, t.gregN(in.Args[0].Reg))
+	} else {
+		a.MovMI(8, word(5), 0)
+		if in.Op == x86asm.CALL && in.Args[0].Kind == KMem && t.k == len(t.b.Insts)-1 {
+			// The block's end writes the target (logTarget).
+			a.Lea(8, as.RDX, word(5))
+			a.MovMR(8, as.M(hCPU, offHookTarget), as.RDX)
+			t.pendTarget, t.pendK = true, t.k
+		}
+	}
+	for i, r := range ArgRegs {
+		put(6+int32(i), t.gregN(uint8(r)))
+	}
+}
