@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"ttd/emu"
+	"ttd/internal/hugeheap"
 	"ttd/x86"
 )
 
@@ -110,6 +111,7 @@ func mainExit(args []string) (status int) {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
+			reserveHugeHeap()
 			return c.run(c.name, args[1:])
 		}
 	}
@@ -295,4 +297,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 		args = rest[1:]
 	}
 	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// hugeHeapBytes is how much of the Go heap reserveHugeHeap has backed
+// by huge pages: `ttd run node -e 0` peaks at 138 MB of RSS, python3 -c
+// pass at 67 MB. Memory the process never touches costs nothing.
+const hugeHeapBytes = 128 << 20
+
+// reserveHugeHeap backs the heap with huge pages (hugeheap.Reserve),
+// unless TTD_HUGEPAGES=0: `ttd run python3 -c pass` took 13,400 page
+// faults, at about 16 µs of CPU each.
+func reserveHugeHeap() {
+	if os.Getenv("TTD_HUGEPAGES") != "0" {
+		hugeheap.Reserve(hugeHeapBytes)
+	}
 }
