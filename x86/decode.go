@@ -523,4 +523,3 @@ func Disasm(pc uint64, code []byte) string {
 	}
 	return x86asm.GNUSyntax(xi, pc, nil)
 }
-
