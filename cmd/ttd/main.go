@@ -69,6 +69,7 @@ func mainExit(args []string) (status int) {
 	// guest pages a program maps (1.5% of recording malloc_stress).
 	runtime.MemProfileRate = 0
 	tuneGC()
+	reserveHugeHeap()
 	// TTD_CPUPROFILE=FILE profiles ttd itself (for performance work).
 	if p := os.Getenv("TTD_CPUPROFILE"); p != "" {
 		if f, err := os.Create(p); err == nil {
@@ -111,7 +112,6 @@ func mainExit(args []string) (status int) {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			reserveHugeHeap()
 			return c.run(c.name, args[1:])
 		}
 	}
@@ -299,16 +299,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 	return fs.Parse(append([]string{"--"}, pos...))
 }
 
-// hugeHeapBytes is how much of the Go heap reserveHugeHeap has backed
-// by huge pages: `ttd run node -e 0` peaks at 138 MB of RSS, python3 -c
+// hugeHeapBytes is how much of the Go heap a big program's run backs by
+// huge pages: `ttd run node -e 0` peaks at 138 MB of RSS, python3 -c
 // pass at 67 MB. Memory the process never touches costs nothing.
 const hugeHeapBytes = 128 << 20
 
-// reserveHugeHeap backs the heap with huge pages (hugeheap.Reserve),
-// unless TTD_HUGEPAGES=0: `ttd run python3 -c pass` took 13,400 page
-// faults, at about 16 µs of CPU each.
+// reserveHugeHeap backs the heap with huge pages (hugeheap.Reserve) once
+// the program has shown itself big (x86.BigProgram), unless
+// TTD_HUGEPAGES=0: `ttd run python3 -c pass` took 13,400 page faults,
+// at about 16 µs of CPU each. Reserving costs about 10 ms, which small
+// programs (ls: 2,600 faults in all) would not win back.
 func reserveHugeHeap() {
 	if os.Getenv("TTD_HUGEPAGES") != "0" {
-		hugeheap.Reserve(hugeHeapBytes)
+		x86.BigProgram = func() { hugeheap.Reserve(hugeHeapBytes) }
 	}
 }
