@@ -108,24 +108,18 @@ func (cc *CodeCache) insert(b *Block) {
 		}
 	}
 	cc.Decodes++
-	if cc.Decodes == bigProgramBlocks && BigProgram != nil && !bigProgramSeen.Swap(true) {
-		BigProgram()
+	if OnFirstDecode != nil && !firstDecodeSeen.Load() && !firstDecodeSeen.Swap(true) {
+		OnFirstDecode()
 	}
 }
 
-// BigProgram, if set, is called once in the life of the process, when a
-// code cache first holds bigProgramBlocks decoded blocks: the program is
-// big enough to pay for process-wide preparations that would slow a
-// small one (cmd/ttd backs the heap with huge pages then, which costs
-// about 10 ms of CPU and saves 16 µs per 4 KiB page fault after it).
-var BigProgram func()
+// OnFirstDecode, if set, is called once in the life of the process, when
+// a code cache decodes its first block: guest code is about to run, and
+// process-wide preparations for it that would only slow commands that
+// run none can be made (cmd/ttd backs the heap with huge pages then).
+var OnFirstDecode func()
 
-var bigProgramSeen atomic.Bool
-
-// bigProgramBlocks is the number of decoded blocks that makes a program
-// big: ls, git --version and sh -c true decode 1,100-2,700 blocks,
-// perl -e 1 5,000, python3 -c pass 20,000.
-const bigProgramBlocks = 3000
+var firstDecodeSeen atomic.Bool
 
 // InvalidatePage drops every block decoded from page pn.
 func (cc *CodeCache) InvalidatePage(pn uint64) {

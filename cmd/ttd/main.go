@@ -304,13 +304,16 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 // pass at 67 MB. Memory the process never touches costs nothing.
 const hugeHeapBytes = 128 << 20
 
-// reserveHugeHeap backs the heap with huge pages (hugeheap.Reserve) once
-// the program has shown itself big (x86.BigProgram), unless
-// TTD_HUGEPAGES=0: `ttd run python3 -c pass` took 13,400 page faults,
-// at about 16 µs of CPU each. Reserving costs about 10 ms, which small
-// programs (ls: 2,600 faults in all) would not win back.
+// reserveHugeHeap backs the heap with huge pages (hugeheap.Reserve) when
+// guest code starts to run (x86.OnFirstDecode), unless TTD_HUGEPAGES=0:
+// `ttd run python3 -c pass` took 13,400 page faults, at about 16 µs of
+// CPU each. Reserving costs a few ms (an allocation and a collection):
+// commands that run no guest code (info, --version) do not pay it, and
+// it is cheapest before the heap has grown (reserving at the 1,000th
+// decoded block made ls and sh -c true 20-30 ms slower than at the
+// first).
 func reserveHugeHeap() {
 	if os.Getenv("TTD_HUGEPAGES") != "0" {
-		x86.BigProgram = func() { hugeheap.Reserve(hugeHeapBytes) }
+		x86.OnFirstDecode = func() { hugeheap.Reserve(hugeHeapBytes) }
 	}
 }
