@@ -3,6 +3,8 @@
 package hugeheap
 
 import (
+	"bytes"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -30,8 +32,12 @@ const (
 // collection free them, so the heap's next n bytes of allocations reuse
 // that advised range (the runtime takes the lowest free addresses
 // first). Allocations beyond it get ordinary pages.
+//
+// It does nothing unless the kernel's THP mode is "madvise": with
+// "always" the heap has huge pages without asking, with "never" asking
+// is in vain.
 func Reserve(n int) int {
-	if n <= 0 {
+	if n <= 0 || !needsAdvice() {
 		return 0
 	}
 	b := make([]byte, n)
@@ -48,4 +54,14 @@ func Reserve(n int) int {
 		return 0
 	}
 	return int(end - start)
+}
+
+// thpMode is the kernel's setting for transparent huge pages.
+const thpMode = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+// needsAdvice reports whether anonymous memory gets huge pages only where
+// advised.
+func needsAdvice() bool {
+	b, err := os.ReadFile(thpMode)
+	return err == nil && bytes.Contains(b, []byte("[madvise]"))
 }
