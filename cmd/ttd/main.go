@@ -299,10 +299,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 	return fs.Parse(append([]string{"--"}, pos...))
 }
 
-// hugeHeapBytes is how much of the Go heap a big program's run backs by
-// huge pages: `ttd run node -e 0` peaks at 138 MB of RSS, python3 -c
-// pass at 67 MB. Memory the process never touches costs nothing.
-const hugeHeapBytes = 128 << 20
+// hugeHeapBytes is how much of the Go heap is backed by huge pages:
+// `ttd run node -e 0` peaks at 138 MB of RSS, `ttd record python3 -c
+// pass` at 169 MB (with 256 MiB rather than 128 its CPU went from 1.77
+// to 1.56 s, least of 3; ls and python3 run no slower). Memory the
+// process never touches costs nothing.
+const hugeHeapBytes = 256 << 20
 
 // reserveHugeHeap backs the heap with huge pages (hugeheap.Reserve) when
 // guest code starts to run (x86.OnFirstDecode), unless TTD_HUGEPAGES=0:
