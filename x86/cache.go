@@ -1,5 +1,7 @@
 package x86
 
+import "sync/atomic"
+
 // Block is a straight-line run of decoded instructions that ends at a
 // control transfer, an exit instruction or a size limit.
 type Block struct {
@@ -106,7 +108,18 @@ func (cc *CodeCache) insert(b *Block) {
 		}
 	}
 	cc.Decodes++
+	if OnFirstDecode != nil && !firstDecodeSeen.Load() && !firstDecodeSeen.Swap(true) {
+		OnFirstDecode()
+	}
 }
+
+// OnFirstDecode, if set, is called once in the life of the process, when
+// a code cache decodes its first block: guest code is about to run, and
+// process-wide preparations for it that would only slow commands that
+// run none can be made (cmd/ttd backs the heap with huge pages then).
+var OnFirstDecode func()
+
+var firstDecodeSeen atomic.Bool
 
 // InvalidatePage drops every block decoded from page pn.
 func (cc *CodeCache) InvalidatePage(pn uint64) {

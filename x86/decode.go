@@ -104,6 +104,9 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 		at = b2.End
 		reused = true
 		cc.Reused += uint64(len(b2.Insts) - k)
+		if StatsOn {
+			statCount(&stats.reused, uint64(len(b2.Insts)-k))
+		}
 	}
 	for !reused && len(b.Insts) < maxBlockInsts {
 		n := cc.fetch(at, buf[:15])

