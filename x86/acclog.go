@@ -88,6 +88,12 @@ func (c *CPU) syncAccessLog() {
 	c.jitPred = p
 	c.jitMode = jitModeTrack
 	c.jitFeeder, _ = c.Obs.(ReadFeeder)
+	if _, ok := c.Obs.(ReadLogger); ok {
+		// A recording: translated code logs the reads the cache
+		// misses as well (jitModeRecord), and is fed none.
+		c.jitMode = jitModeRecordTrack
+		c.jitFeeder = nil
+	}
 	c.jitSlots, c.jitSlotMask = p.Words()
 }
 
