@@ -225,18 +225,36 @@ func (r *Recorder) AccessLogCache(c *x86.CPU) *predict.Cache {
 }
 
 // LoggedAccesses marks the accesses translated code made
-// (x86.AccessLogger).
+// (x86.AccessLogger). Most stay within a line of the page the one before
+// touched: that page's bits are at hand, and the rest go through mark.
 func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 	s := r.sum
 	if s.off {
 		return
 	}
+	lastPN := ^uint64(0)
+	var p *sumPage
 	for _, a := range acc {
-		kind := sumRead
-		if a.Write() {
-			kind = sumWrite
+		size := uint64(a.Size())
+		off := a.Addr & (x86.PageSize - 1)
+		b := off & 63
+		if size > 8 || b+size > 64 {
+			kind := sumRead
+			if a.Write() {
+				kind = sumWrite
+			}
+			s.markSized(a.Addr, int(size), kind)
+			continue
 		}
-		s.markSized(a.Addr, a.Size(), kind)
+		if pn := a.Addr >> x86.PageShift; pn != lastPN {
+			p, lastPN = s.page(pn), pn
+		}
+		m := (uint64(1)<<size - 1) << b
+		if a.Write() {
+			p.wr[off>>6] |= m
+		} else {
+			p.rd[off>>6] |= m
+		}
 	}
 }
 
