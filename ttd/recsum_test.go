@@ -21,7 +21,8 @@ import (
 // of the same trace (SummarizeTrace), on programs that cross pages, use
 // string instructions, SSE and AVX, modify their own code, handle
 // signals (with a handler that writes, and a fault), run threads and
-// unmap memory; with every block translated at once (threshold 0) and
+// unmap memory, and that load and store across lines and pages by every
+// amount (linecross.c); with every block translated at once (threshold 0) and
 // with the default threshold, so that both the interpreter and
 // translated code make accesses. A process tree must fall back to the
 // pass.
@@ -29,11 +30,11 @@ func TestInlineSummaries(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
-	progs := []string{"../reader/testdata/acclog.c", "../testdata/corpus/sse2.c", "../testdata/corpus/signals.c",
+	progs := []string{"testdata/linecross.c", "../reader/testdata/acclog.c", "../testdata/corpus/sse2.c", "../testdata/corpus/signals.c",
 		"../testdata/corpus/segv_handler.c", "../testdata/corpus/threads_sync.c", "../testdata/corpus/malloc_stress.c",
 		"../testdata/corpus/string_mem.c", "../testdata/corpus/proc_fork.c"}
 	if testing.Short() {
-		progs = progs[:1]
+		progs = progs[:2]
 	}
 	dir := t.TempDir()
 	for _, src := range progs {
