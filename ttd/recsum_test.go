@@ -52,7 +52,7 @@ func TestInlineSummaries(t *testing.T) {
 				null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 				defer null.Close()
 				_, stats, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null, Stderr: null},
-					recorder.Options{Path: path, CheckpointEvery: 50_000, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
+					recorder.Options{Path: path, CheckpointEvery: 50_000, InlineSummaries: true, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
 						return SummarizeTrace(path, 0, nil)
 					}})
 				if err != nil {

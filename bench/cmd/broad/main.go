@@ -45,14 +45,14 @@ type workload struct {
 	stdin string   // file fed as stdin, if any
 }
 
-var modeNames = []string{"native", "run", "before", "record", "recfast", "recpass", "qemu"}
+var modeNames = []string{"native", "run", "before", "record", "recfast", "recinl", "qemu"}
 
 func main() {
 	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
 	set := flag.String("set", "all", "which workloads: tune, check or all")
 	only := flag.String("only", "", "run only workloads whose name contains this (or one of these, comma-separated)")
-	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recpass: ttd record with the summaries pass instead of summaries built while recording, TTD_RECSUM=off)")
+	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recinl: ttd record building the summaries while recording, TTD_RECSUM=on)")
 	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
 	flag.Parse()
 	if *before != "" {
@@ -75,7 +75,7 @@ func main() {
 	trace := filepath.Join(dir, "broad.ttd")
 	results := map[string][]row{}
 	fmt.Println("CPU time (user+sys of the child, from rusage), least of", *reps, "run(s)")
-	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef", "recpass", "rp/run")
+	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef", "recinl", "ri/run")
 	for _, w := range ws {
 		if (*set != "all" && w.set != *set) || !selected(w.name, *only) {
 			continue
@@ -103,10 +103,10 @@ func main() {
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
 					argv = append([]string{*ttd, "record", "--no-summaries", "-o", trace, "--"}, w.argv...)
-				case "recpass":
+				case "recinl":
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
-					argv = append([]string{"/usr/bin/env", "TTD_RECSUM=off", *ttd, "record", "-o", trace, "--"}, w.argv...)
+					argv = append([]string{"/usr/bin/env", "TTD_RECSUM=on", *ttd, "record", "-o", trace, "--"}, w.argv...)
 				case "qemu":
 					if qemu == "" {
 						continue
@@ -133,7 +133,7 @@ func main() {
 		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
 			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
 			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"),
-			bench.Secs(best["recpass"]), rw.ratio("recpass", "run"))
+			bench.Secs(best["recinl"]), rw.ratio("recinl", "run"))
 	}
 	fmt.Println()
 	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "max run/qemu")
