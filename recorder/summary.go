@@ -144,11 +144,7 @@ func (s *summarizer) markRange(addr uint64, n int, kind int) {
 		p := s.page(addr >> x86.PageShift)
 		lo, hi := int(off), int(off)+k // bytes [lo, hi)
 		for w := lo >> 6; w <= (hi-1)>>6; w++ {
-			a, b := max(lo, w<<6), min(hi, (w+1)<<6)
-			m := ^uint64(0)
-			if b-a < 64 {
-				m = (uint64(1)<<uint(b-a) - 1) << uint(a&63)
-			}
+			m := tracefile.LineMask(lo, hi, w)
 			if kind == sumExec {
 				p.ex[w] |= m
 			} else {
