@@ -29,8 +29,11 @@ import (
 // default: the replay marks the bytes of the blocks it decodes, and
 // where a block starts and ends depends on the decoder's history (a
 // block from inside another ends where that one ends, a block stops at
-// 64 instructions) and on where runs stop mid-block, which differ
-// between the recording and a replay from each checkpoint. On sort and
+// 64 instructions) and on where runs stop mid-block: x86.CPU.Run starts
+// with a block looked up at RIP, so a time slice of the recording (emu's
+// scheduler) that ends inside a 64-instruction block decodes a new one
+// from there that runs on past it, where a replay, which stops
+// elsewhere, does not. On sort and
 // xz -6 a few lines of long blocks differ in every interval (the
 // recorder's sets were the larger there, but nothing makes them a
 // superset, and a search that trusts a summary's code bytes must not
