@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"ttd/predict"
+	"ttd/tracefile"
 	"ttd/x86"
 )
 
@@ -127,11 +128,7 @@ func (t *tracker) markRange(addr uint64, n int, write bool) {
 		p := t.page(addr >> x86.PageShift)
 		lo, hi := int(off), int(off)+k // bytes [lo, hi)
 		for w := lo >> 6; w <= (hi-1)>>6; w++ {
-			a, b := max(lo, w<<6), min(hi, (w+1)<<6)
-			m := ^uint64(0)
-			if b-a < 64 {
-				m = (uint64(1)<<uint(b-a) - 1) << uint(a&63)
-			}
+			m := tracefile.LineMask(lo, hi, w)
 			p.known[w] |= m
 			if write {
 				p.wr[w] |= m

@@ -23,6 +23,10 @@
 // a thread switch, a signal delivery and a checkpoint, between
 // instructions.
 //
+// Access summaries. With Options.Summaries, a recording of one process
+// also builds the access summaries of every checkpoint interval from its
+// own run (summary.go); a process tree leaves them to that function.
+//
 // The recorder depends on x86, emu, predict and tracefile; nothing depends
 // on it but the command line (and tests).
 package recorder

@@ -45,6 +45,9 @@ type Options struct {
 	// Summaries, when set, computes the access summaries written at the
 	// end of the trace (summary.go).
 	Summaries Summarizer
+	// InlineSummaries builds them while recording instead, when it can
+	// (summary.go; also TTD_RECSUM=on).
+	InlineSummaries bool
 	// Ring, when positive, keeps only the last Ring bytes of trace,
 	// starting at a checkpoint (ring.go).
 	Ring int64
@@ -67,6 +70,9 @@ type Stats struct {
 	Summaries    int
 	SummaryTime  time.Duration
 	SummaryError string
+	// SummaryInline: the summaries were built while recording
+	// (summary.go), not by the summaries pass.
+	SummaryInline bool
 }
 
 // HitRate is the fraction of reads the prediction cache predicted.
@@ -145,8 +151,10 @@ type Recorder struct {
 	stdID [2]fileID
 	// ringModules are the Module records a ring-buffer window needs.
 	ringModules []*tracefile.Module
-	stats       Stats
-	err         error
+	// sum builds the access summaries while recording (summary.go).
+	sum   *summarizer
+	stats Stats
+	err   error
 }
 
 // Record runs cfg's program under the recorder and writes the trace.
@@ -211,6 +219,9 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, spaces: map[*x86.Memory]*spaceRec{}}
 	r.stats.Path = opts.Path
 	r.stdID = [2]fileID{stdFileID(cfg.Stdout, 1), stdFileID(cfg.Stderr, 2)}
+	if opts.Summaries != nil && (opts.InlineSummaries || inlineSummaries) && opts.Ring == 0 && opts.Tap == nil && DebugAccess == nil {
+		r.sum = newSummarizer()
+	}
 	cfg.KeepMoved = r.keepMoved
 	cfg.Observer = r
 	cfg.CPUObserver = r
@@ -308,7 +319,7 @@ func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
 // makes recording cost little more than running. DebugAccess must see
 // every access, so it keeps them all on the observer path.
 func (r *Recorder) inline(t *threadRec) {
-	if DebugAccess == nil {
+	if DebugAccess == nil && r.sum == nil {
 		t.cpu.Pred = t.cache
 	}
 }
@@ -364,6 +375,9 @@ func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64
 	t := r.rec(c)
 	if DebugAccess != nil {
 		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, false)
+	}
+	if r.summarizing() {
+		r.sum.mark(addr, size, sumRead)
 	}
 	if n1 := predict.Split(addr, size); n1 != size {
 		lo := val & (1<<(8*uint(n1)) - 1)
@@ -500,6 +514,9 @@ func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	if DebugAccess != nil {
 		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, true)
 	}
+	if r.summarizing() {
+		r.sum.mark(addr, size, sumWrite)
+	}
 	if n1 := predict.Split(addr, size); n1 != size {
 		t.cache.Update(addr, n1, val&(1<<(8*uint(n1))-1))
 		t.cache.Update(addr+uint64(n1), size-n1, val>>(8*uint(n1)))
@@ -527,6 +544,9 @@ func (r *Recorder) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 // Decoded logs the bytes of every block as it is decoded: the replay
 // decodes the same blocks in the same order and takes its code from here.
 func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
+	if r.summarizing() && b.End > b.PC {
+		r.sum.markRange(b.PC, int(b.End-b.PC), sumExec)
+	}
 	// Blocks overlap (a block runs on past a conditional jump, and
 	// another starts at its target): log only the bytes the trace does
 	// not already hold since the last checkpoint, with the value they
@@ -652,6 +672,7 @@ func (r *Recorder) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 		}
 		r.ranges = append(r.ranges, tracefile.MemRange{Addr: w.Addr, Bytes: b})
 	}
+	r.markKernelWrites()
 	lit, pred := r.kernelWrites(t)
 	r.w.Syscall(&tracefile.Syscall{Tid: t.tid, Nr: ev.Nr, Args: ev.Args, Result: int64(ev.Ret), Writes: lit, Predicted: pred})
 
@@ -848,6 +869,7 @@ func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 		frame, fp := r.frame[:emu.SigFrameBytes], r.frame[emu.SigFrameBytes:n]
 		if th.P.MM.Mem.Peek(ev.Frame, frame) == nil && th.P.MM.Mem.Peek(ev.FPState, fp) == nil {
 			r.ranges = append(r.ranges[:0], tracefile.MemRange{Addr: ev.Frame, Bytes: frame}, tracefile.MemRange{Addr: ev.FPState, Bytes: fp})
+			r.markKernelWrites()
 			s.Writes, s.Predicted = r.kernelWrites(t)
 		}
 		r.regs = th.CPU.MarshalState(r.regs[:0])
@@ -962,6 +984,9 @@ func (r *Recorder) Checkpoint(p *emu.Process) { r.checkpoint() }
 
 func (r *Recorder) checkpoint() {
 	r.position()
+	if r.sum != nil {
+		r.sum.cut(r.pos)
+	}
 	r.seq++
 	cp := &tracefile.Checkpoint{Position: r.pos, Seq: r.seq}
 	if r.cur != nil {
@@ -1061,6 +1086,7 @@ func (r *Recorder) liveProcesses() []*emu.Process {
 // regions the trace announced and the code it holds (the replay forks
 // its own copy at this record).
 func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
+	r.stopSummarizing()
 	psp := r.space(parent.P.MM)
 	r.syncRegions(psp)
 	if child.MM != parent.P.MM {
@@ -1080,6 +1106,7 @@ func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
 // the process an empty address space here, which the execve's Mmap
 // records fill.
 func (r *Recorder) ProcessExec(p *emu.Process) {
+	r.stopSummarizing()
 	tid := 0
 	if ts := p.Threads(); len(ts) > 0 {
 		tid = ts[0].Tid

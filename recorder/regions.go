@@ -131,6 +131,9 @@ func (w *regionWriter) flush() {
 	switch w.kind {
 	case 1:
 		w.r.w.Munmap(g.Start, g.End-g.Start)
+		if w.r.summarizing() {
+			w.r.sum.unmapped(g.Start, g.End-g.Start)
+		}
 		w.sp.forgetCode(g.Start, g.End)
 	case 2:
 		w.r.mmap(g)

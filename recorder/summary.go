@@ -2,44 +2,312 @@ package recorder
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"time"
 
+	"ttd/predict"
 	"ttd/tracefile"
+	"ttd/x86"
 )
 
-// Access summaries. The recorder's fast path does not see the writes
-// (the CPU enters them into the prediction cache itself, x86.CPU.Pred),
-// and marking every access while recording would cost more than the 10%
-// that the summaries are worth there; so they are computed right after
-// the program ends, by re-simulating the checkpoint intervals of the
-// flushed trace in parallel (Options.Summaries does it: the meaning of a
-// summary belongs to package ttd, which the recorder does not import),
-// and written after the Exit record before the trace is closed.
+// Access summaries (tracefile.AccessSummary: for every checkpoint
+// interval, the bytes it read, wrote and fetched as code).
+//
+// With Options.InlineSummaries (or TTD_RECSUM=on), the recorder builds
+// them from its own run (summarizer): every thread's
+// CPU then runs without Pred, so that the interpreter's accesses reach
+// MemRead and MemWrite, and its translated code logs every access besides
+// the reads the prediction cache misses (x86.AccessLogger, in the mode
+// that is also a ReadLogger); syscalls' and signal deliveries' writes,
+// decoded blocks and unmapped ranges are marked where the recorder logs
+// them. The result is what re-simulating each interval with tracking on
+// learns (ttd.SummarizeTrace), byte for byte, for the bytes read and
+// written and the ranges unmapped; TestInlineSummaries compares the two.
+//
+// Not yet for the bytes fetched as code, which is why this is not the
+// default: the replay marks the bytes of the blocks it decodes, and
+// where a block starts and ends depends on the decoder's history (a
+// block from inside another ends where that one ends, a block stops at
+// 64 instructions) and on where runs stop mid-block: x86.CPU.Run starts
+// with a block looked up at RIP, so a time slice of the recording (emu's
+// scheduler) that ends inside a 64-instruction block decodes a new one
+// from there that runs on past it, where a replay, which stops
+// elsewhere, does not. On sort and
+// xz -6 a few lines of long blocks differ in every interval (the
+// recorder's sets were the larger there, but nothing makes them a
+// superset, and a search that trusts a summary's code bytes must not
+// miss any).
+//
+// Otherwise, and for a recording of more than one process (or an exec),
+// a ring buffer or a Tap, the summaries pass builds them
+// (Options.Summaries: re-simulating the checkpoint intervals of the
+// flushed trace in parallel; what a summary of a process tree means
+// belongs to package ttd and the reader).
 
 // Summarizer computes the access summaries of the trace at path, which
 // holds every record of the recording (flushed, not yet closed).
 type Summarizer func(path string) ([]tracefile.AccessSummary, error)
 
-// writeSummaries writes the summaries, when Options.Summaries asks for
-// them. A failure leaves the trace without them (a session then builds
-// them on open) and is reported in Stats.SummaryError.
+// inlineSummaries builds the summaries while recording
+// (TTD_RECSUM=on), as Options.InlineSummaries does.
+var inlineSummaries = os.Getenv("TTD_RECSUM") == "on"
+
+// sumPage is what the current interval did to one page: the bytes it
+// read and wrote (rw[w][0] and rw[w][1] bit b: byte 64w+b; side by side,
+// so that marking one access touches one host cache line) and fetched.
+type sumPage struct {
+	rw [x86.PageSize / 64][2]uint64
+	ex [x86.PageSize / 64]uint64
+}
+
+// The kinds of access a summarizer marks.
+const (
+	sumRead = iota
+	sumWrite
+	sumExec
+)
+
+// sumTLBSize is the size of the summarizer's page lookup: xz -6 touches
+// pages all over its 90 MB, and with 256 entries a map lookup took 9%.
+const sumTLBSize = 4096
+
+// summarizer builds the access summaries of a single-process recording
+// as it runs.
+type summarizer struct {
+	pages map[uint64]*sumPage
+	tlb   [sumTLBSize]struct {
+		pn uint64
+		p  *sumPage
+	}
+	free   []*sumPage
+	resets []tracefile.PageRange
+	start  uint64
+	open   bool // an interval began (at the first checkpoint)
+	// off: the recording became a process tree (or execed); the
+	// summaries pass builds them instead.
+	off  bool
+	done []tracefile.AccessSummary
+}
+
+func newSummarizer() *summarizer {
+	s := &summarizer{pages: map[uint64]*sumPage{}}
+	s.flushTLB()
+	return s
+}
+
+func (s *summarizer) flushTLB() {
+	for i := range s.tlb {
+		s.tlb[i].pn, s.tlb[i].p = ^uint64(0), nil
+	}
+}
+
+func (s *summarizer) page(pn uint64) *sumPage {
+	e := &s.tlb[pn&(sumTLBSize-1)]
+	if e.pn == pn {
+		return e.p
+	}
+	p := s.pages[pn]
+	if p == nil {
+		if n := len(s.free); n > 0 {
+			p = s.free[n-1]
+			s.free = s.free[:n-1]
+			*p = sumPage{}
+		} else {
+			p = new(sumPage)
+		}
+		s.pages[pn] = p
+	}
+	e.pn, e.p = pn, p
+	return p
+}
+
+// mark records an access of size bytes (1..8) at addr.
+func (s *summarizer) mark(addr uint64, size int, kind int) {
+	off := addr & (x86.PageSize - 1)
+	b := off & 63
+	if b+uint64(size) > 64 {
+		s.markRange(addr, size, kind)
+		return
+	}
+	p := s.page(addr >> x86.PageShift)
+	m := (uint64(1)<<uint(size) - 1) << b
+	if kind == sumExec {
+		p.ex[off>>6] |= m
+	} else {
+		p.rw[off>>6][kind] |= m
+	}
+}
+
+// markRange records n bytes at addr.
+func (s *summarizer) markRange(addr uint64, n int, kind int) {
+	for n > 0 {
+		off := addr & (x86.PageSize - 1)
+		k := min(n, int(x86.PageSize-off))
+		p := s.page(addr >> x86.PageShift)
+		lo, hi := int(off), int(off)+k // bytes [lo, hi)
+		for w := lo >> 6; w <= (hi-1)>>6; w++ {
+			m := tracefile.LineMask(lo, hi, w)
+			if kind == sumExec {
+				p.ex[w] |= m
+			} else {
+				p.rw[w][kind] |= m
+			}
+		}
+		addr += uint64(k)
+		n -= k
+	}
+}
+
+// markSized records an access of any size (a vector access is one).
+func (s *summarizer) markSized(addr uint64, size int, kind int) {
+	if size <= 8 {
+		s.mark(addr, size, kind)
+		return
+	}
+	s.markRange(addr, size, kind)
+}
+
+// unmapped records that [addr, addr+n) was unmapped, as the replay
+// reads the Munmap record.
+func (s *summarizer) unmapped(addr, n uint64) {
+	lo := addr >> x86.PageShift
+	hi := (addr + n + x86.PageSize - 1) >> x86.PageShift
+	if hi > lo {
+		s.resets = append(s.resets, tracefile.PageRange{Lo: lo, Hi: hi})
+	}
+}
+
+// cut ends the interval open at pos, if any, and begins the next one.
+func (s *summarizer) cut(pos uint64) {
+	if s.open && !s.off {
+		sum := tracefile.AccessSummary{Start: s.start, End: pos, Unmapped: s.resets}
+		pns := make([]uint64, 0, len(s.pages))
+		for pn := range s.pages {
+			pns = append(pns, pn)
+		}
+		slices.Sort(pns)
+		for _, pn := range pns {
+			p := s.pages[pn]
+			var rd, wr [64]uint64
+			for w := range p.rw {
+				rd[w], wr[w] = p.rw[w][0], p.rw[w][1]
+			}
+			pa := tracefile.PageAccess{PN: pn,
+				Read:    tracefile.MakeByteSet(&rd),
+				Written: tracefile.MakeByteSet(&wr),
+				Exec:    tracefile.MakeByteSet(&p.ex)}
+			if !(pa.Read.Empty() && pa.Written.Empty() && pa.Exec.Empty()) {
+				sum.Pages = append(sum.Pages, pa)
+			}
+			s.free = append(s.free, p)
+		}
+		s.done = append(s.done, sum)
+	}
+	clear(s.pages)
+	s.flushTLB()
+	s.resets = nil
+	s.start, s.open = pos, true
+}
+
+// summarizing reports whether the recorder marks accesses for the
+// summaries now.
+func (r *Recorder) summarizing() bool { return r.sum != nil && !r.sum.off }
+
+// stopSummarizing hands the summaries to the summaries pass (a process
+// tree).
+func (r *Recorder) stopSummarizing() {
+	if r.sum != nil {
+		r.sum.off = true
+		r.sum.done = nil
+		clear(r.sum.pages)
+	}
+}
+
+// AccessLogCache lets translated code run while the recorder builds the
+// summaries (x86.AccessLogger): it checks the thread's prediction cache
+// as it does without them, and logs every access.
+func (r *Recorder) AccessLogCache(c *x86.CPU) *predict.Cache {
+	if r.sum == nil {
+		return nil
+	}
+	t := r.rec(c)
+	if t.exited {
+		return nil
+	}
+	return t.cache
+}
+
+// LoggedAccesses marks the accesses translated code made
+// (x86.AccessLogger). Most stay within a line of the page the one before
+// touched: that page's bits are at hand, and the rest go through mark.
+func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
+	s := r.sum
+	if s.off {
+		return
+	}
+	lastPN := ^uint64(0)
+	var p *sumPage
+	for _, a := range acc {
+		size := uint64(a.Size())
+		off := a.Addr & (x86.PageSize - 1)
+		b := off & 63
+		if size > 8 || b+size > 64 {
+			kind := sumRead
+			if a.Write() {
+				kind = sumWrite
+			}
+			s.markSized(a.Addr, int(size), kind)
+			continue
+		}
+		if pn := a.Addr >> x86.PageShift; pn != lastPN {
+			p, lastPN = s.page(pn), pn
+		}
+		p.rw[off>>6][a.WriteBit()] |= (uint64(1)<<size - 1) << b
+	}
+}
+
+// writeSummaries writes the summaries: those built while recording, or
+// those Options.Summaries computes. A failure leaves the trace without
+// them (a session then builds them on open) and is reported in
+// Stats.SummaryError.
 func (r *Recorder) writeSummaries() {
 	if r.opts.Summaries == nil || r.err != nil {
 		return
 	}
-	if err := r.w.Flush(); err != nil {
-		r.fail(err)
-		return
-	}
+	var sums []tracefile.AccessSummary
 	t0 := time.Now()
-	sums, err := r.opts.Summaries(r.opts.Path)
-	r.stats.SummaryTime = time.Since(t0)
-	if err != nil {
-		r.stats.SummaryError = fmt.Sprintf("access summaries: %v", err)
-		return
+	if r.summarizing() {
+		r.sum.cut(r.pos)
+		sums = r.sum.done
+		r.stats.SummaryInline = true
+	} else {
+		if err := r.w.Flush(); err != nil {
+			r.fail(err)
+			return
+		}
+		var err error
+		sums, err = r.opts.Summaries(r.opts.Path)
+		if err != nil {
+			r.stats.SummaryTime = time.Since(t0)
+			r.stats.SummaryError = fmt.Sprintf("access summaries: %v", err)
+			return
+		}
 	}
+	r.stats.SummaryTime = time.Since(t0)
 	for i := range sums {
 		r.w.AccessSummary(&sums[i])
 	}
 	r.stats.Summaries = len(sums)
+}
+
+// markKernelWrites marks the bytes a syscall or a signal delivery wrote
+// (r.ranges).
+func (r *Recorder) markKernelWrites() {
+	if !r.summarizing() {
+		return
+	}
+	for _, w := range r.ranges {
+		r.sum.markRange(w.Addr, len(w.Bytes), sumWrite)
+	}
 }

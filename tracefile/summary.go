@@ -52,6 +52,16 @@ func (s *ByteSet) Line(i int) uint64 {
 	return s.Masks[bits.OnesCount64(partial&(bit-1))]
 }
 
+// LineMask returns the bits of line w of a page (bit b: byte 64w+b)
+// that its bytes [lo, hi) cover.
+func LineMask(lo, hi, w int) uint64 {
+	a, b := max(lo, w<<6), min(hi, (w+1)<<6)
+	if b-a >= 64 {
+		return ^uint64(0)
+	}
+	return (uint64(1)<<uint(b-a) - 1) << uint(a&63)
+}
+
 // MakeByteSet returns the set of the bytes of a page given as 64 line
 // masks (masks[i] bit b: byte 64i+b).
 func MakeByteSet(masks *[64]uint64) ByteSet {

@@ -20,6 +20,11 @@ import "ttd/predict"
 // AccessLogCache returns (CPU.jitPred). Both count the reads of the
 // cache the same way, so they can take turns within a block.
 //
+// A recorder that builds the access summaries while it records is an
+// AccessLogger and a ReadLogger, and leaves CPU.Pred nil: its translated
+// code then logs the reads the cache misses, as while recording
+// (jitModeRecord), and every access (jitModeRecordTrack).
+//
 // An access logged is one that passed its TLB check; if the instruction
 // then leaves translated code (a miss of the prediction cache, a full
 // log), the interpreter runs it again and makes the same access, which
@@ -50,6 +55,9 @@ func (a LoggedAccess) Size() int { return int(a.Info & 0xff) }
 
 // Write reports whether the access wrote.
 func (a LoggedAccess) Write() bool { return a.Info&accWrite != 0 }
+
+// WriteBit is 1 for a write, 0 for a read (an index, without a branch).
+func (a LoggedAccess) WriteBit() uint64 { return a.Info >> 8 & 1 }
 
 // accLogSize is how many accesses translated code logs before it leaves
 // to hand them over: 16 KiB, as CPU.jitLog.
@@ -88,6 +96,12 @@ func (c *CPU) syncAccessLog() {
 	c.jitPred = p
 	c.jitMode = jitModeTrack
 	c.jitFeeder, _ = c.Obs.(ReadFeeder)
+	if _, ok := c.Obs.(ReadLogger); ok {
+		// A recording: translated code logs the reads the cache
+		// misses as well (jitModeRecord), and is fed none.
+		c.jitMode = jitModeRecordTrack
+		c.jitFeeder = nil
+	}
 	c.jitSlots, c.jitSlotMask = p.Words()
 }
 

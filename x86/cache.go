@@ -51,7 +51,7 @@ type CodeCache struct {
 	jitBlocks []*Block
 	// jitTab finds translations by address, one table per mode
 	// (jitModeRun…).
-	jitTab [4]*jitTable
+	jitTab [jitModes]*jitTable
 	// filter is the BlockFilter whose verdicts the blocks hold
 	// (filter.go).
 	filter filterState

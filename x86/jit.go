@@ -298,6 +298,10 @@ const (
 	jitModeReplay        // check it, leave on a miss (the reader)
 	jitModeRecord        // check it, log a miss itself (the recorder: ReadLogger)
 	jitModeTrack         // as jitModeReplay, and log every access (AccessLogger)
+	// as jitModeRecord, and log every access (an AccessLogger that is
+	// also a ReadLogger: the recorder building the access summaries)
+	jitModeRecordTrack
+	jitModes // how many there are
 )
 
 // ReadLogger, when an Observer that sets CPU.Pred implements it, lets

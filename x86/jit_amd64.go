@@ -318,8 +318,9 @@ type jitT struct {
 func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
-	t.b, t.pred, t.log, t.st = b, mode != jitModeRun, mode == jitModeRecord, fsSaved
-	t.acclog = mode == jitModeTrack
+	t.b, t.pred, t.st = b, mode != jitModeRun, fsSaved
+	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
+	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]

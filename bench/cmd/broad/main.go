@@ -45,14 +45,14 @@ type workload struct {
 	stdin string   // file fed as stdin, if any
 }
 
-var modeNames = []string{"native", "run", "before", "record", "recfast", "qemu"}
+var modeNames = []string{"native", "run", "before", "record", "recfast", "recinl", "qemu"}
 
 func main() {
 	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
 	set := flag.String("set", "all", "which workloads: tune, check or all")
-	only := flag.String("only", "", "run only workloads whose name contains this")
-	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries)")
+	only := flag.String("only", "", "run only workloads whose name contains this (or one of these, comma-separated)")
+	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recinl: ttd record building the summaries while recording, TTD_RECSUM=on)")
 	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
 	flag.Parse()
 	if *before != "" {
@@ -75,9 +75,9 @@ func main() {
 	trace := filepath.Join(dir, "broad.ttd")
 	results := map[string][]row{}
 	fmt.Println("CPU time (user+sys of the child, from rusage), least of", *reps, "run(s)")
-	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef")
+	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef", "recinl", "ri/run")
 	for _, w := range ws {
-		if (*set != "all" && w.set != *set) || (*only != "" && !strings.Contains(w.name, *only)) {
+		if (*set != "all" && w.set != *set) || !selected(w.name, *only) {
 			continue
 		}
 		best := map[string]time.Duration{}
@@ -103,6 +103,10 @@ func main() {
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
 					argv = append([]string{*ttd, "record", "--no-summaries", "-o", trace, "--"}, w.argv...)
+				case "recinl":
+					os.Remove(trace)
+					os.Remove(trace + ".idx")
+					argv = append([]string{"/usr/bin/env", "TTD_RECSUM=on", *ttd, "record", "-o", trace, "--"}, w.argv...)
 				case "qemu":
 					if qemu == "" {
 						continue
@@ -126,9 +130,10 @@ func main() {
 		}
 		rw := row{w, best}
 		results[w.set] = append(results[w.set], rw)
-		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
+		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
 			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
-			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"))
+			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"),
+			bench.Secs(best["recinl"]), rw.ratio("recinl", "run"))
 	}
 	fmt.Println()
 	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "max run/qemu")
@@ -147,6 +152,19 @@ func main() {
 			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), geomean(rs, "run", "before"), worst, worstName)
 	}
 	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
+}
+
+// selected reports whether the workload name is one -only asks for.
+func selected(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, o := range strings.Split(only, ",") {
+		if o != "" && strings.Contains(name, o) {
+			return true
+		}
+	}
+	return false
 }
 
 type row struct {
