@@ -223,6 +223,8 @@ type jitExit struct {
 	// does not count (jitT.sreads); extra: the reads instruction k's
 	// read across words added to hReads, if it made one (hMark).
 	reads, extra int32
+	// regs: where the guest registers are at the exit.
+	regs jitRegState
 }
 
 // jitResumeMin is the number of instructions that must follow an
@@ -292,12 +294,16 @@ type jitT struct {
 	// exitIdx its exit in exits.
 	sreads, kReads int32
 	exitIdx        int
-	// cached holds the guest registers (bit r) kept in host registers,
-	// host[r] (jit_regs_amd64.go); regsLive says that the code being
-	// emitted runs with them loaded.
-	cached   uint16
-	host     [16]as.Reg
-	regsLive bool
+	// regs says where the guest registers are at the code being emitted
+	// (jit_regs_amd64.go), when regsOn; regsLive says that the code
+	// being emitted runs after the block's entry. uses and banned are
+	// the registers each instruction names (instRegs), resumeRegs the
+	// registers at each of resumes, counted that jitCachedBlocks
+	// counts this block.
+	regs                     jitRegState
+	regsLive, regsOn, counted bool
+	uses, banned             [maxBlockInsts]uint16
+	resumeRegs               []jitRegState
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -323,7 +329,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	a := &t.a
 	// The chain entry, from another translation: the flags are in
-	// hFlags, the registers loaded. The block runs only if the budget
+	// hFlags, the guest registers in the CPU. The block runs only if the budget
 	// (CPU.jitLimit) has room for all of it.
 	body, stop := a.NewLabel(), a.NewLabel()
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitDone))
@@ -333,7 +339,6 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	a.Jcc(7, stop) // ja
 	a.MovMR(8, as.M(hCPU, offJitRetired), as.RAX)
 	a.MovMI(8, as.M(hCPU, offJitLast), int64(b.jit.id))
-	t.loadRegs()
 	a.Jmp(body)
 	a.Bind(stop)
 	t.leave(jitChained, fsSaved)
@@ -345,7 +350,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.regsLive = true
 	t.clearMark()
 	done, xl := 0, 0 // instructions done, and translated
-	t.resumes = t.resumes[:0]
+	t.resumes, t.resumeRegs = t.resumes[:0], t.resumeRegs[:0]
 	t.hresumes, t.hooked = t.hresumes[:0], 0
 	for done < n {
 		if done > 0 && t.hasExt {
@@ -354,14 +359,20 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			l := a.NewLabel()
 			a.Bind(l)
 			t.resumes = append(t.resumes, jitResume{l, done, t.st, 0, t.sreads})
+			t.resumeRegs = append(t.resumeRegs, t.regs)
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
 		if t.hooks>>done&1 != 0 {
+			t.flushRegs() // the hook's entry finds them in the CPU
 			t.hookExit()
 		}
+		t.regsFor(done)
+		t.a.Written = 0
 		pos, nexits := a.Len(), len(t.exits)
-		if !t.inst(&b.Insts[done]) {
+		ok := t.inst(&b.Insts[done])
+		t.wrote()
+		if !ok {
 			// An instruction the translator does not handle: leave
 			// for the interpreter and take up again after it (a resume
 			// entry), when enough of the block follows to pay for the
@@ -380,6 +391,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	if len(t.resumes) > 0 && t.resumes[len(t.resumes)-1].k == done {
 		t.resumes = t.resumes[:len(t.resumes)-1] // not translated
+		t.resumeRegs = t.resumeRegs[:len(t.resumes)]
 	}
 	if xl == 0 {
 		return false
@@ -409,12 +421,14 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		t.crossCode(c)
 	}
 	for i := range t.resumes {
+		t.regs = t.resumeRegs[i]
 		t.resumeEntry(&t.resumes[i])
 	}
+	t.regs = jitRegState{} // flushRegs before each hook exit
 	t.hookResumes()
 	for _, e := range t.exits {
 		a.Bind(e.l)
-		t.st = e.st
+		t.st, t.regs = e.st, e.regs
 		if e.taken {
 			t.chain(e.k, e.target, e.reads)
 			continue
@@ -518,7 +532,7 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 // c.flags, which runBlock materialized, into hFlags.
 func (t *jitT) prologue() {
 	a := &t.a
-	if t.pred || !jitRegsOn {
+	if !t.regsOn {
 		a.MovRM(8, hRTLB, as.M(hCPU, t.tlbOffset()))
 	}
 	if t.pred {
@@ -592,7 +606,7 @@ func (t *jitT) exit() as.Label {
 		t.exitL = t.a.NewLabel()
 		t.hasExt = true
 		t.exitIdx = len(t.exits)
-		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st, reads: t.kReads})
+		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st, reads: t.kReads, regs: t.regs})
 	}
 	return t.exitL
 }
@@ -638,6 +652,10 @@ func (t *jitT) cpuFlags() {
 // ea computes a memory operand's guest address into RSI (no flags).
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
+	if m, ok := t.hostEA(o); ok {
+		a.Lea(8, as.RSI, m)
+		return
+	}
 	switch {
 	case o.Base != NoReg:
 		a.MovRM(8, as.RSI, t.gregN(o.Base))
@@ -692,7 +710,7 @@ func (t *jitT) tlb(write bool, size int) {
 	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	base := hRTLB
-	if !t.pred && jitRegsOn {
+	if t.regsOn {
 		base = as.RDI // hRTLB holds a guest register (jitCacheRegs)
 		a.MovRM(8, base, as.M(hCPU, offRTLB))
 	}
