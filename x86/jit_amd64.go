@@ -160,7 +160,7 @@ var jitPool = sync.Pool{New: func() any { return new(jitT) }}
 // prediction-cache byte a store updates.
 const (
 	hCPU   = as.R15 // the *CPU
-	hRTLB  = as.R14 // &rtlb[0], with the prediction cache (else a guest register: jitCacheRegs)
+	hRTLB  = as.R14 // the read TLB translated code checks (tlbOffset)
 	hMark  = as.R13 // k+1 when instruction k of this run of the block read across words (jitCross)
 	hSlots = as.R12 // the prediction cache's words
 	hReads = as.R11 // the prediction cache's Reads, kept here while the code runs
@@ -300,10 +300,10 @@ type jitT struct {
 	// the registers each instruction names (instRegs), resumeRegs the
 	// registers at each of resumes, counted that jitCachedBlocks
 	// counts this block.
-	regs                     jitRegState
+	regs                      jitRegState
 	regsLive, regsOn, counted bool
-	uses, banned             [maxBlockInsts]uint16
-	resumeRegs               []jitRegState
+	uses, banned              [maxBlockInsts]uint16
+	resumeRegs                []jitRegState
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -532,9 +532,7 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 // c.flags, which runBlock materialized, into hFlags.
 func (t *jitT) prologue() {
 	a := &t.a
-	if !t.regsOn {
-		a.MovRM(8, hRTLB, as.M(hCPU, t.tlbOffset()))
-	}
+	a.MovRM(8, hRTLB, as.M(hCPU, t.tlbOffset()))
 	if t.pred {
 		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
 		a.MovRM(8, hReads, as.M(as.RAX, offReads))
@@ -653,7 +651,9 @@ func (t *jitT) cpuFlags() {
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
 	if m, ok := t.hostEA(o); ok {
-		a.Lea(8, as.RSI, m)
+		if m != (as.Mem{Base: as.RSI, Index: as.NoIndex}) {
+			a.Lea(8, as.RSI, m)
+		}
 		return
 	}
 	switch {
@@ -709,14 +709,9 @@ func (t *jitT) tlb(write bool, size int) {
 	a.MovRR(4, as.RDX, as.RSI)
 	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
-	base := hRTLB
-	if t.regsOn {
-		base = as.RDI // hRTLB holds a guest register (jitCacheRegs)
-		a.MovRM(8, base, as.M(hCPU, offRTLB))
-	}
-	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: base, Index: as.RDX, Disp: d})
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
-	a.MovRM(8, as.RDI, as.Mem{Base: base, Index: as.RDX, Disp: d + 8})
+	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + 8})
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
 	a.ALURR(as.ADD, 8, as.RDI, as.RAX)

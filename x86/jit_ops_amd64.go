@@ -216,8 +216,8 @@ func (t *jitT) inst(in *Inst) bool {
 		if n != 2 || !isReg(d) || s.Kind != KMem || s.Seg != SegNone || d.Size < 2 {
 			return false
 		}
-		if m, ok := t.hostEA(s); ok {
-			if h, ok := t.hostOf(d); ok && d.Size >= 4 {
+		if h, ok := t.hostOf(d); ok && d.Size >= 4 {
+			if m, ok := t.hostEA(s); ok {
 				a.Lea(int(d.Size), h, m) // a 32-bit lea zero-extends
 				t.wroteHost(h)
 				return true
@@ -542,22 +542,19 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 			a.TestRI(size, h, int64(s.Imm))
 		case s.Kind == KImm:
 			a.ALURI(op, size, h, int64(s.Imm))
+		case s.Kind == KReg && !test && !t.isHost(s):
+			a.ALURM(op, size, h, t.greg(s)) // the source in the CPU
 		default:
 			src := as.R9 // KMem, loaded
 			if hs, ok := t.hostOf(s); ok {
 				src = hs
-			} else if s.Kind == KReg && !test {
-				a.ALURM(op, size, h, t.greg(s))
-				src = 0xff
 			} else if s.Kind != KMem {
 				a.MovRM(wide(size), as.RCX, t.greg(s))
 				src = as.RCX
 			}
-			switch {
-			case src == 0xff:
-			case test:
+			if test {
 				a.TestRR(size, h, src)
-			default:
+			} else {
 				a.ALURR(op, size, h, src)
 			}
 		}
