@@ -17,8 +17,12 @@ import (
 // never has to cross it (a profile shows its time as runtime._ExternalCode),
 // and it runs only while no observer needs to see each instruction (Run's
 // fast loop), or in the blocks a BlockFilter declines, chained only to
-// other declined blocks (filter.go). Guest registers stay in the CPU struct; memory accesses check
-// the TLBs and, while recording or replaying, the prediction cache inline.
+// other declined blocks (filter.go). Guest registers live in the CPU
+// struct; under `ttd run` (no prediction cache) a block keeps those it
+// uses more than once in host registers, loaded at their first use and
+// stored back at the ways out if written (jit_regs_amd64.go). Memory
+// accesses check the TLBs and, while recording or replaying, the
+// prediction cache inline.
 // A block's exit jumps to the translation of the block that follows
 // (chaining), within Run's instruction budget.
 //

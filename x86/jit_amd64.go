@@ -167,7 +167,7 @@ var jitPool = sync.Pool{New: func() any { return new(jitT) }}
 // prediction-cache byte a store updates.
 const (
 	hCPU   = as.R15 // the *CPU
-	hRTLB  = as.R14 // &rtlb[0], with the prediction cache (else a guest register: jitCacheRegs)
+	hRTLB  = as.R14 // the read TLB translated code checks (tlbOffset)
 	hMark  = as.R13 // k+1 when instruction k of this run of the block read across words (jitCross)
 	hSlots = as.R12 // the prediction cache's words
 	hReads = as.R11 // the prediction cache's Reads, kept here while the code runs
@@ -230,6 +230,8 @@ type jitExit struct {
 	// does not count (jitT.sreads); extra: the reads instruction k's
 	// read across words added to hReads, if it made one (hMark).
 	reads, extra int32
+	// regs: where the guest registers are at the exit.
+	regs jitRegState
 }
 
 // jitResumeMin is the number of instructions that must follow an
@@ -305,12 +307,16 @@ type jitT struct {
 	// exitIdx its exit in exits.
 	sreads, kReads int32
 	exitIdx        int
-	// cached holds the guest registers (bit r) kept in host registers,
-	// host[r] (jit_regs_amd64.go); regsLive says that the code being
-	// emitted runs with them loaded.
-	cached   uint16
-	host     [16]as.Reg
-	regsLive bool
+	// regs says where the guest registers are at the code being emitted
+	// (jit_regs_amd64.go), when regsOn; regsLive says that the code
+	// being emitted runs after the block's entry. uses and banned are
+	// the registers each instruction names (instRegs), resumeRegs the
+	// registers at each of resumes, counted that jitCachedBlocks
+	// counts this block.
+	regs                      jitRegState
+	regsLive, regsOn, counted bool
+	uses, banned              [maxBlockInsts]uint16
+	resumeRegs                []jitRegState
 }
 
 // block translates b into t.a; false when not even its first instruction
@@ -337,7 +343,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	a := &t.a
 	// The chain entry, from another translation: the flags are in
-	// hFlags, the registers loaded. The block runs only if the budget
+	// hFlags, the guest registers in the CPU. The block runs only if the budget
 	// (CPU.jitLimit) has room for all of it.
 	body, stop := a.NewLabel(), a.NewLabel()
 	a.MovRM(8, as.RAX, as.M(hCPU, offJitDone))
@@ -347,7 +353,6 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	a.Jcc(7, stop) // ja
 	a.MovMR(8, as.M(hCPU, offJitRetired), as.RAX)
 	a.MovMI(8, as.M(hCPU, offJitLast), int64(b.jit.id))
-	t.loadRegs()
 	a.Jmp(body)
 	a.Bind(stop)
 	t.leave(jitChained, fsSaved)
@@ -359,7 +364,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.regsLive = true
 	t.clearMark()
 	done, xl := 0, 0 // instructions done, and translated
-	t.resumes = t.resumes[:0]
+	t.resumes, t.resumeRegs = t.resumes[:0], t.resumeRegs[:0]
 	t.hresumes, t.hooked = t.hresumes[:0], 0
 	for done < n {
 		if done > 0 && t.hasExt {
@@ -368,14 +373,20 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			l := a.NewLabel()
 			a.Bind(l)
 			t.resumes = append(t.resumes, jitResume{l, done, t.st, 0, t.sreads})
+			t.resumeRegs = append(t.resumeRegs, t.regs)
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
 		if t.hooks>>done&1 != 0 {
+			t.flushRegs() // the hook's entry finds them in the CPU
 			t.hookExit()
 		}
+		t.regsFor(done)
+		t.a.Written = 0
 		pos, nexits := a.Len(), len(t.exits)
-		if !t.inst(&b.Insts[done]) {
+		ok := t.inst(&b.Insts[done])
+		t.wrote()
+		if !ok {
 			// An instruction the translator does not handle: leave
 			// for the interpreter and take up again after it (a resume
 			// entry), when enough of the block follows to pay for the
@@ -394,6 +405,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	if len(t.resumes) > 0 && t.resumes[len(t.resumes)-1].k == done {
 		t.resumes = t.resumes[:len(t.resumes)-1] // not translated
+		t.resumeRegs = t.resumeRegs[:len(t.resumes)]
 	}
 	if xl == 0 {
 		return false
@@ -423,12 +435,14 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		t.crossCode(c)
 	}
 	for i := range t.resumes {
+		t.regs = t.resumeRegs[i]
 		t.resumeEntry(&t.resumes[i])
 	}
+	t.regs = jitRegState{} // flushRegs before each hook exit
 	t.hookResumes()
 	for _, e := range t.exits {
 		a.Bind(e.l)
-		t.st = e.st
+		t.st, t.regs = e.st, e.regs
 		if e.taken {
 			t.chain(e.k, e.target, e.reads)
 			continue
@@ -533,9 +547,7 @@ func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 // c.flags, which runBlock materialized, into hFlags.
 func (t *jitT) prologue() {
 	a := &t.a
-	if t.pred || !jitRegsOn {
-		a.MovRM(8, hRTLB, as.M(hCPU, t.tlbOffset()))
-	}
+	a.MovRM(8, hRTLB, as.M(hCPU, t.tlbOffset()))
 	if t.pred {
 		a.MovRM(8, as.RAX, as.M(hCPU, offJitPred))
 		a.MovRM(8, hReads, as.M(as.RAX, offReads))
@@ -607,7 +619,7 @@ func (t *jitT) exit() as.Label {
 		t.exitL = t.a.NewLabel()
 		t.hasExt = true
 		t.exitIdx = len(t.exits)
-		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st, reads: t.kReads})
+		t.exits = append(t.exits, jitExit{l: t.exitL, k: t.k, st: t.st, reads: t.kReads, regs: t.regs})
 	}
 	return t.exitL
 }
@@ -653,6 +665,12 @@ func (t *jitT) cpuFlags() {
 // ea computes a memory operand's guest address into RSI (no flags).
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
+	if m, ok := t.hostEA(o); ok {
+		if m != (as.Mem{Base: as.RSI, Index: as.NoIndex}) {
+			a.Lea(8, as.RSI, m)
+		}
+		return
+	}
 	switch {
 	case o.Base != NoReg:
 		a.MovRM(8, as.RSI, t.gregN(o.Base))
@@ -706,14 +724,9 @@ func (t *jitT) tlb(write bool, size int) {
 	a.MovRR(4, as.RDX, as.RSI)
 	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
-	base := hRTLB
-	if !t.pred && jitRegsOn {
-		base = as.RDI // hRTLB holds a guest register (jitCacheRegs)
-		a.MovRM(8, base, as.M(hCPU, offRTLB))
-	}
-	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: base, Index: as.RDX, Disp: d})
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
-	a.MovRM(8, as.RDI, as.Mem{Base: base, Index: as.RDX, Disp: d + 8})
+	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + 8})
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
 	a.ALURR(as.ADD, 8, as.RDI, as.RAX)

@@ -124,6 +124,14 @@ func (t *jitT) inst(in *Inst) bool {
 		}
 		size := int(d.Size)
 		switch {
+		case isReg(d) && isReg(s) && t.isHost(d):
+			h, _ := t.hostOf(d)
+			a.MovRM(size, h, t.greg(s)) // a 32-bit move zero-extends
+			t.wroteHost(h)
+		case isReg(d) && s.Kind == KImm && size >= 4 && t.isHost(d):
+			h, _ := t.hostOf(d)
+			a.MovRI(h, s.Imm&sizeMask[size])
+			t.wroteHost(h)
 		case isReg(d) && isReg(s):
 			a.MovRM(size, as.R8, t.greg(s)) // a 32-bit load zero-extends
 			a.MovMR(wide(size), t.greg(d), as.R8)
@@ -176,6 +184,8 @@ func (t *jitT) inst(in *Inst) bool {
 			t.syncPoint()
 			t.commitRead()
 			r = as.R9
+		} else if h, ok := t.hostOf(d); ok {
+			r = h
 		} else {
 			a.MovRM(wide(size), as.R8, t.greg(d))
 		}
@@ -195,12 +205,23 @@ func (t *jitT) inst(in *Inst) bool {
 		if in.Op != x86asm.NOT {
 			t.st = fsHost
 		}
-		t.writeBack(d, r)
+		if d.Kind == KReg && r != as.R8 {
+			t.wroteHost(r) // in its host register
+		} else {
+			t.writeBack(d, r)
+		}
 		return true
 
 	case x86asm.LEA:
 		if n != 2 || !isReg(d) || s.Kind != KMem || s.Seg != SegNone || d.Size < 2 {
 			return false
+		}
+		if h, ok := t.hostOf(d); ok && d.Size >= 4 {
+			if m, ok := t.hostEA(s); ok {
+				a.Lea(int(d.Size), h, m) // a 32-bit lea zero-extends
+				t.wroteHost(h)
+				return true
+			}
 		}
 		t.ea(s)
 		if d.Size == 4 {
@@ -420,7 +441,7 @@ func (t *jitT) inst(in *Inst) bool {
 		}
 		t.hostFlags()
 		taken := a.NewLabel()
-		t.exits = append(t.exits, jitExit{l: taken, k: t.k + 1, st: fsHost, taken: true, target: d.Imm, reads: t.sreads})
+		t.exits = append(t.exits, jitExit{l: taken, k: t.k + 1, st: fsHost, taken: true, target: d.Imm, reads: t.sreads, regs: t.regs})
 		a.Jcc(jitCC[in.Op], taken)
 		if t.k == len(t.b.Insts)-1 {
 			a.MovRI(as.RAX, in.PC+uint64(in.Len))
@@ -512,6 +533,37 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 	if in.Op == x86asm.ADC || in.Op == x86asm.SBB {
 		t.hostFlags()
 	}
+	if h, ok := t.hostOf(d); ok {
+		// The destination in its host register: the operation itself
+		// (a 32-bit result zero-extends).
+		op := jitALU[in.Op]
+		switch {
+		case s.Kind == KImm && test:
+			a.TestRI(size, h, int64(s.Imm))
+		case s.Kind == KImm:
+			a.ALURI(op, size, h, int64(s.Imm))
+		case s.Kind == KReg && !test && !t.isHost(s):
+			a.ALURM(op, size, h, t.greg(s)) // the source in the CPU
+		default:
+			src := as.R9 // KMem, loaded
+			if hs, ok := t.hostOf(s); ok {
+				src = hs
+			} else if s.Kind != KMem {
+				a.MovRM(wide(size), as.RCX, t.greg(s))
+				src = as.RCX
+			}
+			if test {
+				a.TestRR(size, h, src)
+			} else {
+				a.ALURR(op, size, h, src)
+			}
+		}
+		t.st = fsHost
+		if writes {
+			t.wroteHost(h)
+		}
+		return
+	}
 	dst, src := as.R8, as.RCX
 	if d.Kind == KMem {
 		dst = as.R9
@@ -587,6 +639,16 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		a.ALURI(as.AND, 4, as.RCX, 31)
 		a.ALURI(as.CMP, 4, as.RCX, int64(size*8))
 		a.Jcc(3, t.exit()) // jae: a count past the operand
+	}
+	if h, ok := t.hostOf(d); ok && !cl && !fix {
+		// In its host register (a 32-bit result zero-extends).
+		if rot {
+			t.hostFlags() // rotates keep SF ZF AF PF
+		}
+		a.ShiftRI(op, size, h, uint8(cnt))
+		t.st = fsHost
+		t.wroteHost(h)
+		return true
 	}
 	skip := a.NewLabel()
 	if cl && fix {

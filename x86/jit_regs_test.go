@@ -2,6 +2,7 @@ package x86
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -17,7 +18,8 @@ func init() {
 }
 
 // TestJITRegsExits: translated code that keeps guest registers in host
-// registers hands Go the exact registers at every way out of a block,
+// registers hands Go the exact registers at every way out of a block
+// (whichever registers are resident and dirty there),
 // compared with the interpreter after each of runs of odd budgets: a
 // fault in the middle of a block after it wrote cached registers, the
 // syscall at its end, an instruction left to the interpreter in the
@@ -41,6 +43,28 @@ func TestJITRegsExits(t *testing.T) {
 		0x75, 0xe3, // jne loop
 		0x0f, 0x05, // syscall
 	}
+	// evict uses ten registers in a loop, more than there are host
+	// registers for them: they are evicted and loaded again within the
+	// block, and the fault and the budgets find some dirty in host
+	// registers, some evicted and some in the CPU.
+	evict := []byte{
+		0x48, 0x01, 0xd8, // loop: add rax, rbx
+		0x48, 0x31, 0xc1, // xor rcx, rax
+		0x48, 0x01, 0xca, // add rdx, rcx
+		0x48, 0x8d, 0x3c, 0x17, // lea rdi, [rdi+rdx]
+		0x4d, 0x01, 0xc1, // add r9, r8
+		0x4c, 0x31, 0xcf, // xor rdi, r9
+		0x48, 0x8b, 0x2e, // mov rbp, [rsi]: faults past the data page
+		0x48, 0x81, 0xc6, 0x00, 0x04, 0x00, 0x00, // add rsi, 0x400
+		0x48, 0x01, 0xe8, // add rax, rbp
+		0x49, 0x01, 0xfb, // add r11, rdi
+		0x4c, 0x31, 0xda, // xor rdx, r11
+		0x48, 0x31, 0xd3, // xor rbx, rdx
+		0x4c, 0x01, 0xc9, // add rcx, r9
+		0x41, 0xff, 0xc8, // dec r8d
+		0x75, 0xcf, // jne loop
+		0x0f, 0x05, // syscall
+	}
 	cases := []struct {
 		name string
 		code []byte
@@ -50,6 +74,8 @@ func TestJITRegsExits(t *testing.T) {
 	}{
 		{"fault after writes", walk, ExitFault, 100}, // faults in round 5
 		{"syscall", walk, ExitSyscall, 3},
+		{"evictions, fault", evict, ExitFault, 100},
+		{"evictions, syscall", evict, ExitSyscall, 4},
 		{"interpreted in the middle", []byte{
 			0x48, 0x01, 0xd8, // loop: add rax, rbx
 			0x48, 0x8d, 0x5c, 0x43, 0x01, // lea rbx, [rbx+rax*2+1]
@@ -129,7 +155,7 @@ func TestJITRegsExits(t *testing.T) {
 		return res
 	}
 	for _, tc := range cases {
-		before := jitCachedBlocks.Load()
+		before, evicted := jitCachedBlocks.Load(), jitEvictions.Load()
 		want := run(tc.code, tc.r8, false)
 		got := run(tc.code, tc.r8, true)
 		if got.translated == 0 {
@@ -137,6 +163,9 @@ func TestJITRegsExits(t *testing.T) {
 		}
 		if jitCachedBlocks.Load() == before {
 			t.Errorf("%s: no translation kept a register in a host register", tc.name)
+		}
+		if strings.HasPrefix(tc.name, "evictions") && jitEvictions.Load() == evicted {
+			t.Errorf("%s: no guest register was evicted from its host register", tc.name)
 		}
 		if last := want.exits[len(want.exits)-1]; last != tc.exit {
 			t.Fatalf("%s: the interpreter's run ends with %v, want %v", tc.name, last, tc.exit)
