@@ -51,6 +51,15 @@ type Observer interface {
 	Checkpoint(p *Process)
 }
 
+// SyscallEntryObserver, when an Observer implements it, is told of each
+// syscall as it begins, before its handler runs (and so before a
+// blocking read waits): a live probe's syscall::NAME:entry fires here.
+// A syscall a signal interrupted and SA_RESTART runs again begins again.
+// args holds rdi, rsi, rdx, r10, r8, r9; it is valid during the call.
+type SyscallEntryObserver interface {
+	SyscallEntry(t *Thread, nr int, args *[6]uint64)
+}
+
 // SyscallEvent describes one completed syscall.
 type SyscallEvent struct {
 	Nr     int

@@ -248,10 +248,31 @@ func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
 // Stopped reports whether the script called exit().
 func (l *Live) Stopped() bool { return l.s.stopped }
 
-// Syscall fires the syscall probes of a completed syscall.
-func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64, result int64) {
-	if !l.s.stopped {
-		l.s.syscall(pos, tid, c, nr, args, result)
+// SyscallEntry fires the entry probes of a syscall that begins (before
+// a blocking one waits). Its position is the one the recording gives the
+// syscall's completion when nothing ran in between, which is so unless
+// the thread blocked and another one ran meanwhile (then the recording's
+// entry comes at the completion's position).
+func (l *Live) SyscallEntry(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64) {
+	if ent := l.b.sysEntry[nr]; ent != nil && !l.s.stopped {
+		ev := &event{pos: pos, tid: tid, cpu: c}
+		for i := range args {
+			ev.args[i] = int64(args[i])
+		}
+		l.s.fire(ent, ev)
+	}
+}
+
+// Syscall fires the return probes of a completed syscall (its entry
+// probes fired at SyscallEntry).
+func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, result int64) {
+	if ret := l.b.sysReturn[nr]; ret != nil && !l.s.stopped {
+		ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
+		if result < 0 && result >= -4095 {
+			ev.errno, ev.retval = -result, -1
+		}
+		ev.args[0], ev.args[1] = ev.retval, ev.retval
+		l.s.fire(ret, ev)
 	}
 }
 

@@ -81,6 +81,15 @@ func (t *tapped) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	t.Recorder.Syscall(th, ev)
 	t.tap.Syscall(th, ev)
 }
+// SyscallEntry passes a syscall's start on to a tap that wants it
+// (emu.SyscallEntryObserver): the recorder logs syscalls when they
+// complete.
+func (t *tapped) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
+	if e, ok := t.tap.(emu.SyscallEntryObserver); ok {
+		e.SyscallEntry(th, nr, args)
+	}
+}
+
 func (t *tapped) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	t.Recorder.Signal(th, ev)
 	t.tap.Signal(th, ev)

@@ -14,7 +14,12 @@
 // which prints the records that event made (Output), so they interleave
 // with the program's own output as the events happen; END and the
 // aggregations print when the program ends (also when exit() or a
-// forwarded ^C ended it). A syscall's probes fire when it completes.
+// forwarded ^C ended it). A syscall's entry probes fire as it begins
+// (emu.SyscallEntryObserver), before a blocking read waits, as DTrace's
+// do; its return probes when it completes. The entry's position is the
+// one the recording gives the syscall: the same, unless the thread
+// blocked and another thread ran before it completed (the recording
+// then fires the entry at the completion).
 //
 // What a live run changes, and a recording never does:
 //

@@ -237,10 +237,21 @@ func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	if !t.on(th) {
 		return
 	}
-	t.l.Syscall(t.clock.Position(), t.clock.Tid(th), th.CPU, ev.Nr, &ev.Args, int64(ev.Ret))
+	t.l.Syscall(t.clock.Position(), t.clock.Tid(th), th.CPU, ev.Nr, int64(ev.Ret))
 	if ev.Nr == unix.SYS_EXIT_GROUP || ev.Nr == unix.SYS_EXIT && len(th.P.Threads()) == 1 {
 		t.keepMemory(th.P)
 	}
+	t.after()
+}
+
+// SyscallEntry fires the entry probes of a syscall as it begins
+// (emu.SyscallEntryObserver), so that they print before a blocking
+// read waits.
+func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
+	if !t.on(th) {
+		return
+	}
+	t.l.SyscallEntry(t.clock.Position(), t.clock.Tid(th), th.CPU, nr, args)
 	t.after()
 }
 

@@ -276,8 +276,8 @@ END { printa("%s %s %@d\n", @s); printa("min %@d\n", @mn); trunc(@s); clear(@mn)
 
 // TestLiveStreams: a live run prints each record as its event happens,
 // as dtrace -c does: the program's own output and the script's, written
-// to one file, interleave (each write's data, then its record), and
-// exit() at the last write loses nothing (END still prints).
+// to one file, interleave (each write's entry record, then its data),
+// and exit() at the last write loses nothing (END still prints).
 func TestLiveStreams(t *testing.T) {
 	prog := buildCalls(t)
 	for _, c := range []struct {
@@ -286,13 +286,13 @@ func TestLiveStreams(t *testing.T) {
 	}{
 		{"quiet", `#pragma D option quiet
 syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); }
-END { printf("end\n"); }`, "line 0 of output x\nprobe 19\nline 1 of output x\nprobe 23\n", 8},
+END { printf("end\n"); }`, "probe 19\nline 0 of output x\nprobe 23\nline 1 of output x\n", 8},
 		{"exit", `#pragma D option quiet
 syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); n++; }
 syscall::write:entry /n == 7/ { exit(3); }
-END { printf("end %d\n", n); }`, "line 6 of output x\nprobe 48\nend 7\n", 7},
-		{"lines", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "line 0 of output x\nPOS TID PROBE\n", 0},
-		{"lines2", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "syscall::write:entry 19\nline 1 of output x\n", 0},
+END { printf("end %d\n", n); }`, "probe 48\nline 6 of output x\nend 7\n", 7},
+		{"lines", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "POS TID PROBE\n", 0},
+		{"lines2", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "syscall::write:entry 19\nline 0 of output x\n", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := probe.Compile(c.src, nil)
@@ -352,6 +352,7 @@ func TestLiveInterrupt(t *testing.T) {
 	if os.Getenv("TTD_LIVE_INTERRUPT_CHILD") == "1" {
 		p, err := probe.Compile(`#pragma D option quiet
 syscall::read:entry { @reads = count(); }
+syscall::read:entry /arg0 == 0/ { printf("reading %d\n", arg2); }
 syscall::write:entry { printf("wrote %d\n", arg2); }
 END { printf("end\n"); }`, nil)
 		if err != nil {
@@ -386,9 +387,18 @@ END { printf("end\n"); }`, nil)
 		t.Fatal(err)
 	}
 	w.Close()
-	in.Write([]byte("hello\n"))
 	var out []byte
 	buf := make([]byte, 4096)
+	// syscall::read:entry fires as cat starts waiting in read, before
+	// it has anything to read (emu.SyscallEntryObserver).
+	for !bytes.Contains(out, []byte("reading ")) {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("the child ended before its read entry record: %s", out)
+		}
+		out = append(out, buf[:n]...)
+	}
+	in.Write([]byte("hello\n"))
 	for !bytes.Contains(out, []byte("wrote 6\n")) {
 		n, err := r.Read(buf)
 		if err != nil {
@@ -406,7 +416,7 @@ END { printf("end\n"); }`, nil)
 		t.Errorf("cat did not die of SIGINT: %v", err)
 	}
 	got := strings.Join(strings.Fields(string(out)), " ")
-	if !strings.Contains(got, "hello wrote 6 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
+	if !strings.Contains(got, "reading 131072 wrote 6 hello reading 131072 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
 		t.Fatalf("output lacks the record, END or the aggregation:\n%s", out)
 	}
 }
