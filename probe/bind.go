@@ -362,6 +362,9 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			lo = v
 		} else if b.T.Syms != nil {
 			a, _, ok := b.T.Syms.LookupSymbol(pr.Mod)
+			if !ok && b.mem != nil {
+				return 0, nil // live: the module defining it may come later
+			}
 			if !ok {
 				return 0, errAt(pr.P, "watch probe: no symbol %q in the program", pr.Mod)
 			}

@@ -255,6 +255,42 @@ func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
 	t.after()
 }
 
+// recorder.AccessTap: live watch probes.
+
+// WantAccesses asks for every memory access when the script watches
+// memory.
+func (t *tap) WantAccesses() bool { return t.p.UsesWatch() }
+
+// Access fires the watch probes of an instruction's access in the
+// first process (the one a replay follows).
+func (t *tap) Access(c *x86.CPU, addr uint64, size int, val uint64, write bool) {
+	if t.l == nil || t.err != nil || !t.l.Watched(addr, size) || c.Mem != t.first.MM.Mem {
+		return
+	}
+	var pc uint64
+	if in := c.CurrentInst(); in != nil {
+		pc = in.PC
+	}
+	t.mem = c.Mem
+	t.l.Access(t.clock.InstPosition(c), t.clock.CPUTid(c), c, pc, addr, size, val, write)
+	t.after()
+}
+
+// KernelWrite fires the watch probes of what a syscall or a signal
+// delivery wrote in the first process, at the position before the
+// event's, as a replay reports it.
+func (t *tap) KernelWrite(th *emu.Thread, pc, addr uint64, b []byte) {
+	if th.P != t.first || !t.on(th) {
+		return
+	}
+	pos := t.clock.Position()
+	if pos > 0 {
+		pos--
+	}
+	t.l.KernelWrite(pos, t.clock.Tid(th), th.CPU, pc, addr, b)
+	t.after()
+}
+
 // keepMemory keeps the first process's memory as it ends, for END.
 func (t *tap) keepMemory(p *emu.Process) {
 	if p == t.first && t.endMem == nil && t.p.NeedsMemory() {

@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -418,5 +419,42 @@ END { printf("end\n"); }`, nil)
 	got := strings.Join(strings.Fields(string(out)), " ")
 	if !strings.Contains(got, "reading 131072 wrote 6 hello reading 131072 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
 		t.Fatalf("output lacks the record, END or the aggregation:\n%s", out)
+	}
+}
+
+// TestLiveWatch: watch probes live (every access reported by the
+// recorder: recorder.AccessTap) fire at the positions, with the values,
+// the re-simulation gives them. calls.c's leaf increments counter 2n
+// times: 2n reads and 2n writes, the last write of 2n. read(2) fills
+// hostname: a syscall's write, reported in pieces of 8 bytes from the
+// syscall instruction.
+func TestLiveWatch(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "30"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := `watch:counter:4:write { @w = count(); @last = max(arg1); @pc[arg3 != 0] = count(); }
+watch:counter:4:read { @r = count(); }
+watch:counter:4:read /arg1 == 7/ { printf("read 7 at %d size %d\n", pos, arg2); }
+syscall::write:entry /arg0 == 1/ { @out = count(); }
+watch:hostname:64:write { @k[arg2, arg3 != 0] = count(); }`
+	trace, live, _, _ := liveRun(t, cfg, src, 20_000)
+	// @w, @last, @pc (all from instructions), @r (60 and main's
+	// printf), @out.
+	want := []string{"read 7 at ", " size 4\n", "size 4 60 60 1 60 61 8"}
+	host, _ := os.ReadFile("/etc/hostname")
+	if n := min(len(host), 64); n >= 8 {
+		want = append(want, fmt.Sprintf(" 8 1 %d ", n/8))
+	}
+	if n := min(len(host), 64); n%8 != 0 {
+		want = append(want, fmt.Sprintf(" %d 1 1 ", n%8))
+	}
+	for _, want := range want {
+		if !strings.Contains(" "+strings.Join(strings.Fields(live), " ")+" ", want) && !strings.Contains(live, want) {
+			t.Errorf("live output lacks %q:\n%s", want, live)
+		}
+	}
+	for _, jobs := range []int{1, 2} {
+		if got, _ := recorded(t, trace, src, jobs); got != live {
+			t.Errorf("--jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", jobs, live, got)
+		}
 	}
 }
