@@ -60,6 +60,15 @@ type SyscallEntryObserver interface {
 	SyscallEntry(t *Thread, nr int, args *[6]uint64)
 }
 
+// BudgetObserver, when an Observer implements it, may shorten a
+// thread's runs: before each CPU.Run of thread t, Budget returns how
+// many of the budget instructions t may run (at least 1) before the
+// observer must see it again (a live profile probe stops each thread at
+// the multiples of its period and fires there).
+type BudgetObserver interface {
+	Budget(t *Thread, budget uint64) uint64
+}
+
 // SyscallEvent describes one completed syscall.
 type SyscallEvent struct {
 	Nr     int

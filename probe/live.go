@@ -72,22 +72,10 @@ type Live struct {
 	nparts map[string]int
 }
 
-// ErrLiveUnsupported is returned for probes that need what a live run
-// does not observe.
-var ErrLiveUnsupported = errors.New("not supported live")
-
 // NewLive starts a live evaluation: it checks that every probe can be
 // observed live, binds what it can (modules come later: AddModule) and
 // runs BEGIN.
 func (p *Program) NewLive(info LiveInfo) (*Live, error) {
-	for _, cl := range p.Script.Clauses {
-		for _, pr := range cl.Probes {
-			switch pr.Prov {
-			case "profile":
-				return nil, errAt(pr.P, "profile probes are %v: record the program (ttd record) and probe the trace", ErrLiveUnsupported)
-			}
-		}
-	}
 	l := &Live{p: p, info: info, syms: &symbols.Table{}, procs: map[int]*procInfo{}}
 	exec := filepath.Base(info.Exec)
 	l.procs[info.Pid] = &procInfo{names: []procName{{0, exec}}}

@@ -114,6 +114,15 @@ func (t *tapped) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
 	}
 }
 
+// Budget lets a tap that is an emu.BudgetObserver shorten the
+// program's runs.
+func (t *tapped) Budget(th *emu.Thread, budget uint64) uint64 {
+	if b, ok := t.tap.(emu.BudgetObserver); ok {
+		return b.Budget(th, budget)
+	}
+	return budget
+}
+
 func (t *tapped) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	t.Recorder.Signal(th, ev)
 	t.tap.Signal(th, ev)

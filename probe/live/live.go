@@ -41,7 +41,7 @@ type Output struct {
 // DWARF type it names is missing) stops the run before the program's
 // first instruction.
 func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
-	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, out: out}
+	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
 	opts.Tap = t
 	st, stats, err := recorder.Record(cfg, opts)
 	if t.err != nil {
@@ -86,6 +86,8 @@ type tap struct {
 	early   []emu.MmapEvent
 	modules map[string]bool
 	raised  map[semKey]bool
+	// profiled is each thread's count when profile probes last looked.
+	profiled map[*emu.Thread]uint64
 	// semaphores counts the semaphores raised; killed: exit() killed
 	// the program; exited: threads that ended; end: the last position.
 	semaphores int
@@ -253,6 +255,23 @@ func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
 	}
 	t.l.SyscallEntry(t.clock.Position(), t.clock.Tid(th), th.CPU, nr, args)
 	t.after()
+}
+
+// Budget stops each thread at the multiples of the profile probes'
+// periods and fires them there (emu.BudgetObserver).
+func (t *tap) Budget(th *emu.Thread, budget uint64) uint64 {
+	if t.l == nil || t.err != nil || !t.l.Profiling() {
+		return budget
+	}
+	n := th.CPU.Retired()
+	if last, ok := t.profiled[th]; n > 0 && (!ok || last != n) {
+		t.profiled[th] = n
+		if t.on(th) {
+			t.l.Profile(t.clock.Position(), t.clock.Tid(th), th.CPU, n)
+			t.after()
+		}
+	}
+	return min(budget, t.l.ProfileBudget(n))
 }
 
 // recorder.AccessTap: live watch probes.

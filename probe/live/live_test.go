@@ -458,3 +458,32 @@ watch:hostname:64:write { @k[arg2, arg3 != 0] = count(); }`
 		}
 	}
 }
+
+// TestLiveProfile: profile:::N live (the threads are stopped at the
+// multiples of N: emu.BudgetObserver) fires at the positions, in the
+// threads, the recording gives, over a program whose four threads'
+// runs interleave, with two periods (one tick where both divide the
+// count fires both).
+func TestLiveProfile(t *testing.T) {
+	prog := buildFixture(t, "threads")
+	src := `#pragma D option quiet
+profile:::997 { printf("%d %d %x\n", pos, tid, arg0); @ticks[tid] = count(); }
+profile:::1994 { @even = count(); }`
+	for _, every := range []uint64{30_000, 50_000_000} {
+		trace, live, _, _ := liveRun(t, emu.Config{Path: prog, Args: []string{prog}}, src, every)
+		tids := map[string]bool{}
+		for _, l := range strings.Split(live, "\n") {
+			if f := strings.Fields(l); len(f) == 3 {
+				tids[f[1]] = true
+			}
+		}
+		if len(tids) < 4 {
+			t.Fatalf("profile ticks in %d threads, want 4:\n%s", len(tids), live)
+		}
+		for _, jobs := range []int{1, 2} {
+			if got, _ := recorded(t, trace, src, jobs); got != live {
+				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, live, got)
+			}
+		}
+	}
+}
