@@ -232,6 +232,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 		// Only calls, rets and the first instructions of a frame
 		// matter: the other blocks run translated (segment.gate).
 		r.HookInsts, r.HookGate = s.callsAndRets, s.gate
+		s.useLog(r) // logged hooks (hooklog.go)
 	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
 	end := t.End()

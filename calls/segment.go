@@ -425,7 +425,8 @@ const lookLimit = 16
 // watch names frames from their first instructions: a call's callee at
 // its entry, the frame on top at the checkpoint if the previous interval
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
-func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
+func (s *segment) watch(st *segThread, h *hooked) {
+	in := h.in
 	if st.checkTramp {
 		st.checkTramp = false
 		if e := s.fn.lookup(in.PC); e.ok && e.tramp && len(st.stack) == 0 {
@@ -447,7 +448,7 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 				if pendingBase {
 					st.baseEntry, st.basePending = e.entry, false
 				}
-				s.account(st, c.Retired(), 0)
+				s.account(st, h.retired, 0)
 				if st.jumps == nil {
 					st.jumps = map[int]*baseJump{}
 				}
@@ -458,7 +459,7 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 		}
 	}
 	if st.look > 0 || st.lookTo != 0 {
-		inWindow := st.look > 0 || c.Retired() < st.lookTo
+		inWindow := st.look > 0 || h.retired < st.lookTo
 		if st.look > 0 {
 			st.look--
 		}
@@ -486,7 +487,7 @@ func (s *segment) watch(st *segThread, c *x86.CPU, in *x86.Inst) {
 		// that function's from here on.
 		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
 			f := &st.stack[st.trampAt]
-			s.account(st, c.Retired(), in.PC)
+			s.account(st, h.retired, in.PC)
 			s.enter(st, f, e.entry)
 			st.tramp = false
 		}
@@ -530,46 +531,80 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 	return st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp
 }
 
+// hooked is what the analysis knows of a hooked instruction: from the
+// CPU at a Hook call, or from a logged record (hooklog.go).
+type hooked struct {
+	in      *x86.Inst
+	retired uint64 // the thread's instructions before it
+	rsp     uint64
+	target  uint64 // a call through a register: its value
+	pos     uint64 // its position (posOf)
+	// r and c give the position when pos is not known yet (a Hook
+	// call: only calls need it).
+	r *reader.Replay
+	c *x86.CPU
+}
+
 // instruction is the Replay hook: every instruction, a few compares
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
+	st := s.running(r, c)
+	h := hooked{in: in, retired: c.Retired(), rsp: c.R[x86.RSP], pos: noPos, r: r, c: c}
+	if a := &in.Args[0]; in.Op == x86asm.CALL && a.Kind == x86.KReg && a.Size == 8 {
+		h.target = c.R[a.Reg]
+	}
+	s.step(st, &h)
+	c.SetHookGuard(st.guard())
+}
+
+// running is the thread that runs on c.
+func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 	if c != s.curCPU {
 		tid, _ := r.Current()
 		s.cur, s.curCPU = s.thread(tid, c, false, 0), c
 		s.fn.use(s.cur.img)
 	}
-	st := s.cur
+	return s.cur
+}
+
+// step follows one hooked instruction.
+func (s *segment) step(st *segThread, h *hooked) {
+	in := h.in
 	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
-		s.watch(st, c, in)
+		s.watch(st, h)
 	}
 	switch in.Op {
 	case x86asm.CALL:
-		n := c.Retired() + 1
+		n := h.retired + 1
 		top := s.account(st, n, in.PC)
-		slot := c.R[x86.RSP] - 8
+		slot := h.rsp - 8
 		// Frames whose slot the new return address goes to or below
 		// are gone: the program left them by longjmp (or a thread was
 		// cancelled by unwinding) without a ret.
 		if k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot || k < 0 && slot >= st.floor() {
 			top = s.leave(st, slot, in.PC)
 		}
-		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: slot, pos: r.InstPosition(c)})
+		pos := h.pos
+		if pos == noPos {
+			pos = h.r.InstPosition(h.c)
+		}
+		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: slot, pos: pos})
 		st.pending, st.look, st.lookTo = true, lookLimit, 0
 		// A call whose target the registers tell (not one through
 		// memory, which the replay may not know yet): the callee's
 		// first instructions are looked at through the hooks
 		// callsAndRets sets at function entries, the gate closed.
 		if a := &in.Args[0]; a.Kind == x86.KRel {
-			st.look, st.lookTo = 0, c.Retired()+1+lookLimit
+			st.look, st.lookTo = 0, h.retired+1+lookLimit
 			st.stack[len(st.stack)-1].target = a.Imm
 		} else if a.Kind == x86.KReg && a.Size == 8 {
-			st.look, st.lookTo = 0, c.Retired()+1+lookLimit
-			st.stack[len(st.stack)-1].target = c.R[a.Reg]
+			st.look, st.lookTo = 0, h.retired+1+lookLimit
+			st.stack[len(st.stack)-1].target = h.target
 		}
 	case x86asm.RET:
-		n := c.Retired() + 1
+		n := h.retired + 1
 		s.account(st, n, in.PC)
-		rsp := c.R[x86.RSP]
+		rsp := h.rsp
 		exact := false
 		for len(st.stack) > 0 && st.stack[len(st.stack)-1].slot <= rsp {
 			exact = st.stack[len(st.stack)-1].slot == rsp
@@ -613,6 +648,7 @@ func (s *segment) leave(st *segThread, slot, pc uint64) *segNode {
 
 // event follows thread starts and signal deliveries.
 func (s *segment) event(r *reader.Replay, ev *reader.Event) {
+	defer func() { s.setGuard(s.threads[s.keyOf(ev.Tid).key]) }()
 	switch ev.Kind {
 	case reader.EventThreadStart:
 		st := s.threadStart(r, ev)

@@ -171,6 +171,12 @@ type Replay struct {
 	// state that a hooked instruction sets, such as watching the
 	// instructions after a call.
 	HookGate func(r *Replay, c *x86.CPU) bool
+	// HookLogged and HookLog, when set with HookInsts, let translated
+	// code log the hooked instructions HookLogged picks instead of
+	// leaving for their Hook calls (hooklog.go).
+	HookLogged func(b *x86.Block) (logged, guarded uint64)
+	HookLog    func(r *Replay, c *x86.CPU, recs []x86.HookRecord)
+	hookLog    bool // logged hooks are on (TTD_HOOKLOG)
 	// hookVersion numbers the RunTo calls: the filters may change
 	// between them (x86.FilterVersion).
 	hookVersion uint64
@@ -239,7 +245,7 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 }
 
 func (t *Trace) newReplay() *Replay {
-	r := &Replay{t: t, lineage: t.lineage}
+	r := &Replay{t: t, lineage: t.lineage, hookLog: hookLogOn}
 	if !t.tree {
 		r.newProcess(0, 0) // the only one
 	}

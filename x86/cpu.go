@@ -158,6 +158,8 @@ type CPU struct {
 	jitFeed                          [jitFeedSize]FedRead
 	// acc is the log of translated code's accesses (acclog.go).
 	acc accLog
+	// hlog is the CPU's side of logged hooks (hooklog.go).
+	hlog hookLog
 }
 
 // NewCPU returns a CPU in the state Linux gives a new process (before the

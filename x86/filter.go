@@ -50,6 +50,9 @@ type filterState struct {
 	// gen numbers the generations of verdicts: a block holds owner's
 	// verdict when its jitBlock.fgen is gen.
 	gen uint32
+	// hookLogs: some translation logs hooks (hooklog.go), whose records
+	// drainLog must find among the accesses.
+	hookLogs bool
 }
 
 // FilterVersion, when a BlockFilter implements it, numbers the versions
@@ -139,6 +142,7 @@ func (cc *CodeCache) wants(bf BlockFilter, b *Block) uint64 {
 		} else {
 			j.fmask = 0
 		}
+		cc.askLog(bf, b)
 		if cc.linkable(b) {
 			cc.relinkJIT(b)
 		} else {
@@ -159,7 +163,7 @@ var filterAskAlways bool
 func (cc *CodeCache) linkable(b *Block) bool {
 	j := &b.jit
 	return cc.filter.owner == nil || j.fgen == cc.filter.gen && (j.fmask == 0 ||
-		j.fmask&j.hooks == j.fmask && !inFull(b, j.fmask))
+		j.hooksCover() && !inFull(b, j.fmask))
 }
 
 // hooksFor is the instructions before which a translation of b made now
@@ -173,6 +177,16 @@ func (cc *CodeCache) hooksFor(b *Block) uint64 {
 	return j.fmask
 }
 
+// logsFor is which of hooks a translation of b made now logs instead,
+// and guards (hooklog.go).
+func (cc *CodeCache) logsFor(b *Block, hooks uint64) (logged, guarded uint64) {
+	j := &b.jit
+	if hooks == 0 {
+		return 0, 0
+	}
+	return j.flog & hooks, j.fguard & hooks
+}
+
 // hookReady reports whether b, which the filter observes in part (or a
 // HookGate opened), may run translated: its translation leaves before
 // each observed instruction. It translates b when b has earned it.
@@ -181,7 +195,7 @@ func (c *CPU) hookReady(b *Block) bool {
 	if !c.jitOK || j.declined || !b.valid {
 		return false
 	}
-	if j.entry != 0 && j.mode == c.jitMode && j.fmask&j.hooks == j.fmask {
+	if j.entry != 0 && j.mode == c.jitMode && j.hooksCover() {
 		return true
 	}
 	if j.heat < jitThreshold {
@@ -190,7 +204,7 @@ func (c *CPU) hookReady(b *Block) bool {
 	}
 	c.cache.unlinkJIT(b)
 	c.cache.translate(b, c.jitMode)
-	return j.entry != 0 && j.fmask&j.hooks == j.fmask
+	return j.entry != 0 && j.hooksCover()
 }
 
 // runObserved is Run with an Instruction callback before each
@@ -202,6 +216,7 @@ func (c *CPU) runObserved(budget uint64) {
 	c.gate, _ = c.Obs.(HookGate)
 	jit := bf != nil && c.jitOK
 	c.hooking = bf != nil
+	c.syncHookLog(bf)
 	if bf != nil {
 		c.cache.useFilter(bf)
 	}
@@ -285,9 +300,10 @@ func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
 		if gated || mask>>i&1 != 0 {
 			c.Obs.Instruction(c, in)
 			gated = c.gate != nil && c.gate.HookAll(c)
-			// (A translation without that entry: the interpreter
-			// goes on; seen once, on python3's ttd calls.)
-			if jit && !gated && j.hooks>>i&1 != 0 && i < len(j.hresume) && j.hresume[i] != 0 {
+			// hooks has the exits with an entry after them only
+			// (not the instructions the translation does not reach:
+			// TestHookBeyondTranslation).
+			if jit && !gated && j.hooks>>i&1 != 0 {
 				return j.hresume[i]
 			}
 		}
@@ -351,5 +367,5 @@ func (c *CPU) runRest(b *Block, from, hookFrom int) uintptr {
 // current and leaves before each instruction the filter observes.
 func (c *CPU) resumable(b *Block) bool {
 	j := &b.jit
-	return b.valid && j.entry != 0 && j.mode == c.jitMode && j.fmask&j.hooks == j.fmask
+	return b.valid && j.entry != 0 && j.mode == c.jitMode && j.hooksCover()
 }

@@ -57,11 +57,19 @@ type jitBlock struct {
 	// fmask is the verdict of the code cache's BlockFilter on the block
 	// (the instructions it observes) when fgen is its generation; hooks
 	// are the instructions before which the translation leaves for an
-	// Instruction call, and hresume its entries after each (filter.go).
+	// Instruction call, each with its entry after that exit in hresume,
+	// and beyond those it does not reach (the interpreter runs them)
+	// (filter.go).
 	fgen    uint32
 	fmask   uint64
 	hooks   uint64
+	beyond  uint64
 	hresume []uintptr
+	// flog and fguard are the instructions the verdict lets translated
+	// code log, and guard; logged and guarded those the translation logs
+	// and guards (hooklog.go).
+	flog, fguard    uint64
+	logged, guarded uint64
 }
 
 // jitTabBits sizes the table of translations by guest address through
@@ -211,7 +219,7 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 			c.statCall(r)
 		}
 		if c.acc.n > 0 {
-			c.drainAccesses()
+			c.drainLog() // accesses and logged hooks (hooklog.go)
 		}
 		if c.jitLogN > 0 {
 			c.Obs.(ReadLogger).LoggedReads(c, c.jitLog[:c.jitLogN])

@@ -105,6 +105,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	t.tab = cc.jitTab[mode]
 	t.legacy = cc.LegacyReads
 	t.hooks = cc.hooksFor(b)
+	t.logged, t.guarded = cc.logsFor(b, t.hooks)
 	if !t.block(b, mode) {
 		j.declined = true
 		if StatsOn {
@@ -132,7 +133,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		} else if j.resume != nil {
 			clear(j.resume)
 		}
-		t.keepHooks(j, e)
+		t.keepHooks(j, e, cc)
 		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, e}
 		cc.Translated++
 	} else {
@@ -263,6 +264,8 @@ type jitT struct {
 	// (jit_hook_amd64.go).
 	hooks, hooked uint64
 	hresumes      []jitResume
+	// logged and guarded are the hooks logged instead (hooklog.go).
+	logged, guarded uint64
 	// legacy: the code cache's LegacyReads.
 	legacy bool
 	// syncPending: the instruction synchronises and its key frame is

@@ -1,5 +1,7 @@
 package x86
 
+import as "ttd/internal/amd64asm"
+
 // Hook exits (filter.go): a translation made for a filter that observes
 // some of a block's instructions leaves before each of them with the
 // guest state stored, returning jitHookExit|k, and has an entry right
@@ -13,10 +15,24 @@ package x86
 func (t *jitT) hookExit() {
 	a := &t.a
 	t.spill()
+	logged := t.logged>>t.k&1 != 0
+	var cont as.Label
+	if logged {
+		// A logged hook: the record, and on to the instruction; the
+		// exit is for a full log or a guard that stops it.
+		exit := a.NewLabel()
+		cont = a.NewLabel()
+		t.logHook(exit)
+		a.Jmp(cont)
+		a.Bind(exit)
+	}
 	t.settle(t.sreads)
 	t.leave(jitHookExit|t.k, fsSaved)
 	l := a.NewLabel()
 	a.Bind(l)
+	if logged {
+		a.Bind(cont)
+	}
 	t.hresumes = append(t.hresumes, jitResume{l, t.k, fsSaved, 0, t.sreads})
 	t.hooked |= 1 << t.k
 	t.mxChecked = false
@@ -47,8 +63,20 @@ func (t *jitT) resumeEntry(r *jitResume) {
 
 // keepHooks records in j the hook exits of the translation just placed
 // at e.
-func (t *jitT) keepHooks(j *jitBlock, e uintptr) {
-	j.hooks = t.hooked
+func (t *jitT) keepHooks(j *jitBlock, e uintptr, cc *CodeCache) {
+	// hooks: the exits, each with its entry; beyond: the instructions
+	// the translation does not reach. Kept in one mask, an instruction
+	// beyond looked like an exit without an entry to runHooked
+	// (TestHookBeyondTranslation).
+	j.hooks = 0
+	for _, r := range t.hresumes {
+		j.hooks |= 1 << r.k
+	}
+	j.beyond = t.hooked &^ j.hooks
+	j.logged, j.guarded = t.logged&j.hooks, t.guarded&j.hooks
+	if j.logged != 0 {
+		cc.filter.hookLogs = true
+	}
 	if len(t.hresumes) == 0 {
 		j.hresume = nil
 		return

@@ -1,0 +1,65 @@
+package calls
+
+import (
+	"strings"
+	"testing"
+
+	"ttd/reader"
+)
+
+// TestLoggedHooksMatchExits: the call trees of programs that run
+// threads, take signals and longjmp out of recursion and handlers are
+// the same, row for row, whether the calls, rets and entries translated
+// code meets are logged (reader.Replay.HookLog) or each leave for a Hook
+// call (TTD_HOOKLOG=off), over short intervals and one pass.
+func TestLoggedHooksMatchExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	for _, c := range []struct {
+		src   string
+		every uint64
+	}{
+		{"testdata/deep.c", 3001},
+		{"../testdata/corpus/setjmp_longjmp.c", 7919},
+		{"../testdata/corpus/signals.c", 7919},
+		{"../testdata/corpus/threads_signals.c", 50021},
+	} {
+		exe := buildC(t, c.src, "-pthread")
+		tr, sym := open(t, record(t, exe, c.every))
+		analyze := func(logged bool) ([]string, uint64) {
+			defer reader.SetHookLog(reader.SetHookLog(logged))
+			n := loggedRecords.Load()
+			p, err := Analyze(tr, sym, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			for _, th := range p.Threads {
+				rows = append(rows, flat(th.Root)...)
+			}
+			return rows, loggedRecords.Load() - n
+		}
+		want, n0 := analyze(false)
+		got, n := analyze(true)
+		if n0 != 0 {
+			t.Errorf("%s: %d records with logging off", c.src, n0)
+		}
+		if n == 0 {
+			t.Errorf("%s: nothing logged", c.src)
+		}
+		t.Logf("%s: %d records, %d rows", c.src, n, len(got))
+		if strings.Join(got, "\n") == strings.Join(want, "\n") {
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d rows logged, %d with exits", c.src, len(got), len(want))
+		}
+		for k := 0; k < len(got) && k < len(want); k++ {
+			if got[k] != want[k] {
+				t.Errorf("%s, row %d:\n logged %s\n exits  %s", c.src, k, got[k], want[k])
+				break
+			}
+		}
+	}
+}

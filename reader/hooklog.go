@@ -1,0 +1,53 @@
+package reader
+
+import (
+	"os"
+
+	"ttd/x86"
+)
+
+// Logged hooks (x86.HookLogger): a Hook that needs, at an instruction,
+// only what an x86.HookRecord holds (the position, the instruction, RSP,
+// RAX, RBP, the argument registers, a call's register target) can have
+// translated code log those instructions instead of leaving for each
+// Hook call. HookLogged picks them among those HookInsts hooks (and
+// which of them are guarded: x86.CPU.SetHookGuard); HookLog receives the
+// records, in order, before anything else happens in the replay (an
+// event, a Hook call). The same instructions still come to Hook where
+// the interpreter runs them, so Hook and HookLog must do the same thing
+// with them. Neither may change what HookGate answers, nor read memory
+// as it was at the instruction (HookLog sees it later).
+//
+// TTD_HOOKLOG=off turns logging off: every hooked instruction comes to
+// Hook (to compare the two, or to rule logging out).
+
+// hookLogOn is false with TTD_HOOKLOG=off.
+var hookLogOn = os.Getenv("TTD_HOOKLOG") != "off"
+
+// SetHookLog turns logged hooks on or off for the replays made after it
+// (for tests and benchmarks); it reports the previous setting.
+func SetHookLog(on bool) (was bool) {
+	was, hookLogOn = hookLogOn, on
+	return was
+}
+
+// LogInsts applies HookLogged (x86.HookLogger).
+func (r *Replay) LogInsts(b *x86.Block) (logged, guarded uint64) {
+	if r.HookLogged == nil || r.HookLog == nil || !r.hookLog {
+		return 0, 0
+	}
+	return r.HookLogged(b)
+}
+
+// LoggedHooks calls HookLog (x86.HookLogger).
+func (r *Replay) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	if r.HookLog != nil {
+		r.HookLog(r, c, recs)
+	}
+}
+
+// LoggedPosition is the global position of a logged instruction of the
+// thread that runs now, from its record's Retired (for HookLog).
+func (r *Replay) LoggedPosition(retired uint64) uint64 {
+	return r.pos + retired - r.cur.seen
+}
