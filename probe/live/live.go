@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -37,13 +39,30 @@ type Output struct {
 
 // Run runs cfg's program under the recorder (opts.Path is the trace)
 // with p evaluated live, printing each record to out as its event
-// happens. A script error found when the program's modules are bound (a
-// DWARF type it names is missing) stops the run before the program's
-// first instruction.
+// happens. Without opts.Path nothing is recorded: the program runs as
+// under ttd run, with the positions a recording would give (bare.go),
+// unless the script watches memory. A script error found when the
+// program's modules are bound (a DWARF type it names is missing) stops
+// the run before the program's first instruction.
 func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
 	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
-	opts.Tap = t
-	st, stats, err := recorder.Record(cfg, opts)
+	var st emu.ExitStatus
+	var stats recorder.Stats
+	var err error
+	if opts.Path == "" && !p.UsesWatch() {
+		st, err = runBare(cfg, t)
+	} else {
+		if opts.Path == "" {
+			dir, derr := os.MkdirTemp("", "ttd-probe-")
+			if derr != nil {
+				return nil, derr
+			}
+			defer os.RemoveAll(dir)
+			opts.Path = filepath.Join(dir, filepath.Base(cfg.Path)+".ttd")
+		}
+		opts.Tap = t
+		st, stats, err = recorder.Record(cfg, opts)
+	}
 	if t.err != nil {
 		return nil, t.err
 	}

@@ -46,7 +46,11 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...st
 	if cfg.Dir == "" {
 		cfg.Dir = dir
 	}
-	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every}, Output{})
+	opts := recorder.Options{Path: trace, CheckpointEvery: every}
+	if every == noTrace {
+		trace, opts = "", recorder.Options{}
+	}
+	res, err := Run(cfg, p, opts, Output{})
 	if res == nil {
 		t.Fatalf("live: %v", err)
 	}
@@ -58,6 +62,9 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...st
 	prog, _ := os.ReadFile(out.Name())
 	return trace, w.String() + errw.String(), res, string(prog)
 }
+
+// noTrace as liveRun's checkpoint interval runs without a recording.
+const noTrace = ^uint64(0)
 
 // bindTrace compiles src and binds it to the trace, opened with its
 // index (for the memory scripts read and usdt semaphores) until the
@@ -485,5 +492,39 @@ profile:::1994 { @even = count(); }`
 				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, live, got)
 			}
 		}
+	}
+}
+
+// TestLiveWithoutTrace: without -o nothing is recorded (the program runs
+// translated without prediction caches: x86.MemoryBlind) and the
+// positions are counted as the recorder counts them: the same output,
+// positions included, as a live run that records, for fn, syscall
+// (entry and return), proc and profile probes, one thread and four.
+func TestLiveWithoutTrace(t *testing.T) {
+	calls := buildCalls(t)
+	threads := buildFixture(t, "threads")
+	for _, c := range []struct {
+		name string
+		cfg  emu.Config
+		src  string
+	}{
+		{"calls", emu.Config{Path: calls, Args: []string{calls, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}, factsScript + `
+fn::mid:entry /arg0 % 50 == 1/ { printf("%d %d\n", pos, tid); }
+syscall:::entry /pos % 3 == 0/ { printf("%d %s\n", pos, probefunc); }`},
+		{"threads", emu.Config{Path: threads, Args: []string{threads}}, `#pragma D option quiet
+profile:::997 { printf("%d %d %x\n", pos, tid, arg0); }
+thread:::start { printf("start %d %d\n", pos, tid); }
+syscall::futex:return { printf("futex %d %d %d\n", pos, tid, arg0); }`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, recorded, _, _ := liveRun(t, c.cfg, c.src, 20_000)
+			_, bare, res, _ := liveRun(t, c.cfg, c.src, noTrace)
+			if res.Stats.Path != "" {
+				t.Errorf("recorded %s", res.Stats.Path)
+			}
+			if bare != recorded || strings.Count(bare, "\n") < 20 {
+				t.Errorf("without a trace differs from with one:\n--- without\n%s\n--- with\n%s", bare, recorded)
+			}
+		})
 	}
 }

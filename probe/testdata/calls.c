@@ -3,8 +3,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
-int counter;
-char hostname[64];
+int counter; char hostname[64];
 __attribute__((noinline)) int leaf(int x) { counter++; return x * 2; }
 __attribute__((noinline)) int mid(int x) { return leaf(x) + leaf(x + 1); }
 int main(int argc, char **argv) {
