@@ -134,9 +134,7 @@ func (b *Bound) bindProbes(matched map[*ProbeSpec]int) error {
 	var funcs []symbols.FuncSymbol
 	if t.Syms != nil {
 		funcs = t.Syms.FuncSymbols()
-		if mods := t.Syms.Modules(); len(mods) > 0 {
-			b.mainMod = mods[0].Path
-		}
+		b.mainMod = t.Syms.MainModule()
 	}
 	// One boundProbe per distinct probe; clauses attach in script order.
 	byKey := map[string]*boundProbe{}
