@@ -442,11 +442,15 @@ func TestLiveWatch(t *testing.T) {
 watch:counter:4:read { @r = count(); }
 watch:counter:4:read /arg1 == 7/ { printf("read 7 at %d size %d\n", pos, arg2); }
 syscall::write:entry /arg0 == 1/ { @out = count(); }
-watch:hostname:64:write { @k[arg2, arg3 != 0] = count(); }`
+watch:hostname:64:write { @k[arg2, arg3 != 0] = count(); }
+syscall::read:entry /arg2 == 64/ { printf("read entry %d %d\n", pos, arg2); }
+syscall::read:return /arg0 >= 0/ { printf("read return %d\n", pos); }`
 	trace, live, _, _ := liveRun(t, cfg, src, 20_000)
 	// @w, @last, @pc (all from instructions), @r (60 and main's
 	// printf), @out.
-	want := []string{"read 7 at ", " size 4\n", "size 4 60 60 1 60 61 8"}
+	// The entry of read(hostname) is at its completion's position over
+	// the recording, as live.
+	want := []string{"read 7 at ", " size 4\n", "read entry ", " 60 60 1 60 61 8 "}
 	host, _ := os.ReadFile("/etc/hostname")
 	if n := min(len(host), 64); n >= 8 {
 		want = append(want, fmt.Sprintf(" 8 1 %d ", n/8))
