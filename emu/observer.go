@@ -51,6 +51,24 @@ type Observer interface {
 	Checkpoint(p *Process)
 }
 
+// SyscallEntryObserver, when an Observer implements it, is told of each
+// syscall as it begins, before its handler runs (and so before a
+// blocking read waits): a live probe's syscall::NAME:entry fires here.
+// A syscall a signal interrupted and SA_RESTART runs again begins again.
+// args holds rdi, rsi, rdx, r10, r8, r9; it is valid during the call.
+type SyscallEntryObserver interface {
+	SyscallEntry(t *Thread, nr int, args *[6]uint64)
+}
+
+// BudgetObserver, when an Observer implements it, may shorten a
+// thread's runs: before each CPU.Run of thread t, Budget returns how
+// many of the budget instructions t may run (at least 1) before the
+// observer must see it again (a live profile probe stops each thread at
+// the multiples of its period and fires there).
+type BudgetObserver interface {
+	Budget(t *Thread, budget uint64) uint64
+}
+
 // SyscallEvent describes one completed syscall.
 type SyscallEvent struct {
 	Nr     int

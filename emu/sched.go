@@ -156,6 +156,9 @@ func (m *Machine) runSlice(t *Thread) {
 			budget = min(budget, s.nextCheckpoint-s.icount)
 		}
 		budget = p.cpuTimerBudget(t, budget)
+		if bo, ok := p.obs.(BudgetObserver); ok {
+			budget = max(1, bo.Budget(t, budget))
+		}
 		before := t.CPU.Icount
 		ex := t.CPU.Run(budget)
 		n := t.CPU.Icount - before

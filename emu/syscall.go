@@ -102,6 +102,9 @@ func (t *Thread) syscall() {
 		p.logf("unimplemented syscall %s (%d) returns ENOSYS%s", name, a.Nr, note)
 	}
 	t.retrying = false
+	if e, ok := p.obs.(SyscallEntryObserver); ok {
+		e.SyscallEntry(t, a.Nr, &a.A)
+	}
 	t.dispatch(ent, a)
 }
 

@@ -134,9 +134,7 @@ func (b *Bound) bindProbes(matched map[*ProbeSpec]int) error {
 	var funcs []symbols.FuncSymbol
 	if t.Syms != nil {
 		funcs = t.Syms.FuncSymbols()
-		if mods := t.Syms.Modules(); len(mods) > 0 {
-			b.mainMod = mods[0].Path
-		}
+		b.mainMod = t.Syms.MainModule()
 	}
 	// One boundProbe per distinct probe; clauses attach in script order.
 	byKey := map[string]*boundProbe{}
@@ -362,6 +360,9 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			lo = v
 		} else if b.T.Syms != nil {
 			a, _, ok := b.T.Syms.LookupSymbol(pr.Mod)
+			if !ok && b.mem != nil {
+				return 0, nil // live: the module defining it may come later
+			}
 			if !ok {
 				return 0, errAt(pr.P, "watch probe: no symbol %q in the program", pr.Mod)
 			}

@@ -125,9 +125,12 @@
 // typedefs of them; variables (this->p, self->p) hold plain integers,
 // so a member access casts again; float and double members are values
 // printf prints, and integers elsewhere (D does not compute with
-// floating point). Live, watch and profile probes are refused (they
-// need every memory access or instruction count: record first); END
-// reads the memory the program left. pid is the
+// floating point). Live, watch probes make the driver report every
+// memory access (the program then runs in the interpreter, as a replay
+// with watch probes does), profile probes stop each thread at the
+// multiples of their periods (profile.go), and syscall entry probes
+// fire as the syscall begins (live.go); END reads the memory the
+// program left. pid is the
 // recorded process's (its children run but are not re-simulated; their
 // proc:::fork/exec/exit come from the trace's Process records).
 // A return probe fires at each ret of the function

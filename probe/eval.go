@@ -44,6 +44,9 @@ type clauseRun struct {
 	spec   int             // speculate(id) in effect
 	action int             // statements run so far (for fault messages)
 	any    bool            // a data-recording action ran
+	// aggc outlives the reset of each run: the segment's probe-keyed
+	// aggregation entries by probe ID (aggregate).
+	aggc [][]aggCache
 }
 
 func (s *segEval) runClause(cl *Clause, ev *event) {
@@ -51,7 +54,7 @@ func (s *segEval) runClause(cl *Clause, ev *event) {
 	cr := &s.cr
 	out := cr.out
 	out.Reset()
-	*cr = clauseRun{ev: ev, cl: cl, out: out}
+	*cr = clauseRun{ev: ev, cl: cl, out: out, aggc: cr.aggc}
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(fault)
@@ -138,9 +141,14 @@ func (s *segEval) stmts(cr *clauseRun, body []Stmt) {
 
 func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 	d := s.b.P.aggs[st.Name]
+	// Keys that name the probe (@[probefunc]) give each probe one
+	// entry: found once per open table, not hashed at each event.
+	byProbe := probeKeyed(st)
 	keys := s.keys[:0]
-	for _, k := range st.Keys {
-		keys = append(keys, s.eval(cr, k))
+	if !byProbe {
+		for _, k := range st.Keys {
+			keys = append(keys, s.eval(cr, k))
+		}
 	}
 	s.keys = keys
 	var v, incr int64 = 0, 1
@@ -165,7 +173,75 @@ func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 		series.open()
 		s.part.Aggs[st.Name] = series
 	}
-	d.add(&series[len(series)-1].Table.entryBuf(keys, &s.keyBuf).State, v, incr)
+	part := &series[len(series)-1]
+	if byProbe {
+		bp := cr.ev.bp
+		if bp.ID < len(cr.aggc) {
+			for i := range cr.aggc[bp.ID] {
+				if c := &cr.aggc[bp.ID][i]; c.st == st && c.bp == bp && c.part == part {
+					d.add(&c.e.State, v, incr)
+					return
+				}
+			}
+		}
+		for _, k := range st.Keys {
+			keys = append(keys, s.eval(cr, k))
+		}
+		s.keys = keys
+		e := part.Table.entryBuf(keys, &s.keyBuf)
+		cr.cacheAgg(bp, st, part, e)
+		d.add(&e.State, v, incr)
+		return
+	}
+	d.add(&part.Table.entryBuf(keys, &s.keyBuf).State, v, incr)
+}
+
+// probeKeyed reports whether st's keys all name the probe that fires
+// (probeprov, probemod, probefunc, probename: builtins, which no
+// variable hides).
+func probeKeyed(st *AggStmt) bool {
+	if len(st.Keys) == 0 {
+		return false
+	}
+	for _, k := range st.Keys {
+		id, ok := k.(*Ident)
+		if !ok {
+			return false
+		}
+		switch id.Name {
+		case "probeprov", "probemod", "probefunc", "probename":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// aggCache is a probe's entry in one aggregation's open table, for
+// keys that name the probe (segEval.aggregate). A segment keeps them by
+// probe ID (clauseRun.aggc); bp tells a probe of an earlier binding (live)
+// that had the ID.
+type aggCache struct {
+	bp   *boundProbe
+	st   *AggStmt
+	part *AggPart
+	e    *AggEntry
+}
+
+// cacheAgg keeps e as bp's entry for st in part (replacing the entry of
+// an earlier part or binding).
+func (cr *clauseRun) cacheAgg(bp *boundProbe, st *AggStmt, part *AggPart, e *AggEntry) {
+	if bp.ID >= len(cr.aggc) {
+		cr.aggc = append(cr.aggc, make([][]aggCache, bp.ID+1-len(cr.aggc))...)
+	}
+	cs := cr.aggc[bp.ID]
+	for i := range cs {
+		if cs[i].st == st {
+			cs[i] = aggCache{bp, st, part, e}
+			return
+		}
+	}
+	cr.aggc[bp.ID] = append(cs, aggCache{bp, st, part, e})
 }
 
 // Variables: the state a segment reads and writes (see doc.go).

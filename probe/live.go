@@ -72,24 +72,10 @@ type Live struct {
 	nparts map[string]int
 }
 
-// ErrLiveUnsupported is returned for probes that need what a live run
-// does not observe.
-var ErrLiveUnsupported = errors.New("not supported live")
-
 // NewLive starts a live evaluation: it checks that every probe can be
 // observed live, binds what it can (modules come later: AddModule) and
 // runs BEGIN.
 func (p *Program) NewLive(info LiveInfo) (*Live, error) {
-	for _, cl := range p.Script.Clauses {
-		for _, pr := range cl.Probes {
-			switch pr.Prov {
-			case "watch":
-				return nil, errAt(pr.P, "watch probes are %v (they need every memory access): record the program (ttd record) and probe the trace", ErrLiveUnsupported)
-			case "profile":
-				return nil, errAt(pr.P, "profile probes are %v: record the program (ttd record) and probe the trace", ErrLiveUnsupported)
-			}
-		}
-	}
 	l := &Live{p: p, info: info, syms: &symbols.Table{}, procs: map[int]*procInfo{}}
 	exec := filepath.Base(info.Exec)
 	l.procs[info.Pid] = &procInfo{names: []procName{{0, exec}}}
@@ -248,10 +234,92 @@ func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
 // Stopped reports whether the script called exit().
 func (l *Live) Stopped() bool { return l.s.stopped }
 
-// Syscall fires the syscall probes of a completed syscall.
-func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64, result int64) {
-	if !l.s.stopped {
-		l.s.syscall(pos, tid, c, nr, args, result)
+// SyscallEntry fires the entry probes of a syscall that begins (before
+// a blocking one waits). Its position is the one the recording gives the
+// syscall's completion when nothing ran in between, which is so unless
+// the thread blocked and another one ran meanwhile (then the recording's
+// entry comes at the completion's position).
+func (l *Live) SyscallEntry(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64) {
+	if ent := l.b.sysEntry[nr]; ent != nil && !l.s.stopped {
+		ev := &event{pos: pos, tid: tid, cpu: c}
+		for i := range args {
+			ev.args[i] = int64(args[i])
+		}
+		l.s.fire(ent, ev)
+	}
+}
+
+// Syscall fires the return probes of a completed syscall (its entry
+// probes fired at SyscallEntry).
+func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, result int64) {
+	if ret := l.b.sysReturn[nr]; ret != nil && !l.s.stopped {
+		ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
+		if result < 0 && result >= -4095 {
+			ev.errno, ev.retval = -result, -1
+		}
+		ev.args[0], ev.args[1] = ev.retval, ev.retval
+		l.s.fire(ret, ev)
+	}
+}
+
+// UsesWatch reports whether the script has watch probes: the driver
+// must then report every memory access of the program (Access,
+// KernelWrite).
+func (p *Program) UsesWatch() bool {
+	for _, cl := range p.Script.Clauses {
+		for _, pr := range cl.Probes {
+			if pr.Prov == "watch" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Watched reports whether an access of size bytes at addr overlaps a
+// watched range (the driver's filter before Access).
+func (l *Live) Watched(addr uint64, size int) bool {
+	for _, w := range l.b.watch {
+		if addr < w.whi && addr+uint64(size) > w.wlo {
+			return true
+		}
+	}
+	return false
+}
+
+// Access fires the watch probes of one memory access of the program's
+// first process, as the re-simulation reports it (reader.Access): an
+// instruction's (pos its position, pc its address) or, in pieces of at
+// most 8 bytes, what a syscall or a signal delivery wrote (KernelWrite).
+func (l *Live) Access(pos uint64, tid int, c *x86.CPU, pc, addr uint64, size int, val uint64, write bool) {
+	for _, w := range l.b.watch {
+		if l.s.stopped || addr >= w.whi || addr+uint64(size) <= w.wlo || write && !w.ww || !write && !w.wr {
+			continue
+		}
+		ev := &event{pos: pos, tid: tid, cpu: c}
+		ev.args[0], ev.args[1], ev.args[2], ev.args[3] = int64(addr), int64(val), int64(size), int64(pc)
+		l.s.fire([]*boundProbe{w}, ev)
+	}
+}
+
+// KernelWrite fires the watch probes of the bytes b a syscall (pc its
+// instruction) or a signal delivery (pc 0) wrote at addr, in pieces of
+// 8 bytes from addr as the re-simulation reports them; pos is the
+// position before the syscall's completion or the delivery.
+func (l *Live) KernelWrite(pos uint64, tid int, c *x86.CPU, pc, addr uint64, b []byte) {
+	if !l.Watched(addr, len(b)) {
+		return
+	}
+	for i := 0; i < len(b); i += 8 {
+		n := min(8, len(b)-i)
+		if !l.Watched(addr+uint64(i), n) {
+			continue
+		}
+		var v uint64
+		for k := 0; k < n; k++ {
+			v |= uint64(b[i+k]) << (8 * k)
+		}
+		l.Access(pos, tid, c, pc, addr+uint64(i), n, v, true)
 	}
 }
 

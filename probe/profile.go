@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"ttd/reader"
+	"ttd/x86"
 )
 
 // profile:::N fires every N instructions of a thread, as DTrace's
@@ -97,5 +99,37 @@ func (s *segEval) profile(p uint64, tid int) {
 		ev := &event{pos: p, tid: tid, cpu: c}
 		ev.args[0] = int64(c.RIP)
 		s.fire([]*boundProbe{bp}, ev)
+	}
+}
+
+// Live, a driver stops each thread at the multiples of the periods
+// (ProfileBudget, emu.BudgetObserver) and calls Profile there: before
+// the thread's next instruction, after the events of the one that
+// reached the count (a syscall, a signal delivery), or when the thread
+// runs again if its run ended there, as over the recording.
+
+// Profiling reports whether the script has profile probes.
+func (l *Live) Profiling() bool { return len(l.b.profile) > 0 }
+
+// ProfileBudget is how many instructions a thread whose count is n may
+// run before its count reaches the next multiple of a period.
+func (l *Live) ProfileBudget(n uint64) uint64 {
+	next := uint64(math.MaxUint64)
+	for _, bp := range l.b.profile {
+		next = min(next, bp.Addr-n%bp.Addr)
+	}
+	return next
+}
+
+// Profile fires the profile probes whose period divides n, the count
+// of thread tid running on c, at position pos.
+func (l *Live) Profile(pos uint64, tid int, c *x86.CPU, n uint64) {
+	for _, bp := range l.b.profile {
+		if l.s.stopped || n == 0 || n%bp.Addr != 0 {
+			continue
+		}
+		ev := &event{pos: pos, tid: tid, cpu: c}
+		ev.args[0] = int64(c.RIP)
+		l.s.fire([]*boundProbe{bp}, ev)
 	}
 }

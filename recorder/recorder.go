@@ -133,6 +133,8 @@ type Recorder struct {
 
 	pos uint64 // global position, up to cur.seen
 	seq uint64
+	// allAccesses: an AccessTap sees every access (no CPU.Pred).
+	allAccesses bool
 
 	// spaces are the address spaces of the tree, by their memory;
 	// lastSpace the one Decoded found last.
@@ -228,6 +230,11 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if opts.Tap != nil {
 		t := &tapped{Recorder: r, tap: opts.Tap}
 		cfg.Observer, cfg.CPUObserver = t, t
+		if at, ok := opts.Tap.(AccessTap); ok && at.WantAccesses() {
+			r.allAccesses = true
+			a := &accessTapped{tapped: *t, at: at, sysPC: map[*emu.Thread]uint64{}}
+			cfg.Observer, cfg.CPUObserver = a, a
+		}
 		opts.Tap.Attach(r)
 	}
 	cfg.CheckpointEvery = opts.CheckpointEvery
@@ -319,7 +326,7 @@ func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
 // makes recording cost little more than running. DebugAccess must see
 // every access, so it keeps them all on the observer path.
 func (r *Recorder) inline(t *threadRec) {
-	if DebugAccess == nil && r.sum == nil {
+	if DebugAccess == nil && r.sum == nil && !r.allAccesses {
 		t.cpu.Pred = t.cache
 	}
 }

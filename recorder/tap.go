@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"slices"
+
 	"ttd/emu"
 	"ttd/x86"
 )
@@ -24,6 +26,27 @@ type Tap interface {
 	// Instruction is called before each instruction of the accepted
 	// blocks.
 	Instruction(c *x86.CPU, in *x86.Inst)
+}
+
+// AccessTap is a Tap that sees every memory access of the program (a
+// live watch probe), as a replay with an Access callback does: the
+// recorder then leaves the prediction cache to itself (no CPU.Pred),
+// so every access of every thread reaches its MemRead and MemWrite,
+// and the program runs in the interpreter.
+type AccessTap interface {
+	Tap
+	// WantAccesses reports, before the program starts, whether the tap
+	// wants Access and KernelWrite calls.
+	WantAccesses() bool
+	// Access is called after each data access of an instruction c runs
+	// (val the value read or written, size bytes at addr, as the
+	// re-simulation's MemRead and MemWrite see it).
+	Access(c *x86.CPU, addr uint64, size int, val uint64, write bool)
+	// KernelWrite is called for each range a syscall (pc: its
+	// instruction) or a signal delivery (pc 0) of thread th wrote, in
+	// the order the trace's record applies them (a replay reports them
+	// so), before the tap's Syscall or Signal call.
+	KernelWrite(th *emu.Thread, pc, addr uint64, b []byte)
 }
 
 // Clock tells a Tap where the recording is.
@@ -81,6 +104,25 @@ func (t *tapped) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	t.Recorder.Syscall(th, ev)
 	t.tap.Syscall(th, ev)
 }
+
+// SyscallEntry passes a syscall's start on to a tap that wants it
+// (emu.SyscallEntryObserver): the recorder logs syscalls when they
+// complete.
+func (t *tapped) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
+	if e, ok := t.tap.(emu.SyscallEntryObserver); ok {
+		e.SyscallEntry(th, nr, args)
+	}
+}
+
+// Budget lets a tap that is an emu.BudgetObserver shorten the
+// program's runs.
+func (t *tapped) Budget(th *emu.Thread, budget uint64) uint64 {
+	if b, ok := t.tap.(emu.BudgetObserver); ok {
+		return b.Budget(th, budget)
+	}
+	return budget
+}
+
 func (t *tapped) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	t.Recorder.Signal(th, ev)
 	t.tap.Signal(th, ev)
@@ -120,6 +162,67 @@ func (t *tapped) Switch(th *emu.Thread) {
 func (t *tapped) Checkpoint(p *emu.Process) {
 	t.Recorder.Checkpoint(p)
 	t.tap.Checkpoint(p)
+}
+
+// accessTapped is tapped for an AccessTap that wants the accesses.
+type accessTapped struct {
+	tapped
+	at AccessTap
+	// sysPC is the syscall instruction of each thread's syscall in
+	// progress (the replay's pc for what it wrote).
+	sysPC map[*emu.Thread]uint64
+	buf   []byte
+}
+
+func (t *accessTapped) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64 {
+	val = t.Recorder.MemRead(c, addr, size, val)
+	t.at.Access(c, addr, size, val, false)
+	return val
+}
+
+func (t *accessTapped) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
+	t.Recorder.MemWrite(c, addr, size, val)
+	t.at.Access(c, addr, size, val, true)
+}
+
+func (t *accessTapped) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
+	t.sysPC[th] = th.CPU.RIP - 2
+	t.tapped.SyscallEntry(th, nr, args)
+}
+
+func (t *accessTapped) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
+	t.Recorder.Syscall(th, ev)
+	t.kernelWrites(th, t.sysPC[th])
+	t.tap.Syscall(th, ev)
+}
+
+func (t *accessTapped) Signal(th *emu.Thread, ev *emu.SignalEvent) {
+	r := t.Recorder
+	r.lit, r.pred, r.ranges = r.lit[:0], r.pred[:0], r.ranges[:0]
+	r.Signal(th, ev)
+	t.kernelWrites(th, 0)
+	t.tap.Signal(th, ev)
+}
+
+// kernelWrites reports what the record just written makes a replay
+// write, in its order: the spans the prediction cache held, then the
+// bytes logged (Recorder.kernelWrites; r.ranges whole when it logged
+// them so).
+func (t *accessTapped) kernelWrites(th *emu.Thread, pc uint64) {
+	r := t.Recorder
+	lit := r.lit
+	if len(r.lit)+len(r.pred) == 0 {
+		lit = r.ranges
+	}
+	for _, p := range r.pred {
+		t.buf = slices.Grow(t.buf[:0], int(p.Len))[:p.Len]
+		if th.P.MM.Mem.Peek(p.Addr, t.buf) == nil {
+			t.at.KernelWrite(th, pc, p.Addr, t.buf)
+		}
+	}
+	for _, w := range lit {
+		t.at.KernelWrite(th, pc, w.Addr, w.Bytes)
+	}
 }
 
 // Clock (for a Tap).

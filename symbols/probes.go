@@ -27,7 +27,7 @@ type FuncSymbol struct {
 // one address the name with the fewest leading underscores comes first.
 func (t *Table) FuncSymbols() []FuncSymbol {
 	var out []FuncSymbol
-	for _, img := range t.imageList() {
+	for _, img := range t.symbolImages() {
 		start := len(out)
 		for name, s := range img.symNames {
 			if s.fn && s.size > 0 || s.fn && name == s.name {
@@ -50,13 +50,22 @@ func (t *Table) FuncSymbols() []FuncSymbol {
 	return out
 }
 
+// symbolImages lists the modules for their ELF symbols: unlike
+// imageList it loads no DWARF (binding a live fn probe paid 0.6-0.7 s
+// of CPU for libc's debug file, whose DWARF fn probes never use).
+func (t *Table) symbolImages() []*image {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append([]*image(nil), t.images...)
+}
+
 // DemangleFuncs fills the Demangled names of fs (from FuncSymbols).
 // Each module's names are demangled once, on first use: 4,400 names of
 // libstdc++ take a few hundred milliseconds, which scripts that name no
 // function do not pay.
 func (t *Table) DemangleFuncs(fs []FuncSymbol) {
 	byPath := map[string]map[string]Demangled{}
-	for _, img := range t.imageList() {
+	for _, img := range t.symbolImages() {
 		if _, ok := byPath[img.path]; !ok {
 			byPath[img.path] = nil
 		}
@@ -68,7 +77,7 @@ func (t *Table) DemangleFuncs(fs []FuncSymbol) {
 		}
 		dm, ok := byPath[f.Module]
 		if dm == nil && ok {
-			for _, img := range t.imageList() {
+			for _, img := range t.symbolImages() {
 				if img.path == f.Module {
 					dm = img.demangledNames()
 					break

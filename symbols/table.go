@@ -133,6 +133,17 @@ func (t *Table) Modules() []ModuleInfo {
 	return out
 }
 
+// MainModule is the path of the first module added (the program's), or
+// "" before any; unlike Modules it loads no DWARF.
+func (t *Table) MainModule() string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if len(t.images) == 0 {
+		return ""
+	}
+	return t.images[0].path
+}
+
 // ModuleInfo describes a loaded module.
 type ModuleInfo struct {
 	Path      string

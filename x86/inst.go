@@ -396,7 +396,7 @@ var missTLB = func() (t [tlbSize]tlbEntry) {
 // when an observer must see every access (it has not set Pred). Run calls
 // it on entry; Obs, Pred and Mem change only between runs.
 func (c *CPU) syncTLB() {
-	if c.Obs != nil && c.Pred == nil {
+	if c.Obs != nil && c.Pred == nil && !c.blind() {
 		c.rtlb, c.wtlb = &missTLB, &missTLB
 	} else {
 		c.rtlb, c.wtlb = &c.Mem.rtlb, &c.Mem.wtlb

@@ -373,7 +373,7 @@ func (c *CPU) DropPred() { c.Pred, c.jitPred, c.jitSlots = nil, nil, nil }
 
 // syncJIT prepares the translated code's view of the CPU for a Run.
 func (c *CPU) syncJIT() {
-	c.jitOK = jitEnabled && (c.Obs == nil || c.Pred != nil)
+	c.jitOK = jitEnabled && (c.Obs == nil || c.Pred != nil || c.blind())
 	c.jitPred = c.Pred
 	c.jitMode = jitModeRun
 	c.jitFeeder = nil

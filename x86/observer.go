@@ -44,3 +44,19 @@ type Env interface {
 	CPUID(leaf, subleaf uint32) (a, b, c, d uint32)
 	Rdtsc() uint64
 }
+
+// MemoryBlind, when an Observer implements it and MemoryBlind reports
+// true, needs no memory access (a live probe run without a recording
+// wants instructions and events only): the CPU runs as without an
+// observer, Mem's TLBs in the handlers and translated code without a
+// prediction cache, and calls MemRead and MemWrite only for the accesses
+// that miss the TLB (MemRead must return val).
+type MemoryBlind interface {
+	MemoryBlind() bool
+}
+
+// blind reports whether c's observer is MemoryBlind.
+func (c *CPU) blind() bool {
+	b, ok := c.Obs.(MemoryBlind)
+	return ok && b.MemoryBlind()
+}

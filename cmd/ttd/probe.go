@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -130,18 +129,13 @@ func probeLive(p *probe.Program, prog []string, out, srcName string) int {
 	if status != 0 {
 		return status
 	}
+	// Without -o nothing is recorded (live.Run).
 	path := out
-	if path == "" {
-		dir, err := os.MkdirTemp("", "ttd-probe-")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ttd probe: %v\n", err)
-			return 1
+	if path != "" {
+		if _, err := os.Lstat(path); err == nil {
+			fmt.Fprintf(os.Stderr, "ttd probe: %s exists; not overwriting it\n", path)
+			return 2
 		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, filepath.Base(prog[0])+".ttd")
-	} else if _, err := os.Lstat(path); err == nil {
-		fmt.Fprintf(os.Stderr, "ttd probe: %s exists; not overwriting it\n", path)
-		return 2
 	}
 	res, err := live.Run(cfg, p, recorder.Options{Path: path}, live.Output{Stdout: os.Stdout, Stderr: os.Stderr})
 	if res == nil {

@@ -1,20 +1,29 @@
 // Package live evaluates a probe script while a program runs under ttd
-// ("ttd probe ... -- PROG", as dtrace -c): it runs the program under the
-// recorder (into the trace -o names, or a temporary one) and taps the
-// recording (recorder.Tap) to drive probe.Live from the emulator's
-// events, so the script sees each event at the position the trace gives
-// it and live and recorded runs agree.
+// ("ttd probe ... -- PROG", as dtrace -c): with a trace to write (-o)
+// it runs the program under the recorder and taps the recording
+// (recorder.Tap); without one it runs the program as ttd run does, with
+// no prediction caches (x86.MemoryBlind), and counts positions as the
+// recorder does (bare.go). Either way probe.Live sees each event at the
+// position a recording gives it, so live and recorded runs agree. The
+// probes' InstFilter hooks only the probed instructions; the rest runs
+// translated.
 //
-// Running under the recorder is what keeps a live run fast: the
-// recorder's prediction caches let the CPU run translated code with an
-// observer, and the probes' BlockFilter hooks only the blocks that hold
-// a probed instruction.
+// Watch probes need every memory access (recorder.AccessTap): they run
+// under the recorder, into a temporary trace without -o, with the
+// program in the interpreter, as a replay with watch probes runs.
+// Profile probes stop each thread at the multiples of their periods
+// (emu.BudgetObserver).
 //
 // Output streams: after each event the tap calls probe.Live.Flush,
 // which prints the records that event made (Output), so they interleave
 // with the program's own output as the events happen; END and the
 // aggregations print when the program ends (also when exit() or a
-// forwarded ^C ended it). A syscall's probes fire when it completes.
+// forwarded ^C ended it). A syscall's entry probes fire as it begins
+// (emu.SyscallEntryObserver), before a blocking read waits, as DTrace's
+// do; its return probes when it completes. The entry's position is the
+// one the recording gives the syscall: the same, unless the thread
+// blocked and another thread ran before it completed (the recording
+// then fires the entry at the completion).
 //
 // What a live run changes, and a recording never does:
 //

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -37,13 +39,30 @@ type Output struct {
 
 // Run runs cfg's program under the recorder (opts.Path is the trace)
 // with p evaluated live, printing each record to out as its event
-// happens. A script error found when the program's modules are bound (a
-// DWARF type it names is missing) stops the run before the program's
-// first instruction.
+// happens. Without opts.Path nothing is recorded: the program runs as
+// under ttd run, with the positions a recording would give (bare.go),
+// unless the script watches memory. A script error found when the
+// program's modules are bound (a DWARF type it names is missing) stops
+// the run before the program's first instruction.
 func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
-	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, out: out}
-	opts.Tap = t
-	st, stats, err := recorder.Record(cfg, opts)
+	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
+	var st emu.ExitStatus
+	var stats recorder.Stats
+	var err error
+	if opts.Path == "" && !p.UsesWatch() {
+		st, err = runBare(cfg, t)
+	} else {
+		if opts.Path == "" {
+			dir, derr := os.MkdirTemp("", "ttd-probe-")
+			if derr != nil {
+				return nil, derr
+			}
+			defer os.RemoveAll(dir)
+			opts.Path = filepath.Join(dir, filepath.Base(cfg.Path)+".ttd")
+		}
+		opts.Tap = t
+		st, stats, err = recorder.Record(cfg, opts)
+	}
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -86,6 +105,8 @@ type tap struct {
 	early   []emu.MmapEvent
 	modules map[string]bool
 	raised  map[semKey]bool
+	// profiled is each thread's count when profile probes last looked.
+	profiled map[*emu.Thread]uint64
 	// semaphores counts the semaphores raised; killed: exit() killed
 	// the program; exited: threads that ended; end: the last position.
 	semaphores int
@@ -237,10 +258,74 @@ func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	if !t.on(th) {
 		return
 	}
-	t.l.Syscall(t.clock.Position(), t.clock.Tid(th), th.CPU, ev.Nr, &ev.Args, int64(ev.Ret))
+	t.l.Syscall(t.clock.Position(), t.clock.Tid(th), th.CPU, ev.Nr, int64(ev.Ret))
 	if ev.Nr == unix.SYS_EXIT_GROUP || ev.Nr == unix.SYS_EXIT && len(th.P.Threads()) == 1 {
 		t.keepMemory(th.P)
 	}
+	t.after()
+}
+
+// SyscallEntry fires the entry probes of a syscall as it begins
+// (emu.SyscallEntryObserver), so that they print before a blocking
+// read waits.
+func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
+	if !t.on(th) {
+		return
+	}
+	t.l.SyscallEntry(t.clock.Position(), t.clock.Tid(th), th.CPU, nr, args)
+	t.after()
+}
+
+// Budget stops each thread at the multiples of the profile probes'
+// periods and fires them there (emu.BudgetObserver).
+func (t *tap) Budget(th *emu.Thread, budget uint64) uint64 {
+	if t.l == nil || t.err != nil || !t.l.Profiling() {
+		return budget
+	}
+	n := th.CPU.Retired()
+	if last, ok := t.profiled[th]; n > 0 && (!ok || last != n) {
+		t.profiled[th] = n
+		if t.on(th) {
+			t.l.Profile(t.clock.Position(), t.clock.Tid(th), th.CPU, n)
+			t.after()
+		}
+	}
+	return min(budget, t.l.ProfileBudget(n))
+}
+
+// recorder.AccessTap: live watch probes.
+
+// WantAccesses asks for every memory access when the script watches
+// memory.
+func (t *tap) WantAccesses() bool { return t.p.UsesWatch() }
+
+// Access fires the watch probes of an instruction's access in the
+// first process (the one a replay follows).
+func (t *tap) Access(c *x86.CPU, addr uint64, size int, val uint64, write bool) {
+	if t.l == nil || t.err != nil || !t.l.Watched(addr, size) || c.Mem != t.first.MM.Mem {
+		return
+	}
+	var pc uint64
+	if in := c.CurrentInst(); in != nil {
+		pc = in.PC
+	}
+	t.mem = c.Mem
+	t.l.Access(t.clock.InstPosition(c), t.clock.CPUTid(c), c, pc, addr, size, val, write)
+	t.after()
+}
+
+// KernelWrite fires the watch probes of what a syscall or a signal
+// delivery wrote in the first process, at the position before the
+// event's, as a replay reports it.
+func (t *tap) KernelWrite(th *emu.Thread, pc, addr uint64, b []byte) {
+	if th.P != t.first || !t.on(th) {
+		return
+	}
+	pos := t.clock.Position()
+	if pos > 0 {
+		pos--
+	}
+	t.l.KernelWrite(pos, t.clock.Tid(th), th.CPU, pc, addr, b)
 	t.after()
 }
 

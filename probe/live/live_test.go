@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -45,7 +46,11 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...st
 	if cfg.Dir == "" {
 		cfg.Dir = dir
 	}
-	res, err := Run(cfg, p, recorder.Options{Path: trace, CheckpointEvery: every}, Output{})
+	opts := recorder.Options{Path: trace, CheckpointEvery: every}
+	if every == noTrace {
+		trace, opts = "", recorder.Options{}
+	}
+	res, err := Run(cfg, p, opts, Output{})
 	if res == nil {
 		t.Fatalf("live: %v", err)
 	}
@@ -57,6 +62,9 @@ func liveRun(t *testing.T, cfg emu.Config, src string, every uint64, margs ...st
 	prog, _ := os.ReadFile(out.Name())
 	return trace, w.String() + errw.String(), res, string(prog)
 }
+
+// noTrace as liveRun's checkpoint interval runs without a recording.
+const noTrace = ^uint64(0)
 
 // bindTrace compiles src and binds it to the trace, opened with its
 // index (for the memory scripts read and usdt semaphores) until the
@@ -276,8 +284,8 @@ END { printa("%s %s %@d\n", @s); printa("min %@d\n", @mn); trunc(@s); clear(@mn)
 
 // TestLiveStreams: a live run prints each record as its event happens,
 // as dtrace -c does: the program's own output and the script's, written
-// to one file, interleave (each write's data, then its record), and
-// exit() at the last write loses nothing (END still prints).
+// to one file, interleave (each write's entry record, then its data),
+// and exit() at the last write loses nothing (END still prints).
 func TestLiveStreams(t *testing.T) {
 	prog := buildCalls(t)
 	for _, c := range []struct {
@@ -286,13 +294,13 @@ func TestLiveStreams(t *testing.T) {
 	}{
 		{"quiet", `#pragma D option quiet
 syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); }
-END { printf("end\n"); }`, "line 0 of output x\nprobe 19\nline 1 of output x\nprobe 23\n", 8},
+END { printf("end\n"); }`, "probe 19\nline 0 of output x\nprobe 23\nline 1 of output x\n", 8},
 		{"exit", `#pragma D option quiet
 syscall::write:entry /arg0 == 1/ { printf("probe %d\n", arg2); n++; }
 syscall::write:entry /n == 7/ { exit(3); }
-END { printf("end %d\n", n); }`, "line 6 of output x\nprobe 48\nend 7\n", 7},
-		{"lines", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "line 0 of output x\nPOS TID PROBE\n", 0},
-		{"lines2", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "syscall::write:entry 19\nline 1 of output x\n", 0},
+END { printf("end %d\n", n); }`, "probe 48\nline 6 of output x\nend 7\n", 7},
+		{"lines", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "POS TID PROBE\n", 0},
+		{"lines2", `syscall::write:entry /arg0 == 1/ { trace(arg2); }`, "syscall::write:entry 19\nline 0 of output x\n", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := probe.Compile(c.src, nil)
@@ -352,6 +360,7 @@ func TestLiveInterrupt(t *testing.T) {
 	if os.Getenv("TTD_LIVE_INTERRUPT_CHILD") == "1" {
 		p, err := probe.Compile(`#pragma D option quiet
 syscall::read:entry { @reads = count(); }
+syscall::read:entry /arg0 == 0/ { printf("reading %d\n", arg2); }
 syscall::write:entry { printf("wrote %d\n", arg2); }
 END { printf("end\n"); }`, nil)
 		if err != nil {
@@ -386,9 +395,18 @@ END { printf("end\n"); }`, nil)
 		t.Fatal(err)
 	}
 	w.Close()
-	in.Write([]byte("hello\n"))
 	var out []byte
 	buf := make([]byte, 4096)
+	// syscall::read:entry fires as cat starts waiting in read, before
+	// it has anything to read (emu.SyscallEntryObserver).
+	for !bytes.Contains(out, []byte("reading ")) {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("the child ended before its read entry record: %s", out)
+		}
+		out = append(out, buf[:n]...)
+	}
+	in.Write([]byte("hello\n"))
 	for !bytes.Contains(out, []byte("wrote 6\n")) {
 		n, err := r.Read(buf)
 		if err != nil {
@@ -406,7 +424,111 @@ END { printf("end\n"); }`, nil)
 		t.Errorf("cat did not die of SIGINT: %v", err)
 	}
 	got := strings.Join(strings.Fields(string(out)), " ")
-	if !strings.Contains(got, "hello wrote 6 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
+	if !strings.Contains(got, "reading 131072 wrote 6 hello reading 131072 end ") || !regexp.MustCompile(`end \d+$`).MatchString(got) {
 		t.Fatalf("output lacks the record, END or the aggregation:\n%s", out)
+	}
+}
+
+// TestLiveWatch: watch probes live (every access reported by the
+// recorder: recorder.AccessTap) fire at the positions, with the values,
+// the re-simulation gives them. calls.c's leaf increments counter 2n
+// times: 2n reads and 2n writes, the last write of 2n. read(2) fills
+// hostname: a syscall's write, reported in pieces of 8 bytes from the
+// syscall instruction.
+func TestLiveWatch(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "30"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := `watch:counter:4:write { @w = count(); @last = max(arg1); @pc[arg3 != 0] = count(); }
+watch:counter:4:read { @r = count(); }
+watch:counter:4:read /arg1 == 7/ { printf("read 7 at %d size %d\n", pos, arg2); }
+syscall::write:entry /arg0 == 1/ { @out = count(); }
+watch:hostname:64:write { @k[arg2, arg3 != 0] = count(); }
+syscall::read:entry /arg2 == 64/ { printf("read entry %d %d\n", pos, arg2); }
+syscall::read:return /arg0 >= 0/ { printf("read return %d\n", pos); }`
+	trace, live, _, _ := liveRun(t, cfg, src, 20_000)
+	// @w, @last, @pc (all from instructions), @r (60 and main's
+	// printf), @out.
+	// The entry of read(hostname) is at its completion's position over
+	// the recording, as live.
+	want := []string{"read 7 at ", " size 4\n", "read entry ", " 60 60 1 60 61 8 "}
+	host, _ := os.ReadFile("/etc/hostname")
+	if n := min(len(host), 64); n >= 8 {
+		want = append(want, fmt.Sprintf(" 8 1 %d ", n/8))
+	}
+	if n := min(len(host), 64); n%8 != 0 {
+		want = append(want, fmt.Sprintf(" %d 1 1 ", n%8))
+	}
+	for _, want := range want {
+		if !strings.Contains(" "+strings.Join(strings.Fields(live), " ")+" ", want) && !strings.Contains(live, want) {
+			t.Errorf("live output lacks %q:\n%s", want, live)
+		}
+	}
+	for _, jobs := range []int{1, 2} {
+		if got, _ := recorded(t, trace, src, jobs); got != live {
+			t.Errorf("--jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", jobs, live, got)
+		}
+	}
+}
+
+// TestLiveProfile: profile:::N live (the threads are stopped at the
+// multiples of N: emu.BudgetObserver) fires at the positions, in the
+// threads, the recording gives, over a program whose four threads'
+// runs interleave, with two periods (one tick where both divide the
+// count fires both).
+func TestLiveProfile(t *testing.T) {
+	prog := buildFixture(t, "threads")
+	src := `#pragma D option quiet
+profile:::997 { printf("%d %d %x\n", pos, tid, arg0); @ticks[tid] = count(); }
+profile:::1994 { @even = count(); }`
+	for _, every := range []uint64{30_000, 50_000_000} {
+		trace, live, _, _ := liveRun(t, emu.Config{Path: prog, Args: []string{prog}}, src, every)
+		tids := map[string]bool{}
+		for _, l := range strings.Split(live, "\n") {
+			if f := strings.Fields(l); len(f) == 3 {
+				tids[f[1]] = true
+			}
+		}
+		if len(tids) < 4 {
+			t.Fatalf("profile ticks in %d threads, want 4:\n%s", len(tids), live)
+		}
+		for _, jobs := range []int{1, 2} {
+			if got, _ := recorded(t, trace, src, jobs); got != live {
+				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, live, got)
+			}
+		}
+	}
+}
+
+// TestLiveWithoutTrace: without -o nothing is recorded (the program runs
+// translated without prediction caches: x86.MemoryBlind) and the
+// positions are counted as the recorder counts them: the same output,
+// positions included, as a live run that records, for fn, syscall
+// (entry and return), proc and profile probes, one thread and four.
+func TestLiveWithoutTrace(t *testing.T) {
+	calls := buildCalls(t)
+	threads := buildFixture(t, "threads")
+	for _, c := range []struct {
+		name string
+		cfg  emu.Config
+		src  string
+	}{
+		{"calls", emu.Config{Path: calls, Args: []string{calls, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}, factsScript + `
+fn::mid:entry /arg0 % 50 == 1/ { printf("%d %d\n", pos, tid); }
+syscall:::entry /pos % 3 == 0/ { printf("%d %s\n", pos, probefunc); }`},
+		{"threads", emu.Config{Path: threads, Args: []string{threads}}, `#pragma D option quiet
+profile:::997 { printf("%d %d %x\n", pos, tid, arg0); }
+thread:::start { printf("start %d %d\n", pos, tid); }
+syscall::futex:return { printf("futex %d %d %d\n", pos, tid, arg0); }`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, recorded, _, _ := liveRun(t, c.cfg, c.src, 20_000)
+			_, bare, res, _ := liveRun(t, c.cfg, c.src, noTrace)
+			if res.Stats.Path != "" {
+				t.Errorf("recorded %s", res.Stats.Path)
+			}
+			if bare != recorded || strings.Count(bare, "\n") < 20 {
+				t.Errorf("without a trace differs from with one:\n--- without\n%s\n--- with\n%s", bare, recorded)
+			}
+		})
 	}
 }
