@@ -16,15 +16,7 @@ func TestLoggedHooksMatchExits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	for _, c := range []struct {
-		src   string
-		every uint64
-	}{
-		{"testdata/deep.c", 3001},
-		{"../testdata/corpus/setjmp_longjmp.c", 7919},
-		{"../testdata/corpus/signals.c", 7919},
-		{"../testdata/corpus/threads_signals.c", 50021},
-	} {
+	for _, c := range hardPrograms {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))
 		analyze := func(logged bool) ([]string, uint64) {

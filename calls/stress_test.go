@@ -5,6 +5,23 @@ import (
 	"testing"
 )
 
+// hardProgram is a program whose call tree is hard to get right, with
+// the checkpoint interval to record it at (short: intervals start
+// inside PLT stubs, trampolines, handlers and recursion).
+type hardProgram struct {
+	src   string
+	every uint64
+}
+
+// hardPrograms longjmp out of deep recursion and out of signal
+// handlers, take signals, bind lazily and run threads.
+var hardPrograms = []hardProgram{
+	{"testdata/deep.c", 3001},
+	{"../testdata/corpus/setjmp_longjmp.c", 7919},
+	{"../testdata/corpus/signals.c", 7919},
+	{"../testdata/corpus/threads_signals.c", 50021},
+}
+
 // TestStitchingMatchesOnePass: for programs that longjmp out of deep
 // recursion and out of signal handlers, take signals, bind lazily and
 // run threads, the call tree stitched from short intervals (cut inside
@@ -14,19 +31,10 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	for _, c := range []struct {
-		src   string
-		every uint64
-	}{
-		{"testdata/deep.c", 3001},
-		{"../testdata/corpus/setjmp_longjmp.c", 7919},
-		{"../testdata/corpus/signals.c", 7919},
-		{"../testdata/corpus/threads_signals.c", 50021},
-		// A process forking a worker per request: each worker's tree
-		// continues its parent's stack at the fork, wherever the
-		// checkpoints fall.
-		{"../flows/testdata/forkserver.c", 7919},
-	} {
+	// And a process forking a worker per request: each worker's tree
+	// continues its parent's stack at the fork, wherever the
+	// checkpoints fall.
+	for _, c := range append(hardPrograms, hardProgram{"../flows/testdata/forkserver.c", 7919}) {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))
 		p, err := Analyze(tr, sym, Options{})
