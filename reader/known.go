@@ -67,6 +67,14 @@ func (r *Replay) trackFor(as *addrSpace) *tracker {
 // retrack points tracking at the address space records apply to now
 // (retarget), and observes every process's accesses.
 func (r *Replay) retrack() {
+	if r.vw != nil {
+		r.track, r.more = nil, nil
+		if ts := r.vw.route[r.as]; len(ts) > 0 {
+			r.track, r.more = ts[0], ts[1:]
+		}
+		r.observe = r.observing && r.track != nil
+		return
+	}
 	if r.pk == nil {
 		return
 	}

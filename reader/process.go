@@ -137,35 +137,64 @@ func (r *Replay) retarget() {
 // changes to a different memory (an exec), tracking forgets it all.
 func (r *Replay) refocus() {
 	old := r.fas
-	r.fas = nil
+	r.fas = r.spaceOf(r.lineage)
+	if old != nil && old != r.fas && r.track != nil && r.pk == nil && r.vw == nil && !r.forkOf(old, r.fas) {
+		r.track.reset(0, 1<<52)
+	}
+	r.refocusViews()
+}
+
+// spaceOf is the address space of the process whose lineage (the root
+// first, the process last) is given: its own, or, before it exists,
+// that of its nearest ancestor that does; an empty one when it has no
+// ancestor yet or its memory is gone.
+func (r *Replay) spaceOf(lineage []int) *addrSpace {
+	var as *addrSpace
 	if !r.t.tree {
 		if len(r.procs) > 0 {
-			r.fas = r.procs[0].as
+			as = r.procs[0].as
 		}
 	} else {
-		for i := len(r.lineage) - 1; i >= 0 && r.fas == nil; i-- {
-			if p := r.proc(r.lineage[i]); p != nil {
-				r.fas = p.as
-			} else if r.t.endedBy(r.lineage[i], r.pos) {
+		for i := len(lineage) - 1; i >= 0 && as == nil; i-- {
+			if p := r.proc(lineage[i]); p != nil {
+				as = p.as
+			} else if r.t.endedBy(lineage[i], r.pos) {
 				// Its memory is gone (a replay from a checkpoint
 				// after its end): nothing accesses it any more, as
 				// for a replay that saw it end.
 				break
 			}
 		}
-		if r.fas == nil && len(r.procs) > 0 && len(r.lineage) == 0 {
-			r.fas = r.procs[0].as
+		if as == nil && len(r.procs) > 0 && len(lineage) == 0 {
+			as = r.procs[0].as
 		}
 	}
-	if r.fas == nil {
-		// The focus has no ancestor yet: nothing of it is known.
+	if as == nil {
+		// No ancestor yet: nothing of it is known.
 		if r.empty == nil {
 			r.empty = newAddrSpace()
 		}
-		r.fas = r.empty
+		as = r.empty
 	}
-	if old != nil && old != r.fas && r.track != nil && r.pk == nil && !r.forkOf(old, r.fas) {
-		r.track.reset(0, 1<<52)
+	return as
+}
+
+// dropCode lets the decoded and translated code of process p, which
+// ended, go when no live process shares its memory: a tree of a
+// thousand short processes (xargs, make) would otherwise keep all of
+// theirs for the rest of the replay. Its threads keep a CPU, with an
+// empty cache; a snapshot resumed from before the end decodes again.
+func (r *Replay) dropCode(p *process) {
+	for _, q := range r.procs {
+		if q != p && !q.exited && q.as == p.as {
+			return
+		}
+	}
+	p.code = r.t.newCode(p.as.mem)
+	for _, t := range r.threads {
+		if t.proc == p {
+			t.cpu = t.cpu.CloneWith(p.as.mem, p.code)
+		}
 	}
 }
 
@@ -250,13 +279,15 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 				r.endThread(t)
 			}
 		}
+		r.dropCode(pr)
 	}
 	r.knownProcess()
 	r.refocus()
 	r.forked, r.forkedFrom = nil, nil
-	if p.Event == tracefile.ProcessExeced && before != nil && before != r.fas {
+	if p.Event == tracefile.ProcessExeced && before != nil && before != r.fas && r.vw == nil {
 		r.replacedFocus(before, p.Tid)
 	}
+	r.execViews(p)
 	return nil
 }
 

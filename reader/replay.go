@@ -136,6 +136,11 @@ type Replay struct {
 	observing, observe bool
 	track              *tracker
 	pk                 *procKnown // TrackProcesses (known.go)
+	// vw holds the windows of TrackPids (views.go); more are the
+	// trackers besides track that see the running thread's memory.
+	vw   *views
+	more []*tracker
+	one  [1]*tracker
 	watch              []Range
 	acc                Access
 	buf                [8]byte
@@ -495,7 +500,7 @@ func (r *Replay) RunTo(target uint64) error {
 	if r.err != nil {
 		return r.err
 	}
-	r.observing = r.track != nil || r.Access != nil
+	r.observing = r.track != nil || r.Access != nil || r.vw != nil
 	r.retarget()
 	r.hookVersion++
 	err := r.runTo(target)
@@ -723,10 +728,13 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot)
 	case tracefile.KindMunmap:
 		r.as.munmap(rec.Munmap.Addr, rec.Munmap.Len)
-		if r.track != nil && (r.as == r.fas || r.pk != nil) {
+		if r.track != nil && (r.as == r.fas || r.pk != nil || r.vw != nil) {
 			lo := rec.Munmap.Addr >> x86.PageShift
 			hi := (rec.Munmap.Addr + rec.Munmap.Len + x86.PageSize - 1) >> x86.PageShift
 			r.track.reset(lo, hi)
+			for _, t := range r.more {
+				t.reset(lo, hi)
+			}
 		}
 	case tracefile.KindMprotect:
 		r.as.mmap(rec.Mprotect.Addr, rec.Mprotect.Len, rec.Mprotect.Prot)
@@ -819,7 +827,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 	}
 	as := t.proc.as
 	focus := as == r.fas
-	tr := r.trackFor(as)
+	trs := r.tracksFor(as)
 	for _, p := range predicted {
 		if p.Len > 1<<30 || p.Addr+p.Len < p.Addr {
 			return fmt.Errorf("predicted a write of %d bytes at %#x", p.Len, p.Addr)
@@ -830,7 +838,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		if err := as.mem.Poke(p.Addr, b); err != nil {
 			return fmt.Errorf("wrote outside the mapped memory at %#x", p.Addr)
 		}
-		if tr != nil {
+		for _, tr := range trs {
 			tr.markRange(p.Addr, len(b), true)
 		}
 		if focus {
@@ -842,7 +850,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 			return fmt.Errorf("wrote outside the mapped memory at %#x", w.Addr)
 		}
 		t.cache.Fill(w.Addr, w.Bytes)
-		if tr != nil {
+		for _, tr := range trs {
 			tr.markRange(w.Addr, len(w.Bytes), true)
 		}
 		if focus {
@@ -1084,6 +1092,9 @@ func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
 			r.as.mem.Poke(addr, r.buf[:size])
 		}
 		r.track.mark(addr, size, false)
+		for _, t := range r.more {
+			t.mark(addr, size, false)
+		}
 	}
 	if r.Access != nil && r.as == r.fas && r.watched(addr, size) {
 		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: v}
@@ -1112,6 +1123,9 @@ func (r *Replay) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 func (r *Replay) observeWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	if r.track != nil {
 		r.track.mark(addr, size, true)
+		for _, t := range r.more {
+			t.mark(addr, size, true)
+		}
 	}
 	if r.Access != nil && r.as == r.fas && r.watched(addr, size) {
 		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: val, Write: true}
@@ -1134,8 +1148,11 @@ func (r *Replay) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 
 // Decoded marks a block's code bytes known (they were fetched).
 func (r *Replay) Decoded(c *x86.CPU, b *x86.Block) {
-	if r.track != nil && b.End > b.PC && (r.as == r.fas || r.pk != nil) {
+	if r.track != nil && b.End > b.PC && (r.as == r.fas || r.pk != nil || r.vw != nil) {
 		r.track.markRange(b.PC, int(b.End-b.PC), false)
+		for _, t := range r.more {
+			t.markRange(b.PC, int(b.End-b.PC), false)
+		}
 	}
 }
 

@@ -318,7 +318,14 @@ func (r *Replay) logsAccesses() bool {
 
 // LoggedAccesses marks the accesses translated code made (x86.AccessLogger).
 func (r *Replay) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
-	t := r.track
+	r.track.logAccesses(acc)
+	for _, t := range r.more {
+		t.logAccesses(acc)
+	}
+}
+
+// logAccesses marks the accesses translated code logged.
+func (t *tracker) logAccesses(acc []x86.LoggedAccess) {
 	t.logged += uint64(len(acc))
 	for _, a := range acc {
 		n, addr, w := a.Size(), a.Addr, a.Write()

@@ -356,6 +356,31 @@ func processDelta(tr *reader.Trace, cps []reader.Checkpoint, k, pid int) (*reade
 	return d, nil
 }
 
+// intervalSummaries re-simulates interval k once, following each of
+// pids (0: the first process) as processDelta would, and returns their
+// summaries in that order.
+func intervalSummaries(tr *reader.Trace, cps []reader.Checkpoint, k int, pids []int) ([]tracefile.AccessSummary, error) {
+	r, err := tr.NewReplayAt(cps[k])
+	if err != nil {
+		return nil, fmt.Errorf("summaries: segment %d (from position %d): %w", k, cps[k].Position, err)
+	}
+	defer r.Close()
+	if err := r.TrackPids(pids); err != nil {
+		return nil, err
+	}
+	end := segmentEnd(cps, k, tr.End())
+	if err := r.RunTo(end); err != nil && err != reader.ErrEnd && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("summaries: segment %d (from position %d): %w", k, cps[k].Position, err)
+	}
+	out := make([]tracefile.AccessSummary, len(pids))
+	for i, d := range r.CutPids() {
+		d.Start = cps[k].Position
+		out[i] = summaryOf(d)
+		out[i].Pid = pids[i]
+	}
+	return out, nil
+}
+
 // summaryOf is the access summary of a segment's delta.
 func summaryOf(d *reader.Delta) tracefile.AccessSummary {
 	s := tracefile.AccessSummary{Start: d.Start, End: d.End}
@@ -619,39 +644,43 @@ func SummarizeTrace(path string, workers int, progress func(done, total int)) ([
 	if err != nil {
 		return nil, err
 	}
-	type job struct{ pid, k, out int }
-	var jobs []job
-	for k := range cps {
-		jobs = append(jobs, job{0, k, k})
-	}
+	// One replay per interval follows every process the interval needs
+	// (reader.TrackPids): the first process, and each process whose
+	// span covers it. The summaries are the first process's, interval
+	// by interval, then each process's in turn.
+	perK := make([][]int, len(cps)) // the pids interval k summarizes, after 0
 	for _, sp := range spans {
 		for k := sp.first; k <= sp.last; k++ {
-			jobs = append(jobs, job{sp.pid, k, len(jobs)})
+			perK[k] = append(perK[k], sp.pid)
 		}
 	}
-	sums := make([]tracefile.AccessSummary, len(jobs))
-	errs := make([]error, len(jobs))
+	got := make([][]tracefile.AccessSummary, len(cps))
+	errs := make([]error, len(cps))
 	var mu sync.Mutex
 	done := 0
-	reader.Parallel(len(jobs), workers, func(i int) {
-		j := jobs[i]
-		d, err := processDelta(tr, cps, j.k, j.pid)
-		if err != nil {
-			errs[i] = fmt.Errorf("summaries: segment %d (from position %d) of process %d: %w", j.k, cps[j.k].Position, j.pid, err)
-		} else {
-			sums[i] = summaryOf(d)
-			sums[i].Pid = j.pid
-		}
+	reader.Parallel(len(cps), workers, func(k int) {
+		got[k], errs[k] = intervalSummaries(tr, cps, k, append([]int{0}, perK[k]...))
 		mu.Lock()
 		done++
 		if progress != nil {
-			progress(done, len(jobs))
+			progress(done, len(cps))
 		}
 		mu.Unlock()
 	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	sums := make([]tracefile.AccessSummary, 0, len(cps))
+	for k := range cps {
+		sums = append(sums, got[k][0])
+	}
+	next := make([]int, len(cps)) // the next of perK[k] to take
+	for _, sp := range spans {
+		for k := sp.first; k <= sp.last; k++ {
+			next[k]++
+			sums = append(sums, got[k][next[k]])
 		}
 	}
 	return sums, nil
