@@ -138,12 +138,12 @@ type Replay struct {
 	pk                 *procKnown // TrackProcesses (known.go)
 	// vw holds the windows of TrackPids (views.go); more are the
 	// trackers besides track that see the running thread's memory.
-	vw   *views
-	more []*tracker
-	one  [1]*tracker
-	watch              []Range
-	acc                Access
-	buf                [8]byte
+	vw    *views
+	more  []*tracker
+	one   [1]*tracker
+	watch []Range
+	acc   Access
+	buf   [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool

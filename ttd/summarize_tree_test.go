@@ -105,4 +105,3 @@ func TestSummarizeTreeOneReplayPerInterval(t *testing.T) {
 		})
 	}
 }
-
