@@ -129,7 +129,7 @@ func checkInlineSummaries(t *testing.T, cfg emu.Config, threshold uint32, every 
 	defer null.Close()
 	cfg.Stdout, cfg.Stderr = null, null
 	_, stats, err := recorder.Record(cfg,
-		recorder.Options{Path: path, CheckpointEvery: every, InlineSummaries: true, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
+		recorder.Options{Path: path, CheckpointEvery: every, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
 			return SummarizeTrace(path, 0, nil)
 		}})
 	if err != nil {
