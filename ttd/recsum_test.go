@@ -53,7 +53,12 @@ func TestInlineSummaries(t *testing.T) {
 		}
 		for _, th := range []uint32{0, 50} {
 			t.Run(fmt.Sprintf("%s/threshold%d", name, th), func(t *testing.T) {
-				checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}}, th, 50_000, name == "proc_fork.c")
+				checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}}, th, 50_000, name == "proc_fork.c", false)
+			})
+		}
+		if name == "linecross.c" {
+			t.Run(name+"/pass", func(t *testing.T) {
+				checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}}, 50, 50_000, false, true)
 			})
 		}
 	}
@@ -111,7 +116,7 @@ func TestInlineSummariesPrograms(t *testing.T) {
 	for _, p := range progs {
 		for _, slice := range []uint64{0, 997} {
 			t.Run(fmt.Sprintf("%s/slice%d", p.name, slice), func(t *testing.T) {
-				checkInlineSummaries(t, emu.Config{Path: p.argv[0], Args: p.argv, TimeSlice: slice}, 50, p.every, false)
+				checkInlineSummaries(t, emu.Config{Path: p.argv[0], Args: p.argv, TimeSlice: slice}, 50, p.every, false, false)
 			})
 		}
 	}
@@ -120,8 +125,9 @@ func TestInlineSummariesPrograms(t *testing.T) {
 // checkInlineSummaries records cfg with the summaries built while
 // recording, translating blocks after threshold runs, and compares them
 // with SummarizeTrace's; tree: the program is a process tree, whose
-// summaries the pass builds.
-func checkInlineSummaries(t *testing.T, cfg emu.Config, threshold uint32, every uint64, tree bool) {
+// summaries the pass builds, as it does when pass asks for it
+// (Options.SummariesPass).
+func checkInlineSummaries(t *testing.T, cfg emu.Config, threshold uint32, every uint64, tree, pass bool) {
 	on, was := x86.SetJIT(true, threshold)
 	defer x86.SetJIT(on, was)
 	path := filepath.Join(t.TempDir(), "t.ttd")
@@ -129,7 +135,7 @@ func checkInlineSummaries(t *testing.T, cfg emu.Config, threshold uint32, every 
 	defer null.Close()
 	cfg.Stdout, cfg.Stderr = null, null
 	_, stats, err := recorder.Record(cfg,
-		recorder.Options{Path: path, CheckpointEvery: every, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
+		recorder.Options{Path: path, CheckpointEvery: every, SummariesPass: pass, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
 			return SummarizeTrace(path, 0, nil)
 		}})
 	if err != nil {
@@ -138,8 +144,8 @@ func checkInlineSummaries(t *testing.T, cfg emu.Config, threshold uint32, every 
 	if stats.SummaryError != "" {
 		t.Fatal(stats.SummaryError)
 	}
-	if stats.SummaryInline == tree {
-		t.Fatalf("summaries built while recording: %v, want %v", stats.SummaryInline, !tree)
+	if stats.SummaryInline == (tree || pass) {
+		t.Fatalf("summaries built while recording: %v, want %v", stats.SummaryInline, !(tree || pass))
 	}
 	tr, err := reader.Open(path)
 	if err != nil {
