@@ -124,7 +124,7 @@ type CPU struct {
 	// inside, and the index of its next instruction (Run resumes it).
 	resumeBlk *Block
 	resumeAt  int
-	cache  *CodeCache
+	cache     *CodeCache
 	// Env answers cpuid and rdtsc; nil gives zeros.
 	Env     Env
 	scratch [64]byte
