@@ -45,9 +45,9 @@ type Options struct {
 	// Summaries, when set, computes the access summaries written at the
 	// end of the trace (summary.go).
 	Summaries Summarizer
-	// InlineSummaries builds them while recording instead, when it can
-	// (summary.go; also TTD_RECSUM=on).
-	InlineSummaries bool
+	// SummariesPass makes Summaries build them even where the recorder
+	// can while recording (summary.go; also TTD_RECSUM=off).
+	SummariesPass bool
 	// Ring, when positive, keeps only the last Ring bytes of trace,
 	// starting at a checkpoint (ring.go).
 	Ring int64
@@ -221,7 +221,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	r := &Recorder{opts: opts, w: w, modules: map[string]bool{}, spaces: map[*x86.Memory]*spaceRec{}}
 	r.stats.Path = opts.Path
 	r.stdID = [2]fileID{stdFileID(cfg.Stdout, 1), stdFileID(cfg.Stderr, 2)}
-	if opts.Summaries != nil && (opts.InlineSummaries || inlineSummaries) && opts.Ring == 0 && opts.Tap == nil && DebugAccess == nil {
+	if opts.Summaries != nil && !(opts.SummariesPass || summariesPass) && opts.Ring == 0 && opts.Tap == nil && DebugAccess == nil {
 		r.sum = newSummarizer()
 	}
 	cfg.KeepMoved = r.keepMoved

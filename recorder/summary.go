@@ -14,32 +14,23 @@ import (
 // Access summaries (tracefile.AccessSummary: for every checkpoint
 // interval, the bytes it read, wrote and fetched as code).
 //
-// With Options.InlineSummaries (or TTD_RECSUM=on), the recorder builds
-// them from its own run (summarizer): every thread's
+// For a recording of one process, the recorder builds them from its own
+// run (summarizer): every thread's
 // CPU then runs without Pred, so that the interpreter's accesses reach
 // MemRead and MemWrite, and its translated code logs every access besides
 // the reads the prediction cache misses (x86.AccessLogger, in the mode
 // that is also a ReadLogger); syscalls' and signal deliveries' writes,
 // decoded blocks and unmapped ranges are marked where the recorder logs
 // them. The result is what re-simulating each interval with tracking on
-// learns (ttd.SummarizeTrace), byte for byte, for the bytes read and
-// written and the ranges unmapped; TestInlineSummaries compares the two.
+// learns (ttd.SummarizeTrace), byte for byte; TestInlineSummaries and
+// TestInlineSummariesPrograms compare the two. The bytes fetched as
+// code are those of the blocks each side decoded: they agree because
+// where a block starts and ends does not depend on where runs stop (a
+// run that stops inside a block resumes it, x86.CPU.Run; the recording
+// stops at the ends of time slices, a replay elsewhere) and a checkpoint
+// starts a new epoch, where the replay of an interval starts afresh.
 //
-// Not yet for the bytes fetched as code, which is why this is not the
-// default: the replay marks the bytes of the blocks it decodes, and
-// where a block starts and ends depends on the decoder's history (a
-// block from inside another ends where that one ends, a block stops at
-// 64 instructions) and on where runs stop mid-block: x86.CPU.Run starts
-// with a block looked up at RIP, so a time slice of the recording (emu's
-// scheduler) that ends inside a 64-instruction block decodes a new one
-// from there that runs on past it, where a replay, which stops
-// elsewhere, does not. On sort and
-// xz -6 a few lines of long blocks differ in every interval (the
-// recorder's sets were the larger there, but nothing makes them a
-// superset, and a search that trusts a summary's code bytes must not
-// miss any).
-//
-// Otherwise, and for a recording of more than one process (or an exec),
+// With Options.SummariesPass (or TTD_RECSUM=off), and for a recording of more than one process (or an exec),
 // a ring buffer or a Tap, the summaries pass builds them
 // (Options.Summaries: re-simulating the checkpoint intervals of the
 // flushed trace in parallel; what a summary of a process tree means
@@ -49,9 +40,9 @@ import (
 // holds every record of the recording (flushed, not yet closed).
 type Summarizer func(path string) ([]tracefile.AccessSummary, error)
 
-// inlineSummaries builds the summaries while recording
-// (TTD_RECSUM=on), as Options.InlineSummaries does.
-var inlineSummaries = os.Getenv("TTD_RECSUM") == "on"
+// summariesPass makes the summaries pass build the summaries
+// (TTD_RECSUM=off), as Options.SummariesPass does.
+var summariesPass = os.Getenv("TTD_RECSUM") == "off"
 
 // sumPage is what the current interval did to one page: the bytes it
 // read and wrote (rw[w][0] and rw[w][1] bit b: byte 64w+b; side by side,

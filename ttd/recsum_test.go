@@ -27,12 +27,13 @@ import (
 // translated code make accesses. A process tree must fall back to the
 // pass.
 //
-// The bytes fetched as code agree here, but not on every program: they
-// are the bytes of the blocks each side decoded, and a run that stops
-// inside a block of 64 instructions (a time slice of the recording, a
-// stop of the replay) decodes a new block from there, which runs on
-// further (recorder/summary.go; sort and xz -6 differ by a few lines an
-// interval). That is why Options.InlineSummaries is not the default.
+// The bytes fetched as code are the bytes of the blocks each side
+// decoded, so they agree only if a run that stops inside a block (a time
+// slice of the recording, a stop of the replay) resumes it rather than
+// decoding a block from there, which may run on further (x86.CPU.Run):
+// sort, xz -6 and a Go program, whose long blocks time slices cut, differed
+// before it did, and do here also with time slices of a prime number of
+// instructions, which cut blocks everywhere.
 func TestInlineSummaries(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
@@ -51,56 +52,127 @@ func TestInlineSummaries(t *testing.T) {
 			t.Fatalf("gcc: %v\n%s", err, b)
 		}
 		for _, th := range []uint32{0, 50} {
-			th := th
 			t.Run(fmt.Sprintf("%s/threshold%d", name, th), func(t *testing.T) {
-				on, was := x86.SetJIT(true, th)
-				defer x86.SetJIT(on, was)
-				path := filepath.Join(dir, name+".ttd")
-				null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-				defer null.Close()
-				_, stats, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null, Stderr: null},
-					recorder.Options{Path: path, CheckpointEvery: 50_000, InlineSummaries: true, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
-						return SummarizeTrace(path, 0, nil)
-					}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if stats.SummaryError != "" {
-					t.Fatal(stats.SummaryError)
-				}
-				tree := name == "proc_fork.c"
-				if stats.SummaryInline == tree {
-					t.Fatalf("summaries built while recording: %v, want %v", stats.SummaryInline, !tree)
-				}
-				tr, err := reader.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tr.Close()
-				got, err := tr.File().AccessSummaries()
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := SummarizeTrace(path, 0, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != len(want) || len(got) < 3 {
-					t.Fatalf("%d summaries, want %d (at least 3)", len(got), len(want))
-				}
-				pages := 0
-				for i := range got {
-					g := tracefile.AppendAccessSummary(nil, &got[i])
-					w := tracefile.AppendAccessSummary(nil, &want[i])
-					if got[i].Pid != want[i].Pid || !bytes.Equal(g, w) {
-						t.Fatalf("summary %d (pid %d, %d..%d): %s", i, want[i].Pid, want[i].Start, want[i].End, summaryDiff(&got[i], &want[i]))
-					}
-					pages += len(got[i].Pages)
-				}
-				t.Logf("%d summaries, %d pages, %d checkpoints", len(got), pages, stats.Checkpoints)
+				checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}}, th, 50_000, name == "proc_fork.c", false)
+			})
+		}
+		if name == "linecross.c" {
+			t.Run(name+"/pass", func(t *testing.T) {
+				checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}}, 50, 50_000, false, true)
 			})
 		}
 	}
+}
+
+// TestInlineSummariesPrograms is TestInlineSummaries on real programs
+// whose fetched bytes differed when a time slice ended inside a long
+// block: sort, xz -6 and a Go program, with the default time slice and
+// one of 997 instructions.
+func TestInlineSummariesPrograms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records real programs")
+	}
+	dir := t.TempDir()
+	var text bytes.Buffer
+	x := uint32(7)
+	for text.Len() < 96<<10 {
+		for w := 0; w < 8; w++ {
+			x = x*1103515245 + 12345
+			fmt.Fprintf(&text, "%s%d ", []string{"alpha", "beta", "gamma", "delta", "omega"}[x>>28%5], x>>20%1000)
+		}
+		text.WriteString("\n")
+	}
+	input := filepath.Join(dir, "words.txt")
+	if err := os.WriteFile(input, text.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type prog struct {
+		name  string
+		argv  []string
+		every uint64 // checkpoint interval
+	}
+	var progs []prog
+	for _, p := range []prog{{"sort", []string{"sort", input}, 200_000}, {"xz", []string{"xz", "-6", "-c", input}, 2_000_000}} {
+		if path, err := exec.LookPath(p.argv[0]); err == nil {
+			p.argv[0] = path
+			progs = append(progs, p)
+		} else {
+			t.Logf("%s not installed: left out", p.name)
+		}
+	}
+	if _, err := exec.LookPath("go"); err == nil {
+		exe := filepath.Join(dir, "gowork")
+		cmd := exec.Command("go", "build", "-o", exe, "main.go")
+		cmd.Dir = "../bench/workloads/gowork"
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, b)
+		}
+		progs = append(progs, prog{"go", []string{exe, "2"}, 2_000_000})
+	}
+	if len(progs) == 0 {
+		t.Skip("none of sort, xz and go installed")
+	}
+	for _, p := range progs {
+		for _, slice := range []uint64{0, 997} {
+			t.Run(fmt.Sprintf("%s/slice%d", p.name, slice), func(t *testing.T) {
+				checkInlineSummaries(t, emu.Config{Path: p.argv[0], Args: p.argv, TimeSlice: slice}, 50, p.every, false, false)
+			})
+		}
+	}
+}
+
+// checkInlineSummaries records cfg with the summaries built while
+// recording, translating blocks after threshold runs, and compares them
+// with SummarizeTrace's; tree: the program is a process tree, whose
+// summaries the pass builds, as it does when pass asks for it
+// (Options.SummariesPass).
+func checkInlineSummaries(t *testing.T, cfg emu.Config, threshold uint32, every uint64, tree, pass bool) {
+	on, was := x86.SetJIT(true, threshold)
+	defer x86.SetJIT(on, was)
+	path := filepath.Join(t.TempDir(), "t.ttd")
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	cfg.Stdout, cfg.Stderr = null, null
+	_, stats, err := recorder.Record(cfg,
+		recorder.Options{Path: path, CheckpointEvery: every, SummariesPass: pass, Summaries: func(path string) ([]tracefile.AccessSummary, error) {
+			return SummarizeTrace(path, 0, nil)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.SummaryError != "" {
+		t.Fatal(stats.SummaryError)
+	}
+	if stats.SummaryInline == (tree || pass) {
+		t.Fatalf("summaries built while recording: %v, want %v", stats.SummaryInline, !(tree || pass))
+	}
+	tr, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	got, err := tr.File().AccessSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SummarizeTrace(path, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(got) < 3 {
+		t.Fatalf("%d summaries, want %d (at least 3)", len(got), len(want))
+	}
+	pages := 0
+	for i := range got {
+		g := tracefile.AppendAccessSummary(nil, &got[i])
+		w := tracefile.AppendAccessSummary(nil, &want[i])
+		if got[i].Pid != want[i].Pid || !bytes.Equal(g, w) {
+			t.Fatalf("summary %d (pid %d, %d..%d): %s", i, want[i].Pid, want[i].Start, want[i].End, summaryDiff(&got[i], &want[i]))
+		}
+		pages += len(got[i].Pages)
+	}
+	t.Logf("%d summaries, %d pages, %d checkpoints", len(got), pages, stats.Checkpoints)
 }
 
 // summaryDiff describes the first difference between two summaries.

@@ -117,7 +117,14 @@ type CPU struct {
 	blk    *Block
 	blkIdx int // index of the executing instruction in blk
 	blkLen int // instructions of blk to run; shortened on self-modifying code
-	cache  *CodeCache
+	// blkStart is the index in blk of the first instruction this pass
+	// runs: 0, or where a block a budget stop interrupted resumes.
+	blkStart int
+	// resumeBlk and resumeAt: the block the last Run's budget ran out
+	// inside, and the index of its next instruction (Run resumes it).
+	resumeBlk *Block
+	resumeAt  int
+	cache     *CodeCache
 	// Env answers cpuid and rdtsc; nil gives zeros.
 	Env     Env
 	scratch [64]byte
@@ -181,6 +188,7 @@ func (c *CPU) Clone() *CPU {
 	n.Pred = nil // each thread has its own; the observer sets it
 	n.exit = Exit{}
 	n.blk = nil
+	n.resumeBlk = nil
 	return &n
 }
 

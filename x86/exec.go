@@ -4,16 +4,26 @@ package x86
 // instructions have retired, and reports why it stopped. Instruction
 // counting is exact: Icount grows by exactly the instructions retired, and
 // an instruction that faults does not retire.
+//
+// A run whose budget ends inside a block resumes that block where it
+// stopped (the same decoded instructions, to the same end), unless RIP
+// moved, the block was dropped or a new epoch began: where blocks start
+// and end, and so which bytes the observer hears of as code
+// (Observer.Decoded), does not depend on where runs stop. A recording
+// stops at the ends of time slices and a replay elsewhere; both decode
+// the same blocks (recorder/summary.go).
 func (c *CPU) Run(budget uint64) (exit Exit) {
 	c.exit = Exit{}
 	c.jitMiss = 0
 	c.hooking = false
 	c.cache.running = c
+	rb, at := c.takeResume()
 	c.syncTLB()
 	c.syncJIT()
 	c.enterHostFP()
 	defer c.recoverExit(&exit)
 	if c.Obs != nil && c.Obs.WantInstructions() {
+		// (Blocks start afresh here: hooks see blocks whole.)
 		c.runObserved(budget)
 		return c.exit
 	}
@@ -22,13 +32,19 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 	}
 	var prev, from *Block
 	for budget > 0 {
-		b := c.nextBlock(prev)
-		n := len(b.Insts)
+		var b *Block
+		if rb != nil {
+			b, rb = rb, nil
+		} else {
+			b, at = c.nextBlock(prev), 0
+		}
+		n := len(b.Insts) - at
 		if uint64(n) > budget {
 			n = int(budget)
 		}
 		c.blk = b
-		c.blkLen = n
+		c.blkStart = at
+		c.blkLen = at + n
 		if n == len(b.Insts) {
 			before := c.runBlock(b, budget, from)
 			from = nil
@@ -38,22 +54,27 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 			budget -= before
 			b = c.blk
 		} else {
-			// Cut short by the budget: run the exact handlers, since
-			// flags that the rest of the block would overwrite are
-			// visible at the stop (deadflags.go).
+			// Cut short by the budget, or the rest of a block it cut
+			// short: run the exact handlers, since flags that the rest
+			// of the block would overwrite are visible at the stop
+			// (deadflags.go).
 			from = nil
 			c.runExact(b.Insts)
 			if StatsOn {
-				statInsts(statExact, b.Insts, 0, c.blkLen)
+				statInsts(statExact, b.Insts, at, c.blkLen)
 			}
 		}
-		done := c.blkLen
+		end := c.blkLen
+		done := end - at
 		c.Icount += uint64(done)
 		budget -= uint64(done)
-		c.finishBlock(b, done)
-		c.blk = nil
+		c.finishBlock(b, end)
+		c.blk, c.blkStart = nil, 0
 		if c.exit.Reason != ExitNone {
 			return c.exit
+		}
+		if end < len(b.Insts) && budget == 0 {
+			c.resumeBlk, c.resumeAt = b, end
 		}
 		prev = b
 	}
@@ -61,23 +82,36 @@ func (c *CPU) Run(budget uint64) (exit Exit) {
 	return c.exit
 }
 
-// runExact runs insts[0:c.blkLen] through Inst.Fn.
+// takeResume returns the block the last run's budget stopped inside and
+// the index of the instruction to go on with, if Run may resume it (see
+// Run), or nil.
+func (c *CPU) takeResume() (*Block, int) {
+	b, at := c.resumeBlk, c.resumeAt
+	c.resumeBlk = nil
+	if b == nil || !b.valid || b.epoch != c.cache.epoch || b.Insts[at].PC != c.RIP {
+		return nil, 0
+	}
+	return b, at
+}
+
+// runExact runs insts[c.blkStart:c.blkLen] through Inst.Fn.
 func (c *CPU) runExact(insts []Inst) {
-	for c.blkIdx = 0; c.blkIdx < c.blkLen; c.blkIdx++ {
+	for c.blkIdx = c.blkStart; c.blkIdx < c.blkLen; c.blkIdx++ {
 		in := &insts[c.blkIdx]
 		in.Fn(c, in)
 	}
 }
 
-// finishBlock sets RIP after done instructions of b ran normally.
-func (c *CPU) finishBlock(b *Block, done int) {
-	if done == len(b.Insts) {
+// finishBlock sets RIP after b's instructions before index end ran
+// normally.
+func (c *CPU) finishBlock(b *Block, end int) {
+	if end == len(b.Insts) {
 		if !b.setsRIP {
 			c.RIP = b.End
 		}
 		return
 	}
-	last := &b.Insts[done-1]
+	last := &b.Insts[end-1]
 	if last.Flags&InstSetsRIP != 0 {
 		return
 	}
@@ -124,9 +158,9 @@ func (c *CPU) recoverExit(exit *Exit) {
 	var in *Inst
 	if b := c.blk; b != nil {
 		in = &b.Insts[c.blkIdx]
-		c.Icount += uint64(c.blkIdx)
+		c.Icount += uint64(c.blkIdx - c.blkStart)
 		c.RIP = in.PC
-		c.blk = nil
+		c.blk, c.blkStart = nil, 0
 	}
 	switch e := r.(type) {
 	case *Fault:
@@ -156,7 +190,7 @@ func (c *CPU) recoverExit(exit *Exit) {
 // inside a block (for observers called during execution).
 func (c *CPU) Retired() uint64 {
 	if c.blk != nil {
-		return c.Icount + uint64(c.blkIdx)
+		return c.Icount + uint64(c.blkIdx-c.blkStart)
 	}
 	return c.Icount
 }

@@ -86,6 +86,31 @@ func TestBudgetIsExact(t *testing.T) {
 	}
 }
 
+// TestBudgetStopResumesBlock checks that a run whose budget ends inside
+// a block resumes that block (Run): budgets of 7 through 100 instructions
+// of add decode the blocks a straight run decodes, no more; and that an
+// instruction faulting in a resumed block does not retire.
+func TestBudgetStopResumesBlock(t *testing.T) {
+	var code []byte
+	for range 100 {
+		code = append(code, 0x48, 0x83, 0xc0, 0x01) // add rax, 1
+	}
+	code = append(code, 0x48, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0) // mov rax, [0x10]
+	ref := newTestCPU(t, code)
+	if ex := ref.Run(1 << 20); ex.Reason != ExitFault {
+		t.Fatalf("exit %v, want a fault", ex.Reason)
+	}
+	c := newTestCPU(t, code)
+	for c.Run(7).Reason == ExitBudget {
+	}
+	if c.Cache().Decodes != ref.Cache().Decodes {
+		t.Errorf("budgets of 7 decoded %d blocks, a straight run %d", c.Cache().Decodes, ref.Cache().Decodes)
+	}
+	if c.Icount != 100 || c.RIP != ref.RIP || c.R[RAX] != 100 {
+		t.Errorf("icount %d rip %#x rax %d, want 100 %#x 100", c.Icount, c.RIP, c.R[RAX], ref.RIP)
+	}
+}
+
 func TestFaultIsPrecise(t *testing.T) {
 	// mov rax, [0x10]; (never reached) nop
 	c := newTestCPU(t, []byte{0x48, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0, 0x90})

@@ -14,13 +14,15 @@
 // other processes disturb least. ttd's CPU time includes its garbage
 // collector's threads.
 //
-// record is `ttd record` as a user runs it, which after the recording
-// replays the trace once more to write its access summaries; recfast is
-// `ttd record --no-summaries`, the recording alone.
+// record is `ttd record` as a user runs it, which writes access
+// summaries (built while recording, or by a replay pass after it for a
+// process tree); recfast is `ttd record --no-summaries`, the recording
+// alone; recpass builds the summaries by the replay pass (TTD_RECSUM=off).
 //
 // -before OLD_TTD measures a second binary's `ttd run` in the same run,
 // interleaved with the first's, for before/after comparisons on a busy
-// machine.
+// machine; with -modes ...,brec,brf also its record and record
+// --no-summaries (ratios to its run).
 //
 // Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu] [-before OLD_TTD]
 package main
@@ -45,14 +47,14 @@ type workload struct {
 	stdin string   // file fed as stdin, if any
 }
 
-var modeNames = []string{"native", "run", "before", "record", "recfast", "recinl", "qemu"}
+var modeNames = []string{"native", "run", "before", "record", "recfast", "recpass", "brec", "brf", "qemu"}
 
 func main() {
 	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
 	set := flag.String("set", "all", "which workloads: tune, check or all")
 	only := flag.String("only", "", "run only workloads whose name contains this (or one of these, comma-separated)")
-	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recinl: ttd record building the summaries while recording, TTD_RECSUM=on)")
+	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recpass: ttd record building the summaries by the replay pass, TTD_RECSUM=off; brec, brf: -before's record and record --no-summaries)")
 	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
 	flag.Parse()
 	if *before != "" {
@@ -71,11 +73,15 @@ func main() {
 	for _, m := range strings.Split(*modes, ",") {
 		want[m] = true
 	}
-	want["before"] = *before != ""
+	if *before == "" {
+		want["before"], want["brec"], want["brf"] = false, false, false
+	} else {
+		want["before"] = true
+	}
 	trace := filepath.Join(dir, "broad.ttd")
 	results := map[string][]row{}
 	fmt.Println("CPU time (user+sys of the child, from rusage), least of", *reps, "run(s)")
-	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef", "recinl", "ri/run")
+	fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "set", "workload", "native", "run", "record", "recfast", "qemu", "run/nat", "run/qemu", "rec/run", "rf/run", "before", "run/bef", "recpass", "rp/run", "brec/bef", "brf/bef")
 	for _, w := range ws {
 		if (*set != "all" && w.set != *set) || !selected(w.name, *only) {
 			continue
@@ -103,10 +109,18 @@ func main() {
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
 					argv = append([]string{*ttd, "record", "--no-summaries", "-o", trace, "--"}, w.argv...)
-				case "recinl":
+				case "recpass":
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
-					argv = append([]string{"/usr/bin/env", "TTD_RECSUM=on", *ttd, "record", "-o", trace, "--"}, w.argv...)
+					argv = append([]string{"/usr/bin/env", "TTD_RECSUM=off", *ttd, "record", "-o", trace, "--"}, w.argv...)
+				case "brec", "brf":
+					os.Remove(trace)
+					os.Remove(trace + ".idx")
+					argv = []string{*before, "record", "-o", trace}
+					if mode == "brf" {
+						argv = append(argv, "--no-summaries")
+					}
+					argv = append(append(argv, "--"), w.argv...)
 				case "qemu":
 					if qemu == "" {
 						continue
@@ -130,13 +144,13 @@ func main() {
 		}
 		rw := row{w, best}
 		results[w.set] = append(results[w.set], rw)
-		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
+		fmt.Printf("%-5s %-30s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", w.set, w.name, bench.Secs(best["native"]), bench.Secs(best["run"]),
 			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
 			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"),
-			bench.Secs(best["recinl"]), rw.ratio("recinl", "run"))
+			bench.Secs(best["recpass"]), rw.ratio("recpass", "run"), rw.ratio("brec", "before"), rw.ratio("brf", "before"))
 	}
 	fmt.Println()
-	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "max run/qemu")
+	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "brec/bef", "brf/bef", "max run/qemu")
 	for _, s := range []string{"tune", "check"} {
 		rs := results[s]
 		if len(rs) == 0 {
@@ -148,8 +162,9 @@ func main() {
 				worst, worstName = v, r.w.name
 			}
 		}
-		fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
-			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), geomean(rs, "run", "before"), worst, worstName)
+		fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
+			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), geomean(rs, "run", "before"),
+			geomean(rs, "brec", "before"), geomean(rs, "brf", "before"), worst, worstName)
 	}
 	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
 }
