@@ -235,31 +235,16 @@ func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
 func (l *Live) Stopped() bool { return l.s.stopped }
 
 // SyscallEntry fires the entry probes of a syscall that begins (before
-// a blocking one waits). Its position is the one the recording gives the
-// syscall's completion when nothing ran in between, which is so unless
-// the thread blocked and another one ran meanwhile (then the recording's
-// entry comes at the completion's position).
+// a blocking one waits), at the position of its syscall instruction, as
+// over the recording (reader.Replay.OnSyscallEntry).
 func (l *Live) SyscallEntry(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64) {
-	if ent := l.b.sysEntry[nr]; ent != nil && !l.s.stopped {
-		ev := &event{pos: pos, tid: tid, cpu: c}
-		for i := range args {
-			ev.args[i] = int64(args[i])
-		}
-		l.s.fire(ent, ev)
-	}
+	l.s.syscallEntry(pos, tid, c, nr, args)
 }
 
 // Syscall fires the return probes of a completed syscall (its entry
 // probes fired at SyscallEntry).
 func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, result int64) {
-	if ret := l.b.sysReturn[nr]; ret != nil && !l.s.stopped {
-		ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
-		if result < 0 && result >= -4095 {
-			ev.errno, ev.retval = -result, -1
-		}
-		ev.args[0], ev.args[1] = ev.retval, ev.retval
-		l.s.fire(ret, ev)
-	}
+	l.s.syscallReturn(pos, tid, c, nr, result)
 }
 
 // UsesWatch reports whether the script has watch probes: the driver

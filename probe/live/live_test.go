@@ -532,3 +532,53 @@ syscall::futex:return { printf("futex %d %d %d\n", pos, tid, arg0); }`},
 		})
 	}
 }
+
+// TestLiveBlockedSyscall: a thread that blocks in read(2) while another
+// runs. The entry probe fires at the read's syscall instruction and the
+// return at its completion, with the other thread's events between
+// them: the same records (position, thread, order) live, live without a
+// trace, and over the recording with one and two workers and
+// checkpoints at several spacings (one falls inside a blocked read).
+func TestLiveBlockedSyscall(t *testing.T) {
+	prog := buildFixture(t, "pipeblock")
+	cfg := emu.Config{Path: prog, Args: []string{prog}}
+	src := `#pragma D option quiet
+syscall::read:entry { printf("%d %d entry %d\n", pos, tid, arg2); }
+syscall::read:return { printf("%d %d return %d\n", pos, tid, arg0); }
+syscall::getpid:entry, syscall::write:return { printf("%d %d %s\n", pos, tid, probefunc); }`
+	_, bare, _, out := liveRun(t, cfg, src, noTrace)
+	if out != "read 15\n" {
+		t.Fatalf("program: %q", out)
+	}
+	// Some read blocks: between its entry and its return the other
+	// thread runs.
+	blocked := 0
+	lines := strings.Split(strings.TrimSpace(bare), "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[2] != "entry" {
+			continue
+		}
+		for _, m := range lines[i+1:] {
+			g := strings.Fields(m)
+			if g[1] == f[1] {
+				break
+			}
+			blocked++
+		}
+	}
+	if blocked < 3 {
+		t.Fatalf("no read blocked while the other thread ran:\n%s", bare)
+	}
+	for _, every := range []uint64{3_000, 20_000, 50_000_000} {
+		trace, live, _, _ := liveRun(t, cfg, src, every)
+		if live != bare {
+			t.Errorf("checkpoints every %d: live with a trace differs from without:\n--- with\n%s\n--- without\n%s", every, live, bare)
+		}
+		for _, jobs := range []int{1, 2} {
+			if got, _ := recorded(t, trace, src, jobs); got != bare {
+				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, bare, got)
+			}
+		}
+	}
+}
