@@ -23,12 +23,10 @@ type bare struct {
 	last    *bareThread
 }
 
-// bareThread is a thread as the recorder's threadRec counts it: seen is
-// its CPU's count already in pos.
+// bareThread is a thread as the recorder's threadRec counts it.
 type bareThread struct {
-	cpu  *x86.CPU
-	seen uint64
-	tid  int
+	recorder.ThreadCount
+	tid int
 }
 
 // runBare runs cfg's program with the tap and no recording.
@@ -50,9 +48,7 @@ func runBare(cfg emu.Config, t *tap) (emu.ExitStatus, error) {
 // (recorder.Recorder.position).
 func (b *bare) position() uint64 {
 	if t := b.cur; t != nil {
-		n := t.cpu.Retired()
-		b.pos += n - t.seen
-		t.seen = n
+		b.pos = t.Count(b.pos)
 	}
 	return b.pos
 }
@@ -62,13 +58,14 @@ func (b *bare) position() uint64 {
 func (b *bare) thread(th *emu.Thread) *bareThread {
 	t := b.byTid[th.Tid]
 	if t == nil {
-		t = &bareThread{cpu: th.CPU, seen: th.CPU.Retired(), tid: th.Tid}
+		t = &bareThread{tid: th.Tid}
+		t.Restart(th.CPU)
 		b.byTid[th.Tid] = t
-	} else if t.cpu != th.CPU {
+	} else if t.CPU != th.CPU {
 		if b.cur == t {
 			b.position()
 		}
-		t.cpu, t.seen = th.CPU, th.CPU.Retired()
+		t.Restart(th.CPU)
 	}
 	b.lastCPU, b.last = nil, nil
 	return t
@@ -79,7 +76,7 @@ func (b *bare) rec(c *x86.CPU) *bareThread {
 	if c == b.lastCPU {
 		return b.last
 	}
-	if b.cur != nil && b.cur.cpu == c {
+	if b.cur != nil && b.cur.CPU == c {
 		b.lastCPU, b.last = c, b.cur
 		return b.cur
 	}
@@ -90,7 +87,9 @@ func (b *bare) rec(c *x86.CPU) *bareThread {
 			return t
 		}
 	}
-	return &bareThread{cpu: c, seen: c.Retired()}
+	t := &bareThread{}
+	t.Restart(c)
+	return t
 }
 
 // recorder.Clock.
@@ -102,7 +101,7 @@ func (b *bare) InstPosition(c *x86.CPU) uint64 {
 	if t != b.cur {
 		return b.pos
 	}
-	return b.pos + c.Retired() - t.seen
+	return t.At(b.pos)
 }
 
 func (b *bare) Tid(th *emu.Thread) int        { return b.thread(th).tid }
@@ -155,7 +154,7 @@ func (b *bare) ProcessExit(p *emu.Process, st emu.ExitStatus) { b.t.ProcessExit(
 func (b *bare) Switch(th *emu.Thread) {
 	b.position()
 	t := b.thread(th)
-	t.seen = t.cpu.Retired()
+	t.Restart(t.CPU)
 	b.cur = t
 	b.t.Switch(th)
 }

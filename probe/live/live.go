@@ -420,8 +420,14 @@ func (t *tap) ProcessExec(p *emu.Process) {
 		tid = t.clock.Tid(ts[0])
 	}
 	if t.cur != nil && t.cur.P == p {
-		tid = t.clock.Tid(t.cur)
+		// The execing thread, by the tid it had (the trace's Process
+		// record's): emu gives it the leader's after this call, and
+		// the recorder already did.
+		tid = t.cur.Tid
 	}
+	// The leader ended before (its thread:::exit fired); the execing
+	// thread takes its tid and fires thread:::exit again at its end.
+	delete(t.exited, p.PID)
 	t.l.Exec(t.clock.Position(), p.PID, tid, p.Exe())
 	t.after()
 }

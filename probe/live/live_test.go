@@ -582,3 +582,48 @@ syscall::getpid:entry, syscall::write:return { printf("%d %d %s\n", pos, tid, pr
 		}
 	}
 }
+
+// TestLiveExecFromThread: a thread other than the leader execs. The
+// leader's thread:::exit fires before proc:::exec (in the execing
+// thread, by its own tid); after it the thread has the leader's tid
+// (its last thread:::exit included), as the recording gives: the same
+// records live without a trace, live with one (whose recording replays)
+// and over it with one and two workers.
+func TestLiveExecFromThread(t *testing.T) {
+	prog := buildFixture(t, "execthread")
+	cfg := emu.Config{Path: prog, Args: []string{prog}}
+	src := `#pragma D option quiet
+syscall::write:entry, syscall::exit_group:entry, syscall::execve:entry, syscall::execve:return { printf("%d %d %d %s\n", pos, tid, pid, probefunc); }
+proc:::exec { printf("%d %d %d exec\n", pos, tid, pid); }
+thread:::exit { printf("%d %d thread-exit\n", pos, tid); }`
+	_, bare, res, out := liveRun(t, cfg, src, noTrace)
+	if res.Status.Code != 0 || out != "execed again\n" {
+		t.Fatalf("program: %v %q", res.Status, out)
+	}
+	// execve's entry, the leader's end and the exec are the execing
+	// thread's; after them every record is the leader's tid, the pid.
+	lines := strings.Split(strings.TrimSpace(bare), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want 7 records:\n%s", bare)
+	}
+	pid := strings.Fields(lines[0])[2]
+	if f := strings.Fields(lines[0]); f[1] == pid {
+		t.Fatalf("execve by the leader:\n%s", bare)
+	}
+	for _, l := range lines[3:] {
+		if f := strings.Fields(l); f[1] != pid {
+			t.Errorf("%q: not the leader's tid %s:\n%s", l, pid, bare)
+		}
+	}
+	for _, every := range []uint64{3_000, 50_000_000} {
+		trace, live, _, _ := liveRun(t, cfg, src, every)
+		if live != bare {
+			t.Errorf("checkpoints every %d: live with a trace differs from without:\n--- with\n%s\n--- without\n%s", every, live, bare)
+		}
+		for _, jobs := range []int{1, 2} {
+			if got, _ := recorded(t, trace, src, jobs); got != bare {
+				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, bare, got)
+			}
+		}
+	}
+}
