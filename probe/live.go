@@ -160,7 +160,7 @@ func (l *Live) rebind() error {
 	}
 	l.b = b
 	if l.s != nil {
-		l.s.b = b
+		l.s.b, l.s.addrs = b, nil
 	}
 	l.version++
 	return nil
@@ -226,6 +226,24 @@ func (l *Live) WantInsts(b *x86.Block) uint64 {
 		return 0
 	}
 	return l.s.wantInsts(b)
+}
+
+// LogInsts picks, among the probed instructions of b, those translated
+// code may log instead of leaving for them (x86.HookLogger): the fn
+// probes' when no clause reads memory (hooklog.go), as over a
+// recording.
+func (l *Live) LogInsts(b *x86.Block) (logged, guarded uint64) {
+	if l.s.stopped || !l.s.logs() {
+		return 0, 0
+	}
+	return l.s.loggable(b)
+}
+
+// LoggedHooks fires the probes of the instructions translated code
+// logged on c, in order (x86.HookLogger).
+func (l *Live) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	base := l.info.Clock.InstPosition(c) - c.Retired()
+	l.s.fireLogged(recs, base, l.info.Clock.CPUTid(c))
 }
 
 // Instruction runs the probes of the instruction c is about to run.

@@ -112,6 +112,12 @@ func (b *bare) WantBlock(k *x86.Block) bool   { return b.t.WantBlock(k) }
 func (b *bare) WantInsts(k *x86.Block) uint64 { return b.t.WantInsts(k) }
 func (b *bare) FilterVersion() uint64         { return b.t.FilterVersion() }
 
+// LogInsts lets translated code log the probed instructions the tap
+// picks (x86.HookLogger), as a replay does: a Go call per hooked
+// instruction was most of a live probe's cost on sqlite3.
+func (b *bare) LogInsts(k *x86.Block) (logged, guarded uint64) { return b.t.LogInsts(k) }
+func (b *bare) LoggedHooks(c *x86.CPU, recs []x86.HookRecord)  { b.t.LoggedHooks(c, recs) }
+
 // x86.Observer: nothing to log.
 
 func (b *bare) Instruction(c *x86.CPU, in *x86.Inst) { b.t.Instruction(c, in) }
@@ -160,4 +166,7 @@ func (b *bare) Switch(th *emu.Thread) {
 }
 func (b *bare) Checkpoint(p *emu.Process) {}
 
-var _ recorder.Clock = (*bare)(nil)
+var (
+	_ recorder.Clock = (*bare)(nil)
+	_ x86.HookLogger = (*bare)(nil)
+)

@@ -12,6 +12,7 @@ import (
 
 	"ttd/emu"
 	"ttd/probe"
+	"ttd/reader"
 	"ttd/recorder"
 	"ttd/x86"
 )
@@ -251,6 +252,24 @@ func (t *tap) Instruction(c *x86.CPU, in *x86.Inst) {
 		t.mem = c.Mem
 	}
 	t.l.Instruction(c, in)
+	t.after()
+}
+
+// LogInsts passes the probes' choice of logged instructions on
+// (x86.HookLogger; the run without a trace only: bare.go).
+func (t *tap) LogInsts(b *x86.Block) (logged, guarded uint64) {
+	if t.l == nil || t.err != nil || !reader.HookLogOn() {
+		return 0, 0
+	}
+	return t.l.LogInsts(b)
+}
+
+// LoggedHooks fires the probes of the logged instructions.
+func (t *tap) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	if t.l == nil || t.err != nil {
+		return
+	}
+	t.l.LoggedHooks(c, recs)
 	t.after()
 }
 
