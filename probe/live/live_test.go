@@ -627,3 +627,30 @@ thread:::exit { printf("%d %d thread-exit\n", pos, tid); }`
 		}
 	}
 }
+
+// TestLiveCountCleared: a probe-keyed count (the clause countFast runs
+// from its cached entry) cut by printa and clear at known calls counts
+// into the new part after each: leaf runs twice per mid(i), so 200
+// calls before mid(100), 200 between mid(100) and mid(200), 200 after;
+// live (logged and not) and over the recording.
+func TestLiveCountCleared(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := `#pragma D option quiet
+fn::leaf:entry { @[probefunc] = count(); }
+fn::mid:entry /arg0 == 100 || arg0 == 200/ { printa("%s %@d\n", @); clear(@); }
+END { printa("%s %@d\n", @); }`
+	want := "leaf 200\nleaf 200\nleaf 200\n"
+	trace, live, _, _ := liveRun(t, cfg, src, 20_000)
+	_, bare, _, _ := liveRun(t, cfg, src, noTrace)
+	for name, got := range map[string]string{"live": live, "live without a trace": bare} {
+		if got != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	for _, jobs := range []int{1, 2} {
+		if got, _ := recorded(t, trace, src, jobs); got != want {
+			t.Errorf("--jobs %d over the recording: got\n%s\nwant\n%s", jobs, got, want)
+		}
+	}
+}
