@@ -50,6 +50,9 @@ type clauseRun struct {
 }
 
 func (s *segEval) runClause(cl *Clause, ev *event) {
+	if s.countFast(cl, ev) {
+		return
+	}
 	// One clauseRun per segment, reset: clauses do not nest.
 	cr := &s.cr
 	out := cr.out
@@ -140,7 +143,6 @@ func (s *segEval) stmts(cr *clauseRun, body []Stmt) {
 }
 
 func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
-	d := s.b.P.aggs[st.Name]
 	// Keys that name the probe (@[probefunc]) give each probe one
 	// entry: found once per open table, not hashed at each event.
 	byProbe := probeKeyed(st)
@@ -168,6 +170,13 @@ func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 	if cr.spec != 0 {
 		s.faultf(st.P, "aggregations cannot be speculative")
 	}
+	if byProbe {
+		if c := cr.cachedAgg(cr.ev.bp, st); c != nil {
+			c.d.add(&c.e.State, v, incr)
+			return
+		}
+	}
+	d := s.b.P.aggs[st.Name]
 	series := s.part.Aggs[st.Name]
 	if n := len(series); n == 0 || series[n-1].Op != opNone {
 		series.open()
@@ -176,20 +185,12 @@ func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 	part := &series[len(series)-1]
 	if byProbe {
 		bp := cr.ev.bp
-		if bp.ID < len(cr.aggc) {
-			for i := range cr.aggc[bp.ID] {
-				if c := &cr.aggc[bp.ID][i]; c.st == st && c.bp == bp && c.part == part {
-					d.add(&c.e.State, v, incr)
-					return
-				}
-			}
-		}
 		for _, k := range st.Keys {
 			keys = append(keys, s.eval(cr, k))
 		}
 		s.keys = keys
 		e := part.Table.entryBuf(keys, &s.keyBuf)
-		cr.cacheAgg(bp, st, part, e)
+		cr.cacheAgg(aggCache{bp, st, part, e, d})
 		d.add(&e.State, v, incr)
 		return
 	}
@@ -226,22 +227,59 @@ type aggCache struct {
 	st   *AggStmt
 	part *AggPart
 	e    *AggEntry
+	d    *aggDecl
+}
+
+// cachedAgg is bp's entry for st in the open part, found without
+// hashing (nil: not cached): a part no longer open (its Op set by
+// printa, clear, trunc) is never the one to add to.
+func (cr *clauseRun) cachedAgg(bp *boundProbe, st *AggStmt) *aggCache {
+	if bp.ID >= len(cr.aggc) {
+		return nil
+	}
+	for i := range cr.aggc[bp.ID] {
+		if c := &cr.aggc[bp.ID][i]; c.st == st && c.bp == bp && c.part.Op == opNone {
+			return c
+		}
+	}
+	return nil
+}
+
+// countFast runs a clause that is only @a[probe keys] = count() (no
+// predicate) when the probe's entry is cached, as runClause would (it
+// prints nothing, cannot fault): the live fn:::entry probe's clause,
+// at every call.
+func (s *segEval) countFast(cl *Clause, ev *event) bool {
+	if cl.Pred != nil || len(cl.Body) != 1 {
+		return false
+	}
+	st, ok := cl.Body[0].(*AggStmt)
+	if !ok || st.Fn != "count" || len(st.Args) != 0 || !probeKeyed(st) {
+		return false
+	}
+	c := s.cr.cachedAgg(ev.bp, st)
+	if c == nil {
+		return false
+	}
+	c.d.add(&c.e.State, 0, 1)
+	return true
 }
 
 // cacheAgg keeps e as bp's entry for st in part (replacing the entry of
 // an earlier part or binding).
-func (cr *clauseRun) cacheAgg(bp *boundProbe, st *AggStmt, part *AggPart, e *AggEntry) {
-	if bp.ID >= len(cr.aggc) {
-		cr.aggc = append(cr.aggc, make([][]aggCache, bp.ID+1-len(cr.aggc))...)
+func (cr *clauseRun) cacheAgg(c aggCache) {
+	id := c.bp.ID
+	if id >= len(cr.aggc) {
+		cr.aggc = append(cr.aggc, make([][]aggCache, id+1-len(cr.aggc))...)
 	}
-	cs := cr.aggc[bp.ID]
+	cs := cr.aggc[id]
 	for i := range cs {
-		if cs[i].st == st {
-			cs[i] = aggCache{bp, st, part, e}
+		if cs[i].st == c.st {
+			cs[i] = c
 			return
 		}
 	}
-	cr.aggc[bp.ID] = append(cs, aggCache{bp, st, part, e})
+	cr.aggc[id] = append(cs, c)
 }
 
 // Variables: the state a segment reads and writes (see doc.go).

@@ -16,13 +16,16 @@ import (
 // records to hooked, in order. A script that reads memory keeps exact
 // exits for all its probes (memory must be seen as it was at the event).
 
+// logs reports whether the fn probes may be logged: no clause reads
+// memory.
+func (s *segEval) logs() bool { return !s.b.P.needMemory && !s.b.needMemory }
+
 // useLog makes r log the instructions of the fn probes when no clause
 // needs more than a record holds.
 func (s *segEval) useLog(r *reader.Replay) {
-	if s.b.P.needMemory || s.b.needMemory {
-		return
+	if s.logs() {
+		r.HookLogged, r.HookLog = s.loggable, s.logged
 	}
-	r.HookLogged, r.HookLog = s.loggable, s.logged
 }
 
 // loggable is the instructions of blk that wantInsts hooks, but for
@@ -46,6 +49,12 @@ func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
 // on c, in order.
 func (s *segEval) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
 	tid, _ := r.Current()
+	s.fireLogged(recs, r.LoggedPosition(0), tid)
+}
+
+// fireLogged fires the probes of records of thread tid, in order; a
+// record's position is base plus its Retired (the thread's count).
+func (s *segEval) fireLogged(recs []x86.HookRecord, base uint64, tid int) {
 	loggedRecords.Add(uint64(len(recs)))
 	for i := range recs {
 		if s.stopped {
@@ -53,7 +62,7 @@ func (s *segEval) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
 		}
 		rec := &recs[i]
 		hr := hookRegs{args: rec.Args, rax: rec.RAX, target: rec.Target}
-		s.hooked(rec.Inst, &hr, r.LoggedPosition(rec.Retired), tid, nil)
+		s.hooked(rec.Inst, &hr, base+rec.Retired, tid, nil)
 	}
 }
 

@@ -160,7 +160,7 @@ func (l *Live) rebind() error {
 	}
 	l.b = b
 	if l.s != nil {
-		l.s.b = b
+		l.s.b, l.s.addrs = b, nil
 	}
 	l.version++
 	return nil
@@ -228,6 +228,24 @@ func (l *Live) WantInsts(b *x86.Block) uint64 {
 	return l.s.wantInsts(b)
 }
 
+// LogInsts picks, among the probed instructions of b, those translated
+// code may log instead of leaving for them (x86.HookLogger): the fn
+// probes' when no clause reads memory (hooklog.go), as over a
+// recording.
+func (l *Live) LogInsts(b *x86.Block) (logged, guarded uint64) {
+	if l.s.stopped || !l.s.logs() {
+		return 0, 0
+	}
+	return l.s.loggable(b)
+}
+
+// LoggedHooks fires the probes of the instructions translated code
+// logged on c, in order (x86.HookLogger).
+func (l *Live) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	base := l.info.Clock.InstPosition(c) - c.Retired()
+	l.s.fireLogged(recs, base, l.info.Clock.CPUTid(c))
+}
+
 // Instruction runs the probes of the instruction c is about to run.
 func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
 
@@ -235,31 +253,16 @@ func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
 func (l *Live) Stopped() bool { return l.s.stopped }
 
 // SyscallEntry fires the entry probes of a syscall that begins (before
-// a blocking one waits). Its position is the one the recording gives the
-// syscall's completion when nothing ran in between, which is so unless
-// the thread blocked and another one ran meanwhile (then the recording's
-// entry comes at the completion's position).
+// a blocking one waits), at the position of its syscall instruction, as
+// over the recording (reader.Replay.OnSyscallEntry).
 func (l *Live) SyscallEntry(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64) {
-	if ent := l.b.sysEntry[nr]; ent != nil && !l.s.stopped {
-		ev := &event{pos: pos, tid: tid, cpu: c}
-		for i := range args {
-			ev.args[i] = int64(args[i])
-		}
-		l.s.fire(ent, ev)
-	}
+	l.s.syscallEntry(pos, tid, c, nr, args)
 }
 
 // Syscall fires the return probes of a completed syscall (its entry
 // probes fired at SyscallEntry).
 func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, result int64) {
-	if ret := l.b.sysReturn[nr]; ret != nil && !l.s.stopped {
-		ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
-		if result < 0 && result >= -4095 {
-			ev.errno, ev.retval = -result, -1
-		}
-		ev.args[0], ev.args[1] = ev.retval, ev.retval
-		l.s.fire(ret, ev)
-	}
+	l.s.syscallReturn(pos, tid, c, nr, result)
 }
 
 // UsesWatch reports whether the script has watch probes: the driver

@@ -106,6 +106,7 @@ type segEval struct {
 	cr               clauseRun
 	keys             []Value
 	keyBuf           []byte
+	addrs            *addrCache
 	// memory
 	lookback bool
 	procNext int // the next of b.procEvents (proc.go)
@@ -182,6 +183,9 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 		r.Access = s.access
 	}
 	r.OnEvent = s.onEvent
+	if len(b.sysEntry) > 0 {
+		r.OnSyscallEntry = s.replaySyscallEntry
+	}
 	// profile:::N fires every N instructions of a thread: run to each
 	// such position (profile.go), then to the segment's end.
 	var stops []profileStop
@@ -288,7 +292,7 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 // cpu is the thread's CPU when its registers are the instruction's (nil
 // for a record).
 func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x86.CPU) {
-	if bps := s.b.addr[in.PC]; bps != nil {
+	if bps := s.probesAt(in.PC); bps != nil {
 		ev := s.newEvent(pos, tid, cpu)
 		ev.pc = in.PC
 		for i := range hr.args {
@@ -331,6 +335,27 @@ func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x
 	}
 }
 
+// addrCache is a direct-mapped cache of Bound.addr by pc (pc 0: an
+// empty slot), so that a firing on a hot path does not hash: the map
+// lookup was a fifth of a live fn:::entry probe's Go time on sqlite3.
+type addrCache [1024]struct {
+	pc  uint64
+	bps []*boundProbe
+}
+
+// probesAt is s.b.addr[pc], through the cache (dropped when the probes
+// bind again: Live.rebind).
+func (s *segEval) probesAt(pc uint64) []*boundProbe {
+	if s.addrs == nil {
+		s.addrs = new(addrCache)
+	}
+	e := &s.addrs[(pc^pc>>10)%uint64(len(s.addrs))]
+	if e.pc != pc || pc == 0 {
+		e.pc, e.bps = pc, s.b.addr[pc]
+	}
+	return e.bps
+}
+
 // newEvent resets the segment's event for a firing: the hot paths
 // (fn probes) allocate nothing for it.
 func (s *segEval) newEvent(pos uint64, tid int, c *x86.CPU) *event {
@@ -368,7 +393,7 @@ func (s *segEval) onEvent(e *reader.Event) {
 	switch e.Kind {
 	case reader.EventSyscall:
 		sc := &e.Record.Syscall
-		s.syscall(e.Position, sc.Tid, s.cpuOf(sc.Tid), sc.Nr, &sc.Args, sc.Result)
+		s.syscallReturn(e.Position, sc.Tid, s.cpuOf(sc.Tid), sc.Nr, sc.Result)
 	case reader.EventThreadStart:
 		s.threadStart(e.Position, e.Record.ThreadStart.Tid, e.Record.ThreadStart.ParentTid)
 	case reader.EventThreadExit:
@@ -392,24 +417,47 @@ func (s *segEval) onEvent(e *reader.Event) {
 // The events of syscall, thread, signal and proc probes, from the
 // re-simulation (onEvent) or a live program (live.go).
 
-func (s *segEval) syscall(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64, result int64) {
-	ent, ret := s.b.sysEntry[nr], s.b.sysReturn[nr]
-	if ent == nil && ret == nil {
+// syscallEntry fires the entry probes of the syscall thread tid
+// begins at pos (its syscall instruction retired): the replay's
+// OnSyscallEntry, live emu's SyscallEntryObserver. A syscall that
+// blocks completes later, maybe after other threads' events.
+func (s *segEval) syscallEntry(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64) {
+	ent := s.b.sysEntry[nr]
+	if ent == nil || s.stopped {
 		return
 	}
+	s.procUpTo(pos, false)
 	ev := &event{pos: pos, tid: tid, cpu: c}
-	for i := 0; i < 6; i++ {
+	for i := range args {
 		ev.args[i] = int64(args[i])
 	}
 	s.fire(ent, ev)
-	if ret != nil {
-		ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
-		if result < 0 && result >= -4095 {
-			ev.errno, ev.retval = -result, -1
-		}
-		ev.args[0], ev.args[1] = ev.retval, ev.retval
-		s.fire(ret, ev)
+}
+
+// replaySyscallEntry is the replay's OnSyscallEntry: the syscall's
+// number and arguments are in c's registers, as the kernel reads them.
+func (s *segEval) replaySyscallEntry(pos uint64, tid int, c *x86.CPU) {
+	nr := int(c.R[x86.RAX])
+	if s.b.sysEntry[nr] == nil {
+		return
 	}
+	args := [6]uint64{c.R[x86.RDI], c.R[x86.RSI], c.R[x86.RDX], c.R[x86.R10], c.R[x86.R8], c.R[x86.R9]}
+	s.syscallEntry(pos, tid, c, nr, &args)
+}
+
+// syscallReturn fires the return probes of the syscall thread tid
+// completed at pos with result (a negated errno for a failure).
+func (s *segEval) syscallReturn(pos uint64, tid int, c *x86.CPU, nr int, result int64) {
+	ret := s.b.sysReturn[nr]
+	if ret == nil || s.stopped {
+		return
+	}
+	ev := &event{pos: pos, tid: tid, cpu: c, retval: result}
+	if result < 0 && result >= -4095 {
+		ev.errno, ev.retval = -result, -1
+	}
+	ev.args[0], ev.args[1] = ev.retval, ev.retval
+	s.fire(ret, ev)
 }
 
 func (s *segEval) threadStart(pos uint64, tid, parent int) {

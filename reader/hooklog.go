@@ -31,6 +31,10 @@ func SetHookLog(on bool) (was bool) {
 	return was
 }
 
+// HookLogOn reports whether logged hooks are on (TTD_HOOKLOG, SetHookLog):
+// a live probe (probe/live) logs its hooks as a replay does.
+func HookLogOn() bool { return hookLogOn }
+
 // LogInsts applies HookLogged (x86.HookLogger).
 func (r *Replay) LogInsts(b *x86.Block) (logged, guarded uint64) {
 	if r.HookLogged == nil || r.HookLog == nil || !r.hookLog {

@@ -191,6 +191,14 @@ type Replay struct {
 	Access func(a *Access)
 	// OnEvent, when set, is called after each event takes effect.
 	OnEvent func(ev *Event)
+	// OnSyscallEntry, when set, is called when thread tid (running on
+	// c, its registers the syscall's number and arguments) stops at a
+	// syscall instruction, at position pos (the instruction retired).
+	// The syscall's record (EventSyscall) comes at its completion:
+	// later, when the thread blocked and others ran meanwhile; in a
+	// later segment when a checkpoint came in between (a replay that
+	// starts at that checkpoint sees only the completion).
+	OnSyscallEntry func(pos uint64, tid int, c *x86.CPU)
 	// Checkpoints counts the checkpoints passed.
 	Checkpoints int
 }
@@ -667,6 +675,9 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 			// thread a clone starts, an exit).
 			if r.pos != upto {
 				return r.diverged("syscall %d at %#x not in the trace", t.cpu.R[x86.RAX], t.cpu.RIP-2)
+			}
+			if r.OnSyscallEntry != nil {
+				r.OnSyscallEntry(r.pos, t.tid, t.cpu)
 			}
 		case x86.ExitUnimplemented:
 			return ex.Err

@@ -93,15 +93,14 @@ func (s Stats) BitsPerInstruction() float64 {
 
 // threadRec is the recorder's per-thread state.
 type threadRec struct {
-	tid   int
-	cpu   *x86.CPU
+	tid int
+	// ThreadCount is its CPU and the count already in the global
+	// position.
+	ThreadCount
 	cache *predict.Cache
 	// cache.Reads counts the thread's reads since the last checkpoint;
 	// lastLogged is the count at its last logged read.
 	lastLogged uint64
-	// seen is the thread's retired count already added to the global
-	// position.
-	seen uint64
 	// exited: the thread ended, and its cache is gone (nil).
 	exited bool
 	// pid is the thread's process.
@@ -131,7 +130,7 @@ type Recorder struct {
 	lastCPU *x86.CPU
 	lastRec *threadRec
 
-	pos uint64 // global position, up to cur.seen
+	pos uint64 // global position, up to cur.Seen
 	seq uint64
 	// allAccesses: an AccessTap sees every access (no CPU.Pred).
 	allAccesses bool
@@ -287,7 +286,7 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 		return r.lastRec
 	}
 	for _, t := range r.threads {
-		if t.cpu == c {
+		if t.CPU == c {
 			r.lastCPU, r.lastRec = c, t
 			return t
 		}
@@ -300,8 +299,7 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 					if r.cur == t {
 						r.position()
 					}
-					t.cpu = c
-					t.seen = c.Retired()
+					t.Restart(c)
 					r.inline(t)
 					r.lastCPU, r.lastRec = c, t
 					return t
@@ -315,7 +313,8 @@ func (r *Recorder) rec(c *x86.CPU) *threadRec {
 }
 
 func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
-	t := &threadRec{tid: tid, cpu: c, cache: predict.New(r.opts.CacheBits), seen: c.Retired()}
+	t := &threadRec{tid: tid, cache: predict.New(r.opts.CacheBits)}
+	t.Restart(c)
 	r.threads = append(r.threads, t)
 	r.inline(t)
 	return t
@@ -327,7 +326,7 @@ func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
 // every access, so it keeps them all on the observer path.
 func (r *Recorder) inline(t *threadRec) {
 	if DebugAccess == nil && r.sum == nil && !r.allAccesses {
-		t.cpu.Pred = t.cache
+		t.CPU.Pred = t.cache
 	}
 }
 
@@ -345,9 +344,7 @@ func (r *Recorder) thread(t *emu.Thread) *threadRec {
 // running thread's progress is all that is not yet counted.
 func (r *Recorder) position() uint64 {
 	if t := r.cur; t != nil {
-		n := t.cpu.Retired()
-		r.pos += n - t.seen
-		t.seen = n
+		r.pos = t.Count(r.pos)
 	}
 	return r.pos
 }
@@ -370,7 +367,7 @@ var DebugInst func(pos uint64, c *x86.CPU, in *x86.Inst)
 
 // Instruction is called only for DebugInst.
 func (r *Recorder) Instruction(c *x86.CPU, in *x86.Inst) {
-	DebugInst(r.pos+c.Retired()-r.rec(c).seen, c, in)
+	DebugInst(r.rec(c).At(r.pos), c, in)
 }
 
 // DebugAccess, when set, sees every memory access with its position (for
@@ -381,7 +378,7 @@ var DebugAccess func(pos uint64, addr uint64, size int, val uint64, write bool)
 func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64 {
 	t := r.rec(c)
 	if DebugAccess != nil {
-		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, false)
+		DebugAccess(t.At(r.pos), addr, size, val, false)
 	}
 	if r.summarizing() {
 		r.sum.mark(addr, size, sumRead)
@@ -404,7 +401,7 @@ func (r *Recorder) read(t *threadRec, addr uint64, size int, val uint64) {
 		// parameter bytereads=word).
 		var mem uint64
 		if t.cache.Predict(addr, 1) != val {
-			mem = t.cpu.Mem.Read64(addr &^ 7)
+			mem = t.CPU.Mem.Read64(addr &^ 7)
 		}
 		w, hit := t.cache.ReadWord(addr, 1, val, mem)
 		if hit {
@@ -428,8 +425,8 @@ func (r *Recorder) LoggedReads(c *x86.CPU, reads []x86.LoggedRead) {
 		if e.Size == 0 {
 			// A synchronising instruction's key frame, at the
 			// position it had (as position computes it).
-			r.pos += e.Reads - t.seen
-			t.seen = e.Reads
+			r.pos += e.Reads - t.Seen
+			t.Seen = e.Reads
 			r.seq++
 			kind := tracefile.KeyFrameLocked
 			if e.Val == x86.LogFence {
@@ -519,7 +516,7 @@ func overlap(ws []tracefile.MemRange) bool {
 func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	t := r.rec(c)
 	if DebugAccess != nil {
-		DebugAccess(r.pos+c.Retired()-t.seen, addr, size, val, true)
+		DebugAccess(t.At(r.pos), addr, size, val, true)
 	}
 	if r.summarizing() {
 		r.sum.mark(addr, size, sumWrite)
@@ -827,7 +824,7 @@ func stdFileID(f *os.File, fd int) fileID {
 
 func (r *Recorder) threadRegs(t *threadRec) {
 	b := binary.LittleEndian.AppendUint32(r.regs[:0], uint32(t.tid))
-	b = t.cpu.MarshalState(b)
+	b = t.CPU.MarshalState(b)
 	r.regs = b
 	r.w.Opaque(TagRegs, b)
 }
@@ -971,7 +968,7 @@ func (r *Recorder) ThreadExit(th *emu.Thread, code int) {
 	// until the next checkpoint, which may still list the thread (after
 	// exit_group, every thread is reported ended before the last one).
 	r.stats.Reads += t.cache.Reads
-	t.cpu.DropPred()
+	t.CPU.DropPred()
 	t.cache.Release()
 	t.cache, t.exited = nil, true
 }
@@ -980,7 +977,7 @@ func (r *Recorder) ThreadExit(th *emu.Thread, code int) {
 func (r *Recorder) Switch(th *emu.Thread) {
 	r.position()
 	t := r.thread(th)
-	t.seen = t.cpu.Retired()
+	t.Restart(t.CPU)
 	r.cur = t
 	r.keyFrame(tracefile.KeyFrameThreadSwitch, t)
 }
@@ -1137,6 +1134,16 @@ func (r *Recorder) ProcessExec(p *emu.Process) {
 		r.cur.tid = p.PID
 		r.lastCPU, r.lastRec = nil, nil
 	}
+	if ts := p.Threads(); len(ts) == 1 && r.cur != nil && r.cur.pid == p.PID && r.cur.CPU != ts[0].CPU {
+		// The execing thread runs on a new CPU (its count goes on):
+		// adopt it now. rec would adopt it at its first use, by tid,
+		// but a Tap asks before emu gives the thread the leader's tid,
+		// and a record of its own would take the CPU.
+		r.position()
+		r.cur.Restart(ts[0].CPU)
+		r.inline(r.cur)
+		r.lastCPU, r.lastRec = nil, nil
+	}
 	r.pruneSpaces(nil)
 }
 
@@ -1176,12 +1183,12 @@ func (r *Recorder) endThreads(pid int) {
 			continue
 		}
 		b := binary.LittleEndian.AppendUint32(r.regs[:0], uint32(t.tid))
-		b = t.cpu.MarshalState(b)
+		b = t.CPU.MarshalState(b)
 		r.regs = b
 		r.w.Opaque(TagFinalRegs, b)
 		if !t.exited {
 			r.stats.Reads += t.cache.Reads
-			t.cpu.DropPred()
+			t.CPU.DropPred()
 			t.cache.Release()
 			t.cache, t.exited = nil, true
 		}

@@ -57,8 +57,9 @@ type Clock interface {
 	// InstPosition is the position of the instruction c is about to
 	// run (in a Tap's Instruction call).
 	InstPosition(c *x86.CPU) uint64
-	// Tid is the thread id the trace knows t by (a thread that execed
-	// keeps its own).
+	// Tid is the thread id the trace knows t by (a thread other than
+	// the leader that execs takes the leader's from ProcessExec on, as
+	// Linux gives it).
 	Tid(t *emu.Thread) int
 	// CPUTid is the trace's id of the thread running on c.
 	CPUTid(c *x86.CPU) int
@@ -236,7 +237,7 @@ func (r *Recorder) InstPosition(c *x86.CPU) uint64 {
 	if t != r.cur {
 		return r.pos
 	}
-	return r.pos + c.Retired() - t.seen
+	return t.At(r.pos)
 }
 
 // Tid is the trace's id of t.

@@ -23,12 +23,10 @@ type bare struct {
 	last    *bareThread
 }
 
-// bareThread is a thread as the recorder's threadRec counts it: seen is
-// its CPU's count already in pos.
+// bareThread is a thread as the recorder's threadRec counts it.
 type bareThread struct {
-	cpu  *x86.CPU
-	seen uint64
-	tid  int
+	recorder.ThreadCount
+	tid int
 }
 
 // runBare runs cfg's program with the tap and no recording.
@@ -50,9 +48,7 @@ func runBare(cfg emu.Config, t *tap) (emu.ExitStatus, error) {
 // (recorder.Recorder.position).
 func (b *bare) position() uint64 {
 	if t := b.cur; t != nil {
-		n := t.cpu.Retired()
-		b.pos += n - t.seen
-		t.seen = n
+		b.pos = t.Count(b.pos)
 	}
 	return b.pos
 }
@@ -62,13 +58,14 @@ func (b *bare) position() uint64 {
 func (b *bare) thread(th *emu.Thread) *bareThread {
 	t := b.byTid[th.Tid]
 	if t == nil {
-		t = &bareThread{cpu: th.CPU, seen: th.CPU.Retired(), tid: th.Tid}
+		t = &bareThread{tid: th.Tid}
+		t.Restart(th.CPU)
 		b.byTid[th.Tid] = t
-	} else if t.cpu != th.CPU {
+	} else if t.CPU != th.CPU {
 		if b.cur == t {
 			b.position()
 		}
-		t.cpu, t.seen = th.CPU, th.CPU.Retired()
+		t.Restart(th.CPU)
 	}
 	b.lastCPU, b.last = nil, nil
 	return t
@@ -79,7 +76,7 @@ func (b *bare) rec(c *x86.CPU) *bareThread {
 	if c == b.lastCPU {
 		return b.last
 	}
-	if b.cur != nil && b.cur.cpu == c {
+	if b.cur != nil && b.cur.CPU == c {
 		b.lastCPU, b.last = c, b.cur
 		return b.cur
 	}
@@ -90,7 +87,9 @@ func (b *bare) rec(c *x86.CPU) *bareThread {
 			return t
 		}
 	}
-	return &bareThread{cpu: c, seen: c.Retired()}
+	t := &bareThread{}
+	t.Restart(c)
+	return t
 }
 
 // recorder.Clock.
@@ -102,7 +101,7 @@ func (b *bare) InstPosition(c *x86.CPU) uint64 {
 	if t != b.cur {
 		return b.pos
 	}
-	return b.pos + c.Retired() - t.seen
+	return t.At(b.pos)
 }
 
 func (b *bare) Tid(th *emu.Thread) int        { return b.thread(th).tid }
@@ -112,6 +111,12 @@ func (b *bare) WantInstructions() bool        { return true }
 func (b *bare) WantBlock(k *x86.Block) bool   { return b.t.WantBlock(k) }
 func (b *bare) WantInsts(k *x86.Block) uint64 { return b.t.WantInsts(k) }
 func (b *bare) FilterVersion() uint64         { return b.t.FilterVersion() }
+
+// LogInsts lets translated code log the probed instructions the tap
+// picks (x86.HookLogger), as a replay does: a Go call per hooked
+// instruction was most of a live probe's cost on sqlite3.
+func (b *bare) LogInsts(k *x86.Block) (logged, guarded uint64) { return b.t.LogInsts(k) }
+func (b *bare) LoggedHooks(c *x86.CPU, recs []x86.HookRecord)  { b.t.LoggedHooks(c, recs) }
 
 // x86.Observer: nothing to log.
 
@@ -155,10 +160,13 @@ func (b *bare) ProcessExit(p *emu.Process, st emu.ExitStatus) { b.t.ProcessExit(
 func (b *bare) Switch(th *emu.Thread) {
 	b.position()
 	t := b.thread(th)
-	t.seen = t.cpu.Retired()
+	t.Restart(t.CPU)
 	b.cur = t
 	b.t.Switch(th)
 }
 func (b *bare) Checkpoint(p *emu.Process) {}
 
-var _ recorder.Clock = (*bare)(nil)
+var (
+	_ recorder.Clock = (*bare)(nil)
+	_ x86.HookLogger = (*bare)(nil)
+)

@@ -12,6 +12,7 @@ import (
 
 	"ttd/emu"
 	"ttd/probe"
+	"ttd/reader"
 	"ttd/recorder"
 	"ttd/x86"
 )
@@ -254,6 +255,24 @@ func (t *tap) Instruction(c *x86.CPU, in *x86.Inst) {
 	t.after()
 }
 
+// LogInsts passes the probes' choice of logged instructions on
+// (x86.HookLogger; the run without a trace only: bare.go).
+func (t *tap) LogInsts(b *x86.Block) (logged, guarded uint64) {
+	if t.l == nil || t.err != nil || !reader.HookLogOn() {
+		return 0, 0
+	}
+	return t.l.LogInsts(b)
+}
+
+// LoggedHooks fires the probes of the logged instructions.
+func (t *tap) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	if t.l == nil || t.err != nil {
+		return
+	}
+	t.l.LoggedHooks(c, recs)
+	t.after()
+}
+
 func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	if !t.on(th) {
 		return
@@ -420,8 +439,14 @@ func (t *tap) ProcessExec(p *emu.Process) {
 		tid = t.clock.Tid(ts[0])
 	}
 	if t.cur != nil && t.cur.P == p {
-		tid = t.clock.Tid(t.cur)
+		// The execing thread, by the tid it had (the trace's Process
+		// record's): emu gives it the leader's after this call, and
+		// the recorder already did.
+		tid = t.cur.Tid
 	}
+	// The leader ended before (its thread:::exit fired); the execing
+	// thread takes its tid and fires thread:::exit again at its end.
+	delete(t.exited, p.PID)
 	t.l.Exec(t.clock.Position(), p.PID, tid, p.Exe())
 	t.after()
 }

@@ -532,3 +532,125 @@ syscall::futex:return { printf("futex %d %d %d\n", pos, tid, arg0); }`},
 		})
 	}
 }
+
+// TestLiveBlockedSyscall: a thread that blocks in read(2) while another
+// runs. The entry probe fires at the read's syscall instruction and the
+// return at its completion, with the other thread's events between
+// them: the same records (position, thread, order) live, live without a
+// trace, and over the recording with one and two workers and
+// checkpoints at several spacings (one falls inside a blocked read).
+func TestLiveBlockedSyscall(t *testing.T) {
+	prog := buildFixture(t, "pipeblock")
+	cfg := emu.Config{Path: prog, Args: []string{prog}}
+	src := `#pragma D option quiet
+syscall::read:entry { printf("%d %d entry %d\n", pos, tid, arg2); }
+syscall::read:return { printf("%d %d return %d\n", pos, tid, arg0); }
+syscall::getpid:entry, syscall::write:return { printf("%d %d %s\n", pos, tid, probefunc); }`
+	_, bare, _, out := liveRun(t, cfg, src, noTrace)
+	if out != "read 15\n" {
+		t.Fatalf("program: %q", out)
+	}
+	// Some read blocks: between its entry and its return the other
+	// thread runs.
+	blocked := 0
+	lines := strings.Split(strings.TrimSpace(bare), "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[2] != "entry" {
+			continue
+		}
+		for _, m := range lines[i+1:] {
+			g := strings.Fields(m)
+			if g[1] == f[1] {
+				break
+			}
+			blocked++
+		}
+	}
+	if blocked < 3 {
+		t.Fatalf("no read blocked while the other thread ran:\n%s", bare)
+	}
+	for _, every := range []uint64{3_000, 20_000, 50_000_000} {
+		trace, live, _, _ := liveRun(t, cfg, src, every)
+		if live != bare {
+			t.Errorf("checkpoints every %d: live with a trace differs from without:\n--- with\n%s\n--- without\n%s", every, live, bare)
+		}
+		for _, jobs := range []int{1, 2} {
+			if got, _ := recorded(t, trace, src, jobs); got != bare {
+				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, bare, got)
+			}
+		}
+	}
+}
+
+// TestLiveExecFromThread: a thread other than the leader execs. The
+// leader's thread:::exit fires before proc:::exec (in the execing
+// thread, by its own tid); after it the thread has the leader's tid
+// (its last thread:::exit included), as the recording gives: the same
+// records live without a trace, live with one (whose recording replays)
+// and over it with one and two workers.
+func TestLiveExecFromThread(t *testing.T) {
+	prog := buildFixture(t, "execthread")
+	cfg := emu.Config{Path: prog, Args: []string{prog}}
+	src := `#pragma D option quiet
+syscall::write:entry, syscall::exit_group:entry, syscall::execve:entry, syscall::execve:return { printf("%d %d %d %s\n", pos, tid, pid, probefunc); }
+proc:::exec { printf("%d %d %d exec\n", pos, tid, pid); }
+thread:::exit { printf("%d %d thread-exit\n", pos, tid); }`
+	_, bare, res, out := liveRun(t, cfg, src, noTrace)
+	if res.Status.Code != 0 || out != "execed again\n" {
+		t.Fatalf("program: %v %q", res.Status, out)
+	}
+	// execve's entry, the leader's end and the exec are the execing
+	// thread's; after them every record is the leader's tid, the pid.
+	lines := strings.Split(strings.TrimSpace(bare), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want 7 records:\n%s", bare)
+	}
+	pid := strings.Fields(lines[0])[2]
+	if f := strings.Fields(lines[0]); f[1] == pid {
+		t.Fatalf("execve by the leader:\n%s", bare)
+	}
+	for _, l := range lines[3:] {
+		if f := strings.Fields(l); f[1] != pid {
+			t.Errorf("%q: not the leader's tid %s:\n%s", l, pid, bare)
+		}
+	}
+	for _, every := range []uint64{3_000, 50_000_000} {
+		trace, live, _, _ := liveRun(t, cfg, src, every)
+		if live != bare {
+			t.Errorf("checkpoints every %d: live with a trace differs from without:\n--- with\n%s\n--- without\n%s", every, live, bare)
+		}
+		for _, jobs := range []int{1, 2} {
+			if got, _ := recorded(t, trace, src, jobs); got != bare {
+				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, bare, got)
+			}
+		}
+	}
+}
+
+// TestLiveCountCleared: a probe-keyed count (the clause countFast runs
+// from its cached entry) cut by printa and clear at known calls counts
+// into the new part after each: leaf runs twice per mid(i), so 200
+// calls before mid(100), 200 between mid(100) and mid(200), 200 after;
+// live (logged and not) and over the recording.
+func TestLiveCountCleared(t *testing.T) {
+	prog := buildCalls(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "300"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := `#pragma D option quiet
+fn::leaf:entry { @[probefunc] = count(); }
+fn::mid:entry /arg0 == 100 || arg0 == 200/ { printa("%s %@d\n", @); clear(@); }
+END { printa("%s %@d\n", @); }`
+	want := "leaf 200\nleaf 200\nleaf 200\n"
+	trace, live, _, _ := liveRun(t, cfg, src, 20_000)
+	_, bare, _, _ := liveRun(t, cfg, src, noTrace)
+	for name, got := range map[string]string{"live": live, "live without a trace": bare} {
+		if got != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	for _, jobs := range []int{1, 2} {
+		if got, _ := recorded(t, trace, src, jobs); got != want {
+			t.Errorf("--jobs %d over the recording: got\n%s\nwant\n%s", jobs, got, want)
+		}
+	}
+}
