@@ -191,6 +191,12 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		p := &from.jit.slots[miss-1]
 		*p = uint64(j.chain)
 		j.incoming = append(j.incoming, p)
+	} else if e := &c.cache.jitTab[j.mode][jitTabIndex(b.PC)]; e.pc != b.PC && b.valid && c.cache.linkable(b) {
+		// Reached from Go, perhaps after a return or an indirect jump
+		// missed it in the table (another block took its entry): it
+		// takes the entry back, so that the hotter of two blocks that
+		// share one holds it most of the time.
+		*e = jitTabEntry{b.PC, j.chain}
 	}
 	return c.runJIT(b, j.entry, budget, 0)
 }
