@@ -144,12 +144,16 @@ type CPU struct {
 	jitPred     *predict.Cache
 	jitSlots    unsafe.Pointer
 	jitSlotMask uint64
-	// Chaining state, shared by Go and the translated code (runBlock):
-	// instructions retired by the blocks before the current one, the
-	// budget, the current block's id, how many of its instructions ran
-	// when it left at a chaining exit, and which exit that was if its
-	// slot was empty (1-based; 0 none).
-	jitRetired, jitLimit, jitLast, jitDone, jitMiss uint64
+	// Chaining state, shared by Go and the translated code (runJIT):
+	// jitLeft is the budget less maxBlockInsts at the entry from Go
+	// (jitStart) less the instructions of the blocks that chained on
+	// since, which each chaining exit takes away before it goes on (and
+	// does not go on once it is negative: the next block might not fit);
+	// jitLast is the id of the block that returned to Go, jitDone how
+	// many of its instructions ran when it left at a chaining exit, and
+	// jitMiss which exit that was if it was not linked (1-based; 0 none).
+	jitStart, jitLeft         int64
+	jitLast, jitDone, jitMiss uint64
 	// jitStop is Pred.Stop-1, as the translated code compares it
 	// (runBlock).
 	jitStop uint64

@@ -3,6 +3,7 @@ package x86
 import (
 	"os"
 	"strconv"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -50,11 +51,12 @@ type jitBlock struct {
 	mode uint8
 	// declined: translation found nothing to translate; do not retry.
 	declined bool
-	// slots are the chaining slots of the block's exits to the blocks
-	// that follow it: the chain entry of that block, or 0 (return to Go).
-	slots []uint64
-	// incoming are the slots of other blocks that hold chain.
-	incoming []*uint64
+	// slots are the jumps of the block's chaining exits to the blocks
+	// that follow it, linked to the chain entry of that block or not
+	// (return to Go).
+	slots []jitLink
+	// incoming are the slots of other blocks linked to chain.
+	incoming []*jitLink
 	// resume holds, by instruction, the entries into the translation
 	// after an instruction the interpreter ran (0: none).
 	resume []uintptr
@@ -76,6 +78,31 @@ type jitBlock struct {
 	logged, guarded uint64
 }
 
+// jitLink is a chaining exit's jump (a jmp rel32 in the translation;
+// site is its displacement, at its address): to miss, the exit's way back
+// to Go, until it is linked to the chain entry of the block that follows
+// (qemu's goto_tb). Both are in one arena chunk or near enough for a
+// rel32 (the arena's chunks are mapped near each other); one that is not
+// stays unlinked.
+type jitLink struct {
+	site     *int32
+	at, miss uintptr
+}
+
+// link makes the jump go to target; false if target is out of its reach.
+func (l *jitLink) link(target uintptr) bool {
+	rel := int64(target) - int64(l.at+4)
+	if l.site == nil || rel != int64(int32(rel)) {
+		return false
+	}
+	// One aligned store: the jump goes either way, never elsewhere.
+	atomic.StoreInt32(l.site, int32(rel))
+	return true
+}
+
+// unlink makes the jump return to Go.
+func (l *jitLink) unlink() { l.link(l.miss) }
+
 // jitTabBits sizes the table of translations by guest address through
 // which a return or an indirect jump finds the translation of its target.
 const jitTabBits = 14
@@ -96,7 +123,7 @@ func jitTabIndex(pc uint64) uint64 { return (pc ^ pc>>jitTabBits) & (1<<jitTabBi
 func (cc *CodeCache) unlinkJIT(b *Block) {
 	j := &b.jit
 	for _, p := range j.incoming {
-		*p = 0
+		p.unlink()
 	}
 	j.incoming = j.incoming[:0]
 	for _, t := range cc.jitTab {
@@ -113,7 +140,9 @@ func (cc *CodeCache) unlinkJIT(b *Block) {
 func (cc *CodeCache) unlinkAllJIT() {
 	for _, b := range cc.jitBlocks {
 		if b != nil {
-			clear(b.jit.slots)
+			for i := range b.jit.slots {
+				b.jit.slots[i].unlink()
+			}
 			b.jit.incoming = b.jit.incoming[:0]
 		}
 	}
@@ -188,9 +217,15 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		}
 	}
 	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 && c.cache.linkable(b) {
-		p := &from.jit.slots[miss-1]
-		*p = uint64(j.chain)
-		j.incoming = append(j.incoming, p)
+		if p := &from.jit.slots[miss-1]; p.link(j.chain) {
+			j.incoming = append(j.incoming, p)
+		}
+	} else if e := &c.cache.jitTab[j.mode][jitTabIndex(b.PC)]; e.pc != b.PC && b.valid && c.cache.linkable(b) {
+		// Reached from Go, perhaps after a return or an indirect jump
+		// missed it in the table (another block took its entry): it
+		// takes the entry back, so that the hotter of two blocks that
+		// share one holds it most of the time.
+		*e = jitTabEntry{b.PC, j.chain}
 	}
 	return c.runJIT(b, j.entry, budget, 0)
 }
@@ -217,7 +252,8 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 			}
 		}
 		keep = false
-		c.jitRetired, c.jitLimit, c.jitLast = 0, budget-before, uint64(last.jit.id)
+		c.jitStart = int64(min(budget-before, 1<<62)) - maxBlockInsts
+		c.jitLeft = c.jitStart
 		r := jitCall(entry, unsafe.Pointer(c))
 		if StatsOn {
 			c.statCall(r)
@@ -235,8 +271,12 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 		}
 		// The blocks before the last one retired (before a fault in
 		// the interpreter's part of it unwinds this).
-		c.Icount += c.jitRetired
-		before += c.jitRetired
+		retired := uint64(c.jitStart - c.jitLeft)
+		if r == jitChained {
+			retired -= c.jitDone // the last block's, taken at its exit
+		}
+		c.Icount += retired
+		before += retired
 		last = c.cache.jitBlocks[c.jitLast]
 		n := len(last.Insts)
 		c.blk = last

@@ -51,22 +51,23 @@ const (
 	jitArenaMax = 64 << 20
 )
 
-// alloc copies code into executable memory and returns its address, or 0
-// when the arena is full or mapping fails.
-func (ar *jitArena) alloc(code []byte) uintptr {
+// alloc copies code into executable memory and returns its address (16
+// bytes aligned) and the copy, or 0 when the arena is full or mapping
+// fails.
+func (ar *jitArena) alloc(code []byte) (uintptr, []byte) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	n := (len(code) + 15) &^ 15
 	if n > jitChunk {
-		return 0
+		return 0, nil
 	}
 	if len(ar.chunks) == 0 || ar.used+n > jitChunk {
 		if ar.total+jitChunk > jitArenaMax {
-			return 0
+			return 0, nil
 		}
 		m, err := unix.Mmap(-1, 0, jitChunk, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
-			return 0
+			return 0, nil
 		}
 		unix.Madvise(m, unix.MADV_HUGEPAGE) // only advice: no error matters
 		ar.chunks = append(ar.chunks, m)
@@ -76,8 +77,9 @@ func (ar *jitArena) alloc(code []byte) uintptr {
 	m := ar.chunks[len(ar.chunks)-1]
 	copy(m[ar.used:], code)
 	p := uintptr(unsafe.Pointer(&m[ar.used]))
+	c := m[ar.used : ar.used+len(code)]
 	ar.used += n
-	return p
+	return p, c
 }
 
 func (ar *jitArena) free() {
@@ -101,7 +103,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	if j.slots == nil {
 		j.id = uint32(len(cc.jitBlocks))
 		cc.jitBlocks = append(cc.jitBlocks, b)
-		j.slots = make([]uint64, jitSlots(b))
+		j.slots = make([]jitLink, jitSlots(b))
 	}
 	clear(j.slots)
 	if cc.jitTab[mode] == nil {
@@ -123,11 +125,14 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		statCount(&stats.xlated, 1)
 		statCount(&stats.xbytes, uint64(len(t.a.Buf)))
 	}
-	if e := cc.jit.alloc(t.a.Buf); e != 0 {
+	if e, code := cc.jit.alloc(t.a.Buf); e != 0 {
 		if perfMapOn {
 			perfMapAdd(e, len(t.a.Buf), b.PC)
 		}
-		j.entry, j.chain, j.mode = e+uintptr(t.entryOff), e, mode
+		j.entry, j.chain, j.mode = e, e+uintptr(t.chainOff), mode
+		for i, l := range t.links {
+			j.slots[i] = jitLink{site: (*int32)(unsafe.Pointer(&code[l.site])), at: e + uintptr(l.site), miss: e + uintptr(l.miss)}
+		}
 		if len(t.resumes) > 0 {
 			if j.resume == nil {
 				j.resume = make([]uintptr, len(b.Insts))
@@ -140,7 +145,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 			clear(j.resume)
 		}
 		t.keepHooks(j, e, cc)
-		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, e}
+		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 		cc.Translated++
 	} else {
 		j.declined = true
@@ -194,8 +199,8 @@ var (
 	offJitSlots = int32(unsafe.Offsetof(CPU{}.jitSlots))
 	offJitMask  = int32(unsafe.Offsetof(CPU{}.jitSlotMask))
 
-	offJitRetired   = int32(unsafe.Offsetof(CPU{}.jitRetired))
-	offJitLimit     = int32(unsafe.Offsetof(CPU{}.jitLimit))
+	offJitStart     = int32(unsafe.Offsetof(CPU{}.jitStart))
+	offJitLeft      = int32(unsafe.Offsetof(CPU{}.jitLeft))
 	offJitLast      = int32(unsafe.Offsetof(CPU{}.jitLast))
 	offJitDone      = int32(unsafe.Offsetof(CPU{}.jitDone))
 	offJitMiss      = int32(unsafe.Offsetof(CPU{}.jitMiss))
@@ -261,10 +266,12 @@ type jitT struct {
 	crosses []jitCross
 	st      uint8
 	exits   []jitExit
-	// nslot counts the chaining exits emitted; entryOff is the offset
-	// of the entry from Go.
+	// nslot counts the chaining exits emitted, links their jumps;
+	// chainOff is the offset of the chain entry (the entry from Go is
+	// at 0).
 	nslot    int
-	entryOff int
+	links    []jitLinkOff
+	chainOff int
 	resumes  []jitResume
 	// hooks are the instructions to leave before for an Instruction
 	// call, hresumes the entries after those exits, and hooked the
@@ -332,6 +339,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.crosses = t.crosses[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
+	t.links = t.links[:0]
 	t.sreads = 0
 	t.allocRegs(b)
 	n := len(b.Insts)
@@ -342,25 +350,13 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		live = r | live&^w
 	}
 	a := &t.a
-	// The chain entry, from another translation: the flags are in
-	// hFlags, the guest registers in the CPU. The block runs only if the budget
-	// (CPU.jitLimit) has room for all of it.
-	body, stop := a.NewLabel(), a.NewLabel()
-	a.MovRM(8, as.RAX, as.M(hCPU, offJitDone))
-	a.ALURM(as.ADD, 8, as.RAX, as.M(hCPU, offJitRetired))
-	a.Lea(8, as.RDX, as.M(as.RAX, int32(n)))
-	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offJitLimit))
-	a.Jcc(7, stop) // ja
-	a.MovMR(8, as.M(hCPU, offJitRetired), as.RAX)
-	a.MovMI(8, as.M(hCPU, offJitLast), int64(b.jit.id))
-	a.Jmp(body)
-	a.Bind(stop)
-	t.leave(jitChained, fsSaved)
 	// The entry from Go (jitCall): load the registers, and the flags
-	// from c.flags, which runBlock materialized.
-	t.entryOff = a.Len()
+	// from c.flags, which runBlock materialized. The chain entry, from
+	// another translation, follows it: the flags are in hFlags, the
+	// guest registers in the CPU, and the exit that jumps there has
+	// checked the budget (chain).
 	t.prologue()
-	a.Bind(body)
+	t.chainOff = a.Len()
 	t.regsLive = true
 	t.clearMark()
 	done, xl := 0, 0 // instructions done, and translated
@@ -498,7 +494,8 @@ func (t *jitT) chainDynamic(m int, reads int32) {
 	t.logTarget() // a logged call's target (jit_hooklog_amd64.go)
 	t.settle(reads)
 	t.storeRegs()
-	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
+	stop := a.NewLabel()
+	t.budget(m, stop)
 	a.MovRM(8, as.RAX, as.M(hCPU, offRIP))
 	a.MovRR(8, as.RDX, as.RAX)
 	a.ShiftRI(as.SHR, 8, as.RDX, jitTabBits)
@@ -512,14 +509,18 @@ func (t *jitT) chainDynamic(m int, reads int32) {
 	a.MovRM(8, as.RAX, as.Mem{Base: as.RCX, Index: as.RDX, Disp: 8})
 	a.JmpReg(as.RAX)
 	a.Bind(miss)
+	a.Bind(stop)
+	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	t.leaveStored(jitChained, t.st)
 }
 
 // chain emits a chaining exit after m instructions of the block, which
 // made reads reads, to the block at next: RIP is set, the flags go to
-// hFlags, and the code jumps to that block's chain entry if the exit's
-// slot holds one; else it returns to Go (jitChained), naming the slot so
-// that runBlock fills it.
+// hFlags, the guest registers to the CPU, and the exit takes its
+// instructions from the budget (budget) and jumps on to that block's
+// chain entry, once runBlock has linked its jump there (jitLink); else it
+// returns to Go (jitChained), naming the exit if it is not linked, so
+// that runBlock links it.
 func (t *jitT) chain(m int, next uint64, reads int32) {
 	a := &t.a
 	i := t.nslot
@@ -529,17 +530,42 @@ func (t *jitT) chain(m int, next uint64, reads int32) {
 	t.spill()
 	t.settle(reads)
 	t.storeRegs()
-	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
-	a.MovRI(as.RAX, uint64(uintptr(unsafe.Pointer(&t.b.jit.slots[i]))))
-	a.MovRM(8, as.RAX, as.M(as.RAX, 0))
-	miss := a.NewLabel()
-	a.TestRR(8, as.RAX, as.RAX)
-	a.Jcc(4, miss)
-	a.JmpReg(as.RAX)
+	miss, stop := a.NewLabel(), a.NewLabel()
+	t.budget(m, stop)
+	// The jump's displacement is 4-byte aligned (the code is 16), so
+	// that linking it is one atomic store.
+	for (a.Len()+1)%4 != 0 {
+		a.Buf = append(a.Buf, 0x90) // nop
+	}
+	a.Jmp(miss)
+	site := a.Len() - 4
 	a.Bind(miss)
+	t.links = append(t.links, jitLinkOff{site: site, miss: a.Len()})
 	a.MovMI(8, as.M(hCPU, offJitMiss), int64(i+1))
+	a.Bind(stop)
+	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	t.leaveStored(jitChained, t.st)
 }
+
+// budget takes the m instructions that ran of the block from CPU.jitLeft
+// at a chaining exit, and jumps to stop if the block that follows might
+// not fit in the budget (jitLeft is the budget less maxBlockInsts).
+// Clobbers the flags.
+func (t *jitT) budget(m int, stop as.Label) {
+	t.a.ALUMI(as.SUB, 8, as.M(hCPU, offJitLeft), int64(m))
+	t.a.Jcc(8, stop) // js
+}
+
+// retiredBefore computes into r the instructions of the blocks that ran
+// before this one since the entry from Go (runJIT adds them to Icount).
+func (t *jitT) retiredBefore(r as.Reg) {
+	t.a.MovRM(8, r, as.M(hCPU, offJitStart))
+	t.a.ALURM(as.SUB, 8, r, as.M(hCPU, offJitLeft))
+}
+
+// jitLinkOff is a chaining exit's jump in the code being emitted: the
+// offsets of its displacement and of the code it jumps to unlinked.
+type jitLinkOff struct{ site, miss int }
 
 func jitIsJcc(op x86asm.Op) bool { return jitJcc[op] }
 
@@ -608,6 +634,7 @@ func (t *jitT) leave(k int, st uint8) {
 		a.MovMR(8, as.M(hCPU, offFlags), as.RDX)
 		a.MovMI(1, as.M(hCPU, offCCOp), int64(ccEager))
 	}
+	a.MovMI(8, as.M(hCPU, offJitLast), int64(t.b.jit.id))
 	a.MovRI(as.RAX, uint64(k))
 	a.Ret()
 }

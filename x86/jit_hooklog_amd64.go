@@ -62,7 +62,7 @@ func (t *jitT) logHook(exit as.Label) {
 		a.MovMR(8, word(w), as.RDX)
 	}
 	// Retired less Icount: the blocks chained before this one, and k.
-	a.MovRM(8, as.RDX, as.M(hCPU, offJitRetired))
+	t.retiredBefore(as.RDX)
 	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
 	a.MovMR(8, word(0), as.RDX)
 	a.MovRI(as.RDX, uint64(t.b.jit.id)<<32|uint64(t.k)<<16|accHook)

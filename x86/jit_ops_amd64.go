@@ -1058,8 +1058,8 @@ func (t *jitT) syncPoint() {
 		kind = LogFence
 	}
 	t.logEntry(t.exit())
-	a.MovRM(8, as.RCX, as.M(hCPU, offIcount))
-	a.ALURM(as.ADD, 8, as.RCX, as.M(hCPU, offJitRetired))
+	t.retiredBefore(as.RCX)
+	a.ALURM(as.ADD, 8, as.RCX, as.M(hCPU, offIcount))
 	a.ALURI(as.ADD, 8, as.RCX, int64(t.k))
 	a.MovMR(8, as.M(as.RAX, 0), as.RCX)
 	a.MovMI(8, as.M(as.RAX, 8), kind)
