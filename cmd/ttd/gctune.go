@@ -8,17 +8,21 @@ import (
 )
 
 // Most ttd commands are short, and a collection costs in proportion to
-// what is live, which is mostly decoded instructions and guest pages
-// that stay live to the end: `ttd run python3 -c 'import json'` collected
-// once at 30 MB of heap (28 MB live), for 55-110 ms of CPU (more than a
-// tenth of the run), and `ttd run node -e 0` twice (30 and 54 MB), for
-// 180 ms. tuneGC gives the heap a floor instead: it may grow to
-// gcHeapFloor before the first collection, and after each collection
-// to gcHeapFloor or twice what is live, whichever is more (GOGC=100, the
-// default, once the live heap passes half the floor). Neither of those
-// two collects any more; the heap of a long run is as without the floor.
-// GOGC set in the environment turns it off.
-const gcHeapFloor = 128 << 20
+// what is live, which under `ttd run` is mostly decoded instructions and
+// guest pages that stay live to the end: `ttd run python3 -c 'import
+// json'` collected once at 30 MB of heap (28 MB live), for 55-110 ms of
+// CPU (a tenth of the run), and `ttd run node -e 0` twice (30 and 54
+// MB), for about 180 ms. tuneGC gives the heap a floor instead: it may
+// grow to gcHeapFloor before the first collection, and after each
+// collection to gcHeapFloor or twice what is live, whichever is more
+// (GOGC=100, the default, once the live heap passes half the floor).
+// The first of those no longer collects, node once. A recording makes
+// garbage (trace buffers) that a collection lets it reuse, and fresh
+// memory costs page faults: with a floor of 128 MiB `ttd record python3
+// -c pass` peaked at 245 MB of RSS rather than 170, and took more system
+// time; at 64 MiB it peaks as before. GOGC set in the environment turns
+// it off.
+const gcHeapFloor = 64 << 20
 
 // gcMinHeap is the Go runtime's heap goal at GOGC=100 when nothing is
 // live (heapMinimum): the first goal is gcMinHeap × GOGC/100.
