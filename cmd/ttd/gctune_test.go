@@ -6,7 +6,7 @@ import "testing"
 // live × (1 + GOGC/100), is gcHeapFloor while that is more than twice
 // live, and twice live (GOGC=100) from half the floor on.
 func TestGCPercentFor(t *testing.T) {
-	for _, live := range []uint64{0, 1 << 10, 1 << 20, 3 << 20, 28 << 20, gcHeapFloor/2 - 1, gcHeapFloor / 2, gcHeapFloor, 1 << 30} {
+	for _, live := range []uint64{0, 1 << 10, 1 << 20, 3 << 20, 28 << 20, gcHeapFloor/2 - 1, gcHeapFloor / 2, gcHeapFloor * 3 / 4, gcHeapFloor, 1 << 30} {
 		p := gcPercentFor(live)
 		goal := max(live, 1<<20) * uint64(100+p) / 100
 		want := uint64(gcHeapFloor)
