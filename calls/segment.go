@@ -105,12 +105,16 @@ type segThread struct {
 	// entered in an earlier interval reaching the function called
 	// (stitching decides, knowing whether the frame is a trampoline).
 	// jumps are those jumps by base level: the instructions after one
-	// go to its node.
-	baseLook int
-	jumps    map[int]*baseJump
-	// checkTramp: a ret just returned to a frame open at the
-	// checkpoint; if it is a trampoline's, watch for its jump.
-	checkTramp bool
+	// go to its node. After a ret that returned to a frame open at the
+	// checkpoint, baseLookTo bounds them instead (by Retired), the gate
+	// closed: watch sees the hooked ones only, among which every
+	// function entry, all it acts on while it looks. (A jump from a
+	// frame that is not a trampoline's costs nothing: stitching gives
+	// its instructions to the frame.) So no ret needs the gate open
+	// after it, and translated code logs every ret (hooklog.go).
+	baseLook   int
+	baseLookTo uint64
+	jumps      map[int]*baseJump
 	last       uint64
 	// basePending: the frame on top at the checkpoint may be one the
 	// previous interval could not name yet; baseEntry is the function
@@ -427,15 +431,14 @@ const lookLimit = 16
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
 func (s *segment) watch(st *segThread, h *hooked) {
 	in := h.in
-	if st.checkTramp {
-		st.checkTramp = false
-		if e := s.fn.lookup(in.PC); e.ok && e.tramp && len(st.stack) == 0 {
-			st.baseLook = 2 * lookLimit
+	if st.baseLook > 0 || st.baseLookTo != 0 {
+		inWindow := st.baseLook > 0 || h.retired < st.baseLookTo
+		if st.baseLook > 0 {
+			st.baseLook--
 		}
-	}
-	if st.baseLook > 0 {
-		st.baseLook--
-		if len(st.stack) == 0 && st.jumps[st.b] == nil {
+		if !inWindow {
+			st.baseLookTo = 0
+		} else if len(st.stack) == 0 && st.jumps[st.b] == nil {
 			pendingBase := st.b == 0 && st.basePending
 			if pendingBase && st.baseTarget == 0 {
 				st.baseTarget = in.PC
@@ -453,7 +456,7 @@ func (s *segment) watch(st *segThread, h *hooked) {
 					st.jumps = map[int]*baseJump{}
 				}
 				st.jumps[st.b] = &baseJump{entry: e.entry, node: &segNode{first: noPos}}
-				st.baseLook = 0
+				st.baseLook, st.baseLookTo = 0, 0
 				return
 			}
 		}
@@ -528,7 +531,7 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 			return true
 		}
 	}
-	return st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp
+	return st.look > 0 || st.tramp || st.baseLook > 0
 }
 
 // hooked is what the analysis knows of a hooked instruction: from the
@@ -549,12 +552,12 @@ type hooked struct {
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	st := s.running(r, c)
+	dbgExact(st, in)
 	h := hooked{in: in, retired: c.Retired(), rsp: c.R[x86.RSP], pos: noPos, r: r, c: c}
 	if a := &in.Args[0]; in.Op == x86asm.CALL && a.Kind == x86.KReg && a.Size == 8 {
 		h.target = c.R[a.Reg]
 	}
 	s.step(st, &h)
-	c.SetHookGuard(st.guard())
 }
 
 // running is the thread that runs on c.
@@ -570,7 +573,7 @@ func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 // step follows one hooked instruction.
 func (s *segment) step(st *segThread, h *hooked) {
 	in := h.in
-	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
+	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
 		s.watch(st, h)
 	}
 	switch in.Op {
@@ -617,12 +620,14 @@ func (s *segment) step(st *segThread, h *hooked) {
 			st.tramp = false
 		}
 		if len(st.stack) == 0 {
-			st.checkTramp = true
-		}
-		if !exact && len(st.stack) == 0 {
-			st.b++
-			st.baseRets = append(st.baseRets, basePop{sp: rsp})
-			st.baseLook = 2 * lookLimit
+			// Back in a frame open at the checkpoint: if it is a
+			// lazy-binding trampoline's, it jumps to the function
+			// called next (watch).
+			st.baseLookTo = n + 2*lookLimit
+			if !exact {
+				st.b++
+				st.baseRets = append(st.baseRets, basePop{sp: rsp})
+			}
 		}
 	}
 }
@@ -650,7 +655,6 @@ func (s *segment) leave(st *segThread, slot, pc uint64) *segNode {
 
 // event follows thread starts and signal deliveries.
 func (s *segment) event(r *reader.Replay, ev *reader.Event) {
-	defer func() { s.setGuard(s.threads[s.keyOf(ev.Tid).key]) }()
 	switch ev.Kind {
 	case reader.EventThreadStart:
 		st := s.threadStart(r, ev)
