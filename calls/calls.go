@@ -194,6 +194,7 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 		segs[k], errs[k] = runSegment(t, sym, cps, k, &opts)
 		done <- struct{}{}
 	})
+	DbgDump()
 	for k, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("calls: interval %d (from position %d): %w", k, cps[k].Position, err)
@@ -250,6 +251,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 		st := s.thread(tid, cpus[i], false, 0)
 		s.finish(st)
 	}
+	s.children = nil
 	return s, nil
 }
 
