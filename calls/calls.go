@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"ttd/reader"
 	"ttd/symbols"
@@ -375,6 +376,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					continue
 				}
 				if i := real[b]; i >= 0 && isTramp(sym, g) {
+					trampJumps.Add(1)
 					old := g
 					g = old.Parent.child(key{old.Site, j.entry, 0})
 					g.Count++
@@ -452,6 +454,11 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 	}
 	return p
 }
+
+// trampJumps counts the trampoline frames open at a checkpoint that
+// stitching made the frames of the functions they jumped to (tests check
+// that they met one).
+var trampJumps atomic.Uint64
 
 // isTramp reports whether n is a lazy-binding trampoline's frame.
 func isTramp(sym Symbolizer, n *Node) bool {

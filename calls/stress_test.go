@@ -3,6 +3,8 @@ package calls
 import (
 	"fmt"
 	"testing"
+
+	"ttd/x86"
 )
 
 // hardProgram is a program whose call tree is hard to get right, with
@@ -52,4 +54,39 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 			t.Errorf("%s: the trees hold %d of %d instructions", c.src, sum, p.Instructions)
 		}
 	}
+}
+
+// TestLazyBindingAcrossCheckpoints: intervals that start inside lazy
+// binding, with _dl_runtime_resolve's frame open at the checkpoint
+// (_dl_fixup runs, returns to it, and it jumps to the function called),
+// stitch to the tree of one pass: the trampoline's frame becomes the
+// called function's. Every block translated at once, _dl_fixup's rets
+// are logged, never leaving translated code: watch finds the jump
+// through the hooks alone (segThread.baseLookTo). (Before, such a ret
+// was guarded to open the gate after it; removing the guard failed no
+// test, as _dl_runtime_resolve_xsave's xrstor leaves translated code
+// right after the ret anyway.)
+func TestLazyBindingAcrossCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	exe := buildC(t, "testdata/lazybind.c", "-Wl,-z,lazy")
+	defer x86.SetJIT(x86.SetJIT(true, 0))
+	n := trampJumps.Load()
+	for _, every := range []uint64{997, 1499, 2003, 3001} {
+		tr, sym := open(t, record(t, exe, every))
+		p, err := Analyze(tr, sym, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := analyzeSequential(t, tr, sym)
+		for i, th := range p.Threads {
+			sameRows(t, fmt.Sprintf("lazybind, a checkpoint every %d, thread %d", every, th.Tid),
+				flat(th.Root), flat(ref.Threads[i].Root))
+		}
+	}
+	if trampJumps.Load() == n {
+		t.Error("no interval started inside a lazy-binding trampoline: the test tested nothing")
+	}
+	t.Logf("%d trampoline frames open at a checkpoint", trampJumps.Load()-n)
 }
