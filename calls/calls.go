@@ -195,7 +195,6 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 		segs[k], errs[k] = runSegment(t, sym, cps, k, &opts)
 		done <- struct{}{}
 	})
-	DbgDump()
 	for k, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("calls: interval %d (from position %d): %w", k, cps[k].Position, err)

@@ -579,7 +579,6 @@ type hooked struct {
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	st := s.running(r, c)
-	dbgExact(st, in)
 	h := hooked{in: in, retired: c.Retired(), rsp: c.R[x86.RSP], pos: noPos, r: r, c: c}
 	if a := &in.Args[0]; in.Op == x86asm.CALL && a.Kind == x86.KReg && a.Size == 8 {
 		h.target = c.R[a.Reg]
