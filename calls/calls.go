@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -94,7 +95,8 @@ type Thread struct {
 type Profile struct {
 	Threads      []*Thread // in order of first appearance
 	Instructions uint64    // the recording's
-	// Segments is the number of checkpoint intervals re-simulated.
+	// Segments is the number of segments re-simulated, each from a
+	// checkpoint (segmentStarts).
 	Segments int
 	// Flows, with Options.FlowOf, holds what each flow spent in each
 	// call path (of the threads' trees).
@@ -123,6 +125,9 @@ type Options struct {
 	// holding a call or a ret and the instructions watch needs (the
 	// tests' reference).
 	everyInstruction bool
+	// everyCheckpoint makes every checkpoint interval a segment of its
+	// own (segmentStarts), as the tests of stitching need.
+	everyCheckpoint bool
 	// tree and syms: the processes, and each program image's symbols
 	// (set by Analyze).
 	tree *Tree
@@ -156,9 +161,9 @@ func Load(t *reader.Trace) (*symbols.Table, error) {
 	return loadModules(t, tr.mods[0])
 }
 
-// Analyze re-simulates t, every checkpoint interval on its own and in
-// parallel, and stitches the intervals' calls into the recording's call
-// tree (see the package documentation).
+// Analyze re-simulates t in segments that start at checkpoints
+// (segmentStarts), in parallel, and stitches the segments' calls into
+// the recording's call tree (see the package documentation).
 func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	cps, err := t.Checkpoints()
 	if err != nil {
@@ -180,6 +185,7 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 			return nil, err
 		}
 	}
+	cps = segmentStarts(cps, t.End(), &opts)
 	segs := make([]*segment, len(cps))
 	errs := make([]error, len(cps))
 	done := make(chan struct{}, len(cps))
@@ -197,7 +203,7 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	})
 	for k, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("calls: interval %d (from position %d): %w", k, cps[k].Position, err)
+			return nil, fmt.Errorf("calls: segment %d (from position %d): %w", k, cps[k].Position, err)
 		}
 	}
 	p := stitch(segs, sym)
@@ -206,6 +212,43 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	p.Tree = tr
 	p.finish(sym)
 	return p, nil
+}
+
+// segmentsPerWorker is how many segments each worker re-simulates when
+// several share the work, so that one costlier stretch of the recording
+// does not leave the others idle.
+const segmentsPerWorker = 2
+
+// segmentStarts picks, among the checkpoints cps of a recording of end
+// instructions, those the segments start at: one segment for one
+// worker, else segmentsPerWorker per worker, of about equal instruction
+// counts. Each segment re-materialises the memory its program touches
+// from the trace and stitching joins them; one worker gains nothing
+// from more: with a checkpoint every 5e7 instructions, a segment per
+// checkpoint interval cost xz -6 (1e9 instructions, 22 intervals) twice
+// the CPU of a replay, most of it rebuilding the same pages.
+func segmentStarts(cps []reader.Checkpoint, end uint64, opts *Options) []reader.Checkpoint {
+	w := opts.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	n := 1
+	if w > 1 {
+		n = segmentsPerWorker * w
+	}
+	if opts.everyCheckpoint || n >= len(cps) {
+		return cps
+	}
+	out := []reader.Checkpoint{cps[0]}
+	first := cps[0].Position
+	for i := 1; i < n; i++ {
+		at := first + (end-first)*uint64(i)/uint64(n)
+		j := sort.Search(len(cps), func(j int) bool { return cps[j].Position >= at })
+		if j < len(cps) && cps[j].Position > out[len(out)-1].Position {
+			out = append(out, cps[j])
+		}
+	}
+	return out
 }
 
 func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int, opts *Options) (*segment, error) {

@@ -39,7 +39,7 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 	for _, c := range append(hardPrograms, hardProgram{"../flows/testdata/forkserver.c", 7919}) {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))
-		p, err := Analyze(tr, sym, Options{})
+		p, err := Analyze(tr, sym, Options{everyCheckpoint: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestLazyBindingAcrossCheckpoints(t *testing.T) {
 	n := trampJumps.Load()
 	for _, every := range []uint64{997, 1499, 2003, 3001} {
 		tr, sym := open(t, record(t, exe, every))
-		p, err := Analyze(tr, sym, Options{Workers: 1})
+		p, err := Analyze(tr, sym, Options{Workers: 1, everyCheckpoint: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,4 +89,55 @@ func TestLazyBindingAcrossCheckpoints(t *testing.T) {
 		t.Error("no interval started inside a lazy-binding trampoline: the test tested nothing")
 	}
 	t.Logf("%d trampoline frames open at a checkpoint", trampJumps.Load()-n)
+}
+
+// TestSegmentsOfSeveralIntervals: segments that span several checkpoint
+// intervals (segmentStarts: one per worker, or two per worker) stitch to
+// the same tree as a segment per interval, for every worker count, and
+// the segments cover the recording without gap or overlap.
+func TestSegmentsOfSeveralIntervals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	exe := buildC(t, "testdata/deep.c", "-pthread")
+	tr, sym := open(t, record(t, exe, 3001))
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(p *Profile) []string {
+		var out []string
+		for _, th := range p.Threads {
+			out = append(out, flat(th.Root)...)
+		}
+		return out
+	}
+	ref, err := Analyze(tr, sym, Options{Workers: 2, everyCheckpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 2, 3} {
+		opts := Options{Workers: w}
+		starts := segmentStarts(cps, tr.End(), &opts)
+		want := 1
+		if w > 1 {
+			want = segmentsPerWorker * w
+		}
+		if len(starts) != want || starts[0] != cps[0] {
+			t.Errorf("%d workers: %d segments from %d, want %d from %d", w, len(starts), starts[0].Position, want, cps[0].Position)
+		}
+		for k := 1; k < len(starts); k++ {
+			if starts[k].Position <= starts[k-1].Position {
+				t.Errorf("%d workers: segment %d starts at %d, before segment %d's %d", w, k, starts[k].Position, k-1, starts[k-1].Position)
+			}
+		}
+		p, err := Analyze(tr, sym, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Segments != len(starts) {
+			t.Errorf("%d workers: %d segments re-simulated, want %d", w, p.Segments, len(starts))
+		}
+		sameRows(t, fmt.Sprintf("deep.c, %d workers (%d segments)", w, p.Segments), rows(p), rows(ref))
+	}
 }
