@@ -185,11 +185,15 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 			return nil, err
 		}
 	}
-	cps = segmentStarts(cps, t.End(), &opts)
-	segs := make([]*segment, len(cps))
-	errs := make([]error, len(cps))
-	done := make(chan struct{}, len(cps))
+	starts := segmentStarts(cps, t.End(), &opts)
+	segs := make([]*segment, len(starts))
+	errs := make([]error, len(starts))
+	// Progress counts checkpoint intervals, which a segment runs one
+	// after the other.
+	var tick func()
 	if opts.Progress != nil {
+		done := make(chan struct{}, len(cps))
+		tick = func() { done <- struct{}{} }
 		go func() {
 			for k := 1; k <= len(cps); k++ {
 				<-done
@@ -197,18 +201,21 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 			}
 		}()
 	}
-	reader.Parallel(len(cps), opts.Workers, func(k int) {
-		segs[k], errs[k] = runSegment(t, sym, cps, k, &opts)
-		done <- struct{}{}
+	reader.Parallel(len(starts), opts.Workers, func(k int) {
+		to := len(cps)
+		if k+1 < len(starts) {
+			to = starts[k+1]
+		}
+		segs[k], errs[k] = runSegment(t, sym, cps, starts[k], to, &opts, tick)
 	})
 	for k, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("calls: segment %d (from position %d): %w", k, cps[k].Position, err)
+			return nil, fmt.Errorf("calls: segment %d (from position %d): %w", k, cps[starts[k]].Position, err)
 		}
 	}
 	p := stitch(segs, sym)
 	p.Instructions = t.End()
-	p.Segments = len(cps)
+	p.Segments = len(starts)
 	p.Tree = tr
 	p.finish(sym)
 	return p, nil
@@ -227,7 +234,8 @@ const segmentsPerWorker = 2
 // from more: with a checkpoint every 5e7 instructions, a segment per
 // checkpoint interval cost xz -6 (1e9 instructions, 22 intervals) twice
 // the CPU of a replay, most of it rebuilding the same pages.
-func segmentStarts(cps []reader.Checkpoint, end uint64, opts *Options) []reader.Checkpoint {
+// It returns their indices in cps.
+func segmentStarts(cps []reader.Checkpoint, end uint64, opts *Options) []int {
 	w := opts.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
@@ -237,21 +245,27 @@ func segmentStarts(cps []reader.Checkpoint, end uint64, opts *Options) []reader.
 		n = segmentsPerWorker * w
 	}
 	if opts.everyCheckpoint || n >= len(cps) {
-		return cps
+		n = len(cps)
 	}
-	out := []reader.Checkpoint{cps[0]}
+	out := []int{0}
 	first := cps[0].Position
 	for i := 1; i < n; i++ {
 		at := first + (end-first)*uint64(i)/uint64(n)
 		j := sort.Search(len(cps), func(j int) bool { return cps[j].Position >= at })
-		if j < len(cps) && cps[j].Position > out[len(out)-1].Position {
-			out = append(out, cps[j])
+		if n == len(cps) {
+			j = i
+		}
+		if j < len(cps) && j > out[len(out)-1] {
+			out = append(out, j)
 		}
 	}
 	return out
 }
 
-func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int, opts *Options) (*segment, error) {
+// runSegment re-simulates the checkpoint intervals from to to (not
+// included), one after the other, calling tick (if not nil) after each.
+func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, to int, opts *Options, tick func()) (*segment, error) {
+	k := from
 	r, err := t.NewReplayAt(cps[k])
 	if err != nil {
 		return nil, err
@@ -279,12 +293,21 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 		s.useLog(r) // logged hooks (hooklog.go)
 	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
-	end := t.End()
-	if k+1 < len(cps) {
-		end = cps[k+1].Position
+	i := from + 1
+	for ; i <= to && err == nil; i++ {
+		end := t.End()
+		if i < len(cps) {
+			end = cps[i].Position
+		}
+		err = r.RunTo(end)
+		if tick != nil {
+			tick()
+		}
 	}
-	err = r.RunTo(end)
-	if err != nil && err != reader.ErrEnd && !(err == io.ErrUnexpectedEOF && k+1 == len(cps)) {
+	for ; i <= to && tick != nil; i++ {
+		tick() // the intervals after the program's end
+	}
+	if err != nil && err != reader.ErrEnd && !(err == io.ErrUnexpectedEOF && to == len(cps)) {
 		return nil, err
 	}
 	// The threads still running: name their pending frames and give

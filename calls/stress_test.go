@@ -123,12 +123,12 @@ func TestSegmentsOfSeveralIntervals(t *testing.T) {
 		if w > 1 {
 			want = segmentsPerWorker * w
 		}
-		if len(starts) != want || starts[0] != cps[0] {
-			t.Errorf("%d workers: %d segments from %d, want %d from %d", w, len(starts), starts[0].Position, want, cps[0].Position)
+		if len(starts) != want || starts[0] != 0 {
+			t.Errorf("%d workers: %d segments from checkpoint %d, want %d from 0", w, len(starts), starts[0], want)
 		}
 		for k := 1; k < len(starts); k++ {
-			if starts[k].Position <= starts[k-1].Position {
-				t.Errorf("%d workers: segment %d starts at %d, before segment %d's %d", w, k, starts[k].Position, k-1, starts[k-1].Position)
+			if starts[k] <= starts[k-1] {
+				t.Errorf("%d workers: segment %d starts at checkpoint %d, not after segment %d's %d", w, k, starts[k], k-1, starts[k-1])
 			}
 		}
 		p, err := Analyze(tr, sym, opts)
