@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"ttd/reader"
 	"ttd/symbols"
@@ -93,7 +95,8 @@ type Thread struct {
 type Profile struct {
 	Threads      []*Thread // in order of first appearance
 	Instructions uint64    // the recording's
-	// Segments is the number of checkpoint intervals re-simulated.
+	// Segments is the number of segments re-simulated, each from a
+	// checkpoint (segmentStarts).
 	Segments int
 	// Flows, with Options.FlowOf, holds what each flow spent in each
 	// call path (of the threads' trees).
@@ -122,6 +125,9 @@ type Options struct {
 	// holding a call or a ret and the instructions watch needs (the
 	// tests' reference).
 	everyInstruction bool
+	// everyCheckpoint makes every checkpoint interval a segment of its
+	// own (segmentStarts), as the tests of stitching need.
+	everyCheckpoint bool
 	// tree and syms: the processes, and each program image's symbols
 	// (set by Analyze).
 	tree *Tree
@@ -155,9 +161,9 @@ func Load(t *reader.Trace) (*symbols.Table, error) {
 	return loadModules(t, tr.mods[0])
 }
 
-// Analyze re-simulates t, every checkpoint interval on its own and in
-// parallel, and stitches the intervals' calls into the recording's call
-// tree (see the package documentation).
+// Analyze re-simulates t in segments that start at checkpoints
+// (segmentStarts), in parallel, and stitches the segments' calls into
+// the recording's call tree (see the package documentation).
 func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 	cps, err := t.Checkpoints()
 	if err != nil {
@@ -179,10 +185,15 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 			return nil, err
 		}
 	}
-	segs := make([]*segment, len(cps))
-	errs := make([]error, len(cps))
-	done := make(chan struct{}, len(cps))
+	starts := segmentStarts(cps, t.End(), &opts)
+	segs := make([]*segment, len(starts))
+	errs := make([]error, len(starts))
+	// Progress counts checkpoint intervals, which a segment runs one
+	// after the other.
+	var tick func()
 	if opts.Progress != nil {
+		done := make(chan struct{}, len(cps))
+		tick = func() { done <- struct{}{} }
 		go func() {
 			for k := 1; k <= len(cps); k++ {
 				<-done
@@ -190,24 +201,71 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 			}
 		}()
 	}
-	reader.Parallel(len(cps), opts.Workers, func(k int) {
-		segs[k], errs[k] = runSegment(t, sym, cps, k, &opts)
-		done <- struct{}{}
+	reader.Parallel(len(starts), opts.Workers, func(k int) {
+		to := len(cps)
+		if k+1 < len(starts) {
+			to = starts[k+1]
+		}
+		segs[k], errs[k] = runSegment(t, sym, cps, starts[k], to, &opts, tick)
 	})
 	for k, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("calls: interval %d (from position %d): %w", k, cps[k].Position, err)
+			return nil, fmt.Errorf("calls: segment %d (from position %d): %w", k, cps[starts[k]].Position, err)
 		}
 	}
 	p := stitch(segs, sym)
 	p.Instructions = t.End()
-	p.Segments = len(cps)
+	p.Segments = len(starts)
 	p.Tree = tr
 	p.finish(sym)
 	return p, nil
 }
 
-func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int, opts *Options) (*segment, error) {
+// segmentsPerWorker is how many segments each worker re-simulates when
+// several share the work, so that one costlier stretch of the recording
+// does not leave the others idle.
+const segmentsPerWorker = 2
+
+// segmentStarts picks, among the checkpoints cps of a recording of end
+// instructions, those the segments start at: one segment for one
+// worker, else segmentsPerWorker per worker, of about equal instruction
+// counts. Each segment re-materialises the memory its program touches
+// from the trace and stitching joins them; one worker gains nothing
+// from more: with a checkpoint every 5e7 instructions, a segment per
+// checkpoint interval cost xz -6 (1e9 instructions, 22 intervals) twice
+// the CPU of a replay, most of it rebuilding the same pages.
+// It returns their indices in cps.
+func segmentStarts(cps []reader.Checkpoint, end uint64, opts *Options) []int {
+	w := opts.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	n := 1
+	if w > 1 {
+		n = segmentsPerWorker * w
+	}
+	if opts.everyCheckpoint || n >= len(cps) {
+		n = len(cps)
+	}
+	out := []int{0}
+	first := cps[0].Position
+	for i := 1; i < n; i++ {
+		at := first + (end-first)*uint64(i)/uint64(n)
+		j := sort.Search(len(cps), func(j int) bool { return cps[j].Position >= at })
+		if n == len(cps) {
+			j = i
+		}
+		if j < len(cps) && j > out[len(out)-1] {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// runSegment re-simulates the checkpoint intervals from to to (not
+// included), one after the other, calling tick (if not nil) after each.
+func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, to int, opts *Options, tick func()) (*segment, error) {
+	k := from
 	r, err := t.NewReplayAt(cps[k])
 	if err != nil {
 		return nil, err
@@ -235,12 +293,21 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 		s.useLog(r) // logged hooks (hooklog.go)
 	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
-	end := t.End()
-	if k+1 < len(cps) {
-		end = cps[k+1].Position
+	i := from + 1
+	for ; i <= to && err == nil; i++ {
+		end := t.End()
+		if i < len(cps) {
+			end = cps[i].Position
+		}
+		err = r.RunTo(end)
+		if tick != nil {
+			tick()
+		}
 	}
-	err = r.RunTo(end)
-	if err != nil && err != reader.ErrEnd && !(err == io.ErrUnexpectedEOF && k+1 == len(cps)) {
+	for ; i <= to && tick != nil; i++ {
+		tick() // the intervals after the program's end
+	}
+	if err != nil && err != reader.ErrEnd && !(err == io.ErrUnexpectedEOF && to == len(cps)) {
 		return nil, err
 	}
 	// The threads still running: name their pending frames and give
@@ -250,6 +317,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, k int,
 		st := s.thread(tid, cpus[i], false, 0)
 		s.finish(st)
 	}
+	s.children = nil
 	return s, nil
 }
 
@@ -373,6 +441,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					continue
 				}
 				if i := real[b]; i >= 0 && isTramp(sym, g) {
+					trampJumps.Add(1)
 					old := g
 					g = old.Parent.child(key{old.Site, j.entry, 0})
 					g.Count++
@@ -450,6 +519,11 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 	}
 	return p
 }
+
+// trampJumps counts the trampoline frames open at a checkpoint that
+// stitching made the frames of the functions they jumped to (tests check
+// that they met one).
+var trampJumps atomic.Uint64
 
 // isTramp reports whether n is a lazy-binding trampoline's frame.
 func isTramp(sym Symbolizer, n *Node) bool {

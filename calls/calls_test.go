@@ -11,7 +11,7 @@ import (
 func TestCallsExact(t *testing.T) {
 	exe := buildC(t, "testdata/deep.c")
 	tr, sym := open(t, record(t, exe, 5000))
-	p, err := Analyze(tr, sym, Options{Workers: 2})
+	p, err := Analyze(tr, sym, Options{Workers: 2, everyCheckpoint: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestCallsExact(t *testing.T) {
 func TestCallsThreads(t *testing.T) {
 	exe := buildC(t, "../testdata/corpus/threads_sync.c", "-pthread")
 	tr, sym := open(t, record(t, exe, 50_000))
-	p, err := Analyze(tr, sym, Options{})
+	p, err := Analyze(tr, sym, Options{everyCheckpoint: true})
 	if err != nil {
 		t.Fatal(err)
 	}

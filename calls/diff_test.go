@@ -130,7 +130,7 @@ func analyzeRuns(t *testing.T, exeA, argA, exeB, argB string) (*Profile, *Profil
 	var ps [2]*Profile
 	for i, run := range [2][2]string{{exeA, argA}, {exeB, argB}} {
 		tr, sym := open(t, record(t, run[0], 20_000, run[1]))
-		p, err := Analyze(tr, sym, Options{})
+		p, err := Analyze(tr, sym, Options{everyCheckpoint: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,9 +7,10 @@
 // recordings' call trees (Diff: the root-cause algorithm of the
 // self-propelled instrumentation paper).
 //
-// Segments. The checkpoint intervals of a trace are re-simulated in
-// parallel (reader.Parallel), each on its own, with no knowledge of the
-// call stack at its checkpoint. A segment keeps, per thread, a stack of
+// Segments. A trace is re-simulated in segments that start at
+// checkpoints (one in all for one worker, two per worker otherwise:
+// segmentStarts), in parallel (reader.Parallel), each on its own, with
+// no knowledge of the call stack at its checkpoint. A segment keeps, per thread, a stack of
 // the frames it saw pushed, and below it a chain of "base" frames: the
 // frames that were open at the checkpoint, known only by their depth
 // below the top (a ret on an empty stack pops the next base frame). Its

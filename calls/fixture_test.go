@@ -94,7 +94,7 @@ func analyzeSequential(t testing.TB, tr *reader.Trace, sym Symbolizer) *Profile 
 	if tree.Images() > 1 {
 		t.Fatal("analyzeSequential: the reference names one program's functions")
 	}
-	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, &Options{everyInstruction: true, tree: tree, syms: []Symbolizer{sym}})
+	s, err := runSegment(tr, sym, []reader.Checkpoint{cps[0]}, 0, 1, &Options{everyInstruction: true, tree: tree, syms: []Symbolizer{sym}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

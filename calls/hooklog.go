@@ -20,18 +20,13 @@ import (
 // as a direct call's are; when the interpreter makes it (Target 0), the
 // gate opens as after an exact call (look), before Go runs the callee's
 // first block. The instructions after which the gate may open keep
-// their exits:
-//   - the entry of a lazy-binding trampoline (tramp);
-//   - a ret that may leave every frame the segment knows (checkTramp,
-//     baseLook): rets are guarded, logged only below the return-address
-//     slot of the thread's oldest frame (segThread.guard), which only
-//     Hook calls, records and events change. Records not yet handed over
-//     can only push frames above that one, or pop frames above it
-//     (a ret below it), or leave it by longjmp for a frame further up:
-//     the guard can only be lower than it should, never higher.
+// their exits: the entry of a lazy-binding trampoline (tramp). A ret
+// never opens it (watch looks for a trampoline's jump after one through
+// the hooks, bounded by Retired: segThread.baseLookTo), so every ret is
+// logged and none is guarded (x86.CPU.SetHookGuard).
 
 // loggable picks, among the instructions callsAndRets hooks in b, those
-// translated code may log, and the guarded ones (the rets).
+// translated code may log; it guards none.
 func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
 	for i := range b.Insts {
 		in := &b.Insts[i]
@@ -42,7 +37,6 @@ func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
 			}
 		case x86asm.RET:
 			logged |= 1 << i
-			guarded |= 1 << i
 		default:
 			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
 				logged |= 1 << i
@@ -62,35 +56,11 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
 		h := hooked{in: rec.Inst, retired: rec.Retired, rsp: rec.RSP, target: rec.Target, pos: r.LoggedPosition(rec.Retired)}
 		s.step(st, &h)
 	}
-	c.SetHookGuard(st.guard())
 }
 
-// guard is the stack pointer at and above which a ret must come to Hook
-// (x86.CPU.SetHookGuard): the return-address slot of the thread's oldest
-// frame, which such a ret pops, emptying the stack; with no frame,
-// every ret.
-func (st *segThread) guard() uint64 {
-	if len(st.stack) == 0 {
-		return 0
-	}
-	return st.stack[0].slot
-}
-
-// useLog makes r log what loggable picks, and sets the guard of the
-// threads the segment starts with.
+// useLog makes r log what loggable picks.
 func (s *segment) useLog(r *reader.Replay) {
 	r.HookLogged, r.HookLog = s.loggable, s.logged
-	for _, st := range s.threads {
-		s.setGuard(st)
-	}
-}
-
-// setGuard updates the guard of st's CPU after an event changed its
-// frames.
-func (s *segment) setGuard(st *segThread) {
-	if st != nil && st.cpu != nil {
-		st.cpu.SetHookGuard(st.guard())
-	}
 }
 
 // loggedRecords counts the records logged has followed (tests check

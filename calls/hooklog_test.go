@@ -22,7 +22,7 @@ func TestLoggedHooksMatchExits(t *testing.T) {
 		analyze := func(logged bool) ([]string, uint64) {
 			defer reader.SetHookLog(reader.SetHookLog(logged))
 			n := loggedRecords.Load()
-			p, err := Analyze(tr, sym, Options{Workers: 1})
+			p, err := Analyze(tr, sym, Options{Workers: 1, everyCheckpoint: true})
 			if err != nil {
 				t.Fatal(err)
 			}

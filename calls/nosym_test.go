@@ -41,7 +41,7 @@ func TestCallIntoCodeWithoutSymbols(t *testing.T) {
 				t.Fatalf("output %q: %v", printed, err)
 			}
 			tr, sym := open(t, path)
-			p, err := Analyze(tr, sym, Options{Workers: 2})
+			p, err := Analyze(tr, sym, Options{Workers: 2, everyCheckpoint: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,6 +50,30 @@ func (n *segNode) child(k key) *segNode {
 	return c
 }
 
+// childCache is a direct-mapped cache of segNode.child, by parent and key: a
+// call entering a path the segment knows costs a hash of four words and
+// three compares instead of a map lookup (the map, hashing its 24-byte
+// keys, was 5-7% of ttd calls on gzip -9).
+type childCache [1 << childBits]cachedChild
+
+const childBits = 12
+
+type cachedChild struct {
+	parent, node *segNode
+	key          key
+}
+
+// child is n.child(k), through the cache.
+func (c *childCache) child(n *segNode, k key) *segNode {
+	h := (n.key.Site ^ n.key.Entry*0x9e3779b97f4a7c15 ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
+	e := &c[h>>(64-childBits)]
+	if e.parent == n && e.key == k {
+		return e.node
+	}
+	*e = cachedChild{n, n.child(k), k}
+	return e.node
+}
+
 // frame is a call a segment saw: its node is nil until the function it
 // entered is known (see resolve).
 type frame struct {
@@ -105,12 +129,16 @@ type segThread struct {
 	// entered in an earlier interval reaching the function called
 	// (stitching decides, knowing whether the frame is a trampoline).
 	// jumps are those jumps by base level: the instructions after one
-	// go to its node.
-	baseLook int
-	jumps    map[int]*baseJump
-	// checkTramp: a ret just returned to a frame open at the
-	// checkpoint; if it is a trampoline's, watch for its jump.
-	checkTramp bool
+	// go to its node. After a ret that returned to a frame open at the
+	// checkpoint, baseLookTo bounds them instead (by Retired), the gate
+	// closed: watch sees the hooked ones only, among which every
+	// function entry, all it acts on while it looks. (A jump from a
+	// frame that is not a trampoline's costs nothing: stitching gives
+	// its instructions to the frame.) So no ret needs the gate open
+	// after it, and translated code logs every ret (hooklog.go).
+	baseLook   int
+	baseLookTo uint64
+	jumps      map[int]*baseJump
 	last       uint64
 	// basePending: the frame on top at the checkpoint may be one the
 	// previous interval could not name yet; baseEntry is the function
@@ -174,6 +202,9 @@ type segment struct {
 	tree  *Tree
 	keys  map[int]threadID
 	forks []forkSnap
+	// children caches the children of nodes (nil once the segment is
+	// done).
+	children *childCache
 }
 
 // funcs finds function entries, through a per-segment cache of the shared
@@ -239,7 +270,7 @@ func (f *funcs) lookup(pc uint64) entryOf {
 
 func newSegment(sym Symbolizer) *segment {
 	c := map[uint64]entryOf{}
-	return &segment{threads: map[int]*segThread{}, keys: map[int]threadID{},
+	return &segment{threads: map[int]*segThread{}, keys: map[int]threadID{}, children: new(childCache),
 		fn: funcs{sym: sym, cache: c, syms: []Symbolizer{sym}, caches: []map[uint64]entryOf{c}}}
 }
 
@@ -322,7 +353,7 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
-	n := f.parent.child(key{f.site, entry, 0})
+	n := s.children.child(f.parent, key{f.site, entry, 0})
 	n.count++
 	if f.pos < n.first {
 		n.first, n.firstTid = f.pos, st.tid
@@ -427,15 +458,14 @@ const lookLimit = 16
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
 func (s *segment) watch(st *segThread, h *hooked) {
 	in := h.in
-	if st.checkTramp {
-		st.checkTramp = false
-		if e := s.fn.lookup(in.PC); e.ok && e.tramp && len(st.stack) == 0 {
-			st.baseLook = 2 * lookLimit
+	if st.baseLook > 0 || st.baseLookTo != 0 {
+		inWindow := st.baseLook > 0 || h.retired < st.baseLookTo
+		if st.baseLook > 0 {
+			st.baseLook--
 		}
-	}
-	if st.baseLook > 0 {
-		st.baseLook--
-		if len(st.stack) == 0 && st.jumps[st.b] == nil {
+		if !inWindow {
+			st.baseLookTo = 0
+		} else if len(st.stack) == 0 && st.jumps[st.b] == nil {
 			pendingBase := st.b == 0 && st.basePending
 			if pendingBase && st.baseTarget == 0 {
 				st.baseTarget = in.PC
@@ -453,7 +483,7 @@ func (s *segment) watch(st *segThread, h *hooked) {
 					st.jumps = map[int]*baseJump{}
 				}
 				st.jumps[st.b] = &baseJump{entry: e.entry, node: &segNode{first: noPos}}
-				st.baseLook = 0
+				st.baseLook, st.baseLookTo = 0, 0
 				return
 			}
 		}
@@ -528,7 +558,7 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 			return true
 		}
 	}
-	return st.look > 0 || st.tramp || st.baseLook > 0 || st.checkTramp
+	return st.look > 0 || st.tramp || st.baseLook > 0
 }
 
 // hooked is what the analysis knows of a hooked instruction: from the
@@ -554,7 +584,6 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		h.target = c.R[a.Reg]
 	}
 	s.step(st, &h)
-	c.SetHookGuard(st.guard())
 }
 
 // running is the thread that runs on c.
@@ -570,7 +599,7 @@ func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 // step follows one hooked instruction.
 func (s *segment) step(st *segThread, h *hooked) {
 	in := h.in
-	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.checkTramp {
+	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
 		s.watch(st, h)
 	}
 	switch in.Op {
@@ -617,12 +646,14 @@ func (s *segment) step(st *segThread, h *hooked) {
 			st.tramp = false
 		}
 		if len(st.stack) == 0 {
-			st.checkTramp = true
-		}
-		if !exact && len(st.stack) == 0 {
-			st.b++
-			st.baseRets = append(st.baseRets, basePop{sp: rsp})
-			st.baseLook = 2 * lookLimit
+			// Back in a frame open at the checkpoint: if it is a
+			// lazy-binding trampoline's, it jumps to the function
+			// called next (watch).
+			st.baseLookTo = n + 2*lookLimit
+			if !exact {
+				st.b++
+				st.baseRets = append(st.baseRets, basePop{sp: rsp})
+			}
 		}
 	}
 }
@@ -650,7 +681,6 @@ func (s *segment) leave(st *segThread, slot, pc uint64) *segNode {
 
 // event follows thread starts and signal deliveries.
 func (s *segment) event(r *reader.Replay, ev *reader.Event) {
-	defer func() { s.setGuard(s.threads[s.keyOf(ev.Tid).key]) }()
 	switch ev.Kind {
 	case reader.EventThreadStart:
 		st := s.threadStart(r, ev)

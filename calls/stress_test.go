@@ -3,6 +3,8 @@ package calls
 import (
 	"fmt"
 	"testing"
+
+	"ttd/x86"
 )
 
 // hardProgram is a program whose call tree is hard to get right, with
@@ -37,7 +39,7 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 	for _, c := range append(hardPrograms, hardProgram{"../flows/testdata/forkserver.c", 7919}) {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))
-		p, err := Analyze(tr, sym, Options{})
+		p, err := Analyze(tr, sym, Options{everyCheckpoint: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,5 +53,91 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 		if sum != p.Instructions {
 			t.Errorf("%s: the trees hold %d of %d instructions", c.src, sum, p.Instructions)
 		}
+	}
+}
+
+// TestLazyBindingAcrossCheckpoints: intervals that start inside lazy
+// binding, with _dl_runtime_resolve's frame open at the checkpoint
+// (_dl_fixup runs, returns to it, and it jumps to the function called),
+// stitch to the tree of one pass: the trampoline's frame becomes the
+// called function's. Every block translated at once, _dl_fixup's rets
+// are logged, never leaving translated code: watch finds the jump
+// through the hooks alone (segThread.baseLookTo). (Before, such a ret
+// was guarded to open the gate after it; removing the guard failed no
+// test, as _dl_runtime_resolve_xsave's xrstor leaves translated code
+// right after the ret anyway.)
+func TestLazyBindingAcrossCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	exe := buildC(t, "testdata/lazybind.c", "-Wl,-z,lazy")
+	defer x86.SetJIT(x86.SetJIT(true, 0))
+	n := trampJumps.Load()
+	for _, every := range []uint64{997, 1499, 2003, 3001} {
+		tr, sym := open(t, record(t, exe, every))
+		p, err := Analyze(tr, sym, Options{Workers: 1, everyCheckpoint: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := analyzeSequential(t, tr, sym)
+		for i, th := range p.Threads {
+			sameRows(t, fmt.Sprintf("lazybind, a checkpoint every %d, thread %d", every, th.Tid),
+				flat(th.Root), flat(ref.Threads[i].Root))
+		}
+	}
+	if trampJumps.Load() == n {
+		t.Error("no interval started inside a lazy-binding trampoline: the test tested nothing")
+	}
+	t.Logf("%d trampoline frames open at a checkpoint", trampJumps.Load()-n)
+}
+
+// TestSegmentsOfSeveralIntervals: segments that span several checkpoint
+// intervals (segmentStarts: one per worker, or two per worker) stitch to
+// the same tree as a segment per interval, for every worker count, and
+// the segments cover the recording without gap or overlap.
+func TestSegmentsOfSeveralIntervals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	exe := buildC(t, "testdata/deep.c", "-pthread")
+	tr, sym := open(t, record(t, exe, 3001))
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(p *Profile) []string {
+		var out []string
+		for _, th := range p.Threads {
+			out = append(out, flat(th.Root)...)
+		}
+		return out
+	}
+	ref, err := Analyze(tr, sym, Options{Workers: 2, everyCheckpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 2, 3} {
+		opts := Options{Workers: w}
+		starts := segmentStarts(cps, tr.End(), &opts)
+		want := 1
+		if w > 1 {
+			want = segmentsPerWorker * w
+		}
+		if len(starts) != want || starts[0] != 0 {
+			t.Errorf("%d workers: %d segments from checkpoint %d, want %d from 0", w, len(starts), starts[0], want)
+		}
+		for k := 1; k < len(starts); k++ {
+			if starts[k] <= starts[k-1] {
+				t.Errorf("%d workers: segment %d starts at checkpoint %d, not after segment %d's %d", w, k, starts[k], k-1, starts[k-1])
+			}
+		}
+		p, err := Analyze(tr, sym, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Segments != len(starts) {
+			t.Errorf("%d workers: %d segments re-simulated, want %d", w, p.Segments, len(starts))
+		}
+		sameRows(t, fmt.Sprintf("deep.c, %d workers (%d segments)", w, p.Segments), rows(p), rows(ref))
 	}
 }

@@ -3,6 +3,7 @@ package symbols
 import (
 	"bytes"
 	"debug/dwarf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"path"
@@ -80,24 +81,32 @@ func isTLSOp(op byte) bool { return op == opFormTLSAddress || op == opGNUPushTLS
 // loadDWARF indexes compile units, functions, globals, line tables and
 // (for Go) runtime types.
 func (img *image) loadDWARF() error {
-	dw, err := img.dwFile.DWARF()
+	secs := map[string][]byte{}
+	sec := func(name string) []byte {
+		b, ok := secs[name]
+		if !ok {
+			b, _ = godwarf.GetDebugSectionElf(img.dwFile, name)
+			secs[name] = b
+		}
+		return b
+	}
+	dw, err := openDWARF(img.dwFile, sec)
 	if err != nil {
 		return err
 	}
 	img.dwarf = dw
 	img.funcNames = map[string]*function{}
 	img.globals = map[string]*globalVar{}
-	info, _ := godwarf.GetDebugSectionElf(img.dwFile, "info")
-	versions := unitVersions(info)
-	lineData, _ := godwarf.GetDebugSectionElf(img.dwFile, "line")
-	img.lineStr, _ = godwarf.GetDebugSectionElf(img.dwFile, "line_str")
-	if b, _ := godwarf.GetDebugSectionElf(img.dwFile, "loc"); len(b) > 0 {
+	versions := unitVersions(sec("info"))
+	lineData := sec("line")
+	img.lineStr = sec("line_str")
+	if b := sec("loc"); len(b) > 0 {
 		img.loc2 = loclist.NewDwarf2Reader(b, 8)
 	}
-	if b, _ := godwarf.GetDebugSectionElf(img.dwFile, "loclists"); len(b) > 0 {
+	if b := sec("loclists"); len(b) > 0 {
 		img.loc5 = loclist.NewDwarf5Reader(b)
 	}
-	if b, _ := godwarf.GetDebugSectionElf(img.dwFile, "addr"); len(b) > 0 {
+	if b := sec("addr"); len(b) > 0 {
 		img.debugAddr = godwarf.ParseAddr(b)
 	}
 
@@ -154,6 +163,44 @@ func (img *image) loadDWARF() error {
 	}
 	sort.SliceStable(img.funcs, func(i, j int) bool { return img.funcs[i].lo < img.funcs[j].lo })
 	return nil
+}
+
+// openDWARF is f.DWARF() with the sections read through sec, which
+// loadDWARF reads once: f.DWARF() decompresses every .debug_ section,
+// those debug/dwarf ignores too (loclists, aranges), and loadDWARF then
+// decompressed info, line and loclists again: with libc's separate
+// debug file, decompressing was a third of ttd calls' fixed cost. A
+// relocatable file (whose sections f.DWARF() relocates) goes through
+// f.DWARF().
+func openDWARF(f *elf.File, sec func(name string) []byte) (*dwarf.Data, error) {
+	if f.Type == elf.ET_REL {
+		return f.DWARF()
+	}
+	d, err := dwarf.New(sec("abbrev"), nil, nil, sec("info"), sec("line"), nil, sec("ranges"), sec("str"))
+	if err != nil {
+		return nil, err
+	}
+	// The DWARF 5 sections debug/dwarf reads, as f.DWARF() adds them.
+	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
+		if b := sec(name); b != nil {
+			if err := d.AddSection(".debug_"+name, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// DWARF 4 type units: one .debug_types section per unit group.
+	for i, s := range f.Sections {
+		if s.Name == ".debug_types" {
+			b, err := s.Data()
+			if err != nil {
+				return nil, err
+			}
+			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
 }
 
 func parseLines(compDir string, b []byte, lineStr []byte, bias uint64) (li *line.DebugLineInfo) {
