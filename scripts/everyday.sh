@@ -77,7 +77,7 @@ for i in "${!cmds[@]}"; do
   d=$OUT/$i
   mkdir -p "$d"
   rm -rf g; (bash -c "$c" >"$d/native.out" 2>"$d/native.err"; echo $? >"$d/native.rc")
-  rm -rf g; (bash -c "$TTD run -- bash -c '${c//\'/\'\\\'\'}'" >"$d/run.out" 2>"$d/run.err"; echo $? >"$d/run.rc")
+  rm -rf g; ("$TTD" run -- bash -c "$c" >"$d/run.out" 2>"$d/run.err"; echo $? >"$d/run.rc")
   rm -rf g; ("$TTD" record -o "$d/t.ttd" -- bash -c "$c" >"$d/rec.out" 2>"$d/rec.err"; echo $? >"$d/rec.rc")
   "$TTD" replay --verify "$d/t.ttd" >"$d/replay.out" 2>"$d/replay.err"; echo $? >"$d/replay.rc"
   rm -rf g
