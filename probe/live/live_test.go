@@ -570,17 +570,7 @@ syscall::getpid:entry, syscall::write:return { printf("%d %d %s\n", pos, tid, pr
 	if blocked < 3 {
 		t.Fatalf("no read blocked while the other thread ran:\n%s", bare)
 	}
-	for _, every := range []uint64{3_000, 20_000, 50_000_000} {
-		trace, live, _, _ := liveRun(t, cfg, src, every)
-		if live != bare {
-			t.Errorf("checkpoints every %d: live with a trace differs from without:\n--- with\n%s\n--- without\n%s", every, live, bare)
-		}
-		for _, jobs := range []int{1, 2} {
-			if got, _ := recorded(t, trace, src, jobs); got != bare {
-				t.Errorf("checkpoints every %d, --jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", every, jobs, bare, got)
-			}
-		}
-	}
+	sameWithTraces(t, cfg, src, bare, 3_000, 20_000, 50_000_000)
 }
 
 // TestLiveExecFromThread: a thread other than the leader execs. The
@@ -615,7 +605,15 @@ thread:::exit { printf("%d %d thread-exit\n", pos, tid); }`
 			t.Errorf("%q: not the leader's tid %s:\n%s", l, pid, bare)
 		}
 	}
-	for _, every := range []uint64{3_000, 50_000_000} {
+	sameWithTraces(t, cfg, src, bare, 3_000, 50_000_000)
+}
+
+// sameWithTraces checks that src gives the records bare (live, without
+// a trace) also live with a trace checkpointed every each of everies,
+// and over that trace with one and two workers.
+func sameWithTraces(t *testing.T, cfg emu.Config, src, bare string, everies ...uint64) {
+	t.Helper()
+	for _, every := range everies {
 		trace, live, _, _ := liveRun(t, cfg, src, every)
 		if live != bare {
 			t.Errorf("checkpoints every %d: live with a trace differs from without:\n--- with\n%s\n--- without\n%s", every, live, bare)
