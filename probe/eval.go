@@ -377,7 +377,13 @@ func (s *segEval) eval(cr *clauseRun, e Expr) Value {
 		case "~":
 			return intVal(^s.num(e.X, x))
 		case "*":
-			return intVal(s.loadInt(e.P, uint64(s.num(e.X, x)), 8, false))
+			// The pointee's width and sign, when the pointer is a cast
+			// to a pointer to an integer (*(int *)arg0 reads 4 bytes).
+			size, signed := 8, false
+			if c, ok := e.X.(*Cast); ok && c.T.Ptr == 1 && !c.T.String && c.T.DWARF == "" && c.T.Size > 0 {
+				size, signed = c.T.Size, c.T.Signed
+			}
+			return intVal(s.loadInt(e.P, uint64(s.num(e.X, x)), size, signed))
 		}
 	case *Binary:
 		return s.binary(cr, e)

@@ -379,3 +379,26 @@ fn::leaf:entry /arg0 == 5/ { @[ustack(3)] = count(); }`, 2)
 		t.Errorf("leaf(5) is called from two places in mid:\n%s", out)
 	}
 }
+
+// TestDerefWidth: *(T *)p reads the bytes of a T, with T's sign, as in
+// C and D: counter's writes read back through int, char and unsigned
+// short pointers give the value written, truncated and extended (600
+// writes, so the char's low byte passes 0x80 and reads negative).
+func TestDerefWidth(t *testing.T) {
+	path := recordCalls(t, 50_000_000)
+	out, errs, _ := runScript(t, path, `#pragma D option quiet
+watch:counter:4:write {
+	@n = count();
+	@int = sum(*(int *)arg0 != arg1);
+	@char = sum(*(char *)arg0 != (char)arg1);
+	@short = sum(*(unsigned short *)arg0 != (arg1 & 0xffff));
+	@neg = min(*(char *)arg0);
+}
+END { printa("n=%@d\n", @n); printa("int=%@d\n", @int); printa("char=%@d\n", @char); printa("short=%@d\n", @short); printa("neg=%@d\n", @neg); }`, 1)
+	if errs != "" {
+		t.Fatalf("stderr: %s", errs)
+	}
+	if want := "n=600\nint=0\nchar=0\nshort=0\nneg=-128\n"; out != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
