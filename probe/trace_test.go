@@ -402,3 +402,26 @@ END { printa("n=%@d\n", @n); printa("int=%@d\n", @int); printa("char=%@d\n", @ch
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestStaticReadsOfOverlappingPrograms: in a tree whose processes ran
+// different programs at the same addresses, a byte nothing recorded is
+// not read from whichever program's read-only data covers it: reading
+// the parent's unread counter faults (DTrace's invalid address), where
+// it used to give the child's 0xabababab.
+func TestStaticReadsOfOverlappingPrograms(t *testing.T) {
+	buildCalls(t) // the shared build directory
+	child := filepath.Join(build.dir, "bigro")
+	src, _ := filepath.Abs("testdata/bigro.c")
+	if b, err := exec.Command("gcc", "-O0", "-o", child, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	f := recordFixture(t, "staticamb.c", "gcc", []string{"-O0"}, child)
+	if f.native != "0 7\n" {
+		t.Fatalf("native run printed %q", f.native)
+	}
+	out, errs, _ := runScript(t, f.trace, `#pragma D option quiet
+fn::mark:entry { printf("%d\n", *(int *)&`+"`"+`counter); }`, 1)
+	if out != "" || !strings.Contains(errs, "invalid address") {
+		t.Fatalf("reading the unread counter gave %q, stderr %q; want an invalid address", out, errs)
+	}
+}

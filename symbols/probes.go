@@ -91,11 +91,47 @@ func (t *Table) DemangleFuncs(fs []FuncSymbol) {
 
 // ReadStatic fills the bytes of b (at runtime address addr) that known
 // does not mark from the modules' file-backed read-only segments, and
-// marks them.
+// marks them. A byte that images of different files cover (the table of
+// a process tree whose processes ran different programs at the same
+// addresses) is left unknown: which one was mapped depends on the
+// process, and a guess would invent its value.
 func (t *Table) ReadStatic(addr uint64, b []byte, known []bool) {
+	var cover []*image
 	for _, img := range t.imageList() {
 		if addr < img.hi && addr+uint64(len(b)) > img.lo {
-			img.readStatic(addr, b, known)
+			cover = append(cover, img)
 		}
 	}
+	for i := 0; i < len(b); {
+		a := addr + uint64(i)
+		var one *image
+		ambiguous := false
+		for _, img := range cover {
+			if a >= img.lo && a < img.hi {
+				if one != nil && (one.path != img.path || one.bias != img.bias) {
+					ambiguous = true
+				}
+				one = img
+			}
+		}
+		// The run of bytes with the same covering images.
+		j := i + 1
+		for j < len(b) && sameCover(cover, a, addr+uint64(j)) {
+			j++
+		}
+		if one != nil && !ambiguous {
+			one.readStatic(a, b[i:j], known[i:j])
+		}
+		i = j
+	}
+}
+
+// sameCover reports whether the same images of cover hold a and c.
+func sameCover(cover []*image, a, c uint64) bool {
+	for _, img := range cover {
+		if (a >= img.lo && a < img.hi) != (c >= img.lo && c < img.hi) {
+			return false
+		}
+	}
+	return true
 }

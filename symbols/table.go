@@ -522,11 +522,7 @@ func (t *Table) readMem(mem MemReader, addr uint64, b []byte) ([]bool, error) {
 	if known == nil {
 		known = make([]bool, len(b)) // mem failed or is absent: nothing known yet
 	}
-	for _, img := range t.imageList() {
-		if addr < img.hi && addr+uint64(len(b)) > img.lo {
-			img.readStatic(addr, b, known)
-		}
-	}
+	t.ReadStatic(addr, b, known)
 	for _, k := range known {
 		if !k {
 			if err != nil {
