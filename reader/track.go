@@ -33,6 +33,10 @@ type tpage struct {
 	// rd, wr and ex are the exact bytes read, written and fetched.
 	rd, wr, ex PageBits
 	next       *tpage // free list
+	// owner is the tracker that may change the page in place; a page
+	// clone shares between two trackers has none, and each copies it
+	// before its first change (own).
+	owner *tracker
 }
 
 const trackTLB = 256
@@ -48,7 +52,12 @@ type tracker struct {
 	tlb    [trackTLB]trackEntry
 	free   *tpage
 	resets []Range // page-number ranges unmapped in this window
-	start  uint64  // position the window began at
+	// repl are page-number ranges an exec replaced in this window: each
+	// of their bytes counts as read and written (replaced). A range,
+	// not a page each: an exec of a process with a large mapping would
+	// otherwise cost a page of knowledge per page of it.
+	repl  []Range
+	start uint64 // position the window began at
 	// logged counts the accesses translated code logged (AccessLogCache).
 	logged uint64
 }
@@ -76,17 +85,39 @@ func (t *tracker) page(pn uint64) *tpage {
 func (t *tracker) pageSlow(pn uint64) *tpage {
 	p := t.pages[pn]
 	if p == nil {
-		p = t.free
-		if p != nil {
-			t.free = p.next
-			*p = tpage{}
-		} else {
-			p = new(tpage)
-		}
+		p = t.alloc()
 		t.pages[pn] = p
+	} else {
+		p = t.own(pn, p)
 	}
 	t.tlb[pn&(trackTLB-1)] = trackEntry{pn: pn, p: p}
 	return p
+}
+
+// alloc is a zeroed page t owns.
+func (t *tracker) alloc() *tpage {
+	p := t.free
+	if p != nil {
+		t.free = p.next
+		*p = tpage{}
+	} else {
+		p = new(tpage)
+	}
+	p.owner = t
+	return p
+}
+
+// own returns t's page pn (p) for a change: p itself if t owns it, else
+// t's own copy of it, which takes p's place in t.pages.
+func (t *tracker) own(pn uint64, p *tpage) *tpage {
+	if p.owner == t {
+		return p
+	}
+	c := t.alloc()
+	*c = *p
+	c.next, c.owner = nil, t
+	t.pages[pn] = c
+	return c
 }
 
 // mark records an access of size bytes (1..8) at addr.
@@ -150,8 +181,8 @@ func (t *tracker) reset(lo, hi uint64) {
 		return
 	}
 	for pn, p := range t.pages {
-		if pn >= lo && pn < hi {
-			p.known = PageBits{}
+		if pn >= lo && pn < hi && p.known != (PageBits{}) {
+			t.own(pn, p).known = PageBits{}
 		}
 	}
 	t.resets = append(t.resets, Range{lo, hi})
@@ -162,13 +193,43 @@ func (t *tracker) reset(lo, hi uint64) {
 // they belonged to, so every search there must stop at this window
 // (nothing the old image did is the new one's history).
 func (t *tracker) replaced(lo, hi uint64) {
-	for pn := lo; pn < hi; pn++ {
-		p := t.page(pn)
-		p.read, p.written = ^uint64(0), ^uint64(0)
-		for w := range p.rd {
-			p.rd[w], p.wr[w] = ^uint64(0), ^uint64(0)
+	if hi > lo {
+		t.repl = append(t.repl, Range{lo, hi})
+	}
+}
+
+// AllBytes is every byte of a page.
+func AllBytes() (b PageBits) {
+	for w := range b {
+		b[w] = ^uint64(0)
+	}
+	return b
+}
+
+var fullPage = AllBytes()
+
+// replacedPages calls fn for each page t.repl covers that t.pages does
+// not hold, in no particular order, once each.
+func (t *tracker) replacedPages(fn func(pn uint64)) {
+	seen := map[uint64]bool{}
+	for _, r := range t.repl {
+		for pn := r.Lo; pn < r.Hi; pn++ {
+			if t.pages[pn] == nil && !seen[pn] {
+				seen[pn] = true
+				fn(pn)
+			}
 		}
 	}
+}
+
+// inRepl reports whether an exec replaced page pn in the window.
+func (t *tracker) inRepl(pn uint64) bool {
+	for _, r := range t.repl {
+		if pn >= r.Lo && pn < r.Hi {
+			return true
+		}
+	}
+	return false
 }
 
 // Range is the half-open interval [Lo, Hi) of addresses (or page numbers).
@@ -185,6 +246,11 @@ type Delta struct {
 	// windows knew about them no longer holds (bytes known again later
 	// in the window are in Pages).
 	Resets []Range
+	// Replaced are page-number ranges, sorted and disjoint, that an exec
+	// replaced in the window (every byte counts as read and written) and
+	// that Pages does not hold; only CutPids's deltas have them (Cut
+	// holds such pages in Pages).
+	Replaced []Range
 }
 
 // DeltaPage is one page of a Delta.
@@ -240,6 +306,9 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 	for pn, p := range t.pages {
 		dp := DeltaPage{PN: pn, Known: p.known, Read: p.read, Written: p.written, Exec: p.exec,
 			ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
+		if t.inRepl(pn) {
+			dp.Read, dp.Written, dp.ReadBytes, dp.WrittenBytes = ^uint64(0), ^uint64(0), fullPage, fullPage
+		}
 		if p.known != (PageBits{}) {
 			if pg := mem.Lookup(pn); pg != nil {
 				data := new([x86.PageSize]byte)
@@ -250,13 +319,18 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 			}
 		}
 		d.Pages = append(d.Pages, dp)
-		p.next = t.free
-		t.free = p
+		if p.owner == t {
+			p.next = t.free
+			t.free = p
+		}
 	}
+	t.replacedPages(func(pn uint64) {
+		d.Pages = append(d.Pages, DeltaPage{PN: pn, Read: ^uint64(0), Written: ^uint64(0), ReadBytes: fullPage, WrittenBytes: fullPage})
+	})
 	sort.Slice(d.Pages, func(i, j int) bool { return d.Pages[i].PN < d.Pages[j].PN })
 	clear(t.pages)
 	t.flushTLB()
-	t.resets = nil
+	t.resets, t.repl = nil, nil
 	t.start = end
 	return d
 }

@@ -171,15 +171,18 @@ func (r *Replay) CutPids() []*Delta {
 	return out
 }
 
-// clone is a copy of t's window.
+// clone is a copy of t's window. The two share t's pages until either
+// changes one (tracker.own): a child of a busy parent costs its pages
+// only as it touches them.
 func (t *tracker) clone() *tracker {
 	n := newTracker(t.start)
 	for pn, p := range t.pages {
-		c := *p
-		c.next = nil
-		n.pages[pn] = &c
+		p.owner = nil
+		n.pages[pn] = p
 	}
+	t.flushTLB()
 	n.resets = append([]Range(nil), t.resets...)
+	n.repl = append([]Range(nil), t.repl...)
 	n.logged = t.logged
 	return n
 }
@@ -190,9 +193,38 @@ func (t *tracker) cutBits(end uint64) *Delta {
 	d := &Delta{Start: t.start, End: end, Resets: t.resets}
 	d.Pages = make([]DeltaPage, 0, len(t.pages))
 	for pn, p := range t.pages {
-		d.Pages = append(d.Pages, DeltaPage{PN: pn, Read: p.read, Written: p.written, Exec: p.exec,
-			ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex})
+		dp := DeltaPage{PN: pn, Read: p.read, Written: p.written, Exec: p.exec,
+			ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
+		if t.inRepl(pn) {
+			dp.Read, dp.Written, dp.ReadBytes, dp.WrittenBytes = ^uint64(0), ^uint64(0), fullPage, fullPage
+		}
+		d.Pages = append(d.Pages, dp)
 	}
 	sort.Slice(d.Pages, func(i, j int) bool { return d.Pages[i].PN < d.Pages[j].PN })
+	// The replaced ranges less the pages above, sorted and merged.
+	repl := append([]Range(nil), t.repl...)
+	sort.Slice(repl, func(i, j int) bool { return repl[i].Lo < repl[j].Lo })
+	var merged []Range
+	for _, r := range repl {
+		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi {
+			merged[n-1].Hi = max(merged[n-1].Hi, r.Hi)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	for _, r := range merged {
+		lo := r.Lo
+		for pn := r.Lo; pn < r.Hi; pn++ {
+			if t.pages[pn] != nil {
+				if lo < pn {
+					d.Replaced = append(d.Replaced, Range{lo, pn})
+				}
+				lo = pn + 1
+			}
+		}
+		if lo < r.Hi {
+			d.Replaced = append(d.Replaced, Range{lo, r.Hi})
+		}
+	}
 	return d
 }

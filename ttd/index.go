@@ -398,6 +398,16 @@ func summaryOf(d *reader.Delta) tracefile.AccessSummary {
 		}
 		s.Pages = append(s.Pages, pa)
 	}
+	if len(d.Replaced) > 0 {
+		all := reader.AllBytes()
+		full := tracefile.MakeByteSet((*[64]uint64)(&all))
+		for _, r := range d.Replaced {
+			for pn := r.Lo; pn < r.Hi; pn++ {
+				s.Pages = append(s.Pages, tracefile.PageAccess{PN: pn, Read: full, Written: full})
+			}
+		}
+		sort.Slice(s.Pages, func(i, j int) bool { return s.Pages[i].PN < s.Pages[j].PN })
+	}
 	return s
 }
 

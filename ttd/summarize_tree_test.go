@@ -78,6 +78,9 @@ func TestSummarizeTreeOneReplayPerInterval(t *testing.T) {
 		{"proc_exec", procExec, nil, 100_000},
 		{"xargs", "/bin/sh", []string{"-c", "seq 12 | xargs -n2 echo | cat"}, 150_000},
 		{"pipeline", "/bin/sh", []string{"-c", "ls / | sort -r | head -3 >/dev/null; echo x | cat"}, 400_000},
+		// An exec, then forks in the same interval: the children's
+		// windows continue one that holds the exec's replaced pages.
+		{"execfork", "/bin/sh", []string{"-c", "exec /bin/sh -c 'echo a | cat; ls / >/dev/null'"}, 5_000_000},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
