@@ -196,6 +196,9 @@ type image struct {
 	// first use: every way to an image (imageFor, imageList, Modules)
 	// calls ensureDWARF.
 	dwOnce sync.Once
+	// units indexes single compile units for a SymbolsOnly image
+	// (UnitFuncForPC, UnitPCToLine).
+	units unitIndex
 	demangleState
 }
 
