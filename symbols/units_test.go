@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"testing"
 )
@@ -101,5 +102,26 @@ func TestParseAranges(t *testing.T) {
 	}
 	if e, err := firstEntry(b, 0); err != nil || e != 11 {
 		t.Errorf("firstEntry of a DWARF 2 header = %d, %v; want 11", e, err)
+	}
+}
+
+// TestEntryLabelIsAFunction: the dynamic loader's _start, a label with
+// no symbol type, names the code at its entry point (the root of every
+// dynamically linked program's call tree).
+func TestEntryLabelIsAFunction(t *testing.T) {
+	const ldso = "/lib64/ld-linux-x86-64.so.2"
+	f, err := elf.Open(ldso)
+	if err != nil {
+		t.Skip(err)
+	}
+	entry := f.Entry
+	f.Close()
+	const base = 0x7f0000000000
+	tab, err := Load([]Module{{Path: ldso, LoadAddr: base, SymbolsOnly: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, e, ok := tab.PCToFunc(base + entry); !ok || e != base+entry || name != "_start" {
+		t.Errorf("PCToFunc(entry) = %q, %#x, %v; want _start at %#x", name, e, ok, base+entry)
 	}
 }
