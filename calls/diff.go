@@ -60,9 +60,19 @@ func (d *Difference) String() string {
 	for _, s := range d.Prefix {
 		parts = append(parts, s.Func)
 	}
+	// A function called from several sites shows each site
+	// ("[f@a.c:3, f@a.c:9]"), not its name twice.
+	seen := map[string]int{}
+	for _, s := range d.Last {
+		seen[s.Func]++
+	}
 	var last []string
 	for _, s := range d.Last {
-		last = append(last, s.Func)
+		if seen[s.Func] > 1 {
+			last = append(last, s.String())
+		} else {
+			last = append(last, s.Func)
+		}
 	}
 	l := strings.Join(last, ", ")
 	if len(d.Last) > 1 {

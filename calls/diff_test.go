@@ -138,3 +138,16 @@ func analyzeRuns(t *testing.T, exeA, argA, exeB, argB string) (*Profile, *Profil
 	}
 	return ps[0], ps[1]
 }
+
+// TestDifferenceNamesSitesOfOneFunction: a composite row whose last
+// calls are one function from two sites tells them apart by site.
+func TestDifferenceNamesSitesOfOneFunction(t *testing.T) {
+	d := Difference{Prefix: []Step{{Func: "main"}}, Last: []Step{{Func: "f", Site: "a.c:3"}, {Func: "f", Site: "a.c:9"}, {Func: "g", Site: "a.c:4"}}}
+	if got, want := d.String(), "main → [f@a.c:3, f@a.c:9, g]"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	d.Last = d.Last[:1]
+	if got, want := d.String(), "main → f"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+}

@@ -59,6 +59,12 @@
 // (up to lookLimit of them when the callee has no symbol, as in a
 // stripped library) and the Hook calls themselves.
 //
+// Names. Load reads the modules' ELF symbols only: function entries are
+// all the hooks need. The call paths and call sites of the result are
+// named from the DWARF of the compile units they fall in (dwarfNamer,
+// symbols.Table.UnitFuncForPC), the same names all the DWARF gives
+// (TestNamesFromDWARF) without indexing all of libc's debug file.
+//
 // Process trees (process.go). Tree reads the processes of a recording
 // from its control records: which thread belongs to which process, who
 // forked whom and where, and the program images each ran (an exec starts

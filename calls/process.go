@@ -340,11 +340,34 @@ func (s *imageSyms) PCToLine(pc uint64) (string, int, bool) {
 	return p.tab.PCToLine(pc - p.delta)
 }
 
+// UnitFuncForPC implements dwarfNamer.
+func (s *imageSyms) UnitFuncForPC(pc uint64) (symbols.Func, bool) {
+	p := s.part(pc)
+	if p == nil {
+		return symbols.Func{}, false
+	}
+	f, ok := p.tab.UnitFuncForPC(pc - p.delta)
+	f.Entry += p.delta
+	return f, ok
+}
+
+// UnitPCToLine implements dwarfNamer.
+func (s *imageSyms) UnitPCToLine(pc uint64) (string, int, bool) {
+	p := s.part(pc)
+	if p == nil {
+		return "", 0, false
+	}
+	return p.tab.UnitPCToLine(pc - p.delta)
+}
+
 func loadModules(t *reader.Trace, refs []reader.ModuleRef) (*symbols.Table, error) {
 	var ms []symbols.Module
 	for _, m := range refs {
 		data, _ := t.ModuleFile(m)
-		ms = append(ms, symbols.Module{Path: string(m.Path), Data: data, LoadAddr: m.LoadAddr})
+		// The hooks need ELF symbols only (function entries); the names
+		// and call-site lines of the result come from the DWARF of the
+		// compile units they fall in (dwarfNamer).
+		ms = append(ms, symbols.Module{Path: string(m.Path), Data: data, LoadAddr: m.LoadAddr, SymbolsOnly: true})
 	}
 	return symbols.Load(ms)
 }

@@ -36,6 +36,11 @@ type segNode struct {
 	self     uint64 // instructions run with the path on top
 	first    uint64 // position of the first call (noPos: none)
 	firstTid int
+	// last is the child child returned last, under key lastKey: a loop
+	// calling the same function from the same path finds it here,
+	// in a node it has just touched.
+	lastKey key
+	last    *segNode
 }
 
 func (n *segNode) child(k key) *segNode {
@@ -65,6 +70,14 @@ type cachedChild struct {
 
 // child is n.child(k), through the cache.
 func (c *childCache) child(n *segNode, k key) *segNode {
+	if n.last != nil && n.lastKey == k {
+		return n.last
+	}
+	n.lastKey, n.last = k, c.lookup(n, k)
+	return n.last
+}
+
+func (c *childCache) lookup(n *segNode, k key) *segNode {
 	h := (n.key.Site ^ n.key.Entry*0x9e3779b97f4a7c15 ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
 	e := &c[h>>(64-childBits)]
 	if e.parent == n && e.key == k {
@@ -623,14 +636,25 @@ func (s *segment) step(st *segThread, h *hooked) {
 		// memory, which the replay may not know yet): the callee's
 		// first instructions are looked at through the hooks
 		// callsAndRets sets at function entries, the gate closed.
+		target, known := h.target, false
 		if a := &in.Args[0]; a.Kind == x86.KRel {
-			st.look, st.lookTo = 0, h.retired+1+lookLimit
-			st.stack[len(st.stack)-1].target = a.Imm
+			target, known = a.Imm, true
 		} else if a.Kind == x86.KReg && a.Size == 8 || h.target != 0 {
 			// (h.target of a call through memory: from its record,
 			// when translated code made the call: hooklog.go.)
+			known = true
+		}
+		if known {
+			f := &st.stack[len(st.stack)-1]
+			f.target = target
+			if e := s.fn.lookup(target); e.ok && e.entry == target && !e.tramp {
+				// The callee's first instruction is its entry: named
+				// now, as watch would at that instruction.
+				s.enter(st, f, target)
+				st.look = 0
+				break
+			}
 			st.look, st.lookTo = 0, h.retired+1+lookLimit
-			st.stack[len(st.stack)-1].target = h.target
 		}
 	case x86asm.RET:
 		n := h.retired + 1

@@ -31,7 +31,25 @@ func (t *Table) FuncForPC(pc uint64) (Func, bool) {
 	if img == nil {
 		return Func{}, false
 	}
-	if fn := img.funcAt(pc); fn != nil {
+	return img.funcFor(img, pc)
+}
+
+// UnitFuncForPC is FuncForPC for a table loaded with SymbolsOnly: the
+// function's DWARF name and entry where there is DWARF, indexing only
+// the compile unit that covers pc (found through .debug_aranges), else
+// its ELF symbol. Once a module's DWARF is loaded it is FuncForPC.
+func (t *Table) UnitFuncForPC(pc uint64) (Func, bool) {
+	img := t.imageFor(pc)
+	if img == nil {
+		return Func{}, false
+	}
+	return img.funcFor(img.dwarfAt(pc), pc)
+}
+
+// funcFor is the function containing pc: from the DWARF of dw (img or
+// one of its units), else from img's ELF symbols.
+func (img *image) funcFor(dw *image, pc uint64) (Func, bool) {
+	if fn := dw.funcAt(pc); fn != nil {
 		return Func{Name: fn.name, Entry: fn.entry, Module: img.path, Line: fn.line, DWARF: true}, true
 	}
 	if s := img.symAt(pc); s != nil {

@@ -81,15 +81,7 @@ func isTLSOp(op byte) bool { return op == opFormTLSAddress || op == opGNUPushTLS
 // loadDWARF indexes compile units, functions, globals, line tables and
 // (for Go) runtime types.
 func (img *image) loadDWARF() error {
-	secs := map[string][]byte{}
-	sec := func(name string) []byte {
-		b, ok := secs[name]
-		if !ok {
-			b, _ = godwarf.GetDebugSectionElf(img.dwFile, name)
-			secs[name] = b
-		}
-		return b
-	}
+	sec := img.sections()
 	dw, err := openDWARF(img.dwFile, sec)
 	if err != nil {
 		return err
@@ -109,10 +101,33 @@ func (img *image) loadDWARF() error {
 	if b := sec("addr"); len(b) > 0 {
 		img.debugAddr = godwarf.ParseAddr(b)
 	}
+	return img.walkUnits(0, lineData, versions, false)
+}
 
+// sections returns a reader of the module's DWARF sections by name
+// ("info"), each decompressed once.
+func (img *image) sections() func(name string) []byte {
+	secs := map[string][]byte{}
+	return func(name string) []byte {
+		b, ok := secs[name]
+		if !ok {
+			b, _ = godwarf.GetDebugSectionElf(img.dwFile, name)
+			secs[name] = b
+		}
+		return b
+	}
+}
+
+// walkUnits indexes the compile units from offset at on: all of them,
+// or with one only the first and only its functions and lines (no
+// globals, types or delve's line tables: unitIndex).
+func (img *image) walkUnits(at dwarf.Offset, lineData []byte, versions [][2]uint64, one bool) error {
+	dw := img.dwarf
 	r := dw.Reader()
+	r.Seek(at)
 	origins := dw.Reader()
 	var cu *compUnit
+walk:
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -123,6 +138,9 @@ func (img *image) loadDWARF() error {
 		}
 		switch e.Tag {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+			if one && cu != nil {
+				break walk
+			}
 			cu = &compUnit{img: img, entry: e, version: versionAt(versions, e.Offset)}
 			cu.name, _ = e.Val(dwarf.AttrName).(string)
 			lang, _ := e.Val(dwarf.AttrLanguage).(int64)
@@ -138,7 +156,7 @@ func (img *image) loadDWARF() error {
 			} else if len(cu.ranges) > 0 {
 				cu.lowPC = cu.ranges[0][0]
 			}
-			if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok && off >= 0 && off < int64(len(lineData)) {
+			if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok && !one && off >= 0 && off < int64(len(lineData)) {
 				dir, _ := e.Val(dwarf.AttrCompDir).(string)
 				cu.lines = parseLines(dir, lineData[off:], img.lineStr, img.bias)
 			}
@@ -149,13 +167,13 @@ func (img *image) loadDWARF() error {
 				img.addSubprogram(cu, e, origins)
 			}
 		case dwarf.TagVariable:
-			if cu != nil {
+			if cu != nil && !one {
 				img.addGlobal(cu, e, origins)
 			}
 		case dwarf.TagNamespace:
 			continue // C++: look inside
 		default:
-			if cu != nil {
+			if cu != nil && !one {
 				img.addType(cu, e)
 			}
 		}

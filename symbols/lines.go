@@ -19,6 +19,22 @@ func (t *Table) PCToLine(pc uint64) (file string, ln int, ok bool) {
 	if img == nil {
 		return "", 0, false
 	}
+	return img.lineAt(pc)
+}
+
+// UnitPCToLine is PCToLine for a table loaded with SymbolsOnly: it
+// reads the line table of the compile unit that covers pc only (see
+// UnitFuncForPC).
+func (t *Table) UnitPCToLine(pc uint64) (file string, ln int, ok bool) {
+	img := t.imageFor(pc)
+	if img == nil {
+		return "", 0, false
+	}
+	return img.dwarfAt(pc).lineAt(pc)
+}
+
+// lineAt is PCToLine in img's DWARF.
+func (img *image) lineAt(pc uint64) (file string, ln int, ok bool) {
 	cu := img.cuAt(pc)
 	if cu == nil {
 		return "", 0, false

@@ -196,6 +196,9 @@ type image struct {
 	// first use: every way to an image (imageFor, imageList, Modules)
 	// calls ensureDWARF.
 	dwOnce sync.Once
+	// units indexes single compile units for a SymbolsOnly image
+	// (UnitFuncForPC, UnitPCToLine).
+	units unitIndex
 	demangleState
 }
 
@@ -400,7 +403,11 @@ func (img *image) readSymbols() {
 			if s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
 				continue
 			}
-			fn := typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC
+			// The dynamic loader's _start is a label with no type: the
+			// symbol at the file's entry point is a function all the
+			// same (every program's call tree starts there).
+			fn := typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC ||
+				typ == elf.STT_NOTYPE && s.Value == img.file.Entry && s.Section != elf.SHN_ABS
 			if !fn && typ != elf.STT_OBJECT && typ != elf.STT_TLS {
 				continue
 			}

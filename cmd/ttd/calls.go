@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,16 +84,19 @@ func callsCmd(name string, args []string) int {
 		}{p.Instructions, views})
 		return 0
 	}
+	// One write per row was 48,000 write calls for python3's tree.
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
 	for i, v := range views {
 		if i > 0 {
-			fmt.Println()
+			fmt.Fprintln(w)
 		}
 		if v.Merged {
-			fmt.Println("all threads merged:")
+			fmt.Fprintln(w, "all threads merged:")
 		} else {
-			fmt.Printf("thread %d%s:\n", v.Tid, v.title)
+			fmt.Fprintf(w, "thread %d%s:\n", v.Tid, v.title)
 		}
-		writeCallTree(os.Stdout, v.root, filter, *depth)
+		writeCallTree(w, v.root, filter, *depth)
 	}
 	return 0
 }

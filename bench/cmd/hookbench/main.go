@@ -17,6 +17,14 @@
 //
 //	go build -o bin/ttd ./cmd/ttd
 //	go run ./bench/cmd/hookbench [-ttd bin/ttd] [-before OLD_TTD [-before-env NAME=VALUE]] [-live=false] [-only NAME] [-mib 1] [-rows 20000] [-reps 2]
+//
+// -issue21 measures issue 21's statement exactly: `ttd calls --jobs 1`
+// against `ttd replay --quiet` over traces of about 1e9 instructions
+// (gzip -9 of 2 MiB and sqlite3 with 80000 rows to tune; xz -6 of 512
+// KiB and python3 filling a dict of 300000 keys to check). -keep DIR
+// keeps the traces there (for profiling with `ttd calls -cpuprofile`).
+//
+//	go run ./bench/cmd/hookbench -ttd bin/ttd -before OLD_TTD -issue21 -reps 2
 package main
 
 import (
@@ -64,7 +72,14 @@ func main() {
 	only := flag.String("only", "", "run only the workloads whose name contains this")
 	live := flag.Bool("live", true, "measure ttd run and the live probe too")
 	beforeEnv := flag.String("before-env", "", "NAME=VALUE in the environment of -before's runs only (-before bin/ttd -before-env TTD_HOOKLOG=off: the same binary without logged hooks)")
+	issue21 := flag.Bool("issue21", false, "only replay and calls, over traces of about 1e9 instructions each (issue 21's target)")
+	keep := flag.String("keep", "", "keep the traces in this directory")
 	flag.Parse()
+	xzKiB, pyKeys := *mib<<10, 60000
+	if *issue21 {
+		*live = false
+		*mib, *rows, xzKiB, pyKeys = 2, 80000, 512, 300000
+	}
 	bins := []string{bench.Abs(*bin)}
 	if *before != "" {
 		bins = append(bins, bench.Abs(*before))
@@ -74,6 +89,8 @@ func main() {
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data.txt")
 	bench.Check(os.WriteFile(data, bench.TextData(*mib<<20), 0o644))
+	xzData := filepath.Join(dir, "xzdata.txt")
+	bench.Check(os.WriteFile(xzData, bench.TextData(xzKiB<<10), 0o644))
 	sql := fmt.Sprintf(`create table t(k integer, v text);
 with recursive n(i) as (select 1 union all select i+1 from n where i < %d)
 insert into t select i, hex(randomblob(8)) || i from n;
@@ -83,9 +100,9 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		{fmt.Sprintf("gzip -9 (%d MiB)", *mib), []string{"/usr/bin/gzip", "-9", "-c", data}},
 		{fmt.Sprintf("sqlite3 (%d rows)", *rows), []string{"/usr/bin/sqlite3", ":memory:", sql}},
 		// Check programs nobody tuned for.
-		{fmt.Sprintf("xz -6 (%d MiB)", *mib), []string{"/usr/bin/xz", "-6", "-c", "-T1", data}},
-		{"python3 (dict and string work)", []string{"/usr/bin/python3", "-S", "-c",
-			"d = {}\nfor i in range(60000): d[str(i)] = i * i\nprint(sum(len(k) for k in d), sum(d.values()) % 1000003)"}},
+		{fmt.Sprintf("xz -6 (%d KiB)", xzKiB), []string{"/usr/bin/xz", "-6", "-c", "-T1", xzData}},
+		{fmt.Sprintf("python3 (dict of %d keys)", pyKeys), []string{"/usr/bin/python3", "-S", "-c",
+			fmt.Sprintf("d = {}\nfor i in range(%d): d[str(i)] = i * i\nprint(sum(len(k) for k in d), sum(d.values()) %% 1000003)", pyKeys)}},
 	}
 	for _, w := range wls {
 		if *only != "" && !strings.Contains(w.name, *only) {
@@ -96,6 +113,9 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 			continue
 		}
 		trace := filepath.Join(dir, "w.ttd")
+		if *keep != "" {
+			trace = filepath.Join(*keep, strings.Fields(w.name)[0]+".ttd")
+		}
 		os.Remove(trace)
 		rec := exec.Command(bins[0], append([]string{"record", "-o", trace}, w.argv...)...)
 		rec.Stdout, rec.Stderr = nil, os.Stderr
@@ -109,7 +129,7 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		}
 		for rep := 0; rep < *reps; rep++ {
 			for k, c := range commands {
-				if k >= 3 && !*live {
+				if k >= 3 && !*live || k == 1 && *issue21 {
 					continue
 				}
 				for b, bn := range bins {
@@ -134,7 +154,7 @@ select k %% 17, count(*), max(v) from t group by k %% 17 order by 2 desc limit 3
 		}
 		fmt.Println()
 		for k, c := range commands {
-			if k >= 3 && !*live {
+			if k >= 3 && !*live || k == 1 && *issue21 {
 				continue
 			}
 			fmt.Printf("  %-24s", c.name)
