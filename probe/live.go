@@ -5,9 +5,11 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
+	"ttd/reader"
 	"ttd/symbols"
 	"ttd/x86"
 )
@@ -288,6 +290,28 @@ func (l *Live) Watched(addr uint64, size int) bool {
 		}
 	}
 	return false
+}
+
+// WatchedPages returns the numbers of the pages the watched ranges
+// touch, appended to pns (a live run keeps them out of the TLBs:
+// x86.Memory.WatchPages).
+func (l *Live) WatchedPages(pns []uint64) []uint64 {
+	for _, w := range l.b.watch {
+		for pn := w.wlo >> x86.PageShift; pn <= (w.whi-1)>>x86.PageShift && w.whi > w.wlo; pn++ {
+			if !slices.Contains(pns, pn) {
+				pns = append(pns, pn)
+			}
+		}
+	}
+	return pns
+}
+
+// WatchRanges appends the watched ranges to dst.
+func (l *Live) WatchRanges(dst []reader.Range) []reader.Range {
+	for _, w := range l.b.watch {
+		dst = append(dst, reader.Range{Lo: w.wlo, Hi: w.whi})
+	}
+	return dst
 }
 
 // Access fires the watch probes of one memory access of the program's
