@@ -121,7 +121,7 @@ type Replay struct {
 	kwT     *thread
 	kwSrc   AccessSource
 	kwPC    uint64
-	rd       int    // next logged read (readAt)
+	rd      int // next logged read (readAt)
 	// carry are logged reads of the previous chunk that this one
 	// consumes first (readAt): a chunk cut between two control records.
 	carry []logRead

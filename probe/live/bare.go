@@ -172,7 +172,7 @@ func (b *bare) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	}
 	b.t.Signal(th, ev)
 }
-func (b *bare) Mmap(th *emu.Thread, ev emu.MmapEvent)      { b.t.Mmap(th, ev) }
+func (b *bare) Mmap(th *emu.Thread, ev emu.MmapEvent) { b.t.Mmap(th, ev) }
 func (b *bare) ThreadStart(th *emu.Thread) {
 	t := b.thread(th)
 	if b.cur == nil {
