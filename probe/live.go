@@ -192,16 +192,17 @@ func (l *Live) AddModule(path string, loadAddr uint64) error {
 
 // bindLater reports whether binding the probes to a module just added
 // may wait until code in it runs (WantInsts), or the end (Finish, for
-// Unmatched): when binding cannot fail (no casts or members, whose
-// DWARF types a module brings) and nothing but the probed instructions
-// depends on it (no watch ranges, no usdt semaphores; the program's
-// globals are looked up in the symbol table as clauses run). The loader maps
+// Unmatched): when binding cannot fail and nothing but the probed
+// instructions depends on it — a script that needs no DWARF (no casts,
+// members, memory reads, line or watch probes: NeedsDWARF) and no usdt
+// semaphores (the program's globals are looked up in the symbol table
+// as clauses run). The loader maps
 // a program's libraries one after the other with no code of theirs
 // running in between: one binding instead of one per library (sqlite3's
 // seven bindings of every function were a sixth of its live
 // fn:::entry probe's time).
 func (l *Live) bindLater() bool {
-	return l.b != nil && len(l.b.casts) == 0 && len(l.b.members) == 0 && !l.p.UsesWatch() && !l.p.UsesUSDT()
+	return l.b != nil && !l.p.NeedsDWARF() && !l.p.UsesUSDT()
 }
 
 // bindPending binds the probes to the modules added since the last
