@@ -250,11 +250,8 @@ func (cr *clauseRun) cachedAgg(bp *boundProbe, st *AggStmt) *aggCache {
 // prints nothing, cannot fault): the live fn:::entry probe's clause,
 // at every call.
 func (s *segEval) countFast(cl *Clause, ev *event) bool {
-	if cl.Pred != nil || len(cl.Body) != 1 {
-		return false
-	}
-	st, ok := cl.Body[0].(*AggStmt)
-	if !ok || st.Fn != "count" || len(st.Args) != 0 || !probeKeyed(st) {
+	st := countStmt(cl)
+	if st == nil {
 		return false
 	}
 	c := s.cr.cachedAgg(ev.bp, st)
@@ -263,6 +260,19 @@ func (s *segEval) countFast(cl *Clause, ev *event) bool {
 	}
 	c.d.add(&c.e.State, 0, 1)
 	return true
+}
+
+// countStmt is cl's statement when cl is only @a[probe keys] = count()
+// with no predicate (countFast's form), or nil.
+func countStmt(cl *Clause) *AggStmt {
+	if cl.Pred != nil || len(cl.Body) != 1 {
+		return nil
+	}
+	st, ok := cl.Body[0].(*AggStmt)
+	if !ok || st.Fn != "count" || len(st.Args) != 0 || !probeKeyed(st) {
+		return nil
+	}
+	return st
 }
 
 // cacheAgg keeps e as bp's entry for st in part (replacing the entry of

@@ -3,6 +3,8 @@ package probe
 import (
 	"sync/atomic"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"ttd/reader"
 	"ttd/x86"
 )
@@ -61,6 +63,9 @@ func (s *segEval) fireLogged(recs []x86.HookRecord, base uint64, tid int) {
 			return
 		}
 		rec := &recs[i]
+		if s.countLogged(rec.Inst) {
+			continue
+		}
 		hr := hookRegs{args: rec.Args, rax: rec.RAX, target: rec.Target}
 		s.hooked(rec.Inst, &hr, base+rec.Retired, tid, nil)
 	}
@@ -69,3 +74,32 @@ func (s *segEval) fireLogged(recs []x86.HookRecord, base uint64, tid int) {
 // loggedRecords counts the records logged has fired from (tests check
 // that logging happened).
 var loggedRecords atomic.Uint64
+
+// countLogged counts the firing of the probes at in, as hooked would,
+// when all their clauses are counts keyed by the probe whose entries are
+// cached (countFast), without building the event: the live fn:::entry
+// probe's records (5.6 million on sqlite3). It reports false, having
+// done nothing, otherwise.
+func (s *segEval) countLogged(in *x86.Inst) bool {
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
+		return false
+	}
+	e := s.addrEntry(in.PC)
+	if !e.counts {
+		return false
+	}
+	for _, bp := range e.bps {
+		for _, cl := range bp.clauses {
+			if s.cr.cachedAgg(bp, cl.Body[0].(*AggStmt)) == nil {
+				return false
+			}
+		}
+	}
+	for _, bp := range e.bps {
+		for _, cl := range bp.clauses {
+			c := s.cr.cachedAgg(bp, cl.Body[0].(*AggStmt))
+			c.d.add(&c.e.State, 0, 1)
+		}
+	}
+	return true
+}

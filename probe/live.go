@@ -1,13 +1,16 @@
 package probe
 
 import (
+	"debug/elf"
 	"errors"
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
+	"ttd/reader"
 	"ttd/symbols"
 	"ttd/x86"
 )
@@ -70,7 +73,13 @@ type Live struct {
 	out    *Outcome
 	nrec   int
 	nparts map[string]int
+	// pending are the extents of the modules added since the probes
+	// were last bound, when binding may wait (bindLater).
+	pending []extent
 }
+
+// extent is the addresses [lo, hi) a module's segments cover.
+type extent struct{ lo, hi uint64 }
 
 // NewLive starts a live evaluation: it checks that every probe can be
 // observed live, binds what it can (modules come later: AddModule) and
@@ -172,7 +181,64 @@ func (l *Live) AddModule(path string, loadAddr uint64) error {
 	if err := l.syms.Add(symbols.Module{Path: path, LoadAddr: loadAddr}); err != nil {
 		l.symErr = errors.Join(l.symErr, err)
 	}
+	if l.bindLater() {
+		if e, ok := moduleExtent(path, loadAddr); ok {
+			l.pending = append(l.pending, e)
+			return nil
+		}
+	}
 	return l.rebind()
+}
+
+// bindLater reports whether binding the probes to a module just added
+// may wait until code in it runs (WantInsts), or the end (Finish, for
+// Unmatched): when binding cannot fail and nothing but the probed
+// instructions depends on it — a script that needs no DWARF (no casts,
+// members, memory reads, line or watch probes: NeedsDWARF) and no usdt
+// semaphores (the program's globals are looked up in the symbol table
+// as clauses run). The loader maps
+// a program's libraries one after the other with no code of theirs
+// running in between: one binding instead of one per library (sqlite3's
+// seven bindings of every function were a sixth of its live
+// fn:::entry probe's time).
+func (l *Live) bindLater() bool {
+	return l.b != nil && !l.p.NeedsDWARF() && !l.p.UsesUSDT()
+}
+
+// bindPending binds the probes to the modules added since the last
+// binding.
+func (l *Live) bindPending() {
+	if len(l.pending) > 0 {
+		l.pending = l.pending[:0]
+		// bindLater: binding cannot fail.
+		_ = l.rebind()
+	}
+}
+
+// moduleExtent is the extent of the ELF file at path mapped at loadAddr
+// (symbols.Module.LoadAddr).
+func moduleExtent(path string, loadAddr uint64) (extent, bool) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return extent{}, false
+	}
+	defer f.Close()
+	lo, hi, first := uint64(math.MaxUint64), uint64(0), true
+	var bias uint64
+	for _, ph := range f.Progs {
+		if ph.Type != elf.PT_LOAD {
+			continue
+		}
+		if first && f.Type == elf.ET_DYN {
+			bias = loadAddr - ph.Vaddr&^(x86.PageSize-1)
+		}
+		first = false
+		lo, hi = min(lo, ph.Vaddr&^(x86.PageSize-1)), max(hi, ph.Vaddr+ph.Memsz)
+	}
+	if hi <= lo {
+		return extent{}, false
+	}
+	return extent{lo + bias, hi + bias}, true
 }
 
 // SymbolError is what went wrong loading the modules' symbols.
@@ -224,6 +290,12 @@ func (l *Live) WantBlock(b *x86.Block) bool { return l.WantInsts(b) != 0 }
 func (l *Live) WantInsts(b *x86.Block) uint64 {
 	if l.s.stopped {
 		return 0
+	}
+	for _, e := range l.pending {
+		if b.PC < e.hi && b.End > e.lo {
+			l.bindPending()
+			break
+		}
 	}
 	return l.s.wantInsts(b)
 }
@@ -288,6 +360,28 @@ func (l *Live) Watched(addr uint64, size int) bool {
 		}
 	}
 	return false
+}
+
+// WatchedPages returns the numbers of the pages the watched ranges
+// touch, appended to pns (a live run keeps them out of the TLBs:
+// x86.Memory.WatchPages).
+func (l *Live) WatchedPages(pns []uint64) []uint64 {
+	for _, w := range l.b.watch {
+		for pn := w.wlo >> x86.PageShift; pn <= (w.whi-1)>>x86.PageShift && w.whi > w.wlo; pn++ {
+			if !slices.Contains(pns, pn) {
+				pns = append(pns, pn)
+			}
+		}
+	}
+	return pns
+}
+
+// WatchRanges appends the watched ranges to dst.
+func (l *Live) WatchRanges(dst []reader.Range) []reader.Range {
+	for _, w := range l.b.watch {
+		dst = append(dst, reader.Range{Lo: w.wlo, Hi: w.whi})
+	}
+	return dst
 }
 
 // Access fires the watch probes of one memory access of the program's
@@ -388,6 +482,7 @@ func (l *Live) proc(pe procEvent) {
 // Finish ends the evaluation at position end (the program's last): it
 // runs END and returns the outcome, as Run's over the recording.
 func (l *Live) Finish(end uint64) *Outcome {
+	l.bindPending()
 	l.s.part.To = end
 	l.s.seal()
 	l.foldNew(true)

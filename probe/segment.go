@@ -338,22 +338,37 @@ func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x
 // addrCache is a direct-mapped cache of Bound.addr by pc (pc 0: an
 // empty slot), so that a firing on a hot path does not hash: the map
 // lookup was a fifth of a live fn:::entry probe's Go time on sqlite3.
-type addrCache [1024]struct {
+type addrCache [1024]addrEntry
+
+type addrEntry struct {
 	pc  uint64
 	bps []*boundProbe
+	// counts: every clause of bps is only @a[probe keys] = count()
+	// (countFast's form: countLogged).
+	counts bool
 }
 
 // probesAt is s.b.addr[pc], through the cache (dropped when the probes
 // bind again: Live.rebind).
-func (s *segEval) probesAt(pc uint64) []*boundProbe {
+func (s *segEval) probesAt(pc uint64) []*boundProbe { return s.addrEntry(pc).bps }
+
+func (s *segEval) addrEntry(pc uint64) *addrEntry {
 	if s.addrs == nil {
 		s.addrs = new(addrCache)
 	}
 	e := &s.addrs[(pc^pc>>10)%uint64(len(s.addrs))]
 	if e.pc != pc || pc == 0 {
 		e.pc, e.bps = pc, s.b.addr[pc]
+		e.counts = len(e.bps) > 0
+		for _, bp := range e.bps {
+			for _, cl := range bp.clauses {
+				if countStmt(cl) == nil {
+					e.counts = false
+				}
+			}
+		}
 	}
-	return e.bps
+	return e
 }
 
 // newEvent resets the segment's event for a firing: the hot paths

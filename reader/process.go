@@ -317,16 +317,12 @@ func (r *Replay) replacedFocus(old *addrSpace, tid int) {
 		if r.Access == nil || len(r.watch) == 0 {
 			continue
 		}
-		for _, w := range r.watch {
-			lo, hi := max(w.Lo, g.start), min(w.Hi, g.end)
-			for a := lo; a < hi; a += 8 {
-				n := int(min(8, hi-a))
-				for _, write := range []bool{false, true} {
-					r.acc = Access{Position: pos, Tid: tid, Addr: a, Size: n, Write: write, Source: AccessExec}
-					r.Access(&r.acc)
-				}
+		ExecPieces(g.start, g.end, r.watch, func(a uint64, n int) {
+			for _, write := range []bool{false, true} {
+				r.acc = Access{Position: pos, Tid: tid, Addr: a, Size: n, Write: write, Source: AccessExec}
+				r.Access(&r.acc)
 			}
-		}
+		})
 	}
 }
 

@@ -114,7 +114,14 @@ type Replay struct {
 	ci       int    // index of ch.ctrls' next control record
 	codeDone int    // ch.ctrls[:codeDone] had their code written
 	kbuf     []byte // kernelWrites' bytes of predicted spans
-	rd       int    // next logged read (readAt)
+	// kw are the watched ranges a record wrote (their bytes in kwBytes),
+	// reported once it is applied by thread kwT (kwSrc, kwPC: written).
+	kw      []KernelWrite
+	kwBytes []byte
+	kwT     *thread
+	kwSrc   AccessSource
+	kwPC    uint64
+	rd      int // next logged read (readAt)
 	// carry are logged reads of the previous chunk that this one
 	// consumes first (readAt): a chunk cut between two control records.
 	carry []logRead
@@ -853,7 +860,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 			tr.markRange(p.Addr, len(b), true)
 		}
 		if focus {
-			r.written(t, p.Addr, b, kind, pc)
+			r.written(p.Addr, b)
 		}
 	}
 	for _, w := range ws {
@@ -865,8 +872,13 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 			tr.markRange(w.Addr, len(w.Bytes), true)
 		}
 		if focus {
-			r.written(t, w.Addr, w.Bytes, kind, pc)
+			r.written(w.Addr, w.Bytes)
 		}
+	}
+	if len(r.kw) > 0 {
+		r.kwT, r.kwSrc, r.kwPC = t, kind, pc
+		KernelPieces(r.kw, r.kwPiece)
+		r.kw, r.kwBytes = r.kw[:0], r.kwBytes[:0]
 	}
 	return nil
 }
@@ -899,28 +911,30 @@ func stateDiff(got, want []byte) string {
 	return "x87 or control state"
 }
 
-// written reports bytes written outside the CPU (by a syscall or a
-// signal delivery) to the Access callback (kernelWrites tells tracking).
-func (r *Replay) written(t *thread, addr uint64, b []byte, src AccessSource, pc uint64) {
+// written keeps bytes written outside the CPU (by a syscall or a signal
+// delivery) for the Access callback, which kernelWrites calls for their
+// pieces (KernelPieces) once the record is applied (kernelWrites tells
+// tracking).
+func (r *Replay) written(addr uint64, b []byte) {
 	if r.Access == nil || len(b) == 0 || !r.watched(addr, len(b)) {
 		return
 	}
-	for i := 0; i < len(b); i += 8 {
-		n := min(8, len(b)-i)
-		a := addr + uint64(i)
-		if !r.watched(a, n) {
-			continue
-		}
-		var v uint64
-		for k := 0; k < n; k++ {
-			v |= uint64(b[i+k]) << (8 * k)
-		}
-		r.acc = Access{Position: r.pos - 1, Tid: t.tid, PC: pc, Addr: a, Size: n, Value: v, Write: true, Source: src}
-		if r.pos == 0 {
-			r.acc.Position = 0
-		}
-		r.Access(&r.acc)
+	start := len(r.kwBytes)
+	r.kwBytes = append(r.kwBytes, b...)
+	r.kw = append(r.kw, KernelWrite{Addr: addr, Bytes: r.kwBytes[start:len(r.kwBytes):len(r.kwBytes)]})
+}
+
+// kwPiece reports one piece of a record's kernel writes (KernelPieces)
+// to the Access callback, when watched.
+func (r *Replay) kwPiece(a uint64, n int, v uint64) {
+	if !r.watched(a, n) {
+		return
 	}
+	r.acc = Access{Position: r.pos - 1, Tid: r.kwT.tid, PC: r.kwPC, Addr: a, Size: n, Value: v, Write: true, Source: r.kwSrc}
+	if r.pos == 0 {
+		r.acc.Position = 0
+	}
+	r.Access(&r.acc)
 }
 
 // watched reports whether [addr, addr+n) overlaps a watched range.

@@ -103,6 +103,8 @@ type Memory struct {
 	Source PageSource
 	// codeWritten is called when a page holding cached code is written.
 	codeWritten func(pn uint64)
+	// watched are the pages never entered into the TLBs (watchpages.go).
+	watched map[uint64]bool
 }
 
 // NewMemory returns an empty address space.
@@ -319,12 +321,16 @@ func (m *Memory) translate(addr uint64, write bool) *Page {
 				m.codeWritten(pn)
 			}
 		}
-		m.wtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+		if m.watched == nil || !m.watched[pn] {
+			m.wtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+		}
 	} else {
 		if e.perm&PermRead == 0 {
 			panic(&Fault{Addr: addr, Mapped: true})
 		}
-		m.rtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+		if m.watched == nil || !m.watched[pn] {
+			m.rtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+		}
 	}
 	return p
 }

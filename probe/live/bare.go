@@ -10,8 +10,8 @@ import (
 // under emu as with ttd run — translated code without prediction
 // caches (x86.MemoryBlind) — and bare counts positions the way the
 // recorder's Clock does, so the script sees the positions a recording
-// of the run would give. Watch probes need every access: they run
-// under the recorder (Run).
+// of the run would give. Watch probes see the accesses to the watched
+// pages, which stay out of the TLBs (tap.syncWatch).
 type bare struct {
 	t   *tap
 	p   *emu.Process
@@ -21,6 +21,10 @@ type bare struct {
 	byTid   map[int]*bareThread
 	lastCPU *x86.CPU
 	last    *bareThread
+	// watch: the script watches memory (MemRead, MemWrite, kernel
+	// writes).
+	watch bool
+	sysPC map[*emu.Thread]uint64
 }
 
 // bareThread is a thread as the recorder's threadRec counts it.
@@ -31,7 +35,8 @@ type bareThread struct {
 
 // runBare runs cfg's program with the tap and no recording.
 func runBare(cfg emu.Config, t *tap) (emu.ExitStatus, error) {
-	b := &bare{t: t, byTid: map[int]*bareThread{}}
+	b := &bare{t: t, byTid: map[int]*bareThread{}, watch: t.p.UsesWatch(), sysPC: map[*emu.Thread]uint64{}}
+	t.watchPages = b.watch
 	cfg.Observer, cfg.CPUObserver = b, b
 	cfg.CheckpointEvery = 0
 	cfg.FollowFirst = false // as the recorder: events of the whole tree
@@ -121,10 +126,21 @@ func (b *bare) LoggedHooks(c *x86.CPU, recs []x86.HookRecord)  { b.t.LoggedHooks
 // x86.Observer: nothing to log.
 
 func (b *bare) Instruction(c *x86.CPU, in *x86.Inst) { b.t.Instruction(c, in) }
+
+// MemRead and MemWrite see the accesses that miss the TLBs: those of the
+// watched pages among them (x86.Memory.WatchPages) fire the watch
+// probes.
 func (b *bare) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64 {
+	if b.watch {
+		b.t.Access(c, addr, size, val, false)
+	}
 	return val
 }
-func (b *bare) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {}
+func (b *bare) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
+	if b.watch {
+		b.t.Access(c, addr, size, val, true)
+	}
+}
 func (b *bare) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 	return vals
 }
@@ -134,15 +150,29 @@ func (b *bare) Sync(c *x86.CPU, in *x86.Inst)    {}
 // emu.Observer: positions as the recorder's, then the tap.
 
 func (b *bare) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
+	if b.watch {
+		b.sysPC[th] = th.CPU.RIP - 2 // the pc of what it writes
+	}
 	b.t.SyscallEntry(th, nr, args)
 }
 func (b *bare) Budget(th *emu.Thread, budget uint64) uint64 { return b.t.Budget(th, budget) }
 func (b *bare) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 	b.thread(th)
+	if b.watch {
+		for _, w := range ev.Writes {
+			b.t.kernelWrite(th, b.sysPC[th], w.Addr, int(w.Len))
+		}
+	}
 	b.t.Syscall(th, ev)
 }
-func (b *bare) Signal(th *emu.Thread, ev *emu.SignalEvent) { b.t.Signal(th, ev) }
-func (b *bare) Mmap(th *emu.Thread, ev emu.MmapEvent)      { b.t.Mmap(th, ev) }
+func (b *bare) Signal(th *emu.Thread, ev *emu.SignalEvent) {
+	if b.watch && ev.Handler != 0 {
+		b.t.kernelWrite(th, 0, ev.Frame, emu.SigFrameBytes)
+		b.t.kernelWrite(th, 0, ev.FPState, emu.SigFPStateBytes)
+	}
+	b.t.Signal(th, ev)
+}
+func (b *bare) Mmap(th *emu.Thread, ev emu.MmapEvent) { b.t.Mmap(th, ev) }
 func (b *bare) ThreadStart(th *emu.Thread) {
 	t := b.thread(th)
 	if b.cur == nil {

@@ -8,9 +8,20 @@
 // probes' InstFilter hooks only the probed instructions; the rest runs
 // translated.
 //
-// Watch probes need every memory access (recorder.AccessTap): they run
-// under the recorder, into a temporary trace without -o, with the
-// program in the interpreter, as a replay with watch probes runs.
+// Watch probes without -o run as ttd run does too: the pages holding a
+// watched range stay out of the first process's TLBs
+// (x86.Memory.WatchPages), so only the accesses to those pages leave
+// translated code, and bare's MemRead and MemWrite fire the probes of
+// those that overlap a range; what a syscall or a signal delivery wrote
+// comes from the event's ranges (emu.SyscallEvent.Writes). With -o they
+// see every access through the recorder (recorder.AccessTap), with the
+// program in the interpreter. Either way the kernel's writes are
+// reported in the pieces and order of a replay (reader.KernelPieces,
+// which does not depend on the prediction cache), and an exec of the
+// first process gives the watched bytes of the image it replaced one
+// read and one write, as a replay does (reader.ExecPieces; the regions
+// are taken at the execve's entry). A forked child's accesses are never
+// reported: a replay follows the first process.
 // Profile probes stop each thread at the multiples of their periods
 // (emu.BudgetObserver).
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -42,7 +43,7 @@ type Output struct {
 // with p evaluated live, printing each record to out as its event
 // happens. Without opts.Path nothing is recorded: the program runs as
 // under ttd run, with the positions a recording would give (bare.go),
-// unless the script watches memory. A script error found when the
+// watch probes included (doc.go). A script error found when the
 // program's modules are bound (a DWARF type it names is missing) stops
 // the run before the program's first instruction.
 func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
@@ -50,7 +51,7 @@ func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*
 	var st emu.ExitStatus
 	var stats recorder.Stats
 	var err error
-	if opts.Path == "" && !p.UsesWatch() {
+	if opts.Path == "" {
 		st, err = runBare(cfg, t)
 	} else {
 		if opts.Path == "" {
@@ -114,6 +115,21 @@ type tap struct {
 	killed     bool
 	exited     map[int]bool
 	end        uint64
+	// kw are the watched ranges the current syscall or signal delivery
+	// of thread kwTh (pc kwPC) wrote, their bytes in kwBytes
+	// (flushWrites).
+	kw      []reader.KernelWrite
+	kwBytes []byte
+	kwTh    *emu.Thread
+	kwPC    uint64
+	// watchPages: keep the watched pages out of the first process's
+	// TLBs (a run without a trace: syncWatch).
+	watchPages bool
+	pns        []uint64
+	// execRegions are the first process's regions at its execve's
+	// entry; ranges the watched ranges (execAccesses).
+	execRegions []emu.Region
+	ranges      []reader.Range
 }
 
 type module struct {
@@ -176,6 +192,7 @@ func (t *tap) start(th *emu.Thread) {
 		t.addModule(m)
 	}
 	t.pending = nil
+	t.syncWatch()
 	for i := range t.early {
 		t.raise(th.P.MM.Mem, &t.early[i])
 	}
@@ -197,6 +214,20 @@ func (t *tap) addModule(m module) {
 	if err := t.l.AddModule(m.path, m.addr); err != nil {
 		t.fail(err)
 	}
+	t.syncWatch()
+}
+
+// syncWatch keeps the pages of the watched ranges out of the first
+// process's TLBs, so that the accesses to them, and only those, reach
+// bare's MemRead and MemWrite (x86.Memory.WatchPages); the rest of the
+// program runs translated. Called whenever the ranges or the first
+// process's memory may have changed (a module bound, an exec).
+func (t *tap) syncWatch() {
+	if !t.watchPages || t.l == nil || t.first == nil {
+		return
+	}
+	t.pns = t.l.WatchedPages(t.pns[:0])
+	t.first.MM.Mem.WatchPages(t.pns)
 }
 
 // raise adds one to the semaphores of the bound usdt probes that lie in
@@ -274,6 +305,7 @@ func (t *tap) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
 }
 
 func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
+	t.flushWrites()
 	if !t.on(th) {
 		return
 	}
@@ -290,6 +322,10 @@ func (t *tap) Syscall(th *emu.Thread, ev *emu.SyscallEvent) {
 func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
 	if !t.on(th) {
 		return
+	}
+	if (nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT) && th.P == t.first && t.p.UsesWatch() {
+		// The regions an exec replaces (execAccesses).
+		t.execRegions = th.P.MM.Regions(t.execRegions[:0])
 	}
 	t.l.SyscallEntry(t.clock.Position(), t.clock.Tid(th), th.CPU, nr, args)
 	t.after()
@@ -333,19 +369,82 @@ func (t *tap) Access(c *x86.CPU, addr uint64, size int, val uint64, write bool) 
 	t.after()
 }
 
-// KernelWrite fires the watch probes of what a syscall or a signal
-// delivery wrote in the first process, at the position before the
-// event's, as a replay reports it.
+// KernelWrite keeps what a syscall or a signal delivery wrote in the
+// first process, for flushWrites.
 func (t *tap) KernelWrite(th *emu.Thread, pc, addr uint64, b []byte) {
-	if th.P != t.first || !t.on(th) {
+	if th.P != t.first || t.l == nil || t.err != nil || !t.l.Watched(addr, len(b)) {
+		return
+	}
+	start := len(t.kwBytes)
+	t.kwBytes = append(t.kwBytes, b...)
+	t.kw = append(t.kw, reader.KernelWrite{Addr: addr, Bytes: t.kwBytes[start:len(t.kwBytes):len(t.kwBytes)]})
+	t.kwTh, t.kwPC = th, pc
+}
+
+// kernelWrite is KernelWrite of the n bytes at addr, read from th's
+// memory (a run without a trace: bare.go).
+func (t *tap) kernelWrite(th *emu.Thread, pc, addr uint64, n int) {
+	if th.P != t.first || t.l == nil || t.err != nil || !t.l.Watched(addr, n) {
+		return
+	}
+	start := len(t.kwBytes)
+	t.kwBytes = slices.Grow(t.kwBytes, n)[:start+n]
+	if th.P.MM.Mem.Peek(addr, t.kwBytes[start:]) != nil {
+		t.kwBytes = t.kwBytes[:start]
+		return
+	}
+	t.kw = append(t.kw, reader.KernelWrite{Addr: addr, Bytes: t.kwBytes[start:len(t.kwBytes):len(t.kwBytes)]})
+	t.kwTh, t.kwPC = th, pc
+}
+
+// flushWrites fires the watch probes of the kept kernel writes, in the
+// pieces and the order a replay reports them (reader.KernelPieces), at
+// the position before the event's (the syscall's completion or the
+// delivery).
+func (t *tap) flushWrites() {
+	if len(t.kw) == 0 {
+		return
+	}
+	th := t.kwTh
+	if t.on(th) {
+		pos := t.clock.Position()
+		if pos > 0 {
+			pos--
+		}
+		tid := t.clock.Tid(th)
+		reader.KernelPieces(t.kw, func(a uint64, n int, v uint64) {
+			if t.l.Watched(a, n) {
+				t.l.Access(pos, tid, th.CPU, t.kwPC, a, n, v, true)
+			}
+		})
+		t.after()
+	}
+	t.kw, t.kwBytes, t.kwTh = t.kw[:0], t.kwBytes[:0], nil
+}
+
+// execAccesses fires the watch probes of the first process's exec (by
+// thread tid): the watched bytes of the regions it replaced (kept at
+// the execve's entry) get one read and one write each, at the position
+// before the exec, in the pieces a replay reports (reader.ExecPieces).
+func (t *tap) execAccesses(tid int) {
+	if !t.p.UsesWatch() || len(t.execRegions) == 0 {
 		return
 	}
 	pos := t.clock.Position()
 	if pos > 0 {
 		pos--
 	}
-	t.l.KernelWrite(pos, t.clock.Tid(th), th.CPU, pc, addr, b)
-	t.after()
+	t.ranges = t.l.WatchRanges(t.ranges[:0])
+	for _, g := range t.execRegions {
+		if g.Prot == 0 {
+			continue
+		}
+		reader.ExecPieces(g.Start, g.End, t.ranges, func(a uint64, n int) {
+			t.l.Access(pos, tid, nil, 0, a, n, 0, false)
+			t.l.Access(pos, tid, nil, 0, a, n, 0, true)
+		})
+	}
+	t.execRegions = t.execRegions[:0]
 }
 
 // keepMemory keeps the first process's memory as it ends, for END.
@@ -356,6 +455,7 @@ func (t *tap) keepMemory(p *emu.Process) {
 }
 
 func (t *tap) Signal(th *emu.Thread, ev *emu.SignalEvent) {
+	t.flushWrites()
 	if !t.on(th) {
 		return
 	}
@@ -447,7 +547,13 @@ func (t *tap) ProcessExec(p *emu.Process) {
 	// The leader ended before (its thread:::exit fired); the execing
 	// thread takes its tid and fires thread:::exit again at its end.
 	delete(t.exited, p.PID)
+	if p == t.first {
+		t.execAccesses(tid)
+	}
 	t.l.Exec(t.clock.Position(), p.PID, tid, p.Exe())
+	if p == t.first {
+		t.syncWatch()
+	}
 	t.after()
 }
 

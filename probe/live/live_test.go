@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -468,6 +469,10 @@ syscall::read:return /arg0 >= 0/ { printf("read return %d\n", pos); }`
 			t.Errorf("--jobs %d over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", jobs, live, got)
 		}
 	}
+	// Without a trace: translated, the watched pages out of the TLBs.
+	if _, bare, _, _ := liveRun(t, cfg, src, noTrace); bare != live {
+		t.Errorf("live without a trace differs from with one:\n--- without\n%s\n--- with\n%s", bare, live)
+	}
 }
 
 // TestLiveProfile: profile:::N live (the threads are stopped at the
@@ -651,4 +656,84 @@ END { printa("%s %@d\n", @); }`
 			t.Errorf("--jobs %d over the recording: got\n%s\nwant\n%s", jobs, got, want)
 		}
 	}
+}
+
+// TestLiveWatchBusyPage: live watch probes without a trace run the
+// program translated, with only the accesses to the watched pages
+// leaving for Go (x86.Memory.WatchPages). The adversarial layout of
+// watchpage.c: a watched global on the page of an array every
+// iteration reads and writes, a watched heap object between two busy
+// neighbours, a read(2) and a memset across the global from unaligned
+// addresses (kernel writes in reader.KernelPieces' pieces; memset's
+// vector stores), a forked child writing both (not the first process).
+// Positions, pcs and values equal those over the recording (with two
+// checkpoint intervals, --jobs 1 and 2) and live with a trace.
+func TestLiveWatchBusyPage(t *testing.T) {
+	prog := buildFixture(t, "watchpage")
+	cfg := emu.Config{Path: prog, Args: []string{prog, "500"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	_, _, _, out := liveRun(t, cfg, `BEGIN {}`, noTrace)
+	var w, o uint64
+	if _, err := fmt.Sscanf(out, "watched 0x%x obj 0x%x", &w, &o); err != nil {
+		t.Fatalf("program output %q: %v", out, err)
+	}
+	src := fmt.Sprintf(`#pragma D option quiet
+watch:%#x:8:write { @w[arg2, arg3 != 0] = count(); printf("w %%d %%x %%d %%x %%d\n", pos, arg0, arg2, arg1, arg3 != 0); }
+watch:%#x:8:read { @r[arg2] = count(); @rs = sum(arg1 & 0xffff); }
+watch:%#x:8:write { printf("o %%d %%d %%d %%d\n", pos, arg1, arg2, arg3 != 0); }
+watch:%#x:8:read { @or = count(); }
+watch:%#x:100:write /arg3 != 0 && arg2 != 1/ { printf("k %%d %%x %%d %%x\n", pos, arg0, arg2, arg1); }
+END { printf("end %%x\n", *(long *)%#x); }`, w, w, o, o, w-45, w)
+	_, bare, res, progOut := liveRun(t, cfg, src, noTrace)
+	if res.Status.Code != 0 || !strings.Contains(progOut, "1229782938247303441 1491 ") {
+		t.Fatalf("exit %+v, output %q", res.Status, progOut)
+	}
+	// pg.watched: 50 writes by += (i%10 == 0), read(2)'s and pread(2)'s (one
+	// aligned piece of 8, from the syscall), memset's 8 byte stores
+	// (rep stosb); 500 reads by pg.tail[i&7] = pg.watched, 50 by +=,
+	// one by the last printf. o[1].b: 72 writes (i%7 == 0) and the
+	// first memset's two 4-byte stores. The child's writes are not the first process's.
+	norm := " " + strings.Join(strings.Fields(bare), " ") + " "
+	for _, want := range []string{" 1 1 8 8 1 52 ", " 8 551 ", " 1491 8 1 ", " end 1111111111111111 "} {
+		if !strings.Contains(norm, want) {
+			t.Errorf("live output lacks %q:\n%s", want, bare)
+		}
+	}
+	if n := strings.Count("\n"+bare, "\no "); n != 74 {
+		t.Errorf("%d writes of the heap object, want 74 (72 and memset's two halves)", n)
+	}
+	if os.Getenv("SHOW") != "" {
+		t.Log(bare)
+	}
+	sameWithTraces(t, cfg, src, bare, 20_000, 1_000_000)
+}
+
+// TestLiveWatchExec: the first process execs itself. Over the recording
+// the watched bytes of the old image get one read and one write each at
+// the position before the exec (reader.AccessExec, pc 0, value 0:
+// reader.ExecPieces); live, with and without a trace, the same, then the
+// new image's accesses.
+func TestLiveWatchExec(t *testing.T) {
+	prog := buildFixture(t, "watchpage")
+	cfg := emu.Config{Path: prog, Args: []string{prog, "30", "exec"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	_, _, _, out := liveRun(t, cfg, `BEGIN {}`, noTrace)
+	var w, o uint64
+	if _, err := fmt.Sscanf(out, "watched 0x%x obj 0x%x", &w, &o); err != nil {
+		t.Fatalf("program output %q: %v", out, err)
+	}
+	src := fmt.Sprintf(`#pragma D option quiet
+watch:%#x:12:read, watch:%#x:12:write { printf("%%s %%d %%x %%d %%x %%d\n", probename, pos, arg0, arg2, arg1, arg3 != 0); }
+proc:::exec { printf("exec %%d\n", pos); }`, w, w)
+	_, bare, res, progOut := liveRun(t, cfg, src, noTrace)
+	if res.Status.Code != 0 || strings.Count(progOut, "watched ") != 2 {
+		t.Fatalf("exit %+v, output %q", res.Status, progOut)
+	}
+	// The exec: 8 bytes of watched and 4 of tail, read and written.
+	m := regexp.MustCompile(`read (\d+) ([0-9a-f]+) 8 0 0\nwrite (\d+) [0-9a-f]+ 8 0 0\nread \d+ [0-9a-f]+ 4 0 0\nwrite \d+ [0-9a-f]+ 4 0 0\nexec (\d+)\n`).FindStringSubmatch(bare)
+	if m == nil {
+		t.Fatalf("no exec accesses before the exec:\n%s", bare)
+	}
+	if p, _ := strconv.ParseUint(m[1], 10, 64); m[1] != m[3] || strconv.FormatUint(p+1, 10) != m[4] || m[2] != strconv.FormatUint(w, 16) {
+		t.Errorf("exec accesses %q: want at the position before the exec's, from %x", m[0], w)
+	}
+	sameWithTraces(t, cfg, src, bare, 20_000)
 }
