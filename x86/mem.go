@@ -71,9 +71,16 @@ const (
 	noTag   = ^uint64(0)
 )
 
+// tlbEntry maps guest page tag to page. host is the host address of the
+// page's data less the guest address of the page (tlbHit), so that
+// translated code finds an access's host address with one add; the
+// entry is 32 bytes, which translated code indexes with one shift and
+// mask (tlbEntryShift).
 type tlbEntry struct {
 	tag  uint64
 	page *Page
+	host uintptr
+	_    uint64
 }
 
 // PageSource supplies pages that the address space has not materialised
@@ -319,12 +326,12 @@ func (m *Memory) translate(addr uint64, write bool) *Page {
 				m.codeWritten(pn)
 			}
 		}
-		m.wtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+		m.wtlb[pn&tlbMask] = tlbHit(pn, p)
 	} else {
 		if e.perm&PermRead == 0 {
 			panic(&Fault{Addr: addr, Mapped: true})
 		}
-		m.rtlb[pn&tlbMask] = tlbEntry{tag: pn, page: p}
+		m.rtlb[pn&tlbMask] = tlbHit(pn, p)
 	}
 	return p
 }
