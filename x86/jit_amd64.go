@@ -131,7 +131,6 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		if perfMapOn {
 			perfMapAdd(e, len(t.a.Buf), b.PC)
 		}
-		jitDump(e, t.a.Buf, b.PC)
 		j.entry, j.chain, j.mode = e, e+uintptr(t.chainOff), mode
 		for i, l := range t.links {
 			j.slots[i] = jitLink{site: (*int32)(unsafe.Pointer(&code[l.site])), at: e + uintptr(l.site), miss: e + uintptr(l.miss)}
