@@ -102,6 +102,17 @@ func intDiffTests() []diffTest {
 			add(fmt.Sprintf("%s $0, %s", op, a), 0, edgeRegs)
 			add(fmt.Sprintf("%s%s $5, (%%rsi)", op, sf), undefShift, edgeRegs)
 		}
+		// Shifts of memory, which the translator loads, shifts and
+		// stores back: by an immediate (one across an 8-byte word), and
+		// by CL in 32 and 64 bits (counts of 0, which store nothing,
+		// and past the operand, which are masked).
+		for _, op := range []string{"shl", "shr", "sar", "rol", "ror"} {
+			t = append(t, diffTest{asm: fmt.Sprintf("%s%s $3, 5(%%rsi)", op, sf), undef: undefShift, gen: edgeRegs, jit: true},
+				diffTest{asm: fmt.Sprintf("%s%s $1, 8(%%rsi)", op, sf), undef: FlagAF, gen: edgeRegs, jit: true})
+			if sz >= 2 {
+				t = append(t, diffTest{asm: fmt.Sprintf("%s%s %%cl, 16(%%rsi)", op, sf), undef: undefShift, gen: edgeRegs, jit: true})
+			}
+		}
 		add(fmt.Sprintf("xchg %s, %s", a, b), 0, nil)
 		add(fmt.Sprintf("xchg %s, (%%rsi)", c), 0, nil)
 		add(fmt.Sprintf("xadd %s, %s", b, a), 0, edgeRegs)

@@ -24,6 +24,8 @@ var (
 	jitHostISA                   = os.Getenv("TTD_HOSTISA") != "0"
 	jitBMI1, jitPOPCNT, jitSSSE3 = jitHostISA && cpu.X86.HasBMI1, jitHostISA && cpu.X86.HasPOPCNT, jitHostISA && cpu.X86.HasSSSE3
 	jitSSE41, jitSSE42           = jitHostISA && cpu.X86.HasSSE41, jitHostISA && cpu.X86.HasSSE42
+	// jitRorx: the TLB check takes its index with rorx (tlb).
+	jitRorx = jitHostISA && cpu.X86.HasBMI2
 )
 
 // jitCall runs translated code at entry with c in R15 and returns the
@@ -741,28 +743,35 @@ func (t *jitT) tlb(write bool, size int) {
 	// the page of the access's last byte: an access that runs into the
 	// next page misses (no entry of RSI's index holds that page), so no
 	// separate check of the offset is needed. The index, scaled by the
-	// entry's 16 bytes, comes from RSI in one shift and mask.
+	// entry's 32 bytes, comes from RSI in one rotate (BMI2's rorx, no
+	// flags) or shift, and a mask; the host address is RSI plus the
+	// entry's host field (tlbHit). 8 host instructions with rorx.
 	if size > 1 {
 		a.Lea(8, as.RAX, as.M(as.RSI, int32(size-1)))
 	} else {
 		a.MovRR(8, as.RAX, as.RSI)
 	}
 	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
-	a.MovRR(4, as.RDX, as.RSI)
-	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
+	if jitRorx {
+		a.Rorx(4, as.RDX, as.RSI, PageShift-tlbEntryShift)
+	} else {
+		a.MovRR(4, as.RDX, as.RSI)
+		a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
+	}
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
-	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + 8})
-	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, pageMask)
-	a.ALURR(as.ADD, 8, as.RDI, as.RAX)
+	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
+	a.ALURR(as.ADD, 8, as.RDI, as.RSI)
 	t.logAccess(write, size)
 }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code
 // indexes.
-const tlbEntryShift = 4
+const tlbEntryShift = 5
+
+// offTLBHost is the offset of tlbEntry.host.
+const offTLBHost = int32(unsafe.Offsetof(tlbEntry{}.host))
 
 func init() {
 	if unsafe.Sizeof(tlbEntry{}) != 1<<tlbEntryShift {

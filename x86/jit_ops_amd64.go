@@ -601,9 +601,14 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 //   - sar: AF and OF clear;
 //   - rol: OF = top bit ^ bottom bit of the result;
 //   - ror: OF = top bit ^ next bit of the result.
+//
+// A memory destination (python's dict probe: shr [rsp+8], 5) is loaded
+// into R8 and stored back, except by CL in 8- and 16-bit operands; a
+// count of 0 in CL stores nothing, as in the interpreter.
 func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	a := &t.a
-	if in.NArgs != 2 || !isReg(d) {
+	mem := d.Kind == KMem
+	if in.NArgs != 2 || !isReg(d) && !mem {
 		return false
 	}
 	size := int(d.Size)
@@ -633,6 +638,16 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	default:
 		return false
 	}
+	if mem {
+		if cl && size < 4 {
+			return false
+		}
+		t.spill()
+		t.ea(d)
+		t.load(size)
+		t.storeCheck(size, true)
+		t.commitRead()
+	}
 	if cl && size < 4 {
 		t.spill()
 		a.MovRM(4, as.RCX, t.gregN(RCX))
@@ -640,7 +655,7 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		a.ALURI(as.CMP, 4, as.RCX, int64(size*8))
 		a.Jcc(3, t.exit()) // jae: a count past the operand
 	}
-	if h, ok := t.hostOf(d); ok && !cl && !fix {
+	if h, ok := t.hostOf(d); ok && !mem && !cl && !fix {
 		// In its host register (a 32-bit result zero-extends).
 		if rot {
 			t.hostFlags() // rotates keep SF ZF AF PF
@@ -651,17 +666,22 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		return true
 	}
 	skip := a.NewLabel()
-	if cl && fix {
-		// A count of 0 changes nothing, so both ways must leave the
-		// flags in the same place: hFlags.
+	// A count of 0 in CL changes nothing (and stores nothing), so both
+	// ways must leave the flags in the same place: hFlags.
+	zero := cl && (fix || mem)
+	if zero {
 		t.spill()
 	}
 	// A 32-bit destination is zero-extended even by a count of 0.
-	a.MovRM(size, as.R8, t.greg(d))
+	if mem {
+		a.MovRR(8, as.R8, as.R9)
+	} else {
+		a.MovRM(size, as.R8, t.greg(d))
+	}
 	if cl {
 		a.MovRM(8, as.RCX, t.gregN(RCX))
 	}
-	if cl && fix {
+	if zero {
 		a.TestRI(4, as.RCX, int64(size*8-1))
 		a.Jcc(4, skip) // jz
 	}
@@ -676,6 +696,14 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 	t.st = fsHost
 	if fix {
 		t.shiftFlags(in.Op, size)
+	}
+	if mem {
+		t.store(size, as.R8)
+		if zero {
+			t.spill()
+		}
+		a.Bind(skip)
+		return true
 	}
 	a.Bind(skip)
 	a.MovMR(wide(size), t.greg(d), as.R8)

@@ -623,6 +623,8 @@ func TestMisc(t *testing.T) {
 		{func(a *Asm) { a.XchgRR(4, RAX, RAX) }, "xchg eax, eax", "87 c0"},
 		{func(a *Asm) { a.XchgRR(8, RAX, RCX) }, "xchg rax, rcx", "48 87 c8"},
 		{func(a *Asm) { a.Push(R12) }, "push r12", "41 54"},
+		{func(a *Asm) { a.Rorx(8, RDX, RSI, 7) }, "rorx rdx, rsi, 0x7", "c4 e3 fb f0 d6 07"},
+		{func(a *Asm) { a.Rorx(4, R9, R14, 12) }, "rorx r9d, r14d, 0xc", "c4 43 7b f0 ce 0c"},
 	} {
 		off := c.a.Len()
 		c.emit(tt.want, tt.f)

@@ -82,3 +82,13 @@ func (a *Asm) VEXRM(v VEX, reg, vvvv Reg, m Mem) {
 	a.vexPrefix(v, reg >= 8, x, m.Base >= 8, vvvv)
 	a.modrmMem(reg, m)
 }
+
+// Rorx emits "rorx dst, src, imm" (size 4 or 8; requires BMI2): a rotate
+// that leaves the flags alone.
+func (a *Asm) Rorx(size int, dst, src Reg, imm uint8) {
+	if size != 4 && size != 8 {
+		panic(fmt.Sprintf("amd64asm: invalid rorx size %d", size))
+	}
+	a.VEXRR(VEX{Map: 3, PP: 3, Op: 0xF0, W: size == 8}, dst, 0, src)
+	a.Buf = append(a.Buf, imm)
+}
