@@ -74,7 +74,7 @@ type accLog struct {
 	// marks is the page lookup of an AccessMarker, masks accMasks
 	// (accmark.go): translated code reads both.
 	marks *MarkTable
-	masks [4][64]uint64
+	masks [6][64]uint64
 }
 
 // syncAccessLog turns access logging on for a Run whose observer

@@ -9,8 +9,9 @@ package x86
 // AccessMarker hands translated code its page lookup instead (a
 // MarkTable): an access of 1, 2, 4 or 8 bytes within one 64-byte line
 // of a page the table holds is marked in place, by an OR into the
-// page's MarkPage (jit_acclog_amd64.go); any other access (a page the
-// table lacks, a vector, one that crosses a line) is logged as before,
+// page's MarkPage (jit_acclog_amd64.go), and so is a vector access of
+// 16 or 32 bytes; any other access (a page the table lacks, one that
+// crosses a line) is logged as before,
 // and LoggedAccesses, which marks it, enters its page into the table,
 // so that the next access to the page is marked in place.
 //
@@ -69,9 +70,10 @@ var noMarks = func() *MarkTable {
 	return t
 }()
 
-// accMasks[s][b] is the mask of an access of 1<<s bytes at bit b of a
-// line, or 0 when it runs past the line's end (then it is logged).
-var accMasks = func() (m [4][64]uint64) {
+// accMasks[s][b] is the mask of an access of 1<<s bytes (1 to 32: a
+// vector access is one) at bit b of a line, or 0 when it runs past the
+// line's end (then it is logged).
+var accMasks = func() (m [6][64]uint64) {
 	for s := range m {
 		n := uint(1) << s
 		for b := range m[s] {

@@ -129,4 +129,10 @@ func (t *jitT) markAccess(write bool, size int, logIt as.Label) {
 
 // markable reports whether an access of size bytes may be marked in
 // place (accMasks).
-func markable(size int) bool { return size == 1 || size == 2 || size == 4 || size == 8 }
+func markable(size int) bool {
+	switch size {
+	case 1, 2, 4, 8, 16, 32:
+		return true
+	}
+	return false
+}
