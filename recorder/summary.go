@@ -45,12 +45,9 @@ type Summarizer func(path string) ([]tracefile.AccessSummary, error)
 var summariesPass = os.Getenv("TTD_RECSUM") == "off"
 
 // sumPage is what the current interval did to one page: the bytes it
-// read and wrote (rw[w][0] and rw[w][1] bit b: byte 64w+b; side by side,
-// so that marking one access touches one host cache line) and fetched.
-type sumPage struct {
-	rw [x86.PageSize / 64][2]uint64
-	ex [x86.PageSize / 64]uint64
-}
+// read and wrote (RW[w][0] and RW[w][1] bit b: byte 64w+b) and fetched
+// (Ex). Translated code marks most accesses in it itself (x86.AccessMarker).
+type sumPage = x86.MarkPage
 
 // The kinds of access a summarizer marks.
 const (
@@ -59,18 +56,13 @@ const (
 	sumExec
 )
 
-// sumTLBSize is the size of the summarizer's page lookup: xz -6 touches
-// pages all over its 90 MB, and with 256 entries a map lookup took 9%.
-const sumTLBSize = 4096
-
 // summarizer builds the access summaries of a single-process recording
 // as it runs.
 type summarizer struct {
 	pages map[uint64]*sumPage
-	tlb   [sumTLBSize]struct {
-		pn uint64
-		p  *sumPage
-	}
+	// tlb is the page lookup, which translated code marks through
+	// (x86.AccessMarker).
+	tlb *x86.MarkTable
 	free   []*sumPage
 	resets []tracefile.PageRange
 	start  uint64
@@ -82,21 +74,17 @@ type summarizer struct {
 }
 
 func newSummarizer() *summarizer {
-	s := &summarizer{pages: map[uint64]*sumPage{}}
+	s := &summarizer{pages: map[uint64]*sumPage{}, tlb: new(x86.MarkTable)}
 	s.flushTLB()
 	return s
 }
 
-func (s *summarizer) flushTLB() {
-	for i := range s.tlb {
-		s.tlb[i].pn, s.tlb[i].p = ^uint64(0), nil
-	}
-}
+func (s *summarizer) flushTLB() { s.tlb.Empty() }
 
 func (s *summarizer) page(pn uint64) *sumPage {
-	e := &s.tlb[pn&(sumTLBSize-1)]
-	if e.pn == pn {
-		return e.p
+	e := &s.tlb[pn%x86.MarkTableSize]
+	if e.PN == pn {
+		return e.Page
 	}
 	p := s.pages[pn]
 	if p == nil {
@@ -109,7 +97,7 @@ func (s *summarizer) page(pn uint64) *sumPage {
 		}
 		s.pages[pn] = p
 	}
-	e.pn, e.p = pn, p
+	e.PN, e.Page = pn, p
 	return p
 }
 
@@ -124,9 +112,9 @@ func (s *summarizer) mark(addr uint64, size int, kind int) {
 	p := s.page(addr >> x86.PageShift)
 	m := (uint64(1)<<uint(size) - 1) << b
 	if kind == sumExec {
-		p.ex[off>>6] |= m
+		p.Ex[off>>6] |= m
 	} else {
-		p.rw[off>>6][kind] |= m
+		p.RW[off>>6][kind] |= m
 	}
 }
 
@@ -140,9 +128,9 @@ func (s *summarizer) markRange(addr uint64, n int, kind int) {
 		for w := lo >> 6; w <= (hi-1)>>6; w++ {
 			m := tracefile.LineMask(lo, hi, w)
 			if kind == sumExec {
-				p.ex[w] |= m
+				p.Ex[w] |= m
 			} else {
-				p.rw[w][kind] |= m
+				p.RW[w][kind] |= m
 			}
 		}
 		addr += uint64(k)
@@ -181,13 +169,13 @@ func (s *summarizer) cut(pos uint64) {
 		for _, pn := range pns {
 			p := s.pages[pn]
 			var rd, wr [64]uint64
-			for w := range p.rw {
-				rd[w], wr[w] = p.rw[w][0], p.rw[w][1]
+			for w := range p.RW {
+				rd[w], wr[w] = p.RW[w][0], p.RW[w][1]
 			}
 			pa := tracefile.PageAccess{PN: pn,
 				Read:    tracefile.MakeByteSet(&rd),
 				Written: tracefile.MakeByteSet(&wr),
-				Exec:    tracefile.MakeByteSet(&p.ex)}
+				Exec:    tracefile.MakeByteSet(&p.Ex)}
 			if !(pa.Read.Empty() && pa.Written.Empty() && pa.Exec.Empty()) {
 				sum.Pages = append(sum.Pages, pa)
 			}
@@ -212,6 +200,7 @@ func (r *Recorder) stopSummarizing() {
 		r.sum.off = true
 		r.sum.done = nil
 		clear(r.sum.pages)
+		r.sum.flushTLB() // translated code marks nothing more
 	}
 }
 
@@ -229,9 +218,20 @@ func (r *Recorder) AccessLogCache(c *x86.CPU) *predict.Cache {
 	return t.cache
 }
 
-// LoggedAccesses marks the accesses translated code made
-// (x86.AccessLogger). Most stay within a line of the page the one before
-// touched: that page's bits are at hand, and the rest go through mark.
+// AccessMarks hands translated code the summarizer's page lookup, to
+// mark accesses in place (x86.AccessMarker).
+func (r *Recorder) AccessMarks(c *x86.CPU) *x86.MarkTable {
+	if r.sum == nil {
+		return nil
+	}
+	return r.sum.tlb
+}
+
+// LoggedAccesses marks the accesses translated code logged
+// (x86.AccessLogger): those it could not mark in place (a page not in
+// the lookup, which page enters there, a vector, an access across a
+// line). Most stay within a line of the page the one before touched:
+// that page's bits are at hand, and the rest go through mark.
 func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 	s := r.sum
 	if s.off {
@@ -254,7 +254,7 @@ func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 		if pn := a.Addr >> x86.PageShift; pn != lastPN {
 			p, lastPN = s.page(pn), pn
 		}
-		p.rw[off>>6][a.WriteBit()] |= (uint64(1)<<size - 1) << b
+		p.RW[off>>6][a.WriteBit()] |= (uint64(1)<<size - 1) << b
 	}
 }
 

@@ -393,7 +393,8 @@ func (w *Writer) Exit(e *Exit) {
 		return
 	}
 	w.buf = appendExitBody(w.buf, e)
-	w.exit, w.hasExit = *e, true
+	x := *e
+	w.exit.Store(&x)
 	w.cur.flags |= flagExit
 	w.cur.lastPos = max(w.cur.lastPos, e.Position)
 	w.end(m)

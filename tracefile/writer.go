@@ -101,8 +101,6 @@ type Writer struct {
 	err         error
 	closed      bool
 	closeResult error
-	exit        Exit
-	hasExit     bool
 	flushReply  chan error
 	syncOnFlush bool
 	file        *os.File // closed by Close when Create opened it
@@ -115,6 +113,9 @@ type Writer struct {
 	free  chan []byte
 	done  chan struct{}
 	bgErr atomic.Pointer[error]
+	// exit is the Exit record, which the index repeats (indexSection:
+	// a ring writes its index on the background goroutine).
+	exit atomic.Pointer[Exit]
 	stats [4]atomic.Int64 // chunks, records, uncompressed bytes, file bytes
 
 	// The background goroutine's state (Close uses it after the
@@ -585,8 +586,8 @@ func (w *Writer) indexSection(n uint32, idx []byte) []byte {
 	b = append(b, indexMagic...)
 	b = binary.LittleEndian.AppendUint32(b, n)
 	b = append(b, idx...)
-	if w.hasExit {
-		body := appendExitBody(nil, &w.exit)
+	if e := w.exit.Load(); e != nil {
+		body := appendExitBody(nil, e)
 		b = append(b, 1)
 		b = binary.AppendUvarint(b, uint64(len(body)))
 		b = append(b, body...)

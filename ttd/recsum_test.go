@@ -22,7 +22,7 @@ import (
 // string instructions, SSE and AVX, modify their own code, handle
 // signals (with a handler that writes, and a fault), run threads and
 // unmap memory, and that load and store across lines and pages by every
-// amount (linecross.c); with every block translated at once (threshold 0) and
+// amount (linecross.c, also with AVX's 32 bytes: CPU v3); with every block translated at once (threshold 0) and
 // with the default threshold, so that both the interpreter and
 // translated code make accesses. A process tree must fall back to the
 // pass.
@@ -60,6 +60,13 @@ func TestInlineSummaries(t *testing.T) {
 			t.Run(name+"/pass", func(t *testing.T) {
 				checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}}, 50, 50_000, false, true)
 			})
+			// With AVX: 32-byte accesses, which translated code marks
+			// in place too (x86/accmark.go).
+			for _, th := range []uint32{0, 50} {
+				t.Run(fmt.Sprintf("%s/v3/threshold%d", name, th), func(t *testing.T) {
+					checkInlineSummaries(t, emu.Config{Path: exe, Args: []string{exe}, CPU: "v3"}, th, 50_000, false, false)
+				})
+			}
 		}
 	}
 }

@@ -71,6 +71,10 @@ type accLog struct {
 	tlb *[tlbSize]tlbEntry
 	n   uint64
 	log [accLogSize]LoggedAccess
+	// marks is the page lookup of an AccessMarker, masks accMasks
+	// (accmark.go): translated code reads both.
+	marks *MarkTable
+	masks [6][64]uint64
 }
 
 // syncAccessLog turns access logging on for a Run whose observer
@@ -101,6 +105,7 @@ func (c *CPU) syncAccessLog() {
 		// misses as well (jitModeRecord), and is fed none.
 		c.jitMode = jitModeRecordTrack
 		c.jitFeeder = nil
+		c.syncAccessMarks(al)
 	}
 	c.jitSlots, c.jitSlotMask = p.Words()
 }

@@ -264,6 +264,7 @@ type jitT struct {
 	log bool
 	// acclog: every access is logged (jitModeTrack, jit_acclog_amd64.go).
 	acclog  bool
+	accLogs []jitAccLog // jit_acclog_amd64.go
 	misses  []jitMiss
 	crosses []jitCross
 	st      uint8
@@ -339,6 +340,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
+	t.accLogs = t.accLogs[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
 	t.links = t.links[:0]
@@ -432,6 +434,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	for _, c := range t.crosses {
 		t.crossCode(c)
 	}
+	t.accLogCode()
 	for i := range t.resumes {
 		t.regs = t.resumeRegs[i]
 		t.resumeEntry(&t.resumes[i])

@@ -92,6 +92,9 @@ func recordCmd(name string, args []string) int {
 	if st.Signal != 0 {
 		fmt.Fprintf(os.Stderr, "ttd: %s %s\n", rest[0], st)
 	}
+	if x86.StatsOn { // TTD_STATS=1, as for ttd run
+		x86.WriteStats(os.Stderr, stats.Instructions)
+	}
 	if stats.Path != "" {
 		fmt.Fprintf(os.Stderr, "ttd: recorded %s: %d instructions, %s, %.3f bits/instruction, %.2f%% of %d reads predicted\n",
 			stats.Path, stats.Instructions, sizeString(stats.TraceBytes), stats.BitsPerInstruction(), 100*stats.HitRate(), stats.Reads)

@@ -1,0 +1,100 @@
+package x86
+
+// Access marks: translated code that marks the bytes it accesses itself.
+// A recorder that builds the access summaries while recording
+// (jitModeRecordTrack) used to have every access logged (acclog.go) and
+// marked by Go afterwards (AccessLogger.LoggedAccesses): a Go loop over
+// every access, and a return to Go every accLogSize accesses, about a
+// third of `ttd record`'s CPU on xz -6. An AccessLogger that is also an
+// AccessMarker hands translated code its page lookup instead (a
+// MarkTable): an access of 1, 2, 4 or 8 bytes within one 64-byte line
+// of a page the table holds is marked in place, by an OR into the
+// page's MarkPage (jit_acclog_amd64.go), and so is a vector access of
+// 16 or 32 bytes; any other access (a page the table lacks, one that
+// crosses a line) is logged as before,
+// and LoggedAccesses, which marks it, enters its page into the table,
+// so that the next access to the page is marked in place.
+//
+// The table belongs to the AccessMarker: it may change it (or empty it,
+// MarkPN's ^0) whenever Go runs, never while translated code does.
+
+// MarkPage is what an interval did to one page: the bytes it read and
+// wrote (RW[w][0] and RW[w][1] bit b: byte 64w+b; side by side, so that
+// marking one access touches one host cache line) and fetched (Ex).
+type MarkPage struct {
+	RW [PageSize / 64][2]uint64
+	Ex [PageSize / 64]uint64
+}
+
+// MarkTableSize is the number of entries of a MarkTable: xz -6 touches
+// pages all over its 90 MB, and with 256 entries the recorder's map
+// lookup took 9% of its CPU.
+const MarkTableSize = 4096
+
+// MarkEntry is an entry of a MarkTable: the page whose number is PN
+// (PageShift), or none when PN is NoMarkPN.
+type MarkEntry struct {
+	PN   uint64
+	Page *MarkPage
+}
+
+// NoMarkPN is the PN of an empty MarkEntry (no page number is that
+// large).
+const NoMarkPN = ^uint64(0)
+
+// MarkTable is a direct-mapped lookup from a page number to its
+// MarkPage: page pn is at entry pn % MarkTableSize, or absent.
+type MarkTable [MarkTableSize]MarkEntry
+
+// Empty empties the table.
+func (t *MarkTable) Empty() {
+	for i := range t {
+		t[i] = MarkEntry{PN: NoMarkPN}
+	}
+}
+
+// AccessMarker, when an AccessLogger that is a ReadLogger (a recorder)
+// implements it, lets translated code mark accesses in the pages of its
+// table instead of logging them.
+type AccessMarker interface {
+	// AccessMarks returns the table translated code marks into while
+	// it runs c.
+	AccessMarks(c *CPU) *MarkTable
+}
+
+// noMarks is the table of an AccessLogger that marks nothing itself:
+// every access misses it and is logged.
+var noMarks = func() *MarkTable {
+	t := new(MarkTable)
+	t.Empty()
+	return t
+}()
+
+// accMasks[s][b] is the mask of an access of 1<<s bytes (1 to 32: a
+// vector access is one) at bit b of a line, or 0 when it runs past the
+// line's end (then it is logged).
+var accMasks = func() (m [6][64]uint64) {
+	for s := range m {
+		n := uint(1) << s
+		for b := range m[s] {
+			if uint(b)+n <= 64 {
+				m[s][b] = (uint64(1)<<n - 1) << uint(b)
+			}
+		}
+	}
+	return
+}()
+
+// syncAccessMarks points translated code at the observer's MarkTable
+// (syncAccessLog), or at one that is always empty.
+func (c *CPU) syncAccessMarks(al AccessLogger) {
+	c.acc.marks = noMarks
+	if am, ok := al.(AccessMarker); ok {
+		if t := am.AccessMarks(c); t != nil {
+			c.acc.marks = t
+		}
+	}
+	if c.acc.masks[0][0] == 0 {
+		c.acc.masks = accMasks
+	}
+}
