@@ -42,6 +42,10 @@ type CodeCache struct {
 	// insts and code are decodeBlock's scratch buffers.
 	insts []Inst
 	code  []byte
+	// instSlab and codeSlab are where decodeBlock keeps what it decoded
+	// (keep).
+	instSlab []Inst
+	codeSlab []byte
 	// Decodes counts decoded blocks (for statistics and tests), Reused
 	// the instructions they took from blocks already decoded.
 	Decodes, Reused uint64

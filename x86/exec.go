@@ -133,8 +133,7 @@ func (c *CPU) nextBlock(prev *Block) *Block {
 	}
 	b := c.cache.lookup(pc)
 	if b == nil {
-		b = c.cache.decodeBlock(pc)
-		c.cache.insert(b)
+		b = c.decodeNew(pc)
 	}
 	if b.epoch != c.cache.epoch {
 		c.cache.enter(c, b)
@@ -143,6 +142,17 @@ func (c *CPU) nextBlock(prev *Block) *Block {
 		prev.succ[1] = prev.succ[0]
 		prev.succ[0] = b
 	}
+	return b
+}
+
+// decodeNew decodes and inserts the block at pc. Decoding allocates, and
+// the OnFirstDecode hook runs there: the host's floating-point flags are
+// set aside meanwhile (hostfp.go), a fetch fault's panic included.
+func (c *CPU) decodeNew(pc uint64) *Block {
+	c.setHostFPAside()
+	defer c.takeHostFPBack()
+	b := c.cache.decodeBlock(pc)
+	c.cache.insert(b)
 	return b
 }
 

@@ -274,3 +274,42 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeBlocks measures decoding libc's code as blocks into a
+// code cache, as a program's start-up does: the instructions' decoding,
+// and the block's allocation and copy (ns/op is per instruction).
+func BenchmarkDecodeBlocks(b *testing.B) {
+	secs := execCode(b, "/lib/x86_64-linux-gnu/libc.so.6")
+	if secs == nil {
+		b.Skip("libc.so.6 not found")
+	}
+	code := secs[0]
+	for _, s := range secs {
+		if len(s) > len(code) {
+			code = s
+		}
+	}
+	const base = 0x10000
+	code = code[:min(len(code), 4<<20)]
+	mem := NewMemory()
+	for off := 0; off < len(code); off += PageSize {
+		p := &Page{}
+		copy(p.Data[:], code[off:])
+		mem.SetPage((base+uint64(off))>>PageShift, p, PermRead|PermExec)
+	}
+	b.ReportAllocs()
+	var cc *CodeCache
+	pc, insts := uint64(base), 0
+	for i := 0; i < b.N; {
+		if cc == nil || pc >= base+uint64(len(code))-16 {
+			cc, pc = NewCodeCache(mem), base
+		}
+		blk := cc.decodeBlock(pc)
+		pc = blk.End
+		i += len(blk.Insts)
+		insts += len(blk.Insts)
+	}
+	if insts == 0 {
+		b.Fatal("decoded nothing")
+	}
+}

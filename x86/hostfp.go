@@ -25,10 +25,17 @@ import "runtime"
 //     the guest would not (their error terms never underflow), but they
 //     raise PE freely.
 //
-// Go code that runs on the locked thread in between — the runtime's own
-// bookkeeping, a handler's slow path — does no float arithmetic that could
-// raise those five flags. Signal handlers do not disturb MXCSR: the kernel
-// restores it on return.
+// Go code that runs on the locked thread in between must raise none of
+// those five flags, and the Go runtime's may: debug.SetGCPercent(-1)
+// converts an out-of-range float64 to uint64 in the pacer (IE), and an
+// allocation can run that pacer on this thread. So the code that runs
+// inside Run and is not a guest instruction, and may allocate or call out,
+// sets the guest's flags aside first and drops what it raised itself
+// (setHostFPAside, takeHostFPBack): decoding a block, with the
+// OnFirstDecode hook (cmd/ttd changes GOGC there: `ttd replay --verify`
+// diverged on MXCSR's IE, a flag no guest instruction raised, whenever a
+// collection had ended before the first block was decoded).
+// Signal handlers do not disturb MXCSR: the kernel restores it on return.
 
 // hostFoldFlags are the host flags Run merges into the guest's MXCSR.
 const hostFoldFlags = MxIE | MxDE | MxZE | MxOE | MxUE
@@ -55,5 +62,18 @@ func (c *CPU) leaveHostFP() {
 	if hostFPFlags {
 		c.foldHostFP()
 		runtime.UnlockOSThread()
+	}
+}
+
+// setHostFPAside merges the flags the guest's instructions left in the
+// host's MXCSR into the guest's before Go code that is no guest
+// instruction runs on this thread (see above); takeHostFPBack drops the
+// flags that code raised.
+func (c *CPU) setHostFPAside() { c.foldHostFP() }
+
+// takeHostFPBack ends what setHostFPAside began.
+func (c *CPU) takeHostFPBack() {
+	if hostFPFlags {
+		takeHostFPFlags()
 	}
 }

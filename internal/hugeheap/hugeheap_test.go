@@ -5,6 +5,8 @@ package hugeheap
 import (
 	"bufio"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,4 +60,26 @@ func anonHugeKB(t *testing.T, addr uint64) int {
 	}
 	t.Fatalf("no mapping holds %#x", addr)
 	return 0
+}
+
+// TestReserveCollectsOnce checks that Reserve costs one collection: its
+// allocation passes the heap's goal, and would start one of its own
+// before the one that frees it.
+func TestReserveCollectsOnce(t *testing.T) {
+	if !needsAdvice() {
+		t.Skip("transparent huge pages are not in madvise mode on this machine")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if Reserve(64<<20) == 0 {
+		t.Fatal("Reserve advised nothing")
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.NumGC - before.NumGC; n != 1 {
+		t.Errorf("Reserve made %d collections, want 1", n)
+	}
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GOGC after Reserve: %d, want 100 as before", p)
+	}
 }

@@ -1,0 +1,20 @@
+package main
+
+import "testing"
+
+// TestGCPercentFor checks the heap floor's arithmetic: the next goal,
+// live × (1 + GOGC/100), is gcHeapFloor while that is more than twice
+// live, and twice live (GOGC=100) from half the floor on.
+func TestGCPercentFor(t *testing.T) {
+	for _, live := range []uint64{0, 1 << 10, 1 << 20, 3 << 20, 28 << 20, gcHeapFloor/2 - 1, gcHeapFloor / 2, gcHeapFloor * 3 / 4, gcHeapFloor, 1 << 30} {
+		p := gcPercentFor(live)
+		goal := max(live, 1<<20) * uint64(100+p) / 100
+		want := uint64(gcHeapFloor)
+		if live >= gcHeapFloor/2 {
+			want = 2 * live
+		}
+		if p < 100 || goal > want || goal < want-want/64 {
+			t.Errorf("live %d: GOGC %d gives a goal of %d, want %d", live, p, goal, want)
+		}
+	}
+}
