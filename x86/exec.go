@@ -156,6 +156,14 @@ func (c *CPU) decodeNew(pc uint64) *Block {
 	return b
 }
 
+// translate translates b for the current mode. Translating allocates:
+// the host's floating-point flags are set aside meanwhile (hostfp.go).
+func (c *CPU) translate(b *Block) {
+	c.setHostFPAside()
+	c.cache.translate(b, c.jitMode)
+	c.takeHostFPBack()
+}
+
 // recoverExit ends Run: it merges the host's floating-point flags
 // (hostfp.go) and turns a panic from a handler or the memory system into
 // an exit at the faulting instruction, which does not retire.

@@ -203,7 +203,7 @@ func (c *CPU) hookReady(b *Block) bool {
 		return false
 	}
 	c.cache.unlinkJIT(b)
-	c.cache.translate(b, c.jitMode)
+	c.translate(b)
 	return j.entry != 0 && j.hooksCover()
 }
 

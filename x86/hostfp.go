@@ -31,8 +31,8 @@ import "runtime"
 // allocation can run that pacer on this thread. So the code that runs
 // inside Run and is not a guest instruction, and may allocate or call out,
 // sets the guest's flags aside first and drops what it raised itself
-// (setHostFPAside, takeHostFPBack): decoding a block, with the
-// OnFirstDecode hook (cmd/ttd changes GOGC there: `ttd replay --verify`
+// (setHostFPAside, takeHostFPBack): translating a block, and decoding
+// one, with the OnFirstDecode hook (cmd/ttd changes GOGC there: `ttd replay --verify`
 // diverged on MXCSR's IE, a flag no guest instruction raised, whenever a
 // collection had ended before the first block was decoded).
 // Signal handlers do not disturb MXCSR: the kernel restores it on return.

@@ -207,7 +207,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			return 0
 		}
 		c.cache.unlinkJIT(b)
-		c.cache.translate(b, c.jitMode)
+		c.translate(b)
 		if j.entry == 0 {
 			c.runInsts(b.Insts, 0)
 			if StatsOn {
