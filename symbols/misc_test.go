@@ -484,15 +484,7 @@ func TestUnwindLastCFA(t *testing.T) {
 // loading the DWARF the files have.
 func TestSymbolsOnlyLoadsNoDWARF(t *testing.T) {
 	f := getFixture(t, "c-O0")
-	var mods []Module
-	for _, m := range f.core.modules() {
-		m.SymbolsOnly = true
-		mods = append(mods, m)
-	}
-	tab, err := Load(mods)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := symbolsOnly(t, f)
 	found := false
 	for _, s := range tab.FuncSymbols() {
 		found = found || s.Name == "leaf"
@@ -508,4 +500,20 @@ func TestSymbolsOnlyLoadsNoDWARF(t *testing.T) {
 	if ms := f.table.Modules(); !ms[0].HasDWARF {
 		t.Fatalf("the fixture %s has no DWARF: the test tests nothing", ms[0].Path)
 	}
+}
+
+// symbolsOnly loads fixture f's modules as a script that needs no DWARF
+// does (Module.SymbolsOnly).
+func symbolsOnly(t *testing.T, f *fixture) *Table {
+	t.Helper()
+	var mods []Module
+	for _, m := range f.core.modules() {
+		m.SymbolsOnly = true
+		mods = append(mods, m)
+	}
+	tab, err := Load(mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
 }

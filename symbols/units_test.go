@@ -13,15 +13,7 @@ import (
 // module's DWARF in full.
 func TestUnitLookupsMatchDWARF(t *testing.T) {
 	f := getFixture(t, "c-O0")
-	var mods []Module
-	for _, m := range f.core.modules() {
-		m.SymbolsOnly = true
-		mods = append(mods, m)
-	}
-	tab, err := Load(mods)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := symbolsOnly(t, f)
 	dwarfFuncs, lines, checked := 0, 0, 0
 	for _, s := range tab.FuncSymbols() {
 		for _, pc := range []uint64{s.Addr, s.Addr + 1, s.Addr + 4, s.Addr + s.Size/2, s.Addr + s.Size - 1} {
