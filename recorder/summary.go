@@ -62,7 +62,7 @@ type summarizer struct {
 	pages map[uint64]*sumPage
 	// tlb is the page lookup, which translated code marks through
 	// (x86.AccessMarker).
-	tlb *x86.MarkTable
+	tlb    *x86.MarkTable
 	free   []*sumPage
 	resets []tracefile.PageRange
 	start  uint64

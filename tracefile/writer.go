@@ -115,7 +115,7 @@ type Writer struct {
 	bgErr atomic.Pointer[error]
 	// exit is the Exit record, which the index repeats (indexSection:
 	// a ring writes its index on the background goroutine).
-	exit atomic.Pointer[Exit]
+	exit  atomic.Pointer[Exit]
 	stats [4]atomic.Int64 // chunks, records, uncompressed bytes, file bytes
 
 	// The background goroutine's state (Close uses it after the
