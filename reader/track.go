@@ -208,18 +208,46 @@ func AllBytes() (b PageBits) {
 
 var fullPage = AllBytes()
 
-// replacedPages calls fn for each page t.repl covers that t.pages does
-// not hold, in no particular order, once each.
-func (t *tracker) replacedPages(fn func(pn uint64)) {
-	seen := map[uint64]bool{}
-	for _, r := range t.repl {
+// replacedRest is the page ranges t.repl covers that t.pages does not
+// hold, sorted and disjoint.
+func (t *tracker) replacedRest() []Range {
+	repl := append([]Range(nil), t.repl...)
+	sort.Slice(repl, func(i, j int) bool { return repl[i].Lo < repl[j].Lo })
+	var merged, rest []Range
+	for _, r := range repl {
+		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi {
+			merged[n-1].Hi = max(merged[n-1].Hi, r.Hi)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	for _, r := range merged {
+		lo := r.Lo
 		for pn := r.Lo; pn < r.Hi; pn++ {
-			if t.pages[pn] == nil && !seen[pn] {
-				seen[pn] = true
-				fn(pn)
+			if t.pages[pn] != nil {
+				if lo < pn {
+					rest = append(rest, Range{lo, pn})
+				}
+				lo = pn + 1
 			}
 		}
+		if lo < r.Hi {
+			rest = append(rest, Range{lo, r.Hi})
+		}
 	}
+	return rest
+}
+
+// deltaPage is t's page pn (p) in a Delta, without its contents: the
+// bytes read, written and fetched, every byte of it read and written if
+// an exec replaced it.
+func (t *tracker) deltaPage(pn uint64, p *tpage) DeltaPage {
+	dp := DeltaPage{PN: pn, Read: p.read, Written: p.written, Exec: p.exec,
+		ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
+	if t.inRepl(pn) {
+		dp.Read, dp.Written, dp.ReadBytes, dp.WrittenBytes = ^uint64(0), ^uint64(0), fullPage, fullPage
+	}
+	return dp
 }
 
 // inRepl reports whether an exec replaced page pn in the window.
@@ -304,11 +332,8 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 	d := &Delta{Start: t.start, End: end, Resets: t.resets}
 	d.Pages = make([]DeltaPage, 0, len(t.pages))
 	for pn, p := range t.pages {
-		dp := DeltaPage{PN: pn, Known: p.known, Read: p.read, Written: p.written, Exec: p.exec,
-			ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
-		if t.inRepl(pn) {
-			dp.Read, dp.Written, dp.ReadBytes, dp.WrittenBytes = ^uint64(0), ^uint64(0), fullPage, fullPage
-		}
+		dp := t.deltaPage(pn, p)
+		dp.Known = p.known
 		if p.known != (PageBits{}) {
 			if pg := mem.Lookup(pn); pg != nil {
 				data := new([x86.PageSize]byte)
@@ -324,9 +349,11 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 			t.free = p
 		}
 	}
-	t.replacedPages(func(pn uint64) {
-		d.Pages = append(d.Pages, DeltaPage{PN: pn, Read: ^uint64(0), Written: ^uint64(0), ReadBytes: fullPage, WrittenBytes: fullPage})
-	})
+	for _, r := range t.replacedRest() {
+		for pn := r.Lo; pn < r.Hi; pn++ {
+			d.Pages = append(d.Pages, DeltaPage{PN: pn, Read: ^uint64(0), Written: ^uint64(0), ReadBytes: fullPage, WrittenBytes: fullPage})
+		}
+	}
 	sort.Slice(d.Pages, func(i, j int) bool { return d.Pages[i].PN < d.Pages[j].PN })
 	clear(t.pages)
 	t.flushTLB()

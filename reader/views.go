@@ -190,41 +190,11 @@ func (t *tracker) clone() *tracker {
 // cutBits is cut without page contents: which bytes the window read,
 // wrote and fetched, and what it unmapped.
 func (t *tracker) cutBits(end uint64) *Delta {
-	d := &Delta{Start: t.start, End: end, Resets: t.resets}
+	d := &Delta{Start: t.start, End: end, Resets: t.resets, Replaced: t.replacedRest()}
 	d.Pages = make([]DeltaPage, 0, len(t.pages))
 	for pn, p := range t.pages {
-		dp := DeltaPage{PN: pn, Read: p.read, Written: p.written, Exec: p.exec,
-			ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
-		if t.inRepl(pn) {
-			dp.Read, dp.Written, dp.ReadBytes, dp.WrittenBytes = ^uint64(0), ^uint64(0), fullPage, fullPage
-		}
-		d.Pages = append(d.Pages, dp)
+		d.Pages = append(d.Pages, t.deltaPage(pn, p))
 	}
 	sort.Slice(d.Pages, func(i, j int) bool { return d.Pages[i].PN < d.Pages[j].PN })
-	// The replaced ranges less the pages above, sorted and merged.
-	repl := append([]Range(nil), t.repl...)
-	sort.Slice(repl, func(i, j int) bool { return repl[i].Lo < repl[j].Lo })
-	var merged []Range
-	for _, r := range repl {
-		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi {
-			merged[n-1].Hi = max(merged[n-1].Hi, r.Hi)
-			continue
-		}
-		merged = append(merged, r)
-	}
-	for _, r := range merged {
-		lo := r.Lo
-		for pn := r.Lo; pn < r.Hi; pn++ {
-			if t.pages[pn] != nil {
-				if lo < pn {
-					d.Replaced = append(d.Replaced, Range{lo, pn})
-				}
-				lo = pn + 1
-			}
-		}
-		if lo < r.Hi {
-			d.Replaced = append(d.Replaced, Range{lo, r.Hi})
-		}
-	}
 	return d
 }
