@@ -198,6 +198,11 @@ func (m *Memory) setPage(pn uint64, e pte) {
 	} else {
 		m.pages[pn] = e
 	}
+	m.dropTLB(pn)
+}
+
+// dropTLB empties the TLB entries where page pn would be.
+func (m *Memory) dropTLB(pn uint64) {
 	m.rtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 	m.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 }
@@ -290,8 +295,7 @@ func (m *Memory) unshare(pn uint64, e pte) *Page {
 	np.Data = p.Data
 	p.cow--
 	m.pages[pn] = pte{np, e.perm}
-	m.rtlb[pn&tlbMask] = tlbEntry{tag: noTag}
-	m.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
+	m.dropTLB(pn)
 	return np
 }
 

@@ -30,13 +30,3 @@ func (m *Memory) WatchPages(pns []uint64) {
 
 // WatchedPages reports how many pages of m are watched.
 func (m *Memory) WatchedPages() int { return len(m.watched) }
-
-// dropTLB removes page pn's TLB entries.
-func (m *Memory) dropTLB(pn uint64) {
-	if m.rtlb[pn&tlbMask].tag == pn {
-		m.rtlb[pn&tlbMask] = tlbEntry{tag: noTag}
-	}
-	if m.wtlb[pn&tlbMask].tag == pn {
-		m.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
-	}
-}
