@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"debug/elf"
 	"errors"
 	"io"
 	"math"
@@ -182,8 +181,8 @@ func (l *Live) AddModule(path string, loadAddr uint64) error {
 		l.symErr = errors.Join(l.symErr, err)
 	}
 	if l.bindLater() {
-		if e, ok := moduleExtent(path, loadAddr); ok {
-			l.pending = append(l.pending, e)
+		if lo, hi, ok := l.syms.ModuleExtent(path); ok {
+			l.pending = append(l.pending, extent{lo, hi})
 			return nil
 		}
 	}
@@ -215,31 +214,6 @@ func (l *Live) bindPending() {
 	}
 }
 
-// moduleExtent is the extent of the ELF file at path mapped at loadAddr
-// (symbols.Module.LoadAddr).
-func moduleExtent(path string, loadAddr uint64) (extent, bool) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return extent{}, false
-	}
-	defer f.Close()
-	lo, hi, first := uint64(math.MaxUint64), uint64(0), true
-	var bias uint64
-	for _, ph := range f.Progs {
-		if ph.Type != elf.PT_LOAD {
-			continue
-		}
-		if first && f.Type == elf.ET_DYN {
-			bias = loadAddr - ph.Vaddr&^(x86.PageSize-1)
-		}
-		first = false
-		lo, hi = min(lo, ph.Vaddr&^(x86.PageSize-1)), max(hi, ph.Vaddr+ph.Memsz)
-	}
-	if hi <= lo {
-		return extent{}, false
-	}
-	return extent{lo + bias, hi + bias}, true
-}
 
 // SymbolError is what went wrong loading the modules' symbols.
 func (l *Live) SymbolError() error { return l.symErr }

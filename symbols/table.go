@@ -133,6 +133,20 @@ func (t *Table) Modules() []ModuleInfo {
 	return out
 }
 
+// ModuleExtent is the runtime addresses [lo, hi) that the PT_LOAD
+// segments of the module last added from path cover; unlike Modules it
+// loads no DWARF.
+func (t *Table) ModuleExtent(path string) (lo, hi uint64, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for i := len(t.images) - 1; i >= 0; i-- {
+		if img := t.images[i]; img.path == path && img.lo < img.hi {
+			return img.lo, img.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
 // MainModule is the path of the first module added (the program's), or
 // "" before any; unlike Modules it loads no DWARF.
 func (t *Table) MainModule() string {
