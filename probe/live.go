@@ -214,7 +214,6 @@ func (l *Live) bindPending() {
 	}
 }
 
-
 // SymbolError is what went wrong loading the modules' symbols.
 func (l *Live) SymbolError() error { return l.symErr }
 
