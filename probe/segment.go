@@ -107,6 +107,14 @@ type segEval struct {
 	keys             []Value
 	keyBuf           []byte
 	addrs            *addrCache
+	// cur is the program of the instruction hooked or decoded;
+	// spMem and spLast the last address space seen and its program;
+	// memOf, when set, is the address space of a live event's process
+	// (spaces.go).
+	cur    *space
+	spMem  *x86.Memory
+	spLast *space
+	memOf  func() *x86.Memory
 	// memory
 	lookback bool
 	procNext int // the next of b.procEvents (proc.go)
@@ -142,7 +150,7 @@ func (s *segEval) fire(bps []*boundProbe, ev *event) {
 
 func newSegEval(b *Bound, k int, init map[string]Value) *segEval {
 	from, to := b.segmentRange(k)
-	return &segEval{b: b, k: k, part: newPartial(b.T.Name, k, from, to), state: map[string]Value{}, init: init, specs: map[int]*spec{}}
+	return &segEval{b: b, k: k, part: newPartial(b.T.Name, k, from, to), state: map[string]Value{}, init: init, specs: map[int]*spec{}, cur: b.sp}
 }
 
 // EvalSegment evaluates the program over segment k of the target. init
@@ -166,10 +174,16 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 		return r.InstPosition(c), tid
 	}
 	if b.P.needMemory || b.needMemory {
-		r.Track()
+		if len(b.procs) > 1 {
+			// Every process's memory, for the events of each
+			// (memory.go).
+			r.TrackProcesses()
+		} else {
+			r.Track()
+		}
 		s.lookback = b.T.Index != nil
 	}
-	if len(b.addrs) > 0 || len(b.rets) > 0 {
+	if b.hooks() {
 		r.HookInsts = s.wantInsts
 		r.Hook = s.hook
 		s.useLog(r) // logged hooks (hooklog.go)
@@ -224,7 +238,19 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 // for these (x86.InstFilter). A jump whose target is known and stays in
 // the function (or goes to its .cold part) is no return: not hooked.
 func (s *segEval) wantInsts(blk *x86.Block) uint64 {
-	b := s.b
+	if s.b.pick != nil {
+		if s.r != nil {
+			tid, c := s.r.Current()
+			s.cur = s.spaceOf(c, tid, s.r.Position())
+		} else {
+			s.cur = s.spaceOf(nil, 0, 0) // live: the running process's
+		}
+	}
+	return s.cur.wantInsts(blk)
+}
+
+// wantInsts is segEval.wantInsts in program sp.
+func (b *space) wantInsts(blk *x86.Block) uint64 {
 	var m uint64
 	i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= blk.PC })
 	if i < len(b.addrs) && b.addrs[i] < blk.End {
@@ -285,12 +311,13 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		hr.target = c.R[a.Reg]
 	}
 	pos, tid := s.where(c)
+	s.cur = s.spaceOf(c, tid, pos)
 	s.hooked(in, &hr, pos, tid, c)
 }
 
-// hooked fires the probes of a hooked instruction at pos in thread tid;
-// cpu is the thread's CPU when its registers are the instruction's (nil
-// for a record).
+// hooked fires the probes of a hooked instruction at pos in thread tid,
+// in program s.cur; cpu is the thread's CPU when its registers are the
+// instruction's (nil for a record).
 func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x86.CPU) {
 	if bps := s.probesAt(in.PC); bps != nil {
 		ev := s.newEvent(pos, tid, cpu)
@@ -300,8 +327,8 @@ func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x
 		}
 		s.fire(bps, ev)
 	}
-	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
-		rr := s.b.retAt(in.PC)
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.cur.rets) > 0 {
+		rr := s.cur.retAt(in.PC)
 		if rr == nil {
 			return
 		}
@@ -321,7 +348,7 @@ func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x
 			if target >= rr.lo && target < rr.hi {
 				return
 			}
-			if other := s.b.retAt(target); other != nil && other.bp == rr.bp {
+			if other := s.cur.retAt(target); other != nil && other.bp == rr.bp {
 				return // to the function's .cold part
 			}
 		}
@@ -342,13 +369,14 @@ type addrCache [1024]addrEntry
 
 type addrEntry struct {
 	pc  uint64
+	sp  *space
 	bps []*boundProbe
 	// counts: every clause of bps is only @a[probe keys] = count()
 	// (countFast's form: countLogged).
 	counts bool
 }
 
-// probesAt is s.b.addr[pc], through the cache (dropped when the probes
+// probesAt is s.cur.addr[pc], through the cache (dropped when the probes
 // bind again: Live.rebind).
 func (s *segEval) probesAt(pc uint64) []*boundProbe { return s.addrEntry(pc).bps }
 
@@ -357,8 +385,8 @@ func (s *segEval) addrEntry(pc uint64) *addrEntry {
 		s.addrs = new(addrCache)
 	}
 	e := &s.addrs[(pc^pc>>10)%uint64(len(s.addrs))]
-	if e.pc != pc || pc == 0 {
-		e.pc, e.bps = pc, s.b.addr[pc]
+	if e.pc != pc || e.sp != s.cur || pc == 0 {
+		e.pc, e.sp, e.bps = pc, s.cur, s.cur.addr[pc]
 		e.counts = len(e.bps) > 0
 		for _, bp := range e.bps {
 			for _, cl := range bp.clauses {
@@ -374,7 +402,7 @@ func (s *segEval) addrEntry(pc uint64) *addrEntry {
 // newEvent resets the segment's event for a firing: the hot paths
 // (fn probes) allocate nothing for it.
 func (s *segEval) newEvent(pos uint64, tid int, c *x86.CPU) *event {
-	s.ev = event{pos: pos, tid: tid, cpu: c}
+	s.ev = event{pos: pos, tid: tid, cpu: c, sp: s.cur}
 	return &s.ev
 }
 
