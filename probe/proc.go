@@ -43,9 +43,9 @@ type procEvent struct {
 
 // loadProcesses reads the trace's Process records.
 func (b *Bound) loadProcesses() error {
-	recs, err := b.T.Trace.File().Processes()
-	if err != nil || len(recs) == 0 {
-		return err
+	recs := b.T.Trace.ProcessRecords()
+	if len(recs) == 0 {
+		return nil
 	}
 	b.procs = map[int]*procInfo{}
 	for _, p := range recs {

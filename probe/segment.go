@@ -161,13 +161,23 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	if k < 0 || k >= len(b.cps) {
 		return nil, fmt.Errorf("probe: no segment %d (the trace has %d)", k, len(b.cps))
 	}
-	s := newSegEval(b, k, init)
-	from, to := s.part.From, s.part.To
 	r, err := b.T.Trace.NewReplayAt(b.cps[k])
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	s := newSegEval(b, k, init)
+	if err := s.run(r); err != nil {
+		return nil, err
+	}
+	return s.part, nil
+}
+
+// run evaluates the segment on r, a re-simulation at the segment's
+// start: it points r's callbacks at s and runs it to the segment's end.
+func (s *segEval) run(r *reader.Replay) error {
+	b, k := s.b, s.k
+	from, to := s.part.From, s.part.To
 	s.r = r
 	s.where = func(c *x86.CPU) (uint64, int) {
 		tid, _ := r.Current()
@@ -204,8 +214,9 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	// such position (profile.go), then to the segment's end.
 	var stops []profileStop
 	if len(b.profile) > 0 {
+		var err error
 		if stops, err = b.profileStops(k, from, to); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	stops = append(stops, profileStop{pos: to})
@@ -218,7 +229,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("segment %d: %w", k, err)
+			return fmt.Errorf("segment %d: %w", k, err)
 		}
 		if i < len(stops)-1 && !s.stopped {
 			s.profile(st.pos, st.tid)
@@ -229,7 +240,39 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	s.procUpTo(to, false)
 	s.seal()
-	return s.part, nil
+	return nil
+}
+
+// chains reports whether consecutive segments may be evaluated in one
+// re-simulation (evalChain): when no clause reads memory, what a
+// segment sees does not depend on where its re-simulation started.
+func (b *Bound) chains() bool { return !b.P.needMemory && !b.needMemory }
+
+// evalChain evaluates segments k0 to k1-1 in one re-simulation from
+// k0's checkpoint, as EvalSegment does each: a segment's partial is
+// sealed where the next begins, and the next starts from the state it
+// left (init's, with its writes), which its Assumed records, so that
+// the fix-up pass checks it as it checks any. A worker thus pays for
+// one start (the checkpoint's state, decoding, translation) per chain,
+// not per segment. emit takes each partial in order and returns false
+// to stop (the script called exit()).
+func (b *Bound) evalChain(k0, k1 int, init map[string]Value, emit func(k int, pt *Partial) bool) error {
+	r, err := b.T.Trace.NewReplayAt(b.cps[k0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for k := k0; k < k1; k++ {
+		s := newSegEval(b, k, init)
+		if err := s.run(r); err != nil {
+			return err
+		}
+		if !emit(k, s.part) || s.stopped {
+			return nil
+		}
+		init = composeState(init, s.part.Writes, s.part.Ended)
+	}
+	return nil
 }
 
 // wantInsts hooks the instructions at a probed address, and the rets
