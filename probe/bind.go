@@ -111,7 +111,10 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	h := t.Trace.File().Header()
 	b.execname = filepath.Base(h.ProgramPath)
 	b.created = h.Created.UnixNano()
-	if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
+	if ps := t.Trace.Processes(); len(ps) > 0 {
+		b.pid = ps[0].Pid
+	} else if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
+		// A trace recorded before Process records.
 		b.pid, _ = r.Current()
 		r.Close()
 	}
