@@ -12,6 +12,7 @@ import (
 	"ttd/reader"
 	"ttd/symbols"
 	"ttd/ttd"
+	"ttd/x86"
 )
 
 // Target is one recording to evaluate a program over.
@@ -38,6 +39,8 @@ type boundProbe struct {
 	wr, ww   bool
 	// usdt: the static probe, whose operands are its arguments
 	usdt *symbols.USDTProbe
+	// sp is the program whose code fn, line and usdt probes are in.
+	sp *space
 }
 
 func (bp *boundProbe) label() string {
@@ -64,16 +67,21 @@ type Bound struct {
 	probes []*boundProbe
 
 	begin, end []*Clause
-	addr       map[uint64][]*boundProbe // entry, offset and line probes
-	addrs      []uint64                 // sorted keys of addr
-	rets       []retRange               // return probes' code, sorted by lo
-	sysEntry   map[int][]*boundProbe
-	sysReturn  map[int][]*boundProbe
-	proc       map[string][]*boundProbe // exec, fork, exit
-	thread     map[string][]*boundProbe // start, exit
-	signal     []*boundProbe
-	profile    []*boundProbe // Addr holds the period
-	watch      []*boundProbe
+	// sp is the program of a recording of one program, and the first
+	// program of a tree; spaces are every program's (spaces.go), with
+	// their code addresses; pick finds the program of an event.
+	sp        *space
+	spaces    []*space
+	progs     *ttd.Programs
+	pick      func(s *segEval, mem *x86.Memory, tid int, pos uint64) *space
+	none      *space // of a process running no known program
+	sysEntry  map[int][]*boundProbe
+	sysReturn map[int][]*boundProbe
+	proc      map[string][]*boundProbe // exec, fork, exit
+	thread    map[string][]*boundProbe // start, exit
+	signal    []*boundProbe
+	profile   []*boundProbe // Addr holds the period
+	watch     []*boundProbe
 
 	// needMemory: a usdt probe's operands live in memory (the segment
 	// tracks memory as for a script that reads it).
@@ -84,13 +92,11 @@ type Bound struct {
 	procs      map[int]*procInfo // proc.go
 	procEvents []procEvent
 	casts      map[*Cast]dtype // ctypes.go
-	demangled  bool            // the C++ names of Bind's funcs are demangled
 	members    map[*Member]*memberPlan
 	created    int64    // walltimestamp at position 0, ns
 	warnings   []string // usdt.go
 	// mem, when set, reads a live program's memory (live.go).
-	mem     func(addr uint64, buf []byte, known []bool)
-	mainMod string
+	mem func(addr uint64, buf []byte, known []bool)
 }
 
 // Bind resolves the program's probes on a target. A probe description
@@ -105,11 +111,17 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 	h := t.Trace.File().Header()
 	b.execname = filepath.Base(h.ProgramPath)
 	b.created = h.Created.UnixNano()
-	if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
+	if ps := t.Trace.Processes(); len(ps) > 0 {
+		b.pid = ps[0].Pid
+	} else if r, err := t.Trace.NewReplayAt(cps[0]); err == nil {
+		// A trace recorded before Process records.
 		b.pid, _ = r.Current()
 		r.Close()
 	}
 	if err := b.loadProcesses(); err != nil {
+		return nil, err
+	}
+	if err := b.loadPrograms(); err != nil {
 		return nil, err
 	}
 	if err := b.bindProbes(nil); err != nil {
@@ -121,8 +133,11 @@ func (p *Program) Bind(t *Target) (*Bound, error) {
 
 // newBound is a Bound with empty probe tables.
 func newBound(p *Program, t *Target) *Bound {
-	return &Bound{P: p, T: t, addr: map[uint64][]*boundProbe{}, sysEntry: map[int][]*boundProbe{},
+	b := &Bound{P: p, T: t, sysEntry: map[int][]*boundProbe{},
 		sysReturn: map[int][]*boundProbe{}, proc: map[string][]*boundProbe{}, thread: map[string][]*boundProbe{}}
+	b.sp = newSpace(t.Syms)
+	b.spaces = []*space{b.sp}
+	return b
 }
 
 // bindProbes resolves every probe description of the program. With
@@ -130,11 +145,12 @@ func newBound(p *Program, t *Target) *Bound {
 // counts the probes each description matched (a live program's modules
 // come as it runs: live.go).
 func (b *Bound) bindProbes(matched map[*ProbeSpec]int) error {
-	p, t := b.P, b.T
-	var funcs []symbols.FuncSymbol
-	if t.Syms != nil {
-		funcs = t.Syms.FuncSymbols()
-		b.mainMod = t.Syms.MainModule()
+	p := b.P
+	for _, sp := range b.spaces {
+		if sp.syms != nil {
+			sp.funcs = sp.syms.FuncSymbols()
+			sp.mainMod = sp.syms.MainModule()
+		}
 	}
 	// One boundProbe per distinct probe; clauses attach in script order.
 	byKey := map[string]*boundProbe{}
@@ -156,7 +172,7 @@ func (b *Bound) bindProbes(matched map[*ProbeSpec]int) error {
 	for _, cl := range p.Script.Clauses {
 		for i := range cl.Probes {
 			pr := &cl.Probes[i]
-			n, err := b.bindSpec(*pr, cl, funcs, get, attach)
+			n, err := b.bindSpec(*pr, cl, get, attach)
 			if err != nil {
 				return err
 			}
@@ -171,11 +187,9 @@ func (b *Bound) bindProbes(matched map[*ProbeSpec]int) error {
 	if err := b.bindTypes(); err != nil {
 		return err
 	}
-	for a := range b.addr {
-		b.addrs = append(b.addrs, a)
+	for _, sp := range b.spaces {
+		sp.finish()
 	}
-	sort.Slice(b.addrs, func(i, j int) bool { return b.addrs[i] < b.addrs[j] })
-	sort.Slice(b.rets, func(i, j int) bool { return b.rets[i].lo < b.rets[j].lo })
 	return nil
 }
 
@@ -188,15 +202,15 @@ func glob(pat, s string) bool {
 }
 
 // moduleMatch matches a module pattern: its base name, or a.out for the
-// main program.
-func (b *Bound) moduleMatch(pat, mod string) bool {
+// program's main executable.
+func (sp *space) moduleMatch(pat, mod string) bool {
 	if pat == "a.out" {
-		return mod == b.mainMod
+		return mod == sp.mainMod
 	}
 	return glob(pat, filepath.Base(mod))
 }
 
-func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, get func(string, func() *boundProbe) *boundProbe, attach func(*boundProbe, *Clause)) (int, error) {
+func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, get func(string, func() *boundProbe) *boundProbe, attach func(*boundProbe, *Clause)) (int, error) {
 	n := 0
 	prov := pr.Prov
 	if strings.HasPrefix(prov, "pid") {
@@ -214,72 +228,8 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 		if b.T.Syms == nil {
 			return 0, errAt(pr.P, "fn probes need the program's symbols, and this trace has none")
 		}
-		if !b.demangled {
-			// Only scripts with fn probes pay for demangling.
-			b.T.Syms.DemangleFuncs(funcs)
-			b.demangled = true
-		}
-		names := []string{"entry", "return"}
-		if pr.Name != "" && pr.Name != "*" && pr.Name != "entry" && pr.Name != "return" {
-			names = []string{pr.Name}
-		} else if pr.Name == "entry" || pr.Name == "return" {
-			names = []string{pr.Name}
-		}
-		for _, f := range funcs {
-			if !b.moduleMatch(pr.Mod, f.Module) {
-				continue
-			}
-			// C++: the mangled name, or demangled with or without
-			// parameters (c++filt's "geo::scale(long)", "geo::scale").
-			fname, dm := f.Name, f.Demangled
-			if dm.Full != "" {
-				fname = dm.Full
-			}
-			if !glob(pr.Func, f.Name) && (dm.Full == "" || !glob(pr.Func, dm.Full) && !glob(pr.Func, dm.Short)) {
-				continue
-			}
-			mod := filepath.Base(f.Module)
-			for _, name := range names {
-				switch name {
-				case "entry":
-					bp := get(fmt.Sprintf("e%x", f.Addr), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "entry", Addr: f.Addr, Size: f.Size}
-						b.addr[f.Addr] = append(b.addr[f.Addr], bp)
-						return bp
-					})
-					attach(bp, cl)
-					n++
-				case "return":
-					if f.Size == 0 {
-						continue
-					}
-					bp := get(fmt.Sprintf("r%x", f.Addr), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "return", Addr: f.Addr, Size: f.Size}
-						b.rets = append(b.rets, retRange{f.Addr, f.Addr + f.Size, bp})
-						for _, g := range funcs {
-							if g.Module == f.Module && g.Name == f.Name+".cold" && g.Size > 0 {
-								b.rets = append(b.rets, retRange{g.Addr, g.Addr + g.Size, bp})
-							}
-						}
-						return bp
-					})
-					attach(bp, cl)
-					n++
-				default:
-					off, _ := strconv.ParseUint(name, 16, 64)
-					if off >= f.Size {
-						continue
-					}
-					a := f.Addr + off
-					bp := get(fmt.Sprintf("o%x", a), func() *boundProbe {
-						bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size}
-						b.addr[a] = append(b.addr[a], bp)
-						return bp
-					})
-					attach(bp, cl)
-					n++
-				}
-			}
+		for si, sp := range b.spaces {
+			n += b.bindFn(pr, cl, si, sp, get, attach)
 		}
 	case "syscall":
 		for nr := 0; nr < 512; nr++ {
@@ -343,16 +293,21 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 			return 0, errAt(pr.P, "line probes need the program's DWARF, and this trace has no symbols")
 		}
 		ln, _ := strconv.Atoi(pr.Name)
-		addrs, _ := b.T.Syms.BreakpointLine(pr.Func, ln)
-		for _, a := range addrs {
-			fn, _, _ := b.T.Syms.PCToFunc(a)
-			bp := get(fmt.Sprintf("l%x", a), func() *boundProbe {
-				bp := &boundProbe{Prov: "line", Mod: pr.Func, Func: fn, Name: pr.Name, Addr: a}
-				b.addr[a] = append(b.addr[a], bp)
-				return bp
-			})
-			attach(bp, cl)
-			n++
+		for si, sp := range b.spaces {
+			if sp.syms == nil {
+				continue
+			}
+			addrs, _ := sp.syms.BreakpointLine(pr.Func, ln)
+			for _, a := range addrs {
+				fn, _, _ := sp.syms.PCToFunc(a)
+				bp := get(fmt.Sprintf("%d:l%x", si, a), func() *boundProbe {
+					bp := &boundProbe{Prov: "line", Mod: pr.Func, Func: fn, Name: pr.Name, Addr: a, sp: sp}
+					sp.addr[a] = append(sp.addr[a], bp)
+					return bp
+				})
+				attach(bp, cl)
+				n++
+			}
 		}
 	case "watch":
 		var lo uint64
@@ -388,11 +343,11 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, funcs []symbols.FuncSymbol, g
 // retAt finds the return probe range whose code holds pc (function
 // bodies do not overlap, so the last range starting at or before pc is
 // the only candidate... nearly: nested symbols are looked through).
-func (b *Bound) retAt(pc uint64) *retRange {
-	j := sort.Search(len(b.rets), func(j int) bool { return b.rets[j].lo > pc })
+func (sp *space) retAt(pc uint64) *retRange {
+	j := sort.Search(len(sp.rets), func(j int) bool { return sp.rets[j].lo > pc })
 	for k := j - 1; k >= 0 && k >= j-4; k-- {
-		if pc < b.rets[k].hi {
-			return &b.rets[k]
+		if pc < sp.rets[k].hi {
+			return &sp.rets[k]
 		}
 	}
 	return nil
@@ -408,4 +363,81 @@ func (b *Bound) segmentRange(k int) (uint64, uint64) {
 		to = b.cps[k+1].Position
 	}
 	return b.cps[k].Position, to
+}
+
+// bindFn binds an fn probe description in program si, and counts the
+// probes it matched there.
+func (b *Bound) bindFn(pr ProbeSpec, cl *Clause, si int, sp *space, get func(string, func() *boundProbe) *boundProbe, attach func(*boundProbe, *Clause)) int {
+	if sp.syms == nil {
+		return 0
+	}
+	n := 0
+	if !sp.demangled {
+		// Only scripts with fn probes pay for demangling.
+		sp.syms.DemangleFuncs(sp.funcs)
+		sp.demangled = true
+	}
+	names := []string{"entry", "return"}
+	if pr.Name != "" && pr.Name != "*" && pr.Name != "entry" && pr.Name != "return" {
+		names = []string{pr.Name}
+	} else if pr.Name == "entry" || pr.Name == "return" {
+		names = []string{pr.Name}
+	}
+	for _, f := range sp.funcs {
+		if !sp.moduleMatch(pr.Mod, f.Module) {
+			continue
+		}
+		// C++: the mangled name, or demangled with or without
+		// parameters (c++filt's "geo::scale(long)", "geo::scale").
+		fname, dm := f.Name, f.Demangled
+		if dm.Full != "" {
+			fname = dm.Full
+		}
+		if !glob(pr.Func, f.Name) && (dm.Full == "" || !glob(pr.Func, dm.Full) && !glob(pr.Func, dm.Short)) {
+			continue
+		}
+		mod := filepath.Base(f.Module)
+		for _, name := range names {
+			switch name {
+			case "entry":
+				bp := get(fmt.Sprintf("%d:e%x", si, f.Addr), func() *boundProbe {
+					bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "entry", Addr: f.Addr, Size: f.Size, sp: sp}
+					sp.addr[f.Addr] = append(sp.addr[f.Addr], bp)
+					return bp
+				})
+				attach(bp, cl)
+				n++
+			case "return":
+				if f.Size == 0 {
+					continue
+				}
+				bp := get(fmt.Sprintf("%d:r%x", si, f.Addr), func() *boundProbe {
+					bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: "return", Addr: f.Addr, Size: f.Size, sp: sp}
+					sp.rets = append(sp.rets, retRange{f.Addr, f.Addr + f.Size, bp})
+					for _, g := range sp.funcs {
+						if g.Module == f.Module && g.Name == f.Name+".cold" && g.Size > 0 {
+							sp.rets = append(sp.rets, retRange{g.Addr, g.Addr + g.Size, bp})
+						}
+					}
+					return bp
+				})
+				attach(bp, cl)
+				n++
+			default:
+				off, _ := strconv.ParseUint(name, 16, 64)
+				if off >= f.Size {
+					continue
+				}
+				a := f.Addr + off
+				bp := get(fmt.Sprintf("%d:o%x", si, a), func() *boundProbe {
+					bp := &boundProbe{Prov: "fn", Mod: mod, Func: fname, Name: strconv.FormatUint(off, 16), Addr: a, Size: f.Size, sp: sp}
+					sp.addr[a] = append(sp.addr[a], bp)
+					return bp
+				})
+				attach(bp, cl)
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -130,9 +130,10 @@
 // with watch probes does), profile probes stop each thread at the
 // multiples of their periods (profile.go), and syscall entry probes
 // fire as the syscall begins (live.go); END reads the memory the
-// program left. pid is the
-// recorded process's (its children run but are not re-simulated; their
-// proc:::fork/exec/exit come from the trace's Process records).
+// program left. Over a process tree, fn, line and usdt probes bind
+// once per program the processes ran, and an event's process picks its
+// program's probes, symbols and memory (spaces.go); proc:::fork, exec
+// and exit come from the trace's Process records.
 // A return probe fires at each ret of the function
 // and at jumps out of it (tail calls), as DTrace's pid provider does.
 //

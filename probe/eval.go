@@ -22,6 +22,7 @@ type event struct {
 	cpu    *x86.CPU // the thread's registers, when it has them (fn, line, profile)
 	pid    int      // the process, when not the recorded one (proc.go)
 	pc     uint64   // the probed instruction (hooks: cpu.RIP is its block's start)
+	sp     *space   // the program of a hooked instruction (nil: see evSpace)
 }
 
 // fault is a run-time error in a clause: it ends the clause, is counted
@@ -637,10 +638,11 @@ func (s *segEval) builtin(cr *clauseRun, name string) (Value, bool) {
 }
 
 func (s *segEval) symbol(e *Bquote) (uint64, uint64) {
-	if s.b.T.Syms == nil {
+	sy := s.syms()
+	if sy == nil {
 		s.faultf(e.P, "`%s: the trace has no symbols", e.Name)
 	}
-	a, size, ok := s.b.T.Syms.LookupSymbol(e.Name)
+	a, size, ok := sy.LookupSymbol(e.Name)
 	if !ok {
 		s.faultf(e.P, "`%s: no such symbol in the program", e.Name)
 	}
@@ -834,16 +836,17 @@ func hexDump(b []byte) string {
 }
 
 func (s *segEval) symz() symbolizer {
-	if s.b.T.Syms == nil {
-		return nil
+	if sy := s.syms(); sy != nil {
+		return sy
 	}
-	return s.b.T.Syms
+	return nil
 }
 
 // ustack symbolises the thread's stack through CFI, as DTrace prints it:
 // module`function+offset, one frame a line.
 func (s *segEval) ustack(cr *clauseRun, n int) string {
-	if cr.ev.cpu == nil || s.b.T.Syms == nil {
+	sy := s.syms()
+	if cr.ev.cpu == nil || sy == nil {
 		return ""
 	}
 	var regs symbols.Regs
@@ -858,7 +861,7 @@ func (s *segEval) ustack(cr *clauseRun, n int) string {
 		return known, nil
 	}
 	var b strings.Builder
-	for _, f := range s.b.T.Syms.Unwind(regs, mem, n) {
+	for _, f := range sy.Unwind(regs, mem, n) {
 		b.WriteString("\n              ")
 		mod := filepath.Base(f.Module)
 		switch {

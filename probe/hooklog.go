@@ -38,7 +38,7 @@ func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
 		if m>>k&1 == 0 {
 			continue
 		}
-		for _, bp := range s.b.addr[blk.Insts[k].PC] {
+		for _, bp := range s.cur.addr[blk.Insts[k].PC] {
 			if bp.usdt != nil {
 				m &^= 1 << k
 			}
@@ -51,6 +51,9 @@ func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
 // on c, in order.
 func (s *segEval) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
 	tid, _ := r.Current()
+	if s.b.pick != nil {
+		s.cur = s.spaceOf(c, tid, r.Position())
+	}
 	s.fireLogged(recs, r.LoggedPosition(0), tid)
 }
 
@@ -81,7 +84,7 @@ var loggedRecords atomic.Uint64
 // probe's records (5.6 million on sqlite3). It reports false, having
 // done nothing, otherwise.
 func (s *segEval) countLogged(in *x86.Inst) bool {
-	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.cur.rets) > 0 {
 		return false
 	}
 	e := s.addrEntry(in.PC)

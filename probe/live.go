@@ -49,6 +49,10 @@ type LiveInfo struct {
 	// Memory reads the memory of the process running the current event
 	// (known[i] false for an unmapped byte).
 	Memory func(addr uint64, buf []byte, known []bool)
+	// AddressSpace, when set, is the address space of the process
+	// running the current event (or decoding code): it picks the
+	// program whose probes apply (AddModuleIn).
+	AddressSpace func() *x86.Memory
 	// Stdout and Stderr, when set, receive the records as the events
 	// happen (Flush), as dtrace -c prints them; Outcome.Print then
 	// prints only what is left (END's records, the aggregations).
@@ -57,9 +61,14 @@ type LiveInfo struct {
 
 // Live is a program being evaluated over a running program.
 type Live struct {
-	p       *Program
-	info    LiveInfo
+	p    *Program
+	info LiveInfo
+	// syms is the first program's symbol table; tables every
+	// program's, tables[0] = syms, and progOf the program each address
+	// space runs (AddModuleIn, ShareProgram).
 	syms    *symbols.Table
+	tables  []*symbols.Table
+	progOf  map[*x86.Memory]int
 	symErr  error
 	b       *Bound
 	s       *segEval
@@ -84,7 +93,8 @@ type extent struct{ lo, hi uint64 }
 // observed live, binds what it can (modules come later: AddModule) and
 // runs BEGIN.
 func (p *Program) NewLive(info LiveInfo) (*Live, error) {
-	l := &Live{p: p, info: info, syms: &symbols.Table{}, procs: map[int]*procInfo{}}
+	l := &Live{p: p, info: info, syms: &symbols.Table{}, procs: map[int]*procInfo{}, progOf: map[*x86.Memory]int{}}
+	l.tables = []*symbols.Table{l.syms}
 	exec := filepath.Base(info.Exec)
 	l.procs[info.Pid] = &procInfo{names: []procName{{0, exec}}}
 	if err := l.rebind(); err != nil {
@@ -92,7 +102,8 @@ func (p *Program) NewLive(info LiveInfo) (*Live, error) {
 	}
 	l.begin = specialEval(l.b, l.b.begin, nil, 0)
 	init := composeState(nil, l.begin.Writes, nil)
-	l.s = &segEval{b: l.b, part: newPartial(info.Name, 0, 0, math.MaxUint64), state: map[string]Value{}, init: init, specs: map[int]*spec{}}
+	l.s = &segEval{b: l.b, part: newPartial(info.Name, 0, 0, math.MaxUint64), state: map[string]Value{}, init: init, specs: map[int]*spec{},
+		cur: l.b.sp, memOf: info.AddressSpace}
 	l.s.where = func(c *x86.CPU) (uint64, int) { return info.Clock.InstPosition(c), info.Clock.CPUTid(c) }
 	if l.begin.Exit != nil {
 		l.s.stopped = true
@@ -162,13 +173,20 @@ func (l *Live) rebind() error {
 		b.created = l.b.created
 	}
 	b.procs, b.mem = l.procs, l.info.Memory
+	if len(l.tables) > 1 {
+		b.spaces = b.spaces[:1]
+		for _, t := range l.tables[1:] {
+			b.spaces = append(b.spaces, newSpace(t))
+		}
+		b.none, b.pick = b.sp, l.pick
+	}
 	l.matched = map[*ProbeSpec]int{}
 	if err := b.bindProbes(l.matched); err != nil {
 		return err
 	}
 	l.b = b
 	if l.s != nil {
-		l.s.b, l.s.addrs = b, nil
+		l.s.b, l.s.addrs, l.s.cur, l.s.spMem, l.s.spLast = b, nil, b.sp, nil, nil
 	}
 	l.version++
 	return nil
@@ -177,11 +195,33 @@ func (l *Live) rebind() error {
 // AddModule adds a module the program mapped (an ELF file at offset 0,
 // as the recorder's Module records) and binds the probes again.
 func (l *Live) AddModule(path string, loadAddr uint64) error {
-	if err := l.syms.Add(symbols.Module{Path: path, LoadAddr: loadAddr}); err != nil {
+	return l.AddModuleIn(nil, path, loadAddr)
+}
+
+// AddModuleIn adds a module that a process with address space mem (nil:
+// the first process's) mapped and binds the probes again. The first
+// address space runs the first program; another one, unless
+// ShareProgram said it runs a program known already, starts a program
+// of its own (an exec): its probes bind to its modules only.
+func (l *Live) AddModuleIn(mem *x86.Memory, path string, loadAddr uint64) error {
+	t := l.syms
+	if mem != nil {
+		i, ok := l.progOf[mem]
+		if !ok {
+			i = 0
+			if len(l.progOf) > 0 {
+				i = len(l.tables)
+				l.tables = append(l.tables, &symbols.Table{})
+			}
+			l.progOf[mem] = i
+		}
+		t = l.tables[i]
+	}
+	if err := t.Add(symbols.Module{Path: path, LoadAddr: loadAddr}); err != nil {
 		l.symErr = errors.Join(l.symErr, err)
 	}
-	if l.bindLater() {
-		if lo, hi, ok := l.syms.ModuleExtent(path); ok {
+	if l.bindLater() && len(l.tables) == len(l.b.spaces) {
+		if lo, hi, ok := t.ModuleExtent(path); ok {
 			l.pending = append(l.pending, extent{lo, hi})
 			return nil
 		}
@@ -235,13 +275,37 @@ func (l *Live) Unmatched() error {
 	return errAt(bad[0].P, "probe description %s does not match any probes", bad[0].Text)
 }
 
+// ShareProgram records that address space child runs the program
+// parent runs (a fork).
+func (l *Live) ShareProgram(child, parent *x86.Memory) {
+	if i, ok := l.progOf[parent]; ok && child != parent {
+		l.progOf[child] = i
+	}
+}
+
+// pick is the program an address space runs (Bound.pick).
+func (l *Live) pick(s *segEval, mem *x86.Memory, tid int, pos uint64) *space {
+	if i, ok := l.progOf[mem]; ok && i < len(s.b.spaces) {
+		return s.b.spaces[i]
+	}
+	return s.b.sp
+}
+
 // USDTSemaphores are the addresses of the semaphores of the usdt probes
-// bound (each once): the driver raises them as systemtap does, so that
-// the guarded probe sites run.
-func (l *Live) USDTSemaphores() []uint64 {
+// bound in the program address space mem runs (each once; mem nil: in
+// every program): the driver raises them as systemtap does, so that the
+// guarded probe sites run.
+func (l *Live) USDTSemaphores(mem *x86.Memory) []uint64 {
 	seen := map[uint64]bool{}
 	var out []uint64
+	var sp *space
+	if mem != nil && l.b.pick != nil {
+		sp = l.pick(l.s, mem, 0, 0)
+	}
 	for _, bp := range l.b.probes {
+		if sp != nil && bp.sp != sp {
+			continue
+		}
 		if bp.usdt != nil && bp.usdt.Semaphore != 0 && !seen[bp.usdt.Semaphore] {
 			seen[bp.usdt.Semaphore] = true
 			out = append(out, bp.usdt.Semaphore)
@@ -287,6 +351,9 @@ func (l *Live) LogInsts(b *x86.Block) (logged, guarded uint64) {
 // LoggedHooks fires the probes of the instructions translated code
 // logged on c, in order (x86.HookLogger).
 func (l *Live) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	if l.b.pick != nil {
+		l.s.cur = l.s.spaceOf(c, 0, 0)
+	}
 	base := l.info.Clock.InstPosition(c) - c.Retired()
 	l.s.fireLogged(recs, base, l.info.Clock.CPUTid(c))
 }

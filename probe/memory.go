@@ -13,11 +13,22 @@ import (
 // file). Unknown bytes are never invented: reading one is a fault
 // ("invalid address"), as a bad pointer is in DTrace.
 
-// readInto fills buf from what is known at the current position.
+// readInto fills buf from what is known at the current position, in
+// the memory of the running clause's process. In a tree, another process
+// than the trace's focus (the first) knows what this segment's
+// re-simulation saw of its memory (reader.Replay.KnownOf), and its
+// program's read-only data.
 func (s *segEval) readInto(addr uint64, buf []byte, known []bool) {
 	if s.b.mem != nil {
 		s.b.mem(addr, buf, known)
 		return
+	}
+	if s.r != nil && len(s.b.procs) > 1 && s.cr.ev != nil {
+		if pid := s.eventPid(s.cr.ev); pid != s.b.T.Trace.Focus() {
+			s.r.KnownOf(pid, addr, buf, known)
+			s.static(addr, buf, known)
+			return
+		}
 	}
 	if s.r == nil {
 		if s.lookback {
@@ -52,8 +63,8 @@ func all(known []bool) bool {
 }
 
 func (s *segEval) static(addr uint64, buf []byte, known []bool) {
-	if s.b.T.Syms != nil && !all(known) {
-		s.b.T.Syms.ReadStatic(addr, buf, known)
+	if sy := s.syms(); sy != nil && !all(known) {
+		sy.ReadStatic(addr, buf, known)
 	}
 }
 

@@ -43,9 +43,9 @@ type procEvent struct {
 
 // loadProcesses reads the trace's Process records.
 func (b *Bound) loadProcesses() error {
-	recs, err := b.T.Trace.File().Processes()
-	if err != nil || len(recs) == 0 {
-		return err
+	recs := b.T.Trace.ProcessRecords()
+	if len(recs) == 0 {
+		return nil
 	}
 	b.procs = map[int]*procInfo{}
 	for _, p := range recs {
@@ -130,14 +130,19 @@ func (s *segEval) procUpTo(pos uint64, inclusive bool) {
 
 // eventPid is the process an event fires in. Every process of a tree
 // is recorded: a thread whose id is a pid of the tree is that process's
-// main thread; other threads are taken as the first process's (a
-// child's other threads are not told apart yet).
+// main thread; another thread is the process's the re-simulation puts
+// it in, else (live) the first process's.
 func (s *segEval) eventPid(ev *event) int {
 	if ev.pid != 0 {
 		return ev.pid
 	}
 	if _, ok := s.b.procs[ev.tid]; ok {
 		return ev.tid
+	}
+	if s.r != nil {
+		if pid := s.r.Pid(ev.tid); pid != 0 {
+			return pid
+		}
 	}
 	return s.b.pid
 }

@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -171,6 +172,37 @@ func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 		exitAt.Store(int64(len(units)))
 		var done atomic.Int64
 		var mu sync.Mutex
+		if runs := chainRuns(units, opts.Jobs); runs != nil {
+			reader.Parallel(len(runs), opts.Jobs, func(c int) {
+				i0 := runs[c].i
+				var init map[string]Value
+				if i0 == 0 {
+					init = state
+				}
+				u := units[i0]
+				errs[i0] = u.B.evalChain(u.K, u.K+runs[c].n, init, func(k int, pt *Partial) bool {
+					i := i0 + k - u.K
+					parts[i] = pt
+					if opts.Progress != nil {
+						opts.Progress(int(done.Add(1)), len(units))
+					}
+					if pt.Exit != nil {
+						mu.Lock()
+						if int64(i) < exitAt.Load() {
+							exitAt.Store(int64(i))
+						}
+						mu.Unlock()
+					}
+					return int64(i) < exitAt.Load()
+				})
+			})
+			for _, err := range errs {
+				if err != nil {
+					return nil, err
+				}
+			}
+			return parts, nil
+		}
 		reader.Parallel(len(units), opts.Jobs, func(i int) {
 			if int64(i) > exitAt.Load() {
 				return
@@ -198,6 +230,42 @@ func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 		}
 		return parts, nil
 	})
+}
+
+// chainRun is units[i:i+n], consecutive segments of one target that
+// one re-simulation evaluates (Bound.evalChain).
+type chainRun struct{ i, n int }
+
+// chainRuns splits the units into about jobs runs of consecutive
+// segments of equal instruction counts, one re-simulation each, when
+// their programs chain (nil: every unit on its own). A run never spans
+// two targets.
+func chainRuns(units []Unit, jobs int) []chainRun {
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	var total uint64
+	for _, u := range units {
+		if !u.B.chains() {
+			return nil
+		}
+		from, to := u.B.segmentRange(u.K)
+		total += to - from
+	}
+	var runs []chainRun
+	var done uint64
+	for i, u := range units {
+		from, to := u.B.segmentRange(u.K)
+		n := len(runs)
+		// A new run at a new target, or where the runs so far come
+		// nearest to their share of the instructions.
+		if n == 0 || units[i-1].B != u.B || u.K != units[i-1].K+1 || n < jobs && (done+(to-from)/2)*uint64(jobs) >= total*uint64(n) {
+			runs = append(runs, chainRun{i: i})
+		}
+		runs[len(runs)-1].n++
+		done += to - from
+	}
+	return runs
 }
 
 // RunWith is Run with the parallel pass done by eval (another runner's

@@ -107,6 +107,14 @@ type segEval struct {
 	keys             []Value
 	keyBuf           []byte
 	addrs            *addrCache
+	// cur is the program of the instruction hooked or decoded;
+	// spMem and spLast the last address space seen and its program;
+	// memOf, when set, is the address space of a live event's process
+	// (spaces.go).
+	cur    *space
+	spMem  *x86.Memory
+	spLast *space
+	memOf  func() *x86.Memory
 	// memory
 	lookback bool
 	procNext int // the next of b.procEvents (proc.go)
@@ -142,7 +150,7 @@ func (s *segEval) fire(bps []*boundProbe, ev *event) {
 
 func newSegEval(b *Bound, k int, init map[string]Value) *segEval {
 	from, to := b.segmentRange(k)
-	return &segEval{b: b, k: k, part: newPartial(b.T.Name, k, from, to), state: map[string]Value{}, init: init, specs: map[int]*spec{}}
+	return &segEval{b: b, k: k, part: newPartial(b.T.Name, k, from, to), state: map[string]Value{}, init: init, specs: map[int]*spec{}, cur: b.sp}
 }
 
 // EvalSegment evaluates the program over segment k of the target. init
@@ -153,23 +161,39 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	if k < 0 || k >= len(b.cps) {
 		return nil, fmt.Errorf("probe: no segment %d (the trace has %d)", k, len(b.cps))
 	}
-	s := newSegEval(b, k, init)
-	from, to := s.part.From, s.part.To
 	r, err := b.T.Trace.NewReplayAt(b.cps[k])
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	s := newSegEval(b, k, init)
+	if err := s.run(r); err != nil {
+		return nil, err
+	}
+	return s.part, nil
+}
+
+// run evaluates the segment on r, a re-simulation at the segment's
+// start: it points r's callbacks at s and runs it to the segment's end.
+func (s *segEval) run(r *reader.Replay) error {
+	b, k := s.b, s.k
+	from, to := s.part.From, s.part.To
 	s.r = r
 	s.where = func(c *x86.CPU) (uint64, int) {
 		tid, _ := r.Current()
 		return r.InstPosition(c), tid
 	}
 	if b.P.needMemory || b.needMemory {
-		r.Track()
+		if len(b.procs) > 1 {
+			// Every process's memory, for the events of each
+			// (memory.go).
+			r.TrackProcesses()
+		} else {
+			r.Track()
+		}
 		s.lookback = b.T.Index != nil
 	}
-	if len(b.addrs) > 0 || len(b.rets) > 0 {
+	if b.hooks() {
 		r.HookInsts = s.wantInsts
 		r.Hook = s.hook
 		s.useLog(r) // logged hooks (hooklog.go)
@@ -190,8 +214,9 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	// such position (profile.go), then to the segment's end.
 	var stops []profileStop
 	if len(b.profile) > 0 {
+		var err error
 		if stops, err = b.profileStops(k, from, to); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	stops = append(stops, profileStop{pos: to})
@@ -204,7 +229,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("segment %d: %w", k, err)
+			return fmt.Errorf("segment %d: %w", k, err)
 		}
 		if i < len(stops)-1 && !s.stopped {
 			s.profile(st.pos, st.tid)
@@ -215,7 +240,39 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 	}
 	s.procUpTo(to, false)
 	s.seal()
-	return s.part, nil
+	return nil
+}
+
+// chains reports whether consecutive segments may be evaluated in one
+// re-simulation (evalChain): when no clause reads memory, what a
+// segment sees does not depend on where its re-simulation started.
+func (b *Bound) chains() bool { return !b.P.needMemory && !b.needMemory }
+
+// evalChain evaluates segments k0 to k1-1 in one re-simulation from
+// k0's checkpoint, as EvalSegment does each: a segment's partial is
+// sealed where the next begins, and the next starts from the state it
+// left (init's, with its writes), which its Assumed records, so that
+// the fix-up pass checks it as it checks any. A worker thus pays for
+// one start (the checkpoint's state, decoding, translation) per chain,
+// not per segment. emit takes each partial in order and returns false
+// to stop (the script called exit()).
+func (b *Bound) evalChain(k0, k1 int, init map[string]Value, emit func(k int, pt *Partial) bool) error {
+	r, err := b.T.Trace.NewReplayAt(b.cps[k0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for k := k0; k < k1; k++ {
+		s := newSegEval(b, k, init)
+		if err := s.run(r); err != nil {
+			return err
+		}
+		if !emit(k, s.part) || s.stopped {
+			return nil
+		}
+		init = composeState(init, s.part.Writes, s.part.Ended)
+	}
+	return nil
 }
 
 // wantInsts hooks the instructions at a probed address, and the rets
@@ -224,7 +281,19 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 // for these (x86.InstFilter). A jump whose target is known and stays in
 // the function (or goes to its .cold part) is no return: not hooked.
 func (s *segEval) wantInsts(blk *x86.Block) uint64 {
-	b := s.b
+	if s.b.pick != nil {
+		if s.r != nil {
+			tid, c := s.r.Current()
+			s.cur = s.spaceOf(c, tid, s.r.Position())
+		} else {
+			s.cur = s.spaceOf(nil, 0, 0) // live: the running process's
+		}
+	}
+	return s.cur.wantInsts(blk)
+}
+
+// wantInsts is segEval.wantInsts in program sp.
+func (b *space) wantInsts(blk *x86.Block) uint64 {
 	var m uint64
 	i := sort.Search(len(b.addrs), func(i int) bool { return b.addrs[i] >= blk.PC })
 	if i < len(b.addrs) && b.addrs[i] < blk.End {
@@ -285,12 +354,13 @@ func (s *segEval) hook(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		hr.target = c.R[a.Reg]
 	}
 	pos, tid := s.where(c)
+	s.cur = s.spaceOf(c, tid, pos)
 	s.hooked(in, &hr, pos, tid, c)
 }
 
-// hooked fires the probes of a hooked instruction at pos in thread tid;
-// cpu is the thread's CPU when its registers are the instruction's (nil
-// for a record).
+// hooked fires the probes of a hooked instruction at pos in thread tid,
+// in program s.cur; cpu is the thread's CPU when its registers are the
+// instruction's (nil for a record).
 func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x86.CPU) {
 	if bps := s.probesAt(in.PC); bps != nil {
 		ev := s.newEvent(pos, tid, cpu)
@@ -300,8 +370,8 @@ func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x
 		}
 		s.fire(bps, ev)
 	}
-	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.b.rets) > 0 {
-		rr := s.b.retAt(in.PC)
+	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.cur.rets) > 0 {
+		rr := s.cur.retAt(in.PC)
 		if rr == nil {
 			return
 		}
@@ -321,7 +391,7 @@ func (s *segEval) hooked(in *x86.Inst, hr *hookRegs, pos uint64, tid int, cpu *x
 			if target >= rr.lo && target < rr.hi {
 				return
 			}
-			if other := s.b.retAt(target); other != nil && other.bp == rr.bp {
+			if other := s.cur.retAt(target); other != nil && other.bp == rr.bp {
 				return // to the function's .cold part
 			}
 		}
@@ -342,13 +412,14 @@ type addrCache [1024]addrEntry
 
 type addrEntry struct {
 	pc  uint64
+	sp  *space
 	bps []*boundProbe
 	// counts: every clause of bps is only @a[probe keys] = count()
 	// (countFast's form: countLogged).
 	counts bool
 }
 
-// probesAt is s.b.addr[pc], through the cache (dropped when the probes
+// probesAt is s.cur.addr[pc], through the cache (dropped when the probes
 // bind again: Live.rebind).
 func (s *segEval) probesAt(pc uint64) []*boundProbe { return s.addrEntry(pc).bps }
 
@@ -357,8 +428,8 @@ func (s *segEval) addrEntry(pc uint64) *addrEntry {
 		s.addrs = new(addrCache)
 	}
 	e := &s.addrs[(pc^pc>>10)%uint64(len(s.addrs))]
-	if e.pc != pc || pc == 0 {
-		e.pc, e.bps = pc, s.b.addr[pc]
+	if e.pc != pc || e.sp != s.cur || pc == 0 {
+		e.pc, e.sp, e.bps = pc, s.cur, s.cur.addr[pc]
 		e.counts = len(e.bps) > 0
 		for _, bp := range e.bps {
 			for _, cl := range bp.clauses {
@@ -374,7 +445,7 @@ func (s *segEval) addrEntry(pc uint64) *addrEntry {
 // newEvent resets the segment's event for a firing: the hot paths
 // (fn probes) allocate nothing for it.
 func (s *segEval) newEvent(pos uint64, tid int, c *x86.CPU) *event {
-	s.ev = event{pos: pos, tid: tid, cpu: c}
+	s.ev = event{pos: pos, tid: tid, cpu: c, sp: s.cur}
 	return &s.ev
 }
 

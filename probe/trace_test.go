@@ -207,7 +207,11 @@ fn::mid:entry /arg0 == 200/ { clear(@lq); }
 }
 
 // TestThreadLocalsAcrossSegments: self-> set at entry and read at return
-// stays right when the two fall in different segments; globals too.
+// stays right when the two fall in different segments; globals too. With
+// as many jobs as segments, every segment is a re-simulation of its own
+// (chainRuns) and the fix-up pass evaluates again those that read what
+// an earlier one set; with one job, one re-simulation carries the state
+// from segment to segment and nothing is evaluated again.
 func TestThreadLocalsAcrossSegments(t *testing.T) {
 	src := `#pragma D option quiet
 fn::mid:entry { self->arg = arg0; self->t = pos; n++; }
@@ -217,18 +221,23 @@ END { printf("n=%d\n", n); }
 `
 	var ref string
 	for _, every := range []uint64{2500, 50_000_000} {
-		path := recordCalls(t, every)
-		out, _, o := runScript(t, path, src, 2)
-		if !strings.Contains(out, "n=300\n") || !strings.Contains(out, "\n            44850\n") || !strings.Contains(out, "\n              600\n") {
-			t.Fatalf("checkpoints every %d: %s", every, out)
+		for _, jobs := range []int{1, 2, 1000} {
+			path := recordCalls(t, every)
+			out, _, o := runScript(t, path, src, jobs)
+			if !strings.Contains(out, "n=300\n") || !strings.Contains(out, "\n            44850\n") || !strings.Contains(out, "\n              600\n") {
+				t.Fatalf("checkpoints every %d, %d jobs: %s", every, jobs, out)
+			}
+			if every == 2500 && jobs == 1000 && o.Reruns == 0 {
+				t.Errorf("no segment was fixed up: the test does not exercise the fix-up pass")
+			}
+			if jobs == 1 && o.Reruns != 0 {
+				t.Errorf("checkpoints every %d, one job: %d segments evaluated again; the chain did not carry the state", every, o.Reruns)
+			}
+			if ref != "" && out != ref {
+				t.Fatalf("split changes the output:\n%s\nvs\n%s", out, ref)
+			}
+			ref = out
 		}
-		if every == 2500 && o.Reruns == 0 {
-			t.Errorf("no segment was fixed up: the test does not exercise the fix-up pass")
-		}
-		if ref != "" && out != ref {
-			t.Fatalf("split changes the output:\n%s\nvs\n%s", out, ref)
-		}
-		ref = out
 	}
 }
 

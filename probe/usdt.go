@@ -30,34 +30,40 @@ func init() {
 	}
 }
 
-// bindUSDT binds the static probes matching a usdt probe description.
+// bindUSDT binds the static probes matching a usdt probe description,
+// in every program.
 func (b *Bound) bindUSDT(pr ProbeSpec, cl *Clause, get func(string, func() *boundProbe) *boundProbe, attach func(*boundProbe, *Clause)) (int, error) {
 	if b.T.Syms == nil {
 		return 0, errAt(pr.P, "usdt probes need the program's modules, and this trace has no symbols")
 	}
 	n := 0
-	for _, up := range b.T.Syms.USDTProbes() {
-		if !b.moduleMatch(pr.Mod, up.Module) || !glob(pr.Func, up.Provider) || !glob(pr.Name, up.Name) {
+	for si, sp := range b.spaces {
+		if sp.syms == nil {
 			continue
 		}
-		for _, a := range up.Args {
-			for _, r := range []string{a.Reg, a.Base, a.Index} {
-				if _, ok := usdtRegs[r]; r != "" && !ok && r != "rip" {
-					return 0, errAt(pr.P, "usdt probe %s:%s in %s: argument %q uses register %s, which probes cannot read", up.Provider, up.Name, filepath.Base(up.Module), a.Text, r)
+		for _, up := range sp.syms.USDTProbes() {
+			if !sp.moduleMatch(pr.Mod, up.Module) || !glob(pr.Func, up.Provider) || !glob(pr.Name, up.Name) {
+				continue
+			}
+			for _, a := range up.Args {
+				for _, r := range []string{a.Reg, a.Base, a.Index} {
+					if _, ok := usdtRegs[r]; r != "" && !ok && r != "rip" {
+						return 0, errAt(pr.P, "usdt probe %s:%s in %s: argument %q uses register %s, which probes cannot read", up.Provider, up.Name, filepath.Base(up.Module), a.Text, r)
+					}
+				}
+				if a.Kind == symbols.USDTMem {
+					b.needMemory = true
 				}
 			}
-			if a.Kind == symbols.USDTMem {
-				b.needMemory = true
-			}
+			up := up
+			bp := get(fmt.Sprintf("%d:u%x", si, up.Addr), func() *boundProbe {
+				bp := &boundProbe{Prov: "usdt", Mod: filepath.Base(up.Module), Func: up.Provider, Name: up.Name, Addr: up.Addr, usdt: &up, sp: sp}
+				sp.addr[up.Addr] = append(sp.addr[up.Addr], bp)
+				return bp
+			})
+			attach(bp, cl)
+			n++
 		}
-		up := up
-		bp := get(fmt.Sprintf("u%x", up.Addr), func() *boundProbe {
-			bp := &boundProbe{Prov: "usdt", Mod: filepath.Base(up.Module), Func: up.Provider, Name: up.Name, Addr: up.Addr, usdt: &up}
-			b.addr[up.Addr] = append(b.addr[up.Addr], bp)
-			return bp
-		})
-		attach(bp, cl)
-		n++
 	}
 	return n, nil
 }

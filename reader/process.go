@@ -475,6 +475,11 @@ func (t *Trace) Tree() bool { return t.tree }
 // (one entry per process, in creation order).
 func (t *Trace) Processes() []tracefile.ProcessInfo { return t.procs }
 
+// ProcessRecords returns the trace's Process records in the order they
+// were written, as Open read them (tracefile.Reader.Processes, without
+// decoding the chunks again). The caller must not change them.
+func (t *Trace) ProcessRecords() []tracefile.Process { return t.procRecs }
+
 // Focus is the process whose memory replays report (see SetFocus).
 func (t *Trace) Focus() int {
 	if len(t.lineage) > 0 {

@@ -40,9 +40,11 @@ type Trace struct {
 	// tree: every process of the recorded tree is re-simulated
 	// (process.go); procs is the tree, lineage the focus and its
 	// ancestors, first process first (SetFocus).
-	tree    bool
-	procs   []tracefile.ProcessInfo
-	lineage []int
+	tree  bool
+	procs []tracefile.ProcessInfo
+	// procRecs are the Process records procs folds (ProcessRecords).
+	procRecs []tracefile.Process
+	lineage  []int
 	// Summary holds totals and how the program ended.
 	Summary tracefile.Summary
 	Header  tracefile.Header
@@ -99,7 +101,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	if err != nil && t.tree {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	t.procs = tracefile.ProcessTree(recs)
+	t.procs, t.procRecs = tracefile.ProcessTree(recs), recs
 	t.SetFocus(0)
 	if len(t.chunks) == 0 {
 		if f.Truncated() {
@@ -204,7 +206,8 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			m := r.Module
 			m.Path = append([]byte(nil), m.Path...)
 			m.BuildID = append([]byte(nil), m.BuildID...)
-			m.Embedded = nil
+			// Not the file: whether there is one (ModuleRef.embeds).
+			m.Embedded = embedMark(m.Embedded)
 			mods = append(mods, m)
 		case tracefile.KindUnknown:
 			// A record of a newer minor version: not needed to
@@ -506,6 +509,17 @@ type ModuleRef struct {
 	tracefile.Module
 	Position uint64
 	Chunk    int
+	// embeds: the record embeds the file (ModuleFile reads it).
+	embeds bool
+}
+
+// embedMark is what a chunk keeps of a Module record's embedded file:
+// an empty, non-nil slice when there is one, else nil.
+func embedMark(file []byte) []byte {
+	if len(file) > 0 {
+		return []byte{}
+	}
+	return nil
 }
 
 // Modules lists the trace's Module records in order (without their
@@ -514,7 +528,9 @@ func (t *Trace) Modules() ([]ModuleRef, error) {
 	var out []ModuleRef
 	err := t.ScanEvents(Checkpoint{}, func(ev *Event) bool {
 		if ev.Kind == EventModule {
-			out = append(out, ModuleRef{Module: *ev.Module, Position: ev.Position, Chunk: ev.chunk})
+			ref := ModuleRef{Module: *ev.Module, Position: ev.Position, Chunk: ev.chunk, embeds: ev.Module.Embedded != nil}
+			ref.Embedded = nil
+			out = append(out, ref)
 		}
 		return true
 	})
@@ -524,6 +540,9 @@ func (t *Trace) Modules() ([]ModuleRef, error) {
 // ModuleFile returns the file a Module record embeds (ttd record
 // --embed-binaries), or nil.
 func (t *Trace) ModuleFile(m ModuleRef) ([]byte, error) {
+	if !m.embeds {
+		return nil, nil // without decoding its chunk again
+	}
 	it := t.f.Records(m.Chunk)
 	for {
 		r, err := it.Next()

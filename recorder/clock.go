@@ -27,6 +27,15 @@ func (t *ThreadCount) Count(pos uint64) uint64 {
 // pos counting it up to Seen.
 func (t *ThreadCount) At(pos uint64) uint64 { return pos + t.CPU.Retired() - t.Seen }
 
+// InstAt is a Clock's InstPosition for the thread: At when it is the
+// running thread; a thread that is not running waits at pos.
+func (t *ThreadCount) InstAt(running bool, pos uint64) uint64 {
+	if !running {
+		return pos
+	}
+	return t.At(pos)
+}
+
 // Restart counts the thread from c's current count: when it is switched
 // in, or when execve gave it a new CPU (after its old one was counted).
 func (t *ThreadCount) Restart(c *x86.CPU) { t.CPU, t.Seen = c, c.Retired() }

@@ -234,10 +234,7 @@ func (r *Recorder) Position() uint64 { return r.position() }
 // InstPosition is the position of the instruction c is about to run.
 func (r *Recorder) InstPosition(c *x86.CPU) uint64 {
 	t := r.rec(c)
-	if t != r.cur {
-		return r.pos
-	}
-	return t.At(r.pos)
+	return t.InstAt(t == r.cur, r.pos)
 }
 
 // Tid is the trace's id of t.

@@ -1,11 +1,13 @@
 package ttd
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
 
 	"ttd/reader"
+	"ttd/symbols"
 	"ttd/tracefile"
 )
 
@@ -287,4 +289,82 @@ func (s *Session) imageIndex() (*imageIndex, error) {
 		s.imgs, s.imgsErr = buildImages(s.tr, mods)
 	}
 	return s.imgs, s.imgsErr
+}
+
+// Programs are the programs of a process tree's recording, for a reader
+// of the trace without a session: package probe binds its probes once
+// per program, so that a probe on one program's function fires only in
+// the processes running that program, under its names. A program is an
+// image's module list (paths and load addresses): images with the same
+// list share it, and its symbol table.
+type Programs struct {
+	ix *imageIndex
+	// prog maps an image to its program (-1: the image mapped no
+	// module the recording names).
+	prog   []int
+	tables []*symbols.Table
+}
+
+// ReadPrograms reads the program images of tr's process tree (refs are
+// tr.Modules()) and loads each program's symbol table through cache
+// (symbolsOnly: ELF symbols, no DWARF). It returns nil for a recording
+// of one program: not a tree, or one process that never exec'd. err
+// joins the modules that could not be loaded (their programs lack
+// them).
+func ReadPrograms(tr *reader.Trace, refs []reader.ModuleRef, cache *symbols.ImageCache, symbolsOnly bool) (*Programs, error) {
+	if !tr.Tree() {
+		return nil, nil
+	}
+	if ps := tr.Processes(); len(ps) == 0 || len(ps) == 1 && ps[0].Execs == 0 {
+		return nil, nil
+	}
+	mods := moduleFiles(tr, refs, nil)
+	ix, err := buildImages(tr, mods)
+	if err != nil {
+		return nil, err
+	}
+	p := &Programs{ix: ix}
+	byKey := map[string]int{}
+	var errs []error
+	for i := range ix.images {
+		im := &ix.images[i]
+		if len(im.mods) == 0 {
+			p.prog = append(p.prog, -1)
+			continue
+		}
+		k := im.key(mods)
+		n, ok := byKey[k]
+		if !ok {
+			var ms []symbols.Module
+			for _, m := range im.modules(mods) {
+				ms = append(ms, symbols.Module{Path: m.Path, Data: m.Data, LoadAddr: m.LoadAddr, SymbolsOnly: symbolsOnly})
+			}
+			t, err := cache.Load(ms)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			n = len(p.tables)
+			byKey[k] = n
+			p.tables = append(p.tables, t)
+		}
+		p.prog = append(p.prog, n)
+	}
+	return p, errors.Join(errs...)
+}
+
+// Len is the number of programs.
+func (p *Programs) Len() int { return len(p.tables) }
+
+// Table is program i's symbol table.
+func (p *Programs) Table(i int) *symbols.Table { return p.tables[i] }
+
+// At is the program process pid runs at pos (an exec's position belongs
+// to the program it starts); -1 for a process the recording does not
+// describe, or an image that mapped no module.
+func (p *Programs) At(pid int, pos uint64) int {
+	pi := p.ix.procs[pid]
+	if pi == nil {
+		return -1
+	}
+	return p.prog[pi.at(pos)]
 }

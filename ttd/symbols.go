@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ttd/reader"
 	"ttd/symbols"
 )
 
@@ -59,13 +60,20 @@ func (s *Session) Modules() ([]ModuleFile, error) {
 		}
 		s.mods, s.modsOK = mods, true
 	}
+	return moduleFiles(s.tr, s.mods, s.binaries), nil
+}
+
+// moduleFiles are the recording's modules, once each (path and load
+// address), as symbol tables load them: from binaries' replacement
+// paths, else with their embedded files.
+func moduleFiles(tr *reader.Trace, refs []reader.ModuleRef, binaries map[string]string) []ModuleFile {
 	var out []ModuleFile
 	type key struct {
 		path string
 		addr uint64
 	}
 	seen := map[key]bool{}
-	for _, m := range s.mods {
+	for _, m := range refs {
 		// A ring-buffer trace announces its modules again at every
 		// checkpoint.
 		if k := (key{string(m.Path), m.LoadAddr}); seen[k] {
@@ -74,14 +82,14 @@ func (s *Session) Modules() ([]ModuleFile, error) {
 			seen[k] = true
 		}
 		mf := ModuleFile{Path: string(m.Path), LoadAddr: m.LoadAddr, Position: m.Position, recorded: string(m.Path)}
-		if alt, ok := s.binaries[mf.Path]; ok {
+		if alt, ok := binaries[mf.Path]; ok {
 			mf.Path = alt
-		} else if data, err := s.tr.ModuleFile(m); err == nil && data != nil {
+		} else if data, err := tr.ModuleFile(m); err == nil && data != nil {
 			mf.Data = data
 		}
 		out = append(out, mf)
 	}
-	return out, nil
+	return out
 }
 
 // SetBinaries makes the session read its modules' files from other

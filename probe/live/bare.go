@@ -103,10 +103,7 @@ func (b *bare) Position() uint64 { return b.position() }
 
 func (b *bare) InstPosition(c *x86.CPU) uint64 {
 	t := b.rec(c)
-	if t != b.cur {
-		return b.pos
-	}
-	return t.At(b.pos)
+	return t.InstAt(t == b.cur, b.pos)
 }
 
 func (b *bare) Tid(th *emu.Thread) int        { return b.thread(th).tid }

@@ -47,7 +47,7 @@ type Output struct {
 // program's modules are bound (a DWARF type it names is missing) stops
 // the run before the program's first instruction.
 func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
-	t := &tap{p: p, exec: cfg.Path, modules: map[string]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
+	t := &tap{p: p, exec: cfg.Path, modules: map[module]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
 	var st emu.ExitStatus
 	var stats recorder.Stats
 	var err error
@@ -105,7 +105,7 @@ type tap struct {
 	// modules mapped before the program started (the loader's)
 	pending []module
 	early   []emu.MmapEvent
-	modules map[string]bool
+	modules map[module]bool // by address space and path
 	raised  map[semKey]bool
 	// profiled is each thread's count when profile probes last looked.
 	profiled map[*emu.Thread]uint64
@@ -132,7 +132,10 @@ type tap struct {
 	ranges      []reader.Range
 }
 
+// module is an ELF file an address space mapped at offset 0 (mem nil:
+// before the program started, the first process's).
 type module struct {
+	mem  *x86.Memory
 	path string
 	addr uint64
 }
@@ -181,7 +184,7 @@ func (t *tap) start(th *emu.Thread) {
 	t.first = th.P
 	t.exited = map[int]bool{}
 	l, err := t.p.NewLive(probe.LiveInfo{Name: t.exec, Pid: th.P.PID, Exec: t.exec, Clock: t.clock, Memory: t.memory,
-		Stdout: t.out.Stdout, Stderr: t.out.Stderr})
+		AddressSpace: func() *x86.Memory { return t.mem }, Stdout: t.out.Stdout, Stderr: t.out.Stderr})
 	if err != nil {
 		t.fail(err)
 		return
@@ -189,6 +192,8 @@ func (t *tap) start(th *emu.Thread) {
 	t.l = l
 	t.mem = th.P.MM.Mem
 	for _, m := range t.pending {
+		m.mem = th.P.MM.Mem
+		t.modules[module{mem: m.mem, path: m.path}] = true
 		t.addModule(m)
 	}
 	t.pending = nil
@@ -211,7 +216,7 @@ func (t *tap) fail(err error) {
 }
 
 func (t *tap) addModule(m module) {
-	if err := t.l.AddModule(m.path, m.addr); err != nil {
+	if err := t.l.AddModuleIn(m.mem, m.path, m.addr); err != nil {
 		t.fail(err)
 	}
 	t.syncWatch()
@@ -234,7 +239,7 @@ func (t *tap) syncWatch() {
 // ev, a writable mapping of mem, once per address space, as systemtap
 // does.
 func (t *tap) raise(mem *x86.Memory, ev *emu.MmapEvent) {
-	for _, a := range t.l.USDTSemaphores() {
+	for _, a := range t.l.USDTSemaphores(mem) {
 		k := semKey{mem, a}
 		if t.raised[k] {
 			continue
@@ -262,6 +267,9 @@ func (t *tap) WantBlock(b *x86.Block) bool { return t.WantInsts(b) != 0 }
 func (t *tap) WantInsts(b *x86.Block) uint64 {
 	if t.l == nil || t.err != nil {
 		return 0
+	}
+	if t.cur != nil {
+		t.mem = t.cur.P.MM.Mem // the program decoding b
 	}
 	return t.l.WantInsts(b)
 }
@@ -470,11 +478,15 @@ func (t *tap) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 // recorder's Module records) and raises the semaphores a writable
 // mapping brings.
 func (t *tap) Mmap(th *emu.Thread, ev emu.MmapEvent) {
-	if ev.Path != "" && ev.Offset == 0 && !t.modules[ev.Path] {
+	var mem *x86.Memory
+	if th != nil && t.l != nil {
+		mem = th.P.MM.Mem
+	}
+	if k := (module{mem: mem, path: ev.Path}); ev.Path != "" && ev.Offset == 0 && !t.modules[k] {
 		if f, err := elf.Open(ev.Path); err == nil {
 			f.Close()
-			t.modules[ev.Path] = true
-			m := module{ev.Path, ev.Addr}
+			t.modules[k] = true
+			m := module{mem, ev.Path, ev.Addr}
 			if t.l == nil {
 				t.pending = append(t.pending, m)
 			} else if t.err == nil {
@@ -526,6 +538,7 @@ func (t *tap) ProcessStart(child *emu.Process, parent *emu.Thread) {
 	if !t.on(parent) {
 		return
 	}
+	t.l.ShareProgram(child.MM.Mem, parent.P.MM.Mem)
 	t.l.Fork(t.clock.Position(), parent.P.PID, t.clock.Tid(parent), child.PID)
 	t.after()
 }

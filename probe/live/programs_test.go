@@ -1,0 +1,81 @@
+package live
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ttd/emu"
+)
+
+// TestProgramsOfATree: sh -c 'progA; progB' runs two PIEs built from
+// testdata/twoprogs.c whose functions lie at the same addresses (cnt_a1
+// of A where B has cnt_b1...). Each program's probes bind to its own
+// functions, fire only in the processes running it and name them, its
+// stacks and `globals resolve in its symbols and memory: the counts are
+// the calls the programs make (A: cnt_a1 7, cnt_a2 3; B: cnt_b1 5,
+// cnt_b2 11), live without and with a trace, and over the recording with
+// one and two workers, split at checkpoints inside the processes. One
+// symbol table for the whole tree fired B's probes in A, under A's
+// names.
+func TestProgramsOfATree(t *testing.T) {
+	needGCC(t)
+	dir := t.TempDir()
+	src, _ := filepath.Abs("../testdata/twoprogs.c")
+	for _, p := range []string{"A", "B"} {
+		if b, err := exec.Command("gcc", "-O0", "-g", "-DPROG_"+p, "-o", filepath.Join(dir, "prog"+p), src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %s", b)
+		}
+	}
+	// The test means something only if the programs overlap.
+	if a, b := symAddr(t, dir, "progA", "cnt_a2"), symAddr(t, dir, "progB", "cnt_b2"); a != b {
+		t.Fatalf("cnt_a2 at %s, cnt_b2 at %s: the programs do not overlap", a, b)
+	}
+	cfg := emu.Config{Path: "/bin/sh", Args: []string{"sh", "-c", "./progA; ./progB"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir}
+	src2 := `#pragma D option quiet
+fn:prog*:cnt_*:entry { @calls[execname, probefunc] = count(); }
+fn:prog*:cnt_?1:return { @ctr[execname] = max(` + "`counter" + `); }
+fn::cnt_b2:entry { @only[probemod, probefunc] = count(); }
+fn:a.out::entry /probefunc == "main"/ { @mains[execname, probemod] = count(); }
+fn:prog*:cnt_?2:entry /arg0 == 0/ { trace(execname); ustack(2); printf("\n"); }
+`
+	_, bare, res, out := liveRun(t, cfg, src2, noTrace)
+	if res.Status.Code != 0 || out != "A 34 110\nB 125 116\n" {
+		t.Fatalf("program: %v %q", res.Status, out)
+	}
+	got := strings.Join(strings.Fields(bare), " ")
+	for _, want := range []string{
+		"progA progA`cnt_a2 progA`main+",
+		"progB progB`cnt_b2 progB`main+",
+		"progA cnt_a2 3 progB cnt_b1 5 progA cnt_a1 7 progB cnt_b2 11",
+		"progB 105 progA 107",
+		"progB cnt_b2 11",
+		"progA progA 1 progB progB 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("live output lacks %q:\n%s", want, bare)
+		}
+	}
+	for _, bad := range []string{"cnt_a1 5", "cnt_b1 7", "cnt_a2 11", "progA`cnt_b", "progB`cnt_a"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("live output has %q: a program's probes fired in the other:\n%s", bad, bare)
+		}
+	}
+	sameWithTraces(t, cfg, src2, bare, 3_000, 50_000_000)
+}
+
+// symAddr is the address nm gives sym in dir/prog.
+func symAddr(t *testing.T, dir, prog, sym string) string {
+	out, err := exec.Command("nm", filepath.Join(dir, prog)).Output()
+	if err != nil {
+		t.Skipf("nm: %v", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[2] == sym {
+			return f[0]
+		}
+	}
+	t.Fatalf("%s has no %s", prog, sym)
+	return ""
+}
