@@ -177,7 +177,12 @@ type CPU struct {
 // ELF loader sets rip and rsp), executing in mem with the code cache cc.
 // Threads of one process share mem and cc.
 func NewCPU(mem *Memory, cc *CodeCache) *CPU {
-	c := &CPU{Mem: mem, cache: cc, rtlb: &missTLB, wtlb: &missTLB}
+	c := &CPU{Mem: mem, cache: cc}
+	if mem != nil {
+		c.syncTLB() // (no observer yet: Mem's own; Run syncs again)
+	} else {
+		c.rtlb, c.wtlb = missTLB(), missTLB()
+	}
 	c.flags = 0x202
 	c.MXCSR = 0x1f80
 	c.FPU.CW = 0x37f

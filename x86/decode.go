@@ -67,13 +67,33 @@ func init() {
 // fetch reads up to 15 code bytes at pc into buf, checking execute
 // permission; it returns how many bytes are readable.
 func (cc *CodeCache) fetch(pc uint64, buf []byte) int {
+	var f pageFetcher
+	return f.fetch(cc.mem, pc, buf)
+}
+
+// pageFetcher fetches the code of one block: it looks each page up once
+// rather than once per instruction (a map lookup each: about 1.5% of
+// `ttd run python3 -c pass`, 230,000 instructions in 20,000 blocks). It
+// lives only while decodeBlock runs, when no guest code runs and no
+// page is unmapped or protected, so the page it keeps stays right.
+type pageFetcher struct {
+	pn   uint64
+	e    pte
+	have bool
+}
+
+// fetch is CodeCache.fetch through f's page.
+func (f *pageFetcher) fetch(m *Memory, pc uint64, buf []byte) int {
 	n := 0
 	for n < len(buf) {
-		e := cc.mem.at((pc + uint64(n)) >> PageShift)
-		if e.page == nil || e.perm&PermExec == 0 {
+		a := pc + uint64(n)
+		if pn := a >> PageShift; !f.have || f.pn != pn {
+			f.pn, f.e, f.have = pn, m.at(pn), true
+		}
+		if f.e.page == nil || f.e.perm&PermExec == 0 {
 			break
 		}
-		n += copy(buf[n:], e.page.Data[(pc+uint64(n))&pageMask:])
+		n += copy(buf[n:], f.e.page.Data[a&pageMask:])
 	}
 	return n
 }
@@ -90,6 +110,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	code := cc.code
 	at := pc
 	reused := false
+	var pages pageFetcher
 	if b2, k := cc.containing(pc); b2 != nil {
 		// pc is inside a block already decoded (the target of a jump
 		// into code that another block ran through): the same bytes
@@ -108,7 +129,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 		}
 	}
 	for !reused && len(b.Insts) < maxBlockInsts {
-		n := cc.fetch(at, buf[:15])
+		n := pages.fetch(cc.mem, at, buf[:15])
 		if n == 0 {
 			if at == pc {
 				p := cc.mem.PageAt(pc >> PageShift)

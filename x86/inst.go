@@ -3,6 +3,7 @@ package x86
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -384,20 +385,26 @@ func (c *CPU) store64(a uint64, v uint64) {
 	}
 }
 
-// missTLB never hits: the handlers use it while an observer is attached.
-var missTLB = func() (t [tlbSize]tlbEntry) {
+// missTLB returns a TLB that never hits: the handlers use it while an
+// observer is attached. It is made on first use: built at package
+// initialisation, its 512 KiB (built on the stack, then copied) cost
+// every ttd command, `ttd --version` included, about 5 ms of CPU in page
+// faults and copying, and `ttd run` never uses it.
+var missTLB = sync.OnceValue(func() *[tlbSize]tlbEntry {
+	t := new([tlbSize]tlbEntry)
 	for i := range t {
 		t[i].tag = noTag
 	}
-	return
-}()
+	return t
+})
 
 // syncTLB points the handlers' fast paths at Mem's TLBs, or at missTLB
 // when an observer must see every access (it has not set Pred). Run calls
 // it on entry; Obs, Pred and Mem change only between runs.
 func (c *CPU) syncTLB() {
 	if c.Obs != nil && c.Pred == nil && !c.blind() {
-		c.rtlb, c.wtlb = &missTLB, &missTLB
+		t := missTLB()
+		c.rtlb, c.wtlb = t, t
 	} else {
 		c.rtlb, c.wtlb = &c.Mem.rtlb, &c.Mem.wtlb
 	}

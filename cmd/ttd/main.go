@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync"
 
 	"ttd/emu"
 	"ttd/internal/hugeheap"
@@ -246,6 +247,7 @@ func runCmd(name string, args []string) int {
 		return status
 	}
 	cfg.CPU = *cpu
+	reserveHugeHeapNow()
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
@@ -316,6 +318,16 @@ const hugeHeapBytes = 256 << 20
 // first).
 func reserveHugeHeap() {
 	if os.Getenv("TTD_HUGEPAGES") != "0" {
-		x86.OnFirstDecode = func() { hugeheap.Reserve(hugeHeapBytes) }
+		x86.OnFirstDecode = reserveHugeHeapNow
 	}
 }
+
+// reserveHugeHeapNow reserves the huge-page heap now, once, if
+// reserveHugeHeap armed it: `ttd run` and `ttd record` call it before
+// loading the program, so that the address space's 1 MiB of TLBs, the
+// program's pages and the first decoded blocks are huge-page backed too.
+var reserveHugeHeapNow = sync.OnceFunc(func() {
+	if x86.OnFirstDecode != nil {
+		hugeheap.Reserve(hugeHeapBytes)
+	}
+})

@@ -70,6 +70,7 @@ func recordCmd(name string, args []string) int {
 			return ttd.SummarizeTrace(path, 0, summaryProgress(path))
 		}
 	}
+	reserveHugeHeapNow()
 	st, stats, err := recorder.Record(cfg, opts)
 	if err != nil {
 		var ue *x86.UnimplementedError

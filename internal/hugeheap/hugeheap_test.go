@@ -5,10 +5,12 @@ package hugeheap
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -82,4 +84,63 @@ func TestReserveCollectsOnce(t *testing.T) {
 	if p := debug.SetGCPercent(100); p != 100 {
 		t.Errorf("GOGC after Reserve: %d, want 100 as before", p)
 	}
+}
+
+// TestReserveAlignsTheHeapTop checks that a large object allocated after
+// Reserve takes huge pages even when the heap's last 2 MiB had begun in
+// small pages with room for it: touching 1 MiB must take a few page
+// faults, not 256. It runs in a new process, whose heap has no holes
+// (as ttd's when it reserves): the other tests leave freed ranges below
+// the top, and the object would go there.
+func TestReserveAlignsTheHeapTop(t *testing.T) {
+	if !needsAdvice() {
+		t.Skip("transparent huge pages are not in madvise mode on this machine")
+	}
+	if os.Getenv("HUGEHEAP_TEST_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReserveAlignsTheHeapTop$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "HUGEHEAP_TEST_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("in a new process: %v\n%s", err, out)
+		}
+		return
+	}
+	// Put the heap's top a quarter into a 2 MiB range, touched.
+	var probe, fill []byte
+	for try := 0; ; try++ {
+		probe = make([]byte, padProbe)
+		end := uintptr(unsafe.Pointer(unsafe.SliceData(probe))) + padProbe
+		fill = make([]byte, int(-end&(hugePage-1)+hugePage/4))
+		if uintptr(unsafe.Pointer(unsafe.SliceData(fill))) == end {
+			break
+		}
+		if try == 8 {
+			t.Skip("could not place the heap's top (holes)")
+		}
+	}
+	for i := 0; i < len(fill); i += 4096 {
+		fill[i] = 1
+	}
+	if Reserve(64<<20) == 0 {
+		t.Fatal("Reserve advised nothing")
+	}
+	before := minorFaults(t)
+	b := make([]byte, 1<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	if n := minorFaults(t) - before; n > 64 {
+		t.Errorf("touching 1 MiB allocated after Reserve took %d page faults, want a few (huge pages)", n)
+	}
+	runtime.KeepAlive(probe)
+	runtime.KeepAlive(fill)
+}
+
+// minorFaults returns the process's minor page faults so far.
+func minorFaults(t *testing.T) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Skip(err)
+	}
+	return ru.Minflt
 }

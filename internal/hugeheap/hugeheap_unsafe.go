@@ -47,6 +47,7 @@ func Reserve(n int) int {
 		return 0
 	}
 	gcPercent := debug.SetGCPercent(-1)
+	alignHeapTop()
 	b := make([]byte, n)
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	start := lo &^ (arena - 1)
@@ -62,6 +63,50 @@ func Reserve(n int) int {
 		return 0
 	}
 	return int(end - start)
+}
+
+// padding keeps the allocations alignHeapTop made: they are never
+// touched, so they cost address space, not memory.
+var padding [][]byte
+
+// padProbe is the size of alignHeapTop's first allocation: small
+// against a huge page, but 16 pages of 8 KiB, the least the runtime
+// takes from the lowest free run of the heap's pages rather than from a
+// per-P cache of pages it took earlier (mheap.allocSpan, pageCachePages/4).
+const padProbe = 128 << 10
+
+// alignHeapTop makes the heap's next large allocation start at a huge
+// page boundary. Why: the kernel gives a huge page only to a 2 MiB range
+// none of whose 4 KiB pages has been touched yet. Without it, the part
+// of the last 2 MiB the heap had begun before Reserve stayed in 4 KiB
+// pages, and the first large object after Reserve went there: `ttd run
+// sh -c true` took 256 page faults (about 4 ms of CPU) to touch its
+// address space's 1 MiB of TLBs.
+//
+// It allocates padProbe bytes, which land at the lowest free run of
+// pages that fits them, then pads from their end to a 2 MiB boundary.
+// The pad lands right after the probe when the probe was at the top of
+// the heap; if not (the probe filled a hole), it tries again, a few
+// times. The allocations at the top are fresh memory the runtime does
+// not clear, and nothing writes them, so they are never faulted in.
+func alignHeapTop() {
+	for range 8 {
+		p := make([]byte, padProbe)
+		end := uintptr(unsafe.Pointer(unsafe.SliceData(p))) + padProbe
+		padding = append(padding, p)
+		gap := -end & (hugePage - 1)
+		if gap == 0 {
+			return
+		}
+		if gap < padProbe {
+			gap += hugePage // (a smaller one would be a small object, placed elsewhere)
+		}
+		q := make([]byte, gap)
+		padding = append(padding, q)
+		if uintptr(unsafe.Pointer(unsafe.SliceData(q))) == end {
+			return
+		}
+	}
 }
 
 // thpMode is the kernel's setting for transparent huge pages.
