@@ -65,6 +65,16 @@ func LineMask(lo, hi, w int) uint64 {
 // MakeByteSet returns the set of the bytes of a page given as 64 line
 // masks (masks[i] bit b: byte 64i+b).
 func MakeByteSet(masks *[64]uint64) ByteSet {
+	s, _ := AppendByteSet(nil, masks)
+	return s
+}
+
+// AppendByteSet is MakeByteSet with the set's masks appended to slab,
+// which it returns: a writer of many sets (the recorder's summaries)
+// gives them one allocation. The set's Masks is nil when it has none,
+// and has no spare capacity (appending to it never writes into slab).
+func AppendByteSet(slab []uint64, masks *[64]uint64) (ByteSet, []uint64) {
+	start := len(slab)
 	var s ByteSet
 	for i, m := range masks {
 		switch m {
@@ -74,10 +84,13 @@ func MakeByteSet(masks *[64]uint64) ByteSet {
 			s.Full |= 1 << uint(i)
 		default:
 			s.Lines |= 1 << uint(i)
-			s.Masks = append(s.Masks, m)
+			slab = append(slab, m)
 		}
 	}
-	return s
+	if len(slab) > start {
+		s.Masks = slab[start:len(slab):len(slab)]
+	}
+	return s, slab
 }
 
 // PageAccess is what an interval did to one page.
