@@ -104,18 +104,8 @@ func TestJITRecordCrossMisses(t *testing.T) {
 			c.Pred.Fill(data, b)
 		}
 		c.R[RSI], c.R[R8] = data, 2
-		if exit := c.Run(10000); exit.Reason != ExitSyscall {
-			t.Fatalf("jit %v: exit %v", jit, exit.Reason)
-		}
-		if jit && c.cache.Translated == 0 {
-			t.Fatal("nothing was translated")
-		}
-		var h uint64
-		for i := uint64(0); i < uint64(c.Pred.Slots()); i++ {
-			h = h*31 + c.Pred.Predict(i*8, 8)
-		}
-		return result{pred: fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, obs.logged, obs.sum, h),
-			regs: c.R, x1: c.X[1], memReads: obs.memReads}
+		runToSyscallJIT(t, c, 10000, jit)
+		return result{pred: predState(c, &obs.predObserver), regs: c.R, x1: c.X[1], memReads: obs.memReads}
 	}
 	for _, fill := range []bool{true, false} {
 		want, got := run(false, fill), run(true, fill)
@@ -139,4 +129,27 @@ func TestJITRecordCrossMisses(t *testing.T) {
 			}
 		}()
 	}
+}
+
+// runToSyscallJIT runs c to its syscall, failing otherwise, and with jit
+// checks that something was translated.
+func runToSyscallJIT(t *testing.T, c *CPU, budget uint64, jit bool) {
+	t.Helper()
+	if exit := c.Run(budget); exit.Reason != ExitSyscall {
+		t.Fatalf("jit %v: exit %v", jit, exit.Reason)
+	}
+	if jit && c.cache.Translated == 0 {
+		t.Fatal("nothing was translated")
+	}
+}
+
+// predState describes what a run did with its prediction cache: the
+// count of reads, the reads o logged and the cache's contents, which
+// must not depend on how the code ran.
+func predState(c *CPU, o *predObserver) string {
+	var h uint64
+	for i := uint64(0); i < uint64(c.Pred.Slots()); i++ {
+		h = h*31 + c.Pred.Predict(i*8, 8)
+	}
+	return fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, o.logged, o.sum, h)
 }
