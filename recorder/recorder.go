@@ -145,6 +145,7 @@ type Recorder struct {
 	regs      []byte
 	frame     []byte
 	sysBuf    []byte // the bytes syscalls wrote (Syscall)
+	outBuf    []byte // the bytes output logs
 	ranges    []tracefile.MemRange
 	lit       []tracefile.MemRange // kernelWrites' results
 	pred      []tracefile.Span
@@ -728,38 +729,48 @@ func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 		return
 	}
 	n := ev.Ret
-	var b []byte
+	// One buffer serves every write (the writer copies the bytes): a
+	// fresh one per write was fresh memory for the kernel to zero, as
+	// much as the program printed (xz -c, sort: all of their output).
+	b := append(r.outBuf[:0], 0, 0, 0, 0)
 	mem := th.P.MM.Mem
 	switch ev.Nr {
 	case 1: // write
-		b = make([]byte, 4+n)
+		b = slices.Grow(b, int(n))[:4+n]
 		if mem.Peek(ev.Args[1], b[4:]) != nil {
 			return
 		}
 	case 20: // writev
-		b = make([]byte, 4, 4+n)
-		iov := make([]byte, 16)
+		b = slices.Grow(b, int(n))
+		var iov [16]byte
 		for i := uint64(0); i < ev.Args[2] && uint64(len(b)-4) < n; i++ {
-			if mem.Peek(ev.Args[1]+16*i, iov) != nil {
+			if mem.Peek(ev.Args[1]+16*i, iov[:]) != nil {
 				return
 			}
-			base, l := binary.LittleEndian.Uint64(iov), binary.LittleEndian.Uint64(iov[8:])
+			base, l := binary.LittleEndian.Uint64(iov[:]), binary.LittleEndian.Uint64(iov[8:])
 			l = min(l, n-uint64(len(b)-4))
-			part := make([]byte, l)
-			if mem.Peek(base, part) != nil {
+			k := len(b)
+			b = b[:k+int(l)]
+			if mem.Peek(base, b[k:]) != nil {
 				return
 			}
-			b = append(b, part...)
 		}
 	default:
 		if ev.Moved == nil {
 			return
 		}
-		b = append(make([]byte, 4, 4+len(ev.Moved)), ev.Moved...)
+		b = append(b, ev.Moved...)
+	}
+	if cap(b) <= maxOutBuf {
+		r.outBuf = b[:0]
 	}
 	binary.LittleEndian.PutUint32(b, uint32(fd))
 	r.w.Opaque(TagOutput, b)
 }
+
+// maxOutBuf is the largest output buffer the recorder keeps for the next
+// write (one larger is left to the collector).
+const maxOutBuf = 4 << 20
 
 // outputFD returns the descriptor syscall nr writes to, for the calls
 // whose bytes output logs.

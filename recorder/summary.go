@@ -65,12 +65,18 @@ type summarizer struct {
 	tlb    *x86.MarkTable
 	free   []*sumPage
 	resets []tracefile.PageRange
-	start  uint64
-	open   bool // an interval began (at the first checkpoint)
+	// pns, pas, masks and enc are what cut builds a summary in.
+	pns   []uint64
+	pas   []tracefile.PageAccess
+	masks []uint64
+	enc   []byte
+	start uint64
+	open  bool // an interval began (at the first checkpoint)
 	// off: the recording became a process tree (or execed); the
 	// summaries pass builds them instead.
 	off  bool
-	done []tracefile.AccessSummary
+	done []tracefile.EncodedSummary
+	err  error // a summary that would not encode (none are written)
 }
 
 func newSummarizer() *summarizer {
@@ -158,35 +164,62 @@ func (s *summarizer) unmapped(addr, n uint64) {
 }
 
 // cut ends the interval open at pos, if any, and begins the next one.
+// The interval's summary is kept encoded (a few bytes a page, not the
+// 128 of a PageAccess and its masks), and what cut builds it in is
+// reused from one interval to the next: allocated afresh, it was memory
+// for the kernel to zero (xz -6 touches 20,000 pages an interval).
 func (s *summarizer) cut(pos uint64) {
-	if s.open && !s.off {
-		sum := tracefile.AccessSummary{Start: s.start, End: pos, Unmapped: s.resets}
-		pns := make([]uint64, 0, len(s.pages))
+	if s.open && !s.off && s.err == nil {
+		sum := tracefile.AccessSummary{Start: s.start, End: pos, Unmapped: s.resets, Pages: s.pas[:0]}
+		pns := s.pns[:0]
 		for pn := range s.pages {
 			pns = append(pns, pn)
 		}
 		slices.Sort(pns)
+		s.pns = pns
+		var rd, wr [64]uint64
+		masks := s.masks[:0]
 		for _, pn := range pns {
 			p := s.pages[pn]
-			var rd, wr [64]uint64
 			for w := range p.RW {
 				rd[w], wr[w] = p.RW[w][0], p.RW[w][1]
 			}
-			pa := tracefile.PageAccess{PN: pn,
-				Read:    tracefile.MakeByteSet(&rd),
-				Written: tracefile.MakeByteSet(&wr),
-				Exec:    tracefile.MakeByteSet(&p.Ex)}
+			pa := tracefile.PageAccess{PN: pn}
+			pa.Read, masks = tracefile.AppendByteSet(masks, &rd)
+			pa.Written, masks = tracefile.AppendByteSet(masks, &wr)
+			pa.Exec, masks = tracefile.AppendByteSet(masks, &p.Ex)
 			if !(pa.Read.Empty() && pa.Written.Empty() && pa.Exec.Empty()) {
 				sum.Pages = append(sum.Pages, pa)
 			}
 			s.free = append(s.free, p)
 		}
-		s.done = append(s.done, sum)
+		// (A set's masks have no spare capacity: the slab growing
+		// leaves the sets before it where they were.)
+		s.pas, s.masks = sum.Pages[:0], masks[:0]
+		e, err := tracefile.EncodeAccessSummary(s.enc[:0], &sum)
+		if err != nil {
+			s.err = err
+		} else {
+			s.enc = e.Body()
+			s.done = append(s.done, e.Clone())
+		}
 	}
 	clear(s.pages)
 	s.flushTLB()
 	s.resets = nil
 	s.start, s.open = pos, true
+}
+
+// partialLines counts the lines of masks that are neither empty nor full
+// (the masks a ByteSet of them keeps).
+func partialLines(masks *[64]uint64) int {
+	n := 0
+	for _, m := range masks {
+		if m != 0 && m != ^uint64(0) {
+			n++
+		}
+	}
+	return n
 }
 
 // summarizing reports whether the recorder marks accesses for the
@@ -266,26 +299,31 @@ func (r *Recorder) writeSummaries() {
 	if r.opts.Summaries == nil || r.err != nil {
 		return
 	}
-	var sums []tracefile.AccessSummary
 	t0 := time.Now()
 	if r.summarizing() {
 		r.sum.cut(r.pos)
-		sums = r.sum.done
+		r.stats.SummaryTime = time.Since(t0)
+		if r.sum.err != nil {
+			r.stats.SummaryError = fmt.Sprintf("access summaries: %v", r.sum.err)
+			return
+		}
 		r.stats.SummaryInline = true
-	} else {
-		if err := r.w.Flush(); err != nil {
-			r.fail(err)
-			return
+		for _, e := range r.sum.done {
+			r.w.EncodedAccessSummary(e)
 		}
-		var err error
-		sums, err = r.opts.Summaries(r.opts.Path)
-		if err != nil {
-			r.stats.SummaryTime = time.Since(t0)
-			r.stats.SummaryError = fmt.Sprintf("access summaries: %v", err)
-			return
-		}
+		r.stats.Summaries = len(r.sum.done)
+		return
 	}
+	if err := r.w.Flush(); err != nil {
+		r.fail(err)
+		return
+	}
+	sums, err := r.opts.Summaries(r.opts.Path)
 	r.stats.SummaryTime = time.Since(t0)
+	if err != nil {
+		r.stats.SummaryError = fmt.Sprintf("access summaries: %v", err)
+		return
+	}
 	for i := range sums {
 		r.w.AccessSummary(&sums[i])
 	}

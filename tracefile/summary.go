@@ -65,6 +65,16 @@ func LineMask(lo, hi, w int) uint64 {
 // MakeByteSet returns the set of the bytes of a page given as 64 line
 // masks (masks[i] bit b: byte 64i+b).
 func MakeByteSet(masks *[64]uint64) ByteSet {
+	s, _ := AppendByteSet(nil, masks)
+	return s
+}
+
+// AppendByteSet is MakeByteSet with the set's masks appended to slab,
+// which it returns: a writer of many sets (the recorder's summaries)
+// gives them one allocation. The set's Masks is nil when it has none,
+// and has no spare capacity (appending to it never writes into slab).
+func AppendByteSet(slab []uint64, masks *[64]uint64) (ByteSet, []uint64) {
+	start := len(slab)
 	var s ByteSet
 	for i, m := range masks {
 		switch m {
@@ -74,10 +84,13 @@ func MakeByteSet(masks *[64]uint64) ByteSet {
 			s.Full |= 1 << uint(i)
 		default:
 			s.Lines |= 1 << uint(i)
-			s.Masks = append(s.Masks, m)
+			slab = append(slab, m)
 		}
 	}
-	return s
+	if len(slab) > start {
+		s.Masks = slab[start:len(slab):len(slab)]
+	}
+	return s, slab
 }
 
 // PageAccess is what an interval did to one page.
@@ -141,44 +154,74 @@ func AppendAccessSummary(b []byte, s *AccessSummary) []byte {
 // record, in chunks that hold nothing else: the first one ends the chunk
 // being filled.
 func (w *Writer) AccessSummary(s *AccessSummary) {
-	if s.End < s.Start {
-		w.fail(fmt.Errorf("tracefile: AccessSummary from %d to %d: %w", s.Start, s.End, ErrInvalid))
+	e, err := EncodeAccessSummary(w.sumBuf[:0], s)
+	w.sumBuf = e.body[:0]
+	if err != nil {
+		w.fail(err)
 		return
+	}
+	w.EncodedAccessSummary(e)
+}
+
+// EncodedSummary is an AccessSummary encoded as its record's body
+// (EncodeAccessSummary): a recorder that builds the summaries while it
+// records keeps them so until it writes them, in a fraction of the
+// memory.
+type EncodedSummary struct {
+	tag  byte
+	body []byte
+}
+
+// Body is the record's body, which EncodeAccessSummary appended to its
+// dst (for reuse).
+func (e EncodedSummary) Body() []byte { return e.body }
+
+// Clone returns a copy of e that owns its body, at its exact size.
+func (e EncodedSummary) Clone() EncodedSummary {
+	return EncodedSummary{tag: e.tag, body: append([]byte(nil), e.body...)}
+}
+
+// EncodeAccessSummary checks s and appends its record's body to dst.
+func EncodeAccessSummary(dst []byte, s *AccessSummary) (EncodedSummary, error) {
+	e := EncodedSummary{tag: tagAccessSummary, body: dst}
+	if s.End < s.Start {
+		return e, fmt.Errorf("tracefile: AccessSummary from %d to %d: %w", s.Start, s.End, ErrInvalid)
 	}
 	for i := range s.Pages {
 		p := &s.Pages[i]
 		if i > 0 && p.PN <= s.Pages[i-1].PN {
-			w.fail(fmt.Errorf("tracefile: AccessSummary pages out of order: %w", ErrInvalid))
-			return
+			return e, fmt.Errorf("tracefile: AccessSummary pages out of order: %w", ErrInvalid)
 		}
 		for _, bs := range []*ByteSet{&p.Read, &p.Written, &p.Exec} {
 			if bs.Full&^bs.Lines != 0 || len(bs.Masks) != bits.OnesCount64(bs.Lines&^bs.Full) {
-				w.fail(fmt.Errorf("tracefile: AccessSummary page %#x: inconsistent byte set: %w", p.PN, ErrInvalid))
-				return
+				return e, fmt.Errorf("tracefile: AccessSummary page %#x: inconsistent byte set: %w", p.PN, ErrInvalid)
 			}
 		}
 	}
 	if s.Pid < 0 {
-		w.fail(fmt.Errorf("tracefile: AccessSummary of pid %d: %w", s.Pid, ErrInvalid))
-		return
+		return e, fmt.Errorf("tracefile: AccessSummary of pid %d: %w", s.Pid, ErrInvalid)
 	}
-	tag := byte(tagAccessSummary)
-	w.sumBuf = w.sumBuf[:0]
 	if s.Pid != 0 {
-		tag = tagProcessAccessSummary
-		w.sumBuf = binary.AppendUvarint(w.sumBuf, uint64(s.Pid))
+		e.tag = tagProcessAccessSummary
+		e.body = binary.AppendUvarint(e.body, uint64(s.Pid))
 	}
-	w.sumBuf = AppendAccessSummary(w.sumBuf, s)
-	est := len(w.sumBuf) + 16
+	e.body = AppendAccessSummary(e.body, s)
+	return e, nil
+}
+
+// EncodedAccessSummary appends an encoded summary as a record, as
+// AccessSummary does.
+func (w *Writer) EncodedAccessSummary(e EncodedSummary) {
+	est := len(e.body) + 16
 	if w.cur.flags&flagSummaries == 0 || (len(w.buf) > 0 && len(w.buf)+est > MaxChunkLen) {
 		w.cut()
 		w.cur.flags |= flagSummaries
 	}
-	m, ok := w.begin(tag, est)
+	m, ok := w.begin(e.tag, est)
 	if !ok {
 		return
 	}
-	w.buf = append(w.buf, w.sumBuf...)
+	w.buf = append(w.buf, e.body...)
 	w.end(m)
 	if len(w.buf) == 0 {
 		// end cut the chunk: the next summary starts a flagged one.

@@ -836,6 +836,7 @@ func (t *jitT) cross(c jitCross, exit, done as.Label) {
 	a := &t.a
 	c.cross, c.back, c.exit = a.NewLabel(), done, exit
 	c.reads, c.mark = t.sreads, int32(t.k+1)
+	c.logMisses = t.logsCrossMisses()
 	switch c.size {
 	case 8, 16, 32:
 		a.TestRI(4, as.RSI, 7)
@@ -941,6 +942,9 @@ type jitCross struct {
 	size, extra       int
 	reads, mark       int32
 	vals              [4]as.Reg
+	// logMisses: a recording's misses are logged here, not left to the
+	// interpreter (jit_reccross_amd64.go).
+	logMisses bool
 }
 
 func (t *jitT) crossCode(c jitCross) {
@@ -954,13 +958,20 @@ func (t *jitT) crossCode(c jitCross) {
 	for i := 0; i < words+c.extra && !t.log; i++ {
 		t.stopCheck(c.reads+int32(i), c.exit)
 	}
+	miss := c.exit
+	if c.logMisses {
+		miss = a.NewLabel()
+	}
 	for i := 0; i < words; i++ {
 		a.ALURM(as.CMP, min(c.size, 8), c.vals[i], as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})
-		a.Jcc(5, c.exit)
+		a.Jcc(5, miss)
 	}
 	a.Lea(8, hReads, as.M(hReads, int32(c.extra)))
 	a.MovRI(hMark, uint64(c.mark))
 	a.Jmp(c.back)
+	if c.logMisses {
+		t.recCrossCode(c, miss)
+	}
 }
 
 // slotWrap jumps to exit when the size bytes whose first byte in the

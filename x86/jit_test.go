@@ -136,17 +136,8 @@ func TestJITReadCounts(t *testing.T) {
 		c.Pred.Fill(dst, b[:])
 		c.R[RSI], c.R[RDI], c.R[R8] = src, dst, 3
 		c.R[RAX] = 0x0102030405060708
-		if exit := c.Run(1000); exit.Reason != ExitSyscall {
-			t.Fatalf("jit %v: exit %v", jit, exit.Reason)
-		}
-		if jit && c.cache.Translated == 0 {
-			t.Fatal("nothing was translated")
-		}
-		var h uint64
-		for i := uint64(0); i < uint64(c.Pred.Slots()); i++ {
-			h = h*31 + c.Pred.Predict(i*8, 8)
-		}
-		r := result{pred: fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, obs.logged, obs.sum, h), regs: c.R, x0: c.X[0]}
+		runToSyscallJIT(t, c, 1000, jit)
+		r := result{pred: predState(c, obs), regs: c.R, x0: c.X[0]}
 		r.mem = make([]byte, 2*PageSize)
 		c.Mem.Peek(src, r.mem[:PageSize])
 		c.Mem.Peek(dst, r.mem[PageSize:])
