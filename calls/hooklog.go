@@ -23,11 +23,13 @@ import (
 // their exits: the entry of a lazy-binding trampoline (tramp). A ret
 // never opens it (watch looks for a trampoline's jump after one through
 // the hooks, bounded by Retired: segThread.baseLookTo), so every ret is
-// logged and none is guarded (x86.CPU.SetHookGuard).
+// logged. The analysis needs of a record only the position, the
+// instruction, RSP and the target, so its records are narrow
+// (x86.HookStep: 32 bytes, where RAX, RBP and the arguments made 96).
 
 // loggable picks, among the instructions callsAndRets hooks in b, those
-// translated code may log; it guards none.
-func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
+// translated code may log.
+func (s *segment) loggable(b *x86.Block) (logged uint64) {
 	for i := range b.Insts {
 		in := &b.Insts[i]
 		switch in.Op {
@@ -43,24 +45,25 @@ func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
 			}
 		}
 	}
-	return logged, guarded
+	return logged
 }
 
-// logged is the Replay's HookLog: the records of the thread that runs
+// logged is the Replay's HookSteps: the records of the thread that runs
 // on c, in order.
-func (s *segment) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
+func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 	st := s.running(r, c)
-	loggedRecords.Add(uint64(len(recs)))
-	for i := range recs {
-		rec := &recs[i]
-		h := hooked{in: rec.Inst, retired: rec.Retired, rsp: rec.RSP, target: rec.Target, pos: r.LoggedPosition(rec.Retired)}
+	loggedRecords.Add(uint64(len(steps)))
+	base := r.LoggedPosition(0) // a record's position is base+Retired
+	for i := range steps {
+		rec := &steps[i]
+		h := hooked{in: rec.Inst, retired: rec.Retired, rsp: rec.RSP, target: rec.Target, pos: base + rec.Retired}
 		s.step(st, &h)
 	}
 }
 
-// useLog makes r log what loggable picks.
+// useLog makes r log what loggable picks, in narrow records.
 func (s *segment) useLog(r *reader.Replay) {
-	r.HookLogged, r.HookLog = s.loggable, s.logged
+	r.HookLogged, r.HookSteps = s.loggable, s.logged
 }
 
 // loggedRecords counts the records logged has followed (tests check

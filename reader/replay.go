@@ -185,9 +185,11 @@ type Replay struct {
 	HookGate func(r *Replay, c *x86.CPU) bool
 	// HookLogged and HookLog, when set with HookInsts, let translated
 	// code log the hooked instructions HookLogged picks instead of
-	// leaving for their Hook calls (hooklog.go).
-	HookLogged func(b *x86.Block) (logged, guarded uint64)
+	// leaving for their Hook calls (hooklog.go); HookSteps instead of
+	// HookLog has the records narrow.
+	HookLogged func(b *x86.Block) uint64
 	HookLog    func(r *Replay, c *x86.CPU, recs []x86.HookRecord)
+	HookSteps  func(r *Replay, c *x86.CPU, steps []x86.HookStep)
 	hookLog    bool // logged hooks are on (TTD_HOOKLOG)
 	// hookVersion numbers the RunTo calls: the filters may change
 	// between them (x86.FilterVersion).
