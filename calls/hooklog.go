@@ -55,9 +55,7 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 	loggedRecords.Add(uint64(len(steps)))
 	base := r.LoggedPosition(0) // a record's position is base+Retired
 	for i := range steps {
-		rec := &steps[i]
-		h := hooked{in: rec.Inst, retired: rec.Retired, rsp: rec.RSP, target: rec.Target, pos: base + rec.Retired}
-		s.step(st, &h)
+		s.step(st, &steps[i], base)
 	}
 }
 
