@@ -600,6 +600,7 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 		}
 	}
 	s.step(st, &h, base)
+	s.setWindow(c, in, h.Retired)
 }
 
 // running is the thread that runs on c.

@@ -49,6 +49,14 @@ func (r *Replay) LogInsts(b *x86.Block) uint64 {
 // (x86.HookStepLogger).
 func (r *Replay) StepsOnly() bool { return r.HookSteps != nil }
 
+// StepWindows applies HookWindows (x86.HookStepLogger).
+func (r *Replay) StepWindows(b *x86.Block) (soft, open, shut, window uint64) {
+	if r.HookWindows == nil {
+		return 0, 0, 0, 0
+	}
+	return r.HookWindows(b)
+}
+
 // LoggedSteps calls HookSteps (x86.HookStepLogger).
 func (r *Replay) LoggedSteps(c *x86.CPU, steps []x86.HookStep) {
 	if r.HookSteps != nil {

@@ -190,7 +190,10 @@ type Replay struct {
 	HookLogged func(b *x86.Block) uint64
 	HookLog    func(r *Replay, c *x86.CPU, recs []x86.HookRecord)
 	HookSteps  func(r *Replay, c *x86.CPU, steps []x86.HookStep)
-	hookLog    bool // logged hooks are on (TTD_HOOKLOG)
+	// HookWindows, with HookSteps, picks soft records and their windows
+	// (x86.HookStepLogger.StepWindows).
+	HookWindows func(b *x86.Block) (soft, open, shut, window uint64)
+	hookLog     bool // logged hooks are on (TTD_HOOKLOG)
 	// hookVersion numbers the RunTo calls: the filters may change
 	// between them (x86.FilterVersion).
 	hookVersion uint64

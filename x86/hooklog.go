@@ -31,6 +31,14 @@ package x86
 // them as HookSteps: fewer stores in translated code, a smaller log to
 // drain, more records between two drains.
 //
+// Such a consumer may also need some records only for a while after
+// others (ttd calls: a function's entry only soon after a call whose
+// callee it does not know yet, or a ret): StepWindows marks them soft,
+// and the instructions that open a window of them (open) or close it
+// (shut). Translated code keeps the window's end (hookLog.until, in
+// Retired) and skips a soft record past it; the consumer sets the end
+// itself where Go runs an open or shut instruction (SetHookUntil).
+//
 // What keeps it exact: a record's consumer must not change what its
 // HookGate answers (translated code runs on without asking it), nor
 // need memory as it was at the instruction (the memory it sees is the
@@ -77,6 +85,12 @@ type HookRecord struct {
 type HookStepLogger interface {
 	HookLogger
 	StepsOnly() bool
+	// StepWindows picks among the logged instructions of b the soft
+	// ones, whose records translated code makes only while
+	// Retired < hookLog.until, those that set until to their own
+	// Retired+1+window (open), and those that set it to 0 (shut); window
+	// is the same for every block, at most 1<<30.
+	StepWindows(b *Block) (soft, open, shut, window uint64)
 	// LoggedSteps receives the narrow records, in order, as LoggedHooks
 	// does the wide ones.
 	LoggedSteps(c *CPU, steps []HookStep)
@@ -118,6 +132,9 @@ type hookLog struct {
 	// stepper is logger as a HookStepLogger when its StepsOnly held at
 	// the Run's start (nil: none).
 	stepper HookStepLogger
+	// until is the end (in Retired) of the window in which translated
+	// code makes the records of soft instructions (HookStepLogger).
+	until uint64
 	// target is where the end of a block that made a logged call
 	// through memory writes the call's target: the record's Target
 	// word, or scratch when no record was made (jit_hooklog_amd64.go).
@@ -127,18 +144,44 @@ type hookLog struct {
 	steps   [accLogSize / hookStepEntries]HookStep
 }
 
+// SetHookUntil sets the Retired at which the window of soft records
+// ends (HookStepLogger.StepWindows): a HookStepLogger calls it where Go
+// runs an open or shut instruction (an exact Instruction call), as
+// translated code does where it runs one.
+func (c *CPU) SetHookUntil(retired uint64) { c.hlog.until = retired }
+
 // askLog asks a HookLogger which of the instructions the verdict on b
 // observes it lets translated code log (jitBlock.flog), and in which
 // kind of record (fsteps).
 func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
 	j := &b.jit
-	j.flog, j.fsteps = 0, false
+	j.flog, j.fsteps, j.fwin = 0, false, nil
 	if hl, ok := bf.(HookLogger); ok && j.fmask != 0 {
 		j.flog = hl.LogInsts(b) & j.fmask
 		if sl, ok := hl.(HookStepLogger); ok && j.flog != 0 {
 			j.fsteps = sl.StepsOnly()
+			if j.fsteps {
+				soft, open, shut, w := sl.StepWindows(b)
+				if soft|open|shut != 0 {
+					w = min(w, maxStepWindow)
+					j.fwin = &stepWindows{soft & j.flog, open & j.flog, shut & j.flog, w}
+				}
+			}
 		}
 	}
+}
+
+// maxStepWindow bounds StepWindows' window (translated code adds it as
+// a 32-bit displacement).
+const maxStepWindow = 1 << 30
+
+// stepWindows is a verdict's soft, open and shut instructions of a
+// block, and the window (HookStepLogger.StepWindows).
+type stepWindows struct{ soft, open, shut, window uint64 }
+
+// sameWindows reports whether a and b ask the same of a translation.
+func sameWindows(a, b *stepWindows) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 // hooksCover reports whether b's translation does what the current
@@ -146,7 +189,8 @@ func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
 // reach it: the interpreter runs it), or logs it where the verdict lets
 // it, in the kind of record the verdict asks for.
 func (j *jitBlock) hooksCover() bool {
-	return j.fmask&(j.hooks|j.beyond) == j.fmask && j.logged&^j.flog == 0 && (j.logged == 0 || j.steps == j.fsteps)
+	return j.fmask&(j.hooks|j.beyond) == j.fmask && j.logged&^j.flog == 0 &&
+		(j.logged == 0 || j.steps == j.fsteps && sameWindows(j.win, j.fwin))
 }
 
 // syncHookLog sets the Run's HookLogger.

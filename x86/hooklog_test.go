@@ -20,6 +20,63 @@ type hookLogObserver struct {
 	off                  bool // log nothing (the reference)
 	recs                 int
 	exact                int
+	// soft, open and shut are the StepWindows instructions (with
+	// window); until follows the window over the calls and records
+	// seen, which drop soft instructions past it; softRecs counts the
+	// soft records in windows, badSoft those past them.
+	soft, open, shut  []uint64
+	window, until     uint64
+	softRecs, badSoft int
+}
+
+func pcsIn(b *Block, pcs []uint64) uint64 {
+	var m uint64
+	for i := range b.Insts {
+		for _, pc := range pcs {
+			if pc == b.Insts[i].PC {
+				m |= 1 << i
+			}
+		}
+	}
+	return m
+}
+
+func (o *hookLogObserver) StepWindows(b *Block) (soft, open, shut, window uint64) {
+	return pcsIn(b, o.soft), pcsIn(b, o.open), pcsIn(b, o.shut), o.window
+}
+
+// windowed follows the window at instruction pc (Retired retired), and
+// reports whether the instruction is seen: soft ones only in it.
+func (o *hookLogObserver) windowed(c *CPU, pc, retired uint64, record bool) bool {
+	in := retired < o.until
+	has := func(pcs []uint64) bool {
+		for _, p := range pcs {
+			if p == pc {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(o.open):
+		o.until = retired + 1 + o.window
+		if !record {
+			c.SetHookUntil(o.until)
+		}
+	case has(o.shut):
+		o.until = 0
+		if !record {
+			c.SetHookUntil(0)
+		}
+	case has(o.soft):
+		if record && in {
+			o.softRecs++
+		} else if record {
+			o.badSoft++
+		}
+		return in
+	}
+	return true
 }
 
 func (o *hookLogObserver) LogInsts(b *Block) uint64 {
@@ -45,7 +102,9 @@ func (o *hookLogObserver) Instruction(c *CPU, in *Inst) {
 	if in.Args[0].Kind == KReg && in.Op.String() == "CALL" {
 		target = c.R[in.Args[0].Reg]
 	}
-	o.line(in, c.Retired(), c.R[RSP], c.R[RAX], c.R[RDI], target)
+	if o.windowed(c, in.PC, c.Retired(), false) {
+		o.line(in, c.Retired(), c.R[RSP], c.R[RAX], c.R[RDI], target)
+	}
 }
 
 func (o *hookLogObserver) LoggedHooks(c *CPU, recs []HookRecord) {
@@ -64,7 +123,9 @@ func (o *hookLogObserver) LoggedSteps(c *CPU, steps []HookStep) {
 	}
 	for i := range steps {
 		r := &steps[i]
-		o.record(r.Inst, r.Retired, r.RSP, 0, 0, r.Target)
+		if o.windowed(c, r.Inst.PC, r.Retired, true) {
+			o.record(r.Inst, r.Retired, r.RSP, 0, 0, r.Target)
+		}
 	}
 }
 
@@ -244,4 +305,62 @@ func TestHookBeyondTranslation(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("translated:\n%v\ninterpreted:\n%v", got, want)
 	}
+}
+
+// TestStepWindows checks the windows of soft narrow records over
+// callLoop, whose f's loop heads are soft: the call at R opens a window,
+// the ret shuts it (or the other way round). Translated code must make the
+// records of every soft instruction in a window (the calls and records,
+// less the soft ones past their windows, are those of the exact
+// reference) and none of one past it. f's soft instructions are at R+2,
+// R+6, R+9, R+13...: a window of 8 ends at the third (Retired == until),
+// one of 6 just after the second.
+func TestStepWindows(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	for _, tc := range []struct {
+		open, shut uint64
+		window     uint64
+		softRecs   int
+	}{
+		{0x400007, 0x40002e, 8, 400},
+		{0x400007, 0x40002e, 6, 400},
+		{0x400007, 0x40002e, 4, 200},
+		// Opened by the ret, shut by the next call: no soft record.
+		{0x40002e, 0x400007, 100, 0},
+	} {
+		name := fmt.Sprintf("open %#x shut %#x window %d", tc.open, tc.shut, tc.window)
+		want, got := stepWindowsRun(t, false, tc.open, tc.shut, tc.window), stepWindowsRun(t, true, tc.open, tc.shut, tc.window)
+		if len(want.seen) == 0 {
+			t.Fatalf("%s: no instruction seen", name)
+		}
+		if got.softRecs != tc.softRecs || got.badSoft != 0 {
+			t.Errorf("%s: %d soft records in windows, %d past them (want %d, and none)", name, got.softRecs, got.badSoft, tc.softRecs)
+		}
+		if fmt.Sprint(got.seen) != fmt.Sprint(want.seen) {
+			t.Errorf("%s: logged:\n%v\nexact:\n%v", name, got.seen, want.seen)
+		}
+		t.Logf("%s: %d lines, %d records (%d soft), %d exact calls", name, len(got.seen), got.recs, got.softRecs, got.exact)
+	}
+}
+
+// stepWindowsRun runs callLoop with a hookLogObserver whose windows are
+// open, shut and window: translated and logging if jit, else exact.
+func stepWindowsRun(t *testing.T, jit bool, open, shut, window uint64) *hookLogObserver {
+	defer SetJIT(SetJIT(jit, 0))
+	filterAskAlways = !jit
+	defer func() { filterAskAlways = false }()
+	c := newTestCPU(t, callLoop)
+	c.Pred = predict.New(10)
+	o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a",
+		want: []uint64{0x400007, 0x400017, 0x400026, 0x40002e}}}, steps: true, off: !jit,
+		soft: []uint64{0x400017, 0x400026}, open: []uint64{open}, shut: []uint64{shut}, window: window}
+	for _, budget := range []uint64{700, 2333, 1 << 40} {
+		c.Obs = o
+		if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
+			t.Fatalf("exit %v", ex.Reason)
+		}
+	}
+	return o
 }

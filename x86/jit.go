@@ -76,6 +76,9 @@ type jitBlock struct {
 	// translation does (hooklog.go).
 	flog, logged  uint64
 	fsteps, steps bool
+	// fwin and win: the verdict's windows of narrow records, and the
+	// translation's (nil: none).
+	fwin, win *stepWindows
 }
 
 // jitLink is a chaining exit's jump (a jmp rel32 in the translation;

@@ -12,7 +12,18 @@ import (
 var (
 	offHookTarget  = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.target))
 	offHookScratch = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.scratch))
+	offHookUntil   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.until))
 )
+
+// retiredNow puts instruction t.k's Retired into r (as CPU.Retired
+// would be at it: Icount, the blocks chained before this one, and k).
+func (t *jitT) retiredNow(r as.Reg) {
+	t.retiredBefore(r)
+	t.a.ALURM(as.ADD, 8, r, as.M(hCPU, offIcount))
+	if t.k != 0 {
+		t.a.Lea(8, r, as.M(r, int32(t.k)))
+	}
+}
 
 // logTarget, at the end of a block whose last instruction is a logged
 // call through memory, writes the address called (CPU.RIP) where
@@ -38,14 +49,22 @@ func (t *jitT) noTarget() {
 
 // logHook appends the record of instruction t.k (hooklog.go) to the
 // access log, narrow if t.steps, or jumps to exit (the hook's exit for an
-// exact Instruction call) when the log has no room for it. The flags are
-// saved (hookExit); clobbers RAX and RDX.
-func (t *jitT) logHook(exit as.Label) {
+// exact Instruction call) when the log has no room for it, or to skip (on
+// to the instruction) when it is soft and past its window (hooklog.go).
+// The flags are saved (hookExit); clobbers RAX and RDX.
+func (t *jitT) logHook(exit, skip as.Label) {
 	a := &t.a
 	in := &t.b.Insts[t.k]
 	entries, tag := int32(hookRecEntries), uint64(accHook)
 	if t.steps {
 		entries, tag = hookStepEntries, accHook|accHookStep
+	}
+	w := t.win
+	if w != nil && w.soft>>t.k&1 != 0 {
+		// Retired < until, or no record.
+		t.retiredNow(as.RDX)
+		a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookUntil))
+		a.Jcc(3, skip) // jae
 	}
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
 	a.ALURI(as.CMP, 8, as.RAX, int64(accLogSize-entries))
@@ -82,6 +101,16 @@ func (t *jitT) logHook(exit as.Label) {
 		}
 	}
 	if t.steps {
+		switch {
+		case w == nil:
+		case w.open>>t.k&1 != 0:
+			// The window: until the instruction's Retired+1+window.
+			t.retiredNow(as.RDX)
+			a.Lea(8, as.RDX, as.M(as.RDX, int32(1+w.window)))
+			a.MovMR(8, as.M(hCPU, offHookUntil), as.RDX)
+		case w.shut>>t.k&1 != 0:
+			a.MovMI(8, as.M(hCPU, offHookUntil), 0)
+		}
 		return
 	}
 	put(3, t.gregN(RAX))
