@@ -250,7 +250,7 @@ type funcs struct {
 	recent [1 << recentBits]recentEntry
 }
 
-const recentBits = 10
+const recentBits = 12
 
 // recentEntry is one pc's entry in one program image's symbols (img:
 // funcs.img when it was looked up; a tree's programs share addresses).
