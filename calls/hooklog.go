@@ -23,11 +23,13 @@ import (
 // their exits: the entry of a lazy-binding trampoline (tramp). A ret
 // never opens it (watch looks for a trampoline's jump after one through
 // the hooks, bounded by Retired: segThread.baseLookTo), so every ret is
-// logged and none is guarded (x86.CPU.SetHookGuard).
+// logged. The analysis needs of a record only the position, the
+// instruction, RSP and the target, so its records are narrow
+// (x86.HookStep: 32 bytes, where RAX, RBP and the arguments made 96).
 
 // loggable picks, among the instructions callsAndRets hooks in b, those
-// translated code may log; it guards none.
-func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
+// translated code may log.
+func (s *segment) loggable(b *x86.Block) (logged uint64) {
 	for i := range b.Insts {
 		in := &b.Insts[i]
 		switch in.Op {
@@ -43,24 +45,85 @@ func (s *segment) loggable(b *x86.Block) (logged, guarded uint64) {
 			}
 		}
 	}
-	return logged, guarded
+	return logged
 }
 
-// logged is the Replay's HookLog: the records of the thread that runs
+// logged is the Replay's HookSteps: the records of the thread that runs
 // on c, in order.
-func (s *segment) logged(r *reader.Replay, c *x86.CPU, recs []x86.HookRecord) {
+func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 	st := s.running(r, c)
-	loggedRecords.Add(uint64(len(recs)))
-	for i := range recs {
-		rec := &recs[i]
-		h := hooked{in: rec.Inst, retired: rec.Retired, rsp: rec.RSP, target: rec.Target, pos: r.LoggedPosition(rec.Retired)}
-		s.step(st, &h)
+	loggedRecords.Add(uint64(len(steps)))
+	base := r.LoggedPosition(0) // a record's position is base+Retired
+	for i := range steps {
+		s.step(st, &steps[i], base)
 	}
 }
 
-// useLog makes r log what loggable picks.
+// useLog makes r log what loggable picks, in narrow records, those of
+// function entries only in windows (windows).
 func (s *segment) useLog(r *reader.Replay) {
-	r.HookLogged, r.HookLog = s.loggable, s.logged
+	r.HookLogged, r.HookSteps, r.HookWindows = s.loggable, s.logged, s.windows
+}
+
+// Windows of entries (x86.HookStepLogger.StepWindows). step acts on a
+// function's entry only while watch looks for a frame's function: after
+// a call whose callee it does not name at the call (lookTo: a PLT stub,
+// a call through a register or memory to no entry), after a ret that
+// may return to a frame open at the checkpoint (baseLookTo), or while
+// the gate is open (then Go runs every instruction, exactly). So a
+// logged entry is soft: recorded only within stepWindow instructions
+// after a ret or a call that is not a direct call to a function's entry
+// (open), and not after a direct call to one (shut: the callee is named
+// at the call, and the frames below are not on top again before a ret).
+// That covers both windows (lookLimit and 2*lookLimit after the call or
+// ret); on sqlite3 it leaves out most of the entries, a third of the
+// records. Where Go runs a call or a ret (instruction), it sets the
+// window's end as translated code would (setWindow).
+func (s *segment) windows(b *x86.Block) (soft, open, shut, window uint64) {
+	for i := range b.Insts {
+		in := &b.Insts[i]
+		switch in.Op {
+		case x86asm.CALL:
+			if s.callsEntry(in) {
+				shut |= 1 << i
+			} else {
+				open |= 1 << i
+			}
+		case x86asm.RET:
+			open |= 1 << i
+		default:
+			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+				soft |= 1 << i
+			}
+		}
+	}
+	return soft, open, shut, stepWindow
+}
+
+// stepWindow is the window of logged entries after an open instruction:
+// the longer of watch's (baseLookTo).
+const stepWindow = 2 * lookLimit
+
+// callsEntry reports whether in is a direct call to a function's entry
+// that is no lazy-binding trampoline: step names its callee at the call.
+func (s *segment) callsEntry(in *x86.Inst) bool {
+	a := &in.Args[0]
+	if in.Op != x86asm.CALL || a.Kind != x86.KRel {
+		return false
+	}
+	e := s.fn.lookup(a.Imm)
+	return e.ok && e.entry == a.Imm && !e.tramp
+}
+
+// setWindow sets c's window of logged entries after the call or ret in,
+// at Retired retired, that Go ran (windows).
+func (s *segment) setWindow(c *x86.CPU, in *x86.Inst, retired uint64) {
+	switch {
+	case s.callsEntry(in):
+		c.SetHookUntil(0)
+	case in.Op == x86asm.CALL || in.Op == x86asm.RET:
+		c.SetHookUntil(retired + 1 + stepWindow)
+	}
 }
 
 // loggedRecords counts the records logged has followed (tests check

@@ -162,6 +162,19 @@ type segThread struct {
 	baseNoSym             bool
 }
 
+// push opens a frame of zeros on the stack and returns it: filled in
+// place, where appending a frame built in a variable stalled on
+// forwarding its stores to the copy (a quarter of step on sqlite3).
+func (st *segThread) push() *frame {
+	if len(st.stack) == cap(st.stack) {
+		st.stack = append(st.stack, frame{})
+	} else {
+		st.stack = st.stack[:len(st.stack)+1]
+		st.stack[len(st.stack)-1] = frame{}
+	}
+	return &st.stack[len(st.stack)-1]
+}
+
 func (st *segThread) base(b int) *segNode {
 	if j := st.jumps[b]; j != nil {
 		return j.node
@@ -237,7 +250,7 @@ type funcs struct {
 	recent [1 << recentBits]recentEntry
 }
 
-const recentBits = 10
+const recentBits = 12
 
 // recentEntry is one pc's entry in one program image's symbols (img:
 // funcs.img when it was looked up; a tree's programs share addresses).
@@ -469,10 +482,10 @@ const lookLimit = 16
 // watch names frames from their first instructions: a call's callee at
 // its entry, the frame on top at the checkpoint if the previous interval
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
-func (s *segment) watch(st *segThread, h *hooked) {
-	in := h.in
+func (s *segment) watch(st *segThread, h *x86.HookStep) {
+	in := h.Inst
 	if st.baseLook > 0 || st.baseLookTo != 0 {
-		inWindow := st.baseLook > 0 || h.retired < st.baseLookTo
+		inWindow := st.baseLook > 0 || h.Retired < st.baseLookTo
 		if st.baseLook > 0 {
 			st.baseLook--
 		}
@@ -491,7 +504,7 @@ func (s *segment) watch(st *segThread, h *hooked) {
 				if pendingBase {
 					st.baseEntry, st.basePending = e.entry, false
 				}
-				s.account(st, h.retired, 0)
+				s.account(st, h.Retired, 0)
 				if st.jumps == nil {
 					st.jumps = map[int]*baseJump{}
 				}
@@ -502,7 +515,7 @@ func (s *segment) watch(st *segThread, h *hooked) {
 		}
 	}
 	if st.look > 0 || st.lookTo != 0 {
-		inWindow := st.look > 0 || h.retired < st.lookTo
+		inWindow := st.look > 0 || h.Retired < st.lookTo
 		if st.look > 0 {
 			st.look--
 		}
@@ -530,7 +543,7 @@ func (s *segment) watch(st *segThread, h *hooked) {
 		// that function's from here on.
 		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
 			f := &st.stack[st.trampAt]
-			s.account(st, h.retired, in.PC)
+			s.account(st, h.Retired, in.PC)
 			s.enter(st, f, e.entry)
 			st.tramp = false
 		}
@@ -574,29 +587,20 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 	return st.look > 0 || st.tramp || st.baseLook > 0
 }
 
-// hooked is what the analysis knows of a hooked instruction: from the
-// CPU at a Hook call, or from a logged record (hooklog.go).
-type hooked struct {
-	in      *x86.Inst
-	retired uint64 // the thread's instructions before it
-	rsp     uint64
-	target  uint64 // a call through a register: its value
-	pos     uint64 // its position (posOf)
-	// r and c give the position when pos is not known yet (a Hook
-	// call: only calls need it).
-	r *reader.Replay
-	c *x86.CPU
-}
-
 // instruction is the Replay hook: every instruction, a few compares
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	st := s.running(r, c)
-	h := hooked{in: in, retired: c.Retired(), rsp: c.R[x86.RSP], pos: noPos, r: r, c: c}
-	if a := &in.Args[0]; in.Op == x86asm.CALL && a.Kind == x86.KReg && a.Size == 8 {
-		h.target = c.R[a.Reg]
+	h := x86.HookStep{Inst: in, Retired: c.Retired(), RSP: c.R[x86.RSP]}
+	var base uint64
+	if in.Op == x86asm.CALL {
+		base = r.InstPosition(c) - h.Retired
+		if a := &in.Args[0]; a.Kind == x86.KReg && a.Size == 8 {
+			h.Target = c.R[a.Reg]
+		}
 	}
-	s.step(st, &h)
+	s.step(st, &h, base)
+	s.setWindow(c, in, h.Retired)
 }
 
 // running is the thread that runs on c.
@@ -609,43 +613,43 @@ func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 	return s.cur
 }
 
-// step follows one hooked instruction.
-func (s *segment) step(st *segThread, h *hooked) {
-	in := h.in
+// step follows one hooked instruction, from an exact Hook call or a
+// logged record (hooklog.go); a call's position is base+h.Retired.
+// (A HookStep is what the analysis needs of an instruction: handing a
+// record over without a copy into another struct was 10% of ttd calls
+// on sqlite3, mostly a stall in forwarding the copy's stores.)
+func (s *segment) step(st *segThread, h *x86.HookStep, base uint64) {
+	in := h.Inst
 	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
 		s.watch(st, h)
 	}
 	switch in.Op {
 	case x86asm.CALL:
-		n := h.retired + 1
+		n := h.Retired + 1
 		top := s.account(st, n, in.PC)
-		slot := h.rsp - 8
+		slot := h.RSP - 8
 		// Frames whose slot the new return address goes to or below
 		// are gone: the program left them by longjmp (or a thread was
 		// cancelled by unwinding) without a ret.
 		if k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot || k < 0 && slot >= st.floor() {
 			top = s.leave(st, slot, in.PC)
 		}
-		pos := h.pos
-		if pos == noPos {
-			pos = h.r.InstPosition(h.c)
-		}
-		st.stack = append(st.stack, frame{parent: top, site: in.PC, slot: slot, pos: pos})
+		f := st.push()
+		f.parent, f.site, f.slot, f.pos = top, in.PC, slot, base+h.Retired
 		st.pending, st.look, st.lookTo = true, lookLimit, 0
 		// A call whose target the registers tell (not one through
 		// memory, which the replay may not know yet): the callee's
 		// first instructions are looked at through the hooks
 		// callsAndRets sets at function entries, the gate closed.
-		target, known := h.target, false
+		target, known := h.Target, false
 		if a := &in.Args[0]; a.Kind == x86.KRel {
 			target, known = a.Imm, true
-		} else if a.Kind == x86.KReg && a.Size == 8 || h.target != 0 {
-			// (h.target of a call through memory: from its record,
+		} else if a.Kind == x86.KReg && a.Size == 8 || h.Target != 0 {
+			// (h.Target of a call through memory: from its record,
 			// when translated code made the call: hooklog.go.)
 			known = true
 		}
 		if known {
-			f := &st.stack[len(st.stack)-1]
 			f.target = target
 			if e := s.fn.lookup(target); e.ok && e.entry == target && !e.tramp {
 				// The callee's first instruction is its entry: named
@@ -654,12 +658,12 @@ func (s *segment) step(st *segThread, h *hooked) {
 				st.look = 0
 				break
 			}
-			st.look, st.lookTo = 0, h.retired+1+lookLimit
+			st.look, st.lookTo = 0, h.Retired+1+lookLimit
 		}
 	case x86asm.RET:
-		n := h.retired + 1
+		n := h.Retired + 1
 		s.account(st, n, in.PC)
-		rsp := h.rsp
+		rsp := h.RSP
 		exact := false
 		for len(st.stack) > 0 && st.stack[len(st.stack)-1].slot <= rsp {
 			exact = st.stack[len(st.stack)-1].slot == rsp

@@ -32,7 +32,7 @@ func (s *segEval) useLog(r *reader.Replay) {
 
 // loggable is the instructions of blk that wantInsts hooks, but for
 // those of usdt probes (their operands may name any register).
-func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
+func (s *segEval) loggable(blk *x86.Block) uint64 {
 	m := s.wantInsts(blk)
 	for k := range blk.Insts {
 		if m>>k&1 == 0 {
@@ -44,7 +44,7 @@ func (s *segEval) loggable(blk *x86.Block) (logged, guarded uint64) {
 			}
 		}
 	}
-	return m, 0
+	return m
 }
 
 // logged is the Replay's HookLog: the records of the thread that runs

@@ -341,9 +341,9 @@ func (l *Live) WantInsts(b *x86.Block) uint64 {
 // code may log instead of leaving for them (x86.HookLogger): the fn
 // probes' when no clause reads memory (hooklog.go), as over a
 // recording.
-func (l *Live) LogInsts(b *x86.Block) (logged, guarded uint64) {
+func (l *Live) LogInsts(b *x86.Block) uint64 {
 	if l.s.stopped || !l.s.logs() {
-		return 0, 0
+		return 0
 	}
 	return l.s.loggable(b)
 }

@@ -10,10 +10,12 @@ import (
 // only what an x86.HookRecord holds (the position, the instruction, RSP,
 // RAX, RBP, the argument registers, a call's register target) can have
 // translated code log those instructions instead of leaving for each
-// Hook call. HookLogged picks them among those HookInsts hooks (and
-// which of them are guarded: x86.CPU.SetHookGuard); HookLog receives the
-// records, in order, before anything else happens in the replay (an
-// event, a Hook call). The same instructions still come to Hook where
+// Hook call. HookLogged picks them among those HookInsts hooks; HookLog
+// receives the records, in order, before anything else happens in the
+// replay (an event, a Hook call). A Hook that needs only the position,
+// the instruction, RSP and a call's target sets HookSteps instead of
+// HookLog: translated code then makes narrow records (x86.HookStep, a
+// third of the stores). The same instructions still come to Hook where
 // the interpreter runs them, so Hook and HookLog must do the same thing
 // with them. Neither may change what HookGate answers, nor read memory
 // as it was at the instruction (HookLog sees it later).
@@ -36,11 +38,30 @@ func SetHookLog(on bool) (was bool) {
 func HookLogOn() bool { return hookLogOn }
 
 // LogInsts applies HookLogged (x86.HookLogger).
-func (r *Replay) LogInsts(b *x86.Block) (logged, guarded uint64) {
-	if r.HookLogged == nil || r.HookLog == nil || !r.hookLog {
-		return 0, 0
+func (r *Replay) LogInsts(b *x86.Block) uint64 {
+	if r.HookLogged == nil || r.HookLog == nil && r.HookSteps == nil || !r.hookLog {
+		return 0
 	}
 	return r.HookLogged(b)
+}
+
+// StepsOnly reports whether the records are narrow: HookSteps is set
+// (x86.HookStepLogger).
+func (r *Replay) StepsOnly() bool { return r.HookSteps != nil }
+
+// StepWindows applies HookWindows (x86.HookStepLogger).
+func (r *Replay) StepWindows(b *x86.Block) (soft, open, shut, window uint64) {
+	if r.HookWindows == nil {
+		return 0, 0, 0, 0
+	}
+	return r.HookWindows(b)
+}
+
+// LoggedSteps calls HookSteps (x86.HookStepLogger).
+func (r *Replay) LoggedSteps(c *x86.CPU, steps []x86.HookStep) {
+	if r.HookSteps != nil {
+		r.HookSteps(r, c, steps)
+	}
 }
 
 // LoggedHooks calls HookLog (x86.HookLogger).

@@ -185,10 +185,15 @@ type Replay struct {
 	HookGate func(r *Replay, c *x86.CPU) bool
 	// HookLogged and HookLog, when set with HookInsts, let translated
 	// code log the hooked instructions HookLogged picks instead of
-	// leaving for their Hook calls (hooklog.go).
-	HookLogged func(b *x86.Block) (logged, guarded uint64)
+	// leaving for their Hook calls (hooklog.go); HookSteps instead of
+	// HookLog has the records narrow.
+	HookLogged func(b *x86.Block) uint64
 	HookLog    func(r *Replay, c *x86.CPU, recs []x86.HookRecord)
-	hookLog    bool // logged hooks are on (TTD_HOOKLOG)
+	HookSteps  func(r *Replay, c *x86.CPU, steps []x86.HookStep)
+	// HookWindows, with HookSteps, picks soft records and their windows
+	// (x86.HookStepLogger.StepWindows).
+	HookWindows func(b *x86.Block) (soft, open, shut, window uint64)
+	hookLog     bool // logged hooks are on (TTD_HOOKLOG)
 	// hookVersion numbers the RunTo calls: the filters may change
 	// between them (x86.FilterVersion).
 	hookVersion uint64

@@ -178,13 +178,13 @@ func (cc *CodeCache) hooksFor(b *Block) uint64 {
 }
 
 // logsFor is which of hooks a translation of b made now logs instead,
-// and guards (hooklog.go).
-func (cc *CodeCache) logsFor(b *Block, hooks uint64) (logged, guarded uint64) {
+// whether in narrow records, and their windows (hooklog.go).
+func (cc *CodeCache) logsFor(b *Block, hooks uint64) (logged uint64, steps bool, win *stepWindows) {
 	j := &b.jit
-	if hooks == 0 {
-		return 0, 0
+	if hooks == 0 || j.flog&hooks == 0 {
+		return 0, false, nil
 	}
-	return j.flog & hooks, j.fguard & hooks
+	return j.flog & hooks, j.fsteps, j.fwin
 }
 
 // hookReady reports whether b, which the filter observes in part (or a

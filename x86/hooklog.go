@@ -23,11 +23,21 @@ package x86
 //
 // A logged instruction still gets an exact Instruction call wherever Go
 // runs it (the interpreter, a gate that is open) and when the log is
-// full; the consumer must treat both the same. A guarded one (LogInsts'
-// second mask) is logged only while its RSP is below the CPU's hook
-// guard (SetHookGuard) and leaves for an exact call otherwise: a
-// consumer whose HookGate may open after a ret that leaves the frames it
-// knows sets the guard to the lowest of their stack slots.
+// full; the consumer must treat both the same.
+//
+// A consumer that needs of a record only the position, the instruction,
+// RSP and the target (HookStepLogger: ttd calls) has narrow records of
+// hookStepEntries entries (32 bytes instead of 96) made, and receives
+// them as HookSteps: fewer stores in translated code, a smaller log to
+// drain, more records between two drains.
+//
+// Such a consumer may also need some records only for a while after
+// others (ttd calls: a function's entry only soon after a call whose
+// callee it does not know yet, or a ret): StepWindows marks them soft,
+// and the instructions that open a window of them (open) or close it
+// (shut). Translated code keeps the window's end (hookLog.until, in
+// Retired) and skips a soft record past it; the consumer sets the end
+// itself where Go runs an open or shut instruction (SetHookUntil).
 //
 // What keeps it exact: a record's consumer must not change what its
 // HookGate answers (translated code runs on without asking it), nor
@@ -40,9 +50,8 @@ package x86
 // LogInsts picks instead of leaving for them.
 type HookLogger interface {
 	// LogInsts picks, among the instructions WantInsts observes in b,
-	// those whose Instruction call may be a record (logged), and among
-	// those the ones logged only below the hook guard (guarded).
-	LogInsts(b *Block) (logged, guarded uint64)
+	// those whose Instruction call may be a record.
+	LogInsts(b *Block) uint64
 	// LoggedHooks receives the records of the instructions translated
 	// code logged, in order, as soon as it returns to Go. The CPU's
 	// registers are those of a later instruction: a record holds the
@@ -68,6 +77,34 @@ type HookRecord struct {
 	Target uint64
 }
 
+// HookStepLogger is a HookLogger that may need of each record only
+// what a HookStep holds: while StepsOnly reports true, translated code
+// makes narrow records and LoggedSteps receives them instead of
+// LoggedHooks. StepsOnly is asked with LogInsts, once per block and
+// filter generation, and must not change within one.
+type HookStepLogger interface {
+	HookLogger
+	StepsOnly() bool
+	// StepWindows picks among the logged instructions of b the soft
+	// ones, whose records translated code makes only while
+	// Retired < hookLog.until, those that set until to their own
+	// Retired+1+window (open), and those that set it to 0 (shut); window
+	// is the same for every block, at most 1<<30.
+	StepWindows(b *Block) (soft, open, shut, window uint64)
+	// LoggedSteps receives the narrow records, in order, as LoggedHooks
+	// does the wide ones.
+	LoggedSteps(c *CPU, steps []HookStep)
+}
+
+// HookStep is a narrow logged Instruction call (HookStepLogger): the
+// fields of HookRecord that following calls and rets needs.
+type HookStep struct {
+	Retired uint64
+	Inst    *Inst
+	RSP     uint64
+	Target  uint64
+}
+
 // ArgRegs are the registers of HookRecord.Args, in order.
 var ArgRegs = [6]int{RDI, RSI, RDX, RCX, R8, R9}
 
@@ -76,58 +113,94 @@ var ArgRegs = [6]int{RDI, RSI, RDX, RCX, R8, R9}
 // entry's Info holds the block's id and the instruction's index too.
 const accHook = 1 << 9
 
+// accHookStep tags, with accHook, the first entry of a narrow record.
+const accHookStep = 1 << 10
+
 // hookRecEntries is the number of log entries a hook record takes:
 // Retired less the CPU's Icount at the Run's jitCall, the tag, RSP, RAX,
 // RBP, the six argument registers and the target (12 words).
 const hookRecEntries = 6
 
+// hookStepEntries is the number of log entries a narrow record takes:
+// Retired less Icount, the tag, RSP and the target (4 words).
+const hookStepEntries = 2
+
 // hookLog is a CPU's side of logged hooks.
 type hookLog struct {
 	// logger is the Run's HookLogger (nil: none; records are dropped).
 	logger HookLogger
-	// guard is the stack pointer at and above which guarded
-	// instructions leave for an exact call (SetHookGuard).
-	guard uint64
+	// stepper is logger as a HookStepLogger when its StepsOnly held at
+	// the Run's start (nil: none).
+	stepper HookStepLogger
+	// until is the end (in Retired) of the window in which translated
+	// code makes the records of soft instructions (HookStepLogger).
+	until uint64
 	// target is where the end of a block that made a logged call
 	// through memory writes the call's target: the record's Target
 	// word, or scratch when no record was made (jit_hooklog_amd64.go).
 	target  uintptr
 	scratch uint64
 	recs    [accLogSize / hookRecEntries]HookRecord
+	steps   [accLogSize / hookStepEntries]HookStep
 }
 
-// SetHookGuard sets the stack pointer at and above which the guarded
-// instructions of a HookLogger leave for an exact Instruction call
-// instead of being logged (0, a new CPU's: always; ^0: never). Call it
-// from Instruction and LoggedHooks: translated code reads it as it runs.
-func (c *CPU) SetHookGuard(sp uint64) { c.hlog.guard = sp }
+// SetHookUntil sets the Retired at which the window of soft records
+// ends (HookStepLogger.StepWindows): a HookStepLogger calls it where Go
+// runs an open or shut instruction (an exact Instruction call), as
+// translated code does where it runs one.
+func (c *CPU) SetHookUntil(retired uint64) { c.hlog.until = retired }
 
 // askLog asks a HookLogger which of the instructions the verdict on b
-// observes it lets translated code log (jitBlock.flog) and guard
-// (fguard).
+// observes it lets translated code log (jitBlock.flog), and in which
+// kind of record (fsteps).
 func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
 	j := &b.jit
-	j.flog, j.fguard = 0, 0
+	j.flog, j.fsteps, j.fwin = 0, false, nil
 	if hl, ok := bf.(HookLogger); ok && j.fmask != 0 {
-		l, g := hl.LogInsts(b)
-		j.flog = l & j.fmask
-		j.fguard = g & j.flog
+		j.flog = hl.LogInsts(b) & j.fmask
+		if sl, ok := hl.(HookStepLogger); ok && j.flog != 0 {
+			j.fsteps = sl.StepsOnly()
+			if j.fsteps {
+				soft, open, shut, w := sl.StepWindows(b)
+				if soft|open|shut != 0 {
+					w = min(w, maxStepWindow)
+					j.fwin = &stepWindows{soft & j.flog, open & j.flog, shut & j.flog, w}
+				}
+			}
+		}
 	}
+}
+
+// maxStepWindow bounds StepWindows' window (translated code adds it as
+// a 32-bit displacement).
+const maxStepWindow = 1 << 30
+
+// stepWindows is a verdict's soft, open and shut instructions of a
+// block, and the window (HookStepLogger.StepWindows).
+type stepWindows struct{ soft, open, shut, window uint64 }
+
+// sameWindows reports whether a and b ask the same of a translation.
+func sameWindows(a, b *stepWindows) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 // hooksCover reports whether b's translation does what the current
 // verdict asks before each instruction it observes: leaves (or does not
 // reach it: the interpreter runs it), or logs it where the verdict lets
-// it, guarded where the verdict guards it.
+// it, in the kind of record the verdict asks for.
 func (j *jitBlock) hooksCover() bool {
-	return j.fmask&(j.hooks|j.beyond) == j.fmask && j.logged&^j.flog == 0 && j.fguard&j.logged&^j.guarded == 0
+	return j.fmask&(j.hooks|j.beyond) == j.fmask && j.logged&^j.flog == 0 &&
+		(j.logged == 0 || j.steps == j.fsteps && sameWindows(j.win, j.fwin))
 }
 
 // syncHookLog sets the Run's HookLogger.
 func (c *CPU) syncHookLog(bf BlockFilter) {
-	c.hlog.logger = nil
+	c.hlog.logger, c.hlog.stepper = nil, nil
 	if bf != nil {
 		c.hlog.logger, _ = bf.(HookLogger)
+		if sl, ok := bf.(HookStepLogger); ok && sl.StepsOnly() {
+			c.hlog.stepper = sl
+		}
 	}
 }
 
@@ -154,8 +227,19 @@ func (c *CPU) drainLog() {
 			i = k
 			continue
 		}
+		if c.hlog.stepper != nil {
+			i = c.drainSteps(log, i)
+			continue
+		}
 		n := 0
 		for i < len(log) && log[i].Info&accHook != 0 {
+			if log[i].Info&accHookStep != 0 {
+				// A narrow record for another logger (none
+				// observed now: a translation made for a
+				// verdict of an earlier Run).
+				i += hookStepEntries
+				continue
+			}
 			if c.hookRecord(&c.hlog.recs[n], log[i:i+hookRecEntries]) {
 				n++
 			}
@@ -167,19 +251,62 @@ func (c *CPU) drainLog() {
 	}
 }
 
-// hookRecord decodes a record of the log into r, or reports false when
-// the current filter does not observe its instruction.
-func (c *CPU) hookRecord(r *HookRecord, e []LoggedAccess) bool {
-	info := e[0].Info
+// drainSteps hands the run of records at log[i:] to the HookStepLogger,
+// and returns the index after it. A wide record (of a translation made
+// for an earlier verdict) gives its step too.
+func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
+	steps := &c.hlog.steps
+	n := 0
+	for i < len(log) {
+		info := log[i].Info
+		if info&accHook == 0 {
+			break
+		}
+		size := hookRecEntries
+		if info&accHookStep != 0 {
+			size = hookStepEntries
+		}
+		if in := c.hookInst(info); in != nil {
+			e := log[i : i+size]
+			s := &steps[n]
+			s.Retired, s.Inst, s.RSP = c.Icount+e[0].Addr, in, e[1].Addr
+			if size == hookStepEntries {
+				s.Target = e[1].Info
+			} else {
+				s.Target = e[2].Info
+			}
+			n++
+		}
+		i += size
+	}
+	if n > 0 {
+		c.hlog.stepper.LoggedSteps(c, steps[:n])
+	}
+	return i
+}
+
+// hookInst is the instruction of the record tagged info, or nil when the
+// current filter does not observe it.
+func (c *CPU) hookInst(info uint64) *Inst {
 	id, k := uint32(info>>32), int(info>>16&0xff)
 	b := c.cache.jitBlocks[id]
 	j := &b.jit
 	if c.hlog.logger == nil || !c.hooking || j.fgen != c.cache.filter.gen || j.fmask>>k&1 == 0 {
+		return nil
+	}
+	return &b.Insts[k]
+}
+
+// hookRecord decodes a record of the log into r, or reports false when
+// the current filter does not observe its instruction.
+func (c *CPU) hookRecord(r *HookRecord, e []LoggedAccess) bool {
+	in := c.hookInst(e[0].Info)
+	if in == nil {
 		return false
 	}
 	*r = HookRecord{
 		Retired: c.Icount + e[0].Addr,
-		Inst:    &b.Insts[k],
+		Inst:    in,
 		RSP:     e[1].Addr, RAX: e[1].Info,
 		RBP: e[2].Addr, Target: e[2].Info,
 		Args: [6]uint64{e[3].Addr, e[3].Info, e[4].Addr, e[4].Info, e[5].Addr, e[5].Info},

@@ -2,44 +2,97 @@ package x86
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 
 	"ttd/predict"
 )
 
 // hookLogObserver is an instObserver whose Instruction calls may be records
-// (HookLogger): it logs every instruction it observes, guarding those in
-// guard, and writes the same line for an exact call and a record.
+// (HookLogger): it logs every instruction it observes, in narrow records
+// if steps (HookStepLogger), and writes the same line for an exact call
+// and a record.
 type hookLogObserver struct {
 	instObserver
-	guard []uint64
-	sp    uint64 // the hook guard it sets
+	steps bool
 	// memTarget counts the records of calls through memory that give
 	// their target, badTarget those whose target is not f's.
 	memTarget, badTarget int
 	off                  bool // log nothing (the reference)
 	recs                 int
 	exact                int
+	// soft, open and shut are the StepWindows instructions (with
+	// window); until follows the window over the calls and records
+	// seen, which drop soft instructions past it; softRecs counts the
+	// soft records in windows, badSoft those past them.
+	soft, open, shut  []uint64
+	window, until     uint64
+	softRecs, badSoft int
 }
 
-func (o *hookLogObserver) LogInsts(b *Block) (logged, guarded uint64) {
-	if o.off {
-		return 0, 0
-	}
-	m := o.WantInsts(b)
+func pcsIn(b *Block, pcs []uint64) uint64 {
+	var m uint64
 	for i := range b.Insts {
-		for _, pc := range o.guard {
+		for _, pc := range pcs {
 			if pc == b.Insts[i].PC {
-				guarded |= 1 << i
+				m |= 1 << i
 			}
 		}
 	}
-	return m, guarded & m
+	return m
 }
 
+func (o *hookLogObserver) StepWindows(b *Block) (soft, open, shut, window uint64) {
+	return pcsIn(b, o.soft), pcsIn(b, o.open), pcsIn(b, o.shut), o.window
+}
+
+// windowed follows the window at instruction pc (Retired retired), and
+// reports whether the instruction is seen: soft ones only in it.
+func (o *hookLogObserver) windowed(c *CPU, pc, retired uint64, record bool) bool {
+	in := retired < o.until
+	has := func(pcs []uint64) bool {
+		for _, p := range pcs {
+			if p == pc {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(o.open):
+		o.until = retired + 1 + o.window
+		if !record {
+			c.SetHookUntil(o.until)
+		}
+	case has(o.shut):
+		o.until = 0
+		if !record {
+			c.SetHookUntil(0)
+		}
+	case has(o.soft):
+		if record && in {
+			o.softRecs++
+		} else if record {
+			o.badSoft++
+		}
+		return in
+	}
+	return true
+}
+
+func (o *hookLogObserver) LogInsts(b *Block) uint64 {
+	if o.off {
+		return 0
+	}
+	return o.WantInsts(b)
+}
+
+func (o *hookLogObserver) StepsOnly() bool { return o.steps }
+
 func (o *hookLogObserver) line(in *Inst, retired, rsp, rax, rdi, target uint64) {
+	if o.steps {
+		// A narrow record has neither RAX nor the arguments.
+		rax, rdi = 0, 0
+	}
 	o.seen = append(o.seen, fmt.Sprintf("%#x@%d rsp=%#x rax=%#x rdi=%#x target=%#x", in.PC, retired, rsp, rax, rdi, target))
 }
 
@@ -49,26 +102,44 @@ func (o *hookLogObserver) Instruction(c *CPU, in *Inst) {
 	if in.Args[0].Kind == KReg && in.Op.String() == "CALL" {
 		target = c.R[in.Args[0].Reg]
 	}
-	o.line(in, c.Retired(), c.R[RSP], c.R[RAX], c.R[RDI], target)
-	c.SetHookGuard(o.sp)
+	if o.windowed(c, in.PC, c.Retired(), false) {
+		o.line(in, c.Retired(), c.R[RSP], c.R[RAX], c.R[RDI], target)
+	}
 }
 
 func (o *hookLogObserver) LoggedHooks(c *CPU, recs []HookRecord) {
+	if o.steps {
+		o.badTarget += 1000 // wide records for a narrow logger
+	}
 	for i := range recs {
 		r := &recs[i]
-		o.recs++
-		target := r.Target
-		if r.Inst.Args[0].Kind == KMem {
-			if target == memCallF {
-				o.memTarget++
-			} else if target != 0 {
-				o.badTarget++
-			}
-			target = 0 // an exact call does not know it
-		}
-		o.line(r.Inst, r.Retired, r.RSP, r.RAX, r.Args[0], target)
+		o.record(r.Inst, r.Retired, r.RSP, r.RAX, r.Args[0], r.Target)
 	}
-	c.SetHookGuard(o.sp)
+}
+
+func (o *hookLogObserver) LoggedSteps(c *CPU, steps []HookStep) {
+	if !o.steps {
+		o.badTarget += 1000 // narrow records for a wide logger
+	}
+	for i := range steps {
+		r := &steps[i]
+		if o.windowed(c, r.Inst.PC, r.Retired, true) {
+			o.record(r.Inst, r.Retired, r.RSP, 0, 0, r.Target)
+		}
+	}
+}
+
+func (o *hookLogObserver) record(in *Inst, retired, rsp, rax, rdi, target uint64) {
+	o.recs++
+	if in.Args[0].Kind == KMem {
+		if target == memCallF {
+			o.memTarget++
+		} else if target != 0 {
+			o.badTarget++
+		}
+		target = 0 // an exact call does not know it
+	}
+	o.line(in, retired, rsp, rax, rdi, target)
 }
 
 // TestLoggedHooks checks that an observer whose Instruction calls
@@ -76,27 +147,22 @@ func (o *hookLogObserver) LoggedHooks(c *CPU, recs []HookRecord) {
 // positions and with the same registers, as one whose every call is
 // exact (the interpreter's, and translated code's exits), over runs of
 // odd budgets, new epochs, a run without observation and one with
-// another filter in between; with the guarded ret logged (guard above
-// the stack) and left for (guard 0).
+// another filter in between; in wide records (HookRecord) and narrow
+// ones (HookStep).
 func TestLoggedHooks(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no block translation on this architecture")
 	}
 	cases := []struct {
-		name        string
-		want, guard []uint64
-		sp          uint64
-		mem         bool // memCallLoop
+		name string
+		want []uint64
+		mem  bool // memCallLoop
 	}{
-		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, nil, 0, true},
-		{"call through memory, guarded ret", []uint64{0x400010, 0x40001a, 0x400036}, []uint64{0x400036}, 0, true},
-		{"call and ret", []uint64{0x400007, 0x40002e}, nil, 0, false},
-		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, nil, 0, false},
-		{"mid-block and ret, ret guarded below", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, 0, false},
-		{"mid-block and ret, ret guarded above", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, ^uint64(0), false},
-		// sp 1: the guard is the ret's own RSP, at which it leaves.
-		{"mid-block and ret, ret guarded at its RSP", []uint64{0x40000e, 0x40001a, 0x40002e}, []uint64{0x40002e}, 1, false},
-		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, nil, 0, false},
+		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, true},
+		{"call and ret", []uint64{0x400007, 0x40002e}, false},
+		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, false},
+		{"mid-block and ret", []uint64{0x40000e, 0x40001a, 0x40002e}, false},
+		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, false},
 	}
 	type result struct {
 		seen                 []string
@@ -104,7 +170,7 @@ func TestLoggedHooks(t *testing.T) {
 		recs, exact          int
 		memTarget, badTarget int
 	}
-	run := func(jit, logging bool, tc int, sp uint64) result {
+	run := func(jit, logging bool, tc int, steps bool) result {
 		defer SetJIT(SetJIT(jit, 0))
 		filterAskAlways = !jit
 		defer func() { filterAskAlways = false }()
@@ -115,7 +181,7 @@ func TestLoggedHooks(t *testing.T) {
 		c := newTestCPU(t, code)
 		c.Pred = predict.New(10)
 		o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a", want: cases[tc].want}},
-			guard: cases[tc].guard, sp: sp, off: !logging}
+			steps: steps, off: !logging}
 		other := &filterObserver{name: "b", want: []uint64{0x400026}}
 		obs := []Observer{o, &predObserver{}, o, instObserver{other}, o, o, o}
 		for i, budget := range []uint64{1, 700, 2333, 5, 1500, 999, 1 << 40} {
@@ -130,49 +196,36 @@ func TestLoggedHooks(t *testing.T) {
 		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget}
 	}
 	for k, tc := range cases {
-		want := run(false, false, k, tc.sp)
-		if len(want.seen) == 0 {
-			t.Fatalf("%s: no instruction seen", tc.name)
-		}
-		sp := tc.sp
-		if sp == 1 {
-			for _, l := range want.seen {
-				if i := strings.Index(l, " rsp="); i > 0 && strings.HasPrefix(l, "0x40002e@") {
-					f, _, _ := strings.Cut(l[i+5:], " ")
-					sp, _ = strconv.ParseUint(f, 0, 64)
+		for _, steps := range []bool{false, true} {
+			name := tc.name
+			if steps {
+				name += " (narrow)"
+			}
+			want := run(false, false, k, steps)
+			if len(want.seen) == 0 {
+				t.Fatalf("%s: no instruction seen", name)
+			}
+			got := run(true, true, k, steps)
+			if got.recs == 0 {
+				t.Fatalf("%s: nothing logged (%d exact calls)", name, got.exact)
+			}
+			if tc.mem && (got.memTarget == 0 || got.badTarget != 0) || got.badTarget != 0 {
+				t.Errorf("%s: %d records of the call through memory name f, %d another target or the wrong kind", name, got.memTarget, got.badTarget)
+			}
+			if got.rax != want.rax || got.count != want.count {
+				t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", name, got.rax, got.count, want.rax, want.count)
+			}
+			if len(got.seen) != len(want.seen) {
+				t.Errorf("%s: %d calls and records logging, %d exact calls", name, len(got.seen), len(want.seen))
+			}
+			for i := range min(len(got.seen), len(want.seen)) {
+				if got.seen[i] != want.seen[i] {
+					t.Errorf("%s: call %d is %s logging, %s exact", name, i, got.seen[i], want.seen[i])
 					break
 				}
 			}
+			t.Logf("%s: %d records (%d targets), %d exact calls", name, got.recs, got.memTarget, got.exact)
 		}
-		got := run(true, true, k, sp)
-		if got.recs == 0 {
-			t.Fatalf("%s: nothing logged (%d exact calls)", tc.name, got.exact)
-		}
-		rets := 0
-		for _, l := range want.seen {
-			if strings.HasPrefix(l, "0x40002e@") {
-				rets++
-			}
-		}
-		if tc.guard != nil && tc.sp != ^uint64(0) && got.exact < rets {
-			t.Errorf("%s: %d exact calls, want at least the %d guarded rets", tc.name, got.exact, rets)
-		}
-		if tc.mem && (got.memTarget == 0 || got.badTarget != 0) {
-			t.Errorf("%s: %d records of the call through memory name f, %d another target", tc.name, got.memTarget, got.badTarget)
-		}
-		if got.rax != want.rax || got.count != want.count {
-			t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", tc.name, got.rax, got.count, want.rax, want.count)
-		}
-		if len(got.seen) != len(want.seen) {
-			t.Errorf("%s: %d calls and records logging, %d exact calls", tc.name, len(got.seen), len(want.seen))
-		}
-		for i := range min(len(got.seen), len(want.seen)) {
-			if got.seen[i] != want.seen[i] {
-				t.Errorf("%s: call %d is %s logging, %s exact", tc.name, i, got.seen[i], want.seen[i])
-				break
-			}
-		}
-		t.Logf("%s: %d records (%d targets), %d exact calls", tc.name, got.recs, got.memTarget, got.exact)
 	}
 }
 
@@ -252,4 +305,62 @@ func TestHookBeyondTranslation(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("translated:\n%v\ninterpreted:\n%v", got, want)
 	}
+}
+
+// TestStepWindows checks the windows of soft narrow records over
+// callLoop, whose f's loop heads are soft: the call at R opens a window,
+// the ret shuts it (or the other way round). Translated code must make the
+// records of every soft instruction in a window (the calls and records,
+// less the soft ones past their windows, are those of the exact
+// reference) and none of one past it. f's soft instructions are at R+2,
+// R+6, R+9, R+13...: a window of 8 ends at the third (Retired == until),
+// one of 6 just after the second.
+func TestStepWindows(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	for _, tc := range []struct {
+		open, shut uint64
+		window     uint64
+		softRecs   int
+	}{
+		{0x400007, 0x40002e, 8, 400},
+		{0x400007, 0x40002e, 6, 400},
+		{0x400007, 0x40002e, 4, 200},
+		// Opened by the ret, shut by the next call: no soft record.
+		{0x40002e, 0x400007, 100, 0},
+	} {
+		name := fmt.Sprintf("open %#x shut %#x window %d", tc.open, tc.shut, tc.window)
+		want, got := stepWindowsRun(t, false, tc.open, tc.shut, tc.window), stepWindowsRun(t, true, tc.open, tc.shut, tc.window)
+		if len(want.seen) == 0 {
+			t.Fatalf("%s: no instruction seen", name)
+		}
+		if got.softRecs != tc.softRecs || got.badSoft != 0 {
+			t.Errorf("%s: %d soft records in windows, %d past them (want %d, and none)", name, got.softRecs, got.badSoft, tc.softRecs)
+		}
+		if fmt.Sprint(got.seen) != fmt.Sprint(want.seen) {
+			t.Errorf("%s: logged:\n%v\nexact:\n%v", name, got.seen, want.seen)
+		}
+		t.Logf("%s: %d lines, %d records (%d soft), %d exact calls", name, len(got.seen), got.recs, got.softRecs, got.exact)
+	}
+}
+
+// stepWindowsRun runs callLoop with a hookLogObserver whose windows are
+// open, shut and window: translated and logging if jit, else exact.
+func stepWindowsRun(t *testing.T, jit bool, open, shut, window uint64) *hookLogObserver {
+	defer SetJIT(SetJIT(jit, 0))
+	filterAskAlways = !jit
+	defer func() { filterAskAlways = false }()
+	c := newTestCPU(t, callLoop)
+	c.Pred = predict.New(10)
+	o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a",
+		want: []uint64{0x400007, 0x400017, 0x400026, 0x40002e}}}, steps: true, off: !jit,
+		soft: []uint64{0x400017, 0x400026}, open: []uint64{open}, shut: []uint64{shut}, window: window}
+	for _, budget := range []uint64{700, 2333, 1 << 40} {
+		c.Obs = o
+		if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
+			t.Fatalf("exit %v", ex.Reason)
+		}
+	}
+	return o
 }

@@ -71,11 +71,14 @@ type jitBlock struct {
 	hooks   uint64
 	beyond  uint64
 	hresume []uintptr
-	// flog and fguard are the instructions the verdict lets translated
-	// code log, and guard; logged and guarded those the translation logs
-	// and guards (hooklog.go).
-	flog, fguard    uint64
-	logged, guarded uint64
+	// flog is the instructions the verdict lets translated code log,
+	// fsteps whether in narrow records; logged and steps are what the
+	// translation does (hooklog.go).
+	flog, logged  uint64
+	fsteps, steps bool
+	// fwin and win: the verdict's windows of narrow records, and the
+	// translation's (nil: none).
+	fwin, win *stepWindows
 }
 
 // jitLink is a chaining exit's jump (a jmp rel32 in the translation;

@@ -114,7 +114,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	t.tab = cc.jitTab[mode]
 	t.legacy = cc.LegacyReads
 	t.hooks = cc.hooksFor(b)
-	t.logged, t.guarded = cc.logsFor(b, t.hooks)
+	t.logged, t.steps, t.win = cc.logsFor(b, t.hooks)
 	t.pendTarget = false
 	if !t.block(b, mode) {
 		j.declined = true
@@ -282,12 +282,15 @@ type jitT struct {
 	// (jit_hook_amd64.go).
 	hooks, hooked uint64
 	hresumes      []jitResume
-	// logged and guarded are the hooks logged instead (hooklog.go);
-	// pendTarget: a logged call through memory (instruction pendK)
-	// whose target the block's end writes into its record.
-	logged, guarded uint64
-	pendTarget      bool
-	pendK           int
+	// logged are the hooks logged instead (hooklog.go), in narrow
+	// records if steps, with the windows win; pendTarget: a logged call through memory
+	// (instruction pendK) whose target the block's end writes into its
+	// record.
+	logged     uint64
+	steps      bool
+	win        *stepWindows
+	pendTarget bool
+	pendK      int
 	// legacy: the code cache's LegacyReads.
 	legacy bool
 	// syncPending: the instruction synchronises and its key frame is

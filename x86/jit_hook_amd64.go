@@ -19,10 +19,10 @@ func (t *jitT) hookExit() {
 	var cont as.Label
 	if logged {
 		// A logged hook: the record, and on to the instruction; the
-		// exit is for a full log or a guard that stops it.
+		// exit is for a full log.
 		exit := a.NewLabel()
 		cont = a.NewLabel()
-		t.logHook(exit)
+		t.logHook(exit, cont)
 		a.Jmp(cont)
 		a.Bind(exit)
 	}
@@ -83,7 +83,7 @@ func (t *jitT) keepHooks(j *jitBlock, e uintptr, cc *CodeCache) {
 		j.hooks |= 1 << r.k
 	}
 	j.beyond = t.hooked &^ j.hooks
-	j.logged, j.guarded = t.logged&j.hooks, t.guarded&j.hooks
+	j.logged, j.steps, j.win = t.logged&j.hooks, t.steps, t.win
 	if j.logged != 0 {
 		cc.filter.hookLogs = true
 	}

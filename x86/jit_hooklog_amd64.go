@@ -8,12 +8,22 @@ import (
 	as "ttd/internal/amd64asm"
 )
 
-// Offsets of the hook guard and the target's place (hooklog.go) in CPU.
+// Offsets of the target's place (hooklog.go) in CPU.
 var (
-	offHookGuard   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.guard))
 	offHookTarget  = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.target))
 	offHookScratch = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.scratch))
+	offHookUntil   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.until))
 )
+
+// retiredNow puts instruction t.k's Retired into r (as CPU.Retired
+// would be at it: Icount, the blocks chained before this one, and k).
+func (t *jitT) retiredNow(r as.Reg) {
+	t.retiredBefore(r)
+	t.a.ALURM(as.ADD, 8, r, as.M(hCPU, offIcount))
+	if t.k != 0 {
+		t.a.Lea(8, r, as.M(r, int32(t.k)))
+	}
+}
 
 // logTarget, at the end of a block whose last instruction is a logged
 // call through memory, writes the address called (CPU.RIP) where
@@ -38,22 +48,28 @@ func (t *jitT) noTarget() {
 }
 
 // logHook appends the record of instruction t.k (hooklog.go) to the
-// access log, or jumps to exit (the hook's exit for an exact Instruction
-// call) when the log has no room for it or the instruction is guarded
-// and RSP is at or above the guard. The flags are saved (hookExit);
-// clobbers RAX and RDX.
-func (t *jitT) logHook(exit as.Label) {
+// access log, narrow if t.steps, or jumps to exit (the hook's exit for an
+// exact Instruction call) when the log has no room for it, or to skip (on
+// to the instruction) when it is soft and past its window (hooklog.go).
+// The flags are saved (hookExit); clobbers RAX and RDX.
+func (t *jitT) logHook(exit, skip as.Label) {
 	a := &t.a
 	in := &t.b.Insts[t.k]
-	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
-	a.ALURI(as.CMP, 8, as.RAX, accLogSize-hookRecEntries)
-	a.Jcc(7, exit) // ja: full
-	if t.guarded>>t.k&1 != 0 {
-		a.MovRM(8, as.RDX, t.gregN(RSP))
-		a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookGuard))
-		a.Jcc(3, exit) // jae
+	entries, tag := int32(hookRecEntries), uint64(accHook)
+	if t.steps {
+		entries, tag = hookStepEntries, accHook|accHookStep
 	}
-	a.Lea(8, as.RDX, as.M(as.RAX, hookRecEntries))
+	w := t.win
+	if w != nil && w.soft>>t.k&1 != 0 {
+		// Retired < until, or no record.
+		t.retiredNow(as.RDX)
+		a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookUntil))
+		a.Jcc(3, skip) // jae
+	}
+	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
+	a.ALURI(as.CMP, 8, as.RAX, int64(accLogSize-entries))
+	a.Jcc(7, exit) // ja: full
+	a.Lea(8, as.RDX, as.M(as.RAX, entries))
 	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
 	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
 	word := func(w int32) as.Mem { return as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8*w} }
@@ -65,22 +81,40 @@ func (t *jitT) logHook(exit as.Label) {
 	t.retiredBefore(as.RDX)
 	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
 	a.MovMR(8, word(0), as.RDX)
-	a.MovRI(as.RDX, uint64(t.b.jit.id)<<32|uint64(t.k)<<16|accHook)
+	a.MovRI(as.RDX, uint64(t.b.jit.id)<<32|uint64(t.k)<<16|tag)
 	a.MovMR(8, word(1), as.RDX)
 	put(2, t.gregN(RSP))
-	put(3, t.gregN(RAX))
-	put(4, t.gregN(RBP))
+	// The target's word: 3 in a narrow record, 5 in a wide one.
+	tw := int32(5)
+	if t.steps {
+		tw = 3
+	}
 	if (in.Op == x86asm.CALL || in.Op == x86asm.JMP) && in.Args[0].Kind == KReg && in.Args[0].Size == 8 {
-		put(5, t.gregN(in.Args[0].Reg))
+		put(tw, t.gregN(in.Args[0].Reg))
 	} else {
-		a.MovMI(8, word(5), 0)
+		a.MovMI(8, word(tw), 0)
 		if in.Op == x86asm.CALL && in.Args[0].Kind == KMem && t.k == len(t.b.Insts)-1 {
 			// The block's end writes the target (logTarget).
-			a.Lea(8, as.RDX, word(5))
+			a.Lea(8, as.RDX, word(tw))
 			a.MovMR(8, as.M(hCPU, offHookTarget), as.RDX)
 			t.pendTarget, t.pendK = true, t.k
 		}
 	}
+	if t.steps {
+		switch {
+		case w == nil:
+		case w.open>>t.k&1 != 0:
+			// The window: until the instruction's Retired+1+window.
+			t.retiredNow(as.RDX)
+			a.Lea(8, as.RDX, as.M(as.RDX, int32(1+w.window)))
+			a.MovMR(8, as.M(hCPU, offHookUntil), as.RDX)
+		case w.shut>>t.k&1 != 0:
+			a.MovMI(8, as.M(hCPU, offHookUntil), 0)
+		}
+		return
+	}
+	put(3, t.gregN(RAX))
+	put(4, t.gregN(RBP))
 	for i, r := range ArgRegs {
 		put(6+int32(i), t.gregN(uint8(r)))
 	}

@@ -117,8 +117,8 @@ func (b *bare) FilterVersion() uint64         { return b.t.FilterVersion() }
 // LogInsts lets translated code log the probed instructions the tap
 // picks (x86.HookLogger), as a replay does: a Go call per hooked
 // instruction was most of a live probe's cost on sqlite3.
-func (b *bare) LogInsts(k *x86.Block) (logged, guarded uint64) { return b.t.LogInsts(k) }
-func (b *bare) LoggedHooks(c *x86.CPU, recs []x86.HookRecord)  { b.t.LoggedHooks(c, recs) }
+func (b *bare) LogInsts(k *x86.Block) uint64                  { return b.t.LogInsts(k) }
+func (b *bare) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) { b.t.LoggedHooks(c, recs) }
 
 // x86.Observer: nothing to log.
 

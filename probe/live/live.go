@@ -296,9 +296,9 @@ func (t *tap) Instruction(c *x86.CPU, in *x86.Inst) {
 
 // LogInsts passes the probes' choice of logged instructions on
 // (x86.HookLogger; the run without a trace only: bare.go).
-func (t *tap) LogInsts(b *x86.Block) (logged, guarded uint64) {
+func (t *tap) LogInsts(b *x86.Block) uint64 {
 	if t.l == nil || t.err != nil || !reader.HookLogOn() {
-		return 0, 0
+		return 0
 	}
 	return t.l.LogInsts(b)
 }
