@@ -779,6 +779,7 @@ func vmaskmov(w uint, store bool, wFromVex bool) func(in *Inst) Handler {
 		if in.Args[1].Kind != KMem {
 			return nil
 		}
+		w := w // (this instruction's: W must not stick to the builder)
 		if wFromVex && vexW(in) {
 			w = 64
 		}

@@ -267,7 +267,9 @@ func avxDiffTests() []diffTest {
 		add(fmt.Sprintf("vextractps $%d, %%xmm2, %%eax", imm), 5, genIntY)
 		add(fmt.Sprintf("vinsertps $%#x, %%xmm2, %%xmm3, %%xmm1", imm*13), 5, genIntY)
 	}
-	for _, op := range []string{"vmaskmovps", "vmaskmovpd", "vpmaskmovd", "vpmaskmovq"} {
+	// (vpmaskmovq before vpmaskmovd: a handler builder that kept the
+	// last W it saw built every later vpmaskmovd with 64-bit lanes.)
+	for _, op := range []string{"vmaskmovps", "vmaskmovpd", "vpmaskmovq", "vpmaskmovd"} {
 		add(op+" (%rsi), %ymm2, %ymm1", 30, genIntY)
 		add(op+" %xmm1, %xmm2, 8(%rsi)", 30, genIntY)
 	}
