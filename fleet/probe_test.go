@@ -35,7 +35,10 @@ func runProbePlan(t *testing.T, sc Script, paths []string, beamRun bool) (stdout
 		o, plan, err = RunProbe(context.Background(), ProbeRun{Script: sc, Program: p, Bound: bs, Tmp: t.TempDir(),
 			Run: func(pl *beam.Pipeline) error { return run(t, pl) }})
 	} else {
-		o, err = p.Run(bs, probe.RunOptions{Jobs: 2})
+		// (One job per segment: with fewer, a job carries the state from
+		// segment to segment and nothing is evaluated again, while the
+		// pipeline evaluates each segment on its own.)
+		o, err = p.Run(bs, probe.RunOptions{Jobs: 1000})
 	}
 	if err != nil {
 		return "", "", nil, 0, err
