@@ -77,8 +77,8 @@ func (p *Program) usesPrograms() bool {
 // programs one space per program.
 func (b *Bound) loadPrograms() error {
 	t := b.T
-	if t.Syms == nil || t.Trace == nil || !b.P.usesPrograms() {
-		return nil
+	if t.Syms == nil || t.Trace == nil || !b.P.usesPrograms() || ttd.OneProgram(t.Trace) {
+		return nil // (before Modules, which decodes every chunk)
 	}
 	refs, err := t.Trace.Modules()
 	if err != nil {

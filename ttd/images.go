@@ -312,10 +312,7 @@ type Programs struct {
 // joins the modules that could not be loaded (their programs lack
 // them).
 func ReadPrograms(tr *reader.Trace, refs []reader.ModuleRef, cache *symbols.ImageCache, symbolsOnly bool) (*Programs, error) {
-	if !tr.Tree() {
-		return nil, nil
-	}
-	if ps := tr.Processes(); len(ps) == 0 || len(ps) == 1 && ps[0].Execs == 0 {
+	if OneProgram(tr) {
 		return nil, nil
 	}
 	mods := moduleFiles(tr, refs, nil)
@@ -350,6 +347,17 @@ func ReadPrograms(tr *reader.Trace, refs []reader.ModuleRef, cache *symbols.Imag
 		p.prog = append(p.prog, n)
 	}
 	return p, errors.Join(errs...)
+}
+
+// OneProgram reports whether tr recorded one program: not a tree, or
+// one process that never exec'd (ReadPrograms returns nil for it). It
+// reads no chunk.
+func OneProgram(tr *reader.Trace) bool {
+	if !tr.Tree() {
+		return true
+	}
+	ps := tr.Processes()
+	return len(ps) == 0 || len(ps) == 1 && ps[0].Execs == 0
 }
 
 // Len is the number of programs.
