@@ -50,6 +50,8 @@ type Trace struct {
 	Header  tracefile.Header
 
 	cache chunkCache
+	// progs: the Module and Process records found so far (programs.go).
+	progs programScan
 	// iters recycles record iterators (and their decompression buffers).
 	iters sync.Pool
 
@@ -97,7 +99,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	}
 	t.byteWords = t.Header.Params["bytereads"] == "word"
 	t.tree = t.Header.Params["processes"] == "tree"
-	recs, err := f.Processes()
+	recs, err := t.processRecords()
 	if err != nil && t.tree {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
@@ -336,51 +338,6 @@ func (t *Trace) SetCheckpoints(cps []Checkpoint) {
 	t.cpOnce.Do(func() { t.cps = cps })
 }
 
-func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
-	per := make([][]Checkpoint, len(t.chunks))
-	errs := make([]error, len(t.chunks))
-	Parallel(len(t.chunks), 0, func(i int) {
-		if i > 0 && !t.chunks[i].BeginsWithCheckpoint && t.chunks[i].Checkpoints == 0 {
-			return
-		}
-		ch, err := t.chunkUncached(i)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		for k := range ch.ctrls {
-			c := &ch.ctrls[k]
-			if c.rec.Kind == tracefile.KindCheckpoint {
-				cp := Checkpoint{Position: c.rec.Checkpoint.Position, Chunk: i, Ctrl: k}
-				if t.chunks[i].BeginsWithCheckpoint && k == 0 {
-					cp.Ctrl = 0
-				}
-				per[i] = append(per[i], cp)
-			}
-		}
-	})
-	// The start: position 0, or the first checkpoint of a ring-buffer
-	// window (its chunk 0 begins with it).
-	cps := []Checkpoint{{Position: t.chunks[0].FirstPosition, Chunk: 0, Ctrl: 0}}
-	for i, list := range per {
-		if errs[i] != nil {
-			// A damaged chunk: re-simulation cannot start in it, but
-			// the checkpoints before it are good.
-			break
-		}
-		for _, cp := range list {
-			if cp.Position <= cps[len(cps)-1].Position {
-				continue // the initial checkpoint at 0, or a repeat
-			}
-			cps = append(cps, cp)
-		}
-	}
-	if len(cps) == 1 && errs[0] != nil {
-		return nil, errs[0]
-	}
-	return cps, nil
-}
-
 // CheckpointAt returns the index in cps of the last checkpoint at or
 // before pos.
 func CheckpointAt(cps []Checkpoint, pos uint64) int {
@@ -520,21 +477,6 @@ func embedMark(file []byte) []byte {
 		return []byte{}
 	}
 	return nil
-}
-
-// Modules lists the trace's Module records in order (without their
-// embedded files: see ModuleFile).
-func (t *Trace) Modules() ([]ModuleRef, error) {
-	var out []ModuleRef
-	err := t.ScanEvents(Checkpoint{}, func(ev *Event) bool {
-		if ev.Kind == EventModule {
-			ref := ModuleRef{Module: *ev.Module, Position: ev.Position, Chunk: ev.chunk, embeds: ev.Module.Embedded != nil}
-			ref.Embedded = nil
-			out = append(out, ref)
-		}
-		return true
-	})
-	return out, err
 }
 
 // ModuleFile returns the file a Module record embeds (ttd record
