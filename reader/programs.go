@@ -31,7 +31,7 @@ type chunkPrograms struct {
 	// re-simulation acts on, so that loadChunk fails on the chunk (a
 	// Process or ProcessState record of a tree).
 	procErr, loadErr error
-	mods    []ModuleRef
+	mods             []ModuleRef
 	// cps are the chunk's Checkpoint records, Ctrl their index among
 	// the chunk's control records (loadChunk).
 	cps []Checkpoint
