@@ -1,31 +1,40 @@
 package reader
 
 import (
+	"cmp"
+	"io"
 	"sync"
 
 	"ttd/tracefile"
 )
 
-// A survey of the chunks: the Process records of a tree (read when the
-// trace opens), its Module records (Modules) and its checkpoints
-// (Checkpoints). They are few, but finding them decoded every chunk
-// three times over: once for the Process records (a process tree flags
-// nearly every chunk as holding some, for the ProcessState records after
-// its checkpoints), then one chunk after another for Modules, then the
-// checkpoints from the cache. That was 150-250 ms of CPU before `ttd
-// probe --jobs 2` over a 1e9-instruction trace could start its jobs.
-// Now a chunk is surveyed when it is decoded for the chunk cache, once
-// per Trace, in parallel; only the chunks that may hold what is asked
-// are decoded (tracefile.Reader.ModuleChunks, ProcessChunks: a trace of
+// A survey of the chunks: the trace's Process records (read when it
+// opens), its Module records (Modules) and its checkpoints (Checkpoints).
+// They are few, but finding them used to decode every chunk into the
+// chunk cache, every record copied, three times over: 150-250 ms of CPU
+// before `ttd probe --jobs 2` over a 1e9-instruction trace could start
+// its jobs, which then found the chunks decoded but had waited for it.
+// Now each chunk is surveyed at most once per Trace, in parallel, with
+// the records decoded in the iterator's buffers and only these few
+// copied, and only the chunks that may hold what is asked: a trace of
 // tracefile's minor version 5 says which chunks hold Module and Process
-// records), and they stay in the cache for the re-simulations that
-// follow.
+// records (tracefile.Reader.ModuleChunks, ProcessChunks); an older one
+// does not, and a process tree flags nearly every chunk as holding
+// process records (its ProcessState records), so there the first survey
+// (at Open) looks at every chunk and the later ones find it done.
 
-// chunkPrograms is what one chunk holds of the Module, Process and
-// Checkpoint records, as ScanEvents would report them.
+// chunkPrograms is what one chunk holds of the Module and Process
+// records.
 type chunkPrograms struct {
-	procs []tracefile.Process // a tree's (ctrl.proc)
-	mods  []ModuleRef
+	procs []tracefile.Process
+	// procErr: a damaged Process record; loadErr: a damaged record a
+	// re-simulation acts on, so that loadChunk fails on the chunk (a
+	// Process or ProcessState record of a tree).
+	procErr, loadErr error
+	mods             []ModuleRef
+	// cps are the chunk's Checkpoint records, Ctrl their index among
+	// the chunk's control records (loadChunk).
+	cps []Checkpoint
 	// lead counts the mods that come before the chunk's first control
 	// record with a position: they are at the position the chunks
 	// before it end at (positionBefore).
@@ -34,48 +43,19 @@ type chunkPrograms struct {
 	// (hasLast), the position the next chunk starts at.
 	last    uint64
 	hasLast bool
-	// cps are the chunk's Checkpoint records.
-	cps []Checkpoint
-}
-
-// surveyChunk is what chunk ch holds of the Module, Process and
-// Checkpoint records.
-func surveyChunk(ch *chunk) *chunkPrograms {
-	cp := &chunkPrograms{}
-	for k := range ch.ctrls {
-		c := &ch.ctrls[k]
-		if p, ok := ctrlPosition(c); ok {
-			cp.last, cp.hasLast = p, true
-		}
-		if c.proc != nil {
-			cp.procs = append(cp.procs, *c.proc)
-		}
-		if c.rec.Kind == tracefile.KindCheckpoint {
-			cp.cps = append(cp.cps, Checkpoint{Position: c.rec.Checkpoint.Position, Chunk: ch.index, Ctrl: k})
-		}
-		for m := range c.mods {
-			ref := ModuleRef{Module: c.mods[m], Position: cp.last, Chunk: ch.index, embeds: c.mods[m].Embedded != nil}
-			ref.Embedded = nil
-			if !cp.hasLast {
-				cp.lead++
-			}
-			cp.mods = append(cp.mods, ref)
-		}
-	}
-	return cp
 }
 
 // programScan keeps what scanPrograms found, by chunk, and why a chunk
-// could not be decoded.
+// could not be surveyed.
 type programScan struct {
 	mu     sync.Mutex
 	chunks map[int]*chunkPrograms
 	errs   map[int]error
 }
 
-// scanPrograms surveys the chunks of list not surveyed yet, decoding them
-// in parallel into the chunk cache. The error is that of the first chunk
-// of list that failed.
+// scanPrograms looks at the chunks of list not looked at yet, in
+// parallel. The error is that of the first chunk of list that failed;
+// the chunks that did not fail are kept.
 func (t *Trace) scanPrograms(list []int) error {
 	s := &t.progs
 	s.mu.Lock()
@@ -84,20 +64,18 @@ func (t *Trace) scanPrograms(list []int) error {
 		s.chunks, s.errs = map[int]*chunkPrograms{}, map[int]error{}
 	}
 	var todo []int
+	var first error
 	for _, i := range list {
 		if s.chunks[i] == nil && s.errs[i] == nil {
 			todo = append(todo, i)
+		} else if first == nil {
+			first = s.errs[i]
 		}
 	}
 	got := make([]*chunkPrograms, len(todo))
 	errs := make([]error, len(todo))
 	Parallel(len(todo), 0, func(k int) {
-		ch, err := t.chunkUncached(todo[k])
-		if err != nil {
-			errs[k] = err
-			return
-		}
-		got[k] = surveyChunk(ch)
+		got[k], errs[k] = t.chunkPrograms(todo[k])
 	})
 	for k, i := range todo {
 		if errs[k] != nil {
@@ -111,7 +89,7 @@ func (t *Trace) scanPrograms(list []int) error {
 			return s.errs[i]
 		}
 	}
-	return nil
+	return first
 }
 
 // scanned returns what scanPrograms found in chunk i, or why it could
@@ -120,6 +98,90 @@ func (t *Trace) scanned(i int) (*chunkPrograms, error) {
 	t.progs.mu.Lock()
 	defer t.progs.mu.Unlock()
 	return t.progs.chunks[i], t.progs.errs[i]
+}
+
+// chunkPrograms decodes chunk i for its Module and Process records. A
+// Module record takes the position ScanEvents gives it: that of the
+// control record the chunk decodes it with (loadChunk: the next one),
+// or the last position before it.
+func (t *Trace) chunkPrograms(i int) (*chunkPrograms, error) {
+	var it *tracefile.RecordIter
+	if x, ok := t.iters.Get().(*tracefile.RecordIter); ok {
+		it = x
+		it.Reset(i)
+	} else {
+		it = t.f.Records(i)
+	}
+	defer t.iters.Put(it)
+	cp := &chunkPrograms{}
+	pending := 0 // mods waiting for their control record
+	nctrl := 0   // control records so far
+	ctrl := func(pos uint64, ok bool) {
+		nctrl++
+		if ok {
+			cp.last, cp.hasLast = pos, true
+		}
+		for k := len(cp.mods) - pending; k < len(cp.mods); k++ {
+			if cp.hasLast {
+				cp.mods[k].Position = cp.last
+			} else {
+				cp.lead++
+			}
+		}
+		pending = 0
+	}
+	ci := &t.chunks[i]
+	for {
+		r, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch r.Kind {
+		case tracefile.KindMemRead, tracefile.KindNonDet, tracefile.KindCodeBytes:
+		case tracefile.KindModule:
+			m := r.Module
+			m.Path = append([]byte(nil), m.Path...)
+			m.BuildID = append([]byte(nil), m.BuildID...)
+			ref := ModuleRef{Module: m, Chunk: i, embeds: len(m.Embedded) > 0}
+			ref.Embedded = nil
+			cp.mods = append(cp.mods, ref)
+			pending++
+		case tracefile.KindUnknown:
+			switch {
+			case r.IsProcess():
+				p, off, err := tracefile.DecodeProcess(r.Opaque.Bytes)
+				if err != nil {
+					err = tracefile.RecordError(ci, r, off, err)
+					cp.procErr = cmp.Or(cp.procErr, err)
+					if t.tree {
+						cp.loadErr = cmp.Or(cp.loadErr, err)
+					}
+					break
+				}
+				cp.procs = append(cp.procs, p)
+				if t.tree {
+					ctrl(p.Position, true)
+				}
+			case r.IsProcessState() && t.tree:
+				if _, off, err := tracefile.DecodeProcessState(r.Opaque.Bytes); err != nil {
+					cp.loadErr = cmp.Or(cp.loadErr, tracefile.RecordError(ci, r, off, err))
+				}
+				ctrl(0, false)
+			}
+			// Other records of newer minor versions are no control
+			// records (loadChunk).
+		case tracefile.KindCheckpoint:
+			cp.cps = append(cp.cps, Checkpoint{Position: r.Checkpoint.Position, Chunk: i, Ctrl: nctrl})
+			ctrl(r.Checkpoint.Position, true)
+		default:
+			ctrl(recordPosition(r))
+		}
+	}
+	ctrl(0, false)
+	return cp, nil
 }
 
 // positionBefore is the position ScanEvents has when it reaches chunk i:
@@ -137,28 +199,18 @@ func (t *Trace) positionBefore(i int) (uint64, error) {
 }
 
 // processRecords reads the trace's Process records, in order, from the
-// chunks that may hold them. A tree's are surveyed with the chunks
-// decoded for the cache, the Module records and checkpoints they hold
-// kept for Modules and Checkpoints; a chunk that does not decode gives
-// its Process records the way tracefile reads them, as do the chunks of
-// a trace that re-simulates its first process only (whose control
-// records leave Process records out).
+// chunks that may hold them (the Module records they hold are kept for
+// Modules).
 func (t *Trace) processRecords() ([]tracefile.Process, error) {
 	list := t.f.ProcessChunks()
-	if !t.tree {
-		return t.f.Processes()
+	if err := t.scanPrograms(list); err != nil {
+		return nil, err
 	}
-	t.scanPrograms(list)
 	var out []tracefile.Process
 	for _, i := range list {
-		cp, err := t.scanned(i)
-		if err != nil {
-			ps, err := t.f.ChunkProcesses(nil, i)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ps...)
-			continue
+		cp, _ := t.scanned(i)
+		if cp.procErr != nil {
+			return nil, cp.procErr
 		}
 		out = append(out, cp.procs...)
 	}
@@ -178,6 +230,9 @@ func (t *Trace) Modules() ([]ModuleRef, error) {
 		cp, _ := t.scanned(i)
 		if cp == nil {
 			break // it failed: serr says why
+		}
+		if cp.loadErr != nil {
+			return out, cp.loadErr
 		}
 		n := len(out)
 		out = append(out, cp.mods...)
@@ -209,6 +264,9 @@ func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
 	cps := []Checkpoint{{Position: t.chunks[0].FirstPosition, Chunk: 0, Ctrl: 0}}
 	for _, i := range list {
 		cp, err := t.scanned(i)
+		if err == nil {
+			err = cp.loadErr
+		}
 		if err != nil {
 			if i == 0 {
 				return nil, err

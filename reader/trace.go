@@ -99,7 +99,6 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	}
 	t.byteWords = t.Header.Params["bytereads"] == "word"
 	t.tree = t.Header.Params["processes"] == "tree"
-	t.cache.init(defaultChunkCacheBytes)
 	recs, err := t.processRecords()
 	if err != nil && t.tree {
 		return nil, fmt.Errorf("trace: %w", err)
@@ -115,6 +114,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 		}
 		return nil, errors.New("trace: no chunks (the recording wrote nothing)")
 	}
+	t.cache.init(defaultChunkCacheBytes)
 	return t, nil
 }
 

@@ -166,44 +166,31 @@ func (r *Reader) Processes() ([]Process, error) {
 	var out []Process
 	var it *RecordIter
 	for _, i := range r.ProcessChunks() {
+		ci := &r.chunks[i]
 		if it == nil {
 			it = r.Records(i)
+		} else {
+			it.Reset(i)
 		}
-		ps, err := r.ChunkProcesses(it, i)
-		if err != nil {
-			return nil, err
+		for {
+			rec, err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if rec.Kind != KindUnknown || rec.Opaque.Tag != tagProcess {
+				continue
+			}
+			p, k, err := DecodeProcess(rec.Opaque.Bytes)
+			if err != nil {
+				return nil, RecordError(ci, rec, k, err)
+			}
+			out = append(out, p)
 		}
-		out = append(out, ps...)
 	}
 	return out, nil
-}
-
-// ChunkProcesses returns the Process records of chunk i, decoded with
-// it (reset to chunk i; nil: a new iterator).
-func (r *Reader) ChunkProcesses(it *RecordIter, i int) ([]Process, error) {
-	if it == nil {
-		it = r.Records(i)
-	} else {
-		it.Reset(i)
-	}
-	var out []Process
-	for {
-		rec, err := it.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if rec.Kind != KindUnknown || rec.Opaque.Tag != tagProcess {
-			continue
-		}
-		p, k, err := DecodeProcess(rec.Opaque.Bytes)
-		if err != nil {
-			return nil, RecordError(&r.chunks[i], rec, k, err)
-		}
-		out = append(out, p)
-	}
 }
 
 // ProcessInfo is one process of the tree, from its Process records.
