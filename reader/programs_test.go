@@ -22,6 +22,8 @@ func modulesByEvents(tr *Trace) ([]ModuleRef, error) {
 		if ev.Kind == EventModule {
 			ref := ModuleRef{Module: *ev.Module, Position: ev.Position, Chunk: ev.chunk, embeds: ev.Module.Embedded != nil}
 			ref.Embedded = nil
+			ref.Path = append([]byte(nil), ref.Path...)
+			ref.BuildID = append([]byte(nil), ref.BuildID...)
 			out = append(out, ref)
 		}
 		return true
