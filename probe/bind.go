@@ -94,9 +94,9 @@ type Bound struct {
 	casts      map[*Cast]dtype // ctypes.go
 	members    map[*Member]*memberPlan
 	// typeErr: live, a type no program bound so far defines (bindTypes).
-	typeErr error
-	created    int64    // walltimestamp at position 0, ns
-	warnings   []string // usdt.go
+	typeErr  error
+	created  int64    // walltimestamp at position 0, ns
+	warnings []string // usdt.go
 	// mem, when set, reads a live program's memory (live.go).
 	mem func(addr uint64, buf []byte, known []bool)
 }
