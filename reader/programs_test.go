@@ -239,3 +239,64 @@ func TestModulesAsScanEvents(t *testing.T) {
 		tr.Close()
 	}
 }
+
+// TestChunksKeepTheirBytes decodes every chunk of a trace one after the
+// other with the Trace's pooled iterator, then checks each chunk's code
+// bytes and syscall buffers against a fresh decoding: a chunk's records
+// point into its own payload (RecordIter.ResetOwned), which decoding the
+// next chunk must not overwrite.
+func TestChunksKeepTheirBytes(t *testing.T) {
+	path := recordLoopChunks(t, 20_000, "3000", 4096)
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if len(tr.Chunks()) < 3 {
+		t.Fatalf("%d chunks; want several", len(tr.Chunks()))
+	}
+	var chunks []*chunk
+	for i := range tr.Chunks() {
+		ch, err := tr.loadChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, ch)
+	}
+	checked := 0
+	for i, ch := range chunks {
+		var code [][]byte
+		var writes [][]byte
+		it := tr.File().Records(i)
+		for {
+			r, err := it.Next()
+			if err != nil {
+				break
+			}
+			switch r.Kind {
+			case tracefile.KindCodeBytes:
+				code = append(code, append([]byte(nil), r.CodeBytes.Bytes...))
+			case tracefile.KindSyscall:
+				for _, w := range r.Syscall.Writes {
+					writes = append(writes, append([]byte(nil), w.Bytes...))
+				}
+			}
+		}
+		var gotCode, gotWrites [][]byte
+		for k := range ch.ctrls {
+			for _, c := range ch.ctrls[k].code {
+				gotCode = append(gotCode, c.Bytes)
+			}
+			for _, w := range ch.ctrls[k].rec.Syscall.Writes {
+				gotWrites = append(gotWrites, w.Bytes)
+			}
+		}
+		if !reflect.DeepEqual(gotCode, code) || !reflect.DeepEqual(gotWrites, writes) {
+			t.Errorf("chunk %d: its bytes changed after later chunks were decoded", i)
+		}
+		checked += len(code) + len(writes)
+	}
+	if checked == 0 {
+		t.Fatal("no code bytes or syscall buffers checked")
+	}
+}
