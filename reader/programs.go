@@ -46,50 +46,63 @@ type chunkPrograms struct {
 }
 
 // programScan keeps what scanPrograms found, by chunk, and why a chunk
-// could not be surveyed.
+// could not be surveyed; busy are the chunks being surveyed (their
+// channel closes when done), so that a survey of a few chunks (Modules)
+// need not wait for one of many (Checkpoints) running at the same time.
 type programScan struct {
 	mu     sync.Mutex
 	chunks map[int]*chunkPrograms
 	errs   map[int]error
+	busy   map[int]chan struct{}
 }
 
-// scanPrograms looks at the chunks of list not looked at yet, in
-// parallel. The error is that of the first chunk of list that failed;
-// the chunks that did not fail are kept.
+// scanPrograms surveys the chunks of list not surveyed yet, in parallel,
+// and waits for those another call is surveying. The error is that of
+// the first chunk of list that failed; the chunks that did not fail are
+// kept.
 func (t *Trace) scanPrograms(list []int) error {
 	s := &t.progs
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.chunks == nil {
-		s.chunks, s.errs = map[int]*chunkPrograms{}, map[int]error{}
+		s.chunks, s.errs, s.busy = map[int]*chunkPrograms{}, map[int]error{}, map[int]chan struct{}{}
 	}
 	var todo []int
-	var first error
+	var wait []chan struct{}
 	for _, i := range list {
-		if s.chunks[i] == nil && s.errs[i] == nil {
+		switch {
+		case s.chunks[i] != nil || s.errs[i] != nil:
+		case s.busy[i] != nil:
+			wait = append(wait, s.busy[i])
+		default:
 			todo = append(todo, i)
-		} else if first == nil {
-			first = s.errs[i]
+			s.busy[i] = make(chan struct{})
 		}
 	}
-	got := make([]*chunkPrograms, len(todo))
-	errs := make([]error, len(todo))
+	s.mu.Unlock()
 	Parallel(len(todo), 0, func(k int) {
-		got[k], errs[k] = t.chunkPrograms(todo[k])
-	})
-	for k, i := range todo {
-		if errs[k] != nil {
-			s.errs[i] = errs[k]
-			continue
+		i := todo[k]
+		cp, err := t.chunkPrograms(i)
+		s.mu.Lock()
+		if err != nil {
+			s.errs[i] = err
+		} else {
+			s.chunks[i] = cp
 		}
-		s.chunks[i] = got[k]
+		close(s.busy[i])
+		delete(s.busy, i)
+		s.mu.Unlock()
+	})
+	for _, c := range wait {
+		<-c
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, i := range list {
 		if s.errs[i] != nil {
 			return s.errs[i]
 		}
 	}
-	return first
+	return nil
 }
 
 // scanned returns what scanPrograms found in chunk i, or why it could
@@ -105,13 +118,8 @@ func (t *Trace) scanned(i int) (*chunkPrograms, error) {
 // control record the chunk decodes it with (loadChunk: the next one),
 // or the last position before it.
 func (t *Trace) chunkPrograms(i int) (*chunkPrograms, error) {
-	var it *tracefile.RecordIter
-	if x, ok := t.iters.Get().(*tracefile.RecordIter); ok {
-		it = x
-		it.Reset(i)
-	} else {
-		it = t.f.Records(i)
-	}
+	it := t.iter()
+	it.Reset(i)
 	defer t.iters.Put(it)
 	cp := &chunkPrograms{}
 	pending := 0 // mods waiting for their control record

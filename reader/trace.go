@@ -174,12 +174,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	// into it: copying each record's bytes (syscall buffers, code)
 	// took a third of decoding a chunk, work a job of `ttd probe
 	// --jobs 2` did on a busy core.
-	var it *tracefile.RecordIter
-	if x, ok := t.iters.Get().(*tracefile.RecordIter); ok {
-		it = x
-	} else {
-		it = t.f.Records(i)
-	}
+	it := t.iter()
 	it.ResetOwned(i)
 	defer t.iters.Put(it)
 	ch := &chunk{index: i, reads: make([]logRead, 0, t.chunks[i].Records)}
@@ -254,6 +249,15 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	}
 	ch.bytes += int64(cap(ch.reads)) * 16
 	return ch, nil
+}
+
+// iter is a record iterator from the pool (t.iters), to reset to a
+// chunk and put back.
+func (t *Trace) iter() *tracefile.RecordIter {
+	if it, ok := t.iters.Get().(*tracefile.RecordIter); ok {
+		return it
+	}
+	return t.f.Records(0)
 }
 
 // cloneRecord copies the lists of a control record that the iterator

@@ -20,14 +20,7 @@ import (
 // symbol table for the whole tree fired B's probes in A, under A's
 // names.
 func TestProgramsOfATree(t *testing.T) {
-	needGCC(t)
-	dir := t.TempDir()
-	src, _ := filepath.Abs("../testdata/twoprogs.c")
-	for _, p := range []string{"A", "B"} {
-		if b, err := exec.Command("gcc", "-O0", "-g", "-DPROG_"+p, "-o", filepath.Join(dir, "prog"+p), src).CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %s", b)
-		}
-	}
+	dir := buildTwoProgs(t)
 	// The test means something only if the programs overlap.
 	if a, b := symAddr(t, dir, "progA", "cnt_a2"), symAddr(t, dir, "progB", "cnt_b2"); a != b {
 		t.Fatalf("cnt_a2 at %s, cnt_b2 at %s: the programs do not overlap", a, b)
@@ -76,14 +69,7 @@ fn:prog*:cnt_?2:entry /arg0 == 0/ { trace(execname); ustack(2); printf("\n"); }
 // Live without and with a trace, and over the recording with one and
 // two jobs.
 func TestProgramTypesWatchAndAddrKeys(t *testing.T) {
-	needGCC(t)
-	dir := t.TempDir()
-	src, _ := filepath.Abs("../testdata/twoprogs.c")
-	for _, p := range []string{"A", "B"} {
-		if b, err := exec.Command("gcc", "-O0", "-g", "-DPROG_"+p, "-o", filepath.Join(dir, "prog"+p), src).CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %s", b)
-		}
-	}
+	dir := buildTwoProgs(t)
 	if a, b := symAddr(t, dir, "progA", "cnt_a1"), symAddr(t, dir, "progB", "cnt_b1"); a != b {
 		t.Fatalf("cnt_a1 at %s, cnt_b1 at %s: the programs do not overlap", a, b)
 	}
@@ -103,6 +89,20 @@ END { printa("%s %@d\n", @px); printa("%a %@d\n", @f); printa("%A %@d\n", @f); p
 		t.Fatalf("live: got\n%s\nwant\n%s", bare, want)
 	}
 	sameWithTraces(t, cfg, script, bare, 3_000, 50_000_000)
+}
+
+// buildTwoProgs builds progA and progB from testdata/twoprogs.c in a
+// new directory, which it returns.
+func buildTwoProgs(t *testing.T) string {
+	needGCC(t)
+	dir := t.TempDir()
+	src, _ := filepath.Abs("../testdata/twoprogs.c")
+	for _, p := range []string{"A", "B"} {
+		if b, err := exec.Command("gcc", "-O0", "-g", "-DPROG_"+p, "-o", filepath.Join(dir, "prog"+p), src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %s", b)
+		}
+	}
+	return dir
 }
 
 // symAddr is the address nm gives sym in dir/prog.
