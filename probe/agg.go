@@ -36,6 +36,10 @@ type aggDecl struct {
 	NKeys           int
 	Low, High, Step int64 // lquantize
 	pos             Pos
+	// addrKeys marks the keys a printa prints as code addresses (%a,
+	// %A): over several programs (a process tree) they are symbolised
+	// when aggregated, in the program the event ran in (symKeys).
+	addrKeys []bool
 }
 
 // add folds one value into s.

@@ -93,8 +93,10 @@ type Bound struct {
 	procEvents []procEvent
 	casts      map[*Cast]dtype // ctypes.go
 	members    map[*Member]*memberPlan
-	created    int64    // walltimestamp at position 0, ns
-	warnings   []string // usdt.go
+	// typeErr: live, a type no program bound so far defines (bindTypes).
+	typeErr  error
+	created  int64    // walltimestamp at position 0, ns
+	warnings []string // usdt.go
 	// mem, when set, reads a live program's memory (live.go).
 	mem func(addr uint64, buf []byte, known []bool)
 }
@@ -313,6 +315,8 @@ func (b *Bound) bindSpec(pr ProbeSpec, cl *Clause, get func(string, func() *boun
 		var lo uint64
 		if v, err := strconv.ParseUint(pr.Mod, 0, 64); err == nil {
 			lo = v
+		} else if b.pick != nil {
+			return b.bindWatchIn(pr, cl, get, attach), nil
 		} else if b.T.Syms != nil {
 			a, _, ok := b.T.Syms.LookupSymbol(pr.Mod)
 			if !ok && b.mem != nil {

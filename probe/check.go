@@ -445,10 +445,15 @@ func (c *checker) call(e *Call, stmt bool) error {
 			if !ok {
 				return errAt(e.Args[0].At(), "printa's format must be a string constant")
 			}
-			if _, err := parseFormat(f.S); err != nil {
+			cs, err := parseFormat(f.S)
+			if err != nil {
 				return errAt(f.P, "printa format: %v", err)
 			}
-			ai = 1
+			if err := c.aggArg(e.Args[1]); err != nil {
+				return err
+			}
+			c.p.aggs[e.Args[1].(*AggRef).Name].markAddrKeys(cs)
+			return nil
 		}
 		return c.aggArg(e.Args[ai])
 	case "trunc", "clear":

@@ -74,8 +74,40 @@ type memberPlan struct {
 }
 
 // bindTypes resolves the program's DWARF casts and member accesses on
-// the target.
+// the target's table (over a process tree every program's modules: a
+// type no program defines is an error), then, when the target runs
+// several programs, in each program's own table (space.members), which
+// the events of that program use: a struct may be laid out differently
+// in each.
+//
+// A live program's first binding has only the first program (a shell,
+// say, that runs the program defining the type later): there an
+// unresolved type is reported at the end (Live.Unmatched) unless some
+// program defined it.
 func (b *Bound) bindTypes() error {
+	err := b.bindTypesIn(b.T.Syms, b.casts, b.members)
+	if b.pick == nil && (err == nil || b.mem == nil) {
+		return err
+	}
+	b.typeErr = err
+	for _, sp := range b.spaces {
+		sp.casts, sp.members = map[*Cast]dtype{}, map[*Member]*memberPlan{}
+		if sp.syms != nil {
+			// A program without the type leaves its plans out: a
+			// member read there faults (segEval.member).
+			if b.bindTypesIn(sp.syms, sp.casts, sp.members) == nil {
+				b.typeErr = nil
+			}
+		}
+	}
+	if b.mem == nil {
+		return err
+	}
+	return nil
+}
+
+// bindTypesIn resolves the casts and member accesses in table syms.
+func (b *Bound) bindTypesIn(syms *symbols.Table, casts map[*Cast]dtype, members map[*Member]*memberPlan) error {
 	var err error
 	var typeOf func(e Expr) (dtype, bool)
 	typeOf = func(e Expr) (dtype, bool) {
@@ -84,23 +116,23 @@ func (b *Bound) bindTypes() error {
 			if e.T.DWARF == "" {
 				return dtype{}, false
 			}
-			if d, ok := b.casts[e]; ok {
+			if d, ok := casts[e]; ok {
 				return d, true
 			}
-			if b.T.Syms == nil {
+			if syms == nil {
 				err = errAt(e.P, "cast to %s needs the program's DWARF, and this trace has no symbols", e.T.Name)
 				return dtype{}, false
 			}
-			ct, ok := b.T.Syms.LookupCType(e.T.DWARF)
+			ct, ok := syms.LookupCType(e.T.DWARF)
 			if !ok {
 				err = errAt(e.P, "unknown type %q: the program's DWARF does not define it", e.T.DWARF)
 				return dtype{}, false
 			}
 			d := dtype{ct, e.T.Ptr}
-			b.casts[e] = d
+			casts[e] = d
 			return d, true
 		case *Member:
-			if pl, ok := b.members[e]; ok {
+			if pl, ok := members[e]; ok {
 				return pl.typ, true
 			}
 			xt, ok := typeOf(e.X)
@@ -168,7 +200,7 @@ func (b *Bound) bindTypes() error {
 				err = errAt(e.P, "member %s has %d bytes, which probes cannot read as an integer", e.Name, pl.size)
 				return dtype{}, false
 			}
-			b.members[e] = pl
+			members[e] = pl
 			return pl.typ, true
 		}
 		return dtype{}, false
@@ -216,8 +248,12 @@ func (b *Bound) bindTypes() error {
 // member reads X->Name or X.Name.
 func (s *segEval) member(cr *clauseRun, e *Member) Value {
 	pl := s.b.members[e]
+	if s.b.pick != nil && cr.ev != nil {
+		// The program the event fired in (bindTypes).
+		pl = s.evSpace(cr.ev).members[e]
+	}
 	if pl == nil {
-		s.faultf(e.P, "member %s was not resolved", e.Name)
+		s.faultf(e.P, "member %s was not resolved (its type is not in this program's DWARF)", e.Name)
 	}
 	x := s.eval(cr, e.X)
 	if x.K != KInt {

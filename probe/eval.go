@@ -178,6 +178,7 @@ func (s *segEval) aggregate(cr *clauseRun, st *AggStmt) {
 		}
 	}
 	d := s.b.P.aggs[st.Name]
+	s.symKeys(d, keys)
 	series := s.part.Aggs[st.Name]
 	if n := len(series); n == 0 || series[n-1].Op != opNone {
 		series.open()

@@ -162,7 +162,15 @@ func sprintf(cs []conv, args []Value, aggVal *Value, sy symbolizer) string {
 			}
 			b.WriteString(fmt.Sprintf(spec+"s", s))
 		case 'a', 'A':
-			b.WriteString(fmt.Sprintf(spec+"s", symAddr(sy, uint64(v.I), c.verb == 'a')))
+			a := symAddr(sy, uint64(v.I), c.verb == 'a')
+			if v.K == KStr {
+				// Symbolised when aggregated (segEval.symKeys).
+				a = v.S
+				if i := strings.LastIndexByte(a, '+'); c.verb == 'A' && i > 0 {
+					a = a[:i]
+				}
+			}
+			b.WriteString(fmt.Sprintf(spec+"s", a))
 		case 'e', 'E', 'f', 'g', 'G':
 			if !c.hasPrec && (c.verb == 'g' || c.verb == 'G') {
 				spec += ".6" // C's default precision; Go's %g is the shortest

@@ -269,6 +269,9 @@ func (l *Live) Unmatched() error {
 		}
 	}
 	if len(bad) == 0 {
+		if l.b != nil {
+			return l.b.typeErr
+		}
 		return nil
 	}
 	sort.SliceStable(bad, func(i, j int) bool { return bad[i].P.Line < bad[j].P.Line })
@@ -430,7 +433,7 @@ func (l *Live) WatchRanges(dst []reader.Range) []reader.Range {
 // most 8 bytes, what a syscall or a signal delivery wrote (KernelWrite).
 func (l *Live) Access(pos uint64, tid int, c *x86.CPU, pc, addr uint64, size int, val uint64, write bool) {
 	for _, w := range l.b.watch {
-		if l.s.stopped || addr >= w.whi || addr+uint64(size) <= w.wlo || write && !w.ww || !write && !w.wr {
+		if l.s.stopped || addr >= w.whi || addr+uint64(size) <= w.wlo || write && !w.ww || !write && !w.wr || !l.s.watchedIn(w, c, tid, pos) {
 			continue
 		}
 		ev := &event{pos: pos, tid: tid, cpu: c}

@@ -1,11 +1,14 @@
 package probe
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -174,6 +177,11 @@ func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 		var mu sync.Mutex
 		if runs := chainRuns(units, opts.Jobs); runs != nil {
 			reader.Parallel(len(runs), opts.Jobs, func(c int) {
+				// A profile (TTD_CPUPROFILE) tells each job's CPU,
+				// its chunk decoding included, by the label "job":
+				// go tool pprof -tags.
+				defer pprof.SetGoroutineLabels(context.Background())
+				pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
 				i0 := runs[c].i
 				var init map[string]Value
 				if i0 == 0 {

@@ -459,6 +459,9 @@ func (s *segEval) access(a *reader.Access) {
 		if _, c := s.r.Current(); c != nil {
 			ev.cpu = c
 		}
+		if !s.watchedIn(w, ev.cpu, a.Tid, a.Position) {
+			continue
+		}
 		s.fire([]*boundProbe{w}, ev)
 	}
 }

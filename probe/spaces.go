@@ -1,7 +1,10 @@
 package probe
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"ttd/symbols"
 	"ttd/ttd"
@@ -29,6 +32,10 @@ type space struct {
 	addr      map[uint64][]*boundProbe // entry, offset, line and usdt probes
 	addrs     []uint64                 // sorted keys of addr
 	rets      []retRange               // return probes' code, sorted by lo
+	// casts and members are the script's types resolved in this
+	// program's table, when the target runs several (bindTypes).
+	casts   map[*Cast]dtype
+	members map[*Member]*memberPlan
 }
 
 func newSpace(syms *symbols.Table) *space {
@@ -159,4 +166,83 @@ func (s *segEval) syms() *symbols.Table {
 		return sp.syms
 	}
 	return nil
+}
+
+// markAddrKeys marks the keys printa's conversions cs print with %a or
+// %A (the keys are its first arguments, after any * width or precision).
+func (d *aggDecl) markAddrKeys(cs []conv) {
+	ai := 0
+	for _, c := range cs {
+		if c.verb == 0 || c.agg {
+			continue
+		}
+		ai += strings.Count(c.width+c.prec, "*")
+		if (c.verb == 'a' || c.verb == 'A') && ai < d.NKeys {
+			if d.addrKeys == nil {
+				d.addrKeys = make([]bool, d.NKeys)
+			}
+			d.addrKeys[ai] = true
+		}
+		ai++
+	}
+}
+
+// symKeys symbolises the keys of d that printa prints as code
+// addresses, in the program the running clause's event fired in, when
+// the target runs several (the table printa has is the first
+// program's; an address means another function in another program).
+// The key becomes %a's text, which %a and %A print as it is.
+func (s *segEval) symKeys(d *aggDecl, keys []Value) {
+	if d.addrKeys == nil || s.b.pick == nil {
+		return
+	}
+	for k, addr := range d.addrKeys {
+		if addr && k < len(keys) && keys[k].K == KInt {
+			keys[k] = strVal(symAddr(s.syms(), uint64(keys[k].I), true))
+		}
+	}
+}
+
+// bindWatchIn binds a watch probe given by a symbol in every program
+// that defines it, at that program's address: it fires for the
+// accesses of processes running that program (watchedIn). A symbol no
+// program defines matches nothing.
+func (b *Bound) bindWatchIn(pr ProbeSpec, cl *Clause, get func(string, func() *boundProbe) *boundProbe, attach func(*boundProbe, *Clause)) int {
+	size, _ := strconv.ParseUint(pr.Func, 0, 64)
+	n := 0
+	for si, sp := range b.spaces {
+		if sp.syms == nil {
+			continue
+		}
+		lo, _, ok := sp.syms.LookupSymbol(pr.Mod)
+		if !ok {
+			continue
+		}
+		bp := get(fmt.Sprintf("%d:%s", si, pr.Text), func() *boundProbe {
+			bp := &boundProbe{Prov: "watch", Mod: pr.Mod, Func: pr.Func, Name: pr.Name, wlo: lo, whi: lo + size,
+				wr: pr.Name != "write", ww: pr.Name != "read", sp: sp}
+			b.watch = append(b.watch, bp)
+			return bp
+		})
+		attach(bp, cl)
+		n++
+	}
+	return n
+}
+
+// watchedIn reports whether watch probe w, bound in one program's
+// symbols (bindWatchIn), applies to an access of thread tid on c at pos.
+// It asks pick, not spaceOf's answer kept by address space: an exec's
+// kernel writes come at the position before it, when the address space
+// already runs the new program (keeping the old one's answer for it
+// lost every probe of the new program).
+func (s *segEval) watchedIn(w *boundProbe, c *x86.CPU, tid int, pos uint64) bool {
+	if w.sp == nil || s.b.pick == nil {
+		return true
+	}
+	var mem *x86.Memory
+	if c != nil {
+		mem = c.Mem
+	}
+	return s.b.pick(s, mem, tid, pos) == w.sp
 }

@@ -37,6 +37,9 @@ func openTarget(path string, withIndex, symbolsOnly bool, progress func(done, to
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// Bind lists the checkpoints, which decodes the chunks that hold
+	// some (every chunk, in parallel): it overlaps the symbols' loading.
+	go tr.Checkpoints()
 	tb, symErr := loadSymbols(tr, symbolsOnly)
 	return &Target{Name: path, Trace: tr, Syms: tb}, func() { tr.Close() }, symErr, nil
 }

@@ -500,7 +500,12 @@ func ctrlPosition(c *ctrl) (uint64, bool) {
 	if c.proc != nil {
 		return c.proc.Position, true
 	}
-	rec := &c.rec
+	return recordPosition(&c.rec)
+}
+
+// recordPosition is the position a KeyFrame, Checkpoint or Exit record
+// carries (ok false for other records).
+func recordPosition(rec *tracefile.Record) (uint64, bool) {
 	switch rec.Kind {
 	case tracefile.KindKeyFrame:
 		return rec.KeyFrame.Position, true

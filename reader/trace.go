@@ -50,6 +50,8 @@ type Trace struct {
 	Header  tracefile.Header
 
 	cache chunkCache
+	// progs: the Module and Process records found so far (programs.go).
+	progs programScan
 	// iters recycles record iterators (and their decompression buffers).
 	iters sync.Pool
 
@@ -97,7 +99,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	}
 	t.byteWords = t.Header.Params["bytereads"] == "word"
 	t.tree = t.Header.Params["processes"] == "tree"
-	recs, err := f.Processes()
+	recs, err := t.processRecords()
 	if err != nil && t.tree {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
@@ -168,15 +170,15 @@ type logRead struct {
 
 // loadChunk decodes chunk i.
 func (t *Trace) loadChunk(i int) (*chunk, error) {
-	var it *tracefile.RecordIter
-	if x, ok := t.iters.Get().(*tracefile.RecordIter); ok {
-		it = x
-		it.Reset(i)
-	} else {
-		it = t.f.Records(i)
-	}
+	// The chunk keeps its decompressed payload, and its records point
+	// into it: copying each record's bytes (syscall buffers, code)
+	// took a third of decoding a chunk, work a job of `ttd probe
+	// --jobs 2` did on a busy core.
+	it := t.iter()
+	it.ResetOwned(i)
 	defer t.iters.Put(it)
 	ch := &chunk{index: i, reads: make([]logRead, 0, t.chunks[i].Records)}
+	ch.bytes = int64(t.chunks[i].Len)
 	// The control records are mostly key frames, checkpoints, syscalls
 	// and thread starts, which the chunk's header counts: sized up
 	// front, a chunk of 50k syscalls does not grow its 40 MB of
@@ -200,12 +202,10 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			ch.nondets = append(ch.nondets, append([]uint64(nil), r.NonDet.Values...))
 			ch.bytes += int64(24 + 8*len(r.NonDet.Values))
 		case tracefile.KindCodeBytes:
-			code = append(code, tracefile.CodeBytes{Addr: r.CodeBytes.Addr, Bytes: append([]byte(nil), r.CodeBytes.Bytes...)})
-			ch.bytes += int64(40 + len(r.CodeBytes.Bytes))
+			code = append(code, r.CodeBytes)
+			ch.bytes += 40
 		case tracefile.KindModule:
 			m := r.Module
-			m.Path = append([]byte(nil), m.Path...)
-			m.BuildID = append([]byte(nil), m.BuildID...)
 			// Not the file: whether there is one (ModuleRef.embeds).
 			m.Embedded = embedMark(m.Embedded)
 			mods = append(mods, m)
@@ -230,13 +230,13 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 				c.pstate = &s
 			}
 			ch.ctrls = append(ch.ctrls, c)
-			ch.bytes += ctrlSize + 64 + int64(len(r.Opaque.Bytes))
+			ch.bytes += ctrlSize + 64
 			code, mods = nil, nil
 		default:
 			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
-			// The record and what it holds (syscall buffers): counting a
-			// flat 256 bytes let a chunk of a million syscalls weigh 2 GiB
-			// in a cache bounded at 256 MiB.
+			// The record and its lists (the bytes are the payload's,
+			// counted once): counting a flat 256 bytes let a chunk of a
+			// million syscalls weigh 2 GiB in a cache bounded at 256 MiB.
 			ch.bytes += ctrlSize + recordPayload(&ch.ctrls[len(ch.ctrls)-1].rec)
 			code, mods = nil, nil
 		}
@@ -251,8 +251,17 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	return ch, nil
 }
 
-// cloneRecord copies the parts of a control record that alias the
-// iterator's buffers.
+// iter is a record iterator from the pool (t.iters), to reset to a
+// chunk and put back.
+func (t *Trace) iter() *tracefile.RecordIter {
+	if it, ok := t.iters.Get().(*tracefile.RecordIter); ok {
+		return it
+	}
+	return t.f.Records(0)
+}
+
+// cloneRecord copies the lists of a control record that the iterator
+// reuses; their bytes are the chunk's own (RecordIter.ResetOwned).
 func cloneRecord(r *tracefile.Record) tracefile.Record {
 	c := tracefile.Record{Kind: r.Kind, Off: r.Off}
 	switch r.Kind {
@@ -264,42 +273,27 @@ func cloneRecord(r *tracefile.Record) tracefile.Record {
 		c.ThreadExit = r.ThreadExit
 	case tracefile.KindSyscall:
 		c.Syscall = r.Syscall
-		c.Syscall.Writes = cloneRanges(r.Syscall.Writes)
+		c.Syscall.Writes = slices.Clone(r.Syscall.Writes)
 		c.Syscall.Predicted = slices.Clone(r.Syscall.Predicted)
 	case tracefile.KindSignal:
 		c.Signal = r.Signal
-		c.Signal.Writes = cloneRanges(r.Signal.Writes)
-		c.Signal.Regs = append([]byte(nil), r.Signal.Regs...)
+		c.Signal.Writes = slices.Clone(r.Signal.Writes)
 		c.Signal.Predicted = slices.Clone(r.Signal.Predicted)
 	case tracefile.KindMmap:
 		c.Mmap = r.Mmap
-		c.Mmap.Path = append([]byte(nil), r.Mmap.Path...)
 	case tracefile.KindMunmap:
 		c.Munmap = r.Munmap
 	case tracefile.KindMprotect:
 		c.Mprotect = r.Mprotect
 	case tracefile.KindCheckpoint:
 		c.Checkpoint = r.Checkpoint
-		c.Checkpoint.Threads = make([]tracefile.ThreadState, len(r.Checkpoint.Threads))
-		for i, th := range r.Checkpoint.Threads {
-			th.Regs = append([]byte(nil), th.Regs...)
-			c.Checkpoint.Threads[i] = th
-		}
+		c.Checkpoint.Threads = slices.Clone(r.Checkpoint.Threads)
 	case tracefile.KindExit:
 		c.Exit = r.Exit
 	case tracefile.KindOpaque:
 		c.Opaque = r.Opaque
-		c.Opaque.Bytes = append([]byte(nil), r.Opaque.Bytes...)
 	}
 	return c
-}
-
-func cloneRanges(rs []tracefile.MemRange) []tracefile.MemRange {
-	out := make([]tracefile.MemRange, len(rs))
-	for i, r := range rs {
-		out[i] = tracefile.MemRange{Addr: r.Addr, Bytes: append([]byte(nil), r.Bytes...)}
-	}
-	return out
 }
 
 // splitTagged splits a TagRegs/TagOutput payload.
@@ -336,51 +330,6 @@ func (t *Trace) SetCheckpoints(cps []Checkpoint) {
 	t.cpOnce.Do(func() { t.cps = cps })
 }
 
-func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
-	per := make([][]Checkpoint, len(t.chunks))
-	errs := make([]error, len(t.chunks))
-	Parallel(len(t.chunks), 0, func(i int) {
-		if i > 0 && !t.chunks[i].BeginsWithCheckpoint && t.chunks[i].Checkpoints == 0 {
-			return
-		}
-		ch, err := t.chunkUncached(i)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		for k := range ch.ctrls {
-			c := &ch.ctrls[k]
-			if c.rec.Kind == tracefile.KindCheckpoint {
-				cp := Checkpoint{Position: c.rec.Checkpoint.Position, Chunk: i, Ctrl: k}
-				if t.chunks[i].BeginsWithCheckpoint && k == 0 {
-					cp.Ctrl = 0
-				}
-				per[i] = append(per[i], cp)
-			}
-		}
-	})
-	// The start: position 0, or the first checkpoint of a ring-buffer
-	// window (its chunk 0 begins with it).
-	cps := []Checkpoint{{Position: t.chunks[0].FirstPosition, Chunk: 0, Ctrl: 0}}
-	for i, list := range per {
-		if errs[i] != nil {
-			// A damaged chunk: re-simulation cannot start in it, but
-			// the checkpoints before it are good.
-			break
-		}
-		for _, cp := range list {
-			if cp.Position <= cps[len(cps)-1].Position {
-				continue // the initial checkpoint at 0, or a repeat
-			}
-			cps = append(cps, cp)
-		}
-	}
-	if len(cps) == 1 && errs[0] != nil {
-		return nil, errs[0]
-	}
-	return cps, nil
-}
-
 // CheckpointAt returns the index in cps of the last checkpoint at or
 // before pos.
 func CheckpointAt(cps []Checkpoint, pos uint64) int {
@@ -391,21 +340,12 @@ func CheckpointAt(cps []Checkpoint, pos uint64) int {
 // ctrlSize is the size of a decoded control record.
 var ctrlSize = int64(reflect.TypeOf(ctrl{}).Size())
 
-// recordPayload counts the bytes a decoded record points to.
+// recordPayload counts the lists of a decoded record (their bytes are
+// the chunk payload's).
 func recordPayload(r *tracefile.Record) int64 {
-	n := int64(0)
-	for _, w := range r.Syscall.Writes {
-		n += 32 + int64(len(w.Bytes))
-	}
-	n += 16 * int64(len(r.Syscall.Predicted)+len(r.Signal.Predicted))
-	for _, w := range r.Signal.Writes {
-		n += 32 + int64(len(w.Bytes))
-	}
-	n += int64(len(r.Signal.Regs) + len(r.Mmap.Path) + len(r.Opaque.Bytes))
-	for _, t := range r.Checkpoint.Threads {
-		n += 48 + int64(len(t.Regs))
-	}
-	return n
+	return 32*int64(len(r.Syscall.Writes)+len(r.Signal.Writes)) +
+		16*int64(len(r.Syscall.Predicted)+len(r.Signal.Predicted)) +
+		48*int64(len(r.Checkpoint.Threads))
 }
 
 // defaultChunkCacheBytes bounds the decoded chunks a Trace keeps.
@@ -520,21 +460,6 @@ func embedMark(file []byte) []byte {
 		return []byte{}
 	}
 	return nil
-}
-
-// Modules lists the trace's Module records in order (without their
-// embedded files: see ModuleFile).
-func (t *Trace) Modules() ([]ModuleRef, error) {
-	var out []ModuleRef
-	err := t.ScanEvents(Checkpoint{}, func(ev *Event) bool {
-		if ev.Kind == EventModule {
-			ref := ModuleRef{Module: *ev.Module, Position: ev.Position, Chunk: ev.chunk, embeds: ev.Module.Embedded != nil}
-			ref.Embedded = nil
-			out = append(out, ref)
-		}
-		return true
-	})
-	return out, err
 }
 
 // ModuleFile returns the file a Module record embeds (ttd record

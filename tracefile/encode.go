@@ -333,6 +333,7 @@ func (w *Writer) Module(mod *Module) {
 	if !ok {
 		return
 	}
+	w.flagRecord(tagModule)
 	b := appendBytes(w.buf, mod.Path)
 	b = appendBytes(b, mod.BuildID)
 	b = binary.AppendUvarint(b, mod.LoadAddr)
@@ -461,6 +462,7 @@ func (w *Writer) Append(r *Record) {
 		if t == tagProcess || t == tagProcessState {
 			w.cur.flags |= flagProcesses
 		}
+		w.flagRecord(byte(t))
 		w.end(m)
 	default:
 		w.fail(fmt.Errorf("tracefile: record kind %v: %w", r.Kind, ErrInvalid))

@@ -112,6 +112,7 @@ func (w *Writer) Process(p *Process) {
 	}
 	w.buf = append(w.buf, body...)
 	w.cur.flags |= flagProcesses
+	w.flagRecord(tagProcess)
 	w.cur.lastPos = max(w.cur.lastPos, p.Position)
 	w.end(m)
 }
@@ -152,21 +153,20 @@ func DecodeProcess(b []byte) (p Process, off int, err error) {
 	return p, 0, nil
 }
 
-// HoldsProcesses reports whether the chunk holds Process records.
+// HoldsProcesses reports whether the chunk holds Process or ProcessState
+// records.
 func (c *ChunkInfo) HoldsProcesses() bool { return c.hdr.flags&flagProcesses != 0 }
 
 // Processes returns the trace's Process records in the order they were
 // written (nil for a trace without them: recorded before they existed).
-// Only the chunks flagged as holding some are decoded. A damaged record
-// is a *FormatError giving the chunk and the record's payload offset.
+// Only the chunks flagged as holding some are decoded (ProcessChunks). A
+// damaged record is a *FormatError giving the chunk and the record's
+// payload offset.
 func (r *Reader) Processes() ([]Process, error) {
 	var out []Process
 	var it *RecordIter
-	for i := range r.chunks {
+	for _, i := range r.ProcessChunks() {
 		ci := &r.chunks[i]
-		if !ci.HoldsProcesses() {
-			continue
-		}
 		if it == nil {
 			it = r.Records(i)
 		} else {

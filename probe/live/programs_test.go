@@ -20,14 +20,7 @@ import (
 // symbol table for the whole tree fired B's probes in A, under A's
 // names.
 func TestProgramsOfATree(t *testing.T) {
-	needGCC(t)
-	dir := t.TempDir()
-	src, _ := filepath.Abs("../testdata/twoprogs.c")
-	for _, p := range []string{"A", "B"} {
-		if b, err := exec.Command("gcc", "-O0", "-g", "-DPROG_"+p, "-o", filepath.Join(dir, "prog"+p), src).CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %s", b)
-		}
-	}
+	dir := buildTwoProgs(t)
 	// The test means something only if the programs overlap.
 	if a, b := symAddr(t, dir, "progA", "cnt_a2"), symAddr(t, dir, "progB", "cnt_b2"); a != b {
 		t.Fatalf("cnt_a2 at %s, cnt_b2 at %s: the programs do not overlap", a, b)
@@ -63,6 +56,53 @@ fn:prog*:cnt_?2:entry /arg0 == 0/ { trace(execname); ustack(2); printf("\n"); }
 		}
 	}
 	sameWithTraces(t, cfg, src2, bare, 3_000, 50_000_000)
+}
+
+// TestProgramTypesWatchAndAddrKeys: sh -c './progA; exec ./progB' (the
+// first process runs B after its exec). struct pt has x first in A
+// (7), third in B (5); watch:counter follows each program's counter
+// (B's: 16 writes, in the first process, whose accesses watch probes
+// see); use_pt's arg1 is cnt_a1 in A and cnt_b1 in B, at the same
+// address, so printa's %a must name it by the program it was
+// aggregated in. The first program's table read B's x at A's offset
+// (9), watched A's counter in B (nothing) and printed cnt_a1 twice.
+// Live without and with a trace, and over the recording with one and
+// two jobs.
+func TestProgramTypesWatchAndAddrKeys(t *testing.T) {
+	dir := buildTwoProgs(t)
+	if a, b := symAddr(t, dir, "progA", "cnt_a1"), symAddr(t, dir, "progB", "cnt_b1"); a != b {
+		t.Fatalf("cnt_a1 at %s, cnt_b1 at %s: the programs do not overlap", a, b)
+	}
+	cfg := emu.Config{Path: "/bin/sh", Args: []string{"sh", "-c", "./progA; exec ./progB"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir}
+	script := `#pragma D option quiet
+fn:prog*:use_pt:entry { self->p = arg0; @f[arg1] = count(); }
+fn:prog*:use_pt:return { @px[execname] = sum(((struct pt *)self->p)->x); }
+watch:counter:4:write { @w[execname] = count(); }
+END { printa("%s %@d\n", @px); printa("%a %@d\n", @f); printa("%A %@d\n", @f); printa("%s %@d\n", @w); }
+`
+	_, bare, res, out := liveRun(t, cfg, script, noTrace)
+	if res.Status.Code != 0 || out != "A 34 110\nB 125 116\n" {
+		t.Fatalf("program: %v %q", res.Status, out)
+	}
+	want := "progB 5\nprogA 7\ncnt_a1 1\ncnt_b1 1\ncnt_a1 1\ncnt_b1 1\nprogB 16\n"
+	if bare != want {
+		t.Fatalf("live: got\n%s\nwant\n%s", bare, want)
+	}
+	sameWithTraces(t, cfg, script, bare, 3_000, 50_000_000)
+}
+
+// buildTwoProgs builds progA and progB from testdata/twoprogs.c in a
+// new directory, which it returns.
+func buildTwoProgs(t *testing.T) string {
+	needGCC(t)
+	dir := t.TempDir()
+	src, _ := filepath.Abs("../testdata/twoprogs.c")
+	for _, p := range []string{"A", "B"} {
+		if b, err := exec.Command("gcc", "-O0", "-g", "-DPROG_"+p, "-o", filepath.Join(dir, "prog"+p), src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %s", b)
+		}
+	}
+	return dir
 }
 
 // symAddr is the address nm gives sym in dir/prog.
