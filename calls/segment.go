@@ -483,7 +483,7 @@ const lookLimit = 16
 // its entry, the frame on top at the checkpoint if the previous interval
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
 func (s *segment) watch(st *segThread, h *x86.HookStep) {
-	in := h.Inst
+	pc := h.PC
 	if st.baseLook > 0 || st.baseLookTo != 0 {
 		inWindow := st.baseLook > 0 || h.Retired < st.baseLookTo
 		if st.baseLook > 0 {
@@ -494,13 +494,13 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 		} else if len(st.stack) == 0 && st.jumps[st.b] == nil {
 			pendingBase := st.b == 0 && st.basePending
 			if pendingBase && st.baseTarget == 0 {
-				st.baseTarget = in.PC
+				st.baseTarget = pc
 			}
 			// A function's entry reached from a frame open at the
 			// checkpoint: that frame was a PLT stub's call (named
 			// here), a trampoline's (which becomes this function's)
 			// or neither: stitching knows.
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+			if e := s.entryAt(h); e.ok && e.entry == pc && !e.tramp {
 				if pendingBase {
 					st.baseEntry, st.basePending = e.entry, false
 				}
@@ -524,12 +524,12 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 		} else {
 			f := &st.stack[len(st.stack)-1]
 			if f.target == 0 {
-				f.target = in.PC
+				f.target = pc
 			}
 			// The callee's first instruction is its entry; a PLT stub
 			// is not a function's entry, and the frame stays pending
 			// through it.
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+			if e := s.entryAt(h); e.ok && e.entry == pc {
 				s.enter(st, f, e.entry)
 				st.look, st.lookTo = 0, 0
 				if e.tramp {
@@ -541,9 +541,9 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 	if st.tramp && st.trampAt == len(st.stack)-1 && !st.pending {
 		// The trampoline jumps to the function called: the frame is
 		// that function's from here on.
-		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+		if e := s.entryAt(h); e.ok && e.entry == pc && !e.tramp {
 			f := &st.stack[st.trampAt]
-			s.account(st, h.Retired, in.PC)
+			s.account(st, h.Retired, pc)
 			s.enter(st, f, e.entry)
 			st.tramp = false
 		}
@@ -591,16 +591,21 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	st := s.running(r, c)
-	h := x86.HookStep{Inst: in, Retired: c.Retired(), RSP: c.R[x86.RSP]}
+	// What a record would hold (a function's entry is not marked soft:
+	// entryAt looks it up).
+	h := x86.HookStep{Retired: c.Retired(), RSP: c.R[x86.RSP], PC: in.PC, Kind: x86.StepOp(in) | s.callWindow(in)}
 	var base uint64
+	switch h.Kind & x86.StepOpMask {
+	case x86.StepCall:
+		h.Target = in.Args[0].Imm
+	case x86.StepCallReg:
+		h.Target = c.R[in.Args[0].Reg]
+	}
 	if in.Op == x86asm.CALL {
 		base = r.InstPosition(c) - h.Retired
-		if a := &in.Args[0]; a.Kind == x86.KReg && a.Size == 8 {
-			h.Target = c.R[a.Reg]
-		}
 	}
 	s.step(st, &h, base)
-	s.setWindow(c, in, h.Retired)
+	setWindow(c, h.Kind, h.Retired)
 }
 
 // running is the thread that runs on c.
@@ -619,50 +624,54 @@ func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 // record over without a copy into another struct was 10% of ttd calls
 // on sqlite3, mostly a stall in forwarding the copy's stores.)
 func (s *segment) step(st *segThread, h *x86.HookStep, base uint64) {
-	in := h.Inst
 	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
 		s.watch(st, h)
 	}
-	switch in.Op {
-	case x86asm.CALL:
+	switch op := h.Kind & x86.StepOpMask; op {
+	case x86.StepCall, x86.StepCallReg, x86.StepCallMem, x86.StepCallAny:
 		n := h.Retired + 1
-		top := s.account(st, n, in.PC)
+		top := s.account(st, n, h.PC)
 		slot := h.RSP - 8
 		// Frames whose slot the new return address goes to or below
 		// are gone: the program left them by longjmp (or a thread was
 		// cancelled by unwinding) without a ret.
 		if k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot || k < 0 && slot >= st.floor() {
-			top = s.leave(st, slot, in.PC)
+			top = s.leave(st, slot, h.PC)
 		}
 		f := st.push()
-		f.parent, f.site, f.slot, f.pos = top, in.PC, slot, base+h.Retired
+		f.parent, f.site, f.slot, f.pos = top, h.PC, slot, base+h.Retired
 		st.pending, st.look, st.lookTo = true, lookLimit, 0
 		// A call whose target the registers tell (not one through
 		// memory, which the replay may not know yet): the callee's
 		// first instructions are looked at through the hooks
 		// callsAndRets sets at function entries, the gate closed.
-		target, known := h.Target, false
-		if a := &in.Args[0]; a.Kind == x86.KRel {
-			target, known = a.Imm, true
-		} else if a.Kind == x86.KReg && a.Size == 8 || h.Target != 0 {
-			// (h.Target of a call through memory: from its record,
-			// when translated code made the call: hooklog.go.)
-			known = true
+		// (h.Target of a call through memory: from its record, when
+		// translated code made the call: hooklog.go.)
+		if op != x86.StepCall && op != x86.StepCallReg && h.Target == 0 {
+			break
 		}
-		if known {
-			f.target = target
-			if e := s.fn.lookup(target); e.ok && e.entry == target && !e.tramp {
-				// The callee's first instruction is its entry: named
-				// now, as watch would at that instruction.
-				s.enter(st, f, target)
-				st.look = 0
-				break
-			}
-			st.look, st.lookTo = 0, h.Retired+1+lookLimit
+		target := h.Target
+		f.target = target
+		// The callee's first instruction is its entry: named now, as
+		// watch would at that instruction. A direct call's window
+		// class says whether it is (callWindow).
+		var named bool
+		switch {
+		case op == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0:
+			named = h.Kind&x86.StepShut != 0
+		default:
+			e := s.fn.lookup(target)
+			named = e.ok && e.entry == target && !e.tramp
 		}
-	case x86asm.RET:
+		if named {
+			s.enter(st, f, target)
+			st.look = 0
+			break
+		}
+		st.look, st.lookTo = 0, h.Retired+1+lookLimit
+	case x86.StepRet:
 		n := h.Retired + 1
-		s.account(st, n, in.PC)
+		s.account(st, n, h.PC)
 		rsp := h.RSP
 		exact := false
 		for len(st.stack) > 0 && st.stack[len(st.stack)-1].slot <= rsp {
