@@ -127,7 +127,7 @@ const (
 	StepCallMem                 // a call through memory
 	StepCallAny                 // another call (a 16- or 32-bit register)
 	StepRet
-	StepJmpReg // a jump through a 64-bit register
+	StepJmpReg          // a jump through a 64-bit register
 	StepSoft   StepKind = 1 << 4
 	StepOpen   StepKind = 1 << 5
 	StepShut   StepKind = 1 << 6
