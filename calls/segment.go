@@ -36,11 +36,14 @@ type segNode struct {
 	self     uint64 // instructions run with the path on top
 	first    uint64 // position of the first call (noPos: none)
 	firstTid int
-	// last is the child child returned last, under key lastKey: a loop
-	// calling the same function from the same path finds it here,
-	// in a node it has just touched.
-	lastKey key
-	last    *segNode
+	// last and prev are the children childCache.child returned last
+	// and the one before, under keys lastKey and prevKey: a loop
+	// calling one or two functions from the same path finds them here,
+	// in the node it is in (gzip -9's deflate calls longest_match and
+	// another function in turn). The keys are kept here, not read from
+	// the children: a miss would touch a node for nothing.
+	lastKey, prevKey key
+	last, prev       *segNode
 }
 
 func (n *segNode) child(k key) *segNode {
@@ -73,8 +76,13 @@ func (c *childCache) child(n *segNode, k key) *segNode {
 	if n.last != nil && n.lastKey == k {
 		return n.last
 	}
-	n.lastKey, n.last = k, c.lookup(n, k)
-	return n.last
+	x := n.prev
+	if x == nil || n.prevKey != k {
+		x = c.lookup(n, k)
+	}
+	n.prevKey, n.prev = n.lastKey, n.last
+	n.lastKey, n.last = k, x
+	return x
 }
 
 func (c *childCache) lookup(n *segNode, k key) *segNode {
@@ -379,7 +387,11 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
-	n := s.children.child(f.parent, key{f.site, entry, 0})
+	k, p := key{f.site, entry, 0}, f.parent
+	n := p.last
+	if n == nil || p.lastKey != k {
+		n = s.children.child(p, k)
+	}
 	n.count++
 	if f.pos < n.first {
 		n.first, n.firstTid = f.pos, st.tid
@@ -450,7 +462,12 @@ func (s *segment) settled(st *segThread) *segNode {
 // account gives the instructions the thread retired since the last call
 // or ret, up to n, to the top frame.
 func (s *segment) account(st *segThread, n uint64, pc uint64) *segNode {
-	top := s.top(st, pc)
+	var top *segNode
+	if k := len(st.stack) - 1; k >= 0 && st.stack[k].node != nil {
+		top = st.stack[k].node // top's common case, without a call
+	} else {
+		top = s.top(st, pc)
+	}
 	if n >= st.last { // a thread's CPU reset at its end counts nothing
 		s.credit(st, top, n-st.last)
 	}
@@ -624,8 +641,16 @@ func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 // record over without a copy into another struct was 10% of ttd calls
 // on sqlite3, mostly a stall in forwarding the copy's stores.)
 func (s *segment) step(st *segThread, h *x86.HookStep, base uint64) {
-	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
+	if st.look > 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
 		s.watch(st, h)
+	} else if st.lookTo != 0 {
+		// Most often the window after a call whose callee was not
+		// named at the call has passed (watch would end it).
+		if h.Retired >= st.lookTo {
+			st.lookTo = 0
+		} else {
+			s.watch(st, h)
+		}
 	}
 	switch op := h.Kind & x86.StepOpMask; op {
 	case x86.StepCall, x86.StepCallReg, x86.StepCallMem, x86.StepCallAny:
