@@ -410,3 +410,28 @@ func stepWindowsRun(t *testing.T, jit bool, open, shut, window uint64) *hookLogO
 	}
 	return o
 }
+
+// TestStepOp checks the kinds a narrow record gives its instruction
+// (HookStep.Kind), one instruction of each.
+func TestStepOp(t *testing.T) {
+	for _, tc := range []struct {
+		code []byte
+		want StepKind
+	}{
+		{[]byte{0xe8, 0x10, 0, 0, 0}, StepCall},          // call rel32
+		{[]byte{0xff, 0xd0}, StepCallReg},                // call rax
+		{[]byte{0x41, 0xff, 0xd3}, StepCallReg},          // call r11
+		{[]byte{0xff, 0x54, 0x24, 0xc0}, StepCallMem},    // call [rsp-64]
+		{[]byte{0xff, 0x15, 0x10, 0, 0, 0}, StepCallMem}, // call [rip+16]
+		{[]byte{0xc3}, StepRet},                          // ret
+		{[]byte{0xc2, 0x08, 0x00}, StepRet},              // ret 8
+		{[]byte{0xff, 0xe0}, StepJmpReg},                 // jmp rax
+		{[]byte{0xeb, 0x00}, StepOther},                  // jmp rel8
+		{[]byte{0x48, 0x01, 0xd0}, StepOther},            // add rax, rdx
+	} {
+		in := Decode(0x400000, tc.code)
+		if got := StepOp(&in); got != tc.want {
+			t.Errorf("% x (%v): StepOp = %d, want %d", tc.code, in.Op, got, tc.want)
+		}
+	}
+}
