@@ -19,16 +19,7 @@ import (
 //
 //	go test ./calls -run XXX -bench Calls -benchtime 1x
 func BenchmarkCalls(b *testing.B) {
-	path := os.Getenv("TTD_CALLS_TRACE")
-	if path == "" {
-		exe := buildC(b, "../testdata/corpus/tiny_vm.c", "-O2")
-		path = record(b, exe, 10_000_000)
-	}
-	tr, sym := open(b, path)
-	cps, err := tr.Checkpoints()
-	if err != nil {
-		b.Fatal(err)
-	}
+	path, tr, sym, cps := benchTrace(b)
 	b.Logf("%s: %d instructions, %d intervals, %d CPUs", path, tr.End(), len(cps), runtime.GOMAXPROCS(0))
 	b.Run("replay-1core", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -59,15 +50,9 @@ func BenchmarkCalls(b *testing.B) {
 	}
 }
 
-// BenchmarkStepRecords measures what following a logged record costs in
-// Go alone (segment.step, without the replay that makes the records):
-// it keeps the first stepRecords records of a trace's first interval
-// (TTD_CALLS_TRACE, or tiny_vm as in BenchmarkCalls) and follows them
-// again, batch by batch, in a new segment each time. The metric is
-// ns/record.
-//
-//	TTD_CALLS_TRACE=/tmp/c9/g.ttd go test ./calls -run XXX -bench StepRecords -count 5
-func BenchmarkStepRecords(b *testing.B) {
+// benchTrace opens the benchmarks' trace: TTD_CALLS_TRACE, or tiny_vm
+// recorded with a checkpoint every 10M instructions.
+func benchTrace(b *testing.B) (string, *reader.Trace, Symbolizer, []reader.Checkpoint) {
 	path := os.Getenv("TTD_CALLS_TRACE")
 	if path == "" {
 		exe := buildC(b, "../testdata/corpus/tiny_vm.c", "-O2")
@@ -78,6 +63,19 @@ func BenchmarkStepRecords(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return path, tr, sym, cps
+}
+
+// BenchmarkStepRecords measures what following a logged record costs in
+// Go alone (segment.step, without the replay that makes the records):
+// it keeps the first stepRecords records of a trace's first interval
+// (TTD_CALLS_TRACE, or tiny_vm as in BenchmarkCalls) and follows them
+// again, batch by batch, in a new segment each time. The metric is
+// ns/record.
+//
+//	TTD_CALLS_TRACE=/tmp/c9/g.ttd go test ./calls -run XXX -bench StepRecords -count 5
+func BenchmarkStepRecords(b *testing.B) {
+	path, tr, sym, cps := benchTrace(b)
 	// Keep the records, as the replay hands them over.
 	var batches [][]x86.HookStep
 	kept := 0
