@@ -27,11 +27,12 @@ import "golang.org/x/arch/x86/x86asm"
 // runs it (the interpreter, a gate that is open) and when the log is
 // full; the consumer must treat both the same.
 //
-// A consumer that needs of a record only the position, the instruction,
-// RSP and the target (HookStepLogger: ttd calls) has narrow records of
-// hookStepEntries entries (32 bytes instead of 96) made, and receives
-// them as HookSteps: fewer stores in translated code, a smaller log to
-// drain, more records between two drains.
+// A consumer that needs of a record only the position, the
+// instruction's PC and kind, RSP and the target (HookStepLogger: ttd
+// calls) has narrow records of hookStepEntries entries (32 bytes instead
+// of 96) made, and receives them as HookSteps: fewer stores in
+// translated code, a smaller log to drain, more records between two
+// drains, and no decoded block or instruction to read for each.
 //
 // Such a consumer may also need some records only for a while after
 // others (ttd calls: a function's entry only soon after a call whose
