@@ -3,9 +3,11 @@ package calls
 import (
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"ttd/reader"
+	"ttd/x86"
 )
 
 // BenchmarkCalls compares the call-tree analysis with a plain replay of
@@ -17,16 +19,7 @@ import (
 //
 //	go test ./calls -run XXX -bench Calls -benchtime 1x
 func BenchmarkCalls(b *testing.B) {
-	path := os.Getenv("TTD_CALLS_TRACE")
-	if path == "" {
-		exe := buildC(b, "../testdata/corpus/tiny_vm.c", "-O2")
-		path = record(b, exe, 10_000_000)
-	}
-	tr, sym := open(b, path)
-	cps, err := tr.Checkpoints()
-	if err != nil {
-		b.Fatal(err)
-	}
+	path, tr, sym, cps := benchTrace(b)
 	b.Logf("%s: %d instructions, %d intervals, %d CPUs", path, tr.End(), len(cps), runtime.GOMAXPROCS(0))
 	b.Run("replay-1core", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -56,3 +49,92 @@ func BenchmarkCalls(b *testing.B) {
 		})
 	}
 }
+
+// benchTrace opens the benchmarks' trace: TTD_CALLS_TRACE, or tiny_vm
+// recorded with a checkpoint every 10M instructions.
+func benchTrace(b *testing.B) (string, *reader.Trace, Symbolizer, []reader.Checkpoint) {
+	path := os.Getenv("TTD_CALLS_TRACE")
+	if path == "" {
+		exe := buildC(b, "../testdata/corpus/tiny_vm.c", "-O2")
+		path = record(b, exe, 10_000_000)
+	}
+	tr, sym := open(b, path)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, tr, sym, cps
+}
+
+// BenchmarkStepRecords measures what following a logged record costs in
+// Go alone (segment.step, without the replay that makes the records):
+// it keeps the first stepRecords records of a trace's first interval
+// (TTD_CALLS_TRACE, or tiny_vm as in BenchmarkCalls) and follows them
+// again, batch by batch, in a new segment each time. The metric is
+// ns/record.
+//
+//	TTD_CALLS_TRACE=/tmp/c9/g.ttd go test ./calls -run XXX -bench StepRecords -count 5
+func BenchmarkStepRecords(b *testing.B) {
+	path, tr, sym, cps := benchTrace(b)
+	// Keep the records, as the replay hands them over.
+	var batches [][]x86.HookStep
+	kept := 0
+	s := newSegment(sym)
+	s.flows = map[flowKey]*FlowStat{}
+	r, err := tr.NewReplayAt(cps[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	tids, cpus := r.Threads()
+	for i, tid := range tids {
+		s.setKey(tid, cps[0].Position)
+		s.thread(tid, cpus[i], true, cps[0].Position)
+	}
+	r.Hook = s.instruction
+	r.HookInsts, r.HookGate = s.callsAndRets, s.gate
+	s.useLog(r)
+	r.HookSteps = func(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
+		if kept < stepRecords {
+			batches = append(batches, append([]x86.HookStep(nil), steps...))
+			kept += len(steps)
+		}
+		s.logged(r, c, steps)
+	}
+	end := tr.End()
+	if len(cps) > 1 {
+		end = cps[1].Position
+	}
+	if err := r.RunTo(end); err != nil && err != reader.ErrEnd {
+		b.Fatal(err)
+	}
+	r.Close()
+	if kept == 0 {
+		b.Fatal("no record logged")
+	}
+	b.Logf("%s: %d records in %d batches", path, kept, len(batches))
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		s := newSegment(sym)
+		s.flows = map[flowKey]*FlowStat{}
+		s.setKey(tids[0], cps[0].Position)
+		st := s.thread(tids[0], nil, true, cps[0].Position)
+		for _, steps := range batches {
+			for k := range steps {
+				s.step(st, &steps[k], 0)
+			}
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(kept), "cpu-ns/record")
+}
+
+// cpuTime is the process's CPU time (user and system) in nanoseconds:
+// the machine is shared, and wall time counts the others' work too.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// stepRecords is how many records BenchmarkStepRecords keeps.
+const stepRecords = 2_000_000

@@ -82,22 +82,42 @@ func (s *segment) useLog(r *reader.Replay) {
 func (s *segment) windows(b *x86.Block) (soft, open, shut, window uint64) {
 	for i := range b.Insts {
 		in := &b.Insts[i]
-		switch in.Op {
-		case x86asm.CALL:
-			if s.callsEntry(in) {
-				shut |= 1 << i
-			} else {
-				open |= 1 << i
-			}
-		case x86asm.RET:
+		switch k := s.callWindow(in); {
+		case k == x86.StepShut:
+			shut |= 1 << i
+		case k == x86.StepOpen:
 			open |= 1 << i
-		default:
+		case in.Op != x86asm.CALL && in.Op != x86asm.RET:
 			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
 				soft |= 1 << i
 			}
 		}
 	}
 	return soft, open, shut, stepWindow
+}
+
+// callWindow is the window class of a call or a ret (windows): StepShut
+// for a direct call to a function's entry that is no trampoline (step
+// names its callee at the call, from the class alone: a record's Kind
+// carries it), StepOpen for the other calls and the rets, 0 for the
+// other instructions.
+func (s *segment) callWindow(in *x86.Inst) x86.StepKind {
+	switch {
+	case s.callsEntry(in):
+		return x86.StepShut
+	case in.Op == x86asm.CALL || in.Op == x86asm.RET:
+		return x86.StepOpen
+	}
+	return 0
+}
+
+// entryAt is s.fn.lookup(h.PC), known without one for a record of a soft
+// instruction (windows: a function's entry, no trampoline).
+func (s *segment) entryAt(h *x86.HookStep) entryOf {
+	if h.Kind&x86.StepSoft != 0 {
+		return entryOf{entry: h.PC, ok: true}
+	}
+	return s.fn.lookup(h.PC)
 }
 
 // stepWindow is the window of logged entries after an open instruction:
@@ -115,13 +135,13 @@ func (s *segment) callsEntry(in *x86.Inst) bool {
 	return e.ok && e.entry == a.Imm && !e.tramp
 }
 
-// setWindow sets c's window of logged entries after the call or ret in,
-// at Retired retired, that Go ran (windows).
-func (s *segment) setWindow(c *x86.CPU, in *x86.Inst, retired uint64) {
+// setWindow sets c's window of logged entries after the instruction of
+// kind k, at Retired retired, that Go ran (windows).
+func setWindow(c *x86.CPU, k x86.StepKind, retired uint64) {
 	switch {
-	case s.callsEntry(in):
+	case k&x86.StepShut != 0:
 		c.SetHookUntil(0)
-	case in.Op == x86asm.CALL || in.Op == x86asm.RET:
+	case k&x86.StepOpen != 0:
 		c.SetHookUntil(retired + 1 + stepWindow)
 	}
 }

@@ -36,11 +36,14 @@ type segNode struct {
 	self     uint64 // instructions run with the path on top
 	first    uint64 // position of the first call (noPos: none)
 	firstTid int
-	// last is the child child returned last, under key lastKey: a loop
-	// calling the same function from the same path finds it here,
-	// in a node it has just touched.
-	lastKey key
-	last    *segNode
+	// last and prev are the children childCache.child returned last
+	// and the one before, under keys lastKey and prevKey: a loop
+	// calling one or two functions from the same path finds them here,
+	// in the node it is in (gzip -9's deflate calls longest_match and
+	// another function in turn). The keys are kept here, not read from
+	// the children: a miss would touch a node for nothing.
+	lastKey, prevKey key
+	last, prev       *segNode
 }
 
 func (n *segNode) child(k key) *segNode {
@@ -73,8 +76,13 @@ func (c *childCache) child(n *segNode, k key) *segNode {
 	if n.last != nil && n.lastKey == k {
 		return n.last
 	}
-	n.lastKey, n.last = k, c.lookup(n, k)
-	return n.last
+	x := n.prev
+	if x == nil || n.prevKey != k {
+		x = c.lookup(n, k)
+	}
+	n.prevKey, n.prev = n.lastKey, n.last
+	n.lastKey, n.last = k, x
+	return x
 }
 
 func (c *childCache) lookup(n *segNode, k key) *segNode {
@@ -379,7 +387,11 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
-	n := s.children.child(f.parent, key{f.site, entry, 0})
+	k, p := key{f.site, entry, 0}, f.parent
+	n := p.last
+	if n == nil || p.lastKey != k {
+		n = s.children.child(p, k)
+	}
 	n.count++
 	if f.pos < n.first {
 		n.first, n.firstTid = f.pos, st.tid
@@ -450,7 +462,12 @@ func (s *segment) settled(st *segThread) *segNode {
 // account gives the instructions the thread retired since the last call
 // or ret, up to n, to the top frame.
 func (s *segment) account(st *segThread, n uint64, pc uint64) *segNode {
-	top := s.top(st, pc)
+	var top *segNode
+	if k := len(st.stack) - 1; k >= 0 && st.stack[k].node != nil {
+		top = st.stack[k].node // top's common case, without a call
+	} else {
+		top = s.top(st, pc)
+	}
 	if n >= st.last { // a thread's CPU reset at its end counts nothing
 		s.credit(st, top, n-st.last)
 	}
@@ -483,7 +500,7 @@ const lookLimit = 16
 // its entry, the frame on top at the checkpoint if the previous interval
 // left it unnamed, and the function a lazy-binding trampoline jumps to.
 func (s *segment) watch(st *segThread, h *x86.HookStep) {
-	in := h.Inst
+	pc := h.PC
 	if st.baseLook > 0 || st.baseLookTo != 0 {
 		inWindow := st.baseLook > 0 || h.Retired < st.baseLookTo
 		if st.baseLook > 0 {
@@ -494,13 +511,13 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 		} else if len(st.stack) == 0 && st.jumps[st.b] == nil {
 			pendingBase := st.b == 0 && st.basePending
 			if pendingBase && st.baseTarget == 0 {
-				st.baseTarget = in.PC
+				st.baseTarget = pc
 			}
 			// A function's entry reached from a frame open at the
 			// checkpoint: that frame was a PLT stub's call (named
 			// here), a trampoline's (which becomes this function's)
 			// or neither: stitching knows.
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+			if e := s.entryAt(h); e.ok && e.entry == pc && !e.tramp {
 				if pendingBase {
 					st.baseEntry, st.basePending = e.entry, false
 				}
@@ -524,12 +541,12 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 		} else {
 			f := &st.stack[len(st.stack)-1]
 			if f.target == 0 {
-				f.target = in.PC
+				f.target = pc
 			}
 			// The callee's first instruction is its entry; a PLT stub
 			// is not a function's entry, and the frame stays pending
 			// through it.
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+			if e := s.entryAt(h); e.ok && e.entry == pc {
 				s.enter(st, f, e.entry)
 				st.look, st.lookTo = 0, 0
 				if e.tramp {
@@ -541,9 +558,9 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 	if st.tramp && st.trampAt == len(st.stack)-1 && !st.pending {
 		// The trampoline jumps to the function called: the frame is
 		// that function's from here on.
-		if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
+		if e := s.entryAt(h); e.ok && e.entry == pc && !e.tramp {
 			f := &st.stack[st.trampAt]
-			s.account(st, h.Retired, in.PC)
+			s.account(st, h.Retired, pc)
 			s.enter(st, f, e.entry)
 			st.tramp = false
 		}
@@ -591,16 +608,21 @@ func (s *segment) gate(r *reader.Replay, c *x86.CPU) bool {
 // unless it is a call or a ret, or the first of a frame.
 func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	st := s.running(r, c)
-	h := x86.HookStep{Inst: in, Retired: c.Retired(), RSP: c.R[x86.RSP]}
+	// What a record would hold (a function's entry is not marked soft:
+	// entryAt looks it up).
+	h := x86.HookStep{Retired: c.Retired(), RSP: c.R[x86.RSP], PC: in.PC, Kind: x86.StepOp(in) | s.callWindow(in)}
 	var base uint64
+	switch h.Kind & x86.StepOpMask {
+	case x86.StepCall:
+		h.Target = in.Args[0].Imm
+	case x86.StepCallReg:
+		h.Target = c.R[in.Args[0].Reg]
+	}
 	if in.Op == x86asm.CALL {
 		base = r.InstPosition(c) - h.Retired
-		if a := &in.Args[0]; a.Kind == x86.KReg && a.Size == 8 {
-			h.Target = c.R[a.Reg]
-		}
 	}
 	s.step(st, &h, base)
-	s.setWindow(c, in, h.Retired)
+	setWindow(c, h.Kind, h.Retired)
 }
 
 // running is the thread that runs on c.
@@ -619,50 +641,62 @@ func (s *segment) running(r *reader.Replay, c *x86.CPU) *segThread {
 // record over without a copy into another struct was 10% of ttd calls
 // on sqlite3, mostly a stall in forwarding the copy's stores.)
 func (s *segment) step(st *segThread, h *x86.HookStep, base uint64) {
-	in := h.Inst
-	if st.look > 0 || st.lookTo != 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
+	if st.look > 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 {
 		s.watch(st, h)
+	} else if st.lookTo != 0 {
+		// Most often the window after a call whose callee was not
+		// named at the call has passed (watch would end it).
+		if h.Retired >= st.lookTo {
+			st.lookTo = 0
+		} else {
+			s.watch(st, h)
+		}
 	}
-	switch in.Op {
-	case x86asm.CALL:
+	switch op := h.Kind & x86.StepOpMask; op {
+	case x86.StepCall, x86.StepCallReg, x86.StepCallMem, x86.StepCallAny:
 		n := h.Retired + 1
-		top := s.account(st, n, in.PC)
+		top := s.account(st, n, h.PC)
 		slot := h.RSP - 8
 		// Frames whose slot the new return address goes to or below
 		// are gone: the program left them by longjmp (or a thread was
 		// cancelled by unwinding) without a ret.
 		if k := len(st.stack) - 1; k >= 0 && st.stack[k].slot <= slot || k < 0 && slot >= st.floor() {
-			top = s.leave(st, slot, in.PC)
+			top = s.leave(st, slot, h.PC)
 		}
 		f := st.push()
-		f.parent, f.site, f.slot, f.pos = top, in.PC, slot, base+h.Retired
+		f.parent, f.site, f.slot, f.pos = top, h.PC, slot, base+h.Retired
 		st.pending, st.look, st.lookTo = true, lookLimit, 0
 		// A call whose target the registers tell (not one through
 		// memory, which the replay may not know yet): the callee's
 		// first instructions are looked at through the hooks
 		// callsAndRets sets at function entries, the gate closed.
-		target, known := h.Target, false
-		if a := &in.Args[0]; a.Kind == x86.KRel {
-			target, known = a.Imm, true
-		} else if a.Kind == x86.KReg && a.Size == 8 || h.Target != 0 {
-			// (h.Target of a call through memory: from its record,
-			// when translated code made the call: hooklog.go.)
-			known = true
+		// (h.Target of a call through memory: from its record, when
+		// translated code made the call: hooklog.go.)
+		if op != x86.StepCall && op != x86.StepCallReg && h.Target == 0 {
+			break
 		}
-		if known {
-			f.target = target
-			if e := s.fn.lookup(target); e.ok && e.entry == target && !e.tramp {
-				// The callee's first instruction is its entry: named
-				// now, as watch would at that instruction.
-				s.enter(st, f, target)
-				st.look = 0
-				break
-			}
-			st.look, st.lookTo = 0, h.Retired+1+lookLimit
+		target := h.Target
+		f.target = target
+		// The callee's first instruction is its entry: named now, as
+		// watch would at that instruction. A direct call's window
+		// class says whether it is (callWindow).
+		var named bool
+		switch {
+		case op == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0:
+			named = h.Kind&x86.StepShut != 0
+		default:
+			e := s.fn.lookup(target)
+			named = e.ok && e.entry == target && !e.tramp
 		}
-	case x86asm.RET:
+		if named {
+			s.enter(st, f, target)
+			st.look = 0
+			break
+		}
+		st.look, st.lookTo = 0, h.Retired+1+lookLimit
+	case x86.StepRet:
 		n := h.Retired + 1
-		s.account(st, n, in.PC)
+		s.account(st, n, h.PC)
 		rsp := h.RSP
 		exact := false
 		for len(st.stack) > 0 && st.stack[len(st.stack)-1].slot <= rsp {

@@ -13,9 +13,10 @@ import (
 // Hook call. HookLogged picks them among those HookInsts hooks; HookLog
 // receives the records, in order, before anything else happens in the
 // replay (an event, a Hook call). A Hook that needs only the position,
-// the instruction, RSP and a call's target sets HookSteps instead of
-// HookLog: translated code then makes narrow records (x86.HookStep, a
-// third of the stores). The same instructions still come to Hook where
+// the instruction's PC and kind (x86.StepKind), RSP and a call's target
+// sets HookSteps instead of HookLog: translated code then makes narrow
+// records (x86.HookStep, a third of the stores, naming no instruction:
+// following them reads no decoded block). The same instructions still come to Hook where
 // the interpreter runs them, so Hook and HookLog must do the same thing
 // with them. Neither may change what HookGate answers, nor read memory
 // as it was at the instruction (HookLog sees it later).

@@ -194,17 +194,9 @@ func openDWARF(f *elf.File, sec func(name string) []byte) (*dwarf.Data, error) {
 	if f.Type == elf.ET_REL {
 		return f.DWARF()
 	}
-	d, err := dwarf.New(sec("abbrev"), nil, nil, sec("info"), sec("line"), nil, sec("ranges"), sec("str"))
+	d, err := newDWARF(sec, sec("info"))
 	if err != nil {
 		return nil, err
-	}
-	// The DWARF 5 sections debug/dwarf reads, as f.DWARF() adds them.
-	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
-		if b := sec(name); b != nil {
-			if err := d.AddSection(".debug_"+name, b); err != nil {
-				return nil, err
-			}
-		}
 	}
 	// DWARF 4 type units: one .debug_types section per unit group.
 	for i, s := range f.Sections {
@@ -214,6 +206,24 @@ func openDWARF(f *elf.File, sec func(name string) []byte) (*dwarf.Data, error) {
 				return nil, err
 			}
 			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
+}
+
+// newDWARF opens the DWARF of info (all of .debug_info, or one unit of
+// it) with the module's other sections.
+func newDWARF(sec func(name string) []byte, info []byte) (*dwarf.Data, error) {
+	d, err := dwarf.New(sec("abbrev"), nil, nil, info, sec("line"), nil, sec("ranges"), sec("str"))
+	if err != nil {
+		return nil, err
+	}
+	// The DWARF 5 sections debug/dwarf reads, as f.DWARF() adds them.
+	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
+		if b := sec(name); b != nil {
+			if err := d.AddSection(".debug_"+name, b); err != nil {
 				return nil, err
 			}
 		}

@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -16,13 +17,23 @@ import (
 // unit: libc's separate debug file took 0.5-0.6 s of CPU to index in
 // full, a third of ttd calls over a 1e9-instruction gzip trace.
 type unitIndex struct {
-	once     sync.Once
-	dw       *dwarf.Data
-	ranges   []unitRange // by lo
+	once   sync.Once
+	ok     bool        // the index answers: .debug_aranges was read
+	ranges []unitRange // by lo
+	// sec reads the module's DWARF sections (each decompressed once,
+	// on first use; callers hold mu after load).
+	sec      func(name string) []byte
+	file     *elf.File
 	lineData []byte
 	lineStr  []byte
 	info     []byte
-	versions [][2]uint64
+	abbrev   []byte
+
+	// full is all of the module's DWARF, opened only for a unit that
+	// refers outside itself (unitData), with fullVersions.
+	full         *dwarf.Data
+	fullOpened   bool
+	fullVersions [][2]uint64
 
 	mu    sync.Mutex
 	units map[dwarf.Offset]*image // one compile unit each (nil: malformed)
@@ -34,16 +45,19 @@ type unitRange struct {
 	off    dwarf.Offset // the unit's header in .debug_info
 }
 
-// load opens the module's DWARF and reads .debug_aranges; a module
-// without either has no index (every answer then comes from the ELF
-// symbols).
+// load reads .debug_aranges; a module without DWARF or aranges has no
+// index (every answer then comes from the ELF symbols). The DWARF is
+// opened unit by unit (unitData): debug/dwarf.New over all of libc's
+// .debug_info parsed every unit's header and abbreviations (18 MB of
+// allocations, 0.1 s of ttd calls over a 1e9-instruction gzip trace)
+// for the few units a call tree names.
 func (u *unitIndex) load(img *image) {
 	if img.dwFile == nil {
 		return
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			u.dw, u.ranges = nil, nil
+			u.ok, u.ranges = false, nil
 		}
 	}()
 	sec := img.sections()
@@ -51,15 +65,127 @@ func (u *unitIndex) load(img *image) {
 	if err != nil || len(ranges) == 0 {
 		return
 	}
-	dw, err := openDWARF(img.dwFile, sec)
-	if err != nil {
+	u.info, u.abbrev = sec("info"), sec("abbrev")
+	if u.info == nil || u.abbrev == nil {
 		return
 	}
-	u.dw, u.ranges = dw, ranges
+	u.ok, u.ranges, u.sec, u.file = true, ranges, sec, img.dwFile
 	u.lineData, u.lineStr = sec("line"), sec("line_str")
-	u.info = sec("info")
-	u.versions = unitVersions(u.info)
 	u.units = map[dwarf.Offset]*image{}
+}
+
+// unitData is the DWARF to index the unit at off with, the offset of the
+// unit's first entry in it and its units' versions: a Data over that
+// unit alone, unless the unit may refer to entries of other units (a
+// DW_FORM_ref_addr, or a form unitRefersOut does not know), or the
+// module is relocatable; then all of the module's DWARF.
+func (u *unitIndex) unitData(off dwarf.Offset) (*dwarf.Data, dwarf.Offset, [][2]uint64, error) {
+	if end, abbrevOff, ok := unitExtent(u.info, uint64(off)); ok && u.file.Type != elf.ET_REL &&
+		!unitRefersOut(u.abbrev, abbrevOff) {
+		b := u.info[off:end]
+		dw, err := newDWARF(u.sec, b)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		first, err := firstEntry(b, 0)
+		return dw, first, unitVersions(b), err
+	}
+	if !u.fullOpened {
+		u.fullOpened = true
+		u.full, _ = openDWARF(u.file, u.sec)
+		u.fullVersions = unitVersions(u.info)
+	}
+	if u.full == nil {
+		return nil, 0, nil, fmt.Errorf("no DWARF")
+	}
+	first, err := firstEntry(u.info, uint64(off))
+	return u.full, first, u.fullVersions, err
+}
+
+// unitExtent is the end of the unit whose header is at off in info, and
+// the offset of its abbreviations in .debug_abbrev (DWARF 2 to 5).
+func unitExtent(info []byte, off uint64) (end, abbrevOff uint64, ok bool) {
+	le := binary.LittleEndian
+	if off+4 > uint64(len(info)) {
+		return 0, 0, false
+	}
+	n, p, offSize := uint64(le.Uint32(info[off:])), off+4, uint64(4)
+	if n == 0xffffffff {
+		if off+12 > uint64(len(info)) {
+			return 0, 0, false
+		}
+		n, p, offSize = le.Uint64(info[off+4:]), off+12, 8
+	}
+	if n > uint64(len(info))-p || n < 2+2+offSize {
+		return 0, 0, false
+	}
+	end = p + n
+	version := le.Uint16(info[p:])
+	p += 2
+	if version >= 5 {
+		p += 2 // unit type and address size
+	}
+	if offSize == 8 {
+		abbrevOff = le.Uint64(info[p:])
+	} else {
+		abbrevOff = uint64(le.Uint32(info[p:]))
+	}
+	return end, abbrevOff, version >= 2 && version <= 5
+}
+
+// unitRefersOut reports whether the abbreviation table at off in abbrev
+// uses a form that may name an entry outside its unit (DW_FORM_ref_addr,
+// the supplementary and alternate files' references) or one whose form
+// is given only in the entry (DW_FORM_indirect); a table it cannot read
+// counts as one that does.
+func unitRefersOut(abbrev []byte, off uint64) bool {
+	if off >= uint64(len(abbrev)) {
+		return true
+	}
+	b := abbrev[off:]
+	uleb := func() (uint64, bool) {
+		var v uint64
+		for shift := uint(0); len(b) > 0 && shift < 64; shift += 7 {
+			c := b[0]
+			b = b[1:]
+			v |= uint64(c&0x7f) << shift
+			if c < 0x80 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	for {
+		code, ok := uleb()
+		if !ok {
+			return true
+		}
+		if code == 0 {
+			return false
+		}
+		if _, ok := uleb(); !ok || len(b) == 0 { // tag, children
+			return true
+		}
+		b = b[1:]
+		for {
+			attr, ok1 := uleb()
+			form, ok2 := uleb()
+			if !ok1 || !ok2 {
+				return true
+			}
+			if attr == 0 && form == 0 {
+				break
+			}
+			switch form {
+			case 0x10, 0x16, 0x1c, 0x24, 0x1f20: // ref_addr, indirect, ref_sup4, ref_sup8, GNU_ref_alt
+				return true
+			case 0x21: // implicit_const: its value follows
+				if _, ok := uleb(); !ok {
+					return true
+				}
+			}
+		}
+	}
 }
 
 // unitAt returns an image holding only the compile unit that covers pc
@@ -67,7 +193,7 @@ func (u *unitIndex) load(img *image) {
 func (img *image) unitAt(pc uint64) *image {
 	u := &img.units
 	u.once.Do(func() { u.load(img) })
-	if u.dw == nil || pc < img.bias {
+	if !u.ok || pc < img.bias {
 		return nil
 	}
 	a := pc - img.bias
@@ -90,7 +216,7 @@ func (img *image) unit(off dwarf.Offset) *image {
 	}
 	one := &image{path: img.path, debugPath: img.debugPath, file: img.file, dwFile: img.dwFile,
 		bias: img.bias, loadAddr: img.loadAddr, lo: img.lo, hi: img.hi, segs: img.segs,
-		dwarf: u.dw, funcNames: map[string]*function{}, globals: map[string]*globalVar{}, lineStr: u.lineStr}
+		funcNames: map[string]*function{}, globals: map[string]*globalVar{}, lineStr: u.lineStr}
 	if err := one.walkOne(off, u); err != nil {
 		one = nil
 	}
@@ -105,11 +231,12 @@ func (img *image) walkOne(off dwarf.Offset, u *unitIndex) (err error) {
 			err = fmt.Errorf("malformed: %v", r)
 		}
 	}()
-	first, err := firstEntry(u.info, uint64(off))
+	dw, first, versions, err := u.unitData(off)
 	if err != nil {
 		return err
 	}
-	return img.walkUnits(first, u.lineData, u.versions, true)
+	img.dwarf = dw
+	return img.walkUnits(first, u.lineData, versions, true)
 }
 
 // firstEntry is the offset of the first entry of the unit whose header

@@ -45,6 +45,58 @@ func TestUnitLookupsMatchDWARF(t *testing.T) {
 			t.Errorf("%s: all its DWARF loaded for unit lookups", m.Path)
 		}
 	}
+	// Each unit was opened alone (unitData), none through the whole
+	// .debug_info.
+	units := 0
+	for _, img := range tab.images {
+		u := &img.units
+		if u.fullOpened {
+			t.Errorf("%s: all of .debug_info opened for unit lookups", img.path)
+		}
+		for _, one := range u.units {
+			if one != nil {
+				units++
+			}
+		}
+	}
+	if units == 0 {
+		t.Errorf("no compile unit indexed")
+	}
+}
+
+// TestUnitRefersOut reads abbreviation tables: a unit whose entries may
+// refer to another unit's (DW_FORM_ref_addr, indirect forms, the
+// supplementary file's) is indexed with all of the module's DWARF, one
+// that refers only within itself alone.
+func TestUnitRefersOut(t *testing.T) {
+	// abbrev: code 1, DW_TAG_compile_unit (0x11), children, name/strp,
+	// then the attribute of the case, then the table's end.
+	table := func(attrs ...byte) []byte {
+		b := []byte{1, 0x11, 1, 0x03, 0x0e}
+		b = append(b, attrs...)
+		return append(b, 0, 0, 0)
+	}
+	for _, tc := range []struct {
+		name   string
+		abbrev []byte
+		off    uint64
+		out    bool
+	}{
+		{"ref4 only", table(0x31, 0x13), 0, false},
+		{"implicit_const", table(0x3b, 0x21, 0x05), 0, false},
+		{"ref_addr", table(0x31, 0x10), 0, true},
+		{"implicit_const then ref_addr", table(0x3b, 0x21, 0x7f, 0x31, 0x10), 0, true},
+		{"indirect", table(0x49, 0x16), 0, true},
+		{"GNU_ref_alt", table(0x31, 0xa0, 0x3e), 0, true},
+		{"second abbreviation", append([]byte{2, 0x2e, 0, 0x31, 0x13, 0, 0}, table(0x31, 0x10)...), 0, true},
+		{"table at an offset", append([]byte{9, 9, 9}, table(0x31, 0x13)...), 3, false},
+		{"truncated", table(0x31, 0x13)[:6], 0, true},
+		{"offset beyond", table(0x31, 0x13), 100, true},
+	} {
+		if got := unitRefersOut(tc.abbrev, tc.off); got != tc.out {
+			t.Errorf("%s: unitRefersOut = %v, want %v", tc.name, got, tc.out)
+		}
+	}
 }
 
 // TestParseAranges reads address ranges of 32- and 64-bit sets, skips

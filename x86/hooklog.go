@@ -1,5 +1,7 @@
 package x86
 
+import "golang.org/x/arch/x86/x86asm"
+
 // Logged hooks: an Instruction call that translated code records instead
 // of leaving for it. A filter that observes a function's entry, a call or
 // a ret (InstFilter) makes translated code leave before each of them
@@ -25,11 +27,12 @@ package x86
 // runs it (the interpreter, a gate that is open) and when the log is
 // full; the consumer must treat both the same.
 //
-// A consumer that needs of a record only the position, the instruction,
-// RSP and the target (HookStepLogger: ttd calls) has narrow records of
-// hookStepEntries entries (32 bytes instead of 96) made, and receives
-// them as HookSteps: fewer stores in translated code, a smaller log to
-// drain, more records between two drains.
+// A consumer that needs of a record only the position, the
+// instruction's PC and kind, RSP and the target (HookStepLogger: ttd
+// calls) has narrow records of hookStepEntries entries (32 bytes instead
+// of 96) made, and receives them as HookSteps: fewer stores in
+// translated code, a smaller log to drain, more records between two
+// drains, and no decoded block or instruction to read for each.
 //
 // Such a consumer may also need some records only for a while after
 // others (ttd calls: a function's entry only soon after a call whose
@@ -97,12 +100,82 @@ type HookStepLogger interface {
 }
 
 // HookStep is a narrow logged Instruction call (HookStepLogger): the
-// fields of HookRecord that following calls and rets needs.
+// fields of HookRecord that following calls and rets needs, and what
+// the consumer would otherwise look up in the instruction: its PC and
+// its Kind. A record names no Inst, so that following it touches the
+// log only, never the decoded blocks (their cache misses were most of
+// the cost of ttd calls' records).
 type HookStep struct {
 	Retired uint64
-	Inst    *Inst
 	RSP     uint64
-	Target  uint64
+	// Target is as in HookRecord, and for a direct call its target
+	// (Inst.Args[0].Imm).
+	Target uint64
+	PC     uint64
+	Kind   StepKind
+}
+
+// StepKind is what a HookStep's instruction is (StepOp), and the
+// StepWindows classes it is in (StepSoft, StepOpen, StepShut; those
+// of a record made where the consumer's StepWindows named it: an exact
+// Instruction call's consumer computes them itself).
+type StepKind uint8
+
+const (
+	StepOther   StepKind = iota // none of the following
+	StepCall                    // a direct call (KRel)
+	StepCallReg                 // a call through a 64-bit register
+	StepCallMem                 // a call through memory
+	StepCallAny                 // another call (a 16- or 32-bit register)
+	StepRet
+	StepJmpReg          // a jump through a 64-bit register
+	StepSoft   StepKind = 1 << 4
+	StepOpen   StepKind = 1 << 5
+	StepShut   StepKind = 1 << 6
+	// StepOpMask selects StepOp's part of a StepKind.
+	StepOpMask StepKind = StepSoft - 1
+)
+
+// StepOp is in's StepKind without the window classes.
+func StepOp(in *Inst) StepKind {
+	a := &in.Args[0]
+	switch in.Op {
+	case x86asm.CALL:
+		switch {
+		case a.Kind == KRel:
+			return StepCall
+		case a.Kind == KReg && a.Size == 8:
+			return StepCallReg
+		case a.Kind == KMem:
+			return StepCallMem
+		}
+		return StepCallAny
+	case x86asm.RET:
+		return StepRet
+	case x86asm.JMP:
+		if a.Kind == KReg && a.Size == 8 {
+			return StepJmpReg
+		}
+	}
+	return StepOther
+}
+
+// stepKindOf is the StepKind of b.Insts[k] in a record made under the
+// windows w (nil: none).
+func stepKindOf(in *Inst, k int, w *stepWindows) StepKind {
+	kind := StepOp(in)
+	if w != nil {
+		if w.soft>>k&1 != 0 {
+			kind |= StepSoft
+		}
+		if w.open>>k&1 != 0 {
+			kind |= StepOpen
+		}
+		if w.shut>>k&1 != 0 {
+			kind |= StepShut
+		}
+	}
+	return kind
 }
 
 // ArgRegs are the registers of HookRecord.Args, in order.
@@ -113,8 +186,13 @@ var ArgRegs = [6]int{RDI, RSI, RDX, RCX, R8, R9}
 // entry's Info holds the block's id and the instruction's index too.
 const accHook = 1 << 9
 
-// accHookStep tags, with accHook, the first entry of a narrow record.
+// accHookStep tags, with accHook, the first entry of a narrow record,
+// whose Info holds the instruction's StepKind in its low byte and its PC
+// in the bits from stepPCShift up (a canonical address: sign-extended
+// from bit 47, which the arithmetic shift that takes it out restores).
 const accHookStep = 1 << 10
+
+const stepPCShift = 16
 
 // hookRecEntries is the number of log entries a hook record takes:
 // Retired less the CPU's Icount at the Run's jitCall, the tag, RSP, RAX,
@@ -122,7 +200,8 @@ const accHookStep = 1 << 10
 const hookRecEntries = 6
 
 // hookStepEntries is the number of log entries a narrow record takes:
-// Retired less Icount, the tag, RSP and the target (4 words).
+// Retired less Icount, the tag (kind and PC), RSP and the target (4
+// words).
 const hookStepEntries = 2
 
 // hookLog is a CPU's side of logged hooks.
@@ -252,8 +331,12 @@ func (c *CPU) drainLog() {
 }
 
 // drainSteps hands the run of records at log[i:] to the HookStepLogger,
-// and returns the index after it. A wide record (of a translation made
-// for an earlier verdict) gives its step too.
+// and returns the index after it. A narrow record is not checked against
+// the current verdicts: it was made in the jitCall that just returned,
+// by a translation entered or chained to under them (a new filter
+// unlinks every translation, filter.go), which logs only what they
+// observe (hooksCover), so it never touches its block. A wide record
+// (of a translation made for an earlier verdict) gives its step too.
 func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
 	steps := &c.hlog.steps
 	n := 0
@@ -262,22 +345,22 @@ func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
 		if info&accHook == 0 {
 			break
 		}
-		size := hookRecEntries
-		if info&accHookStep != 0 {
-			size = hookStepEntries
-		}
-		if in := c.hookInst(info); in != nil {
-			e := log[i : i+size]
-			s := &steps[n]
-			s.Retired, s.Inst, s.RSP = c.Icount+e[0].Addr, in, e[1].Addr
-			if size == hookStepEntries {
-				s.Target = e[1].Info
-			} else {
-				s.Target = e[2].Info
+		if info&accHookStep == 0 {
+			if in := c.hookInst(info); in != nil {
+				e := log[i : i+hookRecEntries]
+				steps[n] = HookStep{Retired: c.Icount + e[0].Addr, RSP: e[1].Addr, Target: e[2].Info,
+					PC: in.PC, Kind: StepOp(in)}
+				n++
 			}
-			n++
+			i += hookRecEntries
+			continue
 		}
-		i += size
+		e := log[i : i+hookStepEntries]
+		s := &steps[n]
+		s.Retired, s.RSP, s.Target = c.Icount+e[0].Addr, e[1].Addr, e[1].Info
+		s.PC, s.Kind = uint64(int64(info)>>stepPCShift), StepKind(info)
+		n++
+		i += hookStepEntries
 	}
 	if n > 0 {
 		c.hlog.stepper.LoggedSteps(c, steps[:n])

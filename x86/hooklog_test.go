@@ -27,6 +27,11 @@ type hookLogObserver struct {
 	soft, open, shut  []uint64
 	window, until     uint64
 	softRecs, badSoft int
+	// insts are the instructions LogInsts saw, by PC: a narrow
+	// record's PC must name one, and its Kind be StepOp's with the
+	// window classes StepWindows gave (badKind counts the others).
+	insts   map[uint64]*Inst
+	badKind int
 }
 
 func pcsIn(b *Block, pcs []uint64) uint64 {
@@ -83,7 +88,29 @@ func (o *hookLogObserver) LogInsts(b *Block) uint64 {
 	if o.off {
 		return 0
 	}
+	if o.insts == nil {
+		o.insts = map[uint64]*Inst{}
+	}
+	for i := range b.Insts {
+		o.insts[b.Insts[i].PC] = &b.Insts[i]
+	}
 	return o.WantInsts(b)
+}
+
+// wantKind is the StepKind a narrow record of in must have.
+func (o *hookLogObserver) wantKind(in *Inst) StepKind {
+	k := StepOp(in)
+	for _, c := range []struct {
+		pcs  []uint64
+		kind StepKind
+	}{{o.soft, StepSoft}, {o.open, StepOpen}, {o.shut, StepShut}} {
+		for _, pc := range c.pcs {
+			if pc == in.PC {
+				k |= c.kind
+			}
+		}
+	}
+	return k
 }
 
 func (o *hookLogObserver) StepsOnly() bool { return o.steps }
@@ -123,14 +150,26 @@ func (o *hookLogObserver) LoggedSteps(c *CPU, steps []HookStep) {
 	}
 	for i := range steps {
 		r := &steps[i]
-		if o.windowed(c, r.Inst.PC, r.Retired, true) {
-			o.record(r.Inst, r.Retired, r.RSP, 0, 0, r.Target)
+		in := o.insts[r.PC]
+		if in == nil || r.Kind != o.wantKind(in) {
+			o.badKind++
+			continue
+		}
+		if o.windowed(c, r.PC, r.Retired, true) {
+			o.record(in, r.Retired, r.RSP, 0, 0, r.Target)
 		}
 	}
 }
 
 func (o *hookLogObserver) record(in *Inst, retired, rsp, rax, rdi, target uint64) {
 	o.recs++
+	if in.Args[0].Kind == KRel && in.Op.String() == "CALL" && o.steps {
+		// A narrow record gives a direct call's target.
+		if target != in.Args[0].Imm {
+			o.badTarget++
+		}
+		target = 0
+	}
 	if in.Args[0].Kind == KMem {
 		if target == memCallF {
 			o.memTarget++
@@ -169,6 +208,7 @@ func TestLoggedHooks(t *testing.T) {
 		rax, count           uint64
 		recs, exact          int
 		memTarget, badTarget int
+		badKind              int
 	}
 	run := func(jit, logging bool, tc int, steps bool) result {
 		defer SetJIT(SetJIT(jit, 0))
@@ -193,7 +233,7 @@ func TestLoggedHooks(t *testing.T) {
 				t.Fatalf("exit %v", ex.Reason)
 			}
 		}
-		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget}
+		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget, o.badKind}
 	}
 	for k, tc := range cases {
 		for _, steps := range []bool{false, true} {
@@ -211,6 +251,9 @@ func TestLoggedHooks(t *testing.T) {
 			}
 			if tc.mem && (got.memTarget == 0 || got.badTarget != 0) || got.badTarget != 0 {
 				t.Errorf("%s: %d records of the call through memory name f, %d another target or the wrong kind", name, got.memTarget, got.badTarget)
+			}
+			if got.badKind != 0 {
+				t.Errorf("%s: %d narrow records name no instruction or the wrong kind", name, got.badKind)
 			}
 			if got.rax != want.rax || got.count != want.count {
 				t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", name, got.rax, got.count, want.rax, want.count)
@@ -335,6 +378,9 @@ func TestStepWindows(t *testing.T) {
 		if len(want.seen) == 0 {
 			t.Fatalf("%s: no instruction seen", name)
 		}
+		if got.badKind != 0 {
+			t.Errorf("%s: %d records name no instruction or the wrong kind", name, got.badKind)
+		}
 		if got.softRecs != tc.softRecs || got.badSoft != 0 {
 			t.Errorf("%s: %d soft records in windows, %d past them (want %d, and none)", name, got.softRecs, got.badSoft, tc.softRecs)
 		}
@@ -363,4 +409,29 @@ func stepWindowsRun(t *testing.T, jit bool, open, shut, window uint64) *hookLogO
 		}
 	}
 	return o
+}
+
+// TestStepOp checks the kinds a narrow record gives its instruction
+// (HookStep.Kind), one instruction of each.
+func TestStepOp(t *testing.T) {
+	for _, tc := range []struct {
+		code []byte
+		want StepKind
+	}{
+		{[]byte{0xe8, 0x10, 0, 0, 0}, StepCall},          // call rel32
+		{[]byte{0xff, 0xd0}, StepCallReg},                // call rax
+		{[]byte{0x41, 0xff, 0xd3}, StepCallReg},          // call r11
+		{[]byte{0xff, 0x54, 0x24, 0xc0}, StepCallMem},    // call [rsp-64]
+		{[]byte{0xff, 0x15, 0x10, 0, 0, 0}, StepCallMem}, // call [rip+16]
+		{[]byte{0xc3}, StepRet},                          // ret
+		{[]byte{0xc2, 0x08, 0x00}, StepRet},              // ret 8
+		{[]byte{0xff, 0xe0}, StepJmpReg},                 // jmp rax
+		{[]byte{0xeb, 0x00}, StepOther},                  // jmp rel8
+		{[]byte{0x48, 0x01, 0xd0}, StepOther},            // add rax, rdx
+	} {
+		in := Decode(0x400000, tc.code)
+		if got := StepOp(&in); got != tc.want {
+			t.Errorf("% x (%v): StepOp = %d, want %d", tc.code, in.Op, got, tc.want)
+		}
+	}
 }

@@ -81,7 +81,13 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	t.retiredBefore(as.RDX)
 	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
 	a.MovMR(8, word(0), as.RDX)
-	a.MovRI(as.RDX, uint64(t.b.jit.id)<<32|uint64(t.k)<<16|tag)
+	if t.steps {
+		// The instruction's kind and PC (drainSteps).
+		tag |= uint64(stepKindOf(in, t.k, w)) | in.PC<<stepPCShift
+	} else {
+		tag |= uint64(t.b.jit.id)<<32 | uint64(t.k)<<16
+	}
+	a.MovRI(as.RDX, tag)
 	a.MovMR(8, word(1), as.RDX)
 	put(2, t.gregN(RSP))
 	// The target's word: 3 in a narrow record, 5 in a wide one.
@@ -91,6 +97,10 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	}
 	if (in.Op == x86asm.CALL || in.Op == x86asm.JMP) && in.Args[0].Kind == KReg && in.Args[0].Size == 8 {
 		put(tw, t.gregN(in.Args[0].Reg))
+	} else if t.steps && in.Op == x86asm.CALL && in.Args[0].Kind == KRel {
+		// A direct call's target (HookStep.Target).
+		a.MovRI(as.RDX, in.Args[0].Imm)
+		a.MovMR(8, word(tw), as.RDX)
 	} else {
 		a.MovMI(8, word(tw), 0)
 		if in.Op == x86asm.CALL && in.Args[0].Kind == KMem && t.k == len(t.b.Insts)-1 {
