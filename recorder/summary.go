@@ -88,7 +88,7 @@ func newSummarizer() *summarizer {
 func (s *summarizer) flushTLB() { s.tlb.Empty() }
 
 func (s *summarizer) page(pn uint64) *sumPage {
-	e := &s.tlb[pn%x86.MarkTableSize]
+	e := &s.tlb.Entries[pn%x86.MarkTableSize]
 	if e.PN == pn {
 		return e.Page
 	}

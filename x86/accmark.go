@@ -1,5 +1,10 @@
 package x86
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // Access marks: translated code that marks the bytes it accesses itself.
 // A recorder that builds the access summaries while recording
 // (jitModeRecordTrack) used to have every access logged (acclog.go) and
@@ -44,12 +49,53 @@ const NoMarkPN = ^uint64(0)
 
 // MarkTable is a direct-mapped lookup from a page number to its
 // MarkPage: page pn is at entry pn % MarkTableSize, or absent.
-type MarkTable [MarkTableSize]MarkEntry
+//
+// Translated code looks a page up in it only once per TLB entry: it
+// keeps the MarkPage it found in the entry of the access's page
+// (tlbEntry.mark), and marks the next accesses that hit that entry
+// through it, without the table (markAccess). Every entry made or
+// emptied starts without one. Empty forgets them all, in every Memory
+// the table served: a MarkPage the table no longer holds may be reused
+// for another page, or freed.
+type MarkTable struct {
+	Entries [MarkTableSize]MarkEntry
+	// mems are the address spaces whose TLB entries may point at the
+	// table's pages (syncAccessMarks).
+	mems []*Memory
+}
 
-// Empty empties the table.
+// Empty empties the table, and the TLB entries that point at its pages.
 func (t *MarkTable) Empty() {
-	for i := range t {
-		t[i] = MarkEntry{PN: NoMarkPN}
+	for i := range t.Entries {
+		t.Entries[i] = MarkEntry{PN: NoMarkPN}
+	}
+	for _, m := range t.mems {
+		m.forgetMarks()
+	}
+}
+
+// use notes that translated code marks accesses to m through t.
+func (t *MarkTable) use(m *Memory) {
+	if m != nil && !slices.Contains(t.mems, m) {
+		t.mems = append(t.mems, m)
+	}
+}
+
+// forgetMarks empties the mark field of m's TLB entries (those in the
+// chunks that may hold entries).
+func (m *Memory) forgetMarks() {
+	for _, x := range [2]struct {
+		t *[tlbSize]tlbEntry
+		d *tlbDirty
+	}{{&m.rtlb, &m.rdirty}, {&m.wtlb, &m.wdirty}} {
+		for w := range x.d {
+			for b := x.d[w]; b != 0; b &= b - 1 {
+				c := w*64 + bits.TrailingZeros64(b)
+				for i := c << tlbChunkBits; i < (c+1)<<tlbChunkBits; i++ {
+					x.t[i].mark = 0
+				}
+			}
+		}
 	}
 }
 
@@ -92,6 +138,7 @@ func (c *CPU) syncAccessMarks(al AccessLogger) {
 	if am, ok := al.(AccessMarker); ok {
 		if t := am.AccessMarks(c); t != nil {
 			c.acc.marks = t
+			t.use(c.Mem)
 		}
 	}
 	if c.acc.masks[0][0] == 0 {
