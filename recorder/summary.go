@@ -286,6 +286,9 @@ func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 		}
 		if pn := a.Addr >> x86.PageShift; pn != lastPN {
 			p, lastPN = s.page(pn), pn
+			// Translated code marks the page's next accesses
+			// itself, through its TLB entries.
+			s.tlb.EnterMarks(c, pn, p)
 		}
 		p.RW[off>>6][a.WriteBit()] |= (uint64(1)<<size - 1) << b
 	}

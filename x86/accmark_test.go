@@ -51,6 +51,16 @@ func TestMarkTableEmptyForgetsTLBMarks(t *testing.T) {
 	if n := marks(a); n != 2*len(pns) {
 		t.Fatalf("%d marks set, want %d", n, 2*len(pns))
 	}
+	// EnterMarks: the entries of the page, and only those.
+	c, i := &CPU{Mem: b}, uint64(0x5000&tlbMask)
+	tab.EnterMarks(c, 0x5000+tlbSize, &MarkPage{}) // another page at the same index
+	if b.rtlb[i].mark != 0x1000+0x5000 || b.wtlb[i].mark != 0x2000+0x5000 {
+		t.Errorf("EnterMarks changed the entries of another page")
+	}
+	tab.EnterMarks(c, 0x5000, &MarkPage{})
+	if b.rtlb[i].mark == 0x1000+0x5000 || b.wtlb[i].mark == 0x2000+0x5000 {
+		t.Errorf("EnterMarks left page 0x5000's entries")
+	}
 	child := a.Fork(nil)
 	if n := marks(child); n != 0 {
 		t.Errorf("a fork's child has %d mark pages", n)

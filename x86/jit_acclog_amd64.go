@@ -46,7 +46,7 @@ func (t *jitT) logAccess(write bool, size int) {
 	}
 	if t.log && markable(size) {
 		a := &t.a
-		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), find: a.NewLabel(), found: a.NewLabel(), write: write, size: size}
+		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), write: write, size: size}
 		t.markAccess(l)
 		a.Bind(l.back)
 		t.accLogs = append(t.accLogs, l)
@@ -55,22 +55,18 @@ func (t *jitT) logAccess(write bool, size int) {
 	t.appendAccess(write, size, t.exit())
 }
 
-// jitAccLog is the out-of-line code of an access markAccess marks: at
-// find, the lookup of its page's MarkPage in the table, which goes back
-// to found; at in, the logging of an access it could not mark, which
-// leaves at exit when the log is full and goes back to back.
+// jitAccLog is the out-of-line code that logs an access markAccess could
+// not mark: it starts at in, leaves at exit when the log is full and
+// goes back to back.
 type jitAccLog struct {
 	in, back, exit as.Label
-	find, found    as.Label
 	write          bool
 	size           int
 }
 
-// accLogCode emits the block's out-of-line code of marked and logged
-// accesses.
+// accLogCode emits the block's out-of-line code of logged accesses.
 func (t *jitT) accLogCode() {
 	for _, l := range t.accLogs {
-		t.findMarks(l)
 		t.a.Bind(l.in)
 		t.appendAccess(l.write, l.size, l.exit)
 		t.a.Jmp(l.back)
@@ -96,8 +92,8 @@ func (t *jitT) appendAccess(write bool, size int, exit as.Label) {
 	a.MovMI(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8}, info)
 }
 
-// offTLBMark is the offset of tlbEntry.mark, the MarkPage translated
-// code found for the entry's page (findMarks).
+// offTLBMark is the offset of tlbEntry.mark, the MarkPage of the
+// entry's page (MarkTable.EnterMarks).
 const offTLBMark = int32(unsafe.Offsetof(tlbEntry{}.mark))
 
 // tlbDisp is the displacement, from hRTLB, of the TLB (read or write)
@@ -110,20 +106,19 @@ func tlbDisp(write bool) int32 {
 }
 
 // markAccess marks l's access (RSI, its TLB entry at RDX, as tlb leaves
-// them) in its page's MarkPage: the one the TLB entry points at, or when
-// it points at none, the one findMarks finds in the AccessMarker's table
-// (accmark.go); it jumps to l.in, to log it, when the table does not
-// hold its page or the access runs past its 64-byte line. l.size is
-// markable. About 14 host instructions, of which two loads: the TLB
-// entry's line is in the cache already. (Looking the page up in the
-// table on every access, as before, took 19, and 4 loads.) Clobbers RAX,
-// RDX and the flags.
+// them) in the MarkPage the TLB entry points at, or jumps to l.in, to
+// log it, when the entry points at none (the AccessMarker's
+// LoggedAccesses then makes it point at its page's, MarkTable.EnterMarks)
+// or the access runs past its 64-byte line. l.size is markable. About
+// 14 host instructions, of which two loads, the TLB entry's line being
+// in the cache already; looking the page up in a MarkTable on every
+// access, as before, took 19 and four loads. Clobbers RAX, RDX and the
+// flags.
 func (t *jitT) markAccess(l jitAccLog) {
 	a := &t.a
 	a.MovRM(8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: tlbDisp(l.write) + offTLBMark})
 	a.TestRR(8, as.RAX, as.RAX)
-	a.Jcc(4, l.find) // je: the entry points at no MarkPage yet
-	a.Bind(l.found)
+	a.Jcc(4, l.in) // je: the entry points at no MarkPage
 	// RAX: the line's pair of words in the page (16 bytes a line).
 	a.MovRR(4, as.RDX, as.RSI)
 	a.ALURI(as.AND, 4, as.RDX, pageMask&^63)
@@ -154,31 +149,6 @@ func (t *jitT) markAccess(l jitAccLog) {
 		w = 8
 	}
 	a.ALUMR(as.OR, 8, as.M(as.RAX, w), as.RDX)
-}
-
-// findMarks emits l.find, out of line: the MarkPage of RSI's page from
-// the AccessMarker's table into RAX and into the page's TLB entry, then
-// back to l.found; or, when the table lacks the page, on to l.in (logged:
-// LoggedAccesses enters the page into the table).
-func (t *jitT) findMarks(l jitAccLog) {
-	a := &t.a
-	a.Bind(l.find)
-	// RAX: the table's entry of RSI's page (16 bytes an entry).
-	a.MovRR(4, as.RAX, as.RSI)
-	a.ShiftRI(as.SHR, 4, as.RAX, PageShift-4)
-	a.ALURI(as.AND, 4, as.RAX, (MarkTableSize-1)<<4)
-	a.ALURM(as.ADD, 8, as.RAX, as.M(hCPU, offAccMarks))
-	a.MovRR(8, as.RDX, as.RSI)
-	a.ShiftRI(as.SHR, 8, as.RDX, PageShift)
-	a.ALURM(as.CMP, 8, as.RDX, as.M(as.RAX, 0))
-	a.Jcc(5, l.in) // jne: not in the table
-	a.MovRM(8, as.RAX, as.M(as.RAX, 8))
-	// RDX: RSI's TLB entry again, as tlb computes it.
-	a.MovRR(4, as.RDX, as.RSI)
-	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
-	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
-	a.MovMR(8, as.Mem{Base: hRTLB, Index: as.RDX, Disp: tlbDisp(l.write) + offTLBMark}, as.RAX)
-	a.Jmp(l.found)
 }
 
 // markable reports whether an access of size bytes may be marked in
