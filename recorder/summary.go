@@ -88,7 +88,7 @@ func newSummarizer() *summarizer {
 func (s *summarizer) flushTLB() { s.tlb.Empty() }
 
 func (s *summarizer) page(pn uint64) *sumPage {
-	e := &s.tlb[pn%x86.MarkTableSize]
+	e := &s.tlb.Entries[pn%x86.MarkTableSize]
 	if e.PN == pn {
 		return e.Page
 	}
@@ -286,6 +286,9 @@ func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 		}
 		if pn := a.Addr >> x86.PageShift; pn != lastPN {
 			p, lastPN = s.page(pn), pn
+			// Translated code marks the page's next accesses
+			// itself, through its TLB entries.
+			s.tlb.EnterMarks(c, pn, p)
 		}
 		p.RW[off>>6][a.WriteBit()] |= (uint64(1)<<size - 1) << b
 	}

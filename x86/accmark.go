@@ -1,19 +1,24 @@
 package x86
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // Access marks: translated code that marks the bytes it accesses itself.
 // A recorder that builds the access summaries while recording
 // (jitModeRecordTrack) used to have every access logged (acclog.go) and
 // marked by Go afterwards (AccessLogger.LoggedAccesses): a Go loop over
 // every access, and a return to Go every accLogSize accesses, about a
 // third of `ttd record`'s CPU on xz -6. An AccessLogger that is also an
-// AccessMarker hands translated code its page lookup instead (a
-// MarkTable): an access of 1, 2, 4 or 8 bytes within one 64-byte line
-// of a page the table holds is marked in place, by an OR into the
-// page's MarkPage (jit_acclog_amd64.go), and so is a vector access of
-// 16 or 32 bytes; any other access (a page the table lacks, one that
-// crosses a line) is logged as before,
-// and LoggedAccesses, which marks it, enters its page into the table,
-// so that the next access to the page is marked in place.
+// AccessMarker hands translated code its MarkPages instead, through the
+// TLB entries (MarkTable.EnterMarks): an access of 1, 2, 4 or 8 bytes
+// within one 64-byte line of a page whose TLB entry points at its
+// MarkPage is marked in place, by an OR into it (jit_acclog_amd64.go),
+// and so is a vector access of 16 or 32 bytes; any other access (an
+// entry that points at none, one that crosses a line) is logged as
+// before, and LoggedAccesses, which marks it, makes the page's entries
+// point at its MarkPage, so that the next access is marked in place.
 //
 // The table belongs to the AccessMarker: it may change it (or empty it,
 // MarkPN's ^0) whenever Go runs, never while translated code does.
@@ -44,12 +49,72 @@ const NoMarkPN = ^uint64(0)
 
 // MarkTable is a direct-mapped lookup from a page number to its
 // MarkPage: page pn is at entry pn % MarkTableSize, or absent.
-type MarkTable [MarkTableSize]MarkEntry
+//
+// Translated code does not look pages up in it: it marks an access
+// through the MarkPage the access's TLB entry points at (tlbEntry.mark),
+// and logs it when the entry points at none. EnterMarks, which the
+// AccessMarker calls as it marks logged accesses, makes the entries of a
+// page point at its MarkPage; every TLB entry made or emptied starts
+// without one. Empty forgets them all, in every Memory the table served:
+// a MarkPage the table no longer holds may be reused for another page,
+// or freed.
+type MarkTable struct {
+	Entries [MarkTableSize]MarkEntry
+	// mems are the address spaces whose TLB entries may point at the
+	// table's pages (EnterMarks).
+	mems []*Memory
+}
 
-// Empty empties the table.
+// EnterMarks makes the TLB entries of page pn of c's address space, if
+// it has any, point at p, the page's MarkPage in t, until t.Empty: the
+// accesses translated code makes to the page are then marked in p.
+func (t *MarkTable) EnterMarks(c *CPU, pn uint64, p *MarkPage) {
+	m := c.Mem
+	if m == nil || p == nil {
+		return
+	}
+	t.use(m)
+	i := pn & tlbMask
+	if e := &m.rtlb[i]; e.tag == pn {
+		e.mark = markAddr(p)
+	}
+	if e := &m.wtlb[i]; e.tag == pn {
+		e.mark = markAddr(p)
+	}
+}
+
+// Empty empties the table, and the TLB entries that point at its pages.
 func (t *MarkTable) Empty() {
-	for i := range t {
-		t[i] = MarkEntry{PN: NoMarkPN}
+	for i := range t.Entries {
+		t.Entries[i] = MarkEntry{PN: NoMarkPN}
+	}
+	for _, m := range t.mems {
+		m.forgetMarks()
+	}
+}
+
+// use notes that translated code marks accesses to m through t.
+func (t *MarkTable) use(m *Memory) {
+	if m != nil && !slices.Contains(t.mems, m) {
+		t.mems = append(t.mems, m)
+	}
+}
+
+// forgetMarks empties the mark field of m's TLB entries (those in the
+// chunks that may hold entries).
+func (m *Memory) forgetMarks() {
+	for _, x := range [2]struct {
+		t *[tlbSize]tlbEntry
+		d *tlbDirty
+	}{{&m.rtlb, &m.rdirty}, {&m.wtlb, &m.wdirty}} {
+		for w := range x.d {
+			for b := x.d[w]; b != 0; b &= b - 1 {
+				c := w*64 + bits.TrailingZeros64(b)
+				for i := c << tlbChunkBits; i < (c+1)<<tlbChunkBits; i++ {
+					x.t[i].mark = 0
+				}
+			}
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ var (
 )
 
 func init() {
-	if unsafe.Sizeof(MarkEntry{}) != 16 || unsafe.Offsetof(MarkPage{}.RW) != 0 || unsafe.Sizeof(MarkPage{}.RW[0]) != 16 {
+	if unsafe.Sizeof(MarkEntry{}) != 16 || unsafe.Offsetof(MarkTable{}.Entries) != 0 || unsafe.Offsetof(MarkPage{}.RW) != 0 || unsafe.Sizeof(MarkPage{}.RW[0]) != 16 {
 		panic("x86: MarkEntry or MarkPage is not laid out as markAccess expects")
 	}
 }
@@ -34,11 +34,11 @@ func (t *jitT) tlbOffset() int32 {
 }
 
 // logAccess appends the access of size bytes at RSI, which has just
-// passed its TLB check, to CPU.acc (jitModeTrack), or leaves before the
-// instruction when the log is full: Go drains it and the interpreter
-// runs the instruction. While recording (jitModeRecordTrack) it marks
-// the access in place where the AccessMarker's table lets it
-// (markAccess) and logs it, out of line, only where it does not
+// passed its TLB check (RDX: its entry's offset, tlb), to CPU.acc
+// (jitModeTrack), or leaves before the instruction when the log is full:
+// Go drains it and the interpreter runs the instruction. While recording
+// (jitModeRecordTrack) it marks the access in place where it can
+// (markAccess) and logs it, out of line, only where it cannot
 // (accLogCode). Clobbers RAX, RDX and the flags, as tlb does.
 func (t *jitT) logAccess(write bool, size int) {
 	if !t.acclog {
@@ -47,7 +47,7 @@ func (t *jitT) logAccess(write bool, size int) {
 	if t.log && markable(size) {
 		a := &t.a
 		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), write: write, size: size}
-		t.markAccess(write, size, l.in)
+		t.markAccess(l)
 		a.Bind(l.back)
 		t.accLogs = append(t.accLogs, l)
 		return
@@ -92,39 +92,63 @@ func (t *jitT) appendAccess(write bool, size int, exit as.Label) {
 	a.MovMI(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8}, info)
 }
 
-// markAccess marks the access of size bytes at RSI in the MarkTable of
-// an AccessMarker (accmark.go), or jumps to logIt when the table does
-// not hold its page or the access runs past its line; size is
-// markable. Clobbers RAX, RDX and the flags.
-func (t *jitT) markAccess(write bool, size int, logIt as.Label) {
-	s := int32(bits.TrailingZeros(uint(size)))
-	a := &t.a
-	// RDX: the entry of RSI's page (16 bytes an entry).
-	a.MovRR(8, as.RAX, as.RSI)
-	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
-	a.MovRR(4, as.RDX, as.RSI)
-	a.ShiftRI(as.SHR, 4, as.RDX, PageShift-4)
-	a.ALURI(as.AND, 4, as.RDX, (MarkTableSize-1)<<4)
-	a.ALURM(as.ADD, 8, as.RDX, as.M(hCPU, offAccMarks))
-	a.ALURM(as.CMP, 8, as.RAX, as.M(as.RDX, 0))
-	a.Jcc(5, logIt) // jne: not in the table
-	// RDX: the line's pair of words in the page (16 bytes a line).
-	a.MovRM(8, as.RDX, as.M(as.RDX, 8))
-	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, pageMask&^63)
-	a.ShiftRI(as.SHR, 4, as.RAX, 2)
-	a.ALURR(as.ADD, 8, as.RDX, as.RAX)
-	// RAX: the access's mask in its line (0: it runs past the line).
-	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, 63)
-	a.MovRM(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Scale: 3, Disp: offAccMasks + 512*s})
-	a.TestRR(8, as.RAX, as.RAX)
-	a.Jcc(4, logIt) // je
-	var w int32
+// offTLBMark is the offset of tlbEntry.mark, the MarkPage of the
+// entry's page (MarkTable.EnterMarks).
+const offTLBMark = int32(unsafe.Offsetof(tlbEntry{}.mark))
+
+// tlbDisp is the displacement, from hRTLB, of the TLB (read or write)
+// that tlb checks for an access.
+func tlbDisp(write bool) int32 {
 	if write {
+		return wtlbOffset // Memory's wtlb follows its rtlb
+	}
+	return 0
+}
+
+// markAccess marks l's access (RSI, its TLB entry at RDX, as tlb leaves
+// them) in the MarkPage the TLB entry points at, or jumps to l.in, to
+// log it, when the entry points at none (the AccessMarker's
+// LoggedAccesses then makes it point at its page's, MarkTable.EnterMarks)
+// or the access runs past its 64-byte line. l.size is markable. About
+// 14 host instructions, of which two loads, the TLB entry's line being
+// in the cache already; looking the page up in a MarkTable on every
+// access, as before, took 19 and four loads. Clobbers RAX, RDX and the
+// flags.
+func (t *jitT) markAccess(l jitAccLog) {
+	a := &t.a
+	a.MovRM(8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: tlbDisp(l.write) + offTLBMark})
+	a.TestRR(8, as.RAX, as.RAX)
+	a.Jcc(4, l.in) // je: the entry points at no MarkPage
+	// RAX: the line's pair of words in the page (16 bytes a line).
+	a.MovRR(4, as.RDX, as.RSI)
+	a.ALURI(as.AND, 4, as.RDX, pageMask&^63)
+	a.ShiftRI(as.SHR, 4, as.RDX, 2)
+	a.ALURR(as.ADD, 8, as.RAX, as.RDX)
+	// RDX: the access's mask in its line.
+	if jitRorx {
+		// BMI2: the size's mask, shifted by RSI&63 (shlx takes the
+		// count mod 64), once the access is known to end in its line.
+		if l.size > 1 {
+			a.MovRR(4, as.RDX, as.RSI)
+			a.ALURI(as.AND, 4, as.RDX, 63)
+			a.ALURI(as.CMP, 4, as.RDX, int64(64-l.size))
+			a.Jcc(7, l.in) // ja: it runs past the line
+		}
+		a.MovRI(as.RDX, uint64(1)<<l.size-1)
+		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7, W: true}, as.RDX, as.RSI, as.RDX) // shlx rdx, rdx, rsi
+	} else {
+		s := int32(bits.TrailingZeros(uint(l.size)))
+		a.MovRR(4, as.RDX, as.RSI)
+		a.ALURI(as.AND, 4, as.RDX, 63)
+		a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offAccMasks + 512*s})
+		a.TestRR(8, as.RDX, as.RDX)
+		a.Jcc(4, l.in) // je: it runs past the line (accMasks)
+	}
+	var w int32
+	if l.write {
 		w = 8
 	}
-	a.ALUMR(as.OR, 8, as.M(as.RDX, w), as.RAX)
+	a.ALUMR(as.OR, 8, as.M(as.RAX, w), as.RDX)
 }
 
 // markable reports whether an access of size bytes may be marked in

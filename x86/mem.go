@@ -136,12 +136,14 @@ func tlbEnds(t *[tlbSize]tlbEntry) {
 // page's data less the guest address of the page (tlbHit), so that
 // translated code finds an access's host address with one add; the
 // entry is 32 bytes, which translated code indexes with one shift and
-// mask (tlbEntryShift).
+// mask (tlbEntryShift). mark belongs to a recording's translated code
+// (accmark.go): the address of the MarkPage of the entry's page, or 0;
+// every entry made or emptied here starts with 0.
 type tlbEntry struct {
 	tag  uint64
 	page *Page
 	host uintptr
-	_    uint64
+	mark uintptr
 }
 
 // PageSource supplies pages that the address space has not materialised
