@@ -61,7 +61,7 @@ const NoMarkPN = ^uint64(0)
 type MarkTable struct {
 	Entries [MarkTableSize]MarkEntry
 	// mems are the address spaces whose TLB entries may point at the
-	// table's pages (EnterMarks).
+	// table's pages (EnterMarks since the last Empty).
 	mems []*Memory
 }
 
@@ -91,6 +91,11 @@ func (t *MarkTable) Empty() {
 	for _, m := range t.mems {
 		m.forgetMarks()
 	}
+	// No entry points at the table's pages any more: let go of the
+	// address spaces (a tree's ended processes and their TLBs),
+	// EnterMarks notes the live ones again.
+clear(t.mems)
+t.mems = t.mems[:0]
 }
 
 // use notes that translated code marks accesses to m through t.

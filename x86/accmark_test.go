@@ -77,6 +77,9 @@ func TestMarkTableEmptyForgetsTLBMarks(t *testing.T) {
 			t.Fatalf("Empty left page %#x in the table", e.PN)
 		}
 	}
+	if len(tab.mems) != 0 {
+		t.Errorf("Empty kept %d address spaces (a tree's ended processes and their TLBs)", len(tab.mems))
+	}
 	fill(a)
 	a.FlushTLB()
 	if n := marks(a); n != 0 {
