@@ -100,7 +100,9 @@ func (t *Trace) ScanEvents(from Checkpoint, fn func(ev *Event) bool) error {
 		}
 		start := 0
 		if i == from.Chunk {
-			start = from.Ctrl
+			if start, err = ctrlOf(from, ch); err != nil {
+				return err
+			}
 		}
 		for k := start; k < len(ch.ctrls); k++ {
 			c := &ch.ctrls[k]

@@ -257,9 +257,18 @@ func (t *Trace) Modules() ([]ModuleRef, error) {
 	return out, serr
 }
 
-// scanCheckpoints lists the checkpoints (Checkpoints) from a survey of
-// the chunks that hold some.
+// scanCheckpoints lists the checkpoints (Checkpoints) from the trace's
+// index, or from a survey of the chunks that hold some.
 func (t *Trace) scanCheckpoints() ([]Checkpoint, error) {
+	if list, ok := t.f.IndexedCheckpoints(); ok {
+		return t.indexedCheckpoints(list), nil // no chunk decoded (cpindex.go)
+	}
+	return t.surveyCheckpoints()
+}
+
+// surveyCheckpoints lists the checkpoints from a survey of the chunks
+// that hold some.
+func (t *Trace) surveyCheckpoints() ([]Checkpoint, error) {
 	var list []int
 	for i := range t.chunks {
 		if i == 0 || t.chunks[i].BeginsWithCheckpoint || t.chunks[i].Checkpoints > 0 {

@@ -244,6 +244,9 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cp.Ctrl, err = ctrlOf(cp, ch); err != nil {
+		return nil, err
+	}
 	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].rec.Kind != tracefile.KindCheckpoint) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
 	}

@@ -356,6 +356,7 @@ func (w *Writer) Checkpoint(c *Checkpoint) {
 	if !ok {
 		return
 	}
+	w.noteCheckpoint(c.Position)
 	if w.nrec == 0 {
 		w.cur.flags |= flagCheckpoint
 		w.cur.firstPos, w.cur.firstSeq = c.Position, c.Seq

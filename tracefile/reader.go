@@ -79,6 +79,7 @@ type Reader struct {
 	truncated bool
 	tailErr   error
 	summary   Summary
+	cpIndex   []IndexedCheckpoint // the index's checkpoint list (minor 6)
 }
 
 // Open opens the trace at path. A trace whose recording did not finish
@@ -329,6 +330,7 @@ func (r *Reader) readIndex() (Exit, bool, error) {
 		return exit, false, fileErr(int64(ioff)+int64(p), ErrCorrupt, "index: no exit field")
 	}
 	hasExit := idx[p] == 1
+	rest := idx[p+1:]
 	if hasExit {
 		b := body{b: idx[p+1:]}
 		eb := body{b: b.bytes()}
@@ -336,8 +338,11 @@ func (r *Reader) readIndex() (Exit, bool, error) {
 		if b.bad || eb.bad || eb.p != len(eb.b) {
 			return exit, false, fileErr(int64(ioff)+int64(p), ErrCorrupt, "index: bad exit field")
 		}
+		rest = b.rest()
 	}
-	// Bytes after the exit field belong to newer minor versions.
+	// Bytes after the exit field belong to newer minor versions: the
+	// checkpoint list of minor version 6 (index_reader.go).
+	r.readCheckpointIndex(rest)
 	return exit, hasExit, nil
 }
 

@@ -129,6 +129,9 @@ type Writer struct {
 	off          int64  // file offset of the next chunk
 	nchunks      uint32 // chunks written
 	index        []byte // index entries
+
+	cuts uint32         // chunks handed to the background goroutine
+	cps  []cpIndexEntry // the checkpoints, for the index (index_writer.go)
 }
 
 // Create creates (or truncates) the file at path and starts a trace in it.
@@ -277,6 +280,7 @@ func (w *Writer) cut() {
 	} else {
 		w.jobs <- job{buf: w.buf, from: w.sent, records: w.nrec, st: w.cur}
 		w.buf = <-w.free
+		w.cuts++
 	}
 	w.sent = 0
 	w.nrec = 0
@@ -548,9 +552,9 @@ func (w *Writer) writeIndex() error {
 	if w.ring != nil {
 		return w.writeRing()
 	}
-	b := w.indexSection(w.nchunks, w.index)
+	b := w.appendCheckpointIndex(w.indexSection(w.nchunks, w.index))
 	n := len(b)
-	b = b[:n+footerLen]
+	b = append(b, make([]byte, footerLen)...)
 	putFooter(b[n:], w.off, int64(n), crc(b[:n]))
 	if _, err := w.dst.Write(b); err != nil {
 		return err
