@@ -205,6 +205,10 @@ func (s *segEval) run(r *reader.Replay) error {
 		}
 		r.Watch(rs)
 		r.Access = s.access
+		// Every process's accesses, each in its own address space:
+		// a probe given by a symbol fires in the processes running
+		// a program that defines it (watchedIn).
+		r.AccessAllProcesses()
 	}
 	r.OnEvent = s.onEvent
 	if len(b.sysEntry) > 0 {

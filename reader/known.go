@@ -72,7 +72,7 @@ func (r *Replay) retrack() {
 		if ts := r.vw.route[r.as]; len(ts) > 0 {
 			r.track, r.more = ts[0], ts[1:]
 		}
-		r.observe = r.observing && r.track != nil
+		r.observe = r.observing && (r.track != nil || r.accessAll && r.Access != nil)
 		return
 	}
 	if r.pk == nil {
@@ -81,6 +81,11 @@ func (r *Replay) retrack() {
 	r.track = r.pk.of(r.as, r.pos)
 	r.observe = r.observing
 }
+
+// tracksHere reports whether r.track is the running process's tracker:
+// with one tracker (Track) it is the focus's, and an access of another
+// process, observed for AccessAllProcesses, is not its.
+func (r *Replay) tracksHere() bool { return r.as == r.fas || r.pk != nil || r.vw != nil }
 
 // knownProcess keeps the trackers in step with a Process record, before
 // the focus is found again (applyProcess).

@@ -127,7 +127,7 @@ func (r *Replay) retarget() {
 		p = r.newProcess(0, 0)
 	}
 	r.as, r.code = p.as, p.code
-	r.observe = r.observing && r.as == r.fas
+	r.observe = r.observing && (r.as == r.fas || r.accessAll && r.Access != nil)
 	r.retrack()
 }
 
@@ -259,8 +259,13 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 				return err
 			}
 		}
+		old, shared := pr.as, pr.shares != nil
 		pr.as, pr.shares = newAddrSpace(), nil
 		pr.code = r.t.newCode(pr.as.mem)
+		if r.accessAll && !shared && old != before {
+			// Another process's exec (the focus's is replacedFocus's).
+			r.execAccesses(old, p.Tid)
+		}
 		for _, t := range r.threads {
 			if t.proc == pr {
 				r.rebind(t, pr)
@@ -303,10 +308,6 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 // ends the search at the exec. The new image's own
 // accesses come after it.
 func (r *Replay) replacedFocus(old *addrSpace, tid int) {
-	pos := r.pos
-	if pos > 0 {
-		pos--
-	}
 	for _, g := range old.regions {
 		if g.prot == 0 {
 			continue
@@ -314,7 +315,23 @@ func (r *Replay) replacedFocus(old *addrSpace, tid int) {
 		if r.track != nil {
 			r.track.replaced(g.start>>x86.PageShift, (g.end+x86.PageSize-1)>>x86.PageShift)
 		}
-		if r.Access == nil || len(r.watch) == 0 {
+	}
+	r.execAccesses(old, tid)
+}
+
+// execAccesses reports to the Access callback the watched bytes of
+// address space old, which thread tid's exec replaced: one read and one
+// write each, of source AccessExec, at the position before the exec.
+func (r *Replay) execAccesses(old *addrSpace, tid int) {
+	if r.Access == nil || len(r.watch) == 0 {
+		return
+	}
+	pos := r.pos
+	if pos > 0 {
+		pos--
+	}
+	for _, g := range old.regions {
+		if g.prot == 0 {
 			continue
 		}
 		ExecPieces(g.start, g.end, r.watch, func(a uint64, n int) {

@@ -150,6 +150,9 @@ type Replay struct {
 	one   [1]*tracker
 	watch []Range
 	acc   Access
+	// accessAll: Access reports every process's accesses, not only
+	// the focus's (AccessAllProcesses).
+	accessAll bool
 	buf   [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
@@ -372,6 +375,15 @@ func (r *Replay) InstPosition(c *x86.CPU) uint64 {
 // Watch limits the Access callback to accesses overlapping one of ranges
 // (nil: every access).
 func (r *Replay) Watch(ranges []Range) { r.watch = append(r.watch[:0], ranges...) }
+
+// AccessAllProcesses makes the Access callback report the accesses of
+// every process of a tree, each at the addresses of its own address
+// space (Access.Tid tells whose), instead of the focus's only: the
+// instructions' accesses, what syscalls and signal deliveries wrote,
+// and an exec's replacement of the memory of a process that did not
+// share it (AccessExec). Memory, Known and tracking still follow the
+// focus. Call it before the first RunTo.
+func (r *Replay) AccessAllProcesses() { r.accessAll = true }
 
 // Track starts recording which bytes of memory re-simulation learns, in
 // a window starting at the current position (see Cut and Known).
@@ -872,7 +884,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		for _, tr := range trs {
 			tr.markRange(p.Addr, len(b), true)
 		}
-		if focus {
+		if focus || r.accessAll {
 			r.written(p.Addr, b)
 		}
 	}
@@ -884,7 +896,7 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		for _, tr := range trs {
 			tr.markRange(w.Addr, len(w.Bytes), true)
 		}
-		if focus {
+		if focus || r.accessAll {
 			r.written(w.Addr, w.Bytes)
 		}
 	}
@@ -1123,7 +1135,7 @@ func (r *Replay) ConsumedReads(c *x86.CPU, n int) {
 }
 
 func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
-	if r.track != nil {
+	if r.track != nil && r.tracksHere() {
 		if v != img {
 			// Make the image hold what the program saw.
 			binary.LittleEndian.PutUint64(r.buf[:], v)
@@ -1134,7 +1146,7 @@ func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
 			t.mark(addr, size, false)
 		}
 	}
-	if r.Access != nil && r.as == r.fas && r.watched(addr, size) {
+	if r.Access != nil && (r.as == r.fas || r.accessAll) && r.watched(addr, size) {
 		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: v}
 		if in := c.CurrentInst(); in != nil {
 			r.acc.PC = in.PC
@@ -1159,13 +1171,13 @@ func (r *Replay) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 }
 
 func (r *Replay) observeWrite(c *x86.CPU, addr uint64, size int, val uint64) {
-	if r.track != nil {
+	if r.track != nil && r.tracksHere() {
 		r.track.mark(addr, size, true)
 		for _, t := range r.more {
 			t.mark(addr, size, true)
 		}
 	}
-	if r.Access != nil && r.as == r.fas && r.watched(addr, size) {
+	if r.Access != nil && (r.as == r.fas || r.accessAll) && r.watched(addr, size) {
 		r.acc = Access{Position: r.InstPosition(c), Tid: r.cur.tid, Addr: addr, Size: size, Value: val, Write: true}
 		if in := c.CurrentInst(); in != nil {
 			r.acc.PC = in.PC

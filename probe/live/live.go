@@ -122,13 +122,18 @@ type tap struct {
 	kwBytes []byte
 	kwTh    *emu.Thread
 	kwPC    uint64
-	// watchPages: keep the watched pages out of the first process's
-	// TLBs (a run without a trace: syncWatch).
+	// watchPages: keep the watched pages out of the TLBs of every
+	// process's memory, mems, counted by the processes using each (a
+	// run without a trace: syncWatch).
 	watchPages bool
 	pns        []uint64
-	// execRegions are the first process's regions at its execve's
-	// entry; ranges the watched ranges (execAccesses).
+	mems       map[*x86.Memory]int
+	// execRegions are the regions of execP, a process with a memory of
+	// its own, at its execve's entry; ranges the watched ranges
+	// (execAccesses).
 	execRegions []emu.Region
+	execP       *emu.Process
+	execMem     *x86.Memory // the memory an exec leaves
 	ranges      []reader.Range
 }
 
@@ -197,6 +202,7 @@ func (t *tap) start(th *emu.Thread) {
 		t.addModule(m)
 	}
 	t.pending = nil
+	t.useMemory(th.P.MM.Mem)
 	t.syncWatch()
 	for i := range t.early {
 		t.raise(th.P.MM.Mem, &t.early[i])
@@ -222,17 +228,45 @@ func (t *tap) addModule(m module) {
 	t.syncWatch()
 }
 
-// syncWatch keeps the pages of the watched ranges out of the first
-// process's TLBs, so that the accesses to them, and only those, reach
-// bare's MemRead and MemWrite (x86.Memory.WatchPages); the rest of the
-// program runs translated. Called whenever the ranges or the first
-// process's memory may have changed (a module bound, an exec).
+// syncWatch keeps the pages of the watched ranges out of the TLBs of
+// every process's memory, so that the accesses to them, and only those,
+// reach bare's MemRead and MemWrite (x86.Memory.WatchPages); the rest of
+// the program runs translated. Called whenever the ranges may have
+// changed (a module bound, an exec); useMemory does it for a new memory.
 func (t *tap) syncWatch() {
 	if !t.watchPages || t.l == nil || t.first == nil {
 		return
 	}
 	t.pns = t.l.WatchedPages(t.pns[:0])
-	t.first.MM.Mem.WatchPages(t.pns)
+	for m := range t.mems {
+		m.WatchPages(t.pns)
+	}
+}
+
+// useMemory counts one more process using m (a start, a fork, an exec)
+// and keeps the watched pages out of its TLBs; dropMemory one fewer (an
+// exec, an exit), forgetting m when none is left.
+func (t *tap) useMemory(m *x86.Memory) {
+	if !t.watchPages || m == nil {
+		return
+	}
+	if t.mems == nil {
+		t.mems = map[*x86.Memory]int{}
+	}
+	t.mems[m]++
+	if t.mems[m] == 1 && t.l != nil {
+		t.pns = t.l.WatchedPages(t.pns[:0])
+		m.WatchPages(t.pns)
+	}
+}
+
+func (t *tap) dropMemory(m *x86.Memory) {
+	if !t.watchPages || t.mems[m] == 0 {
+		return
+	}
+	if t.mems[m]--; t.mems[m] == 0 {
+		delete(t.mems, m)
+	}
 }
 
 // raise adds one to the semaphores of the bound usdt probes that lie in
@@ -331,9 +365,15 @@ func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
 	if !t.on(th) {
 		return
 	}
-	if (nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT) && th.P == t.first && t.p.UsesWatch() {
-		// The regions an exec replaces (execAccesses).
-		t.execRegions = th.P.MM.Regions(t.execRegions[:0])
+	if (nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT) && t.p.UsesWatch() {
+		// The regions an exec replaces (execAccesses), unless the
+		// memory is another process's too (a vfork child's exec
+		// leaves it to its parent).
+		t.execRegions, t.execP = t.execRegions[:0], nil
+		if th.P.CloneFlags()&unix.CLONE_VM == 0 {
+			t.execRegions, t.execP = th.P.MM.Regions(t.execRegions), th.P
+		}
+		t.execMem = th.P.MM.Mem
 	}
 	t.l.SyscallEntry(t.clock.Position(), t.clock.Tid(th), th.CPU, nr, args)
 	t.after()
@@ -362,10 +402,10 @@ func (t *tap) Budget(th *emu.Thread, budget uint64) uint64 {
 // memory.
 func (t *tap) WantAccesses() bool { return t.p.UsesWatch() }
 
-// Access fires the watch probes of an instruction's access in the
-// first process (the one a replay follows).
+// Access fires the watch probes of an instruction's access, in any
+// process (reader.Replay.AccessAllProcesses).
 func (t *tap) Access(c *x86.CPU, addr uint64, size int, val uint64, write bool) {
-	if t.l == nil || t.err != nil || !t.l.Watched(addr, size) || c.Mem != t.first.MM.Mem {
+	if t.l == nil || t.err != nil || !t.l.Watched(addr, size) {
 		return
 	}
 	var pc uint64
@@ -377,10 +417,10 @@ func (t *tap) Access(c *x86.CPU, addr uint64, size int, val uint64, write bool) 
 	t.after()
 }
 
-// KernelWrite keeps what a syscall or a signal delivery wrote in the
-// first process, for flushWrites.
+// KernelWrite keeps what a syscall or a signal delivery wrote, in any
+// process, for flushWrites.
 func (t *tap) KernelWrite(th *emu.Thread, pc, addr uint64, b []byte) {
-	if th.P != t.first || t.l == nil || t.err != nil || !t.l.Watched(addr, len(b)) {
+	if t.l == nil || t.err != nil || !t.l.Watched(addr, len(b)) {
 		return
 	}
 	start := len(t.kwBytes)
@@ -392,7 +432,7 @@ func (t *tap) KernelWrite(th *emu.Thread, pc, addr uint64, b []byte) {
 // kernelWrite is KernelWrite of the n bytes at addr, read from th's
 // memory (a run without a trace: bare.go).
 func (t *tap) kernelWrite(th *emu.Thread, pc, addr uint64, n int) {
-	if th.P != t.first || t.l == nil || t.err != nil || !t.l.Watched(addr, n) {
+	if t.l == nil || t.err != nil || !t.l.Watched(addr, n) {
 		return
 	}
 	start := len(t.kwBytes)
@@ -430,8 +470,8 @@ func (t *tap) flushWrites() {
 	t.kw, t.kwBytes, t.kwTh = t.kw[:0], t.kwBytes[:0], nil
 }
 
-// execAccesses fires the watch probes of the first process's exec (by
-// thread tid): the watched bytes of the regions it replaced (kept at
+// execAccesses fires the watch probes of an exec (by thread tid) of a
+// process with a memory of its own: the watched bytes of the regions it replaced (kept at
 // the execve's entry) get one read and one write each, at the position
 // before the exec, in the pieces a replay reports (reader.ExecPieces).
 func (t *tap) execAccesses(tid int) {
@@ -539,6 +579,7 @@ func (t *tap) ProcessStart(child *emu.Process, parent *emu.Thread) {
 		return
 	}
 	t.l.ShareProgram(child.MM.Mem, parent.P.MM.Mem)
+	t.useMemory(child.MM.Mem)
 	t.l.Fork(t.clock.Position(), parent.P.PID, t.clock.Tid(parent), child.PID)
 	t.after()
 }
@@ -560,13 +601,14 @@ func (t *tap) ProcessExec(p *emu.Process) {
 	// The leader ended before (its thread:::exit fired); the execing
 	// thread takes its tid and fires thread:::exit again at its end.
 	delete(t.exited, p.PID)
-	if p == t.first {
+	if p == t.execP {
 		t.execAccesses(tid)
 	}
+	t.execP = nil
+	t.dropMemory(t.execMem)
+	t.execMem = nil
+	t.useMemory(p.MM.Mem)
 	t.l.Exec(t.clock.Position(), p.PID, tid, p.Exe())
-	if p == t.first {
-		t.syncWatch()
-	}
 	t.after()
 }
 
@@ -578,6 +620,9 @@ func exitCode(st emu.ExitStatus) int64 {
 }
 
 func (t *tap) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
+	if p.MM != nil {
+		t.dropMemory(p.MM.Mem)
+	}
 	if !t.on(nil) {
 		return
 	}
@@ -587,6 +632,9 @@ func (t *tap) ProcessEnd(p *emu.Process, st emu.ExitStatus) {
 
 func (t *tap) ProcessExit(p *emu.Process, st emu.ExitStatus) {
 	t.end = t.clock.Position()
+	if p.MM != nil {
+		t.dropMemory(p.MM.Mem)
+	}
 	if !t.on(nil) {
 		return
 	}

@@ -61,8 +61,8 @@ fn:prog*:cnt_?2:entry /arg0 == 0/ { trace(execname); ustack(2); printf("\n"); }
 // TestProgramTypesWatchAndAddrKeys: sh -c './progA; exec ./progB' (the
 // first process runs B after its exec). struct pt has x first in A
 // (7), third in B (5); watch:counter follows each program's counter
-// (B's: 16 writes, in the first process, whose accesses watch probes
-// see); use_pt's arg1 is cnt_a1 in A and cnt_b1 in B, at the same
+// in every process running it (A's 10 writes in the forked child, B's
+// 16 in the first process after its exec); use_pt's arg1 is cnt_a1 in A and cnt_b1 in B, at the same
 // address, so printa's %a must name it by the program it was
 // aggregated in. The first program's table read B's x at A's offset
 // (9), watched A's counter in B (nothing) and printed cnt_a1 twice.
@@ -84,7 +84,7 @@ END { printa("%s %@d\n", @px); printa("%a %@d\n", @f); printa("%A %@d\n", @f); p
 	if res.Status.Code != 0 || out != "A 34 110\nB 125 116\n" {
 		t.Fatalf("program: %v %q", res.Status, out)
 	}
-	want := "progB 5\nprogA 7\ncnt_a1 1\ncnt_b1 1\ncnt_a1 1\ncnt_b1 1\nprogB 16\n"
+	want := "progB 5\nprogA 7\ncnt_a1 1\ncnt_b1 1\ncnt_a1 1\ncnt_b1 1\nprogA 10\nprogB 16\n"
 	if bare != want {
 		t.Fatalf("live: got\n%s\nwant\n%s", bare, want)
 	}
@@ -118,4 +118,42 @@ func symAddr(t *testing.T, dir, prog, sym string) string {
 	}
 	t.Fatalf("%s has no %s", prog, sym)
 	return ""
+}
+
+// TestWatchEveryProcess: forkwatch.c's parent and its forked child both
+// write the global hits, each in its own address space: the parent 1,
+// 2, 3, then 21..24 after the child ended (7 writes, sum 96), the child
+// 11..15 and 16 by a read(2) (6 writes, sum 81). A watch probe over the tree sees every
+// process's writes with the writer's pid, and the values each wrote;
+// the child's writes do not reach the parent's memory (it prints 3).
+// Live without and with a trace, and over the recording with one and
+// two jobs. Before, the reader and the live driver reported the first
+// process's accesses only (the child's 6 were missing).
+func TestWatchEveryProcess(t *testing.T) {
+	needGCC(t)
+	dir := t.TempDir()
+	src, _ := filepath.Abs("../testdata/forkwatch.c")
+	prog := filepath.Join(dir, "forkwatch")
+	if b, err := exec.Command("gcc", "-O0", "-g", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %s", b)
+	}
+	cfg := emu.Config{Path: prog, Args: []string{prog}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir}
+	script := `#pragma D option quiet
+proc:::fork { kid = arg0; }
+watch:hits:4:write /pid == kid/ { @n["child"] = count(); @s["child"] = sum(arg1); }
+watch:hits:4:write /pid != kid/ { @n["parent"] = count(); @s["parent"] = sum(arg1); }
+watch:hits:4:write /arg1 == 13/ { printf("13 by %s %d\n", execname, ppid == progenitor); }
+BEGIN { progenitor = -1; }
+fn:forkwatch:main:entry { progenitor = pid; }
+END { printa("%s %@d\n", @n); printa("%s %@d\n", @s); }
+`
+	_, bare, res, out := liveRun(t, cfg, script, noTrace)
+	if res.Status.Code != 0 || out != "parent sees 3, child exited 0\n" {
+		t.Fatalf("program: %v %q", res.Status, out)
+	}
+	want := "13 by forkwatch 1\nchild 6\nparent 7\nchild 81\nparent 96\n"
+	if bare != want {
+		t.Fatalf("live: got\n%s\nwant\n%s", bare, want)
+	}
+	sameWithTraces(t, cfg, script, bare, 3_000, 50_000_000)
 }
