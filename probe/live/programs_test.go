@@ -123,7 +123,8 @@ func symAddr(t *testing.T, dir, prog, sym string) string {
 // TestWatchEveryProcess: forkwatch.c's parent and its forked child both
 // write the global hits, each in its own address space: the parent 1,
 // 2, 3, then 21..24 after the child ended (7 writes, sum 96), the child
-// 11..15 and 16 by a read(2) (6 writes, sum 81). A watch probe over the tree sees every
+// 11..15 and 16 by a read(2), then its exec of /bin/true replaces hits
+// (a write of 0 at the position before it): 7 writes, sum 81. A watch probe over the tree sees every
 // process's writes with the writer's pid, and the values each wrote;
 // the child's writes do not reach the parent's memory (it prints 3).
 // Live without and with a trace, and over the recording with one and
@@ -151,9 +152,30 @@ END { printa("%s %@d\n", @n); printa("%s %@d\n", @s); }
 	if res.Status.Code != 0 || out != "parent sees 3, child exited 0\n" {
 		t.Fatalf("program: %v %q", res.Status, out)
 	}
-	want := "13 by forkwatch 1\nchild 6\nparent 7\nchild 81\nparent 96\n"
+	want := "13 by forkwatch 1\nchild 7\nparent 7\nchild 81\nparent 96\n"
 	if bare != want {
 		t.Fatalf("live: got\n%s\nwant\n%s", bare, want)
 	}
 	sameWithTraces(t, cfg, script, bare, 3_000, 50_000_000)
+
+	// By address (a program without PIE, so that nm's is the
+	// run's): every access of each process, the child's exec's one
+	// read and one write of the old image's hits (value 0) included.
+	if b, err := exec.Command("gcc", "-O0", "-g", "-no-pie", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %s", b)
+	}
+	addr := strings.TrimLeft(symAddr(t, dir, "forkwatch", "hits"), "0")
+	byAddr := `#pragma D option quiet
+proc:::fork { kid = arg0; }
+watch:0x` + addr + `:4:read { @[pid == kid ? "child" : "parent", "read", arg1] = count(); }
+watch:0x` + addr + `:4:write { @[pid == kid ? "child" : "parent", "write", arg1] = count(); }
+END { printa("%s %s %d %@d\n", @); }
+`
+	_, bare, _, _ = liveRun(t, cfg, byAddr, noTrace)
+	for _, want := range []string{"child read 0 ", "child write 0 ", "child write 16 1\n", "child read 16 1\n", "parent read 3 1\n", "parent write 24 1\n"} {
+		if !strings.Contains(bare, want) {
+			t.Errorf("live, by address: no %q in\n%s", want, bare)
+		}
+	}
+	sameWithTraces(t, cfg, byAddr, bare, 3_000)
 }
