@@ -249,31 +249,51 @@ type chainRun struct{ i, n int }
 // their programs chain (nil: every unit on its own). A run never spans
 // two targets.
 func chainRuns(units []Unit, jobs int) []chainRun {
-	if jobs <= 0 {
-		jobs = runtime.GOMAXPROCS(0)
-	}
-	var total uint64
-	for _, u := range units {
+	lens := make([]uint64, len(units))
+	for i, u := range units {
 		if !u.B.chains() {
 			return nil
 		}
 		from, to := u.B.segmentRange(u.K)
-		total += to - from
+		lens[i] = to - from
 	}
-	var runs []chainRun
-	var done uint64
-	for i, u := range units {
-		from, to := u.B.segmentRange(u.K)
-		n := len(runs)
-		// A new run at a new target, or where the runs so far come
-		// nearest to their share of the instructions.
-		if n == 0 || units[i-1].B != u.B || u.K != units[i-1].K+1 || n < jobs && (done+(to-from)/2)*uint64(jobs) >= total*uint64(n) {
-			runs = append(runs, chainRun{i: i})
+	starts := chainStarts(lens, jobs, func(i int) bool {
+		return units[i-1].B != units[i].B || units[i].K != units[i-1].K+1
+	})
+	runs := make([]chainRun, len(starts))
+	for r, i := range starts {
+		end := len(units)
+		if r+1 < len(starts) {
+			end = starts[r+1]
 		}
-		runs[len(runs)-1].n++
-		done += to - from
+		runs[r] = chainRun{i: i, n: end - i}
 	}
 	return runs
+}
+
+// chainStarts splits segments of lens instructions into about jobs runs
+// of consecutive segments with equal instruction counts, and returns
+// where each run starts: a new run begins at segment 0, where apart(i)
+// says segment i does not follow segment i-1, and where the runs so far
+// come nearest to their share of the instructions.
+func chainStarts(lens []uint64, jobs int, apart func(i int) bool) []int {
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	var total uint64
+	for _, n := range lens {
+		total += n
+	}
+	var starts []int
+	var done uint64
+	for i, n := range lens {
+		k := len(starts)
+		if k == 0 || apart(i) || k < jobs && (done+n/2)*uint64(jobs) >= total*uint64(k) {
+			starts = append(starts, i)
+		}
+		done += n
+	}
+	return starts
 }
 
 // RunWith is Run with the parallel pass done by eval (another runner's

@@ -13,17 +13,27 @@ import (
 // see bytes learned before their segment. progress, when set, is told
 // about an index build. close releases everything.
 func OpenTarget(path string, withIndex bool, progress func(done, total int)) (t *Target, close func(), symErr error, err error) {
-	return openTarget(path, withIndex, false, progress)
+	return openTarget(path, withIndex, false, 0, progress)
 }
 
 // OpenTargetFor opens a recording for probing with p: with its index
 // when p reads memory, and with the modules' ELF symbols only when p
 // needs no DWARF (NeedsDWARF).
 func OpenTargetFor(path string, p *Program, progress func(done, total int)) (t *Target, close func(), symErr error, err error) {
-	return openTarget(path, p.NeedsMemory(), !p.NeedsDWARF(), progress)
+	return openTarget(path, p.NeedsMemory(), !p.NeedsDWARF(), 0, progress)
 }
 
-func openTarget(path string, withIndex, symbolsOnly bool, progress func(done, total int)) (t *Target, close func(), symErr error, err error) {
+// OpenTargetJobs is OpenTargetFor for a run with jobs jobs (RunOptions):
+// while the symbols load, the chunks where the jobs will start decode
+// (when p's segments chain: one re-simulation per job).
+func OpenTargetJobs(path string, p *Program, jobs int, progress func(done, total int)) (t *Target, close func(), symErr error, err error) {
+	if p.needMemory {
+		jobs = 0
+	}
+	return openTarget(path, p.NeedsMemory(), !p.NeedsDWARF(), jobs, progress)
+}
+
+func openTarget(path string, withIndex, symbolsOnly bool, jobs int, progress func(done, total int)) (t *Target, close func(), symErr error, err error) {
 	if withIndex {
 		s, err := ttd.OpenWith(path, ttd.Options{Progress: progress})
 		if err != nil {
@@ -37,11 +47,33 @@ func openTarget(path string, withIndex, symbolsOnly bool, progress func(done, to
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Bind lists the checkpoints, which decodes the chunks that hold
-	// some (every chunk, in parallel): it overlaps the symbols' loading.
-	go tr.Checkpoints()
+	// Bind lists the checkpoints: from the index (tracefile minor 6),
+	// or by decoding the chunks that hold some (every chunk, in
+	// parallel). Either overlaps the symbols' loading, and so does
+	// decoding the chunks the jobs start in.
+	go prefetchJobStarts(tr, jobs)
 	tb, symErr := loadSymbols(tr, symbolsOnly)
 	return &Target{Name: path, Trace: tr, Syms: tb}, func() { tr.Close() }, symErr, nil
+}
+
+// prefetchJobStarts lists the checkpoints and, for a run of jobs jobs,
+// starts decoding the chunks where they will start (chainRuns' split).
+func prefetchJobStarts(tr *reader.Trace, jobs int) {
+	cps, err := tr.Checkpoints()
+	if err != nil || jobs <= 0 || len(cps) == 0 {
+		return
+	}
+	lens := make([]uint64, len(cps))
+	for k := range cps {
+		to := tr.End()
+		if k+1 < len(cps) {
+			to = cps[k+1].Position
+		}
+		lens[k] = to - cps[k].Position
+	}
+	for _, k := range chainStarts(lens, jobs, func(int) bool { return false }) {
+		tr.Prefetch(cps[k].Chunk)
+	}
 }
 
 // LoadSymbols builds the symbol table of a trace's modules. A module

@@ -383,6 +383,15 @@ func (t *Trace) chunk(i int) (*chunk, error) {
 	return ch, err
 }
 
+// Prefetch starts decoding chunk i into the cache in the background, for
+// a re-simulation about to start there (a job of ttd probe, while the
+// symbols load).
+func (t *Trace) Prefetch(i int) {
+	if i >= 0 && i < len(t.chunks) {
+		t.cache.prefetch(t, i)
+	}
+}
+
 // chunkUncached decodes chunk i through the cache without prefetching.
 func (t *Trace) chunkUncached(i int) (*chunk, error) { return t.cache.get(t, i) }
 

@@ -88,7 +88,7 @@ func probeCmd(name string, args []string) int {
 	}
 	var bs []*probe.Bound
 	for _, tr := range traces {
-		t, closeT, symErr, err := probe.OpenTargetFor(tr, p, indexProgress(tr))
+		t, closeT, symErr, err := probe.OpenTargetJobs(tr, p, *jobs, indexProgress(tr))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttd probe: %s: %v\n", tr, err)
 			return 1
