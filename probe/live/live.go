@@ -123,8 +123,8 @@ type tap struct {
 	kwTh    *emu.Thread
 	kwPC    uint64
 	// watchPages: keep the watched pages out of the TLBs of every
-	// process's memory, mems, counted by the processes using each (a
-	// run without a trace: syncWatch).
+	// process's memory, mems (a run without a trace: syncWatch). mems
+	// counts the processes using each, when the script watches memory.
 	watchPages bool
 	pns        []uint64
 	mems       map[*x86.Memory]int
@@ -247,21 +247,21 @@ func (t *tap) syncWatch() {
 // and keeps the watched pages out of its TLBs; dropMemory one fewer (an
 // exec, an exit), forgetting m when none is left.
 func (t *tap) useMemory(m *x86.Memory) {
-	if !t.watchPages || m == nil {
+	if m == nil || !t.p.UsesWatch() {
 		return
 	}
 	if t.mems == nil {
 		t.mems = map[*x86.Memory]int{}
 	}
 	t.mems[m]++
-	if t.mems[m] == 1 && t.l != nil {
+	if t.mems[m] == 1 && t.l != nil && t.watchPages {
 		t.pns = t.l.WatchedPages(t.pns[:0])
 		m.WatchPages(t.pns)
 	}
 }
 
 func (t *tap) dropMemory(m *x86.Memory) {
-	if !t.watchPages || t.mems[m] == 0 {
+	if t.mems[m] == 0 {
 		return
 	}
 	if t.mems[m]--; t.mems[m] == 0 {
@@ -368,9 +368,9 @@ func (t *tap) SyscallEntry(th *emu.Thread, nr int, args *[6]uint64) {
 	if (nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT) && t.p.UsesWatch() {
 		// The regions an exec replaces (execAccesses), unless the
 		// memory is another process's too (a vfork child's exec
-		// leaves it to its parent).
+		// leaves it to its parent; reader: process.shares).
 		t.execRegions, t.execP = t.execRegions[:0], nil
-		if th.P.CloneFlags()&unix.CLONE_VM == 0 {
+		if t.mems[th.P.MM.Mem] <= 1 {
 			t.execRegions, t.execP = th.P.MM.Regions(t.execRegions), th.P
 		}
 		t.execMem = th.P.MM.Mem
