@@ -113,6 +113,12 @@ func checkPrograms(t *testing.T, path string) []ModuleRef {
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	// From the index, listing the checkpoints decodes no chunk.
+	surveyed := len(tr.progs.chunks)
+	tr.Checkpoints()
+	if _, indexed := tr.File().IndexedCheckpoints(); indexed && len(tr.progs.chunks) != surveyed {
+		t.Errorf("%s: checkpoints from the index, %d chunks surveyed for them", path, len(tr.progs.chunks)-surveyed)
+	}
 	got, err := tr.Modules()
 	if err != nil {
 		t.Fatalf("%s: Modules: %v", path, err)

@@ -44,7 +44,9 @@ func (r *Reader) readCheckpointIndex(rest []byte) {
 			return
 		}
 		ci := &r.chunks[c]
-		if pos < ci.FirstPosition || pos > ci.LastPosition || len(list) > 0 && int(c) < list[len(list)-1].Chunk {
+		// (Chunks hold increasing positions: in order and within
+		// their chunks, the checkpoints' chunks are in order too.)
+		if pos < ci.FirstPosition || pos > ci.LastPosition {
 			return
 		}
 		count[c]++
