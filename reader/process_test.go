@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -200,6 +201,41 @@ func TestFocusSeesItsOwnWrites(t *testing.T) {
 	}
 	if v, tids := writes(child); len(v) != 2 || v[0] != 3 || v[1] != 5 || tids[0] != parent || tids[1] != child {
 		t.Errorf("the child's writes of g: %v by %v, want [3 5] by %d then %d", v, tids, parent, child)
+	}
+	// Every process's writes, by the writer (AccessAllProcesses), while
+	// tracking still follows the focus: its Cut is the same as without.
+	if err := tr.SetFocus(parent); err != nil {
+		t.Fatal(err)
+	}
+	cut := func(all bool) (*Delta, []uint64, []int) {
+		r, err := tr.NewReplay(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Track()
+		var vals []uint64
+		var tids []int
+		r.Watch([]Range{{Lo: g, Hi: g + 8}})
+		r.Access = func(a *Access) {
+			if a.Write && a.Addr == g {
+				vals, tids = append(vals, a.Value), append(tids, a.Tid)
+			}
+		}
+		if all {
+			r.AccessAllProcesses()
+		}
+		if err := r.RunTo(tr.End() - 1); err != nil {
+			t.Fatal(err)
+		}
+		return r.Cut(), vals, tids
+	}
+	one, _, _ := cut(false)
+	every, v, tids := cut(true)
+	if len(v) != 2 || v[0] != 3 || v[1] != 5 || tids[0] != parent || tids[1] != child {
+		t.Errorf("every process's writes of g: %v by %v, want [3 5] by %d then %d", v, tids, parent, child)
+	}
+	if !reflect.DeepEqual(one, every) {
+		t.Errorf("the focus's tracking took in another process's accesses")
 	}
 	if err := tr.SetFocus(424242); !errors.Is(err, ErrNoProcess) {
 		t.Errorf("SetFocus of a pid not in the trace: %v", err)

@@ -153,7 +153,7 @@ type Replay struct {
 	// accessAll: Access reports every process's accesses, not only
 	// the focus's (AccessAllProcesses).
 	accessAll bool
-	buf   [8]byte
+	buf       [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool
