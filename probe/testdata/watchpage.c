@@ -2,8 +2,8 @@
 // watch tests, probe/live). pg.watched shares a page with pg.busy, which
 // every iteration reads and writes; o[1] is a heap object between two
 // busy neighbours. A read(2) and a memset write across pg.watched from
-// unaligned addresses; a forked child writes it too (not the first
-// process: never reported). Prints the watched object's address first.
+// unaligned addresses; a forked child writes it too (in its own
+// memory: reported with the child's pid). Prints the watched object's address first.
 // With a second argument it execs itself (shorter) at the end.
 #include <fcntl.h>
 #include <stdio.h>
