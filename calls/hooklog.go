@@ -55,7 +55,79 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 	loggedRecords.Add(uint64(len(steps)))
 	base := r.LoggedPosition(0) // a record's position is base+Retired
 	for i := range steps {
-		s.step(st, &steps[i], base)
+		if h := &steps[i]; h.Kind&x86.StepLeaf == 0 {
+			s.step(st, h, base)
+		} else {
+			s.leaf(st, h, base)
+		}
+	}
+}
+
+// leaf follows a leaf call's record (x86.StepLeaf): the call and the
+// ret that returned from it, with no record between. When nothing but
+// the call and the ret is to be done (watch looks at nothing, and the
+// frame the call is made from is named and above the call's slot), it
+// adds the call to its path and the callee's instructions to it
+// directly, without pushing and popping a frame: gzip -9 calls leaves
+// for all but 0.3% of its calls. Otherwise it steps through the two
+// records.
+func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
+	k := len(st.stack) - 1
+	slot := h.RSP - 8
+	op := h.Kind & x86.StepOpMask
+	if st.look > 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 || k < 0 ||
+		st.stack[k].node == nil || st.stack[k].slot <= slot || h.Target == 0 || op == x86.StepCallAny {
+		call := *h
+		call.Kind &^= x86.StepLeaf
+		ret := x86.HookStep{Retired: h.Ret, RSP: slot, PC: h.RetPC, Kind: h.RetKind}
+		s.step(st, &call, base)
+		s.step(st, &ret, base)
+		return
+	}
+	// step would end lookTo here: the window after an unnamed call
+	// matters only while its frame is pending, and the top one is not.
+	st.lookTo = 0
+	top := st.stack[k].node
+	n := h.Retired + 1
+	if n >= st.last {
+		s.credit(st, top, n-st.last)
+	}
+	// The callee: named at the call as step names it, else by the
+	// ret's function (resolve; watch at the ret would name it the
+	// same, it being the function's entry).
+	target := h.Target
+	var named bool
+	if op == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0 {
+		named = h.Kind&x86.StepShut != 0
+	} else {
+		e := s.fn.lookup(target)
+		named = e.ok && e.entry == target && !e.tramp
+	}
+	entry := target
+	if !named {
+		if e, ok := s.fn.entry(h.RetPC); ok {
+			entry = e
+		}
+	}
+	kk := key{h.PC, entry, 0}
+	c := top.last
+	if c == nil || top.lastKey != kk {
+		c = s.children.child(top, kk)
+	}
+	c.count++
+	if pos := base + h.Retired; pos < c.first {
+		c.first, c.firstTid = pos, st.tid
+	}
+	if s.flowOf != nil {
+		fs := s.flowStat(st, c)
+		fs.Count++
+		fs.First = min(fs.First, base+h.Retired)
+	}
+	if m := h.Ret + 1; m >= n {
+		s.credit(st, c, m-n)
+		st.last = m
+	} else {
+		st.last = n
 	}
 }
 

@@ -32,6 +32,9 @@ type hookLogObserver struct {
 	// window classes StepWindows gave (badKind counts the others).
 	insts   map[uint64]*Inst
 	badKind int
+	// leaves counts the leaf calls' records (StepLeaf), each unfolded
+	// into the call's and the ret's.
+	leaves int
 }
 
 func pcsIn(b *Block, pcs []uint64) uint64 {
@@ -150,6 +153,18 @@ func (o *hookLogObserver) LoggedSteps(c *CPU, steps []HookStep) {
 	}
 	for i := range steps {
 		r := &steps[i]
+		if r.Kind&StepLeaf != 0 {
+			// A leaf call: the call's record, then the ret's.
+			o.leaves++
+			call := *r
+			call.Kind &^= StepLeaf
+			ret := HookStep{Retired: r.Ret, RSP: r.RSP - 8, PC: r.RetPC, Kind: r.RetKind}
+			if op := r.Kind & StepOpMask; op < StepCall || op > StepCallAny || r.RetKind&StepOpMask != StepRet {
+				o.badKind++
+			}
+			o.LoggedSteps(c, []HookStep{call, ret})
+			continue
+		}
 		in := o.insts[r.PC]
 		if in == nil || r.Kind != o.wantKind(in) {
 			o.badKind++
@@ -195,20 +210,28 @@ func TestLoggedHooks(t *testing.T) {
 	cases := []struct {
 		name string
 		want []uint64
-		mem  bool // memCallLoop
+		mem  bool   // memCallLoop
+		code []byte // instead of callLoop and memCallLoop
+		// leaves: the narrow run must fold rets into calls'
+		// records (StepLeaf); without, it must fold none.
+		leaves bool
 	}{
-		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, true},
-		{"call and ret", []uint64{0x400007, 0x40002e}, false},
-		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, false},
-		{"mid-block and ret", []uint64{0x40000e, 0x40001a, 0x40002e}, false},
-		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, false},
+		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, true, nil, false},
+		{"call and ret", []uint64{0x400007, 0x40002e}, false, nil, true},
+		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, false, nil, false},
+		{"mid-block and ret", []uint64{0x40000e, 0x40001a, 0x40002e}, false, nil, false},
+		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, false, nil, false},
+		// The ret after h's call returns from g's frame: no leaf.
+		{"ret past its frame", []uint64{0x400005, 0x400010, 0x40001a}, false, skipRetLoop, false},
+		// Without h's call hooked, the ret is g's.
+		{"ret past a call not hooked", []uint64{0x400005, 0x40001a}, false, skipRetLoop, true},
 	}
 	type result struct {
 		seen                 []string
 		rax, count           uint64
 		recs, exact          int
 		memTarget, badTarget int
-		badKind              int
+		badKind, leaves      int
 	}
 	run := func(jit, logging bool, tc int, steps bool) result {
 		defer SetJIT(SetJIT(jit, 0))
@@ -217,6 +240,9 @@ func TestLoggedHooks(t *testing.T) {
 		code := callLoop
 		if cases[tc].mem {
 			code = memCallLoop
+		}
+		if cases[tc].code != nil {
+			code = cases[tc].code
 		}
 		c := newTestCPU(t, code)
 		c.Pred = predict.New(10)
@@ -233,7 +259,7 @@ func TestLoggedHooks(t *testing.T) {
 				t.Fatalf("exit %v", ex.Reason)
 			}
 		}
-		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget, o.badKind}
+		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget, o.badKind, o.leaves}
 	}
 	for k, tc := range cases {
 		for _, steps := range []bool{false, true} {
@@ -255,6 +281,9 @@ func TestLoggedHooks(t *testing.T) {
 			if got.badKind != 0 {
 				t.Errorf("%s: %d narrow records name no instruction or the wrong kind", name, got.badKind)
 			}
+			if wantLeaves := steps && tc.leaves; (got.leaves != 0) != wantLeaves {
+				t.Errorf("%s: %d leaf calls' records, want some: %v", name, got.leaves, wantLeaves)
+			}
 			if got.rax != want.rax || got.count != want.count {
 				t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", name, got.rax, got.count, want.rax, want.count)
 			}
@@ -267,7 +296,7 @@ func TestLoggedHooks(t *testing.T) {
 					break
 				}
 			}
-			t.Logf("%s: %d records (%d targets), %d exact calls", name, got.recs, got.memTarget, got.exact)
+			t.Logf("%s: %d records (%d targets, %d leaf calls), %d exact calls", name, got.recs, got.memTarget, got.leaves, got.exact)
 		}
 	}
 }
@@ -297,6 +326,28 @@ var memCallLoop = []byte{
 }
 
 const memCallF = 0x40001a
+
+// skipRetLoop calls g, which calls h, which drops its return address
+// and returns to g's caller: the ret right after h's call is g's.
+//
+//	     mov ecx, 2000
+//	loop: call g
+//	     dec ecx; jnz loop
+//	     syscall
+//	g:   call h
+//	     ret
+//	h:   add rsp, 8
+//	     ret
+var skipRetLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x400005 loop: call g
+	0xff, 0xc9, 0x75, 0xf7, // 0x40000a: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40000e: syscall
+	0xe8, 0x01, 0x00, 0x00, 0x00, // 0x400010 g: call h
+	0xc3,                   // 0x400015: ret
+	0x48, 0x83, 0xc4, 0x08, // 0x400016 h: add rsp, 8
+	0xc3, // 0x40001a: ret
+}
 
 // beyondLoop calls a function from a block whose translation stops
 // before the call (cpuid is not translated, and too little follows it

@@ -13,6 +13,7 @@ var (
 	offHookTarget  = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.target))
 	offHookScratch = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.scratch))
 	offHookUntil   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.until))
+	offHookLast    = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.lastCall))
 )
 
 // retiredNow puts instruction t.k's Retired into r (as CPU.Retired
@@ -69,8 +70,18 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
 	a.ALURI(as.CMP, 8, as.RAX, int64(accLogSize-entries))
 	a.Jcc(7, exit) // ja: full
+	op := StepOp(in)
+	var done as.Label
+	if t.steps && op == StepRet {
+		done = a.NewLabel()
+		t.foldRet(done)
+	}
 	a.Lea(8, as.RDX, as.M(as.RAX, entries))
 	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
+	if t.steps && op >= StepCall && op <= StepCallAny {
+		// A ret may fold into this record (foldRet).
+		a.MovMR(8, as.M(hCPU, offHookLast), as.RDX)
+	}
 	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
 	word := func(w int32) as.Mem { return as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8*w} }
 	put := func(w int32, src as.Mem) {
@@ -111,6 +122,9 @@ func (t *jitT) logHook(exit, skip as.Label) {
 		}
 	}
 	if t.steps {
+		if op == StepRet {
+			a.Bind(done)
+		}
 		switch {
 		case w == nil:
 		case w.open>>t.k&1 != 0:
@@ -128,4 +142,38 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	for i, r := range ArgRegs {
 		put(6+int32(i), t.gregN(uint8(r)))
 	}
+}
+
+// foldRet, before a ret's narrow record with the log's count in RAX
+// and room for the record, folds the ret into the call's record that
+// ends the log when RSP is that call's slot (hooklog.go, Leaf calls):
+// it appends the ret's entry, marks the call StepLeaf and jumps to
+// done; otherwise it goes on to the ret's own record, RAX unchanged.
+// Clobbers RDX and the flags.
+func (t *jitT) foldRet(done as.Label) {
+	a := &t.a
+	in := &t.b.Insts[t.k]
+	own := a.NewLabel()
+	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offHookLast))
+	a.Jcc(5, own) // jne: the log does not end with a call's record
+	// The call's RSP (the record's third word) less 8 is the slot.
+	a.MovRR(8, as.RDX, as.RAX)
+	a.ShiftRI(as.SHL, 8, as.RDX, 4)
+	a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Disp: offAccLog - 16})
+	a.ALURI(as.SUB, 8, as.RDX, 8)
+	a.ALURM(as.CMP, 8, as.RDX, t.gregN(RSP))
+	a.Jcc(5, own) // jne: a ret from another frame
+	a.Lea(8, as.RDX, as.M(as.RAX, 1))
+	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	// The call's tag (the record's second word) gets StepLeaf.
+	a.ALUMI(as.OR, 8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog - 32 + 8}, int64(StepLeaf))
+	// The ret's entry: Retired less Icount, and PC and kind as a tag.
+	t.retiredBefore(as.RDX)
+	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
+	a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog}, as.RDX)
+	a.MovRI(as.RDX, uint64(stepKindOf(in, t.k, t.win))|in.PC<<stepPCShift)
+	a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8}, as.RDX)
+	a.Jmp(done)
+	a.Bind(own)
 }
