@@ -103,6 +103,7 @@ func (s *segment) more(st *segThread, h *x86.HookStep) {
 	kk := key{h.PC, s.leafEntry(h), 0}
 	c := s.children.child(top, kk)
 	c.count += h.More
+	mergedCalls.Add(h.More)
 	s.credit(st, c, h.MoreCallee)
 	s.credit(st, top, -h.MoreCallee)
 	if s.flowOf != nil {
@@ -284,6 +285,7 @@ func setWindow(c *x86.CPU, k x86.StepKind, retired uint64) {
 	}
 }
 
-// loggedRecords counts the records logged has followed (tests check
-// that logging happened).
-var loggedRecords atomic.Uint64
+// loggedRecords counts the records logged has followed, mergedCalls
+// the calls merged into leaf calls' records (tests check that logging
+// and merging happened).
+var loggedRecords, mergedCalls atomic.Uint64

@@ -570,6 +570,50 @@ var altLoop = []byte{
 	0xc3, // 0x400022: ret
 }
 
+// recLoop calls r, which calls leaf and recurses to a depth of 3: the
+// calls of leaf come from one call at three RSPs in turn.
+//
+//	     mov ecx, 2000
+//	loop: mov edx, 3; call r
+//	     dec ecx; jnz loop
+//	     syscall
+//	r:   call leaf
+//	     dec edx; jz out
+//	     call r
+//	out: ret
+//	leaf: ret
+var recLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xba, 0x03, 0x00, 0x00, 0x00, // 0x400005 loop: mov edx, 3
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x40000a: call r
+	0xff, 0xc9, 0x75, 0xf2, // 0x40000f: dec ecx; jnz loop
+	0x0f, 0x05, // 0x400013: syscall
+	0xe8, 0x0a, 0x00, 0x00, 0x00, // 0x400015 r: call leaf
+	0xff, 0xca, 0x74, 0x05, // 0x40001a: dec edx; jz out
+	0xe8, 0xf2, 0xff, 0xff, 0xff, // 0x40001e: call r
+	0xc3, // 0x400023 out: ret
+	0xc3, // 0x400024 leaf: ret
+}
+
+// twoRetLoop calls f, which returns through one ret or another in turn.
+//
+//	     mov ecx, 2000
+//	loop: call f
+//	     dec ecx; jnz loop
+//	     syscall
+//	f:   test cl, 1; jz a
+//	     ret
+//	a:   ret
+var twoRetLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x400005 loop: call f
+	0xff, 0xc9, 0x75, 0xf7, // 0x40000a: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40000e: syscall
+	0xf6, 0xc1, 0x01, 0x74, 0x01, // 0x400010 f: test cl, 1; jz a
+	0xc3, // 0x400015: ret
+	0xc3, // 0x400016 a: ret
+}
+
 // TestLeafRuns checks the runs of leaf calls translated code merges
 // into one record (LeafMerger, HookStep.More): with the calls and rets
 // picked, the leaf calls (a call and the ret that returns from it) add
@@ -596,6 +640,10 @@ func TestLeafRuns(t *testing.T) {
 		{"one leaf", callLoop, []uint64{0x400007, 0x40002e}, []uint64{0x400007, 0x40002e}, true},
 		{"a leaf, and a ret past its frame", skipRetLoop, []uint64{0x400005, 0x400010, 0x40001a}, []uint64{0x400005, 0x400010, 0x40001a}, false},
 		{"a leaf ending another frame", skipRetLoop, []uint64{0x400005, 0x40001a}, []uint64{0x400005, 0x40001a}, true},
+		// One call at three RSPs in turn, none twice in a row.
+		{"one call in a recursion", recLoop, []uint64{0x400015, 0x400024}, []uint64{0x400015, 0x400024}, false},
+		// One call returning through two rets in turn.
+		{"two rets", twoRetLoop, []uint64{0x400005, 0x400015, 0x400016}, []uint64{0x400005, 0x400015, 0x400016}, false},
 	} {
 		run := func(jit bool) (*hookLogObserver, *CPU) {
 			defer SetJIT(SetJIT(jit, 0))
