@@ -120,9 +120,7 @@ func BenchmarkStepRecords(b *testing.B) {
 		s.setKey(tids[0], cps[0].Position)
 		st := s.thread(tids[0], nil, true, cps[0].Position)
 		for _, steps := range batches {
-			for k := range steps {
-				s.step(st, &steps[k], 0)
-			}
+			s.follow(st, steps, 0)
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(kept), "cpu-ns/record")

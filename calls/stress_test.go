@@ -36,6 +36,15 @@ func TestStitchingMatchesOnePass(t *testing.T) {
 	// And a process forking a worker per request: each worker's tree
 	// continues its parent's stack at the fork, wherever the
 	// checkpoints fall.
+	merged := mergedCalls.Load()
+	defer func() {
+		// deep.c's work calls leaf 1000 times in a loop: some of
+		// those calls are merged (x86.LeafMerger), which the
+		// reference does not do (every instruction hooked).
+		if mergedCalls.Load() == merged {
+			t.Errorf("no call merged into a leaf call's record")
+		}
+	}()
 	for _, c := range append(hardPrograms, hardProgram{"../flows/testdata/forkserver.c", 7919}) {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))

@@ -16,7 +16,9 @@ import (
 // the instruction's PC and kind (x86.StepKind), RSP and a call's target
 // sets HookSteps instead of HookLog: translated code then makes narrow
 // records (x86.HookStep, a third of the stores, naming no instruction:
-// following them reads no decoded block). The same instructions still come to Hook where
+// following them reads no decoded block; a leaf call's ret folds into
+// the call's record, and HookMerge may let runs of leaf calls merge:
+// x86.StepLeaf, x86.LeafMerger). The same instructions still come to Hook where
 // the interpreter runs them, so Hook and HookLog must do the same thing
 // with them. Neither may change what HookGate answers, nor read memory
 // as it was at the instruction (HookLog sees it later).
@@ -56,6 +58,14 @@ func (r *Replay) StepWindows(b *x86.Block) (soft, open, shut, window uint64) {
 		return 0, 0, 0, 0
 	}
 	return r.HookWindows(b)
+}
+
+// MergeLeaves applies HookMerge (x86.LeafMerger).
+func (r *Replay) MergeLeaves(b *x86.Block) uint64 {
+	if r.HookMerge == nil {
+		return 0
+	}
+	return r.HookMerge(b)
 }
 
 // LoggedSteps calls HookSteps (x86.HookStepLogger).

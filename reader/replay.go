@@ -196,7 +196,10 @@ type Replay struct {
 	// HookWindows, with HookSteps, picks soft records and their windows
 	// (x86.HookStepLogger.StepWindows).
 	HookWindows func(b *x86.Block) (soft, open, shut, window uint64)
-	hookLog     bool // logged hooks are on (TTD_HOOKLOG)
+	// HookMerge, with HookSteps, picks the calls and rets whose leaf
+	// calls' records may be merged (x86.LeafMerger).
+	HookMerge func(b *x86.Block) uint64
+	hookLog   bool // logged hooks are on (TTD_HOOKLOG)
 	// hookVersion numbers the RunTo calls: the filters may change
 	// between them (x86.FilterVersion).
 	hookVersion uint64

@@ -112,7 +112,32 @@ type HookStep struct {
 	// (Inst.Args[0].Imm).
 	Target uint64
 	PC     uint64
-	Kind   StepKind
+	// Ret, RetPC and RetKind are, in a leaf call's record (Kind has
+	// StepLeaf), the Retired, PC and StepKind of the ret's record,
+	// which it stands for: its RSP is the call's RSP less 8.
+	Ret, RetPC uint64
+	// More is how many more times the same call, at the same RSP,
+	// called a leaf that returned through the same ret, after this
+	// one (LeafMerger); MoreCallee the instructions run between those
+	// calls and their rets (the call's Retired+1 to the ret's
+	// Retired+1, added up), Last the last such ret's Retired.
+	More, MoreCallee, Last uint64
+	Kind                   StepKind
+	RetKind                StepKind
+}
+
+// LeafMerger is a HookStepLogger that may take a run of leaf calls as
+// one record (HookStep.More): MergeLeaves picks, among the logged
+// instructions of b, the direct calls and the rets whose leaf calls'
+// records may be merged. Translated code merges a leaf call into the
+// record of the same call instruction, at the same RSP, returning
+// through the same ret, when that record is one of the last two of a
+// run of such records at that RSP that nothing else interrupted (no
+// other record, no return to Go): the calls in between are leaves of
+// the same frame, so only the order of their calls changes. Asked with
+// StepWindows, and must not change within a filter generation either.
+type LeafMerger interface {
+	MergeLeaves(b *Block) uint64
 }
 
 // StepKind is what a HookStep's instruction is (StepOp), and the
@@ -132,8 +157,46 @@ const (
 	StepSoft   StepKind = 1 << 4
 	StepOpen   StepKind = 1 << 5
 	StepShut   StepKind = 1 << 6
+	// StepLeaf marks a leaf call's record: the callee returned with
+	// no record made in between, and the ret's record was folded into
+	// the call's (HookStep.Ret, RetPC, RetKind; see "Leaf calls").
+	StepLeaf StepKind = 1 << 7
 	// StepOpMask selects StepOp's part of a StepKind.
 	StepOpMask StepKind = StepSoft - 1
+)
+
+// Leaf calls. Most calls of a hot loop call a function that calls none
+// (gzip's longest_match: all but 0.3% of the calls of a gzip -9 trace):
+// their records come in pairs, the call's and, next in the log, the
+// ret's with the call's RSP less 8. Translated code folds such a ret
+// into the call's record (jit_hooklog_amd64.go): where the last entries
+// of the log are a call's narrow record (hookLog.lastCall) and RSP is
+// its slot, it appends one entry (the ret's Retired, and its PC and
+// StepKind packed as in a tag) and marks the call's tag StepLeaf,
+// instead of a record of two entries. A HookStepLogger receives one
+// HookStep for the two, and must follow it as the call's and then the
+// ret's (x86 tests unfold it; ttd calls follows a leaf call at once).
+// Nothing runs in Go between the two records: the log is drained, and
+// lastCall forgotten, whenever translated code returns.
+
+// stepEntries is the number of log entries of the narrow record tagged
+// info: one more for a leaf call's, three for one that may be merged
+// into (accHookRun).
+func stepEntries(info uint64) int {
+	if info&accHookRun != 0 {
+		return hookStepEntries + 3
+	}
+	return hookStepEntries + int(info>>7&1)
+}
+
+// accHookPicked marks the tag of a call's narrow record that
+// LeafMerger picked; accHookRun a leaf call's record of such a call and
+// a ret it picked too, which has two more entries: the last ret's
+// Retired less Icount, the calls merged into it, and their callees'
+// instructions.
+const (
+	accHookRun    = 1 << 11
+	accHookPicked = 1 << 12
 )
 
 // StepOp is in's StepKind without the window classes.
@@ -214,6 +277,17 @@ type hookLog struct {
 	// until is the end (in Retired) of the window in which translated
 	// code makes the records of soft instructions (HookStepLogger).
 	until uint64
+	// lastCall is 1 + the access log's count right after the last
+	// narrow record of a call (0: none since the log was drained);
+	// while the count is still that, the record is the last thing
+	// logged, and a ret may fold into it (Leaf calls).
+	lastCall uint64
+	// mergeAt is 1 + the byte offset in the log of the leaf call's
+	// record the last call's may merge into (0: none); runEnd is 1 +
+	// the log's count right after the last mergeable leaf call's
+	// record (0: none), runRSP its RSP, and leafA and leafB the byte
+	// offsets of the last two such records of the run (LeafMerger).
+	mergeAt, runEnd, runRSP, leafA, leafB uint64
 	// target is where the end of a block that made a logged call
 	// through memory writes the call's target: the record's Target
 	// word, or scratch when no record was made (jit_hooklog_amd64.go).
@@ -241,9 +315,13 @@ func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
 			j.fsteps = sl.StepsOnly()
 			if j.fsteps {
 				soft, open, shut, w := sl.StepWindows(b)
-				if soft|open|shut != 0 {
+				var merge uint64
+				if m, ok := sl.(LeafMerger); ok {
+					merge = m.MergeLeaves(b) & j.flog
+				}
+				if soft|open|shut|merge != 0 {
 					w = min(w, maxStepWindow)
-					j.fwin = &stepWindows{soft & j.flog, open & j.flog, shut & j.flog, w}
+					j.fwin = &stepWindows{soft & j.flog, open & j.flog, shut & j.flog, w, merge}
 				}
 			}
 		}
@@ -256,7 +334,7 @@ const maxStepWindow = 1 << 30
 
 // stepWindows is a verdict's soft, open and shut instructions of a
 // block, and the window (HookStepLogger.StepWindows).
-type stepWindows struct{ soft, open, shut, window uint64 }
+type stepWindows struct{ soft, open, shut, window, merge uint64 }
 
 // sameWindows reports whether a and b ask the same of a translation.
 func sameWindows(a, b *stepWindows) bool {
@@ -293,7 +371,7 @@ func (c *CPU) drainLog() {
 		return
 	}
 	log := c.acc.log[:c.acc.n]
-	c.acc.n = 0
+	c.acc.n, c.hlog.lastCall, c.hlog.runEnd = 0, 0, 0
 	for i := 0; i < len(log); {
 		if log[i].Info&accHook == 0 {
 			k := i
@@ -316,7 +394,7 @@ func (c *CPU) drainLog() {
 				// A narrow record for another logger (none
 				// observed now: a translation made for a
 				// verdict of an earlier Run).
-				i += hookStepEntries
+				i += stepEntries(log[i].Info)
 				continue
 			}
 			if c.hookRecord(&c.hlog.recs[n], log[i:i+hookRecEntries]) {
@@ -361,6 +439,18 @@ func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
 		s.PC, s.Kind = uint64(int64(info)>>stepPCShift), StepKind(info)
 		n++
 		i += hookStepEntries
+		if s.Kind&StepLeaf != 0 {
+			// The ret's entry (Leaf calls).
+			r := &log[i]
+			s.Ret, s.RetPC, s.RetKind = c.Icount+r.Addr, uint64(int64(r.Info)>>stepPCShift), StepKind(r.Info)
+			s.More = 0
+			i++
+			if info&accHookRun != 0 {
+				// The calls merged into it (LeafMerger).
+				s.Last, s.More, s.MoreCallee = c.Icount+log[i].Addr, log[i].Info, log[i+1].Addr
+				i += 2
+			}
+		}
 	}
 	if n > 0 {
 		c.hlog.stepper.LoggedSteps(c, steps[:n])

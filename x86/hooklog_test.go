@@ -32,6 +32,57 @@ type hookLogObserver struct {
 	// window classes StepWindows gave (badKind counts the others).
 	insts   map[uint64]*Inst
 	badKind int
+	// leaves counts the leaf calls' records (StepLeaf), each unfolded
+	// into the call's and the ret's.
+	leaves int
+	// merge are the MergeLeaves instructions; evs the calls and
+	// records seen, in order; more the calls merged into leaf calls'
+	// records (HookStep.More), by call, ret and RSP.
+	merge []uint64
+	evs   []stepEv
+	more  map[leafKey]leafSum
+}
+
+// stepEv is a call or record a hookLogObserver saw.
+type stepEv struct {
+	pc, retired, rsp uint64
+	call, ret        bool
+	line             string
+}
+
+// leafKey is a leaf call's call, ret and RSP; leafSum the leaf calls
+// of one: how many, their callees' instructions (each ret's Retired
+// less its call's), and the last ret's Retired.
+type leafKey struct{ call, ret, rsp uint64 }
+type leafSum struct{ n, callee, last uint64 }
+
+func (o *hookLogObserver) MergeLeaves(b *Block) uint64 { return pcsIn(b, o.merge) }
+
+// leafSums takes the leaf calls out of evs (a call followed by the ret
+// that returns from it), adds them up with more, and returns the lines
+// of the other calls and records, in order.
+func leafSums(evs []stepEv, more map[leafKey]leafSum) ([]string, map[leafKey]leafSum) {
+	sums := map[leafKey]leafSum{}
+	for k, v := range more {
+		sums[k] = v
+	}
+	var rest []string
+	for i := 0; i < len(evs); i++ {
+		e := &evs[i]
+		if e.call && i+1 < len(evs) && evs[i+1].ret && evs[i+1].rsp == e.rsp-8 {
+			r := &evs[i+1]
+			k := leafKey{e.pc, r.pc, e.rsp}
+			v := sums[k]
+			v.n++
+			v.callee += r.retired - e.retired
+			v.last = max(v.last, r.retired)
+			sums[k] = v
+			i++
+			continue
+		}
+		rest = append(rest, e.line)
+	}
+	return rest, sums
 }
 
 func pcsIn(b *Block, pcs []uint64) uint64 {
@@ -120,7 +171,10 @@ func (o *hookLogObserver) line(in *Inst, retired, rsp, rax, rdi, target uint64) 
 		// A narrow record has neither RAX nor the arguments.
 		rax, rdi = 0, 0
 	}
-	o.seen = append(o.seen, fmt.Sprintf("%#x@%d rsp=%#x rax=%#x rdi=%#x target=%#x", in.PC, retired, rsp, rax, rdi, target))
+	line := fmt.Sprintf("%#x@%d rsp=%#x rax=%#x rdi=%#x target=%#x", in.PC, retired, rsp, rax, rdi, target)
+	o.seen = append(o.seen, line)
+	op := StepOp(in)
+	o.evs = append(o.evs, stepEv{in.PC, retired, rsp, op >= StepCall && op <= StepCallAny, op == StepRet, line})
 }
 
 func (o *hookLogObserver) Instruction(c *CPU, in *Inst) {
@@ -150,6 +204,29 @@ func (o *hookLogObserver) LoggedSteps(c *CPU, steps []HookStep) {
 	}
 	for i := range steps {
 		r := &steps[i]
+		if r.Kind&StepLeaf != 0 {
+			// A leaf call: the call's record, then the ret's.
+			o.leaves++
+			call := *r
+			call.Kind &^= StepLeaf
+			ret := HookStep{Retired: r.Ret, RSP: r.RSP - 8, PC: r.RetPC, Kind: r.RetKind}
+			if r.More != 0 {
+				if o.more == nil {
+					o.more = map[leafKey]leafSum{}
+				}
+				k := leafKey{r.PC, r.RetPC, r.RSP}
+				v := o.more[k]
+				v.n += r.More
+				v.callee += r.MoreCallee
+				v.last = max(v.last, r.Last)
+				o.more[k] = v
+			}
+			if op := r.Kind & StepOpMask; op < StepCall || op > StepCallAny || r.RetKind&StepOpMask != StepRet {
+				o.badKind++
+			}
+			o.LoggedSteps(c, []HookStep{call, ret})
+			continue
+		}
 		in := o.insts[r.PC]
 		if in == nil || r.Kind != o.wantKind(in) {
 			o.badKind++
@@ -195,20 +272,28 @@ func TestLoggedHooks(t *testing.T) {
 	cases := []struct {
 		name string
 		want []uint64
-		mem  bool // memCallLoop
+		mem  bool   // memCallLoop
+		code []byte // instead of callLoop and memCallLoop
+		// leaves: the narrow run must fold rets into calls'
+		// records (StepLeaf); without, it must fold none.
+		leaves bool
 	}{
-		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, true},
-		{"call and ret", []uint64{0x400007, 0x40002e}, false},
-		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, false},
-		{"mid-block and ret", []uint64{0x40000e, 0x40001a, 0x40002e}, false},
-		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, false},
+		{"call through memory, entry and ret", []uint64{0x400010, 0x40001a, 0x400036}, true, nil, false},
+		{"call and ret", []uint64{0x400007, 0x40002e}, false, nil, true},
+		{"block starts", []uint64{0x400007, 0x400017, 0x400026}, false, nil, false},
+		{"mid-block and ret", []uint64{0x40000e, 0x40001a, 0x40002e}, false, nil, false},
+		{"every instruction of the loop", []uint64{0x400017, 0x40001a, 0x40001f, 0x400024, 0x400026, 0x40002a, 0x40002c}, false, nil, false},
+		// The ret after h's call returns from g's frame: no leaf.
+		{"ret past its frame", []uint64{0x400005, 0x400010, 0x40001a}, false, skipRetLoop, false},
+		// Without h's call hooked, the ret is g's.
+		{"ret past a call not hooked", []uint64{0x400005, 0x40001a}, false, skipRetLoop, true},
 	}
 	type result struct {
 		seen                 []string
 		rax, count           uint64
 		recs, exact          int
 		memTarget, badTarget int
-		badKind              int
+		badKind, leaves      int
 	}
 	run := func(jit, logging bool, tc int, steps bool) result {
 		defer SetJIT(SetJIT(jit, 0))
@@ -217,6 +302,9 @@ func TestLoggedHooks(t *testing.T) {
 		code := callLoop
 		if cases[tc].mem {
 			code = memCallLoop
+		}
+		if cases[tc].code != nil {
+			code = cases[tc].code
 		}
 		c := newTestCPU(t, code)
 		c.Pred = predict.New(10)
@@ -233,7 +321,7 @@ func TestLoggedHooks(t *testing.T) {
 				t.Fatalf("exit %v", ex.Reason)
 			}
 		}
-		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget, o.badKind}
+		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget, o.badKind, o.leaves}
 	}
 	for k, tc := range cases {
 		for _, steps := range []bool{false, true} {
@@ -255,6 +343,9 @@ func TestLoggedHooks(t *testing.T) {
 			if got.badKind != 0 {
 				t.Errorf("%s: %d narrow records name no instruction or the wrong kind", name, got.badKind)
 			}
+			if wantLeaves := steps && tc.leaves; (got.leaves != 0) != wantLeaves {
+				t.Errorf("%s: %d leaf calls' records, want some: %v", name, got.leaves, wantLeaves)
+			}
 			if got.rax != want.rax || got.count != want.count {
 				t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", name, got.rax, got.count, want.rax, want.count)
 			}
@@ -267,7 +358,7 @@ func TestLoggedHooks(t *testing.T) {
 					break
 				}
 			}
-			t.Logf("%s: %d records (%d targets), %d exact calls", name, got.recs, got.memTarget, got.exact)
+			t.Logf("%s: %d records (%d targets, %d leaf calls), %d exact calls", name, got.recs, got.memTarget, got.leaves, got.exact)
 		}
 	}
 }
@@ -297,6 +388,28 @@ var memCallLoop = []byte{
 }
 
 const memCallF = 0x40001a
+
+// skipRetLoop calls g, which calls h, which drops its return address
+// and returns to g's caller: the ret right after h's call is g's.
+//
+//	     mov ecx, 2000
+//	loop: call g
+//	     dec ecx; jnz loop
+//	     syscall
+//	g:   call h
+//	     ret
+//	h:   add rsp, 8
+//	     ret
+var skipRetLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x400005 loop: call g
+	0xff, 0xc9, 0x75, 0xf7, // 0x40000a: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40000e: syscall
+	0xe8, 0x01, 0x00, 0x00, 0x00, // 0x400010 g: call h
+	0xc3,                   // 0x400015: ret
+	0x48, 0x83, 0xc4, 0x08, // 0x400016 h: add rsp, 8
+	0xc3, // 0x40001a: ret
+}
 
 // beyondLoop calls a function from a block whose translation stops
 // before the call (cpuid is not translated, and too little follows it
@@ -433,5 +546,147 @@ func TestStepOp(t *testing.T) {
 		if got := StepOp(&in); got != tc.want {
 			t.Errorf("% x (%v): StepOp = %d, want %d", tc.code, in.Op, got, tc.want)
 		}
+	}
+}
+
+// altLoop calls two leaves in turn, f1 and f2, from one frame:
+//
+//	     mov ecx, 2000
+//	loop: call f1; call f2
+//	     dec ecx; jnz loop
+//	     syscall
+//	f1:  add rax, 1; ret
+//	f2:  add rax, 2; add rax, 3; ret
+var altLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x0b, 0x00, 0x00, 0x00, // 0x400005 loop: call f1
+	0xe8, 0x0b, 0x00, 0x00, 0x00, // 0x40000a: call f2
+	0xff, 0xc9, 0x75, 0xf2, // 0x40000f: dec ecx; jnz loop
+	0x0f, 0x05, // 0x400013: syscall
+	0x48, 0x83, 0xc0, 0x01, // 0x400015 f1: add rax, 1
+	0xc3,                   // 0x400019: ret
+	0x48, 0x83, 0xc0, 0x02, // 0x40001a f2: add rax, 2
+	0x48, 0x83, 0xc0, 0x03, // 0x40001e: add rax, 3
+	0xc3, // 0x400022: ret
+}
+
+// recLoop calls r, which calls leaf and recurses to a depth of 3: the
+// calls of leaf come from one call at three RSPs in turn.
+//
+//	     mov ecx, 2000
+//	loop: mov edx, 3; call r
+//	     dec ecx; jnz loop
+//	     syscall
+//	r:   call leaf
+//	     dec edx; jz out
+//	     call r
+//	out: ret
+//	leaf: ret
+var recLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xba, 0x03, 0x00, 0x00, 0x00, // 0x400005 loop: mov edx, 3
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x40000a: call r
+	0xff, 0xc9, 0x75, 0xf2, // 0x40000f: dec ecx; jnz loop
+	0x0f, 0x05, // 0x400013: syscall
+	0xe8, 0x0a, 0x00, 0x00, 0x00, // 0x400015 r: call leaf
+	0xff, 0xca, 0x74, 0x05, // 0x40001a: dec edx; jz out
+	0xe8, 0xf2, 0xff, 0xff, 0xff, // 0x40001e: call r
+	0xc3, // 0x400023 out: ret
+	0xc3, // 0x400024 leaf: ret
+}
+
+// twoRetLoop calls f, which returns through one ret or another in turn.
+//
+//	     mov ecx, 2000
+//	loop: call f
+//	     dec ecx; jnz loop
+//	     syscall
+//	f:   test cl, 1; jz a
+//	     ret
+//	a:   ret
+var twoRetLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x400005 loop: call f
+	0xff, 0xc9, 0x75, 0xf7, // 0x40000a: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40000e: syscall
+	0xf6, 0xc1, 0x01, 0x74, 0x01, // 0x400010 f: test cl, 1; jz a
+	0xc3, // 0x400015: ret
+	0xc3, // 0x400016 a: ret
+}
+
+// TestLeafRuns checks the runs of leaf calls translated code merges
+// into one record (LeafMerger, HookStep.More): with the calls and rets
+// picked, the leaf calls (a call and the ret that returns from it) add
+// up, by call, ret and RSP, to as many calls, as many callee
+// instructions and the same last ret as the exact reference's, and the
+// other calls and records are the reference's, in order; some calls
+// are merged where both the call and the ret are picked, none
+// otherwise.
+func TestLeafRuns(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	for _, tc := range []struct {
+		name        string
+		code        []byte
+		want, merge []uint64
+		merged      bool
+	}{
+		{"two leaves in turn", altLoop, []uint64{0x400005, 0x40000a, 0x400019, 0x400022}, []uint64{0x400005, 0x40000a, 0x400019, 0x400022}, true},
+		// f1's leaf calls, not picked, end each run of f2's.
+		{"one of two picked", altLoop, []uint64{0x400005, 0x40000a, 0x400019, 0x400022}, []uint64{0x40000a, 0x400022}, false},
+		{"the call only", altLoop, []uint64{0x400005, 0x40000a, 0x400019, 0x400022}, []uint64{0x400005, 0x40000a}, false},
+		{"the ret only", altLoop, []uint64{0x400005, 0x40000a, 0x400019, 0x400022}, []uint64{0x400019, 0x400022}, false},
+		{"one leaf", callLoop, []uint64{0x400007, 0x40002e}, []uint64{0x400007, 0x40002e}, true},
+		{"a leaf, and a ret past its frame", skipRetLoop, []uint64{0x400005, 0x400010, 0x40001a}, []uint64{0x400005, 0x400010, 0x40001a}, false},
+		{"a leaf ending another frame", skipRetLoop, []uint64{0x400005, 0x40001a}, []uint64{0x400005, 0x40001a}, true},
+		// One call at three RSPs in turn, none twice in a row.
+		{"one call in a recursion", recLoop, []uint64{0x400015, 0x400024}, []uint64{0x400015, 0x400024}, false},
+		// One call returning through two rets in turn.
+		{"two rets", twoRetLoop, []uint64{0x400005, 0x400015, 0x400016}, []uint64{0x400005, 0x400015, 0x400016}, false},
+	} {
+		run := func(jit bool) (*hookLogObserver, *CPU) {
+			defer SetJIT(SetJIT(jit, 0))
+			filterAskAlways = !jit
+			defer func() { filterAskAlways = false }()
+			c := newTestCPU(t, tc.code)
+			c.Pred = predict.New(10)
+			o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a", want: tc.want}},
+				steps: true, off: !jit, merge: tc.merge}
+			for _, budget := range []uint64{700, 2333, 1 << 40} {
+				c.Obs = o
+				if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
+					t.Fatalf("%s: exit %v", tc.name, ex.Reason)
+				}
+			}
+			return o, c
+		}
+		want, wc := run(false)
+		got, gc := run(true)
+		wantRest, wantSums := leafSums(want.evs, nil)
+		gotRest, gotSums := leafSums(got.evs, got.more)
+		if len(wantSums) == 0 && tc.merged {
+			t.Fatalf("%s: no leaf call in the reference", tc.name)
+		}
+		var merged uint64
+		for _, v := range got.more {
+			merged += v.n
+		}
+		if (merged != 0) != tc.merged {
+			t.Errorf("%s: %d calls merged, want some: %v", tc.name, merged, tc.merged)
+		}
+		if got.badKind != 0 || got.badTarget != 0 {
+			t.Errorf("%s: %d records of the wrong kind, %d with the wrong target", tc.name, got.badKind, got.badTarget)
+		}
+		if fmt.Sprint(gotSums) != fmt.Sprint(wantSums) {
+			t.Errorf("%s: leaf calls\n%v\nwant\n%v", tc.name, gotSums, wantSums)
+		}
+		if fmt.Sprint(gotRest) != fmt.Sprint(wantRest) {
+			t.Errorf("%s: other calls and records\n%v\nwant\n%v", tc.name, gotRest, wantRest)
+		}
+		if gc.R[RAX] != wc.R[RAX] || gc.Icount != wc.Icount {
+			t.Errorf("%s: rax=%#x icount=%d, want %#x %d", tc.name, gc.R[RAX], gc.Icount, wc.R[RAX], wc.Icount)
+		}
+		t.Logf("%s: %d records (%d leaf calls, %d calls merged into them), %d exact calls", tc.name, got.recs, got.leaves, merged, got.exact)
 	}
 }

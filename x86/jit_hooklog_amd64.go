@@ -13,7 +13,16 @@ var (
 	offHookTarget  = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.target))
 	offHookScratch = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.scratch))
 	offHookUntil   = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.until))
+	offHookLast    = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.lastCall))
+	offMergeAt     = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.mergeAt))
+	offRunEnd      = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.runEnd))
+	offRunRSP      = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.runRSP))
+	offLeafA       = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.leafA))
+	offLeafB       = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.leafB))
 )
+
+// logWord is the log's word w (two an entry) from the byte offset in r.
+func logWord(r as.Reg, w int32) as.Mem { return as.Mem{Base: hCPU, Index: r, Disp: offAccLog + 8*w} }
 
 // retiredNow puts instruction t.k's Retired into r (as CPU.Retired
 // would be at it: Icount, the blocks chained before this one, and k).
@@ -66,11 +75,32 @@ func (t *jitT) logHook(exit, skip as.Label) {
 		a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookUntil))
 		a.Jcc(3, skip) // jae
 	}
+	op := StepOp(in)
+	room := entries
+	if t.steps && op == StepRet {
+		room = hookStepEntries + 1 // folded into a call's: 3 entries more
+	}
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
-	a.ALURI(as.CMP, 8, as.RAX, int64(accLogSize-entries))
+	a.ALURI(as.CMP, 8, as.RAX, int64(accLogSize-room))
 	a.Jcc(7, exit) // ja: full
+	merge := t.steps && w != nil && w.merge>>t.k&1 != 0
+	var done as.Label
+	if t.steps && op == StepRet {
+		done = a.NewLabel()
+		t.foldRet(done, merge)
+	}
+	isCall := t.steps && op >= StepCall && op <= StepCallAny
+	if isCall {
+		t.mergeCall(merge)
+	}
 	a.Lea(8, as.RDX, as.M(as.RAX, entries))
 	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
+	if isCall {
+		// A ret may fold into this record (foldRet): the count after
+		// it, plus one.
+		a.Lea(8, as.RDX, as.M(as.RAX, entries+1))
+		a.MovMR(8, as.M(hCPU, offHookLast), as.RDX)
+	}
 	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
 	word := func(w int32) as.Mem { return as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8*w} }
 	put := func(w int32, src as.Mem) {
@@ -84,6 +114,9 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	if t.steps {
 		// The instruction's kind and PC (drainSteps).
 		tag |= uint64(stepKindOf(in, t.k, w)) | in.PC<<stepPCShift
+		if merge && isCall {
+			tag |= accHookPicked
+		}
 	} else {
 		tag |= uint64(t.b.jit.id)<<32 | uint64(t.k)<<16
 	}
@@ -111,6 +144,9 @@ func (t *jitT) logHook(exit, skip as.Label) {
 		}
 	}
 	if t.steps {
+		if op == StepRet {
+			a.Bind(done)
+		}
 		switch {
 		case w == nil:
 		case w.open>>t.k&1 != 0:
@@ -128,4 +164,180 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	for i, r := range ArgRegs {
 		put(6+int32(i), t.gregN(uint8(r)))
 	}
+}
+
+// callTag is the tag of instruction t.k's narrow record (logHook).
+func (t *jitT) callTag(merge bool) uint64 {
+	in := &t.b.Insts[t.k]
+	tag := accHook | accHookStep | uint64(stepKindOf(in, t.k, t.win)) | in.PC<<stepPCShift
+	if merge {
+		tag |= accHookPicked
+	}
+	return tag
+}
+
+// mergeCall, before a call's narrow record with the log's count in RAX,
+// sets hookLog.mergeAt: for a call LeafMerger picked, to the record of
+// the run of leaf calls at this RSP that the log ends with (one of its
+// last two) that holds this call's, if any; else to none (LeafMerger).
+// RAX is kept; clobbers RDX and the flags.
+func (t *jitT) mergeCall(merge bool) {
+	a := &t.a
+	a.MovMI(8, as.M(hCPU, offMergeAt), 0)
+	if !merge {
+		return
+	}
+	none, found := a.NewLabel(), a.NewLabel()
+	a.Lea(8, as.RDX, as.M(as.RAX, 1))
+	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offRunEnd))
+	a.Jcc(5, none) // jne: something else since the run's last record
+	a.MovRM(8, as.RDX, as.M(hCPU, offRunRSP))
+	a.ALURM(as.CMP, 8, as.RDX, t.gregN(RSP))
+	a.Jcc(5, none) // jne: another frame
+	a.MovRI(as.RDX, t.callTag(true)|uint64(StepLeaf)|accHookRun)
+	a.MovRM(8, as.RAX, as.M(hCPU, offLeafA))
+	a.ALURM(as.CMP, 8, as.RDX, logWord(as.RAX, 1))
+	a.Jcc(4, found) // je
+	a.MovRM(8, as.RAX, as.M(hCPU, offLeafB))
+	a.ALURM(as.CMP, 8, as.RDX, logWord(as.RAX, 1))
+	reload := a.NewLabel()
+	a.Jcc(5, reload)
+	a.Bind(found)
+	a.Lea(8, as.RAX, as.M(as.RAX, 1))
+	a.MovMR(8, as.M(hCPU, offMergeAt), as.RAX)
+	a.Bind(reload)
+	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
+	a.Bind(none)
+}
+
+// foldRet, before a ret's narrow record with the log's count in RAX
+// and room for three entries, folds the ret into the call's record
+// that ends the log when RSP is that call's slot (hooklog.go, Leaf
+// calls), or, for a ret LeafMerger picked (merge), adds the call and
+// the ret to the leaf call's record mergeCall found for the call (the
+// call's record is dropped), and jumps to done; otherwise it goes on to
+// the ret's own record, RAX unchanged. Clobbers RDX and the flags.
+func (t *jitT) foldRet(done as.Label, merge bool) {
+	a := &t.a
+	in := &t.b.Insts[t.k]
+	retTag := uint64(stepKindOf(in, t.k, t.win)) | in.PC<<stepPCShift
+	own := a.NewLabel()
+	a.Lea(8, as.RDX, as.M(as.RAX, 1))
+	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookLast))
+	a.Jcc(5, own) // jne: the log does not end with a call's record
+	// The call's RSP (the record's third word) less 8 is the slot.
+	a.MovRR(8, as.RDX, as.RAX)
+	a.ShiftRI(as.SHL, 8, as.RDX, 4)
+	a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Disp: offAccLog - 16})
+	a.ALURI(as.SUB, 8, as.RDX, 8)
+	a.ALURM(as.CMP, 8, as.RDX, t.gregN(RSP))
+	a.Jcc(5, own) // jne: a ret from another frame
+	short := a.NewLabel()
+	if merge {
+		tryRun := a.NewLabel()
+		t.mergeRet(retTag, done, tryRun)
+		a.Bind(tryRun)
+		// Folded into a record that may be merged into: if the call
+		// was picked too (its tag has accHookPicked).
+		a.MovRR(8, as.RDX, as.RAX)
+		a.ShiftRI(as.SHL, 8, as.RDX, 4)
+		a.TestMI(8, as.Mem{Base: hCPU, Index: as.RDX, Disp: offAccLog - 32 + 8}, accHookPicked)
+		a.Jcc(4, short) // jz
+		t.foldRun(retTag, done)
+	}
+	a.Bind(short)
+	a.Lea(8, as.RDX, as.M(as.RAX, 1))
+	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	// The call's tag (the record's second word) gets StepLeaf.
+	a.ALUMI(as.OR, 8, logWord(as.RAX, -3), int64(StepLeaf))
+	// The ret's entry: Retired less Icount, and PC and kind as a tag.
+	t.retiredBefore(as.RDX)
+	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
+	a.MovMR(8, logWord(as.RAX, 0), as.RDX)
+	a.MovRI(as.RDX, retTag)
+	a.MovMR(8, logWord(as.RAX, 1), as.RDX)
+	a.Jmp(done)
+	a.Bind(own)
+}
+
+// mergeRet, in foldRet, adds the call whose record ends the log and
+// this ret to the record mergeCall found (hookLog.mergeAt), if any and
+// its ret is this one, drops the call's record and jumps to done; else
+// it jumps to fold with the log's count in RAX.
+func (t *jitT) mergeRet(retTag uint64, done, fold as.Label) {
+	a := &t.a
+	a.MovRM(8, as.RDX, as.M(hCPU, offMergeAt))
+	a.TestRR(8, as.RDX, as.RDX)
+	a.Jcc(4, fold) // jz: none
+	a.Lea(8, as.RDX, as.M(as.RDX, -1))
+	a.MovRI(as.RAX, retTag)
+	a.ALURM(as.CMP, 8, as.RAX, logWord(as.RDX, 4+1))
+	no := a.NewLabel()
+	a.Jcc(5, no) // jne: it returned through another ret
+	// The record's last ret, one call more, and the callee's
+	// instructions: this ret's Retired less the call's.
+	t.retiredBefore(as.RAX)
+	a.Lea(8, as.RAX, as.M(as.RAX, int32(t.k)))
+	a.MovMR(8, logWord(as.RDX, 6), as.RAX)
+	a.ALUMI(as.ADD, 8, logWord(as.RDX, 7), 1)
+	a.ALUMR(as.ADD, 8, logWord(as.RDX, 8), as.RAX)
+	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	a.MovRM(8, as.RAX, logWord(as.RAX, -4)) // the call's Retired less Icount
+	a.ALUMR(as.SUB, 8, logWord(as.RDX, 8), as.RAX)
+	a.ALUMI(as.SUB, 8, as.M(hCPU, offAccN), 2)
+	a.Jmp(done)
+	a.Bind(no)
+	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
+	a.Jmp(fold)
+}
+
+// foldRun, in foldRet, folds the ret into the call's record that ends
+// the log, both picked by LeafMerger: the record gets the ret's entry
+// and the merged calls' (none yet), and becomes the run's last (its
+// first if the run's last record was not right before it, at the same
+// RSP). Jumps to done.
+func (t *jitT) foldRun(retTag uint64, done as.Label) {
+	a := &t.a
+	// RAX: the log's count; the call's record starts at RAX-2.
+	newRun, setA := a.NewLabel(), a.NewLabel()
+	a.Lea(8, as.RDX, as.M(as.RAX, -2+1))
+	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offRunEnd))
+	a.Jcc(5, newRun)
+	a.MovRR(8, as.RDX, as.RAX)
+	a.ShiftRI(as.SHL, 8, as.RDX, 4)
+	a.MovRM(8, as.RDX, logWord(as.RDX, -2)) // the call's RSP
+	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offRunRSP))
+	a.Jcc(5, newRun)
+	a.MovRM(8, as.RDX, as.M(hCPU, offLeafA))
+	a.MovMR(8, as.M(hCPU, offLeafB), as.RDX)
+	a.Jmp(setA)
+	a.Bind(newRun)
+	a.Lea(8, as.RDX, as.M(as.RAX, -2))
+	a.ShiftRI(as.SHL, 8, as.RDX, 4)
+	a.MovMR(8, as.M(hCPU, offLeafB), as.RDX)
+	a.Bind(setA)
+	a.Lea(8, as.RDX, as.M(as.RAX, -2))
+	a.ShiftRI(as.SHL, 8, as.RDX, 4)
+	a.MovMR(8, as.M(hCPU, offLeafA), as.RDX)
+	a.Lea(8, as.RDX, as.M(as.RAX, 3+1))
+	a.MovMR(8, as.M(hCPU, offRunEnd), as.RDX)
+	a.Lea(8, as.RDX, as.M(as.RAX, 3))
+	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	a.MovRM(8, as.RDX, logWord(as.RAX, -2))
+	a.MovMR(8, as.M(hCPU, offRunRSP), as.RDX)
+	a.ALUMI(as.OR, 8, logWord(as.RAX, -3), int64(StepLeaf)|accHookRun)
+	// The ret's entry, and the merged calls': the last ret (this one),
+	// none, no instructions.
+	t.retiredBefore(as.RDX)
+	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
+	a.MovMR(8, logWord(as.RAX, 0), as.RDX)
+	a.MovMR(8, logWord(as.RAX, 2), as.RDX)
+	a.MovRI(as.RDX, retTag)
+	a.MovMR(8, logWord(as.RAX, 1), as.RDX)
+	a.MovMI(8, logWord(as.RAX, 3), 0)
+	a.MovMI(8, logWord(as.RAX, 4), 0)
+	a.Jmp(done)
 }
