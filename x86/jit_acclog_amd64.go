@@ -127,30 +127,25 @@ func (t *jitT) markAccess(l jitAccLog) {
 	if l.write {
 		w = PageSize / 8
 	}
-	// RAX: the bitmap's byte of RSI's page offset o, o>>3, or for a
-	// byte access the aligned word that holds o's bit, 8*(o>>6).
-	byteBit := l.size == 1 && jitRorx // shlx makes the bit
-	mask := int64(PageSize/8 - 1)
-	if byteBit {
-		mask &^= 7
-	}
+	// RAX: the bitmap's 4-byte aligned word that holds the bit of RSI's
+	// page offset o: 4*(o>>5), at bit o&31.
 	if jitRorx {
 		a.Rorx(4, as.RDX, as.RSI, 3)
-		a.ALURI(as.AND, 4, as.RDX, mask)
+		a.ALURI(as.AND, 4, as.RDX, PageSize/8-4)
 	} else {
 		a.MovRR(4, as.RDX, as.RSI)
-		a.ALURI(as.AND, 4, as.RDX, mask<<3)
+		a.ALURI(as.AND, 4, as.RDX, PageSize-32)
 		a.ShiftRI(as.SHR, 4, as.RDX, 3)
 	}
 	a.ALURR(as.ADD, 8, as.RAX, as.RDX)
-	// RDX: the access's bits in that word.
-	if byteBit {
+	// RDX: the access's bits in the 64-bit word there.
+	if l.size == 1 && jitRorx {
 		a.MovRI(as.RDX, 1)
-		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7, W: true}, as.RDX, as.RSI, as.RDX) // shlx rdx, rdx, rsi: bit o&63
+		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7}, as.RDX, as.RSI, as.RDX) // shlx edx, edx, esi: bit o&31
 	} else {
 		s := int32(bits.TrailingZeros(uint(l.size)))
 		a.MovRR(4, as.RDX, as.RSI)
-		a.ALURI(as.AND, 4, as.RDX, 7)
+		a.ALURI(as.AND, 4, as.RDX, 31)
 		a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offAccMasks + 512*s})
 	}
 	a.ALUMR(as.OR, 8, as.M(as.RAX, w), as.RDX)
