@@ -102,8 +102,8 @@ func (t *MarkTable) Empty() {
 	// No entry points at the table's pages any more: let go of the
 	// address spaces (a tree's ended processes and their TLBs),
 	// EnterMarks notes the live ones again.
-clear(t.mems)
-t.mems = t.mems[:0]
+	clear(t.mems)
+	t.mems = t.mems[:0]
 }
 
 // use notes that translated code marks accesses to m through t.

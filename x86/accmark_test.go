@@ -117,7 +117,7 @@ func (o *markObserver) page(pn uint64) *MarkPage {
 func (o *markObserver) mark(addr uint64, size int, kind int) {
 	for i := uint64(0); i < uint64(size); i++ {
 		off := (addr + i) & (PageSize - 1)
-		o.page((addr+i)>>PageShift).RW[kind][off>>6] |= 1 << (off & 63)
+		o.page((addr + i) >> PageShift).RW[kind][off>>6] |= 1 << (off & 63)
 	}
 }
 

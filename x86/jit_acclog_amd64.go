@@ -123,7 +123,7 @@ func (t *jitT) markAccess(l jitAccLog) {
 	a.MovRM(8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: tlbDisp(l.write) + offTLBMark})
 	a.TestRR(8, as.RAX, as.RAX)
 	a.Jcc(4, l.in) // je: the entry points at no MarkPage
-	var w int32 // RW[1]: the written bytes
+	var w int32    // RW[1]: the written bytes
 	if l.write {
 		w = PageSize / 8
 	}
