@@ -45,7 +45,7 @@ type Summarizer func(path string) ([]tracefile.AccessSummary, error)
 var summariesPass = os.Getenv("TTD_RECSUM") == "off"
 
 // sumPage is what the current interval did to one page: the bytes it
-// read and wrote (RW[w][0] and RW[w][1] bit b: byte 64w+b) and fetched
+// read and wrote (RW[0][w] and RW[1][w] bit b: byte 64w+b) and fetched
 // (Ex). Translated code marks most accesses in it itself (x86.AccessMarker).
 type sumPage = x86.MarkPage
 
@@ -120,7 +120,7 @@ func (s *summarizer) mark(addr uint64, size int, kind int) {
 	if kind == sumExec {
 		p.Ex[off>>6] |= m
 	} else {
-		p.RW[off>>6][kind] |= m
+		p.RW[kind][off>>6] |= m
 	}
 }
 
@@ -136,7 +136,7 @@ func (s *summarizer) markRange(addr uint64, n int, kind int) {
 			if kind == sumExec {
 				p.Ex[w] |= m
 			} else {
-				p.RW[w][kind] |= m
+				p.RW[kind][w] |= m
 			}
 		}
 		addr += uint64(k)
@@ -177,16 +177,12 @@ func (s *summarizer) cut(pos uint64) {
 		}
 		slices.Sort(pns)
 		s.pns = pns
-		var rd, wr [64]uint64
 		masks := s.masks[:0]
 		for _, pn := range pns {
 			p := s.pages[pn]
-			for w := range p.RW {
-				rd[w], wr[w] = p.RW[w][0], p.RW[w][1]
-			}
 			pa := tracefile.PageAccess{PN: pn}
-			pa.Read, masks = tracefile.AppendByteSet(masks, &rd)
-			pa.Written, masks = tracefile.AppendByteSet(masks, &wr)
+			pa.Read, masks = tracefile.AppendByteSet(masks, &p.RW[sumRead])
+			pa.Written, masks = tracefile.AppendByteSet(masks, &p.RW[sumWrite])
 			pa.Exec, masks = tracefile.AppendByteSet(masks, &p.Ex)
 			if !(pa.Read.Empty() && pa.Written.Empty() && pa.Exec.Empty()) {
 				sum.Pages = append(sum.Pages, pa)
@@ -290,7 +286,7 @@ func (r *Recorder) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 			// itself, through its TLB entries.
 			s.tlb.EnterMarks(c, pn, p)
 		}
-		p.RW[off>>6][a.WriteBit()] |= (uint64(1)<<size - 1) << b
+		p.RW[a.WriteBit()][off>>6] |= (uint64(1)<<size - 1) << b
 	}
 }
 

@@ -13,21 +13,29 @@ import (
 // third of `ttd record`'s CPU on xz -6. An AccessLogger that is also an
 // AccessMarker hands translated code its MarkPages instead, through the
 // TLB entries (MarkTable.EnterMarks): an access of 1, 2, 4 or 8 bytes
-// within one 64-byte line of a page whose TLB entry points at its
-// MarkPage is marked in place, by an OR into it (jit_acclog_amd64.go),
-// and so is a vector access of 16 or 32 bytes; any other access (an
-// entry that points at none, one that crosses a line) is logged as
-// before, and LoggedAccesses, which marks it, makes the page's entries
-// point at its MarkPage, so that the next access is marked in place.
+// to a page whose TLB entry points at its MarkPage is marked in place,
+// by an OR into it (jit_acclog_amd64.go), and so is a vector access of
+// 16 or 32 bytes; any other access (an entry that points at none, an
+// access of another size) is logged as before, and LoggedAccesses,
+// which marks it, makes the page's entries point at its MarkPage, so
+// that the next access is marked in place.
 //
 // The table belongs to the AccessMarker: it may change it (or empty it,
 // MarkPN's ^0) whenever Go runs, never while translated code does.
 
-// MarkPage is what an interval did to one page: the bytes it read and
-// wrote (RW[w][0] and RW[w][1] bit b: byte 64w+b; side by side, so that
-// marking one access touches one host cache line) and fetched (Ex).
+// MarkPage is what an interval did to one page: the bytes it read
+// (RW[0]) and wrote (RW[1]), and fetched (Ex), as bitmaps of the page's
+// bytes (word w bit b: byte 64w+b). Each bitmap is one run of bits in
+// memory, byte o of the page at bit o&7 of the bitmap's byte o>>3, so
+// that translated code marks an access of up to 32 bytes with one OR of
+// the unaligned 64-bit word at that byte, whatever its line
+// (jit_acclog_amd64.go): before, read and written bits of a line were
+// side by side ([64][2]uint64), and an access across a 64-byte line had
+// to be logged. The OR of the last bytes of RW[0] or RW[1] runs up to 7
+// bytes into the field that follows, with zero bits: Go never writes a
+// MarkPage while translated code runs.
 type MarkPage struct {
-	RW [PageSize / 64][2]uint64
+	RW [2][PageSize / 64]uint64
 	Ex [PageSize / 64]uint64
 }
 
@@ -94,8 +102,8 @@ func (t *MarkTable) Empty() {
 	// No entry points at the table's pages any more: let go of the
 	// address spaces (a tree's ended processes and their TLBs),
 	// EnterMarks notes the live ones again.
-clear(t.mems)
-t.mems = t.mems[:0]
+	clear(t.mems)
+	t.mems = t.mems[:0]
 }
 
 // use notes that translated code marks accesses to m through t.
@@ -141,8 +149,9 @@ var noMarks = func() *MarkTable {
 }()
 
 // accMasks[s][b] is the mask of an access of 1<<s bytes (1 to 32: a
-// vector access is one) at bit b of a line, or 0 when it runs past the
-// line's end (then it is logged).
+// vector access is one) at bit b of a 64-bit word, or 0 when it runs
+// past the word's end. Translated code indexes it by the access's
+// address mod 8 (markAccess), so never finds a 0 there.
 var accMasks = func() (m [6][64]uint64) {
 	for s := range m {
 		n := uint(1) << s

@@ -1,6 +1,11 @@
 package x86
 
-import "testing"
+import (
+	"encoding/binary"
+	"testing"
+
+	"ttd/predict"
+)
 
 // TestMarkTableEmptyForgetsTLBMarks: the MarkPages translated code keeps
 // in TLB entries (tlbEntry.mark) are forgotten by MarkTable.Empty in
@@ -84,5 +89,162 @@ func TestMarkTableEmptyForgetsTLBMarks(t *testing.T) {
 	a.FlushTLB()
 	if n := marks(a); n != 0 {
 		t.Errorf("FlushTLB left %d mark pages", n)
+	}
+}
+
+// markObserver is a recorder that builds summaries while recording
+// (jitModeRecordTrack): it marks the accesses the interpreter makes and
+// those translated code logs in its own MarkPages, and with marker (an
+// AccessMarker) lets translated code mark the rest in place.
+type markObserver struct {
+	logObserver
+	cache  *predict.Cache
+	tab    MarkTable
+	pages  map[uint64]*MarkPage
+	logged int  // accesses translated code logged
+	marker bool // the observer is a markerObserver
+}
+
+func (o *markObserver) page(pn uint64) *MarkPage {
+	p := o.pages[pn]
+	if p == nil {
+		p = new(MarkPage)
+		o.pages[pn] = p
+	}
+	return p
+}
+
+func (o *markObserver) mark(addr uint64, size int, kind int) {
+	for i := uint64(0); i < uint64(size); i++ {
+		off := (addr + i) & (PageSize - 1)
+		o.page((addr + i) >> PageShift).RW[kind][off>>6] |= 1 << (off & 63)
+	}
+}
+
+func (o *markObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64 {
+	o.mark(addr, size, 0)
+	return val
+}
+
+func (o *markObserver) MemWrite(c *CPU, addr uint64, size int, val uint64) {
+	o.mark(addr, size, 1)
+}
+
+func (o *markObserver) AccessLogCache(c *CPU) *predict.Cache { return o.cache }
+
+func (o *markObserver) LoggedAccesses(c *CPU, acc []LoggedAccess) {
+	for _, a := range acc {
+		o.logged++
+		o.mark(a.Addr, a.Size(), int(a.WriteBit()))
+		if pn := a.Addr >> PageShift; o.marker {
+			o.tab.EnterMarks(c, pn, o.page(pn))
+		}
+	}
+}
+
+// markerObserver is markObserver as an AccessMarker.
+type markerObserver struct{ markObserver }
+
+func (o *markerObserver) AccessMarks(c *CPU) *MarkTable { return &o.tab }
+
+// TestJITMarksInPlace: translated code marks accesses of 1 to 16 bytes in
+// the MarkPages of their TLB entries exactly as the interpreter's
+// accesses mark them: across 64-byte lines and 32-byte words, at the
+// ends of a page (whose bitmap's last word the mark runs past), reads,
+// writes and read-modify-writes; and it marks them in place (few are
+// logged), which the test checks so that it tests something.
+func TestJITMarksInPlace(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	var code []byte
+	op := func(d int, enc ...byte) {
+		code = binary.LittleEndian.AppendUint32(append(code, enc...), uint32(d))
+	}
+	accesses := 0
+	at := func(size, d int) {
+		switch size {
+		case 1:
+			op(d, 0x0f, 0xb6, 0x96) // movzbl d(%rsi), %edx
+			op(d, 0x88, 0x96)       // mov %dl, d(%rsi)
+		case 2:
+			op(d, 0x0f, 0xb7, 0x96) // movzwl d(%rsi), %edx
+			op(d, 0x66, 0x89, 0x96) // mov %dx, d(%rsi)
+		case 4:
+			op(d, 0x8b, 0x9e) // mov d(%rsi), %ebx
+			op(d, 0x89, 0x9e) // mov %ebx, d(%rsi)
+		case 8:
+			op(d, 0x48, 0x8b, 0x8e) // mov d(%rsi), %rcx
+			op(d, 0x48, 0x01, 0x86) // add %rax, d(%rsi)
+			accesses += 2
+		case 16:
+			op(d, 0x0f, 0x10, 0x86) // movups d(%rsi), %xmm0
+			op(d, 0x0f, 0x11, 0x86) // movups %xmm0, d(%rsi)
+		}
+		accesses += 2
+	}
+	// Reads only, elsewhere in the page, so that the written bitmap
+	// differs from the read one.
+	op(2048+63, 0x48, 0x8b, 0x8e) // mov d(%rsi), %rcx: across a line
+	op(2048+30, 0x8b, 0x9e)       // mov d(%rsi), %ebx: across 32 bytes
+	// Writes only, elsewhere again.
+	op(3072+61, 0x48, 0x89, 0x8e) // mov %rcx, d(%rsi)
+	op(3072+129, 0x89, 0x9e)      // mov %ebx, d(%rsi)
+	accesses += 4
+	for _, a := range [][2]int{
+		{1, 31}, {1, 32}, {1, 127}, {1, 4095},
+		{2, 63}, {2, 62}, {2, 4094}, {2, 31},
+		{4, 61}, {4, 30}, {4, 4092}, {4, 253},
+		{8, 57}, {8, 60}, {8, 31}, {8, 4088}, {8, 1020},
+		{16, 56}, {16, 28}, {16, 4080}, {16, 1017},
+	} {
+		at(a[0], a[1])
+	}
+	code = append(code, 0x41, 0xff, 0xc8) // dec %r8d
+	code = append(code, 0x0f, 0x85)       // jnz to the start
+	code = binary.LittleEndian.AppendUint32(code, uint32(-(len(code) + 4)))
+	code = append(code, 0x0f, 0x05) // syscall
+	const data, iters = 0x600000, 200
+	run := func(jit, marker bool) *markObserver {
+		defer SetJIT(SetJIT(jit, 0))
+		c := newTestCPU(t, code)
+		c.Mem.SetPage(data>>PageShift, &Page{}, PermRead|PermWrite)
+		mo := &markerObserver{markObserver{cache: predict.New(10), pages: map[uint64]*MarkPage{}}}
+		mo.tab.Empty()
+		o := &mo.markObserver
+		c.Obs = o
+		if marker {
+			c.Obs, o.marker = mo, true
+		}
+		c.R[RSI], c.R[R8], c.R[RAX] = data, iters, 0x0101010101010101
+		runToSyscallJIT(t, c, 1e6, jit)
+		return o
+	}
+	want := run(false, false)
+	if len(want.pages) == 0 {
+		t.Fatal("the interpreter marked nothing")
+	}
+	for _, marker := range []bool{false, true} {
+		got := run(true, marker)
+		for pn, w := range want.pages {
+			g := got.pages[pn]
+			if g == nil {
+				t.Errorf("marker %v: page %#x not marked", marker, pn)
+				continue
+			}
+			for k := range w.RW {
+				for i := range w.RW[k] {
+					if g.RW[k][i] != w.RW[k][i] {
+						t.Errorf("marker %v: page %#x %s line %d: marked %#x, want %#x", marker, pn, [2]string{"read", "written"}[k], i, g.RW[k][i], w.RW[k][i])
+					}
+				}
+			}
+		}
+		if len(got.pages) != len(want.pages) {
+			t.Errorf("marker %v: %d pages marked, want %d", marker, len(got.pages), len(want.pages))
+		}
+		if all := accesses * iters; marker && got.logged > all/10 || !marker && got.logged < all/2 {
+			t.Errorf("marker %v: %d of %d accesses logged", marker, got.logged, all)
+		}
 	}
 }

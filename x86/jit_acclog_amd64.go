@@ -17,7 +17,7 @@ var (
 )
 
 func init() {
-	if unsafe.Sizeof(MarkEntry{}) != 16 || unsafe.Offsetof(MarkTable{}.Entries) != 0 || unsafe.Offsetof(MarkPage{}.RW) != 0 || unsafe.Sizeof(MarkPage{}.RW[0]) != 16 {
+	if unsafe.Sizeof(MarkEntry{}) != 16 || unsafe.Offsetof(MarkTable{}.Entries) != 0 || unsafe.Offsetof(MarkPage{}.RW) != 0 || unsafe.Sizeof(MarkPage{}.RW[0]) != PageSize/8 || unsafe.Offsetof(MarkPage{}.Ex) != PageSize/4 {
 		panic("x86: MarkEntry or MarkPage is not laid out as markAccess expects")
 	}
 }
@@ -108,45 +108,45 @@ func tlbDisp(write bool) int32 {
 // markAccess marks l's access (RSI, its TLB entry at RDX, as tlb leaves
 // them) in the MarkPage the TLB entry points at, or jumps to l.in, to
 // log it, when the entry points at none (the AccessMarker's
-// LoggedAccesses then makes it point at its page's, MarkTable.EnterMarks)
-// or the access runs past its 64-byte line. l.size is markable. About
-// 14 host instructions, of which two loads, the TLB entry's line being
-// in the cache already; looking the page up in a MarkTable on every
-// access, as before, took 19 and four loads. Clobbers RAX, RDX and the
-// flags.
+// LoggedAccesses then makes it point at its page's, MarkTable.EnterMarks).
+// l.size is markable. The access's bits are one run in the page's
+// bitmap (MarkPage), from bit o&7 of the bitmap's byte o>>3 (o: RSI's
+// offset in its page), and at most 32 long: one OR of the unaligned
+// 64-bit word at that byte marks it, whatever 64-byte line it is in.
+// With BMI2 that is 10 host instructions (9 for a byte), of which three
+// loads, the TLB entry's line and accMasks' being in the cache already,
+// and one branch; marking within a line's aligned word, as before, took
+// 14 and two branches, and logged an access across a line. Clobbers
+// RAX, RDX and the flags.
 func (t *jitT) markAccess(l jitAccLog) {
 	a := &t.a
 	a.MovRM(8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: tlbDisp(l.write) + offTLBMark})
 	a.TestRR(8, as.RAX, as.RAX)
 	a.Jcc(4, l.in) // je: the entry points at no MarkPage
-	// RAX: the line's pair of words in the page (16 bytes a line).
-	a.MovRR(4, as.RDX, as.RSI)
-	a.ALURI(as.AND, 4, as.RDX, pageMask&^63)
-	a.ShiftRI(as.SHR, 4, as.RDX, 2)
-	a.ALURR(as.ADD, 8, as.RAX, as.RDX)
-	// RDX: the access's mask in its line.
+	var w int32    // RW[1]: the written bytes
+	if l.write {
+		w = PageSize / 8
+	}
+	// RAX: the bitmap's 4-byte aligned word that holds the bit of RSI's
+	// page offset o: 4*(o>>5), at bit o&31.
 	if jitRorx {
-		// BMI2: the size's mask, shifted by RSI&63 (shlx takes the
-		// count mod 64), once the access is known to end in its line.
-		if l.size > 1 {
-			a.MovRR(4, as.RDX, as.RSI)
-			a.ALURI(as.AND, 4, as.RDX, 63)
-			a.ALURI(as.CMP, 4, as.RDX, int64(64-l.size))
-			a.Jcc(7, l.in) // ja: it runs past the line
-		}
-		a.MovRI(as.RDX, uint64(1)<<l.size-1)
-		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7, W: true}, as.RDX, as.RSI, as.RDX) // shlx rdx, rdx, rsi
+		a.Rorx(4, as.RDX, as.RSI, 3)
+		a.ALURI(as.AND, 4, as.RDX, PageSize/8-4)
+	} else {
+		a.MovRR(4, as.RDX, as.RSI)
+		a.ALURI(as.AND, 4, as.RDX, PageSize-32)
+		a.ShiftRI(as.SHR, 4, as.RDX, 3)
+	}
+	a.ALURR(as.ADD, 8, as.RAX, as.RDX)
+	// RDX: the access's bits in the 64-bit word there.
+	if l.size == 1 && jitRorx {
+		a.MovRI(as.RDX, 1)
+		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7}, as.RDX, as.RSI, as.RDX) // shlx edx, edx, esi: bit o&31
 	} else {
 		s := int32(bits.TrailingZeros(uint(l.size)))
 		a.MovRR(4, as.RDX, as.RSI)
-		a.ALURI(as.AND, 4, as.RDX, 63)
+		a.ALURI(as.AND, 4, as.RDX, 31)
 		a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offAccMasks + 512*s})
-		a.TestRR(8, as.RDX, as.RDX)
-		a.Jcc(4, l.in) // je: it runs past the line (accMasks)
-	}
-	var w int32
-	if l.write {
-		w = 8
 	}
 	a.ALUMR(as.OR, 8, as.M(as.RAX, w), as.RDX)
 }
