@@ -58,11 +58,15 @@ type process struct {
 	exit     *tracefile.Exit
 }
 
-// newCode returns a code cache over mem set up as the trace decodes.
+// newCode returns a code cache over mem set up as the trace decodes. The
+// code caches of all processes and replays of the trace share their
+// decoded blocks (x86.CodeStore): a tree's processes run the same code.
 func (t *Trace) newCode(mem *x86.Memory) *x86.CodeCache {
 	cc := x86.NewCodeCache(mem)
 	cc.LegacyReads = t.legacyReads
 	cc.Features = t.features
+	t.codeOnce.Do(func() { t.code = x86.NewCodeStore() })
+	cc.ShareWith(t.code)
 	return cc
 }
 
