@@ -40,12 +40,13 @@ type CodeStore struct {
 }
 
 // storedBlock is a decoded block as the store keeps it: its instructions,
-// and the bytes its decoder fetched (the block's, then the rest of its
-// last instruction's window).
+// and the bytes its decoder fetched: the block's, then win[:nwin], the
+// rest of its last instruction's fetch window.
 type storedBlock struct {
 	insts    []Inst
 	code     []byte
-	n        int  // the block's own bytes: code[:n]
+	win      [14]byte
+	nwin     uint8
 	cut      bool // the window ended at an unfetchable byte
 	features Features
 	next     *storedBlock // another block at the same address
@@ -79,11 +80,12 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 			return nil
 		}
 		// Still wanted: into the young generation.
-		s.add(pc, &storedBlock{insts: sb.insts, code: sb.code, n: sb.n, cut: sb.cut, features: sb.features})
+		young := *sb
+		s.add(pc, &young)
 	}
 	s.Taken++
-	end := pc + uint64(sb.n)
-	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code[:sb.n:sb.n],
+	end := pc + uint64(len(sb.code))
+	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code,
 		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: sb.insts[len(sb.insts)-1].Flags&InstSetsRIP != 0}
 }
@@ -91,8 +93,9 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 // find returns the block of gen at pc whose bytes cc's memory holds.
 func (s *CodeStore) find(gen map[uint64]*storedBlock, cc *CodeCache, pc uint64) *storedBlock {
 	for sb := gen[pc]; sb != nil; sb = sb.next {
-		if sb.features == cc.Features && cc.mem.codeIs(pc, sb.code) &&
-			(!sb.cut || !cc.mem.fetchable(pc+uint64(len(sb.code)))) {
+		end := pc + uint64(len(sb.code))
+		if sb.features == cc.Features && cc.mem.codeIs(pc, sb.code) && cc.mem.codeIs(end, sb.win[:sb.nwin]) &&
+			(!sb.cut || !cc.mem.fetchable(end+uint64(sb.nwin))) {
 			return sb
 		}
 	}
@@ -107,14 +110,11 @@ func (s *CodeStore) keep(cc *CodeCache, b *Block) {
 	// The rest of the last instruction's fetch window (decodeBlock
 	// fetches 15 bytes from each instruction, or up to an unfetchable
 	// byte).
-	var win [15]byte
+	sb := &storedBlock{insts: b.Insts, code: b.Bytes, features: cc.Features}
 	want := 15 - int(b.Insts[len(b.Insts)-1].Len)
 	var f pageFetcher
-	got := f.fetch(cc.mem, b.End, win[:want])
-	code := make([]byte, len(b.Bytes)+got)
-	copy(code, b.Bytes)
-	copy(code[len(b.Bytes):], win[:got])
-	sb := &storedBlock{insts: b.Insts, code: code, n: len(b.Bytes), cut: got < want, features: cc.Features}
+	got := f.fetch(cc.mem, b.End, sb.win[:want])
+	sb.nwin, sb.cut = uint8(got), got < want
 	s.mu.Lock()
 	s.add(b.PC, sb)
 	s.Kept++

@@ -134,13 +134,13 @@ func TestCodeStoreIsBounded(t *testing.T) {
 	c.cache.ShareWith(s)
 	b := c.cache.decodeBlock(testCode)
 	for i := 0; i < 3*storeGenInsts/len(b.Insts); i++ {
-		s.add(uint64(i), &storedBlock{insts: b.Insts, code: b.Bytes, n: len(b.Bytes)})
+		s.add(uint64(i), &storedBlock{insts: b.Insts, code: b.Bytes})
 	}
 	if n := s.Insts(); n > 2*storeGenInsts {
 		t.Errorf("the store holds %d instructions, more than two generations of %d", n, storeGenInsts)
 	}
 	for i := 0; i < 10; i++ {
-		s.add(7, &storedBlock{insts: b.Insts, code: b.Bytes, n: len(b.Bytes)})
+		s.add(7, &storedBlock{insts: b.Insts, code: b.Bytes})
 	}
 	n := 0
 	for sb := s.young[7]; sb != nil; sb = sb.next {
