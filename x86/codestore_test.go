@@ -82,7 +82,8 @@ func TestSharedCodeForkRewrite(t *testing.T) {
 // it that its decoder fetched are fetchable in the taking space too: a
 // space whose code page is followed by an unmapped page decodes the block
 // itself (the same bytes would decode alike, but nothing needs to rely
-// on that); nor is it taken by a cache for other Features.
+// on that); nor where those bytes differ, nor by a cache for other
+// Features.
 func TestSharedCodeNeedsTheWindow(t *testing.T) {
 	// The block ends 4 bytes before the end of its page.
 	at := uint64(testCode + PageSize - 4 - len(storeCode))
@@ -124,6 +125,15 @@ func TestSharedCodeNeedsTheWindow(t *testing.T) {
 	run(f)
 	if e.cache.Shared != 0 || f.cache.Shared != 1 {
 		t.Errorf("taken %d by a cache of other features, %d by one of the same, want 0 and 1", e.cache.Shared, f.cache.Shared)
+	}
+	// Other bytes in the window after the block: decoded afresh.
+	g := mk(true)
+	if err := g.Mem.Poke(at+uint64(len(storeCode))+3, []byte{0x90}); err != nil {
+		t.Fatal(err)
+	}
+	run(g)
+	if g.cache.Shared != 0 {
+		t.Errorf("a cache whose bytes after the block differ took it")
 	}
 }
 
