@@ -58,11 +58,6 @@ type Trace struct {
 	cpOnce sync.Once
 	cps    []Checkpoint
 	cpErr  error
-
-	// codeOnce makes code, the store through which the replays' code
-	// caches share decoded blocks (process.go).
-	codeOnce sync.Once
-	code     *x86.CodeStore
 }
 
 // Open opens a trace for re-simulation.
