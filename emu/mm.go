@@ -143,10 +143,17 @@ type MM struct {
 // the same list while Gen stays the same.
 func (mm *MM) Gen() uint64 { return mm.gen }
 
-// NewMM returns an empty address space.
-func NewMM() *MM {
+// NewMM returns an empty address space, whose code cache shares its
+// decoded blocks through a store of its own.
+func NewMM() *MM { return newMM(x86.NewCodeStore()) }
+
+// newMM returns an empty address space whose code cache shares decoded
+// blocks through store: the address spaces of one machine share one
+// (fork, exec), so that a process tree decodes its common code once.
+func newMM(store *x86.CodeStore) *MM {
 	mm := &MM{Mem: x86.NewMemory()}
 	mm.Code = x86.NewCodeCache(mm.Mem)
+	mm.Code.ShareWith(store)
 	mm.Mem.Source = mm.source
 	return mm
 }
@@ -186,6 +193,7 @@ func (mm *MM) fork() *MM {
 		}
 	}
 	n.Code = x86.NewCodeCache(n.Mem)
+	n.Code.ShareWith(mm.Code.Store())
 	n.Mem.Source = n.source
 	n.vmas = make([]*vma, len(mm.vmas))
 	for i, v := range mm.vmas {

@@ -96,6 +96,9 @@ type Replay struct {
 	code  *x86.CodeCache
 	fas   *addrSpace
 	procs []*process
+	// store is where its processes' code caches share decoded blocks
+	// (newCode).
+	store *x86.CodeStore
 	// lineage is the focus and its ancestors (Trace.SetFocus, Refocus).
 	lineage []int
 	// mapTo is the process the Mmap records after a ProcessState

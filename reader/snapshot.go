@@ -160,7 +160,7 @@ func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Rep
 					p.as = newAddrSpace()
 					p.as.regions = slices.Clone(ps.regions)
 					p.as.init = maps.Clone(ps.code)
-					p.code = t.newCode(p.as.mem)
+					p.code = r.newCode(p.as.mem)
 				}
 			}
 			r.procs = append(r.procs, p)

@@ -47,8 +47,10 @@ type CodeCache struct {
 	instSlab []Inst
 	codeSlab []byte
 	// Decodes counts decoded blocks (for statistics and tests), Reused
-	// the instructions they took from blocks already decoded.
-	Decodes, Reused uint64
+	// the instructions they took from blocks already decoded, Shared the
+	// blocks taken from store instead of decoded (codestore.go).
+	Decodes, Reused, Shared uint64
+	store                   *CodeStore
 	// jit holds the host code of translated blocks (jit_amd64.go), and
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena
@@ -111,7 +113,6 @@ func (cc *CodeCache) insert(b *Block) {
 			cc.mem.wtlb[pn&tlbMask] = tlbEntry{tag: noTag}
 		}
 	}
-	cc.Decodes++
 	if OnFirstDecode != nil && !firstDecodeSeen.Load() && !firstDecodeSeen.Swap(true) {
 		OnFirstDecode()
 	}

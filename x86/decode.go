@@ -101,6 +101,12 @@ func (f *pageFetcher) fetch(m *Memory, pc uint64, buf []byte) int {
 // decodeBlock decodes the block starting at pc. A fetch fault at pc
 // itself panics with *Fault; later ones end the block early.
 func (cc *CodeCache) decodeBlock(pc uint64) *Block {
+	if cc.store != nil {
+		if b := cc.store.take(cc, pc); b != nil {
+			cc.Shared++
+			return b
+		}
+	}
 	b := &Block{PC: pc, firstPage: pc >> PageShift}
 	var buf [16]byte
 	// Decode into the cache's scratch buffers and copy the result once:
@@ -172,6 +178,10 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	b.setsRIP = len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Flags&InstSetsRIP != 0
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
+	cc.Decodes++
+	if cc.store != nil {
+		cc.store.keep(cc, b)
+	}
 	return b
 }
 

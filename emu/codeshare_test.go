@@ -1,0 +1,116 @@
+package emu
+
+import (
+	"os"
+	"testing"
+)
+
+// rewriteSrc forks a child that rewrites a function of its text (mprotect,
+// then a write) after it ran it from the code it shares with its parent,
+// and forks a grandchild; then the parent runs the function again, execs
+// itself in a child, and rewrites the function itself.
+const rewriteSrc = `#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+__attribute__((noinline, aligned(4096))) int f(void) { return 1; }
+int (*volatile fp)(void) = f;
+
+static void patch(int v) {
+	unsigned char *p = (unsigned char *)fp;
+	uintptr_t pg = (uintptr_t)p & ~(uintptr_t)4095;
+	if (mprotect((void *)pg, 4096, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+		perror("mprotect");
+		_exit(9);
+	}
+	unsigned char code[6] = {0xb8, (unsigned char)v, 0, 0, 0, 0xc3};
+	memcpy(p, code, sizeof code);
+	__builtin___clear_cache((char *)p, (char *)p + sizeof code);
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1) {
+		printf("exec'd %d\n", fp());
+		return 0;
+	}
+	printf("parent %d\n", fp());
+	fflush(stdout);
+	int st;
+	pid_t c = fork();
+	if (c == 0) {
+		printf("child before %d\n", fp());
+		patch(2);
+		printf("child after %d\n", fp());
+		fflush(stdout);
+		pid_t g = fork();
+		if (g == 0) {
+			printf("grandchild %d\n", fp());
+			fflush(stdout);
+			_exit(0);
+		}
+		waitpid(g, &st, 0);
+		_exit(fp());
+	}
+	waitpid(c, &st, 0);
+	printf("child exit %d, parent %d\n", WEXITSTATUS(st), fp());
+	fflush(stdout);
+	pid_t e = fork();
+	if (e == 0) {
+		execl(argv[0], argv[0], "again", (char *)0);
+		_exit(8);
+	}
+	waitpid(e, &st, 0);
+	patch(4);
+	printf("parent patched %d\n", fp());
+	return 0;
+}
+`
+
+// TestSharedCodeForkRewriteExec: the processes of a tree share decoded
+// blocks (x86.CodeStore), yet a fork child that rewrites its text runs the
+// new code and its parent the old, as natively; and a child that execs
+// the same program takes the blocks its start-up decoded before.
+func TestSharedCodeForkRewriteExec(t *testing.T) {
+	for _, tc := range []toolchain{muslStatic, glibcDyn} {
+		t.Run(tc.name, func(t *testing.T) {
+			exe := build(t, tc, rewriteSrc)
+			env := []string{"TTD_TEST=yes", "PATH=/usr/bin:/bin"}
+			want := runNative(t, exe, env)
+			const out = "parent 1\nchild before 1\nchild after 2\ngrandchild 2\nchild exit 2, parent 1\nexec'd 1\nparent patched 4\n"
+			if want.stdout != out {
+				t.Fatalf("native run printed %q, want %q", want.stdout, out)
+			}
+			f, err := os.CreateTemp(t.TempDir(), "stdout")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p, err := NewProcess(Config{Path: exe, Args: []string{exe}, Env: env, Stdout: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := p.MM.Code.Store()
+			if _, err := p.Run(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(f.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != out {
+				t.Errorf("ttd printed %q, want %q", got, out)
+			}
+			// The exec'd child's start-up alone runs a few hundred blocks.
+			if store == nil {
+				t.Fatal("the first process's code cache shares through no store")
+			}
+			t.Logf("blocks kept %d, taken %d", store.Kept, store.Taken)
+			if store.Taken < 200 {
+				t.Errorf("the tree's caches took %d blocks from the store, want at least 200", store.Taken)
+			}
+		})
+	}
+}

@@ -1,0 +1,183 @@
+package x86
+
+import (
+	"bytes"
+	"sync"
+)
+
+// CodeStore keeps the decoded blocks of the code caches of one emulation
+// (the address spaces of a process tree: fork children, and execs of the
+// same files, whose code is the same bytes at the same addresses), so that
+// a cache that needs a block another cache decoded from the same bytes
+// takes its instructions instead of decoding them again: the 40 bash
+// start-ups behind a pyenv shim decode bash, ld.so and libc once.
+//
+// Only what decoding made is shared: the instructions and the code bytes,
+// which nothing writes after decodeBlock. A cache that takes a block makes
+// it its own Block, with its own validity, successors, epoch and
+// translation, which its own page invalidation drops, so a write to code
+// in one address space never leaves another running stale code. A block
+// is taken only while the bytes its decoder saw are the taking space's
+// executable bytes, byte for byte: the block's own, and the rest of its
+// last instruction's fetch window (up to 14 bytes after it, or up to an
+// unfetchable byte, which must be unfetchable in the taking space too),
+// decoded for the same Features. Decoding is a function of those, so the
+// block taken is the block decodeBlock would make. Blocks cut short by an
+// unmapped page (truncated) are not kept.
+//
+// The store is bounded: it keeps two generations of at most storeGenInsts
+// instructions each; when the young one fills, the old one is let go (the
+// collector frees the blocks no cache still holds) and a block taken from
+// the old one moves to the young one. A CodeStore is safe for concurrent
+// use (a reader's trace may serve several replays).
+type CodeStore struct {
+	mu         sync.Mutex
+	young, old map[uint64]*storedBlock
+	youngInsts int
+	// Taken counts the blocks caches took from the store, Kept the
+	// blocks it was given.
+	Taken, Kept uint64
+}
+
+// storedBlock is a decoded block as the store keeps it: its instructions,
+// and the bytes its decoder fetched: the block's, then win[:nwin], the
+// rest of its last instruction's fetch window.
+type storedBlock struct {
+	insts    []Inst
+	code     []byte
+	win      [14]byte
+	nwin     uint8
+	cut      bool // the window ended at an unfetchable byte
+	features Features
+	next     *storedBlock // another block at the same address
+}
+
+// storeGenInsts bounds a generation of the store: 262,144 instructions
+// (24 MiB of Inst) hold the code python3 -c pass runs (236,000), and
+// bash's start-up takes about 40,000.
+const storeGenInsts = 1 << 18
+
+// NewCodeStore returns an empty store.
+func NewCodeStore() *CodeStore {
+	return &CodeStore{young: make(map[uint64]*storedBlock)}
+}
+
+// ShareWith makes the cache take the blocks it would decode from s when
+// s has them, and keep in s the blocks it decodes (nil: share nothing).
+func (cc *CodeCache) ShareWith(s *CodeStore) { cc.store = s }
+
+// Store returns the store the cache shares its blocks through, or nil.
+func (cc *CodeCache) Store() *CodeStore { return cc.store }
+
+// take returns a block at pc from the store that cc's memory holds the
+// bytes of, as a new Block of cc's, or nil.
+func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.find(s.young, cc, pc)
+	if sb == nil {
+		if sb = s.find(s.old, cc, pc); sb == nil {
+			return nil
+		}
+		// Still wanted: into the young generation.
+		young := *sb
+		s.add(pc, &young)
+	}
+	s.Taken++
+	end := pc + uint64(len(sb.code))
+	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code,
+		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
+		setsRIP: sb.insts[len(sb.insts)-1].Flags&InstSetsRIP != 0}
+}
+
+// find returns the block of gen at pc whose bytes cc's memory holds.
+func (s *CodeStore) find(gen map[uint64]*storedBlock, cc *CodeCache, pc uint64) *storedBlock {
+	for sb := gen[pc]; sb != nil; sb = sb.next {
+		end := pc + uint64(len(sb.code))
+		if sb.features == cc.Features && cc.mem.codeIs(pc, sb.code) && cc.mem.codeIs(end, sb.win[:sb.nwin]) &&
+			(!sb.cut || !cc.mem.fetchable(end+uint64(sb.nwin))) {
+			return sb
+		}
+	}
+	return nil
+}
+
+// keep adds b, which cc just decoded, to the store.
+func (s *CodeStore) keep(cc *CodeCache, b *Block) {
+	if b.truncated || len(b.Insts) == 0 {
+		return
+	}
+	// The rest of the last instruction's fetch window (decodeBlock
+	// fetches 15 bytes from each instruction, or up to an unfetchable
+	// byte).
+	sb := &storedBlock{insts: b.Insts, code: b.Bytes, features: cc.Features}
+	want := 15 - int(b.Insts[len(b.Insts)-1].Len)
+	var f pageFetcher
+	got := f.fetch(cc.mem, b.End, sb.win[:want])
+	sb.nwin, sb.cut = uint8(got), got < want
+	s.mu.Lock()
+	s.add(b.PC, sb)
+	s.Kept++
+	s.mu.Unlock()
+}
+
+// add puts sb first at pc in the young generation, which it starts anew
+// when full.
+func (s *CodeStore) add(pc uint64, sb *storedBlock) {
+	if s.youngInsts+len(sb.insts) > storeGenInsts {
+		s.old, s.young, s.youngInsts = s.young, make(map[uint64]*storedBlock, len(s.young)), 0
+	}
+	s.youngInsts += len(sb.insts)
+	sb.next = s.young[pc]
+	s.young[pc] = sb
+	// Code rewritten in place (a JIT's) would make a long list: keep
+	// the newest few.
+	for i, o := 1, sb; o != nil; i, o = i+1, o.next {
+		if i == storeVariants {
+			o.next = nil
+		}
+	}
+}
+
+// storeVariants bounds the blocks kept at one address.
+const storeVariants = 4
+
+// Insts returns the number of instructions the store holds (for tests and
+// statistics; blocks held by both generations count twice).
+func (s *CodeStore) Insts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, gen := range [2]map[uint64]*storedBlock{s.young, s.old} {
+		for _, sb := range gen {
+			for ; sb != nil; sb = sb.next {
+				n += len(sb.insts)
+			}
+		}
+	}
+	return n
+}
+
+// codeIs reports whether the bytes at pc are code, executable here, and
+// equal to code.
+func (m *Memory) codeIs(pc uint64, code []byte) bool {
+	for len(code) > 0 {
+		e := m.at(pc >> PageShift)
+		if e.page == nil || e.perm&PermExec == 0 {
+			return false
+		}
+		off := pc & pageMask
+		n := min(uint64(len(code)), PageSize-off)
+		if !bytes.Equal(e.page.Data[off:off+n], code[:n]) {
+			return false
+		}
+		code, pc = code[n:], pc+n
+	}
+	return true
+}
+
+// fetchable reports whether the byte at a can be fetched as code.
+func (m *Memory) fetchable(a uint64) bool {
+	e := m.at(a >> PageShift)
+	return e.page != nil && e.perm&PermExec != 0
+}

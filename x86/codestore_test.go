@@ -1,0 +1,162 @@
+package x86
+
+import "testing"
+
+// storeCode is `mov eax, imm32; syscall`: what it returns in eax is its
+// code byte at testCode+1.
+var storeCode = []byte{0xb8, 1, 0, 0, 0, 0x0f, 0x05}
+
+// runCode runs c from testCode to its syscall and returns eax.
+func runCode(t *testing.T, who string, c *CPU) uint64 {
+	t.Helper()
+	c.RIP = testCode
+	if exit := c.Run(100); exit.Reason != ExitSyscall {
+		t.Fatalf("%s: exit %v (%v), want the syscall", who, exit.Reason, exit.Err)
+	}
+	return c.R[RAX]
+}
+
+// forkCPU returns a copy of c in a forked address space whose code cache
+// shares through c's store.
+func forkCPU(c *CPU) *CPU {
+	m := c.Mem.Fork(nil)
+	cc := NewCodeCache(m)
+	cc.ShareWith(c.cache.Store())
+	return c.CloneWith(m, cc)
+}
+
+// TestSharedCodeForkRewrite: a fork child takes its parent's decoded block
+// (it decodes nothing), then rewrites the code: the child runs the new
+// code, the parent the old, a second child of the parent the old (taken
+// from the store), and a child of the rewriting child the new. A child
+// that rewrites the code before it first runs it runs the new code too.
+func TestSharedCodeForkRewrite(t *testing.T) {
+	for _, jit := range []bool{false, true} {
+		wasOn, was := SetJIT(jit, 0)
+		parent := newTestCPU(t, storeCode)
+		parent.cache.ShareWith(NewCodeStore())
+		addWrite(parent.Mem, testCode>>PageShift)
+		if got := runCode(t, "parent", parent); got != 1 {
+			t.Fatalf("parent: eax %d, want 1", got)
+		}
+
+		child := forkCPU(parent)
+		if got := runCode(t, "child", child); got != 1 {
+			t.Fatalf("child: eax %d before its rewrite, want 1", got)
+		}
+		if child.cache.Decodes != 0 || child.cache.Shared != 1 {
+			t.Errorf("child decoded %d blocks and took %d from the store, want 0 and 1", child.cache.Decodes, child.cache.Shared)
+		}
+		child.Mem.Write32(testCode+1, 2)
+		if got := runCode(t, "child", child); got != 2 {
+			t.Errorf("child: eax %d after its rewrite, want 2 (it ran the shared block)", got)
+		}
+		if got := runCode(t, "parent", parent); got != 1 {
+			t.Errorf("parent: eax %d after the child's rewrite, want 1", got)
+		}
+		if got := runCode(t, "second child", forkCPU(parent)); got != 1 {
+			t.Errorf("second child: eax %d, want 1", got)
+		}
+		if got := runCode(t, "grandchild", forkCPU(child)); got != 2 {
+			t.Errorf("grandchild: eax %d, want 2", got)
+		}
+
+		early := forkCPU(parent)
+		early.Mem.Write32(testCode+1, 3)
+		if got := runCode(t, "early child", early); got != 3 {
+			t.Errorf("child that rewrote first: eax %d, want 3", got)
+		}
+		// The parent rewrites its code after its children took it.
+		parent.Mem.Write32(testCode+1, 4)
+		if got := runCode(t, "parent", parent); got != 4 {
+			t.Errorf("parent: eax %d after its rewrite, want 4", got)
+		}
+		if got := runCode(t, "child", child); got != 2 {
+			t.Errorf("child: eax %d after the parent's rewrite, want 2", got)
+		}
+		SetJIT(wasOn, was)
+	}
+}
+
+// TestSharedCodeNeedsTheWindow: a block is taken only if the bytes after
+// it that its decoder fetched are fetchable in the taking space too: a
+// space whose code page is followed by an unmapped page decodes the block
+// itself (the same bytes would decode alike, but nothing needs to rely
+// on that); nor where those bytes differ, nor by a cache for other
+// Features.
+func TestSharedCodeNeedsTheWindow(t *testing.T) {
+	// The block ends 4 bytes before the end of its page.
+	at := uint64(testCode + PageSize - 4 - len(storeCode))
+	mk := func(next bool) *CPU {
+		mem := NewMemory()
+		mem.SetPage(testCode>>PageShift, &Page{}, PermRead|PermExec)
+		if next {
+			mem.SetPage(testCode>>PageShift+1, &Page{}, PermRead|PermExec)
+		}
+		mem.SetPage(testStack>>PageShift-1, &Page{}, PermRead|PermWrite)
+		if err := mem.Poke(at, storeCode); err != nil {
+			t.Fatal(err)
+		}
+		return NewCPU(mem, NewCodeCache(mem))
+	}
+	s := NewCodeStore()
+	run := func(c *CPU) {
+		c.cache.ShareWith(s)
+		c.RIP, c.R[RSP] = at, testStack-64
+		if exit := c.Run(100); exit.Reason != ExitSyscall || c.R[RAX] != 1 {
+			t.Fatalf("exit %v eax %d, want the syscall and 1", exit.Reason, c.R[RAX])
+		}
+	}
+	// b's block was decoded with its window cut at the unmapped page:
+	// c, which has the page, decodes; d, which has not, takes it; e
+	// takes a's.
+	b, c, d := mk(false), mk(true), mk(false)
+	run(b)
+	run(c)
+	run(d)
+	if b.cache.Decodes != 1 || c.cache.Decodes != 1 || c.cache.Shared != 0 || d.cache.Shared != 1 {
+		t.Errorf("decodes %d %d, taken %d %d: want the space with the next page to decode, the one without to take",
+			b.cache.Decodes, c.cache.Decodes, c.cache.Shared, d.cache.Shared)
+	}
+	e := mk(true)
+	e.cache.Features = FeaturesLegacy
+	run(e)
+	f := mk(true)
+	run(f)
+	if e.cache.Shared != 0 || f.cache.Shared != 1 {
+		t.Errorf("taken %d by a cache of other features, %d by one of the same, want 0 and 1", e.cache.Shared, f.cache.Shared)
+	}
+	// Other bytes in the window after the block: decoded afresh.
+	g := mk(true)
+	if err := g.Mem.Poke(at+uint64(len(storeCode))+3, []byte{0x90}); err != nil {
+		t.Fatal(err)
+	}
+	run(g)
+	if g.cache.Shared != 0 {
+		t.Errorf("a cache whose bytes after the block differ took it")
+	}
+}
+
+// TestCodeStoreIsBounded: the store keeps at most two generations.
+func TestCodeStoreIsBounded(t *testing.T) {
+	c := newTestCPU(t, storeCode)
+	s := NewCodeStore()
+	c.cache.ShareWith(s)
+	b := c.cache.decodeBlock(testCode)
+	for i := 0; i < 3*storeGenInsts/len(b.Insts); i++ {
+		s.add(uint64(i), &storedBlock{insts: b.Insts, code: b.Bytes})
+	}
+	if n := s.Insts(); n > 2*storeGenInsts {
+		t.Errorf("the store holds %d instructions, more than two generations of %d", n, storeGenInsts)
+	}
+	for i := 0; i < 10; i++ {
+		s.add(7, &storedBlock{insts: b.Insts, code: b.Bytes})
+	}
+	n := 0
+	for sb := s.young[7]; sb != nil; sb = sb.next {
+		n++
+	}
+	if n > storeVariants {
+		t.Errorf("%d blocks at one address, want at most %d", n, storeVariants)
+	}
+}
