@@ -43,13 +43,26 @@ func KernelPieces(ws []KernelWrite, fn func(addr uint64, size int, val uint64)) 
 // ExecPieces calls fn for the pieces of the watched ranges ws that lie
 // in [lo, hi), a region of an address space that an exec replaced, as
 // re-simulation reports them (one read and one write of source
-// AccessExec each): at most 8 bytes from the start of each range's part
-// in the region.
+// AccessExec each): in address order, each byte once however many
+// ranges hold it (two probes watching the same bytes, one for reads and
+// one for writes, must not see the exec twice), at most 8 bytes from
+// the start of each run of the ranges' union in the region.
 func ExecPieces(lo, hi uint64, ws []Range, fn func(addr uint64, size int)) {
-	for _, w := range ws {
-		l, h := max(w.Lo, lo), min(w.Hi, hi)
+	done := lo // the bytes below done were reported
+	for {
+		next := -1 // the range that starts first of those reaching past done
+		for i, w := range ws {
+			if min(w.Hi, hi) > done && (next < 0 || w.Lo < ws[next].Lo) {
+				next = i
+			}
+		}
+		if next < 0 {
+			return
+		}
+		l, h := max(ws[next].Lo, done), min(ws[next].Hi, hi)
 		for a := l; a < h; a += 8 {
 			fn(a, int(min(8, h-a)))
 		}
+		done = h
 	}
 }
