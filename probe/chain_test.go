@@ -1,10 +1,15 @@
 package probe
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 // TestChainRuns: the local runner evaluates consecutive segments in one
-// re-simulation per job (evalChain), split where the instruction counts
-// balance; a script that reads memory keeps a re-simulation per segment.
+// re-simulation per job (evalChain), split where the estimated costs
+// (reader.Trace.SegmentCosts) balance; a script that reads memory keeps
+// a re-simulation per segment.
 func TestChainRuns(t *testing.T) {
 	path := recordCalls(t, 2500)
 	bind := func(src string) []Unit {
@@ -26,18 +31,17 @@ func TestChainRuns(t *testing.T) {
 	if len(units) < 10 {
 		t.Fatalf("%d segments: too few to split", len(units))
 	}
+	cost, _ := unitCosts(units)
 	insts := func(r chainRun) uint64 {
 		var n uint64
-		for _, u := range units[r.i : r.i+r.n] {
-			from, to := u.B.segmentRange(u.K)
-			n += to - from
+		for _, c := range cost[r.i : r.i+r.n] {
+			n += c
 		}
 		return n
 	}
 	var longest uint64
-	for _, u := range units {
-		from, to := u.B.segmentRange(u.K)
-		longest = max(longest, to-from)
+	for _, c := range cost {
+		longest = max(longest, c)
 	}
 	for _, jobs := range []int{1, 2, 3, 7} {
 		runs := chainRuns(units, jobs)
@@ -57,7 +61,7 @@ func TestChainRuns(t *testing.T) {
 			t.Fatalf("%d jobs: runs %+v end at %d of %d segments", jobs, runs, next, len(units))
 		}
 		if hi-lo > longest {
-			t.Errorf("%d jobs: runs of %d to %d instructions, more apart than a segment (%d)", jobs, lo, hi, longest)
+			t.Errorf("%d jobs: runs costing %d to %d, more apart than a segment (%d)", jobs, lo, hi, longest)
 		}
 	}
 	if runs := chainRuns(units, 10*len(units)); len(runs) != len(units) {
@@ -65,5 +69,140 @@ func TestChainRuns(t *testing.T) {
 	}
 	if runs := chainRuns(bind(`fn::mid:entry { @[copyinstr(arg1)] = count(); }`), 2); runs != nil {
 		t.Errorf("a script reading memory chains: %+v", runs)
+	}
+}
+
+// TestChainSchedClaimsEachOnce: however the jobs interleave, every
+// segment before the stop is claimed exactly once, each job's claims go
+// in order through consecutive segments of one target between steals,
+// and a job that finishes first takes work from another (a random
+// scheduler over random costs, targets and exits).
+func TestChainSchedClaimsEachOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	stole := 0
+	for trial := 0; trial < 2000; trial++ {
+		n := 1 + rng.IntN(40)
+		jobs := 1 + rng.IntN(5)
+		cost := make([]uint64, n)
+		target := make([]int, n) // which target a unit belongs to
+		for i := range cost {
+			cost[i] = uint64(rng.IntN(1000))
+			if i > 0 {
+				target[i] = target[i-1]
+				if rng.IntN(15) == 0 {
+					target[i]++
+				}
+			}
+		}
+		starts := chainStarts(cost, jobs, func(i int) bool { return target[i] != target[i-1] })
+		s := &chainSched{cost: cost, runs: make([]schedRun, len(starts))}
+		for r, i := range starts {
+			end := n
+			if r+1 < len(starts) {
+				end = starts[r+1]
+			}
+			s.runs[r] = schedRun{next: i, end: end}
+		}
+		s.stop.Store(int64(n))
+		stop := n
+		if rng.IntN(4) == 0 {
+			stop = rng.IntN(n + 1)
+		}
+		claimed := make([]int, n)
+		cur := make([]int, len(s.runs)) // the job's next unit, -1: must steal
+		active := make([]bool, len(s.runs))
+		for c := range cur {
+			cur[c], active[c] = s.first(c), true
+		}
+		for left := len(cur); left > 0; {
+			c := rng.IntN(len(cur))
+			if !active[c] {
+				continue
+			}
+			if rng.IntN(10) == 0 {
+				s.stopAt(stop) // an exit seen at some moment
+			}
+			if cur[c] >= 0 && cur[c] < n && s.claim(c, cur[c]) {
+				claimed[cur[c]]++
+				if cur[c]+1 < n && target[cur[c]+1] == target[cur[c]] {
+					cur[c]++
+				} else {
+					cur[c] = -1
+				}
+				continue
+			}
+			if s.steal(c) {
+				cur[c] = s.first(c)
+				stole++
+				continue
+			}
+			active[c] = false
+			left--
+		}
+		last := min(stop, n)
+		if s.stop.Load() == int64(n) {
+			last = n // the exit was never seen
+		}
+		for i := range claimed {
+			if i < last && claimed[i] != 1 || claimed[i] > 1 {
+				t.Fatalf("trial %d: %d units, %d jobs, costs %v, targets %v, stop %d: unit %d claimed %d times (%v)", trial, n, jobs, cost, target, last, i, claimed[i], claimed)
+			}
+		}
+	}
+	if stole == 0 {
+		t.Fatalf("no job ever stole: the test exercises nothing")
+	}
+}
+
+// TestStealingKeepsResults: with a split as bad as can be (every
+// segment in the first job's run, none in the others'), the other jobs
+// take segments from it as they go, and the output is that of one job.
+func TestStealingKeepsResults(t *testing.T) {
+	path := recordCalls(t, 2500)
+	src := countScript + `fn::mid:entry /arg0 % 50 == 0/ { printf("mid(%d) at %d\n", arg0, tid); }
+fn::mid:entry { self->arg = arg0; n++; }
+fn::mid:return /self->arg != 0/ { @self = sum(self->arg); self->arg = 0; }
+END { printf("n=%d\n", n); }
+`
+	ref, _, _ := runScript(t, path, src, 1)
+	if !strings.Contains(ref, "n=300\n") || !strings.Contains(ref, "mid(250) at") {
+		t.Fatalf("one job:\n%s", ref)
+	}
+	for _, jobs := range []int{2, 3} {
+		p, err := Compile(src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.Bind(openCached(t, path, p.NeedsMemory()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steals int
+		o, err := p.RunWith([]*Bound{b}, func(units []Unit, begin map[string]Value) ([]*Partial, error) {
+			sc := newChainSched(units, jobs)
+			if sc == nil || len(units) < 10 {
+				t.Fatalf("%d units, scheduler %v", len(units), sc)
+			}
+			sc.runs = make([]schedRun, jobs)
+			sc.runs[0] = schedRun{0, len(units)}
+			for c := 1; c < jobs; c++ {
+				sc.runs[c] = schedRun{len(units), len(units)}
+			}
+			parts, err := sc.eval(units, begin, RunOptions{Jobs: jobs})
+			steals = sc.steals
+			return parts, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errs strings.Builder
+		o.Print(&out, &errs)
+		if out.String() != ref || errs.Len() != 0 {
+			t.Fatalf("%d jobs, stealing: got\n%s\nwant\n%s\nstderr: %s", jobs, out.String(), ref, errs.String())
+		}
+		if steals == 0 {
+			t.Errorf("%d jobs: no job stole from the first: the test exercises nothing", jobs)
+		}
+		t.Logf("%d jobs: %d steals, %d segments evaluated again", jobs, steals, o.Reruns)
 	}
 }

@@ -1,14 +1,11 @@
 package probe
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,48 +166,15 @@ type EvalFunc func(units []Unit, begin map[string]Value) ([]*Partial, error)
 // pass, the merge, END.
 func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 	return p.RunWith(bs, func(units []Unit, state map[string]Value) ([]*Partial, error) {
+		if sc := newChainSched(units, opts.Jobs); sc != nil {
+			return sc.eval(units, state, opts)
+		}
 		parts := make([]*Partial, len(units))
 		errs := make([]error, len(units))
 		var exitAt atomic.Int64 // first unit known to exit (len: none)
 		exitAt.Store(int64(len(units)))
 		var done atomic.Int64
 		var mu sync.Mutex
-		if runs := chainRuns(units, opts.Jobs); runs != nil {
-			reader.Parallel(len(runs), opts.Jobs, func(c int) {
-				// A profile (TTD_CPUPROFILE) tells each job's CPU,
-				// its chunk decoding included, by the label "job":
-				// go tool pprof -tags.
-				defer pprof.SetGoroutineLabels(context.Background())
-				pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
-				i0 := runs[c].i
-				var init map[string]Value
-				if i0 == 0 {
-					init = state
-				}
-				u := units[i0]
-				errs[i0] = u.B.evalChain(u.K, u.K+runs[c].n, init, func(k int, pt *Partial) bool {
-					i := i0 + k - u.K
-					parts[i] = pt
-					if opts.Progress != nil {
-						opts.Progress(int(done.Add(1)), len(units))
-					}
-					if pt.Exit != nil {
-						mu.Lock()
-						if int64(i) < exitAt.Load() {
-							exitAt.Store(int64(i))
-						}
-						mu.Unlock()
-					}
-					return int64(i) < exitAt.Load()
-				})
-			})
-			for _, err := range errs {
-				if err != nil {
-					return nil, err
-				}
-			}
-			return parts, nil
-		}
 		reader.Parallel(len(units), opts.Jobs, func(i int) {
 			if int64(i) > exitAt.Load() {
 				return
@@ -245,21 +209,15 @@ func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
 type chainRun struct{ i, n int }
 
 // chainRuns splits the units into about jobs runs of consecutive
-// segments of equal instruction counts, one re-simulation each, when
-// their programs chain (nil: every unit on its own). A run never spans
-// two targets.
+// segments of equal estimated costs (unitCosts), one re-simulation each,
+// when their programs chain (nil: every unit on its own). A run never
+// spans two targets.
 func chainRuns(units []Unit, jobs int) []chainRun {
-	lens := make([]uint64, len(units))
-	for i, u := range units {
-		if !u.B.chains() {
-			return nil
-		}
-		from, to := u.B.segmentRange(u.K)
-		lens[i] = to - from
+	cost, ok := unitCosts(units)
+	if !ok {
+		return nil
 	}
-	starts := chainStarts(lens, jobs, func(i int) bool {
-		return units[i-1].B != units[i].B || units[i].K != units[i-1].K+1
-	})
+	starts := chainStarts(cost, jobs, func(i int) bool { return !follows(units, i) })
 	runs := make([]chainRun, len(starts))
 	for r, i := range starts {
 		end := len(units)
@@ -271,11 +229,11 @@ func chainRuns(units []Unit, jobs int) []chainRun {
 	return runs
 }
 
-// chainStarts splits segments of lens instructions into about jobs runs
-// of consecutive segments with equal instruction counts, and returns
-// where each run starts: a new run begins at segment 0, where apart(i)
-// says segment i does not follow segment i-1, and where the runs so far
-// come nearest to their share of the instructions.
+// chainStarts splits segments of lens costs (instructions, or estimated
+// costs) into about jobs runs of consecutive segments with equal sums,
+// and returns where each run starts: a new run begins at segment 0,
+// where apart(i) says segment i does not follow segment i-1, and where
+// the runs so far come nearest to their share of the total.
 func chainStarts(lens []uint64, jobs int, apart func(i int) bool) []int {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)

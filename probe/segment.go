@@ -252,31 +252,34 @@ func (s *segEval) run(r *reader.Replay) error {
 // segment sees does not depend on where its re-simulation started.
 func (b *Bound) chains() bool { return !b.P.needMemory && !b.needMemory }
 
-// evalChain evaluates segments k0 to k1-1 in one re-simulation from
-// k0's checkpoint, as EvalSegment does each: a segment's partial is
-// sealed where the next begins, and the next starts from the state it
-// left (init's, with its writes), which its Assumed records, so that
-// the fix-up pass checks it as it checks any. A worker thus pays for
-// one start (the checkpoint's state, decoding, translation) per chain,
-// not per segment. emit takes each partial in order and returns false
-// to stop (the script called exit()).
-func (b *Bound) evalChain(k0, k1 int, init map[string]Value, emit func(k int, pt *Partial) bool) error {
+// evalChain evaluates segments from k0 on in one re-simulation from
+// k0's checkpoint, as EvalSegment does each, as long as claim(k) lets it
+// start segment k (chainSched): a segment's partial is sealed where the
+// next begins, and the next starts from the state it left (init's, with
+// its writes), which its Assumed records, so that the fix-up pass
+// checks it as it checks any. A worker thus pays for one start (the
+// checkpoint's state, decoding, translation) per chain, not per
+// segment. emit takes each partial in order and returns false to stop
+// (the script called exit()).
+func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) bool, emit func(k int, pt *Partial) bool) error {
+	if k0 >= len(b.cps) || !claim(k0) {
+		return nil
+	}
 	r, err := b.T.Trace.NewReplayAt(b.cps[k0])
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	for k := k0; k < k1; k++ {
+	for k := k0; ; k++ {
 		s := newSegEval(b, k, init)
 		if err := s.run(r); err != nil {
 			return err
 		}
-		if !emit(k, s.part) || s.stopped {
+		if !emit(k, s.part) || s.stopped || k+1 >= len(b.cps) || !claim(k+1) {
 			return nil
 		}
 		init = composeState(init, s.part.Writes, s.part.Ended)
 	}
-	return nil
 }
 
 // wantInsts hooks the instructions at a probed address, and the rets

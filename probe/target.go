@@ -63,15 +63,7 @@ func prefetchJobStarts(tr *reader.Trace, jobs int) {
 	if err != nil || jobs <= 0 || len(cps) == 0 {
 		return
 	}
-	lens := make([]uint64, len(cps))
-	for k := range cps {
-		to := tr.End()
-		if k+1 < len(cps) {
-			to = cps[k+1].Position
-		}
-		lens[k] = to - cps[k].Position
-	}
-	for _, k := range chainStarts(lens, jobs, func(int) bool { return false }) {
+	for _, k := range chainStarts(tr.SegmentCosts(cps), jobs, func(int) bool { return false }) {
 		tr.Prefetch(cps[k].Chunk)
 	}
 }

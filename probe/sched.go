@@ -1,0 +1,190 @@
+package probe
+
+import (
+	"context"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"ttd/reader"
+)
+
+// chainSched hands the local runner's jobs runs of consecutive segments
+// to evaluate, one re-simulation each (Bound.evalChain), and balances
+// them as they go (work stealing, as Cilk's workers and Dryad's
+// schedulers do): the units are first split into about one run per job
+// of equal estimated cost (reader.Trace.SegmentCosts: instructions,
+// record bytes, thread starts), and a job that finishes its run takes
+// the later half, by cost, of the segments another job has not started
+// yet, from the run with the most of them left. A job claims each
+// segment before it evaluates it, so a segment is evaluated once, by
+// the run that claimed it; a stolen run starts a re-simulation of its
+// own at its first segment's checkpoint. Which job evaluates which
+// segment changes nothing in the result: each partial is the
+// segment's, sealed where the next begins, and the fix-up pass checks
+// the state each assumed (doc.go).
+type chainSched struct {
+	mu   sync.Mutex
+	cost []uint64   // of each unit
+	runs []schedRun // by job
+	// stop is the first unit not to start (one before it exited).
+	stop atomic.Int64
+	// steals counts the runs taken from another job.
+	steals int
+}
+
+// schedRun is a job's run: units [next, end) are still to start, in
+// order, and next-1 is the one it evaluates (if any).
+type schedRun struct{ next, end int }
+
+// newChainSched starts from chainRuns' split, nil when the units'
+// programs do not chain.
+func newChainSched(units []Unit, jobs int) *chainSched {
+	runs := chainRuns(units, jobs)
+	if runs == nil {
+		return nil
+	}
+	cost, _ := unitCosts(units)
+	s := &chainSched{cost: cost, runs: make([]schedRun, len(runs))}
+	for r, run := range runs {
+		s.runs[r] = schedRun{next: run.i, end: run.i + run.n}
+	}
+	s.stop.Store(int64(len(units)))
+	return s
+}
+
+// eval is the local runner's parallel pass over units (EvalFunc) when
+// their programs chain: one job per run, each pprof-labelled "job" with
+// its number (TTD_CPUPROFILE; go tool pprof -tags gives every job's
+// CPU, its chunk decoding included), taking more runs as it finishes.
+func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions) ([]*Partial, error) {
+	parts := make([]*Partial, len(units))
+	errs := make([]error, len(s.runs))
+	var done atomic.Int64
+	reader.Parallel(len(s.runs), opts.Jobs, func(c int) {
+		defer pprof.SetGoroutineLabels(context.Background())
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
+		for {
+			if i0 := s.first(c); i0 < len(units) {
+				var init map[string]Value
+				if i0 == 0 {
+					init = begin
+				}
+				u := units[i0]
+				errs[c] = u.B.evalChain(u.K, init, func(k int) bool { return s.claim(c, i0+k-u.K) }, func(k int, pt *Partial) bool {
+					i := i0 + k - u.K
+					parts[i] = pt
+					if opts.Progress != nil {
+						opts.Progress(int(done.Add(1)), len(units))
+					}
+					if pt.Exit != nil {
+						s.stopAt(i + 1)
+					}
+					return true
+				})
+				if errs[c] != nil {
+					s.stopAt(0) // no more starts anywhere
+					return
+				}
+			}
+			if !s.steal(c) {
+				return
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
+// stopAt lowers stop to i: no unit from i on starts.
+func (s *chainSched) stopAt(i int) {
+	for {
+		old := s.stop.Load()
+		if int64(i) >= old || s.stop.CompareAndSwap(old, int64(i)) {
+			return
+		}
+	}
+}
+
+// follows reports whether units[i] is the segment after units[i-1] in
+// the same target (so one re-simulation goes on from one to the other).
+func follows(units []Unit, i int) bool {
+	return i > 0 && units[i-1].B == units[i].B && units[i].K == units[i-1].K+1
+}
+
+// unitCosts estimates each unit's cost from its target's chunk headers
+// (false: a unit's program does not chain).
+func unitCosts(units []Unit) ([]uint64, bool) {
+	cost := make([]uint64, len(units))
+	var b *Bound
+	var bc []uint64
+	for i, u := range units {
+		if !u.B.chains() {
+			return nil, false
+		}
+		if u.B != b {
+			b, bc = u.B, u.B.T.Trace.SegmentCosts(u.B.cps)
+		}
+		cost[i] = bc[u.K]
+	}
+	return cost, true
+}
+
+// first is where job c's run starts (its next unit to start).
+func (s *chainSched) first(c int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[c].next
+}
+
+// claim tells whether job c may start unit i, the next of its run, and
+// records that it did.
+func (s *chainSched) claim(c, i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &s.runs[c]
+	if i != r.next || i >= r.end || int64(i) >= s.stop.Load() {
+		return false
+	}
+	r.next++
+	return true
+}
+
+// steal gives job c, whose run is over, the later half by cost of the
+// units not yet started of the run that has the most cost left (from
+// the one that starts first among equals), and reports whether there
+// was any; job c's run is then [next, end) of them.
+func (s *chainSched) steal(c int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stop := int(s.stop.Load())
+	v, most := -1, uint64(0)
+	for j, r := range s.runs {
+		var left uint64
+		for i := r.next; i < min(r.end, stop); i++ {
+			left += s.cost[i] + 1
+		}
+		if left > most {
+			v, most = j, left
+		}
+	}
+	if v < 0 {
+		return false
+	}
+	r := &s.runs[v]
+	end := min(r.end, stop)
+	at, taken := end-1, s.cost[end-1]+1
+	for at > r.next && 2*(taken+s.cost[at-1]+1) <= most {
+		at--
+		taken += s.cost[at] + 1
+	}
+	s.runs[c] = schedRun{next: at, end: r.end}
+	r.end = at
+	s.steals++
+	return true
+}

@@ -1,0 +1,47 @@
+package reader
+
+import (
+	"slices"
+	"testing"
+
+	"ttd/tracefile"
+)
+
+// TestSegmentCosts: a segment costs its instructions plus its share of
+// the record bytes and thread starts of the chunks its positions
+// overlap (in proportion), a chunk of no span goes whole to the segment
+// holding its position, and the chunks after the end (embedded files)
+// to none.
+func TestSegmentCosts(t *testing.T) {
+	ch := func(first uint64, n, threads int) tracefile.ChunkInfo {
+		return tracefile.ChunkInfo{FirstPosition: first, Len: n, ThreadStarts: threads}
+	}
+	tr := &Trace{
+		chunks: []tracefile.ChunkInfo{
+			ch(0, 1000, 1),   // [0, 100): segment 0 (checkpoints at 0, 100, 300, 400)
+			ch(100, 300, 0),  // [100, 100): no span, in segment 1 [100, 300)
+			ch(100, 500, 0),  // [100, 200): segment 1
+			ch(200, 500, 0),  // [200, 200): no span, in segment 1
+			ch(200, 2000, 0), // [200, 400): half in 1, half in 2 [300, 400)
+			ch(400, 10, 0),   // at the end: the last segment [400, 400) gets nothing
+			ch(400, 9999, 0), // an embedded file after the end
+		},
+		Summary: tracefile.Summary{Instructions: 400},
+	}
+	cps := []Checkpoint{{Position: 0}, {Position: 100}, {Position: 300}, {Position: 400}}
+	want := []uint64{
+		100 + 1000*costPerByte + costPerThreadStart,
+		200 + (300+500+500+1000)*costPerByte,
+		100 + 1000*costPerByte,
+		0,
+	}
+	got := tr.SegmentCosts(cps)
+	for k := range want {
+		if d := int64(got[k]) - int64(want[k]); d < -1 || d > 1 {
+			t.Errorf("segment %d costs %d, want %d (all: %v)", k, got[k], want[k], got)
+		}
+	}
+	if one := tr.SegmentCosts(cps[:1]); !slices.Equal(one, []uint64{400 + 4300*costPerByte + costPerThreadStart}) {
+		t.Errorf("one segment: %v", one)
+	}
+}
