@@ -128,6 +128,12 @@ type Replay struct {
 	// carry are logged reads of the previous chunk that this one
 	// consumes first (readAt): a chunk cut between two control records.
 	carry []logRead
+	// carryOwn: load made carry's array, so that it may append to it in
+	// place (a snapshot sharing carry sees only its own length); over a
+	// run of chunks with no control record (perl's hash filling: 4 MB
+	// chunks of reads only), copying the carry anew at each chunk cost a
+	// job starting there 0.9 s of its 2.3 s.
+	carryOwn bool
 	nd    int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
@@ -297,6 +303,7 @@ func (r *Replay) load(i int) error {
 		return err
 	}
 	var carry []logRead
+	own := false
 	if old := r.ch; old != nil && old.index == i-1 {
 		// A chunk cut between checkpoints: the reads and results logged
 		// at the end of the previous chunk are consumed in this one. The
@@ -304,8 +311,10 @@ func (r *Replay) load(i int) error {
 		// looks in carry first.
 		if k := r.rd - len(r.carry); k >= 0 {
 			carry = old.reads[k:]
+		} else if r.carryOwn {
+			carry, own = append(r.carry[r.rd:], old.reads...), true
 		} else {
-			carry = append(slices.Clone(r.carry[r.rd:]), old.reads...)
+			carry, own = append(slices.Clone(r.carry[r.rd:]), old.reads...), true
 		}
 		carryN := old.nondets[r.nd:]
 		if len(carry)+len(carryN) > 0 {
@@ -319,7 +328,7 @@ func (r *Replay) load(i int) error {
 			ch = &c
 		}
 	}
-	r.carry = carry
+	r.carry, r.carryOwn = carry, own
 	r.ch, r.ci, r.codeDone, r.rd, r.nd = ch, 0, 0, 0, 0
 	return nil
 }

@@ -349,6 +349,7 @@ func onlyAdded(old, cur *[x86.PageSize]byte) bool {
 // restorePosition puts r where the snapshot was taken in the trace.
 func (r *Replay) restorePosition(s *Snapshot) {
 	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
+	r.carryOwn = false // the snapshot's: load copies it before appending
 	r.exit, r.atEnd, r.Checkpoints = s.exit, s.atEnd, s.checkpoints
 }
 
