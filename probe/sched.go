@@ -155,8 +155,9 @@ func (s *chainSched) claim(c, i int) bool {
 	return true
 }
 
-// steal gives job c, whose run is over, the later half by cost of the
-// units not yet started of the run that has the most cost left (from
+// steal gives job c, whose run is over, the later half by cost (the
+// fewest last units that come to at least half) of the units not yet
+// started of the run that has the most cost left (from
 // the one that starts first among equals), and reports whether there
 // was any; job c's run is then [next, end) of them.
 func (s *chainSched) steal(c int) bool {
@@ -177,9 +178,12 @@ func (s *chainSched) steal(c int) bool {
 		return false
 	}
 	r := &s.runs[v]
-	end := min(r.end, stop)
-	at, taken := end-1, s.cost[end-1]+1
-	for at > r.next && 2*(taken+s.cost[at-1]+1) <= most {
+	// Take units from the end until they come to half of what is left
+	// (the victim is midway through a unit of its own, on average): an
+	// empty last segment (the one at the end) alone is not worth a
+	// start.
+	at, taken := min(r.end, stop), uint64(0)
+	for at > r.next && 2*taken < most {
 		at--
 		taken += s.cost[at] + 1
 	}
