@@ -13,14 +13,7 @@ import (
 func TestChainRuns(t *testing.T) {
 	path := recordCalls(t, 2500)
 	bind := func(src string) []Unit {
-		p, err := Compile(src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := p.Bind(openCached(t, path, p.NeedsMemory()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, b := bindCached(t, path, src)
 		var units []Unit
 		for k := 0; k < b.Segments(); k++ {
 			units = append(units, Unit{b, k})
@@ -169,14 +162,7 @@ END { printf("n=%d\n", n); }
 		t.Fatalf("one job:\n%s", ref)
 	}
 	for _, jobs := range []int{2, 3} {
-		p, err := Compile(src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := p.Bind(openCached(t, path, p.NeedsMemory()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, b := bindCached(t, path, src)
 		var steals int
 		o, err := p.RunWith([]*Bound{b}, func(units []Unit, begin map[string]Value) ([]*Partial, error) {
 			sc := newChainSched(units, jobs)
@@ -205,4 +191,18 @@ END { printf("n=%d\n", n); }
 		}
 		t.Logf("%d jobs: %d steals, %d segments evaluated again", jobs, steals, o.Reruns)
 	}
+}
+
+// bindCached compiles src and binds it to the trace at path (opened once).
+func bindCached(t *testing.T, path, src string) (*Program, *Bound) {
+	t.Helper()
+	p, err := Compile(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Bind(openCached(t, path, p.NeedsMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, b
 }
