@@ -134,7 +134,7 @@ type Replay struct {
 	// chunks of reads only), copying the carry anew at each chunk cost a
 	// job starting there 0.9 s of its 2.3 s.
 	carryOwn bool
-	nd    int // next non-det record in ch.nondets
+	nd       int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
 	rdEnd, ndEnd int
