@@ -191,6 +191,29 @@ func TestJITMarksInPlace(t *testing.T) {
 	op(3072+61, 0x48, 0x89, 0x8e) // mov %rcx, d(%rsi)
 	op(3072+129, 0x89, 0x9e)      // mov %ebx, d(%rsi)
 	accesses += 4
+	// Read-modify-writes alone, elsewhere again, one byte further each
+	// iteration (d(%rsi,%r8)), so that most are marked in place: their
+	// reads are marked with their writes (loadRMW), across lines too.
+	for _, a := range []struct {
+		d   int
+		enc []byte
+	}{
+		{3300, []byte{0x42, 0x00, 0x84, 0x06}},       // add %al, d(%rsi,%r8)
+		{3310, []byte{0x66, 0x42, 0x01, 0x84, 0x06}}, // add %ax, d(%rsi,%r8)
+		{3330, []byte{0x42, 0x01, 0x84, 0x06}},       // add %eax, d(%rsi,%r8)
+		{3370, []byte{0x4a, 0x01, 0x84, 0x06}},       // add %rax, d(%rsi,%r8)
+		{3420, []byte{0x4a, 0xff, 0x84, 0x06}},       // incq d(%rsi,%r8)
+		{3480, []byte{0x42, 0xf7, 0x94, 0x06}},       // notl d(%rsi,%r8)
+		{3520, []byte{0x66, 0x42, 0xd1, 0xa4, 0x06}}, // shlw $1, d(%rsi,%r8)
+		{3560, []byte{0x42, 0x0f, 0xc1, 0x84, 0x06}}, // xadd %eax, d(%rsi,%r8)
+		{3892, []byte{0x42, 0x81, 0xb4, 0x06}},       // xorl $imm, d(%rsi,%r8): up to the page's end
+	} {
+		op(a.d, a.enc...)
+		if a.enc[1] == 0x81 {
+			code = binary.LittleEndian.AppendUint32(code, 0x5a5a5a5a)
+		}
+		accesses += 2
+	}
 	for _, a := range [][2]int{
 		{1, 31}, {1, 32}, {1, 127}, {1, 4095},
 		{2, 63}, {2, 62}, {2, 4094}, {2, 31},

@@ -45,8 +45,11 @@ func (t *jitT) logAccess(write bool, size int) {
 		return
 	}
 	if t.log && markable(size) {
+		if t.rmw && !write {
+			return // the store marks it (loadRMW)
+		}
 		a := &t.a
-		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), write: write, size: size}
+		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), write: write, both: t.rmw, size: size}
 		t.markAccess(l)
 		a.Bind(l.back)
 		t.accLogs = append(t.accLogs, l)
@@ -57,10 +60,11 @@ func (t *jitT) logAccess(write bool, size int) {
 
 // jitAccLog is the out-of-line code that logs an access markAccess could
 // not mark: it starts at in, leaves at exit when the log is full and
-// goes back to back.
+// goes back to back. both: the access is the write of a read-modify-write
+// (loadRMW), whose read is marked or logged with it.
 type jitAccLog struct {
 	in, back, exit as.Label
-	write          bool
+	write, both    bool
 	size           int
 }
 
@@ -68,28 +72,61 @@ type jitAccLog struct {
 func (t *jitT) accLogCode() {
 	for _, l := range t.accLogs {
 		t.a.Bind(l.in)
-		t.appendAccess(l.write, l.size, l.exit)
+		if l.both {
+			t.appendAccesses(l.exit, accInfo(false, l.size), accInfo(true, l.size))
+		} else {
+			t.appendAccesses(l.exit, accInfo(l.write, l.size))
+		}
 		t.a.Jmp(l.back)
 	}
 	t.accLogs = t.accLogs[:0]
 }
 
+// accInfo is LoggedAccess.Info of an access of size bytes.
+func accInfo(write bool, size int) int64 {
+	if write {
+		return int64(size) | accWrite
+	}
+	return int64(size)
+}
+
 // appendAccess appends the access of size bytes at RSI to CPU.acc, or
 // jumps to exit when the log is full. Clobbers RAX, RDX and the flags.
 func (t *jitT) appendAccess(write bool, size int, exit as.Label) {
+	t.appendAccesses(exit, accInfo(write, size))
+}
+
+// appendAccesses appends accesses at RSI (their LoggedAccess.Info) to
+// CPU.acc, or jumps to exit when the log has no room for them all.
+// Clobbers RAX, RDX and the flags.
+func (t *jitT) appendAccesses(exit as.Label, infos ...int64) {
 	a := &t.a
-	info := int64(size)
-	if write {
-		info |= accWrite
-	}
+	n := int32(len(infos))
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
-	a.ALURI(as.CMP, 8, as.RAX, accLogSize)
-	a.Jcc(3, exit) // jae: full
-	a.Lea(8, as.RDX, as.M(as.RAX, 1))
+	a.ALURI(as.CMP, 8, as.RAX, int64(accLogSize-n+1))
+	a.Jcc(3, exit) // jae: no room
+	a.Lea(8, as.RDX, as.M(as.RAX, n))
 	a.MovMR(8, as.M(hCPU, offAccN), as.RDX)
 	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
-	a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog}, as.RSI)
-	a.MovMI(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: offAccLog + 8}, info)
+	for i, info := range infos {
+		d := offAccLog + 16*int32(i)
+		a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d}, as.RSI)
+		a.MovMI(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d + 8}, info)
+	}
+}
+
+// loadRMW is load and storeCheck of the same size bytes at RSI: the read
+// and the write of a read-modify-write instruction. While recording, its
+// read is marked with its write, by one more OR of the write's bits
+// (markAccess): the read's own marking would find the same bitmap word
+// and mask. That is exact: every check between them that can leave does
+// so before the instruction, which the interpreter then runs whole,
+// marking both.
+func (t *jitT) loadRMW(size int) {
+	t.rmw = true
+	t.load(size)
+	t.storeCheck(size, true)
+	t.rmw = false
 }
 
 // offTLBMark is the offset of tlbEntry.mark, the MarkPage of the
@@ -149,6 +186,9 @@ func (t *jitT) markAccess(l jitAccLog) {
 		a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offAccMasks + 512*s})
 	}
 	a.ALUMR(as.OR, 8, as.M(as.RAX, w), as.RDX)
+	if l.both {
+		a.ALUMR(as.OR, 8, as.M(as.RAX, 0), as.RDX) // the read's bits (RW[0])
+	}
 }
 
 // markable reports whether an access of size bytes may be marked in

@@ -314,6 +314,9 @@ type jitT struct {
 	// acclog: every access is logged (jitModeTrack, jit_acclog_amd64.go).
 	acclog  bool
 	accLogs []jitAccLog // jit_acclog_amd64.go
+	// rmw: the access being emitted belongs to a read-modify-write
+	// (loadRMW).
+	rmw     bool
 	misses  []jitMiss
 	crosses []jitCross
 	st      uint8

@@ -179,8 +179,7 @@ func (t *jitT) inst(in *Inst) bool {
 		if d.Kind == KMem {
 			t.spill()
 			t.ea(d)
-			t.load(size)
-			t.storeCheck(size, true)
+			t.loadRMW(size)
 			t.syncPoint()
 			t.commitRead()
 			r = as.R9
@@ -523,9 +522,10 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 		}
 		t.spill()
 		t.ea(m)
-		t.load(size)
 		if d.Kind == KMem && writes {
-			t.storeCheck(size, true)
+			t.loadRMW(size)
+		} else {
+			t.load(size)
 		}
 		t.syncPoint()
 		t.commitRead()
@@ -644,8 +644,7 @@ func (t *jitT) shift(in *Inst, d, s *Operand, live uint64) bool {
 		}
 		t.spill()
 		t.ea(d)
-		t.load(size)
-		t.storeCheck(size, true)
+		t.loadRMW(size)
 		t.commitRead()
 	}
 	if cl && size < 4 {
@@ -1031,8 +1030,7 @@ func (t *jitT) syncInst(in *Inst) bool {
 	v := as.R9 // the destination's value
 	if m.Kind == KMem {
 		t.ea(m)
-		t.load(size)
-		t.storeCheck(size, true)
+		t.loadRMW(size)
 	}
 	t.syncPoint()
 	t.commitRead()
