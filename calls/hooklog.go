@@ -153,6 +153,7 @@ func (s *segment) merges(b *x86.Block) (m uint64) {
 // for all but 0.3% of its calls. Otherwise it steps through the two
 // records.
 func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
+	s.leaves++
 	k := len(st.stack) - 1
 	slot := h.RSP - 8
 	op := h.Kind & x86.StepOpMask
@@ -286,6 +287,7 @@ func setWindow(c *x86.CPU, k x86.StepKind, retired uint64) {
 }
 
 // loggedRecords counts the records logged has followed, mergedCalls
-// the calls merged into leaf calls' records (tests check that logging
-// and merging happened).
-var loggedRecords, mergedCalls atomic.Uint64
+// the calls merged into leaf calls' records, leafCalls the leaf calls'
+// records (segment.leaves, added up when a segment ends): tests check
+// that logging, folding and merging happened.
+var loggedRecords, mergedCalls, leafCalls atomic.Uint64

@@ -239,6 +239,8 @@ type segment struct {
 	// children caches the children of nodes (nil once the segment is
 	// done).
 	children *childCache
+	// leaves counts the leaf calls' records followed (leafCalls).
+	leaves uint64
 }
 
 // funcs finds function entries, through a per-segment cache of the shared
