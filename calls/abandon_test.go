@@ -43,7 +43,7 @@ func TestLeafAtAbandonedSlot(t *testing.T) {
 		for _, c := range []struct {
 			fn           string
 			sites, count int
-		}{{"bail", 1, n}, {"leaf", 3, 0}, {"skip", 2, n}} {
+		}{{"bail", 1, n}, {"leaf", 3, 0}, {"skip", 2, n}, {"tailer", 1, n}} {
 			ns := find(root, "main", "loop", c.fn)
 			if len(ns) != c.sites {
 				t.Errorf("%s: loop calls %s from %d sites, found %d paths", what, c.fn, c.sites, len(ns))
@@ -61,7 +61,7 @@ func TestLeafAtAbandonedSlot(t *testing.T) {
 			}
 		}
 		root.Walk(func(x *Node) bool {
-			if s := x.PathString(); strings.Contains(s, "bail →") || strings.Contains(s, "skip →") {
+			if s := x.PathString(); strings.Contains(s, "bail →") || strings.Contains(s, "skip →") || strings.Contains(s, "tailer →") {
 				t.Errorf("%s: path %s (count %d)", what, s, x.Count)
 			}
 			return true

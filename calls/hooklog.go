@@ -54,6 +54,7 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 	st := s.running(r, c)
 	loggedRecords.Add(uint64(len(steps)))
 	s.follow(st, steps, r.LoggedPosition(0))
+	c.SetRetFloor(st.retFloor())
 }
 
 // follow follows the records of thread st in order; a record's position
@@ -116,7 +117,9 @@ func (s *segment) more(st *segThread, h *x86.HookStep) {
 // (resolve), or the target when no symbol covers the ret.
 func (s *segment) leafEntry(h *x86.HookStep) uint64 {
 	target := h.Target
-	if h.Kind&x86.StepOpMask == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0 {
+	if h.Kind&x86.StepEntry != 0 {
+		return target // the callee's entry (step)
+	} else if h.Kind&x86.StepOpMask == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0 {
 		if h.Kind&x86.StepShut != 0 {
 			return target
 		}
@@ -203,6 +206,7 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 // function entries only in windows (windows).
 func (s *segment) useLog(r *reader.Replay) {
 	r.HookLogged, r.HookSteps, r.HookWindows, r.HookMerge = s.loggable, s.logged, s.windows, s.merges
+	r.HookFold = lookLimit
 }
 
 // Windows of entries (x86.HookStepLogger.StepWindows). step acts on a

@@ -5,8 +5,8 @@
    very slot bail's went to, and bail's frame must end there, not become
    leaf's caller. skip does the same by a hand-made tail jump: it pops its
    own return address and jumps to it, so the caller runs on after it
-   without a ret. The tree is main → loop → {bail, leaf, skip} and nothing
-   below bail or skip. */
+   without a ret. The tree is main → loop → {bail, leaf, skip, tailer}
+   and nothing below bail, skip or tailer. */
 #include <stdio.h>
 
 static volatile int sink;
@@ -31,6 +31,18 @@ __asm__(".text\n"
 	".size skip, .-skip\n");
 void skip(int i);
 
+/* tailer: jumps to leaf (a tail call); called through a pointer, its
+   frame is named by its own entry, the first one after the call, not by
+   leaf's, the second. */
+__asm__(".text\n"
+	".globl tailer\n"
+	".type tailer, @function\n"
+	"tailer:\n"
+	"\tjmp leaf\n"
+	".size tailer, .-tailer\n");
+void tailer(int i);
+static void (*volatile hop)(int) = tailer;
+
 __attribute__((noinline)) void loop(int n) {
 	for (int i = 0; i < n; i++) {
 		if (__builtin_setjmp(jb) == 0)
@@ -44,6 +56,7 @@ __attribute__((noinline)) void loop(int n) {
 		skip(i);
 		for (int j = 0; j < runs + 1; j++)
 			leaf(i * j);
+		hop(i);
 	}
 }
 
