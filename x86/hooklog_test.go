@@ -787,3 +787,81 @@ func TestEntryFold(t *testing.T) {
 		t.Logf("%s: %d calls' records, %d with f's entry, %d soft records", name, o.callRecs, o.entries, o.softRecs)
 	}
 }
+
+// floorLoop calls a, then b from 16 bytes lower, each a lone ret; the
+// instruction after b's call is soft:
+//
+//	     mov ecx, 2000
+//	loop: call a
+//	     sub rsp, 16; call b; add rsp, 16
+//	     dec ecx; jnz loop
+//	     syscall
+//	a:   ret
+//	b:   ret
+//
+// From a's call at R: a's ret at R+1, b's at R+4, dec at R+6.
+var floorLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x13, 0x00, 0x00, 0x00, // 0x400005 loop: call a
+	0x48, 0x83, 0xec, 0x10, // 0x40000a: sub rsp, 16
+	0xe8, 0x0b, 0x00, 0x00, 0x00, // 0x40000e: call b
+	0x48, 0x83, 0xc4, 0x10, // 0x400013: add rsp, 16
+	0xff, 0xc9, 0x75, 0xea, // 0x400017: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40001b: syscall
+	0xc3, // 0x40001d a: ret
+	0xc3, // 0x40001e b: ret
+}
+
+// floorObserver is a hookLogObserver that sets the CPU's ret floor
+// whenever it receives records (as ttd calls does), and counts the
+// soft records.
+type floorObserver struct {
+	*hookLogObserver
+	floor    uint64
+	softRecs int
+}
+
+func (o *floorObserver) LoggedSteps(c *CPU, steps []HookStep) {
+	for i := range steps {
+		if steps[i].Kind&StepSoft != 0 {
+			o.softRecs++
+		}
+	}
+	c.SetRetFloor(o.floor)
+}
+
+// TestRetFloor: a ret opens the window of soft records only at or above
+// the floor (SetRetFloor), and one that does sets it to 0, so that every
+// ret after it opens the window too. The rets of floorLoop open a window
+// of 3: dec is in b's ret's window, not in a's. With the floor at a's
+// slot, a's ret opens its window and b's too; with it above both,
+// neither does; with it at 0, both do.
+func TestRetFloor(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	rsp := newTestCPU(t, floorLoop).R[RSP]
+	for _, tc := range []struct {
+		name   string
+		floor  uint64
+		opened bool
+	}{{"floor 0", 0, true}, {"floor at a's slot", rsp - 8, true}, {"floor above a's slot", rsp - 7, false}, {"floor at b's slot", rsp - 24, true}} {
+		defer SetJIT(SetJIT(true, 0))
+		c := newTestCPU(t, floorLoop)
+		c.Pred = predict.New(10)
+		o := &floorObserver{hookLogObserver: &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a",
+			want: []uint64{0x400005, 0x40000e, 0x400017, 0x40001d, 0x40001e}}}, steps: true,
+			soft: []uint64{0x400017}, open: []uint64{0x40001d, 0x40001e}, window: 3}, floor: tc.floor}
+		c.SetRetFloor(tc.floor)
+		for _, budget := range []uint64{700, 2333, 1 << 40} {
+			c.Obs = o
+			if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
+				t.Fatalf("exit %v", ex.Reason)
+			}
+		}
+		if tc.opened && o.softRecs < 1800 || !tc.opened && o.softRecs > 200 {
+			t.Errorf("%s: %d soft records of 2000 decs, want %s", tc.name, o.softRecs, map[bool]string{true: "nearly all", false: "few"}[tc.opened])
+		}
+		t.Logf("%s: %d soft records", tc.name, o.softRecs)
+	}
+}
