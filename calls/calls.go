@@ -318,6 +318,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 		s.finish(st)
 	}
 	s.children = nil
+	leafCalls.Add(s.leaves)
 	return s, nil
 }
 

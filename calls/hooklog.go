@@ -54,6 +54,7 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 	st := s.running(r, c)
 	loggedRecords.Add(uint64(len(steps)))
 	s.follow(st, steps, r.LoggedPosition(0))
+	c.SetRetFloor(st.retFloor())
 }
 
 // follow follows the records of thread st in order; a record's position
@@ -116,7 +117,9 @@ func (s *segment) more(st *segThread, h *x86.HookStep) {
 // (resolve), or the target when no symbol covers the ret.
 func (s *segment) leafEntry(h *x86.HookStep) uint64 {
 	target := h.Target
-	if h.Kind&x86.StepOpMask == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0 {
+	if h.Kind&x86.StepEntry != 0 {
+		return target // the callee's entry (step)
+	} else if h.Kind&x86.StepOpMask == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0 {
 		if h.Kind&x86.StepShut != 0 {
 			return target
 		}
@@ -153,6 +156,7 @@ func (s *segment) merges(b *x86.Block) (m uint64) {
 // for all but 0.3% of its calls. Otherwise it steps through the two
 // records.
 func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
+	s.leaves++
 	k := len(st.stack) - 1
 	slot := h.RSP - 8
 	op := h.Kind & x86.StepOpMask
@@ -202,6 +206,7 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 // function entries only in windows (windows).
 func (s *segment) useLog(r *reader.Replay) {
 	r.HookLogged, r.HookSteps, r.HookWindows, r.HookMerge = s.loggable, s.logged, s.windows, s.merges
+	r.HookFold = lookLimit
 }
 
 // Windows of entries (x86.HookStepLogger.StepWindows). step acts on a
@@ -286,6 +291,7 @@ func setWindow(c *x86.CPU, k x86.StepKind, retired uint64) {
 }
 
 // loggedRecords counts the records logged has followed, mergedCalls
-// the calls merged into leaf calls' records (tests check that logging
-// and merging happened).
-var loggedRecords, mergedCalls atomic.Uint64
+// the calls merged into leaf calls' records, leafCalls the leaf calls'
+// records (segment.leaves, added up when a segment ends): tests check
+// that logging, folding and merging happened.
+var loggedRecords, mergedCalls, leafCalls atomic.Uint64

@@ -183,6 +183,21 @@ func (st *segThread) push() *frame {
 	return &st.stack[len(st.stack)-1]
 }
 
+// retFloor is the least RSP of a ret that can pop every frame on the
+// stack: the oldest frame's slot, or 0 with none. Only such a ret can
+// return to a frame open at the checkpoint, where watch looks for a
+// lazy-binding trampoline's jump to a function's entry (baseLookTo), so
+// translated code opens the window of soft records (windows) only after
+// those (x86.CPU.SetRetFloor): sqlite3 entered a function within 32
+// instructions of 4 million rets, lua of 6 million, for nothing. A
+// fresh thread's root frame (slot ^0) is never popped.
+func (st *segThread) retFloor() uint64 {
+	if len(st.stack) == 0 {
+		return 0
+	}
+	return st.stack[0].slot
+}
+
 func (st *segThread) base(b int) *segNode {
 	if j := st.jumps[b]; j != nil {
 		return j.node
@@ -239,6 +254,8 @@ type segment struct {
 	// children caches the children of nodes (nil once the segment is
 	// done).
 	children *childCache
+	// leaves counts the leaf calls' records followed (leafCalls).
+	leaves uint64
 }
 
 // funcs finds function entries, through a per-segment cache of the shared
@@ -326,6 +343,9 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 		}
 		if fresh {
 			st.look = lookLimit
+		}
+		if c != nil {
+			c.SetRetFloor(st.retFloor())
 		}
 		s.threads[id.key] = st
 		s.order = append(s.order, id.key)
@@ -623,6 +643,7 @@ func (s *segment) instruction(r *reader.Replay, c *x86.CPU, in *x86.Inst) {
 	}
 	s.step(st, &h, base)
 	setWindow(c, h.Kind, h.Retired)
+	c.SetRetFloor(st.retFloor())
 }
 
 // running is the thread that runs on c.
@@ -682,6 +703,11 @@ func (s *segment) step(st *segThread, h *x86.HookStep, base uint64) {
 		// class says whether it is (callWindow).
 		var named bool
 		switch {
+		case h.Kind&x86.StepEntry != 0:
+			// The callee's entry, a soft record folded into the
+			// call's within lookLimit (useLog): watch would name
+			// the frame there, with no record between.
+			named = true
 		case op == x86.StepCall && h.Kind&(x86.StepShut|x86.StepOpen) != 0:
 			named = h.Kind&x86.StepShut != 0
 		default:

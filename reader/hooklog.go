@@ -68,6 +68,9 @@ func (r *Replay) MergeLeaves(b *x86.Block) uint64 {
 	return r.HookMerge(b)
 }
 
+// FoldWindow is HookFold (x86.EntryFolder).
+func (r *Replay) FoldWindow() uint64 { return r.HookFold }
+
 // LoggedSteps calls HookSteps (x86.HookStepLogger).
 func (r *Replay) LoggedSteps(c *x86.CPU, steps []x86.HookStep) {
 	if r.HookSteps != nil {

@@ -208,7 +208,11 @@ type Replay struct {
 	// HookMerge, with HookSteps, picks the calls and rets whose leaf
 	// calls' records may be merged (x86.LeafMerger).
 	HookMerge func(b *x86.Block) uint64
-	hookLog   bool // logged hooks are on (TTD_HOOKLOG)
+	// HookFold, with HookSteps and HookWindows, lets a soft record made
+	// at most HookFold instructions after a call's fold into it
+	// (x86.EntryFolder; 0: none).
+	HookFold uint64
+	hookLog  bool // logged hooks are on (TTD_HOOKLOG)
 	// hookVersion numbers the RunTo calls: the filters may change
 	// between them (x86.FilterVersion).
 	hookVersion uint64

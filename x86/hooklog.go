@@ -126,6 +126,23 @@ type HookStep struct {
 	RetKind                StepKind
 }
 
+// EntryFolder is a HookStepLogger that takes a soft instruction's
+// record as part of a call's: where the log ends with a call's narrow
+// record and a soft instruction comes at most FoldWindow instructions
+// after the call (its Retired less the call's), translated code puts
+// the instruction's PC in the call's Target and marks its Kind
+// StepEntry, instead of a record of its own; the call's record stays
+// the last, so a ret may still fold into it (Leaf calls). ttd calls
+// makes function entries soft: a call to a PLT stub, which jumps to the
+// function, then names its callee in one record. Asked with
+// StepWindows, and must not change within a filter generation either
+// (0: no folding). A soft instruction after that, while the call's
+// record still ends the log, makes no record at all: the consumer must
+// ignore it, having named the callee by the first (ttd calls does).
+type EntryFolder interface {
+	FoldWindow() uint64
+}
+
 // LeafMerger is a HookStepLogger that may take a run of leaf calls as
 // one record (HookStep.More): MergeLeaves picks, among the logged
 // instructions of b, the direct calls and the rets whose leaf calls'
@@ -153,16 +170,19 @@ const (
 	StepCallMem                 // a call through memory
 	StepCallAny                 // another call (a 16- or 32-bit register)
 	StepRet
-	StepJmpReg          // a jump through a 64-bit register
-	StepSoft   StepKind = 1 << 4
-	StepOpen   StepKind = 1 << 5
-	StepShut   StepKind = 1 << 6
+	StepJmpReg // a jump through a 64-bit register
+	// StepEntry marks a call's record whose Target is the PC of a soft
+	// instruction folded into it (EntryFolder): the callee's entry.
+	StepEntry StepKind = 1 << 3
+	StepSoft  StepKind = 1 << 4
+	StepOpen  StepKind = 1 << 5
+	StepShut  StepKind = 1 << 6
 	// StepLeaf marks a leaf call's record: the callee returned with
 	// no record made in between, and the ret's record was folded into
 	// the call's (HookStep.Ret, RetPC, RetKind; see "Leaf calls").
 	StepLeaf StepKind = 1 << 7
 	// StepOpMask selects StepOp's part of a StepKind.
-	StepOpMask StepKind = StepSoft - 1
+	StepOpMask StepKind = StepEntry - 1
 )
 
 // Leaf calls. Most calls of a hot loop call a function that calls none
@@ -257,6 +277,14 @@ const accHookStep = 1 << 10
 
 const stepPCShift = 16
 
+// stepEntryBit marks, in the Target word of a call's narrow record, a
+// Target that is a soft instruction folded into the call's record
+// (EntryFolder; StepEntry): a canonical user address never has it. It
+// is there, not in the tag, so that the tag a run of leaf calls is
+// found by (mergeCall) is the same with and without it; two records of
+// one call merge only if their Target words are equal.
+const stepEntryBit = 1 << 63
+
 // hookRecEntries is the number of log entries a hook record takes:
 // Retired less the CPU's Icount at the Run's jitCall, the tag, RSP, RAX,
 // RBP, the six argument registers and the target (12 words).
@@ -288,6 +316,10 @@ type hookLog struct {
 	// record (0: none), runRSP its RSP, and leafA and leafB the byte
 	// offsets of the last two such records of the run (LeafMerger).
 	mergeAt, runEnd, runRSP, leafA, leafB uint64
+	// retFloor is the least RSP at which a ret opens the window of soft
+	// records (SetRetFloor); such a ret sets it to 0, as every ret
+	// opens the window after it until the consumer sets it again.
+	retFloor uint64
 	// target is where the end of a block that made a logged call
 	// through memory writes the call's target: the record's Target
 	// word, or scratch when no record was made (jit_hooklog_amd64.go).
@@ -303,6 +335,16 @@ type hookLog struct {
 // translated code does where it runs one.
 func (c *CPU) SetHookUntil(retired uint64) { c.hlog.until = retired }
 
+// SetRetFloor sets the least RSP at which a ret, an open instruction
+// (HookStepLogger.StepWindows), opens the window of soft records: a ret
+// at a lower RSP leaves the window as it is. The first ret at or above
+// it opens the window and sets it to 0 (every ret opens it then), until
+// the consumer sets it again. ttd calls sets it to the slot of the
+// oldest frame it follows: only a ret that may return to a frame open
+// at the checkpoint needs the entries after it. 0 (the default): every
+// ret opens the window. Go's exact Instruction calls do not look at it.
+func (c *CPU) SetRetFloor(rsp uint64) { c.hlog.retFloor = rsp }
+
 // askLog asks a HookLogger which of the instructions the verdict on b
 // observes it lets translated code log (jitBlock.flog), and in which
 // kind of record (fsteps).
@@ -315,13 +357,16 @@ func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
 			j.fsteps = sl.StepsOnly()
 			if j.fsteps {
 				soft, open, shut, w := sl.StepWindows(b)
-				var merge uint64
+				var merge, fold uint64
 				if m, ok := sl.(LeafMerger); ok {
 					merge = m.MergeLeaves(b) & j.flog
 				}
+				if f, ok := sl.(EntryFolder); ok && soft&j.flog != 0 {
+					fold = min(f.FoldWindow(), maxStepWindow)
+				}
 				if soft|open|shut|merge != 0 {
 					w = min(w, maxStepWindow)
-					j.fwin = &stepWindows{soft & j.flog, open & j.flog, shut & j.flog, w, merge}
+					j.fwin = &stepWindows{soft & j.flog, open & j.flog, shut & j.flog, w, merge, fold}
 				}
 			}
 		}
@@ -334,7 +379,7 @@ const maxStepWindow = 1 << 30
 
 // stepWindows is a verdict's soft, open and shut instructions of a
 // block, and the window (HookStepLogger.StepWindows).
-type stepWindows struct{ soft, open, shut, window, merge uint64 }
+type stepWindows struct{ soft, open, shut, window, merge, fold uint64 }
 
 // sameWindows reports whether a and b ask the same of a translation.
 func sameWindows(a, b *stepWindows) bool {
@@ -435,8 +480,9 @@ func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
 		}
 		e := log[i : i+hookStepEntries]
 		s := &steps[n]
-		s.Retired, s.RSP, s.Target = c.Icount+e[0].Addr, e[1].Addr, e[1].Info
-		s.PC, s.Kind = uint64(int64(info)>>stepPCShift), StepKind(info)
+		t := e[1].Info
+		s.Retired, s.RSP, s.Target = c.Icount+e[0].Addr, e[1].Addr, t&^stepEntryBit
+		s.PC, s.Kind = uint64(int64(info)>>stepPCShift), StepKind(info)|StepKind(t>>63)*StepEntry
 		n++
 		i += hookStepEntries
 		if s.Kind&StepLeaf != 0 {

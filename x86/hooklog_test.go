@@ -690,3 +690,178 @@ func TestLeafRuns(t *testing.T) {
 		t.Logf("%s: %d records (%d leaf calls, %d calls merged into them), %d exact calls", tc.name, got.recs, got.leaves, merged, got.exact)
 	}
 }
+
+// stubLoop calls f through a stub of four instructions (a PLT stub's
+// place), and f tail-jumps to g, which returns:
+//
+//	     mov ecx, 2000
+//	loop: call stub
+//	     dec ecx; jnz loop
+//	     syscall
+//	stub: nop; nop; nop; jmp f
+//	f:   add rax, 1; jmp g
+//	g:   add rax, 2; ret
+//
+// f is 5 instructions after the call, g 7.
+var stubLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x06, 0x00, 0x00, 0x00, // 0x400005 loop: call stub
+	0xff, 0xc9, 0x75, 0xf7, // 0x40000a: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40000e: syscall
+	0x90, 0x90, 0x90, 0xeb, 0x00, // 0x400010 stub: nop; nop; nop; jmp f
+	0x48, 0x83, 0xc0, 0x01, 0xeb, 0x00, // 0x400015 f: add rax, 1; jmp g
+	0x48, 0x83, 0xc0, 0x02, // 0x40001b g: add rax, 2
+	0xc3, // 0x40001f: ret
+}
+
+// foldObserver is a hookLogObserver that folds soft records into
+// calls' (EntryFolder) and counts the calls' records that hold an entry
+// (entries; badEntry: not f) and the soft records made (softRecs).
+type foldObserver struct {
+	*hookLogObserver
+	fold, f            uint64
+	entries, badEntry  int
+	softRecs, callRecs int
+}
+
+func (o *foldObserver) FoldWindow() uint64 { return o.fold }
+
+func (o *foldObserver) LoggedSteps(c *CPU, steps []HookStep) {
+	for i := range steps {
+		r := &steps[i]
+		switch {
+		case r.Kind&StepEntry != 0:
+			o.entries++
+			if r.Target != o.f || r.Kind&StepOpMask != StepCall {
+				o.badEntry++
+			}
+		case r.Kind&StepSoft != 0:
+			o.softRecs++
+		}
+		if op := r.Kind & StepOpMask; op == StepCall {
+			o.callRecs++
+		}
+	}
+}
+
+// TestEntryFold: a soft record made at most FoldWindow instructions
+// after a call's, with nothing logged between, folds into the call's
+// (EntryFolder: its PC as the Target, StepEntry), and a later soft
+// record while the call's is still the last is dropped; one past the
+// window makes a record of its own. f is 5 instructions after the
+// call: folded with a window of 5, not with one of 4 (then f and g each
+// make a record).
+func TestEntryFold(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	for _, tc := range []struct {
+		fold   uint64
+		folded bool
+	}{{5, true}, {4, false}, {100, true}, {0, false}} {
+		defer SetJIT(SetJIT(true, 0))
+		c := newTestCPU(t, stubLoop)
+		c.Pred = predict.New(10)
+		o := &foldObserver{hookLogObserver: &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a",
+			want: []uint64{0x400005, 0x400015, 0x40001b, 0x40001f}}}, steps: true,
+			soft: []uint64{0x400015, 0x40001b}, open: []uint64{0x400005, 0x40001f}, window: 64}, fold: tc.fold, f: 0x400015}
+		for _, budget := range []uint64{700, 2333, 1 << 40} {
+			c.Obs = o
+			if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
+				t.Fatalf("exit %v", ex.Reason)
+			}
+		}
+		name := fmt.Sprintf("fold window %d", tc.fold)
+		if o.callRecs < 1900 {
+			t.Fatalf("%s: %d calls' records of 2000 calls", name, o.callRecs)
+		}
+		if o.badEntry != 0 {
+			t.Errorf("%s: %d calls' records hold another entry than f's", name, o.badEntry)
+		}
+		if tc.folded && (o.entries < o.callRecs*9/10 || o.softRecs > o.callRecs/10) {
+			t.Errorf("%s: %d of %d calls' records hold f's entry, %d soft records: want nearly all, and few", name, o.entries, o.callRecs, o.softRecs)
+		}
+		if !tc.folded && (o.entries != 0 || o.softRecs < 2*o.callRecs*9/10) {
+			t.Errorf("%s: %d of %d calls' records hold f's entry, %d soft records: want none, and f's and g's", name, o.entries, o.callRecs, o.softRecs)
+		}
+		t.Logf("%s: %d calls' records, %d with f's entry, %d soft records", name, o.callRecs, o.entries, o.softRecs)
+	}
+}
+
+// floorLoop calls a, then b from 16 bytes lower, each a lone ret; the
+// instruction after b's call is soft:
+//
+//	     mov ecx, 2000
+//	loop: call a
+//	     sub rsp, 16; call b; add rsp, 16
+//	     dec ecx; jnz loop
+//	     syscall
+//	a:   ret
+//	b:   ret
+//
+// From a's call at R: a's ret at R+1, b's at R+4, dec at R+6.
+var floorLoop = []byte{
+	0xb9, 0xd0, 0x07, 0x00, 0x00, // 0x400000
+	0xe8, 0x13, 0x00, 0x00, 0x00, // 0x400005 loop: call a
+	0x48, 0x83, 0xec, 0x10, // 0x40000a: sub rsp, 16
+	0xe8, 0x0b, 0x00, 0x00, 0x00, // 0x40000e: call b
+	0x48, 0x83, 0xc4, 0x10, // 0x400013: add rsp, 16
+	0xff, 0xc9, 0x75, 0xea, // 0x400017: dec ecx; jnz loop
+	0x0f, 0x05, // 0x40001b: syscall
+	0xc3, // 0x40001d a: ret
+	0xc3, // 0x40001e b: ret
+}
+
+// floorObserver is a hookLogObserver that sets the CPU's ret floor
+// whenever it receives records (as ttd calls does), and counts the
+// soft records.
+type floorObserver struct {
+	*hookLogObserver
+	floor    uint64
+	softRecs int
+}
+
+func (o *floorObserver) LoggedSteps(c *CPU, steps []HookStep) {
+	for i := range steps {
+		if steps[i].Kind&StepSoft != 0 {
+			o.softRecs++
+		}
+	}
+	c.SetRetFloor(o.floor)
+}
+
+// TestRetFloor: a ret opens the window of soft records only at or above
+// the floor (SetRetFloor), and one that does sets it to 0, so that every
+// ret after it opens the window too. The rets of floorLoop open a window
+// of 3: dec is in b's ret's window, not in a's. With the floor at a's
+// slot, a's ret opens its window and b's too; with it above both,
+// neither does; with it at 0, both do.
+func TestRetFloor(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	rsp := newTestCPU(t, floorLoop).R[RSP]
+	for _, tc := range []struct {
+		name   string
+		floor  uint64
+		opened bool
+	}{{"floor 0", 0, true}, {"floor at a's slot", rsp - 8, true}, {"floor above a's slot", rsp - 7, false}, {"floor at b's slot", rsp - 24, true}} {
+		defer SetJIT(SetJIT(true, 0))
+		c := newTestCPU(t, floorLoop)
+		c.Pred = predict.New(10)
+		o := &floorObserver{hookLogObserver: &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a",
+			want: []uint64{0x400005, 0x40000e, 0x400017, 0x40001d, 0x40001e}}}, steps: true,
+			soft: []uint64{0x400017}, open: []uint64{0x40001d, 0x40001e}, window: 3}, floor: tc.floor}
+		c.SetRetFloor(tc.floor)
+		for _, budget := range []uint64{700, 2333, 1 << 40} {
+			c.Obs = o
+			if ex := c.Run(budget); ex.Reason != ExitBudget && ex.Reason != ExitSyscall {
+				t.Fatalf("exit %v", ex.Reason)
+			}
+		}
+		if tc.opened && o.softRecs < 1800 || !tc.opened && o.softRecs > 200 {
+			t.Errorf("%s: %d soft records of 2000 decs, want %s", tc.name, o.softRecs, map[bool]string{true: "nearly all", false: "few"}[tc.opened])
+		}
+		t.Logf("%s: %d soft records", tc.name, o.softRecs)
+	}
+}

@@ -19,6 +19,7 @@ var (
 	offRunRSP      = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.runRSP))
 	offLeafA       = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.leafA))
 	offLeafB       = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.leafB))
+	offRetFloor    = int32(unsafe.Offsetof(CPU{}.hlog) + unsafe.Offsetof(hookLog{}.retFloor))
 )
 
 // logWord is the log's word w (two an entry) from the byte offset in r.
@@ -74,6 +75,9 @@ func (t *jitT) logHook(exit, skip as.Label) {
 		t.retiredNow(as.RDX)
 		a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookUntil))
 		a.Jcc(3, skip) // jae
+		if t.steps && w.fold != 0 {
+			t.foldEntry(skip)
+		}
 	}
 	op := StepOp(in)
 	room := entries
@@ -150,10 +154,24 @@ func (t *jitT) logHook(exit, skip as.Label) {
 		switch {
 		case w == nil:
 		case w.open>>t.k&1 != 0:
+			var below as.Label
+			if op == StepRet {
+				// Below the floor, a ret leaves the window
+				// (SetRetFloor); at or above, it sets the floor
+				// to 0.
+				below = a.NewLabel()
+				a.MovRM(8, as.RDX, as.M(hCPU, offRetFloor))
+				a.ALURM(as.CMP, 8, as.RDX, t.gregN(RSP))
+				a.Jcc(7, below) // ja
+				a.MovMI(8, as.M(hCPU, offRetFloor), 0)
+			}
 			// The window: until the instruction's Retired+1+window.
 			t.retiredNow(as.RDX)
 			a.Lea(8, as.RDX, as.M(as.RDX, int32(1+w.window)))
 			a.MovMR(8, as.M(hCPU, offHookUntil), as.RDX)
+			if op == StepRet {
+				a.Bind(below)
+			}
 		case w.shut>>t.k&1 != 0:
 			a.MovMI(8, as.M(hCPU, offHookUntil), 0)
 		}
@@ -164,6 +182,42 @@ func (t *jitT) logHook(exit, skip as.Label) {
 	for i, r := range ArgRegs {
 		put(6+int32(i), t.gregN(uint8(r)))
 	}
+}
+
+// foldEntry, at a soft instruction in its window, folds it into the
+// call's narrow record that ends the log if it comes at most
+// stepWindows.fold instructions after the call (EntryFolder): its PC
+// goes to the record's Target word, marked stepEntryBit, and it jumps
+// to skip (no record of its own; the call's record stays the last,
+// hookLog.lastCall, so that a ret may fold into it). A record that
+// holds an entry already takes no other, and the instruction makes no
+// record (skip). Otherwise it goes on. Clobbers RAX, RDX and the
+// flags.
+func (t *jitT) foldEntry(skip as.Label) {
+	a := &t.a
+	own := a.NewLabel()
+	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
+	a.Lea(8, as.RDX, as.M(as.RAX, 1))
+	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offHookLast))
+	a.Jcc(5, own) // jne: the log does not end with a call's record
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	// A record that has its entry already takes no other: the consumer
+	// names the callee by the first (a function that tail-jumps to
+	// another is the one called).
+	a.MovRM(8, as.RDX, logWord(as.RAX, -1))
+	a.TestRR(8, as.RDX, as.RDX)
+	a.Jcc(8, skip) // js: stepEntryBit
+	// This instruction's Retired less the call's (the record's first
+	// word), both less Icount.
+	t.retiredBefore(as.RDX)
+	a.Lea(8, as.RDX, as.M(as.RDX, int32(t.k)))
+	a.ALURM(as.SUB, 8, as.RDX, logWord(as.RAX, -hookStepEntries*2))
+	a.ALURI(as.CMP, 8, as.RDX, int64(t.win.fold))
+	a.Jcc(7, own) // ja: past the window
+	a.MovRI(as.RDX, t.b.Insts[t.k].PC|stepEntryBit)
+	a.MovMR(8, logWord(as.RAX, -1), as.RDX)
+	a.Jmp(skip)
+	a.Bind(own)
 }
 
 // callTag is the tag of instruction t.k's narrow record (logHook).
@@ -271,9 +325,15 @@ func (t *jitT) mergeRet(retTag uint64, done, fold as.Label) {
 	a.TestRR(8, as.RDX, as.RDX)
 	a.Jcc(4, fold) // jz: none
 	a.Lea(8, as.RDX, as.M(as.RDX, -1))
+	no := a.NewLabel()
+	// The same Target word: the same callee (a call through a PLT
+	// stub's is the entry folded into it, EntryFolder).
+	a.ShiftRI(as.SHL, 8, as.RAX, 4)
+	a.MovRM(8, as.RAX, logWord(as.RAX, -1))
+	a.ALURM(as.CMP, 8, as.RAX, logWord(as.RDX, 3))
+	a.Jcc(5, no) // jne: another callee
 	a.MovRI(as.RAX, retTag)
 	a.ALURM(as.CMP, 8, as.RAX, logWord(as.RDX, 4+1))
-	no := a.NewLabel()
 	a.Jcc(5, no) // jne: it returned through another ret
 	// The record's last ret, one call more, and the callee's
 	// instructions: this ret's Retired less the call's.
@@ -287,6 +347,9 @@ func (t *jitT) mergeRet(retTag uint64, done, fold as.Label) {
 	a.MovRM(8, as.RAX, logWord(as.RAX, -4)) // the call's Retired less Icount
 	a.ALUMR(as.SUB, 8, logWord(as.RDX, 8), as.RAX)
 	a.ALUMI(as.SUB, 8, as.M(hCPU, offAccN), 2)
+	// The log no longer ends with a call's record (at the count
+	// lastCall remembers, another record may end it).
+	a.MovMI(8, as.M(hCPU, offHookLast), 0)
 	a.Jmp(done)
 	a.Bind(no)
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
