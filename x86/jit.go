@@ -201,7 +201,9 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 	miss := c.jitMiss
 	c.jitMiss = 0
 	if j.entry == 0 || j.mode != c.jitMode {
-		if !c.jitOK || j.declined || j.heat < jitThreshold {
+		// A translation another cache made (codestore.go) is taken at
+		// once: copying it costs less than a run of the interpreter.
+		if !c.jitOK || j.declined || j.heat < jitThreshold && c.cache.adoptable(b, c.jitMode) == nil {
 			j.heat++
 			c.runInsts(b.Insts, 0)
 			if StatsOn {
