@@ -53,7 +53,12 @@ type CodeStore struct {
 	// Taken counts the blocks caches took from the store, Kept the
 	// blocks it was given; XlatKept the translations it was given.
 	Taken, Kept, XlatKept uint64
+	// xlatTaken counts the translations caches adopted.
+	xlatTaken atomic.Uint64
 }
+
+// XlatTaken returns the number of translations caches adopted from s.
+func (s *CodeStore) XlatTaken() uint64 { return s.xlatTaken.Load() }
 
 // storedBlock is a decoded block as the store keeps it: its instructions,
 // and the bytes its decoder fetched: the block's, then win[:nwin], the
