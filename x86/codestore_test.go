@@ -269,3 +269,26 @@ func TestSharedXlatNotForLegacy(t *testing.T) {
 			b.cache.Adopted, c.cache.Adopted, s.XlatKept, c.cache.Translated)
 	}
 }
+
+// TestCodeStoreBoundsTranslations: the translations a store keeps count
+// towards its generations: at most two of storeGenCode bytes.
+func TestCodeStoreBoundsTranslations(t *testing.T) {
+	c := newTestCPU(t, storeCode)
+	s := NewCodeStore()
+	c.cache.ShareWith(s)
+	b := c.cache.decodeBlock(testCode)
+	x := &storedXlat{code: make([]byte, 64<<10)}
+	for i := 0; i < 3*storeGenCode/x.size(); i++ {
+		sb := &storedBlock{insts: b.Insts, code: b.Bytes}
+		s.mu.Lock()
+		s.add(uint64(i), sb)
+		s.mu.Unlock()
+		s.keepXlat(sb, jitModeRun, x)
+	}
+	if n := s.XlatBytes(); n > 2*storeGenCode || n < storeGenCode/2 {
+		t.Errorf("the store holds %d bytes of translations, want at most two generations of %d (and not nothing)", n, storeGenCode)
+	}
+	if s.XlatKept != uint64(3*storeGenCode/x.size()) {
+		t.Errorf("kept %d translations, want %d", s.XlatKept, 3*storeGenCode/x.size())
+	}
+}
