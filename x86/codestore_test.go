@@ -3,6 +3,8 @@ package x86
 import (
 	"encoding/binary"
 	"testing"
+
+	"ttd/predict"
 )
 
 // storeCode is `mov eax, imm32; syscall`: what it returns in eax is its
@@ -290,5 +292,31 @@ func TestCodeStoreBoundsTranslations(t *testing.T) {
 	}
 	if s.XlatKept != uint64(3*storeGenCode/x.size()) {
 		t.Errorf("kept %d translations, want %d", s.XlatKept, 3*storeGenCode/x.size())
+	}
+}
+
+// TestSharedXlatKeepsModesApart: a translation is adopted only for the
+// mode it was made for: a cache running with a prediction cache
+// (replaying) translates a block whose run-mode translation the store
+// holds, and a second such cache adopts that one.
+func TestSharedXlatKeepsModesApart(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	s := NewCodeStore()
+	mk := func(replay bool) *CPU {
+		c := newTestCPU(t, storeCode)
+		c.cache.ShareWith(s)
+		if replay {
+			c.Pred, c.Obs = predict.New(6), &predObserver{replay: true}
+		}
+		runCode(t, "cpu", c)
+		return c
+	}
+	run, replay, replay2 := mk(false), mk(true), mk(true)
+	if run.cache.Translated != 1 || replay.cache.Adopted != 0 || replay.cache.Translated != 1 || replay2.cache.Adopted != 1 {
+		t.Errorf("translated %d (run) and %d (replay), adopted %d and %d (replays): want 1, 1, 0 and 1",
+			run.cache.Translated, replay.cache.Translated, replay.cache.Adopted, replay2.cache.Adopted)
 	}
 }
