@@ -320,3 +320,28 @@ func TestSharedXlatKeepsModesApart(t *testing.T) {
 			run.cache.Translated, replay.cache.Translated, replay.cache.Adopted, replay2.cache.Adopted)
 	}
 }
+
+// TestSharedXlatNotWithAFilter: a cache whose observer filters blocks
+// (BlockFilter: calls, probes) neither adopts the store's translations
+// nor gives it its own, even of blocks the filter declines.
+func TestSharedXlatNotWithAFilter(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	s := NewCodeStore()
+	mk := func(obs Observer) *CPU {
+		c := newTestCPU(t, storeCode)
+		c.cache.ShareWith(s)
+		c.Pred, c.Obs = predict.New(6), obs
+		runCode(t, "cpu", c)
+		return c
+	}
+	first := mk(&filterObserver{name: "none"})
+	plain := mk(&predObserver{replay: true})
+	filtered := mk(&filterObserver{name: "none"})
+	if first.cache.Translated != 1 || plain.cache.Adopted != 0 || filtered.cache.Adopted != 0 || s.XlatKept != 1 {
+		t.Errorf("translated %d (filtered), adopted %d and %d (filtered), kept %d: want 1, 0, 0 and 1",
+			first.cache.Translated, plain.cache.Adopted, filtered.cache.Adopted, s.XlatKept)
+	}
+}
