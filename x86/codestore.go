@@ -55,7 +55,19 @@ type CodeStore struct {
 	Taken, Kept, XlatKept uint64
 	// xlatTaken counts the translations caches adopted.
 	xlatTaken atomic.Uint64
+	// codeSlab, offSlab and xlSlab are where keepXlat keeps
+	// translations.
+	codeSlab []byte
+	offSlab  []int32
+	xlSlab   []storedXlat
 }
+
+// The sizes of the slabs of translations (CodeStore.keepXlat).
+const (
+	xlatCodeSlab = 64 << 10
+	xlatOffSlab  = 4 << 10
+	xlatSlab     = 64
+)
 
 // XlatTaken returns the number of translations caches adopted from s.
 func (s *CodeStore) XlatTaken() uint64 { return s.xlatTaken.Load() }
@@ -197,13 +209,24 @@ func (s *CodeStore) keep(cc *CodeCache, b *Block) {
 	b.stored = sb
 }
 
-// keepXlat keeps x as sb's translation for mode, unless it has one.
-func (s *CodeStore) keepXlat(sb *storedBlock, mode uint8, x *storedXlat) {
+// keepXlat keeps a copy of x as sb's translation for mode, unless it has
+// one: x's code and offsets are copied into the store's slabs, so that
+// keeping a translation seldom allocates.
+func (s *CodeStore) keepXlat(sb *storedBlock, mode uint8, x storedXlat) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !sb.xl[mode].CompareAndSwap(nil, x) {
+	if sb.xl[mode].Load() != nil {
 		return
 	}
+	x.code = keep(&s.codeSlab, x.code, xlatCodeSlab)
+	for _, o := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites} {
+		*o = keep(&s.offSlab, *o, xlatOffSlab)
+	}
+	if len(s.xlSlab) == cap(s.xlSlab) {
+		s.xlSlab = make([]storedXlat, 0, xlatSlab)
+	}
+	s.xlSlab = append(s.xlSlab, x)
+	sb.xl[mode].Store(&s.xlSlab[len(s.xlSlab)-1])
 	s.XlatKept++
 	if s.youngCode += x.size(); s.youngCode > storeGenCode {
 		s.rotate()

@@ -279,7 +279,7 @@ func TestCodeStoreBoundsTranslations(t *testing.T) {
 	s := NewCodeStore()
 	c.cache.ShareWith(s)
 	b := c.cache.decodeBlock(testCode)
-	x := &storedXlat{code: make([]byte, 64<<10)}
+	x := storedXlat{code: make([]byte, 64<<10)}
 	for i := 0; i < 3*storeGenCode/x.size(); i++ {
 		sb := &storedBlock{insts: b.Insts, code: b.Bytes}
 		s.mu.Lock()

@@ -337,6 +337,7 @@ type jitT struct {
 	// the table's address (jitshare_amd64.go); -1 in tabSites: the
 	// address is not a 64-bit immediate.
 	idSites, tabSites []int32
+	shareOffs         []int32 // shareXlat's scratch
 	// syncPending: the instruction synchronises and its key frame is
 	// not logged yet (syncPoint).
 	syncPending bool

@@ -3,6 +3,7 @@ package x86
 import (
 	"encoding/binary"
 	"runtime"
+	"slices"
 	"unsafe"
 )
 
@@ -48,23 +49,30 @@ func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
 		return
 	}
 	if !ok {
-		cc.store.keepXlat(b.stored, mode, &storedXlat{declined: true})
+		cc.store.keepXlat(b.stored, mode, storedXlat{declined: true})
 		return
 	}
-	x := &storedXlat{code: append([]byte(nil), t.a.Buf...), chainOff: int32(t.chainOff), beyond: t.hooked,
-		idSites: append([]int32(nil), t.idSites...), tabSites: append([]int32(nil), t.tabSites...)}
-	for _, s := range x.tabSites {
+	for _, s := range t.tabSites {
 		if s < 0 {
 			return
 		}
 	}
-	for _, l := range t.links {
-		x.linkSite = append(x.linkSite, int32(l.site))
-		x.linkMis = append(x.linkMis, int32(l.miss))
+	// The offsets in t's scratch: keepXlat copies them and the code into
+	// the store's slabs (translating must allocate little: emu's
+	// TestSyscallsDoNotAllocate).
+	nl, nr, ni := len(t.links), len(t.resumes), len(t.idSites)
+	offs := slices.Grow(t.shareOffs[:0], 2*nl+2*nr+ni+len(t.tabSites))[:2*nl+2*nr+ni+len(t.tabSites)]
+	t.shareOffs = offs
+	x := storedXlat{code: t.a.Buf, chainOff: int32(t.chainOff), beyond: t.hooked,
+		linkSite: offs[:nl], linkMis: offs[nl : 2*nl], resumeK: offs[2*nl : 2*nl+nr],
+		resumeAt: offs[2*nl+nr : 2*nl+2*nr], idSites: offs[2*nl+2*nr : 2*nl+2*nr+ni], tabSites: offs[2*nl+2*nr+ni:]}
+	copy(x.idSites, t.idSites)
+	copy(x.tabSites, t.tabSites)
+	for i, l := range t.links {
+		x.linkSite[i], x.linkMis[i] = int32(l.site), int32(l.miss)
 	}
-	for _, r := range t.resumes {
-		x.resumeK = append(x.resumeK, int32(r.k))
-		x.resumeAt = append(x.resumeAt, int32(r.off))
+	for i, r := range t.resumes {
+		x.resumeK[i], x.resumeAt[i] = int32(r.k), int32(r.off)
 	}
 	cc.store.keepXlat(b.stored, mode, x)
 }
