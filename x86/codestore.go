@@ -29,8 +29,8 @@ import (
 // Translations are shared too (storedXlat): the host code a cache made
 // for a stored block, as the translator emitted it (unlinked), is kept
 // with the block, one per mode (run, replay, record…), and a cache that
-// runs a block it took adopts that code at the block's first run instead
-// of interpreting it jitThreshold times and translating it again: it
+// runs a block it took adopts that code when the block has earned a
+// translation instead of translating it again: it
 // copies the code into its own arena and patches the two things in it
 // that are the cache's (the block's id in its exits and the address of
 // its table of translations by guest address). The copy is the cache's

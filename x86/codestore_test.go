@@ -183,8 +183,7 @@ func xlatCode() []byte {
 }
 
 // TestSharedXlatForkRewrite: a fork child adopts its parent's
-// translations (it translates nothing), at a block's first run even
-// below the threshold, with its own block ids and its own table of
+// translations (it translates nothing), with its own block ids and its own table of
 // translations by address: when the child rewrites B, its A's indirect
 // jump finds the new B, while the parent, still running the translations
 // the child copied, keeps the old; a child forked later adopts the
@@ -220,7 +219,9 @@ func TestSharedXlatForkRewrite(t *testing.T) {
 			t.Fatalf("threshold %d: parent translated %d blocks, adopted %d, want 3 and 0", threshold, parent.cache.Translated, parent.cache.Adopted)
 		}
 		child := forkCPU(parent)
-		run("child", child, testCode, 11)
+		for i := 0; i <= int(threshold); i++ {
+			run("child", child, testCode, 11)
+		}
 		if child.cache.Translated != 0 || child.cache.Adopted != 2 {
 			t.Errorf("threshold %d: child translated %d blocks, adopted %d, want 0 and 2", threshold, child.cache.Translated, child.cache.Adopted)
 		}
@@ -232,7 +233,9 @@ func TestSharedXlatForkRewrite(t *testing.T) {
 		}
 		run("second child", forkCPU(parent), testCode, 11)
 		grandchild := forkCPU(child)
-		run("grandchild", grandchild, testCode, 21)
+		for i := 0; i <= int(threshold); i++ {
+			run("grandchild", grandchild, testCode, 21)
+		}
 		if grandchild.cache.Translated != 0 || grandchild.cache.Adopted != 2 {
 			t.Errorf("threshold %d: grandchild translated %d blocks, adopted %d, want 0 and 2", threshold, grandchild.cache.Translated, grandchild.cache.Adopted)
 		}
