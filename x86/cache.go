@@ -24,6 +24,9 @@ type Block struct {
 	epoch     uint32
 	truncated bool
 	jit       jitBlock
+	// stored is the block as the code store keeps it, whose
+	// translations the block may adopt (codestore.go); nil: none.
+	stored *storedBlock
 }
 
 // Valid reports whether the block still matches guest memory.
@@ -61,8 +64,9 @@ type CodeCache struct {
 	// filter is the BlockFilter whose verdicts the blocks hold
 	// (filter.go).
 	filter filterState
-	// Translated counts blocks translated to host code.
-	Translated uint64
+	// Translated counts blocks translated to host code, Adopted the
+	// translations taken from the store instead (codestore.go).
+	Translated, Adopted uint64
 	// epoch numbers the intervals NewEpoch starts; the observer hears
 	// of each block the first time it runs in each (Observer.Decoded).
 	epoch uint32

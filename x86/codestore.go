@@ -3,6 +3,7 @@ package x86
 import (
 	"bytes"
 	"sync"
+	"sync/atomic"
 )
 
 // CodeStore keeps the decoded blocks of the code caches of one emulation
@@ -25,8 +26,20 @@ import (
 // block taken is the block decodeBlock would make. Blocks cut short by an
 // unmapped page (truncated) are not kept.
 //
+// Translations are shared too (storedXlat): the host code a cache made
+// for a stored block, as the translator emitted it (unlinked), is kept
+// with the block, one per mode (run, replay, record…), and a cache that
+// runs a block it took adopts that code when the block has earned a
+// translation instead of translating it again: it
+// copies the code into its own arena and patches the two things in it
+// that are the cache's (the block's id in its exits and the address of
+// its table of translations by guest address). The copy is the cache's
+// own from then on, linked to its own blocks' copies, dropped by its own
+// invalidation. Translations made for a BlockFilter (hooks) or for
+// LegacyReads are neither kept nor adopted.
+//
 // The store is bounded: it keeps two generations of at most storeGenInsts
-// instructions each; when the young one fills, the old one is let go (the
+// instructions and storeGenCode bytes of translations each; when the young one fills, the old one is let go (the
 // collector frees the blocks no cache still holds) and a block taken from
 // the old one moves to the young one. A CodeStore is safe for concurrent
 // use (a reader's trace may serve several replays).
@@ -34,10 +47,30 @@ type CodeStore struct {
 	mu         sync.Mutex
 	young, old map[uint64]*storedBlock
 	youngInsts int
+	// youngCode is the bytes of translations kept since the young
+	// generation began.
+	youngCode int
 	// Taken counts the blocks caches took from the store, Kept the
-	// blocks it was given.
-	Taken, Kept uint64
+	// blocks it was given; XlatKept the translations it was given.
+	Taken, Kept, XlatKept uint64
+	// xlatTaken counts the translations caches adopted.
+	xlatTaken atomic.Uint64
+	// codeSlab, offSlab and xlSlab are where keepXlat keeps
+	// translations.
+	codeSlab []byte
+	offSlab  []int32
+	xlSlab   []storedXlat
 }
+
+// The sizes of the slabs of translations (CodeStore.keepXlat).
+const (
+	xlatCodeSlab = 64 << 10
+	xlatOffSlab  = 4 << 10
+	xlatSlab     = 64
+)
+
+// XlatTaken returns the number of translations caches adopted from s.
+func (s *CodeStore) XlatTaken() uint64 { return s.xlatTaken.Load() }
 
 // storedBlock is a decoded block as the store keeps it: its instructions,
 // and the bytes its decoder fetched: the block's, then win[:nwin], the
@@ -50,12 +83,50 @@ type storedBlock struct {
 	cut      bool // the window ended at an unfetchable byte
 	features Features
 	next     *storedBlock // another block at the same address
+	// xl are the block's translations by mode (jitModeRun…), set once.
+	xl [jitModes]atomic.Pointer[storedXlat]
+}
+
+// storedXlat is a translation as the store keeps it: the host code as
+// the translator emitted it (entry at 0, every chaining exit unlinked),
+// and where in it the things are that are the translating cache's own,
+// for an adopting cache to patch: the block's id (a 32-bit immediate
+// at each of idSites) and the address of the table of translations by
+// address (a 64-bit immediate at each of tabSites). The rest are the
+// offsets translate turns into the jitBlock's addresses. declined: the
+// translator found nothing to translate (code is nil).
+type storedXlat struct {
+	code              []byte
+	chainOff          int32
+	linkSite, linkMis []int32
+	resumeK, resumeAt []int32
+	idSites, tabSites []int32
+	beyond            uint64
+	declined          bool
+}
+
+// size is what x takes in the store's bound (storeGenCode).
+func (x *storedXlat) size() int {
+	return len(x.code) + 4*(len(x.linkSite)+len(x.linkMis)+len(x.resumeK)+len(x.resumeAt)+len(x.idSites)+len(x.tabSites)) + 128
+}
+
+// xlat returns the translation kept for mode, or nil (sb may be nil).
+func (sb *storedBlock) xlat(mode uint8) *storedXlat {
+	if sb == nil {
+		return nil
+	}
+	return sb.xl[mode].Load()
 }
 
 // storeGenInsts bounds a generation of the store: 262,144 instructions
 // (24 MiB of Inst) hold the code python3 -c pass runs (236,000), and
 // bash's start-up takes about 40,000.
 const storeGenInsts = 1 << 18
+
+// storeGenCode bounds the translations a generation keeps: python3 -c
+// pass translates 7.4 MB with every block translated at once (TTD_JIT=0),
+// far less at the default threshold.
+const storeGenCode = 16 << 20
 
 // NewCodeStore returns an empty store.
 func NewCodeStore() *CodeStore {
@@ -69,6 +140,15 @@ func (cc *CodeCache) ShareWith(s *CodeStore) { cc.store = s }
 // Store returns the store the cache shares its blocks through, or nil.
 func (cc *CodeCache) Store() *CodeStore { return cc.store }
 
+// adoptable returns the store's translation of b for mode that cc would
+// adopt (translate), or nil.
+func (cc *CodeCache) adoptable(b *Block, mode uint8) *storedXlat {
+	if b.stored == nil || cc.filter.owner != nil || cc.LegacyReads {
+		return nil
+	}
+	return b.stored.xlat(mode)
+}
+
 // take returns a block at pc from the store that cc's memory holds the
 // bytes of, as a new Block of cc's, or nil.
 func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
@@ -80,12 +160,19 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 			return nil
 		}
 		// Still wanted: into the young generation.
-		young := *sb
-		s.add(pc, &young)
+		young := &storedBlock{insts: sb.insts, code: sb.code, win: sb.win, nwin: sb.nwin, cut: sb.cut, features: sb.features}
+		s.add(pc, young)
+		for m := range sb.xl {
+			if x := sb.xl[m].Load(); x != nil {
+				young.xl[m].Store(x)
+				s.youngCode += x.size()
+			}
+		}
+		sb = young
 	}
 	s.Taken++
 	end := pc + uint64(len(sb.code))
-	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code,
+	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code, stored: sb,
 		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: sb.insts[len(sb.insts)-1].Flags&InstSetsRIP != 0}
 }
@@ -119,13 +206,43 @@ func (s *CodeStore) keep(cc *CodeCache, b *Block) {
 	s.add(b.PC, sb)
 	s.Kept++
 	s.mu.Unlock()
+	b.stored = sb
+}
+
+// keepXlat keeps a copy of x as sb's translation for mode, unless it has
+// one: x's code and offsets are copied into the store's slabs, so that
+// keeping a translation seldom allocates.
+func (s *CodeStore) keepXlat(sb *storedBlock, mode uint8, x storedXlat) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sb.xl[mode].Load() != nil {
+		return
+	}
+	x.code = keep(&s.codeSlab, x.code, xlatCodeSlab)
+	for _, o := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites} {
+		*o = keep(&s.offSlab, *o, xlatOffSlab)
+	}
+	if len(s.xlSlab) == cap(s.xlSlab) {
+		s.xlSlab = make([]storedXlat, 0, xlatSlab)
+	}
+	s.xlSlab = append(s.xlSlab, x)
+	sb.xl[mode].Store(&s.xlSlab[len(s.xlSlab)-1])
+	s.XlatKept++
+	if s.youngCode += x.size(); s.youngCode > storeGenCode {
+		s.rotate()
+	}
+}
+
+// rotate starts a new young generation; the young one becomes the old.
+func (s *CodeStore) rotate() {
+	s.old, s.young, s.youngInsts, s.youngCode = s.young, make(map[uint64]*storedBlock, len(s.young)), 0, 0
 }
 
 // add puts sb first at pc in the young generation, which it starts anew
 // when full.
 func (s *CodeStore) add(pc uint64, sb *storedBlock) {
 	if s.youngInsts+len(sb.insts) > storeGenInsts {
-		s.old, s.young, s.youngInsts = s.young, make(map[uint64]*storedBlock, len(s.young)), 0
+		s.rotate()
 	}
 	s.youngInsts += len(sb.insts)
 	sb.next = s.young[pc]
@@ -145,17 +262,33 @@ const storeVariants = 4
 // Insts returns the number of instructions the store holds (for tests and
 // statistics; blocks held by both generations count twice).
 func (s *CodeStore) Insts() int {
+	n, _ := s.held()
+	return n
+}
+
+// XlatBytes returns the bytes of translations the store holds (as
+// storedXlat.size counts them; for tests and statistics).
+func (s *CodeStore) XlatBytes() int {
+	_, n := s.held()
+	return n
+}
+
+func (s *CodeStore) held() (insts, code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
 	for _, gen := range [2]map[uint64]*storedBlock{s.young, s.old} {
 		for _, sb := range gen {
 			for ; sb != nil; sb = sb.next {
-				n += len(sb.insts)
+				insts += len(sb.insts)
+				for m := range sb.xl {
+					if x := sb.xl[m].Load(); x != nil {
+						code += x.size()
+					}
+				}
 			}
 		}
 	}
-	return n
+	return insts, code
 }
 
 // codeIs reports whether the bytes at pc are code, executable here, and

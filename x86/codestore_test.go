@@ -1,6 +1,11 @@
 package x86
 
-import "testing"
+import (
+	"encoding/binary"
+	"testing"
+
+	"ttd/predict"
+)
 
 // storeCode is `mov eax, imm32; syscall`: what it returns in eax is its
 // code byte at testCode+1.
@@ -158,5 +163,188 @@ func TestCodeStoreIsBounded(t *testing.T) {
 	}
 	if n > storeVariants {
 		t.Errorf("%d blocks at one address, want at most %d", n, storeVariants)
+	}
+}
+
+// xlatCode is three blocks: A at testCode (mov eax, 1; mov ecx, B; jmp
+// rcx: its translation finds B's through the table of translations by
+// address), Z at testCode+32 (mov eax, 5; syscall) and B on the next page
+// (add eax, 10; syscall).
+func xlatCode() []byte {
+	code := make([]byte, PageSize+16)
+	for i := range code {
+		code[i] = 0xcc
+	}
+	copy(code, []byte{0xb8, 1, 0, 0, 0, 0xb9, 0, 0, 0, 0, 0xff, 0xe1})
+	binary.LittleEndian.PutUint32(code[6:], uint32(testCode+PageSize))
+	copy(code[32:], []byte{0xb8, 5, 0, 0, 0, 0x0f, 0x05})
+	copy(code[PageSize:], []byte{0x05, 10, 0, 0, 0, 0x0f, 0x05})
+	return code
+}
+
+// TestSharedXlatForkRewrite: a fork child adopts its parent's
+// translations (it translates nothing), with its own block ids and its own table of
+// translations by address: when the child rewrites B, its A's indirect
+// jump finds the new B, while the parent, still running the translations
+// the child copied, keeps the old; a child forked later adopts the
+// parent's, a grandchild the rewriting child's code.
+func TestSharedXlatForkRewrite(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	for _, threshold := range []uint32{0, 3} {
+		wasOn, was := SetJIT(true, threshold)
+		run := func(who string, c *CPU, pc, want uint64) {
+			t.Helper()
+			c.RIP = pc
+			if exit := c.Run(100); exit.Reason != ExitSyscall {
+				t.Fatalf("threshold %d: %s: exit %v (%v), want the syscall", threshold, who, exit.Reason, exit.Err)
+			}
+			if c.R[RAX] != want {
+				t.Errorf("threshold %d: %s: eax %d, want %d", threshold, who, c.R[RAX], want)
+			}
+		}
+		parent := newTestCPU(t, xlatCode())
+		parent.cache.ShareWith(NewCodeStore())
+		addWrite(parent.Mem, testCode>>PageShift+1)
+		// Z takes id 0 in the parent, so that A's and B's ids differ
+		// from the child's.
+		for i := 0; i <= int(threshold); i++ {
+			run("parent's Z", parent, testCode+32, 5)
+		}
+		for i := 0; i <= int(threshold)+1; i++ {
+			run("parent", parent, testCode, 11)
+		}
+		if parent.cache.Translated != 3 || parent.cache.Adopted != 0 {
+			t.Fatalf("threshold %d: parent translated %d blocks, adopted %d, want 3 and 0", threshold, parent.cache.Translated, parent.cache.Adopted)
+		}
+		child := forkCPU(parent)
+		for i := 0; i <= int(threshold); i++ {
+			run("child", child, testCode, 11)
+		}
+		if child.cache.Translated != 0 || child.cache.Adopted != 2 {
+			t.Errorf("threshold %d: child translated %d blocks, adopted %d, want 0 and 2", threshold, child.cache.Translated, child.cache.Adopted)
+		}
+		run("child", child, testCode, 11)
+		child.Mem.Write32(testCode+PageSize+1, 20)
+		for i := 0; i <= int(threshold)+1; i++ {
+			run("child after its rewrite", child, testCode, 21)
+			run("parent after the child's rewrite", parent, testCode, 11)
+		}
+		run("second child", forkCPU(parent), testCode, 11)
+		grandchild := forkCPU(child)
+		for i := 0; i <= int(threshold); i++ {
+			run("grandchild", grandchild, testCode, 21)
+		}
+		if grandchild.cache.Translated != 0 || grandchild.cache.Adopted != 2 {
+			t.Errorf("threshold %d: grandchild translated %d blocks, adopted %d, want 0 and 2", threshold, grandchild.cache.Translated, grandchild.cache.Adopted)
+		}
+		parent.Mem.Write32(testCode+PageSize+1, 40)
+		run("parent after its rewrite", parent, testCode, 41)
+		run("child after the parent's rewrite", child, testCode, 21)
+		run("grandchild after the parent's rewrite", grandchild, testCode, 21)
+		SetJIT(wasOn, was)
+	}
+}
+
+// TestSharedXlatNotForLegacy: a cache with LegacyReads neither
+// adopts the store's translations nor gives it its own.
+func TestSharedXlatNotForLegacy(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	a := newTestCPU(t, storeCode)
+	s := NewCodeStore()
+	a.cache.ShareWith(s)
+	a.cache.LegacyReads = true
+	runCode(t, "legacy", a)
+	if a.cache.Translated != 1 || s.XlatKept != 0 {
+		t.Errorf("a legacy cache translated %d blocks and gave the store %d, want 1 and 0", a.cache.Translated, s.XlatKept)
+	}
+	b := newTestCPU(t, storeCode)
+	b.cache.ShareWith(s)
+	runCode(t, "plain", b)
+	c := newTestCPU(t, storeCode)
+	c.cache.ShareWith(s)
+	c.cache.LegacyReads = true
+	runCode(t, "legacy", c)
+	if b.cache.Adopted != 0 || c.cache.Adopted != 0 || s.XlatKept != 1 || c.cache.Translated != 1 {
+		t.Errorf("adopted %d and %d (the legacy cache), kept %d, translated %d: want 0, 0, 1 and 1",
+			b.cache.Adopted, c.cache.Adopted, s.XlatKept, c.cache.Translated)
+	}
+}
+
+// TestCodeStoreBoundsTranslations: the translations a store keeps count
+// towards its generations: at most two of storeGenCode bytes.
+func TestCodeStoreBoundsTranslations(t *testing.T) {
+	c := newTestCPU(t, storeCode)
+	s := NewCodeStore()
+	c.cache.ShareWith(s)
+	b := c.cache.decodeBlock(testCode)
+	x := storedXlat{code: make([]byte, 64<<10)}
+	for i := 0; i < 3*storeGenCode/x.size(); i++ {
+		sb := &storedBlock{insts: b.Insts, code: b.Bytes}
+		s.mu.Lock()
+		s.add(uint64(i), sb)
+		s.mu.Unlock()
+		s.keepXlat(sb, jitModeRun, x)
+	}
+	if n := s.XlatBytes(); n > 2*storeGenCode || n < storeGenCode/2 {
+		t.Errorf("the store holds %d bytes of translations, want at most two generations of %d (and not nothing)", n, storeGenCode)
+	}
+	if s.XlatKept != uint64(3*storeGenCode/x.size()) {
+		t.Errorf("kept %d translations, want %d", s.XlatKept, 3*storeGenCode/x.size())
+	}
+}
+
+// TestSharedXlatKeepsModesApart: a translation is adopted only for the
+// mode it was made for: a cache running with a prediction cache
+// (replaying) translates a block whose run-mode translation the store
+// holds, and a second such cache adopts that one.
+func TestSharedXlatKeepsModesApart(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	s := NewCodeStore()
+	mk := func(replay bool) *CPU {
+		c := newTestCPU(t, storeCode)
+		c.cache.ShareWith(s)
+		if replay {
+			c.Pred, c.Obs = predict.New(6), &predObserver{replay: true}
+		}
+		runCode(t, "cpu", c)
+		return c
+	}
+	run, replay, replay2 := mk(false), mk(true), mk(true)
+	if run.cache.Translated != 1 || replay.cache.Adopted != 0 || replay.cache.Translated != 1 || replay2.cache.Adopted != 1 {
+		t.Errorf("translated %d (run) and %d (replay), adopted %d and %d (replays): want 1, 1, 0 and 1",
+			run.cache.Translated, replay.cache.Translated, replay.cache.Adopted, replay2.cache.Adopted)
+	}
+}
+
+// TestSharedXlatNotWithAFilter: a cache whose observer filters blocks
+// (BlockFilter: calls, probes) neither adopts the store's translations
+// nor gives it its own, even of blocks the filter declines.
+func TestSharedXlatNotWithAFilter(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	s := NewCodeStore()
+	mk := func(obs Observer) *CPU {
+		c := newTestCPU(t, storeCode)
+		c.cache.ShareWith(s)
+		c.Pred, c.Obs = predict.New(6), obs
+		runCode(t, "cpu", c)
+		return c
+	}
+	first := mk(&filterObserver{name: "none"})
+	plain := mk(&predObserver{replay: true})
+	filtered := mk(&filterObserver{name: "none"})
+	if first.cache.Translated != 1 || plain.cache.Adopted != 0 || filtered.cache.Adopted != 0 || s.XlatKept != 1 {
+		t.Errorf("translated %d (filtered), adopted %d and %d (filtered), kept %d: want 1, 0, 0 and 1",
+			first.cache.Translated, plain.cache.Adopted, filtered.cache.Adopted, s.XlatKept)
 	}
 }

@@ -690,6 +690,27 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 	emu, jemu, pemu, pjemu, ljemu, remu := newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu(), newDiffEmu()
 	pemu.pred, ljemu.pred, ljemu.log = true, true, true
 	remu.pred, remu.replay, pjemu.pred, pjemu.replay = true, true, true, true
+	// Each translating emulator has a twin with the same code cache
+	// store that runs every other case: the twin takes the block the
+	// other decoded and adopts its translation (codestore.go).
+	store := NewCodeStore()
+	var twins [3]*diffEmu
+	for i, e := range []*diffEmu{jemu, pjemu, ljemu} {
+		twins[i] = newDiffEmu()
+		twins[i].pred, twins[i].replay, twins[i].log = e.pred, e.replay, e.log
+		e.cc.ShareWith(store)
+		twins[i].cc.ShareWith(store)
+	}
+	twin := func(i, k int, e *diffEmu, jit bool) diffResult {
+		x := e
+		if k%2 == 1 {
+			x = twins[i]
+			x.n = e.n // the same cases start with a filled cache
+		}
+		r := x.run(cases[k].code, &cases[k].in, jit)
+		e.n = x.n
+		return r
+	}
 	got := make([]diffResult, len(cases))
 	jit := make([]diffResult, len(cases))
 	pgot := make([]diffResult, len(cases))
@@ -700,15 +721,20 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 	for i := range cases {
 		got[i] = emu.run(cases[i].code, &cases[i].in, false)
 		if jitSupported {
-			n := jemu.cc.Translated
-			jit[i] = jemu.run(cases[i].code, &cases[i].in, true)
-			if jemu.cc.Translated > n {
+			n := jemu.cc.Translated + twins[0].cc.Translated + twins[0].cc.Adopted
+			jit[i] = twin(0, i, jemu, true)
+			if jemu.cc.Translated+twins[0].cc.Translated+twins[0].cc.Adopted > n {
 				translated[cases[i].row] = true
 			}
 			pgot[i] = pemu.run(cases[i].code, &cases[i].in, false)
-			pjit[i] = pjemu.run(cases[i].code, &cases[i].in, true)
+			pjit[i] = twin(1, i, pjemu, true)
 			rgot[i] = remu.run(cases[i].code, &cases[i].in, false)
-			ljit[i] = ljemu.run(cases[i].code, &cases[i].in, true)
+			ljit[i] = twin(2, i, ljemu, true)
+		}
+	}
+	for i, e := range twins {
+		if jitSupported && len(cases) > 1 && jemu.cc.Translated > 0 && e.cc.Adopted == 0 {
+			t.Errorf("twin %d adopted no translation", i)
 		}
 	}
 	want := <-nativeDone

@@ -2,7 +2,6 @@ package x86
 
 import (
 	"os"
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -143,23 +142,13 @@ func (f *jitChunks) give(m []byte) bool {
 // translate gives b a translation for mode (jitMode*), or marks it
 // declined.
 func (cc *CodeCache) translate(b *Block, mode uint8) {
-	if cc.jit == nil {
-		ar := &jitArena{}
-		cc.jit = ar
-		runtime.AddCleanup(cc, func(ar *jitArena) { ar.free() }, ar)
+	if cc.adopt(b, mode) { // jitshare_amd64.go
+		return
 	}
+	cc.jitPrepare(b, mode)
 	t := jitPool.Get().(*jitT)
 	defer jitPool.Put(t)
 	j := &b.jit
-	if j.slots == nil {
-		j.id = uint32(len(cc.jitBlocks))
-		cc.jitBlocks = append(cc.jitBlocks, b)
-		j.slots = make([]jitLink, jitSlots(b))
-	}
-	clear(j.slots)
-	if cc.jitTab[mode] == nil {
-		cc.jitTab[mode] = new(jitTable)
-	}
 	t.tab = cc.jitTab[mode]
 	t.legacy = cc.LegacyReads
 	t.hooks = cc.hooksFor(b)
@@ -167,6 +156,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	t.pendTarget = false
 	if !t.block(b, mode) {
 		j.declined = true
+		cc.shareXlat(b, mode, t, false)
 		if StatsOn {
 			statCount(&stats.declined, 1)
 		}
@@ -198,6 +188,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		t.keepHooks(j, e, cc)
 		cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 		cc.Translated++
+		cc.shareXlat(b, mode, t, true)
 	} else {
 		j.declined = true
 	}
@@ -345,6 +336,11 @@ type jitT struct {
 	pendK      int
 	// legacy: the code cache's LegacyReads.
 	legacy bool
+	// idSites and tabSites are where the code holds the block's id and
+	// the table's address (jitshare_amd64.go); -1 in tabSites: the
+	// address is not a 64-bit immediate.
+	idSites, tabSites []int32
+	shareOffs         []int32 // shareXlat's scratch
 	// syncPending: the instruction synchronises and its key frame is
 	// not logged yet (syncPoint).
 	syncPending bool
@@ -400,6 +396,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.nslot = 0
 	t.links = t.links[:0]
 	t.sreads = 0
+	t.idSites, t.tabSites = t.idSites[:0], t.tabSites[:0]
 	t.allocRegs(b)
 	n := len(b.Insts)
 	live := uint64(ArithFlags) // every flag is live at the end of the block
@@ -562,7 +559,9 @@ func (t *jitT) chainDynamic(m int, reads int32) {
 	a.ALURR(as.XOR, 8, as.RDX, as.RAX)
 	a.ALURI(as.AND, 4, as.RDX, 1<<jitTabBits-1)
 	a.ShiftRI(as.SHL, 4, as.RDX, 4)
+	at := a.Len()
 	a.MovRI(as.RCX, uint64(uintptr(unsafe.Pointer(t.tab))))
+	t.tabSite(at)
 	miss := a.NewLabel()
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: as.RCX, Index: as.RDX})
 	a.Jcc(5, miss)
@@ -695,6 +694,7 @@ func (t *jitT) leave(k int, st uint8) {
 		a.MovMI(1, as.M(hCPU, offCCOp), int64(ccEager))
 	}
 	a.MovMI(8, as.M(hCPU, offJitLast), int64(t.b.jit.id))
+	t.idSites = append(t.idSites, int32(a.Len()-4)) // jitshare_amd64.go
 	a.MovRI(as.RAX, uint64(k))
 	a.Ret()
 }

@@ -24,29 +24,42 @@ func TestJITResumesAfterUntranslated(t *testing.T) {
 		0x0f, 0x05, // syscall
 	}
 	const iters = 100
-	var regs [2][16]uint64
-	var flags [2]uint64
+	var regs [3][16]uint64
+	var flags [3]uint64
 	wasOn := StatsOn
 	defer func() { StatsOn = wasOn }()
-	for i, jit := range []bool{false, true} {
+	// The third run adopts the translation another cache made (its
+	// resume entries copied with it: codestore.go).
+	for i, jit := range []bool{false, true, true} {
 		func() {
 			defer SetJIT(SetJIT(jit, 0))
+			run := func(c *CPU) {
+				c.R[RBX], c.R[R9] = 0x8000000000000001, iters
+				if exit := c.Run(10000); exit.Reason != ExitSyscall {
+					t.Fatalf("run %d: exit %v", i, exit.Reason)
+				}
+			}
+			var s *CodeStore
+			if i == 2 {
+				s = NewCodeStore()
+				first := newTestCPU(t, code)
+				first.cache.ShareWith(s)
+				run(first)
+			}
 			stats.Lock()
 			stats.byOp, stats.total, stats.jitCalls, stats.resumed, stats.leftExits = nil, [statReasons]uint64{}, 0, 0, 0
 			stats.Unlock()
 			StatsOn = true
 			c := newTestCPU(t, code)
-			c.R[RBX], c.R[R9] = 0x8000000000000001, iters
-			if exit := c.Run(10000); exit.Reason != ExitSyscall {
-				t.Fatalf("jit %v: exit %v", jit, exit.Reason)
-			}
+			c.cache.ShareWith(s)
+			run(c)
 			StatsOn = false
 			regs[i], flags[i] = c.R, c.Rflags()&ArithFlags
 			if !jit {
 				return
 			}
-			if c.cache.Translated == 0 {
-				t.Fatal("nothing was translated")
+			if c.cache.Translated+c.cache.Adopted == 0 || i == 2 && c.cache.Adopted == 0 {
+				t.Fatalf("run %d: nothing was translated (%d) or adopted (%d)", i, c.cache.Translated, c.cache.Adopted)
 			}
 			stats.Lock()
 			defer stats.Unlock()
@@ -61,10 +74,12 @@ func TestJITResumesAfterUntranslated(t *testing.T) {
 			}
 		}()
 	}
-	if regs[0] != regs[1] {
-		t.Errorf("registers: interpreted %x, translated %x", regs[0], regs[1])
-	}
-	if flags[0] != flags[1] {
-		t.Errorf("flags: interpreted %#x, translated %#x", flags[0], flags[1])
+	for i := 1; i < 3; i++ {
+		if regs[0] != regs[i] {
+			t.Errorf("registers: interpreted %x, run %d %x", regs[0], i, regs[i])
+		}
+		if flags[0] != flags[i] {
+			t.Errorf("flags: interpreted %#x, run %d %#x", flags[0], i, flags[i])
+		}
 	}
 }

@@ -1,0 +1,133 @@
+package x86
+
+import (
+	"encoding/binary"
+	"runtime"
+	"slices"
+	"unsafe"
+)
+
+// Translations shared through the code store (codestore.go): translate
+// keeps what it made in the store (shareXlat) and adopts what another
+// cache made for the same stored block and mode (adopt).
+
+// jitPrepare gives cc its arena and mode's table, and b its id and
+// chaining slots, before b gets a translation.
+func (cc *CodeCache) jitPrepare(b *Block, mode uint8) {
+	if cc.jit == nil {
+		ar := &jitArena{}
+		cc.jit = ar
+		runtime.AddCleanup(cc, func(ar *jitArena) { ar.free() }, ar)
+	}
+	j := &b.jit
+	if j.slots == nil {
+		j.id = uint32(len(cc.jitBlocks))
+		cc.jitBlocks = append(cc.jitBlocks, b)
+		j.slots = make([]jitLink, jitSlots(b))
+	}
+	clear(j.slots)
+	if cc.jitTab[mode] == nil {
+		cc.jitTab[mode] = new(jitTable)
+	}
+}
+
+// tabSite notes that the table's address was just emitted (a mov into a
+// register that began at offset at): at a movabs's immediate, or -1 if
+// the address was short enough for another form.
+func (t *jitT) tabSite(at int) {
+	site := int32(-1)
+	if t.a.Len()-at == 10 {
+		site = int32(t.a.Len() - 8)
+	}
+	t.tabSites = append(t.tabSites, site)
+}
+
+// shareXlat keeps t's translation of b for mode in the store (declined
+// if !ok), when it holds nothing that is cc's but the id and the table.
+func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
+	if cc.store == nil || b.stored == nil || cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 {
+		return
+	}
+	if !ok {
+		cc.store.keepXlat(b.stored, mode, storedXlat{declined: true})
+		return
+	}
+	for _, s := range t.tabSites {
+		if s < 0 {
+			return
+		}
+	}
+	// The offsets in t's scratch: keepXlat copies them and the code into
+	// the store's slabs (translating must allocate little: emu's
+	// TestSyscallsDoNotAllocate).
+	nl, nr, ni := len(t.links), len(t.resumes), len(t.idSites)
+	offs := slices.Grow(t.shareOffs[:0], 2*nl+2*nr+ni+len(t.tabSites))[:2*nl+2*nr+ni+len(t.tabSites)]
+	t.shareOffs = offs
+	x := storedXlat{code: t.a.Buf, chainOff: int32(t.chainOff), beyond: t.hooked,
+		linkSite: offs[:nl], linkMis: offs[nl : 2*nl], resumeK: offs[2*nl : 2*nl+nr],
+		resumeAt: offs[2*nl+nr : 2*nl+2*nr], idSites: offs[2*nl+2*nr : 2*nl+2*nr+ni], tabSites: offs[2*nl+2*nr+ni:]}
+	copy(x.idSites, t.idSites)
+	copy(x.tabSites, t.tabSites)
+	for i, l := range t.links {
+		x.linkSite[i], x.linkMis[i] = int32(l.site), int32(l.miss)
+	}
+	for i, r := range t.resumes {
+		x.resumeK[i], x.resumeAt[i] = int32(r.k), int32(r.off)
+	}
+	cc.store.keepXlat(b.stored, mode, x)
+}
+
+// adopt gives b the store's translation for mode, copied into cc's arena
+// with cc's id of b and cc's table patched in: false if the store has
+// none (or cc's arena is full). A translation the store has declined
+// declines b.
+func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
+	x := cc.adoptable(b, mode)
+	if x == nil {
+		return false
+	}
+	j := &b.jit
+	if x.declined {
+		j.declined = true
+		return true
+	}
+	cc.jitPrepare(b, mode)
+	if len(x.linkSite) > len(j.slots) {
+		return false // cannot be: the same instructions
+	}
+	e, code := cc.jit.alloc(x.code)
+	if e == 0 {
+		return false
+	}
+	for _, s := range x.idSites {
+		binary.LittleEndian.PutUint32(code[s:], j.id)
+	}
+	tab := uint64(uintptr(unsafe.Pointer(cc.jitTab[mode])))
+	for _, s := range x.tabSites {
+		binary.LittleEndian.PutUint64(code[s:], tab)
+	}
+	if perfMapOn {
+		perfMapAdd(e, len(code), b.PC)
+	}
+	j.entry, j.chain, j.mode = e, e+uintptr(x.chainOff), mode
+	for i, s := range x.linkSite {
+		j.slots[i] = jitLink{site: (*int32)(unsafe.Pointer(&code[s])), at: e + uintptr(s), miss: e + uintptr(x.linkMis[i])}
+	}
+	if j.resume != nil {
+		clear(j.resume)
+	}
+	if len(x.resumeK) > 0 {
+		if j.resume == nil {
+			j.resume = make([]uintptr, len(b.Insts))
+		}
+		for i, k := range x.resumeK {
+			j.resume[k] = e + uintptr(x.resumeAt[i])
+		}
+	}
+	// As keepHooks leaves a translation without hooks.
+	j.hooks, j.beyond, j.logged, j.steps, j.win, j.hresume = 0, x.beyond, 0, false, nil, nil
+	cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
+	cc.Adopted++
+	cc.store.xlatTaken.Add(1)
+	return true
+}
