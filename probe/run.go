@@ -217,6 +217,11 @@ func chainRuns(units []Unit, jobs int) []chainRun {
 	if !ok {
 		return nil
 	}
+	return costRuns(units, cost, jobs)
+}
+
+// costRuns is chainRuns over the units' estimated costs.
+func costRuns(units []Unit, cost []uint64, jobs int) []chainRun {
 	starts := chainStarts(cost, jobs, func(i int) bool { return !follows(units, i) })
 	runs := make([]chainRun, len(starts))
 	for r, i := range starts {

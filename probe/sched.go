@@ -41,11 +41,11 @@ type schedRun struct{ next, end int }
 // newChainSched starts from chainRuns' split, nil when the units'
 // programs do not chain.
 func newChainSched(units []Unit, jobs int) *chainSched {
-	runs := chainRuns(units, jobs)
-	if runs == nil {
+	cost, ok := unitCosts(units)
+	if !ok {
 		return nil
 	}
-	cost, _ := unitCosts(units)
+	runs := costRuns(units, cost, jobs)
 	s := &chainSched{cost: cost, runs: make([]schedRun, len(runs))}
 	for r, run := range runs {
 		s.runs[r] = schedRun{next: run.i, end: run.i + run.n}
