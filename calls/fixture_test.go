@@ -21,6 +21,21 @@ import (
 
 var builds sync.Map // source path → binary path or error
 
+// buildRoot holds every program the tests build; TestMain removes it.
+var buildRoot string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ttd-calls-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildRoot = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 func buildC(t testing.TB, src string, flags ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
@@ -33,7 +48,7 @@ func buildC(t testing.TB, src string, flags ...string) string {
 	if v, ok := builds.Load(k); ok {
 		return v.(string)
 	}
-	dir, err := os.MkdirTemp("", "ttd-calls-")
+	dir, err := os.MkdirTemp(buildRoot, "build-")
 	if err != nil {
 		t.Fatal(err)
 	}

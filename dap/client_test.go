@@ -128,6 +128,21 @@ func (c *client) output() string {
 	return c.out.String()
 }
 
+// buildRoot holds every program the tests build; TestMain removes it.
+var buildRoot string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ttd-dap-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildRoot = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // fixtures are built once per test binary.
 var (
 	fixOnce sync.Once
@@ -140,7 +155,7 @@ var (
 func buildFixtures(t *testing.T) string {
 	t.Helper()
 	fixOnce.Do(func() {
-		fixDir, fixErr = os.MkdirTemp("", "ttd-dap-fixtures-")
+		fixDir, fixErr = os.MkdirTemp(buildRoot, "fixtures-")
 		if fixErr != nil {
 			return
 		}

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,21 @@ type built struct {
 
 var server, forkServer built
 
+// buildRoot holds every program the tests build; TestMain removes it.
+var buildRoot string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ttd-flows-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildRoot = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // buildServer compiles testdata/server.c once per test process.
 func buildServer(t *testing.T) string {
 	return buildProgram(t, &server, "server")
@@ -37,7 +53,7 @@ func buildProgram(t *testing.T, server *built, name string) string {
 		t.Skip("gcc not installed: SKIPPING (make deps installs it)")
 	}
 	server.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ttd-flows-")
+		dir, err := os.MkdirTemp(buildRoot, "build-")
 		if err != nil {
 			server.err = err
 			return

@@ -2,6 +2,7 @@ package syscalls
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,21 @@ import (
 
 var built sync.Map // source path -> binary (or error)
 
+// buildRoot holds every program the tests build; TestMain removes it.
+var buildRoot string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ttd-syscalls-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildRoot = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // buildC compiles a C file with gcc -O2 once per test process.
 func buildC(t testing.TB, src string) string {
 	t.Helper()
@@ -41,7 +57,7 @@ func buildCFlags(t testing.TB, src string, flags ...string) string {
 		}
 		return v.(string)
 	}
-	dir, err := os.MkdirTemp("", "ttd-syscalls-")
+	dir, err := os.MkdirTemp(buildRoot, "build-")
 	if err != nil {
 		t.Fatal(err)
 	}
