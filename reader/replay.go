@@ -318,7 +318,11 @@ func (r *Replay) load(i int) error {
 		} else if r.carryOwn {
 			carry, own = append(r.carry[r.rd:], old.reads...), true
 		} else {
-			carry, own = append(slices.Clone(r.carry[r.rd:]), old.reads...), true
+			// Room for the reads of the chunks after this one that hold
+			// no control record either (lookahead.go): a run of them
+			// grows the carry in place instead of copying it per chunk.
+			carry = make([]logRead, 0, len(r.carry)-r.rd+len(old.reads)+r.t.readsAhead(i))
+			carry, own = append(append(carry, r.carry[r.rd:]...), old.reads...), true
 		}
 		carryN := old.nondets[r.nd:]
 		if len(carry)+len(carryN) > 0 {
@@ -691,6 +695,13 @@ func (r *Replay) next() {
 // pendingAt reports whether the next control record still takes effect
 // at position p (so RunTo(p) must go on applying it).
 func (r *Replay) pendingAt(p uint64) bool {
+	if r.ci >= len(r.ch.ctrls) {
+		// The next control record is in a later chunk: its header may
+		// tell where without decoding it (lookahead.go).
+		if pos, ok := r.t.nextPositionAfter(r.ch); ok {
+			return pos == p
+		}
+	}
 	c, err := r.nextCtrl()
 	if err != nil {
 		return false

@@ -160,6 +160,12 @@ type chunk struct {
 	reads   []logRead
 	nondets [][]uint64
 	bytes   int64 // approximate memory held
+	// endsAtCtrl: the chunk's last record is a control record (not a
+	// read, a non-det result, code or a module), so the next chunk may
+	// begin with the records that follow it at its position (a chunk
+	// cut at its size limit after a Syscall record, before its Mmap
+	// records): see Trace.nextPositionAfter.
+	endsAtCtrl bool
 }
 
 // logRead is a logged read: how many reads of its thread since the
@@ -195,6 +201,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 		if err != nil {
 			return nil, err
 		}
+		ch.endsAtCtrl = false
 		switch r.Kind {
 		case tracefile.KindMemRead:
 			ch.reads = append(ch.reads, logRead{r.MemRead.ReadDelta, r.MemRead.Value})
@@ -232,6 +239,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			ch.ctrls = append(ch.ctrls, c)
 			ch.bytes += ctrlSize + 64
 			code, mods = nil, nil
+			ch.endsAtCtrl = true
 		default:
 			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
 			// The record and its lists (the bytes are the payload's,
@@ -239,6 +247,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			// million syscalls weigh 2 GiB in a cache bounded at 256 MiB.
 			ch.bytes += ctrlSize + recordPayload(&ch.ctrls[len(ch.ctrls)-1].rec)
 			code, mods = nil, nil
+			ch.endsAtCtrl = true
 		}
 	}
 	if len(code)+len(mods) > 0 {
