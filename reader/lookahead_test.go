@@ -1,0 +1,135 @@
+package reader
+
+import (
+	"fmt"
+	"testing"
+
+	"ttd/tracefile"
+)
+
+// TestNextPositionAfterHeaders: the headers give the next control
+// record's position only across chunks that hold nothing but reads and
+// code, up to one that begins with a checkpoint; a chunk with a record
+// that carries a position or follows one, a chunk that ends with a
+// control record, or no checkpoint ahead leave it to decoding.
+func TestNextPositionAfterHeaders(t *testing.T) {
+	tr, err := Open(recordLoop(t, 50_000, "4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	reads := tracefile.ChunkInfo{FirstPosition: 100, Records: 500}
+	cp := tracefile.ChunkInfo{FirstPosition: 300, BeginsWithCheckpoint: true}
+	with := func(f func(c *tracefile.ChunkInfo)) tracefile.ChunkInfo {
+		c := reads
+		f(&c)
+		return c
+	}
+	cases := []struct {
+		name   string
+		chunks []tracefile.ChunkInfo
+		ends   bool // chunk 0 ends with a control record
+		pos    uint64
+		ok     bool
+	}{
+		{"checkpoint next", []tracefile.ChunkInfo{reads, cp}, false, 300, true},
+		{"reads then checkpoint", []tracefile.ChunkInfo{reads, reads, reads, cp}, false, 300, true},
+		{"ends with a control record", []tracefile.ChunkInfo{reads, cp}, true, 0, false},
+		{"key frame on the way", []tracefile.ChunkInfo{reads, with(func(c *tracefile.ChunkInfo) { c.KeyFrames = 1 }), cp}, false, 0, false},
+		{"syscall on the way", []tracefile.ChunkInfo{reads, with(func(c *tracefile.ChunkInfo) { c.Syscalls = 1 }), cp}, false, 0, false},
+		{"thread start on the way", []tracefile.ChunkInfo{reads, with(func(c *tracefile.ChunkInfo) { c.ThreadStarts = 1 }), cp}, false, 0, false},
+		{"checkpoint inside a chunk", []tracefile.ChunkInfo{reads, with(func(c *tracefile.ChunkInfo) { c.Checkpoints = 1 }), cp}, false, 0, false},
+		{"exit on the way", []tracefile.ChunkInfo{reads, with(func(c *tracefile.ChunkInfo) { c.HasExit = true }), cp}, false, 0, false},
+		{"no checkpoint ahead", []tracefile.ChunkInfo{reads, reads, reads}, false, 0, false},
+		{"last chunk", []tracefile.ChunkInfo{reads}, false, 0, false},
+	}
+	saved := tr.chunks
+	defer func() { tr.chunks = saved }()
+	for _, c := range cases {
+		tr.chunks = c.chunks
+		pos, ok := tr.nextPositionAfter(&chunk{index: 0, endsAtCtrl: c.ends})
+		if pos != c.pos || ok != c.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", c.name, pos, ok, c.pos, c.ok)
+		}
+	}
+	tr.chunks = []tracefile.ChunkInfo{reads, reads, with(func(c *tracefile.ChunkInfo) { c.Syscalls = 1 }), cp}
+	if n := tr.readsAhead(1); n != 500 {
+		t.Errorf("readsAhead(1) = %d, want the 500 records of chunk 1", n)
+	}
+}
+
+// TestRunToStopsBeforeChunksOfReads records with chunks so small that
+// the reads logged after a checkpoint (the prediction caches flushed)
+// fill chunks with no other record, and checks that a re-simulation
+// started at such a checkpoint, or run to it, stays in its chunk, and
+// that every segment sees the same events, at the same positions, as
+// when decoding finds where the next control record is.
+func TestRunToStopsBeforeChunksOfReads(t *testing.T) {
+	path := recordLoopChunks(t, 20_000, "60", 512)
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// segmentEvents runs one re-simulation over every segment and
+	// lists each one's events, and where a fresh start at each
+	// checkpoint stays.
+	segmentEvents := func() ([]string, []int) {
+		var evs []string
+		r, err := tr.NewReplayAt(cps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		r.OnEvent = func(ev *Event) {
+			evs[k] += fmt.Sprintf(" %v@%d", ev.Kind, ev.Position)
+		}
+		for k = range cps {
+			evs = append(evs, "")
+			to := tr.End()
+			if k+1 < len(cps) {
+				to = cps[k+1].Position
+			}
+			if err := r.RunTo(to); err != nil && err != ErrEnd {
+				t.Fatal(err)
+			}
+		}
+		var stays []int
+		for _, cp := range cps {
+			r, err := tr.NewReplayAt(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stays = append(stays, r.ch.index-cp.Chunk)
+		}
+		return evs, stays
+	}
+	got, stays := segmentEvents()
+	decodeToLookAhead = true
+	want, _ := segmentEvents()
+	decodeToLookAhead = false
+	tested := 0
+	for k, cp := range cps {
+		if got[k] != want[k] {
+			t.Errorf("segment %d: events%s; decoding ahead:%s", k, got[k], want[k])
+		}
+		ch, err := tr.chunk(cp.Chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := tr.nextPositionAfter(ch); ok && cp.Chunk+1 < len(tr.chunks) && !tr.chunks[cp.Chunk+1].BeginsWithCheckpoint {
+			tested++
+			if stays[k] != 0 {
+				t.Errorf("a re-simulation started at checkpoint %d (chunk %d) went %d chunks on", k, cp.Chunk, stays[k])
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatalf("no checkpoint is followed by chunks of reads only (%d checkpoints, %d chunks): the test tests nothing", len(cps), len(tr.chunks))
+	}
+	t.Logf("%d of %d checkpoints followed by chunks of reads only", tested, len(cps))
+}
