@@ -98,6 +98,15 @@ func (t *Trace) ScanEvents(from Checkpoint, fn func(ev *Event) bool) error {
 		if err != nil {
 			return err
 		}
+		if i > from.Chunk {
+			// A scan past its first chunk goes on (ttd probe's
+			// programs of a tree, ttd calls' processes): it waits
+			// on decoding, so decode further ahead on every core.
+			t.prefetchAhead(i)
+		}
+		if from.Chunk == 0 {
+			t.cache.scannedFromStart(i)
+		}
 		start := 0
 		if i == from.Chunk {
 			if start, err = ctrlOf(from, ch); err != nil {

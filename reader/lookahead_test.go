@@ -133,3 +133,61 @@ func TestRunToStopsBeforeChunksOfReads(t *testing.T) {
 	}
 	t.Logf("%d of %d checkpoints followed by chunks of reads only", tested, len(cps))
 }
+
+// TestScanKeepsTheFirstChunks: after a scan of every event from the
+// start through a cache that holds a third of the decoded chunks, the
+// chunks kept are the first ones (a re-simulation from the start comes
+// next), and a re-simulation's own use of a chunk counts as more recent
+// than the scan's.
+func TestScanKeepsTheFirstChunks(t *testing.T) {
+	tr, err := Open(recordLoopChunks(t, 20_000, "60", 512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var total int64
+	for i := range tr.chunks {
+		ch, err := tr.loadChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += ch.bytes
+	}
+	tr.SetChunkCache(total / 3)
+	if err := tr.ScanEvents(Checkpoint{}, func(*Event) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	cached := func() map[int]bool {
+		tr.cache.mu.Lock()
+		defer tr.cache.mu.Unlock()
+		m := map[int]bool{}
+		for i, e := range tr.cache.entries {
+			if e.ch != nil {
+				m[i] = true
+			}
+		}
+		return m
+	}
+	in := cached()
+	if len(in) >= len(tr.chunks)/2 {
+		t.Fatalf("%d of %d chunks cached with room for a third: the test tests nothing", len(in), len(tr.chunks))
+	}
+	for i := 0; i < len(in)/2; i++ {
+		if !in[i] {
+			t.Errorf("chunk %d is not cached after the scan (cached: %v)", i, in)
+		}
+	}
+	// A re-simulation from the start uses chunk 0 again: it outlives
+	// the scan's chunks when three more are decoded.
+	if _, err := tr.chunkUncached(0); err != nil {
+		t.Fatal(err)
+	}
+	for i := len(in); i < len(in)+3; i++ {
+		if _, err := tr.chunkUncached(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !cached()[0] {
+		t.Errorf("chunk 0, used after the scan, was evicted before the scan's chunks")
+	}
+}

@@ -380,6 +380,7 @@ type chunkEntry struct {
 func (c *chunkCache) init(limit int64) {
 	c.entries = make(map[int]*chunkEntry)
 	c.limit = limit
+	c.clock = scanned // every use counts as more recent than a scan's
 }
 
 // chunk returns decoded chunk i, from the cache when possible, and starts
