@@ -2,6 +2,7 @@ package reader
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"ttd/tracefile"
@@ -189,5 +190,25 @@ func TestScanKeepsTheFirstChunks(t *testing.T) {
 	}
 	if !cached()[0] {
 		t.Errorf("chunk 0, used after the scan, was evicted before the scan's chunks")
+	}
+}
+
+// TestPrefetchAhead: a scan at chunk i has chunk i+1 decoding (t.chunk)
+// and prefetchAhead starts the ones after it, up to one per core.
+func TestPrefetchAhead(t *testing.T) {
+	tr, err := Open(recordLoopChunks(t, 20_000, "60", 512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	procs := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(procs)
+	tr.prefetchAhead(10)
+	tr.cache.mu.Lock()
+	defer tr.cache.mu.Unlock()
+	for j := 9; j <= 16; j++ {
+		if want := j >= 12 && j <= 14; (tr.cache.entries[j] != nil) != want {
+			t.Errorf("chunk %d decoding: %v, want %v", j, !want, want)
+		}
 	}
 }
