@@ -14,11 +14,7 @@ import (
 // that carries a position or follows one, a chunk that ends with a
 // control record, or no checkpoint ahead leave it to decoding.
 func TestNextPositionAfterHeaders(t *testing.T) {
-	tr, err := Open(recordLoop(t, 50_000, "4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := openSmallChunks(t)
 	reads := tracefile.ChunkInfo{FirstPosition: 100, Records: 500}
 	cp := tracefile.ChunkInfo{FirstPosition: 300, BeginsWithCheckpoint: true}
 	with := func(f func(c *tracefile.ChunkInfo)) tracefile.ChunkInfo {
@@ -66,12 +62,7 @@ func TestNextPositionAfterHeaders(t *testing.T) {
 // that every segment sees the same events, at the same positions, as
 // when decoding finds where the next control record is.
 func TestRunToStopsBeforeChunksOfReads(t *testing.T) {
-	path := recordLoopChunks(t, 20_000, "60", 512)
-	tr, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := openSmallChunks(t)
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
@@ -141,11 +132,7 @@ func TestRunToStopsBeforeChunksOfReads(t *testing.T) {
 // next), and a re-simulation's own use of a chunk counts as more recent
 // than the scan's.
 func TestScanKeepsTheFirstChunks(t *testing.T) {
-	tr, err := Open(recordLoopChunks(t, 20_000, "60", 512))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := openSmallChunks(t)
 	var total int64
 	for i := range tr.chunks {
 		ch, err := tr.loadChunk(i)
@@ -196,11 +183,7 @@ func TestScanKeepsTheFirstChunks(t *testing.T) {
 // TestPrefetchAhead: a scan at chunk i has chunk i+1 decoding (t.chunk)
 // and prefetchAhead starts the ones after it, up to one per core.
 func TestPrefetchAhead(t *testing.T) {
-	tr, err := Open(recordLoopChunks(t, 20_000, "60", 512))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := openSmallChunks(t)
 	procs := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(procs)
 	tr.prefetchAhead(10)
@@ -211,4 +194,18 @@ func TestPrefetchAhead(t *testing.T) {
 			t.Errorf("chunk %d decoding: %v, want %v", j, !want, want)
 		}
 	}
+}
+
+// openSmallChunks records loop.c with a checkpoint every 20k
+// instructions and chunks of 512 bytes (2 KB at most): the reads logged
+// after each checkpoint fill chunks of their own. It is closed when the
+// test ends.
+func openSmallChunks(t *testing.T) *Trace {
+	t.Helper()
+	tr, err := Open(recordLoopChunks(t, 20_000, "60", 512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
 }
