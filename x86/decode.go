@@ -101,7 +101,7 @@ func (f *pageFetcher) fetch(m *Memory, pc uint64, buf []byte) int {
 // decodeBlock decodes the block starting at pc. A fetch fault at pc
 // itself panics with *Fault; later ones end the block early.
 func (cc *CodeCache) decodeBlock(pc uint64) *Block {
-	if cc.store != nil {
+	if cc.store.active() {
 		if b := cc.store.take(cc, pc); b != nil {
 			cc.Shared++
 			return b
@@ -179,7 +179,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
 	cc.Decodes++
-	if cc.store != nil {
+	if cc.store.active() {
 		cc.store.keep(cc, b)
 	}
 	return b
