@@ -144,8 +144,9 @@ type MM struct {
 func (mm *MM) Gen() uint64 { return mm.gen }
 
 // NewMM returns an empty address space, whose code cache shares its
-// decoded blocks through a store of its own.
-func NewMM() *MM { return newMM(x86.NewCodeStore()) }
+// decoded blocks through a store of its own, dormant until the process
+// forks or execs (x86.NewDormantCodeStore).
+func NewMM() *MM { return newMM(x86.NewDormantCodeStore()) }
 
 // newMM returns an empty address space whose code cache shares decoded
 // blocks through store: the address spaces of one machine share one
@@ -163,6 +164,7 @@ func newMM(store *x86.CodeStore) *MM {
 // mappings, anonymous or of a file, stay shared for writing, with their
 // pristine copies: mm_shared.go).
 func (mm *MM) fork() *MM {
+	mm.Code.WakeStore()
 	var shared []*vma
 	for _, v := range mm.vmas {
 		if v.shared {

@@ -80,6 +80,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 		argv = []string{""} // Linux passes an empty argv[0]
 	}
 	oldMM, oldCPU := p.MM, t.CPU
+	oldMM.Code.WakeStore() // the new image may run the same code (the same libraries)
 	p.MM = newMM(oldMM.Code.Store())
 	cpu := x86.NewCPU(p.MM.Mem, p.MM.Code)
 	p.env.install(cpu)

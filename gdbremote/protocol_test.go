@@ -196,7 +196,7 @@ func TestProtocolBasics(t *testing.T) {
 			break
 		}
 	}
-	if doc.String() != targetXML {
+	if doc.String() != targetXML() {
 		t.Errorf("target.xml read in pieces differs")
 	}
 }

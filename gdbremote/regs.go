@@ -3,6 +3,7 @@ package gdbremote
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"ttd/ttd"
 )
@@ -122,8 +123,9 @@ func fullTag(r *ttd.Registers) uint16 {
 }
 
 // targetXML describes the registers to gdb: the amd64 core, SSE, Linux
-// and segment-base features.
-var targetXML = func() string {
+// and segment-base features. It is built on first use, not at package
+// initialisation, which every ttd command pays.
+var targetXML = sync.OnceValue(func() string {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0"?>
 <!DOCTYPE target SYSTEM "gdb-target.dtd">
@@ -187,4 +189,4 @@ var targetXML = func() string {
 	fmt.Fprintf(&b, "</feature>\n<feature name=\"org.gnu.gdb.i386.linux\">\n<reg name=\"orig_rax\" bitsize=\"64\" type=\"int\" regnum=\"%d\"/>\n</feature>\n", regOrigRAX)
 	fmt.Fprintf(&b, "<feature name=\"org.gnu.gdb.i386.segments\">\n<reg name=\"fs_base\" bitsize=\"64\" type=\"int\" regnum=\"%d\"/>\n<reg name=\"gs_base\" bitsize=\"64\" type=\"int\" regnum=\"%d\"/>\n</feature>\n</target>\n", regFSBase, regGSBase)
 	return b.String()
-}()
+})

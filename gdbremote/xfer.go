@@ -50,7 +50,7 @@ func (srv *Server) xferObject(object, annex string) ([]byte, error) {
 		if annex != "target.xml" {
 			return nil, fmt.Errorf("no feature document %q", annex)
 		}
-		return []byte(targetXML), nil
+		return []byte(targetXML()), nil
 	case "threads":
 		var b strings.Builder
 		b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")

@@ -1,10 +1,16 @@
 package report
 
-import "html/template"
+import (
+	"html/template"
+	"sync"
+)
 
 // page is the report: the data as JSON, drawn by a small script with
-// plain DOM elements (no library, no network).
-var page = template.Must(template.New("report").Parse(`<!doctype html>
+// plain DOM elements (no library, no network). It is parsed on first
+// use, not at package initialisation, which every ttd command pays.
+var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("report").Parse(pageHTML)) })
+
+const pageHTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -218,4 +224,4 @@ window.addEventListener("error", function (e) {
 </script>
 </body>
 </html>
-`))
+`

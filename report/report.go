@@ -318,7 +318,7 @@ func Write(w io.Writer, d *Data) error {
 	if err != nil {
 		return err
 	}
-	return page.Execute(w, struct {
+	return page().Execute(w, struct {
 		Title string
 		Data  template.JS
 	}{"ttd report: " + d.Program, template.JS(js)})

@@ -3,6 +3,7 @@ package x86
 import (
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // Access marks: translated code that marks the bytes it accesses itself.
@@ -140,13 +141,14 @@ type AccessMarker interface {
 	AccessMarks(c *CPU) *MarkTable
 }
 
-// noMarks is the table of an AccessLogger that marks nothing itself:
-// every access misses it and is logged.
-var noMarks = func() *MarkTable {
+// noMarks returns the table of an AccessLogger that marks nothing
+// itself: every access misses it and is logged. It is made on first use
+// (64 KiB filled at package init took 0.5 ms of every ttd command).
+var noMarks = sync.OnceValue(func() *MarkTable {
 	t := new(MarkTable)
 	t.Empty()
 	return t
-}()
+})
 
 // accMasks[s][b] is the mask of an access of 1<<s bytes (1 to 32: a
 // vector access is one) at bit b of a 64-bit word, or 0 when it runs
@@ -167,7 +169,7 @@ var accMasks = func() (m [6][64]uint64) {
 // syncAccessMarks points translated code at the observer's MarkTable
 // (syncAccessLog), or at one that is always empty.
 func (c *CPU) syncAccessMarks(al AccessLogger) {
-	c.acc.marks = noMarks
+	c.acc.marks = noMarks()
 	if am, ok := al.(AccessMarker); ok {
 		if t := am.AccessMarks(c); t != nil {
 			c.acc.marks = t

@@ -348,3 +348,69 @@ func TestSharedXlatNotWithAFilter(t *testing.T) {
 			first.cache.Translated, plain.cache.Adopted, filtered.cache.Adopted, s.XlatKept)
 	}
 }
+
+// TestDormantStoreWakes: a dormant store keeps and gives nothing; woken,
+// it keeps the blocks its cache decoded while it slept, which a fork
+// child then takes (and still runs its own code once it rewrites it),
+// except a block whose last instruction's fetch window reaches the next
+// page (keep would compare bytes a write there does not invalidate it
+// for).
+func TestDormantStoreWakes(t *testing.T) {
+	for _, jit := range []bool{false, true} {
+		wasOn, was := SetJIT(jit, 0)
+		parent := newTestCPU(t, storeCode)
+		s := NewDormantCodeStore()
+		parent.cache.ShareWith(s)
+		addWrite(parent.Mem, testCode>>PageShift)
+		if got := runCode(t, "parent", parent); got != 1 {
+			t.Fatalf("parent: eax %d, want 1", got)
+		}
+		early := forkCPU(parent)
+		if got := runCode(t, "early child", early); got != 1 || s.Kept != 0 || early.cache.Shared != 0 {
+			t.Errorf("dormant: eax %d, kept %d, taken %d, want 1, 0, 0", got, s.Kept, early.cache.Shared)
+		}
+		parent.cache.WakeStore()
+		parent.cache.WakeStore() // a second wake keeps nothing twice
+		if s.Kept != 1 {
+			t.Errorf("woken: kept %d blocks, want 1", s.Kept)
+		}
+		child := forkCPU(parent)
+		if got := runCode(t, "child", child); got != 1 || child.cache.Decodes != 0 || child.cache.Shared != 1 {
+			t.Errorf("child: eax %d, decoded %d, took %d, want 1, 0, 1", got, child.cache.Decodes, child.cache.Shared)
+		}
+		child.Mem.Write32(testCode+1, 2)
+		if got := runCode(t, "child", child); got != 2 {
+			t.Errorf("child: eax %d after its rewrite, want 2", got)
+		}
+		if got := runCode(t, "parent", parent); got != 1 {
+			t.Errorf("parent: eax %d after the child's rewrite, want 1", got)
+		}
+		SetJIT(wasOn, was)
+	}
+	// The window's last byte (End+13, for a last instruction of one
+	// byte) on the block's page: kept; one byte further: not.
+	for _, c := range []struct {
+		gap  uint64 // bytes from the block's end to its page's end
+		kept uint64
+	}{{14, 1}, {13, 0}} {
+		at := testCode + PageSize - c.gap - uint64(len(storeCode))
+		mem := NewMemory()
+		mem.SetPage(testCode>>PageShift, &Page{}, PermRead|PermExec)
+		mem.SetPage(testCode>>PageShift+1, &Page{}, PermRead|PermExec)
+		mem.SetPage(testStack>>PageShift-1, &Page{}, PermRead|PermWrite)
+		if err := mem.Poke(at, storeCode); err != nil {
+			t.Fatal(err)
+		}
+		cpu := NewCPU(mem, NewCodeCache(mem))
+		s := NewDormantCodeStore()
+		cpu.cache.ShareWith(s)
+		cpu.RIP, cpu.R[RSP] = at, testStack-64
+		if exit := cpu.Run(100); exit.Reason != ExitSyscall || cpu.R[RAX] != 1 {
+			t.Fatalf("exit %v eax %d, want the syscall and 1", exit.Reason, cpu.R[RAX])
+		}
+		cpu.cache.WakeStore()
+		if s.Kept != c.kept {
+			t.Errorf("block ending %d bytes before its page's end: woken store kept %d, want %d", c.gap, s.Kept, c.kept)
+		}
+	}
+}

@@ -313,6 +313,42 @@ func TestReusedBlocksMatchDecoded(t *testing.T) {
 	}
 }
 
+// TestReusedBlocksShareInstructions: a block that starts inside another
+// shares that block's instructions when they are alike from there on
+// (loopCode), and copies them when they are not (fusedLoop: its pairs
+// fuse differently from the loop head).
+func TestReusedBlocksShareInstructions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		code  []byte
+		share bool
+	}{{"loopCode", loopCode, true}, {"fusedLoop", fusedLoop, false}} {
+		c := newTestCPU(t, tc.code)
+		if e := c.Run(1 << 40); e.Reason != ExitSyscall {
+			t.Fatalf("%s: exit %v (%v)", tc.name, e.Reason, e.Err)
+		}
+		if c.cache.Reused == 0 {
+			t.Fatalf("%s: no block took instructions from another: the test tests nothing", tc.name)
+		}
+		shared := false
+		for _, a := range c.cache.blocks {
+			for _, b := range c.cache.blocks {
+				for k := 1; k < len(a.Insts); k++ {
+					if &a.Insts[k] == &b.Insts[0] {
+						shared = true
+						if cap(b.Insts) != len(b.Insts) {
+							t.Errorf("%s: a shared tail has room to append (cap %d, len %d)", tc.name, cap(b.Insts), len(b.Insts))
+						}
+					}
+				}
+			}
+		}
+		if shared != tc.share {
+			t.Errorf("%s: a block shares another's instructions: %v, want %v", tc.name, shared, tc.share)
+		}
+	}
+}
+
 func checkReusedBlocks(t *testing.T, code []byte) {
 	c := newTestCPU(t, code)
 	if e := c.Run(1 << 40); e.Reason != ExitSyscall {

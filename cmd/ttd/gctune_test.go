@@ -18,3 +18,20 @@ func TestGCPercentFor(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveFromGoal: the live heap read back from the goal a GOGC sets
+// (the tuner's finalizer) is the live heap that GOGC was chosen for,
+// within 2%, and a negative GOGC (collection off) reads no more than
+// the goal.
+func TestLiveFromGoal(t *testing.T) {
+	for _, live := range []uint64{1 << 20, 3 << 20, 28 << 20, gcHeapFloor/2 - 1, gcHeapFloor / 2, gcHeapFloor, 1 << 30} {
+		p := gcPercentFor(live)
+		goal := live * uint64(100+p) / 100
+		if got := liveFromGoal(goal, p); got > live+live/50 || got < live-live/50 {
+			t.Errorf("live %d, GOGC %d, goal %d: read back %d", live, p, goal, got)
+		}
+	}
+	if got := liveFromGoal(5<<20, -1); got != 5<<20 {
+		t.Errorf("GOGC -1: read back %d from a goal of %d", got, 5<<20)
+	}
+}

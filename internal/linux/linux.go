@@ -1,6 +1,9 @@
 package linux
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // NumSyscalls bounds the syscall numbers: every number Linux uses is
 // below it.
@@ -24,7 +27,7 @@ func Syscall(nr int) (string, bool) {
 	return "", false
 }
 
-var syscallNumbers = func() map[string]int {
+var syscallNumbers = sync.OnceValue(func() map[string]int {
 	m := make(map[string]int, len(syscallNames))
 	for nr, n := range syscallNames {
 		if n != "" {
@@ -32,11 +35,11 @@ var syscallNumbers = func() map[string]int {
 		}
 	}
 	return m
-}()
+})
 
 // SyscallNumber returns the number of a syscall name.
 func SyscallNumber(name string) (int, bool) {
-	nr, ok := syscallNumbers[name]
+	nr, ok := syscallNumbers()[name]
 	return nr, ok
 }
 
