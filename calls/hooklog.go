@@ -150,7 +150,7 @@ func (s *segment) merges(b *x86.Block) (m uint64) {
 // leaf follows a leaf call's record (x86.StepLeaf): the call and the
 // ret that returned from it, with no record between. When nothing but
 // the call and the ret is to be done (watch looks at nothing, and the
-// frame the call is made from is named and above the call's slot), it
+// frame the call is made from is above the call's slot), it
 // adds the call to its path and the callee's instructions to it
 // directly, without pushing and popping a frame: gzip -9 calls leaves
 // for all but 0.3% of its calls. Otherwise it steps through the two
@@ -161,7 +161,8 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	slot := h.RSP - 8
 	op := h.Kind & x86.StepOpMask
 	if st.look > 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 || k < 0 ||
-		st.stack[k].node == nil || st.stack[k].slot <= slot || h.Target == 0 || op == x86.StepCallAny {
+		st.stack[k].slot <= slot || h.Target == 0 || op == x86.StepCallAny ||
+		st.stack[k].node == nil && st.lookTo != 0 && h.Retired < st.lookTo {
 		call := *h
 		call.Kind &^= x86.StepLeaf
 		ret := x86.HookStep{Retired: h.Ret, RSP: slot, PC: h.RetPC, Kind: h.RetKind}
@@ -170,9 +171,19 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 		return
 	}
 	// step would end lookTo here: the window after an unnamed call
-	// matters only while its frame is pending, and the top one is not.
+	// matters only while its frame is pending, and the top one is not,
+	// or is past the window.
 	st.lookTo = 0
 	top := st.stack[k].node
+	if top == nil {
+		// The frame the call is made from is not named yet (its
+		// callee had no symbol at its entry: lua's static functions
+		// made a fifth of its leaf calls' records take the slow
+		// path), and watch no longer looks for its entry: named by
+		// the call's PC, as step's account would (resolve).
+		s.resolve(st, &st.stack[k], h.PC)
+		top = st.stack[k].node
+	}
 	n := h.Retired + 1
 	if n >= st.last {
 		s.credit(st, top, n-st.last)
