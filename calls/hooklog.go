@@ -132,6 +132,12 @@ func (s *segment) leafEntry(h *x86.HookStep) uint64 {
 	return target
 }
 
+// isEntry reports whether pc is a function's entry.
+func (s *segment) isEntry(pc uint64) bool {
+	e := s.fn.lookup(pc)
+	return e.ok && e.entry == pc
+}
+
 // merges picks the direct calls and the rets of b whose leaf calls'
 // records translated code may merge (x86.LeafMerger, more): those at no
 // function's entry.
@@ -162,7 +168,7 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	op := h.Kind & x86.StepOpMask
 	if st.look > 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 || k < 0 ||
 		st.stack[k].slot <= slot || h.Target == 0 || op == x86.StepCallAny ||
-		st.stack[k].node == nil && st.lookTo != 0 && h.Retired < st.lookTo {
+		st.stack[k].node == nil && st.lookTo != 0 && h.Retired < st.lookTo && s.isEntry(h.PC) {
 		call := *h
 		call.Kind &^= x86.StepLeaf
 		ret := x86.HookStep{Retired: h.Ret, RSP: slot, PC: h.RetPC, Kind: h.RetKind}
@@ -179,10 +185,12 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 		// The frame the call is made from is not named yet (its
 		// callee had no symbol at its entry: lua's static functions
 		// made a fifth of its leaf calls' records take the slow
-		// path), and watch no longer looks for its entry: named by
-		// the call's PC, as step's account would (resolve).
+		// path), and watch would not name it at the call (the call
+		// is no function's entry, or watch no longer looks): named
+		// by the call's PC, as step's account would (resolve).
 		s.resolve(st, &st.stack[k], h.PC)
 		top = st.stack[k].node
+		s.leafNamings++
 	}
 	n := h.Retired + 1
 	if n >= st.last {
@@ -303,6 +311,7 @@ func setWindow(c *x86.CPU, k x86.StepKind, retired uint64) {
 
 // loggedRecords counts the records logged has followed, mergedCalls
 // the calls merged into leaf calls' records, leafCalls the leaf calls'
-// records (segment.leaves, added up when a segment ends): tests check
-// that logging, folding and merging happened.
-var loggedRecords, mergedCalls, leafCalls atomic.Uint64
+// records (segment.leaves, added up when a segment ends), leafNamings
+// those that named their caller's frame (segment.leafNamings): tests
+// check that logging, folding and merging happened.
+var loggedRecords, mergedCalls, leafCalls, leafNamings atomic.Uint64
