@@ -2,12 +2,8 @@ package calls
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"ttd/emu"
-	"ttd/recorder"
 	"ttd/x86"
 )
 
@@ -24,20 +20,7 @@ func TestLeafInUnnamedFrame(t *testing.T) {
 	defer x86.SetJIT(x86.SetJIT(true, 0))
 	for _, every := range []uint64{1 << 40, 997, 3001} {
 		what := fmt.Sprintf("jitleaf.c, a checkpoint every %d", every)
-		path := filepath.Join(t.TempDir(), "jitleaf.ttd")
-		out, err := os.Create(path + ".out")
-		if err != nil {
-			t.Fatal(err)
-		}
-		null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		st, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Env: []string{"PATH=/usr/bin:/bin"},
-			Stdout: out, Stderr: null}, recorder.Options{Path: path, CheckpointEvery: every})
-		out.Close()
-		null.Close()
-		printed, _ := os.ReadFile(out.Name())
-		if err != nil || st.ExitCode() != 0 {
-			t.Fatalf("recording: %v, %v; output %q", err, st, printed)
-		}
+		path, printed := recordPrinting(t, exe, every)
 		var g1, g2 uint64
 		var hits int
 		if _, err := fmt.Sscanf(string(printed), "0x%x 0x%x %d", &g1, &g2, &hits); err != nil {
