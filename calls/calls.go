@@ -319,6 +319,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 	}
 	s.children = nil
 	leafCalls.Add(s.leaves)
+	leafNamings.Add(s.leafNamings)
 	return s, nil
 }
 

@@ -79,6 +79,27 @@ func record(t testing.TB, prog string, every uint64, args ...string) string {
 	return path
 }
 
+// recordPrinting records prog as record does, and returns what it
+// printed too.
+func recordPrinting(t testing.TB, prog string, every uint64) (path string, printed []byte) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), filepath.Base(prog)+".ttd")
+	out, err := os.Create(path + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	st, _, err := recorder.Record(emu.Config{Path: prog, Args: []string{prog}, Env: []string{"PATH=/usr/bin:/bin"},
+		Stdout: out, Stderr: null}, recorder.Options{Path: path, CheckpointEvery: every})
+	printed, _ = os.ReadFile(out.Name())
+	if err != nil || st.ExitCode() != 0 {
+		t.Fatalf("recording %s: %v, %v; output %q", prog, err, st, printed)
+	}
+	return path, printed
+}
+
 func open(t testing.TB, path string) (*reader.Trace, Symbolizer) {
 	t.Helper()
 	tr, err := reader.Open(path)

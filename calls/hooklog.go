@@ -132,6 +132,12 @@ func (s *segment) leafEntry(h *x86.HookStep) uint64 {
 	return target
 }
 
+// isEntry reports whether pc is a function's entry.
+func (s *segment) isEntry(pc uint64) bool {
+	e := s.fn.lookup(pc)
+	return e.ok && e.entry == pc
+}
+
 // merges picks the direct calls and the rets of b whose leaf calls'
 // records translated code may merge (x86.LeafMerger, more): those at no
 // function's entry.
@@ -150,7 +156,7 @@ func (s *segment) merges(b *x86.Block) (m uint64) {
 // leaf follows a leaf call's record (x86.StepLeaf): the call and the
 // ret that returned from it, with no record between. When nothing but
 // the call and the ret is to be done (watch looks at nothing, and the
-// frame the call is made from is named and above the call's slot), it
+// frame the call is made from is above the call's slot), it
 // adds the call to its path and the callee's instructions to it
 // directly, without pushing and popping a frame: gzip -9 calls leaves
 // for all but 0.3% of its calls. Otherwise it steps through the two
@@ -161,7 +167,8 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	slot := h.RSP - 8
 	op := h.Kind & x86.StepOpMask
 	if st.look > 0 || st.tramp || st.baseLook > 0 || st.baseLookTo != 0 || k < 0 ||
-		st.stack[k].node == nil || st.stack[k].slot <= slot || h.Target == 0 || op == x86.StepCallAny {
+		st.stack[k].slot <= slot || h.Target == 0 || op == x86.StepCallAny ||
+		st.stack[k].node == nil && st.lookTo != 0 && h.Retired < st.lookTo && s.isEntry(h.PC) {
 		call := *h
 		call.Kind &^= x86.StepLeaf
 		ret := x86.HookStep{Retired: h.Ret, RSP: slot, PC: h.RetPC, Kind: h.RetKind}
@@ -170,9 +177,21 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 		return
 	}
 	// step would end lookTo here: the window after an unnamed call
-	// matters only while its frame is pending, and the top one is not.
+	// matters only while its frame is pending, and the top one is not,
+	// or is past the window.
 	st.lookTo = 0
 	top := st.stack[k].node
+	if top == nil {
+		// The frame the call is made from is not named yet (its
+		// callee had no symbol at its entry: lua's static functions
+		// made a fifth of its leaf calls' records take the slow
+		// path), and watch would not name it at the call (the call
+		// is no function's entry, or watch no longer looks): named
+		// by the call's PC, as step's account would (resolve).
+		s.resolve(st, &st.stack[k], h.PC)
+		top = st.stack[k].node
+		s.leafNamings++
+	}
 	n := h.Retired + 1
 	if n >= st.last {
 		s.credit(st, top, n-st.last)
@@ -292,6 +311,7 @@ func setWindow(c *x86.CPU, k x86.StepKind, retired uint64) {
 
 // loggedRecords counts the records logged has followed, mergedCalls
 // the calls merged into leaf calls' records, leafCalls the leaf calls'
-// records (segment.leaves, added up when a segment ends): tests check
-// that logging, folding and merging happened.
-var loggedRecords, mergedCalls, leafCalls atomic.Uint64
+// records (segment.leaves, added up when a segment ends), leafNamings
+// those that named their caller's frame (segment.leafNamings): tests
+// check that logging, folding and merging happened.
+var loggedRecords, mergedCalls, leafCalls, leafNamings atomic.Uint64

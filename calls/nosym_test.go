@@ -3,12 +3,7 @@ package calls
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"ttd/emu"
-	"ttd/recorder"
 )
 
 // TestCallIntoCodeWithoutSymbols: jitcall.c calls code it copied into an
@@ -21,20 +16,7 @@ func TestCallIntoCodeWithoutSymbols(t *testing.T) {
 	exe := buildC(t, "testdata/jitcall.c")
 	for _, every := range []uint64{1 << 20, 499} {
 		t.Run(fmt.Sprint(every), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "jitcall.ttd")
-			out, err := os.Create(path + ".out")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-			defer null.Close()
-			st, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Env: []string{"PATH=/usr/bin:/bin"},
-				Stdout: out, Stderr: null}, recorder.Options{Path: path, CheckpointEvery: every})
-			printed, _ := os.ReadFile(out.Name())
-			if err != nil || st.ExitCode() != 0 {
-				t.Fatalf("recording: %v, %v; output %q", err, st, printed)
-			}
+			path, printed := recordPrinting(t, exe, every)
 			var entry uint64
 			var sum int
 			if _, err := fmt.Sscanf(string(printed), "0x%x %d", &entry, &sum); err != nil {
