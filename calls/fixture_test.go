@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"ttd/emu"
+	"ttd/internal/testtmp"
 	"ttd/reader"
 	"ttd/recorder"
 )
@@ -24,17 +25,7 @@ var builds sync.Map // source path → binary path or error
 // buildRoot holds every program the tests build; TestMain removes it.
 var buildRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ttd-calls-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testtmp.Main(m, "ttd-calls-", &buildRoot) }
 
 func buildC(t testing.TB, src string, flags ...string) string {
 	t.Helper()

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-dap"
+
+	"ttd/internal/testtmp"
 )
 
 // client is a DAP client for tests: it talks to a Server over a pipe
@@ -131,17 +133,7 @@ func (c *client) output() string {
 // buildRoot holds every program the tests build; TestMain removes it.
 var buildRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ttd-dap-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testtmp.Main(m, "ttd-dap-", &buildRoot) }
 
 // fixtures are built once per test binary.
 var (

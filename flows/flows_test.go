@@ -1,7 +1,6 @@
 package flows
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"ttd/calls"
 	"ttd/emu"
+	"ttd/internal/testtmp"
 	"ttd/reader"
 	"ttd/recorder"
 )
@@ -26,17 +26,7 @@ var server, forkServer built
 // buildRoot holds every program the tests build; TestMain removes it.
 var buildRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ttd-flows-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testtmp.Main(m, "ttd-flows-", &buildRoot) }
 
 // buildServer compiles testdata/server.c once per test process.
 func buildServer(t *testing.T) string {

@@ -2,7 +2,6 @@ package syscalls
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"ttd/emu"
+	"ttd/internal/testtmp"
 	"ttd/reader"
 	"ttd/recorder"
 )
@@ -27,17 +27,7 @@ var built sync.Map // source path -> binary (or error)
 // buildRoot holds every program the tests build; TestMain removes it.
 var buildRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ttd-syscalls-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testtmp.Main(m, "ttd-syscalls-", &buildRoot) }
 
 // buildC compiles a C file with gcc -O2 once per test process.
 func buildC(t testing.TB, src string) string {
