@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -44,4 +45,71 @@ func TestSegmentCosts(t *testing.T) {
 	if one := tr.SegmentCosts(cps[:1]); !slices.Equal(one, []uint64{400 + 4300*costPerByte + costPerThreadStart}) {
 		t.Errorf("one segment: %v", one)
 	}
+}
+
+// TestSegmentCostParts: the parts SegmentCosts weighs, a chunk's bytes
+// and thread starts shared in proportion to the positions each segment
+// holds of it, and each segment's cost their weighted sum.
+func TestSegmentCostParts(t *testing.T) {
+	ch := func(first uint64, n, threads int) tracefile.ChunkInfo {
+		return tracefile.ChunkInfo{FirstPosition: first, Len: n, ThreadStarts: threads}
+	}
+	tr := &Trace{
+		chunks: []tracefile.ChunkInfo{
+			ch(0, 400, 4),   // [0, 40): three quarters in segment 0 [0, 30), a quarter in 1
+			ch(40, 100, 0),  // [40, 40): no span, whole in segment 1 [30, 60)
+			ch(40, 600, 2),  // [40, 100): a third in 1, two thirds in 2 [60, 100)
+			ch(100, 999, 9), // past the end: nobody's
+		},
+		Summary: tracefile.Summary{Instructions: 100},
+	}
+	cps := []Checkpoint{{Position: 0}, {Position: 30}, {Position: 60}}
+	want := []SegmentCost{
+		{Insts: 30, Bytes: 300, ThreadStarts: 3},
+		{Insts: 30, Bytes: 100 + 100 + 200, ThreadStarts: 1 + 2.0/3},
+		{Insts: 40, Bytes: 400, ThreadStarts: 4.0 / 3},
+	}
+	got := tr.SegmentCostParts(cps)
+	costs := tr.SegmentCosts(cps)
+	for k := range want {
+		g, w := got[k], want[k]
+		if g.Insts != w.Insts || math.Abs(g.Bytes-w.Bytes) > 1e-9 || math.Abs(g.ThreadStarts-w.ThreadStarts) > 1e-9 {
+			t.Errorf("segment %d: %+v, want %+v", k, g, w)
+		}
+		if costs[k] != g.Cost() {
+			t.Errorf("segment %d costs %d, its parts %d", k, costs[k], g.Cost())
+		}
+		if c := w.Insts + uint64(w.Bytes*costPerByte) + uint64(w.ThreadStarts*costPerThreadStart); absDiff(costs[k], c) > 1 {
+			t.Errorf("segment %d costs %d, want %d", k, costs[k], c)
+		}
+	}
+}
+
+// TestRecordBytesWeighAsMeasured guards the constants with what session
+// 23 measured (go run ./bench/cmd/segfit, CPU of each segment under
+// --jobs 1): a sort -n segment of 5e7 instructions and 6.2 MB of
+// records cost 0.036-0.045 s, one of 5e7 and 1.1-2 MB 0.022-0.026 s,
+// so the first is estimated at 1.2-2.2 times the second (90 per byte
+// made it 4.4 times, and split the trace unevenly); and the bash x40
+// start-ups of a process tree (5e7 instructions, 15.7 MB, 42 thread
+// starts: 0.80 s) cost 15-25 times a segment of 5e7 instructions and
+// 0.43 MB (0.040 s).
+func TestRecordBytesWeighAsMeasured(t *testing.T) {
+	heavy := SegmentCost{Insts: 5e7, Bytes: 6.2e6}.Cost()
+	light := SegmentCost{Insts: 5e7, Bytes: 1.5e6}.Cost()
+	if r := float64(heavy) / float64(light); r < 1.2 || r > 2.2 {
+		t.Errorf("6.2 MB of records against 1.5 MB, same instructions: estimated %.2fx, measured 1.4-1.9x", r)
+	}
+	starts := SegmentCost{Insts: 5e7, Bytes: 15.7e6, ThreadStarts: 42}.Cost()
+	plain := SegmentCost{Insts: 5e7, Bytes: 0.43e6}.Cost()
+	if r := float64(starts) / float64(plain); r < 15 || r > 25 {
+		t.Errorf("42 thread starts against none: estimated %.1fx, measured 20x", r)
+	}
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }
