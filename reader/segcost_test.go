@@ -57,7 +57,7 @@ func TestSegmentCostParts(t *testing.T) {
 	tr := &Trace{
 		chunks: []tracefile.ChunkInfo{
 			ch(0, 400, 4),   // [0, 40): three quarters in segment 0 [0, 30), a quarter in 1
-			ch(40, 100, 0),  // [40, 40): no span, whole in segment 1 [30, 60)
+			ch(40, 100, 5),  // [40, 40): no span, whole in segment 1 [30, 60)
 			ch(40, 600, 2),  // [40, 100): a third in 1, two thirds in 2 [60, 100)
 			ch(100, 999, 9), // past the end: nobody's
 		},
@@ -66,7 +66,7 @@ func TestSegmentCostParts(t *testing.T) {
 	cps := []Checkpoint{{Position: 0}, {Position: 30}, {Position: 60}}
 	want := []SegmentCost{
 		{Insts: 30, Bytes: 300, ThreadStarts: 3},
-		{Insts: 30, Bytes: 100 + 100 + 200, ThreadStarts: 1 + 2.0/3},
+		{Insts: 30, Bytes: 100 + 100 + 200, ThreadStarts: 1 + 5 + 2.0/3},
 		{Insts: 40, Bytes: 400, ThreadStarts: 4.0 / 3},
 	}
 	got := tr.SegmentCostParts(cps)
