@@ -26,6 +26,9 @@ type Target struct {
 	// Index, when set, gives the memory earlier segments learned
 	// (scripts that read memory see bytes written before their segment).
 	Index *ttd.Index
+	// images, when set, is the cache Syms's modules were loaded through:
+	// the tables of a process tree's programs take theirs from it.
+	images *symbols.ImageCache
 }
 
 // boundProbe is one probe of a target that some clause enabled.

@@ -52,8 +52,9 @@ func openTarget(path string, withIndex, symbolsOnly bool, jobs int, progress fun
 	// parallel). Either overlaps the symbols' loading, and so does
 	// decoding the chunks the jobs start in.
 	go prefetchJobStarts(tr, jobs)
-	tb, symErr := loadSymbols(tr, symbolsOnly)
-	return &Target{Name: path, Trace: tr, Syms: tb}, func() { tr.Close() }, symErr, nil
+	images := &symbols.ImageCache{}
+	tb, symErr := loadSymbolsWith(images, tr, symbolsOnly)
+	return &Target{Name: path, Trace: tr, Syms: tb, images: images}, func() { tr.Close() }, symErr, nil
 }
 
 // prefetchJobStarts lists the checkpoints and, for a run of jobs jobs,
@@ -73,6 +74,13 @@ func prefetchJobStarts(tr *reader.Trace, jobs int) {
 func LoadSymbols(tr *reader.Trace) (*symbols.Table, error) { return loadSymbols(tr, false) }
 
 func loadSymbols(tr *reader.Trace, symbolsOnly bool) (*symbols.Table, error) {
+	return loadSymbolsWith(nil, tr, symbolsOnly)
+}
+
+// loadSymbolsWith is loadSymbols through images (nil: none), which then
+// holds the modules for the tables of a process tree's programs
+// (loadPrograms), so that Bind does not load them again.
+func loadSymbolsWith(images *symbols.ImageCache, tr *reader.Trace, symbolsOnly bool) (*symbols.Table, error) {
 	mods, err := tr.Modules()
 	if err != nil {
 		return nil, err
@@ -84,6 +92,9 @@ func loadSymbols(tr *reader.Trace, symbolsOnly bool) (*symbols.Table, error) {
 			sm.Data = data
 		}
 		ms = append(ms, sm)
+	}
+	if images != nil {
+		return images.Load(ms)
 	}
 	return symbols.Load(ms)
 }

@@ -10,11 +10,11 @@ import (
 // program it execs both map libc, usually at the same address). A module
 // is loaded once per path and load address, and its DWARF still loads on
 // first use, once for every Table that holds it. It is safe for
-// concurrent use.
+// concurrent use: modules that are not cached load at the same time,
+// each once.
 type ImageCache struct {
-	mu     sync.Mutex
-	images map[imageKey]*image
-	errs   map[imageKey]error
+	mu      sync.Mutex
+	entries map[imageKey]*cachedImage
 	// lineMu serialises the line-table queries of every Table made
 	// through the cache (their modules' line tables are shared).
 	lineMu sync.Mutex
@@ -26,16 +26,38 @@ type imageKey struct {
 	symbolsOnly bool
 }
 
+// cachedImage is a module loaded, or being loaded (until ready closes),
+// through the cache.
+type cachedImage struct {
+	ready chan struct{}
+	img   *image
+	err   error
+}
+
 // Load is the package's Load, reusing the modules this cache loaded
 // before (at the same path and load address; Data is assumed to be the
-// same file's bytes).
+// same file's bytes). The others load concurrently, as Load's do.
 func (c *ImageCache) Load(mods []Module) (*Table, error) {
 	t := &Table{sharedLines: &c.lineMu}
+	imgs := make([]*image, len(mods))
+	lerrs := make([]error, len(mods))
+	var wg sync.WaitGroup
+	for i := range mods {
+		if i == len(mods)-1 {
+			imgs[i], lerrs[i] = c.image(mods[i]) // (no goroutine for the last)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			imgs[i], lerrs[i] = c.image(mods[i])
+		}()
+	}
+	wg.Wait()
 	var errs []error
-	for _, m := range mods {
-		img, err := c.image(m)
-		if err != nil {
-			errs = append(errs, err)
+	for i, img := range imgs {
+		if lerrs[i] != nil {
+			errs = append(errs, lerrs[i])
 			continue
 		}
 		t.images = append(t.images, img)
@@ -43,25 +65,26 @@ func (c *ImageCache) Load(mods []Module) (*Table, error) {
 	return t, errors.Join(errs...)
 }
 
+// image is module m, loaded on first request; later requests wait for
+// that load.
 func (c *ImageCache) image(m Module) (*image, error) {
 	k := imageKey{m.Path, m.DebugFile, m.LoadAddr, m.SymbolsOnly}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if img, ok := c.images[k]; ok {
-		return img, nil
+	if e, ok := c.entries[k]; ok {
+		c.mu.Unlock()
+		<-e.ready
+		return e.img, e.err
 	}
-	if err, ok := c.errs[k]; ok {
-		return nil, err
+	e := &cachedImage{ready: make(chan struct{})}
+	if c.entries == nil {
+		c.entries = map[imageKey]*cachedImage{}
 	}
+	c.entries[k] = e
+	c.mu.Unlock()
 	one := &Table{}
-	err := one.Add(m)
-	if c.images == nil {
-		c.images, c.errs = map[imageKey]*image{}, map[imageKey]error{}
+	if e.err = one.Add(m); e.err == nil {
+		e.img = one.images[0]
 	}
-	if err != nil {
-		c.errs[k] = err
-		return nil, err
-	}
-	c.images[k] = one.images[0]
-	return one.images[0], nil
+	close(e.ready)
+	return e.img, e.err
 }
