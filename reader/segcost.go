@@ -2,24 +2,29 @@ package reader
 
 // What a segment costs to re-simulate, estimated from the chunk headers
 // alone (no chunk decoded), in instructions: its instructions, plus
-// costPerByte for each byte of records it decodes, plus
+// costPerByte for each byte of records it decodes (the memory reads the
+// prediction cache missed dominate: perl's segment that logs 16 MB of
+// records costs six times one of 3 MB with as many instructions), plus
 // costPerThreadStart for each thread start (a process's start-up
 // decodes and translates its code anew, copies or maps its memory: the
-// 40 bash start-ups of a process tree made its first segment cost two
-// thirds of it). Session 21 measured 90 per byte and 1.3e8 per start
-// (wall of each segment on one core, perl's segments of 16 MB of
-// records costing six times those of 3 MB), before session 22 stopped
-// chunks of reads alone from being decoded twice and copied per chunk.
-// Fitted again at session 23 (`go run ./bench/cmd/segfit`, least
-// squares of each segment's CPU under `--jobs 1`, tuning traces: sort
-// -n, bzip2 -9, bash x40 + python3): 2.1 (bzip2) and 10.2 (sort -n) per
-// byte, 2.1e7 per thread start (0.017 s each at 0.84 s per 1e9
-// instructions); 90 per byte put sort -n's split at segment 14 of 25,
-// 0.47 s of CPU against 0.38 s, where 6 puts it at 12, 0.41 s against
-// 0.44 s.
+// 40 bash start-ups of a process tree made its first two segments cost
+// two thirds of it). Measured at session 21 on one core (wall of each
+// segment of `ttd probe --jobs 1`): about 0.43 s per 1e9 instructions
+// of gzip, 0.04 s per MB of records, 0.06 s per thread start.
+//
+// Session 23 fitted them again (`go run ./bench/cmd/segfit`, least
+// squares of each segment's CPU under --jobs 1) and found that no one
+// value fits: 2.1 per byte on bzip2 -9, 10.2 on sort -n, 0.017 s (2e7)
+// per thread start on the bash x40 + python3 tree, while xz -6's late
+// segments cost in proportion to 90 per byte. With 6 and 2e7, sort -n's
+// first job got 0.41 s of CPU rather than 0.47 (its second 0.44 rather
+// than 0.38) but its wall did not change (0.659 s against 0.656 s), and
+// xz's --jobs 2 got 6% slower (0.948 s against 0.893 s, least of 5
+// under -prio): its split moved, and two steals at the end each
+// restarted a re-simulation. The constants stay.
 const (
-	costPerByte        = 6
-	costPerThreadStart = 20_000_000
+	costPerByte        = 90
+	costPerThreadStart = 130_000_000
 )
 
 // SegmentCost is what SegmentCosts weighs for one segment: its

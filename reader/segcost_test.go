@@ -85,28 +85,6 @@ func TestSegmentCostParts(t *testing.T) {
 	}
 }
 
-// TestRecordBytesWeighAsMeasured guards the constants with what session
-// 23 measured (go run ./bench/cmd/segfit, CPU of each segment under
-// --jobs 1): a sort -n segment of 5e7 instructions and 6.2 MB of
-// records cost 0.036-0.045 s, one of 5e7 and 1.1-2 MB 0.022-0.026 s,
-// so the first is estimated at 1.2-2.2 times the second (90 per byte
-// made it 4.4 times, and split the trace unevenly); and the bash x40
-// start-ups of a process tree (5e7 instructions, 15.7 MB, 42 thread
-// starts: 0.80 s) cost 15-25 times a segment of 5e7 instructions and
-// 0.43 MB (0.040 s).
-func TestRecordBytesWeighAsMeasured(t *testing.T) {
-	heavy := SegmentCost{Insts: 5e7, Bytes: 6.2e6}.Cost()
-	light := SegmentCost{Insts: 5e7, Bytes: 1.5e6}.Cost()
-	if r := float64(heavy) / float64(light); r < 1.2 || r > 2.2 {
-		t.Errorf("6.2 MB of records against 1.5 MB, same instructions: estimated %.2fx, measured 1.4-1.9x", r)
-	}
-	starts := SegmentCost{Insts: 5e7, Bytes: 15.7e6, ThreadStarts: 42}.Cost()
-	plain := SegmentCost{Insts: 5e7, Bytes: 0.43e6}.Cost()
-	if r := float64(starts) / float64(plain); r < 15 || r > 25 {
-		t.Errorf("42 thread starts against none: estimated %.1fx, measured 20x", r)
-	}
-}
-
 func absDiff(a, b uint64) uint64 {
 	if a > b {
 		return a - b
