@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"ttd/symbols"
 
 	"ttd/emu"
 	"ttd/reader"
@@ -432,5 +433,55 @@ func TestStaticReadsOfOverlappingPrograms(t *testing.T) {
 fn::mark:entry { printf("%d\n", *(int *)&`+"`"+`counter); }`, 1)
 	if out != "" || !strings.Contains(errs, "invalid address") {
 		t.Fatalf("reading the unread counter gave %q, stderr %q; want an invalid address", out, errs)
+	}
+}
+
+// TestTreeProgramsShareModules: the tables of a tree's programs take
+// their modules from the cache the tree-wide table was loaded through
+// (OpenTargetJobs), at the same addresses: Bind loads none again, and
+// the script's output is the same for 1, 2 and 3 jobs.
+func TestTreeProgramsShareModules(t *testing.T) {
+	buildCalls(t) // the shared build directory
+	child := filepath.Join(build.dir, "bigro")
+	src, _ := filepath.Abs("testdata/bigro.c")
+	if b, err := exec.Command("gcc", "-O0", "-o", child, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	f := recordFixture(t, "staticamb.c", "gcc", []string{"-O0"}, child)
+	p, err := Compile(`fn::mark:entry { @[probemod] = count(); }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for jobs := 1; jobs <= 3; jobs++ {
+		tg, closeT, _, err := OpenTargetJobs(f.trace, p, jobs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeT()
+		before, loads := tg.images.Len(), symbols.CacheLoads()
+		b, err := p.Bind(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := symbols.CacheLoads() - loads; n != 0 {
+			t.Errorf("Bind loaded %d modules (the tree-wide table has them all)", n)
+		}
+		if b.progs == nil || b.progs.Len() < 2 {
+			t.Fatalf("the tree has %v programs, want 2", b.progs)
+		}
+		if after := tg.images.Len(); after != before {
+			t.Errorf("Bind loaded %d modules again (%d before)", after-before, before)
+		}
+		o, err := p.Run([]*Bound{b}, RunOptions{Jobs: jobs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errs strings.Builder
+		o.Print(&out, &errs)
+		outs = append(outs, out.String())
+	}
+	if outs[0] != outs[1] || outs[0] != outs[2] || !strings.Contains(outs[0], "staticamb") {
+		t.Errorf("outputs for 1, 2 and 3 jobs:\n%s\n%s\n%s", outs[0], outs[1], outs[2])
 	}
 }

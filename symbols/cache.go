@@ -3,6 +3,7 @@ package symbols
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // ImageCache shares loaded modules between the Tables of several
@@ -82,9 +83,25 @@ func (c *ImageCache) image(m Module) (*image, error) {
 	c.entries[k] = e
 	c.mu.Unlock()
 	one := &Table{}
+	cacheLoads.Add(1)
 	if e.err = one.Add(m); e.err == nil {
 		e.img = one.images[0]
 	}
 	close(e.ready)
 	return e.img, e.err
+}
+
+// cacheLoads counts the modules every ImageCache loaded.
+var cacheLoads atomic.Int64
+
+// CacheLoads is the number of modules ImageCaches have loaded (or tried
+// to) in this process: a test's way to see that a cache was reused.
+func CacheLoads() int64 { return cacheLoads.Load() }
+
+// Len is the number of modules the cache loaded or failed to load (a
+// module at two addresses counts twice).
+func (c *ImageCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }
