@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // Most ttd commands are short, and a collection costs in proportion to
@@ -36,6 +37,32 @@ func tuneGC() {
 	armGCTuner(p)
 }
 
+// tunerGen is the generation of the armed tuner: retuneGC starts a new
+// one, and a finalizer of an older one does nothing. 0: tuneGC did not
+// run (GOGC set in the environment).
+var tunerGen atomic.Int64
+
+// retuneGC sets GOGC for the live heap now and arms the tuner again,
+// after hugeheap.Reserve: Reserve turns collection off, collects, and
+// puts back the GOGC it found. The tuner's finalizer ran inside that
+// collection in two runs of three (`ttd probe` over a sort -n trace),
+// saw collection off, set 100, and Reserve then put back 1600 for the
+// rest of the run: heap goals of 17x the live heap (bzip2 -9's trace:
+// 1.3 GB of RSS and 250k page faults, against 650-690 MB and 92-100k
+// at GOGC=100), in two runs of three. goal is MemStats.NextGC at
+// percent, the GOGC Reserve put back.
+func retuneGC(goal uint64, percent int) {
+	if tunerGen.Load() == 0 {
+		return
+	}
+	p := gcPercentFor(liveFromGoal(goal, percent))
+	debug.SetGCPercent(p)
+	tunerGen.Add(1)
+	if p > 100 {
+		armGCTuner(p)
+	}
+}
+
 // gcPercentFor returns the GOGC that puts the next heap goal at
 // gcHeapFloor when live bytes are live, and 100 once that would be
 // below the default goal (twice live).
@@ -62,8 +89,16 @@ func liveFromGoal(goal uint64, percent int) uint64 {
 // sets GOGC for the live heap that collection found, percent being the
 // GOGC it ran at.
 func armGCTuner(percent int) {
+	gen := tunerGen.Load()
+	if gen == 0 {
+		gen = 1
+		tunerGen.Store(gen)
+	}
 	sentinel := new([64]byte) // large enough not to share a tiny block
 	runtime.SetFinalizer(sentinel, func(*[64]byte) {
+		if tunerGen.Load() != gen {
+			return // retuneGC armed a newer one
+		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		p := gcPercentFor(liveFromGoal(ms.NextGC, percent))

@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
 
 // TestGCPercentFor checks the heap floor's arithmetic: the next goal,
 // live × (1 + GOGC/100), is gcHeapFloor while that is more than twice
@@ -33,5 +38,41 @@ func TestLiveFromGoal(t *testing.T) {
 	}
 	if got := liveFromGoal(5<<20, -1); got != 5<<20 {
 		t.Errorf("GOGC -1: read back %d from a goal of %d", got, 5<<20)
+	}
+}
+
+// TestRetuneGC: after hugeheap.Reserve, retuneGC sets GOGC for the live
+// heap the goal implies and starts a new tuner generation, so that a
+// finalizer armed before does nothing (it would judge the heap by a
+// GOGC no longer in force); without tuneGC (GOGC set in the
+// environment) it does nothing.
+func TestRetuneGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer tunerGen.Store(tunerGen.Load())
+
+	tunerGen.Store(0)
+	debug.SetGCPercent(300)
+	retuneGC(17*31<<20, 1600)
+	if p := debug.SetGCPercent(300); p != 300 || tunerGen.Load() != 0 {
+		t.Fatalf("without tuneGC: GOGC %d, generation %d; want 300 and 0", p, tunerGen.Load())
+	}
+
+	tunerGen.Store(1)
+	armGCTuner(1600) // armed before Reserve: its finalizer must not act
+	retuneGC(17*31<<20, 1600)
+	want := gcPercentFor(31 << 20)
+	if p := debug.SetGCPercent(want); p != want {
+		t.Fatalf("after retuneGC(31 MB live): GOGC %d, want %d", p, want)
+	}
+	if g := tunerGen.Load(); g != 2 {
+		t.Fatalf("generation %d, want 2", g)
+	}
+	tunerGen.Add(1) // and retuneGC's own tuner is stale too
+	for range 3 {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := debug.SetGCPercent(want); p != want {
+		t.Errorf("a stale tuner's finalizer set GOGC %d (want %d left alone)", p, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -329,5 +330,10 @@ func reserveHugeHeap() {
 var reserveHugeHeapNow = sync.OnceFunc(func() {
 	if x86.OnFirstDecode != nil {
 		hugeheap.Reserve(hugeHeapBytes)
+		p := debug.SetGCPercent(-1) // (to read it)
+		debug.SetGCPercent(p)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		retuneGC(ms.NextGC, p)
 	}
 })
