@@ -1,0 +1,178 @@
+package symbols
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+)
+
+// The cache of decompressed DWARF sections. Debian's separate debug
+// files (libc6-dbg) compress their DWARF with zlib, and naming a call
+// tree's few hundred functions and call sites reads all of libc's
+// .debug_info, .debug_abbrev and .debug_line to reach the 10% of units
+// they are in (the units are spread over the whole section, so no prefix
+// would do): 8 MB inflated at about 175 MB/s, 60-90 ms of CPU in every
+// `ttd calls`, a third of one over a 1.6e8-instruction lua trace (no
+// faster inflater helps: klauspost/compress's zlib measured the same).
+// So a compressed section, once inflated, is kept in a file named by the
+// debug file's build id, the section's name, its sizes and a CRC of its
+// compressed bytes, with a CRC of its contents at the end; a later run
+// reads it back (about 1 ms for libc's). A cache file that is missing,
+// of another size or whose CRC does not match is ignored and rewritten.
+// TTD_DWARF_CACHE names the directory (default: the user's cache
+// directory's ttd/dwarf), or is "off".
+
+// SectionCacheDir is the directory of the cache of decompressed DWARF
+// sections, "" for none. Set it before loading any module.
+var SectionCacheDir = defaultSectionCacheDir()
+
+// sectionCacheLimit bounds the cache's size: past it, writing a section
+// removes the oldest files first.
+const sectionCacheLimit = 512 << 20
+
+// minCachedSection is the least compressed size worth a cache file:
+// below it inflating costs less than the file's open and read.
+const minCachedSection = 16 << 10
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sectionCacheHits and sectionCacheWrites count the sections read from
+// the cache and written to it (tests).
+var sectionCacheHits, sectionCacheWrites atomic.Int64
+
+func defaultSectionCacheDir() string {
+	switch v := os.Getenv("TTD_DWARF_CACHE"); v {
+	case "off":
+		return ""
+	case "":
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(d, "ttd", "dwarf")
+	default:
+		return v
+	}
+}
+
+// debugSection is the DWARF section .debug_<name> of f, decompressed,
+// as godwarf.GetDebugSectionElf reads it; raw reads f's bytes (nil: no
+// cache), id is f's build id.
+func debugSection(f *elf.File, raw io.ReaderAt, id, name string) []byte {
+	dir := SectionCacheDir
+	s := f.Section(".debug_" + name)
+	if dir == "" || raw == nil || s == nil || s.Flags&elf.SHF_COMPRESSED == 0 ||
+		s.Type == elf.SHT_NOBITS || s.FileSize < minCachedSection {
+		b, _ := godwarf.GetDebugSectionElf(f, name)
+		return b
+	}
+	comp := make([]byte, s.FileSize)
+	if _, err := raw.ReadAt(comp, int64(s.Offset)); err != nil {
+		b, _ := godwarf.GetDebugSectionElf(f, name)
+		return b
+	}
+	if id == "" {
+		id = "none"
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-%x-%x-%08x", id, name, s.FileSize, s.Size,
+		crc32.Checksum(comp, castagnoli)))
+	if b := readCachedSection(path, s.Size); b != nil {
+		sectionCacheHits.Add(1)
+		return b
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil
+	}
+	writeCachedSection(dir, path, b)
+	return b
+}
+
+// readCachedSection reads a section of size bytes from its cache file,
+// or returns nil if the file is missing or not that section.
+func readCachedSection(path string, size uint64) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil || uint64(len(b)) != size+4 {
+		return nil
+	}
+	b, sum := b[:size], binary.LittleEndian.Uint32(b[size:])
+	if crc32.Checksum(b, castagnoli) != sum {
+		return nil
+	}
+	return b
+}
+
+// writeCachedSection writes b to path, through a temporary file renamed
+// into place (a concurrent run reads the whole file or none), and keeps
+// the directory under sectionCacheLimit. Failures only lose the cache.
+func writeCachedSection(dir, path string, b []byte) {
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return
+	}
+	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b, castagnoli))
+	_, err = tmp.Write(b)
+	if err == nil {
+		_, err = tmp.Write(sum)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	sectionCacheWrites.Add(1)
+	pruneSectionCache(dir, sectionCacheLimit)
+}
+
+// pruneSectionCache removes the oldest files of dir until it holds at
+// most limit bytes.
+func pruneSectionCache(dir string, limit int64) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type file struct {
+		name string
+		size int64
+		mod  int64
+	}
+	var files []file
+	var total int64
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || strings.HasPrefix(e.Name(), ".tmp-") {
+			continue
+		}
+		files = append(files, file{e.Name(), info.Size(), info.ModTime().UnixNano()})
+		total += info.Size()
+	}
+	if total <= limit {
+		return
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod < files[j].mod })
+	for _, f := range files {
+		if total <= limit {
+			break
+		}
+		if os.Remove(filepath.Join(dir, f.name)) == nil {
+			total -= f.size
+		}
+	}
+}
