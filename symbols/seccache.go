@@ -41,7 +41,7 @@ const sectionCacheLimit = 512 << 20
 
 // minCachedSection is the least compressed size worth a cache file:
 // below it inflating costs less than the file's open and read.
-const minCachedSection = 16 << 10
+var minCachedSection uint64 = 16 << 10
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
