@@ -92,6 +92,7 @@ func TestSectionCacheNamesAsInflated(t *testing.T) {
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
+		forgetMapped() // the next module's sections are these
 	}
 }
 
@@ -137,9 +138,15 @@ func TestSectionCacheRejectsBadFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, damage.fn(b), 0o600); err != nil {
+		// Replaced as a run replaces it (a rename), and forgotten by
+		// this process, which mapped the good one.
+		if err := os.WriteFile(path+".new", damage.fn(b), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+		forgetMapped()
 		h0, w0 := sectionCacheHits.Load(), sectionCacheWrites.Load()
 		got := debugSection(f, raw, "id", "info")
 		if string(got) != string(want) {
@@ -186,4 +193,12 @@ func TestSectionCachePrune(t *testing.T) {
 	if got := left(); got != ".tmp-1 c d" {
 		t.Errorf("left %q, want the two newest and the temporary file", got)
 	}
+}
+
+// forgetMapped makes this process map the cache files again (it keeps
+// the old mappings: a test may still hold their bytes).
+func forgetMapped() {
+	mapped.Lock()
+	mapped.files = nil
+	mapped.Unlock()
 }
