@@ -202,3 +202,50 @@ func forgetMapped() {
 	mapped.files = nil
 	mapped.Unlock()
 }
+
+// TestSectionCacheKeyedByContent changes the compressed bytes of a
+// section (its last, the zlib stream's sum, and its first) in a copy of
+// the file, keeping build id and sizes: the cached section of the
+// original is not taken for it.
+func TestSectionCacheKeyedByContent(t *testing.T) {
+	inFile, _, _ := compressedFixture(t)
+	read := func(path string) []byte {
+		f, err := elf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		raw, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		return debugSection(f, raw, buildID(f), "info")
+	}
+	if len(read(inFile)) == 0 {
+		t.Fatal("no .debug_info")
+	}
+	f, err := elf.Open(inFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(".debug_info")
+	f.Close()
+	b, err := os.ReadFile(inFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []uint64{s.Offset + s.FileSize - 1, s.Offset + 30} {
+		c := append([]byte(nil), b...)
+		c[at] ^= 0x55
+		other := filepath.Join(t.TempDir(), "other")
+		if err := os.WriteFile(other, c, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h := sectionCacheHits.Load()
+		read(other)
+		if sectionCacheHits.Load() != h {
+			t.Errorf("byte %#x of the section changed: read from the cache", at-s.Offset)
+		}
+	}
+}
