@@ -541,7 +541,7 @@ func isTramp(sym Symbolizer, n *Node) bool {
 func merge(s *segNode, g *Node) {
 	g.Self += s.self
 	for k, sc := range s.children {
-		gc := g.child(k)
+		gc := g.child(key{k.Site, k.Entry, 0})
 		gc.Count += sc.count
 		if sc.first < gc.First {
 			gc.First, gc.FirstTid = sc.first, sc.firstTid
@@ -568,7 +568,7 @@ func locate(n *segNode, at map[*segNode]*Node) *Node {
 	if g, ok := at[n]; ok {
 		return g
 	}
-	g := locate(n.parent, at).child(n.key)
+	g := locate(n.parent, at).child(key{n.key.Site, n.key.Entry, 0})
 	at[n] = g
 	return g
 }

@@ -10,7 +10,7 @@ import "testing"
 // segNode.child made.
 func TestChildCacheTellsRecursionApart(t *testing.T) {
 	c := new(childCache)
-	k := key{Site: 0x401234, Entry: 0x401200}
+	k := segKey{Site: 0x401234, Entry: 0x401200}
 	root := &segNode{first: noPos}
 	const depth = 512
 	chain := []*segNode{root}
@@ -30,7 +30,7 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 		t.Errorf("a recursion's %d paths take %d of the cache's slots", depth, len(slots))
 	}
 	// Two siblings, and a path's own child, take other ids.
-	a, b := c.child(root, key{Site: 1, Entry: 2}), c.child(root, key{Site: 3, Entry: 4})
+	a, b := c.child(root, segKey{Site: 1, Entry: 2}), c.child(root, segKey{Site: 3, Entry: 4})
 	if a.id == b.id || a.id == chain[1].id || a.id == c.child(a, k).id {
 		t.Errorf("ids %#x %#x %#x repeat", a.id, b.id, chain[1].id)
 	}
