@@ -34,9 +34,9 @@ import (
 // TTD_DWARF_CACHE names the directory (default: the user's cache
 // directory's ttd/dwarf), or is "off".
 
-// SectionCacheDir is the directory of the cache of decompressed DWARF
-// sections, "" for none. Set it before loading any module.
-var SectionCacheDir = defaultSectionCacheDir()
+// sectionCacheDir is the directory of the cache of decompressed DWARF
+// sections, "" for none (TTD_DWARF_CACHE).
+var sectionCacheDir = defaultSectionCacheDir()
 
 // sectionCacheLimit bounds the cache's size: past it, writing a section
 // removes the oldest files first.
@@ -75,7 +75,7 @@ func defaultSectionCacheDir() string {
 // as godwarf.GetDebugSectionElf reads it; raw reads f's bytes (nil: no
 // cache), id is f's build id.
 func debugSection(f *elf.File, raw io.ReaderAt, id, name string) []byte {
-	dir := SectionCacheDir
+	dir := sectionCacheDir
 	s := f.Section(".debug_" + name)
 	if dir == "" || raw == nil || s == nil || s.Flags&elf.SHF_COMPRESSED == 0 ||
 		s.Type == elf.SHT_NOBITS || s.FileSize < minCachedSection {

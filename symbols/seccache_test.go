@@ -33,9 +33,9 @@ func compressedFixture(t *testing.T) (inFile, stripped, debug string) {
 			t.Fatalf("objcopy %v: %v\n%s", args, err, out)
 		}
 	}
-	oldDir, oldMin := SectionCacheDir, minCachedSection
-	SectionCacheDir, minCachedSection = filepath.Join(dir, "cache"), 0
-	t.Cleanup(func() { SectionCacheDir, minCachedSection = oldDir, oldMin })
+	oldDir, oldMin := sectionCacheDir, minCachedSection
+	sectionCacheDir, minCachedSection = filepath.Join(dir, "cache"), 0
+	t.Cleanup(func() { sectionCacheDir, minCachedSection = oldDir, oldMin })
 	return inFile, stripped, debug
 }
 
@@ -71,10 +71,10 @@ func names(t *testing.T, m Module) []string {
 func TestSectionCacheNamesAsInflated(t *testing.T) {
 	inFile, stripped, debug := compressedFixture(t)
 	for _, m := range []Module{{Path: inFile}, {Path: stripped, DebugFile: debug}} {
-		dir := SectionCacheDir
-		SectionCacheDir = ""
+		dir := sectionCacheDir
+		sectionCacheDir = ""
 		want := strings.Join(names(t, m), "\n")
-		SectionCacheDir = dir
+		sectionCacheDir = dir
 		w0, h0 := sectionCacheWrites.Load(), sectionCacheHits.Load()
 		first := strings.Join(names(t, m), "\n")
 		w1, h1 := sectionCacheWrites.Load(), sectionCacheHits.Load()
@@ -118,7 +118,7 @@ func TestSectionCacheRejectsBadFiles(t *testing.T) {
 	if got := debugSection(f, raw, "id", "info"); string(got) != string(want) {
 		t.Fatalf("first read differs from the inflated section")
 	}
-	files, _ := filepath.Glob(filepath.Join(SectionCacheDir, "id-info-*"))
+	files, _ := filepath.Glob(filepath.Join(sectionCacheDir, "id-info-*"))
 	if len(files) != 1 {
 		t.Fatalf("cache files %v, want one", files)
 	}
