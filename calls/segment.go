@@ -60,18 +60,75 @@ type segNode struct {
 	id       uint64
 	key      segKey
 	parent   *segNode
-	children map[segKey]*segNode
+	children *segKids
+}
+
+// segKids are a node's children: inline while there are at most
+// segKidsInline, in a map beyond. Most paths have one or two: sort -n's
+// merge sort makes a million, and a map for each (a header and a group
+// of slots) was a tenth of its ttd calls, allocating and collecting.
+type segKids struct {
+	n     int
+	keys  [segKidsInline]segKey
+	nodes [segKidsInline]*segNode
+	m     map[segKey]*segNode
+}
+
+const segKidsInline = 4
+
+// numChildren is how many children n has.
+func (n *segNode) numChildren() int {
+	if n.children == nil {
+		return 0
+	}
+	return n.children.n
+}
+
+// eachChild calls fn with each child of n and its key.
+func (n *segNode) eachChild(fn func(k segKey, c *segNode)) {
+	ks := n.children
+	switch {
+	case ks == nil:
+	case ks.m != nil:
+		for k, c := range ks.m {
+			fn(k, c)
+		}
+	default:
+		for i := range ks.n {
+			fn(ks.keys[i], ks.nodes[i])
+		}
+	}
 }
 
 func (n *segNode) child(k segKey) *segNode {
-	c := n.children[k]
-	if c == nil {
-		if n.children == nil {
-			n.children = map[segKey]*segNode{}
-		}
-		c = &segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(len(n.children)) + 1) * 0x9e3779b97f4a7c15}
-		n.children[k] = c
+	ks := n.children
+	if ks == nil {
+		ks = &segKids{}
+		n.children = ks
 	}
+	if ks.m == nil {
+		for i := range ks.n {
+			if ks.keys[i] == k {
+				return ks.nodes[i]
+			}
+		}
+	} else if c := ks.m[k]; c != nil {
+		return c
+	}
+	c := &segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(ks.n) + 1) * 0x9e3779b97f4a7c15}
+	switch {
+	case ks.m == nil && ks.n < segKidsInline:
+		ks.keys[ks.n], ks.nodes[ks.n] = k, c
+	case ks.m == nil:
+		ks.m = make(map[segKey]*segNode, 2*segKidsInline)
+		for i := range ks.n {
+			ks.m[ks.keys[i]] = ks.nodes[i]
+		}
+		fallthrough
+	default:
+		ks.m[k] = c
+	}
+	ks.n++
 	return c
 }
 
