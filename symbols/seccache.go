@@ -29,8 +29,9 @@ import (
 // debug file's build id, the section's name, offset and sizes and a CRC
 // of the ends of its compressed bytes (a zlib stream ends with a sum of
 // its contents), with a CRC of its contents at the end; a later run
-// maps it (a few ms of CPU for libc's, most of it the CRC). A cache file that is missing,
-// of another size or whose CRC does not match is ignored and rewritten.
+// maps it (a few ms of CPU for libc's, most of it the CRC). A cache file
+// that is missing, of another size or whose CRC does not match is
+// ignored and rewritten.
 // TTD_DWARF_CACHE names the directory (default: the user's cache
 // directory's ttd/dwarf), or is "off".
 
