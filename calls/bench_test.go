@@ -3,6 +3,7 @@ package calls
 import (
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -73,9 +74,15 @@ func benchTrace(b *testing.B) (string, *reader.Trace, Symbolizer, []reader.Check
 // again, batch by batch, in a new segment each time. The metric is
 // ns/record.
 //
+// TTD_CALLS_INTERVAL=k takes interval k instead of the first (a
+// program's start-up is seldom what its calls cost later).
+//
 //	TTD_CALLS_TRACE=/tmp/c9/g.ttd go test ./calls -run XXX -bench StepRecords -count 5
 func BenchmarkStepRecords(b *testing.B) {
 	path, tr, sym, cps := benchTrace(b)
+	if k, err := strconv.Atoi(os.Getenv("TTD_CALLS_INTERVAL")); err == nil && k > 0 && k < len(cps) {
+		cps = cps[k:]
+	}
 	// Keep the records, as the replay hands them over.
 	var batches [][]x86.HookStep
 	kept := 0

@@ -38,8 +38,17 @@ type Node struct {
 	Parent   *Node
 	Children []*Node // by first position
 
+	// kids finds a child by key once there are more than kidsInline
+	// (child); img is the node's key's image.
 	kids map[key]*Node
+	img  int
 }
+
+// kidsInline is how many children child looks through in Children
+// before it keeps a map: most paths have a few (sort -n's merge sort
+// makes a million paths, and a map for each of them cost more than
+// re-simulating the recording, most of it allocating and collecting).
+const kidsInline = 8
 
 // Path is the chain of function names from the root to n.
 func (n *Node) Path() []string {
@@ -67,15 +76,26 @@ func (n *Node) Walk(fn func(m *Node) bool) {
 }
 
 func (n *Node) child(k key) *Node {
-	c := n.kids[k]
-	if c == nil {
-		if n.kids == nil {
-			n.kids = map[key]*Node{}
+	if n.kids == nil {
+		for _, c := range n.Children {
+			if c.Site == k.Site && c.Entry == k.Entry && c.img == k.img {
+				return c
+			}
 		}
-		c = &Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1}
-		n.kids[k] = c
-		n.Children = append(n.Children, c)
+		if len(n.Children) >= kidsInline {
+			n.kids = make(map[key]*Node, 2*len(n.Children))
+			for _, c := range n.Children {
+				n.kids[key{c.Site, c.Entry, c.img}] = c
+			}
+		}
+	} else if c := n.kids[k]; c != nil {
+		return c
 	}
+	c := &Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1, img: k.img}
+	if n.kids != nil {
+		n.kids[k] = c
+	}
+	n.Children = append(n.Children, c)
 	return c
 }
 
@@ -409,7 +429,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 						if st.baseNoSym && gs[i].pc != 0 {
 							entry = gs[i].pc
 						}
-						if entry == 0 && (bn == nil || len(bn.children) == 0) {
+						if entry == 0 && (bn == nil || bn.numChildren() == 0) {
 							if bn != nil {
 								gs[i].self += bn.self
 							}
@@ -540,14 +560,14 @@ func isTramp(sym Symbolizer, n *Node) bool {
 // its children's calls.
 func merge(s *segNode, g *Node) {
 	g.Self += s.self
-	for k, sc := range s.children {
-		gc := g.child(k)
+	s.eachChild(func(k segKey, sc *segNode) {
+		gc := g.child(key{k.Site, k.Entry, 0})
 		gc.Count += sc.count
 		if sc.first < gc.First {
 			gc.First, gc.FirstTid = sc.first, sc.firstTid
 		}
 		merge(sc, gc)
-	}
+	})
 }
 
 // locateOK is locate for a node that may hang below a base the
@@ -568,7 +588,7 @@ func locate(n *segNode, at map[*segNode]*Node) *Node {
 	if g, ok := at[n]; ok {
 		return g
 	}
-	g := locate(n.parent, at).child(n.key)
+	g := locate(n.parent, at).child(key{n.key.Site, n.key.Entry, 0})
 	at[n] = g
 	return g
 }

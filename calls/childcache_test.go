@@ -10,7 +10,7 @@ import "testing"
 // segNode.child made.
 func TestChildCacheTellsRecursionApart(t *testing.T) {
 	c := new(childCache)
-	k := key{Site: 0x401234, Entry: 0x401200}
+	k := segKey{Site: 0x401234, Entry: 0x401200}
 	root := &segNode{first: noPos}
 	const depth = 512
 	chain := []*segNode{root}
@@ -30,8 +30,83 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 		t.Errorf("a recursion's %d paths take %d of the cache's slots", depth, len(slots))
 	}
 	// Two siblings, and a path's own child, take other ids.
-	a, b := c.child(root, key{Site: 1, Entry: 2}), c.child(root, key{Site: 3, Entry: 4})
+	a, b := c.child(root, segKey{Site: 1, Entry: 2}), c.child(root, segKey{Site: 3, Entry: 4})
 	if a.id == b.id || a.id == chain[1].id || a.id == c.child(a, k).id {
 		t.Errorf("ids %#x %#x %#x repeat", a.id, b.id, chain[1].id)
+	}
+}
+
+// TestSegKidsInlineThenMap: a node's children, kept inline up to
+// segKidsInline and in a map beyond, are found again by key on both
+// sides of the change, each made once, with ids in the order of birth;
+// eachChild and numChildren see every one.
+func TestSegKidsInlineThenMap(t *testing.T) {
+	for _, n := range []int{1, segKidsInline - 1, segKidsInline, segKidsInline + 1, 3 * segKidsInline} {
+		root := &segNode{first: noPos, id: 7}
+		made := map[segKey]*segNode{}
+		for i := range n {
+			k := segKey{Site: uint64(i), Entry: uint64(100 + i%3)}
+			c := root.child(k)
+			if c.parent != root || c.key != k || c.id != (root.id+uint64(i)+1)*0x9e3779b97f4a7c15 {
+				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
+			}
+			made[k] = c
+			// Every child so far is found again, none made twice.
+			for k, c := range made {
+				if got := root.child(k); got != c {
+					t.Fatalf("%d children, after %d: %+v found as another node", n, i+1, k)
+				}
+			}
+		}
+		if root.numChildren() != n {
+			t.Errorf("%d children: numChildren %d", n, root.numChildren())
+		}
+		seen := 0
+		root.eachChild(func(k segKey, c *segNode) {
+			if made[k] != c {
+				t.Errorf("%d children: eachChild gave %+v with another node", n, k)
+			}
+			seen++
+		})
+		if seen != n {
+			t.Errorf("%d children: eachChild saw %d", n, seen)
+		}
+	}
+}
+
+// TestNodeKidsInlineThenMap: a Node's children, looked through in
+// Children up to kidsInline and in a map beyond, are found again by key
+// (the image too) on both sides of the change, each made once and
+// listed once in Children; pruneUnknown's delete keeps the two in step.
+func TestNodeKidsInlineThenMap(t *testing.T) {
+	for _, n := range []int{1, kidsInline - 1, kidsInline, kidsInline + 1, 3 * kidsInline} {
+		root := &Node{First: noPos}
+		made := map[key]*Node{}
+		for i := range n {
+			k := key{Site: uint64(i / 2), Entry: 100, img: i % 2}
+			c := root.child(k)
+			if c.Parent != root || c.Site != k.Site || c.Entry != k.Entry || c.img != k.img || c.Depth != 1 {
+				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
+			}
+			made[k] = c
+			for k, c := range made {
+				if got := root.child(k); got != c {
+					t.Fatalf("%d children, after %d: %+v found as another node", n, i+1, k)
+				}
+			}
+		}
+		if len(root.Children) != n {
+			t.Errorf("%d children: %d in Children", n, len(root.Children))
+		}
+		// An unknown frame with nothing under it is pruned, and a
+		// later call makes it anew.
+		u := root.child(key{Site: unknownSite})
+		pruneUnknown(root)
+		if len(root.Children) != n {
+			t.Errorf("%d children: %d after pruning", n, len(root.Children))
+		}
+		if root.child(key{Site: unknownSite}) == u || len(root.Children) != n+1 {
+			t.Errorf("%d children: the pruned node found again", n)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func (s *segment) more(st *segThread, h *x86.HookStep) {
 		st.baseLookTo = h.Last + 1 + 2*lookLimit // as each ret sets it
 	}
 	st.lookTo = 0 // the frame on top is named: watch would end it
-	kk := key{h.PC, s.leafEntry(h), 0}
+	kk := segKey{h.PC, s.leafEntry(h)}
 	c := s.children.child(top, kk)
 	c.count += h.More
 	mergedCalls.Add(h.More)
@@ -199,7 +199,7 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	// The callee: named at the call as step names it, else by the
 	// ret's function (resolve; watch at the ret would name it the
 	// same, it being the function's entry).
-	kk := key{h.PC, s.leafEntry(h), 0}
+	kk := segKey{h.PC, s.leafEntry(h)}
 	c := top.last
 	if c == nil || top.lastKey != kk {
 		c = s.children.child(top, kk)

@@ -26,59 +26,128 @@ const (
 	noPos       = ^uint64(0)
 )
 
+// segKey is a segment's key: a segment runs in one program image at a
+// time, so its paths need no image (key.img).
+type segKey struct {
+	Site, Entry uint64
+}
+
 // segNode is a call path of one segment, below a thread's root or below
-// one of the frames open at the segment's checkpoint.
+// one of the frames open at the segment's checkpoint. Its fields are
+// laid out for following records (leaf, childCache.child): 128 bytes,
+// two cache lines of their own (it was 152 with key's image, in the
+// 160-byte size class: three or four lines, shared), the first holding
+// what a node a call is made from is asked (last, prev) and what the
+// node called is given (count, self), with first.
 type segNode struct {
-	key      key
-	parent   *segNode
-	children map[key]*segNode
-	count    uint64 // calls entering the path in this segment
-	self     uint64 // instructions run with the path on top
-	first    uint64 // position of the first call (noPos: none)
-	firstTid int
 	// last and prev are the children childCache.child returned last
 	// and the one before, under keys lastKey and prevKey: a loop
 	// calling one or two functions from the same path finds them here,
 	// in the node it is in (gzip -9's deflate calls longest_match and
 	// another function in turn). The keys are kept here, not read from
 	// the children: a miss would touch a node for nothing.
-	lastKey, prevKey key
+	lastKey, prevKey segKey
 	last, prev       *segNode
+	count            uint64 // calls entering the path in this segment
+	self             uint64 // instructions run with the path on top
+	first            uint64 // position of the first call (noPos: none)
+	firstTid         int
 	// id tells the path from the others for childCache's hash: a
 	// recursion's paths at every depth have the same keys (lua's
 	// fib, hashed by keys alone, sent a million lookups to the maps;
 	// sqlite3 3.7 million), so the hash takes the parent's id, made
 	// from its own parent's and the order it was made in.
-	id uint64
+	id       uint64
+	key      segKey
+	parent   *segNode
+	children *segKids
 }
 
-func (n *segNode) child(k key) *segNode {
-	c := n.children[k]
-	if c == nil {
-		if n.children == nil {
-			n.children = map[key]*segNode{}
-		}
-		c = &segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(len(n.children)) + 1) * 0x9e3779b97f4a7c15}
-		n.children[k] = c
+// segKids are a node's children: inline while there are at most
+// segKidsInline, in a map beyond. Most paths have one or two: sort -n's
+// merge sort makes a million, and a map for each (a header and a group
+// of slots) was a tenth of its ttd calls, allocating and collecting.
+type segKids struct {
+	n     int
+	keys  [segKidsInline]segKey
+	nodes [segKidsInline]*segNode
+	m     map[segKey]*segNode
+}
+
+const segKidsInline = 4
+
+// numChildren is how many children n has.
+func (n *segNode) numChildren() int {
+	if n.children == nil {
+		return 0
 	}
+	return n.children.n
+}
+
+// eachChild calls fn with each child of n and its key.
+func (n *segNode) eachChild(fn func(k segKey, c *segNode)) {
+	ks := n.children
+	switch {
+	case ks == nil:
+	case ks.m != nil:
+		for k, c := range ks.m {
+			fn(k, c)
+		}
+	default:
+		for i := range ks.n {
+			fn(ks.keys[i], ks.nodes[i])
+		}
+	}
+}
+
+func (n *segNode) child(k segKey) *segNode {
+	ks := n.children
+	if ks == nil {
+		ks = &segKids{}
+		n.children = ks
+	}
+	if ks.m == nil {
+		for i := range ks.n {
+			if ks.keys[i] == k {
+				return ks.nodes[i]
+			}
+		}
+	} else if c := ks.m[k]; c != nil {
+		return c
+	}
+	c := &segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(ks.n) + 1) * 0x9e3779b97f4a7c15}
+	switch {
+	case ks.m == nil && ks.n < segKidsInline:
+		ks.keys[ks.n], ks.nodes[ks.n] = k, c
+	case ks.m == nil:
+		ks.m = make(map[segKey]*segNode, 2*segKidsInline)
+		for i := range ks.n {
+			ks.m[ks.keys[i]] = ks.nodes[i]
+		}
+		fallthrough
+	default:
+		ks.m[k] = c
+	}
+	ks.n++
 	return c
 }
 
 // childCache is a direct-mapped cache of segNode.child, by parent and key: a
-// call entering a path the segment knows costs a hash of four words and
+// call entering a path the segment knows costs a hash of three words and
 // three compares instead of a map lookup (the map, hashing its 24-byte
-// keys, was 5-7% of ttd calls on gzip -9).
+// keys, was 5-7% of ttd calls on gzip -9). An entry is 32 bytes, two to
+// a cache line.
 type childCache [1 << childBits]cachedChild
 
 const childBits = 12
 
 type cachedChild struct {
 	parent, node *segNode
-	key          key
+	key          segKey
 }
 
 // child is n.child(k), through the cache.
-func (c *childCache) child(n *segNode, k key) *segNode {
+func (c *childCache) child(n *segNode, k segKey) *segNode {
 	if n.last != nil && n.lastKey == k {
 		return n.last
 	}
@@ -92,12 +161,12 @@ func (c *childCache) child(n *segNode, k key) *segNode {
 }
 
 // slot is where the cache keeps n's child k.
-func (c *childCache) slot(n *segNode, k key) *cachedChild {
+func (c *childCache) slot(n *segNode, k segKey) *cachedChild {
 	h := (n.id ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
 	return &c[h>>(64-childBits)]
 }
 
-func (c *childCache) lookup(n *segNode, k key) *segNode {
+func (c *childCache) lookup(n *segNode, k segKey) *segNode {
 	e := c.slot(n, k)
 	if e.parent == n && e.key == k {
 		return e.node
@@ -420,7 +489,7 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
-	k, p := key{f.site, entry, 0}, f.parent
+	k, p := segKey{f.site, entry}, f.parent
 	n := p.last
 	if n == nil || p.lastKey != k {
 		n = s.children.child(p, k)

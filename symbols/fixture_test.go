@@ -39,9 +39,18 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The tests' decompressed sections go to a directory of their own,
+	// not the user's cache (seccache.go).
+	cache, err := os.MkdirTemp("", "ttd-dwarf-cache-")
+	if err == nil {
+		sectionCacheDir = cache
+	}
 	code := m.Run()
 	if fixtureDir != "" {
 		os.RemoveAll(fixtureDir)
+	}
+	if cache != "" {
+		os.RemoveAll(cache)
 	}
 	os.Exit(code)
 }

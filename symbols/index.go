@@ -105,13 +105,18 @@ func (img *image) loadDWARF() error {
 }
 
 // sections returns a reader of the module's DWARF sections by name
-// ("info"), each decompressed once.
+// ("info"), each decompressed once (or read from the cache of
+// decompressed sections: seccache.go).
 func (img *image) sections() func(name string) []byte {
 	secs := map[string][]byte{}
+	id, idRead := "", false
 	return func(name string) []byte {
 		b, ok := secs[name]
 		if !ok {
-			b, _ = godwarf.GetDebugSectionElf(img.dwFile, name)
+			if !idRead {
+				id, idRead = buildID(img.dwFile), true
+			}
+			b = debugSection(img.dwFile, img.dwRaw, id, name)
 			secs[name] = b
 		}
 		return b

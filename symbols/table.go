@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -199,8 +200,9 @@ type ModuleInfo struct {
 type image struct {
 	path      string
 	debugPath string
-	file      *elf.File // the module itself
-	dwFile    *elf.File // where DWARF lives: file or the separate debug file
+	file      *elf.File   // the module itself
+	dwFile    *elf.File   // where DWARF lives: file or the separate debug file
+	dwRaw     io.ReaderAt // dwFile's bytes (the cache of its sections: seccache.go)
 	bias      uint64
 	loadAddr  uint64 // Module.LoadAddr
 	lo, hi    uint64
@@ -292,7 +294,7 @@ func loadImage(m Module) (*image, error) {
 	if err := img.mapSegments(m, data); err != nil {
 		return nil, err
 	}
-	img.dwFile, img.debugPath = findDebugFile(m, f)
+	img.dwFile, img.debugPath, img.dwRaw = findDebugFile(m, f, data)
 	img.readSymbols()
 	img.readUSDT()
 	// DWARF loads on first use (ensureDWARF): a query that names only
@@ -367,10 +369,11 @@ func (img *image) readStatic(addr uint64, b []byte, known []bool) {
 }
 
 // findDebugFile returns the ELF file holding the module's DWARF: the file
-// itself, the given DebugFile, or one found by build id or debuglink.
-func findDebugFile(m Module, f *elf.File) (*elf.File, string) {
+// itself (whose bytes are data), the given DebugFile, or one found by
+// build id or debuglink; and a reader of its bytes.
+func findDebugFile(m Module, f *elf.File, data []byte) (*elf.File, string, io.ReaderAt) {
 	if hasDWARF(f) {
-		return f, ""
+		return f, "", bytes.NewReader(data)
 	}
 	var cands []string
 	if m.DebugFile != "" {
@@ -393,16 +396,17 @@ func findDebugFile(m Module, f *elf.File) (*elf.File, string) {
 		if c == m.Path {
 			continue
 		}
-		df, err := elf.Open(c)
+		fh, err := os.Open(c)
 		if err != nil {
 			continue
 		}
-		if df.Machine == elf.EM_X86_64 && hasDWARF(df) {
-			return df, c
+		df, err := elf.NewFile(fh)
+		if err == nil && df.Machine == elf.EM_X86_64 && hasDWARF(df) {
+			return df, c, fh // open as long as the image: its sections load on first use
 		}
-		df.Close()
+		fh.Close()
 	}
-	return nil, ""
+	return nil, "", nil
 }
 
 func hasDWARF(f *elf.File) bool {

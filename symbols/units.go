@@ -214,7 +214,7 @@ func (img *image) unit(off dwarf.Offset) *image {
 	if one, ok := u.units[off]; ok {
 		return one
 	}
-	one := &image{path: img.path, debugPath: img.debugPath, file: img.file, dwFile: img.dwFile,
+	one := &image{path: img.path, debugPath: img.debugPath, file: img.file, dwFile: img.dwFile, dwRaw: img.dwRaw,
 		bias: img.bias, loadAddr: img.loadAddr, lo: img.lo, hi: img.hi, segs: img.segs,
 		funcNames: map[string]*function{}, globals: map[string]*globalVar{}, lineStr: u.lineStr}
 	if err := one.walkOne(off, u); err != nil {
