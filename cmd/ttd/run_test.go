@@ -45,6 +45,11 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// The DWARF section cache (symbols/seccache.go) goes into the test's
+	// directory, not the user's: filled by the first run, read by the rest.
+	if os.Getenv("TTD_DWARF_CACHE") == "" {
+		os.Setenv("TTD_DWARF_CACHE", filepath.Join(dir, "dwarf"))
+	}
 	ttdBinary = filepath.Join(dir, "ttd")
 	cmd := exec.Command(goTool(), "build", "-o", ttdBinary, "ttd/cmd/ttd")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the Makefile builds it

@@ -5,11 +5,12 @@ package testtmp
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 // Main makes a temporary directory named after prefix, stores its path
-// in *dir, runs the tests, removes the directory and exits with the
+// in *dir, points TTD_DWARF_CACHE into it, runs the tests, removes the directory and exits with the
 // tests' status. Call it from TestMain.
 func Main(m *testing.M, prefix string, dir *string) {
 	d, err := os.MkdirTemp("", prefix)
@@ -18,6 +19,11 @@ func Main(m *testing.M, prefix string, dir *string) {
 		os.Exit(1)
 	}
 	*dir = d
+	// The DWARF section cache (symbols/seccache.go) goes here too, not
+	// into the user's cache directory.
+	if os.Getenv("TTD_DWARF_CACHE") == "" {
+		os.Setenv("TTD_DWARF_CACHE", filepath.Join(d, "dwarf"))
+	}
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
