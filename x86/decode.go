@@ -461,22 +461,11 @@ func decodeFinish(in *Inst) {
 		in.inner = in.Fn
 		in.Fn = syncWrap
 	}
-	in.ID = directID[funcPC(in.Fn)]
+	in.ID = handlerID(in.Fn)
 	in.base = in.ID
 }
 
 func funcPC(h Handler) uintptr { return reflect.ValueOf(h).Pointer() }
-
-// directID maps the code address of each of directHandlers to its index.
-var directID = func() map[uintptr]uint16 {
-	m := make(map[uintptr]uint16, len(directHandlers))
-	for i, h := range directHandlers {
-		if h != nil {
-			m[funcPC(h)] = uint16(i)
-		}
-	}
-	return m
-}()
 
 // isSync reports whether in is a point of inter-thread synchronisation:
 // lock-prefixed, implicitly locked (xchg with memory, cmpxchg, xadd) or a

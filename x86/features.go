@@ -197,7 +197,7 @@ func gate(in *Inst, f Features) {
 		in.Fn = illegalFeature
 		in.Flags |= InstEndsBlock
 	}
-	in.ID = directID[funcPC(in.Fn)]
+	in.ID = handlerID(in.Fn)
 	in.base = in.ID
 }
 
