@@ -198,7 +198,6 @@ func gate(in *Inst, f Features) {
 		in.Flags |= InstEndsBlock
 	}
 	in.ID = handlerID(in.Fn)
-	in.base = in.ID
 }
 
 // illegalFeature is the #UD of an instruction the CPU's level lacks; Aux

@@ -22,7 +22,7 @@ func TestHandlerID(t *testing.T) {
 			t.Errorf("handlerID(directHandlers[%d]) = %d, want %d", i, got, want)
 		}
 	}
-	for _, h := range []Handler{unimplemented, syncWrap, illegalFeature} {
+	for _, h := range []Handler{unimplemented, syncWrap(opNop), illegalFeature} {
 		if _, listed := last[funcPC(h)]; !listed && handlerID(h) != 0 {
 			t.Errorf("handlerID of a handler not in directHandlers = %d, want 0", handlerID(h))
 		}
