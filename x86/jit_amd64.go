@@ -357,9 +357,10 @@ type jitT struct {
 	k      int
 	exitL  as.Label
 	hasExt bool
-	// tailL is leaveTail's label, once an exit needs it (hasTail).
-	tailL   as.Label
-	hasTail bool
+	// tailL is leaveTail's label, once an exit needs it (hasTail);
+	// headL resumeHead's, once an entry needs it (hasHead).
+	tailL, headL     as.Label
+	hasTail, hasHead bool
 	// readPending: the instruction loaded through load and has not
 	// counted the read yet (commitRead).
 	readPending bool
@@ -388,7 +389,7 @@ type jitT struct {
 func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
-	t.hasTail = false
+	t.hasTail, t.hasHead = false, false
 	t.b, t.pred, t.st = b, mode != jitModeRun, fsSaved
 	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
 	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack
@@ -519,6 +520,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	if t.hasTail {
 		t.leaveTail()
+	}
+	if t.hasHead {
+		t.resumeHead()
 	}
 	if err := a.Finish(); err != nil {
 		panic("jit: " + err.Error())
