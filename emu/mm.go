@@ -219,7 +219,7 @@ func (mm *MM) release() {
 	}
 	mm.vmas = nil
 	mm.gen++
-	mm.Code.Flush()
+	mm.Code.Discard()
 	mm.Mem.Release()
 }
 

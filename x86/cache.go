@@ -219,3 +219,33 @@ func (cc *CodeCache) Flush() {
 		cc.InvalidatePage(pn)
 	}
 }
+
+// Discard drops all cached code of an address space that goes away (its
+// last process exited or exec'd): as Flush, but without unlinking each
+// translation from the others and deleting each block from the maps one
+// by one, which nothing needs when no code of the cache runs again (2% of
+// the CPU time of `ttd run python3 -c pass`, at its exit). The cache
+// stays usable: it is empty, and no table leads into the old
+// translations.
+func (cc *CodeCache) Discard() {
+	for pn, bs := range cc.byPage {
+		for _, b := range bs {
+			b.valid = false
+		}
+		if p := cc.mem.Lookup(pn); p != nil && p.cow == 0 {
+			p.code = false // as InvalidatePage
+		}
+	}
+	cc.blocks = make(map[uint64]*Block)
+	cc.byPage = make(map[uint64][]*Block)
+	clear(cc.fast[:])
+	clear(cc.jitBlocks)
+	for _, t := range cc.jitTab {
+		if t != nil {
+			clear(t[:])
+		}
+	}
+	if c := cc.running; c != nil && c.blk != nil && c.blkLen > c.blkIdx+1 {
+		c.blkLen = c.blkIdx + 1 // as drop: stop after the current instruction
+	}
+}

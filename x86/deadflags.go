@@ -155,7 +155,7 @@ func markDeadFlags(b *Block) {
 		reads, writes := flagUse(in)
 		if writes != 0 && writes&live == 0 {
 			if h := noFlagVariant(in); h != nil {
-				if id := directID[funcPC(h)]; id != 0 {
+				if id := handlerID(h); id != 0 {
 					in.ID = id
 				}
 			}

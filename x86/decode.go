@@ -123,7 +123,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 		// decode to the same instructions, and a block from pc ends
 		// where b2 ends (see containing).
 		for _, in := range b2.Insts[k:] {
-			in.ID = in.base // markDeadFlags and markFused start afresh
+			in.ID = handlerID(in.Fn) // markDeadFlags and markFused start afresh
 			b.Insts = append(b.Insts, in)
 		}
 		code = append(code, b2.Bytes[pc-b2.PC:]...)
@@ -339,7 +339,9 @@ func decodeSlow(in *Inst, pc uint64, code []byte) {
 		return
 	}
 	in.OpSize = uint8(xi.DataSize / 8)
-	in.AddrSize = uint8(xi.AddrSize / 8)
+	if xi.AddrSize == 32 {
+		in.Flags |= InstAddr32
+	}
 	in.MemSize = uint8(xi.MemBytes)
 	var seg uint8
 	for _, p := range xi.Prefix {
@@ -353,9 +355,9 @@ func decodeSlow(in *Inst, pc uint64, code []byte) {
 		case 0xf0:
 			in.Lock = true
 		case 0xf3:
-			in.Rep = RepE
+			in.setRep(RepE)
 		case 0xf2:
-			in.Rep = RepNE
+			in.setRep(RepNE)
 		case 0x64:
 			seg = SegFS
 		case 0x65:
@@ -458,25 +460,12 @@ func decodeFinish(in *Inst) {
 		in.Fn = illegal
 		in.Flags |= InstEndsBlock
 	} else if isSync(in) {
-		in.inner = in.Fn
-		in.Fn = syncWrap
+		in.Fn = syncWrap(in.Fn)
 	}
-	in.ID = directID[funcPC(in.Fn)]
-	in.base = in.ID
+	in.ID = handlerID(in.Fn)
 }
 
 func funcPC(h Handler) uintptr { return reflect.ValueOf(h).Pointer() }
-
-// directID maps the code address of each of directHandlers to its index.
-var directID = func() map[uintptr]uint16 {
-	m := make(map[uintptr]uint16, len(directHandlers))
-	for i, h := range directHandlers {
-		if h != nil {
-			m[funcPC(h)] = uint16(i)
-		}
-	}
-	return m
-}()
 
 // isSync reports whether in is a point of inter-thread synchronisation:
 // lock-prefixed, implicitly locked (xchg with memory, cmpxchg, xadd) or a
@@ -503,11 +492,21 @@ func lockable(in *Inst) bool {
 	return false
 }
 
-func syncWrap(c *CPU, in *Inst) {
-	if c.Obs != nil {
-		c.Obs.Sync(c, in)
+// syncWrap returns h wrapped so that the observer hears of the
+// instruction's synchronisation before it runs (Observer.Sync). The
+// wrapper is a closure, made per instruction decoded: locked
+// instructions are few, and no Inst carries a field for the handler it
+// wraps. Not inlined: the closure's code is then the same wherever it is
+// made (tests compare it).
+//
+//go:noinline
+func syncWrap(h Handler) Handler {
+	return func(c *CPU, in *Inst) {
+		if c.Obs != nil {
+			c.Obs.Sync(c, in)
+		}
+		h(c, in)
 	}
-	in.inner(c, in)
 }
 
 // endbrLen recognises F3 0F 1E /r (endbr64, endbr32, rdssp, reserved NOPs),

@@ -167,6 +167,10 @@ func intDiffTests() []diffTest {
 			add(fmt.Sprintf("movbe %s, (%%rsi)", a), 0, nil)
 		}
 	}
+	// loop to the next instruction, taken or not: the count is RCX, or
+	// ECX with a 67 prefix (Inst.AddrSize), whose upper half it clears.
+	add(".byte 0xe2, 0x00", 0, edgeRegs)
+	add(".byte 0x67, 0xe2, 0x00", 0, edgeRegs)
 	for _, cc := range []string{"o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g"} {
 		add("set"+cc+" %al", 0, nil)
 		// Flags from a preceding lazily evaluated cmp.

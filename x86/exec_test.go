@@ -365,10 +365,11 @@ func checkReusedBlocks(t *testing.T, code []byte) {
 		}
 		for i := range b.Insts {
 			x, y := b.Insts[i], f.Insts[i]
-			if funcPC(x.Fn) != funcPC(y.Fn) || (x.inner == nil) != (y.inner == nil) || x.inner != nil && funcPC(x.inner) != funcPC(y.inner) {
+			xi, yi := syncInner(x.Fn), syncInner(y.Fn)
+			if funcPC(x.Fn) != funcPC(y.Fn) || (xi == nil) != (yi == nil) || xi != nil && funcPC(xi) != funcPC(yi) {
 				t.Fatalf("block at %#x, instruction %d: handlers differ", pc, i)
 			}
-			x.Fn, y.Fn, x.inner, y.inner = nil, nil, nil, nil
+			x.Fn, y.Fn = nil, nil
 			if !reflect.DeepEqual(x, y) {
 				t.Fatalf("block at %#x, instruction %d:\n%+v\ndecoded afresh:\n%+v", pc, i, x, y)
 			}

@@ -195,7 +195,7 @@ func fastDecode(in *Inst, pc uint64, code []byte) bool {
 	if e.byteOp {
 		size = 1
 	}
-	in.OpSize, in.AddrSize = opSize, 8
+	in.OpSize = opSize
 	op := e.op
 	var nargs uint8
 	arg := func() *Operand { nargs++; return &in.Args[nargs-1] }

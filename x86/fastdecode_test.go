@@ -43,14 +43,14 @@ func execCode(t testing.TB, path string) [][]byte {
 func instDiff(a, b *Inst) string {
 	fa, fb := funcPC(a.Fn), funcPC(b.Fn)
 	var ia, ib uintptr
-	if a.inner != nil {
-		ia = funcPC(a.inner)
+	if h := syncInner(a.Fn); h != nil {
+		ia = funcPC(h)
 	}
-	if b.inner != nil {
-		ib = funcPC(b.inner)
+	if h := syncInner(b.Fn); h != nil {
+		ib = funcPC(h)
 	}
 	x, y := *a, *b
-	x.Fn, y.Fn, x.inner, y.inner = nil, nil, nil, nil
+	x.Fn, y.Fn = nil, nil
 	if fa == fb && ia == ib && fmt.Sprint(x) == fmt.Sprint(y) {
 		return ""
 	}

@@ -197,8 +197,7 @@ func gate(in *Inst, f Features) {
 		in.Fn = illegalFeature
 		in.Flags |= InstEndsBlock
 	}
-	in.ID = directID[funcPC(in.Fn)]
-	in.base = in.ID
+	in.ID = handlerID(in.Fn)
 }
 
 // illegalFeature is the #UD of an instruction the CPU's level lacks; Aux

@@ -27,7 +27,7 @@ import (
 var fuseByFirst = func() [][]struct{ second, id uint16 } {
 	t := make([][]struct{ second, id uint16 }, len(directHandlers))
 	for i, p := range fusedPairs {
-		a, b := directID[funcPC(p[0])], directID[funcPC(p[1])]
+		a, b := handlerID(p[0]), handlerID(p[1])
 		if a == 0 || b == 0 {
 			panic("x86: fused pair of handlers the dispatch loop does not call directly")
 		}

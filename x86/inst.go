@@ -51,8 +51,15 @@ type Operand struct {
 }
 
 // Inst is a decoded instruction in the form the interpreter executes.
-// Its fields are ordered so that it has no padding: a program's hot
-// instructions should take as few cache lines as they can.
+// Its fields are ordered so that it has no padding, and it is 80 bytes:
+// a program's hot instructions should take as few cache lines as they
+// can, and a short program's decoded instructions are most of the memory
+// ttd touches first (python3 -c pass decodes 193,000, 18 MB at the 96
+// bytes Inst had; the size of fresh memory is what costs). The prefixes
+// and the address size are bits of Flags, the ID before markDeadFlags
+// and markFused is handlerID(Fn), and wrapped handlers (syncWrap, the
+// SSE fast paths) find the handler they wrap without a field of their
+// own.
 type Inst struct {
 	Fn Handler
 	PC uint64
@@ -61,28 +68,25 @@ type Inst struct {
 	// condition code or an opcode byte).
 	Aux uint32
 	// ID selects the case of the dispatch loop's switch that runs Fn
-	// directly (0: call through Fn). See directHandlers. base is Fn's own
-	// ID, before markDeadFlags and markFused chose a variant for the
-	// instruction's place in its block.
-	ID       uint16
-	base     uint16
-	Len      uint8
-	OpSize   uint8 // operand size in bytes (x86asm DataSize/8)
-	AddrSize uint8 // 4 or 8
-	MemSize  uint8 // size of the memory operand in bytes, if any
-	Rep      uint8 // RepNone, RepE, RepNE
-	Lock     bool
-	NArgs    uint8
-	Flags    uint8 // InstBranch etc.
+	// directly (0: call through Fn). See directHandlers. It starts as
+	// handlerID(Fn), which markDeadFlags and markFused may change to a
+	// variant's for the instruction's place in its block.
+	ID      uint16
+	Len     uint8
+	OpSize  uint8 // operand size in bytes (x86asm DataSize/8)
+	MemSize uint8 // size of the memory operand in bytes, if any
+	Lock    bool
+	NArgs   uint8
+	Flags   uint8 // InstEndsBlock etc., the rep prefix (Rep) and InstAddr32
 	// Args are the operands. No instruction without a VEX prefix (which
 	// ttd's CPU does not report) has more than three.
 	Args [3]Operand
-	// inner is the real handler of instructions whose Fn is a wrapper
-	// (syncWrap for locked instructions).
-	inner Handler
 }
 
-// Rep prefixes.
+// instSize is the size of an Inst; a test keeps it from growing unseen.
+const instSize = 80
+
+// Rep prefixes (Inst.Rep).
 const (
 	RepNone uint8 = iota
 	RepE
@@ -96,7 +100,27 @@ const (
 	InstEndsBlock = 1 << iota
 	// InstSetsRIP marks instructions whose handler sets c.RIP itself.
 	InstSetsRIP
+	// InstAddr32 marks a 32-bit address size (a 67 prefix): 4 bytes,
+	// else 8.
+	InstAddr32
+	// instRepShift is where the two bits of the rep prefix begin
+	// (RepNone, RepE, RepNE).
+	instRepShift = iota
 )
+
+// Rep returns the instruction's rep prefix: RepNone, RepE or RepNE.
+func (in *Inst) Rep() uint8 { return in.Flags >> instRepShift & 3 }
+
+// setRep records the rep prefix r.
+func (in *Inst) setRep(r uint8) { in.Flags = in.Flags&^(3<<instRepShift) | r<<instRepShift }
+
+// AddrSize returns the address size in bytes: 4 or 8.
+func (in *Inst) AddrSize() uint8 {
+	if in.Flags&InstAddr32 != 0 {
+		return 4
+	}
+	return 8
+}
 
 // Bytes returns a short description of the instruction for error messages.
 func (in *Inst) String() string {

@@ -357,6 +357,10 @@ type jitT struct {
 	k      int
 	exitL  as.Label
 	hasExt bool
+	// tailL is leaveTail's label, once an exit needs it (hasTail);
+	// headL resumeHead's, once an entry needs it (hasHead).
+	tailL, headL     as.Label
+	hasTail, hasHead bool
 	// readPending: the instruction loaded through load and has not
 	// counted the read yet (commitRead).
 	readPending bool
@@ -385,6 +389,7 @@ type jitT struct {
 func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
+	t.hasTail, t.hasHead = false, false
 	t.b, t.pred, t.st = b, mode != jitModeRun, fsSaved
 	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
 	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack
@@ -512,6 +517,12 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		}
 		t.settle(e.reads)
 		t.leave(e.k, t.st)
+	}
+	if t.hasTail {
+		t.leaveTail()
+	}
+	if t.hasHead {
+		t.resumeHead()
 	}
 	if err := a.Finish(); err != nil {
 		panic("jit: " + err.Error())
@@ -671,10 +682,41 @@ func (t *jitT) clearMark() {
 }
 
 // leave returns to Go reporting that instruction k is next, storing saved
-// flags into the CPU.
+// flags into the CPU. With the flags saved, the way out shared by the
+// block's exits (leaveTail) does the rest: an exit is its register
+// stores, a move and a jump. (Inline, each of python3 -c pass's 44,000
+// exits took 79 bytes, 3.4 MB of its 7.7 MB of host code.)
 func (t *jitT) leave(k int, st uint8) {
 	a := &t.a
 	t.storeRegs()
+	if st == fsSaved {
+		if !t.hasTail {
+			t.tailL, t.hasTail = a.NewLabel(), true
+		}
+		a.MovRI(as.RCX, uint64(k))
+		a.Jmp(t.tailL)
+		return
+	}
+	t.leaveFrom(st)
+	a.MovRI(as.RAX, uint64(k))
+	a.Ret()
+}
+
+// leaveTail emits the way out that leave's exits with saved flags jump
+// to, with the next instruction's index in RCX.
+func (t *jitT) leaveTail() {
+	a := &t.a
+	a.Bind(t.tailL)
+	t.leaveFrom(fsSaved)
+	a.MovRR(8, as.RAX, as.RCX)
+	a.Ret()
+}
+
+// leaveFrom is leave's work after the register stores: the prediction
+// cache's reads and the saved flags go into the CPU, and the block's id
+// into CPU.jitLast. Clobbers RAX and RDX.
+func (t *jitT) leaveFrom(st uint8) {
+	a := &t.a
 	if t.pred {
 		a.MovRM(8, as.RDX, as.M(hCPU, offJitPred))
 		a.MovMR(8, as.M(as.RDX, offReads), hReads)
@@ -695,8 +737,6 @@ func (t *jitT) leave(k int, st uint8) {
 	}
 	a.MovMI(8, as.M(hCPU, offJitLast), int64(t.b.jit.id))
 	t.idSites = append(t.idSites, int32(a.Len()-4)) // jitshare_amd64.go
-	a.MovRI(as.RAX, uint64(k))
-	a.Ret()
 }
 
 // exit returns the label to jump to for leaving before the current

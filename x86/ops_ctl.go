@@ -152,7 +152,7 @@ func opRet(c *CPU, in *Inst) {
 
 func opLoop(c *CPU, in *Inst) {
 	var cnt uint64
-	if in.AddrSize == 4 {
+	if in.Flags&InstAddr32 != 0 {
 		cnt = uint64(uint32(c.R[RCX] - 1))
 		c.R[RCX] = cnt
 	} else {

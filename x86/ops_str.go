@@ -21,7 +21,7 @@ func (c *CPU) strStep(size uint64) uint64 {
 func opMovs(c *CPU, in *Inst) {
 	size := uint64(in.Aux)
 	seg := in.Args[1].Seg // a segment override applies to the source
-	if in.Rep == RepNone {
+	if in.Rep() == RepNone {
 		c.movsOne(size, seg)
 		return
 	}
@@ -81,7 +81,7 @@ func (c *CPU) repMovsFast(size uint64) {
 func opStos(c *CPU, in *Inst) {
 	size := uint64(in.Aux)
 	v := c.R[RAX] & sizeMask[size]
-	if in.Rep == RepNone {
+	if in.Rep() == RepNone {
 		c.store(c.R[RDI], int(size), v)
 		c.R[RDI] += c.strStep(size)
 		return
@@ -147,7 +147,7 @@ func opLods(c *CPU, in *Inst) {
 		c.setReg(&o, v)
 		c.R[RSI] += c.strStep(size)
 	}
-	if in.Rep == RepNone {
+	if in.Rep() == RepNone {
 		do()
 		return
 	}
@@ -168,14 +168,14 @@ func opCmps(c *CPU, in *Inst) {
 		c.R[RSI] += d
 		c.R[RDI] += d
 	}
-	if in.Rep == RepNone {
+	if in.Rep() == RepNone {
 		do()
 		return
 	}
 	for c.R[RCX] != 0 {
 		do()
 		c.R[RCX]--
-		if (in.Rep == RepE) != c.cond(4) {
+		if (in.Rep() == RepE) != c.cond(4) {
 			break
 		}
 	}
@@ -189,14 +189,14 @@ func opScas(c *CPU, in *Inst) {
 		aluSub(c, uint8(size), acc, b)
 		c.R[RDI] += c.strStep(size)
 	}
-	if in.Rep == RepNone {
+	if in.Rep() == RepNone {
 		do()
 		return
 	}
 	for c.R[RCX] != 0 {
 		do()
 		c.R[RCX]--
-		if (in.Rep == RepE) != c.cond(4) {
+		if (in.Rep() == RepE) != c.cond(4) {
 			break
 		}
 	}

@@ -240,7 +240,7 @@ func init() {
 		return nil
 	})
 	register(x86asm.MASKMOVDQU, func(in *Inst) Handler {
-		if isX(&in.Args[0]) && isX(&in.Args[1]) && in.AddrSize == 8 {
+		if isX(&in.Args[0]) && isX(&in.Args[1]) && in.Flags&InstAddr32 == 0 {
 			return maskmovdqu
 		}
 		return nil

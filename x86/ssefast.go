@@ -1,6 +1,7 @@
 package x86
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -13,8 +14,8 @@ import (
 // runs in — the result is Go's IEEE arithmetic, computed by the host's own
 // SSE instruction, and the host's MXCSR collects the exception flags it
 // raises until Run merges them into the guest's (hostfp.go). NaN results,
-// and every other MXCSR, go to the exact handler built by sse_fp.go (kept
-// in Inst.inner).
+// and every other MXCSR, go to the exact handler built by sse_fp.go
+// (sseExact).
 //
 // When a fast path with a memory operand gives up, the exact handler
 // reads the operand again: the read is observed twice, identically when
@@ -31,7 +32,7 @@ func (c *CPU) fallback(in *Inst, src XMM) {
 	if !c.cache.LegacyReads {
 		c.pin, c.pinned = src, true
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 // source returns the operand a fast path handed over (fallback), if any.
@@ -67,9 +68,20 @@ var sseFast = map[x86asm.Op]struct{ xx, xm Handler }{
 }
 
 func init() {
-	table := sseFast
-	for op, f := range table {
+	for op, f := range sseFast {
 		orig, f := builders[op], f
+		size := sseFastMemSize(op)
+		// The exact handlers depend on the op and the form only: made
+		// once here, they are what the fast paths fall back to.
+		xx := Inst{Op: op, NArgs: 2, Args: [3]Operand{{Kind: KXMM}, {Kind: KXMM, Reg: 1}}}
+		xm := Inst{Op: op, NArgs: 2, MemSize: size, Args: [3]Operand{{Kind: KXMM}, {Kind: KMem, Size: size, Base: NoReg, Index: NoReg}}}
+		e := &sseExact[len(sseExactOps)]
+		e.xx, e.xm = orig(&xx), orig(&xm)
+		if e.xx == nil || e.xm == nil {
+			panic(fmt.Sprintf("x86: no exact handler for the fast paths of %v", op))
+		}
+		sseExactOps = append(sseExactOps, op)
+		sseExactIdx[op] = uint8(len(sseExactOps))
 		builders[op] = func(in *Inst) Handler {
 			h := orig(in)
 			if h == nil || in.Lock || in.Args[0].Kind != KXMM {
@@ -77,15 +89,45 @@ func init() {
 			}
 			switch in.Args[1].Kind {
 			case KXMM:
-				in.inner = h
 				return f.xx
 			case KMem:
-				in.inner = h
-				return f.xm
+				if in.MemSize == size {
+					return f.xm
+				}
 			}
 			return h
 		}
 	}
+}
+
+// sseFastMemSize is the size of the memory operand of op's memory form:
+// a double, or two for the packed forms.
+func sseFastMemSize(op x86asm.Op) uint8 {
+	switch op {
+	case x86asm.ADDPD, x86asm.SUBPD, x86asm.MULPD:
+		return 16
+	}
+	return 8
+}
+
+// sseExact holds the exact handlers of the ops of sseFast, xx for the
+// register source and xm for the memory source, at sseExactIdx[op]-1.
+var (
+	sseExact    [16]struct{ xx, xm Handler }
+	sseExactOps []x86asm.Op
+	sseExactIdx [4096]uint8
+)
+
+// exact runs the exact handler of an instruction whose fast path gave
+// it up (a NaN result, a denormal operand, another MXCSR, an unaligned
+// operand).
+func (c *CPU) exact(in *Inst) {
+	e := &sseExact[sseExactIdx[in.Op&4095]-1]
+	if in.Args[1].Kind == KXMM {
+		e.xx(c, in)
+		return
+	}
+	e.xm(c, in)
 }
 
 // noDenormal reports that neither a nor b is a denormal: x<<1 drops the
@@ -115,7 +157,7 @@ func addsdXX(c *CPU, in *Inst) {
 			return
 		}
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func addsdXM(c *CPU, in *Inst) {
@@ -133,7 +175,7 @@ func addsdXM(c *CPU, in *Inst) {
 		c.fallback(in, XMM{b})
 		return
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func subsdXX(c *CPU, in *Inst) {
@@ -145,7 +187,7 @@ func subsdXX(c *CPU, in *Inst) {
 			return
 		}
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func subsdXM(c *CPU, in *Inst) {
@@ -163,7 +205,7 @@ func subsdXM(c *CPU, in *Inst) {
 		c.fallback(in, XMM{b})
 		return
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func mulsdXX(c *CPU, in *Inst) {
@@ -175,7 +217,7 @@ func mulsdXX(c *CPU, in *Inst) {
 			return
 		}
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func mulsdXM(c *CPU, in *Inst) {
@@ -193,7 +235,7 @@ func mulsdXM(c *CPU, in *Inst) {
 		c.fallback(in, XMM{b})
 		return
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func divsdXX(c *CPU, in *Inst) {
@@ -205,7 +247,7 @@ func divsdXX(c *CPU, in *Inst) {
 			return
 		}
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func divsdXM(c *CPU, in *Inst) {
@@ -223,7 +265,7 @@ func divsdXM(c *CPU, in *Inst) {
 		c.fallback(in, XMM{b})
 		return
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func sqrtsdXX(c *CPU, in *Inst) {
@@ -234,7 +276,7 @@ func sqrtsdXX(c *CPU, in *Inst) {
 			return
 		}
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func sqrtsdXM(c *CPU, in *Inst) {
@@ -247,7 +289,7 @@ func sqrtsdXM(c *CPU, in *Inst) {
 		c.fallback(in, XMM{b})
 		return
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 // comisd and ucomisd of numbers that are neither denormals nor NaNs raise
@@ -273,7 +315,7 @@ func comisdXX(c *CPU, in *Inst) {
 		comisdFlags(c, a, b)
 		return
 	}
-	in.inner(c, in)
+	c.exact(in)
 }
 
 func comisdXM(c *CPU, in *Inst) {
@@ -291,14 +333,14 @@ func comisdXM(c *CPU, in *Inst) {
 
 func addpdXX(c *CPU, in *Inst) {
 	if !packedAdd(c, in, c.X[in.Args[1].Reg&15]) {
-		in.inner(c, in)
+		c.exact(in)
 	}
 }
 
 func addpdXM(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[1])
 	if a&15 != 0 {
-		in.inner(c, in) // #GP
+		c.exact(in) // #GP
 		return
 	}
 	if b := c.load128(a); !packedAdd(c, in, b) {
@@ -308,14 +350,14 @@ func addpdXM(c *CPU, in *Inst) {
 
 func subpdXX(c *CPU, in *Inst) {
 	if !packedSub(c, in, c.X[in.Args[1].Reg&15]) {
-		in.inner(c, in)
+		c.exact(in)
 	}
 }
 
 func subpdXM(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[1])
 	if a&15 != 0 {
-		in.inner(c, in) // #GP
+		c.exact(in) // #GP
 		return
 	}
 	if b := c.load128(a); !packedSub(c, in, b) {
@@ -352,14 +394,14 @@ func packedSub(c *CPU, in *Inst, b XMM) bool {
 
 func mulpdXX(c *CPU, in *Inst) {
 	if !packedMul(c, in, c.X[in.Args[1].Reg&15]) {
-		in.inner(c, in)
+		c.exact(in)
 	}
 }
 
 func mulpdXM(c *CPU, in *Inst) {
 	a := c.ea(&in.Args[1])
 	if a&15 != 0 {
-		in.inner(c, in) // #GP
+		c.exact(in) // #GP
 		return
 	}
 	if b := c.load128(a); !packedMul(c, in, b) {

@@ -219,9 +219,7 @@ func decodeVEX(in *Inst, pc uint64, code []byte) bool {
 		}
 	}
 	in.Op = vexOpBase + x86asm.Op(vexKey(m, pp, opc))
-	in.Rep = uint8(pp) // for unimplementedVEX's message
-	in.ID = directID[funcPC(in.Fn)]
-	in.base = in.ID
+	in.ID = handlerID(in.Fn)
 	return true
 }
 

@@ -567,6 +567,39 @@ func TestJmpReg(t *testing.T) {
 	}
 }
 
+// TestLeaLabel: lea r, [rip+l] decodes to the address of l, before and
+// after it is bound, for every register.
+func TestLeaLabel(t *testing.T) {
+	for r := RAX; r <= R15; r++ {
+		var a Asm
+		back := a.NewLabel()
+		fwd := a.NewLabel()
+		a.Buf = append(a.Buf, 0x90, 0x90)
+		a.Bind(back)
+		a.LeaLabel(r, back)
+		a.LeaLabel(r, fwd)
+		a.Buf = append(a.Buf, 0x90)
+		a.Bind(fwd)
+		if err := a.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.ToLower(x86asm.Reg(x86asm.RAX + x86asm.Reg(r)).String())
+		off := 2
+		for _, target := range []int{2, len(a.Buf)} {
+			inst, err := x86asm.Decode(a.Buf[off:], 64)
+			if err != nil || inst.Len != 7 {
+				t.Fatalf("lea %s: % x does not decode as 7 bytes: %v", name, a.Buf[off:], err)
+			}
+			m, ok := inst.Args[1].(x86asm.Mem)
+			if inst.Op != x86asm.LEA || inst.Args[0] != x86asm.RAX+x86asm.Reg(r) || !ok || m.Base != x86asm.RIP ||
+				off+inst.Len+int(int32(m.Disp)) != target {
+				t.Fatalf("% x at %d: %v, want lea %s, [rip] to %d", a.Buf[off:off+7], off, inst, name, target)
+			}
+			off += inst.Len
+		}
+	}
+}
+
 func TestSSE(t *testing.T) {
 	for _, tt := range []struct {
 		s    SSE

@@ -454,6 +454,19 @@ func (a *Asm) CmpxchgRR(size int, dst, src Reg) {
 	a.rr(f, 0x0FB0+uint16(w), src, dst)
 }
 
+// LeaLabel emits "lea dst, [rip+l]": the 64-bit address of label l
+// (8D /r with a RIP-relative disp32, which rel32 resolves).
+func (a *Asm) LeaLabel(dst Reg, l Label) {
+	checkReg(dst)
+	rex := byte(0x48)
+	if dst >= 8 {
+		rex |= 0x04 // REX.R
+	}
+	a.stored.ok = false
+	a.Buf = append(a.Buf, rex, 0x8D, byte(dst&7)<<3|5)
+	a.rel32(l)
+}
+
 // JmpReg emits "jmp r": an indirect jump to the address in r (FF /4).
 func (a *Asm) JmpReg(r Reg) { a.rd(0, 0xFF, 4, r) }
 
