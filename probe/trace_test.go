@@ -413,12 +413,10 @@ END { printa("n=%@d\n", @n); printa("int=%@d\n", @int); printa("char=%@d\n", @ch
 	}
 }
 
-// TestStaticReadsOfOverlappingPrograms: in a tree whose processes ran
-// different programs at the same addresses, a byte nothing recorded is
-// not read from whichever program's read-only data covers it: reading
-// the parent's unread counter faults (DTrace's invalid address), where
-// it used to give the child's 0xabababab.
-func TestStaticReadsOfOverlappingPrograms(t *testing.T) {
+// overlappingTree records staticamb.c, whose child runs bigro: a tree of
+// two programs at the same addresses.
+func overlappingTree(t *testing.T) *fixtureRun {
+	t.Helper()
 	buildCalls(t) // the shared build directory
 	child := filepath.Join(build.dir, "bigro")
 	src, _ := filepath.Abs("testdata/bigro.c")
@@ -426,6 +424,16 @@ func TestStaticReadsOfOverlappingPrograms(t *testing.T) {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	f := recordFixture(t, "staticamb.c", "gcc", []string{"-O0"}, child)
+	return f
+}
+
+// TestStaticReadsOfOverlappingPrograms: in a tree whose processes ran
+// different programs at the same addresses, a byte nothing recorded is
+// not read from whichever program's read-only data covers it: reading
+// the parent's unread counter faults (DTrace's invalid address), where
+// it used to give the child's 0xabababab.
+func TestStaticReadsOfOverlappingPrograms(t *testing.T) {
+	f := overlappingTree(t)
 	if f.native != "0 7\n" {
 		t.Fatalf("native run printed %q", f.native)
 	}
@@ -441,13 +449,7 @@ fn::mark:entry { printf("%d\n", *(int *)&`+"`"+`counter); }`, 1)
 // (OpenTargetJobs), at the same addresses: Bind loads none again, and
 // the script's output is the same for 1, 2 and 3 jobs.
 func TestTreeProgramsShareModules(t *testing.T) {
-	buildCalls(t) // the shared build directory
-	child := filepath.Join(build.dir, "bigro")
-	src, _ := filepath.Abs("testdata/bigro.c")
-	if b, err := exec.Command("gcc", "-O0", "-o", child, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	f := recordFixture(t, "staticamb.c", "gcc", []string{"-O0"}, child)
+	f := overlappingTree(t)
 	p, err := Compile(`fn::mark:entry { @[probemod] = count(); }`, nil)
 	if err != nil {
 		t.Fatal(err)
