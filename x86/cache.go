@@ -7,9 +7,6 @@ import "sync/atomic"
 type Block struct {
 	PC, End uint64
 	Insts   []Inst
-	valid   bool
-	// setsRIP: the last instruction's handler sets RIP (a branch).
-	setsRIP bool
 	// succ caches the blocks that followed this one, so hot loops chain
 	// without a lookup.
 	succ [2]*Block
@@ -21,9 +18,22 @@ type Block struct {
 	// the block (Observer.Decoded); truncated: decoding stopped at an
 	// unmapped page, so the block may be longer once that page is
 	// mapped.
-	epoch     uint32
+	epoch uint32
+	// heat counts the block's full runs until it is translated;
+	// declined: translation found nothing to translate (or no room), do
+	// not retry. Both stay in the block, which the interpreter runs
+	// without a jitBlock.
+	heat  uint32
+	valid bool
+	// setsRIP: the last instruction's handler sets RIP (a branch).
+	setsRIP   bool
 	truncated bool
-	jit       jitBlock
+	declined  bool
+	// jit is the block's translation state (and the BlockFilter's
+	// verdict on it), made when first needed (jx): nil for most blocks,
+	// of which only the hot ones are translated (python3 -c pass decodes
+	// 19,600 and translates 3,500).
+	jit *jitBlock
 	// stored is the block as the code store keeps it, whose
 	// translations the block may adopt (codestore.go); nil: none.
 	stored *storedBlock
@@ -163,7 +173,7 @@ func (cc *CodeCache) drop(b *Block) {
 	}
 	b.valid = false
 	cc.unlinkJIT(b)
-	if b.jit.slots != nil {
+	if b.jit != nil && b.jit.slots != nil {
 		// Nothing reaches its translation any more: let the block
 		// go (its code stays in the arena, which is bounded).
 		cc.jitBlocks[b.jit.id] = nil

@@ -76,7 +76,7 @@ func TestNewEpoch(t *testing.T) {
 					if d := obs.at[pc] - start; d >= 5 {
 						t.Fatalf("jit %v: block %#x reported %d instructions into epoch %d", jit, pc, d, epoch)
 					}
-					if b := c.cache.lookup(pc); jit && b.jit.entry != 0 && c.cache.jitTab[b.jit.mode][jitTabIndex(pc)].pc != pc {
+					if b := c.cache.lookup(pc); jit && b.jv().entry != 0 && c.cache.jitTab[b.jv().mode][jitTabIndex(pc)].pc != pc {
 						t.Fatalf("block %#x's translation is not found by address in epoch %d", pc, epoch)
 					}
 				}

@@ -132,7 +132,7 @@ func (cc *CodeCache) linkAny() { cc.filter.owner = nil }
 // unlinked from every translation; the others are found by address
 // again.
 func (cc *CodeCache) wants(bf BlockFilter, b *Block) uint64 {
-	j := &b.jit
+	j := b.jx() // the verdict is kept in it
 	if j.fgen != cc.filter.gen || filterAskAlways {
 		j.fgen = cc.filter.gen
 		if f, ok := bf.(InstFilter); ok {
@@ -161,7 +161,7 @@ var filterAskAlways bool
 // instruction the current verdict observes (none, when declined), and
 // that is not all of them (inFull).
 func (cc *CodeCache) linkable(b *Block) bool {
-	j := &b.jit
+	j := b.jv()
 	return cc.filter.owner == nil || j.fgen == cc.filter.gen && (j.fmask == 0 ||
 		j.hooksCover() && !inFull(b, j.fmask))
 }
@@ -170,7 +170,7 @@ func (cc *CodeCache) linkable(b *Block) bool {
 // leaves for an Instruction call: those the current verdict observes,
 // unless that is all of them (inFull: the interpreter runs such a block).
 func (cc *CodeCache) hooksFor(b *Block) uint64 {
-	j := &b.jit
+	j := b.jv()
 	if cc.filter.owner == nil || j.fgen != cc.filter.gen || inFull(b, j.fmask) {
 		return 0
 	}
@@ -180,7 +180,7 @@ func (cc *CodeCache) hooksFor(b *Block) uint64 {
 // logsFor is which of hooks a translation of b made now logs instead,
 // whether in narrow records, and their windows (hooklog.go).
 func (cc *CodeCache) logsFor(b *Block, hooks uint64) (logged uint64, steps bool, win *stepWindows) {
-	j := &b.jit
+	j := b.jv()
 	if hooks == 0 || j.flog&hooks == 0 {
 		return 0, false, nil
 	}
@@ -191,19 +191,20 @@ func (cc *CodeCache) logsFor(b *Block, hooks uint64) (logged uint64, steps bool,
 // HookGate opened), may run translated: its translation leaves before
 // each observed instruction. It translates b when b has earned it.
 func (c *CPU) hookReady(b *Block) bool {
-	j := &b.jit
-	if !c.jitOK || j.declined || !b.valid {
+	j := b.jv()
+	if !c.jitOK || b.declined || !b.valid {
 		return false
 	}
 	if j.entry != 0 && j.mode == c.jitMode && j.hooksCover() {
 		return true
 	}
-	if j.heat < jitThreshold {
-		j.heat++
+	if b.heat < jitThreshold {
+		b.heat++
 		return false
 	}
 	c.cache.unlinkJIT(b)
 	c.translate(b)
+	j = b.jv()
 	return j.entry != 0 && j.hooksCover()
 }
 
@@ -285,7 +286,7 @@ func (c *CPU) runObserved(budget uint64) {
 // an Instruction call, or before an instruction), or 0 when it ran to
 // the block's end.
 func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
-	j := &b.jit
+	j := b.jv()
 	mask := j.fmask
 	if !c.hooking {
 		mask = blockMask(b)
@@ -320,7 +321,7 @@ func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
 // or 0 when the gate opened and the interpreter ran the rest of b.
 func (c *CPU) hookExit(b *Block, k int) uintptr {
 	c.blkIdx = k
-	if !c.hooking || b.jit.fmask>>k&1 == 0 {
+	if !c.hooking || b.jv().fmask>>k&1 == 0 {
 		// A translation made for a filter that observed more (the
 		// gate is closed: this runs translated).
 		return b.jit.hresume[k]
@@ -366,6 +367,6 @@ func (c *CPU) runRest(b *Block, from, hookFrom int) uintptr {
 // resumable reports whether runHooked may enter b's translation: it is
 // current and leaves before each instruction the filter observes.
 func (c *CPU) resumable(b *Block) bool {
-	j := &b.jit
+	j := b.jv()
 	return b.valid && j.entry != 0 && j.mode == c.jitMode && j.hooksCover()
 }

@@ -166,7 +166,7 @@ func TestFilteredHookJIT(t *testing.T) {
 		seen = append(seen, b.seen...)
 		hooked := 0
 		for _, b := range c.cache.jitBlocks {
-			if b != nil && b.jit.hresume != nil {
+			if b != nil && b.jv().hresume != nil {
 				hooked++
 			}
 		}

@@ -349,7 +349,7 @@ func (c *CPU) SetRetFloor(rsp uint64) { c.hlog.retFloor = rsp }
 // observes it lets translated code log (jitBlock.flog), and in which
 // kind of record (fsteps).
 func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
-	j := &b.jit
+	j := b.jx()
 	j.flog, j.fsteps, j.fwin = 0, false, nil
 	if hl, ok := bf.(HookLogger); ok && j.fmask != 0 {
 		j.flog = hl.LogInsts(b) & j.fmask
@@ -509,7 +509,7 @@ func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
 func (c *CPU) hookInst(info uint64) *Inst {
 	id, k := uint32(info>>32), int(info>>16&0xff)
 	b := c.cache.jitBlocks[id]
-	j := &b.jit
+	j := b.jit // translated: it has one
 	if c.hlog.logger == nil || !c.hooking || j.fgen != c.cache.filter.gen || j.fmask>>k&1 == 0 {
 		return nil
 	}

@@ -45,12 +45,9 @@ import (
 type jitBlock struct {
 	entry uintptr // start of the host code, entered from Go; 0 when none
 	chain uintptr // its entry from another translation (chaining)
-	heat  uint32  // full runs so far, until translation
 	id    uint32  // index in CodeCache.jitBlocks
 	// mode is what the code does with the prediction cache (jitMode*).
 	mode uint8
-	// declined: translation found nothing to translate; do not retry.
-	declined bool
 	// slots are the jumps of the block's chaining exits to the blocks
 	// that follow it, linked to the chain entry of that block or not
 	// (return to Go).
@@ -124,7 +121,10 @@ func jitTabIndex(pc uint64) uint64 { return (pc ^ pc>>jitTabBits) & (1<<jitTabBi
 // unlinkJIT makes the translations chained to b's return to Go instead
 // (b is invalidated or translated again).
 func (cc *CodeCache) unlinkJIT(b *Block) {
-	j := &b.jit
+	j := b.jit
+	if j == nil {
+		return // never translated: nothing links to it
+	}
 	for _, p := range j.incoming {
 		p.unlink()
 	}
@@ -159,7 +159,7 @@ func (cc *CodeCache) unlinkAllJIT() {
 // relinkJIT puts b's translation back in the table of translations by
 // address after unlinkAllJIT (its exits link again as they miss).
 func (cc *CodeCache) relinkJIT(b *Block) {
-	if j := &b.jit; j.entry != 0 && b.valid && cc.linkable(b) {
+	if j := b.jit; j != nil && j.entry != 0 && b.valid && cc.linkable(b) {
 		cc.jitTab[j.mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 	}
 }
@@ -197,16 +197,16 @@ func SetJIT(on bool, threshold uint32) (wasOn bool, was uint32) {
 // whose chaining slot missed just before (c.jitMiss): runBlock links it to
 // b.
 func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
-	j := &b.jit
+	j := b.jit
 	miss := c.jitMiss
 	c.jitMiss = 0
-	if j.entry == 0 || j.mode != c.jitMode {
+	if j == nil || j.entry == 0 || j.mode != c.jitMode {
 		// A translation another cache made (codestore.go) is adopted
 		// when the block is hot here too (translate): adopting at the
 		// first run made replay --segments of a Go program 2.7x slower
 		// (each interval's cache copied every block it ran once).
-		if !c.jitOK || j.declined || j.heat < jitThreshold {
-			j.heat++
+		if !c.jitOK || b.declined || b.heat < jitThreshold {
+			b.heat++
 			c.runInsts(b.Insts, 0)
 			if StatsOn {
 				c.statRan(b, 0)
@@ -215,7 +215,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		}
 		c.cache.unlinkJIT(b)
 		c.translate(b)
-		if j.entry == 0 {
+		if j = b.jit; j == nil || j.entry == 0 {
 			c.runInsts(b.Insts, 0)
 			if StatsOn {
 				c.statRan(b, 0)
@@ -223,7 +223,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 			return 0
 		}
 	}
-	if from != nil && miss != 0 && from.valid && from.jit.mode == j.mode && from.jit.entry != 0 && c.cache.linkable(b) {
+	if from != nil && miss != 0 && from.valid && from.jit != nil && from.jit.mode == j.mode && from.jit.entry != 0 && c.cache.linkable(b) {
 		if p := &from.jit.slots[miss-1]; p.link(j.chain) {
 			j.incoming = append(j.incoming, p)
 		}
@@ -312,8 +312,8 @@ func (c *CPU) runJIT(last *Block, entry uintptr, budget, before uint64) uint64 {
 		// rest if it can take up there.
 		c.blkIdx = k
 		entry = 0
-		if k+1 < n && last.jit.resume != nil && last.valid && last.jit.mode == c.jitMode {
-			entry = last.jit.resume[k+1]
+		if lj := last.jit; k+1 < n && lj.resume != nil && last.valid && lj.mode == c.jitMode {
+			entry = lj.resume[k+1]
 		}
 		if entry == 0 {
 			if entry = c.runRest(last, k, k+1); entry != 0 {
@@ -435,4 +435,25 @@ func (c *CPU) syncJIT() {
 		c.jitSlots, c.jitSlotMask = c.Pred.Words()
 	}
 	c.syncAccessLog()
+}
+
+// jx is b's translation state, made when b first needs one (translated,
+// or given a BlockFilter's verdict).
+func (b *Block) jx() *jitBlock {
+	if b.jit == nil {
+		b.jit = new(jitBlock)
+	}
+	return b.jit
+}
+
+// noJIT is the state of a block that has none yet: read, never written.
+var noJIT jitBlock
+
+// jv is b's translation state for reading: noJIT's zeros when it has
+// none (as a block's state was before it was made).
+func (b *Block) jv() *jitBlock {
+	if b.jit == nil {
+		return &noJIT
+	}
+	return b.jit
 }

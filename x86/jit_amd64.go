@@ -148,14 +148,14 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 	cc.jitPrepare(b, mode)
 	t := jitPool.Get().(*jitT)
 	defer jitPool.Put(t)
-	j := &b.jit
+	j := b.jit // jitPrepare made it
 	t.tab = cc.jitTab[mode]
 	t.legacy = cc.LegacyReads
 	t.hooks = cc.hooksFor(b)
 	t.logged, t.steps, t.win = cc.logsFor(b, t.hooks)
 	t.pendTarget = false
 	if !t.block(b, mode) {
-		j.declined = true
+		b.declined = true
 		cc.shareXlat(b, mode, t, false)
 		if StatsOn {
 			statCount(&stats.declined, 1)
@@ -190,7 +190,7 @@ func (cc *CodeCache) translate(b *Block, mode uint8) {
 		cc.Translated++
 		cc.shareXlat(b, mode, t, true)
 	} else {
-		j.declined = true
+		b.declined = true
 	}
 }
 

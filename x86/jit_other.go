@@ -10,6 +10,6 @@ type jitArena struct{}
 
 func jitCall(entry uintptr, c unsafe.Pointer) uint64 { panic("jit: not supported") }
 
-func (cc *CodeCache) translate(b *Block, mode uint8) { b.jit.declined = true }
+func (cc *CodeCache) translate(b *Block, mode uint8) { b.declined = true }
 
 const jitChained = 1 << 32

@@ -19,7 +19,7 @@ func (cc *CodeCache) jitPrepare(b *Block, mode uint8) {
 		cc.jit = ar
 		runtime.AddCleanup(cc, func(ar *jitArena) { ar.free() }, ar)
 	}
-	j := &b.jit
+	j := b.jx()
 	if j.slots == nil {
 		j.id = uint32(len(cc.jitBlocks))
 		cc.jitBlocks = append(cc.jitBlocks, b)
@@ -86,12 +86,12 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 	if x == nil {
 		return false
 	}
-	j := &b.jit
 	if x.declined {
-		j.declined = true
+		b.declined = true
 		return true
 	}
 	cc.jitPrepare(b, mode)
+	j := b.jit
 	if len(x.linkSite) > len(j.slots) {
 		return false // cannot be: the same instructions
 	}
