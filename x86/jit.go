@@ -41,7 +41,8 @@ import (
 // replay agree whichever of the two ran a block. The differential tests
 // (diff_test.go) check all of it against the interpreter.
 
-// jitBlock is a block's translation state.
+// jitBlock is a block's translation state, made for the blocks that are
+// translated or given a filter's verdict (Block.jx).
 type jitBlock struct {
 	entry uintptr // start of the host code, entered from Go; 0 when none
 	chain uintptr // its entry from another translation (chaining)
