@@ -564,7 +564,7 @@ func merge(s *segNode, g *Node) {
 		gc := g.child(key{k.Site, k.Entry, 0})
 		gc.Count += sc.count
 		if sc.first < gc.First {
-			gc.First, gc.FirstTid = sc.first, sc.firstTid
+			gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
 		}
 		merge(sc, gc)
 	})
