@@ -3,6 +3,7 @@ package calls
 import (
 	"fmt"
 	"math/rand"
+	"sort"
 	"testing"
 )
 
@@ -129,6 +130,46 @@ func TestMergedCopiesFirstThread(t *testing.T) {
 		}
 		if count(th.Root) != before {
 			t.Fatalf("trial %d: adding to the merged tree changed the thread's", trial)
+		}
+	}
+}
+
+// TestSortChildrenAsSortSlice: sortChildren, which leaves children
+// already in strictly increasing order alone, orders every list as
+// sort.Slice did, ties (equal first, site and entry: two images) and
+// lists sorted but for one pair included.
+func TestSortChildrenAsSortSlice(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	for trial := range 3000 {
+		n := 1 + r.Intn(20)
+		var kids []*Node
+		for i := range n {
+			kids = append(kids, &Node{First: uint64(r.Intn(4)), Site: uint64(r.Intn(3)), Entry: uint64(r.Intn(2)), Count: uint64(i)})
+		}
+		if trial%3 == 0 {
+			// Sorted, then one neighbouring pair swapped (or not).
+			sort.Slice(kids, func(i, j int) bool { return childBefore(kids[i], kids[j]) })
+			if i := r.Intn(n); i+1 < n && r.Intn(2) == 0 {
+				kids[i], kids[i+1] = kids[i+1], kids[i]
+			}
+		}
+		want := append([]*Node(nil), kids...)
+		sort.Slice(want, func(i, j int) bool {
+			a, b := want[i], want[j]
+			if a.First != b.First {
+				return a.First < b.First
+			}
+			if a.Site != b.Site {
+				return a.Site < b.Site
+			}
+			return a.Entry < b.Entry
+		})
+		nd := &Node{Children: kids}
+		sortChildren(nd)
+		for i := range want {
+			if nd.Children[i] != want[i] {
+				t.Fatalf("trial %d: child %d is %+v, sort.Slice put %+v there", trial, i, *nd.Children[i], *want[i])
+			}
 		}
 	}
 }
