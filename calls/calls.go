@@ -75,7 +75,10 @@ func (n *Node) Walk(fn func(m *Node) bool) {
 	}
 }
 
-func (n *Node) child(k key) *Node {
+func (n *Node) child(k key) *Node { return n.childIn(k, nil) }
+
+// childIn is child, with a new node from a (nil: the heap).
+func (n *Node) childIn(k key, a *treeAlloc) *Node {
 	if n.kids == nil {
 		for _, c := range n.Children {
 			if c.Site == k.Site && c.Entry == k.Entry && c.img == k.img {
@@ -91,7 +94,13 @@ func (n *Node) child(k key) *Node {
 	} else if c := n.kids[k]; c != nil {
 		return c
 	}
-	c := &Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1, img: k.img}
+	var c *Node
+	if a != nil {
+		c = a.node()
+	} else {
+		c = new(Node)
+	}
+	*c = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1, img: k.img}
 	if n.kids != nil {
 		n.kids[k] = c
 	}
@@ -372,6 +381,8 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 	p := &Profile{}
 	roots := map[int]*Thread{}
 	stacks := map[int][]gframe{}
+	// alloc makes the real nodes of the segments' paths (merge, locate).
+	var alloc treeAlloc
 	for _, s := range segs {
 		if p.syms == nil {
 			p.syms = s.fn.syms
@@ -389,7 +400,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 			gs := stacks[k]
 			if st.fresh {
 				gs = nil
-				merge(st.root, th.Root)
+				merge(st.root, th.Root, &alloc)
 			}
 			// at maps a segment's base or root node to the real frame.
 			at := map[*segNode]*Node{}
@@ -455,7 +466,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					g = th.Root.child(key{unknownSite, 0, 0})
 				}
 				if bn != nil {
-					merge(bn, g)
+					merge(bn, g, &alloc)
 					at[bn] = g
 				}
 				j := st.jumps[b]
@@ -472,7 +483,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 					}
 					gs[i].node = g
 				}
-				merge(j.node, g)
+				merge(j.node, g, &alloc)
 				at[j.node] = g
 			}
 			for _, f := range s.forks {
@@ -489,10 +500,10 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 			ns := append([]gframe(nil), gs[:keep]...)
 			for _, f := range st.stack {
 				if f.node == nil {
-					ns = append(ns, gframe{parent: locate(f.parent, at), site: f.site, pos: f.pos, pc: f.target, self: f.pendSelf, slot: f.slot})
+					ns = append(ns, gframe{parent: locate(f.parent, at, &alloc), site: f.site, pos: f.pos, pc: f.target, self: f.pendSelf, slot: f.slot})
 					continue
 				}
-				ns = append(ns, gframe{node: locate(f.node, at), slot: f.slot, pos: f.pos})
+				ns = append(ns, gframe{node: locate(f.node, at, &alloc), slot: f.slot, pos: f.pos})
 			}
 			stacks[k] = ns
 			ats[k] = at
@@ -558,15 +569,18 @@ func isTramp(sym Symbolizer, n *Node) bool {
 
 // merge adds a segment's node into the real one: its instructions, and
 // its children's calls.
-func merge(s *segNode, g *Node) {
+func merge(s *segNode, g *Node, a *treeAlloc) {
 	g.Self += s.self
+	if g.Children == nil && s.nkids > 0 {
+		g.Children = a.slice(int(s.nkids))[:0]
+	}
 	s.eachChild(func(k segKey, sc *segNode) {
-		gc := g.child(key{k.Site, k.Entry, 0})
+		gc := g.childIn(key{k.Site, k.Entry, 0}, a)
 		gc.Count += sc.count
 		if sc.first < gc.First {
-			gc.First, gc.FirstTid = sc.first, sc.firstTid
+			gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
 		}
-		merge(sc, gc)
+		merge(sc, gc, a)
 	})
 }
 
@@ -575,7 +589,7 @@ func merge(s *segNode, g *Node) {
 func locateOK(n *segNode, at map[*segNode]*Node) *Node {
 	for m := n; ; m = m.parent {
 		if _, ok := at[m]; ok {
-			return locate(n, at)
+			return locate(n, at, nil)
 		}
 		if m.parent == nil {
 			return nil
@@ -584,11 +598,11 @@ func locateOK(n *segNode, at map[*segNode]*Node) *Node {
 }
 
 // locate finds the real node of a segment node, through its base.
-func locate(n *segNode, at map[*segNode]*Node) *Node {
+func locate(n *segNode, at map[*segNode]*Node, a *treeAlloc) *Node {
 	if g, ok := at[n]; ok {
 		return g
 	}
-	g := locate(n.parent, at).child(key{n.key.Site, n.key.Entry, 0})
+	g := locate(n.parent, at, a).childIn(key{n.key.Site, n.key.Entry, 0}, a)
 	at[n] = g
 	return g
 }
@@ -627,18 +641,29 @@ func (p *Profile) finish(sym Symbolizer) {
 
 // sortChildren orders n's children by first position, and those first
 // entered at the same position (stitched in from a map) by site and
-// entry, so the output is the same on every run.
+// entry, so the output is the same on every run. Children already in
+// strictly increasing order (no two equal: the only order any sort
+// gives them) are left alone: sort.Slice allocates, and sort -n's
+// trees have 2.4 million nodes, most with one or two children.
 func sortChildren(n *Node) {
-	sort.Slice(n.Children, func(i, j int) bool {
-		a, b := n.Children[i], n.Children[j]
-		if a.First != b.First {
-			return a.First < b.First
+	c := n.Children
+	for i := 1; i < len(c); i++ {
+		if !childBefore(c[i-1], c[i]) {
+			sort.Slice(c, func(i, j int) bool { return childBefore(c[i], c[j]) })
+			return
 		}
-		if a.Site != b.Site {
-			return a.Site < b.Site
-		}
-		return a.Entry < b.Entry
-	})
+	}
+}
+
+// childBefore is sortChildren's order.
+func childBefore(a, b *Node) bool {
+	if a.First != b.First {
+		return a.First < b.First
+	}
+	if a.Site != b.Site {
+		return a.Site < b.Site
+	}
+	return a.Entry < b.Entry
 }
 
 // pruneUnknown drops a thread's "[frames before the recording showed
@@ -734,7 +759,10 @@ func (p *Profile) Merged() *Node {
 	return root
 }
 
-// mergeThreads adds the trees of threads below root.
+// mergeThreads adds the trees of threads below root. The first is
+// copied, not merged: sort -n's two threads hold 1.2 million paths, and
+// finding each again as a child cost a third of the merged tree; with
+// one thread the copy is the tree, already in order.
 func mergeThreads(root *Node, threads []*Thread) {
 	var add func(src, dst *Node, img int)
 	add = func(src, dst *Node, img int) {
@@ -752,7 +780,17 @@ func mergeThreads(root *Node, threads []*Thread) {
 			add(c, d, img)
 		}
 	}
-	for _, th := range threads {
+	if len(threads) == 0 {
+		return
+	}
+	var a treeAlloc
+	root.Self += threads[0].Root.Self
+	root.Total += threads[0].Root.Total
+	root.Children = a.copyChildren(threads[0].Root, root, threads[0].img)
+	if len(threads) == 1 {
+		return // finish ordered the thread's tree
+	}
+	for _, th := range threads[1:] {
 		add(th.Root, root, th.img)
 	}
 	var order func(n *Node)
@@ -763,6 +801,57 @@ func mergeThreads(root *Node, threads []*Thread) {
 		}
 	}
 	order(root)
+}
+
+// treeAlloc hands out Nodes and Children slices from blocks: a copy of a
+// tree of a million paths makes two allocations per thousand nodes
+// instead of two per node.
+type treeAlloc struct {
+	nodes []Node
+	kids  []*Node
+}
+
+const allocBlock = 1024
+
+// node is a new Node (not zeroed: the caller sets every field).
+func (a *treeAlloc) node() *Node {
+	if len(a.nodes) == 0 {
+		a.nodes = make([]Node, allocBlock)
+	}
+	d := &a.nodes[0]
+	a.nodes = a.nodes[1:]
+	return d
+}
+
+// slice is a Children slice of length and capacity n: appending beyond
+// n moves it to the heap.
+func (a *treeAlloc) slice(n int) []*Node {
+	if len(a.kids) < n {
+		a.kids = make([]*Node, max(n, allocBlock))
+	}
+	out := a.kids[:n:n]
+	a.kids = a.kids[n:]
+	return out
+}
+
+// copyChildren copies src's children, and theirs, below dst (of program
+// image img), as dst.child would have made them: the same fields, in
+// the same order.
+func (a *treeAlloc) copyChildren(src, dst *Node, img int) []*Node {
+	n := len(src.Children)
+	if n == 0 {
+		return nil
+	}
+	out := a.slice(n)
+	for i, c := range src.Children {
+		d := a.node()
+		*d = Node{Func: c.Func, Entry: c.Entry, Site: c.Site, SiteName: c.SiteName,
+			Count: c.Count, Self: c.Self, Total: c.Total, First: c.First, FirstTid: c.FirstTid,
+			Depth: dst.Depth + 1, Parent: dst, img: img}
+		d.Children = a.copyChildren(c, d, img)
+		out[i] = d
+	}
+	return out
 }
 
 // FlowTree is the call tree of one flow (Options.FlowOf): the paths it

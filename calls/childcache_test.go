@@ -36,24 +36,31 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 	}
 }
 
-// TestSegKidsInlineThenMap: a node's children, kept inline up to
-// segKidsInline and in a map beyond, are found again by key on both
+// TestSegKidsInlineThenMap: a node's children, looked through in the
+// sibling list up to segKidsInline and in childCache.many beyond (with
+// a second parent's children in the same map), are found again by key on both
 // sides of the change, each made once, with ids in the order of birth;
 // eachChild and numChildren see every one.
 func TestSegKidsInlineThenMap(t *testing.T) {
 	for _, n := range []int{1, segKidsInline - 1, segKidsInline, segKidsInline + 1, 3 * segKidsInline} {
 		root := &segNode{first: noPos, id: 7}
+		cc := new(childCache)
+		// other's children share the map and the keys: never root's.
+		other := &segNode{first: noPos, id: 7}
+		for i := range 2 * segKidsInline {
+			cc.make(other, segKey{Site: uint64(i), Entry: uint64(100 + i%3)})
+		}
 		made := map[segKey]*segNode{}
 		for i := range n {
 			k := segKey{Site: uint64(i), Entry: uint64(100 + i%3)}
-			c := root.child(k)
+			c := cc.make(root, k)
 			if c.parent != root || c.key != k || c.id != (root.id+uint64(i)+1)*0x9e3779b97f4a7c15 {
 				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
 			}
 			made[k] = c
 			// Every child so far is found again, none made twice.
 			for k, c := range made {
-				if got := root.child(k); got != c {
+				if got := cc.make(root, k); got != c {
 					t.Fatalf("%d children, after %d: %+v found as another node", n, i+1, k)
 				}
 			}

@@ -206,7 +206,7 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	}
 	c.count++
 	if pos := base + h.Retired; pos < c.first {
-		c.first, c.firstTid = pos, st.tid
+		c.first, c.firstTid = pos, int32(st.tid)
 	}
 	if s.flowOf != nil {
 		fs := s.flowStat(st, c)

@@ -489,10 +489,10 @@ func forkStack(base []gframe, frames []frame, at map[*segNode]*Node, root *Node)
 	}
 	for _, f := range frames {
 		if f.node == nil {
-			cs = append(cs, gframe{parent: locate(f.parent, at), site: f.site, pos: f.pos, pc: f.target, slot: f.slot})
+			cs = append(cs, gframe{parent: locate(f.parent, at, nil), site: f.site, pos: f.pos, pc: f.target, slot: f.slot})
 			continue
 		}
-		cs = append(cs, gframe{node: locate(f.node, at), slot: f.slot, pos: f.pos})
+		cs = append(cs, gframe{node: locate(f.node, at, nil), slot: f.slot, pos: f.pos})
 	}
 	memo := map[*Node]*Node{}
 	for i := range cs {

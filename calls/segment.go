@@ -51,85 +51,84 @@ type segNode struct {
 	count            uint64 // calls entering the path in this segment
 	self             uint64 // instructions run with the path on top
 	first            uint64 // position of the first call (noPos: none)
-	firstTid         int
+	firstTid         int32
+	// nkids is how many children the node has: below segKidsInline
+	// child looks through the list (kid, then each next), beyond it
+	// childCache.many finds them.
+	nkids uint32
 	// id tells the path from the others for childCache's hash: a
 	// recursion's paths at every depth have the same keys (lua's
 	// fib, hashed by keys alone, sent a million lookups to the maps;
 	// sqlite3 3.7 million), so the hash takes the parent's id, made
 	// from its own parent's and the order it was made in.
-	id       uint64
-	key      segKey
-	parent   *segNode
-	children *segKids
+	id     uint64
+	key    segKey
+	parent *segNode
+	// kid is the node's last child made, next the child made before
+	// it (a sibling list): sort -n's merge sort makes a million paths,
+	// most with one or two children, and a block of inline keys for
+	// each (segKids, 144 bytes) was as much memory as the nodes, most
+	// of its cost the kernel's and the allocator's zeroing of new pages.
+	kid, next *segNode
 }
 
-// segKids are a node's children: inline while there are at most
-// segKidsInline, in a map beyond. Most paths have one or two: sort -n's
-// merge sort makes a million, and a map for each (a header and a group
-// of slots) was a tenth of its ttd calls, allocating and collecting.
-type segKids struct {
-	n     int
-	keys  [segKidsInline]segKey
-	nodes [segKidsInline]*segNode
-	m     map[segKey]*segNode
-}
-
+// segKidsInline is how many children child looks through in the
+// sibling list before it asks childCache.many.
 const segKidsInline = 4
 
 // numChildren is how many children n has.
-func (n *segNode) numChildren() int {
-	if n.children == nil {
-		return 0
-	}
-	return n.children.n
-}
+func (n *segNode) numChildren() int { return int(n.nkids) }
 
-// eachChild calls fn with each child of n and its key.
+// eachChild calls fn with each child of n and its key, the last made
+// first.
 func (n *segNode) eachChild(fn func(k segKey, c *segNode)) {
-	ks := n.children
-	switch {
-	case ks == nil:
-	case ks.m != nil:
-		for k, c := range ks.m {
-			fn(k, c)
-		}
-	default:
-		for i := range ks.n {
-			fn(ks.keys[i], ks.nodes[i])
-		}
+	for c := n.kid; c != nil; c = c.next {
+		fn(c.key, c)
 	}
 }
 
-func (n *segNode) child(k segKey) *segNode {
-	ks := n.children
-	if ks == nil {
-		ks = &segKids{}
-		n.children = ks
-	}
-	if ks.m == nil {
-		for i := range ks.n {
-			if ks.keys[i] == k {
-				return ks.nodes[i]
+// kidKey is a child's key in childCache.many: its parent and its key.
+type kidKey struct {
+	parent *segNode
+	segKey
+}
+
+// nodeSlab is how many segNodes childCache.make allocates at a time
+// (128 KB): one allocation instead of a thousand.
+const nodeSlab = 1024
+
+// make finds n's child k, or makes it.
+func (c *childCache) make(n *segNode, k segKey) *segNode {
+	if n.nkids <= segKidsInline {
+		for x := n.kid; x != nil; x = x.next {
+			if x.key == k {
+				return x
 			}
 		}
-	} else if c := ks.m[k]; c != nil {
-		return c
+	} else if x := c.many[kidKey{n, k}]; x != nil {
+		return x
 	}
-	c := &segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(ks.n) + 1) * 0x9e3779b97f4a7c15}
-	switch {
-	case ks.m == nil && ks.n < segKidsInline:
-		ks.keys[ks.n], ks.nodes[ks.n] = k, c
-	case ks.m == nil:
-		ks.m = make(map[segKey]*segNode, 2*segKidsInline)
-		for i := range ks.n {
-			ks.m[ks.keys[i]] = ks.nodes[i]
+	if len(c.slab) == 0 {
+		c.slab = make([]segNode, nodeSlab)
+	}
+	x := &c.slab[0]
+	c.slab = c.slab[1:]
+	*x = segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(n.nkids) + 1) * 0x9e3779b97f4a7c15, next: n.kid}
+	n.kid = x
+	n.nkids++
+	if n.nkids > segKidsInline {
+		if c.many == nil {
+			c.many = map[kidKey]*segNode{}
 		}
-		fallthrough
-	default:
-		ks.m[k] = c
+		if n.nkids == segKidsInline+1 {
+			for y := n.kid; y != nil; y = y.next {
+				c.many[kidKey{n, y.key}] = y
+			}
+		} else {
+			c.many[kidKey{n, k}] = x
+		}
 	}
-	ks.n++
-	return c
+	return x
 }
 
 // childCache is a direct-mapped cache of segNode.child, by parent and key: a
@@ -137,7 +136,13 @@ func (n *segNode) child(k segKey) *segNode {
 // three compares instead of a map lookup (the map, hashing its 24-byte
 // keys, was 5-7% of ttd calls on gzip -9). An entry is 32 bytes, two to
 // a cache line.
-type childCache [1 << childBits]cachedChild
+type childCache struct {
+	slots [1 << childBits]cachedChild
+	// many finds the children of nodes with more than segKidsInline.
+	many map[kidKey]*segNode
+	// slab is where make takes new nodes from.
+	slab []segNode
+}
 
 const childBits = 12
 
@@ -163,7 +168,7 @@ func (c *childCache) child(n *segNode, k segKey) *segNode {
 // slot is where the cache keeps n's child k.
 func (c *childCache) slot(n *segNode, k segKey) *cachedChild {
 	h := (n.id ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
-	return &c[h>>(64-childBits)]
+	return &c.slots[h>>(64-childBits)]
 }
 
 func (c *childCache) lookup(n *segNode, k segKey) *segNode {
@@ -171,7 +176,7 @@ func (c *childCache) lookup(n *segNode, k segKey) *segNode {
 	if e.parent == n && e.key == k {
 		return e.node
 	}
-	*e = cachedChild{n, n.child(k), k}
+	*e = cachedChild{n, c.make(n, k), k}
 	return e.node
 }
 
@@ -496,7 +501,7 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	}
 	n.count++
 	if f.pos < n.first {
-		n.first, n.firstTid = f.pos, st.tid
+		n.first, n.firstTid = f.pos, int32(st.tid)
 	}
 	f.node = n
 	st.pending = false

@@ -86,7 +86,8 @@ func callsCmd(name string, args []string) int {
 		return 0
 	}
 	// One write per row was 48,000 write calls for python3's tree.
-	w := bufio.NewWriter(os.Stdout)
+	// 64 KB: sort -n's 2.4 million rows (306 MB) were 75,000 writes of 4 KB.
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	defer w.Flush()
 	for i, v := range views {
 		if i > 0 {

@@ -1,0 +1,175 @@
+package calls
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"testing"
+)
+
+// refMerged is Merged as it was before the first thread was copied:
+// every thread's tree added in with child, then ordered.
+func refMerged(threads []*Thread) *Node {
+	root := &Node{First: noPos}
+	var add func(src, dst *Node, img int)
+	add = func(src, dst *Node, img int) {
+		dst.Self += src.Self
+		dst.Total += src.Total
+		for _, c := range src.Children {
+			d := dst.child(key{c.Site, c.Entry, img})
+			if d.Func == "" {
+				d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
+			}
+			d.Count += c.Count
+			if c.First < d.First {
+				d.First, d.FirstTid = c.First, c.FirstTid
+			}
+			add(c, d, img)
+		}
+	}
+	for _, th := range threads {
+		add(th.Root, root, th.img)
+	}
+	var order func(n *Node)
+	order = func(n *Node) {
+		sortChildren(n)
+		for _, c := range n.Children {
+			order(c)
+		}
+	}
+	order(root)
+	return root
+}
+
+// randomThread is a finished thread tree of random paths: few keys, so
+// threads share paths, some nodes with more than kidsInline children
+// and some never called (First noPos).
+func randomThread(r *rand.Rand, tid, img int) *Thread {
+	th := &Thread{Tid: tid, Pid: 1, Root: &Node{First: noPos}, img: img}
+	for range 1 + r.Intn(300) {
+		n := th.Root
+		for range 1 + r.Intn(6) {
+			c := n.child(key{uint64(r.Intn(12)), uint64(100 + r.Intn(3)), 0})
+			c.Func, c.SiteName = fmt.Sprintf("f%d", c.Entry), fmt.Sprintf("s%d", c.Site)
+			if r.Intn(8) > 0 {
+				c.Count++
+				if pos := uint64(r.Intn(2000)); pos < c.First {
+					c.First, c.FirstTid = pos, tid+r.Intn(2)
+				}
+			}
+			c.Self += uint64(r.Intn(50))
+			n = c
+		}
+	}
+	var total func(n *Node) uint64
+	total = func(n *Node) uint64 {
+		n.Total = n.Self
+		for _, c := range n.Children {
+			n.Total += total(c)
+		}
+		sortChildren(n)
+		return n.Total
+	}
+	total(th.Root)
+	return th
+}
+
+// sameTree reports where a and b (the merged trees) differ: the rows
+// ttd calls prints, each node's depth, parent and image.
+func sameTree(a, b *Node, path string) error {
+	if a.Func != b.Func || a.SiteName != b.SiteName || a.Entry != b.Entry || a.Site != b.Site ||
+		a.Count != b.Count || a.Self != b.Self || a.Total != b.Total || a.First != b.First ||
+		a.FirstTid != b.FirstTid || a.Depth != b.Depth || a.img != b.img {
+		return fmt.Errorf("%s: %+v, want %+v", path, *a, *b)
+	}
+	if len(a.Children) != len(b.Children) {
+		return fmt.Errorf("%s: %d children, want %d", path, len(a.Children), len(b.Children))
+	}
+	for i := range a.Children {
+		if a.Children[i].Parent != a {
+			return fmt.Errorf("%s: child %d has another parent", path, i)
+		}
+		if err := sameTree(a.Children[i], b.Children[i], fmt.Sprintf("%s/%d", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestMergedCopiesFirstThread: Merged, which copies the first thread's
+// tree and merges the others into the copy, gives the tree merging
+// every thread gave, for one to four threads of one or two images; the
+// copy's nodes are found again by child under their image, and adding
+// to the copy leaves the thread's tree alone.
+func TestMergedCopiesFirstThread(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	for trial := range 40 {
+		var threads []*Thread
+		for i := range 1 + trial%4 {
+			threads = append(threads, randomThread(r, 10+i, (trial/4+i)%2))
+		}
+		p := &Profile{Threads: threads}
+		got, want := p.Merged(), refMerged(threads)
+		if err := sameTree(got, want, fmt.Sprintf("trial %d (%d threads)", trial, len(threads))); err != nil {
+			t.Fatal(err)
+		}
+		th := threads[0]
+		for _, c := range th.Root.Children {
+			if g := got.child(key{c.Site, c.Entry, th.img}); g.Func != c.Func || g.Count < c.Count {
+				t.Fatalf("trial %d: %+v not found again in the merged tree", trial, *c)
+			}
+		}
+		count := func(n *Node) (k int) {
+			n.Walk(func(*Node) bool { k++; return true })
+			return k
+		}
+		before := count(th.Root)
+		got.child(key{999, 999, th.img})
+		for _, c := range got.Children {
+			c.child(key{998, 998, th.img})
+		}
+		if count(th.Root) != before {
+			t.Fatalf("trial %d: adding to the merged tree changed the thread's", trial)
+		}
+	}
+}
+
+// TestSortChildrenAsSortSlice: sortChildren, which leaves children
+// already in strictly increasing order alone, orders every list as
+// sort.Slice did, ties (equal first, site and entry: two images) and
+// lists sorted but for one pair included.
+func TestSortChildrenAsSortSlice(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	for trial := range 3000 {
+		n := 1 + r.Intn(20)
+		var kids []*Node
+		for i := range n {
+			kids = append(kids, &Node{First: uint64(r.Intn(4)), Site: uint64(r.Intn(3)), Entry: uint64(r.Intn(2)), Count: uint64(i)})
+		}
+		if trial%3 == 0 {
+			// Sorted, then one neighbouring pair swapped (or not).
+			sort.Slice(kids, func(i, j int) bool { return childBefore(kids[i], kids[j]) })
+			if i := r.Intn(n); i+1 < n && r.Intn(2) == 0 {
+				kids[i], kids[i+1] = kids[i+1], kids[i]
+			}
+		}
+		want := append([]*Node(nil), kids...)
+		sort.Slice(want, func(i, j int) bool {
+			a, b := want[i], want[j]
+			if a.First != b.First {
+				return a.First < b.First
+			}
+			if a.Site != b.Site {
+				return a.Site < b.Site
+			}
+			return a.Entry < b.Entry
+		})
+		nd := &Node{Children: kids}
+		sortChildren(nd)
+		for i := range want {
+			if nd.Children[i] != want[i] {
+				t.Fatalf("trial %d: child %d is %+v, sort.Slice put %+v there", trial, i, *nd.Children[i], *want[i])
+			}
+		}
+	}
+}
