@@ -759,27 +759,29 @@ func (p *Profile) Merged() *Node {
 	return root
 }
 
+// addTree adds src's counts and paths below dst, finding each child of
+// image img again or making it.
+func addTree(src, dst *Node, img int) {
+	dst.Self += src.Self
+	dst.Total += src.Total
+	for _, c := range src.Children {
+		d := dst.child(key{c.Site, c.Entry, img})
+		if d.Func == "" {
+			d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
+		}
+		d.Count += c.Count
+		if c.First < d.First {
+			d.First, d.FirstTid = c.First, c.FirstTid
+		}
+		addTree(c, d, img)
+	}
+}
+
 // mergeThreads adds the trees of threads below root. The first is
 // copied, not merged: sort -n's two threads hold 1.2 million paths, and
 // finding each again as a child cost a third of the merged tree; with
 // one thread the copy is the tree, already in order.
 func mergeThreads(root *Node, threads []*Thread) {
-	var add func(src, dst *Node, img int)
-	add = func(src, dst *Node, img int) {
-		dst.Self += src.Self
-		dst.Total += src.Total
-		for _, c := range src.Children {
-			d := dst.child(key{c.Site, c.Entry, img})
-			if d.Func == "" {
-				d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
-			}
-			d.Count += c.Count
-			if c.First < d.First {
-				d.First, d.FirstTid = c.First, c.FirstTid
-			}
-			add(c, d, img)
-		}
-	}
 	if len(threads) == 0 {
 		return
 	}
@@ -791,7 +793,7 @@ func mergeThreads(root *Node, threads []*Thread) {
 		return // finish ordered the thread's tree
 	}
 	for _, th := range threads[1:] {
-		add(th.Root, root, th.img)
+		addTree(th.Root, root, th.img)
 	}
 	var order func(n *Node)
 	order = func(n *Node) {

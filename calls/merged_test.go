@@ -11,24 +11,8 @@ import (
 // every thread's tree added in with child, then ordered.
 func refMerged(threads []*Thread) *Node {
 	root := &Node{First: noPos}
-	var add func(src, dst *Node, img int)
-	add = func(src, dst *Node, img int) {
-		dst.Self += src.Self
-		dst.Total += src.Total
-		for _, c := range src.Children {
-			d := dst.child(key{c.Site, c.Entry, img})
-			if d.Func == "" {
-				d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
-			}
-			d.Count += c.Count
-			if c.First < d.First {
-				d.First, d.FirstTid = c.First, c.FirstTid
-			}
-			add(c, d, img)
-		}
-	}
 	for _, th := range threads {
-		add(th.Root, root, th.img)
+		addTree(th.Root, root, th.img)
 	}
 	var order func(n *Node)
 	order = func(n *Node) {
