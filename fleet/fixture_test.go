@@ -24,10 +24,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FLEET_VERBOSE") == "" {
 		Quiet()
 	}
-	code := m.Run()
-	if fixtures.dir != "" {
-		os.RemoveAll(fixtures.dir)
+	// Beam's loopback mode leaves a "beamloopbackworker-*" file in the
+	// temporary directory for every pipeline (runnerlib/execute.go):
+	// the tests' temporary files go into a directory removed at the end.
+	tmp, err := os.MkdirTemp("", "ttd-fleet-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
 	os.Exit(code)
 }
 

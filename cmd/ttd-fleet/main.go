@@ -65,12 +65,35 @@ func main() {
 	}
 	switch args[0] {
 	case "query":
-		os.Exit(queryCmd(args[1:]))
+		os.Exit(inPrivateTemp(queryCmd, args[1:]))
 	case "probe":
-		os.Exit(probeCmd(args[1:]))
+		os.Exit(inPrivateTemp(probeCmd, args[1:]))
 	}
 	fmt.Fprintf(os.Stderr, "ttd-fleet: unknown command %q\n%s", args[0], usage)
 	os.Exit(2)
+}
+
+// inPrivateTemp runs cmd with TMPDIR pointing at a directory of its
+// own, removed when cmd returns: Beam's loopback mode creates a
+// "beamloopbackworker-*" file in the temporary directory for every
+// pipeline and never removes it (runnerlib/execute.go, Beam issue 27569).
+func inPrivateTemp(cmd func([]string) int, args []string) int {
+	d, err := os.MkdirTemp("", "ttd-fleet-run-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ttd-fleet: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(d)
+	prev, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", d)
+	defer func() {
+		if had {
+			os.Setenv("TMPDIR", prev)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
+	return cmd(args)
 }
 
 // parseFlags parses args with the command's flags and Beam's (both in
