@@ -374,7 +374,14 @@ END { printf("end\n"); }`, nil)
 		cfg := emu.Config{Path: cat, Args: []string{"cat"}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ForwardSignals: true}
 		// As ttd probe: the signal kills cat, Run returns, the rest
 		// prints.
-		res, err := Run(cfg, p, recorder.Options{Path: filepath.Join(t.TempDir(), "cat.ttd")}, Output{Stdout: os.Stdout, Stderr: os.Stderr})
+		// Not t.TempDir: the child ends in os.Exit, which skips the
+		// test's cleanups.
+		dir, err := os.MkdirTemp("", "ttd-live-interrupt-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(cfg, p, recorder.Options{Path: filepath.Join(dir, "cat.ttd")}, Output{Stdout: os.Stdout, Stderr: os.Stderr})
+		os.RemoveAll(dir)
 		if res == nil {
 			t.Fatal(err)
 		}
