@@ -795,14 +795,16 @@ func mergeThreads(root *Node, threads []*Thread) {
 	for _, th := range threads[1:] {
 		addTree(th.Root, root, th.img)
 	}
-	var order func(n *Node)
-	order = func(n *Node) {
-		sortChildren(n)
-		for _, c := range n.Children {
-			order(c)
-		}
+	sortTree(root)
+}
+
+// sortTree orders the children of n and of every node below it
+// (sortChildren).
+func sortTree(n *Node) {
+	sortChildren(n)
+	for _, c := range n.Children {
+		sortTree(c)
 	}
-	order(root)
 }
 
 // treeAlloc hands out Nodes and Children slices from blocks: a copy of a

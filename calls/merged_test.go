@@ -14,14 +14,7 @@ func refMerged(threads []*Thread) *Node {
 	for _, th := range threads {
 		addTree(th.Root, root, th.img)
 	}
-	var order func(n *Node)
-	order = func(n *Node) {
-		sortChildren(n)
-		for _, c := range n.Children {
-			order(c)
-		}
-	}
-	order(root)
+	sortTree(root)
 	return root
 }
 
