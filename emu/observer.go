@@ -42,8 +42,9 @@ type Observer interface {
 	// the ThreadExit events of exit_group and execve.
 	Switch(t *Thread)
 	// Checkpoint is called each time the global instruction count
-	// (Process.Icount) reaches a multiple of Config.CheckpointEvery,
-	// between instructions, after the events of the instruction that
+	// (Process.Icount) has grown by Config.CheckpointEvery since the
+	// last one (or since the start), or earlier when a CheckpointCoster
+	// says its cost has, between instructions, after the events of the instruction that
 	// reached it (its syscall, a signal delivery) were handled. Other
 	// threads may then be blocked in a syscall (Thread.InSyscall): rip
 	// is past their syscall instruction and rax still holds the syscall
@@ -58,6 +59,18 @@ type Observer interface {
 // args holds rdi, rsi, rdx, r10, r8, r9; it is valid during the call.
 type SyscallEntryObserver interface {
 	SyscallEntry(t *Thread, nr int, args *[6]uint64)
+}
+
+// CheckpointCoster, when an Observer implements it, brings checkpoints
+// forward: CheckpointCost is the replay cost, in instructions, of what
+// ran since the last checkpoint beyond its instructions (a program's
+// start-up: code to decode, pages to fault in), and the scheduler calls
+// Checkpoint as soon as instructions plus that cost reach
+// Config.CheckpointEvery. The cost may grow only in an event that ends
+// a run (a syscall such as execve), and the observer sets it back to 0
+// in Checkpoint.
+type CheckpointCoster interface {
+	CheckpointCost() uint64
 }
 
 // BudgetObserver, when an Observer implements it, may shorten a

@@ -70,6 +70,8 @@ type scheduler struct {
 	icount          uint64
 	retiredByExited uint64
 	nextCheckpoint  uint64
+	// coster is the observer's CheckpointCoster, if it is one.
+	coster CheckpointCoster
 	// earliest is a lower bound of the deadlines of blocked threads
 	// (zero: none).
 	earliest time.Time
@@ -85,6 +87,7 @@ func (m *Machine) initScheduler() {
 		s.slice = DefaultTimeSlice
 	}
 	s.nextCheckpoint = m.cfg.CheckpointEvery
+	s.coster, _ = m.obs.(CheckpointCoster)
 	s.events = make(chan *hostWait, 64)
 	s.helpers = make(map[*hostWait]bool)
 }
@@ -153,7 +156,7 @@ func (m *Machine) runSlice(t *Thread) {
 		}
 		budget := left
 		if p.obs != nil && m.cfg.CheckpointEvery != 0 {
-			budget = min(budget, s.nextCheckpoint-s.icount)
+			budget = min(budget, s.checkpointBudget())
 		}
 		budget = p.cpuTimerBudget(t, budget)
 		if bo, ok := p.obs.(BudgetObserver); ok {
@@ -184,14 +187,41 @@ func (m *Machine) between(t *Thread) {
 		t.deliverSignals()
 	}
 	s := &m.sched
-	if m.obs != nil && m.cfg.CheckpointEvery != 0 && s.icount >= s.nextCheckpoint && !m.done {
-		if s.icount == s.nextCheckpoint {
-			m.obs.Checkpoint(m.init)
-		}
-		// (Runs never pass a checkpoint; should one have, the next
-		// multiple still comes exactly.)
-		s.nextCheckpoint = (s.icount/m.cfg.CheckpointEvery + 1) * m.cfg.CheckpointEvery
+	if m.obs == nil || m.cfg.CheckpointEvery == 0 || m.done {
+		return
 	}
+	every := m.cfg.CheckpointEvery
+	switch {
+	case s.icount == s.nextCheckpoint || s.icount < s.nextCheckpoint && s.icount+s.extraCost() >= s.nextCheckpoint:
+		m.obs.Checkpoint(m.init)
+		s.nextCheckpoint = s.icount + every
+	case s.icount > s.nextCheckpoint:
+		// (Runs never pass a checkpoint; should one have, the next
+		// one still comes a whole number of intervals after it.)
+		s.nextCheckpoint += ((s.icount-s.nextCheckpoint)/every + 1) * every
+	}
+}
+
+// checkpointBudget is how many instructions may run before the next
+// checkpoint is due (at least 1).
+func (s *scheduler) checkpointBudget() uint64 {
+	if s.nextCheckpoint <= s.icount {
+		return 1
+	}
+	left := s.nextCheckpoint - s.icount
+	if extra := s.extraCost(); extra < left {
+		return left - extra
+	}
+	return 1
+}
+
+// extraCost is the replay cost since the last checkpoint that its
+// instructions do not show, as the observer counts it (CheckpointCoster).
+func (s *scheduler) extraCost() uint64 {
+	if s.coster == nil {
+		return 0
+	}
+	return s.coster.CheckpointCost()
 }
 
 // pollEvents takes in, without waiting, what happened outside the

@@ -28,6 +28,25 @@ import (
 // snapshots of its own for stepping.
 const DefaultCheckpointEvery = 50_000_000
 
+// ExecCheckpointCost is what an exec adds to the replay cost of its
+// checkpoint interval, in instructions (emu.CheckpointCoster): the
+// start-up after it decodes and translates the new program's code and
+// faults in its pages, which a re-simulation pays far more for per
+// instruction than for a program's steady state. On bash starting
+// bash -c "echo" 40 times (1.2e6 instructions each) and then python3,
+// the segment of the 40 start-ups took 0.66 s of one-core replay CPU
+// against 0.04 s for a segment of as many instructions of python3's
+// loop: about 15 ms per start-up, or 1.6e7 of those instructions. Half
+// of that is counted: each checkpoint costs trace size (the prediction
+// caches start empty, the code is logged again, and the access
+// summaries gain an interval), and on that tree 1.6e7 gave 13 more
+// checkpoints and a trace of 3.3 MiB where 8e6 gave 6 more and 3.0 MiB
+// (2.3 MiB without them). A tree of short programs so gets a checkpoint
+// every few execs, where a job of `ttd probe --jobs N` can start,
+// instead of one segment that a single job must re-simulate alone; a
+// program that never execs gets its checkpoints where it did.
+const ExecCheckpointCost = 8_000_000
+
 // Options configure a recording.
 type Options struct {
 	// Path is the trace file to create.
@@ -153,6 +172,9 @@ type Recorder struct {
 	stdID [2]fileID
 	// ringModules are the Module records a ring-buffer window needs.
 	ringModules []*tracefile.Module
+	// execCost is the replay cost of the execs since the last
+	// checkpoint (CheckpointCost).
+	execCost uint64
 	// sum builds the access summaries while recording (summary.go).
 	sum   *summarizer
 	stats Stats
@@ -999,6 +1021,10 @@ func (r *Recorder) Checkpoint(p *emu.Process) { r.checkpoint() }
 
 func (r *Recorder) checkpoint() {
 	r.position()
+	// (An interval with execs may end early: its checkpoint need not
+	// begin a chunk.)
+	inChunk := r.execCost > 0
+	r.execCost = 0
 	if r.sum != nil {
 		r.sum.cut(r.pos)
 	}
@@ -1057,7 +1083,11 @@ func (r *Recorder) checkpoint() {
 	}
 	// The address spaces of processes that ended or execed are gone.
 	r.spaces, r.lastSpace = spaces, nil
-	r.w.Checkpoint(cp)
+	if inChunk {
+		r.w.CheckpointInChunk(cp)
+	} else {
+		r.w.Checkpoint(cp)
+	}
 	// Re-announce the processes and their address spaces so
 	// re-simulation can start here.
 	owner := map[*emu.MM]int{}
@@ -1083,6 +1113,10 @@ func (r *Recorder) checkpoint() {
 		r.fail(err)
 	}
 }
+
+// CheckpointCost implements emu.CheckpointCoster: the execs since the
+// last checkpoint bring the next one forward.
+func (r *Recorder) CheckpointCost() uint64 { return r.execCost }
 
 // liveProcesses returns the processes of the tree that have threads, in
 // creation order.
@@ -1131,6 +1165,7 @@ func (r *Recorder) ProcessExec(p *emu.Process) {
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessExeced, Pid: p.PID, Tid: tid, Position: r.position(),
 		Path: p.Exe(), Argv: p.Argv(), Envc: p.Envc() + 1})
+	r.execCost += ExecCheckpointCost
 	if tid != p.PID && r.cur != nil && r.cur.tid == tid {
 		// A thread other than the leader execed: it takes the leader's
 		// tid (the record says so; the leader's exit came before).
