@@ -687,7 +687,7 @@ func (r *Replay) next() {
 		return
 	}
 	if r.rd < r.rdEnd {
-		r.nextAt = r.cur.lastLogged + r.readAt(r.rd).delta
+		r.nextAt = r.cur.lastLogged + r.readAt(r.rd).Delta
 	}
 	r.cur.cache.Stop = r.nextAt
 }
@@ -1108,7 +1108,7 @@ func (r *Replay) read(addr uint64, size int) uint64 {
 // goes into memory, so that the CPU's inline check predicts the reads of
 // its other bytes.
 func (r *Replay) logged(t *thread, addr uint64, size int) uint64 {
-	v := r.readAt(r.rd).value
+	v := r.readAt(r.rd).Value
 	r.rd++
 	t.lastLogged = t.cache.Reads
 	if size == 1 && r.t.byteWords {
@@ -1143,11 +1143,11 @@ func (r *Replay) FeedReads(c *x86.CPU, buf []x86.FedRead) (n int, after uint64) 
 	at := t.lastLogged
 	for k := r.rd; k < r.rdEnd; k++ {
 		lr := r.readAt(k)
-		at += lr.delta
+		at += lr.Delta
 		if n == len(buf) {
 			return n, at
 		}
-		buf[n] = x86.FedRead{Reads: at, Val: lr.value}
+		buf[n] = x86.FedRead{Reads: at, Val: lr.Value}
 		n++
 	}
 	return n, 0
@@ -1158,7 +1158,7 @@ func (r *Replay) FeedReads(c *x86.CPU, buf []x86.FedRead) (n int, after uint64) 
 func (r *Replay) ConsumedReads(c *x86.CPU, n int) {
 	t := r.cur
 	for ; n > 0; n-- {
-		t.lastLogged += r.readAt(r.rd).delta
+		t.lastLogged += r.readAt(r.rd).Delta
 		r.rd++
 	}
 	r.next()

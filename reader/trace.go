@@ -170,9 +170,7 @@ type chunk struct {
 
 // logRead is a logged read: how many reads of its thread since the
 // previous logged one, and the value.
-type logRead struct {
-	delta, value uint64
-}
+type logRead = tracefile.ReadLog
 
 // loadChunk decodes chunk i.
 func (t *Trace) loadChunk(i int) (*chunk, error) {
@@ -204,7 +202,8 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 		ch.endsAtCtrl = false
 		switch r.Kind {
 		case tracefile.KindMemRead:
-			ch.reads = append(ch.reads, logRead{r.MemRead.ReadDelta, r.MemRead.Value})
+			ch.reads = append(ch.reads, logRead{Delta: r.MemRead.ReadDelta, Value: r.MemRead.Value})
+			ch.reads = it.AppendMemReads(ch.reads)
 		case tracefile.KindNonDet:
 			ch.nondets = append(ch.nondets, append([]uint64(nil), r.NonDet.Values...))
 			ch.bytes += int64(24 + 8*len(r.NonDet.Values))

@@ -27,6 +27,46 @@ func (d *decoder) reset(data []byte, pos, seq uint64) {
 	*d = decoder{data: data, pos: pos, seq: seq}
 }
 
+// ReadLog is a MemRead record as a replay keeps it: how many reads of
+// its thread since the previous logged one (MemRead.ReadDelta), and the
+// value.
+type ReadLog struct{ Delta, Value uint64 }
+
+// memReads appends the MemRead records from d.off on to dst, up to the
+// first record of another kind or the end of the payload; it leaves a
+// record it cannot take whole in this loop (a malformed one, or one
+// within 8 bytes of the end) to next.
+func (d *decoder) memReads(dst []ReadLog) []ReadLog {
+	data := d.data
+	p, n := d.off, 0
+	for p < len(data) {
+		tag := data[p]
+		if tag < tagMemRead {
+			break
+		}
+		size := int(tag>>4&7) + 1
+		delta := uint64(tag & 0xf)
+		q := p + 1
+		if delta == memReadInlineDelta {
+			v, k := binary.Uvarint(data[q:])
+			if k <= 0 {
+				break
+			}
+			delta += v
+			q += k
+		}
+		if len(data)-q < 8 {
+			break
+		}
+		dst = append(dst, ReadLog{delta, binary.LittleEndian.Uint64(data[q:]) & (^uint64(0) >> (64 - 8*size))})
+		p = q + size
+		n++
+	}
+	d.off = p
+	d.records += n
+	return dst
+}
+
 // next decodes the record at d.off into rec. It returns io.EOF at the end
 // of the payload and a *recordError for a malformed record.
 func (d *decoder) next(rec *Record) error {

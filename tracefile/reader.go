@@ -549,6 +549,20 @@ func (it *RecordIter) Next() (*Record, error) {
 	return nil, it.err
 }
 
+// AppendMemReads appends to dst the MemRead records that Next would
+// return next, up to the first record of another kind or the end of the
+// chunk Next returned a record of last, and moves past them: the next
+// Next returns the record after them. A replay takes a chunk of a
+// million reads this way without a Record for each (on bzip2 -9's
+// trace, decoding chunks took 1.3 s of a 4.2 s replay, most of it
+// going through Next one read at a time).
+func (it *RecordIter) AppendMemReads(dst []ReadLog) []ReadLog {
+	if it.err != nil || !it.loaded {
+		return dst
+	}
+	return it.dec.memReads(dst)
+}
+
 // load reads, checks and decompresses it.chunk.
 func (it *RecordIter) load() error {
 	ci := &it.r.chunks[it.chunk]

@@ -1,0 +1,98 @@
+package tracefile
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAppendMemReads: taking the runs of MemRead records in bulk
+// (RecordIter.AppendMemReads) gives the reads and the other records that
+// Next gives one by one, in the same order, across chunk ends and with
+// reads in the last 8 bytes of a chunk (left to Next).
+func TestAppendMemReads(t *testing.T) {
+	bulkRuns := 0
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var recs []Record
+		for range 200 + rng.IntN(3000) {
+			if rng.IntN(8) == 0 {
+				recs = append(recs, randRecord(rng, allKinds[rng.IntN(len(allKinds))]))
+				continue
+			}
+			size := uint8(1 + rng.IntN(8))
+			var delta uint64
+			switch rng.IntN(4) {
+			case 0:
+				delta = uint64(rng.IntN(15))
+			case 1:
+				delta = 15 + uint64(rng.IntN(3))
+			case 2:
+				delta = rng.Uint64()
+			default:
+				delta = uint64(rng.IntN(1 << 20))
+			}
+			v := rng.Uint64() & (^uint64(0) >> (64 - 8*uint64(size)))
+			recs = append(recs, Record{Kind: KindMemRead, MemRead: MemRead{ReadDelta: delta, Value: v, Size: size}})
+		}
+		opts := Options{ChunkSize: 16 + rng.IntN(4096), NoCompression: rng.IntN(2) == 0}
+		data := writeTraceBytes(t, opts, recs)
+		r, err := NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := readAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What a replay keeps of a read: its delta and value.
+		type item struct {
+			kind         Kind
+			delta, value uint64
+		}
+		var wantItems, got []item
+		for _, rec := range want {
+			if rec.Kind == KindMemRead {
+				wantItems = append(wantItems, item{kind: KindMemRead, delta: rec.MemRead.ReadDelta, value: rec.MemRead.Value})
+			} else {
+				wantItems = append(wantItems, item{kind: rec.Kind})
+			}
+		}
+		it := r.RecordsFrom(0)
+		var reads []ReadLog
+		for {
+			rec, err := it.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Kind != KindMemRead {
+				got = append(got, item{kind: rec.Kind})
+				continue
+			}
+			reads = append(reads[:0], ReadLog{rec.MemRead.ReadDelta, rec.MemRead.Value})
+			reads = it.AppendMemReads(reads)
+			if len(reads) > 1 {
+				bulkRuns++
+			}
+			for _, lr := range reads {
+				got = append(got, item{kind: KindMemRead, delta: lr.Delta, value: lr.Value})
+			}
+		}
+		if len(got) != len(wantItems) {
+			t.Fatalf("seed %d: %d records, want %d", seed, len(got), len(wantItems))
+		}
+		for i := range got {
+			if got[i] != wantItems[i] {
+				t.Fatalf("seed %d: record %d is %+v, want %+v", seed, i, got[i], wantItems[i])
+			}
+		}
+	}
+	if bulkRuns == 0 {
+		t.Fatal("AppendMemReads never took a read: the test tested nothing")
+	}
+}
