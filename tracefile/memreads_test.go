@@ -96,3 +96,40 @@ func TestAppendMemReads(t *testing.T) {
 		t.Fatal("AppendMemReads never took a read: the test tested nothing")
 	}
 }
+
+// TestCheckpointInChunk: a checkpoint written with CheckpointInChunk
+// stays in the chunk it comes in, where Checkpoint would begin a new one.
+func TestCheckpointInChunk(t *testing.T) {
+	for _, inChunk := range []bool{false, true} {
+		var f memFile
+		w, err := NewWriter(&f, testHeader(), Options{ChunkSize: 64, MaxChunkSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Checkpoint(&Checkpoint{Position: 0, Seq: 1})
+		for i := range 100 {
+			w.MemRead(uint64(i), uint64(i), 8)
+		}
+		cp := &Checkpoint{Position: 10, Seq: 2}
+		if inChunk {
+			w.CheckpointInChunk(cp)
+		} else {
+			w.Checkpoint(cp)
+		}
+		w.MemRead(1, 1, 8)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(f.Bytes()), int64(len(f.Bytes())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2
+		if inChunk {
+			want = 1
+		}
+		if n := len(r.Chunks()); n != want {
+			t.Errorf("CheckpointInChunk %v: %d chunks, want %d", inChunk, n, want)
+		}
+	}
+}
