@@ -64,6 +64,13 @@ type CodeCache struct {
 	// blocks taken from store instead of decoded (codestore.go).
 	Decodes, Reused, Shared uint64
 	store                   *CodeStore
+	// file is the persistent file of decoded blocks decodeBlock takes
+	// from (codefile.go), fileCode the addresses whose blocks it keeps;
+	// FromFile counts the blocks taken from it, FileMisses the blocks
+	// decoded that it could keep.
+	file                 *CodeFile
+	fileCode             func(pc uint64) bool
+	FromFile, FileMisses uint64
 	// jit holds the host code of translated blocks (jit_amd64.go), and
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena

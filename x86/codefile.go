@@ -1,0 +1,533 @@
+package x86
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The persistent cache of decoded code (issue 24). A short program under
+// ttd spends a fifth of its CPU decoding blocks (python3 -c pass: 19,600
+// blocks, 236,000 instructions, each decoded, marked for dead flags and
+// fused pairs, and copied into freshly zeroed slabs). A program run
+// again decodes the same bytes at the same addresses to the same
+// blocks, so an address space's blocks of file-backed, never-written
+// code are kept in a file (CodeFile) that the next run maps: a block
+// taken from it is its instructions in the file's pages, not decoded and
+// not copied.
+//
+// A cached block is used only where decoding would give the same block:
+// its code bytes and the rest of its last instruction's fetch window
+// must be in guest memory, executable, at the block's address (the test
+// the code store makes, CodeStore.find), and the CPU features the same.
+// So a page that was written, remapped or holds other bytes than the
+// file's decodes afresh: the file is keyed by the program only to be
+// found, never trusted for what the bytes are.
+//
+// Instructions are stored as they are in memory, handler pointers and
+// all: a file holds only instructions whose handlers are static
+// functions of the ttd binary (staticHandler), and is used only by the
+// same ttd binary at the same addresses (codeFileStamp: its size, mtime
+// and inode, and where one handler is). A header CRC and a CRC of the
+// whole file guard against torn or foreign files; a bad file is ignored
+// and rewritten.
+//
+// TTD_CODE_CACHE names the directory (default: the user's cache
+// directory's ttd/code), or is "off".
+
+// codeFileMagic starts every code file; its last byte is the version.
+const codeFileMagic = "TTDCODE\x01"
+
+// codeFileLimit bounds the directory's size: past it, writing a file
+// removes the oldest first. codeFileMaxBlocks bounds one file.
+const (
+	codeFileLimit     = 512 << 20
+	codeFileMaxBlocks = 1 << 20
+)
+
+// minCodeFileNew is the least number of blocks an address space must
+// have decoded that its file lacks for it to write the file again: a
+// write costs about 1 ms per 10,000 blocks, and a process that decoded
+// few (a fork child that took its blocks from the code store) would
+// only write the same file again.
+var minCodeFileNew = 256
+
+// CodeFileDir is the directory of the persistent code cache, "" for
+// none (TTD_CODE_CACHE).
+var CodeFileDir = defaultCodeFileDir()
+
+func defaultCodeFileDir() string {
+	switch v := os.Getenv("TTD_CODE_CACHE"); v {
+	case "off":
+		return ""
+	case "":
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(d, "ttd", "code")
+	default:
+		return v
+	}
+}
+
+// codeFileHeader is the file's first 64 bytes.
+type codeFileHeader struct {
+	Magic    [8]byte
+	Stamp    [16]byte // codeFileStamp
+	Features uint32
+	InstSize uint32
+	NBlocks  uint64
+	NSlots   uint64
+	Size     uint64 // of the file
+	DataCRC  uint32 // of everything after the header
+	HeadCRC  uint32 // of the header's bytes before it
+}
+
+// The file's layout after the header: a hash table of the blocks
+// (NSlots uint32 slots, a power of two at least twice NBlocks, each the
+// offset of a block's record in 8-byte units or 0 for none, padded to 8
+// bytes), then the blocks' records in the order of their addresses.
+// A record is a fileBlock, the block's code bytes (padded to 8) and its
+// instructions: taking a block reads one slot and one record, not an
+// index, the code and the instructions from three places (a binary
+// search of a separate index was 1.6% of python3 -c pass, the misses
+// of the three places 3%).
+
+const codeFileHeaderSize = 64
+
+// fileBlock starts a block's record.
+type fileBlock struct {
+	PC    uint64
+	NInst uint32
+	NCode uint32
+	Win   [14]byte // the rest of the last instruction's fetch window
+	NWin  uint8
+	Cut   bool // the window ended at an unfetchable byte
+}
+
+const fileBlockSize = 32
+
+// recordSize is the size of a record of ninst instructions and ncode
+// code bytes.
+func recordSize(ninst, ncode int) int { return fileBlockSize + (ncode+7)&^7 + ninst*instSize }
+
+// CodeFile is one persistent file of decoded blocks: what an earlier
+// run left (mapped copy-on-write), and its path.
+type CodeFile struct {
+	path     string
+	features Features
+	data     []byte
+	slots    []uint32
+	nblocks  int
+	// Taken counts the blocks taken from the file.
+	Taken atomic.Uint64
+}
+
+// codeFiles are the files open in this process by path: an exec'd
+// image of the same program (bash's children) maps the file once.
+var codeFiles struct {
+	sync.Mutex
+	m map[string]*CodeFile
+}
+
+// OpenCodeFile returns the code file of the program named by key (any
+// string that tells programs apart: emu gives the executable's path,
+// size, mtime and inode) for code decoded with features f, mapping what
+// an earlier run wrote; nil if the cache is off.
+func OpenCodeFile(key string, f Features) *CodeFile {
+	if CodeFileDir == "" {
+		return nil
+	}
+	stamp, ok := codeFileStamp()
+	if !ok {
+		return nil
+	}
+	h := crc32.Checksum([]byte(key), castagnoliTab)
+	h2 := crc32.ChecksumIEEE([]byte(key))
+	name := strconv.FormatUint(uint64(h)<<32|uint64(h2), 16) + "-" + strconv.FormatUint(uint64(f), 16) + ".code"
+	path := filepath.Join(CodeFileDir, name)
+	codeFiles.Lock()
+	defer codeFiles.Unlock()
+	if cf := codeFiles.m[path]; cf != nil {
+		return cf
+	}
+	cf := openCodeFile(path, f, stamp)
+	if codeFiles.m == nil {
+		codeFiles.m = make(map[string]*CodeFile)
+	}
+	codeFiles.m[path] = cf
+	return cf
+}
+
+// openCodeFile maps the code file at path if it is whole and this
+// ttd's, else returns an empty one that SaveCodeFile may write there.
+func openCodeFile(path string, f Features, stamp [16]byte) *CodeFile {
+	cf := &CodeFile{path: path, features: f}
+	if data, err := mapFile(path); err == nil {
+		if !cf.parse(data, stamp) {
+			unmapFile(data)
+		}
+	}
+	return cf
+}
+
+var castagnoliTab = crc32.MakeTable(crc32.Castagnoli)
+
+// errCodeFile reports a code file that is not whole or not this ttd's.
+var errCodeFile = errors.New("x86: bad code file")
+
+// parse adopts data, a mapped code file, if it is whole and made by this
+// ttd binary for cf's features.
+func (cf *CodeFile) parse(data []byte, stamp [16]byte) bool {
+	if len(data) < codeFileHeaderSize {
+		return false
+	}
+	var h codeFileHeader
+	if _, err := binary.Decode(data[:codeFileHeaderSize], binary.LittleEndian, &h); err != nil {
+		return false
+	}
+	if string(h.Magic[:]) != codeFileMagic || h.Stamp != stamp || h.InstSize != instSize ||
+		Features(h.Features) != cf.features || h.HeadCRC != crc32.Checksum(data[:codeFileHeaderSize-4], castagnoliTab) ||
+		h.Size != uint64(len(data)) || h.NBlocks > codeFileMaxBlocks || h.NSlots != uint64(codeFileSlots(int(h.NBlocks))) {
+		return false
+	}
+	rs := codeFileHeaderSize + slotBytes(int(h.NBlocks))
+	if rs > uint64(len(data)) || crc32.Checksum(data[codeFileHeaderSize:], castagnoliTab) != h.DataCRC {
+		return false
+	}
+	// Every slot must start a record inside the file; the records must
+	// tile the rest of it.
+	var n uint64
+	for at := rs; at < uint64(len(data)); n++ {
+		if uint64(len(data))-at < fileBlockSize {
+			return false
+		}
+		e := blockAt(data, at)
+		if e.NInst == 0 || e.NInst > maxBlockInsts || e.NCode == 0 || e.NCode > maxBlockInsts*15 || e.NWin > 14 {
+			return false
+		}
+		at += uint64(recordSize(int(e.NInst), int(e.NCode)))
+		if at > uint64(len(data)) {
+			return false
+		}
+	}
+	slots := slotsOf(data[codeFileHeaderSize:rs])[:h.NSlots]
+	var used uint64
+	for _, k := range slots {
+		if k == 0 {
+			continue
+		}
+		if off := uint64(k) * 8; off < rs || off > uint64(len(data))-fileBlockSize {
+			return false
+		}
+		used++
+	}
+	if n != h.NBlocks || used != n {
+		return false
+	}
+	cf.data, cf.slots, cf.nblocks = data, slots, int(n)
+	return true
+}
+
+// slotBytes is the size of the hash table of n blocks in the file.
+func slotBytes(n int) uint64 { return uint64(codeFileSlots(n)*4+7) &^ 7 }
+
+// codeFileSlots is the size of the hash table of a file of n blocks: a
+// power of two at least twice n.
+func codeFileSlots(n int) int {
+	s := 16
+	for s < 2*n {
+		s <<= 1
+	}
+	return s
+}
+
+// codeFileHash is pc's first slot in a table of mask+1.
+func codeFileHash(pc uint64, mask uint32) uint32 {
+	return uint32((pc*0x9e3779b97f4a7c15)>>32) & mask
+}
+
+// find returns the offset of the record of the block at pc, or 0.
+func (cf *CodeFile) find(pc uint64) uint64 {
+	if len(cf.slots) == 0 {
+		return 0
+	}
+	mask := uint32(len(cf.slots) - 1)
+	for i := codeFileHash(pc, mask); ; i = (i + 1) & mask {
+		k := cf.slots[i]
+		if k == 0 {
+			return 0
+		}
+		if off := uint64(k) * 8; blockAt(cf.data, off).PC == pc {
+			return off
+		}
+	}
+}
+
+// record returns the block whose record is at off: its entry, code
+// bytes and instructions, all in the file's pages.
+func (cf *CodeFile) record(off uint64) (*fileBlock, []byte, []Inst) {
+	e := blockAt(cf.data, off)
+	c := off + fileBlockSize
+	i := c + uint64(e.NCode+7)&^7
+	return e, cf.data[c : c+uint64(e.NCode) : c+uint64(e.NCode)], instsOf(cf.data[i : i+uint64(e.NInst)*instSize])
+}
+
+// take returns the file's block at pc if guest memory holds its bytes
+// (as CodeStore.find tests), else nil.
+func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
+	if cf.features != cc.Features {
+		return nil
+	}
+	off := cf.find(pc)
+	if off == 0 {
+		return nil
+	}
+	e, code, insts := cf.record(off)
+	end := pc + uint64(len(code))
+	if !cc.mem.codeIs(pc, code) || !cc.mem.codeIs(end, e.Win[:e.NWin]) || e.Cut && cc.mem.fetchable(end+uint64(e.NWin)) {
+		return nil
+	}
+	cf.Taken.Add(1)
+	return &Block{PC: pc, End: end, Insts: insts, Bytes: code,
+		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
+		setsRIP: insts[len(insts)-1].Flags&InstSetsRIP != 0}
+}
+
+// UseCodeFile makes cc take blocks from f before decoding them, and
+// keep in it (SaveCodeFile) the blocks at addresses fileCode approves
+// (file-backed code that was never writable). f nil: no file.
+func (cc *CodeCache) UseCodeFile(f *CodeFile, fileCode func(pc uint64) bool) {
+	cc.file, cc.fileCode = f, fileCode
+}
+
+// CodeFile returns the code file cc uses, nil for none.
+func (cc *CodeCache) CodeFile() *CodeFile { return cc.file }
+
+// cacheable reports whether cc would keep b, which it just decoded, in
+// its code file.
+func (cc *CodeCache) cacheable(b *Block) bool {
+	return !b.truncated && len(b.Insts) > 0 && cc.fileCode(b.PC) && cc.fileCode(b.End-1) && allStatic(b.Insts)
+}
+
+// SaveCodeFile writes cc's code file anew when cc decoded enough blocks
+// the file lacks (FileMisses): the blocks of the file and cc's valid
+// cacheable blocks. Call it before the address space goes away, while
+// its memory still holds the code.
+func (cc *CodeCache) SaveCodeFile() error {
+	cf := cc.file
+	if cf == nil || cc.Features != cf.features || cc.FileMisses < uint64(minCodeFileNew) {
+		return nil
+	}
+	type entry struct {
+		pc    uint64
+		insts []Inst
+		code  []byte
+		win   [14]byte
+		nwin  uint8
+		cut   bool
+	}
+	all := make([]entry, 0, cf.nblocks+int(cc.FileMisses))
+	for off := uint64(codeFileHeaderSize) + slotBytes(cf.nblocks); off < uint64(len(cf.data)); {
+		e, code, insts := cf.record(off)
+		all = append(all, entry{pc: e.PC, insts: insts, code: code, win: e.Win, nwin: e.NWin, cut: e.Cut})
+		off += uint64(recordSize(len(insts), len(code)))
+	}
+	for pc, b := range cc.blocks {
+		if !b.valid || cf.find(pc) != 0 || !cc.cacheable(b) {
+			continue
+		}
+		e := entry{pc: pc, insts: b.Insts, code: b.Bytes}
+		want := 15 - int(b.Insts[len(b.Insts)-1].Len)
+		var f pageFetcher
+		got := f.fetch(cc.mem, b.End, e.win[:want])
+		e.nwin, e.cut = uint8(got), got < want
+		all = append(all, e)
+	}
+	if len(all) == cf.nblocks {
+		return nil
+	}
+	stamp, ok := codeFileStamp()
+	if !ok {
+		return nil
+	}
+	slices.SortFunc(all, func(a, b entry) int {
+		switch {
+		case a.pc < b.pc:
+			return -1
+		case a.pc > b.pc:
+			return 1
+		}
+		return 0
+	})
+	if len(all) > codeFileMaxBlocks {
+		all = all[:codeFileMaxBlocks]
+	}
+	rs := codeFileHeaderSize + int(slotBytes(len(all)))
+	size := rs
+	for _, e := range all {
+		size += recordSize(len(e.insts), len(e.code))
+	}
+	buf := make([]byte, size)
+	slots := slotsOf(buf[codeFileHeaderSize:rs])[:codeFileSlots(len(all))]
+	mask := uint32(len(slots) - 1)
+	at := rs
+	for _, e := range all {
+		j := codeFileHash(e.pc, mask)
+		for slots[j] != 0 {
+			j = (j + 1) & mask
+		}
+		slots[j] = uint32(at / 8)
+		*blockAt(buf, uint64(at)) = fileBlock{PC: e.pc, NInst: uint32(len(e.insts)), NCode: uint32(len(e.code)),
+			Win: e.win, NWin: e.nwin, Cut: e.cut}
+		copy(buf[at+fileBlockSize:], e.code)
+		copy(instsOf(buf[at+fileBlockSize+(len(e.code)+7)&^7:]), e.insts)
+		at += recordSize(len(e.insts), len(e.code))
+	}
+	h := codeFileHeader{Stamp: stamp, Features: uint32(cf.features), InstSize: instSize,
+		NBlocks: uint64(len(all)), NSlots: uint64(len(slots)), Size: uint64(size),
+		DataCRC: crc32.Checksum(buf[codeFileHeaderSize:], castagnoliTab)}
+	copy(h.Magic[:], codeFileMagic)
+	hb, _ := binary.Append(nil, binary.LittleEndian, &h)
+	copy(buf, hb)
+	binary.LittleEndian.PutUint32(buf[codeFileHeaderSize-4:], crc32.Checksum(buf[:codeFileHeaderSize-4], castagnoliTab))
+	if err := writeCodeFile(cf.path, buf); err != nil {
+		return err
+	}
+	// Later address spaces of this process (exec'd images) use the new
+	// file; cc's blocks keep pointing into the old mapping, which stays.
+	codeFiles.Lock()
+	defer codeFiles.Unlock()
+	if n := openCodeFile(cf.path, cf.features, stamp); n.nblocks > 0 {
+		codeFiles.m[cf.path] = n
+		cc.file, cc.FileMisses = n, 0
+	}
+	return nil
+}
+
+// writeCodeFile writes data to path through a temporary file and a
+// rename, so that a reader maps either the old file or the new one,
+// whole; then it trims the directory to codeFileLimit.
+func writeCodeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	trimCodeDir(dir, path)
+	return nil
+}
+
+// trimCodeDir removes the oldest code files of dir, other than keep,
+// while the files add up to more than codeFileLimit.
+func trimCodeDir(dir, keep string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type file struct {
+		path string
+		size int64
+		mod  int64
+	}
+	var files []file
+	var total int64
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".code") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		files = append(files, file{filepath.Join(dir, e.Name()), fi.Size(), fi.ModTime().UnixNano()})
+		total += fi.Size()
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod < files[j].mod })
+	for _, f := range files {
+		if total <= codeFileLimit {
+			break
+		}
+		if f.path != keep && os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
+}
+
+// codeFileStamp identifies the running ttd binary and where its
+// handlers are: a file's instructions hold handler pointers, right only
+// for the binary that wrote them.
+var codeFileStamp = sync.OnceValues(func() ([16]byte, bool) {
+	var s [16]byte
+	exe, err := os.Executable()
+	if err != nil {
+		return s, false
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return s, false
+	}
+	var b []byte
+	b = binary.LittleEndian.AppendUint64(b, uint64(fi.Size()))
+	b = binary.LittleEndian.AppendUint64(b, uint64(fi.ModTime().UnixNano()))
+	b = append(b, exe...)
+	b = append(b, fileIdentity(fi)...)
+	binary.LittleEndian.PutUint64(s[:], uint64(crc32.Checksum(b, castagnoliTab))<<32|uint64(crc32.ChecksumIEEE(b)))
+	binary.LittleEndian.PutUint64(s[8:], uint64(handlerAddr(opNop)))
+	return s, true
+})
+
+// allStatic reports whether every handler of insts is a static function
+// of the binary (staticHandler).
+func allStatic(insts []Inst) bool {
+	for i := range insts {
+		if !staticHandler(insts[i].Fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameBlock reports whether a and b are alike in what decoding gives
+// (tests compare blocks from a file with decoded ones).
+func sameBlock(a, b *Block) bool {
+	if a.PC != b.PC || a.End != b.End || len(a.Insts) != len(b.Insts) || !bytes.Equal(a.Bytes, b.Bytes) ||
+		a.setsRIP != b.setsRIP || a.firstPage != b.firstPage || a.lastPage != b.lastPage {
+		return false
+	}
+	for i := range a.Insts {
+		x, y := a.Insts[i], b.Insts[i]
+		if funcPC(x.Fn) != funcPC(y.Fn) {
+			return false
+		}
+		x.Fn, y.Fn = nil, nil
+		if !bytes.Equal(instBytes(&x), instBytes(&y)) {
+			return false
+		}
+	}
+	return true
+}
