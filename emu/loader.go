@@ -386,9 +386,6 @@ func readPhoff(fd int) (uint64, error) {
 // tells programs and their versions apart (path, size, mtime, inode),
 // the file's blocks are checked against guest memory when taken.
 func codeFileOf(fd int, exe string, f x86.Features) *x86.CodeFile {
-	if x86.CodeFileDir == "" {
-		return nil
-	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		return nil

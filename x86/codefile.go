@@ -61,15 +61,18 @@ const (
 // only write the same file again.
 var minCodeFileNew = 256
 
-// CodeFileDir is the directory of the persistent code cache, "" for
-// none (TTD_CODE_CACHE).
-var CodeFileDir = defaultCodeFileDir()
-
-func defaultCodeFileDir() string {
+// codeFileDir is the directory of the persistent code cache, "" for
+// none (TTD_CODE_CACHE, read when first needed, so that a TestMain may
+// set it). A test binary (named *.test) has none unless the variable
+// names one: tests that run programs must not fill the user's cache.
+var codeFileDir = sync.OnceValue(func() string {
 	switch v := os.Getenv("TTD_CODE_CACHE"); v {
 	case "off":
 		return ""
 	case "":
+		if strings.HasSuffix(os.Args[0], ".test") {
+			return ""
+		}
 		d, err := os.UserCacheDir()
 		if err != nil {
 			return ""
@@ -78,7 +81,7 @@ func defaultCodeFileDir() string {
 	default:
 		return v
 	}
-}
+})
 
 // codeFileHeader is the file's first 64 bytes.
 type codeFileHeader struct {
@@ -145,7 +148,8 @@ var codeFiles struct {
 // size, mtime and inode) for code decoded with features f, mapping what
 // an earlier run wrote; nil if the cache is off.
 func OpenCodeFile(key string, f Features) *CodeFile {
-	if CodeFileDir == "" {
+	dir := codeFileDir()
+	if dir == "" {
 		return nil
 	}
 	stamp, ok := codeFileStamp()
@@ -155,7 +159,7 @@ func OpenCodeFile(key string, f Features) *CodeFile {
 	h := crc32.Checksum([]byte(key), castagnoliTab)
 	h2 := crc32.ChecksumIEEE([]byte(key))
 	name := strconv.FormatUint(uint64(h)<<32|uint64(h2), 16) + "-" + strconv.FormatUint(uint64(f), 16) + ".code"
-	path := filepath.Join(CodeFileDir, name)
+	path := filepath.Join(dir, name)
 	codeFiles.Lock()
 	defer codeFiles.Unlock()
 	if cf := codeFiles.m[path]; cf != nil {
@@ -205,36 +209,10 @@ func (cf *CodeFile) parse(data []byte, stamp [16]byte) bool {
 	if rs > uint64(len(data)) || crc32.Checksum(data[codeFileHeaderSize:], castagnoliTab) != h.DataCRC {
 		return false
 	}
-	// Every slot must start a record inside the file; the records must
-	// tile the rest of it.
-	var n uint64
-	for at := rs; at < uint64(len(data)); n++ {
-		if uint64(len(data))-at < fileBlockSize {
-			return false
-		}
-		e := blockAt(data, at)
-		if e.NInst == 0 || e.NInst > maxBlockInsts || e.NCode == 0 || e.NCode > maxBlockInsts*15 || e.NWin > 14 {
-			return false
-		}
-		at += uint64(recordSize(int(e.NInst), int(e.NCode)))
-		if at > uint64(len(data)) {
-			return false
-		}
-	}
+	// Slots and records are checked when used (find, record): a walk
+	// over them all here cost as much as the CRC (1% of python3 -c pass).
 	slots := slotsOf(data[codeFileHeaderSize:rs])[:h.NSlots]
-	var used uint64
-	for _, k := range slots {
-		if k == 0 {
-			continue
-		}
-		if off := uint64(k) * 8; off < rs || off > uint64(len(data))-fileBlockSize {
-			return false
-		}
-		used++
-	}
-	if n != h.NBlocks || used != n {
-		return false
-	}
+	n := h.NBlocks
 	cf.data, cf.slots, cf.nblocks = data, slots, int(n)
 	return true
 }
@@ -268,7 +246,11 @@ func (cf *CodeFile) find(pc uint64) uint64 {
 		if k == 0 {
 			return 0
 		}
-		if off := uint64(k) * 8; blockAt(cf.data, off).PC == pc {
+		off := uint64(k) * 8
+		if off < uint64(codeFileHeaderSize)+uint64(len(cf.slots))*4 || off > uint64(len(cf.data))-fileBlockSize {
+			return 0 // (not written so: the CRC matched a foreign file)
+		}
+		if blockAt(cf.data, off).PC == pc {
 			return off
 		}
 	}
@@ -278,6 +260,10 @@ func (cf *CodeFile) find(pc uint64) uint64 {
 // bytes and instructions, all in the file's pages.
 func (cf *CodeFile) record(off uint64) (*fileBlock, []byte, []Inst) {
 	e := blockAt(cf.data, off)
+	if e.NInst == 0 || e.NInst > maxBlockInsts || e.NCode == 0 || e.NCode > maxBlockInsts*15 || e.NWin > 14 ||
+		uint64(recordSize(int(e.NInst), int(e.NCode))) > uint64(len(cf.data))-off {
+		return nil, nil, nil // (not written so)
+	}
 	c := off + fileBlockSize
 	i := c + uint64(e.NCode+7)&^7
 	return e, cf.data[c : c+uint64(e.NCode) : c+uint64(e.NCode)], instsOf(cf.data[i : i+uint64(e.NInst)*instSize])
@@ -294,6 +280,9 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 		return nil
 	}
 	e, code, insts := cf.record(off)
+	if e == nil {
+		return nil
+	}
 	end := pc + uint64(len(code))
 	if !cc.mem.codeIs(pc, code) || !cc.mem.codeIs(end, e.Win[:e.NWin]) || e.Cut && cc.mem.fetchable(end+uint64(e.NWin)) {
 		return nil
@@ -340,6 +329,9 @@ func (cc *CodeCache) SaveCodeFile() error {
 	all := make([]entry, 0, cf.nblocks+int(cc.FileMisses))
 	for off := uint64(codeFileHeaderSize) + slotBytes(cf.nblocks); off < uint64(len(cf.data)); {
 		e, code, insts := cf.record(off)
+		if e == nil {
+			break
+		}
 		all = append(all, entry{pc: e.PC, insts: insts, code: code, win: e.Win, nwin: e.NWin, cut: e.Cut})
 		off += uint64(recordSize(len(insts), len(code)))
 	}
