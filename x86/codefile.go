@@ -136,6 +136,13 @@ type CodeFile struct {
 	Taken atomic.Uint64
 }
 
+// codeFileTaken counts the blocks taken from code files (tests).
+var codeFileTaken atomic.Uint64
+
+// CodeFileTaken returns how many blocks this process took from code
+// files (for tests).
+func CodeFileTaken() uint64 { return codeFileTaken.Load() }
+
 // codeFiles are the files open in this process by path: an exec'd
 // image of the same program (bash's children) maps the file once.
 var codeFiles struct {
@@ -288,6 +295,7 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 		return nil
 	}
 	cf.Taken.Add(1)
+	codeFileTaken.Add(1)
 	return &Block{PC: pc, End: end, Insts: insts, Bytes: code,
 		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: insts[len(insts)-1].Flags&InstSetsRIP != 0}
