@@ -71,6 +71,13 @@ type CodeCache struct {
 	file                 *CodeFile
 	fileCode             func(pc uint64) bool
 	FromFile, FileMisses uint64
+	// FileXlats counts the translations kept for the file, made here;
+	// fileCodeSlab and fileOffSlab hold them, fileOffs is scratch
+	// (keepFileXlat).
+	FileXlats    uint64
+	fileCodeSlab []byte
+	fileOffSlab  []int32
+	fileOffs     []int32
 	// jit holds the host code of translated blocks (jit_amd64.go), and
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena

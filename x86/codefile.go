@@ -108,21 +108,61 @@ type codeFileHeader struct {
 
 const codeFileHeaderSize = 64
 
-// fileBlock starts a block's record.
+// fileBlock starts a block's record: the block, the rest of its last
+// instruction's fetch window, the record's size and how many
+// translations follow the instructions (fileXlatHead).
 type fileBlock struct {
 	PC    uint64
 	NInst uint32
 	NCode uint32
-	Win   [14]byte // the rest of the last instruction's fetch window
+	Win   [14]byte
 	NWin  uint8
 	Cut   bool // the window ended at an unfetchable byte
+	Size  uint32
+	NXlat uint32
 }
 
-const fileBlockSize = 32
+const fileBlockSize = 40
 
-// recordSize is the size of a record of ninst instructions and ncode
-// code bytes.
-func recordSize(ninst, ncode int) int { return fileBlockSize + (ncode+7)&^7 + ninst*instSize }
+// fileXlatHead starts a translation in a record: its mode, its code's
+// size, and how many of each of storedXlat's offsets follow (linkSite,
+// linkMis, resumeK, resumeAt, idSites, tabSites, int32 each, padded to
+// 8 bytes), then the code (padded to 8).
+type fileXlatHead struct {
+	Mode     uint8
+	Declined bool
+	_        [2]byte
+	NCode    uint32
+	ChainOff int32
+	N        [6]uint16
+	Beyond   uint64
+}
+
+const fileXlatHeadSize = 32
+
+// fileXlat is a translation for the code file: kept when translate made
+// it (keepFileXlat) or taken from the file with its block, and adopted
+// like one from the code store (adoptable).
+type fileXlat struct {
+	mode uint8
+	x    storedXlat
+}
+
+// xlatSize is the size of x in a record.
+func xlatSize(x *storedXlat) int {
+	n := len(x.linkSite) + len(x.linkMis) + len(x.resumeK) + len(x.resumeAt) + len(x.idSites) + len(x.tabSites)
+	return fileXlatHeadSize + (4*n+7)&^7 + (len(x.code)+7)&^7
+}
+
+// recordSize is the size of a record of ninst instructions, ncode code
+// bytes and the translations xs.
+func recordSize(ninst, ncode int, xs []*fileXlat) int {
+	n := fileBlockSize + (ncode+7)&^7 + ninst*instSize
+	for _, x := range xs {
+		n += xlatSize(&x.x)
+	}
+	return n
+}
 
 // CodeFile is one persistent file of decoded blocks: what an earlier
 // run left (mapped copy-on-write), and its path.
@@ -264,16 +304,83 @@ func (cf *CodeFile) find(pc uint64) uint64 {
 }
 
 // record returns the block whose record is at off: its entry, code
-// bytes and instructions, all in the file's pages.
-func (cf *CodeFile) record(off uint64) (*fileBlock, []byte, []Inst) {
+// bytes and instructions, all in the file's pages, and where its
+// translations start.
+func (cf *CodeFile) record(off uint64) (*fileBlock, []byte, []Inst, uint64) {
 	e := blockAt(cf.data, off)
 	if e.NInst == 0 || e.NInst > maxBlockInsts || e.NCode == 0 || e.NCode > maxBlockInsts*15 || e.NWin > 14 ||
-		uint64(recordSize(int(e.NInst), int(e.NCode))) > uint64(len(cf.data))-off {
-		return nil, nil, nil // (not written so)
+		uint64(e.Size) > uint64(len(cf.data))-off || e.Size < uint32(recordSize(int(e.NInst), int(e.NCode), nil)) || e.Size&7 != 0 {
+		return nil, nil, nil, 0 // (not written so)
 	}
 	c := off + fileBlockSize
 	i := c + uint64(e.NCode+7)&^7
-	return e, cf.data[c : c+uint64(e.NCode) : c+uint64(e.NCode)], instsOf(cf.data[i : i+uint64(e.NInst)*instSize])
+	x := i + uint64(e.NInst)*instSize
+	return e, cf.data[c : c+uint64(e.NCode) : c+uint64(e.NCode)], instsOf(cf.data[i:x]), x
+}
+
+// xlats returns the translations of the record whose entry is e, which
+// start at off; nil if they do not fit the record.
+func (cf *CodeFile) xlats(e *fileBlock, off, end uint64) []*fileXlat {
+	if e.NXlat == 0 || e.NXlat > jitModes {
+		return nil
+	}
+	xs := make([]*fileXlat, 0, e.NXlat)
+	for range e.NXlat {
+		if end-off < fileXlatHeadSize {
+			return nil
+		}
+		h := xlatHeadAt(cf.data, off)
+		var n int
+		for _, k := range h.N {
+			n += int(k)
+		}
+		o := off + fileXlatHeadSize
+		c := o + uint64(4*n+7)&^7
+		next := c + uint64(h.NCode+7)&^7
+		if h.Mode >= jitModes || next > end || h.ChainOff < 0 || uint32(h.ChainOff) > h.NCode {
+			return nil
+		}
+		offs := int32sOf(cf.data[o : o+4*uint64(n)])
+		fx := &fileXlat{mode: h.Mode}
+		x := &fx.x
+		x.declined, x.chainOff, x.beyond = h.Declined, h.ChainOff, h.Beyond
+		x.code = cf.data[c : c+uint64(h.NCode) : c+uint64(h.NCode)]
+		for i, p := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites} {
+			*p, offs = offs[:h.N[i]:h.N[i]], offs[h.N[i]:]
+		}
+		// Every site must be inside the code (4-byte ids and links,
+		// 8-byte tables), every resumed instruction in the block.
+		for _, s := range [][]int32{x.linkSite, x.idSites} {
+			for _, v := range s {
+				if v < 0 || uint32(v)+4 > h.NCode {
+					return nil
+				}
+			}
+		}
+		for _, v := range x.tabSites {
+			if v < 0 || uint32(v)+8 > h.NCode {
+				return nil
+			}
+		}
+		for _, s := range [][]int32{x.linkMis, x.resumeAt} {
+			for _, v := range s {
+				if v < 0 || uint32(v) > h.NCode {
+					return nil
+				}
+			}
+		}
+		for _, k := range x.resumeK {
+			if k < 0 || uint32(k) >= e.NInst {
+				return nil
+			}
+		}
+		if len(x.resumeK) != len(x.resumeAt) || len(x.linkSite) != len(x.linkMis) {
+			return nil
+		}
+		xs = append(xs, fx)
+		off = next
+	}
+	return xs
 }
 
 // take returns the file's block at pc if guest memory holds its bytes
@@ -286,7 +393,7 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 	if off == 0 {
 		return nil
 	}
-	e, code, insts := cf.record(off)
+	e, code, insts, xo := cf.record(off)
 	if e == nil {
 		return nil
 	}
@@ -296,9 +403,25 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 	}
 	cf.Taken.Add(1)
 	codeFileTaken.Add(1)
-	return &Block{PC: pc, End: end, Insts: insts, Bytes: code,
+	b := &Block{PC: pc, End: end, Insts: insts, Bytes: code,
 		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: insts[len(insts)-1].Flags&InstSetsRIP != 0}
+	if e.NXlat > 0 {
+		// A block an earlier run translated is hot: it adopts the
+		// translation the first time it runs (runBlock), rather than
+		// running jitThreshold times in the interpreter first.
+		mode := uint8(jitModeRun)
+		if c := cc.running; c != nil {
+			mode = c.jitMode
+		}
+		for _, fx := range cf.xlats(e, xo, off+uint64(e.Size)) {
+			if fx.mode == mode {
+				b.jx().fileXl = fx
+				b.heat = jitThreshold
+			}
+		}
+	}
+	return b
 }
 
 // UseCodeFile makes cc take blocks from f before decoding them, and
@@ -323,7 +446,7 @@ func (cc *CodeCache) cacheable(b *Block) bool {
 // its memory still holds the code.
 func (cc *CodeCache) SaveCodeFile() error {
 	cf := cc.file
-	if cf == nil || cc.Features != cf.features || cc.FileMisses < uint64(minCodeFileNew) {
+	if cf == nil || cc.Features != cf.features || cc.FileMisses < uint64(minCodeFileNew) && cc.FileXlats < uint64(max(1, minCodeFileNew/4)) {
 		return nil
 	}
 	type entry struct {
@@ -333,29 +456,35 @@ func (cc *CodeCache) SaveCodeFile() error {
 		win   [14]byte
 		nwin  uint8
 		cut   bool
+		xl    []*fileXlat
 	}
+	// The blocks of cc, with the translations they have for the file,
+	// then those of the file that cc does not have.
 	all := make([]entry, 0, cf.nblocks+int(cc.FileMisses))
-	for off := uint64(codeFileHeaderSize) + slotBytes(cf.nblocks); off < uint64(len(cf.data)); {
-		e, code, insts := cf.record(off)
-		if e == nil {
-			break
-		}
-		all = append(all, entry{pc: e.PC, insts: insts, code: code, win: e.Win, nwin: e.NWin, cut: e.Cut})
-		off += uint64(recordSize(len(insts), len(code)))
-	}
 	for pc, b := range cc.blocks {
-		if !b.valid || cf.find(pc) != 0 || !cc.cacheable(b) {
+		if !b.valid || !cc.cacheable(b) {
 			continue
 		}
 		e := entry{pc: pc, insts: b.Insts, code: b.Bytes}
+		if j := b.jit; j != nil && j.fileXl != nil {
+			e.xl = []*fileXlat{j.fileXl}
+		}
 		want := 15 - int(b.Insts[len(b.Insts)-1].Len)
 		var f pageFetcher
 		got := f.fetch(cc.mem, b.End, e.win[:want])
 		e.nwin, e.cut = uint8(got), got < want
 		all = append(all, e)
 	}
-	if len(all) == cf.nblocks {
-		return nil
+	for off := uint64(codeFileHeaderSize) + slotBytes(cf.nblocks); off < uint64(len(cf.data)); {
+		e, code, insts, xo := cf.record(off)
+		if e == nil {
+			break
+		}
+		if b := cc.blocks[e.PC]; b == nil || !b.valid || !cc.cacheable(b) {
+			all = append(all, entry{pc: e.PC, insts: insts, code: code, win: e.Win, nwin: e.NWin, cut: e.Cut,
+				xl: cf.xlats(e, xo, off+uint64(e.Size))})
+		}
+		off += uint64(e.Size)
 	}
 	stamp, ok := codeFileStamp()
 	if !ok {
@@ -376,7 +505,7 @@ func (cc *CodeCache) SaveCodeFile() error {
 	rs := codeFileHeaderSize + int(slotBytes(len(all)))
 	size := rs
 	for _, e := range all {
-		size += recordSize(len(e.insts), len(e.code))
+		size += recordSize(len(e.insts), len(e.code), e.xl)
 	}
 	buf := make([]byte, size)
 	slots := slotsOf(buf[codeFileHeaderSize:rs])[:codeFileSlots(len(all))]
@@ -388,11 +517,26 @@ func (cc *CodeCache) SaveCodeFile() error {
 			j = (j + 1) & mask
 		}
 		slots[j] = uint32(at / 8)
+		n := recordSize(len(e.insts), len(e.code), e.xl)
 		*blockAt(buf, uint64(at)) = fileBlock{PC: e.pc, NInst: uint32(len(e.insts)), NCode: uint32(len(e.code)),
-			Win: e.win, NWin: e.nwin, Cut: e.cut}
+			Win: e.win, NWin: e.nwin, Cut: e.cut, Size: uint32(n), NXlat: uint32(len(e.xl))}
 		copy(buf[at+fileBlockSize:], e.code)
-		copy(instsOf(buf[at+fileBlockSize+(len(e.code)+7)&^7:]), e.insts)
-		at += recordSize(len(e.insts), len(e.code))
+		xo := at + fileBlockSize + (len(e.code)+7)&^7
+		copy(instsOf(buf[xo:]), e.insts)
+		xo += len(e.insts) * instSize
+		for _, fx := range e.xl {
+			x := &fx.x
+			h := xlatHeadAt(buf, uint64(xo))
+			*h = fileXlatHead{Mode: fx.mode, Declined: x.declined, NCode: uint32(len(x.code)), ChainOff: x.chainOff, Beyond: x.beyond}
+			o := xo + fileXlatHeadSize
+			for i, s := range [][]int32{x.linkSite, x.linkMis, x.resumeK, x.resumeAt, x.idSites, x.tabSites} {
+				h.N[i] = uint16(len(s))
+				o += 4 * copy(int32sOf(buf[o:o+4*len(s)]), s)
+			}
+			copy(buf[(o+7)&^7:], x.code)
+			xo += xlatSize(x)
+		}
+		at += n
 	}
 	h := codeFileHeader{Stamp: stamp, Features: uint32(cf.features), InstSize: instSize,
 		NBlocks: uint64(len(all)), NSlots: uint64(len(slots)), Size: uint64(size),
@@ -496,6 +640,12 @@ var codeFileStamp = sync.OnceValues(func() ([16]byte, bool) {
 	b = binary.LittleEndian.AppendUint64(b, uint64(fi.ModTime().UnixNano()))
 	b = append(b, exe...)
 	b = append(b, fileIdentity(fi)...)
+	// Translations depend on the host's instructions (BMI2's rorx…)
+	// and on the knobs of the translator.
+	b = appendHostID(b)
+	for _, v := range []string{"TTD_HOSTISA", "TTD_JITSKIP", "TTD_JITREGS", "TTD_STATS", "TTD_JIT"} {
+		b = append(append(b, os.Getenv(v)...), 0)
+	}
 	binary.LittleEndian.PutUint64(s[:], uint64(crc32.Checksum(b, castagnoliTab))<<32|uint64(crc32.ChecksumIEEE(b)))
 	binary.LittleEndian.PutUint64(s[8:], uint64(handlerAddr(opNop)))
 	return s, true

@@ -34,6 +34,21 @@ func unmapFile(data []byte) { syscall.Munmap(data) }
 // checked is inside data and 8-aligned.
 func blockAt(data []byte, off uint64) *fileBlock { return (*fileBlock)(unsafe.Pointer(&data[off])) }
 
+// xlatHeadAt is the translation's head at data[off:] (8-aligned).
+func xlatHeadAt(data []byte, off uint64) *fileXlatHead {
+	return (*fileXlatHead)(unsafe.Pointer(&data[off]))
+}
+
+// int32sOf views b (4-aligned) as int32s.
+func int32sOf(b []byte) []int32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+var _ = [1]struct{}{}[unsafe.Sizeof(fileXlatHead{})-fileXlatHeadSize]
+
 // slotsOf views b (a multiple of 4 bytes) as hash slots.
 func slotsOf(b []byte) []uint32 {
 	if len(b) == 0 {

@@ -188,10 +188,16 @@ func (cc *CodeCache) Store() *CodeStore { return cc.store }
 // adoptable returns the store's translation of b for mode that cc would
 // adopt (translate), or nil.
 func (cc *CodeCache) adoptable(b *Block, mode uint8) *storedXlat {
-	if b.stored == nil || cc.filter.owner != nil || cc.LegacyReads {
+	if cc.filter.owner != nil || cc.LegacyReads {
 		return nil
 	}
-	return b.stored.xlat(mode)
+	if x := b.stored.xlat(mode); x != nil {
+		return x
+	}
+	if j := b.jit; j != nil && j.fileXl != nil && j.fileXl.mode == mode {
+		return &j.fileXl.x // the code file's (codefile.go)
+	}
+	return nil
 }
 
 // take returns a block at pc from the store that cc's memory holds the
