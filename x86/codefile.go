@@ -473,6 +473,17 @@ func (cc *CodeCache) SaveCodeFile() error {
 		var f pageFetcher
 		got := f.fetch(cc.mem, b.End, e.win[:want])
 		e.nwin, e.cut = uint8(got), got < want
+		// The file's translations of the same block for other modes
+		// (ttd record's and ttd run's of one program) stay.
+		if off := cf.find(pc); off != 0 {
+			if o, code, _, xo := cf.record(off); o != nil && bytes.Equal(code, e.code) && bytes.Equal(o.Win[:o.NWin], e.win[:e.nwin]) && o.Cut == e.cut {
+				for _, fx := range cf.xlats(o, xo, off+uint64(o.Size)) {
+					if len(e.xl) == 0 || fx.mode != e.xl[0].mode {
+						e.xl = append(e.xl, fx)
+					}
+				}
+			}
+		}
 		all = append(all, e)
 	}
 	for off := uint64(codeFileHeaderSize) + slotBytes(cf.nblocks); off < uint64(len(cf.data)); {

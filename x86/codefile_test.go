@@ -334,3 +334,73 @@ func TestCodeFileNotForFewNewBlocks(t *testing.T) {
 		t.Errorf("%d files written for 1 new block (1 needed)", len(ents))
 	}
 }
+
+// sumLoopCode sums 1..1000 into eax in a loop hot enough to be translated,
+// then makes a syscall.
+var sumLoopCode = []byte{0x31, 0xc0, 0xb9, 0xe8, 0x03, 0, 0, 0x01, 0xc8, 0xff, 0xc9, 0x75, 0xfa, 0x0f, 0x05}
+
+// runLoop runs c from testCode to its syscall and returns eax.
+func runLoop(t *testing.T, who string, c *CPU) uint64 {
+	t.Helper()
+	c.RIP = testCode
+	for n := 0; ; n++ {
+		exit := c.Run(1 << 20)
+		if exit.Reason == ExitSyscall {
+			return c.R[RAX]
+		}
+		if exit.Reason != ExitBudget || n > 10 {
+			t.Fatalf("%s: exit %v (%v), want the syscall", who, exit.Reason, exit.Err)
+		}
+	}
+}
+
+// TestCodeFileTranslations: a block translated in one run is adopted
+// from the code file in the next at its first run (no translation, no
+// runs in the interpreter before), and computes the same; code that
+// differs from the file's takes neither block nor translation.
+func TestCodeFileTranslations(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no JIT on this architecture")
+	}
+	useCodeDir(t, 1)
+	wasOn, was := SetJIT(true, 5)
+	defer SetJIT(wasOn, was)
+	first := newTestCPU(t, sumLoopCode)
+	first.cache.UseCodeFile(OpenCodeFile("loop", first.cache.Features), anyCode)
+	if got := runLoop(t, "first", first); got != 500500 {
+		t.Fatalf("first run: eax %d, want 500500", got)
+	}
+	if first.cache.Translated == 0 || first.cache.FileXlats == 0 {
+		t.Fatalf("first run: %d translations, %d kept for the file; want some", first.cache.Translated, first.cache.FileXlats)
+	}
+	if err := first.cache.SaveCodeFile(); err != nil {
+		t.Fatal(err)
+	}
+	forgetCodeFiles()
+
+	second := newTestCPU(t, sumLoopCode)
+	second.cache.UseCodeFile(OpenCodeFile("loop", second.cache.Features), anyCode)
+	if got := runLoop(t, "second", second); got != 500500 {
+		t.Errorf("second run: eax %d, want 500500", got)
+	}
+	if second.cache.Translated != 0 || second.cache.Adopted != first.cache.Translated {
+		t.Errorf("second run: %d translated, %d adopted; want 0 and %d", second.cache.Translated, second.cache.Adopted, first.cache.Translated)
+	}
+	loop := second.cache.lookup(testCode + 7)
+	if loop == nil || loop.jit == nil || loop.jit.fileXl == nil || loop.heat != jitThreshold {
+		t.Errorf("the loop's block: %+v, want one with the file's translation adopted at its first run", loop)
+	}
+
+	// Other code at the same address (sub, not add, in the loop):
+	// decoded and translated afresh.
+	other := append([]byte(nil), sumLoopCode...)
+	other[7] = 0x29
+	third := newTestCPU(t, other)
+	third.cache.UseCodeFile(OpenCodeFile("loop", third.cache.Features), anyCode)
+	if got := runLoop(t, "other code", third); got != 1<<32-500500 {
+		t.Errorf("other code: eax %d, want %d", got, 1<<32-500500)
+	}
+	if third.cache.Adopted != 0 || third.cache.Translated == 0 {
+		t.Errorf("other code: %d adopted, %d translated; want none and some", third.cache.Adopted, third.cache.Translated)
+	}
+}

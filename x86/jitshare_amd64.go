@@ -131,7 +131,9 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 	j.hooks, j.beyond, j.logged, j.steps, j.win, j.hresume = 0, x.beyond, 0, false, nil, nil
 	cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 	cc.Adopted++
-	cc.store.xlatTaken.Add(1)
+	if cc.store != nil { // (nil: the code file's translation)
+		cc.store.xlatTaken.Add(1)
+	}
 	return true
 }
 
