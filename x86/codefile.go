@@ -37,9 +37,10 @@ import (
 // all: a file holds only instructions whose handlers are static
 // functions of the ttd binary (staticHandler), and is used only by the
 // same ttd binary at the same addresses (codeFileStamp: its size, mtime
-// and inode, and where one handler is). A header CRC and a CRC of the
-// whole file guard against torn or foreign files; a bad file is ignored
-// and rewritten.
+// and inode, and where one handler is). CRCs of the header, of the hash
+// table and of each record (checked when the record is used) guard
+// against torn or foreign files; a bad file or record is ignored, and
+// the file rewritten.
 //
 // TTD_CODE_CACHE names the directory (default: the user's cache
 // directory's ttd/code), or is "off".
@@ -92,7 +93,7 @@ type codeFileHeader struct {
 	NBlocks  uint64
 	NSlots   uint64
 	Size     uint64 // of the file
-	DataCRC  uint32 // of everything after the header
+	SlotsCRC uint32 // of the hash table (each record has its own)
 	HeadCRC  uint32 // of the header's bytes before it
 }
 
@@ -120,9 +121,20 @@ type fileBlock struct {
 	Cut   bool // the window ended at an unfetchable byte
 	Size  uint32
 	NXlat uint32
+	// CRC sums the record but for itself and the padding after it
+	// (recordCRC); it is checked when the block is taken, the record
+	// then read once rather than the whole file at its open (a CRC of
+	// 23 MB, then the misses of the records the run takes).
+	CRC uint32
+	_   uint32
 }
 
-const fileBlockSize = 40
+const fileBlockSize = 48
+
+// recordCRC is the CRC of the record rec.
+func recordCRC(rec []byte) uint32 {
+	return crc32.Update(crc32.Checksum(rec[:fileBlockSize-8], castagnoliTab), castagnoliTab, rec[fileBlockSize:])
+}
 
 // fileXlatHead starts a translation in a record: its mode, its code's
 // size, and how many of each of storedXlat's offsets follow (linkSite,
@@ -205,7 +217,10 @@ func OpenCodeFile(key string, f Features) *CodeFile {
 	}
 	h := crc32.Checksum([]byte(key), castagnoliTab)
 	h2 := crc32.ChecksumIEEE([]byte(key))
-	name := strconv.FormatUint(uint64(h)<<32|uint64(h2), 16) + "-" + strconv.FormatUint(uint64(f), 16) + ".code"
+	// The stamp is in the name too: two ttd binaries (or settings) that
+	// run one program keep a file each rather than rewrite one in turn.
+	name := strconv.FormatUint(uint64(h)<<32|uint64(h2), 16) + "-" + strconv.FormatUint(uint64(f), 16) + "-" +
+		strconv.FormatUint(uint64(crc32.Checksum(stamp[:], castagnoliTab)), 16) + ".code"
 	path := filepath.Join(dir, name)
 	codeFiles.Lock()
 	defer codeFiles.Unlock()
@@ -253,7 +268,7 @@ func (cf *CodeFile) parse(data []byte, stamp [16]byte) bool {
 		return false
 	}
 	rs := codeFileHeaderSize + slotBytes(int(h.NBlocks))
-	if rs > uint64(len(data)) || crc32.Checksum(data[codeFileHeaderSize:], castagnoliTab) != h.DataCRC {
+	if rs > uint64(len(data)) || crc32.Checksum(data[codeFileHeaderSize:rs], castagnoliTab) != h.SlotsCRC {
 		return false
 	}
 	// Slots and records are checked when used (find, record): a walk
@@ -309,7 +324,8 @@ func (cf *CodeFile) find(pc uint64) uint64 {
 func (cf *CodeFile) record(off uint64) (*fileBlock, []byte, []Inst, uint64) {
 	e := blockAt(cf.data, off)
 	if e.NInst == 0 || e.NInst > maxBlockInsts || e.NCode == 0 || e.NCode > maxBlockInsts*15 || e.NWin > 14 ||
-		uint64(e.Size) > uint64(len(cf.data))-off || e.Size < uint32(recordSize(int(e.NInst), int(e.NCode), nil)) || e.Size&7 != 0 {
+		uint64(e.Size) > uint64(len(cf.data))-off || e.Size < uint32(recordSize(int(e.NInst), int(e.NCode), nil)) || e.Size&7 != 0 ||
+		recordCRC(cf.data[off:off+uint64(e.Size)]) != e.CRC {
 		return nil, nil, nil, 0 // (not written so)
 	}
 	c := off + fileBlockSize
@@ -547,11 +563,12 @@ func (cc *CodeCache) SaveCodeFile() error {
 			copy(buf[(o+7)&^7:], x.code)
 			xo += xlatSize(x)
 		}
+		blockAt(buf, uint64(at)).CRC = recordCRC(buf[at : at+n])
 		at += n
 	}
 	h := codeFileHeader{Stamp: stamp, Features: uint32(cf.features), InstSize: instSize,
 		NBlocks: uint64(len(all)), NSlots: uint64(len(slots)), Size: uint64(size),
-		DataCRC: crc32.Checksum(buf[codeFileHeaderSize:], castagnoliTab)}
+		SlotsCRC: crc32.Checksum(buf[codeFileHeaderSize:rs], castagnoliTab)}
 	copy(h.Magic[:], codeFileMagic)
 	hb, _ := binary.Append(nil, binary.LittleEndian, &h)
 	copy(buf, hb)

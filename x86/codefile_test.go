@@ -268,6 +268,8 @@ func TestCodeFileIgnoresBadFiles(t *testing.T) {
 		{"cut short", func(b []byte) []byte { return b[:len(b)-8] }},
 		{"flipped byte", func(b []byte) []byte { b[len(b)-20] ^= 1; return b }},
 		{"flipped header", func(b []byte) []byte { b[40] ^= 1; return b }},
+		{"flipped slot", func(b []byte) []byte { b[codeFileHeaderSize+1] ^= 1; return b }},
+		{"flipped record head", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }},
 		{"other stamp", func(b []byte) []byte { b[8] ^= 1; return restamp(b) }},
 		{"other instruction size", func(b []byte) []byte { b[28]++; return restamp(b) }},
 		{"empty", func(b []byte) []byte { return nil }},
@@ -276,10 +278,12 @@ func TestCodeFileIgnoresBadFiles(t *testing.T) {
 		if err := os.WriteFile(cf.path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		n := OpenCodeFile("self", FeaturesImplemented).nblocks
+		c := newTestCPU(t, selfCode)
+		c.cache.UseCodeFile(OpenCodeFile("self", c.cache.Features), anyCode)
+		runCode(t, tc.name, c)
 		forgetCodeFiles()
-		if want := tc.name == "whole"; (n == 1) != want {
-			t.Errorf("%s: %d blocks used, want the file used %v", tc.name, n, want)
+		if want := tc.name == "whole"; (c.cache.FromFile == 1) != want {
+			t.Errorf("%s: %d blocks from the file, want the file used %v", tc.name, c.cache.FromFile, want)
 		}
 	}
 	if n := OpenCodeFile("self", FeaturesImplemented&^FeatSSE3).nblocks; n != 0 {
