@@ -359,7 +359,7 @@ func (cf *CodeFile) xlats(e *fileBlock, off, end uint64) []*fileXlat {
 		offs := int32sOf(cf.data[o : o+4*uint64(n)])
 		fx := &fileXlat{mode: h.Mode}
 		x := &fx.x
-		x.declined, x.chainOff, x.beyond = h.Declined, h.ChainOff, h.Beyond
+		x.declined, x.chainOff, x.beyond, x.hot = h.Declined, h.ChainOff, h.Beyond, true
 		x.code = cf.data[c : c+uint64(h.NCode) : c+uint64(h.NCode)]
 		for i, p := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites} {
 			*p, offs = offs[:h.N[i]:h.N[i]], offs[h.N[i]:]
@@ -671,7 +671,7 @@ var codeFileStamp = sync.OnceValues(func() ([16]byte, bool) {
 	// Translations depend on the host's instructions (BMI2's rorx…)
 	// and on the knobs of the translator.
 	b = appendHostID(b)
-	for _, v := range []string{"TTD_HOSTISA", "TTD_JITSKIP", "TTD_JITREGS", "TTD_STATS", "TTD_JIT"} {
+	for _, v := range []string{"TTD_HOSTISA", "TTD_JITSKIP", "TTD_JITREGS"} {
 		b = append(append(b, os.Getenv(v)...), 0)
 	}
 	binary.LittleEndian.PutUint64(s[:], uint64(crc32.Checksum(b, castagnoliTab))<<32|uint64(crc32.ChecksumIEEE(b)))

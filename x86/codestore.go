@@ -107,6 +107,10 @@ type storedXlat struct {
 	idSites, tabSites []int32
 	beyond            uint64
 	declined          bool
+	// hot: the translation came from the code file (codefile.go), made
+	// in an earlier run in which the block was hot: a block taken from
+	// the store adopts it at its first run.
+	hot bool
 }
 
 // size is what x takes in the store's bound (storeGenCode).
@@ -223,9 +227,15 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 	}
 	s.Taken++
 	end := pc + uint64(len(sb.code))
-	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code, stored: sb,
+	b := &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code, stored: sb,
 		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: sb.insts[len(sb.insts)-1].Flags&InstSetsRIP != 0}
+	if c := cc.running; c != nil {
+		if x := sb.xl[c.jitMode].Load(); x != nil && x.hot {
+			b.heat = jitThreshold // as a block taken from the code file
+		}
+	}
+	return b
 }
 
 // find returns the block of gen at pc whose bytes cc's memory holds.
@@ -249,6 +259,11 @@ func (s *CodeStore) keep(cc *CodeCache, b *Block) {
 	// fetches 15 bytes from each instruction, or up to an unfetchable
 	// byte).
 	sb := &storedBlock{insts: b.Insts, code: b.Bytes, features: cc.Features}
+	if j := b.jit; j != nil && j.fileXl != nil {
+		// The code file's translation of the block, for the caches
+		// that take it from the store (a process tree of one program).
+		sb.xl[j.fileXl.mode].Store(&j.fileXl.x)
+	}
 	want := 15 - int(b.Insts[len(b.Insts)-1].Len)
 	var f pageFetcher
 	got := f.fetch(cc.mem, b.End, sb.win[:want])
