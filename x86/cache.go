@@ -78,6 +78,7 @@ type CodeCache struct {
 	fileCodeSlab []byte
 	fileOffSlab  []int32
 	fileOffs     []int32
+	fileXlSlab   []fileXlat
 	// jit holds the host code of translated blocks (jit_amd64.go), and
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena

@@ -63,10 +63,10 @@ const (
 var minCodeFileNew = 256
 
 // codeFileDir is the directory of the persistent code cache, "" for
-// none (TTD_CODE_CACHE, read when first needed, so that a TestMain may
-// set it). A test binary (named *.test) has none unless the variable
-// names one: tests that run programs must not fill the user's cache.
-var codeFileDir = sync.OnceValue(func() string {
+// none (TTD_CODE_CACHE, read at each exec, so that a test may set it).
+// A test binary (named *.test) has none unless the variable names one:
+// tests that run programs must not fill the user's cache.
+var codeFileDir = func() string {
 	switch v := os.Getenv("TTD_CODE_CACHE"); v {
 	case "off":
 		return ""
@@ -82,7 +82,7 @@ var codeFileDir = sync.OnceValue(func() string {
 	default:
 		return v
 	}
-})
+}
 
 // codeFileHeader is the file's first 64 bytes.
 type codeFileHeader struct {

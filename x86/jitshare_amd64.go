@@ -145,7 +145,11 @@ func (cc *CodeCache) keepFileXlat(b *Block, mode uint8, t *jitT, ok bool) {
 	if cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 || !cc.cacheable(b) {
 		return
 	}
-	fx := &fileXlat{mode: mode}
+	if len(cc.fileXlSlab) == cap(cc.fileXlSlab) {
+		cc.fileXlSlab = make([]fileXlat, 0, 256) // (translating must allocate little)
+	}
+	cc.fileXlSlab = append(cc.fileXlSlab, fileXlat{mode: mode})
+	fx := &cc.fileXlSlab[len(cc.fileXlSlab)-1]
 	if !ok {
 		fx.x.declined = true
 	} else {
