@@ -29,6 +29,9 @@ type Block struct {
 	setsRIP   bool
 	truncated bool
 	declined  bool
+	// forFile: the code file may keep the block (CodeCache.cacheable,
+	// asked when it was decoded or taken from the file).
+	forFile bool
 	// jit is the block's translation state (and the BlockFilter's
 	// verdict on it), made when first needed (jx): nil for most blocks,
 	// of which only the hot ones are translated (python3 -c pass decodes

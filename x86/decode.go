@@ -206,6 +206,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	b.Bytes = code
 	cc.Decodes++
 	if cc.file != nil && cc.cacheable(b) {
+		b.forFile = true
 		cc.FileMisses++
 	}
 	if cc.store.active() {

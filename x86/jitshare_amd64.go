@@ -142,7 +142,7 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 // shareXlat keeps one in the store: nothing in it is cc's but the id and
 // the table, which adopt patches.
 func (cc *CodeCache) keepFileXlat(b *Block, mode uint8, t *jitT, ok bool) {
-	if cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 || !cc.cacheable(b) {
+	if cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 || !b.forFile {
 		return
 	}
 	if len(cc.fileXlSlab) == cap(cc.fileXlSlab) {
