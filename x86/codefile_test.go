@@ -311,9 +311,38 @@ func TestCodeFileOnlyStaticHandlers(t *testing.T) {
 		t.Error("syncWrap's closure is static")
 	}
 	// lock xadd [rsp], eax; syscall
-	in := Decode(0x1000, []byte{0xf0, 0x0f, 0xc1, 0x04, 0x24})
+	code := []byte{0xf0, 0x0f, 0xc1, 0x04, 0x24, 0x0f, 0x05}
+	in := Decode(0x1000, code)
 	if allStatic([]Inst{in}) {
 		t.Error("lock xadd's handler is static")
+	}
+	// Nor is a block of it kept in a file.
+	useCodeDir(t, 1)
+	for run := range 2 {
+		c := newTestCPU(t, code)
+		c.cache.UseCodeFile(OpenCodeFile("locked", c.cache.Features), anyCode)
+		c.cache.insert(c.cache.decodeBlock(testCode))
+		if c.cache.FromFile != 0 {
+			t.Errorf("run %d: the locked block came from the file", run)
+		}
+		if err := c.cache.SaveCodeFile(); err != nil {
+			t.Fatal(err)
+		}
+		forgetCodeFiles()
+	}
+}
+
+// TestCodeFileOtherFeatures: a cache whose CPU features changed after
+// it opened its file (SetFeatures) takes nothing from it.
+func TestCodeFileOtherFeatures(t *testing.T) {
+	useCodeDir(t, 1)
+	saveOne(t, selfCode)
+	c := newTestCPU(t, selfCode)
+	c.cache.UseCodeFile(OpenCodeFile("self", c.cache.Features), anyCode)
+	c.SetFeatures(c.cache.Features &^ FeatSSE3)
+	runCode(t, "other features", c)
+	if c.cache.FromFile != 0 {
+		t.Errorf("%d blocks from a file of other features", c.cache.FromFile)
 	}
 }
 
@@ -390,9 +419,11 @@ func TestCodeFileTranslations(t *testing.T) {
 	if second.cache.Translated != 0 || second.cache.Adopted != first.cache.Translated {
 		t.Errorf("second run: %d translated, %d adopted; want 0 and %d", second.cache.Translated, second.cache.Adopted, first.cache.Translated)
 	}
-	loop := second.cache.lookup(testCode + 7)
-	if loop == nil || loop.jit == nil || loop.jit.fileXl == nil || loop.heat != jitThreshold {
-		t.Errorf("the loop's block: %+v, want one with the file's translation adopted at its first run", loop)
+	// Taken from the file, the loop's block is hot at once.
+	loop := NewCodeCache(second.Mem)
+	loop.UseCodeFile(OpenCodeFile("loop", loop.Features), anyCode)
+	if b := loop.decodeBlock(testCode + 7); b.jit == nil || b.jit.fileXl == nil || b.heat != jitThreshold {
+		t.Errorf("the loop's block from the file: heat %d, jit %+v; want heat %d and the file's translation", b.heat, b.jit, jitThreshold)
 	}
 
 	// Other code at the same address (sub, not add, in the loop):
@@ -406,5 +437,38 @@ func TestCodeFileTranslations(t *testing.T) {
 	}
 	if third.cache.Adopted != 0 || third.cache.Translated == 0 {
 		t.Errorf("other code: %d adopted, %d translated; want none and some", third.cache.Adopted, third.cache.Translated)
+	}
+}
+
+// TestCodeFileTranslationsThroughTheStore: a block an address space took
+// from the file gives its translation to the caches that take the block
+// from the code store (bash's exec'd children): they adopt it, and
+// translate nothing.
+func TestCodeFileTranslationsThroughTheStore(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no JIT on this architecture")
+	}
+	useCodeDir(t, 1)
+	wasOn, was := SetJIT(true, 5)
+	defer SetJIT(wasOn, was)
+	first := newTestCPU(t, sumLoopCode)
+	first.cache.UseCodeFile(OpenCodeFile("loop", first.cache.Features), anyCode)
+	runLoop(t, "first", first)
+	if err := first.cache.SaveCodeFile(); err != nil {
+		t.Fatal(err)
+	}
+	forgetCodeFiles()
+
+	parent := newTestCPU(t, sumLoopCode)
+	parent.cache.ShareWith(NewCodeStore())
+	parent.cache.UseCodeFile(OpenCodeFile("loop", parent.cache.Features), anyCode)
+	runLoop(t, "parent", parent)
+	child := forkCPU(parent)
+	if got := runLoop(t, "child", child); got != 500500 {
+		t.Errorf("child: eax %d, want 500500", got)
+	}
+	if child.cache.Shared == 0 || child.cache.Translated != 0 || child.cache.Adopted == 0 {
+		t.Errorf("child: %d blocks from the store, %d translated, %d adopted; want some, none, some",
+			child.cache.Shared, child.cache.Translated, child.cache.Adopted)
 	}
 }
