@@ -687,7 +687,7 @@ var codeFileStamp = sync.OnceValues(func() ([16]byte, bool) {
 		return s, false
 	}
 	fi, err := os.Stat(exe)
-	if err != nil {
+	if err != nil || !fixedAddresses(exe) {
 		return s, false
 	}
 	var b []byte
@@ -705,6 +705,24 @@ var codeFileStamp = sync.OnceValues(func() ([16]byte, bool) {
 	binary.LittleEndian.PutUint64(s[8:], uint64(handlerAddr(opNop)))
 	return s, true
 })
+
+// fixedAddresses reports whether the executable at exe is loaded at the
+// addresses it was linked for (ELF type ET_EXEC, as `go build` makes it
+// on linux/amd64): a position-independent ttd (-buildmode=pie) is
+// loaded elsewhere each run, its handler pointers with it, and would
+// write a file every run that no later run could use.
+func fixedAddresses(exe string) bool {
+	f, err := os.Open(exe)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [18]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	return string(h[:4]) == "\x7fELF" && binary.LittleEndian.Uint16(h[16:]) == 2 // ET_EXEC
+}
 
 // allStatic reports whether every handler of insts is a static function
 // of the binary (staticHandler).
