@@ -48,6 +48,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	buildDir = dir
+	// The cache of decoded code (x86/codefile.go) goes here, not into
+	// the user's cache directory: the tests' programs fill it and use it.
+	if os.Getenv("TTD_CODE_CACHE") == "" {
+		os.Setenv("TTD_CODE_CACHE", filepath.Join(dir, "code"))
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

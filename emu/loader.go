@@ -181,6 +181,7 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 	} else {
 		p.exe = path
 	}
+	mm.Code.UseCodeFile(codeFileOf(fd, p.exe, mm.Code.Features), mm.fileCode)
 	p.argv = args
 	p.envc = len(env)
 
@@ -378,4 +379,17 @@ func readPhoff(fd int) (uint64, error) {
 		return 0, err
 	}
 	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// codeFileOf is the persistent file of decoded code (x86.CodeFile) for
+// the program open as fd at exe, nil when the cache is off: the key
+// tells programs and their versions apart (path, size, mtime, inode),
+// the file's blocks are checked against guest memory when taken.
+func codeFileOf(fd int, exe string, f x86.Features) *x86.CodeFile {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d.%d\x00%d:%d", exe, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Dev, st.Ino)
+	return x86.OpenCodeFile(key, f)
 }

@@ -196,6 +196,7 @@ func (mm *MM) fork() *MM {
 	}
 	n.Code = x86.NewCodeCache(n.Mem)
 	n.Code.ShareWith(mm.Code.Store())
+	n.Code.UseCodeFile(mm.Code.CodeFile(), n.fileCode)
 	n.Mem.Source = n.source
 	n.vmas = make([]*vma, len(mm.vmas))
 	for i, v := range mm.vmas {
@@ -213,6 +214,7 @@ func (mm *MM) release() {
 		mm.users--
 		return
 	}
+	mm.Code.SaveCodeFile()
 	mm.writeBack(0, taskSize) // shared file mappings reach their files at exit
 	for _, v := range mm.vmas {
 		v.file.unref()
@@ -221,6 +223,15 @@ func (mm *MM) release() {
 	mm.gen++
 	mm.Code.Discard()
 	mm.Mem.Release()
+}
+
+// fileCode reports whether pc is in a private, executable, unwritable
+// mapping of a file: code worth keeping in the persistent code file
+// (x86.CodeFile), which checks the bytes again when it is used.
+func (mm *MM) fileCode(pc uint64) bool {
+	v := mm.find(pc)
+	return v != nil && v.file != nil && v.shm == nil && !v.shared &&
+		v.prot&unix.PROT_EXEC != 0 && v.prot&unix.PROT_WRITE == 0
 }
 
 // source materialises page pn from its VMA: zeros, or the file's bytes.

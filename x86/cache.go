@@ -29,6 +29,9 @@ type Block struct {
 	setsRIP   bool
 	truncated bool
 	declined  bool
+	// forFile: the code file may keep the block (CodeCache.cacheable,
+	// asked when it was decoded or taken from the file).
+	forFile bool
 	// jit is the block's translation state (and the BlockFilter's
 	// verdict on it), made when first needed (jx): nil for most blocks,
 	// of which only the hot ones are translated (python3 -c pass decodes
@@ -64,6 +67,21 @@ type CodeCache struct {
 	// blocks taken from store instead of decoded (codestore.go).
 	Decodes, Reused, Shared uint64
 	store                   *CodeStore
+	// file is the persistent file of decoded blocks decodeBlock takes
+	// from (codefile.go), fileCode the addresses whose blocks it keeps;
+	// FromFile counts the blocks taken from it, FileMisses the blocks
+	// decoded that it could keep.
+	file                 *CodeFile
+	fileCode             func(pc uint64) bool
+	FromFile, FileMisses uint64
+	// FileXlats counts the translations kept for the file, made here;
+	// fileCodeSlab and fileOffSlab hold them, fileOffs is scratch
+	// (keepFileXlat).
+	FileXlats    uint64
+	fileCodeSlab []byte
+	fileOffSlab  []int32
+	fileOffs     []int32
+	fileXlSlab   []fileXlat
 	// jit holds the host code of translated blocks (jit_amd64.go), and
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena

@@ -107,6 +107,10 @@ type storedXlat struct {
 	idSites, tabSites []int32
 	beyond            uint64
 	declined          bool
+	// hot: the translation came from the code file (codefile.go), made
+	// in an earlier run in which the block was hot: a block taken from
+	// the store adopts it at its first run.
+	hot bool
 }
 
 // size is what x takes in the store's bound (storeGenCode).
@@ -188,10 +192,16 @@ func (cc *CodeCache) Store() *CodeStore { return cc.store }
 // adoptable returns the store's translation of b for mode that cc would
 // adopt (translate), or nil.
 func (cc *CodeCache) adoptable(b *Block, mode uint8) *storedXlat {
-	if b.stored == nil || cc.filter.owner != nil || cc.LegacyReads {
+	if cc.filter.owner != nil || cc.LegacyReads {
 		return nil
 	}
-	return b.stored.xlat(mode)
+	if x := b.stored.xlat(mode); x != nil {
+		return x
+	}
+	if j := b.jit; j != nil && j.fileXl != nil && j.fileXl.mode == mode {
+		return &j.fileXl.x // the code file's (codefile.go)
+	}
+	return nil
 }
 
 // take returns a block at pc from the store that cc's memory holds the
@@ -217,9 +227,15 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 	}
 	s.Taken++
 	end := pc + uint64(len(sb.code))
-	return &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code, stored: sb,
+	b := &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code, stored: sb,
 		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: sb.insts[len(sb.insts)-1].Flags&InstSetsRIP != 0}
+	if c := cc.running; c != nil {
+		if x := sb.xl[c.jitMode].Load(); x != nil && x.hot {
+			b.heat = jitThreshold // as a block taken from the code file
+		}
+	}
+	return b
 }
 
 // find returns the block of gen at pc whose bytes cc's memory holds.
@@ -243,6 +259,11 @@ func (s *CodeStore) keep(cc *CodeCache, b *Block) {
 	// fetches 15 bytes from each instruction, or up to an unfetchable
 	// byte).
 	sb := &storedBlock{insts: b.Insts, code: b.Bytes, features: cc.Features}
+	if j := b.jit; j != nil && j.fileXl != nil {
+		// The code file's translation of the block, for the caches
+		// that take it from the store (a process tree of one program).
+		sb.xl[j.fileXl.mode].Store(&j.fileXl.x)
+	}
 	want := 15 - int(b.Insts[len(b.Insts)-1].Len)
 	var f pageFetcher
 	got := f.fetch(cc.mem, b.End, sb.win[:want])

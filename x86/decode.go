@@ -107,6 +107,18 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 			return b
 		}
 	}
+	if cc.file != nil {
+		if b := cc.file.take(cc, pc); b != nil {
+			cc.FromFile++
+			if StatsOn {
+				statCount(&stats.fromFile, 1)
+			}
+			if cc.store.active() {
+				cc.store.keep(cc, b)
+			}
+			return b
+		}
+	}
 	b := &Block{PC: pc, firstPage: pc >> PageShift}
 	var buf [16]byte
 	// Decode into the cache's scratch buffers and copy the result once:
@@ -193,6 +205,10 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
 	cc.Decodes++
+	if cc.file != nil && cc.cacheable(b) {
+		b.forFile = true
+		cc.FileMisses++
+	}
 	if cc.store.active() {
 		cc.store.keep(cc, b)
 	}

@@ -10,4 +10,10 @@
 // It knows nothing of Linux: system calls, faults and non-deterministic
 // instructions leave the execution loop as an Exit for the caller (package
 // emu) to handle. It must never depend on emu, the recorder or the reader.
+//
+// One file touches the host's files: codefile.go, the persistent cache of
+// decoded blocks and their translations (TTD_CODE_CACHE), which stores
+// instructions in their in-memory form and so lives with them; it is used
+// only when emu attaches a file to a code cache (UseCodeFile), never by
+// the reader.
 package x86

@@ -77,6 +77,10 @@ type jitBlock struct {
 	// fwin and win: the verdict's windows of narrow records, and the
 	// translation's (nil: none).
 	fwin, win *stepWindows
+	// fileXl is the block's translation as the code file keeps it: taken
+	// from the file with the block, or kept when translate made it
+	// (codefile.go); nil: none.
+	fileXl *fileXlat
 }
 
 // jitLink is a chaining exit's jump (a jmp rel32 in the translation;

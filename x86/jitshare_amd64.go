@@ -45,6 +45,9 @@ func (t *jitT) tabSite(at int) {
 // shareXlat keeps t's translation of b for mode in the store (declined
 // if !ok), when it holds nothing that is cc's but the id and the table.
 func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
+	if cc.file != nil {
+		cc.keepFileXlat(b, mode, t, ok)
+	}
 	if cc.store == nil || b.stored == nil || cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 {
 		return
 	}
@@ -128,6 +131,59 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 	j.hooks, j.beyond, j.logged, j.steps, j.win, j.hresume = 0, x.beyond, 0, false, nil, nil
 	cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 	cc.Adopted++
-	cc.store.xlatTaken.Add(1)
+	if cc.store != nil { // (nil: the code file's translation)
+		cc.store.xlatTaken.Add(1)
+	}
 	return true
+}
+
+// keepFileXlat keeps t's translation of b for mode (declined if !ok) in
+// b's jitBlock for the code file (codefile.go), on the conditions
+// shareXlat keeps one in the store: nothing in it is cc's but the id and
+// the table, which adopt patches.
+func (cc *CodeCache) keepFileXlat(b *Block, mode uint8, t *jitT, ok bool) {
+	if cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 || !b.forFile {
+		return
+	}
+	if len(cc.fileXlSlab) == cap(cc.fileXlSlab) {
+		cc.fileXlSlab = make([]fileXlat, 0, 256) // (translating must allocate little)
+	}
+	cc.fileXlSlab = append(cc.fileXlSlab, fileXlat{mode: mode})
+	fx := &cc.fileXlSlab[len(cc.fileXlSlab)-1]
+	if !ok {
+		fx.x.declined = true
+	} else {
+		for _, s := range t.tabSites {
+			if s < 0 {
+				return
+			}
+		}
+		x := &fx.x
+		x.code = keep(&cc.fileCodeSlab, t.a.Buf, xlatCodeSlab)
+		x.chainOff, x.beyond = int32(t.chainOff), t.hooked
+		nl, nr := len(t.links), len(t.resumes)
+		offs := cc.fileOffs[:0] // (translating must allocate little)
+		for _, l := range t.links {
+			offs = append(offs, int32(l.site))
+		}
+		for _, l := range t.links {
+			offs = append(offs, int32(l.miss))
+		}
+		for _, r := range t.resumes {
+			offs = append(offs, int32(r.k))
+		}
+		for _, r := range t.resumes {
+			offs = append(offs, int32(r.off))
+		}
+		offs = append(offs, t.idSites...)
+		offs = append(offs, t.tabSites...)
+		cc.fileOffs = offs
+		offs = keep(&cc.fileOffSlab, offs, xlatOffSlab)
+		x.linkSite, x.linkMis = offs[:nl], offs[nl:2*nl]
+		x.resumeK, x.resumeAt = offs[2*nl:2*nl+nr], offs[2*nl+nr:2*nl+2*nr]
+		x.idSites = offs[2*nl+2*nr : 2*nl+2*nr+len(t.idSites)]
+		x.tabSites = offs[2*nl+2*nr+len(t.idSites):]
+	}
+	b.jx().fileXl = fx
+	cc.FileXlats++
 }

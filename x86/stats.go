@@ -43,6 +43,7 @@ var stats struct {
 	blocks    uint64 // blocks decoded
 	insts     uint64 // instructions decoded
 	reused    uint64 // ... of which taken from blocks already decoded
+	fromFile  uint64 // blocks taken from the persistent code file (codefile.go)
 	xlated    uint64 // translations made
 	xbytes    uint64 // bytes of host code
 	declined  uint64 // blocks declined
@@ -99,8 +100,8 @@ func WriteStats(w io.Writer, retired uint64) {
 	for r, n := range stats.total {
 		fmt.Fprintf(w, ", %s %d", statNames[r], n)
 	}
-	fmt.Fprintf(w, "\nttd stats: decoded %d blocks (%d instructions, %d of them copied from blocks decoded before); %d translations (%d KiB of host code), %d blocks declined\n",
-		stats.blocks, stats.insts, stats.reused, stats.xlated, stats.xbytes>>10, stats.declined)
+	fmt.Fprintf(w, "\nttd stats: decoded %d blocks (%d instructions, %d of them copied from blocks decoded before, %d blocks from the code file); %d translations (%d KiB of host code), %d blocks declined\n",
+		stats.blocks, stats.insts, stats.reused, stats.fromFile, stats.xlated, stats.xbytes>>10, stats.declined)
 	fmt.Fprintf(w, "ttd stats: %d entries into translated code from Go: %d at an empty chaining slot, %d at a return or indirect jump not in the table or the budget, %d before an instruction for the interpreter (%d taken up again after it)\n",
 		stats.jitCalls, stats.slotMiss, stats.dynMiss, stats.leftExits, stats.resumed)
 	type row struct {

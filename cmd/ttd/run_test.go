@@ -50,6 +50,11 @@ func testMain(m *testing.M) int {
 	if os.Getenv("TTD_DWARF_CACHE") == "" {
 		os.Setenv("TTD_DWARF_CACHE", filepath.Join(dir, "dwarf"))
 	}
+	// So does the cache of decoded code (x86/codefile.go): the first run
+	// of each program writes its file, the later runs take blocks from it.
+	if os.Getenv("TTD_CODE_CACHE") == "" {
+		os.Setenv("TTD_CODE_CACHE", filepath.Join(dir, "code"))
+	}
 	ttdBinary = filepath.Join(dir, "ttd")
 	cmd := exec.Command(goTool(), "build", "-o", ttdBinary, "ttd/cmd/ttd")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the Makefile builds it

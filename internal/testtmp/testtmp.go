@@ -10,7 +10,7 @@ import (
 )
 
 // Main makes a temporary directory named after prefix, stores its path
-// in *dir, points TTD_DWARF_CACHE into it, runs the tests, removes the directory and exits with the
+// in *dir, points TTD_DWARF_CACHE and TTD_CODE_CACHE into it, runs the tests, removes the directory and exits with the
 // tests' status. Call it from TestMain.
 func Main(m *testing.M, prefix string, dir *string) {
 	d, err := os.MkdirTemp("", prefix)
@@ -23,6 +23,11 @@ func Main(m *testing.M, prefix string, dir *string) {
 	// into the user's cache directory.
 	if os.Getenv("TTD_DWARF_CACHE") == "" {
 		os.Setenv("TTD_DWARF_CACHE", filepath.Join(d, "dwarf"))
+	}
+	// So does the cache of decoded code (x86/codefile.go): the programs
+	// the tests run fill it and use it.
+	if os.Getenv("TTD_CODE_CACHE") == "" {
+		os.Setenv("TTD_CODE_CACHE", filepath.Join(d, "code"))
 	}
 	code := m.Run()
 	os.RemoveAll(d)
