@@ -24,7 +24,12 @@
 // machine; with -modes ...,brec,brf also its record and record
 // --no-summaries (ratios to its run).
 //
-// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu] [-before OLD_TTD]
+// -env KEY=VAL,... sets variables for the -ttd binary's configurations
+// only (run, record, recfast, recpass), not for -before's: a change
+// behind an environment switch (TTD_WINDOW=1, issue 24's session 24) is
+// measured against the binary without it, in one run.
+//
+// Usage: go run ./bench/cmd/broad [-ttd bin/ttd] [-reps 1] [-set tune|check|all] [-only NAME] [-modes native,run,record,qemu] [-before OLD_TTD] [-env KEY=VAL,...]
 package main
 
 import (
@@ -56,7 +61,12 @@ func main() {
 	only := flag.String("only", "", "run only workloads whose name contains this (or one of these, comma-separated)")
 	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recpass: ttd record building the summaries by the replay pass, TTD_RECSUM=off; brec, brf: -before's record and record --no-summaries)")
 	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
+	envFlag := flag.String("env", "", "KEY=VAL,... set for the -ttd binary's configurations (run, record, recfast, recpass), not for -before's")
 	flag.Parse()
+	env, err := parseEnv(*envFlag)
+	if err != nil {
+		bench.Fail("-env: %v", err)
+	}
 	if *before != "" {
 		*before = bench.Abs(*before)
 	}
@@ -127,7 +137,7 @@ func main() {
 					}
 					argv = append([]string{qemu}, w.argv...)
 				}
-				res, err := bench.Run(argv, w.stdin)
+				res, err := bench.Run(argv, w.stdin, modeEnv(mode, env)...)
 				if err != nil {
 					bench.Fail("%s under %s: %v", w.name, mode, err)
 				}
@@ -167,6 +177,31 @@ func main() {
 			geomean(rs, "brec", "before"), geomean(rs, "brf", "before"), worst, worstName)
 	}
 	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
+}
+
+// parseEnv splits -env's KEY=VAL,... list.
+func parseEnv(s string) ([]string, error) {
+	var env []string
+	for _, kv := range strings.Split(s, ",") {
+		if kv == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("%q is not KEY=VAL", kv)
+		}
+		env = append(env, kv)
+	}
+	return env, nil
+}
+
+// modeEnv is the environment -env adds to configuration mode: env for
+// the -ttd binary's, nothing for native, qemu and -before's.
+func modeEnv(mode string, env []string) []string {
+	switch mode {
+	case "run", "record", "recfast", "recpass":
+		return env
+	}
+	return nil
 }
 
 // selected reports whether the workload name is one -only asks for.
