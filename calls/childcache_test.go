@@ -18,14 +18,14 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 		n = c.child(n, k)
 		chain = append(chain, n)
 	}
-	slots := map[*cachedChild]bool{}
+	slots := map[**segNode]bool{}
 	for i, n := range chain[:depth] {
 		if got := c.child(n, k); got != chain[i+1] || got.parent != n {
 			t.Fatalf("depth %d: the cache returned another node", i)
 		}
 		slots[c.slot(n, k)] = true
 	}
-	// 512 paths in 4096 slots: about 30 share one by chance.
+	// 512 paths in 8192 slots: about 16 share one by chance.
 	if len(slots) < depth*7/8 {
 		t.Errorf("a recursion's %d paths take %d of the cache's slots", depth, len(slots))
 	}

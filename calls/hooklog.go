@@ -199,7 +199,12 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	// The callee: named at the call as step names it, else by the
 	// ret's function (resolve; watch at the ret would name it the
 	// same, it being the function's entry).
-	kk := segKey{h.PC, s.leafEntry(h)}
+	// leafEntry's first two answers (a folded entry, a direct call
+	// to a function's entry), without the call.
+	kk := segKey{h.PC, h.Target}
+	if h.Kind&x86.StepEntry == 0 && h.Kind&(x86.StepOpMask|x86.StepShut) != x86.StepCall|x86.StepShut {
+		kk.Entry = s.leafEntry(h)
+	}
 	c := top.last
 	if c == nil || top.lastKey != kk {
 		c = s.children.child(top, kk)
