@@ -557,7 +557,11 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	}
 }
 
-// flowStat is what flow spent in a call path of the segment.
+// flowStat is what flow spent in a call path of the segment. Out of
+// line: only ttd flows asks it, and inlined in credit it made the frames
+// of leaf, step and account bigger for ttd calls too.
+//
+//go:noinline
 func (s *segment) flowStat(st *segThread, n *segNode) *FlowStat {
 	k := flowKey{st.flow, st.key, n}
 	fs := s.flows[k]
