@@ -117,3 +117,38 @@ func TestNodeKidsInlineThenMap(t *testing.T) {
 		}
 	}
 }
+
+// TestChildCacheSlotsCheckTheChild: with far more paths than slots, a
+// slot often holds another parent's child under the same key, or
+// another key's child of the same parent; lookup must check the child
+// it finds by its own parent and key and never return it for another
+// (the slot holds the child alone), and give each path one node.
+func TestChildCacheSlotsCheckTheChild(t *testing.T) {
+	c := new(childCache)
+	const parents, keys = 48, 512 // three times the slots
+	ps := make([]*segNode, parents)
+	for i := range ps {
+		ps[i] = &segNode{first: noPos, id: uint64(i+1) * 0x9e3779b97f4a7c15}
+	}
+	made := map[[2]uint64]*segNode{}
+	for round := range 2 {
+		for i, p := range ps {
+			for k := range keys {
+				key := segKey{Site: uint64(k % 64), Entry: uint64(k / 64)}
+				x := c.lookup(p, key)
+				if x.parent != p || x.key != key {
+					t.Fatalf("round %d: parent %d key %+v: a node of parent %p key %+v", round, i, key, x.parent, x.key)
+				}
+				id := [2]uint64{uint64(i), uint64(k)}
+				if m := made[id]; m == nil {
+					made[id] = x
+				} else if m != x {
+					t.Fatalf("round %d: parent %d key %+v made twice", round, i, key)
+				}
+			}
+		}
+	}
+	if len(made) != parents*keys || parents*keys < 2*len(c.slots) {
+		t.Errorf("%d paths in %d slots: the test tests less than it says", len(made), len(c.slots))
+	}
+}

@@ -81,7 +81,10 @@ func TestCallTreeRowsAsFmtManyWrites(t *testing.T) {
 	for chain := 0; rows*90 < 4*rowsFlush; chain++ {
 		parent := root
 		for d := range 70 {
-			n := &calls.Node{Func: fmt.Sprintf("f%d_%d", chain, d), Count: uint64(d * chain), Total: uint64(rows) << 20, Self: uint64(d), First: uint64(rows), Depth: d + 1, Parent: parent}
+			// Numbers of every width up to 16 digits: one short of a
+			// column's too (one blank of padding).
+			n := &calls.Node{Func: fmt.Sprintf("f%d_%d", chain, d), Count: pow10(d % 10), Total: pow10((d+chain)%17) + uint64(rows),
+				Self: pow10(d % 15), First: pow10((d + 2*chain) % 13), Depth: d + 1, Parent: parent}
 			if d%3 == 0 {
 				n.SiteName = fmt.Sprintf("deep.c:%d", d)
 			}
@@ -122,4 +125,13 @@ func (c *chunks) Write(p []byte) (int, error) {
 	}
 	c.writes = append(c.writes, len(p))
 	return c.Buffer.Write(p)
+}
+
+// pow10 is 10 to the k, less one (k digits of 9; 0 for k=0).
+func pow10(k int) uint64 {
+	p := uint64(1)
+	for range k {
+		p *= 10
+	}
+	return p - 1
 }

@@ -1,0 +1,79 @@
+package calls
+
+import "testing"
+
+// fakeSyms is a Symbolizer of made-up functions: each entry covers the
+// addresses up to the next (the last, size), names starting with
+// _dl_runtime_resolve are trampolines; asked counts PCToFunc's calls.
+type fakeSyms struct {
+	entries []uint64
+	names   []string
+	size    uint64
+	asked   int
+}
+
+func (f *fakeSyms) PCToFunc(pc uint64) (string, uint64, bool) {
+	f.asked++
+	for i := len(f.entries) - 1; i >= 0; i-- {
+		if pc >= f.entries[i] {
+			if i == len(f.entries)-1 && pc-f.entries[i] >= f.size {
+				return "", 0, false
+			}
+			return f.names[i], f.entries[i], true
+		}
+	}
+	return "", 0, false
+}
+
+func (f *fakeSyms) PCToLine(uint64) (string, int, bool) { return "", 0, false }
+
+// TestRecentEntriesAsTheMap: funcs.lookup answers from its 16-byte
+// recent entries what the symbols and the map answer: an address at,
+// inside and just past a function (offsets up to recentOffMax kept,
+// beyond it only in the map), a trampoline, an address no symbol
+// covers, in two program images with the same addresses; and a second
+// lookup of a kept address asks the symbols nothing.
+func TestRecentEntriesAsTheMap(t *testing.T) {
+	const base = 0x400000
+	big := uint64(recentOffMax) + 1
+	a := &fakeSyms{entries: []uint64{base, base + 0x100, base + 0x200}, names: []string{"f", "_dl_runtime_resolve_xsavec", "huge"}, size: big + 0x1000}
+	b := &fakeSyms{entries: []uint64{base + 0x80}, names: []string{"g"}, size: 0x1000}
+	f := funcs{syms: []Symbolizer{a, b}, caches: []map[uint64]entryOf{{}, {}}}
+	f.sym, f.cache = a, f.caches[0]
+	pcs := []uint64{base, base + 1, base + 0xff, base + 0x100, base + 0x150, base + 0x200,
+		base + 0x200 + uint64(recentOffMax), base + 0x200 + big, base - 1, 0x10}
+	want := func(s *fakeSyms, pc uint64) entryOf {
+		name, entry, ok := s.PCToFunc(pc)
+		s.asked--
+		return entryOf{entry: entry, ok: ok, tramp: len(name) >= 19 && name[:19] == "_dl_runtime_resolve"}
+	}
+	// Each image twice in a row (the second from recent), then both
+	// again (image b's entries took a's slots: a's come from the map).
+	for i, img := range []int{0, 0, 1, 1, 0, 1} {
+		round := i
+		s := []*fakeSyms{a, b}[img]
+		f.use(img)
+		{
+			for _, pc := range pcs {
+				asked := s.asked
+				if got, w := f.lookup(pc), want(s, pc); got != w {
+					t.Errorf("round %d, image %d, pc %#x: %+v, want %+v", round, img, pc, got, w)
+				}
+				if i != 0 && i != 2 && s.asked != asked {
+					t.Errorf("image %d, pc %#x: asked the symbols again", img, pc)
+				}
+				// Kept in recent unless its offset does not fit.
+				r := &f.recent[(pc^pc>>recentBits)&(1<<recentBits-1)]
+				kept := r.pc == pc && r.img1 == int32(img+1)
+				e := want(s, pc)
+				if fits := !e.ok || pc-e.entry <= recentOffMax; kept != fits {
+					t.Errorf("image %d, pc %#x: kept in recent %v, want %v", img, pc, kept, fits)
+				}
+			}
+		}
+	}
+	f.use(0)
+	if tramp := f.lookup(base + 0x100); !tramp.tramp || !tramp.ok {
+		t.Errorf("the trampoline's entry: %+v", tramp)
+	}
+}
