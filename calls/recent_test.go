@@ -1,6 +1,9 @@
 package calls
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // fakeSyms is a Symbolizer of made-up functions: each entry covers the
 // addresses up to the next (the last, size), names starting with
@@ -75,5 +78,53 @@ func TestRecentEntriesAsTheMap(t *testing.T) {
 	f.use(0)
 	if tramp := f.lookup(base + 0x100); !tramp.tramp || !tramp.ok {
 		t.Errorf("the trampoline's entry: %+v", tramp)
+	}
+}
+
+// lineSyms names every address as a function of its own, at a line of
+// file.
+type lineSyms struct{ file string }
+
+func (l lineSyms) PCToFunc(pc uint64) (string, uint64, bool) {
+	return l.file + "_f", pc, true
+}
+
+func (l lineSyms) PCToLine(pc uint64) (string, int, bool) {
+	return "/src/" + l.file, int(pc & 0xfff), true
+}
+
+// TestFinishNamesSitesPerImage: finish names each call site once per
+// program image (its sites memo), from that image's symbols: two
+// programs of a process tree share addresses, not names.
+func TestFinishNamesSitesPerImage(t *testing.T) {
+	p := &Profile{syms: []Symbolizer{lineSyms{"a.c"}, lineSyms{"b.c"}}}
+	for img := range 2 {
+		root := &Node{First: noPos}
+		c := root.child(key{Site: 0x401010, Entry: 0x402000, img: img})
+		c.First = 1
+		c.child(key{Site: 0x402020, Entry: 0x403000, img: img}).First = 2
+		// The same site again, under another caller.
+		d := root.child(key{Site: 0x401030, Entry: 0x404000, img: img})
+		d.First = 3
+		d.child(key{Site: 0x402020, Entry: 0x403000, img: img}).First = 4
+		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})
+	}
+	p.finish(p.syms[0])
+	for img, th := range p.Threads {
+		file := []string{"a.c", "b.c"}[img]
+		n := 0
+		th.Root.Walk(func(m *Node) bool {
+			n++
+			if want := fmt.Sprintf("%s:%d", file, m.Site&0xfff); m.SiteName != want {
+				t.Errorf("image %d: site %#x named %q, want %q", img, m.Site, m.SiteName, want)
+			}
+			if want := fmt.Sprintf("%s_f", file); m.Func != want {
+				t.Errorf("image %d: %#x named %q, want %q", img, m.Entry, m.Func, want)
+			}
+			return true
+		})
+		if n != 4 {
+			t.Errorf("image %d: %d paths, want 4", img, n)
+		}
 	}
 }
