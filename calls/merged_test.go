@@ -8,14 +8,33 @@ import (
 )
 
 // refMerged is Merged as it was before the first thread was copied:
-// every thread's tree added in with child, then ordered.
+// every thread's tree added in with child, node by node (refAddTree),
+// then ordered.
 func refMerged(threads []*Thread) *Node {
 	root := &Node{First: noPos}
 	for _, th := range threads {
-		addTree(th.Root, root, th.img)
+		refAddTree(th.Root, root, th.img)
 	}
 	sortTree(root)
 	return root
+}
+
+// refAddTree is addTree as it was before it copied new subtrees: every
+// path found again, or made, with child.
+func refAddTree(src, dst *Node, img int) {
+	dst.Self += src.Self
+	dst.Total += src.Total
+	for _, c := range src.Children {
+		d := dst.child(key{c.Site, c.Entry, img})
+		if d.Func == "" {
+			d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
+		}
+		d.Count += c.Count
+		if c.First < d.First {
+			d.First, d.FirstTid = c.First, c.FirstTid
+		}
+		refAddTree(c, d, img)
+	}
 }
 
 // randomThread is a finished thread tree of random paths: few keys, so
@@ -100,13 +119,20 @@ func TestMergedCopiesFirstThread(t *testing.T) {
 			n.Walk(func(*Node) bool { k++; return true })
 			return k
 		}
-		before := count(th.Root)
-		got.child(key{999, 999, th.img})
-		for _, c := range got.Children {
-			c.child(key{998, 998, th.img})
+		// Nor any other thread's, whose new subtrees addTree copies.
+		before := make([]int, len(threads))
+		for i, th := range threads {
+			before[i] = count(th.Root)
 		}
-		if count(th.Root) != before {
-			t.Fatalf("trial %d: adding to the merged tree changed the thread's", trial)
+		got.child(key{999, 999, th.img})
+		got.Walk(func(c *Node) bool {
+			c.child(key{998, 998, th.img})
+			return c.Site != 998
+		})
+		for i, th := range threads {
+			if count(th.Root) != before[i] {
+				t.Fatalf("trial %d: adding to the merged tree changed thread %d's", trial, i)
+			}
 		}
 	}
 }

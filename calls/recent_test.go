@@ -3,6 +3,8 @@ package calls
 import (
 	"fmt"
 	"testing"
+
+	"ttd/x86"
 )
 
 // fakeSyms is a Symbolizer of made-up functions: each entry covers the
@@ -125,6 +127,52 @@ func TestFinishNamesSitesPerImage(t *testing.T) {
 		})
 		if n != 4 {
 			t.Errorf("image %d: %d paths, want 4", img, n)
+		}
+	}
+}
+
+// TestLeafKeysAsLeafEntry: a leaf call's record goes to the child that
+// leafEntry names, whatever its class: a folded entry (StepEntry), a
+// direct call to a function's entry (StepShut), a direct call to a PLT
+// stub (StepOpen: named by its ret's function), a call through a
+// register to an entry and to no entry (leaf asks leafEntry past the
+// first two).
+func TestLeafKeysAsLeafEntry(t *testing.T) {
+	const mainAt, calleeAt, stub = 0x1000, 0x2000, 0x3000
+	syms := &fakeSyms{entries: []uint64{mainAt, calleeAt, stub + 0x100}, names: []string{"main", "callee", "after"}, size: 0x100}
+	for _, tc := range []struct {
+		what   string
+		kind   x86.StepKind
+		target uint64
+		entry  uint64
+	}{
+		{"folded entry", x86.StepCall | x86.StepOpen | x86.StepEntry, calleeAt, calleeAt},
+		{"call to an entry", x86.StepCall | x86.StepShut, calleeAt, calleeAt},
+		{"call to a stub", x86.StepCall | x86.StepOpen, stub, calleeAt},
+		{"call through a register to an entry", x86.StepCallReg | x86.StepOpen, calleeAt, calleeAt},
+		{"call through a register to a stub", x86.StepCallReg | x86.StepOpen, stub, calleeAt},
+	} {
+		s := newSegment(syms)
+		st := s.thread(1, nil, true, 0)
+		// main is named and on top, its slot above the call's.
+		s.resolve(st, &st.stack[0], mainAt)
+		st.look, st.lookTo = 0, 0
+		h := x86.HookStep{Retired: 10, RSP: 0x7000, PC: mainAt + 0x10, Target: tc.target, Kind: tc.kind | x86.StepLeaf,
+			Ret: 20, RetPC: calleeAt + 0x20, RetKind: x86.StepRet | x86.StepOpen}
+		s.leaf(st, &h, 0)
+		top := st.stack[0].node
+		var got []segKey
+		top.eachChild(func(k segKey, c *segNode) {
+			got = append(got, k)
+			if c.count != 1 || c.self != 10 || c.first != 10 {
+				t.Errorf("%s: %+v counted %d, %d instructions, first %d", tc.what, k, c.count, c.self, c.first)
+			}
+		})
+		if want := (segKey{mainAt + 0x10, tc.entry}); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: children %+v, want %+v", tc.what, got, want)
+		}
+		if s.leaves != 1 {
+			t.Errorf("%s: followed as %d leaf records, want 1 (leaf's fast path)", tc.what, s.leaves)
 		}
 	}
 }
