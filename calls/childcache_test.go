@@ -18,14 +18,14 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 		n = c.child(n, k)
 		chain = append(chain, n)
 	}
-	slots := map[*cachedChild]bool{}
+	slots := map[**segNode]bool{}
 	for i, n := range chain[:depth] {
 		if got := c.child(n, k); got != chain[i+1] || got.parent != n {
 			t.Fatalf("depth %d: the cache returned another node", i)
 		}
 		slots[c.slot(n, k)] = true
 	}
-	// 512 paths in 4096 slots: about 30 share one by chance.
+	// 512 paths in 8192 slots: about 16 share one by chance.
 	if len(slots) < depth*7/8 {
 		t.Errorf("a recursion's %d paths take %d of the cache's slots", depth, len(slots))
 	}
@@ -115,5 +115,40 @@ func TestNodeKidsInlineThenMap(t *testing.T) {
 		if root.child(key{Site: unknownSite}) == u || len(root.Children) != n+1 {
 			t.Errorf("%d children: the pruned node found again", n)
 		}
+	}
+}
+
+// TestChildCacheSlotsCheckTheChild: with far more paths than slots, a
+// slot often holds another parent's child under the same key, or
+// another key's child of the same parent; lookup must check the child
+// it finds by its own parent and key and never return it for another
+// (the slot holds the child alone), and give each path one node.
+func TestChildCacheSlotsCheckTheChild(t *testing.T) {
+	c := new(childCache)
+	const parents, keys = 48, 512 // three times the slots
+	ps := make([]*segNode, parents)
+	for i := range ps {
+		ps[i] = &segNode{first: noPos, id: uint64(i+1) * 0x9e3779b97f4a7c15}
+	}
+	made := map[[2]uint64]*segNode{}
+	for round := range 2 {
+		for i, p := range ps {
+			for k := range keys {
+				key := segKey{Site: uint64(k % 64), Entry: uint64(k / 64)}
+				x := c.lookup(p, key)
+				if x.parent != p || x.key != key {
+					t.Fatalf("round %d: parent %d key %+v: a node of parent %p key %+v", round, i, key, x.parent, x.key)
+				}
+				id := [2]uint64{uint64(i), uint64(k)}
+				if m := made[id]; m == nil {
+					made[id] = x
+				} else if m != x {
+					t.Fatalf("round %d: parent %d key %+v made twice", round, i, key)
+				}
+			}
+		}
+	}
+	if len(made) != parents*keys || parents*keys < 2*len(c.slots) {
+		t.Errorf("%d paths in %d slots: the test tests less than it says", len(made), len(c.slots))
 	}
 }

@@ -8,14 +8,33 @@ import (
 )
 
 // refMerged is Merged as it was before the first thread was copied:
-// every thread's tree added in with child, then ordered.
+// every thread's tree added in with child, node by node (refAddTree),
+// then ordered.
 func refMerged(threads []*Thread) *Node {
 	root := &Node{First: noPos}
 	for _, th := range threads {
-		addTree(th.Root, root, th.img)
+		refAddTree(th.Root, root, th.img)
 	}
 	sortTree(root)
 	return root
+}
+
+// refAddTree is addTree as it was before it copied new subtrees: every
+// path found again, or made, with child.
+func refAddTree(src, dst *Node, img int) {
+	dst.Self += src.Self
+	dst.Total += src.Total
+	for _, c := range src.Children {
+		d := dst.child(key{c.Site, c.Entry, img})
+		if d.Func == "" {
+			d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
+		}
+		d.Count += c.Count
+		if c.First < d.First {
+			d.First, d.FirstTid = c.First, c.FirstTid
+		}
+		refAddTree(c, d, img)
+	}
 }
 
 // randomThread is a finished thread tree of random paths: few keys, so
@@ -100,13 +119,20 @@ func TestMergedCopiesFirstThread(t *testing.T) {
 			n.Walk(func(*Node) bool { k++; return true })
 			return k
 		}
-		before := count(th.Root)
-		got.child(key{999, 999, th.img})
-		for _, c := range got.Children {
-			c.child(key{998, 998, th.img})
+		// Nor any other thread's, whose new subtrees addTree copies.
+		before := make([]int, len(threads))
+		for i, th := range threads {
+			before[i] = count(th.Root)
 		}
-		if count(th.Root) != before {
-			t.Fatalf("trial %d: adding to the merged tree changed the thread's", trial)
+		got.child(key{999, 999, th.img})
+		got.Walk(func(c *Node) bool {
+			c.child(key{998, 998, th.img})
+			return c.Site != 998
+		})
+		for i, th := range threads {
+			if count(th.Root) != before[i] {
+				t.Fatalf("trial %d: adding to the merged tree changed thread %d's", trial, i)
+			}
 		}
 	}
 }
@@ -147,6 +173,75 @@ func TestSortChildrenAsSortSlice(t *testing.T) {
 			if nd.Children[i] != want[i] {
 				t.Fatalf("trial %d: child %d is %+v, sort.Slice put %+v there", trial, i, *nd.Children[i], *want[i])
 			}
+		}
+	}
+}
+
+// refMerge is merge as it was before it made a fresh node's children
+// without looking them up: every child found again, or made, by childIn.
+func refMerge(s *segNode, g *Node, a *treeAlloc) {
+	g.Self += s.self
+	s.eachChild(func(k segKey, sc *segNode) {
+		gc := g.childIn(key{k.Site, k.Entry, 0}, a)
+		gc.Count += sc.count
+		if sc.first < gc.First {
+			gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
+		}
+		refMerge(sc, gc, a)
+	})
+}
+
+// randomSegTree is a segment's tree of random paths below a new root:
+// few keys, some nodes with more than kidsInline children, some never
+// called (first noPos).
+func randomSegTree(r *rand.Rand, c *childCache) *segNode {
+	root := &segNode{first: noPos}
+	for range 1 + r.Intn(200) {
+		n := root
+		for range 1 + r.Intn(5) {
+			n = c.make(n, segKey{uint64(r.Intn(14)), uint64(100 + r.Intn(2))})
+			if r.Intn(6) > 0 {
+				n.count++
+				if pos := uint64(r.Intn(5000)); pos < n.first {
+					n.first, n.firstTid = pos, int32(r.Intn(3))
+				}
+			}
+			n.self += uint64(r.Intn(40))
+		}
+	}
+	return root
+}
+
+// TestMergeIntoFreshNodes: merging segments' trees one after the other
+// into a real tree (the first into an empty one, whose nodes merge makes
+// without lookups; the later ones into nodes that have children, or
+// not) gives the tree childIn's lookups gave, node for node, and every
+// path is found again by child afterwards (the kids maps made late).
+func TestMergeIntoFreshNodes(t *testing.T) {
+	r := rand.New(rand.NewSource(24))
+	for trial := range 60 {
+		got, want := &Node{First: noPos}, &Node{First: noPos}
+		var ga, wa treeAlloc
+		for range 1 + trial%3 {
+			s := randomSegTree(r, new(childCache))
+			merge(s, got, &ga)
+			refMerge(s, want, &wa)
+		}
+		if err := sameTree(got, want, fmt.Sprintf("trial %d", trial)); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(g *Node)
+		walk = func(g *Node) {
+			for _, c := range g.Children {
+				if g.child(key{c.Site, c.Entry, 0}) != c {
+					t.Fatalf("trial %d: %+v not found again", trial, *c)
+				}
+				walk(c)
+			}
+		}
+		walk(got)
+		if err := sameTree(got, want, fmt.Sprintf("trial %d, after lookups", trial)); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -40,18 +40,28 @@ type segKey struct {
 // what a node a call is made from is asked (last, prev) and what the
 // node called is given (count, self), with first.
 type segNode struct {
+	// The first cache line holds what following a call asks of the
+	// node called (count, self, first) and what childCache.lookup
+	// checks it by (parent, key): a call whose child the cache finds
+	// touches that line alone (jq: 11 million of its 23 million
+	// records looked a child up in the cache, and the node's two
+	// lines were a miss each), with lastKey, which the node a call is
+	// made from is asked first.
+	count  uint64 // calls entering the path in this segment
+	self   uint64 // instructions run with the path on top
+	first  uint64 // position of the first call (noPos: none)
+	key    segKey
+	parent *segNode
 	// last and prev are the children childCache.child returned last
 	// and the one before, under keys lastKey and prevKey: a loop
 	// calling one or two functions from the same path finds them here,
 	// in the node it is in (gzip -9's deflate calls longest_match and
 	// another function in turn). The keys are kept here, not read from
 	// the children: a miss would touch a node for nothing.
-	lastKey, prevKey segKey
-	last, prev       *segNode
-	count            uint64 // calls entering the path in this segment
-	self             uint64 // instructions run with the path on top
-	first            uint64 // position of the first call (noPos: none)
-	firstTid         int32
+	lastKey    segKey
+	last, prev *segNode
+	prevKey    segKey
+	firstTid   int32
 	// nkids is how many children the node has: below segKidsInline
 	// child looks through the list (kid, then each next), beyond it
 	// childCache.many finds them.
@@ -61,9 +71,7 @@ type segNode struct {
 	// fib, hashed by keys alone, sent a million lookups to the maps;
 	// sqlite3 3.7 million), so the hash takes the parent's id, made
 	// from its own parent's and the order it was made in.
-	id     uint64
-	key    segKey
-	parent *segNode
+	id uint64
 	// kid is the node's last child made, next the child made before
 	// it (a sibling list): sort -n's merge sort makes a million paths,
 	// most with one or two children, and a block of inline keys for
@@ -134,22 +142,20 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 // childCache is a direct-mapped cache of segNode.child, by parent and key: a
 // call entering a path the segment knows costs a hash of three words and
 // three compares instead of a map lookup (the map, hashing its 24-byte
-// keys, was 5-7% of ttd calls on gzip -9). An entry is 32 bytes, two to
-// a cache line.
+// keys, was 5-7% of ttd calls on gzip -9). A slot holds the child alone,
+// checked by its own parent and key, which lie in the line of the node
+// that following the call touches anyway (segNode): 8 bytes a slot
+// where a copy of the parent and key made 32, a 128 KB table that
+// missed the cache on two lookups in three on jq (perf annotate).
 type childCache struct {
-	slots [1 << childBits]cachedChild
+	slots [1 << childBits]*segNode
 	// many finds the children of nodes with more than segKidsInline.
 	many map[kidKey]*segNode
 	// slab is where make takes new nodes from.
 	slab []segNode
 }
 
-const childBits = 12
-
-type cachedChild struct {
-	parent, node *segNode
-	key          segKey
-}
+const childBits = 13
 
 // child is n.child(k), through the cache.
 func (c *childCache) child(n *segNode, k segKey) *segNode {
@@ -166,18 +172,19 @@ func (c *childCache) child(n *segNode, k segKey) *segNode {
 }
 
 // slot is where the cache keeps n's child k.
-func (c *childCache) slot(n *segNode, k segKey) *cachedChild {
+func (c *childCache) slot(n *segNode, k segKey) **segNode {
 	h := (n.id ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
 	return &c.slots[h>>(64-childBits)]
 }
 
 func (c *childCache) lookup(n *segNode, k segKey) *segNode {
 	e := c.slot(n, k)
-	if e.parent == n && e.key == k {
-		return e.node
+	if x := *e; x != nil && x.parent == n && x.key == k {
+		return x
 	}
-	*e = cachedChild{n, c.make(n, k), k}
-	return e.node
+	x := c.make(n, k)
+	*e = x
+	return x
 }
 
 // frame is a call a segment saw: its node is nil until the function it
@@ -364,13 +371,51 @@ type funcs struct {
 
 const recentBits = 12
 
-// recentEntry is one pc's entry in one program image's symbols (img:
-// funcs.img when it was looked up; a tree's programs share addresses).
+// recentEntry is one pc's entry in one program image's symbols, in 16
+// bytes (40 with the entryOf, an int image and a flag: a 160 KB table
+// that the replay's own work evicted between two batches of records,
+// where lookups came once a record on jq and sort -n): img1 is the
+// image (funcs.img) plus one, 0 for an empty slot (a tree's programs
+// share addresses); off holds pc less the entry below recentOK and
+// recentTramp (entryOf.ok, entryOf.tramp). An entry more than
+// recentOffMax below pc is not kept here (the map has it).
 type recentEntry struct {
-	pc  uint64
-	img int
-	e   entryOf
-	set bool
+	pc   uint64
+	img1 int32
+	off  uint32
+}
+
+const (
+	recentOK     = 1 << 31
+	recentTramp  = 1 << 30
+	recentOffMax = recentTramp - 1
+)
+
+// entryOf unpacks r (funcs.lookup's hit).
+func (r *recentEntry) entryOf() entryOf {
+	e := entryOf{tramp: r.off&recentTramp != 0}
+	if r.off&recentOK != 0 {
+		e.entry, e.ok = r.pc-uint64(r.off&recentOffMax), true
+	}
+	return e
+}
+
+// keep puts pc's entry e into r, unless its offset does not fit.
+func (r *recentEntry) keep(pc uint64, img int, e entryOf) {
+	var off uint64
+	if e.ok {
+		off = pc - e.entry
+		if off > recentOffMax || e.entry > pc {
+			return
+		}
+		off |= recentOK
+	} else if e.entry != 0 {
+		return
+	}
+	if e.tramp {
+		off |= recentTramp
+	}
+	*r = recentEntry{pc, int32(img + 1), uint32(off)}
 }
 
 type entryOf struct {
@@ -388,11 +433,11 @@ func (f *funcs) entry(pc uint64) (uint64, bool) {
 
 func (f *funcs) lookup(pc uint64) entryOf {
 	r := &f.recent[(pc^pc>>recentBits)&(1<<recentBits-1)]
-	if r.set && r.pc == pc && r.img == f.img {
-		return r.e
+	if r.pc == pc && r.img1 == int32(f.img+1) {
+		return r.entryOf()
 	}
 	if e, ok := f.cache[pc]; ok {
-		*r = recentEntry{pc, f.img, e, true}
+		r.keep(pc, f.img, e)
 		return e
 	}
 	var e entryOf
@@ -402,7 +447,7 @@ func (f *funcs) lookup(pc uint64) entryOf {
 		e.tramp = strings.HasPrefix(name, "_dl_runtime_resolve")
 	}
 	f.cache[pc] = e
-	*r = recentEntry{pc, f.img, e, true}
+	r.keep(pc, f.img, e)
 	return e
 }
 
@@ -512,7 +557,11 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	}
 }
 
-// flowStat is what flow spent in a call path of the segment.
+// flowStat is what flow spent in a call path of the segment. Out of
+// line: only ttd flows asks it, and inlined in credit it made the frames
+// of leaf, step and account bigger for ttd calls too.
+//
+//go:noinline
 func (s *segment) flowStat(st *segThread, n *segNode) *FlowStat {
 	k := flowKey{st.flow, st.key, n}
 	fs := s.flows[k]

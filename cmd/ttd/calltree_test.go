@@ -30,25 +30,7 @@ func TestCallTreeRowsAsFmt(t *testing.T) {
 		parent.Children = append(parent.Children, &calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
 		parent = n
 	}
-	want := func(keep func(*calls.Node) bool, depth int) string {
-		var w strings.Builder
-		fmt.Fprintf(&w, "%8s %14s %14s %12s  %s\n", "count", "total", "self", "first", "call path (call site)")
-		root.Walk(func(n *calls.Node) bool {
-			if keep(n) {
-				first := "-"
-				if n.First != ^uint64(0) {
-					first = fmt.Sprint(n.First)
-				}
-				site := ""
-				if n.SiteName != "" {
-					site = "  (" + n.SiteName + ")"
-				}
-				fmt.Fprintf(&w, "%8d %14d %14d %12s  %s%s%s\n", n.Count, n.Total, n.Self, first, strings.Repeat("  ", n.Depth-1), n.Func, site)
-			}
-			return depth == 0 || n.Depth < depth
-		})
-		return w.String()
-	}
+	want := func(keep func(*calls.Node) bool, depth int) string { return fmtCallTree(root, keep, depth) }
 	all := func(*calls.Node) bool { return true }
 	some := func(n *calls.Node) bool { return n.Count > 1 }
 	for _, tc := range []struct {
@@ -66,4 +48,90 @@ func TestCallTreeRowsAsFmt(t *testing.T) {
 	if rows := strings.Count(got.String(), "\n"); rows != 19 {
 		t.Errorf("%d lines, want a header and 18 paths: the test tests less than it says", rows)
 	}
+}
+
+// fmtCallTree is writeCallTree's rows as fmt.Fprintf printed them.
+func fmtCallTree(root *calls.Node, keep func(*calls.Node) bool, depth int) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "%8s %14s %14s %12s  %s\n", "count", "total", "self", "first", "call path (call site)")
+	root.Walk(func(n *calls.Node) bool {
+		if keep(n) {
+			first := "-"
+			if n.First != ^uint64(0) {
+				first = fmt.Sprint(n.First)
+			}
+			site := ""
+			if n.SiteName != "" {
+				site = "  (" + n.SiteName + ")"
+			}
+			fmt.Fprintf(&w, "%8d %14d %14d %12s  %s%s%s\n", n.Count, n.Total, n.Self, first, strings.Repeat("  ", n.Depth-1), n.Func, site)
+		}
+		return depth == 0 || n.Depth < depth
+	})
+	return w.String()
+}
+
+// TestCallTreeRowsAsFmtManyWrites: a tree whose rows pass rowsFlush
+// several times (writeCallTree writes them in chunks), with paths
+// indented deeper than blanks is long, prints as fmt did, in writes of
+// whole rows each at most rowsFlush and a row long.
+func TestCallTreeRowsAsFmtManyWrites(t *testing.T) {
+	root := &calls.Node{}
+	rows := 0
+	for chain := 0; rows*90 < 4*rowsFlush; chain++ {
+		parent := root
+		for d := range 70 {
+			// Numbers of every width up to 16 digits: one short of a
+			// column's too (one blank of padding).
+			n := &calls.Node{Func: fmt.Sprintf("f%d_%d", chain, d), Count: pow10(d % 10), Total: pow10((d+chain)%17) + uint64(rows),
+				Self: pow10(d % 15), First: pow10((d + 2*chain) % 13), Depth: d + 1, Parent: parent}
+			if d%3 == 0 {
+				n.SiteName = fmt.Sprintf("deep.c:%d", d)
+			}
+			parent.Children = append(parent.Children, n)
+			parent = n
+			rows++
+		}
+	}
+	if 2*70 <= len(blanks) {
+		t.Fatalf("the paths are indented %d, no deeper than blanks (%d): the test tests less than it says", 2*69, len(blanks))
+	}
+	var got chunks
+	writeCallTree(&got, root, func(*calls.Node) bool { return true }, 0)
+	if w := fmtCallTree(root, func(*calls.Node) bool { return true }, 0); got.String() != w {
+		t.Fatalf("%d rows differ from fmt's (%d bytes, want %d)", rows, got.Len(), len(w))
+	}
+	// A header, then chunks of whole rows.
+	if len(got.writes) < 4 {
+		t.Errorf("%d writes of %d bytes: the rows never passed rowsFlush", len(got.writes), got.Len())
+	}
+	for i, n := range got.writes[1:] {
+		if n > rowsFlush+4096 {
+			t.Errorf("write %d: %d bytes, more than rowsFlush and a row", i+1, n)
+		}
+	}
+}
+
+// chunks is a bytes.Buffer that keeps the size of each write, and
+// checks that each ends a row.
+type chunks struct {
+	bytes.Buffer
+	writes []int
+}
+
+func (c *chunks) Write(p []byte) (int, error) {
+	if len(p) > 0 && p[len(p)-1] != '\n' {
+		panic("a write that does not end a row")
+	}
+	c.writes = append(c.writes, len(p))
+	return c.Buffer.Write(p)
+}
+
+// pow10 is 10 to the k, less one (k digits of 9; 0 for k=0).
+func pow10(k int) uint64 {
+	p := uint64(1)
+	for range k {
+		p *= 10
+	}
+	return p - 1
 }
