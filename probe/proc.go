@@ -112,11 +112,17 @@ func (s *segEval) procUpTo(pos uint64, inclusive bool) {
 	evs := s.b.procEvents
 	for s.procNext < len(evs) {
 		pe := &evs[s.procNext]
-		if pe.pos < s.part.From {
+		// A segment re-simulates the instructions at positions
+		// (From, To], the first one from From itself: a checkpoint is
+		// taken after the events of the instruction that reached it, so
+		// a Process record at a checkpoint's position (an exec that
+		// brought the checkpoint forward) belongs to the segment that
+		// ends there, with the syscall it came from.
+		if pe.pos < s.part.From || pe.pos == s.part.From && s.k > 0 {
 			s.procNext++
 			continue
 		}
-		if pe.pos > pos || pe.pos == pos && !inclusive || pe.pos >= s.part.To {
+		if pe.pos > pos || pe.pos == pos && !inclusive || pe.pos > s.part.To {
 			return
 		}
 		s.procNext++

@@ -242,7 +242,7 @@ func (s *segEval) run(r *reader.Replay) error {
 			break
 		}
 	}
-	s.procUpTo(to, false)
+	s.procUpTo(to, true)
 	s.seal()
 	return nil
 }
