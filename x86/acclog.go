@@ -60,12 +60,8 @@ func (a LoggedAccess) Write() bool { return a.Info&accWrite != 0 }
 func (a LoggedAccess) WriteBit() uint64 { return a.Info >> 8 & 1 }
 
 // accLogSize is how many accesses translated code logs before it leaves
-// to hand them over: 64 KiB. The log holds ttd calls' records too
-// (hooklog.go), and a full log makes the record's instruction an exact
-// hook exit: with 1024 entries (16 KiB, as CPU.jitLog), 93 thousand of
-// sqlite3's 162 thousand drains were of a full log (30 million records,
-// two or three entries each).
-const accLogSize = 4096
+// to hand them over: 16 KiB, as CPU.jitLog.
+const accLogSize = 1024
 
 // accLog is the CPU's access log (CPU.acc).
 type accLog struct {
