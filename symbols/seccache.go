@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
+
+	"ttd/internal/diskcache"
 )
 
 // The cache of decompressed DWARF sections. Debian's separate debug
@@ -37,7 +37,7 @@ import (
 
 // sectionCacheDir is the directory of the cache of decompressed DWARF
 // sections, "" for none (TTD_DWARF_CACHE).
-var sectionCacheDir = defaultSectionCacheDir()
+var sectionCacheDir = diskcache.Dir("TTD_DWARF_CACHE", "dwarf")
 
 // sectionCacheLimit bounds the cache's size: past it, writing a section
 // removes the oldest files first.
@@ -56,21 +56,6 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // sectionCacheHits and sectionCacheWrites count the sections read from
 // the cache and written to it (tests).
 var sectionCacheHits, sectionCacheWrites atomic.Int64
-
-func defaultSectionCacheDir() string {
-	switch v := os.Getenv("TTD_DWARF_CACHE"); v {
-	case "off":
-		return ""
-	case "":
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		return filepath.Join(d, "ttd", "dwarf")
-	default:
-		return v
-	}
-}
 
 // debugSection is the DWARF section .debug_<name> of f, decompressed,
 // as godwarf.GetDebugSectionElf reads it; raw reads f's bytes (nil: no
@@ -107,7 +92,7 @@ func debugSection(f *elf.File, raw io.ReaderAt, id, name string) []byte {
 	if err != nil {
 		return nil
 	}
-	writeCachedSection(dir, path, b)
+	writeCachedSection(path, b)
 	return b
 }
 
@@ -172,68 +157,17 @@ func unmapFile(b []byte) {
 	}
 }
 
-// writeCachedSection writes b to path, through a temporary file renamed
-// into place (a concurrent run reads the whole file or none), and keeps
-// the directory under sectionCacheLimit. Failures only lose the cache.
-func writeCachedSection(dir, path string, b []byte) {
-	if os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return
-	}
-	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b, castagnoli))
-	_, err = tmp.Write(b)
+// writeCachedSection writes b and its CRC to path, keeping the
+// directory under sectionCacheLimit. Failures only lose the cache.
+func writeCachedSection(path string, b []byte) {
+	err := diskcache.Write(path, sectionCacheLimit, func(w io.Writer) error {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b, castagnoli)))
+		return err
+	})
 	if err == nil {
-		_, err = tmp.Write(sum)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	sectionCacheWrites.Add(1)
-	pruneSectionCache(dir, sectionCacheLimit)
-}
-
-// pruneSectionCache removes the oldest files of dir until it holds at
-// most limit bytes.
-func pruneSectionCache(dir string, limit int64) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	type file struct {
-		name string
-		size int64
-		mod  int64
-	}
-	var files []file
-	var total int64
-	for _, e := range ents {
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || strings.HasPrefix(e.Name(), ".tmp-") {
-			continue
-		}
-		files = append(files, file{e.Name(), info.Size(), info.ModTime().UnixNano()})
-		total += info.Size()
-	}
-	if total <= limit {
-		return
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].mod < files[j].mod })
-	for _, f := range files {
-		if total <= limit {
-			break
-		}
-		if os.Remove(filepath.Join(dir, f.name)) == nil {
-			total -= f.size
-		}
+		sectionCacheWrites.Add(1)
 	}
 }

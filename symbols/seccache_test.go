@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 )
@@ -158,40 +157,6 @@ func TestSectionCacheRejectsBadFiles(t *testing.T) {
 		if got := debugSection(f, raw, "id", "info"); string(got) != string(want) || sectionCacheHits.Load() != h0+1 {
 			t.Errorf("%s: the rewritten file was not read back", damage.name)
 		}
-	}
-}
-
-// TestSectionCachePrune keeps the directory under its limit by removing
-// the oldest files, and leaves another run's temporary file alone.
-func TestSectionCachePrune(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now()
-	for i, name := range []string{"a", "b", "c", "d", ".tmp-1"} {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, make([]byte, 100), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		// a is the oldest, then b, c, d.
-		mt := now.Add(time.Duration(i-10) * time.Minute)
-		if err := os.Chtimes(p, mt, mt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	left := func() string {
-		var names []string
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		return strings.Join(names, " ")
-	}
-	pruneSectionCache(dir, 400)
-	if got := left(); got != ".tmp-1 a b c d" {
-		t.Errorf("at the limit: left %q, want every file", got)
-	}
-	pruneSectionCache(dir, 250)
-	if got := left(); got != ".tmp-1 c d" {
-		t.Errorf("left %q, want the two newest and the temporary file", got)
 	}
 }
 

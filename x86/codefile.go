@@ -1,7 +1,6 @@
 package x86
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/binary"
@@ -11,11 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"ttd/internal/diskcache"
 )
 
 // The persistent cache of decoded code (issue 24). A short program under
@@ -70,21 +70,10 @@ var minCodeFileNew = 256
 // A test binary (named *.test) has none unless the variable names one:
 // tests that run programs must not fill the user's cache.
 var codeFileDir = func() string {
-	switch v := os.Getenv("TTD_CODE_CACHE"); v {
-	case "off":
+	if os.Getenv("TTD_CODE_CACHE") == "" && strings.HasSuffix(os.Args[0], ".test") {
 		return ""
-	case "":
-		if strings.HasSuffix(os.Args[0], ".test") {
-			return ""
-		}
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		return filepath.Join(d, "ttd", "code")
-	default:
-		return v
 	}
+	return diskcache.Dir("TTD_CODE_CACHE", "code")
 }
 
 // codeFileHeader is the file's first 64 bytes.
@@ -559,7 +548,7 @@ func (cc *CodeCache) SaveCodeFile() error {
 	hb, _ := binary.Append(nil, binary.LittleEndian, &h)
 	copy(head, hb)
 	binary.LittleEndian.PutUint32(head[codeFileHeaderSize-4:], crc32.Checksum(head[:codeFileHeaderSize-4], castagnoliTab))
-	err := writeCodeFile(cf.path, func(w io.Writer) error {
+	err := diskcache.Write(cf.path, codeFileLimit, func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
@@ -608,73 +597,6 @@ func (cc *CodeCache) SaveCodeFile() error {
 		cc.file, cc.FileMisses = n, 0
 	}
 	return nil
-}
-
-// writeCodeFile writes a file to path with write, through a temporary
-// file and a rename, so that a reader maps either the old file or the
-// new one, whole; then it trims the directory to codeFileLimit.
-func writeCodeFile(path string, write func(w io.Writer) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	trimCodeDir(dir, path)
-	return nil
-}
-
-// trimCodeDir removes the oldest code files of dir, other than keep,
-// while the files add up to more than codeFileLimit.
-func trimCodeDir(dir, keep string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	type file struct {
-		path string
-		size int64
-		mod  int64
-	}
-	var files []file
-	var total int64
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".code") {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		files = append(files, file{filepath.Join(dir, e.Name()), fi.Size(), fi.ModTime().UnixNano()})
-		total += fi.Size()
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].mod < files[j].mod })
-	for _, f := range files {
-		if total <= codeFileLimit {
-			break
-		}
-		if f.path != keep && os.Remove(f.path) == nil {
-			total -= f.size
-		}
-	}
 }
 
 // codeFileStamp identifies the running ttd binary and where its
