@@ -44,21 +44,15 @@ func (d *decoder) memReads(dst []ReadLog) []ReadLog {
 		if tag < tagMemRead {
 			break
 		}
-		size := int(tag>>4&7) + 1
-		delta := uint64(tag & 0xf)
-		q := p + 1
+		size := memReadSize(tag)
+		delta, q, k := uint64(tag&0xf), p+1, 1
 		if delta == memReadInlineDelta {
-			v, k := binary.Uvarint(data[q:])
-			if k <= 0 {
-				break
-			}
-			delta += v
-			q += k
+			delta, q, k = memReadLong(data, q)
 		}
-		if len(data)-q < 8 {
+		if k <= 0 || len(data)-q < 8 {
 			break
 		}
-		dst = append(dst, ReadLog{delta, binary.LittleEndian.Uint64(data[q:]) & (^uint64(0) >> (64 - 8*size))})
+		dst = append(dst, ReadLog{delta, binary.LittleEndian.Uint64(data[q:]) & sizeMask(size)})
 		p = q + size
 		n++
 	}
@@ -66,6 +60,24 @@ func (d *decoder) memReads(dst []ReadLog) []ReadLog {
 	d.records += n
 	return dst
 }
+
+// memReadLong decodes the read delta of a MemRead record whose tag holds
+// memReadInlineDelta, from the uvarint at data[p:] after the tag: the
+// delta, where the value starts, and binary.Uvarint's count (<= 0:
+// truncated or bad). (A tag's own delta is read inline by the loops.)
+func memReadLong(data []byte, p int) (uint64, int, int) {
+	v, n := binary.Uvarint(data[p:])
+	if n <= 0 {
+		return 0, p, n
+	}
+	return memReadInlineDelta + v, p + n, n
+}
+
+// memReadSize is the size of a MemRead record's value, from its tag.
+func memReadSize(tag byte) int { return int(tag>>4&7) + 1 }
+
+// sizeMask keeps the low size bytes of a little-endian load of 8.
+func sizeMask(size int) uint64 { return ^uint64(0) >> (64 - 8*size) }
 
 // next decodes the record at d.off into rec. It returns io.EOF at the end
 // of the payload and a *recordError for a malformed record.
@@ -80,19 +92,18 @@ func (d *decoder) next(rec *Record) error {
 	p := start + 1
 	switch {
 	case tag >= tagMemRead:
-		size := int(tag>>4&7) + 1
-		delta := uint64(tag & 0xf)
+		size := memReadSize(tag)
+		delta, q, n := uint64(tag&0xf), p, 1
 		if delta == memReadInlineDelta {
-			v, n := binary.Uvarint(data[p:])
-			if n <= 0 {
-				return d.bad(start, "bad MemRead delta", n)
-			}
-			delta += v
-			p += n
+			delta, q, n = memReadLong(data, p)
 		}
+		if n <= 0 {
+			return d.bad(start, "bad MemRead delta", n)
+		}
+		p = q
 		var v uint64
 		if len(data)-p >= 8 {
-			v = binary.LittleEndian.Uint64(data[p:]) & (^uint64(0) >> (64 - 8*size))
+			v = binary.LittleEndian.Uint64(data[p:]) & sizeMask(size)
 		} else {
 			if len(data)-p < size {
 				return &recordError{start, "MemRead value", ErrTruncated}
