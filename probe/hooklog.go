@@ -87,7 +87,13 @@ func (s *segEval) countLogged(in *x86.Inst) bool {
 	if (in.Op == x86asm.RET || in.Op == x86asm.JMP) && len(s.cur.rets) > 0 {
 		return false
 	}
-	e := s.addrEntry(in.PC)
+	return s.countPC(in.PC)
+}
+
+// countPC is countLogged of the instruction at pc, which no return
+// probe watches (a narrow record's: livesteps.go).
+func (s *segEval) countPC(pc uint64) bool {
+	e := s.addrEntry(pc)
 	if !e.counts {
 		return false
 	}

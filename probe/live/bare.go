@@ -119,6 +119,11 @@ func (b *bare) FilterVersion() uint64         { return b.t.FilterVersion() }
 // instruction was most of a live probe's cost on sqlite3.
 func (b *bare) LogInsts(k *x86.Block) uint64                  { return b.t.LogInsts(k) }
 func (b *bare) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) { b.t.LoggedHooks(c, recs) }
+func (b *bare) StepsOnly() bool                               { return b.t.StepsOnly() }
+func (b *bare) LoggedSteps(c *x86.CPU, steps []x86.HookStep)  { b.t.LoggedSteps(c, steps) }
+func (b *bare) StepWindows(k *x86.Block) (soft, open, shut, window uint64) {
+	return b.t.StepWindows(k)
+}
 
 // x86.Observer: nothing to log.
 
@@ -194,6 +199,6 @@ func (b *bare) Switch(th *emu.Thread) {
 func (b *bare) Checkpoint(p *emu.Process) {}
 
 var (
-	_ recorder.Clock = (*bare)(nil)
-	_ x86.HookLogger = (*bare)(nil)
+	_ recorder.Clock     = (*bare)(nil)
+	_ x86.HookStepLogger = (*bare)(nil)
 )

@@ -47,7 +47,7 @@ type Output struct {
 // program's modules are bound (a DWARF type it names is missing) stops
 // the run before the program's first instruction.
 func Run(cfg emu.Config, p *probe.Program, opts recorder.Options, out Output) (*Result, error) {
-	t := &tap{p: p, exec: cfg.Path, modules: map[module]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
+	t := &tap{p: p, steps: p.CountsOnly(), exec: cfg.Path, modules: map[module]bool{}, raised: map[semKey]bool{}, profiled: map[*emu.Thread]uint64{}, out: out}
 	var st emu.ExitStatus
 	var stats recorder.Stats
 	var err error
@@ -135,6 +135,8 @@ type tap struct {
 	execP       *emu.Process
 	execMem     *x86.Memory // the memory an exec leaves
 	ranges      []reader.Range
+	// steps: the script only counts at its fn probes (StepsOnly).
+	steps bool
 }
 
 // module is an ELF file an address space mapped at offset 0 (mem nil:
@@ -343,6 +345,21 @@ func (t *tap) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
 		return
 	}
 	t.l.LoggedHooks(c, recs)
+	t.after()
+}
+
+// StepsOnly, StepWindows and LoggedSteps pass the probes' narrow
+// records on (x86.HookStepLogger; bare.go): a script that only counts
+// at its fn probes.
+func (t *tap) StepsOnly() bool { return t.steps }
+
+func (t *tap) StepWindows(b *x86.Block) (soft, open, shut, window uint64) { return 0, 0, 0, 0 }
+
+func (t *tap) LoggedSteps(c *x86.CPU, steps []x86.HookStep) {
+	if t.l == nil || t.err != nil {
+		return
+	}
+	t.l.LoggedSteps(c, steps)
 	t.after()
 }
 
