@@ -91,8 +91,12 @@ func (s *segEval) countLogged(in *x86.Inst) bool {
 }
 
 // countPC is countLogged of the instruction at pc, which no return
-// probe watches (a narrow record's: livesteps.go).
-func (s *segEval) countPC(pc uint64) bool {
+// probe watches.
+func (s *segEval) countPC(pc uint64) bool { return s.countPCn(pc, 1) }
+
+// countPCn is countPC of n firings at once (a narrow records' tally:
+// livesteps.go).
+func (s *segEval) countPCn(pc, n uint64) bool {
 	e := s.addrEntry(pc)
 	if !e.counts {
 		return false
@@ -107,7 +111,7 @@ func (s *segEval) countPC(pc uint64) bool {
 	for _, bp := range e.bps {
 		for _, cl := range bp.clauses {
 			c := s.cr.cachedAgg(bp, cl.Body[0].(*AggStmt))
-			c.d.add(&c.e.State, 0, 1)
+			c.e.State.N += int64(n) // count's add, n times
 		}
 	}
 	return true

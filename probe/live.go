@@ -81,6 +81,8 @@ type Live struct {
 	out    *Outcome
 	nrec   int
 	nparts map[string]int
+	// tally counts narrow records by PC (livesteps.go).
+	tally *stepTally
 	// pending are the extents of the modules added since the probes
 	// were last bound, when binding may wait (bindLater).
 	pending []extent
@@ -167,6 +169,7 @@ func (l *Live) print() {
 
 // rebind binds the program again over the modules known so far.
 func (l *Live) rebind() error {
+	l.settle()
 	b := newBound(l.p, &Target{Name: l.info.Name, Syms: l.syms})
 	b.pid, b.execname, b.created = l.info.Pid, filepath.Base(l.info.Exec), time.Now().UnixNano()
 	if l.b != nil {
@@ -354,6 +357,7 @@ func (l *Live) LogInsts(b *x86.Block) uint64 {
 // LoggedHooks fires the probes of the instructions translated code
 // logged on c, in order (x86.HookLogger).
 func (l *Live) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
+	l.settle()
 	if l.b.pick != nil {
 		l.s.cur = l.s.spaceOf(c, 0, 0)
 	}
@@ -362,7 +366,10 @@ func (l *Live) LoggedHooks(c *x86.CPU, recs []x86.HookRecord) {
 }
 
 // Instruction runs the probes of the instruction c is about to run.
-func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) { l.s.hook(nil, c, in) }
+func (l *Live) Instruction(c *x86.CPU, in *x86.Inst) {
+	l.settle()
+	l.s.hook(nil, c, in)
+}
 
 // Stopped reports whether the script called exit().
 func (l *Live) Stopped() bool { return l.s.stopped }
@@ -371,12 +378,14 @@ func (l *Live) Stopped() bool { return l.s.stopped }
 // a blocking one waits), at the position of its syscall instruction, as
 // over the recording (reader.Replay.OnSyscallEntry).
 func (l *Live) SyscallEntry(pos uint64, tid int, c *x86.CPU, nr int, args *[6]uint64) {
+	l.settle()
 	l.s.syscallEntry(pos, tid, c, nr, args)
 }
 
 // Syscall fires the return probes of a completed syscall (its entry
 // probes fired at SyscallEntry).
 func (l *Live) Syscall(pos uint64, tid int, c *x86.CPU, nr int, result int64) {
+	l.settle()
 	l.s.syscallReturn(pos, tid, c, nr, result)
 }
 
@@ -432,6 +441,7 @@ func (l *Live) WatchRanges(dst []reader.Range) []reader.Range {
 // instruction's (pos its position, pc its address) or, in pieces of at
 // most 8 bytes, what a syscall or a signal delivery wrote (KernelWrite).
 func (l *Live) Access(pos uint64, tid int, c *x86.CPU, pc, addr uint64, size int, val uint64, write bool) {
+	l.settle()
 	for _, w := range l.b.watch {
 		if l.s.stopped || addr >= w.whi || addr+uint64(size) <= w.wlo || write && !w.ww || !write && !w.wr || !l.s.watchedIn(w, c, tid, pos) {
 			continue
@@ -465,6 +475,7 @@ func (l *Live) KernelWrite(pos uint64, tid int, c *x86.CPU, pc, addr uint64, b [
 
 // ThreadStart fires thread:::start.
 func (l *Live) ThreadStart(pos uint64, tid, parent int) {
+	l.settle()
 	if !l.s.stopped {
 		l.s.threadStart(pos, tid, parent)
 	}
@@ -472,6 +483,7 @@ func (l *Live) ThreadStart(pos uint64, tid, parent int) {
 
 // ThreadExit fires thread:::exit.
 func (l *Live) ThreadExit(pos uint64, tid, status int) {
+	l.settle()
 	if !l.s.stopped {
 		l.s.threadExit(pos, tid, status)
 	}
@@ -479,6 +491,7 @@ func (l *Live) ThreadExit(pos uint64, tid, status int) {
 
 // Signal fires signal:::deliver.
 func (l *Live) Signal(pos uint64, tid, signo int, addr uint64) {
+	l.settle()
 	if !l.s.stopped {
 		l.s.signal(pos, tid, signo, addr)
 	}
@@ -504,6 +517,7 @@ func (l *Live) Exec(pos uint64, pid, tid int, path string) {
 // ProcessEnd fires proc:::exit for a process of the tree; for the first
 // process (the program itself), at its end.
 func (l *Live) ProcessEnd(pos uint64, pid, tid int, code int64) {
+	l.settle()
 	if l.s.stopped {
 		return
 	}
@@ -515,6 +529,7 @@ func (l *Live) ProcessEnd(pos uint64, pid, tid int, code int64) {
 }
 
 func (l *Live) proc(pe procEvent) {
+	l.settle()
 	if bps := l.b.proc[pe.kind]; bps != nil && !l.s.stopped {
 		ev := &event{pos: pe.pos, tid: pe.tid, pid: pe.pid}
 		ev.args[0] = pe.arg0
@@ -525,6 +540,7 @@ func (l *Live) proc(pe procEvent) {
 // Finish ends the evaluation at position end (the program's last): it
 // runs END and returns the outcome, as Run's over the recording.
 func (l *Live) Finish(end uint64) *Outcome {
+	l.settle()
 	l.bindPending()
 	l.s.part.To = end
 	l.s.seal()

@@ -124,6 +124,7 @@ func (l *Live) ProfileBudget(n uint64) uint64 {
 // Profile fires the profile probes whose period divides n, the count
 // of thread tid running on c, at position pos.
 func (l *Live) Profile(pos uint64, tid int, c *x86.CPU, n uint64) {
+	l.settle()
 	for _, bp := range l.b.profile {
 		if l.s.stopped || n == 0 || n%bp.Addr != 0 {
 			continue
