@@ -52,7 +52,7 @@ func (l *Live) LoggedSteps(c *x86.CPU, steps []x86.HookStep) {
 		}
 	}
 	if l.tally == nil {
-		l.tally = new(stepTally)
+		l.tally = newStepTally()
 	}
 	base := l.info.Clock.InstPosition(c) - c.Retired()
 	l.s.tallySteps(l.tally, steps, base, int32(l.info.Clock.CPUTid(c)))
@@ -80,11 +80,11 @@ func (l *Live) settle() {
 // (5.6 million records) a Go call per record through the probes'
 // caches was 60% of what the live fn:::entry probe added to ttd run.
 type stepTally struct {
-	slot [stepTallySlots]tallySlot
+	slot []tallySlot
 	// used are the slots in the order of their first records since the
 	// last count (a slot taken over by another PC is in it twice: seq
 	// tells which is its own).
-	used []uint16
+	used []int32
 }
 
 // tallySlot is one PC's records: n of them, the first at pos, of thread
@@ -94,12 +94,23 @@ type tallySlot struct {
 	tid, seq   int32
 }
 
-// stepTallySlots is the size of the tally's table: sqlite3's live
-// fn:::entry probe runs about 300 functions between two syscalls.
-const stepTallySlots = 2048
+// tallyBits sets the size of a tally's table, 1<<tallyBits slots
+// (sqlite3's live fn:::entry probe runs about 300 functions between two
+// syscalls), and the bound on its used, four times that: a tally that
+// grows past it is counted.
+var tallyBits = 11
 
-// maxTallyUsed bounds used: a tally that grows past it is counted.
-const maxTallyUsed = 8192
+// SetTallyBits sets the size of the tables of the live evaluations
+// made after it to 1<<bits slots (tests make it small, so that PCs share
+// slots); it reports the previous setting.
+func SetTallyBits(bits int) (was int) {
+	was, tallyBits = tallyBits, bits
+	return was
+}
+
+func newStepTally() *stepTally {
+	return &stepTally{slot: make([]tallySlot, 1<<tallyBits)}
+}
 
 // tallySteps tallies narrow records of thread tid; a record's position
 // is base plus its Retired. A leaf call's record stands for the call's
@@ -121,7 +132,7 @@ func (s *segEval) tallySteps(t *stepTally, steps []x86.HookStep, base uint64, ti
 // holds passes to pc when that PC's counts are cached (they are added
 // now); otherwise the whole tally is counted first.
 func (s *segEval) tallyOne(t *stepTally, pc, pos uint64, tid int32) {
-	h := (pc ^ pc>>11) % stepTallySlots
+	h := (pc ^ pc>>11) & uint64(len(t.slot)-1)
 	sl := &t.slot[h]
 	if sl.n != 0 {
 		if sl.pc == pc {
@@ -134,11 +145,11 @@ func (s *segEval) tallyOne(t *stepTally, pc, pos uint64, tid int32) {
 			s.countTally(t)
 		}
 	}
-	if len(t.used) >= maxTallyUsed {
+	if len(t.used) >= 4*len(t.slot) {
 		s.countTally(t)
 	}
 	*sl = tallySlot{pc: pc, n: 1, pos: pos, tid: tid, seq: int32(len(t.used))}
-	t.used = append(t.used, uint16(h))
+	t.used = append(t.used, int32(h))
 }
 
 // countTally fires the probes of the tallied records, slot by slot in
