@@ -46,13 +46,15 @@ func (p *Program) CountsOnly() bool {
 // event comes (settle), as LoggedHooks would have at once.
 func (l *Live) LoggedSteps(c *x86.CPU, steps []x86.HookStep) {
 	if l.b.pick != nil {
-		if sp := l.s.spaceOf(c, 0, 0); sp != l.s.cur {
-			l.settle()
-			l.s.cur = sp
-		}
+		l.s.cur = l.s.spaceOf(c, 0, 0)
 	}
 	if l.tally == nil {
 		l.tally = newStepTally()
+	}
+	if l.tally.sp != l.s.cur {
+		// Another program's records (a tree: Bound.pick).
+		l.settle()
+		l.tally.sp = l.s.cur
 	}
 	base := l.info.Clock.InstPosition(c) - c.Retired()
 	l.s.tallySteps(l.tally, steps, base, int32(l.info.Clock.CPUTid(c)))
@@ -80,6 +82,8 @@ func (l *Live) settle() {
 // (5.6 million records) a Go call per record through the probes'
 // caches was 60% of what the live fn:::entry probe added to ttd run.
 type stepTally struct {
+	// sp is the program whose code the PCs are in.
+	sp   *space
 	slot []tallySlot
 	// used are the slots in the order of their first records since the
 	// last count (a slot taken over by another PC is in it twice: seq
@@ -157,6 +161,9 @@ func (s *segEval) tallyOne(t *stepTally, pc, pos uint64, tid int32) {
 // record of a PC whose counts are not cached fires at its position
 // (which caches them).
 func (s *segEval) countTally(t *stepTally) {
+	cur := s.cur
+	s.cur = t.sp
+	defer func() { s.cur = cur }()
 	for i, h := range t.used {
 		sl := &t.slot[h]
 		if sl.n == 0 || int(sl.seq) != i {

@@ -14,7 +14,8 @@ import (
 
 // buildTwins compiles testdata/twins: the program, libtwin.so (a twin
 // of the program's twin) and liblate.so (dlopened); it returns the
-// program and the path of liblate.so.
+// program and the path of liblate.so. twinsB, beside it, is the program
+// with its twin named twinb, at the same address.
 func buildTwins(t *testing.T) (string, string) {
 	needGCC(t)
 	dir := t.TempDir()
@@ -23,6 +24,7 @@ func buildTwins(t *testing.T) (string, string) {
 		{"-shared", "-fPIC", "-o", filepath.Join(dir, "libtwin.so"), filepath.Join(src, "twin.c")},
 		{"-shared", "-fPIC", "-o", filepath.Join(dir, "liblate.so"), filepath.Join(src, "late.c")},
 		{"-o", filepath.Join(dir, "twins"), filepath.Join(src, "main.c"), "-L" + dir, "-ltwin", "-ldl", "-Wl,-rpath," + dir},
+		{"-Dtwin=twinb", "-o", filepath.Join(dir, "twinsB"), filepath.Join(src, "main.c"), "-L" + dir, "-ltwin", "-ldl", "-Wl,-rpath," + dir},
 	} {
 		if b, err := exec.Command("gcc", append([]string{"-O1", "-g"}, c...)...).CombinedOutput(); err != nil {
 			t.Fatalf("gcc %v: %s", c, b)
@@ -125,6 +127,36 @@ func TestCountsOnly(t *testing.T) {
 		}
 		if got := p.CountsOnly(); got != c.want {
 			t.Errorf("CountsOnly(%s) = %v, want %v", c.src, got, c.want)
+		}
+	}
+}
+
+// TestLiveStepsTree: twins and twinsB run at once (sh -c 'A & B;
+// wait'), each a program of its own with its functions at the same
+// addresses, and the scheduler switches between them with no event in
+// between: the records tallied in one program are counted under its
+// probes before the other's (stepTally.sp; counted in the other, 74 of
+// liblate.so's late_fn calls went missing). The counts are the calls
+// the programs make, with a tally of 2048 slots and of two.
+func TestLiveStepsTree(t *testing.T) {
+	prog, late := buildTwins(t)
+	dir := filepath.Dir(prog)
+	cfg := emu.Config{Path: "/bin/sh", Args: []string{"sh", "-c", "./twins 3000 " + late + " & ./twinsB 3000 " + late + "; wait"},
+		Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir}
+	src := "fn:::entry { @m[probemod, probefunc] = count(); }"
+	for _, bits := range []int{11, 1} {
+		was := probe.SetTallyBits(bits)
+		_, got, res, _ := liveRun(t, cfg, src, noTrace)
+		probe.SetTallyBits(was)
+		if res.Status.Code != 0 {
+			t.Fatalf("program: %v", res.Status)
+		}
+		flat := strings.Join(strings.Fields(got), " ")
+		for _, want := range []string{"twins twin 3000", "twinsB twinb 3000", "libtwin.so twin 12000", "liblate.so late_fn 18000",
+			"twins callfirst 3000", "twins retfirst 3000", "twinsB callfirst 3000", "twinsB retfirst 3000"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%d slots: the output lacks %q:\n%s", 1<<bits, want, got)
+			}
 		}
 	}
 }
