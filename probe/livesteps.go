@@ -123,6 +123,9 @@ func newStepTally() *stepTally {
 // first is a ret).
 func (s *segEval) tallySteps(t *stepTally, steps []x86.HookStep, base uint64, tid int32) {
 	loggedRecords.Add(uint64(len(steps)))
+	if s.stopped {
+		return // exit(): nothing after it counts (fireLogged)
+	}
 	for i := range steps {
 		st := &steps[i]
 		s.tallyOne(t, st.PC, base+st.Retired, tid)

@@ -160,3 +160,24 @@ func TestLiveStepsTree(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveStepsExit: exit() at the first write(2) kills twins there:
+// its twin's 300 calls are counted, libtwin.so's twin (called after)
+// never, live without a trace as over the recording.
+func TestLiveStepsExit(t *testing.T) {
+	prog, late := buildTwins(t)
+	cfg := emu.Config{Path: prog, Args: []string{prog, "300", late}, Env: []string{"PATH=/usr/bin:/bin"}}
+	src := "fn:::entry { @m[probemod, probefunc] = count(); } syscall::write:entry { exit(3); }"
+	_, bare, res, _ := liveRun(t, cfg, src, noTrace)
+	if res.Outcome.ExitCode() != 3 {
+		t.Fatalf("exit %d", res.Outcome.ExitCode())
+	}
+	flat := strings.Join(strings.Fields(bare), " ")
+	if !strings.Contains(flat, "twins twin 300") || strings.Contains(flat, "libtwin.so twin") {
+		t.Errorf("counts past exit():\n%s", bare)
+	}
+	trace, _, _, _ := liveRun(t, cfg, src, 20_000)
+	if got, _ := recorded(t, trace, src, 1); got != bare {
+		t.Errorf("over the recording differs from live:\n--- live\n%s\n--- recorded\n%s", bare, got)
+	}
+}
