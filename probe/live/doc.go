@@ -6,7 +6,10 @@
 // recorder does (bare.go). Either way probe.Live sees each event at the
 // position a recording gives it, so live and recorded runs agree. The
 // probes' InstFilter hooks only the probed instructions; the rest runs
-// translated.
+// translated. Without -o, translated code logs the fn probes'
+// instructions instead of leaving for them (x86.HookLogger), in narrow
+// records when the script only counts at them (x86.HookStepLogger,
+// probe.Program.CountsOnly: probe/livesteps.go tallies them by PC).
 //
 // Watch probes without -o run as ttd run does too: the pages holding a
 // watched range stay out of the first process's TLBs
