@@ -374,6 +374,9 @@ type chunkEntry struct {
 	ch    *chunk
 	err   error
 	used  uint64
+	// counted: the chunk is decoded and its bytes are in the cache's
+	// (set under the cache's lock, unlike ch).
+	counted bool
 }
 
 func (c *chunkCache) init(limit int64) {
@@ -420,6 +423,17 @@ func (c *chunkCache) get(t *Trace, i int) (*chunk, error) {
 	return e.ch, e.err
 }
 
+// drop removes decoded chunk i from the cache (Replay.Stream), unless
+// it is still being decoded (its decoder counts it when done).
+func (c *chunkCache) drop(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[i]; e != nil && e.counted {
+		c.bytes -= e.ch.bytes
+		delete(c.entries, i)
+	}
+}
+
 func (c *chunkCache) prefetch(t *Trace, i int) {
 	c.mu.Lock()
 	if c.entries[i] != nil {
@@ -443,11 +457,12 @@ func (c *chunkCache) fill(t *Trace, i int, e *chunkEntry) {
 		return
 	}
 	c.bytes += e.ch.bytes
+	e.counted = true
 	for c.bytes > c.limit && len(c.entries) > 2 {
 		// Evict the least recently used finished entry.
 		victim, vi := (*chunkEntry)(nil), -1
 		for k, x := range c.entries {
-			if x == e || x.ch == nil {
+			if x == e || !x.counted {
 				continue
 			}
 			if victim == nil || x.used < victim.used {

@@ -1,0 +1,68 @@
+package reader
+
+import "testing"
+
+// TestStreamDropsPassedChunks: a streaming replay re-simulates exactly
+// what another does, and the chunks it left, but not the one it started
+// in, are out of the chunk cache afterwards.
+func TestStreamDropsPassedChunks(t *testing.T) {
+	tr := openSmallChunks(t)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := cps[len(cps)/3]
+	if cp.Chunk == 0 || len(tr.chunks)-cp.Chunk < 5 {
+		t.Fatalf("checkpoint in chunk %d of %d: the test tests nothing", cp.Chunk, len(tr.chunks))
+	}
+	ref, err := tr.NewReplayAt(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := states(t, ref)
+	ref.Close()
+	cached := func(i int) bool {
+		tr.cache.mu.Lock()
+		defer tr.cache.mu.Unlock()
+		return tr.cache.entries[i] != nil
+	}
+	for i := cp.Chunk; i < len(tr.chunks); i++ {
+		if !cached(i) {
+			t.Fatalf("chunk %d not cached after a replay that is not streaming", i)
+		}
+	}
+	r, err := tr.NewReplayAt(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Stream()
+	got := states(t, r)
+	last := r.ch.index
+	r.Close()
+	if len(got) != len(want) {
+		t.Fatalf("%d instructions streaming, %d not", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("instruction %d: %+v streaming, %+v not", i, got[i], want[i])
+		}
+	}
+	if !cached(cp.Chunk) {
+		t.Errorf("the chunk the replay started in (%d) was dropped", cp.Chunk)
+	}
+	if !cached(last) {
+		t.Errorf("the chunk the replay ended in (%d) was dropped", last)
+	}
+	for i := cp.Chunk + 1; i < last; i++ {
+		if cached(i) {
+			t.Errorf("chunk %d, passed, still cached", i)
+		}
+	}
+	var bytes int64
+	for _, e := range tr.cache.entries {
+		bytes += e.ch.bytes
+	}
+	if bytes != tr.cache.bytes {
+		t.Errorf("cache counts %d bytes, its chunks hold %d", tr.cache.bytes, bytes)
+	}
+}
