@@ -129,16 +129,20 @@ type Replay struct {
 	kwSrc   AccessSource
 	kwPC    uint64
 	rd      int // next logged read (readAt)
-	// carry are logged reads of the previous chunk that this one
-	// consumes first (readAt): a chunk cut between two control records.
-	carry []logRead
-	// carryOwn: load made carry's array, so that it may append to it in
-	// place (a snapshot sharing carry sees only its own length); over a
-	// run of chunks with no control record (perl's hash filling: 4 MB
-	// chunks of reads only), copying the carry anew at each chunk cost a
-	// job starting there 0.9 s of its 2.3 s.
-	carryOwn bool
-	nd       int // next non-det record in ch.nondets
+	// carry are logged reads of the chunks before this one that it
+	// consumes first (readAt): chunks cut between two control records,
+	// in order, carryN of them in all. They are the earlier chunks' own
+	// arrays, not copies: over a run of chunks with no control record
+	// (perl's hash filling: 4 MB chunks of reads only), copying them
+	// took 0.08 s of `ttd probe --jobs 2`'s 1.8 s CPU in memmove, and
+	// the fresh memory its page faults.
+	carry  [][]logRead
+	carryN int
+	// win is the array readAt found read winLo in last (one of carry,
+	// or ch.reads), and winLo the number of its first read.
+	win   []logRead
+	winLo int
+	nd    int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
 	rdEnd, ndEnd int
@@ -313,48 +317,65 @@ func (r *Replay) load(i int) error {
 	if r.streaming && r.ch != nil && r.ch.index == i-1 && r.ch.index != r.start {
 		r.t.cache.drop(r.ch.index)
 	}
-	var carry []logRead
-	own := false
+	var carry [][]logRead
+	carryN := 0
 	if old := r.ch; old != nil && old.index == i-1 {
 		// A chunk cut between checkpoints: the reads and results logged
-		// at the end of the previous chunk are consumed in this one. The
-		// reads are not copied (a cut chunk may hold millions): readAt
-		// looks in carry first.
-		if k := r.rd - len(r.carry); k >= 0 {
-			carry = old.reads[k:]
-		} else if r.carryOwn {
-			carry, own = append(r.carry[r.rd:], old.reads...), true
-		} else {
-			// Room for the reads of the chunks after this one that hold
-			// no control record either (lookahead.go): a run of them
-			// grows the carry in place instead of copying it per chunk.
-			carry = make([]logRead, 0, len(r.carry)-r.rd+len(old.reads)+r.t.readsAhead(i))
-			carry, own = append(append(carry, r.carry[r.rd:]...), old.reads...), true
+		// at the end of the previous chunk, not consumed yet (from rd
+		// on), are consumed in this one.
+		lo := 0
+		for _, s := range r.carry {
+			carry, carryN = appendUnread(carry, carryN, s, lo, r.rd)
+			lo += len(s)
 		}
-		carryN := old.nondets[r.nd:]
-		if len(carry)+len(carryN) > 0 {
+		carry, carryN = appendUnread(carry, carryN, old.reads, lo, r.rd)
+		carryNd := old.nondets[r.nd:]
+		if carryN+len(carryNd) > 0 {
 			c := *ch
-			c.nondets = append(append([][]uint64(nil), carryN...), ch.nondets...)
+			c.nondets = append(append([][]uint64(nil), carryNd...), ch.nondets...)
 			c.ctrls = append([]ctrl(nil), ch.ctrls...)
 			for k := range c.ctrls {
-				c.ctrls[k].reads += len(carry)
-				c.ctrls[k].nondets += len(carryN)
+				c.ctrls[k].reads += carryN
+				c.ctrls[k].nondets += len(carryNd)
 			}
 			ch = &c
 		}
 	}
-	r.carry, r.carryOwn = carry, own
+	r.carry, r.carryN, r.win, r.winLo = carry, carryN, nil, 0
 	r.ch, r.ci, r.codeDone, r.rd, r.nd = ch, 0, 0, 0, 0
 	return nil
 }
 
-// readAt returns the current chunk's k-th logged read, counting the reads
-// carried over from the previous chunk first.
-func (r *Replay) readAt(k int) logRead {
-	if k < len(r.carry) {
-		return r.carry[k]
+// appendUnread appends to carry (n reads) what is left of reads, whose
+// first read is number lo, from read number rd on.
+func appendUnread(carry [][]logRead, n int, reads []logRead, lo, rd int) ([][]logRead, int) {
+	if from := max(rd-lo, 0); from < len(reads) {
+		carry, n = append(carry, reads[from:]), n+len(reads)-from
 	}
-	return r.ch.reads[k-len(r.carry)]
+	return carry, n
+}
+
+// readAt returns the current chunk's k-th logged read, counting the reads
+// carried over from the chunks before it first.
+func (r *Replay) readAt(k int) logRead {
+	if i := k - r.winLo; uint(i) < uint(len(r.win)) {
+		return r.win[i]
+	}
+	return r.readIn(k)
+}
+
+// readIn is readAt outside the array it found the last read in.
+func (r *Replay) readIn(k int) logRead {
+	lo := 0
+	for _, s := range r.carry {
+		if k < lo+len(s) {
+			r.win, r.winLo = s, lo
+			return s[k-lo]
+		}
+		lo += len(s)
+	}
+	r.win, r.winLo = r.ch.reads, lo
+	return r.ch.reads[k-lo]
 }
 
 // Position is the number of instructions retired by all threads so far.
@@ -602,7 +623,7 @@ func (r *Replay) runTo(target uint64) error {
 			// A trace without an exit record: the recording was cut.
 			// Nothing says what happened after its last record.
 			if upto := min(target, r.t.End()); r.pos < upto {
-				r.arm(len(r.carry)+len(r.ch.reads), len(r.ch.nondets))
+				r.arm(r.carryN+len(r.ch.reads), len(r.ch.nondets))
 				if err := r.runCPU(upto, false); err != nil {
 					return err
 				}

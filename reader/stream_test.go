@@ -66,3 +66,52 @@ func TestStreamDropsPassedChunks(t *testing.T) {
 		t.Errorf("cache counts %d bytes, its chunks hold %d", tr.cache.bytes, bytes)
 	}
 }
+
+// TestResumeIntoForgetsReadWindow: a replay resumed into from a
+// snapshot taken with reads carried over several read-only chunks
+// reads the snapshot's reads, not those of the chunk (or carried reads)
+// it had got to since. (This trace is a process tree: ResumeInto makes
+// a new Replay; a trace of one program without Process records would
+// reuse r, whose read window restorePosition resets.)
+func TestResumeIntoForgetsReadWindow(t *testing.T) {
+	tr := openSmallChunks(t)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := tr.NewReplayAt(cps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := states(t, ref)
+	ref.Close()
+	start := cps[0].Position
+	for _, frac := range []uint64{3, 5, 7} {
+		mid := start + uint64(len(want))/frac
+		r, err := tr.NewReplayAt(cps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunTo(mid); err != nil {
+			t.Fatal(err)
+		}
+		s := r.Snapshot()
+		if err := r.RunTo(mid + 3000); err != nil {
+			t.Fatal(err)
+		}
+		r2, err := tr.ResumeInto(s, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r2.carry) < 2 && frac == 5 {
+			t.Errorf("resumed with %d carried arrays: the test tests no run of read-only chunks", len(r2.carry))
+		}
+		got := states(t, r2)
+		for i := range got {
+			if got[i] != want[mid-start+uint64(i)] {
+				t.Fatalf("resumed into at %d, position %d: %+v, want %+v", mid, mid+uint64(i), got[i], want[mid-start+uint64(i)])
+			}
+		}
+		r2.Close()
+	}
+}
