@@ -138,6 +138,9 @@ type Replay struct {
 	// the fresh memory its page faults.
 	carry  [][]logRead
 	carryN int
+	// carryCh are the chunks carry's arrays are in; held, those a
+	// streaming replay holds (chunkreuse.go).
+	carryCh, held []*chunk
 	// win is the array readAt found read winLo in last (one of carry,
 	// or ch.reads), and winLo the number of its first read.
 	win   []logRead
@@ -310,7 +313,7 @@ func (t *Trace) newReplay() *Replay {
 }
 
 func (r *Replay) load(i int) error {
-	ch, err := r.t.chunk(i)
+	ch, err := r.t.chunkFor(i, r.streaming)
 	if err != nil {
 		return err
 	}
@@ -318,17 +321,18 @@ func (r *Replay) load(i int) error {
 		r.t.cache.drop(r.ch.index)
 	}
 	var carry [][]logRead
+	var carryCh []*chunk
 	carryN := 0
 	if old := r.ch; old != nil && old.index == i-1 {
 		// A chunk cut between checkpoints: the reads and results logged
 		// at the end of the previous chunk, not consumed yet (from rd
 		// on), are consumed in this one.
 		lo := 0
-		for _, s := range r.carry {
-			carry, carryN = appendUnread(carry, carryN, s, lo, r.rd)
+		for k, s := range r.carry {
+			carry, carryCh, carryN = appendUnread(carry, carryCh, carryN, s, r.carryCh[k], lo, r.rd)
 			lo += len(s)
 		}
-		carry, carryN = appendUnread(carry, carryN, old.reads, lo, r.rd)
+		carry, carryCh, carryN = appendUnread(carry, carryCh, carryN, old.reads, old, lo, r.rd)
 		carryNd := old.nondets[r.nd:]
 		if carryN+len(carryNd) > 0 {
 			c := *ch
@@ -341,18 +345,24 @@ func (r *Replay) load(i int) error {
 			ch = &c
 		}
 	}
-	r.carry, r.carryN, r.win, r.winLo = carry, carryN, nil, 0
+	r.carry, r.carryCh, r.carryN, r.win, r.winLo = carry, carryCh, carryN, nil, 0
 	r.ch, r.ci, r.codeDone, r.rd, r.nd = ch, 0, 0, 0, 0
+	if r.streaming {
+		// chunkFor took the chunk held, and rehold holds it again.
+		r.rehold()
+		r.t.cache.release([]*chunk{ch})
+	}
 	return nil
 }
 
 // appendUnread appends to carry (n reads) what is left of reads, whose
-// first read is number lo, from read number rd on.
-func appendUnread(carry [][]logRead, n int, reads []logRead, lo, rd int) ([][]logRead, int) {
+// first read is number lo, from read number rd on, and reads' chunk ch
+// to chs.
+func appendUnread(carry [][]logRead, chs []*chunk, n int, reads []logRead, ch *chunk, lo, rd int) ([][]logRead, []*chunk, int) {
 	if from := max(rd-lo, 0); from < len(reads) {
-		carry, n = append(carry, reads[from:]), n+len(reads)-from
+		carry, chs, n = append(carry, reads[from:]), append(chs, ch), n+len(reads)-from
 	}
-	return carry, n
+	return carry, chs, n
 }
 
 // readAt returns the current chunk's k-th logged read, counting the reads
@@ -478,7 +488,12 @@ func (r *Replay) WasReset(pn uint64) bool { return r.focusTrack().wasReset(pn) }
 // 57-95k page faults for 2 s of CPU. A chunk dropped while another
 // replay still reads it stays valid for that replay (chunks are never
 // modified); one asked for again is decoded again.
-func (r *Replay) Stream() { r.streaming = true }
+func (r *Replay) Stream() {
+	if !r.streaming {
+		r.streaming = true
+		r.rehold()
+	}
+}
 
 // Close gives the replay's prediction caches back for the next replay to
 // reuse (predict.Cache.Release). A reader that re-simulates checkpoint
@@ -487,6 +502,8 @@ func (r *Replay) Stream() { r.streaming = true }
 // interval. Snapshots taken from r stay valid; r must not be used
 // afterwards.
 func (r *Replay) Close() {
+	r.t.cache.release(r.held)
+	r.held = nil
 	for _, t := range r.threads {
 		if t.cache != nil {
 			t.cpu.DropPred()

@@ -160,6 +160,8 @@ type chunk struct {
 	reads   []logRead
 	nondets [][]uint64
 	bytes   int64 // approximate memory held
+	// use says who reads reads, which the cache recycles (chunkreuse.go).
+	use *chunkUse
 	// endsAtCtrl: the chunk's last record is a control record (not a
 	// read, a non-det result, code or a module), so the next chunk may
 	// begin with the records that follow it at its position (a chunk
@@ -181,7 +183,8 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	it := t.iter()
 	it.ResetOwned(i)
 	defer t.iters.Put(it)
-	ch := &chunk{index: i, reads: make([]logRead, 0, t.chunks[i].Records)}
+	reads, _ := t.cache.readsArray(t.chunks[i].Records)
+	ch := &chunk{index: i, reads: reads}
 	ch.bytes = int64(t.chunks[i].Len)
 	// The control records are mostly key frames, checkpoints, syscalls
 	// and thread starts, which the chunk's header counts: sized up
@@ -367,6 +370,8 @@ type chunkCache struct {
 	bytes   int64
 	limit   int64
 	clock   uint64
+	// free are recycled arrays of reads (chunkreuse.go).
+	free [][]logRead
 }
 
 type chunkEntry struct {
@@ -377,6 +382,9 @@ type chunkEntry struct {
 	// counted: the chunk is decoded and its bytes are in the cache's
 	// (set under the cache's lock, unlike ch).
 	counted bool
+	// use is the chunk's (chunkreuse.go), made with the entry so that
+	// the gets waiting for the chunk count in it before it is decoded.
+	use *chunkUse
 }
 
 func (c *chunkCache) init(limit int64) {
@@ -387,8 +395,12 @@ func (c *chunkCache) init(limit int64) {
 
 // chunk returns decoded chunk i, from the cache when possible, and starts
 // decoding chunk i+1 in the background (re-simulation goes forward).
-func (t *Trace) chunk(i int) (*chunk, error) {
-	ch, err := t.cache.get(t, i)
+func (t *Trace) chunk(i int) (*chunk, error) { return t.chunkFor(i, false) }
+
+// chunkFor is chunk for a streaming replay when hold is set: the replay
+// holds the chunk (chunkreuse.go), which is pinned otherwise.
+func (t *Trace) chunkFor(i int, hold bool) (*chunk, error) {
+	ch, err := t.cache.get(t, i, hold)
 	if err == nil && i+1 < len(t.chunks) {
 		t.cache.prefetch(t, i+1)
 	}
@@ -405,22 +417,31 @@ func (t *Trace) Prefetch(i int) {
 }
 
 // chunkUncached decodes chunk i through the cache without prefetching.
-func (t *Trace) chunkUncached(i int) (*chunk, error) { return t.cache.get(t, i) }
+func (t *Trace) chunkUncached(i int) (*chunk, error) { return t.cache.get(t, i, false) }
 
-func (c *chunkCache) get(t *Trace, i int) (*chunk, error) {
+func (c *chunkCache) get(t *Trace, i int, hold bool) (*chunk, error) {
 	c.mu.Lock()
 	c.clock++
-	if e := c.entries[i]; e != nil {
+	e := c.entries[i]
+	if e != nil {
 		e.used = c.clock
+		e.use.waiting++
 		c.mu.Unlock()
 		<-e.ready
-		return e.ch, e.err
+	} else {
+		e = &chunkEntry{ready: make(chan struct{}), used: c.clock, use: &chunkUse{waiting: 1}}
+		c.entries[i] = e
+		c.mu.Unlock()
+		c.fill(t, i, e)
 	}
-	e := &chunkEntry{ready: make(chan struct{}), used: c.clock}
-	c.entries[i] = e
-	c.mu.Unlock()
-	c.fill(t, i, e)
-	return e.ch, e.err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.use.waiting--
+	if e.err != nil {
+		return nil, e.err
+	}
+	c.take(e.ch, hold)
+	return e.ch, nil
 }
 
 // drop removes decoded chunk i from the cache (Replay.Stream), unless
@@ -431,6 +452,8 @@ func (c *chunkCache) drop(i int) {
 	if e := c.entries[i]; e != nil && e.counted {
 		c.bytes -= e.ch.bytes
 		delete(c.entries, i)
+		e.ch.use.dropped = true
+		c.recycle(e.ch)
 	}
 }
 
@@ -441,7 +464,7 @@ func (c *chunkCache) prefetch(t *Trace, i int) {
 		return
 	}
 	c.clock++
-	e := &chunkEntry{ready: make(chan struct{}), used: c.clock}
+	e := &chunkEntry{ready: make(chan struct{}), used: c.clock, use: &chunkUse{}}
 	c.entries[i] = e
 	c.mu.Unlock()
 	go c.fill(t, i, e)
@@ -449,6 +472,9 @@ func (c *chunkCache) prefetch(t *Trace, i int) {
 
 func (c *chunkCache) fill(t *Trace, i int, e *chunkEntry) {
 	e.ch, e.err = t.loadChunk(i)
+	if e.err == nil {
+		e.ch.use = e.use
+	}
 	close(e.ready)
 	c.mu.Lock()
 	defer c.mu.Unlock()
