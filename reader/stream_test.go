@@ -228,3 +228,31 @@ func TestRecycleOnlyUnread(t *testing.T) {
 		t.Errorf("%d arrays left after the only one was taken", len(cc.free))
 	}
 }
+
+// TestCtrlsFitTheirRoom: every chunk of a process tree with frequent
+// checkpoints (each restating every process's mappings) decodes its
+// control records into the room ctrlsOf gives, without growing it.
+func TestCtrlsFitTheirRoom(t *testing.T) {
+	tr, err := Open(recordTree(t, 20_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	over := 0 // chunks that overflow the header's counts alone
+	for i := range tr.chunks {
+		ch, err := tr.loadChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &tr.chunks[i]
+		if len(ch.ctrls) > c.KeyFrames+c.Checkpoints+c.Syscalls+c.ThreadStarts+16 {
+			over++
+		}
+		if n := ctrlsOf(c); len(ch.ctrls) > n {
+			t.Errorf("chunk %d: %d control records, room for %d", i, len(ch.ctrls), n)
+		}
+	}
+	if over == 0 {
+		t.Fatalf("no chunk of %d holds more control records than its header counts: the test tests nothing", len(tr.chunks))
+	}
+}
