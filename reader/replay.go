@@ -277,7 +277,7 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 	if cp.Ctrl, err = ctrlOf(cp, ch); err != nil {
 		return nil, err
 	}
-	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].rec.Kind != tracefile.KindCheckpoint) {
+	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].kind != tracefile.KindCheckpoint) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
 	}
 	r.ch, r.ci, r.codeDone, r.start = ch, cp.Ctrl, cp.Ctrl, cp.Chunk
@@ -285,7 +285,7 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 	// with a checkpoint and its first control record is this one (a
 	// chunk cut by its size limit just before a checkpoint's key frame).
 	mid := cp.Ctrl > 0 || !t.chunks[cp.Chunk].BeginsWithCheckpoint && len(ch.ctrls) > 0 &&
-		ch.ctrls[0].rec.Kind == tracefile.KindCheckpoint && ch.ctrls[0].rec.Checkpoint.Position == cp.Position
+		ch.ctrls[0].kind == tracefile.KindCheckpoint && ch.ctrls[0].rec.Checkpoint.Position == cp.Position
 	if mid {
 		// The code logged before the checkpoint is not needed after it
 		// (the recorder decodes everything again), nor mapped yet.
@@ -595,7 +595,10 @@ func ctrlPosition(c *ctrl) (uint64, bool) {
 	if c.proc != nil {
 		return c.proc.Position, true
 	}
-	return recordPosition(&c.rec)
+	if c.rec == nil {
+		return c.kf.Position, true // a key frame
+	}
+	return recordPosition(c.rec)
 }
 
 // recordPosition is the position a KeyFrame, Checkpoint or Exit record
@@ -650,7 +653,7 @@ func (r *Replay) runTo(target uint64) error {
 		if err != nil {
 			return err
 		}
-		if r.mapTo != nil && c.pstate == nil && !mapRecord(c.rec.Kind) {
+		if r.mapTo != nil && c.pstate == nil && !mapRecord(c.kind) {
 			// The Mmap records of a ProcessState ended.
 			r.mapTo = nil
 			r.retarget()
@@ -665,7 +668,7 @@ func (r *Replay) runTo(target uint64) error {
 		}
 		if p, ok := ctrlPosition(c); ok {
 			if p < r.pos {
-				return r.diverged("event %v is at position %d, behind re-simulation", c.rec.Kind, p)
+				return r.diverged("event %v is at position %d, behind re-simulation", c.kind, p)
 			}
 			r.arm(c.reads, c.nondets)
 			if p > target {
@@ -673,13 +676,13 @@ func (r *Replay) runTo(target uint64) error {
 			}
 			// A syscall may end the run at a syscall key frame, or at the
 			// exit (exit_group takes effect without a syscall record).
-			sys := c.rec.Kind == tracefile.KindExit || c.rec.Kind == tracefile.KindKeyFrame &&
-				(c.rec.KeyFrame.Kind == tracefile.KeyFrameSyscall || c.rec.KeyFrame.Kind == tracefile.KeyFrameThreadExit)
+			sys := c.kind == tracefile.KindExit || c.kind == tracefile.KindKeyFrame &&
+				(c.kf.Kind == tracefile.KeyFrameSyscall || c.kf.Kind == tracefile.KeyFrameThreadExit)
 			if err := r.runCPU(p, sys); err != nil {
 				return err
 			}
 			if r.rd != c.reads {
-				return r.diverged("%d logged reads were not consumed before %v", c.reads-r.rd, c.rec.Kind)
+				return r.diverged("%d logged reads were not consumed before %v", c.reads-r.rd, c.kind)
 			}
 		}
 		r.ci++
@@ -688,8 +691,8 @@ func (r *Replay) runTo(target uint64) error {
 			err = r.applyProcess(c.proc)
 		case c.pstate != nil:
 			err = r.applyProcessState(c.pstate)
-		default:
-			err = r.apply(&c.rec)
+		case c.rec != nil:
+			err = r.apply(c.rec)
 		}
 		r.retarget()
 		if err != nil {
@@ -716,10 +719,10 @@ func (r *Replay) events(c *ctrl) {
 		cur = r.cur.tid
 	}
 	if c.proc != nil {
-		ev := Event{Kind: EventProcess, Position: r.pos, Tid: c.proc.Tid, Record: &c.rec, Process: c.proc, chunk: r.ch.index}
+		ev := Event{Kind: EventProcess, Position: r.pos, Tid: c.proc.Tid, Record: c.rec, Process: c.proc, chunk: r.ch.index}
 		r.OnEvent(&ev)
 	}
-	if ev, ok := eventOf(&c.rec, r.pos, cur); ok {
+	if ev, ok := c.event(r.pos, cur); ok {
 		ev.chunk = r.ch.index
 		r.OnEvent(&ev)
 	}
@@ -803,7 +806,7 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		default:
 			// A fault: the trace must deliver a signal right here.
 			c, err := r.nextCtrl()
-			if err != nil || c.rec.Kind != tracefile.KindKeyFrame || c.rec.KeyFrame.Kind != tracefile.KeyFrameSignal || c.rec.KeyFrame.Position != r.pos {
+			if err != nil || c.kind != tracefile.KindKeyFrame || c.kf.Kind != tracefile.KeyFrameSignal || c.kf.Position != r.pos {
 				return r.diverged("%v at %#x not in the trace", ex.Reason, t.cpu.RIP)
 			}
 			return nil

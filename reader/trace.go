@@ -135,7 +135,15 @@ func (t *Trace) End() uint64 { return t.Summary.Instructions }
 // point of the execution (everything but memory reads and non-det
 // results, which the CPU hooks consume in order).
 type ctrl struct {
-	rec tracefile.Record
+	// kind is the record's kind. A key frame other than a thread
+	// switch (the most frequent control record: 812k of a pipeline's
+	// trace) is kf alone, rec nil, as it takes no effect but its
+	// position; any other record is rec, in its chunk's slab (a
+	// tracefile.Record is 728 bytes, which each key frame took when the
+	// ctrl held the record: 78 MB of one chunk of 97k key frames).
+	kind tracefile.Kind
+	kf   tracefile.KeyFrame
+	rec  *tracefile.Record
 	// code are the code bytes logged since the previous control record.
 	code []tracefile.CodeBytes
 	// mods are the Module records logged since the previous control
@@ -191,6 +199,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	// front, a chunk of 50k syscalls does not grow its 40 MB of
 	// records by a quarter at a time (5x that in garbage and copies).
 	ch.ctrls = make([]ctrl, 0, ctrlsOf(&t.chunks[i]))
+	slab := recordSlab{room: ctrlsOf(&t.chunks[i]) - t.chunks[i].KeyFrames}
 	var code []tracefile.CodeBytes
 	var mods []tracefile.Module
 	ci := &t.chunks[i]
@@ -224,7 +233,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			if !t.tree || !(r.IsProcess() || r.IsProcessState()) {
 				break
 			}
-			c := ctrl{rec: tracefile.Record{Kind: r.Kind, Off: r.Off}, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			c := ctrl{kind: r.Kind, rec: slab.add(tracefile.Record{Kind: r.Kind, Off: r.Off}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
 			if r.IsProcess() {
 				p, off, err := tracefile.DecodeProcess(r.Opaque.Bytes)
 				if err != nil {
@@ -242,18 +251,30 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			ch.bytes += ctrlSize + 64
 			code, mods = nil, nil
 			ch.endsAtCtrl = true
+		case tracefile.KindKeyFrame:
+			if r.KeyFrame.Kind == tracefile.KeyFrameThreadSwitch {
+				// An event (eventOf), whose Record stays valid.
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, rec: slab.add(cloneRecord(r)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.bytes += ctrlSize + recordSize
+			} else {
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.bytes += ctrlSize
+			}
+			code, mods = nil, nil
+			ch.endsAtCtrl = true
 		default:
-			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+			c := ctrl{kind: r.Kind, rec: slab.add(cloneRecord(r)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			ch.ctrls = append(ch.ctrls, c)
 			// The record and its lists (the bytes are the payload's,
 			// counted once): counting a flat 256 bytes let a chunk of a
 			// million syscalls weigh 2 GiB in a cache bounded at 256 MiB.
-			ch.bytes += ctrlSize + recordPayload(&ch.ctrls[len(ch.ctrls)-1].rec)
+			ch.bytes += ctrlSize + recordSize + recordPayload(c.rec)
 			code, mods = nil, nil
 			ch.endsAtCtrl = true
 		}
 	}
 	if len(code)+len(mods) > 0 {
-		ch.ctrls = append(ch.ctrls, ctrl{code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+		ch.ctrls = append(ch.ctrls, ctrl{rec: slab.add(tracefile.Record{}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
 	}
 	if n := len(ch.reads); cap(ch.reads) > 2*n+64 {
 		ch.reads = append([]logRead(nil), ch.reads...)
@@ -348,8 +369,29 @@ func CheckpointAt(cps []Checkpoint, pos uint64) int {
 	return max(i-1, 0)
 }
 
-// ctrlSize is the size of a decoded control record.
-var ctrlSize = int64(reflect.TypeOf(ctrl{}).Size())
+// ctrlSize is the size of a decoded control record, and recordSize of
+// the record it points to (but for most key frames).
+var (
+	ctrlSize   = int64(reflect.TypeOf(ctrl{}).Size())
+	recordSize = int64(reflect.TypeOf(tracefile.Record{}).Size())
+)
+
+// recordSlab allocates a chunk's decoded records (ctrl.rec) room at a
+// time: a record's address stays valid (a full array is left as it is
+// and a new one started).
+type recordSlab struct {
+	recs []tracefile.Record
+	room int // the size of the first array
+}
+
+// add copies rec into the slab and returns its address there.
+func (s *recordSlab) add(rec tracefile.Record) *tracefile.Record {
+	if len(s.recs) == cap(s.recs) {
+		s.recs = make([]tracefile.Record, 0, max(s.room, 16, 2*cap(s.recs)))
+	}
+	s.recs = append(s.recs, rec)
+	return &s.recs[len(s.recs)-1]
+}
 
 // recordPayload counts the lists of a decoded record (their bytes are
 // the chunk payload's).
