@@ -166,6 +166,7 @@ func (b *Bound) EvalSegment(k int, init map[string]Value) (*Partial, error) {
 		return nil, err
 	}
 	defer r.Close()
+	r.Stream()
 	s := newSegEval(b, k, init)
 	if err := s.run(r); err != nil {
 		return nil, err
@@ -270,6 +271,7 @@ func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) bool,
 		return err
 	}
 	defer r.Close()
+	r.Stream() // forward only: the chunks it passed leave the cache
 	for k := k0; ; k++ {
 		s := newSegEval(b, k, init)
 		if err := s.run(r); err != nil {

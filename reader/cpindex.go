@@ -37,7 +37,7 @@ func ctrlOf(cp Checkpoint, ch *chunk) (int, error) {
 		return cp.Ctrl, nil
 	}
 	for k := range ch.ctrls {
-		if r := &ch.ctrls[k].rec; r.Kind == tracefile.KindCheckpoint && r.Checkpoint.Position == cp.Position {
+		if c := &ch.ctrls[k]; c.kind == tracefile.KindCheckpoint && c.rec.Checkpoint.Position == cp.Position {
 			return k, nil
 		}
 	}

@@ -52,6 +52,14 @@ type Event struct {
 	chunk   int
 }
 
+// event is eventOf c's record (a key frame that is only one is none).
+func (c *ctrl) event(pos uint64, cur int) (Event, bool) {
+	if c.rec == nil {
+		return Event{}, false
+	}
+	return eventOf(c.rec, pos, cur)
+}
+
 // eventOf classifies a control record; ok is false for records that are
 // not events (key frames other than thread switches, opaque records).
 func eventOf(rec *tracefile.Record, pos uint64, cur int) (Event, bool) {
@@ -118,19 +126,19 @@ func (t *Trace) ScanEvents(from Checkpoint, fn func(ev *Event) bool) error {
 			if p, ok := ctrlPosition(c); ok {
 				pos = p
 			}
-			switch c.rec.Kind {
+			switch c.kind {
 			case tracefile.KindKeyFrame:
-				cur = c.rec.KeyFrame.Tid
+				cur = c.kf.Tid
 			case tracefile.KindCheckpoint:
 				cur = c.rec.Checkpoint.CurrentTid
 			}
 			if c.proc != nil {
-				ev := Event{Kind: EventProcess, Position: pos, Tid: c.proc.Tid, Record: &c.rec, Process: c.proc, chunk: i}
+				ev := Event{Kind: EventProcess, Position: pos, Tid: c.proc.Tid, Record: c.rec, Process: c.proc, chunk: i}
 				if !fn(&ev) {
 					return nil
 				}
 			}
-			if ev, ok := eventOf(&c.rec, pos, cur); ok {
+			if ev, ok := c.event(pos, cur); ok {
 				ev.chunk = i
 				if !fn(&ev) {
 					return nil

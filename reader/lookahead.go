@@ -64,18 +64,6 @@ func onlyReads(c *tracefile.ChunkInfo) bool {
 		!c.HasExit && !c.HoldsProcesses() && !c.HoldsProcessRecords() && !c.HoldsModules() && !c.HoldsSummaries()
 }
 
-// readsAhead bounds the reads a replay carries over from chunk i on
-// (Replay.load): the records of chunk i and of the chunks after it that
-// hold no control record but code, which no control record consumes
-// before the next chunk's.
-func (t *Trace) readsAhead(i int) int {
-	n := 0
-	for j := i; j < len(t.chunks) && !t.chunks[j].BeginsWithCheckpoint && onlyReads(&t.chunks[j]); j++ {
-		n += t.chunks[j].Records
-	}
-	return n
-}
-
 // prefetchAhead starts decoding the chunks after chunk i that a forward
 // scan of the control records will want next, one per core (t.chunk
 // prefetches only the next): ScanEvents does little but wait for them.

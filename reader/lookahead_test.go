@@ -49,10 +49,6 @@ func TestNextPositionAfterHeaders(t *testing.T) {
 			t.Errorf("%s: %d, %v; want %d, %v", c.name, pos, ok, c.pos, c.ok)
 		}
 	}
-	tr.chunks = []tracefile.ChunkInfo{reads, reads, with(func(c *tracefile.ChunkInfo) { c.Syscalls = 1 }), cp}
-	if n := tr.readsAhead(1); n != 500 {
-		t.Errorf("readsAhead(1) = %d, want the 500 records of chunk 1", n)
-	}
 }
 
 // TestRunToStopsBeforeChunksOfReads records with chunks so small that

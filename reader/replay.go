@@ -113,10 +113,14 @@ type Replay struct {
 	cur     *thread
 	pos     uint64
 
-	ch       *chunk
-	ci       int    // index of ch.ctrls' next control record
-	codeDone int    // ch.ctrls[:codeDone] had their code written
-	kbuf     []byte // kernelWrites' bytes of predicted spans
+	ch *chunk
+	ci int // index of ch.ctrls' next control record
+	// start is the chunk the replay started in; streaming: chunks it
+	// leaves after that one go out of the chunk cache (Stream).
+	start     int
+	streaming bool
+	codeDone  int    // ch.ctrls[:codeDone] had their code written
+	kbuf      []byte // kernelWrites' bytes of predicted spans
 	// kw are the watched ranges a record wrote (their bytes in kwBytes),
 	// reported once it is applied by thread kwT (kwSrc, kwPC: written).
 	kw      []KernelWrite
@@ -125,16 +129,23 @@ type Replay struct {
 	kwSrc   AccessSource
 	kwPC    uint64
 	rd      int // next logged read (readAt)
-	// carry are logged reads of the previous chunk that this one
-	// consumes first (readAt): a chunk cut between two control records.
-	carry []logRead
-	// carryOwn: load made carry's array, so that it may append to it in
-	// place (a snapshot sharing carry sees only its own length); over a
-	// run of chunks with no control record (perl's hash filling: 4 MB
-	// chunks of reads only), copying the carry anew at each chunk cost a
-	// job starting there 0.9 s of its 2.3 s.
-	carryOwn bool
-	nd       int // next non-det record in ch.nondets
+	// carry are logged reads of the chunks before this one that it
+	// consumes first (readAt): chunks cut between two control records,
+	// in order, carryN of them in all. They are the earlier chunks' own
+	// arrays, not copies: over a run of chunks with no control record
+	// (perl's hash filling: 4 MB chunks of reads only), copying them
+	// took 0.08 s of `ttd probe --jobs 2`'s 1.8 s CPU in memmove, and
+	// the fresh memory its page faults.
+	carry  [][]logRead
+	carryN int
+	// carryCh are the chunks carry's arrays are in; held, those a
+	// streaming replay holds (chunkreuse.go).
+	carryCh, held []*chunk
+	// win is the array readAt found read winLo in last (one of carry,
+	// or ch.reads), and winLo the number of its first read.
+	win   []logRead
+	winLo int
+	nd    int // next non-det record in ch.nondets
 	// rdEnd and ndEnd bound what the CPU may consume before the next
 	// control record takes effect.
 	rdEnd, ndEnd int
@@ -248,7 +259,7 @@ func (t *Trace) NewReplay(i int) (*Replay, error) {
 	if err := r.load(i); err != nil {
 		return nil, err
 	}
-	r.pos = t.chunks[i].FirstPosition
+	r.pos, r.start = t.chunks[i].FirstPosition, i
 	return r, nil
 }
 
@@ -266,15 +277,15 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 	if cp.Ctrl, err = ctrlOf(cp, ch); err != nil {
 		return nil, err
 	}
-	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].rec.Kind != tracefile.KindCheckpoint) {
+	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].kind != tracefile.KindCheckpoint) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
 	}
-	r.ch, r.ci, r.codeDone = ch, cp.Ctrl, cp.Ctrl
+	r.ch, r.ci, r.codeDone, r.start = ch, cp.Ctrl, cp.Ctrl, cp.Chunk
 	// Ctrl 0 is the start of the chunk, unless the chunk does not begin
 	// with a checkpoint and its first control record is this one (a
 	// chunk cut by its size limit just before a checkpoint's key frame).
 	mid := cp.Ctrl > 0 || !t.chunks[cp.Chunk].BeginsWithCheckpoint && len(ch.ctrls) > 0 &&
-		ch.ctrls[0].rec.Kind == tracefile.KindCheckpoint && ch.ctrls[0].rec.Checkpoint.Position == cp.Position
+		ch.ctrls[0].kind == tracefile.KindCheckpoint && ch.ctrls[0].rec.Checkpoint.Position == cp.Position
 	if mid {
 		// The code logged before the checkpoint is not needed after it
 		// (the recorder decodes everything again), nor mapped yet.
@@ -302,52 +313,79 @@ func (t *Trace) newReplay() *Replay {
 }
 
 func (r *Replay) load(i int) error {
-	ch, err := r.t.chunk(i)
+	ch, err := r.t.chunkFor(i, r.streaming)
 	if err != nil {
 		return err
 	}
-	var carry []logRead
-	own := false
+	if r.streaming && r.ch != nil && r.ch.index == i-1 && r.ch.index != r.start {
+		r.t.cache.drop(r.ch.index)
+	}
+	var carry [][]logRead
+	var carryCh []*chunk
+	carryN := 0
 	if old := r.ch; old != nil && old.index == i-1 {
 		// A chunk cut between checkpoints: the reads and results logged
-		// at the end of the previous chunk are consumed in this one. The
-		// reads are not copied (a cut chunk may hold millions): readAt
-		// looks in carry first.
-		if k := r.rd - len(r.carry); k >= 0 {
-			carry = old.reads[k:]
-		} else if r.carryOwn {
-			carry, own = append(r.carry[r.rd:], old.reads...), true
-		} else {
-			// Room for the reads of the chunks after this one that hold
-			// no control record either (lookahead.go): a run of them
-			// grows the carry in place instead of copying it per chunk.
-			carry = make([]logRead, 0, len(r.carry)-r.rd+len(old.reads)+r.t.readsAhead(i))
-			carry, own = append(append(carry, r.carry[r.rd:]...), old.reads...), true
+		// at the end of the previous chunk, not consumed yet (from rd
+		// on), are consumed in this one.
+		lo := 0
+		for k, s := range r.carry {
+			carry, carryCh, carryN = appendUnread(carry, carryCh, carryN, s, r.carryCh[k], lo, r.rd)
+			lo += len(s)
 		}
-		carryN := old.nondets[r.nd:]
-		if len(carry)+len(carryN) > 0 {
+		carry, carryCh, carryN = appendUnread(carry, carryCh, carryN, old.reads, old, lo, r.rd)
+		carryNd := old.nondets[r.nd:]
+		if carryN+len(carryNd) > 0 {
 			c := *ch
-			c.nondets = append(append([][]uint64(nil), carryN...), ch.nondets...)
+			c.nondets = append(append([][]uint64(nil), carryNd...), ch.nondets...)
 			c.ctrls = append([]ctrl(nil), ch.ctrls...)
 			for k := range c.ctrls {
-				c.ctrls[k].reads += len(carry)
-				c.ctrls[k].nondets += len(carryN)
+				c.ctrls[k].reads += carryN
+				c.ctrls[k].nondets += len(carryNd)
 			}
 			ch = &c
 		}
 	}
-	r.carry, r.carryOwn = carry, own
+	r.carry, r.carryCh, r.carryN, r.win, r.winLo = carry, carryCh, carryN, nil, 0
 	r.ch, r.ci, r.codeDone, r.rd, r.nd = ch, 0, 0, 0, 0
+	if r.streaming {
+		// chunkFor took the chunk held, and rehold holds it again.
+		r.rehold()
+		r.t.cache.release([]*chunk{ch})
+	}
 	return nil
 }
 
-// readAt returns the current chunk's k-th logged read, counting the reads
-// carried over from the previous chunk first.
-func (r *Replay) readAt(k int) logRead {
-	if k < len(r.carry) {
-		return r.carry[k]
+// appendUnread appends to carry (n reads) what is left of reads, whose
+// first read is number lo, from read number rd on, and reads' chunk ch
+// to chs.
+func appendUnread(carry [][]logRead, chs []*chunk, n int, reads []logRead, ch *chunk, lo, rd int) ([][]logRead, []*chunk, int) {
+	if from := max(rd-lo, 0); from < len(reads) {
+		carry, chs, n = append(carry, reads[from:]), append(chs, ch), n+len(reads)-from
 	}
-	return r.ch.reads[k-len(r.carry)]
+	return carry, chs, n
+}
+
+// readAt returns the current chunk's k-th logged read, counting the reads
+// carried over from the chunks before it first.
+func (r *Replay) readAt(k int) logRead {
+	if i := k - r.winLo; uint(i) < uint(len(r.win)) {
+		return r.win[i]
+	}
+	return r.readIn(k)
+}
+
+// readIn is readAt outside the array it found the last read in.
+func (r *Replay) readIn(k int) logRead {
+	lo := 0
+	for _, s := range r.carry {
+		if k < lo+len(s) {
+			r.win, r.winLo = s, lo
+			return s[k-lo]
+		}
+		lo += len(s)
+	}
+	r.win, r.winLo = r.ch.reads, lo
+	return r.ch.reads[k-lo]
 }
 
 // Position is the number of instructions retired by all threads so far.
@@ -440,6 +478,23 @@ func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
 // window, so that what older windows knew of it no longer holds.
 func (r *Replay) WasReset(pn uint64) bool { return r.focusTrack().wasReset(pn) }
 
+// Stream declares that r only runs forward and takes no snapshots, as
+// a job of ttd probe does: each chunk it leaves, except the one it
+// started in (where the segment before its own ends, for another job),
+// then goes out of the trace's chunk cache, so that the next chunks'
+// decoding reuses its memory. Kept until the cache's 256 MiB limit, the
+// chunks a job had passed grew the heap of `ttd probe --jobs 2` over
+// perl's hash sort (37 chunks, 136 MiB of records) to 500-580 MB of RSS,
+// 57-95k page faults for 2 s of CPU. A chunk dropped while another
+// replay still reads it stays valid for that replay (chunks are never
+// modified); one asked for again is decoded again.
+func (r *Replay) Stream() {
+	if !r.streaming {
+		r.streaming = true
+		r.rehold()
+	}
+}
+
 // Close gives the replay's prediction caches back for the next replay to
 // reuse (predict.Cache.Release). A reader that re-simulates checkpoint
 // intervals one after another (ttd replay --segments, the index build,
@@ -447,6 +502,8 @@ func (r *Replay) WasReset(pn uint64) bool { return r.focusTrack().wasReset(pn) }
 // interval. Snapshots taken from r stay valid; r must not be used
 // afterwards.
 func (r *Replay) Close() {
+	r.t.cache.release(r.held)
+	r.held = nil
 	for _, t := range r.threads {
 		if t.cache != nil {
 			t.cpu.DropPred()
@@ -538,7 +595,10 @@ func ctrlPosition(c *ctrl) (uint64, bool) {
 	if c.proc != nil {
 		return c.proc.Position, true
 	}
-	return recordPosition(&c.rec)
+	if c.rec == nil {
+		return c.kf.Position, true // a key frame
+	}
+	return recordPosition(c.rec)
 }
 
 // recordPosition is the position a KeyFrame, Checkpoint or Exit record
@@ -583,7 +643,7 @@ func (r *Replay) runTo(target uint64) error {
 			// A trace without an exit record: the recording was cut.
 			// Nothing says what happened after its last record.
 			if upto := min(target, r.t.End()); r.pos < upto {
-				r.arm(len(r.carry)+len(r.ch.reads), len(r.ch.nondets))
+				r.arm(r.carryN+len(r.ch.reads), len(r.ch.nondets))
 				if err := r.runCPU(upto, false); err != nil {
 					return err
 				}
@@ -593,7 +653,7 @@ func (r *Replay) runTo(target uint64) error {
 		if err != nil {
 			return err
 		}
-		if r.mapTo != nil && c.pstate == nil && !mapRecord(c.rec.Kind) {
+		if r.mapTo != nil && c.pstate == nil && !mapRecord(c.kind) {
 			// The Mmap records of a ProcessState ended.
 			r.mapTo = nil
 			r.retarget()
@@ -608,7 +668,7 @@ func (r *Replay) runTo(target uint64) error {
 		}
 		if p, ok := ctrlPosition(c); ok {
 			if p < r.pos {
-				return r.diverged("event %v is at position %d, behind re-simulation", c.rec.Kind, p)
+				return r.diverged("event %v is at position %d, behind re-simulation", c.kind, p)
 			}
 			r.arm(c.reads, c.nondets)
 			if p > target {
@@ -616,13 +676,13 @@ func (r *Replay) runTo(target uint64) error {
 			}
 			// A syscall may end the run at a syscall key frame, or at the
 			// exit (exit_group takes effect without a syscall record).
-			sys := c.rec.Kind == tracefile.KindExit || c.rec.Kind == tracefile.KindKeyFrame &&
-				(c.rec.KeyFrame.Kind == tracefile.KeyFrameSyscall || c.rec.KeyFrame.Kind == tracefile.KeyFrameThreadExit)
+			sys := c.kind == tracefile.KindExit || c.kind == tracefile.KindKeyFrame &&
+				(c.kf.Kind == tracefile.KeyFrameSyscall || c.kf.Kind == tracefile.KeyFrameThreadExit)
 			if err := r.runCPU(p, sys); err != nil {
 				return err
 			}
 			if r.rd != c.reads {
-				return r.diverged("%d logged reads were not consumed before %v", c.reads-r.rd, c.rec.Kind)
+				return r.diverged("%d logged reads were not consumed before %v", c.reads-r.rd, c.kind)
 			}
 		}
 		r.ci++
@@ -631,8 +691,8 @@ func (r *Replay) runTo(target uint64) error {
 			err = r.applyProcess(c.proc)
 		case c.pstate != nil:
 			err = r.applyProcessState(c.pstate)
-		default:
-			err = r.apply(&c.rec)
+		case c.rec != nil:
+			err = r.apply(c.rec)
 		}
 		r.retarget()
 		if err != nil {
@@ -659,10 +719,10 @@ func (r *Replay) events(c *ctrl) {
 		cur = r.cur.tid
 	}
 	if c.proc != nil {
-		ev := Event{Kind: EventProcess, Position: r.pos, Tid: c.proc.Tid, Record: &c.rec, Process: c.proc, chunk: r.ch.index}
+		ev := Event{Kind: EventProcess, Position: r.pos, Tid: c.proc.Tid, Record: c.rec, Process: c.proc, chunk: r.ch.index}
 		r.OnEvent(&ev)
 	}
-	if ev, ok := eventOf(&c.rec, r.pos, cur); ok {
+	if ev, ok := c.event(r.pos, cur); ok {
 		ev.chunk = r.ch.index
 		r.OnEvent(&ev)
 	}
@@ -746,7 +806,7 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		default:
 			// A fault: the trace must deliver a signal right here.
 			c, err := r.nextCtrl()
-			if err != nil || c.rec.Kind != tracefile.KindKeyFrame || c.rec.KeyFrame.Kind != tracefile.KeyFrameSignal || c.rec.KeyFrame.Position != r.pos {
+			if err != nil || c.kind != tracefile.KindKeyFrame || c.kf.Kind != tracefile.KeyFrameSignal || c.kf.Position != r.pos {
 				return r.diverged("%v at %#x not in the trace", ex.Reason, t.cpu.RIP)
 			}
 			return nil

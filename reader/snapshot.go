@@ -20,7 +20,9 @@ import (
 type Snapshot struct {
 	pos         uint64
 	ch          *chunk
-	carry       []logRead
+	carry       [][]logRead
+	carryCh     []*chunk
+	carryN      int
 	ci          int
 	codeDone    int
 	rd, nd      int
@@ -90,8 +92,11 @@ func (s *Snapshot) Bytes() int {
 // Snapshot captures the replay's state. It must not be called from a
 // Hook, Access or OnEvent callback.
 func (r *Replay) Snapshot() *Snapshot {
-	s := &Snapshot{pos: r.pos, ch: r.ch, carry: r.carry, ci: r.ci, codeDone: r.codeDone, rd: r.rd, nd: r.nd, cur: -1,
+	s := &Snapshot{pos: r.pos, ch: r.ch, carry: r.carry, carryCh: r.carryCh, carryN: r.carryN, ci: r.ci, codeDone: r.codeDone, rd: r.rd, nd: r.nd, cur: -1,
 		exit: r.exit, atEnd: r.atEnd, checkpoints: r.Checkpoints}
+	if r.streaming {
+		r.t.cache.pin(r.heldNow()) // the snapshot reads them too
+	}
 	if r.t.tree {
 		for _, p := range r.procs {
 			ps := procState{pid: p.pid, ppid: p.ppid, exited: p.exited, exit: p.exit, verified: p.verified}
@@ -348,8 +353,9 @@ func onlyAdded(old, cur *[x86.PageSize]byte) bool {
 
 // restorePosition puts r where the snapshot was taken in the trace.
 func (r *Replay) restorePosition(s *Snapshot) {
-	r.pos, r.ch, r.carry, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.ci, s.codeDone, s.rd, s.nd
-	r.carryOwn = false // the snapshot's: load copies it before appending
+	r.pos, r.ch, r.carry, r.carryCh, r.carryN, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.carryCh, s.carryN, s.ci, s.codeDone, s.rd, s.nd
+	r.win, r.winLo = nil, 0
+	r.rehold() // the snapshot's chunks are pinned (Snapshot)
 	r.exit, r.atEnd, r.Checkpoints = s.exit, s.atEnd, s.checkpoints
 }
 

@@ -135,7 +135,15 @@ func (t *Trace) End() uint64 { return t.Summary.Instructions }
 // point of the execution (everything but memory reads and non-det
 // results, which the CPU hooks consume in order).
 type ctrl struct {
-	rec tracefile.Record
+	// kind is the record's kind. A key frame other than a thread
+	// switch (the most frequent control record: 812k of a pipeline's
+	// trace) is kf alone, rec nil, as it takes no effect but its
+	// position; any other record is rec, in its chunk's slab (a
+	// tracefile.Record is 728 bytes, which each key frame took when the
+	// ctrl held the record: 78 MB of one chunk of 97k key frames).
+	kind tracefile.Kind
+	kf   tracefile.KeyFrame
+	rec  *tracefile.Record
 	// code are the code bytes logged since the previous control record.
 	code []tracefile.CodeBytes
 	// mods are the Module records logged since the previous control
@@ -160,6 +168,8 @@ type chunk struct {
 	reads   []logRead
 	nondets [][]uint64
 	bytes   int64 // approximate memory held
+	// use says who reads reads, which the cache recycles (chunkreuse.go).
+	use *chunkUse
 	// endsAtCtrl: the chunk's last record is a control record (not a
 	// read, a non-det result, code or a module), so the next chunk may
 	// begin with the records that follow it at its position (a chunk
@@ -181,13 +191,15 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 	it := t.iter()
 	it.ResetOwned(i)
 	defer t.iters.Put(it)
-	ch := &chunk{index: i, reads: make([]logRead, 0, t.chunks[i].Records)}
+	reads, _ := t.cache.readsArray(t.chunks[i].Records)
+	ch := &chunk{index: i, reads: reads}
 	ch.bytes = int64(t.chunks[i].Len)
 	// The control records are mostly key frames, checkpoints, syscalls
 	// and thread starts, which the chunk's header counts: sized up
 	// front, a chunk of 50k syscalls does not grow its 40 MB of
 	// records by a quarter at a time (5x that in garbage and copies).
 	ch.ctrls = make([]ctrl, 0, ctrlsOf(&t.chunks[i]))
+	slab := recordSlab{room: ctrlsOf(&t.chunks[i]) - t.chunks[i].KeyFrames}
 	var code []tracefile.CodeBytes
 	var mods []tracefile.Module
 	ci := &t.chunks[i]
@@ -221,7 +233,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			if !t.tree || !(r.IsProcess() || r.IsProcessState()) {
 				break
 			}
-			c := ctrl{rec: tracefile.Record{Kind: r.Kind, Off: r.Off}, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			c := ctrl{kind: r.Kind, rec: slab.add(tracefile.Record{Kind: r.Kind, Off: r.Off}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
 			if r.IsProcess() {
 				p, off, err := tracefile.DecodeProcess(r.Opaque.Bytes)
 				if err != nil {
@@ -239,18 +251,30 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			ch.bytes += ctrlSize + 64
 			code, mods = nil, nil
 			ch.endsAtCtrl = true
+		case tracefile.KindKeyFrame:
+			if r.KeyFrame.Kind == tracefile.KeyFrameThreadSwitch {
+				// An event (eventOf), whose Record stays valid.
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, rec: slab.add(cloneRecord(r)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.bytes += ctrlSize + recordSize
+			} else {
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.bytes += ctrlSize
+			}
+			code, mods = nil, nil
+			ch.endsAtCtrl = true
 		default:
-			ch.ctrls = append(ch.ctrls, ctrl{rec: cloneRecord(r), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+			c := ctrl{kind: r.Kind, rec: slab.add(cloneRecord(r)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			ch.ctrls = append(ch.ctrls, c)
 			// The record and its lists (the bytes are the payload's,
 			// counted once): counting a flat 256 bytes let a chunk of a
 			// million syscalls weigh 2 GiB in a cache bounded at 256 MiB.
-			ch.bytes += ctrlSize + recordPayload(&ch.ctrls[len(ch.ctrls)-1].rec)
+			ch.bytes += ctrlSize + recordSize + recordPayload(c.rec)
 			code, mods = nil, nil
 			ch.endsAtCtrl = true
 		}
 	}
 	if len(code)+len(mods) > 0 {
-		ch.ctrls = append(ch.ctrls, ctrl{code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+		ch.ctrls = append(ch.ctrls, ctrl{rec: slab.add(tracefile.Record{}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
 	}
 	if n := len(ch.reads); cap(ch.reads) > 2*n+64 {
 		ch.reads = append([]logRead(nil), ch.reads...)
@@ -345,8 +369,29 @@ func CheckpointAt(cps []Checkpoint, pos uint64) int {
 	return max(i-1, 0)
 }
 
-// ctrlSize is the size of a decoded control record.
-var ctrlSize = int64(reflect.TypeOf(ctrl{}).Size())
+// ctrlSize is the size of a decoded control record, and recordSize of
+// the record it points to (but for most key frames).
+var (
+	ctrlSize   = int64(reflect.TypeOf(ctrl{}).Size())
+	recordSize = int64(reflect.TypeOf(tracefile.Record{}).Size())
+)
+
+// recordSlab allocates a chunk's decoded records (ctrl.rec) room at a
+// time: a record's address stays valid (a full array is left as it is
+// and a new one started).
+type recordSlab struct {
+	recs []tracefile.Record
+	room int // the size of the first array
+}
+
+// add copies rec into the slab and returns its address there.
+func (s *recordSlab) add(rec tracefile.Record) *tracefile.Record {
+	if len(s.recs) == cap(s.recs) {
+		s.recs = make([]tracefile.Record, 0, max(s.room, 16, 2*cap(s.recs)))
+	}
+	s.recs = append(s.recs, rec)
+	return &s.recs[len(s.recs)-1]
+}
 
 // recordPayload counts the lists of a decoded record (their bytes are
 // the chunk payload's).
@@ -367,6 +412,8 @@ type chunkCache struct {
 	bytes   int64
 	limit   int64
 	clock   uint64
+	// free are recycled arrays of reads (chunkreuse.go).
+	free [][]logRead
 }
 
 type chunkEntry struct {
@@ -374,6 +421,12 @@ type chunkEntry struct {
 	ch    *chunk
 	err   error
 	used  uint64
+	// counted: the chunk is decoded and its bytes are in the cache's
+	// (set under the cache's lock, unlike ch).
+	counted bool
+	// use is the chunk's (chunkreuse.go), made with the entry so that
+	// the gets waiting for the chunk count in it before it is decoded.
+	use *chunkUse
 }
 
 func (c *chunkCache) init(limit int64) {
@@ -384,8 +437,12 @@ func (c *chunkCache) init(limit int64) {
 
 // chunk returns decoded chunk i, from the cache when possible, and starts
 // decoding chunk i+1 in the background (re-simulation goes forward).
-func (t *Trace) chunk(i int) (*chunk, error) {
-	ch, err := t.cache.get(t, i)
+func (t *Trace) chunk(i int) (*chunk, error) { return t.chunkFor(i, false) }
+
+// chunkFor is chunk for a streaming replay when hold is set: the replay
+// holds the chunk (chunkreuse.go), which is pinned otherwise.
+func (t *Trace) chunkFor(i int, hold bool) (*chunk, error) {
+	ch, err := t.cache.get(t, i, hold)
 	if err == nil && i+1 < len(t.chunks) {
 		t.cache.prefetch(t, i+1)
 	}
@@ -402,22 +459,44 @@ func (t *Trace) Prefetch(i int) {
 }
 
 // chunkUncached decodes chunk i through the cache without prefetching.
-func (t *Trace) chunkUncached(i int) (*chunk, error) { return t.cache.get(t, i) }
+func (t *Trace) chunkUncached(i int) (*chunk, error) { return t.cache.get(t, i, false) }
 
-func (c *chunkCache) get(t *Trace, i int) (*chunk, error) {
+func (c *chunkCache) get(t *Trace, i int, hold bool) (*chunk, error) {
 	c.mu.Lock()
 	c.clock++
-	if e := c.entries[i]; e != nil {
+	e := c.entries[i]
+	if e != nil {
 		e.used = c.clock
+		e.use.waiting++
 		c.mu.Unlock()
 		<-e.ready
-		return e.ch, e.err
+	} else {
+		e = &chunkEntry{ready: make(chan struct{}), used: c.clock, use: &chunkUse{waiting: 1}}
+		c.entries[i] = e
+		c.mu.Unlock()
+		c.fill(t, i, e)
 	}
-	e := &chunkEntry{ready: make(chan struct{}), used: c.clock}
-	c.entries[i] = e
-	c.mu.Unlock()
-	c.fill(t, i, e)
-	return e.ch, e.err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.use.waiting--
+	if e.err != nil {
+		return nil, e.err
+	}
+	c.take(e.ch, hold)
+	return e.ch, nil
+}
+
+// drop removes decoded chunk i from the cache (Replay.Stream), unless
+// it is still being decoded (its decoder counts it when done).
+func (c *chunkCache) drop(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[i]; e != nil && e.counted {
+		c.bytes -= e.ch.bytes
+		delete(c.entries, i)
+		e.ch.use.dropped = true
+		c.recycle(e.ch)
+	}
 }
 
 func (c *chunkCache) prefetch(t *Trace, i int) {
@@ -427,7 +506,7 @@ func (c *chunkCache) prefetch(t *Trace, i int) {
 		return
 	}
 	c.clock++
-	e := &chunkEntry{ready: make(chan struct{}), used: c.clock}
+	e := &chunkEntry{ready: make(chan struct{}), used: c.clock, use: &chunkUse{}}
 	c.entries[i] = e
 	c.mu.Unlock()
 	go c.fill(t, i, e)
@@ -435,6 +514,9 @@ func (c *chunkCache) prefetch(t *Trace, i int) {
 
 func (c *chunkCache) fill(t *Trace, i int, e *chunkEntry) {
 	e.ch, e.err = t.loadChunk(i)
+	if e.err == nil {
+		e.ch.use = e.use
+	}
 	close(e.ready)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -443,11 +525,12 @@ func (c *chunkCache) fill(t *Trace, i int, e *chunkEntry) {
 		return
 	}
 	c.bytes += e.ch.bytes
+	e.counted = true
 	for c.bytes > c.limit && len(c.entries) > 2 {
 		// Evict the least recently used finished entry.
 		victim, vi := (*chunkEntry)(nil), -1
 		for k, x := range c.entries {
-			if x == e || x.ch == nil {
+			if x == e || !x.counted {
 				continue
 			}
 			if victim == nil || x.used < victim.used {

@@ -1,0 +1,258 @@
+package reader
+
+import "testing"
+
+// TestStreamDropsPassedChunks: a streaming replay re-simulates exactly
+// what another does, the chunks it left, but not the one it started in,
+// are out of the chunk cache afterwards, and their arrays of reads went
+// to the chunks decoded after them; a replay that is not streaming pins
+// every chunk it reads.
+func TestStreamDropsPassedChunks(t *testing.T) {
+	path := recordLoopChunks(t, 20_000, "60", 512)
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := cps[len(cps)/3]
+	if cp.Chunk == 0 || len(tr.chunks)-cp.Chunk < 5 {
+		t.Fatalf("checkpoint in chunk %d of %d: the test tests nothing", cp.Chunk, len(tr.chunks))
+	}
+	ref, err := tr.NewReplayAt(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := states(t, ref)
+	ref.Close()
+	for i := cp.Chunk; i < len(tr.chunks); i++ {
+		if !tr.cache.entries[i].use.pinned {
+			t.Fatalf("chunk %d not pinned after a replay that is not streaming", i)
+		}
+	}
+	// The streaming replay's own trace: the chunks above are pinned.
+	tr, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	cached := func(i int) bool {
+		tr.cache.mu.Lock()
+		defer tr.cache.mu.Unlock()
+		return tr.cache.entries[i] != nil
+	}
+	r, err := tr.NewReplayAt(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Stream()
+	got := states(t, r)
+	last := r.ch.index
+	r.Close()
+	if len(got) != len(want) {
+		t.Fatalf("%d instructions streaming, %d not", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("instruction %d: %+v streaming, %+v not", i, got[i], want[i])
+		}
+	}
+	if !cached(cp.Chunk) {
+		t.Errorf("the chunk the replay started in (%d) was dropped", cp.Chunk)
+	}
+	if !cached(last) {
+		t.Errorf("the chunk the replay ended in (%d) was dropped", last)
+	}
+	for i := cp.Chunk + 1; i < last; i++ {
+		if cached(i) {
+			t.Errorf("chunk %d, passed, still cached", i)
+		}
+	}
+	if len(tr.cache.free) == 0 {
+		t.Errorf("no array of reads recycled from the %d chunks passed", last-cp.Chunk-1)
+	}
+	var bytes int64
+	for _, e := range tr.cache.entries {
+		bytes += e.ch.bytes
+	}
+	if bytes != tr.cache.bytes {
+		t.Errorf("cache counts %d bytes, its chunks hold %d", tr.cache.bytes, bytes)
+	}
+}
+
+// TestResumeIntoForgetsReadWindow: a replay resumed into from a
+// snapshot taken with reads carried over several read-only chunks
+// reads the snapshot's reads, not those of the chunk (or carried reads)
+// it had got to since. (This trace is a process tree: ResumeInto makes
+// a new Replay; a trace of one program without Process records would
+// reuse r, whose read window restorePosition resets.)
+func TestResumeIntoForgetsReadWindow(t *testing.T) {
+	tr := openSmallChunks(t)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := tr.NewReplayAt(cps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := states(t, ref)
+	ref.Close()
+	start := cps[0].Position
+	for _, frac := range []uint64{3, 5, 7} {
+		mid := start + uint64(len(want))/frac
+		r, err := tr.NewReplayAt(cps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunTo(mid); err != nil {
+			t.Fatal(err)
+		}
+		s := r.Snapshot()
+		if err := r.RunTo(mid + 3000); err != nil {
+			t.Fatal(err)
+		}
+		r2, err := tr.ResumeInto(s, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r2.carry) < 2 && frac == 5 {
+			t.Errorf("resumed with %d carried arrays: the test tests no run of read-only chunks", len(r2.carry))
+		}
+		got := states(t, r2)
+		for i := range got {
+			if got[i] != want[mid-start+uint64(i)] {
+				t.Fatalf("resumed into at %d, position %d: %+v, want %+v", mid, mid+uint64(i), got[i], want[mid-start+uint64(i)])
+			}
+		}
+		r2.Close()
+	}
+}
+
+// TestStreamsShareRecycledReads: streaming replays running at once over
+// the same chunks, each recycling the arrays of the chunks it passed
+// (after the other may have taken them), re-simulate what a replay that
+// is not streaming does.
+func TestStreamsShareRecycledReads(t *testing.T) {
+	tr := openSmallChunks(t)
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := tr.NewReplayAt(cps[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := states(t, ref)
+	ref.Close()
+	got := make([][]state, 3)
+	done := make(chan int)
+	for g := range got {
+		go func() {
+			defer func() { done <- g }()
+			r, err := tr.NewReplayAt(cps[1])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			r.Stream()
+			got[g] = states(t, r)
+			r.Close()
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for g := range got {
+		if len(got[g]) != len(want) {
+			t.Fatalf("replay %d: %d instructions, want %d", g, len(got[g]), len(want))
+		}
+		for i := range want {
+			if got[g][i] != want[i] {
+				t.Fatalf("replay %d, instruction %d: %+v, want %+v", g, i, got[g][i], want[i])
+			}
+		}
+	}
+	for _, e := range tr.cache.entries {
+		if e.ch.use.holds != 0 {
+			t.Errorf("chunk %d still held %d times after every replay closed", e.ch.index, e.ch.use.holds)
+		}
+	}
+}
+
+// TestRecycleOnlyUnread: the cache takes a chunk's array of reads back
+// only when the chunk is out of the cache and nothing reads or is about
+// to read it, and only once; readsArray gives it to a chunk of about
+// its size.
+func TestRecycleOnlyUnread(t *testing.T) {
+	cases := []struct {
+		name string
+		use  chunkUse
+		want bool
+	}{
+		{"dropped, unread", chunkUse{dropped: true}, true},
+		{"held", chunkUse{dropped: true, holds: 1}, false},
+		{"a get about to give it out", chunkUse{dropped: true, waiting: 1}, false},
+		{"pinned", chunkUse{dropped: true, pinned: true}, false},
+		{"still cached", chunkUse{}, false},
+		{"recycled already", chunkUse{dropped: true, recycled: true}, false},
+	}
+	for _, c := range cases {
+		var cc chunkCache
+		cc.init(1 << 20)
+		u := c.use
+		ch := &chunk{reads: make([]logRead, 10, 100), use: &u}
+		cc.recycle(ch)
+		if got := len(cc.free) == 1; got != c.want {
+			t.Errorf("%s: recycled %v, want %v", c.name, got, c.want)
+		}
+		cc.recycle(ch)
+		if len(cc.free) > 1 {
+			t.Errorf("%s: recycled twice", c.name)
+		}
+	}
+	var cc chunkCache
+	cc.init(1 << 20)
+	ch := &chunk{reads: make([]logRead, 10, 100), use: &chunkUse{dropped: true}}
+	cc.recycle(ch)
+	if a, ok := cc.readsArray(10); ok || cap(a) != 10 {
+		t.Errorf("a chunk of 10 reads got an array of %d (recycled %v)", cap(a), ok)
+	}
+	if a, ok := cc.readsArray(100); !ok || cap(a) != 100 || len(a) != 0 || &a[:1][0] != &ch.reads[0] {
+		t.Errorf("a chunk of 100 reads got an array of %d, length %d (recycled %v)", cap(a), len(a), ok)
+	}
+	if len(cc.free) != 0 {
+		t.Errorf("%d arrays left after the only one was taken", len(cc.free))
+	}
+}
+
+// TestCtrlsFitTheirRoom: every chunk of a process tree with frequent
+// checkpoints (each restating every process's mappings) decodes its
+// control records into the room ctrlsOf gives, without growing it.
+func TestCtrlsFitTheirRoom(t *testing.T) {
+	tr, err := Open(recordTree(t, 20_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	over := 0 // chunks that overflow the header's counts alone
+	for i := range tr.chunks {
+		ch, err := tr.loadChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &tr.chunks[i]
+		if len(ch.ctrls) > c.KeyFrames+c.Checkpoints+c.Syscalls+c.ThreadStarts+16 {
+			over++
+		}
+		if n := ctrlsOf(c); len(ch.ctrls) > n {
+			t.Errorf("chunk %d: %d control records, room for %d", i, len(ch.ctrls), n)
+		}
+	}
+	if over == 0 {
+		t.Fatalf("no chunk of %d holds more control records than its header counts: the test tests nothing", len(tr.chunks))
+	}
+}
