@@ -355,6 +355,8 @@ func sseDiffTests() []diffTest {
 		add(op+" %xmm3, 40(%rsi)", 10, genInt) // #GP for the aligned ones
 	}
 	add("movdqu 0x1f8(%rsi), %xmm1", 10, genInt) // crosses into the unmapped page
+	add("movdqu 3(%rsi), %xmm1", 10, genInt)     // across words: the cross code
+	add("movups 15(%rsi), %xmm1", 10, genInt)
 	add("movups %xmm1, 0x1f9(%rsi)", 10, genInt)
 	add("movdqa -0x1000(%rsi), %xmm1", 10, genInt) // read-only page
 	add("movaps %xmm1, -0x1000(%rsi)", 10, genInt)

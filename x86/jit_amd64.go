@@ -310,8 +310,11 @@ type jitT struct {
 	rmw     bool
 	misses  []jitMiss
 	crosses []jitCross
-	st      uint8
-	exits   []jitExit
+	// repWordsList: the replay's aligned reads of words that take their
+	// Stop read from the feed (jit_repcross_amd64.go).
+	repWordsList []jitRepWords
+	st           uint8
+	exits        []jitExit
 	// nslot counts the chaining exits emitted, links their jumps;
 	// chainOff is the offset of the chain entry (the entry from Go is
 	// at 0).
@@ -396,6 +399,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
+	t.repWordsList = t.repWordsList[:0]
 	t.accLogs = t.accLogs[:0]
 	t.exits = t.exits[:0]
 	t.nslot = 0
@@ -490,6 +494,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	for _, c := range t.crosses {
 		t.crossCode(c)
+	}
+	for _, w := range t.repWordsList {
+		t.repWordsCode(w)
 	}
 	t.accLogCode()
 	for i := range t.resumes {
@@ -1050,8 +1057,12 @@ func (t *jitT) crossCode(c jitCross) {
 	if words == 0 {
 		words = 1
 	}
+	stop := c.exit
+	if t.feedsCrossReads(c) {
+		stop = a.NewLabel()
+	}
 	for i := 0; i < words+c.extra && !t.log; i++ {
-		t.stopCheck(c.reads+int32(i), c.exit)
+		t.stopCheck(c.reads+int32(i), stop)
 	}
 	miss := c.exit
 	if c.logMisses {
@@ -1066,6 +1077,9 @@ func (t *jitT) crossCode(c jitCross) {
 	a.Jmp(c.back)
 	if c.logMisses {
 		t.recCrossCode(c, miss)
+	}
+	if stop != c.exit {
+		t.repCrossCode(c, stop)
 	}
 }
 

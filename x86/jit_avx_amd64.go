@@ -410,8 +410,9 @@ func (t *jitT) loadWide(size int) {
 	done := a.NewLabel()
 	t.cross(jitCross{size: size, extra: words, vals: vals}, x, done)
 	t.slotWrap(as.RDX, size, x)
+	stop := t.repWords(words, done, x)
 	for i := int32(0); i < int32(words) && !t.log; i++ { // a recording has no Stop read
-		t.stopCheck(t.sreads+i, x)
+		t.stopCheck(t.sreads+i, stop)
 	}
 	for i := 0; i < words; i++ {
 		a.ALURM(as.CMP, 8, vals[i], as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})

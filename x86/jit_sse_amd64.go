@@ -143,8 +143,12 @@ func (t *jitT) load128(aligned bool) {
 	t.cacheByte(as.RDX)
 	done := a.NewLabel()
 	t.cross(jitCross{size: 16, extra: 2, vals: [4]as.Reg{as.R9, as.R8}}, x, done)
+	// The second word's slot follows the first's unless the first's is
+	// the cache's last (CPU.load128 takes the first slot then).
+	t.slotWrap(as.RDX, 16, x)
+	stop := t.repWords(2, done, x)
 	for i := int32(0); i < 2 && !t.log; i++ { // a recording has no Stop read
-		t.stopCheck(t.sreads+i, x)
+		t.stopCheck(t.sreads+i, stop)
 	}
 	for i, r := range []as.Reg{as.R9, as.R8} {
 		a.ALURM(as.CMP, 8, r, as.Mem{Base: hSlots, Index: as.RDX, Disp: int32(8 * i)})

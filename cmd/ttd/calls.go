@@ -13,6 +13,7 @@ import (
 	"ttd/calls"
 	"ttd/internal/progress"
 	"ttd/reader"
+	"ttd/x86"
 )
 
 const callsUsage = "[--tid T] [--pid P] [--depth N] [--min-count K] [--json] [--jobs N] TRACE"
@@ -40,6 +41,9 @@ func callsCmd(name string, args []string) int {
 	p, status := callProfile(fs.Arg(0), *jobs)
 	if status != 0 {
 		return status
+	}
+	if x86.StatsOn { // TTD_STATS=1, as for ttd replay (every job's, added up)
+		x86.WriteStats(os.Stderr, p.Instructions)
 	}
 	var views []callView
 	switch {

@@ -176,6 +176,9 @@ func replayCmd(name string, args []string) int {
 	} else {
 		err = rp.RunTo(^uint64(0))
 	}
+	if x86.StatsOn { // TTD_STATS=1, as for ttd run and ttd record
+		x86.WriteStats(os.Stderr, rp.Position())
+	}
 	base := filepath.Base(path)
 	sum := replaySummary{Trace: path, Instructions: rp.Position()}
 	if *verify {
