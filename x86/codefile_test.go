@@ -300,9 +300,10 @@ func TestCodeFileIgnoresBadFiles(t *testing.T) {
 	}
 }
 
-// TestCodeFileOnlyStaticHandlers: a handler made at run time (the
-// synchronisation wrapper of a locked instruction) is never written to
-// a file; top-level handlers are.
+// TestCodeFileOnlyStaticHandlers: a handler made at run time (a closure
+// that captures) is never written to a file; top-level handlers are,
+// and so is a locked instruction's static wrapper (wrapSync), whose
+// block the second run takes from the file.
 func TestCodeFileOnlyStaticHandlers(t *testing.T) {
 	if !staticHandler(opNop) || !staticHandler(illegal) {
 		t.Fatal("opNop and illegal are not static")
@@ -313,17 +314,16 @@ func TestCodeFileOnlyStaticHandlers(t *testing.T) {
 	// lock xadd [rsp], eax; syscall
 	code := []byte{0xf0, 0x0f, 0xc1, 0x04, 0x24, 0x0f, 0x05}
 	in := Decode(0x1000, code)
-	if allStatic([]Inst{in}) {
-		t.Error("lock xadd's handler is static")
+	if !allStatic([]Inst{in}) || funcPC(in.Fn) != funcPC(syncStatic) {
+		t.Error("lock xadd's handler is not the static wrapper")
 	}
-	// Nor is a block of it kept in a file.
 	useCodeDir(t, 1)
 	for run := range 2 {
 		c := newTestCPU(t, code)
 		c.cache.UseCodeFile(OpenCodeFile("locked", c.cache.Features), anyCode)
 		c.cache.insert(c.cache.decodeBlock(testCode))
-		if c.cache.FromFile != 0 {
-			t.Errorf("run %d: the locked block came from the file", run)
+		if got, want := c.cache.FromFile, uint64(run); got != want {
+			t.Errorf("run %d: %d blocks from the file, want %d", run, got, want)
 		}
 		if err := c.cache.SaveCodeFile(); err != nil {
 			t.Fatal(err)

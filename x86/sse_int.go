@@ -287,12 +287,12 @@ func init() {
 	sse(wordOp(func(a, b uint16) uint16 { return uint16(min(int16(a), int16(b))) }), x86asm.PMINSW)
 	sse(wordOp(func(a, b uint16) uint16 { return uint16(max(int16(a), int16(b))) }), x86asm.PMAXSW)
 
-	pcmpeqb := buildX(lanesEq(hiB, 8))
+	sseBody[x86asm.PCMPEQB] = lanesEq(hiB, 8)
 	register(x86asm.PCMPEQB, func(in *Inst) Handler {
 		if isX(&in.Args[0]) && isX(&in.Args[1]) {
 			return pcmpeqbXX
 		}
-		return pcmpeqb(in)
+		return buildSSE(in)
 	})
 	sse(lanesEq(hiW, 16), x86asm.PCMPEQW)
 	sse(lanesEq(hiD, 32), x86asm.PCMPEQD)
@@ -311,20 +311,18 @@ func init() {
 		func(x uint64) uint64 { return signFill(x, 16) }))
 	register(x86asm.PSRAD, buildShift(32, func(x uint64, n uint) uint64 { return sarLanes(x, n, 32) },
 		func(x uint64) uint64 { return signFill(x, 32) }))
-	byteShift := func(left bool) Builder {
+	// Static handlers (the count from the immediate at each run): a
+	// code file keeps only blocks whose handlers are static.
+	byteShift := func(h Handler) Builder {
 		return func(in *Inst) Handler {
 			if !isX(&in.Args[0]) || in.Args[1].Kind != KImm {
 				return nil
 			}
-			n := uint(in.Args[1].Imm & 0xff)
-			return func(c *CPU, in *Inst) {
-				d := &c.X[in.Args[0].Reg&15]
-				*d = shiftBytes(*d, n, left)
-			}
+			return h
 		}
 	}
-	register(x86asm.PSLLDQ, byteShift(true))
-	register(x86asm.PSRLDQ, byteShift(false))
+	register(x86asm.PSLLDQ, byteShift(pslldq))
+	register(x86asm.PSRLDQ, byteShift(psrldq))
 
 	// Interleaves.
 	sse(func(c *CPU, in *Inst, d *XMM, s XMM) {
@@ -435,6 +433,16 @@ func init() {
 }
 
 // shiftBytes shifts a 128-bit value left or right by n bytes.
+func pslldq(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg&15]
+	*d = shiftBytes(*d, uint(in.Args[1].Imm&0xff), true)
+}
+
+func psrldq(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg&15]
+	*d = shiftBytes(*d, uint(in.Args[1].Imm&0xff), false)
+}
+
 func shiftBytes(x XMM, n uint, left bool) XMM {
 	if n > 15 {
 		return XMM{}
