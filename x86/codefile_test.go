@@ -472,3 +472,57 @@ func TestCodeFileTranslationsThroughTheStore(t *testing.T) {
 			child.cache.Shared, child.cache.Translated, child.cache.Adopted)
 	}
 }
+
+// TestFileBlocksTranslateSooner: a block the code file keeps is
+// translated after jitFileThreshold runs, any other after jitThreshold.
+func TestFileBlocksTranslateSooner(t *testing.T) {
+	if jitFileThreshold >= jitThreshold {
+		t.Skipf("thresholds %d (file) and %d: nothing to test", jitFileThreshold, jitThreshold)
+	}
+	for _, tc := range []struct {
+		forFile bool
+		heat    uint32
+		cold    bool
+	}{
+		{true, jitFileThreshold - 1, true},
+		{true, jitFileThreshold, false},
+		{false, jitFileThreshold, true},
+		{false, jitThreshold - 1, true},
+		{false, jitThreshold, false},
+		{true, jitThreshold, false},
+	} {
+		b := &Block{forFile: tc.forFile, heat: tc.heat}
+		if got := b.cold(); got != tc.cold {
+			t.Errorf("forFile %v, heat %d: cold %v, want %v", tc.forFile, tc.heat, got, tc.cold)
+		}
+	}
+	was, thr := SetJIT(jitEnabled, 0)
+	defer SetJIT(was, thr)
+	if (&Block{forFile: true}).cold() || (&Block{}).cold() {
+		t.Error("threshold 0: a block is cold")
+	}
+}
+
+// TestFileBlocksTranslateSoonerInRun: with a code file, the loop's block
+// (which the file keeps) is translated after jitFileThreshold runs, though
+// it runs fewer than jitThreshold times; without one it is not.
+func TestFileBlocksTranslateSoonerInRun(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no JIT on this architecture")
+	}
+	useCodeDir(t, 1)
+	wasOn, was := SetJIT(true, 5000) // above the loop's 1,000 runs
+	defer SetJIT(wasOn, was)
+	for _, file := range []bool{false, true} {
+		c := newTestCPU(t, sumLoopCode)
+		if file {
+			c.cache.UseCodeFile(OpenCodeFile("loop", c.cache.Features), anyCode)
+		}
+		if got := runLoop(t, "loop", c); got != 500500 {
+			t.Fatalf("file %v: eax %d, want 500500", file, got)
+		}
+		if got := c.cache.Translated > 0; got != file {
+			t.Errorf("file %v: %d blocks translated", file, c.cache.Translated)
+		}
+	}
+}

@@ -95,33 +95,3 @@ func TestSSEHandlersStatic(t *testing.T) {
 		}
 	}
 }
-
-// TestFileBlocksTranslateSooner: a block the code file keeps is
-// translated after jitFileThreshold runs, any other after jitThreshold.
-func TestFileBlocksTranslateSooner(t *testing.T) {
-	if jitFileThreshold >= jitThreshold {
-		t.Skipf("thresholds %d (file) and %d: nothing to test", jitFileThreshold, jitThreshold)
-	}
-	for _, tc := range []struct {
-		forFile bool
-		heat    uint32
-		cold    bool
-	}{
-		{true, jitFileThreshold - 1, true},
-		{true, jitFileThreshold, false},
-		{false, jitFileThreshold, true},
-		{false, jitThreshold - 1, true},
-		{false, jitThreshold, false},
-		{true, jitThreshold, false},
-	} {
-		b := &Block{forFile: tc.forFile, heat: tc.heat}
-		if got := b.cold(); got != tc.cold {
-			t.Errorf("forFile %v, heat %d: cold %v, want %v", tc.forFile, tc.heat, got, tc.cold)
-		}
-	}
-	was, thr := SetJIT(jitEnabled, 0)
-	defer SetJIT(was, thr)
-	if (&Block{forFile: true}).cold() || (&Block{}).cold() {
-		t.Error("threshold 0: a block is cold")
-	}
-}
