@@ -481,24 +481,28 @@ func TestFileBlocksTranslateSooner(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		forFile bool
+		mode    uint8
 		heat    uint32
 		cold    bool
 	}{
-		{true, jitFileThreshold - 1, true},
-		{true, jitFileThreshold, false},
-		{false, jitFileThreshold, true},
-		{false, jitThreshold - 1, true},
-		{false, jitThreshold, false},
-		{true, jitThreshold, false},
+		{true, jitModeRun, jitFileThreshold - 1, true},
+		{true, jitModeRun, jitFileThreshold, false},
+		{false, jitModeRun, jitFileThreshold, true},
+		{true, jitModeRecord, jitFileThreshold, true}, // (not while recording)
+		{false, jitModeRun, jitThreshold - 1, true},
+		{false, jitModeRun, jitThreshold, false},
+		{true, jitModeRun, jitThreshold, false},
+		{true, jitModeRecord, jitThreshold, false},
 	} {
+		c := &CPU{jitMode: tc.mode}
 		b := &Block{forFile: tc.forFile, heat: tc.heat}
-		if got := b.cold(); got != tc.cold {
-			t.Errorf("forFile %v, heat %d: cold %v, want %v", tc.forFile, tc.heat, got, tc.cold)
+		if got := c.cold(b); got != tc.cold {
+			t.Errorf("forFile %v, mode %d, heat %d: cold %v, want %v", tc.forFile, tc.mode, tc.heat, got, tc.cold)
 		}
 	}
 	was, thr := SetJIT(jitEnabled, 0)
 	defer SetJIT(was, thr)
-	if (&Block{forFile: true}).cold() || (&Block{}).cold() {
+	if c := (&CPU{}); c.cold(&Block{forFile: true}) || c.cold(&Block{}) {
 		t.Error("threshold 0: a block is cold")
 	}
 }
