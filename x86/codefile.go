@@ -334,61 +334,107 @@ func (cf *CodeFile) xlats(e *fileBlock, off, end uint64) []*fileXlat {
 	}
 	xs := make([]*fileXlat, 0, e.NXlat)
 	for range e.NXlat {
-		if end-off < fileXlatHeadSize {
-			return nil
-		}
-		h := xlatHeadAt(cf.data, off)
-		var n int
-		for _, k := range h.N {
-			n += int(k)
-		}
-		o := off + fileXlatHeadSize
-		c := o + uint64(4*n+7)&^7
-		next := c + uint64(h.NCode+7)&^7
-		if h.Mode >= jitModes || next > end || h.ChainOff < 0 || uint32(h.ChainOff) > h.NCode {
-			return nil
-		}
-		offs := int32sOf(cf.data[o : o+4*uint64(n)])
-		fx := &fileXlat{mode: h.Mode}
-		x := &fx.x
-		x.declined, x.chainOff, x.beyond, x.hot = h.Declined, h.ChainOff, h.Beyond, true
-		x.code = cf.data[c : c+uint64(h.NCode) : c+uint64(h.NCode)]
-		for i, p := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites} {
-			*p, offs = offs[:h.N[i]:h.N[i]], offs[h.N[i]:]
-		}
-		// Every site must be inside the code (4-byte ids and links,
-		// 8-byte tables), every resumed instruction in the block.
-		for _, s := range [][]int32{x.linkSite, x.idSites} {
-			for _, v := range s {
-				if v < 0 || uint32(v)+4 > h.NCode {
-					return nil
-				}
-			}
-		}
-		for _, v := range x.tabSites {
-			if v < 0 || uint32(v)+8 > h.NCode {
-				return nil
-			}
-		}
-		for _, s := range [][]int32{x.linkMis, x.resumeAt} {
-			for _, v := range s {
-				if v < 0 || uint32(v) > h.NCode {
-					return nil
-				}
-			}
-		}
-		for _, k := range x.resumeK {
-			if k < 0 || uint32(k) >= e.NInst {
-				return nil
-			}
-		}
-		if len(x.resumeK) != len(x.resumeAt) || len(x.linkSite) != len(x.linkMis) {
+		fx := &fileXlat{}
+		next, ok := cf.xlat(fx, e, off, end)
+		if !ok {
 			return nil
 		}
 		xs = append(xs, fx)
 		off = next
 	}
 	return xs
+}
+
+// xlatFor returns the translation for mode of the record whose entry is
+// e, which start at off, in cc's slab (take allocates nothing else for
+// it); nil if it has none or they do not fit the record.
+func (cf *CodeFile) xlatFor(cc *CodeCache, e *fileBlock, off, end uint64, mode uint8) *fileXlat {
+	if e.NXlat == 0 || e.NXlat > jitModes {
+		return nil
+	}
+	var fx fileXlat
+	for range e.NXlat {
+		next, ok := cf.xlat(&fx, e, off, end)
+		if !ok {
+			return nil
+		}
+		if fx.mode == mode {
+			if len(cc.fileXlSlab) == cap(cc.fileXlSlab) {
+				cc.fileXlSlab = make([]fileXlat, 0, 256)
+			}
+			cc.fileXlSlab = append(cc.fileXlSlab, fx)
+			return &cc.fileXlSlab[len(cc.fileXlSlab)-1]
+		}
+		off = next
+	}
+	return nil
+}
+
+// xlat reads into fx the translation at off of the record whose entry
+// is e and which ends at end, and returns where the next one starts;
+// false if it does not fit the record.
+func (cf *CodeFile) xlat(fx *fileXlat, e *fileBlock, off, end uint64) (uint64, bool) {
+	if end-off < fileXlatHeadSize {
+		return 0, false
+	}
+	h := xlatHeadAt(cf.data, off)
+	var n int
+	for _, k := range h.N {
+		n += int(k)
+	}
+	o := off + fileXlatHeadSize
+	c := o + uint64(4*n+7)&^7
+	next := c + uint64(h.NCode+7)&^7
+	if h.Mode >= jitModes || next > end || h.ChainOff < 0 || uint32(h.ChainOff) > h.NCode {
+		return 0, false
+	}
+	offs := int32sOf(cf.data[o : o+4*uint64(n)])
+	*fx = fileXlat{mode: h.Mode}
+	x := &fx.x
+	x.declined, x.chainOff, x.beyond, x.hot = h.Declined, h.ChainOff, h.Beyond, true
+	x.code = cf.data[c : c+uint64(h.NCode) : c+uint64(h.NCode)]
+	x.linkSite, offs = offs[:h.N[0]:h.N[0]], offs[h.N[0]:]
+	x.linkMis, offs = offs[:h.N[1]:h.N[1]], offs[h.N[1]:]
+	x.resumeK, offs = offs[:h.N[2]:h.N[2]], offs[h.N[2]:]
+	x.resumeAt, offs = offs[:h.N[3]:h.N[3]], offs[h.N[3]:]
+	x.idSites, offs = offs[:h.N[4]:h.N[4]], offs[h.N[4]:]
+	x.tabSites = offs[:h.N[5]:h.N[5]]
+	// Every site must be inside the code (4-byte ids and links,
+	// 8-byte tables), every resumed instruction in the block.
+	for _, v := range x.linkSite {
+		if v < 0 || uint32(v)+4 > h.NCode {
+			return 0, false
+		}
+	}
+	for _, v := range x.idSites {
+		if v < 0 || uint32(v)+4 > h.NCode {
+			return 0, false
+		}
+	}
+	for _, v := range x.tabSites {
+		if v < 0 || uint32(v)+8 > h.NCode {
+			return 0, false
+		}
+	}
+	for _, v := range x.linkMis {
+		if v < 0 || uint32(v) > h.NCode {
+			return 0, false
+		}
+	}
+	for _, v := range x.resumeAt {
+		if v < 0 || uint32(v) > h.NCode {
+			return 0, false
+		}
+	}
+	for _, k := range x.resumeK {
+		if k < 0 || uint32(k) >= e.NInst {
+			return 0, false
+		}
+	}
+	if len(x.resumeK) != len(x.resumeAt) || len(x.linkSite) != len(x.linkMis) {
+		return 0, false
+	}
+	return next, true
 }
 
 // take returns the file's block at pc if guest memory holds its bytes
@@ -422,11 +468,9 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 		if c := cc.running; c != nil {
 			mode = c.jitMode
 		}
-		for _, fx := range cf.xlats(e, xo, off+uint64(e.Size)) {
-			if fx.mode == mode {
-				b.jx().fileXl = fx
-				b.heat = jitThreshold
-			}
+		if fx := cf.xlatFor(cc, e, xo, off+uint64(e.Size), mode); fx != nil {
+			b.jx().fileXl = fx
+			b.heat = jitThreshold
 		}
 	}
 	return b

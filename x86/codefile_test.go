@@ -300,9 +300,10 @@ func TestCodeFileIgnoresBadFiles(t *testing.T) {
 	}
 }
 
-// TestCodeFileOnlyStaticHandlers: a handler made at run time (the
-// synchronisation wrapper of a locked instruction) is never written to
-// a file; top-level handlers are.
+// TestCodeFileOnlyStaticHandlers: a handler made at run time (a closure
+// that captures) is never written to a file; top-level handlers are,
+// and so is a locked instruction's static wrapper (wrapSync), whose
+// block the second run takes from the file.
 func TestCodeFileOnlyStaticHandlers(t *testing.T) {
 	if !staticHandler(opNop) || !staticHandler(illegal) {
 		t.Fatal("opNop and illegal are not static")
@@ -313,17 +314,16 @@ func TestCodeFileOnlyStaticHandlers(t *testing.T) {
 	// lock xadd [rsp], eax; syscall
 	code := []byte{0xf0, 0x0f, 0xc1, 0x04, 0x24, 0x0f, 0x05}
 	in := Decode(0x1000, code)
-	if allStatic([]Inst{in}) {
-		t.Error("lock xadd's handler is static")
+	if !allStatic([]Inst{in}) || funcPC(in.Fn) != funcPC(syncStatic) {
+		t.Error("lock xadd's handler is not the static wrapper")
 	}
-	// Nor is a block of it kept in a file.
 	useCodeDir(t, 1)
 	for run := range 2 {
 		c := newTestCPU(t, code)
 		c.cache.UseCodeFile(OpenCodeFile("locked", c.cache.Features), anyCode)
 		c.cache.insert(c.cache.decodeBlock(testCode))
-		if c.cache.FromFile != 0 {
-			t.Errorf("run %d: the locked block came from the file", run)
+		if got, want := c.cache.FromFile, uint64(run); got != want {
+			t.Errorf("run %d: %d blocks from the file, want %d", run, got, want)
 		}
 		if err := c.cache.SaveCodeFile(); err != nil {
 			t.Fatal(err)
@@ -470,5 +470,63 @@ func TestCodeFileTranslationsThroughTheStore(t *testing.T) {
 	if child.cache.Shared == 0 || child.cache.Translated != 0 || child.cache.Adopted == 0 {
 		t.Errorf("child: %d blocks from the store, %d translated, %d adopted; want some, none, some",
 			child.cache.Shared, child.cache.Translated, child.cache.Adopted)
+	}
+}
+
+// TestFileBlocksTranslateSooner: a block the code file keeps is
+// translated after jitFileThreshold runs, any other after jitThreshold.
+func TestFileBlocksTranslateSooner(t *testing.T) {
+	if jitFileThreshold >= jitThreshold {
+		t.Skipf("thresholds %d (file) and %d: nothing to test", jitFileThreshold, jitThreshold)
+	}
+	for _, tc := range []struct {
+		forFile bool
+		mode    uint8
+		heat    uint32
+		cold    bool
+	}{
+		{true, jitModeRun, jitFileThreshold - 1, true},
+		{true, jitModeRun, jitFileThreshold, false},
+		{false, jitModeRun, jitFileThreshold, true},
+		{true, jitModeRecord, jitFileThreshold, true}, // (not while recording)
+		{false, jitModeRun, jitThreshold - 1, true},
+		{false, jitModeRun, jitThreshold, false},
+		{true, jitModeRun, jitThreshold, false},
+		{true, jitModeRecord, jitThreshold, false},
+	} {
+		c := &CPU{jitMode: tc.mode}
+		b := &Block{forFile: tc.forFile, heat: tc.heat}
+		if got := c.cold(b); got != tc.cold {
+			t.Errorf("forFile %v, mode %d, heat %d: cold %v, want %v", tc.forFile, tc.mode, tc.heat, got, tc.cold)
+		}
+	}
+	was, thr := SetJIT(jitEnabled, 0)
+	defer SetJIT(was, thr)
+	if c := (&CPU{}); c.cold(&Block{forFile: true}) || c.cold(&Block{}) {
+		t.Error("threshold 0: a block is cold")
+	}
+}
+
+// TestFileBlocksTranslateSoonerInRun: with a code file, the loop's block
+// (which the file keeps) is translated after jitFileThreshold runs, though
+// it runs fewer than jitThreshold times; without one it is not.
+func TestFileBlocksTranslateSoonerInRun(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no JIT on this architecture")
+	}
+	useCodeDir(t, 1)
+	wasOn, was := SetJIT(true, 5000) // above the loop's 1,000 runs
+	defer SetJIT(wasOn, was)
+	for _, file := range []bool{false, true} {
+		c := newTestCPU(t, sumLoopCode)
+		if file {
+			c.cache.UseCodeFile(OpenCodeFile("loop", c.cache.Features), anyCode)
+		}
+		if got := runLoop(t, "loop", c); got != 500500 {
+			t.Fatalf("file %v: eax %d, want 500500", file, got)
+		}
+		if got := c.cache.Translated > 0; got != file {
+			t.Errorf("file %v: %d blocks translated", file, c.cache.Translated)
+		}
 	}
 }

@@ -184,6 +184,30 @@ var jitThreshold, jitEnabled = func() (uint32, bool) {
 	return 50, true
 }()
 
+// jitFileThreshold is the threshold of blocks the code file keeps
+// (Block.forFile: file-backed code that was never writable) under ttd
+// run, lower than jitThreshold's: the file carries their translations to
+// the next run, which adopts each at its first run instead of
+// interpreting it (codefile.go). python3 -c pass, second run: 0.29 M
+// instructions interpreted instead of 1.3 M. Not while recording: a
+// recording's translations are larger and dearer to make (ttd record
+// python3 -c pass with the file emptied took 1.3x the CPU at 10, its
+// file 51 MB rather than 35). TTD_JITFILE=N sets it (for measurements);
+// it never exceeds jitThreshold.
+var jitFileThreshold = func() uint32 {
+	if n, err := strconv.ParseUint(os.Getenv("TTD_JITFILE"), 10, 32); err == nil {
+		return uint32(n)
+	}
+	return 10
+}()
+
+// cold reports whether b has not yet run often enough to be translated
+// on c: jitThreshold runs, or jitFileThreshold for a block the code file
+// keeps when c runs without recording.
+func (c *CPU) cold(b *Block) bool {
+	return b.heat < jitThreshold && (!b.forFile || c.jitMode != jitModeRun || b.heat < jitFileThreshold)
+}
+
 // SetJIT turns block translation on or off and sets its threshold (for
 // tests and benchmarks); it reports the previous settings.
 func SetJIT(on bool, threshold uint32) (wasOn bool, was uint32) {
@@ -210,7 +234,7 @@ func (c *CPU) runBlock(b *Block, budget uint64, from *Block) (before uint64) {
 		// when the block is hot here too (translate): adopting at the
 		// first run made replay --segments of a Go program 2.7x slower
 		// (each interval's cache copied every block it ran once).
-		if !c.jitOK || b.declined || b.heat < jitThreshold {
+		if !c.jitOK || b.declined || c.cold(b) {
 			b.heat++
 			c.runInsts(b.Insts, 0)
 			if StatsOn {

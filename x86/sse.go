@@ -159,12 +159,66 @@ func buildX(f xfn) Builder {
 }
 
 // sse registers f for the ops with an XMM destination and an XMM or
-// memory source.
+// memory source. Their handlers are static functions that find f by
+// the op (sseBody), not closures made at each decoding as buildX's: a
+// code file keeps only blocks whose handlers are static (codefile.go),
+// and python3 -c pass had about 400 blocks with one of these ops
+// (punpcklqdq, pcmpeqd, paddq...), decoded afresh in every run.
 func sse(f xfn, ops ...x86asm.Op) {
 	for _, op := range ops {
-		register(op, buildX(f))
+		register(op, buildSSE)
 		xfnOf[op] = f
+		sseBody[op] = f
 	}
+}
+
+// sseBody is the body of each op sse registered.
+var sseBody [x86asm.Op(4096)]xfn
+
+// buildSSE is buildX for the ops sse registered, with static handlers.
+func buildSSE(in *Inst) Handler {
+	if in.Args[0].Kind != KXMM {
+		return nil
+	}
+	switch in.Args[1].Kind {
+	case KXMM:
+		return sseXX
+	case KMem:
+		switch in.MemSize {
+		case 16:
+			return sseXM16
+		case 8:
+			return sseXM8
+		case 4:
+			return sseXM4
+		}
+	}
+	return nil
+}
+
+func sseXX(c *CPU, in *Inst) {
+	sseBody[in.Op&4095](c, in, &c.X[in.Args[0].Reg&15], c.X[in.Args[1].Reg&15])
+}
+
+func sseXM16(c *CPU, in *Inst) {
+	s, ok := c.source()
+	if !ok {
+		s = c.load128a(&in.Args[1])
+	}
+	sseBody[in.Op&4095](c, in, &c.X[in.Args[0].Reg&15], s)
+}
+
+func sseXM8(c *CPU, in *Inst) {
+	s, ok := c.source()
+	if !ok {
+		s = XMM{c.load64(c.ea(&in.Args[1]))}
+	}
+	sseBody[in.Op&4095](c, in, &c.X[in.Args[0].Reg&15], s)
+}
+
+func sseXM4(c *CPU, in *Inst) {
+	s := XMM{c.load32(c.ea(&in.Args[1]))}
+	sseBody[in.Op&4095](c, in, &c.X[in.Args[0].Reg&15], s)
 }
 
 // xfnOf keeps the body of every op sse and sseA register, for the VEX
@@ -474,18 +528,30 @@ func buildMovScalar(size int) Builder {
 
 // buildMovHalf: movlps/movlpd (lane 0) and movhps/movhpd (lane 1) between
 // an XMM register and m64.
+// Its handlers are static functions: a code file keeps only blocks
+// whose handlers are.
 func buildMovHalf(lane int) Builder {
 	return func(in *Inst) Handler {
 		d, s := &in.Args[0], &in.Args[1]
 		switch {
 		case isX(d) && isMem(s):
-			return func(c *CPU, in *Inst) { c.X[in.Args[0].Reg&15][lane] = c.load64(c.ea(&in.Args[1])) }
+			return movHalfLoad[lane&1]
 		case isMem(d) && isX(s):
-			return func(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][lane]) }
+			return movHalfStore[lane&1]
 		}
 		return nil
 	}
 }
+
+var (
+	movHalfLoad  = [2]Handler{movLowLoad, movHighLoad}
+	movHalfStore = [2]Handler{movLowStore, movHighStore}
+)
+
+func movLowLoad(c *CPU, in *Inst)   { c.X[in.Args[0].Reg&15][0] = c.load64(c.ea(&in.Args[1])) }
+func movHighLoad(c *CPU, in *Inst)  { c.X[in.Args[0].Reg&15][1] = c.load64(c.ea(&in.Args[1])) }
+func movLowStore(c *CPU, in *Inst)  { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][0]) }
+func movHighStore(c *CPU, in *Inst) { c.store64(c.ea(&in.Args[0]), c.X[in.Args[1].Reg&15][1]) }
 
 // buildMask: movmskps/movmskpd, whose destination is a 32- or 64-bit
 // register (zero-extended either way).

@@ -52,11 +52,34 @@ func buildXS(f xfn, aligned bool) Builder {
 
 // sseA registers f for ops with an XMM destination and an XMM or memory
 // source (16-byte memory aligned).
+// Its handler is static, as sse's (sseBody).
 func sseA(f xfn, ops ...x86asm.Op) {
 	for _, op := range ops {
-		register(op, buildXS(f, true))
+		register(op, buildSSEA)
 		xfnOf[op] = f
+		sseBody[op] = f
 	}
+}
+
+// buildSSEA is buildXS(f, true) for the ops sseA registered.
+func buildSSEA(in *Inst) Handler {
+	if !isX(&in.Args[0]) || !isX(&in.Args[1]) && !isMem(&in.Args[1]) {
+		return nil
+	}
+	return sseAligned
+}
+
+func sseAligned(c *CPU, in *Inst) {
+	s := c.srcX(in, &in.Args[1], true)
+	sseBody[in.Op&4095](c, in, &c.X[in.Args[0].Reg&15], s)
+}
+
+// palignrX runs palignr with its count from the immediate (a static
+// handler: a code file keeps its blocks).
+func palignrX(c *CPU, in *Inst) {
+	s := c.srcX(in, &in.Args[1], true)
+	d := &c.X[in.Args[0].Reg&15]
+	*d = palignr(*d, s, uint(in.Args[2].Imm&0xff))
 }
 
 // horizontal32 computes {op(a0,a1), op(a2,a3), op(b0,b1), op(b2,b3)} on
@@ -151,8 +174,10 @@ func init() {
 		if in.Args[2].Kind != KImm {
 			return nil
 		}
-		n := uint(in.Args[2].Imm & 0xff)
-		return buildXS(func(c *CPU, in *Inst, d *XMM, s XMM) { *d = palignr(*d, s, n) }, true)(in)
+		if buildSSEA(in) == nil {
+			return nil
+		}
+		return palignrX
 	})
 	sseA(byteOp(func(_, b uint8) uint8 { return uint8(max(int8(b), -int8(b))) }), x86asm.PABSB)
 	sseA(wordOp(func(_, b uint16) uint16 { return uint16(max(int16(b), -int16(b))) }), x86asm.PABSW)

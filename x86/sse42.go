@@ -121,52 +121,72 @@ func pcmpstr(a, b *[16]int, la, lb, n int, imm uint64) uint32 {
 // pcmpstrOp runs one of the four string compares: explicit lengths (rax,
 // rdx) or implicit (zero-terminated), an index in ecx or a mask in xmm0.
 func pcmpstrOp(explicit, index bool) Builder {
+	h := pcmpstrHandlers[b2i(explicit)*2+b2i(index)]
 	return func(in *Inst) Handler {
 		if !isX(&in.Args[0]) || !isX(&in.Args[1]) && !isMem(&in.Args[1]) || in.Args[2].Kind != KImm {
 			return nil
 		}
-		imm := in.Args[2].Imm & 0xff
-		wide := in.OpSize == 8 // REX.W: 64-bit lengths
-		return func(c *CPU, in *Inst) {
-			s := c.srcX(in, &in.Args[1], false)
-			a, n := strElems(c.X[in.Args[0].Reg&15], imm)
-			b, _ := strElems(s, imm)
-			var la, lb int
-			if explicit {
-				la, lb = explicitLen(c.R[RAX], wide, n), explicitLen(c.R[RDX], wide, n)
-			} else {
-				la, lb = implicitLen(&a, n), implicitLen(&b, n)
-			}
-			r := pcmpstr(&a, &b, la, lb, n, imm)
-			if index {
-				i := n
-				if r != 0 {
-					if imm&0x40 == 0 {
-						i = trailingZeros32(r)
-					} else {
-						i = 63 - leadingZeros(uint64(r))
-					}
-				}
-				c.R[RCX] = uint64(i)
-			} else if imm&0x40 == 0 {
-				c.X[0] = XMM{uint64(r)}
-			} else if n == 16 {
-				var m [16]uint8
-				for i := range m {
-					m[i] = boolMask8(r>>i&1 != 0)
-				}
-				c.X[0] = fromBytes(m)
-			} else {
-				var m [8]uint16
-				for i := range m {
-					m[i] = boolMask16(r>>i&1 != 0)
-				}
-				c.X[0] = fromWords(m)
-			}
-			fl := b2u(r != 0)*FlagCF | b2u(lb < n)*FlagZF | b2u(la < n)*FlagSF | (uint64(r)&1)*FlagOF
-			c.setArith(ArithFlags, fl)
-		}
+		return h
 	}
+}
+
+// pcmpstrHandlers are the four forms' handlers, static functions (a code
+// file keeps only blocks whose handlers are), by explicit*2+index.
+var pcmpstrHandlers = [4]Handler{
+	func(c *CPU, in *Inst) { pcmpstr1(c, in, false, false) },
+	func(c *CPU, in *Inst) { pcmpstr1(c, in, false, true) },
+	func(c *CPU, in *Inst) { pcmpstr1(c, in, true, false) },
+	func(c *CPU, in *Inst) { pcmpstr1(c, in, true, true) },
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pcmpstr1 runs one of the four: the immediate and REX.W read at each run.
+func pcmpstr1(c *CPU, in *Inst, explicit, index bool) {
+	imm := in.Args[2].Imm & 0xff
+	wide := in.OpSize == 8 // REX.W: 64-bit lengths
+	s := c.srcX(in, &in.Args[1], false)
+	a, n := strElems(c.X[in.Args[0].Reg&15], imm)
+	b, _ := strElems(s, imm)
+	var la, lb int
+	if explicit {
+		la, lb = explicitLen(c.R[RAX], wide, n), explicitLen(c.R[RDX], wide, n)
+	} else {
+		la, lb = implicitLen(&a, n), implicitLen(&b, n)
+	}
+	r := pcmpstr(&a, &b, la, lb, n, imm)
+	if index {
+		i := n
+		if r != 0 {
+			if imm&0x40 == 0 {
+				i = trailingZeros32(r)
+			} else {
+				i = 63 - leadingZeros(uint64(r))
+			}
+		}
+		c.R[RCX] = uint64(i)
+	} else if imm&0x40 == 0 {
+		c.X[0] = XMM{uint64(r)}
+	} else if n == 16 {
+		var m [16]uint8
+		for i := range m {
+			m[i] = boolMask8(r>>i&1 != 0)
+		}
+		c.X[0] = fromBytes(m)
+	} else {
+		var m [8]uint16
+		for i := range m {
+			m[i] = boolMask16(r>>i&1 != 0)
+		}
+		c.X[0] = fromWords(m)
+	}
+	fl := b2u(r != 0)*FlagCF | b2u(lb < n)*FlagZF | b2u(la < n)*FlagSF | (uint64(r)&1)*FlagOF
+	c.setArith(ArithFlags, fl)
 }
 
 func trailingZeros32(v uint32) int {

@@ -152,57 +152,84 @@ func cvt64toInt(n uint, trunc bool) func(a uint64, mx uint32) (uint64, uint32) {
 }
 
 // buildCvtToInt: cvt(t)ss2si and cvt(t)sd2si, r32/r64 <- xmm/m32/m64.
+// Its handlers are static functions, one per op (cvtToIntOp), that
+// take the conversion of their destination's size from cvtToIntLane: a
+// code file keeps only blocks whose handlers are static.
 func buildCvtToInt(f *ffmt, trunc bool) Builder {
+	h := cvtToIntOp[b2i(f == fmt64)*2+b2i(trunc)]
 	return func(in *Inst) Handler {
 		d, s := &in.Args[0], &in.Args[1]
 		if d.Kind != KReg || !isX(s) && !isMem(s) {
 			return nil
 		}
-		n := uint(d.Size) * 8
-		var lane func(uint64, uint32) (uint64, uint32)
-		if f == fmt32 {
-			lane = cvt32toInt(n, trunc)
-		} else {
-			lane = cvt64toInt(n, trunc)
-		}
-		srcMask := f.ones()
-		return func(c *CPU, in *Inst) {
-			var a uint64
-			if o := &in.Args[1]; o.Kind == KXMM {
-				a = c.X[o.Reg][0] & srcMask
-			} else {
-				a = c.load(c.ea(o), int(in.MemSize))
-			}
-			v, fl := lane(a, c.MXCSR)
-			c.mxFinish(fl)
-			c.R[in.Args[0].Reg] = v
-		}
+		return h
 	}
 }
 
-// buildCvtFromInt: cvtsi2ss and cvtsi2sd, xmm <- r/m32 or r/m64.
+// cvtToIntLane is the conversion by [f == fmt64][trunc][destination of
+// 64 bits].
+var cvtToIntLane = func() (t [2][2][2]func(uint64, uint32) (uint64, uint32)) {
+	for tr := range 2 {
+		for w := range 2 {
+			t[0][tr][w] = cvt32toInt(uint(32<<w), tr == 1)
+			t[1][tr][w] = cvt64toInt(uint(32<<w), tr == 1)
+		}
+	}
+	return t
+}()
+
+// cvtToIntOp are the handlers of cvtss2si, cvttss2si, cvtsd2si and
+// cvttsd2si, by (f == fmt64)*2+trunc.
+var cvtToIntOp = [4]Handler{
+	func(c *CPU, in *Inst) { cvtToInt(c, in, 0, 0) },
+	func(c *CPU, in *Inst) { cvtToInt(c, in, 0, 1) },
+	func(c *CPU, in *Inst) { cvtToInt(c, in, 1, 0) },
+	func(c *CPU, in *Inst) { cvtToInt(c, in, 1, 1) },
+}
+
+func cvtToInt(c *CPU, in *Inst, f64, trunc int) {
+	var a uint64
+	if o := &in.Args[1]; o.Kind == KXMM {
+		a = c.X[o.Reg][0] & (^uint64(0) >> (32 - 32*f64))
+	} else {
+		a = c.load(c.ea(o), int(in.MemSize))
+	}
+	v, fl := cvtToIntLane[f64&1][trunc&1][b2i(in.Args[0].Size == 8)](a, c.MXCSR)
+	c.mxFinish(fl)
+	c.R[in.Args[0].Reg] = v
+}
+
+// buildCvtFromInt: cvtsi2ss and cvtsi2sd, xmm <- r/m32 or r/m64; static
+// handlers (cvtsi2ss, cvtsi2sd).
 func buildCvtFromInt(f *ffmt) Builder {
+	h := Handler(cvtsi2ss)
+	if f == fmt64 {
+		h = cvtsi2sd
+	}
 	return func(in *Inst) Handler {
 		s := &in.Args[1]
 		if !isX(&in.Args[0]) || s.Kind != KReg && !isMem(s) {
 			return nil
 		}
-		keep := ^uint64(0xffffffff)
-		if f == fmt64 {
-			keep = 0
-		}
-		return func(c *CPU, in *Inst) {
-			o := &in.Args[1]
-			v := int64(c.get(o))
-			if o.Size == 4 {
-				v = int64(int32(v))
-			}
-			r, fl := f.fromInt(v, c.MXCSR)
-			c.mxFinish(fl)
-			x := &c.X[in.Args[0].Reg&15]
-			x[0] = x[0]&keep | r
-		}
+		return h
 	}
+}
+
+func cvtsi2ss(c *CPU, in *Inst) { cvtFromInt(c, in, fmt32, ^uint64(0xffffffff)) }
+func cvtsi2sd(c *CPU, in *Inst) { cvtFromInt(c, in, fmt64, 0) }
+
+// cvtFromInt converts the integer source to f into the low lane of the
+// destination, keeping its bits keep.
+func cvtFromInt(c *CPU, in *Inst, f *ffmt, keep uint64) {
+	o := &in.Args[1]
+	v := int64(c.get(o))
+	if o.Size == 4 {
+		v = int64(int32(v))
+	}
+	r, fl := f.fromInt(v, c.MXCSR)
+	c.mxFinish(fl)
+	x := &c.X[in.Args[0].Reg&15]
+	x[0] = x[0]&keep | r
 }
 
 // lane32 and the like pick 32-bit lanes of an XMM value.

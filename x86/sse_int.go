@@ -176,7 +176,7 @@ func boolMask32(b bool) uint32 {
 // bits of an XMM register or aligned m128. f shifts one 64-bit half by a
 // count that is already known to be below the lane width; big handles
 // counts at or above it (zero, or the sign for psraw/psrad).
-func buildShift(w uint, f func(x uint64, n uint) uint64, big func(x uint64) uint64) Builder {
+func buildShift(op x86asm.Op, w uint, f func(x uint64, n uint) uint64, big func(x uint64) uint64) Builder {
 	apply := func(d *XMM, n uint64) {
 		if n >= uint64(w) {
 			d[0], d[1] = big(d[0]), big(d[1])
@@ -184,17 +184,26 @@ func buildShift(w uint, f func(x uint64, n uint) uint64, big func(x uint64) uint
 		}
 		d[0], d[1] = f(d[0], uint(n)), f(d[1], uint(n))
 	}
-	byReg := buildX(func(c *CPU, in *Inst, d *XMM, s XMM) { apply(d, s[0]) })
+	// Static handlers (shiftImm, buildSSE's) that find apply by the op:
+	// a code file keeps only blocks whose handlers are static.
+	shiftApply[op] = apply
+	sseBody[op] = func(c *CPU, in *Inst, d *XMM, s XMM) { apply(d, s[0]) }
 	return func(in *Inst) Handler {
 		if !isX(&in.Args[0]) {
 			return nil
 		}
 		if in.Args[1].Kind == KImm {
-			n := in.Args[1].Imm & 0xff
-			return func(c *CPU, in *Inst) { apply(&c.X[in.Args[0].Reg&15], n) }
+			return xmmShiftImm
 		}
-		return byReg(in)
+		return buildSSE(in)
 	}
+}
+
+// shiftApply is the shift of each op buildShift registered.
+var shiftApply [x86asm.Op(4096)]func(d *XMM, n uint64)
+
+func xmmShiftImm(c *CPU, in *Inst) {
+	shiftApply[in.Op&4095](&c.X[in.Args[0].Reg&15], in.Args[1].Imm&0xff)
 }
 
 // Per-lane shifts of a 64-bit half (lanes of w bits, mask m of the lane's
@@ -287,12 +296,12 @@ func init() {
 	sse(wordOp(func(a, b uint16) uint16 { return uint16(min(int16(a), int16(b))) }), x86asm.PMINSW)
 	sse(wordOp(func(a, b uint16) uint16 { return uint16(max(int16(a), int16(b))) }), x86asm.PMAXSW)
 
-	pcmpeqb := buildX(lanesEq(hiB, 8))
+	sseBody[x86asm.PCMPEQB] = lanesEq(hiB, 8)
 	register(x86asm.PCMPEQB, func(in *Inst) Handler {
 		if isX(&in.Args[0]) && isX(&in.Args[1]) {
 			return pcmpeqbXX
 		}
-		return pcmpeqb(in)
+		return buildSSE(in)
 	})
 	sse(lanesEq(hiW, 16), x86asm.PCMPEQW)
 	sse(lanesEq(hiD, 32), x86asm.PCMPEQD)
@@ -301,30 +310,28 @@ func init() {
 	sse(dwordOp(func(a, b uint32) uint32 { return boolMask32(int32(a) > int32(b)) }), x86asm.PCMPGTD)
 
 	zero := func(uint64) uint64 { return 0 }
-	register(x86asm.PSLLW, buildShift(16, func(x uint64, n uint) uint64 { return shlLanes(x, n, 16, 0xffff) }, zero))
-	register(x86asm.PSLLD, buildShift(32, func(x uint64, n uint) uint64 { return shlLanes(x, n, 32, 0xffffffff) }, zero))
-	register(x86asm.PSLLQ, buildShift(64, func(x uint64, n uint) uint64 { return x << n }, zero))
-	register(x86asm.PSRLW, buildShift(16, func(x uint64, n uint) uint64 { return shrLanes(x, n, 16, 0xffff) }, zero))
-	register(x86asm.PSRLD, buildShift(32, func(x uint64, n uint) uint64 { return shrLanes(x, n, 32, 0xffffffff) }, zero))
-	register(x86asm.PSRLQ, buildShift(64, func(x uint64, n uint) uint64 { return x >> n }, zero))
-	register(x86asm.PSRAW, buildShift(16, func(x uint64, n uint) uint64 { return sarLanes(x, n, 16) },
+	register(x86asm.PSLLW, buildShift(x86asm.PSLLW, 16, func(x uint64, n uint) uint64 { return shlLanes(x, n, 16, 0xffff) }, zero))
+	register(x86asm.PSLLD, buildShift(x86asm.PSLLD, 32, func(x uint64, n uint) uint64 { return shlLanes(x, n, 32, 0xffffffff) }, zero))
+	register(x86asm.PSLLQ, buildShift(x86asm.PSLLQ, 64, func(x uint64, n uint) uint64 { return x << n }, zero))
+	register(x86asm.PSRLW, buildShift(x86asm.PSRLW, 16, func(x uint64, n uint) uint64 { return shrLanes(x, n, 16, 0xffff) }, zero))
+	register(x86asm.PSRLD, buildShift(x86asm.PSRLD, 32, func(x uint64, n uint) uint64 { return shrLanes(x, n, 32, 0xffffffff) }, zero))
+	register(x86asm.PSRLQ, buildShift(x86asm.PSRLQ, 64, func(x uint64, n uint) uint64 { return x >> n }, zero))
+	register(x86asm.PSRAW, buildShift(x86asm.PSRAW, 16, func(x uint64, n uint) uint64 { return sarLanes(x, n, 16) },
 		func(x uint64) uint64 { return signFill(x, 16) }))
-	register(x86asm.PSRAD, buildShift(32, func(x uint64, n uint) uint64 { return sarLanes(x, n, 32) },
+	register(x86asm.PSRAD, buildShift(x86asm.PSRAD, 32, func(x uint64, n uint) uint64 { return sarLanes(x, n, 32) },
 		func(x uint64) uint64 { return signFill(x, 32) }))
-	byteShift := func(left bool) Builder {
+	// Static handlers (the count from the immediate at each run): a
+	// code file keeps only blocks whose handlers are static.
+	byteShift := func(h Handler) Builder {
 		return func(in *Inst) Handler {
 			if !isX(&in.Args[0]) || in.Args[1].Kind != KImm {
 				return nil
 			}
-			n := uint(in.Args[1].Imm & 0xff)
-			return func(c *CPU, in *Inst) {
-				d := &c.X[in.Args[0].Reg&15]
-				*d = shiftBytes(*d, n, left)
-			}
+			return h
 		}
 	}
-	register(x86asm.PSLLDQ, byteShift(true))
-	register(x86asm.PSRLDQ, byteShift(false))
+	register(x86asm.PSLLDQ, byteShift(pslldq))
+	register(x86asm.PSRLDQ, byteShift(psrldq))
 
 	// Interleaves.
 	sse(func(c *CPU, in *Inst, d *XMM, s XMM) {
@@ -435,6 +442,16 @@ func init() {
 }
 
 // shiftBytes shifts a 128-bit value left or right by n bytes.
+func pslldq(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg&15]
+	*d = shiftBytes(*d, uint(in.Args[1].Imm&0xff), true)
+}
+
+func psrldq(c *CPU, in *Inst) {
+	d := &c.X[in.Args[0].Reg&15]
+	*d = shiftBytes(*d, uint(in.Args[1].Imm&0xff), false)
+}
+
 func shiftBytes(x XMM, n uint, left bool) XMM {
 	if n > 15 {
 		return XMM{}

@@ -153,7 +153,7 @@ func (c *CPU) statRan(b *Block, from int) {
 	case from > 0:
 		statInsts(statLeft, b.Insts, from, from+1)
 		statInsts(statAfter, b.Insts, from+1, to)
-	case b.declined || (b.jv().entry == 0 && b.heat >= jitThreshold && c.jitOK):
+	case b.declined || (b.jv().entry == 0 && !c.cold(b) && c.jitOK):
 		statInsts(statDeclined, b.Insts, 0, to)
 	default:
 		statInsts(statCold, b.Insts, 0, to)
