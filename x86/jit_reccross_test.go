@@ -35,39 +35,9 @@ func TestJITRecordCrossMisses(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no block translation on this architecture")
 	}
-	// A read that fills the TLB first (translated code leaves for it).
-	code := []byte{0x48, 0x8b, 0x06} // mov (%rsi), %rax
-	start := len(code)
-	d32 := func(b []byte, d int) []byte { return binary.LittleEndian.AppendUint32(b, uint32(d)) }
-	slot := 0
-	load := func(size, off int) {
-		d := 32*slot + off
-		slot++
-		switch size {
-		case 2:
-			code = d32(append(code, 0x0f, 0xb7, 0x96), d) // movzwl d(%rsi), %edx
-			code = append(code, 0x49, 0x01, 0xd1)         // add %rdx, %r9
-		case 4:
-			code = d32(append(code, 0x8b, 0x9e), d) // mov d(%rsi), %ebx
-			code = append(code, 0x49, 0x01, 0xd9)   // add %rbx, %r9
-		case 8:
-			code = d32(append(code, 0x48, 0x8b, 0x8e), d) // mov d(%rsi), %rcx
-			code = append(code, 0x49, 0x01, 0xc9)         // add %rcx, %r9
-		case 16:
-			code = d32(append(code, 0x0f, 0x10, 0x86), d) // movups d(%rsi), %xmm0
-			code = append(code, 0x66, 0x0f, 0xd4, 0xc8)   // paddq %xmm0, %xmm1
-		}
-	}
-	for off := 1; off < 8; off++ {
-		load(8, off)
-		load(16, off)
-		if off >= 5 {
-			load(4, off)
-		}
-		if off == 7 {
-			load(2, off)
-		}
-	}
+	p := newSlotLoads()
+	p.loads(1, false)
+	code, start := p.code, p.start
 	// A read across words whose instruction then leaves, at the first
 	// write to the page (the interpreter's): it reads again.
 	code = d32(append(code, 0x48, 0x01, 0x86), 1005) // add %rax, 1005(%rsi)
@@ -152,4 +122,62 @@ func predState(c *CPU, o *predObserver) string {
 		h = h*31 + c.Pred.Predict(i*8, 8)
 	}
 	return fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, o.logged, o.sum, h)
+}
+
+// slotLoads is the code TestJITRecordCrossMisses and
+// TestJITReplayFeedsWideAndCrossReads run: a read that fills the TLB,
+// then (from start, where their loops begin) loads of 2, 4, 8 or 16
+// bytes, each from its own 32-byte slot off %rsi at offset off, summed
+// into %r9 or %xmm1.
+type slotLoads struct {
+	code  []byte
+	start int
+	slot  int
+}
+
+func newSlotLoads() *slotLoads {
+	code := []byte{0x48, 0x8b, 0x06} // mov (%rsi), %rax: fills the TLB
+	return &slotLoads{code: code, start: len(code)}
+}
+
+// d32 appends the 32-bit displacement or immediate d to b.
+func d32(b []byte, d int) []byte { return binary.LittleEndian.AppendUint32(b, uint32(d)) }
+
+// load adds a load of size bytes at offset off of the next slot.
+func (p *slotLoads) load(size, off int) {
+	d := 32*p.slot + off
+	p.slot++
+	switch size {
+	case 2:
+		p.code = d32(append(p.code, 0x0f, 0xb7, 0x96), d) // movzwl d(%rsi), %edx
+		p.code = append(p.code, 0x49, 0x01, 0xd1)         // add %rdx, %r9
+	case 4:
+		p.code = d32(append(p.code, 0x8b, 0x9e), d) // mov d(%rsi), %ebx
+		p.code = append(p.code, 0x49, 0x01, 0xd9)   // add %rbx, %r9
+	case 8:
+		p.code = d32(append(p.code, 0x48, 0x8b, 0x8e), d) // mov d(%rsi), %rcx
+		p.code = append(p.code, 0x49, 0x01, 0xc9)         // add %rcx, %r9
+	case 16:
+		p.code = d32(append(p.code, 0x0f, 0x10, 0x86), d) // movups d(%rsi), %xmm0
+		p.code = append(p.code, 0x66, 0x0f, 0xd4, 0xc8)   // paddq %xmm0, %xmm1
+	}
+}
+
+// loads adds, for each offset from first to 7, a load of 8 bytes and of
+// 16 bytes (and one at off+8 with also8), 4 bytes from offset 5 on and 2
+// bytes at 7.
+func (p *slotLoads) loads(first int, also8 bool) {
+	for off := first; off < 8; off++ {
+		p.load(8, off)
+		p.load(16, off)
+		if also8 {
+			p.load(16, off+8)
+		}
+		if off >= 5 {
+			p.load(4, off)
+		}
+		if off == 7 {
+			p.load(2, off)
+		}
+	}
 }

@@ -114,39 +114,9 @@ func TestJITReplayFeedsWideAndCrossReads(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no block translation on this architecture")
 	}
-	code := []byte{0x48, 0x8b, 0x06} // mov (%rsi), %rax: fills the TLB
-	start := len(code)
-	d32 := func(b []byte, d int) []byte { return binary.LittleEndian.AppendUint32(b, uint32(d)) }
-	slot := 0
-	load := func(size, off int) {
-		d := 32*slot + off
-		slot++
-		switch size {
-		case 2:
-			code = d32(append(code, 0x0f, 0xb7, 0x96), d) // movzwl d(%rsi), %edx
-			code = append(code, 0x49, 0x01, 0xd1)         // add %rdx, %r9
-		case 4:
-			code = d32(append(code, 0x8b, 0x9e), d) // mov d(%rsi), %ebx
-			code = append(code, 0x49, 0x01, 0xd9)   // add %rbx, %r9
-		case 8:
-			code = d32(append(code, 0x48, 0x8b, 0x8e), d) // mov d(%rsi), %rcx
-			code = append(code, 0x49, 0x01, 0xc9)         // add %rcx, %r9
-		case 16:
-			code = d32(append(code, 0x0f, 0x10, 0x86), d) // movups d(%rsi), %xmm0
-			code = append(code, 0x66, 0x0f, 0xd4, 0xc8)   // paddq %xmm0, %xmm1
-		}
-	}
-	for off := 0; off < 8; off++ {
-		load(8, off)
-		load(16, off)
-		load(16, off+8)
-		if off >= 5 {
-			load(4, off)
-		}
-		if off == 7 {
-			load(2, off)
-		}
-	}
+	p := newSlotLoads()
+	p.loads(0, true)
+	code, start := p.code, p.start
 	// An aligned read whose first word is the cache's last (64 words,
 	// at the third iteration): its second word's is the first
 	// (CPU.load128).
