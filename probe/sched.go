@@ -2,13 +2,31 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"ttd/reader"
 )
+
+// schedLog (TTD_SCHEDLOG=1) writes the jobs' timeline to stderr: when
+// each job starts a run, claims a segment, steals, ends (milliseconds
+// since the process started), to see what lies between the critical
+// path and the wall.
+var (
+	schedLog   = os.Getenv("TTD_SCHEDLOG") != ""
+	schedStart = time.Now()
+)
+
+func schedf(format string, args ...any) {
+	if schedLog {
+		fmt.Fprintf(os.Stderr, "%7.1f ms  "+format+"\n", append([]any{float64(time.Since(schedStart).Microseconds()) / 1000}, args...)...)
+	}
+}
 
 // chainSched hands the local runner's jobs runs of consecutive segments
 // to evaluate, one re-simulation each (Bound.evalChain), and balances
@@ -62,6 +80,7 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 	parts := make([]*Partial, len(units))
 	errs := make([]error, len(s.runs))
 	var done atomic.Int64
+	schedf("eval: %d units, runs %v", len(units), s.runs)
 	reader.Parallel(len(s.runs), opts.Jobs, func(c int) {
 		defer pprof.SetGoroutineLabels(context.Background())
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
@@ -72,6 +91,7 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 					init = begin
 				}
 				u := units[i0]
+				schedf("job %d: run from %d", c, i0)
 				errs[c] = u.B.evalChain(u.K, init, func(k int) bool { return s.claim(c, i0+k-u.K) }, func(k int, pt *Partial) bool {
 					i := i0 + k - u.K
 					parts[i] = pt
@@ -89,10 +109,12 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 				}
 			}
 			if !s.steal(c) {
+				schedf("job %d: done", c)
 				return
 			}
 		}
 	})
+	schedf("eval: done, %d steals", s.steals)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -152,6 +174,7 @@ func (s *chainSched) claim(c, i int) bool {
 		return false
 	}
 	r.next++
+	schedf("job %d: segment %d (cost %d)", c, i, s.cost[i])
 	return true
 }
 
@@ -187,6 +210,7 @@ func (s *chainSched) steal(c int) bool {
 		at--
 		taken += s.cost[at] + 1
 	}
+	schedf("job %d: steals [%d,%d) of job %d (at %d)", c, at, r.end, v, r.next)
 	s.runs[c] = schedRun{next: at, end: r.end}
 	r.end = at
 	s.steals++
