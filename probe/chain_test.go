@@ -285,3 +285,69 @@ func TestStealByTimeLeft(t *testing.T) {
 		t.Fatalf("job 0 stole job 1's last unit: runs %+v", s.runs)
 	}
 }
+
+// TestStealCases: the victim is the job with the most left (its busy
+// segment's rest, a start for a fresh one or a run not started yet, its
+// units), and of equal finishes the thief takes the fewest units.
+func TestStealCases(t *testing.T) {
+	// measured sets 1 ns per cost and a start of 50 ns.
+	measured := func(s *chainSched) {
+		s.dur, s.cst, s.dur0, s.cst0, s.n0 = 1000, 1000, 150, 100, 1
+	}
+	clk := &fakeClock{}
+	sched := func(runs []schedRun, cost ...uint64) *chainSched {
+		s := &chainSched{cost: cost, now: clk.now, runs: runs}
+		s.stop.Store(int64(len(cost)))
+		return s
+	}
+	for _, tc := range []struct {
+		name    string
+		timed   bool
+		now     int64
+		runs    []schedRun
+		cost    []uint64
+		thief   int
+		want    schedRun // the thief's run after (zero: no steal)
+		wantVic int
+	}{
+		// 60 ns into a fresh unit of 100 and a start of 50: 90 left,
+		// then 30; a start and 30 (80) finish sooner than 120.
+		{"fresh busy unit", true, 60, []schedRun{{next: 1, end: 2, busy: true, fresh: true}, {next: 2, end: 2}}, []uint64{99, 29}, 1, schedRun{next: 1, end: 2}, 0},
+		// The same unit not fresh: 40 left, then 30 (70): a start
+		// and 30 would finish later.
+		{"chained busy unit", true, 60, []schedRun{{next: 1, end: 2, busy: true}, {next: 2, end: 2}}, []uint64{99, 29}, 1, schedRun{}, 0},
+		// Past its estimate, job 0's busy unit has nothing left, not
+		// less: 300 left, more than job 1's 50+200; the thief takes
+		// one unit (50+100 against 200).
+		{"overdue busy unit", true, 500, []schedRun{{next: 1, end: 4, busy: true}, {next: 5, end: 7, busy: true, cur: 4, at: 450}, {next: 7, end: 7}},
+			[]uint64{99, 99, 99, 99, 99, 99, 99}, 2, schedRun{next: 3, end: 4}, 0},
+		// A run not started has its start ahead: 50+10+50 = 110, the
+		// thief's 50+50 = 100 is sooner.
+		{"run not started", true, 0, []schedRun{{next: 0, end: 2}, {next: 2, end: 2}}, []uint64{9, 49}, 1, schedRun{next: 1, end: 2}, 0},
+		// No times: costs, the busy unit half done (5), and of the
+		// equal finishes (6) taking unit 2 or units 1 and 2, unit 2.
+		{"tie", false, 0, []schedRun{{next: 1, end: 3, busy: true}, {next: 3, end: 3}}, []uint64{9, 0, 4}, 1, schedRun{next: 2, end: 3}, 0},
+		// No times: an empty unit counts 1, worth a free start.
+		{"empty units", false, 0, []schedRun{{next: 0, end: 2}, {next: 2, end: 2}}, []uint64{0, 0}, 1, schedRun{next: 1, end: 2}, 0},
+		// Three jobs: the one with the most left is the victim.
+		{"most left", false, 0, []schedRun{{next: 0, end: 2}, {next: 2, end: 6}, {next: 6, end: 6}}, []uint64{1, 1, 5, 5, 5, 5}, 2, schedRun{next: 4, end: 6}, 1},
+	} {
+		clk.t = tc.now
+		s := sched(tc.runs, tc.cost...)
+		if tc.timed {
+			measured(s)
+		}
+		if !tc.timed {
+			s.cst = 100 // segments done, and the clock did not move
+		}
+		vicEnd := s.runs[tc.wantVic].end
+		got := s.steal(tc.thief)
+		if got != (tc.want != schedRun{}) {
+			t.Errorf("%s: steal %v, runs %+v", tc.name, got, s.runs)
+			continue
+		}
+		if got && (s.runs[tc.thief] != tc.want || s.runs[tc.wantVic].end != tc.want.next) || !got && s.runs[tc.wantVic].end != vicEnd {
+			t.Errorf("%s: runs %+v, want the thief's %+v", tc.name, s.runs, tc.want)
+		}
+	}
+}
