@@ -169,10 +169,13 @@ END { printf("n=%d\n", n); }
 			if sc == nil || len(units) < 10 {
 				t.Fatalf("%d units, scheduler %v", len(units), sc)
 			}
+			// No segment takes time: steals count costs, starts free
+			// (what the machine's speed would otherwise decide).
+			sc.now = func() int64 { return 0 }
 			sc.runs = make([]schedRun, jobs)
-			sc.runs[0] = schedRun{0, len(units)}
+			sc.runs[0] = schedRun{next: 0, end: len(units)}
 			for c := 1; c < jobs; c++ {
-				sc.runs[c] = schedRun{len(units), len(units)}
+				sc.runs[c] = schedRun{next: len(units), end: len(units)}
 			}
 			parts, err := sc.eval(units, begin, RunOptions{Jobs: jobs})
 			steals = sc.steals
@@ -205,4 +208,146 @@ func bindCached(t *testing.T, path, src string) (*Program, *Bound) {
 		t.Fatal(err)
 	}
 	return p, b
+}
+
+// fakeClock is a chainSched's now for tests.
+type fakeClock struct{ t int64 }
+
+func (f *fakeClock) now() int64 { return f.t }
+
+// TestStealByTimeLeft: once segments have taken measurable time, a job
+// that finishes its run takes what brings the two finishes nearest,
+// counting what is left of the victim's busy segment and the start of a
+// new re-simulation, and nothing when a steal would not finish sooner
+// (the victim is about to finish: a restart would only cost).
+func TestStealByTimeLeft(t *testing.T) {
+	clk := &fakeClock{}
+	newSched := func(cost ...uint64) *chainSched {
+		s := &chainSched{cost: cost, now: clk.now, runs: []schedRun{{next: 0, end: len(cost)}, {next: len(cost), end: len(cost)}}}
+		s.stop.Store(int64(len(cost)))
+		return s
+	}
+	// Job 0 evaluates 0 (fresh: a start), then 1 and 2 in the same
+	// re-simulation: 1 ns per cost, a start of 50 ns.
+	s := newSched(100, 200, 300, 100, 10)
+	clk.t = 0
+	for i, at := range []int64{0, 150, 351, 652} {
+		clk.t = at
+		if !s.claim(0, i) {
+			t.Fatalf("claim of %d refused", i)
+		}
+	}
+	if s.n0 != 1 || s.dur0 != 150 || s.cst0 != 100 || s.dur != 502 || s.cst != 500 {
+		t.Fatalf("measured n0 %d dur0 %v cst0 %v dur %v cst %v", s.n0, s.dur0, s.cst0, s.dur, s.cst)
+	}
+	rate, start := s.model()
+	if rate != 502.0/500 || start < 49 || start > 50 {
+		t.Fatalf("model: rate %v start %v", rate, start)
+	}
+	// Job 0 is 90 ns into unit 3 (101 ns): 11 left, then unit 4 (11):
+	// a start alone (50) is more than it would save.
+	clk.t = 742
+	if s.steal(1) || s.runs[0] != (schedRun{next: 4, end: 5, busy: true, cur: 3, at: 652}) || s.steals != 0 {
+		t.Fatalf("stole from a job about to finish: runs %+v", s.runs)
+	}
+	// Just after it claimed unit 3, unit 4 alone is worth a start of
+	// its own: 50+11 = 61 < 101.
+	clk.t = 652
+	if !s.steal(1) || s.runs[1].next != 4 || s.runs[1].end != 5 || s.runs[0].end != 4 {
+		t.Fatalf("no steal of unit 4: runs %+v", s.runs)
+	}
+
+	// Job 0 has just started a long unit: the thief takes every unit
+	// after it, not half of them.
+	s = newSched(100, 200, 1000, 100, 100, 100, 100)
+	for i, at := range []int64{0, 150, 350} {
+		clk.t = at
+		s.claim(0, i)
+	}
+	clk.t = 360 // 10 ns into unit 2 (about 1000)
+	if !s.steal(1) || s.runs[1] != (schedRun{next: 3, end: 7}) || s.runs[0].end != 3 {
+		t.Fatalf("the thief should take units [3,7): runs %+v", s.runs)
+	}
+	// Job 1 evaluates 3 and 4 and is past its estimate for 5 when job
+	// 0 is done with 2: 6 is all it has left, and a start and 6 would
+	// finish after job 1 does.
+	clk.t = 360
+	s.claim(1, 3)
+	clk.t = 461
+	s.claim(1, 4)
+	clk.t = 562
+	s.claim(1, 5)
+	clk.t = 1370
+	if s.claim(0, 3) {
+		t.Fatalf("job 0 claimed a unit of job 1's run")
+	}
+	if s.steal(0) {
+		t.Fatalf("job 0 stole job 1's last unit: runs %+v", s.runs)
+	}
+}
+
+// TestStealCases: the victim is the job with the most left (its busy
+// segment's rest, a start for a fresh one or a run not started yet, its
+// units), and of equal finishes the thief takes the fewest units.
+func TestStealCases(t *testing.T) {
+	// measured sets 1 ns per cost and a start of 50 ns.
+	measured := func(s *chainSched) {
+		s.dur, s.cst, s.dur0, s.cst0, s.n0 = 1000, 1000, 150, 100, 1
+	}
+	clk := &fakeClock{}
+	sched := func(runs []schedRun, cost ...uint64) *chainSched {
+		s := &chainSched{cost: cost, now: clk.now, runs: runs}
+		s.stop.Store(int64(len(cost)))
+		return s
+	}
+	for _, tc := range []struct {
+		name    string
+		timed   bool
+		now     int64
+		runs    []schedRun
+		cost    []uint64
+		thief   int
+		want    schedRun // the thief's run after (zero: no steal)
+		wantVic int
+	}{
+		// 60 ns into a fresh unit of 100 and a start of 50: 90 left,
+		// then 30; a start and 30 (80) finish sooner than 120.
+		{"fresh busy unit", true, 60, []schedRun{{next: 1, end: 2, busy: true, fresh: true}, {next: 2, end: 2}}, []uint64{99, 29}, 1, schedRun{next: 1, end: 2}, 0},
+		// The same unit not fresh: 40 left, then 30 (70): a start
+		// and 30 would finish later.
+		{"chained busy unit", true, 60, []schedRun{{next: 1, end: 2, busy: true}, {next: 2, end: 2}}, []uint64{99, 29}, 1, schedRun{}, 0},
+		// Past its estimate, job 0's busy unit has nothing left, not
+		// less: 300 left, more than job 1's 50+200; the thief takes
+		// one unit (50+100 against 200).
+		{"overdue busy unit", true, 500, []schedRun{{next: 1, end: 4, busy: true}, {next: 5, end: 7, busy: true, cur: 4, at: 450}, {next: 7, end: 7}},
+			[]uint64{99, 99, 99, 99, 99, 99, 99}, 2, schedRun{next: 3, end: 4}, 0},
+		// A run not started has its start ahead: 50+10+50 = 110, the
+		// thief's 50+50 = 100 is sooner.
+		{"run not started", true, 0, []schedRun{{next: 0, end: 2}, {next: 2, end: 2}}, []uint64{9, 49}, 1, schedRun{next: 1, end: 2}, 0},
+		// No times: costs, the busy unit half done (5), and of the
+		// equal finishes (6) taking unit 2 or units 1 and 2, unit 2.
+		{"tie", false, 0, []schedRun{{next: 1, end: 3, busy: true}, {next: 3, end: 3}}, []uint64{9, 0, 4}, 1, schedRun{next: 2, end: 3}, 0},
+		// No times: an empty unit counts 1, worth a free start.
+		{"empty units", false, 0, []schedRun{{next: 0, end: 2}, {next: 2, end: 2}}, []uint64{0, 0}, 1, schedRun{next: 1, end: 2}, 0},
+		// Three jobs: the one with the most left is the victim.
+		{"most left", false, 0, []schedRun{{next: 0, end: 2}, {next: 2, end: 6}, {next: 6, end: 6}}, []uint64{1, 1, 5, 5, 5, 5}, 2, schedRun{next: 4, end: 6}, 1},
+	} {
+		clk.t = tc.now
+		s := sched(tc.runs, tc.cost...)
+		if tc.timed {
+			measured(s)
+		}
+		if !tc.timed {
+			s.cst = 100 // segments done, and the clock did not move
+		}
+		vicEnd := s.runs[tc.wantVic].end
+		got := s.steal(tc.thief)
+		if got != (tc.want != schedRun{}) {
+			t.Errorf("%s: steal %v, runs %+v", tc.name, got, s.runs)
+			continue
+		}
+		if got && (s.runs[tc.thief] != tc.want || s.runs[tc.wantVic].end != tc.want.next) || !got && s.runs[tc.wantVic].end != vicEnd {
+			t.Errorf("%s: runs %+v, want the thief's %+v", tc.name, s.runs, tc.want)
+		}
+	}
 }

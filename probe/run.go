@@ -282,6 +282,7 @@ func (p *Program) RunWith(bs []*Bound, eval EvalFunc) (*Outcome, error) {
 		out.sy = bs[0].T.Syms
 	}
 	// BEGIN.
+	schedf("run: %d units", len(units))
 	begin := specialEval(bs[0], bs[0].begin, nil, 0)
 	state := composeState(nil, begin.Writes, nil)
 
@@ -332,6 +333,7 @@ func (p *Program) RunWith(bs []*Bound, eval EvalFunc) (*Outcome, error) {
 		out.fold(pt)
 	}
 	out.finishEnd(bs[len(bs)-1], state, bs[len(bs)-1].T.Trace.End())
+	schedf("merged, %d reruns", out.Reruns)
 	return out, nil
 }
 

@@ -2,13 +2,31 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"ttd/reader"
 )
+
+// schedLog (TTD_SCHEDLOG=1) writes the jobs' timeline to stderr: when
+// each job starts a run, claims a segment, steals, ends (milliseconds
+// since the process started), to see what lies between the critical
+// path and the wall.
+var (
+	schedLog   = os.Getenv("TTD_SCHEDLOG") != ""
+	schedStart = time.Now()
+)
+
+func schedf(format string, args ...any) {
+	if schedLog {
+		fmt.Fprintf(os.Stderr, "%7.1f ms  "+format+"\n", append([]any{float64(time.Since(schedStart).Microseconds()) / 1000}, args...)...)
+	}
+}
 
 // chainSched hands the local runner's jobs runs of consecutive segments
 // to evaluate, one re-simulation each (Bound.evalChain), and balances
@@ -16,8 +34,11 @@ import (
 // schedulers do): the units are first split into about one run per job
 // of equal estimated cost (reader.Trace.SegmentCosts: instructions,
 // record bytes, thread starts), and a job that finishes its run takes
-// the later half, by cost, of the segments another job has not started
-// yet, from the run with the most of them left. A job claims each
+// segments another job has not started yet, from the run that would
+// finish last, as many of the last ones as bring the two jobs' finishes
+// nearest (steal: by the time segments took so far, and what a new
+// re-simulation's start costs), and none when taking any would not
+// finish sooner than leaving them. A job claims each
 // segment before it evaluates it, so a segment is evaluated once, by
 // the run that claimed it; a stolen run starts a re-simulation of its
 // own at its first segment's checkpoint. Which job evaluates which
@@ -32,11 +53,26 @@ type chainSched struct {
 	stop atomic.Int64
 	// steals counts the runs taken from another job.
 	steals int
+	// now is the time in nanoseconds (nil: since the process started).
+	now func() int64
+	// What the jobs' segments took, to estimate what is left (ns):
+	// durations and costs of the segments that were not the first of a
+	// run, and of those that were (a re-simulation's start: state,
+	// decoding, translation).
+	dur, cst, dur0, cst0 float64
+	n0                   int // first segments measured
 }
 
 // schedRun is a job's run: units [next, end) are still to start, in
-// order, and next-1 is the one it evaluates (if any).
-type schedRun struct{ next, end int }
+// order; when busy, it evaluates unit cur, claimed at time at (ns),
+// the first of its re-simulation if fresh.
+type schedRun struct {
+	next, end int
+	busy      bool
+	fresh     bool
+	cur       int
+	at        int64
+}
 
 // newChainSched starts from chainRuns' split, nil when the units'
 // programs do not chain.
@@ -62,6 +98,7 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 	parts := make([]*Partial, len(units))
 	errs := make([]error, len(s.runs))
 	var done atomic.Int64
+	schedf("eval: %d units, runs %v", len(units), s.runs)
 	reader.Parallel(len(s.runs), opts.Jobs, func(c int) {
 		defer pprof.SetGoroutineLabels(context.Background())
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
@@ -72,6 +109,7 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 					init = begin
 				}
 				u := units[i0]
+				schedf("job %d: run from %d", c, i0)
 				errs[c] = u.B.evalChain(u.K, init, func(k int) bool { return s.claim(c, i0+k-u.K) }, func(k int, pt *Partial) bool {
 					i := i0 + k - u.K
 					parts[i] = pt
@@ -89,10 +127,12 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 				}
 			}
 			if !s.steal(c) {
+				schedf("job %d: done", c)
 				return
 			}
 		}
 	})
+	schedf("eval: done, %d steals", s.steals)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -143,34 +183,100 @@ func (s *chainSched) first(c int) int {
 }
 
 // claim tells whether job c may start unit i, the next of its run, and
-// records that it did.
+// records that it did (and that the unit before, if any, is done).
 func (s *chainSched) claim(c, i int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.runs[c]
+	chained := r.busy && r.cur == i-1 // in the same re-simulation
+	t := s.done(r)
 	if i != r.next || i >= r.end || int64(i) >= s.stop.Load() {
 		return false
 	}
+	r.busy, r.fresh, r.cur, r.at = true, !chained, i, t
 	r.next++
+	schedf("job %d: segment %d (cost %d)", c, i, s.cost[i])
 	return true
 }
 
-// steal gives job c, whose run is over, the later half by cost (the
-// fewest last units that come to at least half) of the units not yet
-// started of the run that has the most cost left (from
-// the one that starts first among equals), and reports whether there
-// was any; job c's run is then [next, end) of them.
+// time is now (ns).
+func (s *chainSched) time() int64 {
+	if s.now != nil {
+		return s.now()
+	}
+	return int64(time.Since(schedStart))
+}
+
+// done records that r's busy unit (if any) is over, what it took, and
+// returns the time.
+func (s *chainSched) done(r *schedRun) int64 {
+	t := s.time()
+	if r.busy {
+		d, c := float64(t-r.at), float64(s.cost[r.cur])
+		if r.fresh {
+			s.dur0, s.cst0, s.n0 = s.dur0+d, s.cst0+c, s.n0+1
+		} else {
+			s.dur, s.cst = s.dur+d, s.cst+c
+		}
+		r.busy = false
+	}
+	return t
+}
+
+// model is what steal estimates with: ns per unit of cost, and the
+// extra of a re-simulation's start. Before any segment took measurable
+// time it counts in costs (each at least 1) and starts as free.
+func (s *chainSched) model() (rate, start float64) {
+	if s.dur <= 0 || s.cst <= 0 {
+		return 1, 0
+	}
+	rate = s.dur / s.cst
+	if s.n0 > 0 {
+		start = max(0, s.dur0-rate*s.cst0) / float64(s.n0)
+	}
+	return rate, start
+}
+
+// steal gives job c, whose run is over, units not yet started of the
+// run that would finish last (the first of equals): the last ones from
+// at on, where at makes the later of the two finishes (the victim: what
+// is left of its busy unit, then [next, at); the thief: a start, then
+// [at, end)) the earliest, and reports whether there was a steal that
+// finishes sooner than the victim alone (none: a start costs more than
+// the time it saves, or nothing is left). Job c's run is then [at, end).
 func (s *chainSched) steal(c int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.done(&s.runs[c])
+	rate, start := s.model()
 	stop := int(s.stop.Load())
-	v, most := -1, uint64(0)
-	for j, r := range s.runs {
-		var left uint64
-		for i := r.next; i < min(r.end, stop); i++ {
-			left += s.cost[i] + 1
+	unit := func(i int) float64 { return rate * float64(s.cost[i]+1) }
+	// busyLeft is the estimate of what is left of r's busy unit (a run
+	// not started yet has its start ahead).
+	busyLeft := func(r *schedRun) float64 {
+		if !r.busy {
+			return start
 		}
-		if left > most {
+		est := unit(r.cur)
+		if r.fresh {
+			est += start
+		}
+		if s.dur <= 0 {
+			return est / 2 // no times yet: midway, on average
+		}
+		return max(0, est-float64(now-r.at))
+	}
+	v, most := -1, 0.0
+	for j := range s.runs {
+		r := &s.runs[j]
+		if j == c || r.next >= min(r.end, stop) {
+			continue
+		}
+		left := busyLeft(r)
+		for i := r.next; i < min(r.end, stop); i++ {
+			left += unit(i)
+		}
+		if v < 0 || left > most {
 			v, most = j, left
 		}
 	}
@@ -178,15 +284,22 @@ func (s *chainSched) steal(c int) bool {
 		return false
 	}
 	r := &s.runs[v]
-	// Take units from the end until they come to half of what is left
-	// (the victim is midway through a unit of its own, on average): an
-	// empty last segment (the one at the end) alone is not worth a
-	// start.
-	at, taken := min(r.end, stop), uint64(0)
-	for at > r.next && 2*taken < most {
-		at--
-		taken += s.cost[at] + 1
+	lim := min(r.end, stop)
+	// From the end down: the thief's share grows, the victim's shrinks.
+	victim, thief := most, start
+	at, best := lim, most
+	for i := lim - 1; i >= r.next; i-- {
+		victim -= unit(i)
+		thief += unit(i)
+		if f := max(victim, thief); f < best {
+			at, best = i, f
+		}
 	}
+	if at == lim {
+		schedf("job %d: no steal from job %d (left %.0f ms, start %.0f ms)", c, v, most/1e6, start/1e6)
+		return false
+	}
+	schedf("job %d: steals [%d,%d) of job %d (at %d; left %.0f -> %.0f ms)", c, at, r.end, v, r.next, most/1e6, best/1e6)
 	s.runs[c] = schedRun{next: at, end: r.end}
 	r.end = at
 	s.steals++

@@ -70,26 +70,49 @@ func (c *chunkCache) pin(chs []*chunk) {
 }
 
 // recycle keeps ch's array of reads for another chunk when nothing reads
-// it any more. Called with the lock held.
+// it any more, in place of the smallest kept when there are
+// maxFreeReads already (the larger fit more chunks). Called with the
+// lock held.
 func (c *chunkCache) recycle(ch *chunk) {
 	u := ch.use
-	if u.holds > 0 || u.waiting > 0 || u.pinned || !u.dropped || u.recycled || len(c.free) >= maxFreeReads {
+	if u.holds > 0 || u.waiting > 0 || u.pinned || !u.dropped || u.recycled {
 		return
 	}
-	u.recycled = true
-	c.free = append(c.free, ch.reads[:0])
+	if len(c.free) < maxFreeReads {
+		u.recycled = true
+		c.free = append(c.free, ch.reads[:0])
+		return
+	}
+	k := 0
+	for j, a := range c.free {
+		if cap(a) < cap(c.free[k]) {
+			k = j
+		}
+	}
+	if cap(ch.reads) > cap(c.free[k]) {
+		u.recycled = true
+		c.free[k] = ch.reads[:0]
+	}
 }
 
-// readsArray is an empty array of reads with room for n: a recycled one
-// no more than twice that size, or a new one.
+// readsArray is an empty array of reads with room for n: the smallest
+// recycled one that has room and is no more than four times that size,
+// or a new one. (Chunks' reads vary: bzip2's from 58k to 1M a chunk; a
+// bound of twice the size and the first four arrays kept found one for 2
+// chunks of 67.)
 func (c *chunkCache) readsArray(n int) ([]logRead, bool) {
 	c.mu.Lock()
-	for k, a := range c.free {
-		if cap(a) >= n && cap(a) <= 2*n+64 {
-			c.free = append(c.free[:k], c.free[k+1:]...)
-			c.mu.Unlock()
-			return a, true
+	k := -1
+	for j, a := range c.free {
+		if cap(a) >= n && cap(a) <= 4*n+64 && (k < 0 || cap(a) < cap(c.free[k])) {
+			k = j
 		}
+	}
+	if k >= 0 {
+		a := c.free[k]
+		c.free = append(c.free[:k], c.free[k+1:]...)
+		c.mu.Unlock()
+		return a, true
 	}
 	c.mu.Unlock()
 	return make([]logRead, 0, n), false

@@ -1,6 +1,9 @@
 package reader
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestStreamDropsPassedChunks: a streaming replay re-simulates exactly
 // what another does, the chunks it left, but not the one it started in,
@@ -185,8 +188,8 @@ func TestStreamsShareRecycledReads(t *testing.T) {
 
 // TestRecycleOnlyUnread: the cache takes a chunk's array of reads back
 // only when the chunk is out of the cache and nothing reads or is about
-// to read it, and only once; readsArray gives it to a chunk of about
-// its size.
+// to read it, and only once; readsArray gives it to a chunk of no less
+// than a quarter of its size.
 func TestRecycleOnlyUnread(t *testing.T) {
 	cases := []struct {
 		name string
@@ -218,8 +221,8 @@ func TestRecycleOnlyUnread(t *testing.T) {
 	cc.init(1 << 20)
 	ch := &chunk{reads: make([]logRead, 10, 100), use: &chunkUse{dropped: true}}
 	cc.recycle(ch)
-	if a, ok := cc.readsArray(10); ok || cap(a) != 10 {
-		t.Errorf("a chunk of 10 reads got an array of %d (recycled %v)", cap(a), ok)
+	if a, ok := cc.readsArray(8); ok || cap(a) != 8 {
+		t.Errorf("a chunk of 8 reads got an array of %d (recycled %v)", cap(a), ok)
 	}
 	if a, ok := cc.readsArray(100); !ok || cap(a) != 100 || len(a) != 0 || &a[:1][0] != &ch.reads[0] {
 		t.Errorf("a chunk of 100 reads got an array of %d, length %d (recycled %v)", cap(a), len(a), ok)
@@ -254,5 +257,41 @@ func TestCtrlsFitTheirRoom(t *testing.T) {
 	}
 	if over == 0 {
 		t.Fatalf("no chunk of %d holds more control records than its header counts: the test tests nothing", len(tr.chunks))
+	}
+}
+
+// TestRecycleKeepsTheLargest: with maxFreeReads arrays kept, a larger
+// one takes the place of the smallest (a smaller one is let go), and a
+// chunk gets the smallest array with room for its reads.
+func TestRecycleKeepsTheLargest(t *testing.T) {
+	var cc chunkCache
+	cc.init(1 << 20)
+	give := func(n int) *chunk {
+		ch := &chunk{reads: make([]logRead, 0, n), use: &chunkUse{dropped: true}}
+		cc.recycle(ch)
+		return ch
+	}
+	for _, n := range []int{400, 100, 300, 200} {
+		give(n)
+	}
+	if small := give(50); small.use.recycled || len(cc.free) != maxFreeReads {
+		t.Fatalf("an array smaller than every kept one was kept (%d kept)", len(cc.free))
+	}
+	if big := give(500); !big.use.recycled {
+		t.Fatalf("an array larger than the smallest kept was let go")
+	}
+	var caps []int
+	for _, a := range cc.free {
+		caps = append(caps, cap(a))
+	}
+	slices.Sort(caps)
+	if !slices.Equal(caps, []int{200, 300, 400, 500}) {
+		t.Fatalf("kept %v, want the four largest", caps)
+	}
+	for _, c := range []struct{ n, want int }{{250, 300}, {250, 400}, {100, 200}, {126, 500}, {126, 126}} {
+		a, ok := cc.readsArray(c.n)
+		if cap(a) != c.want || ok != (c.want != c.n) {
+			t.Errorf("%d reads: got an array of %d (recycled %v), want %d", c.n, cap(a), ok, c.want)
+		}
 	}
 }
