@@ -1000,21 +1000,30 @@ func (t *jitT) fedCode(m jitMiss) {
 		t.loadFrom(m.val, as.M(as.RDI, 0), 1)
 	}
 	// The next Stop: the next fed read, or the first one after them.
-	next, done := a.NewLabel(), a.NewLabel()
-	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedI))
-	a.ALURI(as.ADD, 8, as.RAX, 1)
-	a.MovMR(8, as.M(hCPU, offJitFeedI), as.RAX)
-	a.ALURM(as.CMP, 8, as.RAX, as.M(hCPU, offJitFeedN))
-	a.Jcc(2, next) // jb
-	a.MovRM(8, as.RAX, as.M(hCPU, offJitFeedAfter))
-	a.Jmp(done)
-	a.Bind(next)
-	a.ShiftRI(as.SHL, 8, as.RAX, 4)
-	a.MovRM(8, as.RAX, as.Mem{Base: hCPU, Index: as.RAX, Disp: offJitFeed})
-	a.Bind(done)
-	a.ALURI(as.SUB, 8, as.RAX, 1)
-	a.MovMR(8, as.M(hCPU, offStop), as.RAX)
+	t.nextFed(as.RAX, as.M(hCPU, offJitFeedI), as.M(hCPU, offStop))
 	a.Jmp(m.back)
+}
+
+// nextFed emits the step past a fed read: the feed's index (at idx) goes
+// up by one, and the next Stop (at stop) is the number of the fed read
+// at the new index or, past the fed reads, of the first logged read
+// after them (offJitFeedAfter), less one. Clobbers r.
+func (t *jitT) nextFed(r as.Reg, idx, stop as.Mem) {
+	a := &t.a
+	fed, set := a.NewLabel(), a.NewLabel()
+	a.MovRM(8, r, idx)
+	a.ALURI(as.ADD, 8, r, 1)
+	a.MovMR(8, idx, r)
+	a.ALURM(as.CMP, 8, r, as.M(hCPU, offJitFeedN))
+	a.Jcc(2, fed) // jb
+	a.MovRM(8, r, as.M(hCPU, offJitFeedAfter))
+	a.Jmp(set)
+	a.Bind(fed)
+	a.ShiftRI(as.SHL, 8, r, 4)
+	a.MovRM(8, r, as.Mem{Base: hCPU, Index: r, Disp: offJitFeed})
+	a.Bind(set)
+	a.ALURI(as.SUB, 8, r, 1)
+	a.MovMR(8, stop, r)
 }
 
 // pageNotCode jumps to exit when the page RDI points into (at RSI's

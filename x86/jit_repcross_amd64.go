@@ -164,23 +164,7 @@ func (t *jitT) repLogged(pos int32, notStop, out as.Label) {
 
 // repNext takes the next fed read; the next Stop is its number, or the
 // first logged read after the fed ones (as in fedCode). Clobbers RDX.
-func (t *jitT) repNext() {
-	a := &t.a
-	fed, set := a.NewLabel(), a.NewLabel()
-	a.MovRM(8, as.RDX, as.M(as.RSP, rcFeed))
-	a.ALURI(as.ADD, 8, as.RDX, 1)
-	a.MovMR(8, as.M(as.RSP, rcFeed), as.RDX)
-	a.ALURM(as.CMP, 8, as.RDX, as.M(hCPU, offJitFeedN))
-	a.Jcc(2, fed) // jb
-	a.MovRM(8, as.RDX, as.M(hCPU, offJitFeedAfter))
-	a.Jmp(set)
-	a.Bind(fed)
-	a.ShiftRI(as.SHL, 8, as.RDX, 4)
-	a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Disp: offJitFeed})
-	a.Bind(set)
-	a.ALURI(as.SUB, 8, as.RDX, 1)
-	a.MovMR(8, as.M(as.RSP, rcStop), as.RDX)
-}
+func (t *jitT) repNext() { t.nextFed(as.RDX, as.M(as.RSP, rcFeed), as.M(as.RSP, rcStop)) }
 
 // repPiece emits the check of one piece of repCrossCode: the piece lies
 // in the aligned word d bytes after RSI's (in memory and, from RAX, in
