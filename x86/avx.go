@@ -988,13 +988,7 @@ func init() {
 				keep = 0
 			}
 			return func(c *CPU, in *Inst) {
-				o := &in.Args[1]
-				v := int64(c.get(o))
-				if o.Size == 4 {
-					v = int64(int32(v))
-				}
-				r, fl := f.fromInt(v, c.MXCSR)
-				c.mxFinish(fl)
+				r := intToF(c, in, f)
 				t := c.X[vexV(in)]
 				t[0] = t[0]&keep | r
 				c.setY(in.Args[0].Reg, t, XMM{})

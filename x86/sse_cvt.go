@@ -221,6 +221,14 @@ func cvtsi2sd(c *CPU, in *Inst) { cvtFromInt(c, in, fmt64, 0) }
 // cvtFromInt converts the integer source to f into the low lane of the
 // destination, keeping its bits keep.
 func cvtFromInt(c *CPU, in *Inst, f *ffmt, keep uint64) {
+	x := &c.X[in.Args[0].Reg&15]
+	x[0] = x[0]&keep | intToF(c, in, f)
+}
+
+// intToF converts the integer source operand (32 or 64 bits, signed) to
+// f, the exception flags merged into MXCSR (cvtsi2ss/sd and their VEX
+// forms).
+func intToF(c *CPU, in *Inst, f *ffmt) uint64 {
 	o := &in.Args[1]
 	v := int64(c.get(o))
 	if o.Size == 4 {
@@ -228,8 +236,7 @@ func cvtFromInt(c *CPU, in *Inst, f *ffmt, keep uint64) {
 	}
 	r, fl := f.fromInt(v, c.MXCSR)
 	c.mxFinish(fl)
-	x := &c.X[in.Args[0].Reg&15]
-	x[0] = x[0]&keep | r
+	return r
 }
 
 // lane32 and the like pick 32-bit lanes of an XMM value.
