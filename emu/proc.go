@@ -78,6 +78,7 @@ func (t *Thread) procTask(p string) (*Process, *Thread, string, bool) {
 // process other than the first has no host directory of its pid, and
 // its threads none of their tids.
 func (t *Thread) procPath(p string) string {
+	p = devFDPath(p)
 	if !strings.HasPrefix(p, "/proc/") {
 		return p
 	}
@@ -115,6 +116,45 @@ func (t *Thread) procPath(p string) string {
 		return "/proc/self/fd/" + itoa(q.fs.cwdFD)
 	}
 	return p
+}
+
+// devFDPath spells the links in /dev that lead into /proc/self as the
+// /proc paths they lead to: /dev/fd is a link to /proc/self/fd, and
+// /dev/stdin, /dev/stdout and /dev/stderr are links to /proc/self/fd/0,
+// 1 and 2. Left to the host they would name ttd's descriptors, not the
+// guest's: bash's process substitution passes /dev/fd/63 to the
+// command, and ttd's own 63 is another file (diff called it a directory).
+// Callers that do not follow a final link (readlink, lstat) leave
+// /dev/stdin, the others and /dev/fd as they are (isDevLink).
+func devFDPath(p string) string {
+	if !strings.HasPrefix(p, "/dev/") {
+		return p
+	}
+	switch p {
+	case "/dev/stdin":
+		return "/proc/self/fd/0"
+	case "/dev/stdout":
+		return "/proc/self/fd/1"
+	case "/dev/stderr":
+		return "/proc/self/fd/2"
+	case "/dev/fd", "/dev/fd/":
+		return "/proc/self/fd"
+	}
+	if rest, ok := strings.CutPrefix(p, "/dev/fd/"); ok {
+		return "/proc/self/fd/" + rest
+	}
+	return p
+}
+
+// isDevLink reports whether p is one of the links of /dev that
+// devFDPath follows, which readlink and lstat must see as the links
+// they are.
+func isDevLink(p string) bool {
+	switch p {
+	case "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd":
+		return true
+	}
+	return false
 }
 
 // procData returns the contents of the /proc file p when it describes

@@ -77,6 +77,7 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 	if p == "" {
 		return 0, unix.ENOENT
 	}
+	p = devFDPath(p)
 	if h, own, ok, err := t.procDir(p); ok {
 		if err != nil {
 			return 0, err
@@ -174,7 +175,8 @@ func (t *Thread) fstatat(dirfd int, pathAddr uint64, out uint64, flags int) (uin
 	if p == "" && flags&unix.AT_EMPTY_PATH == 0 {
 		return 0, unix.ENOENT
 	}
-	if _, rest, ok := t.procTarget(p); !ok || rest != "exe" || flags&unix.AT_SYMLINK_NOFOLLOW == 0 {
+	nofollow := flags&unix.AT_SYMLINK_NOFOLLOW != 0
+	if _, rest, ok := t.procTarget(p); (!ok || rest != "exe" || !nofollow) && !(nofollow && isDevLink(p)) {
 		p = t.procPath(p) // (lstat of exe: ttd's own is a symlink too)
 	}
 	dfd, err := t.dirFD(dirfd, p)
@@ -209,7 +211,8 @@ func Statx(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, rest, ok := t.procTarget(p); !ok || rest != "exe" || a.Int(2)&unix.AT_SYMLINK_NOFOLLOW == 0 {
+	nofollow := a.Int(2)&unix.AT_SYMLINK_NOFOLLOW != 0
+	if _, rest, ok := t.procTarget(p); (!ok || rest != "exe" || !nofollow) && !(nofollow && isDevLink(p)) {
 		p = t.procPath(p)
 	}
 	dfd, err := t.dirFD(a.Int(0), p)
@@ -229,6 +232,7 @@ func Statfs(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	h, err := unix.Openat(dfd, p, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, errno(err)
@@ -247,6 +251,7 @@ func Access(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	return 0, errno(unix.Faccessat2(dfd, p, uint32(a.A[1]), 0))
 }
 
@@ -256,6 +261,7 @@ func Faccessat(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	return 0, errno(unix.Faccessat2(dfd, p, uint32(a.A[2]), 0))
 }
 
@@ -265,6 +271,7 @@ func Faccessat2(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	return 0, errno(unix.Faccessat2(dfd, p, uint32(a.A[2]), a.Int(3)))
 }
 
@@ -392,7 +399,9 @@ func (t *Thread) readlinkat(dirfd int, pathAddr, buf uint64, size int) (uint64, 
 	} else if p == "/proc/thread-self" {
 		target = []byte(itoa(t.P.PID) + "/task/" + itoa(t.Tid))
 	} else {
-		p = t.procPath(p)
+		if !isDevLink(p) {
+			p = t.procPath(p)
+		}
 		dfd, err := t.dirFD(dirfd, p)
 		if err != nil {
 			return 0, err
@@ -426,6 +435,7 @@ func Chdir(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	h, err := unix.Openat(dfd, p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, errno(err)
@@ -471,6 +481,7 @@ func Truncate(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	h, err := unix.Openat(dfd, p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, errno(err)
@@ -485,6 +496,7 @@ func Chmod(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	return 0, errno(unix.Fchmodat(dfd, p, uint32(a.A[1]), 0))
 }
 
@@ -503,6 +515,7 @@ func Fchmodat(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = t.procPath(p)
 	return 0, errno(unix.Fchmodat(dfd, p, uint32(a.A[2]), 0))
 }
 
