@@ -165,7 +165,10 @@ type ctrl struct {
 type chunk struct {
 	index   int
 	ctrls   []ctrl
-	reads   []logRead
+	// reads are the chunk's logged reads, nreads of them, in blocks
+	// (chunkreuse.go).
+	reads   [][]logRead
+	nreads  int
 	nondets [][]uint64
 	bytes   int64 // approximate memory held
 	// use says who reads reads, which the cache recycles (chunkreuse.go).
@@ -200,8 +203,8 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 	// memclr took 0.17 s of a 1.0 s `ttd probe --jobs 1`, and the
 	// heap's growth the page faults after it.
 	it.Reset(i)
-	reads, _ := t.cache.readsArray(t.chunks[i].Records)
-	ch := &chunk{index: i, reads: reads}
+	ch := &chunk{index: i}
+	rf := t.cache.newReadFill(t.chunks[i].Records)
 	var keep byteSlab
 	// The control records are mostly key frames, checkpoints, syscalls
 	// and thread starts, which the chunk's header counts: sized up
@@ -223,8 +226,7 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 		ch.endsAtCtrl = false
 		switch r.Kind {
 		case tracefile.KindMemRead:
-			ch.reads = append(ch.reads, logRead{Delta: r.MemRead.ReadDelta, Value: r.MemRead.Value})
-			ch.reads = it.AppendMemReads(ch.reads)
+			rf.add(logRead{Delta: r.MemRead.ReadDelta, Value: r.MemRead.Value}, it)
 		case tracefile.KindNonDet:
 			ch.nondets = append(ch.nondets, append([]uint64(nil), r.NonDet.Values...))
 			ch.bytes += int64(24 + 8*len(r.NonDet.Values))
@@ -243,7 +245,7 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 			if !t.tree || !(r.IsProcess() || r.IsProcessState()) {
 				break
 			}
-			c := ctrl{kind: r.Kind, rec: slab.add(tracefile.Record{Kind: r.Kind, Off: r.Off}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			c := ctrl{kind: r.Kind, rec: slab.add(tracefile.Record{Kind: r.Kind, Off: r.Off}), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)}
 			if r.IsProcess() {
 				p, off, err := tracefile.DecodeProcess(r.Opaque.Bytes)
 				if err != nil {
@@ -264,16 +266,16 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 		case tracefile.KindKeyFrame:
 			if r.KeyFrame.Kind == tracefile.KeyFrameThreadSwitch {
 				// An event (eventOf), whose Record stays valid.
-				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, rec: slab.add(cloneRecord(r, &keep)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, rec: slab.add(cloneRecord(r, &keep)), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)})
 				ch.bytes += ctrlSize + recordSize
 			} else {
-				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)})
 				ch.bytes += ctrlSize
 			}
 			code, mods = nil, nil
 			ch.endsAtCtrl = true
 		default:
-			c := ctrl{kind: r.Kind, rec: slab.add(cloneRecord(r, &keep)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			c := ctrl{kind: r.Kind, rec: slab.add(cloneRecord(r, &keep)), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)}
 			ch.ctrls = append(ch.ctrls, c)
 			// The record and its lists (the bytes are the payload's,
 			// counted once): counting a flat 256 bytes let a chunk of a
@@ -284,12 +286,14 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 		}
 	}
 	if len(code)+len(mods) > 0 {
-		ch.ctrls = append(ch.ctrls, ctrl{rec: slab.add(tracefile.Record{}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+		ch.ctrls = append(ch.ctrls, ctrl{rec: slab.add(tracefile.Record{}), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)})
 	}
-	if n := len(ch.reads); cap(ch.reads) > 2*n+64 {
-		ch.reads = append([]logRead(nil), ch.reads...)
+	ch.nreads = rf.n()
+	ch.reads = rf.finish()
+	for _, b := range ch.reads {
+		ch.bytes += int64(cap(b)) * 16
 	}
-	ch.bytes += int64(cap(ch.reads))*16 + keep.size
+	ch.bytes += keep.size
 	return ch, nil
 }
 
@@ -481,7 +485,7 @@ type chunkCache struct {
 	bytes   int64
 	limit   int64
 	clock   uint64
-	// free are recycled arrays of reads (chunkreuse.go).
+	// free are recycled blocks of reads (chunkreuse.go).
 	free [][]logRead
 }
 

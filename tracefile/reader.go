@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"sync"
@@ -560,7 +561,19 @@ func (it *RecordIter) AppendMemReads(dst []ReadLog) []ReadLog {
 	if it.err != nil || !it.loaded {
 		return dst
 	}
-	return it.dec.memReads(dst)
+	dst, _ = it.dec.memReadsUpTo(dst, math.MaxInt)
+	return dst
+}
+
+// FillMemReads is AppendMemReads up to cap(dst): it appends no more
+// reads than dst has room for, and reports whether it stopped for lack
+// of room with a read next (to take into a new dst), so that a caller
+// fills blocks of a fixed size.
+func (it *RecordIter) FillMemReads(dst []ReadLog) ([]ReadLog, bool) {
+	if it.err != nil || !it.loaded {
+		return dst, false
+	}
+	return it.dec.memReadsUpTo(dst, cap(dst))
 }
 
 // load reads, checks and decompresses it.chunk.
