@@ -163,8 +163,8 @@ type ctrl struct {
 // chunk is one decoded chunk in compact form. Once built it is never
 // modified: replays and snapshots share it.
 type chunk struct {
-	index   int
-	ctrls   []ctrl
+	index int
+	ctrls []ctrl
 	// reads are the chunk's logged reads, nreads of them, in blocks
 	// (chunkreuse.go).
 	reads   [][]logRead
