@@ -88,3 +88,32 @@ func TestByteSlab(t *testing.T) {
 		t.Fatalf("slab counts %d bytes", s.size)
 	}
 }
+
+// TestFeedSize: feeds shrink by a quarter at a time towards twice what
+// was taken of the last (never under minFeed), grow at once to twice
+// what was taken (twice the last when it ran out), and stay within the
+// buffer.
+func TestFeedSize(t *testing.T) {
+	var f feedSize
+	steps := []struct{ buf, used, want int }{
+		{64, 0, 64},  // first feed: the buffer
+		{64, 0, 48},  // nothing taken: 3/4
+		{64, 2, 36},  // 3/4 of 48
+		{64, 20, 27}, // 3/4 of 36 (2*2+4 is less)
+		{64, 44, 44}, // 2*20+4: took more
+		{64, 0, 64},  // it ran out at 44: twice, within 64
+		{16, 0, 16},  // 3/4 of 64, within a smaller buffer
+		{64, 0, 12},
+		{64, 0, 9},
+		{64, 0, 8}, // minFeed
+		{64, 0, 8},
+		{4, 4, 4}, // a buffer under minFeed
+	}
+	for i, s := range steps {
+		if got := f.limit(s.buf); got != s.want {
+			t.Fatalf("step %d: limit %d, want %d", i, got, s.want)
+		}
+		f.fed()
+		f.used += s.used
+	}
+}
