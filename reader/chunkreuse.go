@@ -34,8 +34,9 @@ type chunkUse struct {
 // next), and the 28 others were fresh arrays of up to 16 MB to zero
 // and fault in (250 MB). A smaller chunk's reads are one array of its
 // size (a tree's chunks of a few thousand reads), never recycled.
-// (A variable: tests make blocks of a few reads.)
-var readBlock = 1 << 16
+// (chunkCache.block is readBlock but in tests, which make blocks of a
+// few reads.)
+const readBlock = 1 << 16
 
 // maxFreeBlocks bounds the recycled blocks the cache keeps (96 MiB,
 // against the 256 MiB of decoded chunks it may keep): a job needs those
@@ -97,7 +98,7 @@ func (c *chunkCache) recycle(ch *chunk) {
 	}
 	u.recycled = true
 	for _, b := range ch.reads {
-		if cap(b) == readBlock && len(c.free) < maxFreeBlocks {
+		if cap(b) == c.block && len(c.free) < maxFreeBlocks {
 			c.free = append(c.free, b[:0])
 		}
 	}
@@ -112,7 +113,7 @@ func (c *chunkCache) readBlockOf() ([]logRead, bool) {
 		c.free = c.free[:n-1]
 		return b, true
 	}
-	return make([]logRead, 0, readBlock), false
+	return make([]logRead, 0, c.block), false
 }
 
 // readFill collects a chunk's reads as it is decoded: in blocks from
@@ -127,7 +128,7 @@ type readFill struct {
 
 func (c *chunkCache) newReadFill(records int) readFill {
 	f := readFill{c: c}
-	if records <= readBlock/2 {
+	if records <= c.block/2 {
 		f.cur = make([]logRead, 0, records)
 	}
 	return f
@@ -166,7 +167,7 @@ func (f *readFill) add(lr logRead, it *tracefile.RecordIter) {
 func (f *readFill) finish() [][]logRead {
 	if len(f.cur) > 0 {
 		f.blocks = append(f.blocks, f.cur)
-	} else if cap(f.cur) == readBlock { // taken, not used
+	} else if cap(f.cur) == f.c.block { // taken, not used
 		f.c.mu.Lock()
 		if len(f.c.free) < maxFreeBlocks {
 			f.c.free = append(f.c.free, f.cur)

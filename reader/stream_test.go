@@ -9,17 +9,17 @@ import (
 
 // TestStreamDropsPassedChunks: a streaming replay re-simulates exactly
 // what another does, the chunks it left, but not the one it started in,
-// are out of the chunk cache afterwards, and their arrays of reads went
-// to the chunks decoded after them; a replay that is not streaming pins
-// every chunk it reads.
+// are out of the chunk cache afterwards, and their blocks of reads (of
+// 16 reads here, a chunk's in several) went to the chunks decoded after
+// them; a replay that is not streaming pins every chunk it reads.
 func TestStreamDropsPassedChunks(t *testing.T) {
-	defer smallBlocks(t, 16)()
 	path := recordLoopChunks(t, 20_000, "60", 512)
 	tr, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	tr.cache.block = 16
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +45,7 @@ func TestStreamDropsPassedChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	tr.cache.block = 16 // blocks of few reads, each chunk in several
 	cached := func(i int) bool {
 		tr.cache.mu.Lock()
 		defer tr.cache.mu.Unlock()
@@ -143,8 +144,8 @@ func TestResumeIntoForgetsReadWindow(t *testing.T) {
 // (after the other may have taken them), re-simulate what a replay that
 // is not streaming does.
 func TestStreamsShareRecycledReads(t *testing.T) {
-	defer smallBlocks(t, 16)()
 	tr := openSmallChunks(t)
+	tr.cache.block = 16
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +261,7 @@ func TestRecycleKeepsSome(t *testing.T) {
 // before (TestStreamDropsPassedChunks, with blocks as small).
 func TestReadFill(t *testing.T) {
 	tr := openSmallChunks(t)
-	defer smallBlocks(t, 7)()
+	tr.cache.block = 7
 	multi := 0
 	for i := range tr.chunks {
 		var want []logRead
@@ -280,7 +281,7 @@ func TestReadFill(t *testing.T) {
 		}
 		var got []logRead
 		for k, b := range ch.reads {
-			if k < len(ch.reads)-1 && len(b) != readBlock {
+			if k < len(ch.reads)-1 && len(b) != tr.cache.block {
 				t.Errorf("chunk %d: block %d of %d holds %d reads", i, k, len(ch.reads), len(b))
 			}
 			got = append(got, b...)
@@ -295,14 +296,6 @@ func TestReadFill(t *testing.T) {
 	if multi == 0 {
 		t.Fatal("no chunk took more than two blocks: the test tests nothing")
 	}
-}
-
-// smallBlocks makes blocks of n reads and chunks of more than n/2
-// records take them, until the function it returns puts them back.
-func smallBlocks(t *testing.T, n int) func() {
-	old := readBlock
-	readBlock = n
-	return func() { readBlock = old }
 }
 
 // TestCtrlsFitTheirRoom: every chunk of a process tree with frequent

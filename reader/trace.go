@@ -485,8 +485,10 @@ type chunkCache struct {
 	bytes   int64
 	limit   int64
 	clock   uint64
-	// free are recycled blocks of reads (chunkreuse.go).
-	free [][]logRead
+	// free are recycled blocks of reads, of block reads each
+	// (chunkreuse.go).
+	free  [][]logRead
+	block int
 }
 
 type chunkEntry struct {
@@ -505,6 +507,7 @@ type chunkEntry struct {
 func (c *chunkCache) init(limit int64) {
 	c.entries = make(map[int]*chunkEntry)
 	c.limit = limit
+	c.block = readBlock
 	c.clock = scanned // every use counts as more recent than a scan's
 }
 
