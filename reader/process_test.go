@@ -127,6 +127,13 @@ func recordTree(t testing.TB, every uint64) string {
 // without PIE: its symbols are its addresses).
 func recordTreeExe(t testing.TB, every uint64) (string, string) {
 	t.Helper()
+	return recordTreeChunks(t, every, 0)
+}
+
+// recordTreeChunks is recordTreeExe with chunks of chunkSize bytes (0:
+// the recorder's default).
+func recordTreeChunks(t testing.TB, every uint64, chunkSize int) (string, string) {
+	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
@@ -142,7 +149,7 @@ func recordTreeExe(t testing.TB, every uint64) (string, string) {
 	defer null.Close()
 	path := filepath.Join(dir, "tree.ttd")
 	st, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null},
-		recorder.Options{Path: path, CheckpointEvery: every})
+		recorder.Options{Path: path, CheckpointEvery: every, ChunkSize: chunkSize})
 	if err != nil || st.ExitCode() != 0 {
 		t.Fatalf("record: %v, %v", st, err)
 	}

@@ -292,8 +292,8 @@ func TestModulesAsScanEvents(t *testing.T) {
 // TestChunksKeepTheirBytes decodes every chunk of a trace one after the
 // other with the Trace's pooled iterator, then checks each chunk's code
 // bytes and syscall buffers against a fresh decoding: a chunk's records
-// point into its own payload (RecordIter.ResetOwned), which decoding the
-// next chunk must not overwrite.
+// hold copies of their bytes (byteSlab), not the iterator's payload
+// buffer, which decoding the next chunk overwrites.
 func TestChunksKeepTheirBytes(t *testing.T) {
 	path := recordLoopChunks(t, 20_000, "3000", 4096)
 	tr, err := Open(path)

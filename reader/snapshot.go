@@ -354,7 +354,7 @@ func onlyAdded(old, cur *[x86.PageSize]byte) bool {
 // restorePosition puts r where the snapshot was taken in the trace.
 func (r *Replay) restorePosition(s *Snapshot) {
 	r.pos, r.ch, r.carry, r.carryCh, r.carryN, r.ci, r.codeDone, r.rd, r.nd = s.pos, s.ch, s.carry, s.carryCh, s.carryN, s.ci, s.codeDone, s.rd, s.nd
-	r.win, r.winLo = nil, 0
+	r.setSegs()
 	r.rehold() // the snapshot's chunks are pinned (Snapshot)
 	r.exit, r.atEnd, r.Checkpoints = s.exit, s.atEnd, s.checkpoints
 }

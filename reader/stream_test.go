@@ -3,13 +3,15 @@ package reader
 import (
 	"slices"
 	"testing"
+
+	"ttd/tracefile"
 )
 
 // TestStreamDropsPassedChunks: a streaming replay re-simulates exactly
 // what another does, the chunks it left, but not the one it started in,
-// are out of the chunk cache afterwards, and their arrays of reads went
-// to the chunks decoded after them; a replay that is not streaming pins
-// every chunk it reads.
+// are out of the chunk cache afterwards, and their blocks of reads (of
+// 16 reads here, a chunk's in several) went to the chunks decoded after
+// them; a replay that is not streaming pins every chunk it reads.
 func TestStreamDropsPassedChunks(t *testing.T) {
 	path := recordLoopChunks(t, 20_000, "60", 512)
 	tr, err := Open(path)
@@ -17,6 +19,7 @@ func TestStreamDropsPassedChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	tr.cache.block = 16
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +45,7 @@ func TestStreamDropsPassedChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	tr.cache.block = 16 // blocks of few reads, each chunk in several
 	cached := func(i int) bool {
 		tr.cache.mu.Lock()
 		defer tr.cache.mu.Unlock()
@@ -75,7 +79,7 @@ func TestStreamDropsPassedChunks(t *testing.T) {
 		}
 	}
 	if len(tr.cache.free) == 0 {
-		t.Errorf("no array of reads recycled from the %d chunks passed", last-cp.Chunk-1)
+		t.Errorf("no block of reads recycled from the %d chunks passed", last-cp.Chunk-1)
 	}
 	var bytes int64
 	for _, e := range tr.cache.entries {
@@ -141,6 +145,7 @@ func TestResumeIntoForgetsReadWindow(t *testing.T) {
 // is not streaming does.
 func TestStreamsShareRecycledReads(t *testing.T) {
 	tr := openSmallChunks(t)
+	tr.cache.block = 16
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
@@ -186,11 +191,12 @@ func TestStreamsShareRecycledReads(t *testing.T) {
 	}
 }
 
-// TestRecycleOnlyUnread: the cache takes a chunk's array of reads back
-// only when the chunk is out of the cache and nothing reads or is about
-// to read it, and only once; readsArray gives it to a chunk of no less
-// than a quarter of its size.
+// TestRecycleOnlyUnread: the cache takes a chunk's blocks of reads
+// back only when the chunk is out of the cache and nothing reads or is
+// about to read it, and only once; a chunk's array of its own size (a
+// small chunk's) is not taken; a chunk decoded next gets the blocks.
 func TestRecycleOnlyUnread(t *testing.T) {
+	block := func() []logRead { return make([]logRead, 10, readBlock) }
 	cases := []struct {
 		name string
 		use  chunkUse
@@ -207,28 +213,88 @@ func TestRecycleOnlyUnread(t *testing.T) {
 		var cc chunkCache
 		cc.init(1 << 20)
 		u := c.use
-		ch := &chunk{reads: make([]logRead, 10, 100), use: &u}
+		ch := &chunk{reads: [][]logRead{block(), block()}, use: &u}
 		cc.recycle(ch)
-		if got := len(cc.free) == 1; got != c.want {
+		if got := len(cc.free) == 2; got != c.want {
 			t.Errorf("%s: recycled %v, want %v", c.name, got, c.want)
 		}
 		cc.recycle(ch)
-		if len(cc.free) > 1 {
+		if len(cc.free) > 2 {
 			t.Errorf("%s: recycled twice", c.name)
 		}
 	}
 	var cc chunkCache
 	cc.init(1 << 20)
-	ch := &chunk{reads: make([]logRead, 10, 100), use: &chunkUse{dropped: true}}
-	cc.recycle(ch)
-	if a, ok := cc.readsArray(8); ok || cap(a) != 8 {
-		t.Errorf("a chunk of 8 reads got an array of %d (recycled %v)", cap(a), ok)
-	}
-	if a, ok := cc.readsArray(100); !ok || cap(a) != 100 || len(a) != 0 || &a[:1][0] != &ch.reads[0] {
-		t.Errorf("a chunk of 100 reads got an array of %d, length %d (recycled %v)", cap(a), len(a), ok)
-	}
+	small := &chunk{reads: [][]logRead{make([]logRead, 10, 100)}, use: &chunkUse{dropped: true}}
+	cc.recycle(small)
 	if len(cc.free) != 0 {
-		t.Errorf("%d arrays left after the only one was taken", len(cc.free))
+		t.Errorf("a small chunk's array of 100 reads was recycled")
+	}
+	ch := &chunk{reads: [][]logRead{block()}, use: &chunkUse{dropped: true}}
+	cc.recycle(ch)
+	if b, ok := cc.readBlockOf(); !ok || cap(b) != readBlock || len(b) != 0 || &b[:1][0] != &ch.reads[0][0] {
+		t.Errorf("got a block of %d, length %d (recycled %v)", cap(b), len(b), ok)
+	}
+	if b, ok := cc.readBlockOf(); ok || cap(b) != readBlock {
+		t.Errorf("got a block of %d (recycled %v) after the only one was taken", cap(b), ok)
+	}
+}
+
+// TestRecycleKeepsSome: the cache keeps maxFreeBlocks blocks, and lets
+// the others go.
+func TestRecycleKeepsSome(t *testing.T) {
+	var cc chunkCache
+	cc.init(1 << 20)
+	bs := make([][]logRead, maxFreeBlocks+3)
+	for i := range bs {
+		bs[i] = make([]logRead, 1, readBlock)
+	}
+	cc.recycle(&chunk{reads: bs, use: &chunkUse{dropped: true}})
+	if len(cc.free) != maxFreeBlocks {
+		t.Fatalf("kept %d blocks of %d, want %d", len(cc.free), len(bs), maxFreeBlocks)
+	}
+}
+
+// TestReadFill: reads decoded into blocks of a few reads (and into one
+// array for a chunk of few records) are the reads decoded alone, in
+// order, with every block but the last full; the chunks replay as
+// before (TestStreamDropsPassedChunks, with blocks as small).
+func TestReadFill(t *testing.T) {
+	tr := openSmallChunks(t)
+	tr.cache.block = 7
+	multi := 0
+	for i := range tr.chunks {
+		var want []logRead
+		it := tr.f.Records(i)
+		for {
+			r, err := it.Next()
+			if err != nil {
+				break
+			}
+			if r.Kind == tracefile.KindMemRead {
+				want = append(want, logRead{Delta: r.MemRead.ReadDelta, Value: r.MemRead.Value})
+			}
+		}
+		ch, err := tr.loadChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []logRead
+		for k, b := range ch.reads {
+			if k < len(ch.reads)-1 && len(b) != tr.cache.block {
+				t.Errorf("chunk %d: block %d of %d holds %d reads", i, k, len(ch.reads), len(b))
+			}
+			got = append(got, b...)
+		}
+		if len(ch.reads) > 2 {
+			multi++
+		}
+		if !slices.Equal(got, want) || ch.nreads != len(want) {
+			t.Fatalf("chunk %d: %d reads in %d blocks (nreads %d), want %d", i, len(got), len(ch.reads), ch.nreads, len(want))
+		}
+	}
+	if multi == 0 {
+		t.Fatal("no chunk took more than two blocks: the test tests nothing")
 	}
 }
 
@@ -257,41 +323,5 @@ func TestCtrlsFitTheirRoom(t *testing.T) {
 	}
 	if over == 0 {
 		t.Fatalf("no chunk of %d holds more control records than its header counts: the test tests nothing", len(tr.chunks))
-	}
-}
-
-// TestRecycleKeepsTheLargest: with maxFreeReads arrays kept, a larger
-// one takes the place of the smallest (a smaller one is let go), and a
-// chunk gets the smallest array with room for its reads.
-func TestRecycleKeepsTheLargest(t *testing.T) {
-	var cc chunkCache
-	cc.init(1 << 20)
-	give := func(n int) *chunk {
-		ch := &chunk{reads: make([]logRead, 0, n), use: &chunkUse{dropped: true}}
-		cc.recycle(ch)
-		return ch
-	}
-	for _, n := range []int{400, 100, 300, 200} {
-		give(n)
-	}
-	if small := give(50); small.use.recycled || len(cc.free) != maxFreeReads {
-		t.Fatalf("an array smaller than every kept one was kept (%d kept)", len(cc.free))
-	}
-	if big := give(500); !big.use.recycled {
-		t.Fatalf("an array larger than the smallest kept was let go")
-	}
-	var caps []int
-	for _, a := range cc.free {
-		caps = append(caps, cap(a))
-	}
-	slices.Sort(caps)
-	if !slices.Equal(caps, []int{200, 300, 400, 500}) {
-		t.Fatalf("kept %v, want the four largest", caps)
-	}
-	for _, c := range []struct{ n, want int }{{250, 300}, {250, 400}, {100, 200}, {126, 500}, {126, 126}} {
-		a, ok := cc.readsArray(c.n)
-		if cap(a) != c.want || ok != (c.want != c.n) {
-			t.Errorf("%d reads: got an array of %d (recycled %v), want %d", c.n, cap(a), ok, c.want)
-		}
 	}
 }

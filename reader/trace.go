@@ -53,7 +53,7 @@ type Trace struct {
 	// progs: the Module and Process records found so far (programs.go).
 	progs programScan
 	// iters recycles record iterators (and their decompression buffers).
-	iters sync.Pool
+	iters iterPool
 
 	cpOnce sync.Once
 	cps    []Checkpoint
@@ -163,9 +163,12 @@ type ctrl struct {
 // chunk is one decoded chunk in compact form. Once built it is never
 // modified: replays and snapshots share it.
 type chunk struct {
-	index   int
-	ctrls   []ctrl
-	reads   []logRead
+	index int
+	ctrls []ctrl
+	// reads are the chunk's logged reads, nreads of them, in blocks
+	// (chunkreuse.go).
+	reads   [][]logRead
+	nreads  int
 	nondets [][]uint64
 	bytes   int64 // approximate memory held
 	// use says who reads reads, which the cache recycles (chunkreuse.go).
@@ -182,18 +185,27 @@ type chunk struct {
 // previous logged one, and the value.
 type logRead = tracefile.ReadLog
 
-// loadChunk decodes chunk i.
+// loadChunk decodes chunk i, with an iterator from the pool.
 func (t *Trace) loadChunk(i int) (*chunk, error) {
-	// The chunk keeps its decompressed payload, and its records point
-	// into it: copying each record's bytes (syscall buffers, code)
-	// took a third of decoding a chunk, work a job of `ttd probe
-	// --jobs 2` did on a busy core.
 	it := t.iter()
-	it.ResetOwned(i)
 	defer t.iters.Put(it)
-	reads, _ := t.cache.readsArray(t.chunks[i].Records)
-	ch := &chunk{index: i, reads: reads}
-	ch.bytes = int64(t.chunks[i].Len)
+	return t.decodeChunk(it, i)
+}
+
+// decodeChunk decodes chunk i with it.
+func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
+	// The iterator decompresses into its own buffer, which the next
+	// chunk it decodes reuses: the chunk keeps only the bytes its
+	// records hold (syscall and signal buffers, code, paths, register
+	// blobs), copied into a byteSlab. Keeping the whole payload (sort
+	// -n: 81 MiB of it, most of it reads, which are decoded into their
+	// own array) meant a fresh zeroed allocation per chunk: makeslice's
+	// memclr took 0.17 s of a 1.0 s `ttd probe --jobs 1`, and the
+	// heap's growth the page faults after it.
+	it.Reset(i)
+	ch := &chunk{index: i}
+	rf := t.cache.newReadFill(t.chunks[i].Records)
+	var keep byteSlab
 	// The control records are mostly key frames, checkpoints, syscalls
 	// and thread starts, which the chunk's header counts: sized up
 	// front, a chunk of 50k syscalls does not grow its 40 MB of
@@ -214,18 +226,18 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 		ch.endsAtCtrl = false
 		switch r.Kind {
 		case tracefile.KindMemRead:
-			ch.reads = append(ch.reads, logRead{Delta: r.MemRead.ReadDelta, Value: r.MemRead.Value})
-			ch.reads = it.AppendMemReads(ch.reads)
+			rf.add(logRead{Delta: r.MemRead.ReadDelta, Value: r.MemRead.Value}, it)
 		case tracefile.KindNonDet:
 			ch.nondets = append(ch.nondets, append([]uint64(nil), r.NonDet.Values...))
 			ch.bytes += int64(24 + 8*len(r.NonDet.Values))
 		case tracefile.KindCodeBytes:
-			code = append(code, r.CodeBytes)
+			code = append(code, tracefile.CodeBytes{Addr: r.CodeBytes.Addr, Bytes: keep.add(r.CodeBytes.Bytes)})
 			ch.bytes += 40
 		case tracefile.KindModule:
 			m := r.Module
 			// Not the file: whether there is one (ModuleRef.embeds).
 			m.Embedded = embedMark(m.Embedded)
+			m.Path, m.BuildID = keep.add(m.Path), keep.add(m.BuildID)
 			mods = append(mods, m)
 		case tracefile.KindUnknown:
 			// A record of a newer minor version: not needed to
@@ -233,7 +245,7 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 			if !t.tree || !(r.IsProcess() || r.IsProcessState()) {
 				break
 			}
-			c := ctrl{kind: r.Kind, rec: slab.add(tracefile.Record{Kind: r.Kind, Off: r.Off}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			c := ctrl{kind: r.Kind, rec: slab.add(tracefile.Record{Kind: r.Kind, Off: r.Off}), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)}
 			if r.IsProcess() {
 				p, off, err := tracefile.DecodeProcess(r.Opaque.Bytes)
 				if err != nil {
@@ -254,16 +266,16 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 		case tracefile.KindKeyFrame:
 			if r.KeyFrame.Kind == tracefile.KeyFrameThreadSwitch {
 				// An event (eventOf), whose Record stays valid.
-				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, rec: slab.add(cloneRecord(r)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, rec: slab.add(cloneRecord(r, &keep)), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)})
 				ch.bytes += ctrlSize + recordSize
 			} else {
-				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+				ch.ctrls = append(ch.ctrls, ctrl{kind: r.Kind, kf: r.KeyFrame, code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)})
 				ch.bytes += ctrlSize
 			}
 			code, mods = nil, nil
 			ch.endsAtCtrl = true
 		default:
-			c := ctrl{kind: r.Kind, rec: slab.add(cloneRecord(r)), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)}
+			c := ctrl{kind: r.Kind, rec: slab.add(cloneRecord(r, &keep)), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)}
 			ch.ctrls = append(ch.ctrls, c)
 			// The record and its lists (the bytes are the payload's,
 			// counted once): counting a flat 256 bytes let a chunk of a
@@ -274,27 +286,63 @@ func (t *Trace) loadChunk(i int) (*chunk, error) {
 		}
 	}
 	if len(code)+len(mods) > 0 {
-		ch.ctrls = append(ch.ctrls, ctrl{rec: slab.add(tracefile.Record{}), code: code, mods: mods, reads: len(ch.reads), nondets: len(ch.nondets)})
+		ch.ctrls = append(ch.ctrls, ctrl{rec: slab.add(tracefile.Record{}), code: code, mods: mods, reads: rf.n(), nondets: len(ch.nondets)})
 	}
-	if n := len(ch.reads); cap(ch.reads) > 2*n+64 {
-		ch.reads = append([]logRead(nil), ch.reads...)
+	ch.nreads = rf.n()
+	ch.reads = rf.finish()
+	for _, b := range ch.reads {
+		ch.bytes += int64(cap(b)) * 16
 	}
-	ch.bytes += int64(cap(ch.reads)) * 16
+	ch.bytes += keep.size
 	return ch, nil
 }
 
 // iter is a record iterator from the pool (t.iters), to reset to a
 // chunk and put back.
 func (t *Trace) iter() *tracefile.RecordIter {
-	if it, ok := t.iters.Get().(*tracefile.RecordIter); ok {
+	if it := t.iters.get(); it != nil {
 		return it
 	}
 	return t.f.Records(0)
 }
 
-// cloneRecord copies the lists of a control record that the iterator
-// reuses; their bytes are the chunk's own (RecordIter.ResetOwned).
-func cloneRecord(r *tracefile.Record) tracefile.Record {
+// iterPool keeps up to maxIters record iterators for the next decodes.
+// (A sync.Pool lets go of them at every collection: `ttd probe --jobs
+// 2` over bzip2 -9's trace then allocated 94 MB of decompression
+// buffers of up to 16 MB, for 4 decodes at a time at most.)
+type iterPool struct {
+	mu  sync.Mutex
+	its []*tracefile.RecordIter
+}
+
+// maxIters is more than decode at once: two jobs and the chunk each
+// decodes ahead.
+const maxIters = 6
+
+func (p *iterPool) get() *tracefile.RecordIter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.its); n > 0 {
+		it := p.its[n-1]
+		p.its = p.its[:n-1]
+		return it
+	}
+	return nil
+}
+
+// Put gives it back (let go if there are maxIters kept).
+func (p *iterPool) Put(it *tracefile.RecordIter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.its) < maxIters {
+		p.its = append(p.its, it)
+	}
+}
+
+// cloneRecord copies a control record out of the iterator, which
+// reuses its lists and its payload buffer: the lists are copied, and
+// the bytes they hold go to keep.
+func cloneRecord(r *tracefile.Record, keep *byteSlab) tracefile.Record {
 	c := tracefile.Record{Kind: r.Kind, Off: r.Off}
 	switch r.Kind {
 	case tracefile.KindKeyFrame:
@@ -305,14 +353,16 @@ func cloneRecord(r *tracefile.Record) tracefile.Record {
 		c.ThreadExit = r.ThreadExit
 	case tracefile.KindSyscall:
 		c.Syscall = r.Syscall
-		c.Syscall.Writes = slices.Clone(r.Syscall.Writes)
-		c.Syscall.Predicted = slices.Clone(r.Syscall.Predicted)
+		c.Syscall.Writes = keep.ranges(r.Syscall.Writes)
+		c.Syscall.Predicted = cloneSpans(r.Syscall.Predicted)
 	case tracefile.KindSignal:
 		c.Signal = r.Signal
-		c.Signal.Writes = slices.Clone(r.Signal.Writes)
-		c.Signal.Predicted = slices.Clone(r.Signal.Predicted)
+		c.Signal.Writes = keep.ranges(r.Signal.Writes)
+		c.Signal.Regs = keep.add(r.Signal.Regs)
+		c.Signal.Predicted = cloneSpans(r.Signal.Predicted)
 	case tracefile.KindMmap:
 		c.Mmap = r.Mmap
+		c.Mmap.Path = keep.add(r.Mmap.Path)
 	case tracefile.KindMunmap:
 		c.Munmap = r.Munmap
 	case tracefile.KindMprotect:
@@ -320,12 +370,68 @@ func cloneRecord(r *tracefile.Record) tracefile.Record {
 	case tracefile.KindCheckpoint:
 		c.Checkpoint = r.Checkpoint
 		c.Checkpoint.Threads = slices.Clone(r.Checkpoint.Threads)
+		for i := range c.Checkpoint.Threads {
+			c.Checkpoint.Threads[i].Regs = keep.add(c.Checkpoint.Threads[i].Regs)
+		}
 	case tracefile.KindExit:
 		c.Exit = r.Exit
 	case tracefile.KindOpaque:
 		c.Opaque = r.Opaque
+		c.Opaque.Bytes = keep.add(r.Opaque.Bytes)
 	}
 	return c
+}
+
+// cloneSpans copies a list of spans (nil when empty, as ranges).
+func cloneSpans(sp []tracefile.Span) []tracefile.Span {
+	if len(sp) == 0 {
+		return nil
+	}
+	return slices.Clone(sp)
+}
+
+// byteSlab holds the bytes a decoded chunk keeps of its records, copied
+// out of the iterator's payload buffer into arrays of its own, a block
+// at a time (blocks grow from 4 KiB to 256 KiB; a piece of more than 64
+// KiB, a large syscall buffer, is an array of its own).
+type byteSlab struct {
+	block []byte
+	size  int64 // bytes allocated
+}
+
+// add returns a copy of b in the slab (nil for nil), with no room to
+// append into its neighbours.
+func (s *byteSlab) add(b []byte) []byte {
+	switch {
+	case b == nil:
+		return nil
+	case len(b) == 0:
+		return []byte{}
+	case len(b) > 64<<10:
+		s.size += int64(len(b))
+		return append([]byte(nil), b...)
+	}
+	if len(s.block)+len(b) > cap(s.block) {
+		n := min(max(2*cap(s.block), 4<<10, len(b)), 256<<10)
+		s.block = make([]byte, 0, n)
+		s.size += int64(n)
+	}
+	s.block = append(s.block, b...)
+	return s.block[len(s.block)-len(b) : len(s.block) : len(s.block)]
+}
+
+// ranges copies a list of memory ranges and their bytes (nil when
+// empty: the iterator's list is empty, not nil, after a record that had
+// some).
+func (s *byteSlab) ranges(rs []tracefile.MemRange) []tracefile.MemRange {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]tracefile.MemRange, len(rs))
+	for i, m := range rs {
+		out[i] = tracefile.MemRange{Addr: m.Addr, Bytes: s.add(m.Bytes)}
+	}
+	return out
 }
 
 // splitTagged splits a TagRegs/TagOutput payload.
@@ -412,8 +518,10 @@ type chunkCache struct {
 	bytes   int64
 	limit   int64
 	clock   uint64
-	// free are recycled arrays of reads (chunkreuse.go).
-	free [][]logRead
+	// free are recycled blocks of reads, of block reads each
+	// (chunkreuse.go).
+	free  [][]logRead
+	block int
 }
 
 type chunkEntry struct {
@@ -432,6 +540,7 @@ type chunkEntry struct {
 func (c *chunkCache) init(limit int64) {
 	c.entries = make(map[int]*chunkEntry)
 	c.limit = limit
+	c.block = readBlock
 	c.clock = scanned // every use counts as more recent than a scan's
 }
 

@@ -32,16 +32,22 @@ func (d *decoder) reset(data []byte, pos, seq uint64) {
 // value.
 type ReadLog struct{ Delta, Value uint64 }
 
-// memReads appends the MemRead records from d.off on to dst, up to the
+// memReadsUpTo appends the MemRead records from d.off on to dst, up to the
 // first record of another kind or the end of the payload; it leaves a
 // record it cannot take whole in this loop (a malformed one, or one
 // within 8 bytes of the end) to next.
-func (d *decoder) memReads(dst []ReadLog) []ReadLog {
+// It takes no more than lim reads in all in dst, and reports whether it
+// stopped there with a read next.
+func (d *decoder) memReadsUpTo(dst []ReadLog, lim int) ([]ReadLog, bool) {
 	data := d.data
-	p, n := d.off, 0
+	p, n, full := d.off, 0, false
 	for p < len(data) {
 		tag := data[p]
 		if tag < tagMemRead {
+			break
+		}
+		if len(dst) >= lim {
+			full = true
 			break
 		}
 		size := memReadSize(tag)
@@ -58,7 +64,7 @@ func (d *decoder) memReads(dst []ReadLog) []ReadLog {
 	}
 	d.off = p
 	d.records += n
-	return dst
+	return dst, full
 }
 
 // memReadLong decodes the read delta of a MemRead record whose tag holds

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"sync"
@@ -461,8 +462,6 @@ type RecordIter struct {
 	dec    decoder
 	rec    Record
 	err    error
-	// owned: the chunk is decoded into buffers of its own (ResetOwned).
-	owned bool
 }
 
 // Records returns an iterator over the records of chunk i.
@@ -486,18 +485,8 @@ func (it *RecordIter) Reset(i int) { it.reset(i, i+1) }
 // ResetFrom makes it iterate from chunk i to the end, keeping its buffers.
 func (it *RecordIter) ResetFrom(i int) { it.reset(i, len(it.r.chunks)) }
 
-// ResetOwned is Reset, except that the chunk is decoded into buffers of
-// its own, which the iterator leaves to the caller: the byte slices of
-// the records it returns (code bytes, syscall buffers, paths, register
-// blobs) stay valid after the following calls, so a caller keeping them
-// needs no copy (reader's chunk cache).
-func (it *RecordIter) ResetOwned(i int) {
-	it.reset(i, i+1)
-	it.owned = true
-}
-
 func (it *RecordIter) reset(i, end int) {
-	it.chunk, it.end, it.loaded, it.err, it.owned = i, end, false, nil, false
+	it.chunk, it.end, it.loaded, it.err = i, end, false, nil
 	if i < 0 || i >= len(it.r.chunks) {
 		it.err = fmt.Errorf("tracefile: chunk %d out of range (trace has %d)", i, len(it.r.chunks))
 	}
@@ -560,15 +549,24 @@ func (it *RecordIter) AppendMemReads(dst []ReadLog) []ReadLog {
 	if it.err != nil || !it.loaded {
 		return dst
 	}
-	return it.dec.memReads(dst)
+	dst, _ = it.dec.memReadsUpTo(dst, math.MaxInt)
+	return dst
+}
+
+// FillMemReads is AppendMemReads up to cap(dst): it appends no more
+// reads than dst has room for, and reports whether it stopped for lack
+// of room with a read next (to take into a new dst), so that a caller
+// fills blocks of a fixed size.
+func (it *RecordIter) FillMemReads(dst []ReadLog) ([]ReadLog, bool) {
+	if it.err != nil || !it.loaded {
+		return dst, false
+	}
+	return it.dec.memReadsUpTo(dst, cap(dst))
 }
 
 // load reads, checks and decompresses it.chunk.
 func (it *RecordIter) load() error {
 	ci := &it.r.chunks[it.chunk]
-	if it.owned && ci.hdr.flags&flagCompressMask != compressZstd {
-		it.raw = nil // the payload is read into a new buffer
-	}
 	hl := int(ci.hdr.size)
 	n := hl + int(ci.hdr.clen)
 	if cap(it.raw) < n {
@@ -612,12 +610,5 @@ func (it *RecordIter) load() error {
 	}
 	it.dec.reset(data, ci.FirstPosition, ci.FirstSeq)
 	it.loaded = true
-	if it.owned {
-		// The caller's now: the next chunk gets new buffers.
-		it.data = nil
-		if ci.hdr.flags&flagCompressMask != compressZstd {
-			it.raw = nil
-		}
-	}
 	return nil
 }
