@@ -144,20 +144,35 @@ func (t *jitT) inst(in *Inst) bool {
 			}
 		case isReg(d) && s.Kind == KMem:
 			t.spill()
-			t.ea(s)
+			t.eaAccess(s)
+			if h, ok := t.hostOf(d); ok && size >= 4 {
+				// Straight into the host register (only `ttd run`
+				// keeps guest registers there: no cache checks on R9).
+				t.tlb(false, size)
+				a.MovRM(size, h, as.M(as.RDI, 0)) // a 32-bit load zero-extends
+				t.wroteHost(h)
+				return true
+			}
 			t.load(size)
 			t.commitRead()
 			a.MovMR(wide(size), t.greg(d), as.R9)
 		case d.Kind == KMem && (isReg(s) || s.Kind == KImm):
 			t.spill()
-			t.ea(d)
+			t.eaAccess(d)
 			t.storeCheck(size, false)
-			if s.Kind == KImm {
+			h, host := t.hostOf(s)
+			switch {
+			case s.Kind == KImm && !t.pred && (size < 8 || int64(int32(s.Imm)) == int64(s.Imm)):
+				a.MovMI(size, as.M(as.RDI, 0), int64(s.Imm&sizeMask[size]))
+			case s.Kind == KImm:
 				a.MovRI(as.R8, s.Imm&sizeMask[size])
-			} else {
+				t.store(size, as.R8)
+			case host:
+				t.store(size, h)
+			default:
 				a.MovRM(size, as.R8, t.greg(s))
+				t.store(size, as.R8)
 			}
-			t.store(size, as.R8)
 		default:
 			return false
 		}
@@ -236,6 +251,25 @@ func (t *jitT) inst(in *Inst) bool {
 		dsz, ssz := int(d.Size), int(s.Size)
 		if in.Op == x86asm.MOVSXD && (dsz != 8 || ssz != 4) || in.Op != x86asm.MOVSXD && ssz > 2 || ssz >= dsz {
 			return false
+		}
+		if h, ok := t.hostOf(d); ok && dsz >= 4 {
+			// Straight into the host register, from memory or the
+			// source's place (only `ttd run` keeps guest registers in
+			// host registers: no cache checks on R9).
+			m := t.greg(s)
+			if s.Kind == KMem {
+				t.spill()
+				t.eaAccess(s)
+				t.tlb(false, ssz)
+				m = as.M(as.RDI, 0)
+			}
+			if in.Op == x86asm.MOVZX {
+				a.MovzxM(dsz, ssz, h, m)
+			} else {
+				a.MovsxM(dsz, ssz, h, m)
+			}
+			t.wroteHost(h)
+			return true
 		}
 		src := as.R9
 		if s.Kind == KMem {
@@ -521,7 +555,7 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 			m = s
 		}
 		t.spill()
-		t.ea(m)
+		t.eaAccess(m)
 		if d.Kind == KMem && writes {
 			t.loadRMW(size)
 		} else {
