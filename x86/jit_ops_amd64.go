@@ -450,6 +450,8 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		switch {
+		case d.Kind == KRel && t.ripOutOfLine():
+			// The block ends here and chains (chain sets RIP).
 		case d.Kind == KRel:
 			a.MovRI(as.RAX, d.Imm)
 			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
@@ -476,7 +478,7 @@ func (t *jitT) inst(in *Inst) bool {
 		taken := a.NewLabel()
 		t.exits = append(t.exits, jitExit{l: taken, k: t.k + 1, st: fsHost, taken: true, target: d.Imm, reads: t.sreads, regs: t.regs})
 		a.Jcc(jitCC[in.Op], taken)
-		if t.k == len(t.b.Insts)-1 {
+		if t.k == len(t.b.Insts)-1 && !t.ripOutOfLine() {
 			a.MovRI(as.RAX, in.PC+uint64(in.Len))
 			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 		}
@@ -487,6 +489,8 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		switch {
+		case d.Kind == KRel && t.ripOutOfLine():
+			// The block ends here and chains (chain sets RIP).
 		case d.Kind == KRel:
 			a.MovRI(as.RCX, d.Imm)
 		case isReg(d) && d.Size == 8:
@@ -508,7 +512,9 @@ func (t *jitT) inst(in *Inst) bool {
 		a.MovRI(as.R8, in.PC+uint64(in.Len))
 		t.store(8, as.R8)
 		a.MovMR(8, t.gregN(RSP), as.RSI)
-		a.MovMR(8, as.M(hCPU, offRIP), as.RCX)
+		if d.Kind != KRel || !t.ripOutOfLine() {
+			a.MovMR(8, as.M(hCPU, offRIP), as.RCX)
+		}
 		return true
 
 	case x86asm.RET:
