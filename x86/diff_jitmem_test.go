@@ -39,6 +39,7 @@ func jitMemDiffTests() []diffTest {
 		"movzbl (%rsi), %eax; movzbl 1(%rsi), %ecx; cmp %cl, %al; setb %dl",
 		"mov (%rsi), %rax; mov %rax, (%rdi); movzbl (%rdi), %ebx",
 		"sub $1, %edx; movzbl (%rsi), %ecx; cmp %edx, %ecx",
+		"mov (%rdi), %eax; push %rax; pop %rcx", "add %ebx, (%rdi); push %rax; pop %rdx",
 	} {
 		add(f, edgeRegs)
 	}
