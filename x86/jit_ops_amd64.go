@@ -145,11 +145,11 @@ func (t *jitT) inst(in *Inst) bool {
 		case isReg(d) && s.Kind == KMem:
 			t.spill()
 			t.eaAccess(s)
-			if h, ok := t.hostOf(d); ok && size >= 4 {
+			if h, ok := t.hostOf(d); ok {
 				// Straight into the host register (only `ttd run`
 				// keeps guest registers there: no cache checks on R9).
 				t.tlb(false, size)
-				a.MovRM(size, h, as.M(as.RDI, 0)) // a 32-bit load zero-extends
+				a.MovRM(size, h, as.M(as.RDI, 0)) // a 32-bit load zero-extends, 8- and 16-bit ones merge
 				t.wroteHost(h)
 				return true
 			}
@@ -252,7 +252,7 @@ func (t *jitT) inst(in *Inst) bool {
 		if in.Op == x86asm.MOVSXD && (dsz != 8 || ssz != 4) || in.Op != x86asm.MOVSXD && ssz > 2 || ssz >= dsz {
 			return false
 		}
-		if h, ok := t.hostOf(d); ok && dsz >= 4 {
+		if h, ok := t.hostOf(d); ok {
 			// Straight into the host register, from memory or the
 			// source's place (only `ttd run` keeps guest registers in
 			// host registers: no cache checks on R9).
