@@ -48,7 +48,16 @@ func jitMemDiffTests() []diffTest {
 		// (a wrong address would mostly miss the TLB and leave, which
 		// hides it).
 		"mov 8(%rdi), %rcx; mov (%rsi), %eax", "movzbl 5(%rsi), %ecx; movzbl (%rdi), %edx; add %edx, (%rsi)",
-		"mov 16(%rsi), %ecx; mov %ecx, (%rdi)", "add %ebx, (%rdi); push %rax; pop %rdx",
+		"mov 16(%rsi), %ecx; mov %ecx, (%rdi)",
+		// One host instruction with the memory operand (aluLoadOp):
+		// destinations in host registers, in the CPU (more registers
+		// than host registers for them, or AH-DH) and in memory.
+		"and (%rsi), %eax", "orw 6(%rdi), %bx", "xor (%rsi), %r8b", "adc 3(%rsi), %rdx", "sbb (%rdi), %ecx",
+		"testl $0x8000, (%rsi)", "testw $3, 2(%rdi)", "cmpq $-1, (%rsi)", "cmpb $0x80, (%rdi)", "test %rax, (%rsi)",
+		"and (%rsi), %ah", "sbb (%rdi), %bh", "cmp %ch, (%rsi)", "test %dh, 3(%rsi)", "add 1(%rsi), %ch",
+		"mov %r8, %r9; add (%rsi), %eax; sub 4(%rdi), %rbx; cmp (%rsi), %r11",
+		"mov %rcx, %r10; adc (%rdi), %cx; xor 2(%rsi), %r9d; add %r8, %rax",
+		"mov %r8, %r9; mov %rcx, %r11; cmp %r9, (%rsi); test %r11d, (%rdi); cmp %ax, (%rsi)", "add %ebx, (%rdi); push %rax; pop %rdx",
 	} {
 		add(f, edgeRegs)
 	}

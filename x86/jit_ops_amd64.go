@@ -553,6 +553,10 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 	size := int(d.Size)
 	test := in.Op == x86asm.TEST
 	writes := !test && in.Op != x86asm.CMP
+	if !t.pred && (s.Kind == KMem || d.Kind == KMem && !writes) {
+		t.aluLoadOp(in, d, s)
+		return
+	}
 	// The destination's value goes to R8 (register) or R9 (memory), the
 	// source's to R8's partner: RCX, R9 (memory) or an immediate.
 	if d.Kind == KMem || s.Kind == KMem {
@@ -629,6 +633,66 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 	t.st = fsHost
 	if writes {
 		t.writeBack(d, dst)
+	}
+}
+
+// aluLoadOp translates, in `ttd run`'s translations (no cache checks on
+// R9), an ALU instruction that reads memory and does not write it as
+// one host instruction with the memory operand: "op reg, [RDI]", or cmp
+// and test of memory with a register or an immediate, instead of a load
+// into R9 and the register form.
+func (t *jitT) aluLoadOp(in *Inst, d, s *Operand) {
+	a := &t.a
+	size := int(d.Size)
+	test := in.Op == x86asm.TEST
+	m := s
+	if d.Kind == KMem {
+		m = d
+	}
+	t.spill()
+	t.eaAccess(m)
+	t.tlb(false, size)
+	mem := as.M(as.RDI, 0)
+	if in.Op == x86asm.ADC || in.Op == x86asm.SBB {
+		t.hostFlags() // clobbers RAX and RDX, not RDI
+	}
+	t.st = fsHost
+	if d.Kind == KMem { // cmp or test
+		switch {
+		case s.Kind == KImm && test:
+			a.TestMI(size, mem, int64(s.Imm))
+		case s.Kind == KImm:
+			a.ALUMI(jitALU[in.Op], size, mem, int64(s.Imm))
+		default:
+			src, ok := t.hostOf(s)
+			if !ok {
+				a.MovRM(wide(size), as.RCX, t.greg(s))
+				src = as.RCX
+			}
+			if test {
+				a.TestMR(size, mem, src)
+			} else {
+				a.ALUMR(jitALU[in.Op], size, mem, src)
+			}
+		}
+		return
+	}
+	dst, host := t.hostOf(d)
+	if !host {
+		dst = as.R8
+		a.MovRM(wide(size), as.R8, t.greg(d))
+	}
+	if test {
+		a.TestMR(size, mem, dst)
+	} else {
+		a.ALURM(jitALU[in.Op], size, dst, mem)
+	}
+	switch {
+	case in.Op == x86asm.CMP || test:
+	case host:
+		t.wroteHost(dst)
+	default:
+		t.a.MovMR(wide(size), t.greg(d), as.R8)
 	}
 }
 
