@@ -356,8 +356,10 @@ type jitT struct {
 	tab     *jitTable
 	live    [maxBlockInsts]uint64 // flags live after each instruction
 	// ar is the register holding the address tlb checks: RSI, or the
-	// host register of a guest register (eaAccess).
-	ar as.Reg
+	// host register of a guest register (eaAccess); indexed: tlb leaves
+	// the host address as RDI plus ar (tlbIndexed).
+	ar      as.Reg
+	indexed bool
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
 	k      int
@@ -909,8 +911,26 @@ func (t *jitT) tlb(write bool, size int) {
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
+	if t.indexed {
+		return
+	}
 	a.ALURR(as.ADD, 8, as.RDI, ar)
 	t.logAccess(write, size)
+}
+
+// tlbIndexed is tlb for an access of `ttd run`'s translations that the
+// caller emits itself: RDI is left holding the entry's host field and
+// the access takes the host operand returned, [RDI + address], so that
+// the address is added by the access (one add less on the way to each
+// load, and one cycle of its latency).
+func (t *jitT) tlbIndexed(write bool, size int) as.Mem {
+	if t.pred {
+		panic("jit: tlbIndexed in a translation with the prediction cache")
+	}
+	t.indexed = true
+	t.tlb(write, size)
+	t.indexed = false
+	return as.Mem{Base: as.RDI, Index: t.ar}
 }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code

@@ -148,8 +148,7 @@ func (t *jitT) inst(in *Inst) bool {
 			if h, ok := t.hostOf(d); ok {
 				// Straight into the host register (only `ttd run`
 				// keeps guest registers there: no cache checks on R9).
-				t.tlb(false, size)
-				a.MovRM(size, h, as.M(as.RDI, 0)) // a 32-bit load zero-extends, 8- and 16-bit ones merge
+				a.MovRM(size, h, t.tlbIndexed(false, size)) // a 32-bit load zero-extends, 8- and 16-bit ones merge
 				t.wroteHost(h)
 				return true
 			}
@@ -159,20 +158,32 @@ func (t *jitT) inst(in *Inst) bool {
 		case d.Kind == KMem && (isReg(s) || s.Kind == KImm):
 			t.spill()
 			t.eaAccess(d)
-			t.storeCheck(size, false)
-			h, host := t.hostOf(s)
-			switch {
-			case s.Kind == KImm && !t.pred && (size < 8 || int64(int32(s.Imm)) == int64(s.Imm)):
-				a.MovMI(size, as.M(as.RDI, 0), int64(s.Imm&sizeMask[size]))
-			case s.Kind == KImm:
-				a.MovRI(as.R8, s.Imm&sizeMask[size])
-				t.store(size, as.R8)
-			case host:
-				t.store(size, h)
-			default:
-				a.MovRM(size, as.R8, t.greg(s))
-				t.store(size, as.R8)
+			if !t.pred {
+				// `ttd run`: the store straight from the register or
+				// of the immediate, through [RDI + address].
+				h, host := t.hostOf(s)
+				m := t.tlbIndexed(true, size)
+				switch {
+				case s.Kind == KImm && (size < 8 || int64(int32(s.Imm)) == int64(s.Imm)):
+					a.MovMI(size, m, int64(s.Imm&sizeMask[size]))
+				case s.Kind == KImm:
+					a.MovRI(as.R8, s.Imm&sizeMask[size])
+					a.MovMR(size, m, as.R8)
+				case host:
+					a.MovMR(size, m, h)
+				default:
+					a.MovRM(size, as.R8, t.greg(s))
+					a.MovMR(size, m, as.R8)
+				}
+				return true
 			}
+			t.storeCheck(size, false)
+			if s.Kind == KImm {
+				a.MovRI(as.R8, s.Imm&sizeMask[size])
+			} else {
+				a.MovRM(size, as.R8, t.greg(s))
+			}
+			t.store(size, as.R8)
 		default:
 			return false
 		}
@@ -260,8 +271,7 @@ func (t *jitT) inst(in *Inst) bool {
 			if s.Kind == KMem {
 				t.spill()
 				t.eaAccess(s)
-				t.tlb(false, ssz)
-				m = as.M(as.RDI, 0)
+				m = t.tlbIndexed(false, ssz)
 			}
 			if in.Op == x86asm.MOVZX {
 				a.MovzxM(dsz, ssz, h, m)
@@ -651,8 +661,7 @@ func (t *jitT) aluLoadOp(in *Inst, d, s *Operand) {
 	}
 	t.spill()
 	t.eaAccess(m)
-	t.tlb(false, size)
-	mem := as.M(as.RDI, 0)
+	mem := t.tlbIndexed(false, size)
 	if in.Op == x86asm.ADC || in.Op == x86asm.SBB {
 		t.hostFlags() // clobbers RAX and RDX, not RDI
 	}
