@@ -355,6 +355,11 @@ type jitT struct {
 	dynamic bool
 	tab     *jitTable
 	live    [maxBlockInsts]uint64 // flags live after each instruction
+	// ar is the register holding the address tlb checks: RSI, or the
+	// host register of a guest register (eaAccess); indexed: tlb leaves
+	// the host address as RDI plus ar (tlbIndexed).
+	ar      as.Reg
+	indexed bool
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
 	k      int
@@ -438,6 +443,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
+		t.ar = as.RSI
 		if t.hooks>>done&1 != 0 {
 			t.flushRegs() // the hook's entry finds them in the CPU
 			t.hookExit()
@@ -598,12 +604,19 @@ func (t *jitT) chainDynamic(m int, reads int32) {
 // chain entry, once runBlock has linked its jump there (jitLink); else it
 // returns to Go (jitChained), naming the exit if it is not linked, so
 // that runBlock links it.
+//
+// In `ttd run`'s translations RIP is set only on the way back to Go
+// (jitRIPOutOfLine): nothing reads it while translated code runs on
+// through linked exits (an exit in the middle of a block names its
+// instruction, and the interpreter and finishBlock set RIP from that).
 func (t *jitT) chain(m int, next uint64, reads int32) {
 	a := &t.a
 	i := t.nslot
 	t.nslot++
-	a.MovRI(as.RAX, next)
-	a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
+	if !t.ripOutOfLine() {
+		a.MovRI(as.RAX, next)
+		a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
+	}
 	t.spill()
 	t.settle(reads)
 	t.storeRegs()
@@ -620,9 +633,20 @@ func (t *jitT) chain(m int, next uint64, reads int32) {
 	t.links = append(t.links, jitLinkOff{site: site, miss: a.Len()})
 	a.MovMI(8, as.M(hCPU, offJitMiss), int64(i+1))
 	a.Bind(stop)
+	if t.ripOutOfLine() {
+		a.MovRI(as.RAX, next)
+		a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
+	}
 	a.MovMI(8, as.M(hCPU, offJitDone), int64(m))
 	t.leaveStored(jitChained, t.st)
 }
+
+// ripOutOfLine says that chaining exits set RIP only where they return to
+// Go, and a direct jmp or call, or a conditional jump at the end of the
+// block, leaves it to them: in `ttd run`'s translations (2 of the 10
+// host instructions of a linked exit; xz and bzip2 take one every 6-11
+// guest instructions). The other modes keep the stores where they were.
+func (t *jitT) ripOutOfLine() bool { return !t.pred }
 
 // budget takes the m instructions that ran of the block from CPU.jitLeft
 // at a chaining exit, and jumps to stop if the block that follows might
@@ -799,6 +823,7 @@ func (t *jitT) cpuFlags() {
 // ea computes a memory operand's guest address into RSI (no flags).
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
+	t.ar = as.RSI
 	if m, ok := t.hostEA(o); ok {
 		if m != (as.Mem{Base: as.RSI, Index: as.NoIndex}) {
 			a.Lea(8, as.RSI, m)
@@ -834,6 +859,22 @@ func (t *jitT) ea(o *Operand) {
 	}
 }
 
+// eaAccess is ea for an access that tlb checks next, and nothing else
+// of the instruction reads RSI: in `ttd run`'s translations an address
+// that is a guest register kept in a host register, with no
+// displacement, stays there (jitT.ar) rather than being copied into RSI
+// (one lea less on the way to the load; bzip2's and gzip's loops
+// address through bare registers). The other modes' checks read RSI.
+func (t *jitT) eaAccess(o *Operand) {
+	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Imm == 0 && o.Seg == SegNone && !o.A32 {
+		if h, ok := t.hostReg(o.Base); ok {
+			t.ar = h
+			return
+		}
+	}
+	t.ea(o)
+}
+
 // tlb translates the guest address in RSI to the host address in RDI
 // through the read or write TLB, leaving for the interpreter on a miss or
 // a page-crossing access. Clobbers RAX, RDX and the flags.
@@ -851,24 +892,45 @@ func (t *jitT) tlb(write bool, size int) {
 	// entry's 32 bytes, comes from RSI in one rotate (BMI2's rorx, no
 	// flags) or shift, and a mask; the host address is RSI plus the
 	// entry's host field (tlbHit). 8 host instructions with rorx.
+	// The address is in t.ar: RSI, or the host register eaAccess left
+	// it in.
+	ar := t.ar
 	if size > 1 {
-		a.Lea(8, as.RAX, as.M(as.RSI, int32(size-1)))
+		a.Lea(8, as.RAX, as.M(ar, int32(size-1)))
 	} else {
-		a.MovRR(8, as.RAX, as.RSI)
+		a.MovRR(8, as.RAX, ar)
 	}
 	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
 	if jitRorx {
-		a.Rorx(4, as.RDX, as.RSI, PageShift-tlbEntryShift)
+		a.Rorx(4, as.RDX, ar, PageShift-tlbEntryShift)
 	} else {
-		a.MovRR(4, as.RDX, as.RSI)
+		a.MovRR(4, as.RDX, ar)
 		a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	}
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
-	a.ALURR(as.ADD, 8, as.RDI, as.RSI)
+	if t.indexed {
+		return
+	}
+	a.ALURR(as.ADD, 8, as.RDI, ar)
 	t.logAccess(write, size)
+}
+
+// tlbIndexed is tlb for an access of `ttd run`'s translations that the
+// caller emits itself: RDI is left holding the entry's host field and
+// the access takes the host operand returned, [RDI + address], so that
+// the address is added by the access (one add less on the way to each
+// load, and one cycle of its latency).
+func (t *jitT) tlbIndexed(write bool, size int) as.Mem {
+	if t.pred {
+		panic("jit: tlbIndexed in a translation with the prediction cache")
+	}
+	t.indexed = true
+	t.tlb(write, size)
+	t.indexed = false
+	return as.Mem{Base: as.RDI, Index: t.ar}
 }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code

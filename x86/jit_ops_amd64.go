@@ -144,13 +144,39 @@ func (t *jitT) inst(in *Inst) bool {
 			}
 		case isReg(d) && s.Kind == KMem:
 			t.spill()
-			t.ea(s)
+			t.eaAccess(s)
+			if h, ok := t.hostOf(d); ok {
+				// Straight into the host register (only `ttd run`
+				// keeps guest registers there: no cache checks on R9).
+				a.MovRM(size, h, t.tlbIndexed(false, size)) // a 32-bit load zero-extends, 8- and 16-bit ones merge
+				t.wroteHost(h)
+				return true
+			}
 			t.load(size)
 			t.commitRead()
 			a.MovMR(wide(size), t.greg(d), as.R9)
 		case d.Kind == KMem && (isReg(s) || s.Kind == KImm):
 			t.spill()
-			t.ea(d)
+			t.eaAccess(d)
+			if !t.pred {
+				// `ttd run`: the store straight from the register or
+				// of the immediate, through [RDI + address].
+				h, host := t.hostOf(s)
+				m := t.tlbIndexed(true, size)
+				switch {
+				case s.Kind == KImm && (size < 8 || int64(int32(s.Imm)) == int64(s.Imm)):
+					a.MovMI(size, m, int64(s.Imm&sizeMask[size]))
+				case s.Kind == KImm:
+					a.MovRI(as.R8, s.Imm&sizeMask[size])
+					a.MovMR(size, m, as.R8)
+				case host:
+					a.MovMR(size, m, h)
+				default:
+					a.MovRM(size, as.R8, t.greg(s))
+					a.MovMR(size, m, as.R8)
+				}
+				return true
+			}
 			t.storeCheck(size, false)
 			if s.Kind == KImm {
 				a.MovRI(as.R8, s.Imm&sizeMask[size])
@@ -236,6 +262,24 @@ func (t *jitT) inst(in *Inst) bool {
 		dsz, ssz := int(d.Size), int(s.Size)
 		if in.Op == x86asm.MOVSXD && (dsz != 8 || ssz != 4) || in.Op != x86asm.MOVSXD && ssz > 2 || ssz >= dsz {
 			return false
+		}
+		if h, ok := t.hostOf(d); ok {
+			// Straight into the host register, from memory or the
+			// source's place (only `ttd run` keeps guest registers in
+			// host registers: no cache checks on R9).
+			m := t.greg(s)
+			if s.Kind == KMem {
+				t.spill()
+				t.eaAccess(s)
+				m = t.tlbIndexed(false, ssz)
+			}
+			if in.Op == x86asm.MOVZX {
+				a.MovzxM(dsz, ssz, h, m)
+			} else {
+				a.MovsxM(dsz, ssz, h, m)
+			}
+			t.wroteHost(h)
+			return true
 		}
 		src := as.R9
 		if s.Kind == KMem {
@@ -416,6 +460,8 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		switch {
+		case d.Kind == KRel && t.ripOutOfLine():
+			// The block ends here and chains (chain sets RIP).
 		case d.Kind == KRel:
 			a.MovRI(as.RAX, d.Imm)
 			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
@@ -442,7 +488,7 @@ func (t *jitT) inst(in *Inst) bool {
 		taken := a.NewLabel()
 		t.exits = append(t.exits, jitExit{l: taken, k: t.k + 1, st: fsHost, taken: true, target: d.Imm, reads: t.sreads, regs: t.regs})
 		a.Jcc(jitCC[in.Op], taken)
-		if t.k == len(t.b.Insts)-1 {
+		if t.k == len(t.b.Insts)-1 && !t.ripOutOfLine() {
 			a.MovRI(as.RAX, in.PC+uint64(in.Len))
 			a.MovMR(8, as.M(hCPU, offRIP), as.RAX)
 		}
@@ -453,6 +499,8 @@ func (t *jitT) inst(in *Inst) bool {
 			return false
 		}
 		switch {
+		case d.Kind == KRel && t.ripOutOfLine():
+			// The block ends here and chains (chain sets RIP).
 		case d.Kind == KRel:
 			a.MovRI(as.RCX, d.Imm)
 		case isReg(d) && d.Size == 8:
@@ -474,7 +522,9 @@ func (t *jitT) inst(in *Inst) bool {
 		a.MovRI(as.R8, in.PC+uint64(in.Len))
 		t.store(8, as.R8)
 		a.MovMR(8, t.gregN(RSP), as.RSI)
-		a.MovMR(8, as.M(hCPU, offRIP), as.RCX)
+		if d.Kind != KRel || !t.ripOutOfLine() {
+			a.MovMR(8, as.M(hCPU, offRIP), as.RCX)
+		}
 		return true
 
 	case x86asm.RET:
@@ -513,6 +563,10 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 	size := int(d.Size)
 	test := in.Op == x86asm.TEST
 	writes := !test && in.Op != x86asm.CMP
+	if !t.pred && (s.Kind == KMem || d.Kind == KMem && !writes) {
+		t.aluLoadOp(in, d, s)
+		return
+	}
 	// The destination's value goes to R8 (register) or R9 (memory), the
 	// source's to R8's partner: RCX, R9 (memory) or an immediate.
 	if d.Kind == KMem || s.Kind == KMem {
@@ -521,7 +575,7 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 			m = s
 		}
 		t.spill()
-		t.ea(m)
+		t.eaAccess(m)
 		if d.Kind == KMem && writes {
 			t.loadRMW(size)
 		} else {
@@ -589,6 +643,65 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 	t.st = fsHost
 	if writes {
 		t.writeBack(d, dst)
+	}
+}
+
+// aluLoadOp translates, in `ttd run`'s translations (no cache checks on
+// R9), an ALU instruction that reads memory and does not write it as
+// one host instruction with the memory operand: "op reg, [RDI]", or cmp
+// and test of memory with a register or an immediate, instead of a load
+// into R9 and the register form.
+func (t *jitT) aluLoadOp(in *Inst, d, s *Operand) {
+	a := &t.a
+	size := int(d.Size)
+	test := in.Op == x86asm.TEST
+	m := s
+	if d.Kind == KMem {
+		m = d
+	}
+	t.spill()
+	t.eaAccess(m)
+	mem := t.tlbIndexed(false, size)
+	if in.Op == x86asm.ADC || in.Op == x86asm.SBB {
+		t.hostFlags() // clobbers RAX and RDX, not RDI
+	}
+	t.st = fsHost
+	if d.Kind == KMem { // cmp or test
+		switch {
+		case s.Kind == KImm && test:
+			a.TestMI(size, mem, int64(s.Imm))
+		case s.Kind == KImm:
+			a.ALUMI(jitALU[in.Op], size, mem, int64(s.Imm))
+		default:
+			src, ok := t.hostOf(s)
+			if !ok {
+				a.MovRM(wide(size), as.RCX, t.greg(s))
+				src = as.RCX
+			}
+			if test {
+				a.TestMR(size, mem, src)
+			} else {
+				a.ALUMR(jitALU[in.Op], size, mem, src)
+			}
+		}
+		return
+	}
+	dst, host := t.hostOf(d)
+	if !host {
+		dst = as.R8
+		a.MovRM(wide(size), as.R8, t.greg(d))
+	}
+	if test {
+		a.TestMR(size, mem, dst)
+	} else {
+		a.ALURM(jitALU[in.Op], size, dst, mem)
+	}
+	switch {
+	case in.Op == x86asm.CMP || test:
+	case host:
+		t.wroteHost(dst)
+	default:
+		t.a.MovMR(wide(size), t.greg(d), as.R8)
 	}
 }
 
