@@ -346,7 +346,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 		st := s.thread(tid, cpus[i], false, 0)
 		s.finish(st)
 	}
-	s.children = nil
+	s.children, s.verdicts = nil, nil
 	leafCalls.Add(s.leaves)
 	leafNamings.Add(s.leafNamings)
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	"ttd/reader"
 	"ttd/symbols"
@@ -276,9 +277,23 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 	}
 	files := map[string]loaded{}
 	out := make([]Symbolizer, len(tr.mods))
+	// same: an image that maps the same files at the same addresses as
+	// one before it (the 40 bash of a shell loop) is named by the same
+	// Symbolizer, which lets segments share one cache of entries
+	// (useTree).
+	same := map[string]*imageSyms{}
 	var errs []error
 	for i, refs := range tr.mods {
+		var id strings.Builder
+		for _, m := range refs {
+			fmt.Fprintf(&id, "%x %s\x00", m.LoadAddr, m.Path)
+		}
+		if img := same[id.String()]; img != nil {
+			out[i] = img
+			continue
+		}
 		img := &imageSyms{}
+		same[id.String()] = img
 		for _, m := range refs {
 			f, ok := files[string(m.Path)]
 			if !ok {
@@ -403,8 +418,16 @@ func (s *segment) useTree(tr *Tree, syms []Symbolizer) {
 	}
 	s.fn.syms = syms
 	s.fn.caches = make([]map[uint64]entryOf, len(syms))
-	for i := range s.fn.caches {
-		s.fn.caches[i] = map[uint64]entryOf{}
+	s.fn.canon = make([]int, len(syms))
+	first := map[Symbolizer]int{}
+	for i, sym := range syms {
+		k, ok := first[sym]
+		if !ok {
+			k = i
+			first[sym] = i
+			s.fn.caches[i] = map[uint64]entryOf{}
+		}
+		s.fn.canon[i], s.fn.caches[i] = k, s.fn.caches[k]
 	}
 	s.fn.img = -1
 	s.fn.use(0)
@@ -412,6 +435,9 @@ func (s *segment) useTree(tr *Tree, syms []Symbolizer) {
 
 // use makes lookups name the functions of image img.
 func (f *funcs) use(img int) {
+	if img >= 0 && img < len(f.canon) {
+		img = f.canon[img]
+	}
 	if img != f.img && img >= 0 && img < len(f.syms) {
 		f.img, f.sym, f.cache = img, f.syms[img], f.caches[img]
 	}
