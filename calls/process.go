@@ -1,9 +1,11 @@
 package calls
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -284,16 +286,7 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 	same := map[string]*imageSyms{}
 	var errs []error
 	for i, refs := range tr.mods {
-		var id strings.Builder
-		for _, m := range refs {
-			fmt.Fprintf(&id, "%x %s\x00", m.LoadAddr, m.Path)
-		}
-		if img := same[id.String()]; img != nil {
-			out[i] = img
-			continue
-		}
 		img := &imageSyms{}
-		same[id.String()] = img
 		for _, m := range refs {
 			f, ok := files[string(m.Path)]
 			if !ok {
@@ -312,6 +305,12 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 				img.parts = append(img.parts, symPart{mi.Lo + d, mi.Hi + d, d, f.tab})
 			}
 		}
+		img.parts = visibleParts(img.parts)
+		id := img.id()
+		if s := same[id]; s != nil {
+			img = s
+		}
+		same[id] = img
 		out[i] = img
 	}
 	return out, errors.Join(errs...)
@@ -319,8 +318,43 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 
 // imageSyms names the functions of one program image from files loaded
 // at another address: each part covers [lo, hi) and is looked up delta
-// below.
+// below (the first part that covers an address).
 type imageSyms struct{ parts []symPart }
+
+// visibleParts drops the parts that an earlier part covers whole (a
+// module the maps name again at the same address, under another path:
+// /bin/bash and /usr/bin/bash), and orders the rest by address when none
+// of them overlap (then no order changes which part covers an address).
+func visibleParts(parts []symPart) []symPart {
+	var out []symPart
+	for _, p := range parts {
+		hidden := false
+		for _, q := range out {
+			hidden = hidden || q.lo <= p.lo && p.hi <= q.hi
+		}
+		if !hidden {
+			out = append(out, p)
+		}
+	}
+	sorted := slices.Clone(out)
+	slices.SortStableFunc(sorted, func(a, b symPart) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].lo < sorted[i-1].hi {
+			return out
+		}
+	}
+	return sorted
+}
+
+// id names what s does: images with the same id name every address
+// alike.
+func (s *imageSyms) id() string {
+	var b strings.Builder
+	for _, p := range s.parts {
+		fmt.Fprintf(&b, "%x %x %x %p;", p.lo, p.hi, p.delta, p.tab)
+	}
+	return b.String()
+}
 
 type symPart struct {
 	lo, hi, delta uint64
