@@ -320,6 +320,8 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 		// matter: the other blocks run translated (segment.gate).
 		r.HookInsts, r.HookGate = s.callsAndRets, s.gate
 		s.useLog(r) // logged hooks (hooklog.go)
+		r.HookFixed = true // the verdicts are the symbols' (verdictOf)
+		s.r = r
 	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
 	i := from + 1

@@ -343,6 +343,8 @@ type segment struct {
 	tree  *Tree
 	keys  map[int]threadID
 	forks []forkSnap
+	// r is the replay the segment follows (for verdictOf).
+	r *reader.Replay
 	// verdicts keeps callsAndRets' answers (nil once the segment is
 	// done).
 	verdicts *[verdictSlots]verdict
@@ -763,6 +765,15 @@ const (
 func (s *segment) verdictOf(b *x86.Block) *verdict {
 	if len(b.Insts) == 0 {
 		return &noVerdict
+	}
+	// The symbols of the thread that runs b, which need not be the
+	// thread the hook saw last (s.cur): a block is asked about before
+	// its thread's first hook.
+	was := s.fn.img
+	if s.r != nil {
+		tid, _ := s.r.Current()
+		s.fn.use(s.keyOf(tid).img)
+		defer s.fn.use(was)
 	}
 	if s.verdicts == nil {
 		v := s.makeVerdict(b)
