@@ -1020,6 +1020,14 @@ func (s *segment) event(r *reader.Replay, ev *reader.Event) {
 	case reader.EventThreadExit:
 		if st := s.threads[s.keyOf(ev.Tid).key]; st != nil && st.cpu != nil {
 			s.finish(st)
+			// The CPU is done with: let its address space, code cache
+			// and translations go, for the next process to reuse (a
+			// tree's 42 processes kept alive to the segment's end made
+			// 110,000 page faults where the replay makes 21,000).
+			if s.curCPU == st.cpu {
+				s.cur, s.curCPU = nil, nil
+			}
+			st.cpu = nil
 		}
 	case reader.EventProcess:
 		if ev.Process.Event == tracefile.ProcessExeced {
