@@ -319,7 +319,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 		// Only calls, rets and the first instructions of a frame
 		// matter: the other blocks run translated (segment.gate).
 		r.HookInsts, r.HookGate = s.callsAndRets, s.gate
-		s.useLog(r) // logged hooks (hooklog.go)
+		s.useLog(r)        // logged hooks (hooklog.go)
 		r.HookFixed = true // the verdicts are the symbols' (verdictOf)
 		s.r = r
 	}

@@ -440,6 +440,7 @@ func (s *segment) setKey(tid int, pos uint64) threadID {
 	k, img := s.tree.threadKey(tid, pos)
 	id := threadID{k, img}
 	s.keys[tid] = id
+	s.keysSet++
 	return id
 }
 
@@ -469,12 +470,18 @@ func (s *segment) useTree(tr *Tree, syms []Symbolizer) {
 
 // use makes lookups name the functions of image img.
 func (f *funcs) use(img int) {
-	if img >= 0 && img < len(f.canon) {
-		img = f.canon[img]
-	}
+	img = f.canonOf(img)
 	if img != f.img && img >= 0 && img < len(f.syms) {
 		f.img, f.sym, f.cache = img, f.syms[img], f.caches[img]
 	}
+}
+
+// canonOf is the image whose cache and symbols image img uses (use).
+func (f *funcs) canonOf(img int) int {
+	if img >= 0 && img < len(f.canon) {
+		return f.canon[img]
+	}
+	return img
 }
 
 // useCur goes back to the image of the thread the hook last saw.

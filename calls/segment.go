@@ -343,8 +343,11 @@ type segment struct {
 	tree  *Tree
 	keys  map[int]threadID
 	forks []forkSnap
-	// r is the replay the segment follows (for verdictOf).
-	r *reader.Replay
+	// r is the replay the segment follows (for verdictOf); askImg is
+	// the image of thread askTid when keysSet was askKeys.
+	r                *reader.Replay
+	askTid, askImg   int
+	askKeys, keysSet uint64
 	// verdicts keeps callsAndRets' answers (nil once the segment is
 	// done).
 	verdicts *[verdictSlots]verdict
@@ -749,8 +752,8 @@ func (s *segment) callsAndRets(b *x86.Block) uint64 { return s.verdictOf(b).hook
 // blocks that share an array's tail end with it), under the symbols of
 // image img (funcs.img).
 type verdict struct {
-	insts  *x86.Inst
-	n, img int32
+	insts                                  *x86.Inst
+	n, img                                 int32
 	hooks, logged, merge, soft, open, shut uint64
 }
 
@@ -769,20 +772,31 @@ func (s *segment) verdictOf(b *x86.Block) *verdict {
 	// The symbols of the thread that runs b, which need not be the
 	// thread the hook saw last (s.cur): a block is asked about before
 	// its thread's first hook.
-	was := s.fn.img
+	img := s.fn.img
 	if s.r != nil {
-		tid, _ := s.r.Current()
-		s.fn.use(s.keyOf(tid).img)
-		defer s.fn.use(was)
+		if tid, _ := s.r.Current(); tid != s.askTid || s.askKeys != s.keysSet {
+			s.askTid, s.askKeys = tid, s.keysSet
+			s.askImg = s.fn.canonOf(s.keyOf(tid).img)
+		}
+		img = s.askImg
 	}
 	if s.verdicts == nil {
-		v := s.makeVerdict(b)
+		v := s.verdictIn(b, img)
 		return &v
 	}
 	v := &s.verdicts[(b.PC^b.PC>>verdictBits)&(verdictSlots-1)]
-	if v.insts != &b.Insts[0] || v.n != int32(len(b.Insts)) || v.img != int32(s.fn.img) {
-		*v = s.makeVerdict(b)
+	if v.insts != &b.Insts[0] || v.n != int32(len(b.Insts)) || v.img != int32(img) {
+		*v = s.verdictIn(b, img)
 	}
+	return v
+}
+
+// verdictIn makes b's verdict with the symbols of image img.
+func (s *segment) verdictIn(b *x86.Block, img int) verdict {
+	was := s.fn.img
+	s.fn.use(img)
+	v := s.makeVerdict(b)
+	s.fn.use(was)
 	return v
 }
 
