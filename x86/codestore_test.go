@@ -437,3 +437,20 @@ func (s *CodeStore) hookedXlats() (n int) {
 	}
 	return n
 }
+
+// TestStoreMovesHookedXlats: a block taken from the old generation moves
+// to the young one with its translations, those made for a filter too.
+func TestStoreMovesHookedXlats(t *testing.T) {
+	c := newTestCPU(t, storeCode)
+	s := NewCodeStore()
+	c.cache.ShareWith(s)
+	b := c.cache.decodeBlock(testCode)
+	if b.stored == nil {
+		s.keep(c.cache, b)
+	}
+	s.keepXlat(b.stored, jitModeReplay, storedXlat{code: []byte{0xc3}, hook: hookXlat{hooks: 1}}, true)
+	s.rotate()
+	if tb := s.take(c.cache, testCode); tb == nil || tb.stored.hx[jitModeReplay].Load() == nil || tb.stored.hx[jitModeReplay].Load().hook.hooks != 1 {
+		t.Errorf("the block taken from the old generation lost its translation made for a filter")
+	}
+}
