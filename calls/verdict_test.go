@@ -88,14 +88,7 @@ func TestVerdictsAsInstructions(t *testing.T) {
 	for _, c := range progs {
 		exe := buildC(t, c.src, "-pthread")
 		tr, sym := open(t, record(t, exe, c.every))
-		cps, err := tr.Checkpoints()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree, err := NewTree(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cps, tree := checkpointsAndTree(t, tr)
 		r, err := tr.NewReplayAt(cps[0])
 		if err != nil {
 			t.Fatal(err)
@@ -214,14 +207,7 @@ func TestVerdictsPerImage(t *testing.T) {
 func TestExitedThreadsLetGoOfTheirCPU(t *testing.T) {
 	exe := buildC(t, "../testdata/corpus/threads_signals.c", "-pthread")
 	tr, sym := open(t, record(t, exe, 50021))
-	cps, err := tr.Checkpoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := NewTree(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cps, tree := checkpointsAndTree(t, tr)
 	s, err := runSegment(tr, sym, cps, 0, len(cps), &Options{tree: tree, syms: []Symbolizer{sym}}, nil)
 	if err != nil {
 		t.Fatal(err)
