@@ -313,6 +313,11 @@ func TestLoggedHooks(t *testing.T) {
 		c := newTestCPU(t, code)
 		if store != nil {
 			c.cache.ShareWith(store)
+			// The second cache numbers its blocks apart from the first
+			// (a translation must not carry the first's ids).
+			for range store.Kept {
+				c.cache.jitBlocks = append(c.cache.jitBlocks, nil)
+			}
 		}
 		c.Pred = predict.New(10)
 		o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a", want: cases[tc].want}},

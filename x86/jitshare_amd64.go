@@ -59,6 +59,9 @@ func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
 		if hook.hooks != t.hooks || hook.logged != t.logged {
 			return // (cannot be: translate asked the same)
 		}
+		if t.logged != 0 && !t.steps {
+			return // a wide record's tag holds the block's id (logHook)
+		}
 	}
 	if !ok {
 		cc.store.keepXlat(b.stored, mode, storedXlat{declined: true, hook: hook}, hooked)
