@@ -319,7 +319,9 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 		// Only calls, rets and the first instructions of a frame
 		// matter: the other blocks run translated (segment.gate).
 		r.HookInsts, r.HookGate = s.callsAndRets, s.gate
-		s.useLog(r) // logged hooks (hooklog.go)
+		s.useLog(r)        // logged hooks (hooklog.go)
+		r.HookFixed = true // the verdicts are the symbols' (verdictOf)
+		s.r = r
 	}
 	r.OnEvent = func(ev *reader.Event) { s.event(r, ev) }
 	i := from + 1
@@ -346,7 +348,7 @@ func runSegment(t *reader.Trace, sym Symbolizer, cps []reader.Checkpoint, from, 
 		st := s.thread(tid, cpus[i], false, 0)
 		s.finish(st)
 	}
-	s.children = nil
+	s.children, s.verdicts = nil, nil
 	leafCalls.Add(s.leaves)
 	leafNamings.Add(s.leafNamings)
 	return s, nil

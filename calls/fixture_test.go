@@ -110,14 +110,7 @@ func open(t testing.TB, path string) (*reader.Trace, Symbolizer) {
 // only the blocks with calls and rets, the others running translated).
 func analyzeSequential(t testing.TB, tr *reader.Trace, sym Symbolizer) *Profile {
 	t.Helper()
-	cps, err := tr.Checkpoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := NewTree(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cps, tree := checkpointsAndTree(t, tr)
 	if tree.Images() > 1 {
 		t.Fatal("analyzeSequential: the reference names one program's functions")
 	}
@@ -129,6 +122,20 @@ func analyzeSequential(t testing.TB, tr *reader.Trace, sym Symbolizer) *Profile 
 	p.Instructions = tr.End()
 	p.finish(sym)
 	return p
+}
+
+// checkpointsAndTree returns tr's checkpoints and process tree.
+func checkpointsAndTree(t testing.TB, tr *reader.Trace) ([]reader.Checkpoint, *Tree) {
+	t.Helper()
+	cps, err := tr.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := NewTree(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cps, tree
 }
 
 // flat lists a tree's paths with their numbers, one line each, sorted.

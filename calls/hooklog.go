@@ -29,24 +29,7 @@ import (
 
 // loggable picks, among the instructions callsAndRets hooks in b, those
 // translated code may log.
-func (s *segment) loggable(b *x86.Block) (logged uint64) {
-	for i := range b.Insts {
-		in := &b.Insts[i]
-		switch in.Op {
-		case x86asm.CALL:
-			if a := &in.Args[0]; a.Kind == x86.KRel || a.Kind == x86.KMem || a.Kind == x86.KReg && a.Size == 8 {
-				logged |= 1 << i
-			}
-		case x86asm.RET:
-			logged |= 1 << i
-		default:
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
-				logged |= 1 << i
-			}
-		}
-	}
-	return logged
-}
+func (s *segment) loggable(b *x86.Block) uint64 { return s.verdictOf(b).logged }
 
 // logged is the Replay's HookSteps: the records of the thread that runs
 // on c, in order.
@@ -141,17 +124,7 @@ func (s *segment) isEntry(pc uint64) bool {
 // merges picks the direct calls and the rets of b whose leaf calls'
 // records translated code may merge (x86.LeafMerger, more): those at no
 // function's entry.
-func (s *segment) merges(b *x86.Block) (m uint64) {
-	for i := range b.Insts {
-		in := &b.Insts[i]
-		if in.Op == x86asm.RET || in.Op == x86asm.CALL && in.Args[0].Kind == x86.KRel {
-			if e := s.fn.lookup(in.PC); !e.ok || e.entry != in.PC {
-				m |= 1 << i
-			}
-		}
-	}
-	return m
-}
+func (s *segment) merges(b *x86.Block) uint64 { return s.verdictOf(b).merge }
 
 // leaf follows a leaf call's record (x86.StepLeaf): the call and the
 // ret that returned from it, with no record between. When nothing but
@@ -258,20 +231,8 @@ func (s *segment) useLog(r *reader.Replay) {
 // records. Where Go runs a call or a ret (instruction), it sets the
 // window's end as translated code would (setWindow).
 func (s *segment) windows(b *x86.Block) (soft, open, shut, window uint64) {
-	for i := range b.Insts {
-		in := &b.Insts[i]
-		switch k := s.callWindow(in); {
-		case k == x86.StepShut:
-			shut |= 1 << i
-		case k == x86.StepOpen:
-			open |= 1 << i
-		case in.Op != x86asm.CALL && in.Op != x86asm.RET:
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC && !e.tramp {
-				soft |= 1 << i
-			}
-		}
-	}
-	return soft, open, shut, stepWindow
+	v := s.verdictOf(b)
+	return v.soft, v.open, v.shut, stepWindow
 }
 
 // callWindow is the window class of a call or a ret (windows): StepShut

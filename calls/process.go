@@ -1,10 +1,13 @@
 package calls
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
+	"strings"
 
 	"ttd/reader"
 	"ttd/symbols"
@@ -276,6 +279,11 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 	}
 	files := map[string]loaded{}
 	out := make([]Symbolizer, len(tr.mods))
+	// same: an image that maps the same files at the same addresses as
+	// one before it (the 40 bash of a shell loop) is named by the same
+	// Symbolizer, which lets segments share one cache of entries
+	// (useTree).
+	same := map[string]*imageSyms{}
 	var errs []error
 	for i, refs := range tr.mods {
 		img := &imageSyms{}
@@ -297,6 +305,12 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 				img.parts = append(img.parts, symPart{mi.Lo + d, mi.Hi + d, d, f.tab})
 			}
 		}
+		img.parts = visibleParts(img.parts)
+		id := img.id()
+		if s := same[id]; s != nil {
+			img = s
+		}
+		same[id] = img
 		out[i] = img
 	}
 	return out, errors.Join(errs...)
@@ -304,8 +318,43 @@ func (tr *Tree) loadImages(t *reader.Trace) ([]Symbolizer, error) {
 
 // imageSyms names the functions of one program image from files loaded
 // at another address: each part covers [lo, hi) and is looked up delta
-// below.
+// below (the first part that covers an address).
 type imageSyms struct{ parts []symPart }
+
+// visibleParts drops the parts that an earlier part covers whole (a
+// module the maps name again at the same address, under another path:
+// /bin/bash and /usr/bin/bash), and orders the rest by address when none
+// of them overlap (then no order changes which part covers an address).
+func visibleParts(parts []symPart) []symPart {
+	var out []symPart
+	for _, p := range parts {
+		hidden := false
+		for _, q := range out {
+			hidden = hidden || q.lo <= p.lo && p.hi <= q.hi
+		}
+		if !hidden {
+			out = append(out, p)
+		}
+	}
+	sorted := slices.Clone(out)
+	slices.SortStableFunc(sorted, func(a, b symPart) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].lo < sorted[i-1].hi {
+			return out
+		}
+	}
+	return sorted
+}
+
+// id names what s does: images with the same id name every address
+// alike.
+func (s *imageSyms) id() string {
+	var b strings.Builder
+	for _, p := range s.parts {
+		fmt.Fprintf(&b, "%x %x %x %p;", p.lo, p.hi, p.delta, p.tab)
+	}
+	return b.String()
+}
 
 type symPart struct {
 	lo, hi, delta uint64
@@ -391,6 +440,7 @@ func (s *segment) setKey(tid int, pos uint64) threadID {
 	k, img := s.tree.threadKey(tid, pos)
 	id := threadID{k, img}
 	s.keys[tid] = id
+	s.keysSet++
 	return id
 }
 
@@ -403,8 +453,16 @@ func (s *segment) useTree(tr *Tree, syms []Symbolizer) {
 	}
 	s.fn.syms = syms
 	s.fn.caches = make([]map[uint64]entryOf, len(syms))
-	for i := range s.fn.caches {
-		s.fn.caches[i] = map[uint64]entryOf{}
+	s.fn.canon = make([]int, len(syms))
+	first := map[Symbolizer]int{}
+	for i, sym := range syms {
+		k, ok := first[sym]
+		if !ok {
+			k = i
+			first[sym] = i
+			s.fn.caches[i] = map[uint64]entryOf{}
+		}
+		s.fn.canon[i], s.fn.caches[i] = k, s.fn.caches[k]
 	}
 	s.fn.img = -1
 	s.fn.use(0)
@@ -412,9 +470,18 @@ func (s *segment) useTree(tr *Tree, syms []Symbolizer) {
 
 // use makes lookups name the functions of image img.
 func (f *funcs) use(img int) {
+	img = f.canonOf(img)
 	if img != f.img && img >= 0 && img < len(f.syms) {
 		f.img, f.sym, f.cache = img, f.syms[img], f.caches[img]
 	}
+}
+
+// canonOf is the image whose cache and symbols image img uses (use).
+func (f *funcs) canonOf(img int) int {
+	if img >= 0 && img < len(f.canon) {
+		return f.canon[img]
+	}
+	return img
 }
 
 // useCur goes back to the image of the thread the hook last saw.

@@ -343,6 +343,14 @@ type segment struct {
 	tree  *Tree
 	keys  map[int]threadID
 	forks []forkSnap
+	// r is the replay the segment follows (for verdictOf); askImg is
+	// the image of thread askTid when keysSet was askKeys.
+	r                *reader.Replay
+	askTid, askImg   int
+	askKeys, keysSet uint64
+	// verdicts keeps callsAndRets' answers (nil once the segment is
+	// done).
+	verdicts *[verdictSlots]verdict
 	// children caches the children of nodes (nil once the segment is
 	// done).
 	children *childCache
@@ -362,6 +370,9 @@ type funcs struct {
 	syms   []Symbolizer
 	caches []map[uint64]entryOf
 	img    int
+	// canon[i] is the first image named by image i's Symbolizer, whose
+	// cache (and img in recent) i shares; nil: every image its own.
+	canon []int
 	// recent holds the last entries looked up, direct-mapped by pc, in
 	// front of cache: watch looks up every instruction it sees while it
 	// searches for a callee's function, and the map was 14% of
@@ -453,7 +464,7 @@ func (f *funcs) lookup(pc uint64) entryOf {
 
 func newSegment(sym Symbolizer) *segment {
 	c := map[uint64]entryOf{}
-	return &segment{threads: map[int]*segThread{}, keys: map[int]threadID{}, children: new(childCache),
+	return &segment{threads: map[int]*segThread{}, keys: map[int]threadID{}, children: new(childCache), verdicts: new([verdictSlots]verdict),
 		fn: funcs{sym: sym, cache: c, syms: []Symbolizer{sym}, caches: []map[uint64]entryOf{c}}}
 }
 
@@ -728,20 +739,108 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 // direct call pushed, the gate closed (lookTo), and where the gate
 // usually closes after an indirect call: the rest of the block, and the
 // blocks that follow, run translated (x86.InstFilter).
-func (s *segment) callsAndRets(b *x86.Block) uint64 {
-	var m uint64
+//
+// A block's verdicts are kept (verdictOf) for the next code cache that
+// takes the same decoded instructions from the code store (x86.CodeStore:
+// a tree's 40 bash share theirs) or asks again after a RunTo: a lookup
+// for each instruction of each block was 13% of the tree's ttd calls.
+func (s *segment) callsAndRets(b *x86.Block) uint64 { return s.verdictOf(b).hooks }
+
+// verdict is what the x86 filter asks of a block (callsAndRets,
+// loggable, windows, merges), for the block whose instructions start at
+// insts (n of them: decoded instructions are shared, never written, and
+// blocks that share an array's tail end with it), under the symbols of
+// image img (funcs.img).
+type verdict struct {
+	insts                                  *x86.Inst
+	n, img                                 int32
+	hooks, logged, merge, soft, open, shut uint64
+}
+
+// verdictSlots is the size of the direct-mapped table of verdicts, by
+// block address (4 MiB).
+const (
+	verdictBits  = 16
+	verdictSlots = 1 << verdictBits
+)
+
+// verdictOf is b's verdict, from the table or made now.
+func (s *segment) verdictOf(b *x86.Block) *verdict {
+	if len(b.Insts) == 0 {
+		return &noVerdict
+	}
+	// The symbols of the thread that runs b, which need not be the
+	// thread the hook saw last (s.cur): a block is asked about before
+	// its thread's first hook.
+	img := s.fn.img
+	if s.r != nil {
+		if tid, _ := s.r.Current(); tid != s.askTid || s.askKeys != s.keysSet {
+			s.askTid, s.askKeys = tid, s.keysSet
+			s.askImg = s.fn.canonOf(s.keyOf(tid).img)
+		}
+		img = s.askImg
+	}
+	if s.verdicts == nil {
+		v := s.verdictIn(b, img)
+		return &v
+	}
+	v := &s.verdicts[(b.PC^b.PC>>verdictBits)&(verdictSlots-1)]
+	if v.insts != &b.Insts[0] || v.n != int32(len(b.Insts)) || v.img != int32(img) {
+		*v = s.verdictIn(b, img)
+	}
+	return v
+}
+
+// verdictIn makes b's verdict with the symbols of image img.
+func (s *segment) verdictIn(b *x86.Block, img int) verdict {
+	was := s.fn.img
+	s.fn.use(img)
+	v := s.makeVerdict(b)
+	s.fn.use(was)
+	return v
+}
+
+// noVerdict is an empty block's.
+var noVerdict verdict
+
+// makeVerdict makes b's verdict, instruction by instruction: the calls
+// and rets, and the instructions at a function's entry, are hooked; all
+// but indirect calls of other sizes than 8 and entries of a lazy-binding
+// trampoline may be logged; the direct calls and rets at no function's
+// entry may merge (merges); the window classes as windows gives them.
+func (s *segment) makeVerdict(b *x86.Block) verdict {
+	v := verdict{insts: &b.Insts[0], n: int32(len(b.Insts)), img: int32(s.fn.img)}
 	for i := range b.Insts {
 		in := &b.Insts[i]
+		bit := uint64(1) << i
 		switch in.Op {
 		case x86asm.CALL, x86asm.RET:
-			m |= 1 << i
+			v.hooks |= bit
+			a := &in.Args[0]
+			if in.Op == x86asm.RET || a.Kind == x86.KRel || a.Kind == x86.KMem || a.Kind == x86.KReg && a.Size == 8 {
+				v.logged |= bit
+			}
+			if in.Op == x86asm.RET || a.Kind == x86.KRel {
+				if e := s.fn.lookup(in.PC); !e.ok || e.entry != in.PC {
+					v.merge |= bit
+				}
+			}
+			if s.callsEntry(in) {
+				v.shut |= bit
+			} else {
+				v.open |= bit
+			}
 		default:
 			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
-				m |= 1 << i
+				v.hooks |= bit
+				if !e.tramp {
+					v.logged |= bit
+					v.soft |= bit
+				}
 			}
 		}
 	}
-	return m
+	return v
 }
 
 // gate hooks the instructions callsAndRets does not mark while the thread that runs
@@ -935,6 +1034,14 @@ func (s *segment) event(r *reader.Replay, ev *reader.Event) {
 	case reader.EventThreadExit:
 		if st := s.threads[s.keyOf(ev.Tid).key]; st != nil && st.cpu != nil {
 			s.finish(st)
+			// The CPU is done with: let its address space, code cache
+			// and translations go, for the next process to reuse (a
+			// tree's 42 processes kept alive to the segment's end made
+			// 110,000 page faults where the replay makes 21,000).
+			if s.curCPU == st.cpu {
+				s.cur, s.curCPU = nil, nil
+			}
+			st.cpu = nil
 		}
 	case reader.EventProcess:
 		if ev.Process.Event == tracefile.ProcessExeced {

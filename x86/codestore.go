@@ -36,7 +36,10 @@ import (
 // that are the cache's (the block's id in its exits and the address of
 // its table of translations by guest address). The copy is the cache's
 // own from then on, linked to its own blocks' copies, dropped by its own
-// invalidation. Translations made for a BlockFilter (hooks) or for
+// invalidation. A translation made for a BlockFilter (hooks, logged
+// hooks) is kept apart (storedBlock.hx), with the verdict it was made
+// for, and adopted only by a cache whose own verdict on the block is the
+// same (hookXlat): a tree's programs under ttd calls. Translations for
 // LegacyReads are neither kept nor adopted.
 //
 // The store is bounded: it keeps two generations of at most storeGenInsts
@@ -87,8 +90,10 @@ type storedBlock struct {
 	cut      bool // the window ended at an unfetchable byte
 	features Features
 	next     *storedBlock // another block at the same address
-	// xl are the block's translations by mode (jitModeRun…), set once.
-	xl [jitModes]atomic.Pointer[storedXlat]
+	// xl are the block's translations by mode (jitModeRun…), set once;
+	// hx its translations made for a BlockFilter, one by mode, for the
+	// verdict each holds (storedXlat.hook).
+	xl, hx [jitModes]atomic.Pointer[storedXlat]
 }
 
 // storedXlat is a translation as the store keeps it: the host code as
@@ -111,11 +116,36 @@ type storedXlat struct {
 	// in an earlier run in which the block was hot: a block taken from
 	// the store adopts it at its first run.
 	hot bool
+	// hook is what a translation made for a BlockFilter was made for,
+	// and hresK, hresAt its hook exits' instructions and the entries
+	// after them (jitBlock.hresume).
+	hook          hookXlat
+	hresK, hresAt []int32
+}
+
+// hookXlat is what a translation made for a BlockFilter depends on
+// besides the block and the mode (CodeCache.hooksFor, logsFor): a cache
+// adopts it only when its own verdict on the block asks the same.
+type hookXlat struct {
+	hooks, logged uint64
+	steps, hasWin bool
+	win           stepWindows
+}
+
+// hookXlatOf is the key of a translation of b that cc makes now.
+func (cc *CodeCache) hookXlatOf(b *Block) hookXlat {
+	h := hookXlat{hooks: cc.hooksFor(b)}
+	var win *stepWindows
+	h.logged, h.steps, win = cc.logsFor(b, h.hooks)
+	if win != nil {
+		h.hasWin, h.win = true, *win
+	}
+	return h
 }
 
 // size is what x takes in the store's bound (storeGenCode).
 func (x *storedXlat) size() int {
-	return len(x.code) + 4*(len(x.linkSite)+len(x.linkMis)+len(x.resumeK)+len(x.resumeAt)+len(x.idSites)+len(x.tabSites)) + 128
+	return len(x.code) + 4*(len(x.linkSite)+len(x.linkMis)+len(x.resumeK)+len(x.resumeAt)+len(x.idSites)+len(x.tabSites)+len(x.hresK)+len(x.hresAt)) + 128
 }
 
 // xlat returns the translation kept for mode, or nil (sb may be nil).
@@ -192,7 +222,19 @@ func (cc *CodeCache) Store() *CodeStore { return cc.store }
 // adoptable returns the store's translation of b for mode that cc would
 // adopt (translate), or nil.
 func (cc *CodeCache) adoptable(b *Block, mode uint8) *storedXlat {
-	if cc.filter.owner != nil || cc.LegacyReads {
+	if cc.LegacyReads {
+		return nil
+	}
+	if cc.filter.owner != nil {
+		// One made for the same verdict (the 40 bash of a tree under
+		// ttd calls translated each of their blocks again: 22,000
+		// translations, 72 MB, where the replay made 3,700).
+		if b.stored == nil {
+			return nil
+		}
+		if x := b.stored.hx[mode].Load(); x != nil && x.hook == cc.hookXlatOf(b) {
+			return x
+		}
 		return nil
 	}
 	if x := b.stored.xlat(mode); x != nil {
@@ -220,6 +262,10 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 		for m := range sb.xl {
 			if x := sb.xl[m].Load(); x != nil {
 				young.xl[m].Store(x)
+				s.youngCode += x.size()
+			}
+			if x := sb.hx[m].Load(); x != nil {
+				young.hx[m].Store(x)
 				s.youngCode += x.size()
 			}
 		}
@@ -278,21 +324,25 @@ func (s *CodeStore) keep(cc *CodeCache, b *Block) {
 // keepXlat keeps a copy of x as sb's translation for mode, unless it has
 // one: x's code and offsets are copied into the store's slabs, so that
 // keeping a translation seldom allocates.
-func (s *CodeStore) keepXlat(sb *storedBlock, mode uint8, x storedXlat) {
+func (s *CodeStore) keepXlat(sb *storedBlock, mode uint8, x storedXlat, hooked bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sb.xl[mode].Load() != nil {
+	to := &sb.xl[mode]
+	if hooked {
+		to = &sb.hx[mode] // the first verdict's (a tree's programs share one)
+	}
+	if to.Load() != nil {
 		return
 	}
 	x.code = keep(&s.codeSlab, x.code, xlatCodeSlab)
-	for _, o := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites} {
+	for _, o := range []*[]int32{&x.linkSite, &x.linkMis, &x.resumeK, &x.resumeAt, &x.idSites, &x.tabSites, &x.hresK, &x.hresAt} {
 		*o = keep(&s.offSlab, *o, xlatOffSlab)
 	}
 	if len(s.xlSlab) == cap(s.xlSlab) {
 		s.xlSlab = make([]storedXlat, 0, xlatSlab)
 	}
 	s.xlSlab = append(s.xlSlab, x)
-	sb.xl[mode].Store(&s.xlSlab[len(s.xlSlab)-1])
+	to.Store(&s.xlSlab[len(s.xlSlab)-1])
 	s.XlatKept++
 	if s.youngCode += x.size(); s.youngCode > storeGenCode {
 		s.rotate()
@@ -348,6 +398,9 @@ func (s *CodeStore) held() (insts, code int) {
 				insts += len(sb.insts)
 				for m := range sb.xl {
 					if x := sb.xl[m].Load(); x != nil {
+						code += x.size()
+					}
+					if x := sb.hx[m].Load(); x != nil {
 						code += x.size()
 					}
 				}

@@ -288,7 +288,7 @@ func TestCodeStoreBoundsTranslations(t *testing.T) {
 		s.mu.Lock()
 		s.add(uint64(i), sb)
 		s.mu.Unlock()
-		s.keepXlat(sb, jitModeRun, x)
+		s.keepXlat(sb, jitModeRun, x, false)
 	}
 	if n := s.XlatBytes(); n > 2*storeGenCode || n < storeGenCode/2 {
 		t.Errorf("the store holds %d bytes of translations, want at most two generations of %d (and not nothing)", n, storeGenCode)
@@ -324,10 +324,12 @@ func TestSharedXlatKeepsModesApart(t *testing.T) {
 	}
 }
 
-// TestSharedXlatNotWithAFilter: a cache whose observer filters blocks
-// (BlockFilter: calls, probes) neither adopts the store's translations
-// nor gives it its own, even of blocks the filter declines.
-func TestSharedXlatNotWithAFilter(t *testing.T) {
+// TestSharedXlatWithAFilter: a translation made for a filter (BlockFilter:
+// calls, probes) is kept apart from those made without: a cache that
+// runs without a filter neither adopts it nor gives it its own; another
+// cache whose filter has the same verdict on the block adopts it, and
+// one whose verdict differs makes its own.
+func TestSharedXlatWithAFilter(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no translator")
 	}
@@ -340,12 +342,15 @@ func TestSharedXlatNotWithAFilter(t *testing.T) {
 		runCode(t, "cpu", c)
 		return c
 	}
-	first := mk(&filterObserver{name: "none"})
+	first := mk(instObserver{&filterObserver{name: "none"}})
 	plain := mk(&predObserver{replay: true})
-	filtered := mk(&filterObserver{name: "none"})
-	if first.cache.Translated != 1 || plain.cache.Adopted != 0 || filtered.cache.Adopted != 0 || s.XlatKept != 1 {
-		t.Errorf("translated %d (filtered), adopted %d and %d (filtered), kept %d: want 1, 0, 0 and 1",
-			first.cache.Translated, plain.cache.Adopted, filtered.cache.Adopted, s.XlatKept)
+	same := mk(instObserver{&filterObserver{name: "none"}})
+	other := mk(instObserver{&filterObserver{name: "mov", want: []uint64{testCode}}})
+	if first.cache.Translated != 1 || plain.cache.Adopted != 0 || plain.cache.Translated != 1 ||
+		same.cache.Adopted != 1 || same.cache.Translated != 0 || other.cache.Adopted != 0 || other.cache.Translated != 1 || s.XlatKept != 2 {
+		t.Errorf("translated %d (filtered), %d (plain), %d (another verdict); adopted %d (plain), %d (same verdict), %d (another verdict); kept %d: want 1, 1, 1; 0, 1, 0; 2",
+			first.cache.Translated, plain.cache.Translated, other.cache.Translated,
+			plain.cache.Adopted, same.cache.Adopted, other.cache.Adopted, s.XlatKept)
 	}
 }
 
@@ -412,5 +417,40 @@ func TestDormantStoreWakes(t *testing.T) {
 		if s.Kept != c.kept {
 			t.Errorf("block ending %d bytes before its page's end: woken store kept %d, want %d", c.gap, s.Kept, c.kept)
 		}
+	}
+}
+
+// hookedXlats counts the translations made for a filter that s holds.
+func (s *CodeStore) hookedXlats() (n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, gen := range [2]map[uint64]*storedBlock{s.young, s.old} {
+		for _, sb := range gen {
+			for ; sb != nil; sb = sb.next {
+				for m := range sb.hx {
+					if sb.hx[m].Load() != nil {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestStoreMovesHookedXlats: a block taken from the old generation moves
+// to the young one with its translations, those made for a filter too.
+func TestStoreMovesHookedXlats(t *testing.T) {
+	c := newTestCPU(t, storeCode)
+	s := NewCodeStore()
+	c.cache.ShareWith(s)
+	b := c.cache.decodeBlock(testCode)
+	if b.stored == nil {
+		s.keep(c.cache, b)
+	}
+	s.keepXlat(b.stored, jitModeReplay, storedXlat{code: []byte{0xc3}, hook: hookXlat{hooks: 1}}, true)
+	s.rotate()
+	if tb := s.take(c.cache, testCode); tb == nil || tb.stored.hx[jitModeReplay].Load() == nil || tb.stored.hx[jitModeReplay].Load().hook.hooks != 1 {
+		t.Errorf("the block taken from the old generation lost its translation made for a filter")
 	}
 }

@@ -295,7 +295,11 @@ func TestLoggedHooks(t *testing.T) {
 		memTarget, badTarget int
 		badKind, leaves      int
 	}
-	run := func(jit, logging bool, tc int, steps bool) result {
+	var adoptedHooked, keptHooked int
+	// run runs the case; with store, on a code cache that shares
+	// through it (a second run on a second cache adopts the first's
+	// translations, those made for the filters too).
+	run := func(jit, logging bool, tc int, steps bool, store *CodeStore) result {
 		defer SetJIT(SetJIT(jit, 0))
 		filterAskAlways = !jit
 		defer func() { filterAskAlways = false }()
@@ -307,6 +311,14 @@ func TestLoggedHooks(t *testing.T) {
 			code = cases[tc].code
 		}
 		c := newTestCPU(t, code)
+		if store != nil {
+			c.cache.ShareWith(store)
+			// The second cache numbers its blocks apart from the first
+			// (a translation must not carry the first's ids).
+			for range store.Kept {
+				c.cache.jitBlocks = append(c.cache.jitBlocks, nil)
+			}
+		}
 		c.Pred = predict.New(10)
 		o := &hookLogObserver{instObserver: instObserver{&filterObserver{name: "a", want: cases[tc].want}},
 			steps: steps, off: !logging}
@@ -321,6 +333,10 @@ func TestLoggedHooks(t *testing.T) {
 				t.Fatalf("exit %v", ex.Reason)
 			}
 		}
+		if store != nil {
+			adoptedHooked += int(c.cache.Adopted)
+			keptHooked += store.hookedXlats()
+		}
 		return result{o.seen, c.R[RAX], c.Icount, o.recs, o.exact, o.memTarget, o.badTarget, o.badKind, o.leaves}
 	}
 	for k, tc := range cases {
@@ -329,37 +345,48 @@ func TestLoggedHooks(t *testing.T) {
 			if steps {
 				name += " (narrow)"
 			}
-			want := run(false, false, k, steps)
+			want := run(false, false, k, steps, nil)
 			if len(want.seen) == 0 {
 				t.Fatalf("%s: no instruction seen", name)
 			}
-			got := run(true, true, k, steps)
-			if got.recs == 0 {
-				t.Fatalf("%s: nothing logged (%d exact calls)", name, got.exact)
-			}
-			if tc.mem && (got.memTarget == 0 || got.badTarget != 0) || got.badTarget != 0 {
-				t.Errorf("%s: %d records of the call through memory name f, %d another target or the wrong kind", name, got.memTarget, got.badTarget)
-			}
-			if got.badKind != 0 {
-				t.Errorf("%s: %d narrow records name no instruction or the wrong kind", name, got.badKind)
-			}
-			if wantLeaves := steps && tc.leaves; (got.leaves != 0) != wantLeaves {
-				t.Errorf("%s: %d leaf calls' records, want some: %v", name, got.leaves, wantLeaves)
-			}
-			if got.rax != want.rax || got.count != want.count {
-				t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", name, got.rax, got.count, want.rax, want.count)
-			}
-			if len(got.seen) != len(want.seen) {
-				t.Errorf("%s: %d calls and records logging, %d exact calls", name, len(got.seen), len(want.seen))
-			}
-			for i := range min(len(got.seen), len(want.seen)) {
-				if got.seen[i] != want.seen[i] {
-					t.Errorf("%s: call %d is %s logging, %s exact", name, i, got.seen[i], want.seen[i])
-					break
+			got := run(true, true, k, steps, nil)
+			for _, shared := range []bool{false, true} {
+				if shared {
+					s := NewCodeStore()
+					run(true, true, k, steps, s)
+					got = run(true, true, k, steps, s)
+					name += " (adopted)"
 				}
+				if got.recs == 0 {
+					t.Fatalf("%s: nothing logged (%d exact calls)", name, got.exact)
+				}
+				if tc.mem && (got.memTarget == 0 || got.badTarget != 0) || got.badTarget != 0 {
+					t.Errorf("%s: %d records of the call through memory name f, %d another target or the wrong kind", name, got.memTarget, got.badTarget)
+				}
+				if got.badKind != 0 {
+					t.Errorf("%s: %d narrow records name no instruction or the wrong kind", name, got.badKind)
+				}
+				if wantLeaves := steps && tc.leaves; (got.leaves != 0) != wantLeaves {
+					t.Errorf("%s: %d leaf calls' records, want some: %v", name, got.leaves, wantLeaves)
+				}
+				if got.rax != want.rax || got.count != want.count {
+					t.Errorf("%s: rax=%#x icount=%d, want rax=%#x icount=%d", name, got.rax, got.count, want.rax, want.count)
+				}
+				if len(got.seen) != len(want.seen) {
+					t.Errorf("%s: %d calls and records logging, %d exact calls", name, len(got.seen), len(want.seen))
+				}
+				for i := range min(len(got.seen), len(want.seen)) {
+					if got.seen[i] != want.seen[i] {
+						t.Errorf("%s: call %d is %s logging, %s exact", name, i, got.seen[i], want.seen[i])
+						break
+					}
+				}
+				t.Logf("%s: %d records (%d targets, %d leaf calls), %d exact calls", name, got.recs, got.memTarget, got.leaves, got.exact)
 			}
-			t.Logf("%s: %d records (%d targets, %d leaf calls), %d exact calls", name, got.recs, got.memTarget, got.leaves, got.exact)
 		}
+	}
+	if adoptedHooked == 0 || keptHooked == 0 {
+		t.Errorf("%d translations adopted from a store, %d made for a filter kept: want some", adoptedHooked, keptHooked)
 	}
 }
 

@@ -48,11 +48,23 @@ func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
 	if cc.file != nil {
 		cc.keepFileXlat(b, mode, t, ok)
 	}
-	if cc.store == nil || b.stored == nil || cc.filter.owner != nil || cc.LegacyReads || t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0 {
+	// hooked: made for a filter, adopted only for the same verdict.
+	hooked := cc.filter.owner != nil
+	if cc.store == nil || b.stored == nil || cc.LegacyReads || !hooked && (t.hooks != 0 || t.logged != 0 || len(t.hresumes) != 0) {
 		return
 	}
+	var hook hookXlat
+	if hooked {
+		hook = cc.hookXlatOf(b)
+		if hook.hooks != t.hooks || hook.logged != t.logged {
+			return // (cannot be: translate asked the same)
+		}
+		if t.logged != 0 && !t.steps {
+			return // a wide record's tag holds the block's id (logHook)
+		}
+	}
 	if !ok {
-		cc.store.keepXlat(b.stored, mode, storedXlat{declined: true})
+		cc.store.keepXlat(b.stored, mode, storedXlat{declined: true, hook: hook}, hooked)
 		return
 	}
 	for _, s := range t.tabSites {
@@ -63,12 +75,14 @@ func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
 	// The offsets in t's scratch: keepXlat copies them and the code into
 	// the store's slabs (translating must allocate little: emu's
 	// TestSyscallsDoNotAllocate).
-	nl, nr, ni := len(t.links), len(t.resumes), len(t.idSites)
-	offs := slices.Grow(t.shareOffs[:0], 2*nl+2*nr+ni+len(t.tabSites))[:2*nl+2*nr+ni+len(t.tabSites)]
+	nl, nr, ni, nt, nh := len(t.links), len(t.resumes), len(t.idSites), len(t.tabSites), len(t.hresumes)
+	n := 2*nl + 2*nr + ni + nt + 2*nh
+	offs := slices.Grow(t.shareOffs[:0], n)[:n]
 	t.shareOffs = offs
-	x := storedXlat{code: t.a.Buf, chainOff: int32(t.chainOff), beyond: t.hooked,
+	x := storedXlat{code: t.a.Buf, chainOff: int32(t.chainOff), beyond: t.hooked, hook: hook,
 		linkSite: offs[:nl], linkMis: offs[nl : 2*nl], resumeK: offs[2*nl : 2*nl+nr],
-		resumeAt: offs[2*nl+nr : 2*nl+2*nr], idSites: offs[2*nl+2*nr : 2*nl+2*nr+ni], tabSites: offs[2*nl+2*nr+ni:]}
+		resumeAt: offs[2*nl+nr : 2*nl+2*nr], idSites: offs[2*nl+2*nr : 2*nl+2*nr+ni], tabSites: offs[2*nl+2*nr+ni : 2*nl+2*nr+ni+nt],
+		hresK: offs[n-2*nh : n-nh], hresAt: offs[n-nh:]}
 	copy(x.idSites, t.idSites)
 	copy(x.tabSites, t.tabSites)
 	for i, l := range t.links {
@@ -77,7 +91,10 @@ func (cc *CodeCache) shareXlat(b *Block, mode uint8, t *jitT, ok bool) {
 	for i, r := range t.resumes {
 		x.resumeK[i], x.resumeAt[i] = int32(r.k), int32(r.off)
 	}
-	cc.store.keepXlat(b.stored, mode, x)
+	for i, r := range t.hresumes {
+		x.hresK[i], x.hresAt[i] = int32(r.k), int32(r.off)
+	}
+	cc.store.keepXlat(b.stored, mode, x, hooked)
 }
 
 // adopt gives b the store's translation for mode, copied into cc's arena
@@ -127,8 +144,22 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 			j.resume[k] = e + uintptr(x.resumeAt[i])
 		}
 	}
-	// As keepHooks leaves a translation without hooks.
+	// As keepHooks leaves it.
 	j.hooks, j.beyond, j.logged, j.steps, j.win, j.hresume = 0, x.beyond, 0, false, nil, nil
+	if len(x.hresK) > 0 {
+		for _, k := range x.hresK {
+			j.hooks |= 1 << k
+		}
+		j.beyond = x.beyond &^ j.hooks
+		j.logged, j.steps, j.win = x.hook.logged&j.hooks, x.hook.steps, j.fwin
+		if j.logged != 0 {
+			cc.filter.hookLogs = true
+		}
+		j.hresume = make([]uintptr, len(b.Insts))
+		for i, k := range x.hresK {
+			j.hresume[k] = e + uintptr(x.hresAt[i])
+		}
+	}
 	cc.jitTab[mode][jitTabIndex(b.PC)] = jitTabEntry{b.PC, j.chain}
 	cc.Adopted++
 	if cc.store != nil { // (nil: the code file's translation)
