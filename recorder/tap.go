@@ -65,6 +65,11 @@ type Clock interface {
 	CPUTid(c *x86.CPU) int
 }
 
+// The recorder sets x86.CPU.Pred only under these observers (accessTapped
+// keeps every access on the observer path): translated code records only
+// for a ReadLogger, and replays for any other observer that sets Pred.
+var _, _ x86.ReadLogger = (*Recorder)(nil), (*tapped)(nil)
+
 // tapped is the recorder with a Tap: the x86.Observer methods the tap
 // does not need stay the recorder's (promoted), so translated code keeps
 // the recorder's fast paths (x86.ReadLogger).

@@ -106,7 +106,11 @@ type CPU struct {
 	// An observer that sets Pred must do exactly what Pred does for the
 	// reads and writes it then no longer sees: the recorder, and the
 	// reader, which keeps memory holding what the program read so that a
-	// read Hit predicts has the value the recording saw.
+	// read Hit predicts has the value the recording saw. Translated code
+	// records only for an observer that is a ReadLogger (the recorder);
+	// for any other it replays: a read other than the Stop read takes the
+	// cache's prediction, and memory takes it too (as Replay.MemRead
+	// does), without MemRead.
 	Pred *predict.Cache
 
 	// Icount is the number of instructions this CPU has retired.

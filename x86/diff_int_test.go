@@ -223,6 +223,27 @@ func intDiffTests() []diffTest {
 		}
 		add(s, undef, gen)
 	}
+	// A load, a read-modify-write or a store and a jump or call in one
+	// block: the block runs whole (not cut short by the budget, as a
+	// one-instruction row's is), so the interpreters run it as a block
+	// and the translation chains to the next. The harness once counted
+	// the bytes a jump skips into the budget, and let the interpreter of
+	// the recording modes run a replay's translation.
+	for _, s := range []string{
+		"mov (%rdi), %eax; jmp 1f; 1: nop",
+		"mov 8(%rsi), %rax; jmp 1f; nop; 1: nop",
+		"add (%rdi), %ebx; jmp 1f; 1:",
+		"add %ebx, (%rdi); jmp 1f; 1: nop",
+		"addq $7, 3(%rdi); jmp 1f; int3; 1: nop",
+		"mov %ebx, 4(%rdi); jmp 1f; 1: nop",
+		"movzbl 3(%rsi), %ecx; mov %ecx, 16(%rsi); jmp 1f; 1: nop",
+		"mov (%rdi), %eax; jz 1f; 1: nop",
+		"mov (%rdi), %eax; call 1f; 1: nop",
+		"add %ebx, (%rdi); call 1f; int3; 1: nop",
+		"mov %rbx, 8(%rsi); call 1f; 1: mov 8(%rsi), %rcx",
+	} {
+		t = append(t, diffTest{asm: s, gen: edgeRegs, jit: true})
+	}
 	return t
 }
 

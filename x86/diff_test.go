@@ -74,6 +74,12 @@ type diffResult struct {
 	S         diffState
 	Err       string // emulator only: an unimplemented instruction
 	Pred      string // emulator with a prediction cache: what it did
+	// Filled: the emulator's prediction cache started holding the data
+	// region; Missed: the reads it did not predict (logged while
+	// recording). A replay reads what the host read when a recording
+	// from the same start missed none.
+	Filled bool
+	Missed uint64
 }
 
 // diffTest is one row of a differential test table.
@@ -363,8 +369,8 @@ type diffEmu struct {
 // replay, it does what the reader does with a read that is not a logged
 // one: the read gets the value the cache predicts, which memory takes.
 type predObserver struct {
-	logged, sum uint64
-	replay      bool
+	logged, sum, missed uint64
+	replay              bool
 }
 
 func (o *predObserver) Instruction(c *CPU, in *Inst) {}
@@ -408,6 +414,7 @@ func (o *predObserver) MemRead(c *CPU, addr uint64, size int, val uint64) uint64
 
 func (o *predObserver) logRead(n, v uint64) {
 	o.logged++
+	o.missed++
 	o.sum = o.sum*31 + v + n<<40
 }
 
@@ -509,6 +516,7 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 		}
 		if e.n++; e.n%2 == 0 {
 			c.Pred.Fill(diffMemAddr, in.Mem[:])
+			res.Filled = true
 		}
 	}
 	c.R = in.R
@@ -521,7 +529,9 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 	for i, v := range in.MM {
 		c.FPU.Regs[i] = f80.F80{Mant: v, SE: 0xffff}
 	}
-	// Run every instruction of the snippet (most are one instruction).
+	// Run every instruction of the snippet (most are one instruction)
+	// up to its end, following a jump or call forward over the bytes it
+	// skips (which the host does not run either).
 	n := uint64(0)
 	for off := 0; off < len(code); n++ {
 		in := Decode(diffInstAddr+uint64(off), code[off:])
@@ -529,8 +539,16 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 			break
 		}
 		off += int(in.Len)
+		if a := in.Args[0]; a.Kind == KRel && (in.Op == x86asm.JMP || in.Op == x86asm.CALL) && a.Imm > diffInstAddr+uint64(off) {
+			off = int(a.Imm - diffInstAddr)
+		}
 	}
 	end := diffInstAddr + uint64(len(code))
+	if !jit {
+		// The interpreter: the blocks of rows that end in a jump run
+		// whole (runBlock), and would be translated at the threshold.
+		defer SetJIT(SetJIT(false, 0))
+	}
 	if jit {
 		defer SetJIT(SetJIT(true, 0))
 		if b := e.cc.decodeBlock(diffInstAddr); len(b.Insts) > int(n) {
@@ -548,6 +566,7 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 		for i := uint64(0); i < uint64(c.Pred.Slots()); i++ {
 			h = h*31 + c.Pred.Predict(i*8, 8)
 		}
+		res.Missed = obs.missed
 		res.Pred = fmt.Sprintf("reads %d, logged %d (%#x), cache %#x", c.Pred.Reads, obs.logged, obs.sum, h)
 	}
 	s := &res.S
@@ -634,6 +653,19 @@ func diffCompare(want, got *diffResult, undef uint64) string {
 		}
 	}
 	return b.String()
+}
+
+// diffMode describes how a mode's interpreter and translated code
+// (interp, jit) differ from the host, after the label.
+func diffMode(label string, want, interp, jit *diffResult, undef uint64) string {
+	d := ""
+	if e := diffCompare(want, interp, undef); e != "" {
+		d += label + " interpreter" + e
+	}
+	if e := diffCompare(want, jit, undef); e != "" {
+		d += label + " translated" + e
+	}
+	return d
 }
 
 // describeInput formats the parts of an input state worth showing.
@@ -749,6 +781,15 @@ func runDiff(t *testing.T, seed int64, tests []diffTest) {
 			bad := 0
 			for k := first[i]; k < first[i+1]; k++ {
 				d := diffCompare(&want[k], &got[k], tt.undef)
+				if jitSupported {
+					// Recording does not change what the program
+					// computes; a replay neither, when the cache held
+					// every value the recording read.
+					d += diffMode(" recording:", &want[k], &pgot[k], &ljit[k], tt.undef)
+					if rgot[k].Filled && pgot[k].Filled && pgot[k].Missed == 0 {
+						d += diffMode(" replaying:", &want[k], &rgot[k], &pjit[k], tt.undef)
+					}
+				}
 				if d == "" {
 					continue
 				}
