@@ -65,6 +65,30 @@ func jitMemDiffTests() []diffTest {
 		"mov %eax, (%rsi)", "movq $-5, (%rsi)", "movw $9, (%rsi)", "add %rbx, (%rsi)", "movzbl (%rsi), %esi"} {
 		add(f, nearEnd)
 	}
+	// A register and a displacement (eaAccess leaves the displacement
+	// out of the address register, and tlb takes the entry of the
+	// register's page): accesses whose displacement carries them into
+	// the unmapped page after the data, across the page's end, or, with
+	// a negative displacement (which eaAccess leaves to lea), into the
+	// page before the data page, which is not mapped either.
+	for _, f := range []string{"mov 5(%rsi), %eax", "movzbl 7(%rsi), %ebx", "mov %ecx, 2(%rsi)", "addl $1, 4(%rsi)",
+		"cmp 6(%rsi), %rdx", "movq $3, 1(%rsi)", "movzwq 1(%rsi), %rcx", "mov 3(%rsi), %eax; add 6(%rsi), %eax; mov %eax, 1(%rsi)"} {
+		add(f, nearEnd)
+	}
+	farEnd := func(g *diffGen, s *diffState) {
+		edgeRegs(g, s)
+		s.R[RSI] = diffMemAddr + diffMemSize - 8 - uint64(g.Intn(40))
+	}
+	for _, f := range []string{"mov 40(%rsi), %eax", "movq $1, 2040(%rsi)", "mov 33(%rsi), %rax; mov 16(%rsi), %ecx; add %ecx, %eax"} {
+		add(f, farEnd)
+	}
+	nearStart := func(g *diffGen, s *diffState) {
+		edgeRegs(g, s)
+		s.R[RSI] = diffDataPage + uint64(g.Intn(8))
+	}
+	for _, f := range []string{"mov -4(%rsi), %eax", "movzbl -1(%rsi), %ecx", "mov %eax, -8(%rsi)", "mov -2(%rsi), %rax; add -6(%rsi), %rax"} {
+		add(f, nearStart)
+	}
 	return t
 }
 

@@ -360,6 +360,9 @@ type jitT struct {
 	// the host address as RDI plus ar (tlbIndexed).
 	ar      as.Reg
 	indexed bool
+	// adisp is the displacement eaAccess left out of ar: the address
+	// is ar + adisp (0 <= adisp < jitDispMax).
+	adisp int32
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
 	k      int
@@ -823,7 +826,7 @@ func (t *jitT) cpuFlags() {
 // ea computes a memory operand's guest address into RSI (no flags).
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
-	t.ar = as.RSI
+	t.ar, t.adisp = as.RSI, 0
 	if m, ok := t.hostEA(o); ok {
 		if m != (as.Mem{Base: as.RSI, Index: as.NoIndex}) {
 			a.Lea(8, as.RSI, m)
@@ -861,19 +864,34 @@ func (t *jitT) ea(o *Operand) {
 
 // eaAccess is ea for an access that tlb checks next, and nothing else
 // of the instruction reads RSI: in `ttd run`'s translations an address
-// that is a guest register kept in a host register, with no
-// displacement, stays there (jitT.ar) rather than being copied into RSI
-// (one lea less on the way to the load; bzip2's and gzip's loops
-// address through bare registers). The other modes' checks read RSI.
+// that is a guest register with no index and a small displacement that
+// is not negative stays a register and a displacement (jitT.ar and
+// adisp): the register where it is kept, or RSI loaded from the CPU,
+// and the displacement folded into the tag's lea and into the access
+// ([RDI + ar + adisp]). One lea less on the way to each load: bzip2's
+// and gzip's loops address through bare registers, and struct fields
+// and stack slots are [reg + disp]. The other modes' checks read RSI.
 func (t *jitT) eaAccess(o *Operand) {
-	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Imm == 0 && o.Seg == SegNone && !o.A32 {
-		if h, ok := t.hostReg(o.Base); ok {
-			t.ar = h
-			return
+	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Seg == SegNone && !o.A32 &&
+		int64(o.Imm) >= 0 && int64(o.Imm) < jitDispMax {
+		h, ok := t.hostReg(o.Base)
+		if !ok {
+			h = as.RSI
+			t.a.MovRM(8, h, t.gregN(o.Base))
 		}
+		t.ar, t.adisp = h, int32(o.Imm)
+		return
 	}
 	t.ea(o)
 }
+
+// jitDispMax bounds the displacement eaAccess leaves out of the address
+// register. tlb takes the entry of the register's page B and compares
+// its tag with the page L of the access's last byte: L is B or B+1 for
+// such a displacement, and an entry at B's index never holds B+1 (it
+// holds a page of B's index: tlbSize pages apart), so a hit means that
+// the whole access lies in page B, as with the address itself.
+const jitDispMax = 1 << PageShift / 2
 
 // tlb translates the guest address in RSI to the host address in RDI
 // through the read or write TLB, leaving for the interpreter on a miss or
@@ -895,8 +913,8 @@ func (t *jitT) tlb(write bool, size int) {
 	// The address is in t.ar: RSI, or the host register eaAccess left
 	// it in.
 	ar := t.ar
-	if size > 1 {
-		a.Lea(8, as.RAX, as.M(ar, int32(size-1)))
+	if last := t.adisp + int32(size-1); last != 0 {
+		a.Lea(8, as.RAX, as.M(ar, last))
 	} else {
 		a.MovRR(8, as.RAX, ar)
 	}
@@ -914,7 +932,11 @@ func (t *jitT) tlb(write bool, size int) {
 	if t.indexed {
 		return
 	}
-	a.ALURR(as.ADD, 8, as.RDI, ar)
+	if t.adisp != 0 {
+		a.Lea(8, as.RDI, as.Mem{Base: as.RDI, Index: ar, Disp: t.adisp})
+	} else {
+		a.ALURR(as.ADD, 8, as.RDI, ar)
+	}
 	t.logAccess(write, size)
 }
 
@@ -930,7 +952,7 @@ func (t *jitT) tlbIndexed(write bool, size int) as.Mem {
 	t.indexed = true
 	t.tlb(write, size)
 	t.indexed = false
-	return as.Mem{Base: as.RDI, Index: t.ar}
+	return as.Mem{Base: as.RDI, Index: t.ar, Disp: t.adisp}
 }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code
