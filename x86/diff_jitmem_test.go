@@ -49,6 +49,9 @@ func jitMemDiffTests() []diffTest {
 		// hides it).
 		"mov 8(%rdi), %rcx; mov (%rsi), %eax", "movzbl 5(%rsi), %ecx; movzbl (%rdi), %edx; add %edx, (%rsi)",
 		"mov 16(%rsi), %ecx; mov %ecx, (%rdi)",
+		// push and pop after an access with a displacement check RSI
+		// with none (the displacement is reset at each instruction).
+		"mov 8(%rdi), %ecx; push %rcx; pop %rdx", "addl $2, 12(%rsi); push %rax; mov 4(%rsi), %ebx; pop %rcx",
 		// One host instruction with the memory operand (aluLoadOp):
 		// destinations in host registers, in the CPU (more registers
 		// than host registers for them, or AH-DH) and in memory.

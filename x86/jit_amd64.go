@@ -446,7 +446,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
-		t.ar = as.RSI
+		t.ar, t.adisp = as.RSI, 0
 		if t.hooks>>done&1 != 0 {
 			t.flushRegs() // the hook's entry finds them in the CPU
 			t.hookExit()
