@@ -871,9 +871,11 @@ func (t *jitT) ea(o *Operand) {
 // ([RDI + ar + adisp]). One lea less on the way to each load: bzip2's
 // and gzip's loops address through bare registers, and struct fields
 // and stack slots are [reg + disp]. The other modes' checks read RSI.
-func (t *jitT) eaAccess(o *Operand) {
+// disp: the access is tlbIndexed's, which adds adisp; the others take
+// only a bare register (adding it to RDI would be a three-part lea).
+func (t *jitT) eaAccess(o *Operand, disp bool) {
 	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Seg == SegNone && !o.A32 &&
-		int64(o.Imm) >= 0 && int64(o.Imm) < jitDispMax {
+		int64(o.Imm) >= 0 && int64(o.Imm) < jitDispMax && (disp || o.Imm == 0) {
 		h, ok := t.hostReg(o.Base)
 		if !ok {
 			h = as.RSI
@@ -932,11 +934,7 @@ func (t *jitT) tlb(write bool, size int) {
 	if t.indexed {
 		return
 	}
-	if t.adisp != 0 {
-		a.Lea(8, as.RDI, as.Mem{Base: as.RDI, Index: ar, Disp: t.adisp})
-	} else {
-		a.ALURR(as.ADD, 8, as.RDI, ar)
-	}
+	a.ALURR(as.ADD, 8, as.RDI, ar) // adisp is 0 (eaAccess)
 	t.logAccess(write, size)
 }
 
