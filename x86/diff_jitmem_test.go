@@ -52,6 +52,11 @@ func jitMemDiffTests() []diffTest {
 		// push and pop after an access with a displacement check RSI
 		// with none (the displacement is reset at each instruction).
 		"mov 8(%rdi), %ecx; push %rcx; pop %rdx", "addl $2, 12(%rsi); push %rax; mov 4(%rsi), %ebx; pop %rcx",
+		// Loads with a displacement into registers in the CPU (AH-DH,
+		// or more registers than host registers for them): RDI plus
+		// the register plus the displacement (tlb's lea).
+		"mov 5(%rsi), %ah", "mov 3(%rdi), %bh", "movzbl 9(%rsi), %ecx; mov 2(%rdi), %dh",
+		"mov %r8, %r9; mov %rcx, %r11; mov 4(%rsi), %ebx; add %r9, %r11; add %rcx, %r8",
 		// One host instruction with the memory operand (aluLoadOp):
 		// destinations in host registers, in the CPU (more registers
 		// than host registers for them, or AH-DH) and in memory.

@@ -310,6 +310,7 @@ type jitT struct {
 	rmw     bool
 	misses  []jitMiss
 	crosses []jitCross
+	slips   []jitSlip // tlb's second checks (slipCode)
 	// repWordsList: the replay's aligned reads of words that take their
 	// Stop read from the feed (jit_repcross_amd64.go).
 	repWordsList []jitRepWords
@@ -407,6 +408,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
+	t.slips = t.slips[:0]
 	t.repWordsList = t.repWordsList[:0]
 	t.accLogs = t.accLogs[:0]
 	t.exits = t.exits[:0]
@@ -503,6 +505,9 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	for _, c := range t.crosses {
 		t.crossCode(c)
+	}
+	for _, sl := range t.slips {
+		t.slipCode(sl)
 	}
 	for _, w := range t.repWordsList {
 		t.repWordsCode(w)
@@ -871,8 +876,9 @@ func (t *jitT) ea(o *Operand) {
 // ([RDI + ar + adisp]). One lea less on the way to each load: bzip2's
 // and gzip's loops address through bare registers, and struct fields
 // and stack slots are [reg + disp]. The other modes' checks read RSI.
-// disp: the access is tlbIndexed's, which adds adisp; the others take
-// only a bare register (adding it to RDI would be a three-part lea).
+// disp false: only a bare register (a read-modify-write's or an ALU
+// operation's, which adds the address to RDI: adisp would make that a
+// three-part lea, of more latency).
 func (t *jitT) eaAccess(o *Operand, disp bool) {
 	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Seg == SegNone && !o.A32 &&
 		int64(o.Imm) >= 0 && int64(o.Imm) < jitDispMax && (disp || o.Imm == 0) {
@@ -921,21 +927,67 @@ func (t *jitT) tlb(write bool, size int) {
 		a.MovRR(8, as.RAX, ar)
 	}
 	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
-	if jitRorx {
-		a.Rorx(4, as.RDX, ar, PageShift-tlbEntryShift)
+	t.tlbEntry(ar, d)
+	if t.adisp != 0 {
+		// The entry of the register's page, not the first byte's: a
+		// miss may be an access in the page after the register's
+		// (a field of a struct that straddles pages), which slipCode
+		// checks out of line with the first byte's entry.
+		sl := jitSlip{in: a.NewLabel(), back: a.NewLabel(), exit: x, ar: ar, disp: t.adisp, d: d}
+		a.Jcc(5, sl.in)
+		a.Bind(sl.back)
+		t.slips = append(t.slips, sl)
 	} else {
-		a.MovRR(4, as.RDX, ar)
-		a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
+		a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
 	}
-	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
-	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
-	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
 	if t.indexed {
 		return
 	}
-	a.ALURR(as.ADD, 8, as.RDI, ar) // adisp is 0 (eaAccess)
+	if t.adisp != 0 {
+		// A load into a register in the CPU (jitOpMov's t.load).
+		a.Lea(8, as.RDI, as.Mem{Base: as.RDI, Index: ar, Disp: t.adisp})
+	} else {
+		a.ALURR(as.ADD, 8, as.RDI, ar)
+	}
 	t.logAccess(write, size)
+}
+
+// tlbEntry compares RAX with the tag of the entry of the page of the
+// address in r, in the TLB at d from hRTLB, leaving the entry's offset
+// from there in RDX: the index, scaled by the entry's 32 bytes, comes
+// from r in one rotate (BMI2's rorx, no flags) or shift, and a mask.
+func (t *jitT) tlbEntry(r as.Reg, d int32) {
+	a := &t.a
+	if jitRorx {
+		a.Rorx(4, as.RDX, r, PageShift-tlbEntryShift)
+	} else {
+		a.MovRR(4, as.RDX, r)
+		a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
+	}
+	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
+	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
+}
+
+// jitSlip is the out-of-line second TLB check of an access through a
+// register and a displacement (eaAccess) whose first check, with the
+// register's page, missed.
+type jitSlip struct {
+	in, back, exit as.Label
+	ar             as.Reg
+	disp, d        int32
+}
+
+// slipCode checks sl's access with the entry of its first byte's page,
+// as tlb does any other's, and goes back to load the entry's host field
+// on a hit, or leaves. RAX still holds the page of the last byte.
+func (t *jitT) slipCode(sl jitSlip) {
+	a := &t.a
+	a.Bind(sl.in)
+	a.Lea(8, as.RDX, as.M(sl.ar, sl.disp))
+	t.tlbEntry(as.RDX, sl.d)
+	a.Jcc(5, sl.exit) // jne: a miss, or the access crosses into the next page
+	a.Jmp(sl.back)
 }
 
 // tlbIndexed is tlb for an access of `ttd run`'s translations that the
