@@ -67,3 +67,53 @@ func TestJITMemDirect(t *testing.T) {
 		t.Errorf("%d host instructions: %d lea into RSI, %d loads through R9, %d adds with [RDI], %d adds to RDI (want 0, 0, 1, 0)", insts, leaRSI, viaR9, folded, addRDI)
 	}
 }
+
+// TestJITMemSlip: an access through a register and a displacement whose
+// register lies in the page before the access (a field of a struct that
+// straddles pages) stays in translated code: the first TLB check, with
+// the register's page, misses and the second (slipCode), with the first
+// byte's, hits. Without it each iteration would leave to the
+// interpreter, which computes the same (TestDiffJITMem cannot see it).
+func TestJITMemSlip(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no block translation on this architecture")
+	}
+	code := []byte{
+		0x48, 0x8b, 0x83, 0xf8, 0x07, 0x00, 0x00, // mov rax, [rbx+0x7f8]
+		0x48, 0x83, 0xc0, 0x01, // add rax, 1
+		0x48, 0x89, 0x83, 0xf8, 0x07, 0x00, 0x00, // mov [rbx+0x7f8], rax
+		0x49, 0xff, 0xc9, // dec r9
+		0x75, 0xea, // jnz to the start
+		0x0f, 0x05, // syscall
+	}
+	const iters = 200
+	wasOn := StatsOn
+	defer func() { StatsOn = wasOn }()
+	defer SetJIT(SetJIT(true, 0))
+	stats.Lock()
+	stats.byOp, stats.total, stats.jitCalls, stats.resumed, stats.leftExits = nil, [statReasons]uint64{}, 0, 0, 0
+	stats.Unlock()
+	StatsOn = true
+	c := newTestCPU(t, code)
+	base := uint64(testStack - PageSize - 0x400) // in the unmapped page before the stack's
+	c.R[RBX], c.R[R9] = base, iters
+	if exit := c.Run(100000); exit.Reason != ExitSyscall {
+		t.Fatalf("exit %v (%v)", exit.Reason, exit.Err)
+	}
+	StatsOn = false
+	var got [8]byte
+	if err := c.Mem.Peek(base+0x7f8, got[:]); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != iters {
+		t.Errorf("the field holds %d, want %d", got[0], iters)
+	}
+	if c.cache.Translated == 0 {
+		t.Fatal("nothing was translated")
+	}
+	stats.Lock()
+	defer stats.Unlock()
+	if left := stats.total[statLeft]; left > 4 {
+		t.Errorf("the interpreter ran %d instructions left by translations in %d iterations, want at most 4 (the page's first read and write)", left, iters)
+	}
+}
