@@ -911,15 +911,14 @@ func (t *jitT) tlb(write bool, size int) {
 	if write {
 		d = wtlbOffset
 	}
-	// The entry is the one of RSI's page, and its tag is compared with
-	// the page of the access's last byte: an access that runs into the
-	// next page misses (no entry of RSI's index holds that page), so no
-	// separate check of the offset is needed. The index, scaled by the
-	// entry's 32 bytes, comes from RSI in one rotate (BMI2's rorx, no
-	// flags) or shift, and a mask; the host address is RSI plus the
-	// entry's host field (tlbHit). 8 host instructions with rorx.
-	// The address is in t.ar: RSI, or the host register eaAccess left
-	// it in.
+	// The address is t.ar plus t.adisp (RSI and 0, or what eaAccess
+	// left). The entry is the one of t.ar's page, and its tag is
+	// compared with the page of the access's last byte: an access that
+	// runs into the next page misses (no entry of that index holds
+	// that page), so no separate check of the offset is needed; with a
+	// displacement a miss is checked again with the first byte's page
+	// (slipCode). The host address is the address plus the entry's
+	// host field (tlbHit). 8 host instructions with rorx.
 	ar := t.ar
 	if last := t.adisp + int32(size-1); last != 0 {
 		a.Lea(8, as.RAX, as.M(ar, last))
