@@ -310,7 +310,6 @@ type jitT struct {
 	rmw     bool
 	misses  []jitMiss
 	crosses []jitCross
-	slips   []jitSlip // tlb's second checks (slipCode)
 	// repWordsList: the replay's aligned reads of words that take their
 	// Stop read from the feed (jit_repcross_amd64.go).
 	repWordsList []jitRepWords
@@ -361,9 +360,6 @@ type jitT struct {
 	// the host address as RDI plus ar (tlbIndexed).
 	ar      as.Reg
 	indexed bool
-	// adisp is the displacement eaAccess left out of ar: the address
-	// is ar + adisp (0 <= adisp < jitDispMax).
-	adisp int32
 	// k is the instruction being translated, exitL its exit (made on
 	// first use: hasExt).
 	k      int
@@ -408,7 +404,6 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
-	t.slips = t.slips[:0]
 	t.repWordsList = t.repWordsList[:0]
 	t.accLogs = t.accLogs[:0]
 	t.exits = t.exits[:0]
@@ -448,7 +443,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 			t.mxChecked = false
 		}
 		t.k, t.hasExt, t.readPending, t.kReads = done, false, false, t.sreads
-		t.ar, t.adisp = as.RSI, 0
+		t.ar = as.RSI
 		if t.hooks>>done&1 != 0 {
 			t.flushRegs() // the hook's entry finds them in the CPU
 			t.hookExit()
@@ -505,9 +500,6 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	for _, c := range t.crosses {
 		t.crossCode(c)
-	}
-	for _, sl := range t.slips {
-		t.slipCode(sl)
 	}
 	for _, w := range t.repWordsList {
 		t.repWordsCode(w)
@@ -831,7 +823,7 @@ func (t *jitT) cpuFlags() {
 // ea computes a memory operand's guest address into RSI (no flags).
 func (t *jitT) ea(o *Operand) {
 	a := &t.a
-	t.ar, t.adisp = as.RSI, 0
+	t.ar = as.RSI
 	if m, ok := t.hostEA(o); ok {
 		if m != (as.Mem{Base: as.RSI, Index: as.NoIndex}) {
 			a.Lea(8, as.RSI, m)
@@ -869,37 +861,19 @@ func (t *jitT) ea(o *Operand) {
 
 // eaAccess is ea for an access that tlb checks next, and nothing else
 // of the instruction reads RSI: in `ttd run`'s translations an address
-// that is a guest register with no index and a small displacement that
-// is not negative stays a register and a displacement (jitT.ar and
-// adisp): the register where it is kept, or RSI loaded from the CPU,
-// and the displacement folded into the tag's lea and into the access
-// ([RDI + ar + adisp]). One lea less on the way to each load: bzip2's
-// and gzip's loops address through bare registers, and struct fields
-// and stack slots are [reg + disp]. The other modes' checks read RSI.
-// disp false: only a bare register (a read-modify-write's or an ALU
-// operation's, which adds the address to RDI: adisp would make that a
-// three-part lea, of more latency).
-func (t *jitT) eaAccess(o *Operand, disp bool) {
-	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Seg == SegNone && !o.A32 &&
-		int64(o.Imm) >= 0 && int64(o.Imm) < jitDispMax && (disp || o.Imm == 0) {
-		h, ok := t.hostReg(o.Base)
-		if !ok {
-			h = as.RSI
-			t.a.MovRM(8, h, t.gregN(o.Base))
+// that is a guest register kept in a host register, with no
+// displacement, stays there (jitT.ar) rather than being copied into RSI
+// (one lea less on the way to the load; bzip2's and gzip's loops
+// address through bare registers). The other modes' checks read RSI.
+func (t *jitT) eaAccess(o *Operand) {
+	if !t.pred && o.Base != NoReg && o.Index == NoReg && o.Imm == 0 && o.Seg == SegNone && !o.A32 {
+		if h, ok := t.hostReg(o.Base); ok {
+			t.ar = h
+			return
 		}
-		t.ar, t.adisp = h, int32(o.Imm)
-		return
 	}
 	t.ea(o)
 }
-
-// jitDispMax bounds the displacement eaAccess leaves out of the address
-// register. tlb takes the entry of the register's page B and compares
-// its tag with the page L of the access's last byte: L is B or B+1 for
-// such a displacement, and an entry at B's index never holds B+1 (it
-// holds a page of B's index: tlbSize pages apart), so a hit means that
-// the whole access lies in page B, as with the address itself.
-const jitDispMax = 1 << PageShift / 2
 
 // tlb translates the guest address in RSI to the host address in RDI
 // through the read or write TLB, leaving for the interpreter on a miss or
@@ -911,82 +885,37 @@ func (t *jitT) tlb(write bool, size int) {
 	if write {
 		d = wtlbOffset
 	}
-	// The address is t.ar plus t.adisp (RSI and 0, or what eaAccess
-	// left). The entry is the one of t.ar's page, and its tag is
-	// compared with the page of the access's last byte: an access that
-	// runs into the next page misses (no entry of that index holds
-	// that page), so no separate check of the offset is needed; with a
-	// displacement a miss is checked again with the first byte's page
-	// (slipCode). The host address is the address plus the entry's
-	// host field (tlbHit). 8 host instructions with rorx.
+	// The entry is the one of RSI's page, and its tag is compared with
+	// the page of the access's last byte: an access that runs into the
+	// next page misses (no entry of RSI's index holds that page), so no
+	// separate check of the offset is needed. The index, scaled by the
+	// entry's 32 bytes, comes from RSI in one rotate (BMI2's rorx, no
+	// flags) or shift, and a mask; the host address is RSI plus the
+	// entry's host field (tlbHit). 8 host instructions with rorx.
+	// The address is in t.ar: RSI, or the host register eaAccess left
+	// it in.
 	ar := t.ar
-	if last := t.adisp + int32(size-1); last != 0 {
-		a.Lea(8, as.RAX, as.M(ar, last))
+	if size > 1 {
+		a.Lea(8, as.RAX, as.M(ar, int32(size-1)))
 	} else {
 		a.MovRR(8, as.RAX, ar)
 	}
 	a.ShiftRI(as.SHR, 8, as.RAX, PageShift)
-	t.tlbEntry(ar, d)
-	if t.adisp != 0 {
-		// The entry of the register's page, not the first byte's: a
-		// miss may be an access in the page after the register's
-		// (a field of a struct that straddles pages), which slipCode
-		// checks out of line with the first byte's entry.
-		sl := jitSlip{in: a.NewLabel(), back: a.NewLabel(), exit: x, ar: ar, disp: t.adisp, d: d}
-		a.Jcc(5, sl.in)
-		a.Bind(sl.back)
-		t.slips = append(t.slips, sl)
-	} else {
-		a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
-	}
-	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
-	if t.indexed {
-		return
-	}
-	if t.adisp != 0 {
-		// A load into a register in the CPU (jitOpMov's t.load).
-		a.Lea(8, as.RDI, as.Mem{Base: as.RDI, Index: ar, Disp: t.adisp})
-	} else {
-		a.ALURR(as.ADD, 8, as.RDI, ar)
-	}
-	t.logAccess(write, size)
-}
-
-// tlbEntry compares RAX with the tag of the entry of the page of the
-// address in r, in the TLB at d from hRTLB, leaving the entry's offset
-// from there in RDX: the index, scaled by the entry's 32 bytes, comes
-// from r in one rotate (BMI2's rorx, no flags) or shift, and a mask.
-func (t *jitT) tlbEntry(r as.Reg, d int32) {
-	a := &t.a
 	if jitRorx {
-		a.Rorx(4, as.RDX, r, PageShift-tlbEntryShift)
+		a.Rorx(4, as.RDX, ar, PageShift-tlbEntryShift)
 	} else {
-		a.MovRR(4, as.RDX, r)
+		a.MovRR(4, as.RDX, ar)
 		a.ShiftRI(as.SHR, 4, as.RDX, PageShift-tlbEntryShift)
 	}
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
-}
-
-// jitSlip is the out-of-line second TLB check of an access through a
-// register and a displacement (eaAccess) whose first check, with the
-// register's page, missed.
-type jitSlip struct {
-	in, back, exit as.Label
-	ar             as.Reg
-	disp, d        int32
-}
-
-// slipCode checks sl's access with the entry of its first byte's page,
-// as tlb does any other's, and goes back to load the entry's host field
-// on a hit, or leaves. RAX still holds the page of the last byte.
-func (t *jitT) slipCode(sl jitSlip) {
-	a := &t.a
-	a.Bind(sl.in)
-	a.Lea(8, as.RDX, as.M(sl.ar, sl.disp))
-	t.tlbEntry(as.RDX, sl.d)
-	a.Jcc(5, sl.exit) // jne: a miss, or the access crosses into the next page
-	a.Jmp(sl.back)
+	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
+	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
+	if t.indexed {
+		return
+	}
+	a.ALURR(as.ADD, 8, as.RDI, ar)
+	t.logAccess(write, size)
 }
 
 // tlbIndexed is tlb for an access of `ttd run`'s translations that the
@@ -1001,7 +930,7 @@ func (t *jitT) tlbIndexed(write bool, size int) as.Mem {
 	t.indexed = true
 	t.tlb(write, size)
 	t.indexed = false
-	return as.Mem{Base: as.RDI, Index: t.ar, Disp: t.adisp}
+	return as.Mem{Base: as.RDI, Index: t.ar}
 }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code

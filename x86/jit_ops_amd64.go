@@ -144,7 +144,7 @@ func (t *jitT) inst(in *Inst) bool {
 			}
 		case isReg(d) && s.Kind == KMem:
 			t.spill()
-			t.eaAccess(s, true)
+			t.eaAccess(s)
 			if h, ok := t.hostOf(d); ok {
 				// Straight into the host register (only `ttd run`
 				// keeps guest registers there: no cache checks on R9).
@@ -157,7 +157,7 @@ func (t *jitT) inst(in *Inst) bool {
 			a.MovMR(wide(size), t.greg(d), as.R9)
 		case d.Kind == KMem && (isReg(s) || s.Kind == KImm):
 			t.spill()
-			t.eaAccess(d, true)
+			t.eaAccess(d)
 			if !t.pred {
 				// `ttd run`: the store straight from the register or
 				// of the immediate, through [RDI + address].
@@ -270,7 +270,7 @@ func (t *jitT) inst(in *Inst) bool {
 			m := t.greg(s)
 			if s.Kind == KMem {
 				t.spill()
-				t.eaAccess(s, true)
+				t.eaAccess(s)
 				m = t.tlbIndexed(false, ssz)
 			}
 			if in.Op == x86asm.MOVZX {
@@ -575,7 +575,7 @@ func (t *jitT) alu(in *Inst, d, s *Operand) {
 			m = s
 		}
 		t.spill()
-		t.eaAccess(m, false)
+		t.eaAccess(m)
 		if d.Kind == KMem && writes {
 			t.loadRMW(size)
 		} else {
@@ -660,7 +660,7 @@ func (t *jitT) aluLoadOp(in *Inst, d, s *Operand) {
 		m = d
 	}
 	t.spill()
-	t.eaAccess(m, true)
+	t.eaAccess(m)
 	mem := t.tlbIndexed(false, size)
 	if in.Op == x86asm.ADC || in.Op == x86asm.SBB {
 		t.hostFlags() // clobbers RAX and RDX, not RDI
