@@ -49,6 +49,13 @@ func jitMemDiffTests() []diffTest {
 		// hides it).
 		"mov 8(%rdi), %rcx; mov (%rsi), %eax", "movzbl 5(%rsi), %ecx; movzbl (%rdi), %edx; add %edx, (%rsi)",
 		"mov 16(%rsi), %ecx; mov %ecx, (%rdi)",
+		// push and pop after an access with a displacement (which
+		// caught a stale displacement in run19-wip's folding).
+		"mov 8(%rdi), %ecx; push %rcx; pop %rdx", "addl $2, 12(%rsi); push %rax; mov 4(%rsi), %ebx; pop %rcx",
+		// Loads with a displacement into registers in the CPU (AH-DH,
+		// or more registers than host registers for them).
+		"mov 5(%rsi), %ah", "mov 3(%rdi), %bh", "movzbl 9(%rsi), %ecx; mov 2(%rdi), %dh",
+		"mov %r8, %r9; mov %rcx, %r11; mov 4(%rsi), %ebx; add %r9, %r11; add %rcx, %r8",
 		// One host instruction with the memory operand (aluLoadOp):
 		// destinations in host registers, in the CPU (more registers
 		// than host registers for them, or AH-DH) and in memory.
@@ -64,6 +71,30 @@ func jitMemDiffTests() []diffTest {
 	for _, f := range []string{"mov (%rsi), %eax", "movzwl (%rsi), %ebx", "movslq (%rsi), %rcx", "mov (%rsi), %rdx",
 		"mov %eax, (%rsi)", "movq $-5, (%rsi)", "movw $9, (%rsi)", "add %rbx, (%rsi)", "movzbl (%rsi), %esi"} {
 		add(f, nearEnd)
+	}
+	// A register and a displacement: accesses whose displacement
+	// carries them into the unmapped page after the data, across the
+	// page's end, or, negative, into the page before the data page,
+	// which is not mapped either (the edges of a TLB check that takes
+	// the register's page rather than the first byte's, as run19-wip's
+	// does).
+	for _, f := range []string{"mov 5(%rsi), %eax", "movzbl 7(%rsi), %ebx", "mov %ecx, 2(%rsi)", "addl $1, 4(%rsi)",
+		"cmp 6(%rsi), %rdx", "movq $3, 1(%rsi)", "movzwq 1(%rsi), %rcx", "mov 3(%rsi), %eax; add 6(%rsi), %eax; mov %eax, 1(%rsi)"} {
+		add(f, nearEnd)
+	}
+	farEnd := func(g *diffGen, s *diffState) {
+		edgeRegs(g, s)
+		s.R[RSI] = diffMemAddr + diffMemSize - 8 - uint64(g.Intn(40))
+	}
+	for _, f := range []string{"mov 40(%rsi), %eax", "movq $1, 2040(%rsi)", "mov 33(%rsi), %rax; mov 16(%rsi), %ecx; add %ecx, %eax"} {
+		add(f, farEnd)
+	}
+	nearStart := func(g *diffGen, s *diffState) {
+		edgeRegs(g, s)
+		s.R[RSI] = diffDataPage + uint64(g.Intn(8))
+	}
+	for _, f := range []string{"mov -4(%rsi), %eax", "movzbl -1(%rsi), %ecx", "mov %eax, -8(%rsi)", "mov -2(%rsi), %rax; add -6(%rsi), %rax"} {
+		add(f, nearStart)
 	}
 	return t
 }
