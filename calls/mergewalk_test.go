@@ -1,0 +1,63 @@
+package calls
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// walkRows is what ttd calls prints of each path fn is called with,
+// and fn's answer: a path below Depth 3 is gone into only when its
+// count is odd, so that a pruned walk is compared too.
+func walkRows(walk func(fn func(*Node) bool), prune bool) []string {
+	var rows []string
+	walk(func(n *Node) bool {
+		rows = append(rows, fmt.Sprintf("%s %s %s %d %d %d %d %d %d", strings.Join(n.Path(), ">"), n.Func, n.SiteName,
+			n.Count, n.Self, n.Total, n.First, n.FirstTid, n.Depth))
+		return !prune || n.Depth < 3 || n.Count%2 == 1
+	})
+	return rows
+}
+
+// TestWalkMergedAsMerged: WalkMerged calls fn with the paths, fields
+// and order Merged().Walk does, for one to seven threads of one or two
+// images (paths of the same call site and function in two images are
+// two paths, tied in order when neither was called), with and without
+// pruning, and leaves the threads' trees as they were.
+func TestWalkMergedAsMerged(t *testing.T) {
+	r := rand.New(rand.NewSource(26))
+	for trial := range 60 {
+		var threads []*Thread
+		for i := range 1 + trial%7 {
+			threads = append(threads, randomThread(r, 10+i, (trial/7+i)%2))
+		}
+		p := &Profile{Threads: threads}
+		before := walkRows(func(fn func(*Node) bool) {
+			for _, th := range threads {
+				th.Root.Walk(fn)
+			}
+		}, false)
+		for _, prune := range []bool{false, true} {
+			want := walkRows(p.Merged().Walk, prune)
+			got := walkRows(p.WalkMerged, prune)
+			if len(got) != len(want) {
+				t.Fatalf("trial %d (%d threads, prune %v): %d rows, want %d", trial, len(threads), prune, len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("trial %d (%d threads, prune %v): row %d is %q, want %q", trial, len(threads), prune, i, got[i], want[i])
+				}
+			}
+		}
+		after := walkRows(func(fn func(*Node) bool) {
+			for _, th := range threads {
+				th.Root.Walk(fn)
+			}
+		}, false)
+		if strings.Join(before, "\n") != strings.Join(after, "\n") {
+			t.Fatalf("trial %d: WalkMerged changed the threads' trees", trial)
+		}
+	}
+	(&Profile{}).WalkMerged(func(*Node) bool { t.Fatal("a path of no thread"); return false })
+}
