@@ -136,8 +136,9 @@ type callView struct {
 	Exec    int        `json:"exec,omitempty"`    // execs before this tree
 	Merged  bool       `json:"merged,omitempty"`
 	Paths   []jsonPath `json:"paths"`
-	walk    func(fn func(*calls.Node) bool) // Node.Walk of the view's tree
-	title   string
+
+	walk  func(fn func(*calls.Node) bool) // Node.Walk of the view's tree
+	title string
 }
 
 // threadView is one thread's tree, titled with its process in a tree.
