@@ -20,6 +20,21 @@ func walkRows(walk func(fn func(*Node) bool), prune bool) []string {
 	return rows
 }
 
+// shrink keeps three children of root, three of each of them, and
+// none below, with their totals.
+func shrink(root *Node) {
+	root.Children = root.Children[:min(len(root.Children), 3)]
+	for _, c := range root.Children {
+		c.Children = c.Children[:min(len(c.Children), 3)]
+		c.Total = c.Self
+		for _, d := range c.Children {
+			d.Children = nil
+			d.Total = d.Self
+			c.Total += d.Total
+		}
+	}
+}
+
 // TestWalkMergedAsMerged: WalkMerged calls fn with the paths, fields
 // and order Merged().Walk does, for one to seven threads of one or two
 // images (paths of the same call site and function in two images are
@@ -28,25 +43,13 @@ func walkRows(walk func(fn func(*Node) bool), prune bool) []string {
 func TestWalkMergedAsMerged(t *testing.T) {
 	r := rand.New(rand.NewSource(26))
 	for trial := range 90 {
-		var threads []*Thread
-		for i := range 1 + trial%7 {
-			th := randomThread(r, 10+i, (trial/7+i)%2)
-			if trial >= 60 {
-				// Few paths: threads of two images meet where
-				// walk groups children without its map.
-				prune := func(n *Node) { n.Children = n.Children[:min(len(n.Children), 3)] }
-				prune(th.Root)
-				for _, c := range th.Root.Children {
-					prune(c)
-					c.Total = c.Self
-					for _, d := range c.Children {
-						d.Children = nil
-						d.Total = d.Self
-						c.Total += d.Total
-					}
-				}
+		threads := randomThreads(r, trial, 7)
+		if trial >= 60 {
+			// Few paths: threads of two images meet where walk
+			// groups children without its map.
+			for _, th := range threads {
+				shrink(th.Root)
 			}
-			threads = append(threads, th)
 		}
 		p := &Profile{Threads: threads}
 		before := walkRows(func(fn func(*Node) bool) {
