@@ -70,6 +70,16 @@ func randomThread(r *rand.Rand, tid, img int) *Thread {
 	return th
 }
 
+// randomThreads is trial's randomThreads: 1+trial%n of them, of images
+// 0 and 1 by turns.
+func randomThreads(r *rand.Rand, trial, n int) []*Thread {
+	var threads []*Thread
+	for i := range 1 + trial%n {
+		threads = append(threads, randomThread(r, 10+i, (trial/n+i)%2))
+	}
+	return threads
+}
+
 // sameTree reports where a and b (the merged trees) differ: the rows
 // ttd calls prints, each node's depth, parent and image.
 func sameTree(a, b *Node, path string) error {
@@ -100,10 +110,7 @@ func sameTree(a, b *Node, path string) error {
 func TestMergedCopiesFirstThread(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	for trial := range 40 {
-		var threads []*Thread
-		for i := range 1 + trial%4 {
-			threads = append(threads, randomThread(r, 10+i, (trial/4+i)%2))
-		}
+		threads := randomThreads(r, trial, 4)
 		p := &Profile{Threads: threads}
 		got, want := p.Merged(), refMerged(threads)
 		if err := sameTree(got, want, fmt.Sprintf("trial %d (%d threads)", trial, len(threads))); err != nil {

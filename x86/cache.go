@@ -10,8 +10,6 @@ type Block struct {
 	// succ caches the blocks that followed this one, so hot loops chain
 	// without a lookup.
 	succ [2]*Block
-	// firstPage and lastPage are the page numbers the block's bytes span.
-	firstPage, lastPage uint64
 	// Bytes are the code bytes the block was decoded from.
 	Bytes []byte
 	// epoch is the CodeCache epoch in which the observer last heard of
@@ -32,15 +30,24 @@ type Block struct {
 	// forFile: the code file may keep the block (CodeCache.cacheable,
 	// asked when it was decoded or taken from the file).
 	forFile bool
-	// jit is the block's translation state (and the BlockFilter's
-	// verdict on it), made when first needed (jx): nil for most blocks,
-	// of which only the hot ones are translated (python3 -c pass decodes
-	// 19,600 and translates 3,500).
+	// jit is the block's translation state, made when first needed
+	// (jx): nil for most blocks, of which only the hot ones are
+	// translated (python3 -c pass decodes 19,600 and translates 3,500).
 	jit *jitBlock
+	// verdict is the BlockFilter's verdict on the block (filter.go),
+	// made when first asked: apart from jit, as a filter asks of every
+	// block that runs (the bash x40 + python3 tree: 281,000 jitBlocks,
+	// 58 MB, made to hold verdicts, for 3,700 translations).
+	verdict *blockVerdict
 	// stored is the block as the code store keeps it, whose
 	// translations the block may adopt (codestore.go); nil: none.
 	stored *storedBlock
 }
+
+// firstPage and lastPage are the page numbers the block's bytes span
+// (fields no more: the 16 bytes hold verdict, in Block's 128).
+func (b *Block) firstPage() uint64 { return b.PC >> PageShift }
+func (b *Block) lastPage() uint64  { return (b.End - 1) >> PageShift }
 
 // Valid reports whether the block still matches guest memory.
 func (b *Block) Valid() bool { return b.valid }
@@ -61,7 +68,9 @@ type CodeCache struct {
 	// instSlab and codeSlab are where decodeBlock keeps what it decoded
 	// (keep).
 	instSlab []Inst
-	codeSlab []byte
+	// verdictSlab is where vx takes new blocks' verdicts from.
+	verdictSlab []blockVerdict
+	codeSlab    []byte
 	// Decodes counts decoded blocks (for statistics and tests), Reused
 	// the instructions they took from blocks already decoded, Shared the
 	// blocks taken from store instead of decoded (codestore.go).
@@ -138,7 +147,7 @@ func (cc *CodeCache) insert(b *Block) {
 	}
 	cc.blocks[b.PC] = b
 	cc.fast[fastIndex(b.PC)] = b
-	for pn := b.firstPage; pn <= b.lastPage; pn++ {
+	for pn, last := b.firstPage(), b.lastPage(); pn <= last; pn++ {
 		cc.byPage[pn] = append(cc.byPage[pn], b)
 		if p := cc.mem.Lookup(pn); p != nil && !p.code {
 			p.code = true

@@ -458,7 +458,6 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 	cf.Taken.Add(1)
 	codeFileTaken.Add(1)
 	b := &Block{PC: pc, End: end, Insts: insts, Bytes: code, forFile: true,
-		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: insts[len(insts)-1].Flags&InstSetsRIP != 0}
 	if e.NXlat > 0 {
 		// A block an earlier run translated is hot: it adopts the
@@ -705,7 +704,7 @@ func allStatic(insts []Inst) bool {
 // (tests compare blocks from a file with decoded ones).
 func sameBlock(a, b *Block) bool {
 	if a.PC != b.PC || a.End != b.End || len(a.Insts) != len(b.Insts) || !bytes.Equal(a.Bytes, b.Bytes) ||
-		a.setsRIP != b.setsRIP || a.firstPage != b.firstPage || a.lastPage != b.lastPage {
+		a.setsRIP != b.setsRIP || a.firstPage() != b.firstPage() || a.lastPage() != b.lastPage() {
 		return false
 	}
 	for i := range a.Insts {

@@ -202,7 +202,7 @@ func (cc *CodeCache) WakeStore() {
 	s.dormant.Store(false)
 	pcs := make([]uint64, 0, len(cc.blocks))
 	for pc, b := range cc.blocks {
-		if b.valid && !b.truncated && len(b.Insts) > 0 && (b.End+14-1)>>PageShift == b.lastPage {
+		if b.valid && !b.truncated && len(b.Insts) > 0 && (b.End+14-1)>>PageShift == b.lastPage() {
 			pcs = append(pcs, pc)
 		}
 	}
@@ -274,7 +274,6 @@ func (s *CodeStore) take(cc *CodeCache, pc uint64) *Block {
 	s.Taken++
 	end := pc + uint64(len(sb.code))
 	b := &Block{PC: pc, End: end, Insts: sb.insts, Bytes: sb.code, stored: sb,
-		firstPage: pc >> PageShift, lastPage: (end - 1) >> PageShift,
 		setsRIP: sb.insts[len(sb.insts)-1].Flags&InstSetsRIP != 0}
 	if c := cc.running; c != nil {
 		if x := sb.xl[c.jitMode].Load(); x != nil && x.hot {

@@ -119,7 +119,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 			return b
 		}
 	}
-	b := &Block{PC: pc, firstPage: pc >> PageShift}
+	b := &Block{PC: pc}
 	var buf [16]byte
 	// Decode into the cache's scratch buffers and copy the result once:
 	// growing the block's slices instruction by instruction was a
@@ -177,7 +177,7 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 			break
 		}
 		// Keep blocks within two pages.
-		if (at>>PageShift)-b.firstPage >= 1 {
+		if (at>>PageShift)-b.firstPage() >= 1 {
 			break
 		}
 	}
@@ -202,7 +202,6 @@ func (cc *CodeCache) decodeBlock(pc uint64) *Block {
 		code = keep(&cc.codeSlab, code, codeSlabLen)
 	}
 	b.setsRIP = len(b.Insts) > 0 && b.Insts[len(b.Insts)-1].Flags&InstSetsRIP != 0
-	b.lastPage = (at - 1) >> PageShift
 	b.Bytes = code
 	cc.Decodes++
 	if cc.file != nil && cc.cacheable(b) {
@@ -262,7 +261,7 @@ func (cc *CodeCache) containing(pc uint64) (*Block, int) {
 	bs := cc.byPage[pc>>PageShift]
 	for i := len(bs) - 1; i >= 0 && i >= len(bs)-32; i-- {
 		b := bs[i]
-		if !b.valid || pc <= b.PC || pc >= b.End || len(b.Insts) >= maxBlockInsts || b.firstPage != pc>>PageShift {
+		if !b.valid || pc <= b.PC || pc >= b.End || len(b.Insts) >= maxBlockInsts || b.firstPage() != pc>>PageShift {
 			continue
 		}
 		for k := 1; k < len(b.Insts); k++ {

@@ -1,6 +1,9 @@
 package x86
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestFetchAcrossPages checks decodeBlock's page fetcher: a block whose
 // instructions run from one page into the next reads each byte from its
@@ -38,6 +41,50 @@ func TestFetchAcrossPages(t *testing.T) {
 		}
 		if got, want := string(blk.Bytes[len(blk.Bytes)-5:]), "\xb8\x44\x33\x22\x11"; got != want {
 			t.Errorf("block's last bytes %x, want %x", got, want)
+		}
+	}
+}
+
+// TestBlockPages checks the pages a block is filed under (insert, by
+// firstPage and lastPage), whose writes drop it: a block whose last
+// byte is the first of the next page is under both pages, one that
+// ends at a page's end under that page alone.
+func TestBlockPages(t *testing.T) {
+	const pn uint64 = testCode >> PageShift
+	for _, tc := range []struct {
+		name  string
+		start uint64
+		code  []byte // at the end of the first page
+		end   uint64
+		pages []uint64
+	}{
+		// mov eax, imm32 with its last byte on the next page.
+		{"last byte on the next page", testCode + PageSize - 4, []byte{0xb8, 0x44, 0x33, 0x22}, testCode + PageSize + 1, []uint64{pn, pn + 1}},
+		// nop; ret, the ret the page's last byte.
+		{"ends at the page's end", testCode + PageSize - 2, []byte{0x90, 0xc3}, testCode + PageSize, []uint64{pn}},
+	} {
+		mem := NewMemory()
+		a, b := &Page{}, &Page{}
+		copy(a.Data[PageSize-len(tc.code):], tc.code)
+		copy(b.Data[:], []byte{0x11, 0xc3})
+		mem.SetPage(pn, a, PermRead|PermExec)
+		mem.SetPage(pn+1, b, PermRead|PermExec)
+		cc := NewCodeCache(mem)
+		blk := cc.decodeBlock(tc.start)
+		if blk.End != tc.end {
+			t.Fatalf("%s: block ends at %#x, want %#x", tc.name, blk.End, tc.end)
+		}
+		cc.insert(blk)
+		var got []uint64
+		for p := pn - 1; p <= pn+2; p++ {
+			for _, x := range cc.byPage[p] {
+				if x == blk {
+					got = append(got, p)
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.pages) {
+			t.Errorf("%s: filed under pages %#x, want %#x", tc.name, got, tc.pages)
 		}
 	}
 }

@@ -7,8 +7,7 @@ package x86
 // returning to Go. What keeps the callbacks exact is that a translation
 // never chains into a block the filter accepts:
 //
-//   - a block's verdict is asked once and kept in the block (jitBlock.fgen,
-//     fwant) for the filter its code cache holds verdicts of
+//   - a block's verdict is asked once and kept in the block (blockVerdict) for the filter its code cache holds verdicts of
 //     (CodeCache.filter); another filter, or a Run without one (whose
 //     translations link to any block), starts a new generation of
 //     verdicts and unlinks every translation (unlinkAllJIT), so that they
@@ -48,7 +47,7 @@ type filterState struct {
 	// version is owner's FilterVersion when the verdicts were asked.
 	version uint64
 	// gen numbers the generations of verdicts: a block holds owner's
-	// verdict when its jitBlock.fgen is gen.
+	// verdict when its blockVerdict.fgen is gen.
 	gen uint32
 	// hookLogs: some translation logs hooks (hooklog.go), whose records
 	// drainLog must find among the accesses.
@@ -132,7 +131,7 @@ func (cc *CodeCache) linkAny() { cc.filter.owner = nil }
 // unlinked from every translation; the others are found by address
 // again.
 func (cc *CodeCache) wants(bf BlockFilter, b *Block) uint64 {
-	j := b.jx() // the verdict is kept in it
+	j := cc.vx(b)
 	if j.fgen != cc.filter.gen || filterAskAlways {
 		j.fgen = cc.filter.gen
 		if f, ok := bf.(InstFilter); ok {
@@ -152,6 +151,49 @@ func (cc *CodeCache) wants(bf BlockFilter, b *Block) uint64 {
 	return j.fmask
 }
 
+// blockVerdict is a BlockFilter's verdict on a block, kept apart from
+// its translation state (jitBlock): a filter asks of each block that
+// runs, most of which are never translated.
+type blockVerdict struct {
+	// fmask is the instructions the code cache's filter observes when
+	// fgen is its generation (0: never asked).
+	fgen  uint32
+	fmask uint64
+	// flog is the instructions the verdict lets translated code log,
+	// fsteps whether in narrow records, fwin their windows (nil: none)
+	// (hooklog.go).
+	flog   uint64
+	fsteps bool
+	fwin   *stepWindows
+}
+
+// noVerdict is the verdict of a block never asked: read, never written.
+var noVerdict blockVerdict
+
+// vv is b's verdict for reading: noVerdict's zeros when it has none.
+func (b *Block) vv() *blockVerdict {
+	if b.verdict == nil {
+		return &noVerdict
+	}
+	return b.verdict
+}
+
+// vx is b's verdict, made when first asked, from a slab of cc's: one
+// allocation for verdictSlab blocks.
+func (cc *CodeCache) vx(b *Block) *blockVerdict {
+	if b.verdict == nil {
+		if len(cc.verdictSlab) == 0 {
+			cc.verdictSlab = make([]blockVerdict, verdictSlab)
+		}
+		b.verdict = &cc.verdictSlab[0]
+		cc.verdictSlab = cc.verdictSlab[1:]
+	}
+	return b.verdict
+}
+
+// verdictSlab is how many verdicts vx allocates at a time (8 KB).
+const verdictSlab = 256
+
 // filterAskAlways makes wants ask the filter every time, as the tests'
 // reference (with translation off).
 var filterAskAlways bool
@@ -161,16 +203,16 @@ var filterAskAlways bool
 // instruction the current verdict observes (none, when declined), and
 // that is not all of them (inFull).
 func (cc *CodeCache) linkable(b *Block) bool {
-	j := b.jv()
+	j := b.vv()
 	return cc.filter.owner == nil || j.fgen == cc.filter.gen && (j.fmask == 0 ||
-		j.hooksCover() && !inFull(b, j.fmask))
+		b.hooksCover() && !inFull(b, j.fmask))
 }
 
 // hooksFor is the instructions before which a translation of b made now
 // leaves for an Instruction call: those the current verdict observes,
 // unless that is all of them (inFull: the interpreter runs such a block).
 func (cc *CodeCache) hooksFor(b *Block) uint64 {
-	j := b.jv()
+	j := b.vv()
 	if cc.filter.owner == nil || j.fgen != cc.filter.gen || inFull(b, j.fmask) {
 		return 0
 	}
@@ -180,7 +222,7 @@ func (cc *CodeCache) hooksFor(b *Block) uint64 {
 // logsFor is which of hooks a translation of b made now logs instead,
 // whether in narrow records, and their windows (hooklog.go).
 func (cc *CodeCache) logsFor(b *Block, hooks uint64) (logged uint64, steps bool, win *stepWindows) {
-	j := b.jv()
+	j := b.vv()
 	if hooks == 0 || j.flog&hooks == 0 {
 		return 0, false, nil
 	}
@@ -195,7 +237,7 @@ func (c *CPU) hookReady(b *Block) bool {
 	if !c.jitOK || b.declined || !b.valid {
 		return false
 	}
-	if j.entry != 0 && j.mode == c.jitMode && j.hooksCover() {
+	if j.entry != 0 && j.mode == c.jitMode && b.hooksCover() {
 		return true
 	}
 	if b.heat < jitThreshold {
@@ -205,7 +247,7 @@ func (c *CPU) hookReady(b *Block) bool {
 	c.cache.unlinkJIT(b)
 	c.translate(b)
 	j = b.jv()
-	return j.entry != 0 && j.hooksCover()
+	return j.entry != 0 && b.hooksCover()
 }
 
 // runObserved is Run with an Instruction callback before each
@@ -287,7 +329,7 @@ func (c *CPU) runObserved(budget uint64) {
 // the block's end.
 func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
 	j := b.jv()
-	mask := j.fmask
+	mask := b.vv().fmask
 	if !c.hooking {
 		mask = blockMask(b)
 	}
@@ -321,7 +363,7 @@ func (c *CPU) runHooked(b *Block, from, hookFrom int, gated, jit bool) uintptr {
 // or 0 when the gate opened and the interpreter ran the rest of b.
 func (c *CPU) hookExit(b *Block, k int) uintptr {
 	c.blkIdx = k
-	if !c.hooking || b.jv().fmask>>k&1 == 0 {
+	if !c.hooking || b.vv().fmask>>k&1 == 0 {
 		// A translation made for a filter that observed more (the
 		// gate is closed: this runs translated).
 		return b.jit.hresume[k]
@@ -368,5 +410,5 @@ func (c *CPU) runRest(b *Block, from, hookFrom int) uintptr {
 // current and leaves before each instruction the filter observes.
 func (c *CPU) resumable(b *Block) bool {
 	j := b.jv()
-	return b.valid && j.entry != 0 && j.mode == c.jitMode && j.hooksCover()
+	return b.valid && j.entry != 0 && j.mode == c.jitMode && b.hooksCover()
 }

@@ -346,10 +346,10 @@ func (c *CPU) SetHookUntil(retired uint64) { c.hlog.until = retired }
 func (c *CPU) SetRetFloor(rsp uint64) { c.hlog.retFloor = rsp }
 
 // askLog asks a HookLogger which of the instructions the verdict on b
-// observes it lets translated code log (jitBlock.flog), and in which
+// observes it lets translated code log (blockVerdict.flog), and in which
 // kind of record (fsteps).
 func (cc *CodeCache) askLog(bf BlockFilter, b *Block) {
-	j := b.jx()
+	j := cc.vx(b)
 	j.flog, j.fsteps, j.fwin = 0, false, nil
 	if hl, ok := bf.(HookLogger); ok && j.fmask != 0 {
 		j.flog = hl.LogInsts(b) & j.fmask
@@ -390,9 +390,10 @@ func sameWindows(a, b *stepWindows) bool {
 // verdict asks before each instruction it observes: leaves (or does not
 // reach it: the interpreter runs it), or logs it where the verdict lets
 // it, in the kind of record the verdict asks for.
-func (j *jitBlock) hooksCover() bool {
-	return j.fmask&(j.hooks|j.beyond) == j.fmask && j.logged&^j.flog == 0 &&
-		(j.logged == 0 || j.steps == j.fsteps && sameWindows(j.win, j.fwin))
+func (b *Block) hooksCover() bool {
+	j, v := b.jv(), b.vv()
+	return v.fmask&(j.hooks|j.beyond) == v.fmask && j.logged&^v.flog == 0 &&
+		(j.logged == 0 || j.steps == v.fsteps && sameWindows(j.win, v.fwin))
 }
 
 // syncHookLog sets the Run's HookLogger.
@@ -509,7 +510,7 @@ func (c *CPU) drainSteps(log []LoggedAccess, i int) int {
 func (c *CPU) hookInst(info uint64) *Inst {
 	id, k := uint32(info>>32), int(info>>16&0xff)
 	b := c.cache.jitBlocks[id]
-	j := b.jit // translated: it has one
+	j := b.vv()
 	if c.hlog.logger == nil || !c.hooking || j.fgen != c.cache.filter.gen || j.fmask>>k&1 == 0 {
 		return nil
 	}

@@ -58,25 +58,19 @@ type jitBlock struct {
 	// resume holds, by instruction, the entries into the translation
 	// after an instruction the interpreter ran (0: none).
 	resume []uintptr
-	// fmask is the verdict of the code cache's BlockFilter on the block
-	// (the instructions it observes) when fgen is its generation; hooks
-	// are the instructions before which the translation leaves for an
-	// Instruction call, each with its entry after that exit in hresume,
-	// and beyond those it does not reach (the interpreter runs them)
-	// (filter.go).
-	fgen    uint32
-	fmask   uint64
+	// hooks are the instructions before which the translation leaves
+	// for an Instruction call, each with its entry after that exit in
+	// hresume, and beyond those it does not reach (the interpreter runs
+	// them) (filter.go); the filter's verdict is the block's
+	// blockVerdict.
 	hooks   uint64
 	beyond  uint64
 	hresume []uintptr
-	// flog is the instructions the verdict lets translated code log,
-	// fsteps whether in narrow records; logged and steps are what the
-	// translation does (hooklog.go).
-	flog, logged  uint64
-	fsteps, steps bool
-	// fwin and win: the verdict's windows of narrow records, and the
-	// translation's (nil: none).
-	fwin, win *stepWindows
+	// logged and steps are what the translation logs, and whether in
+	// narrow records, win its windows of them (nil: none) (hooklog.go).
+	logged uint64
+	steps  bool
+	win    *stepWindows
 	// fileXl is the block's translation as the code file keeps it: taken
 	// from the file with the block, or kept when translate made it
 	// (codefile.go); nil: none.
@@ -466,8 +460,7 @@ func (c *CPU) syncJIT() {
 	c.syncAccessLog()
 }
 
-// jx is b's translation state, made when b first needs one (translated,
-// or given a BlockFilter's verdict).
+// jx is b's translation state, made when b first needs one (translated).
 func (b *Block) jx() *jitBlock {
 	if b.jit == nil {
 		b.jit = new(jitBlock)

@@ -151,7 +151,7 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 			j.hooks |= 1 << k
 		}
 		j.beyond = x.beyond &^ j.hooks
-		j.logged, j.steps, j.win = x.hook.logged&j.hooks, x.hook.steps, j.fwin
+		j.logged, j.steps, j.win = x.hook.logged&j.hooks, x.hook.steps, b.vv().fwin
 		if j.logged != 0 {
 			cc.filter.hookLogs = true
 		}

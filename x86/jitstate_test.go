@@ -53,3 +53,34 @@ func TestBlockSize(t *testing.T) {
 		t.Errorf("Block is %d bytes, want at most 128", n)
 	}
 }
+
+// TestVerdictWithoutJITState checks that a filter's verdict is kept
+// apart from the translation state: with translation off, a filtered
+// Run asks the verdict of each of twoBlockLoop's blocks once and keeps
+// it (blockVerdict) without making a jitBlock (the bash x40 + python3
+// tree made 281,000 of 208 bytes to hold verdicts); noVerdict stays zero.
+func TestVerdictWithoutJITState(t *testing.T) {
+	defer SetJIT(SetJIT(false, 50))
+	c := newTestCPU(t, twoBlockLoop)
+	o := &filterObserver{name: "a", want: []uint64{testCode + 12}} // B
+	c.Obs = o
+	c.Run(1 << 40)
+	if len(c.cache.blocks) != 3 {
+		t.Fatalf("%d blocks, want 3", len(c.cache.blocks))
+	}
+	for pc, b := range c.cache.blocks {
+		if b.jit != nil {
+			t.Errorf("block %#x has a jitBlock with translation off", pc)
+		}
+		v := b.verdict
+		if v == nil || v.fgen != c.cache.filter.gen {
+			t.Fatalf("block %#x: verdict %+v, want one of generation %d", pc, v, c.cache.filter.gen)
+		}
+		if want := b.PC <= o.want[0] && o.want[0] < b.End; (v.fmask != 0) != want {
+			t.Errorf("block %#x: mask %#x, want observed %v", pc, v.fmask, want)
+		}
+	}
+	if !reflect.ValueOf(noVerdict).IsZero() {
+		t.Errorf("noVerdict was written: %+v", noVerdict)
+	}
+}

@@ -38,13 +38,13 @@ func TestCallTreeRowsAsFmt(t *testing.T) {
 		depth int
 	}{{all, 0}, {all, 3}, {some, 0}, {some, 5}} {
 		var got bytes.Buffer
-		writeCallTree(&got, root, tc.keep, tc.depth)
+		writeCallTree(&got, root.Walk, tc.keep, tc.depth)
 		if w := want(tc.keep, tc.depth); got.String() != w {
 			t.Errorf("depth %d: rows\n%s\nwant\n%s", tc.depth, got.String(), w)
 		}
 	}
 	var got bytes.Buffer
-	writeCallTree(&got, root, all, 0)
+	writeCallTree(&got, root.Walk, all, 0)
 	if rows := strings.Count(got.String(), "\n"); rows != 19 {
 		t.Errorf("%d lines, want a header and 18 paths: the test tests less than it says", rows)
 	}
@@ -97,7 +97,7 @@ func TestCallTreeRowsAsFmtManyWrites(t *testing.T) {
 		t.Fatalf("the paths are indented %d, no deeper than blanks (%d): the test tests less than it says", 2*69, len(blanks))
 	}
 	var got chunks
-	writeCallTree(&got, root, func(*calls.Node) bool { return true }, 0)
+	writeCallTree(&got, root.Walk, func(*calls.Node) bool { return true }, 0)
 	if w := fmtCallTree(root, func(*calls.Node) bool { return true }, 0); got.String() != w {
 		t.Fatalf("%d rows differ from fmt's (%d bytes, want %d)", rows, got.Len(), len(w))
 	}
