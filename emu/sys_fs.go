@@ -175,10 +175,7 @@ func (t *Thread) fstatat(dirfd int, pathAddr uint64, out uint64, flags int) (uin
 	if p == "" && flags&unix.AT_EMPTY_PATH == 0 {
 		return 0, unix.ENOENT
 	}
-	nofollow := flags&unix.AT_SYMLINK_NOFOLLOW != 0
-	if _, rest, ok := t.procTarget(p); (!ok || rest != "exe" || !nofollow) && !(nofollow && isDevLink(p)) {
-		p = t.procPath(p) // (lstat of exe: ttd's own is a symlink too)
-	}
+	p = t.statPath(p, flags&unix.AT_SYMLINK_NOFOLLOW != 0)
 	dfd, err := t.dirFD(dirfd, p)
 	if err != nil {
 		return 0, err
@@ -188,6 +185,18 @@ func (t *Thread) fstatat(dirfd int, pathAddr uint64, out uint64, flags int) (uin
 		return 0, errno(err)
 	}
 	return 0, copyOutStruct(t, out, &st)
+}
+
+// statPath is procPath for stat and statx: without following the last
+// link, the guest's /proc/PID/exe and /dev's links into /proc/self stay
+// the links they are (ttd's own exe is a symlink too).
+func (t *Thread) statPath(p string, nofollow bool) string {
+	if nofollow {
+		if _, rest, ok := t.procTarget(p); ok && rest == "exe" || isDevLink(p) {
+			return p
+		}
+	}
+	return t.procPath(p)
 }
 
 // Stat implements Linux syscall stat(2).
@@ -211,10 +220,7 @@ func Statx(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	nofollow := a.Int(2)&unix.AT_SYMLINK_NOFOLLOW != 0
-	if _, rest, ok := t.procTarget(p); (!ok || rest != "exe" || !nofollow) && !(nofollow && isDevLink(p)) {
-		p = t.procPath(p)
-	}
+	p = t.statPath(p, a.Int(2)&unix.AT_SYMLINK_NOFOLLOW != 0)
 	dfd, err := t.dirFD(a.Int(0), p)
 	if err != nil {
 		return 0, err
