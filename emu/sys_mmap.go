@@ -91,12 +91,12 @@ func Mmap(t *Thread, a *SyscallArgs) (uint64, error) {
 			return 0, unix.EACCES
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-			h, err := unix.FcntlInt(uintptr(e.host), unix.F_DUPFD_CLOEXEC, 0)
+			path, _ := readFDPath(e.host)
+			mf, err := newMappedFile(e.host, path)
 			if err != nil {
 				return 0, errno(err)
 			}
-			path, _ := readFDPath(e.host)
-			v.file = &mappedFile{fd: h, path: path, refs: 1}
+			v.file = mf
 			if shared && st.Mode&unix.S_IFMT == unix.S_IFREG {
 				v.file.shared = t.P.m.filePagesFor(&st)
 			}
