@@ -98,6 +98,9 @@ type ExitStatus struct {
 	Addr      uint64
 	PC        uint64
 	Inst      string
+	// Lacks names the extension a SIGILL's instruction needs and the
+	// guest CPU's level does not have (--cpu), if that was the cause.
+	Lacks string
 	SigCode   int32
 	CoreDumps bool
 }
@@ -127,6 +130,9 @@ func (s ExitStatus) String() string {
 			msg += ", " + why
 		}
 		msg += fmt.Sprintf(": address %#x, instruction %s at %#x", s.Addr, s.Inst, s.PC)
+	}
+	if s.Lacks != "" {
+		msg += fmt.Sprintf(" (the guest CPU lacks %s: run ttd with --cpu host to give it the host's extensions)", s.Lacks)
 	}
 	return msg
 }

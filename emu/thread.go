@@ -43,7 +43,10 @@ type Thread struct {
 	futexQueued bool
 	futexWoken  bool
 	// yield ends the thread's time slice (sched_yield).
-	yield    bool
+	yield bool
+	// missing is the extension the last #UD's instruction needed, when
+	// the guest CPU's level lacked it (for the fatal SIGILL's message).
+	missing  *x86.MissingFeatureError
 	exitCode int
 
 	sigMask  uint64 // blocked signals, bit sig-1
@@ -116,9 +119,13 @@ func (t *Thread) handleExit(ex x86.Exit) {
 	case x86.ExitFPE:
 		t.forceFault(SigInfo{Signo: int32(unix.SIGFPE), Code: ex.Code, Addr: c.RIP}, trapInfo{trapno: 19}, ex)
 	case x86.ExitIllegal:
+		var mf *x86.MissingFeatureError
+		t.missing = nil
+		if errors.As(ex.Err, &mf) {
+			t.missing = mf
+		}
 		if p.cfg.Verbose {
-			var mf *x86.MissingFeatureError
-			if errors.As(ex.Err, &mf) {
+			if mf != nil {
 				p.logf("SIGILL: %v (--cpu %s)", mf, c.Features().Level())
 			} else {
 				p.logf("SIGILL: illegal instruction %s at %#x", t.disasm(c.RIP), c.RIP)
