@@ -94,13 +94,13 @@ type ExitStatus struct {
 	// (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP): Addr is the faulting
 	// address (si_addr), PC the instruction's address and Inst its
 	// disassembly.
-	Fault     bool
-	Addr      uint64
-	PC        uint64
-	Inst      string
+	Fault bool
+	Addr  uint64
+	PC    uint64
+	Inst  string
 	// Lacks names the extension a SIGILL's instruction needs and the
 	// guest CPU's level does not have (--cpu), if that was the cause.
-	Lacks string
+	Lacks     string
 	SigCode   int32
 	CoreDumps bool
 }
