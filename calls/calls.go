@@ -591,13 +591,13 @@ func merge(s *segNode, g *Node, a *treeAlloc) {
 // mergeFresh gives g, which has no children, s's children and their
 // subtrees, made oldest child first, each followed by its own: the
 // order sortChildren leaves children in (by first position, which a
-// segment's calls reach in the order they made the children) and every
-// walk of the tree takes (finish, printing, WalkMerged), so that the
-// walks read the nodes in the order they lie in memory. Made newest
-// first (the sibling list's order), each walk of sort -n's 1.2 million
-// paths missed the cache on nearly every node (perf annotate: the
-// printing filter's first load of a Node, 7% of ttd calls), and
-// sortChildren sorted them all back.
+// segment's calls reach in the order they made the children), the
+// order the segment's nodes were made in (segNode.kid) and every walk
+// of the tree takes (finish, printing, WalkMerged), so that the walks
+// read the nodes in the order they lie in memory. Made newest first,
+// each walk of sort -n's 1.2 million paths missed the cache on nearly
+// every node (perf annotate: the printing filter's first load of a
+// Node, 7% of ttd calls), and sortChildren sorted them all back.
 func mergeFresh(s *segNode, g *Node, a *treeAlloc) {
 	if s.nkids == 0 {
 		return
@@ -605,20 +605,13 @@ func mergeFresh(s *segNode, g *Node, a *treeAlloc) {
 	if g.Children == nil {
 		g.Children = a.slice(int(s.nkids))[:0]
 	}
-	// a.order[base:] holds s's children, newest first.
-	base := len(a.order)
-	for c := s.kid; c != nil; c = c.next {
-		a.order = append(a.order, c)
-	}
-	for i := len(a.order) - 1; i >= base; i-- {
-		sc := a.order[i]
+	for sc := s.firstKid(); sc != nil; sc = s.nextKid(sc) {
 		gc := a.node()
 		*gc = Node{Entry: sc.key.Entry, Site: sc.key.Site, First: noPos, Parent: g, Depth: g.Depth + 1}
 		g.Children = append(g.Children, gc)
 		mergeCounts(sc, gc)
 		merge(sc, gc, a)
 	}
-	a.order = a.order[:base]
 }
 
 // mergeCounts adds a segment node's calls and first position to the
@@ -880,8 +873,6 @@ func sortTree(n *Node) {
 type treeAlloc struct {
 	nodes []Node
 	kids  []*Node
-	// order is mergeFresh's stack of segment children.
-	order []*segNode
 }
 
 const allocBlock = 1024

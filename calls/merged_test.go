@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
-	"slices"
 	"sort"
 	"testing"
 )
@@ -187,14 +186,20 @@ func TestSortChildrenAsSortSlice(t *testing.T) {
 }
 
 // refMerge is merge as it was before it made a fresh node's children
-// without looking them up: every child found again, or made, by childIn;
-// a node with no children yet takes them oldest first (mergeFresh).
+// without looking them up: every child found again, or made, by childIn,
+// oldest first.
 func refMerge(s *segNode, g *Node, a *treeAlloc) {
 	g.Self += s.self
 	var kids []*segNode
-	s.eachChild(func(_ segKey, sc *segNode) { kids = append(kids, sc) })
-	if len(g.Children) == 0 {
-		slices.Reverse(kids)
+	for c := s.kid; c != nil; c = c.next {
+		kids = append(kids, c)
+		if c.next == s.kid {
+			break
+		}
+	}
+	if len(kids) > 0 {
+		// kids[0] is the newest, then the oldest and on.
+		kids = append(kids[1:], kids[0])
 	}
 	for _, sc := range kids {
 		k := sc.key

@@ -72,11 +72,15 @@ type segNode struct {
 	// sqlite3 3.7 million), so the hash takes the parent's id, made
 	// from its own parent's and the order it was made in.
 	id uint64
-	// kid is the node's last child made, next the child made before
-	// it (a sibling list): sort -n's merge sort makes a million paths,
-	// most with one or two children, and a block of inline keys for
-	// each (segKids, 144 bytes) was as much memory as the nodes, most
-	// of its cost the kernel's and the allocator's zeroing of new pages.
+	// kid is the node's last child made, and the children are a
+	// circular sibling list through next, each child's next the child
+	// made after it, the last's the first (kid.next): sort -n's merge
+	// sort makes a million paths, most with one or two children, and a
+	// block of inline keys for each (segKids, 144 bytes) was as much
+	// memory as the nodes, most of its cost the kernel's and the
+	// allocator's zeroing of new pages. Oldest first, a walk of the
+	// tree reads the nodes in the order they were made, which is where
+	// they lie (mergeFresh); newest first, every sibling was a miss.
 	kid, next *segNode
 }
 
@@ -87,12 +91,28 @@ const segKidsInline = 4
 // numChildren is how many children n has.
 func (n *segNode) numChildren() int { return int(n.nkids) }
 
-// eachChild calls fn with each child of n and its key, the last made
+// eachChild calls fn with each child of n and its key, the first made
 // first.
 func (n *segNode) eachChild(fn func(k segKey, c *segNode)) {
-	for c := n.kid; c != nil; c = c.next {
+	for c := n.firstKid(); c != nil; c = n.nextKid(c) {
 		fn(c.key, c)
 	}
+}
+
+// firstKid is n's first child made, nil if none.
+func (n *segNode) firstKid() *segNode {
+	if n.kid == nil {
+		return nil
+	}
+	return n.kid.next
+}
+
+// nextKid is the child of n made after c, nil after the last.
+func (n *segNode) nextKid(c *segNode) *segNode {
+	if c == n.kid {
+		return nil
+	}
+	return c.next
 }
 
 // kidKey is a child's key in childCache.many: its parent and its key.
@@ -108,7 +128,7 @@ const nodeSlab = 1024
 // make finds n's child k, or makes it.
 func (c *childCache) make(n *segNode, k segKey) *segNode {
 	if n.nkids <= segKidsInline {
-		for x := n.kid; x != nil; x = x.next {
+		for x := n.firstKid(); x != nil; x = n.nextKid(x) {
 			if x.key == k {
 				return x
 			}
@@ -121,7 +141,12 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 	}
 	x := &c.slab[0]
 	c.slab = c.slab[1:]
-	*x = segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(n.nkids) + 1) * 0x9e3779b97f4a7c15, next: n.kid}
+	*x = segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(n.nkids) + 1) * 0x9e3779b97f4a7c15}
+	if n.kid == nil {
+		x.next = x
+	} else {
+		x.next, n.kid.next = n.kid.next, x
+	}
 	n.kid = x
 	n.nkids++
 	if n.nkids > segKidsInline {
@@ -129,7 +154,7 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 			c.many = map[kidKey]*segNode{}
 		}
 		if n.nkids == segKidsInline+1 {
-			for y := n.kid; y != nil; y = y.next {
+			for y := n.firstKid(); y != nil; y = n.nextKid(y) {
 				c.many[kidKey{n, y.key}] = y
 			}
 		} else {
