@@ -472,7 +472,17 @@ func (f *funcs) entry(pc uint64) (uint64, bool) {
 	return e.entry, e.ok
 }
 
-func (f *funcs) lookup(pc uint64) entryOf {
+func (f *funcs) lookup(pc uint64) entryOf { return f.find(pc, true) }
+
+// probe is lookup for a pc that will seldom be asked about again (an
+// instruction of a block makeVerdict judges): the answer is not kept
+// in the map. The tree's verdicts put 450,000 such pcs in it (21 MB of
+// map, its growth and its misses), where the ones the hooks ask about
+// again (calls' targets, entries) are a few thousand.
+func (f *funcs) probe(pc uint64) entryOf { return f.find(pc, false) }
+
+// find is lookup, which keeps a new answer in the map if keep.
+func (f *funcs) find(pc uint64, keep bool) entryOf {
 	r := &f.recent[(pc^pc>>recentBits)&(1<<recentBits-1)]
 	if r.pc == pc && r.img1 == int32(f.img+1) {
 		return r.entryOf()
@@ -487,7 +497,9 @@ func (f *funcs) lookup(pc uint64) entryOf {
 		name, e.entry, e.ok = f.sym.PCToFunc(pc)
 		e.tramp = strings.HasPrefix(name, "_dl_runtime_resolve")
 	}
-	f.cache[pc] = e
+	if keep {
+		f.cache[pc] = e
+	}
 	r.keep(pc, f.img, e)
 	return e
 }
@@ -865,7 +877,7 @@ func (s *segment) makeVerdict(b *x86.Block) verdict {
 				v.logged |= bit
 			}
 			if in.Op == x86asm.RET || a.Kind == x86.KRel {
-				if e := s.fn.lookup(in.PC); !e.ok || e.entry != in.PC {
+				if e := s.fn.probe(in.PC); !e.ok || e.entry != in.PC {
 					v.merge |= bit
 				}
 			}
@@ -875,7 +887,7 @@ func (s *segment) makeVerdict(b *x86.Block) verdict {
 				v.open |= bit
 			}
 		default:
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+			if e := s.fn.probe(in.PC); e.ok && e.entry == in.PC {
 				v.hooks |= bit
 				if !e.tramp {
 					v.logged |= bit
