@@ -657,9 +657,18 @@ func (p *Profile) finish(sym Symbolizer) {
 	// sort -n's 2.4 million paths have a few hundred sites, and naming
 	// each path's from DWARF, with a string of its own, was 5% of its
 	// ttd calls.
+	// Images that share a Symbolizer (useTree: a tree's 40 bash) share
+	// them too: each named the same functions and sites from DWARF
+	// again (dwarfFunc and dwarfLine, 2% of the tree's ttd calls).
 	names := make([]map[uint64]string, len(p.syms))
 	sites := make([]map[uint64]string, len(p.syms))
-	for i := range names {
+	first := map[Symbolizer]int{}
+	for i, sym := range p.syms {
+		if k, ok := first[sym]; ok {
+			names[i], sites[i] = names[k], sites[k]
+			continue
+		}
+		first[sym] = i
 		names[i], sites[i] = map[uint64]string{}, map[uint64]string{}
 	}
 	img := 0
