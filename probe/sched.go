@@ -110,6 +110,9 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 		}
 		defer pprof.SetGoroutineLabels(context.Background())
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
+		// left is what the job's last re-simulation left to its next
+		// (a steal's).
+		var left *reader.Leftovers
 		for {
 			if i0 := s.first(c); i0 < len(units) {
 				var init map[string]Value
@@ -128,7 +131,7 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 						s.stopAt(i + 1)
 					}
 					return true
-				})
+				}, &left)
 				if errs[c] != nil {
 					s.stopAt(0) // no more starts anywhere
 					return
