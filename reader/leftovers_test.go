@@ -22,21 +22,8 @@ func TestLeftoversReplayAsFresh(t *testing.T) {
 		{"tree", func(t testing.TB) string { return recordTree(t, 30_000) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Open(tc.path(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			r0, _ := tr.NewReplay(0)
-			all := states(t, r0)
-			cps, err := tr.Checkpoints()
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, all, cps := fromStart(t, tc.path(t))
 			n := len(cps)
-			if n < 5 {
-				t.Fatalf("%d checkpoints", n)
-			}
 			want := finalRegs(t, tr, cps[0], nil)
 			// (first, then, where the first stops): a later
 			// re-simulation's leftovers, an earlier one's, one's
