@@ -36,12 +36,16 @@ func TestLeftoversReplayAsFresh(t *testing.T) {
 					stop = cps[p[2]].Position
 				}
 				lo := leftAfter(t, tr, cps[p[0]], stop)
+				had := len(lo.at) + len(lo.free)
 				r, err := tr.NewReplayAtFrom(cps[p[1]], lo)
 				if err != nil {
 					t.Fatal(err)
 				}
 				r.Verify = true
 				got := states(t, r)
+				if len(lo.at)+len(lo.free) >= had {
+					t.Fatalf("from checkpoint %d: none of the %d pages left was taken", p[1], had)
+				}
 				from := cps[p[1]].Position
 				if from+uint64(len(got)) != uint64(len(all)) {
 					t.Fatalf("from checkpoint %d with %d's leftovers: %d instructions, want %d", p[1], p[0], len(got), uint64(len(all))-from)
