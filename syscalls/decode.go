@@ -193,6 +193,10 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return linux.Pipe2Flags.Append(b, v), ArgFlags, nil
 	case kGrnd:
 		return linux.GetrandomFlags.Append(b, v), ArgFlags, nil
+	case kMlockall:
+		return linux.MlockallFlags.AppendPrefixed(b, v, "MCL_"), ArgFlags, nil
+	case kMlock2:
+		return linux.Mlock2Flags.AppendPrefixed(b, v, "MLOCK_"), ArgFlags, nil
 	case kSigHow:
 		return linux.SigprocmaskHow.Append(b, v, "SIG_"), ArgFlags, nil
 	case kSignal:

@@ -87,6 +87,8 @@ const (
 	kFadvise                   // POSIX_FADV_*
 	kSocklenFail               // a socklen_t * a failed call left as it was: [n]
 	kTimevalOut                // struct timeval written
+	kMlockall                  // MCL_*
+	kMlock2                    // MLOCK_*
 )
 
 // retKind is how a result is printed.
@@ -158,6 +160,11 @@ var sigs = map[int]sig{
 	linux.SysMremap:           {args: a(kPtr, kUint, kUint, kMremap, kPtr), ret: rHex},
 	linux.SysMsync:            {args: a(kPtr, kUint, kMsync)},
 	linux.SysMadvise:          {args: a(kPtr, kUint, kMadvise)},
+	linux.SysMlock:            {args: a(kPtr, kUint)},
+	linux.SysMunlock:          {args: a(kPtr, kUint)},
+	linux.SysMlockall:         {args: a(kMlockall)},
+	linux.SysMunlockall:       {},
+	linux.SysMlock2:           {args: a(kPtr, kUint, kMlock2)},
 	linux.SysDup:              {args: a(kFd)},
 	linux.SysDup2:             {args: a(kFd, kFd)},
 	linux.SysNanosleep:        {args: a(kTimespecIn, kPtrOut)},

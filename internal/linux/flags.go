@@ -39,6 +39,22 @@ func (t Flags) Append(b []byte, v uint64) []byte {
 	return b
 }
 
+// AppendPrefixed is Append, but a non-zero v with none of the table's bits
+// is printed as strace prints it, with a comment naming the flags'
+// prefix: "0x8 /* MLOCK_??? */".
+func (t Flags) AppendPrefixed(b []byte, v uint64, prefix string) []byte {
+	for _, f := range t {
+		if f.Value != 0 && v&f.Value == f.Value {
+			return t.Append(b, v)
+		}
+	}
+	if v == 0 {
+		return append(b, '0')
+	}
+	b = strconv.AppendUint(append(b, "0x"...), v, 16)
+	return append(append(append(b, " /* "...), prefix...), "??? */"...)
+}
+
 // Format is Append to a new string.
 func (t Flags) Format(v uint64) string { return string(t.Append(nil, v)) }
 
@@ -209,6 +225,12 @@ var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {
 // MREMAP_FIXED: mremap moves the range to its fifth argument, unmapping
 // what was there.
 const MREMAP_FIXED = 2
+
+// MlockallFlags are mlockall's flags.
+var MlockallFlags = Flags{{1, "MCL_CURRENT"}, {2, "MCL_FUTURE"}, {4, "MCL_ONFAULT"}}
+
+// Mlock2Flags are mlock2's flags.
+var Mlock2Flags = Flags{{1, "MLOCK_ONFAULT"}}
 
 // MsyncFlags are msync's flags.
 var MsyncFlags = Flags{{1, "MS_ASYNC"}, {4, "MS_SYNC"}, {2, "MS_INVALIDATE"}}
