@@ -193,6 +193,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return linux.Pipe2Flags.Append(b, v), ArgFlags, nil
 	case kGrnd:
 		return linux.GetrandomFlags.Append(b, v), ArgFlags, nil
+	case kPrioWhich:
+		return linux.PrioWhich.Append(b, v, "PRIO_"), ArgFlags, nil
 	case kMlockall:
 		return linux.MlockallFlags.AppendPrefixed(b, v, "MCL_"), ArgFlags, nil
 	case kMlock2:

@@ -89,6 +89,7 @@ const (
 	kTimevalOut                // struct timeval written
 	kMlockall                  // MCL_*
 	kMlock2                    // MLOCK_*
+	kPrioWhich                 // PRIO_*
 )
 
 // retKind is how a result is printed.
@@ -160,6 +161,23 @@ var sigs = map[int]sig{
 	linux.SysMremap:           {args: a(kPtr, kUint, kUint, kMremap, kPtr), ret: rHex},
 	linux.SysMsync:            {args: a(kPtr, kUint, kMsync)},
 	linux.SysMadvise:          {args: a(kPtr, kUint, kMadvise)},
+	linux.SysSetuid:           {args: a(kInt)},
+	linux.SysSetgid:           {args: a(kInt)},
+	linux.SysSetreuid:         {args: a(kInt, kInt)},
+	linux.SysSetregid:         {args: a(kInt, kInt)},
+	linux.SysSetresuid:        {args: a(kInt, kInt, kInt)},
+	linux.SysSetresgid:        {args: a(kInt, kInt, kInt)},
+	linux.SysSetpgid:          {args: a(kInt, kInt)},
+	linux.SysGetpgid:          {args: a(kInt)},
+	linux.SysGetsid:           {args: a(kInt)},
+	linux.SysTkill:            {args: a(kInt, kSignal)},
+	linux.SysEpollCreate:      {args: a(kInt)},
+	linux.SysEventfd:          {args: a(kUint)},
+	linux.SysSetrlimit:        {args: a(kRlimitRes, kRlimitIn)},
+	linux.SysGetpriority:      {args: a(kPrioWhich, kInt)},
+	linux.SysSetpriority:      {args: a(kPrioWhich, kInt, kInt)},
+	linux.SysPreadv:           {args: withLen(a(kFd, kIovOut, kInt, kOff), 1, 2)},
+	linux.SysPwritev:          {args: withLen(a(kFd, kIovIn, kInt, kOff), 1, 2)},
 	linux.SysMlock:            {args: a(kPtr, kUint)},
 	linux.SysMunlock:          {args: a(kPtr, kUint)},
 	linux.SysMlockall:         {args: a(kMlockall)},

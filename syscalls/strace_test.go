@@ -425,3 +425,22 @@ func TestStraceLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestStraceIds compares calls that take plain numbers, enumerations and
+// I/O vectors (the set*id family, process groups, priorities, setrlimit,
+// epoll_create, eventfd, preadv/pwritev): each once printed its six
+// argument registers raw. readv's buffers past the data read are "", and
+// a failed readv shows its vector with the buffers' addresses.
+func TestStraceIds(t *testing.T) {
+	prog := buildC(t, "testdata/ids.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+	for _, want := range []string{"setreuid(-1, ", "getpriority(0x7 /* PRIO_??? */, 0)",
+		`preadv(3, [{iov_base="bcde", iov_len=4}, {iov_base="", iov_len=8}], 2, 1) = 4`, "readv(-1, [{iov_base=0x"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the export lacks %s:\n%s", want, got)
+		}
+	}
+}

@@ -25,7 +25,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
 		out = true
 		if d.failed() {
-			return appendHex(b, v)
+			if sp.k != kIovOut {
+				return appendHex(b, v)
+			}
+			out = false // a failed readv's vector is shown, its buffers as addresses
 		}
 	}
 	size := 0
@@ -111,6 +114,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	case kIovIn, kIovOut:
 		n := len(m) / 16
 		left := int64(-1) // bytes of data the call moved (readv: the result)
+		addrs := sp.k == kIovOut && d.failed()
 		if out {
 			left = c.Ret
 		}
@@ -125,9 +129,12 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			if left >= 0 && uint64(left) < show {
 				show = uint64(left)
 			}
-			if left == 0 || l > 1<<30 {
+			switch {
+			case addrs || l > 1<<30:
 				b = appendPtr(b, base)
-			} else {
+			case left == 0: // the data ran out before this buffer
+				b = append(b, `""`...)
+			default:
 				data, miss := d.buffer(i, out, base, int(show))
 				if miss > 0 {
 					b = appendHex(b, base)

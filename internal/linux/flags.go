@@ -226,6 +226,9 @@ var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {
 // what was there.
 const MREMAP_FIXED = 2
 
+// PrioWhich names getpriority's and setpriority's which.
+var PrioWhich = Enum{{0, "PRIO_PROCESS"}, {1, "PRIO_PGRP"}, {2, "PRIO_USER"}}
+
 // MlockallFlags are mlockall's flags.
 var MlockallFlags = Flags{{1, "MCL_CURRENT"}, {2, "MCL_FUTURE"}, {4, "MCL_ONFAULT"}}
 
