@@ -62,7 +62,8 @@ func (d *decoder) decode(c *Call) {
 func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
-		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut,
+		kEpollEventsOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -193,6 +194,10 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return linux.Pipe2Flags.Append(b, v), ArgFlags, nil
 	case kGrnd:
 		return linux.GetrandomFlags.Append(b, v), ArgFlags, nil
+	case kEpollCreate:
+		return linux.EpollCreateFlags.AppendPrefixed(b, v, "EPOLL_"), ArgFlags, nil
+	case kEpollOp:
+		return linux.EpollCtl.Append(b, v, "EPOLL_CTL_"), ArgFlags, nil
 	case kPrioWhich:
 		return linux.PrioWhich.Append(b, v, "PRIO_"), ArgFlags, nil
 	case kMlockall:
@@ -270,7 +275,7 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return b, ArgFlags, nil
 	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kTimevalOut, kUtimes, kRlimitIn, kRlimitOut,
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
-		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut:
+		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut, kEpollEventIn, kEpollEventsOut:
 		return d.structArg(b, i, sp), ArgStruct, nil
 	case kSocklenFail:
 		// Failed, the call wrote nothing: the length is the input.

@@ -444,3 +444,21 @@ func TestStraceIds(t *testing.T) {
 		}
 	}
 }
+
+// TestStraceEpoll compares epoll_ctl and the waits (epoll_wait,
+// epoll_pwait, epoll_pwait2), which Go's runtime, node and python's
+// asyncio make all the time: struct epoll_event in and out, operations
+// and events strace has no names for, empty and failed waits.
+func TestStraceEpoll(t *testing.T) {
+	prog := buildC(t, "testdata/epoll.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+	for _, want := range []string{"{events=EPOLLIN|EPOLLET, data={u32=3, u64=4294967299}}", "EPOLLOUT|0x800", "0x7 /* EPOLL_CTL_??? */",
+		"{events=0x4000 /* EPOLL??? */", "epoll_wait(5, [], 4, 0)", "epoll_create1(EPOLL_CLOEXEC)"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the export lacks %s:\n%s", want, got)
+		}
+	}
+}

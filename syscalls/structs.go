@@ -22,7 +22,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	out := false
 	switch sp.k {
 	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
-		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
+		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut, kEpollEventsOut:
 		out = true
 		if d.failed() {
 			if sp.k != kIovOut {
@@ -49,6 +49,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 32
 	case kPipeOut:
 		size = 8
+	case kEpollEventIn:
+		size = 12
+	case kEpollEventsOut:
+		size = 12 * int(min(max(c.Ret, 0), 1024))
 	case kSockaddrIn:
 		size = int(min(c.Raw[sp.p], 128))
 	case kDents:
@@ -186,6 +190,17 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			b = appendPtr(append(b, ", sa_restorer="...), restorer)
 		}
 		return append(b, '}')
+	case kEpollEventIn:
+		return appendEpollEvent(b, m)
+	case kEpollEventsOut:
+		b = append(b, '[')
+		for k := 0; k+12 <= len(m); k += 12 {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendEpollEvent(b, m[k:])
+		}
+		return append(b, ']')
 	case kPipeOut:
 		b = strconv.AppendInt(append(b, '['), int64(int32(le32(m, 0))), 10)
 		b = strconv.AppendInt(append(b, ", "...), int64(int32(le32(m, 4))), 10)
@@ -625,4 +640,14 @@ func appendStatfs(b []byte, m []byte) []byte {
 	b = strconv.AppendUint(append(b, ", f_frsize="...), le64(m, 72), 10)
 	b = linux.StatfsFlags.Append(append(b, ", f_flags="...), le64(m, 80))
 	return append(b, '}')
+}
+
+// appendEpollEvent appends a packed struct epoll_event (events, then the
+// 64-bit data at byte 4) as strace prints it.
+func appendEpollEvent(b []byte, m []byte) []byte {
+	b = linux.EpollEvents.AppendPrefixed(append(b, "{events="...), uint64(le32(m, 0)), "EPOLL")
+	data := le64(m, 4)
+	b = strconv.AppendUint(append(b, ", data={u32="...), data&0xffffffff, 10)
+	b = strconv.AppendUint(append(b, ", u64="...), data, 10)
+	return append(b, "}}"...)
 }

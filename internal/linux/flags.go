@@ -226,6 +226,18 @@ var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {
 // what was there.
 const MREMAP_FIXED = 2
 
+// EpollEvents are struct epoll_event's events, in strace's order.
+var EpollEvents = Flags{{0x1, "EPOLLIN"}, {0x2, "EPOLLPRI"}, {0x4, "EPOLLOUT"}, {0x8, "EPOLLERR"}, {0x10, "EPOLLHUP"},
+	{0x20, "EPOLLNVAL"}, {0x40, "EPOLLRDNORM"}, {0x80, "EPOLLRDBAND"}, {0x100, "EPOLLWRNORM"}, {0x200, "EPOLLWRBAND"},
+	{0x400, "EPOLLMSG"}, {0x2000, "EPOLLRDHUP"}, {1 << 28, "EPOLLEXCLUSIVE"}, {1 << 29, "EPOLLWAKEUP"},
+	{1 << 30, "EPOLLONESHOT"}, {1 << 31, "EPOLLET"}}
+
+// EpollCreateFlags are epoll_create1's flags.
+var EpollCreateFlags = Flags{{0o2000000, "EPOLL_CLOEXEC"}}
+
+// EpollCtl names epoll_ctl's operations.
+var EpollCtl = Enum{{1, "EPOLL_CTL_ADD"}, {2, "EPOLL_CTL_DEL"}, {3, "EPOLL_CTL_MOD"}}
+
 // PrioWhich names getpriority's and setpriority's which.
 var PrioWhich = Enum{{0, "PRIO_PROCESS"}, {1, "PRIO_PGRP"}, {2, "PRIO_USER"}}
 
