@@ -51,6 +51,9 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 8
 	case kEpollEventIn:
 		size = 12
+		if c.Raw[1] == 2 { // EPOLL_CTL_DEL: the kernel reads no event
+			return appendHex(b, v)
+		}
 	case kEpollEventsOut:
 		size = 12 * int(min(max(c.Ret, 0), 1024))
 	case kSockaddrIn:

@@ -29,6 +29,7 @@ int main(void)
 	struct epoll_event out[4];
 	epoll_wait(e, out, 4, 0);
 	epoll_ctl(e, EPOLL_CTL_DEL, p[1], NULL);
+	epoll_ctl(e, EPOLL_CTL_DEL, p[1], &ev2); /* ENOENT; strace shows the event's address */
 	epoll_wait(e, out, 4, 0); /* edge-triggered, nothing new: [] */
 	sigset_t s;
 	sigemptyset(&s);
