@@ -92,6 +92,8 @@ const (
 	kPrioWhich                  // PRIO_*
 	kEpollOp                    // EPOLL_CTL_*
 	kEpollCreate                // EPOLL_CLOEXEC
+	kStackIn                    // stack_t read
+	kStackOut                   // stack_t written
 	kEpollEventIn               // struct epoll_event read
 	kEpollEventsOut             // struct epoll_event[result] written
 )
@@ -176,6 +178,7 @@ var sigs = map[int]sig{
 	linux.SysGetsid:           {args: a(kInt)},
 	linux.SysTkill:            {args: a(kInt, kSignal)},
 	linux.SysEpollCreate:      {args: a(kInt)},
+	linux.SysSigaltstack:      {args: a(kStackIn, kStackOut)},
 	linux.SysEpollCtl:         {args: a(kFd, kEpollOp, kFd, kEpollEventIn)},
 	linux.SysEpollWait:        {args: a(kFd, kEpollEventsOut, kInt, kInt)},
 	linux.SysEpollPwait:       {args: withLen(a(kFd, kEpollEventsOut, kInt, kInt, kSigsetIn, kUint), 4, 5)},

@@ -22,7 +22,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	out := false
 	switch sp.k {
 	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
-		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut, kEpollEventsOut:
+		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut, kEpollEventsOut, kStackOut:
 		out = true
 		if d.failed() {
 			if sp.k != kIovOut {
@@ -49,6 +49,8 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 32
 	case kPipeOut:
 		size = 8
+	case kStackIn, kStackOut:
+		size = 24
 	case kEpollEventIn:
 		size = 12
 		if c.Raw[1] == 2 { // EPOLL_CTL_DEL: the kernel reads no event
@@ -192,6 +194,11 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		if flags&0x04000000 != 0 {
 			b = appendPtr(append(b, ", sa_restorer="...), restorer)
 		}
+		return append(b, '}')
+	case kStackIn, kStackOut:
+		b = appendPtr(append(b, "{ss_sp="...), le64(m, 0))
+		b = linux.SigaltstackFlags.AppendPrefixed(append(b, ", ss_flags="...), uint64(le32(m, 8)), "SS_")
+		b = strconv.AppendUint(append(b, ", ss_size="...), le64(m, 16), 10)
 		return append(b, '}')
 	case kEpollEventIn:
 		return appendEpollEvent(b, m)

@@ -226,6 +226,9 @@ var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {
 // what was there.
 const MREMAP_FIXED = 2
 
+// SigaltstackFlags are stack_t's ss_flags.
+var SigaltstackFlags = Flags{{1, "SS_ONSTACK"}, {2, "SS_DISABLE"}, {1 << 31, "SS_AUTODISARM"}}
+
 // EpollEvents are struct epoll_event's events, in strace's order.
 var EpollEvents = Flags{{0x1, "EPOLLIN"}, {0x2, "EPOLLPRI"}, {0x4, "EPOLLOUT"}, {0x8, "EPOLLERR"}, {0x10, "EPOLLHUP"},
 	{0x20, "EPOLLNVAL"}, {0x40, "EPOLLRDNORM"}, {0x80, "EPOLLRDBAND"}, {0x100, "EPOLLWRNORM"}, {0x200, "EPOLLWRBAND"},

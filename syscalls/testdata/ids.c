@@ -3,9 +3,11 @@
  * groups and sessions, tkill, getpriority/setpriority, setrlimit,
  * epoll_create, eventfd and preadv/pwritev, each through syscall(2) so
  * that glibc's wrappers choose nothing else; readv at the end of the file
- * and failing. */
+ * and failing; sigaltstack's stack_t in and out. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -14,6 +16,7 @@
 int main(void)
 {
 	int fd = open("data", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	void *altstack = malloc(65536); /* before START: malloc's first call asks getrandom */
 	write(-1, "START", 5);
 	uid_t uid = getuid();
 	gid_t gid = getgid();
@@ -46,6 +49,20 @@ int main(void)
 	lseek(fd, 0, SEEK_END);
 	readv(fd, r, 2); /* 0: both buffers "" */
 	readv(-1, r, 2); /* EBADF: the buffers' addresses */
+	stack_t o, n = {.ss_sp = altstack, .ss_flags = 0, .ss_size = 65536};
+	sigaltstack(NULL, &o);
+	sigaltstack(&n, NULL);
+	sigaltstack(&n, &o);
+	n.ss_flags = SS_DISABLE;
+	sigaltstack(&n, &o);
+	n.ss_flags = 7; /* EINVAL */
+	sigaltstack(&n, &o);
+	n.ss_flags = 4;
+	sigaltstack(&n, &o);
+	n.ss_flags = 1u << 31; /* SS_AUTODISARM */
+	n.ss_size = 100;      /* ENOMEM */
+	sigaltstack(&n, NULL);
+	sigaltstack((stack_t *)8, NULL); /* EFAULT */
 	write(-1, "END", 3);
 	return 0;
 }
