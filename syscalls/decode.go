@@ -63,7 +63,7 @@ func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
 		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut,
-		kEpollEventsOut, kStackOut:
+		kEpollEventsOut, kStackOut, kU32Out, kGidsOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -275,7 +275,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return b, ArgFlags, nil
 	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kTimevalOut, kUtimes, kRlimitIn, kRlimitOut,
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
-		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut, kEpollEventIn, kEpollEventsOut, kStackIn, kStackOut:
+		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut, kEpollEventIn, kEpollEventsOut, kStackIn, kStackOut,
+		kU32Out, kGidsOut:
 		return d.structArg(b, i, sp), ArgStruct, nil
 	case kSocklenFail:
 		// Failed, the call wrote nothing: the length is the input.

@@ -94,6 +94,8 @@ const (
 	kEpollCreate                // EPOLL_CLOEXEC
 	kStackIn                    // stack_t read
 	kStackOut                   // stack_t written
+	kU32Out                     // a uid_t, gid_t or unsigned written: [N]
+	kGidsOut                    // gid_t[result] written
 	kEpollEventIn               // struct epoll_event read
 	kEpollEventsOut             // struct epoll_event[result] written
 )
@@ -178,6 +180,10 @@ var sigs = map[int]sig{
 	linux.SysGetsid:           {args: a(kInt)},
 	linux.SysTkill:            {args: a(kInt, kSignal)},
 	linux.SysEpollCreate:      {args: a(kInt)},
+	linux.SysGetresuid:        {args: a(kU32Out, kU32Out, kU32Out)},
+	linux.SysGetresgid:        {args: a(kU32Out, kU32Out, kU32Out)},
+	linux.SysGetgroups:        {args: a(kInt, kGidsOut)},
+	linux.SysGetcpu:           {args: a(kU32Out, kU32Out, kPtr)},
 	linux.SysSigaltstack:      {args: a(kStackIn, kStackOut)},
 	linux.SysEpollCtl:         {args: a(kFd, kEpollOp, kFd, kEpollEventIn)},
 	linux.SysEpollWait:        {args: a(kFd, kEpollEventsOut, kInt, kInt)},

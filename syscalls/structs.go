@@ -22,7 +22,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	out := false
 	switch sp.k {
 	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
-		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut, kEpollEventsOut, kStackOut:
+		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut, kEpollEventsOut, kStackOut, kU32Out, kGidsOut:
 		out = true
 		if d.failed() {
 			if sp.k != kIovOut {
@@ -51,6 +51,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 8
 	case kStackIn, kStackOut:
 		size = 24
+	case kU32Out:
+		size = 4
+	case kGidsOut:
+		size = 4 * int(min(max(c.Ret, 0), 1<<16))
 	case kEpollEventIn:
 		size = 12
 		if c.Raw[1] == 2 { // EPOLL_CTL_DEL: the kernel reads no event
@@ -195,6 +199,19 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			b = appendPtr(append(b, ", sa_restorer="...), restorer)
 		}
 		return append(b, '}')
+	case kU32Out, kGidsOut:
+		b = append(b, '[')
+		for k := 0; k+4 <= len(m); k += 4 {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			if v := le32(m, k); v == 0xffffffff {
+				b = append(b, "-1"...) // strace's (uid_t)-1
+			} else {
+				b = strconv.AppendUint(b, uint64(v), 10)
+			}
+		}
+		return append(b, ']')
 	case kStackIn, kStackOut:
 		b = appendPtr(append(b, "{ss_sp="...), le64(m, 0))
 		b = linux.SigaltstackFlags.AppendPrefixed(append(b, ", ss_flags="...), uint64(le32(m, 8)), "SS_")

@@ -3,7 +3,8 @@
  * groups and sessions, tkill, getpriority/setpriority, setrlimit,
  * epoll_create, eventfd and preadv/pwritev, each through syscall(2) so
  * that glibc's wrappers choose nothing else; readv at the end of the file
- * and failing; sigaltstack's stack_t in and out. */
+ * and failing; sigaltstack's stack_t in and out; the ids and the CPU
+ * that getresuid, getgroups and getcpu write. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -63,6 +64,16 @@ int main(void)
 	n.ss_size = 100;      /* ENOMEM */
 	sigaltstack(&n, NULL);
 	sigaltstack((stack_t *)8, NULL); /* EFAULT */
+	uid_t ra, rb, rc;
+	syscall(SYS_getresuid, &ra, &rb, &rc);
+	syscall(SYS_getresgid, &ra, &rb, &rc);
+	syscall(SYS_getresuid, &ra, (void *)8, &rc); /* EFAULT */
+	gid_t groups[64];
+	syscall(SYS_getgroups, 0, NULL);
+	syscall(SYS_getgroups, 64, groups);
+	syscall(SYS_getgroups, -1, groups); /* EINVAL */
+	unsigned node;
+	syscall(SYS_getcpu, NULL, &node, NULL);
 	write(-1, "END", 3);
 	return 0;
 }
