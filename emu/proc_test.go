@@ -31,3 +31,14 @@ func TestProcMapsLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestPrctl checks prctl's settings read back as on the host, and what the
+// death signal and a child subreaper do when a parent exits.
+func TestPrctl(t *testing.T) {
+	got := compare(t, build(t, glibcDyn, "prctl.c"))
+	for _, want := range []string{"no_new_privs now 1", "pdeathsig now 10", "subreaper 1; orphan reaped by it 1, killed by signal 15"} {
+		if !strings.Contains(got.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, got.stdout)
+		}
+	}
+}

@@ -205,6 +205,10 @@ type Process struct {
 	rlimits [rlimNLimits]unix.Rlimit
 	// nice is the process's nice value (getpriority, setpriority).
 	nice int
+	// prctl(2) state Linux keeps per process: PR_SET_DUMPABLE 0 (reset
+	// by execve), PR_SET_CHILD_SUBREAPER (orphans below go here, not to
+	// the first process), PR_SET_THP_DISABLE (inherited).
+	undumpable, childSubreaper, thpDisable bool
 
 	// shared are the process-directed pending signals.
 	shared sigQueue

@@ -44,6 +44,8 @@ type Thread struct {
 	futexWoken  bool
 	// yield ends the thread's time slice (sched_yield).
 	yield bool
+	// prctl is what PR_SET_* gave the thread.
+	prctl threadPrctl
 	// missing is the extension the last #UD's instruction needed, when
 	// the guest CPU's level lacked it (for the fatal SIGILL's message).
 	missing  *x86.MissingFeatureError
@@ -166,4 +168,19 @@ func (t *Thread) disasm(pc uint64) string {
 		return "(unreadable)"
 	}
 	return x86.Disasm(pc, code[:n])
+}
+
+// threadPrctl is a thread's prctl(2) state (Linux keeps it per task).
+type threadPrctl struct {
+	pdeathsig  int    // PR_SET_PDEATHSIG: sent when the parent exits
+	timerslack uint64 // PR_SET_TIMERSLACK in ns; 0: the default, 50 us
+	keepcaps   bool
+	noNewPrivs bool // set once, never cleared; inherited
+}
+
+// inherited is what a new thread or process takes from its creator's:
+// not the death signal (Linux's copy_process clears it).
+func (c threadPrctl) inherited() threadPrctl {
+	c.pdeathsig = 0
+	return c
 }
