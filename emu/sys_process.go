@@ -283,13 +283,6 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 		return true
 	}
-	flag := func(v *bool) (uint64, error) {
-		if a.A[1] > 1 {
-			return 0, unix.EINVAL
-		}
-		*v = a.A[1] == 1
-		return 0, nil
-	}
 	switch a.Int(0) {
 	case unix.PR_SET_NAME:
 		var b [16]byte
@@ -303,11 +296,10 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 	case unix.PR_GET_NAME:
 		return 0, t.CopyOut(a.A[1], t.name[:])
 	case unix.PR_SET_DUMPABLE:
-		var dumpable bool
-		if _, err := flag(&dumpable); err != nil {
-			return 0, err
+		if a.A[1] > 1 {
+			return 0, unix.EINVAL
 		}
-		p.undumpable = !dumpable
+		p.undumpable = a.A[1] == 0
 		return 0, nil
 	case unix.PR_GET_DUMPABLE:
 		if p.undumpable {
@@ -342,7 +334,11 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 		return t.prctl.timerslack, nil
 	case unix.PR_SET_KEEPCAPS:
-		return flag(&t.prctl.keepcaps)
+		if a.A[1] > 1 {
+			return 0, unix.EINVAL
+		}
+		t.prctl.keepcaps = a.A[1] == 1
+		return 0, nil
 	case unix.PR_GET_KEEPCAPS:
 		return boolResult(t.prctl.keepcaps), nil
 	case unix.PR_SET_CHILD_SUBREAPER:

@@ -51,6 +51,12 @@ func (t Flags) AppendPrefixed(b []byte, v uint64, prefix string) []byte {
 	if v == 0 {
 		return append(b, '0')
 	}
+	return appendUnknown(b, v, prefix)
+}
+
+// appendUnknown appends a value strace has no name for: the number in
+// hex and a comment naming the prefix ("0x3001 /* ARCH_??? */").
+func appendUnknown(b []byte, v uint64, prefix string) []byte {
 	b = strconv.AppendUint(append(b, "0x"...), v, 16)
 	return append(append(append(b, " /* "...), prefix...), "??? */"...)
 }
@@ -78,9 +84,7 @@ func (e Enum) Append(b []byte, v uint64, prefix string) []byte {
 	if n, ok := e.Name(v); ok {
 		return append(b, n...)
 	}
-	b = append(b, "0x"...)
-	b = strconv.AppendUint(b, v, 16)
-	return append(append(append(b, " /* "...), prefix...), "??? */"...)
+	return appendUnknown(b, v, prefix)
 }
 
 // Open flags (the access mode, O_ACCMODE, is printed apart by OpenAccess).
