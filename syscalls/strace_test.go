@@ -464,3 +464,43 @@ func TestStraceEpoll(t *testing.T) {
 		}
 	}
 }
+
+// TestStraceControl compares the calls that control a process: prctl's
+// options (strings in and out, signals, capabilities, unknown options),
+// getrusage, the interval and POSIX timers and timerfd (struct
+// itimerval, itimerspec and sigevent), rt_sigtimedwait and
+// rt_sigsuspend, waitid, and the scheduler's calls. Times that run on
+// (CPU used, a timer's time left) are compared by their fields alone.
+func TestStraceControl(t *testing.T) {
+	prog := buildC(t, "testdata/control.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	times := func(ls []string) []string {
+		// strace makes the children's SIGCHLD visible: ignored, it is
+		// never queued when no tracer asks for it.
+		ls = slices.DeleteFunc(ls, func(l string) bool { return strings.HasPrefix(l, "--- SIGCHLD ") })
+		for i, l := range ls {
+			if strings.HasPrefix(l, "getrusage(") || strings.HasPrefix(l, "getitimer(") ||
+				strings.HasPrefix(l, "timer_gettime(") || strings.HasPrefix(l, "timerfd_gettime(") || strings.HasPrefix(l, "waitid(") {
+				ls[i] = runningTime.ReplaceAllString(l, "${1}=T")
+			}
+		}
+		return ls
+	}
+	lines := normalise(got, from, to, "", nil)
+	compareLines(t, times(normalise(native, from, to, "", nil)), times(slices.Clone(lines)))
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{`prctl(PR_SET_NAME, "a-name-longer-t"...) = 0`, "prctl(PR_GET_PDEATHSIG, [SIGKILL]) = 0",
+		"prctl(PR_GET_DUMPABLE) = 1 (SUID_DUMP_USER)", "prctl(0x3e7 /* PR_??? */, 0x11, 0, 0, 0)",
+		"{sigev_value={sival_int=42, sival_ptr=0x2a}, sigev_signo=SIGUSR1, sigev_notify=SIGEV_SIGNAL}",
+		"rt_sigsuspend([], 8) = ? ERESTARTNOHAND", "sched_getscheduler(0) = 0 (SCHED_OTHER)", "si_code=CLD_EXITED",
+		"sched_setaffinity(0, 16, NULL) = -1 EFAULT", "timer_create(CLOCK_REALTIME, NULL, [3]) = 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the export lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// runningTime matches the seconds and fractions of a time that runs on.
+var runningTime = regexp.MustCompile(`(tv_sec|tv_usec|tv_nsec|si_utime|si_stime)=\d+`)

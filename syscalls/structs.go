@@ -44,7 +44,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	case kUtimes:
 		size = 32
 	case kSigsetIn, kSigsetOut:
-		size = int(min(c.Raw[sp.p], 128))
+		if c.Raw[sp.p] != 8 { // the kernel's sigset_t is 8 bytes: any other size is refused
+			return appendHex(b, v)
+		}
+		size = 8
 	case kSigactIn, kSigactOut:
 		size = 32
 	case kPipeOut:
