@@ -161,7 +161,7 @@ var syscallTable = [...]Syscall{
 	154: none("modify_ldt", ""),
 	155: none("pivot_root", ""),
 	156: none("_sysctl", ""),
-	157: partial("prctl", Prctl, "names, dumpable, death signal (sent when the parent process exits), no_new_privs, timer slack, keepcaps, child subreaper, THP, the bounding set; others EINVAL"),
+	157: partial("prctl", Prctl, "names, dumpable, death signal (sent when the parent process exits), no_new_privs, timer slack, keepcaps, child subreaper, THP, the bounding set, seccomp mode, tid address, MCE and speculation policy; others EINVAL"),
 	158: full("arch_prctl", ArchPrctl),
 	159: none("adjtimex", ""),
 	160: partial("setrlimit", Setrlimit, "kept for the guest; the host limits are unchanged"),
