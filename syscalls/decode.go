@@ -63,7 +63,8 @@ func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
 		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut,
-		kEpollEventsOut, kStackOut, kU32Out, kGidsOut, kRusageOut, kItimervalOut, kItimerspecOut, kIntOut, kSiginfoOut:
+		kEpollEventsOut, kStackOut, kU32Out, kGidsOut, kRusageOut, kItimervalOut, kItimerspecOut, kIntOut, kSiginfoOut,
+		kSockoptOut, kSocklenOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -291,6 +292,9 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return linux.FadviseAdvice.Append(b, v, "POSIX_FADV_"), ArgFlags, nil
 	}
 	if b, ty, ok := d.controlArg(b, i, sp); ok {
+		return b, ty, nil
+	}
+	if b, ty, ok := d.sockArg(b, i, sp); ok {
 		return b, ty, nil
 	}
 	return appendHex(b, v), ArgUint, nil

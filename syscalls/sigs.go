@@ -114,6 +114,12 @@ const (
 	kIdtype                     // P_*
 	kSiginfoOut                 // a siginfo_t written
 	kCpusetIn                   // a CPU mask read; size in argument p
+	kSockProto                  // socket's protocol, by family
+	kSockLevel                  // SOL_*
+	kSockOpt                    // a socket option, by level
+	kSockoptIn                  // setsockopt's value (length in argument 4)
+	kSockoptOut                 // getsockopt's value (length written through argument 4)
+	kSocklenOut                 // a socklen_t written: [N]
 )
 
 // retKind is how a result is printed.
@@ -223,7 +229,7 @@ var sigs = map[int]sig{
 	linux.SysDup2:              {args: a(kFd, kFd)},
 	linux.SysNanosleep:         {args: a(kTimespecIn, kPtrOut)},
 	linux.SysGetpid:            {},
-	linux.SysSocket:            {args: a(kFamily, kSockType, kInt)},
+	linux.SysSocket:            {args: a(kFamily, kSockType, kSockProto)},
 	linux.SysConnect:           {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
 	linux.SysSendto:            {args: withLen(withLen(a(kFd, kBufIn, kUint, kMsgFlags, kSockaddrIn, kUint), 1, 2), 4, 5)},
 	linux.SysBind:              {args: withLen(a(kFd, kSockaddrIn, kUint), 1, 2)},
@@ -350,10 +356,12 @@ var sigs = map[int]sig{
 	linux.SysSchedGetscheduler: {args: a(kInt), ret: rSched},
 	linux.SysSchedGetparam:     {args: a(kInt, kIntOut)},
 	linux.SysSchedSetaffinity:  {args: withLen(a(kInt, kUint, kCpusetIn), 2, 1)},
+	linux.SysSetsockopt:        {args: a(kFd, kSockLevel, kSockOpt, kSockoptIn, kUint)},
+	linux.SysGetsockopt:        {args: a(kFd, kSockLevel, kSockOpt, kSockoptOut, kSocklenOut)},
 }
 
 // nargs are the argument counts of the syscalls sigs leaves out, for
 // their hex form (six when unknown).
 var nargs = map[int]int{
-	linux.SysGetsockopt: 5, linux.SysSetsockopt: 5, linux.SysMincore: 3,
+	linux.SysMincore: 3,
 }

@@ -504,3 +504,24 @@ func TestStraceControl(t *testing.T) {
 
 // runningTime matches the seconds and fractions of a time that runs on.
 var runningTime = regexp.MustCompile(`(tv_sec|tv_usec|tv_nsec|si_utime|si_stime)=\d+`)
+
+// TestStraceSockopt compares setsockopt and getsockopt (ints at the
+// socket, TCP, IP and IPv6 levels, struct linger whole and cut, a
+// timeout as bytes, unknown levels and options, lengths the kernel
+// refuses, SO_PEERCRED's struct ucred) and socket's protocol names.
+func TestStraceSockopt(t *testing.T) {
+	prog := buildC(t, "testdata/sockopt.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	lines := normalise(got, from, to, "", nil)
+	compareLines(t, normalise(native, from, to, "", nil), lines)
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{"setsockopt(3, SOL_SOCKET, SO_LINGER, {l_onoff=1, l_linger=3}, 8) = 0",
+		"getsockopt(3, SOL_SOCKET, SO_LINGER, {l_onoff=1}, [4]) = 0", "0x63 /* SOL_?? */, 5, [1], 4)",
+		"{pid=PID, uid=", "socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP)", "SOL_IPV6, IPV6_V6ONLY, [1], 4"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the export lacks %s:\n%s", want, text)
+		}
+	}
+}

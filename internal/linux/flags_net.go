@@ -1,0 +1,84 @@
+package linux
+
+// The names strace gives socket options and protocols.
+
+// SockLevels names the option levels of setsockopt and getsockopt.
+var SockLevels = Enum{
+	{0, "SOL_IP"}, {1, "SOL_SOCKET"}, {6, "SOL_TCP"}, {17, "SOL_UDP"}, {41, "SOL_IPV6"}, {58, "SOL_ICMPV6"},
+	{255, "SOL_RAW"}, {263, "SOL_PACKET"}, {270, "SOL_NETLINK"}, {274, "SOL_ALG"},
+}
+
+// Option levels the exporter decodes.
+const (
+	SOL_IP     = 0
+	SOL_SOCKET = 1
+	SOL_TCP    = 6
+	SOL_IPV6   = 41
+)
+
+// SocketOptions names the SOL_SOCKET options.
+var SocketOptions = Enum{
+	{1, "SO_DEBUG"}, {2, "SO_REUSEADDR"}, {3, "SO_TYPE"}, {4, "SO_ERROR"}, {5, "SO_DONTROUTE"},
+	{6, "SO_BROADCAST"}, {7, "SO_SNDBUF"}, {8, "SO_RCVBUF"}, {9, "SO_KEEPALIVE"}, {10, "SO_OOBINLINE"},
+	{11, "SO_NO_CHECK"}, {12, "SO_PRIORITY"}, {13, "SO_LINGER"}, {14, "SO_BSDCOMPAT"}, {15, "SO_REUSEPORT"},
+	{16, "SO_PASSCRED"}, {17, "SO_PEERCRED"}, {18, "SO_RCVLOWAT"}, {19, "SO_SNDLOWAT"}, {20, "SO_RCVTIMEO_OLD"},
+	{21, "SO_SNDTIMEO_OLD"}, {22, "SO_SECURITY_AUTHENTICATION"}, {23, "SO_SECURITY_ENCRYPTION_TRANSPORT"},
+	{24, "SO_SECURITY_ENCRYPTION_NETWORK"}, {25, "SO_BINDTODEVICE"}, {26, "SO_ATTACH_FILTER"},
+	{27, "SO_DETACH_FILTER"}, {28, "SO_PEERNAME"}, {29, "SO_TIMESTAMP_OLD"}, {30, "SO_ACCEPTCONN"},
+	{31, "SO_PEERSEC"}, {32, "SO_SNDBUFFORCE"}, {33, "SO_RCVBUFFORCE"}, {34, "SO_PASSSEC"},
+	{35, "SO_TIMESTAMPNS_OLD"}, {36, "SO_MARK"}, {37, "SO_TIMESTAMPING_OLD"}, {38, "SO_PROTOCOL"},
+	{39, "SO_DOMAIN"}, {40, "SO_RXQ_OVFL"}, {41, "SO_WIFI_STATUS"}, {42, "SO_PEEK_OFF"}, {43, "SO_NOFCS"},
+	{44, "SO_LOCK_FILTER"}, {45, "SO_SELECT_ERR_QUEUE"}, {46, "SO_BUSY_POLL"}, {47, "SO_MAX_PACING_RATE"},
+	{48, "SO_BPF_EXTENSIONS"}, {49, "SO_INCOMING_CPU"}, {50, "SO_ATTACH_BPF"}, {51, "SO_ATTACH_REUSEPORT_CBPF"},
+	{52, "SO_ATTACH_REUSEPORT_EBPF"}, {53, "SO_CNX_ADVICE"}, {55, "SO_MEMINFO"}, {56, "SO_INCOMING_NAPI_ID"},
+	{57, "SO_COOKIE"}, {59, "SO_PEERGROUPS"}, {60, "SO_ZEROCOPY"}, {61, "SO_TXTIME"}, {62, "SO_BINDTOIFINDEX"},
+	{63, "SO_TIMESTAMP_NEW"}, {64, "SO_TIMESTAMPNS_NEW"}, {65, "SO_TIMESTAMPING_NEW"}, {66, "SO_RCVTIMEO_NEW"},
+	{67, "SO_SNDTIMEO_NEW"}, {68, "SO_DETACH_REUSEPORT_BPF"},
+}
+
+// SO_LINGER and SO_PEERCRED are the SOL_SOCKET options whose values are
+// structures.
+const (
+	SO_LINGER   = 13
+	SO_PEERCRED = 17
+)
+
+// TCPOptions names the SOL_TCP options.
+var TCPOptions = Enum{
+	{1, "TCP_NODELAY"}, {2, "TCP_MAXSEG"}, {3, "TCP_CORK"}, {4, "TCP_KEEPIDLE"}, {5, "TCP_KEEPINTVL"},
+	{6, "TCP_KEEPCNT"}, {7, "TCP_SYNCNT"}, {8, "TCP_LINGER2"}, {9, "TCP_DEFER_ACCEPT"}, {10, "TCP_WINDOW_CLAMP"},
+	{11, "TCP_INFO"}, {12, "TCP_QUICKACK"}, {13, "TCP_CONGESTION"}, {14, "TCP_MD5SIG"}, {18, "TCP_USER_TIMEOUT"},
+	{19, "TCP_REPAIR"}, {23, "TCP_FASTOPEN"}, {24, "TCP_TIMESTAMP"}, {25, "TCP_NOTSENT_LOWAT"},
+	{30, "TCP_FASTOPEN_CONNECT"}, {31, "TCP_ULP"}, {33, "TCP_FASTOPEN_KEY"}, {34, "TCP_FASTOPEN_NO_COOKIE"},
+	{35, "TCP_ZEROCOPY_RECEIVE"}, {36, "TCP_INQ"},
+}
+
+// IPOptions names the SOL_IP options.
+var IPOptions = Enum{
+	{1, "IP_TOS"}, {2, "IP_TTL"}, {3, "IP_HDRINCL"}, {4, "IP_OPTIONS"}, {6, "IP_RECVOPTS"}, {7, "IP_RETOPTS"},
+	{8, "IP_PKTINFO"}, {10, "IP_MTU_DISCOVER"}, {11, "IP_RECVERR"}, {12, "IP_RECVTTL"}, {13, "IP_RECVTOS"},
+	{14, "IP_MTU"}, {15, "IP_FREEBIND"}, {19, "IP_TRANSPARENT"}, {24, "IP_BIND_ADDRESS_NO_PORT"},
+	{32, "IP_MULTICAST_IF"}, {33, "IP_MULTICAST_TTL"}, {34, "IP_MULTICAST_LOOP"}, {35, "IP_ADD_MEMBERSHIP"},
+	{36, "IP_DROP_MEMBERSHIP"},
+}
+
+// IPv6Options names the SOL_IPV6 options.
+var IPv6Options = Enum{
+	{16, "IPV6_UNICAST_HOPS"}, {17, "IPV6_MULTICAST_IF"}, {18, "IPV6_MULTICAST_HOPS"}, {19, "IPV6_MULTICAST_LOOP"},
+	{23, "IPV6_MTU_DISCOVER"}, {24, "IPV6_MTU"}, {25, "IPV6_RECVERR"}, {26, "IPV6_V6ONLY"},
+	{49, "IPV6_RECVPKTINFO"}, {67, "IPV6_TCLASS"},
+}
+
+// IPProtocols names the protocols of AF_INET and AF_INET6 sockets.
+var IPProtocols = Enum{
+	{0, "IPPROTO_IP"}, {1, "IPPROTO_ICMP"}, {2, "IPPROTO_IGMP"}, {6, "IPPROTO_TCP"}, {17, "IPPROTO_UDP"},
+	{41, "IPPROTO_IPV6"}, {58, "IPPROTO_ICMPV6"}, {132, "IPPROTO_SCTP"}, {136, "IPPROTO_UDPLITE"},
+	{255, "IPPROTO_RAW"}, {262, "IPPROTO_MPTCP"},
+}
+
+// NetlinkProtocols names the protocols of AF_NETLINK sockets.
+var NetlinkProtocols = Enum{
+	{0, "NETLINK_ROUTE"}, {2, "NETLINK_USERSOCK"}, {4, "NETLINK_SOCK_DIAG"}, {6, "NETLINK_XFRM"},
+	{7, "NETLINK_SELINUX"}, {9, "NETLINK_AUDIT"}, {10, "NETLINK_FIB_LOOKUP"}, {11, "NETLINK_CONNECTOR"},
+	{12, "NETLINK_NETFILTER"}, {15, "NETLINK_KOBJECT_UEVENT"}, {16, "NETLINK_GENERIC"},
+}
