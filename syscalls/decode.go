@@ -134,6 +134,9 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		}
 		return appendQuoted(b, data, d.strSize), ArgBuffer, data
 	case kBufOut, kStrOut:
+		if v == 0 {
+			return append(b, "NULL"...), ArgBuffer, nil // a size asked (getxattr, listxattr)
+		}
 		if d.failed() || c.Ret > 1<<30 {
 			return appendPtr(b, v), ArgBuffer, nil
 		}
@@ -290,6 +293,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return appendPtr(b, v), ArgPtr, nil
 	case kFadvise:
 		return linux.FadviseAdvice.Append(b, v, "POSIX_FADV_"), ArgFlags, nil
+	case kXattrFlags:
+		return linux.XattrFlags.Append(b, v), ArgFlags, nil
 	}
 	if b, ty, ok := d.controlArg(b, i, sp); ok {
 		return b, ty, nil

@@ -120,6 +120,7 @@ const (
 	kSockoptIn                  // setsockopt's value (length in argument 4)
 	kSockoptOut                 // getsockopt's value (length written through argument 4)
 	kSocklenOut                 // a socklen_t written: [N]
+	kXattrFlags                 // XATTR_CREATE|XATTR_REPLACE
 )
 
 // retKind is how a result is printed.
@@ -356,6 +357,15 @@ var sigs = map[int]sig{
 	linux.SysSchedGetscheduler: {args: a(kInt), ret: rSched},
 	linux.SysSchedGetparam:     {args: a(kInt, kIntOut)},
 	linux.SysSchedSetaffinity:  {args: withLen(a(kInt, kUint, kCpusetIn), 2, 1)},
+	linux.SysSetxattr:          {args: withLen(a(kPath, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},
+	linux.SysLsetxattr:         {args: withLen(a(kPath, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},
+	linux.SysFsetxattr:         {args: withLen(a(kFd, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},
+	linux.SysListxattr:         {args: a(kPath, kBufOut, kUint)},
+	linux.SysLlistxattr:        {args: a(kPath, kBufOut, kUint)},
+	linux.SysFlistxattr:        {args: a(kFd, kBufOut, kUint)},
+	linux.SysRemovexattr:       {args: a(kPath, kPath)},
+	linux.SysLremovexattr:      {args: a(kPath, kPath)},
+	linux.SysFremovexattr:      {args: a(kFd, kPath)},
 	linux.SysSetsockopt:        {args: a(kFd, kSockLevel, kSockOpt, kSockoptIn, kUint)},
 	linux.SysGetsockopt:        {args: a(kFd, kSockLevel, kSockOpt, kSockoptOut, kSocklenOut)},
 }

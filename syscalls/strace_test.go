@@ -525,3 +525,23 @@ func TestStraceSockopt(t *testing.T) {
 		}
 	}
 }
+
+// TestStraceXattr compares the extended-attribute calls cp -a and tar
+// --xattrs make: set (flags, refusals), get, list (a NUL-separated
+// list, NULL for the size, too small) and remove, on paths, links and
+// descriptors.
+func TestStraceXattr(t *testing.T) {
+	prog := buildC(t, "testdata/xattr.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	lines := normalise(got, from, to, "", nil)
+	compareLines(t, normalise(native, from, to, "", nil), lines)
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{`setxattr("f", "user.color", "red", 3, XATTR_CREATE) = -1 EEXIST`,
+		`listxattr("f", NULL, 0) = 21`, `\x72\x00\x75`, `fremovexattr(3, "user.size") = 0`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the export lacks %s:\n%s", want, text)
+		}
+	}
+}
