@@ -134,6 +134,23 @@ int main(int argc, char **argv) {
 	close(sv[0]);
 	close(sv[1]);
 
+	/* A datagram longer than the buffer: MSG_TRUNC answers its whole
+	 * length (iproute2 peeks with an empty buffer to size netlink
+	 * replies). */
+	printf("dgram pair %d\n", socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	send(sv[0], "0123456789", 10, 0);
+	send(sv[0], "abcdefghij", 10, 0);
+	memset(buf, 0, sizeof buf);
+	n = recv(sv[1], buf, 4, MSG_TRUNC);
+	printf("recv trunc %zd %s\n", n, buf);
+	struct iovec none = {buf, 0};
+	struct msghdr mh = {0};
+	mh.msg_iov = &none;
+	mh.msg_iovlen = 1;
+	printf("recvmsg peek %zd flags %#x\n", recvmsg(sv[1], &mh, MSG_PEEK | MSG_TRUNC), mh.msg_flags);
+	close(sv[0]);
+	close(sv[1]);
+
 	printf("umask %o\n", umask(022));
 	printf("isatty bad %d\n", isatty(99));
 	return 0;
