@@ -60,6 +60,8 @@ func sockOptions(level uint64) (linux.Enum, string) {
 		return linux.IPOptions, "IP_"
 	case linux.SOL_IPV6:
 		return linux.IPv6Options, "IPV6_"
+	case linux.SOL_NETLINK:
+		return linux.NetlinkOptions, "NETLINK_"
 	}
 	return nil, ""
 }

@@ -10,10 +10,11 @@ var SockLevels = Enum{
 
 // Option levels the exporter decodes.
 const (
-	SOL_IP     = 0
-	SOL_SOCKET = 1
-	SOL_TCP    = 6
-	SOL_IPV6   = 41
+	SOL_IP      = 0
+	SOL_SOCKET  = 1
+	SOL_TCP     = 6
+	SOL_IPV6    = 41
+	SOL_NETLINK = 270
 )
 
 // SocketOptions names the SOL_SOCKET options.
@@ -81,4 +82,12 @@ var NetlinkProtocols = Enum{
 	{0, "NETLINK_ROUTE"}, {2, "NETLINK_USERSOCK"}, {4, "NETLINK_SOCK_DIAG"}, {6, "NETLINK_XFRM"},
 	{7, "NETLINK_SELINUX"}, {9, "NETLINK_AUDIT"}, {10, "NETLINK_FIB_LOOKUP"}, {11, "NETLINK_CONNECTOR"},
 	{12, "NETLINK_NETFILTER"}, {15, "NETLINK_KOBJECT_UEVENT"}, {16, "NETLINK_GENERIC"},
+}
+
+// NetlinkOptions names the SOL_NETLINK options.
+var NetlinkOptions = Enum{
+	{1, "NETLINK_ADD_MEMBERSHIP"}, {2, "NETLINK_DROP_MEMBERSHIP"}, {3, "NETLINK_PKTINFO"},
+	{4, "NETLINK_BROADCAST_ERROR"}, {5, "NETLINK_NO_ENOBUFS"}, {6, "NETLINK_RX_RING"}, {7, "NETLINK_TX_RING"},
+	{8, "NETLINK_LISTEN_ALL_NSID"}, {9, "NETLINK_LIST_MEMBERSHIPS"}, {10, "NETLINK_CAP_ACK"},
+	{11, "NETLINK_EXT_ACK"}, {12, "NETLINK_GET_STRICT_CHK"},
 }

@@ -1,8 +1,10 @@
 /* Socket options for the strace comparison: ints at the socket, TCP, IP
  * and IPv6 levels, struct linger, a timeout (bytes), unknown levels and
  * options, a short length, getsockopt's [len], and SO_PEERCRED's struct
- * ucred over a socketpair (its pid must be the guest's). */
+ * ucred over a socketpair (its pid must be the guest's); the IPv6 and
+ * netlink addresses bind gives. */
 #define _GNU_SOURCE
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -41,6 +43,16 @@ int main(void)
 	setsockopt(s, IPPROTO_TCP, TCP_KEEPIDLE, &one, sizeof one);
 	int s6 = socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP);
 	setsockopt(s6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	struct sockaddr_in6 a6 = {0};
+	a6.sin6_family = AF_INET6;
+	a6.sin6_addr.s6_addr[15] = 1; /* ::1 */
+	bind(s6, (struct sockaddr *)&a6, sizeof a6);
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct sockaddr_nl snl = {0};
+	snl.nl_family = AF_NETLINK;
+	snl.nl_groups = 0x11;
+	setsockopt(nl, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+	bind(nl, (struct sockaddr *)&snl, sizeof snl);
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	l = sizeof uc;
 	getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &uc, &l);
