@@ -36,6 +36,8 @@ type Thread struct {
 	dl time.Time
 	// ioDone counts the bytes a blocking write has moved so far.
 	ioDone int
+	// fifo is the blocking FIFO open the thread waits for, if any.
+	fifo *fifoOpen
 	// futex wait state.
 	futexAddr   uint64
 	futexKey    futexKey
