@@ -244,6 +244,13 @@ func TestMemory(t *testing.T) {
 	})
 }
 
+// TestSignalfd compares the emulated signalfd with the host's.
+func TestSignalfd(t *testing.T) {
+	forEachToolchain(t, libcToolchains, func(t *testing.T, tc toolchain) {
+		compare(t, build(t, tc, "signalfd.c"))
+	})
+}
+
 func TestFiles(t *testing.T) {
 	forEachToolchain(t, libcToolchains, func(t *testing.T, tc toolchain) {
 		exe := build(t, tc, "files.c")

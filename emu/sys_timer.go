@@ -27,6 +27,7 @@ const (
 	sigevNone     = 1
 	sigevThreadID = 4
 
+	siQueue  = -1 // SI_QUEUE: sigqueue
 	siTimer  = -2
 	siKernel = 0x80
 

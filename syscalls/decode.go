@@ -295,6 +295,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return linux.FadviseAdvice.Append(b, v, "POSIX_FADV_"), ArgFlags, nil
 	case kXattrFlags:
 		return linux.XattrFlags.Append(b, v), ArgFlags, nil
+	case kSfdFlags:
+		return linux.SignalfdFlags.Append(b, v), ArgFlags, nil
 	}
 	if b, ty, ok := d.controlArg(b, i, sp); ok {
 		return b, ty, nil

@@ -121,6 +121,7 @@ const (
 	kSockoptOut                 // getsockopt's value (length written through argument 4)
 	kSocklenOut                 // a socklen_t written: [N]
 	kXattrFlags                 // XATTR_CREATE|XATTR_REPLACE
+	kSfdFlags                   // SFD_CLOEXEC|SFD_NONBLOCK
 )
 
 // retKind is how a result is printed.
@@ -357,6 +358,8 @@ var sigs = map[int]sig{
 	linux.SysSchedGetscheduler: {args: a(kInt), ret: rSched},
 	linux.SysSchedGetparam:     {args: a(kInt, kIntOut)},
 	linux.SysSchedSetaffinity:  {args: withLen(a(kInt, kUint, kCpusetIn), 2, 1)},
+	linux.SysSignalfd4:         {args: withLen(a(kFd, kSigsetIn, kUint, kSfdFlags), 1, 2)},
+	linux.SysSignalfd:          {args: withLen(a(kFd, kSigsetIn, kUint), 1, 2)},
 	linux.SysSetxattr:          {args: withLen(a(kPath, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},
 	linux.SysLsetxattr:         {args: withLen(a(kPath, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},
 	linux.SysFsetxattr:         {args: withLen(a(kFd, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},

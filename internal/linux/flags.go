@@ -325,6 +325,9 @@ var SocketTypes = Enum{{1, "SOCK_STREAM"}, {2, "SOCK_DGRAM"}, {3, "SOCK_RAW"}, {
 // SocketFlags are the flags of a socket type.
 var SocketFlags = Flags{{0o2000000, "SOCK_CLOEXEC"}, {0o4000, "SOCK_NONBLOCK"}}
 
+// SignalfdFlags are signalfd4's flags.
+var SignalfdFlags = Flags{{0o2000000, "SFD_CLOEXEC"}, {0o4000, "SFD_NONBLOCK"}}
+
 // XattrFlags are the flags of setxattr and its variants.
 var XattrFlags = Flags{{1, "XATTR_CREATE"}, {2, "XATTR_REPLACE"}}
 
