@@ -38,6 +38,8 @@ type Thread struct {
 	ioDone int
 	// fifo is the blocking FIFO open the thread waits for, if any.
 	fifo *fifoOpen
+	// ioprio is the I/O priority ioprio_set gave (sys_ioprio.go).
+	ioprio int
 	// futex wait state.
 	futexAddr   uint64
 	futexKey    futexKey
