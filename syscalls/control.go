@@ -30,6 +30,10 @@ func (d *decoder) controlArg(b []byte, i int, sp arg) (_ []byte, ty ArgType, ok 
 		return linux.TimerfdSettimeFlags.Append(b, v), ArgFlags, true
 	case kIdtype:
 		return linux.Idtypes.Append(b, v, "P_"), ArgFlags, true
+	case kIoprioWhich:
+		return linux.IoprioWho.Append(b, v, "IOPRIO_WHO_"), ArgFlags, true
+	case kIoprio:
+		return appendIoprio(b, v), ArgFlags, true
 	case kRusageOut, kItimervalIn, kItimervalOut, kItimerspecIn, kItimerspecOut, kSigeventIn, kIntOut,
 		kSiginfoOut, kCpusetIn:
 		return d.controlStruct(b, i, sp), ArgStruct, true
@@ -257,6 +261,8 @@ func (d *decoder) controlRet(b []byte, rk retKind) ([]byte, bool) {
 			b = append(b, "|SCHED_RESET_ON_FORK"...)
 		}
 		return append(b, ')'), true
+	case rIoprio:
+		return append(appendIoprio(append(strconv.AppendInt(b, c.Ret, 10), " ("...), v), ')'), true
 	case rPrctl:
 		b = strconv.AppendInt(b, c.Ret, 10)
 		switch c.Raw[0] {
@@ -270,4 +276,11 @@ func (d *decoder) controlRet(b []byte, rk retKind) ([]byte, bool) {
 		return b, true
 	}
 	return b, false
+}
+
+// appendIoprio appends an I/O priority as strace prints it:
+// IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 7).
+func appendIoprio(b []byte, v uint64) []byte {
+	b = linux.IoprioClasses.Append(append(b, "IOPRIO_PRIO_VALUE("...), v>>13&7, "IOPRIO_CLASS_")
+	return append(strconv.AppendUint(append(b, ", "...), v&(1<<13-1), 10), ')')
 }

@@ -122,6 +122,8 @@ const (
 	kSocklenOut                 // a socklen_t written: [N]
 	kXattrFlags                 // XATTR_CREATE|XATTR_REPLACE
 	kSfdFlags                   // SFD_CLOEXEC|SFD_NONBLOCK
+	kIoprioWhich                // IOPRIO_WHO_*
+	kIoprio                     // IOPRIO_PRIO_VALUE(class, data)
 )
 
 // retKind is how a result is printed.
@@ -139,6 +141,7 @@ const (
 	rSignal                // a signal number, and its name
 	rSched                 // a scheduling policy, and its name
 	rPrctl                 // by prctl option
+	rIoprio                // an I/O priority, and its parts
 )
 
 type arg struct {
@@ -358,6 +361,8 @@ var sigs = map[int]sig{
 	linux.SysSchedGetscheduler: {args: a(kInt), ret: rSched},
 	linux.SysSchedGetparam:     {args: a(kInt, kIntOut)},
 	linux.SysSchedSetaffinity:  {args: withLen(a(kInt, kUint, kCpusetIn), 2, 1)},
+	linux.SysIoprioGet:         {args: a(kIoprioWhich, kInt), ret: rIoprio},
+	linux.SysIoprioSet:         {args: a(kIoprioWhich, kInt, kIoprio)},
 	linux.SysSignalfd4:         {args: withLen(a(kFd, kSigsetIn, kUint, kSfdFlags), 1, 2)},
 	linux.SysSignalfd:          {args: withLen(a(kFd, kSigsetIn, kUint), 1, 2)},
 	linux.SysSetxattr:          {args: withLen(a(kPath, kPath, kBufIn, kUint, kXattrFlags), 2, 3)},

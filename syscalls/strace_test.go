@@ -500,7 +500,8 @@ func TestStraceControl(t *testing.T) {
 		"prctl(PR_GET_DUMPABLE) = 1 (SUID_DUMP_USER)", "prctl(0x3e7 /* PR_??? */, 0x11, 0, 0, 0)",
 		"{sigev_value={sival_int=42, sival_ptr=0x2a}, sigev_signo=SIGUSR1, sigev_notify=SIGEV_SIGNAL}",
 		"rt_sigsuspend([], 8) = ? ERESTARTNOHAND", "sched_getscheduler(0) = 0 (SCHED_OTHER)", "si_code=CLD_EXITED",
-		"sched_setaffinity(0, 16, NULL) = -1 EFAULT", "timer_create(CLOCK_REALTIME, NULL, [3]) = 0"} {
+		"sched_setaffinity(0, 16, NULL) = -1 EFAULT", "timer_create(CLOCK_REALTIME, NULL, [3]) = 0",
+		"ioprio_get(IOPRIO_WHO_PROCESS, 0) = 24576 (IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the export lacks %s:\n%s", want, got)
 		}

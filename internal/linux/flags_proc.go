@@ -91,6 +91,12 @@ var TimerfdSettimeFlags = Flags{{1, "TFD_TIMER_ABSTIME"}, {2, "TFD_TIMER_CANCEL_
 // Idtypes names waitid's first argument.
 var Idtypes = Enum{{0, "P_ALL"}, {1, "P_PID"}, {2, "P_PGID"}, {3, "P_PIDFD"}}
 
+// IoprioWho names ioprio_get's and ioprio_set's first argument.
+var IoprioWho = Enum{{1, "IOPRIO_WHO_PROCESS"}, {2, "IOPRIO_WHO_PGRP"}, {3, "IOPRIO_WHO_USER"}}
+
+// IoprioClasses names the classes of an I/O priority.
+var IoprioClasses = Enum{{0, "IOPRIO_CLASS_NONE"}, {1, "IOPRIO_CLASS_RT"}, {2, "IOPRIO_CLASS_BE"}, {3, "IOPRIO_CLASS_IDLE"}}
+
 // SchedPolicies names the scheduling policies (sched_getscheduler's
 // result, less SCHED_RESET_ON_FORK).
 var SchedPolicies = Enum{

@@ -3,7 +3,7 @@
  * sigevent in its forms), timerfd, rt_sigtimedwait (taken, timed out,
  * a bad size), rt_sigsuspend interrupted by a timer's signal, waitid (an exit,
  * then nothing to wait for), the scheduler's policy and parameters and
- * sched_setaffinity (a mask, NULL). Each through syscall(2), so that
+ * sched_setaffinity (a mask, NULL), ioprio_get and ioprio_set. Each through syscall(2), so that
  * glibc's wrappers choose nothing else. */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -121,6 +121,12 @@ int main(void)
 	syscall(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
 	syscall(SYS_prctl, PR_MCE_KILL_GET, 0, 0, 0, 0);
 	syscall(SYS_prctl, 999, 17, 0, 0, 0); /* EINVAL */
+
+	syscall(SYS_ioprio_get, 1, 0);
+	syscall(SYS_ioprio_set, 1, 0, (3 << 13) | 0);
+	syscall(SYS_ioprio_get, 1, 0);
+	syscall(SYS_ioprio_set, 1, 0, (7 << 13) | 0); /* EINVAL */
+	syscall(SYS_ioprio_get, 9, 0);                /* EINVAL */
 
 	pid_t c = fork();
 	if (c == 0)
