@@ -192,12 +192,23 @@ func normalise(out []byte, from, to, dir string, skip map[string]bool) []string 
 			l = strings.ReplaceAll(l, dir, "DIR")
 		}
 		l = pointer.ReplaceAllString(l, "PTR")
-		l = number.ReplaceAllStringFunc(l, func(n string) string {
-			if ids[n] {
-				return "PID"
+		l = pidArg.ReplaceAllStringFunc(l, func(s string) string {
+			m := pidArg.FindStringSubmatch(s)
+			if ids[m[2]] {
+				return m[1] + "PID"
 			}
-			return n
+			return s
 		})
+		l = pidArg2.ReplaceAllStringFunc(l, func(s string) string {
+			m := pidArg2.FindStringSubmatch(s)
+			if ids[m[2]] {
+				return m[1] + "PID"
+			}
+			return s
+		})
+		if m := pidRet.FindStringSubmatchIndex(l); m != nil && ids[l[m[2]:m[3]]] {
+			l = l[:m[2]] + "PID" + l[m[3]:]
+		}
 		l = align.ReplaceAllString(l, ") =$1")
 		l = timeLeft.ReplaceAllString(l, "left TIME")
 		l = statfsFree.ReplaceAllString(l, "${1}=FREE")
@@ -213,7 +224,15 @@ func normalise(out []byte, from, to, dir string, skip map[string]bool) []string 
 var (
 	idResult = regexp.MustCompile(`^(?:\d+ +|\[pid +\d+\] )?(?:getpid|gettid|getppid|set_tid_address|clone3?|fork|vfork)\(.*\) += (\d+)$`)
 	resumed  = regexp.MustCompile(`^<\.\.\. (\w+) resumed>(.*)$`)
-	number   = regexp.MustCompile(`\b\d+\b`)
+	// pidArg is a number where a call names a process or thread, and
+	// pidRet the result of a call that returns one: only there does a
+	// pid become PID (a pid that happens to equal a read's size stays a
+	// size).
+	pidArg = regexp.MustCompile(`(si_pid=|\bpid=|thread_id=|P_PID, |P_PGID, |IOPRIO_WHO_PROCESS, |` +
+		`\b(?:kill|tgkill|tkill|wait4|getsid|setpgid|getpgid|prlimit64|rt_sigqueueinfo|rt_tgsigqueueinfo|sched_\w+|` +
+		`pidfd_open)\()(\d+)\b`)
+	pidArg2 = regexp.MustCompile(`(\b(?:tgkill|rt_tgsigqueueinfo|setpgid)\((?:PID|\d+), )(\d+)\b`)
+	pidRet = regexp.MustCompile(`^(?:getpid|gettid|getppid|set_tid_address|clone3?|fork|vfork|wait4|waitid|getpgid|getsid|getpgrp|setsid)\(.*\) += (\d+)`)
 	// timeLeft is what a timeout's time left says (timing).
 	timeLeft = regexp.MustCompile(`left \{tv_sec=\d+, tv_[nu]sec=\d+\}`)
 	// statfsFree is a file system's free space (other engineers write
@@ -553,5 +572,18 @@ func TestStraceXattr(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the export lacks %s:\n%s", want, text)
 		}
+	}
+}
+
+// TestNormaliseKeepsSizes checks that a pid becomes PID only where a call
+// names a process: a native pid of 832 left every ELF header read
+// (832 bytes) different from ttd's.
+func TestNormaliseKeepsSizes(t *testing.T) {
+	out := []byte("832 read(3, \"x\", 832) = 832\n832 getpid() = 832\n832 tgkill(832, 900, SIGUSR1) = 0\n" +
+		"900 gettid() = 900\n832 wait4(-1, NULL, 0, NULL) = 900\n")
+	got := strings.Join(normalise(out, "", "", "", nil), "\n")
+	want := "read(3, \"x\", 832) = 832\ngetpid() = PID\ntgkill(PID, PID, SIGUSR1) = 0\ngettid() = PID\nwait4(-1, NULL, 0, NULL) = PID"
+	if got != want {
+		t.Errorf("normalise:\n%s\nwant:\n%s", got, want)
 	}
 }
