@@ -34,6 +34,18 @@ func (d *decoder) controlArg(b []byte, i int, sp arg) (_ []byte, ty ArgType, ok 
 		return linux.IoprioWho.Append(b, v, "IOPRIO_WHO_"), ArgFlags, true
 	case kIoprio:
 		return appendIoprio(b, v), ArgFlags, true
+	case kMknodMode:
+		b = linux.AppendMode(b, v)
+		if t := v & linux.S_IFMT; t == linux.S_IFCHR || t == linux.S_IFBLK {
+			b = appendMakedev(append(b, ", "...), d.c.Raw[i+1])
+		}
+		return b, ArgMode, true
+	case kSpliceFlags:
+		return linux.SpliceFlags.Append(b, v), ArgFlags, true
+	case kCloneNs:
+		return linux.CloneFlags.Append(b, v), ArgFlags, true
+	case kMincoreOut, kPtrValOut, kSizeOut:
+		return d.controlStruct(b, i, sp), ArgStruct, true
 	case kRusageOut, kItimervalIn, kItimervalOut, kItimerspecIn, kItimerspecOut, kSigeventIn, kIntOut,
 		kSiginfoOut, kCpusetIn:
 		return d.controlStruct(b, i, sp), ArgStruct, true
@@ -68,6 +80,10 @@ func (d *decoder) controlStruct(b []byte, i int, sp arg) []byte {
 		size = 48
 	case kCpusetIn:
 		size = int(min(c.Raw[sp.p], 1<<12))
+	case kMincoreOut:
+		size = int(min((c.Raw[sp.p]+4095)/4096, 1<<12))
+	case kPtrValOut, kSizeOut:
+		size = 8
 	}
 	m, miss := d.buffer(i, out, v, size)
 	if miss > 0 {
@@ -102,6 +118,19 @@ func (d *decoder) controlStruct(b []byte, i int, sp arg) []byte {
 		return appendSiginfoBytes(b, &tracefile.Signal{Signo: signo, Code: code}, m)
 	case kCpusetIn:
 		return appendCpuset(b, m)
+	case kMincoreOut:
+		b = append(b, '[')
+		for k, x := range m {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendUint(b, uint64(x), 10)
+		}
+		return append(b, ']')
+	case kPtrValOut:
+		return append(appendPtr(append(b, '['), le64(m, 0)), ']')
+	case kSizeOut:
+		return append(strconv.AppendUint(append(b, '['), le64(m, 0), 10), ']')
 	}
 	return appendHex(b, v)
 }

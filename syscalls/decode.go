@@ -64,7 +64,7 @@ func writtenArg(k kind, nr int) bool {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
 		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut,
 		kEpollEventsOut, kStackOut, kU32Out, kGidsOut, kRusageOut, kItimervalOut, kItimerspecOut, kIntOut, kSiginfoOut,
-		kSockoptOut, kSocklenOut:
+		kSockoptOut, kSocklenOut, kMincoreOut, kPtrValOut, kSizeOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg

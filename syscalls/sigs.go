@@ -124,6 +124,12 @@ const (
 	kSfdFlags                   // SFD_CLOEXEC|SFD_NONBLOCK
 	kIoprioWhich                // IOPRIO_WHO_*
 	kIoprio                     // IOPRIO_PRIO_VALUE(class, data)
+	kMknodMode                  // mknod's mode, and the device that follows for S_IFCHR and S_IFBLK
+	kSpliceFlags                // SPLICE_F_*
+	kCloneNs                    // CLONE_* flags of unshare and setns
+	kMincoreOut                 // mincore's vector: a byte a page of argument p's length
+	kPtrValOut                  // a pointer written: [0x...]
+	kSizeOut                    // a size_t written: [N]
 )
 
 // retKind is how a result is printed.
@@ -361,6 +367,14 @@ var sigs = map[int]sig{
 	linux.SysSchedGetscheduler: {args: a(kInt), ret: rSched},
 	linux.SysSchedGetparam:     {args: a(kInt, kIntOut)},
 	linux.SysSchedSetaffinity:  {args: withLen(a(kInt, kUint, kCpusetIn), 2, 1)},
+	linux.SysMknod:             {args: a(kPath, kMknodMode)},
+	linux.SysMknodat:           {args: a(kDirfd, kPath, kMknodMode)},
+	linux.SysSplice:            {args: a(kFd, kPtr, kFd, kPtr, kUint, kSpliceFlags)},
+	linux.SysTee:               {args: a(kFd, kFd, kUint, kSpliceFlags)},
+	linux.SysUnshare:           {args: a(kCloneNs)},
+	linux.SysSetns:             {args: a(kFd, kCloneNs)},
+	linux.SysMincore:           {args: withLen(a(kPtr, kUint, kMincoreOut), 2, 1)},
+	linux.SysGetRobustList:     {args: a(kInt, kPtrValOut, kSizeOut)},
 	linux.SysIoprioGet:         {args: a(kIoprioWhich, kInt), ret: rIoprio},
 	linux.SysIoprioSet:         {args: a(kIoprioWhich, kInt, kIoprio)},
 	linux.SysSignalfd4:         {args: withLen(a(kFd, kSigsetIn, kUint, kSfdFlags), 1, 2)},
@@ -380,6 +394,4 @@ var sigs = map[int]sig{
 
 // nargs are the argument counts of the syscalls sigs leaves out, for
 // their hex form (six when unknown).
-var nargs = map[int]int{
-	linux.SysMincore: 3,
-}
+var nargs = map[int]int{}

@@ -587,3 +587,24 @@ func TestNormaliseKeepsSizes(t *testing.T) {
 		t.Errorf("normalise:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestStraceNodes compares mknod and mknodat (FIFOs, a character
+// device, a regular file), tee and splice, mincore's vector,
+// get_robust_list and setns; unshare is left out (ttd refuses
+// namespaces, as for an unprivileged user) apart from its flags.
+func TestStraceNodes(t *testing.T) {
+	prog := buildC(t, "testdata/nodes.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	skip := map[string]bool{"unshare": true}
+	compareLinesN(t, normalise(native, from, to, "", skip), normalise(got, from, to, "", skip), 8)
+	text := strings.Join(normalise(got, from, to, "", nil), "\n")
+	for _, want := range []string{`mknodat(AT_FDCWD, "dev", S_IFCHR|0600, makedev(0x1, 0x3)) = 0`,
+		"SPLICE_F_MOVE|SPLICE_F_NONBLOCK) = 5", "16384, [1, 0, 1, 0]) = 0", "unshare(CLONE_NEWNS|CLONE_NEWUTS)",
+		"setns(3, CLONE_NEWNET)", "[24]) = 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the export lacks %s:\n%s", want, text)
+		}
+	}
+}
