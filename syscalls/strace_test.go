@@ -232,7 +232,7 @@ var (
 		`\b(?:kill|tgkill|tkill|wait4|getsid|setpgid|getpgid|prlimit64|rt_sigqueueinfo|rt_tgsigqueueinfo|sched_\w+|` +
 		`pidfd_open)\()(\d+)\b`)
 	pidArg2 = regexp.MustCompile(`(\b(?:tgkill|rt_tgsigqueueinfo|setpgid)\((?:PID|\d+), )(\d+)\b`)
-	pidRet = regexp.MustCompile(`^(?:getpid|gettid|getppid|set_tid_address|clone3?|fork|vfork|wait4|waitid|getpgid|getsid|getpgrp|setsid)\(.*\) += (\d+)`)
+	pidRet  = regexp.MustCompile(`^(?:getpid|gettid|getppid|set_tid_address|clone3?|fork|vfork|wait4|waitid|getpgid|getsid|getpgrp|setsid)\(.*\) += (\d+)`)
 	// timeLeft is what a timeout's time left says (timing).
 	timeLeft = regexp.MustCompile(`left \{tv_sec=\d+, tv_[nu]sec=\d+\}`)
 	// statfsFree is a file system's free space (other engineers write
@@ -491,15 +491,11 @@ func TestStraceEpoll(t *testing.T) {
 // rt_sigsuspend, waitid, and the scheduler's calls. Times that run on
 // (CPU used, a timer's time left) are compared by their fields alone.
 func TestStraceControl(t *testing.T) {
-	prog := buildC(t, "testdata/control.c")
-	native := straceNative(t, prog, t.TempDir(), "32")
-	got := exportText(t, record(t, prog, t.TempDir()), 32)
-	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
 	times := func(ls []string) []string {
 		// strace makes the children's SIGCHLD visible: ignored, it is
-		// never queued when no tracer asks for it.
-		// The child's few lines may come before or after the parent's
-		// clone natively: they are left out.
+		// never queued when no tracer asks for it. The child's few lines
+		// may come before or after the parent's clone natively: they are
+		// left out.
 		ls = slices.DeleteFunc(ls, func(l string) bool {
 			return strings.HasPrefix(l, "--- SIGCHLD ") || strings.HasPrefix(l, "set_robust_list(") ||
 				strings.HasPrefix(l, "exit_group(3)") || strings.HasPrefix(l, "+++ exited with 3")
@@ -512,17 +508,40 @@ func TestStraceControl(t *testing.T) {
 		}
 		return ls
 	}
-	lines := normalise(got, from, to, "", nil)
-	compareLines(t, times(normalise(native, from, to, "", nil)), times(slices.Clone(lines)))
-	text := strings.Join(lines, "\n")
-	for _, want := range []string{`prctl(PR_SET_NAME, "a-name-longer-t"...) = 0`, "prctl(PR_GET_PDEATHSIG, [SIGKILL]) = 0",
+	_, text := straceMarked(t, "testdata/control.c", nil, times)
+	wantAll(t, text, `prctl(PR_SET_NAME, "a-name-longer-t"...) = 0`, "prctl(PR_GET_PDEATHSIG, [SIGKILL]) = 0",
 		"prctl(PR_GET_DUMPABLE) = 1 (SUID_DUMP_USER)", "prctl(0x3e7 /* PR_??? */, 0x11, 0, 0, 0)",
 		"{sigev_value={sival_int=42, sival_ptr=0x2a}, sigev_signo=SIGUSR1, sigev_notify=SIGEV_SIGNAL}",
 		"rt_sigsuspend([], 8) = ? ERESTARTNOHAND", "sched_getscheduler(0) = 0 (SCHED_OTHER)", "si_code=CLD_EXITED",
 		"sched_setaffinity(0, 16, NULL) = -1 EFAULT", "timer_create(CLOCK_REALTIME, NULL, [3]) = 0",
-		"ioprio_get(IOPRIO_WHO_PROCESS, 0) = 24576 (IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))"} {
+		"ioprio_get(IOPRIO_WHO_PROCESS, 0) = 24576 (IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))")
+}
+
+// straceMarked records src's program and runs it under strace, and
+// compares the lines between its START and END markers (less the calls
+// skip names, after edit when not nil); it returns ttd's export whole
+// and its compared lines joined.
+func straceMarked(t *testing.T, src string, skip map[string]bool, edit func([]string) []string) (got []byte, text string) {
+	t.Helper()
+	prog := buildC(t, src)
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got = exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	want, lines := normalise(native, from, to, "", skip), normalise(got, from, to, "", skip)
+	text = strings.Join(lines, "\n")
+	if edit != nil {
+		want, lines = edit(want), edit(slices.Clone(lines))
+	}
+	compareLinesN(t, want, lines, 8)
+	return got, text
+}
+
+// wantAll checks that text holds each of wants.
+func wantAll(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(text, want) {
-			t.Errorf("the export lacks %s:\n%s", want, got)
+			t.Errorf("the export lacks %s:\n%s", want, text)
 		}
 	}
 }
@@ -535,24 +554,12 @@ var runningTime = regexp.MustCompile(`(tv_sec|tv_usec|tv_nsec|si_utime|si_stime)
 // timeout as bytes, unknown levels and options, lengths the kernel
 // refuses, SO_PEERCRED's struct ucred) and socket's protocol names.
 func TestStraceSockopt(t *testing.T) {
-	prog := buildC(t, "testdata/sockopt.c")
-	native := straceNative(t, prog, t.TempDir(), "32")
-	got := exportText(t, record(t, prog, t.TempDir()), 32)
-	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
-	lines := normalise(got, from, to, "", nil)
-	compareLines(t, normalise(native, from, to, "", nil), lines)
-	text := strings.Join(lines, "\n")
-	for _, want := range []string{"setsockopt(3, SOL_SOCKET, SO_LINGER, {l_onoff=1, l_linger=3}, 8) = 0",
+	got, text := straceMarked(t, "testdata/sockopt.c", nil, nil)
+	wantAll(t, text, "setsockopt(3, SOL_SOCKET, SO_LINGER, {l_onoff=1, l_linger=3}, 8) = 0",
 		"getsockopt(3, SOL_SOCKET, SO_LINGER, {l_onoff=1}, [4]) = 0", "0x63 /* SOL_?? */, 5, [1], 4)",
 		"{pid=PID, uid=", "socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP)", "SOL_IPV6, IPV6_V6ONLY, [1], 4",
-		`inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28)`, "NETLINK_EXT_ACK"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the export lacks %s:\n%s", want, text)
-		}
-	}
-	if !strings.Contains(string(got), "nl_pid=0, nl_groups=0x000011}") { // normalise takes it for a pointer
-		t.Errorf("the export lacks the netlink groups:\n%s", got)
-	}
+		`inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28)`, "NETLINK_EXT_ACK")
+	wantAll(t, string(got), "nl_pid=0, nl_groups=0x000011}") // normalise takes it for a pointer
 }
 
 // TestStraceXattr compares the extended-attribute calls cp -a and tar
@@ -560,19 +567,9 @@ func TestStraceSockopt(t *testing.T) {
 // list, NULL for the size, too small) and remove, on paths, links and
 // descriptors.
 func TestStraceXattr(t *testing.T) {
-	prog := buildC(t, "testdata/xattr.c")
-	native := straceNative(t, prog, t.TempDir(), "32")
-	got := exportText(t, record(t, prog, t.TempDir()), 32)
-	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
-	lines := normalise(got, from, to, "", nil)
-	compareLines(t, normalise(native, from, to, "", nil), lines)
-	text := strings.Join(lines, "\n")
-	for _, want := range []string{`setxattr("f", "user.color", "red", 3, XATTR_CREATE) = -1 EEXIST`,
-		`listxattr("f", NULL, 0) = 21`, `\x72\x00\x75`, `fremovexattr(3, "user.size") = 0`} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the export lacks %s:\n%s", want, text)
-		}
-	}
+	_, text := straceMarked(t, "testdata/xattr.c", nil, nil)
+	wantAll(t, text, `setxattr("f", "user.color", "red", 3, XATTR_CREATE) = -1 EEXIST`,
+		`listxattr("f", NULL, 0) = 21`, `\x72\x00\x75`, `fremovexattr(3, "user.size") = 0`)
 }
 
 // TestNormaliseKeepsSizes checks that a pid becomes PID only where a call
@@ -593,18 +590,8 @@ func TestNormaliseKeepsSizes(t *testing.T) {
 // get_robust_list and setns; unshare is left out (ttd refuses
 // namespaces, as for an unprivileged user) apart from its flags.
 func TestStraceNodes(t *testing.T) {
-	prog := buildC(t, "testdata/nodes.c")
-	native := straceNative(t, prog, t.TempDir(), "32")
-	got := exportText(t, record(t, prog, t.TempDir()), 32)
-	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
-	skip := map[string]bool{"unshare": true}
-	compareLinesN(t, normalise(native, from, to, "", skip), normalise(got, from, to, "", skip), 8)
-	text := strings.Join(normalise(got, from, to, "", nil), "\n")
-	for _, want := range []string{`mknodat(AT_FDCWD, "dev", S_IFCHR|0600, makedev(0x1, 0x3)) = 0`,
-		"SPLICE_F_MOVE|SPLICE_F_NONBLOCK) = 5", "16384, [1, 0, 1, 0]) = 0", "unshare(CLONE_NEWNS|CLONE_NEWUTS)",
-		"setns(3, CLONE_NEWNET)", "[24]) = 0"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the export lacks %s:\n%s", want, text)
-		}
-	}
+	got, text := straceMarked(t, "testdata/nodes.c", map[string]bool{"unshare": true}, nil)
+	wantAll(t, string(got), "unshare(CLONE_NEWNS|CLONE_NEWUTS)")
+	wantAll(t, text, `mknodat(AT_FDCWD, "dev", S_IFCHR|0600, makedev(0x1, 0x3)) = 0`,
+		"SPLICE_F_MOVE|SPLICE_F_NONBLOCK) = 5", "16384, [1, 0, 1, 0]) = 0", "setns(3, CLONE_NEWNET)", "[24]) = 0")
 }

@@ -344,20 +344,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		b = strconv.AppendUint(append(b, ", mem_unit="...), uint64(le32(m, 104)), 10)
 		return append(b, '}')
 	case kCpusetOut:
-		b = append(b, '[')
-		first := true
-		for k, x := range m {
-			for bit := 0; bit < 8; bit++ {
-				if x>>bit&1 != 0 {
-					if !first {
-						b = append(b, ' ')
-					}
-					first = false
-					b = strconv.AppendInt(b, int64(8*k+bit), 10)
-				}
-			}
-		}
-		return append(b, ']')
+		return appendCpuset(b, m)
 	case kUnameOut:
 		field := func(k int) []byte {
 			f := m[65*k : 65*k+65]
