@@ -44,6 +44,22 @@ func (d *decoder) controlArg(b []byte, i int, sp arg) (_ []byte, ty ArgType, ok 
 		return linux.SpliceFlags.Append(b, v), ArgFlags, true
 	case kCloneNs:
 		return linux.CloneFlags.Append(b, v), ArgFlags, true
+	case kIpcKey:
+		if v == 0 {
+			return append(b, "IPC_PRIVATE"...), ArgFlags, true
+		}
+		return appendHex(b, uint64(uint32(v))), ArgInt, true
+	case kShmgetFlags:
+		if f := v &^ 0o777; f != 0 {
+			b = append(linux.ShmgetFlags.Append(b, f), '|')
+		}
+		return appendMode3(b, v&0o777), ArgFlags, true
+	case kShmatFlags:
+		return linux.ShmatFlags.Append(b, v), ArgFlags, true
+	case kShmctlCmd:
+		return linux.ShmctlCommands.Append(b, v, "SHM_"), ArgFlags, true
+	case kShmidDs:
+		return d.shmidDs(b, i), ArgStruct, true
 	case kMincoreOut, kPtrValOut, kSizeOut:
 		return d.controlStruct(b, i, sp), ArgStruct, true
 	case kRusageOut, kItimervalIn, kItimervalOut, kItimerspecIn, kItimerspecOut, kSigeventIn, kIntOut,
@@ -312,4 +328,47 @@ func (d *decoder) controlRet(b []byte, rk retKind) ([]byte, bool) {
 func appendIoprio(b []byte, v uint64) []byte {
 	b = linux.IoprioClasses.Append(append(b, "IOPRIO_PRIO_VALUE("...), v>>13&7, "IOPRIO_CLASS_")
 	return append(strconv.AppendUint(append(b, ", "...), v&(1<<13-1), 10), ')')
+}
+
+// appendMode3 appends a mode as C's %#03o: "0600", and "000" for none.
+func appendMode3(b []byte, v uint64) []byte {
+	if v == 0 {
+		return append(b, "000"...)
+	}
+	return strconv.AppendUint(append(b, '0'), v, 8)
+}
+
+// shmidDs appends shmctl's buffer: its fields for IPC_STAT (written)
+// and IPC_SET (read), its address otherwise.
+func (d *decoder) shmidDs(b []byte, i int) []byte {
+	c := d.c
+	v := c.Raw[i]
+	cmd := c.Raw[1] &^ 0x100 // IPC_64
+	if v == 0 {
+		return append(b, "NULL"...)
+	}
+	if cmd != 1 && cmd != 2 || cmd == 2 && d.failed() { // IPC_SET, IPC_STAT
+		return appendHex(b, v)
+	}
+	m, miss := d.buffer(i, cmd == 2, v, 96)
+	if miss > 0 {
+		return appendHex(b, v)
+	}
+	b = strconv.AppendUint(append(b, "{shm_perm={uid="...), uint64(le32(m, 4)), 10)
+	b = strconv.AppendUint(append(b, ", gid="...), uint64(le32(m, 8)), 10)
+	b = appendMode3(append(b, ", mode="...), uint64(le32(m, 20))&0o777)
+	if cmd == 1 { // IPC_SET reads uid, gid and mode alone
+		return append(b, "}, ...}"...)
+	}
+	b = appendHex(append(b, ", key="...), uint64(le32(m, 0)))
+	b = strconv.AppendUint(append(b, ", cuid="...), uint64(le32(m, 12)), 10)
+	b = strconv.AppendUint(append(b, ", cgid="...), uint64(le32(m, 16)), 10)
+	b = strconv.AppendUint(append(b, "}, shm_segsz="...), le64(m, 48), 10)
+	b = strconv.AppendInt(append(b, ", shm_cpid="...), int64(int32(le32(m, 80))), 10)
+	b = strconv.AppendInt(append(b, ", shm_lpid="...), int64(int32(le32(m, 84))), 10)
+	b = strconv.AppendUint(append(b, ", shm_nattch="...), le64(m, 88), 10)
+	b = strconv.AppendInt(append(b, ", shm_atime="...), int64(le64(m, 56)), 10)
+	b = strconv.AppendInt(append(b, ", shm_dtime="...), int64(le64(m, 64)), 10)
+	b = strconv.AppendInt(append(b, ", shm_ctime="...), int64(le64(m, 72)), 10)
+	return append(b, '}')
 }

@@ -130,6 +130,11 @@ const (
 	kMincoreOut                 // mincore's vector: a byte a page of argument p's length
 	kPtrValOut                  // a pointer written: [0x...]
 	kSizeOut                    // a size_t written: [N]
+	kIpcKey                     // IPC_PRIVATE or a key
+	kShmgetFlags                // IPC_CREAT|IPC_EXCL|... and the mode
+	kShmatFlags                 // SHM_RDONLY|...
+	kShmctlCmd                  // IPC_RMID, IPC_STAT...
+	kShmidDs                    // shmctl's struct shmid_ds, by command
 )
 
 // retKind is how a result is printed.
@@ -367,6 +372,10 @@ var sigs = map[int]sig{
 	linux.SysSchedGetscheduler: {args: a(kInt), ret: rSched},
 	linux.SysSchedGetparam:     {args: a(kInt, kIntOut)},
 	linux.SysSchedSetaffinity:  {args: withLen(a(kInt, kUint, kCpusetIn), 2, 1)},
+	linux.SysShmget:            {args: a(kIpcKey, kUint, kShmgetFlags)},
+	linux.SysShmat:             {args: a(kInt, kPtr, kShmatFlags), ret: rHex},
+	linux.SysShmdt:             {args: a(kPtr)},
+	linux.SysShmctl:            {args: a(kInt, kShmctlCmd, kShmidDs)},
 	linux.SysMknod:             {args: a(kPath, kMknodMode)},
 	linux.SysMknodat:           {args: a(kDirfd, kPath, kMknodMode)},
 	linux.SysSplice:            {args: a(kFd, kPtr, kFd, kPtr, kUint, kSpliceFlags)},

@@ -97,6 +97,18 @@ var IoprioWho = Enum{{1, "IOPRIO_WHO_PROCESS"}, {2, "IOPRIO_WHO_PGRP"}, {3, "IOP
 // IoprioClasses names the classes of an I/O priority.
 var IoprioClasses = Enum{{0, "IOPRIO_CLASS_NONE"}, {1, "IOPRIO_CLASS_RT"}, {2, "IOPRIO_CLASS_BE"}, {3, "IOPRIO_CLASS_IDLE"}}
 
+// ShmgetFlags are shmget's flags above the mode.
+var ShmgetFlags = Flags{{0o1000, "IPC_CREAT"}, {0o2000, "IPC_EXCL"}, {0o4000, "SHM_HUGETLB"}, {0o10000, "SHM_NORESERVE"}}
+
+// ShmatFlags are shmat's flags.
+var ShmatFlags = Flags{{0o10000, "SHM_RDONLY"}, {0o20000, "SHM_RND"}, {0o40000, "SHM_REMAP"}, {0o100000, "SHM_EXEC"}}
+
+// ShmctlCommands names shmctl's commands.
+var ShmctlCommands = Enum{
+	{0, "IPC_RMID"}, {1, "IPC_SET"}, {2, "IPC_STAT"}, {3, "IPC_INFO"}, {11, "SHM_LOCK"}, {12, "SHM_UNLOCK"},
+	{13, "SHM_STAT"}, {14, "SHM_INFO"}, {15, "SHM_STAT_ANY"},
+}
+
 // SchedPolicies names the scheduling policies (sched_getscheduler's
 // result, less SCHED_RESET_ON_FORK).
 var SchedPolicies = Enum{

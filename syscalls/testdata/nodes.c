@@ -1,10 +1,12 @@
 /* Device nodes, FIFOs and regular files made by mknod and mknodat, tee
  * and splice between pipes, mincore's vector, get_robust_list, unshare
- * (ttd refuses namespaces: EPERM) and setns, for the strace comparison. */
+ * (ttd refuses namespaces: EPERM) and setns, and System V shared memory
+ * (its ids are ttd's own), for the strace comparison. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -36,6 +38,12 @@ int main(void)
 	syscall(SYS_unshare, CLONE_NEWNS | CLONE_NEWUTS);
 	syscall(SYS_unshare, 0);
 	syscall(SYS_setns, p[0], CLONE_NEWNET); /* EINVAL: a pipe */
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	shmget(0x1234, 0, 0); /* ENOENT */
+	char *s = shmat(id, NULL, SHM_RDONLY);
+	shmdt(s);
+	shmctl(id, IPC_RMID, NULL);
+	shmctl(id, 99, NULL); /* EINVAL */
 	write(-1, "END", 3);
 	return 0;
 }
