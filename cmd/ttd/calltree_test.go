@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"ttd/calls"
@@ -134,4 +137,54 @@ func pow10(k int) uint64 {
 		p *= 10
 	}
 	return p - 1
+}
+
+// BenchmarkCallTreeRows prints a tree shaped as sort -n's merge sort
+// (paths 2 to 40 deep, two children each, numbers of 1 to 10 digits)
+// through callsCmd's writer to /dev/null, as the measurements of ttd
+// calls do: sort -n prints 2.4 million rows. The metric is ns/row.
+//
+//	go test ./cmd/ttd -run XXX -bench CallTreeRows -count 5
+func BenchmarkCallTreeRows(b *testing.B) {
+	root := &calls.Node{}
+	rows := 0
+	var grow func(parent *calls.Node, d int)
+	grow = func(parent *calls.Node, d int) {
+		for i := range 2 {
+			v := uint64(rows*7919+i) % pow10(1+rows%10)
+			n := &calls.Node{Func: "msort_with_tmp", SiteName: fmt.Sprintf("msort.c:%d", 297+i*3), Count: v % 1000, Total: v * 3,
+				Self: v, First: v * 11, Depth: d + 1, Parent: parent}
+			if d%5 == 4 {
+				n.Func, n.SiteName = "compare", "sort.c:2790"
+			}
+			parent.Children = append(parent.Children, n)
+			rows++
+			if d < 17 {
+				grow(n, d+1)
+			}
+		}
+	}
+	grow(root, 0)
+	null, err := os.Create(os.DevNull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	all := func(*calls.Node) bool { return true }
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		w := bufio.NewWriterSize(null, 64<<10)
+		writeCallTree(w, root.Walk, all, 0)
+		w.Flush()
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/float64(rows), "cpu-ns/row")
+}
+
+// processCPU is the process's CPU time (user and system) in nanoseconds:
+// the machine is shared, and wall time counts the others' work too.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
