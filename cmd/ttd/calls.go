@@ -254,7 +254,7 @@ func appendRight(b []byte, v uint64, width int) []byte {
 		k++
 	}
 	k = max(k, 1)
-	b = appendBlanks(b, width-k)
+	b = slices.Grow(appendBlanks(b, width-k), k)
 	at := len(b) + k
 	b = b[:at]
 	for v >= 100 {

@@ -53,6 +53,25 @@ func TestCallTreeRowsAsFmt(t *testing.T) {
 	}
 }
 
+// TestAppendRightAsFmt checks appendRight against fmt's %*d at every
+// number of digits, where its digit count changes: 10^k-1, 10^k and
+// 10^k+1, 0 and the largest uint64, in columns narrower than, as wide
+// as and wider than the number.
+func TestAppendRightAsFmt(t *testing.T) {
+	vs := []uint64{0, ^uint64(0)}
+	for k, p := 0, uint64(1); k < 20; k, p = k+1, p*10 {
+		vs = append(vs, p-1, p, p+1)
+	}
+	for _, v := range vs {
+		for _, width := range []int{1, 8, 14, 25} {
+			got := string(appendRight([]byte("x"), v, width))
+			if want := fmt.Sprintf("x%*d", width, v); got != want {
+				t.Errorf("appendRight(%d, %d) = %q, want %q", v, width, got, want)
+			}
+		}
+	}
+}
+
 // fmtCallTree is writeCallTree's rows as fmt.Fprintf printed them.
 func fmtCallTree(root *calls.Node, keep func(*calls.Node) bool, depth int) string {
 	var w strings.Builder
