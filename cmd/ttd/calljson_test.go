@@ -16,19 +16,13 @@ import (
 // JSON escapes (<, &, quotes, non-ASCII), paths with and without call
 // sites, the depth filter, and no view at all.
 func TestCallJSONAsOneDocument(t *testing.T) {
-	root := &calls.Node{}
-	parent := root
 	names := []string{"main", "std::vector<int>::push_back", `say "a&b"`, "größe", "f"}
-	for d, name := range names {
-		n := &calls.Node{Func: name, Count: uint64(d + 1), Total: uint64(100 - d), Self: uint64(d), First: uint64(d * 10),
-			FirstTid: 7, Depth: d + 1, Parent: parent}
+	root := chainTree(len(names), func(d int, n *calls.Node) {
+		n.Func, n.Count, n.Total, n.Self, n.First, n.FirstTid = names[d], uint64(d+1), uint64(100-d), uint64(d), uint64(d*10), 7
 		if d%2 == 1 {
 			n.SiteName = fmt.Sprintf("a<b>.c:%d", d)
 		}
-		parent.Children = append(parent.Children, n,
-			&calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
-		parent = n
-	}
+	})
 	thread := callView{Tid: 7, Pid: 7, Process: "sh -c <x>", Exec: 1, walk: root.Walk}
 	merged := callView{Merged: true, walk: root.Walk}
 	all := func(*calls.Node) bool { return true }

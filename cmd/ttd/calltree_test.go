@@ -18,21 +18,17 @@ import (
 // position, names with and without call sites, deep indentation, and
 // the depth and keep filters.
 func TestCallTreeRowsAsFmt(t *testing.T) {
-	root := &calls.Node{}
-	parent := root
-	for d, v := range []uint64{0, 1, 9, 12345678, 123456789, 99999999999999, 123456789012345, ^uint64(0) - 1, 42} {
-		n := &calls.Node{Func: fmt.Sprintf("f%d", d), Count: v, Total: v * 3, Self: v / 7, First: v, Depth: d + 1, Parent: parent}
+	vs := []uint64{0, 1, 9, 12345678, 123456789, 99999999999999, 123456789012345, ^uint64(0) - 1, 42}
+	root := chainTree(len(vs), func(d int, n *calls.Node) {
+		v := vs[d]
+		n.Func, n.Count, n.Total, n.Self, n.First = fmt.Sprintf("f%d", d), v, v*3, v/7, v
 		if d%2 == 1 {
 			n.SiteName = fmt.Sprintf("file.c:%d", d)
 		}
 		if d == 4 {
 			n.First = ^uint64(0)
 		}
-		parent.Children = append(parent.Children, n)
-		// A sibling, so that the walk comes back up.
-		parent.Children = append(parent.Children, &calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
-		parent = n
-	}
+	})
 	want := func(keep func(*calls.Node) bool, depth int) string { return fmtCallTree(root, keep, depth) }
 	all := func(*calls.Node) bool { return true }
 	some := func(n *calls.Node) bool { return n.Count > 1 }
@@ -70,6 +66,20 @@ func TestAppendRightAsFmt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// chainTree is a path depth calls deep below a new root, node d set by
+// set, each with a sibling "leaf" after it, so that a walk comes back up.
+func chainTree(depth int, set func(d int, n *calls.Node)) *calls.Node {
+	root := &calls.Node{}
+	parent := root
+	for d := range depth {
+		n := &calls.Node{Depth: d + 1, Parent: parent}
+		set(d, n)
+		parent.Children = append(parent.Children, n, &calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
+		parent = n
+	}
+	return root
 }
 
 // fmtCallTree is writeCallTree's rows as fmt.Fprintf printed them.
