@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -76,6 +77,9 @@ func TestAppendMemReads(t *testing.T) {
 			}
 			reads = append(reads[:0], ReadLog{rec.MemRead.ReadDelta, rec.MemRead.Value})
 			reads = it.AppendMemReads(reads)
+			if d := &it.dec; d.off < len(d.data) && d.data[d.off] >= tagMemRead && len(d.data)-d.off > 9+binary.MaxVarintLen64 {
+				t.Fatalf("seed %d: AppendMemReads left a read it could take", seed)
+			}
 			if len(reads) > 1 {
 				bulkRuns++
 			}
@@ -83,14 +87,54 @@ func TestAppendMemReads(t *testing.T) {
 				got = append(got, item{kind: KindMemRead, delta: lr.Delta, value: lr.Value})
 			}
 		}
-		if len(got) != len(wantItems) {
-			t.Fatalf("seed %d: %d records, want %d", seed, len(got), len(wantItems))
-		}
-		for i := range got {
-			if got[i] != wantItems[i] {
-				t.Fatalf("seed %d: record %d is %+v, want %+v", seed, i, got[i], wantItems[i])
+		check := func(how string, got []item) {
+			t.Helper()
+			if len(got) != len(wantItems) {
+				t.Fatalf("seed %d, %s: %d records, want %d", seed, how, len(got), len(wantItems))
+			}
+			for i := range got {
+				if got[i] != wantItems[i] {
+					t.Fatalf("seed %d, %s: record %d is %+v, want %+v", seed, how, i, got[i], wantItems[i])
+				}
 			}
 		}
+		check("AppendMemReads", got)
+		// FillMemReads into blocks of a few reads: full exactly when a
+		// block is full and a read comes next (in this chunk).
+		got = got[:0]
+		block := 1 + rng.IntN(5)
+		it = r.RecordsFrom(0)
+		for {
+			rec, err := it.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Kind != KindMemRead {
+				got = append(got, item{kind: rec.Kind})
+				continue
+			}
+			got = append(got, item{kind: KindMemRead, delta: rec.MemRead.ReadDelta, value: rec.MemRead.Value})
+			for full := true; full; {
+				var reads []ReadLog
+				reads, full = it.FillMemReads(make([]ReadLog, 0, block))
+				if len(reads) > block || full && len(reads) < block {
+					t.Fatalf("seed %d: FillMemReads took %d reads into a block of %d, full %v", seed, len(reads), block, full)
+				}
+				if full && (it.dec.off >= len(it.dec.data) || it.dec.data[it.dec.off] < tagMemRead) {
+					t.Fatalf("seed %d: FillMemReads full with no read next", seed)
+				}
+				if len(reads) == block && !full && it.dec.off < len(it.dec.data) && it.dec.data[it.dec.off] >= tagMemRead && len(it.dec.data)-it.dec.off > 9+binary.MaxVarintLen64 {
+					t.Fatalf("seed %d: FillMemReads not full with a read next", seed)
+				}
+				for _, lr := range reads {
+					got = append(got, item{kind: KindMemRead, delta: lr.Delta, value: lr.Value})
+				}
+			}
+		}
+		check("FillMemReads", got)
 	}
 	if bulkRuns == 0 {
 		t.Fatal("AppendMemReads never took a read: the test tested nothing")
