@@ -211,7 +211,7 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 	// front, a chunk of 50k syscalls does not grow its 40 MB of
 	// records by a quarter at a time (5x that in garbage and copies).
 	ch.ctrls = make([]ctrl, 0, ctrlsOf(&t.chunks[i]))
-	slab := recordSlab{room: ctrlsOf(&t.chunks[i]) - t.chunks[i].KeyFrames}
+	slab := recordSlab{room: slabOf(&t.chunks[i])}
 	var code []tracefile.CodeBytes
 	var mods []tracefile.Module
 	ci := &t.chunks[i]
