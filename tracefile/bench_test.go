@@ -208,11 +208,8 @@ func BenchmarkFillMemReads(b *testing.B) {
 	var d decoder
 	dst := make([]ReadLog, 0, 1<<16)
 	b.SetBytes(int64(len(payload)))
-	runtime.LockOSThread()
+	cpu := startCPU(b)
 	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := threadCPU()
 	for range b.N {
 		d.reset(payload, 0, 0)
 		for {
@@ -223,7 +220,7 @@ func BenchmarkFillMemReads(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N)/n, "cpu-ns/read")
+	b.ReportMetric(float64(cpu())/float64(b.N)/n, "cpu-ns/read")
 }
 
 // BenchmarkParseTrace parses the decompressed chunks of the trace
@@ -252,11 +249,8 @@ func BenchmarkParseTrace(b *testing.B) {
 	}
 	dst := make([]ReadLog, 0, 1<<16)
 	var rec Record
-	runtime.LockOSThread()
+	cpu := startCPU(b)
 	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := threadCPU()
 	for range b.N {
 		for _, p := range payloads {
 			var d decoder
@@ -270,12 +264,22 @@ func BenchmarkParseTrace(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N)/float64(records), "cpu-ns/record")
+	b.ReportMetric(float64(cpu())/float64(b.N)/float64(records), "cpu-ns/record")
 }
 
-// threadCPU is the CPU time of the calling thread, which a benchmark
-// locks to it: under the load of a shared machine, wall time says
+// startCPU locks the benchmark's goroutine to its thread (the caller
+// unlocks it), resets the timer and returns what gives the thread's CPU
+// time since, in ns: under the load of a shared machine, wall time says
 // little.
+func startCPU(b *testing.B) func() int64 {
+	runtime.LockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := threadCPU()
+	return func() int64 { return threadCPU() - cpu0 }
+}
+
+// threadCPU is the CPU time of the calling thread.
 func threadCPU() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
