@@ -249,11 +249,11 @@ func BenchmarkParseTrace(b *testing.B) {
 	}
 	dst := make([]ReadLog, 0, 1<<16)
 	var rec Record
+	var d decoder
 	cpu := startCPU(b)
 	defer runtime.UnlockOSThread()
 	for range b.N {
 		for _, p := range payloads {
-			var d decoder
 			d.reset(p, 0, 0)
 			for d.next(&rec) == nil {
 				if rec.Kind == KindMemRead {
