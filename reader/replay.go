@@ -828,6 +828,17 @@ func (r *Replay) pendingAt(p uint64) bool {
 	return !ok || pos == p
 }
 
+// runSlice bounds the instructions one CPU.Run takes, so that translated
+// code comes back to Go at least every few milliseconds: the Go runtime
+// cannot stop a goroutine in translated code, and a collection stops
+// the world until every goroutine has stopped. A job of `ttd probe
+// --jobs 2` whose budget ran to its next logged event (sort -n's
+// comparisons: tens of millions of instructions) kept the collection
+// waiting 98 ms, and the other job stopped all that time
+// (GODEBUG=gctrace=1: sweep termination of 98 ms; perl's --jobs 1 481
+// ms, its chunk decoding stopped).
+const runSlice = 1 << 22
+
 // runCPU runs the current thread until the position is upto. A syscall
 // may end the run only at upto and only when one is expected there.
 func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
@@ -845,7 +856,7 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		if !r.observe {
 			t.cpu.Pred = t.cache
 		}
-		ex := t.cpu.Run(upto - r.pos)
+		ex := t.cpu.Run(min(upto-r.pos, runSlice))
 		r.account()
 		switch ex.Reason {
 		case x86.ExitBudget:
