@@ -134,6 +134,7 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 	}
 	if len(c.slab) == 0 {
 		c.slab = make([]segNode, nodeSlab)
+		c.slabs++
 	}
 	x := &c.slab[0]
 	c.slab = c.slab[1:]
@@ -172,8 +173,9 @@ type childCache struct {
 	slots [1 << childBits]*segNode
 	// many finds the children of nodes with more than segKidsInline.
 	many map[kidKey]*segNode
-	// slab is where make takes new nodes from.
-	slab []segNode
+	// slab is where make takes new nodes from; slabs counts them.
+	slab  []segNode
+	slabs int
 }
 
 const childBits = 13
@@ -376,6 +378,8 @@ type segment struct {
 	// children caches the children of nodes (nil once the segment is
 	// done).
 	children *childCache
+	// slabs is how many slabs of nodes the segment made (childCache).
+	slabs int
 	// leaves counts the leaf calls' records followed (leafCalls),
 	// leafNamings those that named the frame they were made from
 	// (leaf).
