@@ -157,8 +157,9 @@ func (t *Thread) readSignalfd(e *fdEntry, addr uint64, n int) (uint64, error) {
 		}
 		sig := trailingZeros(ready) + 1
 		ps := q.take(sig)
-		out = append(out, make([]byte, signalfdSiginfoSize)...)
-		ps.info.encodeSignalfd(out[len(out)-signalfdSiginfoSize:])
+		var info [signalfdSiginfoSize]byte
+		ps.info.encodeSignalfd(info[:])
+		out = append(out, info[:]...)
 	}
 	if len(out) > 0 {
 		p.syncSignalfds()
@@ -176,9 +177,9 @@ func (t *Thread) readSignalfd(e *fdEntry, addr uint64, n int) (uint64, error) {
 	return 0, t.sleep(wait{what: "a signal (signalfd)", sigset: s.mask})
 }
 
-// encodeSignalfd writes si as a struct signalfd_siginfo.
+// encodeSignalfd writes si as a struct signalfd_siginfo into b, which is
+// zero.
 func (si *SigInfo) encodeSignalfd(b []byte) {
-	clear(b[:signalfdSiginfoSize])
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], uint32(si.Signo))
 	le.PutUint32(b[4:], uint32(si.Errno))

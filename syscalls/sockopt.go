@@ -102,8 +102,10 @@ func (d *decoder) sockoptValue(b []byte, i int, out bool) []byte {
 		return appendHex(b, v)
 	case linger && n < 8, cred && n < 12:
 		return appendHex(b, v)
-	case linger, cred:
-		n = 8 + 4*int64(boolInt(cred))
+	case linger:
+		n = 8 // struct linger
+	case cred:
+		n = 12 // struct ucred
 	case intOption(level, name):
 		if n < 4 {
 			return appendHex(b, v)
@@ -158,11 +160,4 @@ func intOption(level, name uint64) bool {
 		}
 	}
 	return true
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
