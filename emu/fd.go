@@ -20,6 +20,8 @@ type fdEntry struct {
 	shadow int
 	// sigfd is the signalfd the descriptor is (signalfd.go), or nil.
 	sigfd *signalFD
+	// proc is the /proc file the descriptor is (procFile), or nil.
+	proc *procFill
 }
 
 // newEntry returns the entry for host descriptor h.
@@ -66,7 +68,7 @@ func (ft *fdTable) fork() (*fdTable, error) {
 			n.closeAll()
 			return nil, err
 		}
-		n.files[fd] = &fdEntry{host: h, cloexec: e.cloexec, kind: e.kind, shadow: -1, sigfd: e.sigfd.ref()}
+		n.files[fd] = &fdEntry{host: h, cloexec: e.cloexec, kind: e.kind, shadow: -1, sigfd: e.sigfd.ref(), proc: e.proc}
 	}
 	return n, nil
 }
@@ -154,8 +156,22 @@ func InheritedFDs() []int {
 	return fds
 }
 
-// get returns the entry of guest fd.
+// get returns the entry of guest fd, a /proc file's filled
+// (procFill): the guest is about to use it.
 func (ft *fdTable) get(fd int) (*fdEntry, error) {
+	e, err := ft.entry(fd)
+	if err != nil {
+		return nil, err
+	}
+	if e.proc != nil {
+		e.proc.fill(e.host)
+	}
+	return e, nil
+}
+
+// entry returns the entry of guest fd as it is: fstat and close do
+// not fill a /proc file (Linux's are empty to fstat until read).
+func (ft *fdTable) entry(fd int) (*fdEntry, error) {
 	if fd < 0 || fd >= len(ft.files) || ft.files[fd] == nil {
 		return nil, unix.EBADF
 	}
@@ -216,7 +232,7 @@ func (ft *fdTable) install(fd, h int, cloexec bool) error {
 
 // close closes guest fd.
 func (ft *fdTable) close(fd int) error {
-	e, err := ft.get(fd)
+	e, err := ft.entry(fd)
 	if err != nil {
 		return err
 	}

@@ -76,14 +76,19 @@ type loadedELF struct {
 	phent  int
 	end    uint64 // end of the highest segment
 	interp string
+	dyn    bool // ET_DYN
 }
 
 // exec replaces the process image with the program at path, as execve
-// does, on thread t.
-func (p *Process) exec(t *Thread, path string, args, env []string) error {
+// does, on thread t. open is the host path of path (a guest's
+// /proc/self/exe is the guest's executable, not ttd), "" when the same.
+func (p *Process) exec(t *Thread, path, open string, args, env []string) error {
 	execfn := path
+	if open == "" {
+		open = path
+	}
 	for depth := 0; ; depth++ {
-		fd, err := p.fs.open(path, unix.O_RDONLY, 0)
+		fd, err := p.fs.open(open, unix.O_RDONLY, 0)
 		if err != nil {
 			return &LoadError{Path: path, Err: err}
 		}
@@ -119,10 +124,10 @@ func (p *Process) exec(t *Thread, path string, args, env []string) error {
 			if len(args) > 1 {
 				nargs = append(nargs, args[1:]...)
 			}
-			path, args = interp, nargs
+			path, open, args = interp, interp, nargs
 			continue
 		}
-		err = p.loadELF(t, fd, path, execfn, args, env)
+		err = p.loadELF(t, fd, open, execfn, args, env)
 		unix.Close(fd)
 		return err
 	}
@@ -169,7 +174,14 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 		interpBase = in.bias
 		entry = in.bias + in.entry
 	}
+	vdso := mm.mapVDSO()
 	mm.brkStart = pageUp(prog.end)
+	if prog.interp == "" && prog.dyn {
+		// Linux moves the heap of a program without an interpreter
+		// (ld.so run directly, a static PIE) out of the mmap area, to
+		// ELF_ET_DYN_BASE, whatever the randomisation.
+		mm.brkStart = pageUp(etDynBaseExact)
+	}
 	mm.brk = mm.brkStart
 	if abs, err := p.fs.abs(path); err == nil {
 		p.exe = abs
@@ -205,6 +217,10 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 	for i := len(args) - 1; i >= 0; i-- {
 		argAddrs[i] = pushStr(args[i])
 	}
+	mm.stackLow = 0
+	if pageDown(sp) >= stackTop-stackMax+stackExpand {
+		mm.stackLow = pageDown(sp) - stackExpand
+	}
 	sp &^= 15
 	platform := pushStr("x86_64")
 	var rnd [16]byte
@@ -214,6 +230,7 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 	random := push(rnd[:])
 	_, _, _, hwcap := p.env.CPUID(1, 0)
 	auxv := []uint64{
+		atSysinfoEhdr, vdso,
 		atMinSigStkSz, minSigStackSz,
 		atHwcap, uint64(hwcap),
 		atPagesz, pageSize,
@@ -263,9 +280,10 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 	return nil
 }
 
-// mapELF maps the PT_LOAD segments of the ELF file open as fd. The main
-// program of type ET_DYN goes to ELF_ET_DYN_BASE, an interpreter to the
-// top-down mmap area, ET_EXEC at its link addresses.
+// mapELF maps the PT_LOAD segments of the ELF file open as fd. A main
+// program of type ET_DYN with an interpreter goes to ELF_ET_DYN_BASE,
+// an interpreter and an ET_DYN program without one to the top-down mmap
+// area, ET_EXEC at its link addresses.
 func (p *Process) mapELF(t *Thread, fd int, path string, main bool) (*loadedELF, error) {
 	f, err := elf.NewFile(fdReader(fd))
 	if err != nil {
@@ -274,7 +292,7 @@ func (p *Process) mapELF(t *Thread, fd int, path string, main bool) (*loadedELF,
 	if f.Class != elf.ELFCLASS64 || f.Machine != elf.EM_X86_64 || (f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN) {
 		return nil, fmt.Errorf("%w (%v %v %v)", ErrNotExecutable, f.Class, f.Machine, f.Type)
 	}
-	info := &loadedELF{entry: f.Entry, phnum: len(f.Progs), phent: 56}
+	info := &loadedELF{entry: f.Entry, phnum: len(f.Progs), phent: 56, dyn: f.Type == elf.ET_DYN}
 	lo, hi := ^uint64(0), uint64(0)
 	var phdrVaddr uint64
 	var hasPhdr bool
@@ -306,9 +324,11 @@ func (p *Process) mapELF(t *Thread, fd int, path string, main bool) (*loadedELF,
 	}
 	mm := p.MM
 	if f.Type == elf.ET_DYN {
-		if main {
+		if main && info.interp != "" {
 			info.bias = etDynBase - lo
 		} else {
+			// An interpreter, and a main program that has none (ld.so
+			// run directly, a static PIE): the top-down mmap area.
 			a, ok := mm.findFree(hi - lo)
 			if !ok {
 				return nil, unix.ENOMEM
@@ -349,13 +369,23 @@ func (p *Process) mapELF(t *Thread, fd int, path string, main bool) (*loadedELF,
 		}
 		start := pageDown(info.bias + ph.Vaddr)
 		end := pageUp(info.bias + ph.Vaddr + ph.Memsz)
-		v := &vma{start: start, end: end, prot: prot, file: mf.ref(), off: pageDown(ph.Off),
-			fileEnd: info.bias + ph.Vaddr + ph.Filesz, name: mf.path}
+		// The file's pages, then, as Linux maps a bss that reaches past
+		// the file's last page, anonymous memory for the rest.
+		fileEnd := info.bias + ph.Vaddr + ph.Filesz
+		mid := min(pageUp(fileEnd), end)
 		mm.unmap(start, end)
-		mm.insert(v)
-		if p.obs != nil {
-			p.obs.Mmap(t, MmapEvent{Addr: start, Len: end - start, Prot: prot, Flags: unix.MAP_PRIVATE | unix.MAP_FIXED,
-				Path: mf.path, Offset: pageDown(ph.Off), FileLen: info.bias + ph.Vaddr + ph.Filesz - start})
+		if start < mid {
+			mm.insert(&vma{start: start, end: mid, prot: prot, file: mf.ref(), off: pageDown(ph.Off), fileEnd: fileEnd, name: mf.path})
+			if p.obs != nil {
+				p.obs.Mmap(t, MmapEvent{Addr: start, Len: mid - start, Prot: prot, Flags: unix.MAP_PRIVATE | unix.MAP_FIXED,
+					Path: mf.path, Offset: pageDown(ph.Off), FileLen: fileEnd - start})
+			}
+		}
+		if mid < end {
+			mm.insert(&vma{start: mid, end: end, prot: prot, fileEnd: noFileEnd})
+			if p.obs != nil {
+				p.obs.Mmap(t, MmapEvent{Addr: mid, Len: end - mid, Prot: prot, Flags: unix.MAP_PRIVATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS})
+			}
 		}
 		info.end = max(info.end, info.bias+ph.Vaddr+ph.Memsz)
 	}

@@ -21,6 +21,9 @@ const (
 	// stackMax is the stack size limit (RLIMIT_STACK); the whole range is
 	// reserved at start and materialised page by page as it is touched.
 	stackMax = 8 << 20
+	// stackExpand is how far below its arguments Linux maps the stack
+	// at execve (setup_arg_pages).
+	stackExpand = 128 << 10
 	// mmapBase is where top-down mmap allocation starts: below the stack
 	// and its 128 MiB gap.
 	mmapBase = taskSize - 128<<20
@@ -28,6 +31,10 @@ const (
 	mmapMin = 0x10000
 	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
 	etDynBase = 0x555555554000
+	// etDynBaseExact is ELF_ET_DYN_BASE as the kernel computes it
+	// (2/3 of the task size, not page-aligned): where the heap of a
+	// program without an interpreter starts, rounded up to a page.
+	etDynBaseExact = 0x555555554aaa
 	// noFileEnd marks a mapping whose file contents are not truncated.
 	noFileEnd = ^uint64(0)
 )
@@ -154,6 +161,10 @@ type MM struct {
 	users    int
 	brkStart uint64
 	brk      uint64
+	// stackLow is where Linux's stack mapping started after execve:
+	// 128 KiB below the page of the lowest argument string. It grows
+	// down as the program touches pages below (Maps).
+	stackLow uint64
 	pristine sharedPages // pages of shared file mappings as read (mm_shared.go)
 	// dropped are the ranges whose contents were discarded since an
 	// observer last asked (Dropped).
@@ -208,7 +219,7 @@ func (mm *MM) fork() *MM {
 			return false
 		}
 	}
-	n := &MM{Mem: mm.Mem.Fork(keep), brkStart: mm.brkStart, brk: mm.brk, gen: mm.gen}
+	n := &MM{Mem: mm.Mem.Fork(keep), brkStart: mm.brkStart, brk: mm.brk, stackLow: mm.stackLow, gen: mm.gen}
 	if len(mm.pristine) > 0 {
 		n.pristine = make(sharedPages, len(mm.pristine))
 		for pn, c := range mm.pristine {
@@ -523,6 +534,19 @@ func (mm *MM) move(lo, n, dst uint64) {
 func (mm *MM) Maps() string {
 	var b strings.Builder
 	for _, v := range mm.vmas {
+		if v.name == "[stack]" && v.end == stackTop && v.start < mm.stackLow && mm.stackLow < v.end {
+			// ttd reserves the whole stack at once; Linux's mapping
+			// is what the program has grown it to.
+			shown := *v
+			shown.start = mm.stackLow
+			for pn := v.start / pageSize; pn < mm.stackLow/pageSize; pn++ {
+				if mm.Mem.Lookup(pn) != nil {
+					shown.start = pn * pageSize
+					break
+				}
+			}
+			v = &shown
+		}
 		b.WriteString(v.String())
 		b.WriteByte('\n')
 	}

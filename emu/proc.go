@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"strconv"
@@ -164,6 +165,12 @@ func (t *Thread) procData(p string) (data []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
+	return procContent(q, th, rest)
+}
+
+// procContent is what procData gives for the file rest of process q
+// (of its thread th, when not nil).
+func procContent(q *Process, th *Thread, rest string) (data []byte, ok bool) {
 	if th != nil {
 		switch rest {
 		case "comm":
@@ -193,6 +200,8 @@ func (t *Thread) procData(p string) (data []byte, ok bool) {
 		return data, true
 	case "comm":
 		return []byte(q.comm() + "\n"), true
+	case "personality":
+		return fmt.Appendf(nil, "%08x\n", q.persona), true
 	case "status":
 		return q.statusFile(nil), true
 	case "stat":

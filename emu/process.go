@@ -209,6 +209,9 @@ type Process struct {
 	// by execve), PR_SET_CHILD_SUBREAPER (orphans below go here, not to
 	// the first process), PR_SET_THP_DISABLE (inherited).
 	undumpable, childSubreaper, thpDisable bool
+	// persona is the execution domain and flags personality(2) set
+	// (inherited by fork and kept by execve; Linux keeps it per thread).
+	persona uint32
 
 	// shared are the process-directed pending signals.
 	shared sigQueue
@@ -305,7 +308,7 @@ func NewProcess(cfg Config) (*Process, error) {
 	if len(args) == 0 {
 		args = []string{cfg.Path}
 	}
-	if err := p.exec(t, cfg.Path, args, cfg.Env); err != nil {
+	if err := p.exec(t, cfg.Path, "", args, cfg.Env); err != nil {
 		p.release()
 		return nil, err
 	}

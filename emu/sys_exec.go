@@ -65,6 +65,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	if err != nil {
 		return 0, err
 	}
+	open := t.procPath(path) // the guest's /proc/self/exe, /dev/fd/N
 	if dirfd != unix.AT_FDCWD && (len(path) == 0 || path[0] != '/') {
 		h, err := p.fds.host(dirfd)
 		if err != nil {
@@ -75,6 +76,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 		} else {
 			path = "/proc/self/fd/" + itoa(h) + "/" + path
 		}
+		open = path
 	}
 	if len(argv) == 0 {
 		argv = []string{""} // Linux passes an empty argv[0]
@@ -87,7 +89,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	cpu.Obs = oldCPU.Obs
 	cpu.Icount = oldCPU.Icount // the thread's count goes on
 	t.CPU = cpu
-	if err := p.exec(t, path, argv, envp); err != nil {
+	if err := p.exec(t, path, open, argv, envp); err != nil {
 		p.MM.release()
 		p.MM, t.CPU = oldMM, oldCPU
 		var le *LoadError

@@ -518,11 +518,11 @@ func Fdatasync(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // Fadvise64 implements Linux syscall fadvise64(2).
 func Fadvise64(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.entry(a.Int(0)) // advice does not read a /proc file
 	if err != nil {
 		return 0, err
 	}
-	return 0, errno(unix.Fadvise(fd, int64(a.A[1]), int64(a.A[2]), a.Int(3)))
+	return 0, errno(unix.Fadvise(e.host, int64(a.A[1]), int64(a.A[2]), a.Int(3)))
 }
 
 // Flock implements Linux syscall flock(2).
@@ -548,12 +548,17 @@ func Getdents64(t *Thread, a *SyscallArgs) (uint64, error) {
 
 // Fstat implements Linux syscall fstat(2).
 func Fstat(t *Thread, a *SyscallArgs) (uint64, error) {
-	fd, err := t.hostFD(a, 0)
+	e, err := t.P.fds.entry(a.Int(0))
 	if err != nil {
 		return 0, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if e.proc != nil {
+		err = unix.Stat(e.proc.statPath(), &st)
+	} else {
+		err = unix.Fstat(e.host, &st)
+	}
+	if err != nil {
 		return 0, errno(err)
 	}
 	return 0, copyOutStruct(t, a.A[1], &st)

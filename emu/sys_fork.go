@@ -43,7 +43,7 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 	c := &Process{m: m, cfg: p.cfg, log: p.log, obs: p.obs, exitSig: ca.exitSig,
 		PID: m.nextID, exe: p.exe, argv: p.argv, auxv: p.auxv, env: p.env, execed: false,
 		pgid: p.pgid, sid: p.sid, sig: p.sig, rlimits: p.rlimits, nice: p.nice, parent: p,
-		undumpable: p.undumpable, thpDisable: p.thpDisable}
+		undumpable: p.undumpable, thpDisable: p.thpDisable, persona: p.persona}
 	if f&unix.CLONE_PARENT != 0 && p.parent != nil {
 		c.parent = p.parent
 	}

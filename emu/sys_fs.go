@@ -20,6 +20,24 @@ func (t *Thread) dirFD(dirfd int, p string) (int, error) {
 	return t.P.fds.host(dirfd)
 }
 
+// statAt is dirFD for stat and statx: an empty path names dirfd itself,
+// which for a /proc file (procFile) stats the host's file of that name
+// instead of the in-memory one, without filling it.
+func (t *Thread) statAt(dirfd int, p string) (int, string, error) {
+	if p == "" && dirfd != unix.AT_FDCWD {
+		e, err := t.P.fds.entry(dirfd)
+		if err != nil {
+			return -1, "", err
+		}
+		if e.proc != nil {
+			return t.P.fs.cwdFD, e.proc.statPath(), nil
+		}
+		return e.host, p, nil
+	}
+	fd, err := t.dirFD(dirfd, p)
+	return fd, p, err
+}
+
 // pathArgs reads the (dirfd, path) pair at arguments i and i+1; dirfd
 // may be AT_FDCWD. With at false, only the path at argument i is read.
 func (t *Thread) pathAt(a *SyscallArgs, i int, at bool) (int, string, error) {
@@ -90,11 +108,15 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 		}
 		return fd, err
 	}
-	if h, ok, err := t.procFile(p); ok {
+	if h, fill, ok, err := t.procFile(p); ok {
 		if err != nil {
 			return 0, err
 		}
-		return t.installFD(h, flags&unix.O_CLOEXEC != 0)
+		fd, err := t.installFD(h, flags&unix.O_CLOEXEC != 0)
+		if err == nil && fill != nil {
+			t.P.fds.files[fd].proc = fill
+		}
+		return fd, err
 	}
 	p = t.procPath(p)
 	dfd, err := t.dirFD(dirfd, p)
@@ -128,16 +150,60 @@ func (t *Thread) installFD(h int, cloexec bool) (uint64, error) {
 
 // procFile answers the /proc files that describe the guest rather than
 // ttd (its memory map and auxiliary vector) with an in-memory file.
-func (t *Thread) procFile(p string) (int, bool, error) {
+// Linux writes such a file when it is read, not when it is opened (cat
+// /proc/self/maps shows the buffer cat allocated after opening it): the
+// file stays empty until the guest first uses its descriptor (fill).
+func (t *Thread) procFile(p string) (int, *procFill, bool, error) {
 	if path.Clean(p) == "/proc/cpuinfo" {
 		// The guest's processor, not the host's (cpuid.go).
-		return memFile(t.P.env.cpuinfo())
+		h, ok, err := memFile(t.P.env.cpuinfo())
+		return h, nil, ok, err
 	}
-	data, ok := t.procData(p)
+	q, th, rest, ok := t.procTask(p)
 	if !ok {
-		return -1, false, nil
+		return -1, nil, false, nil
 	}
-	return memFile(data)
+	if _, ok := procContent(q, th, rest); !ok {
+		return -1, nil, false, nil
+	}
+	h, ok, err := memFile(nil)
+	return h, &procFill{q: q, th: th, rest: rest, thread: th != nil}, ok, err
+}
+
+// procFill is the contents a /proc file's descriptor is still to be
+// given, shared by the descriptors of its open file description.
+type procFill struct {
+	q      *Process
+	th     *Thread
+	rest   string
+	thread bool // a thread's file (th was set)
+	done   bool
+}
+
+// statPath is the host file whose attributes the /proc file shows
+// (a regular file, empty until read, with its mode).
+func (f *procFill) statPath() string {
+	if f.thread {
+		return "/proc/thread-self/" + f.rest
+	}
+	return "/proc/self/" + f.rest
+}
+
+// fill writes the file's contents into host descriptor h, once.
+func (f *procFill) fill(h int) {
+	if f.done {
+		return
+	}
+	f.done = true
+	data, _ := procContent(f.q, f.th, f.rest)
+	f.q, f.th = nil, nil
+	for off := 0; off < len(data); {
+		n, err := unix.Pwrite(h, data[off:], int64(off))
+		if err != nil {
+			return
+		}
+		off += n
+	}
 }
 
 // memFile returns a host descriptor of an in-memory file holding data.
@@ -183,7 +249,7 @@ func (t *Thread) fstatat(dirfd int, pathAddr uint64, out uint64, flags int) (uin
 		return 0, unix.ENOENT
 	}
 	p = t.statPath(p, flags&unix.AT_SYMLINK_NOFOLLOW != 0)
-	dfd, err := t.dirFD(dirfd, p)
+	dfd, p, err := t.statAt(dirfd, p)
 	if err != nil {
 		return 0, err
 	}
@@ -228,7 +294,7 @@ func Statx(t *Thread, a *SyscallArgs) (uint64, error) {
 		return 0, err
 	}
 	p = t.statPath(p, a.Int(2)&unix.AT_SYMLINK_NOFOLLOW != 0)
-	dfd, err := t.dirFD(a.Int(0), p)
+	dfd, p, err := t.statAt(a.Int(0), p)
 	if err != nil {
 		return 0, err
 	}

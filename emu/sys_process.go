@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -249,8 +250,62 @@ func Uname(t *Thread, a *SyscallArgs) (uint64, error) {
 		return 0, errno(err)
 	}
 	clear(u.Machine[:])
-	copy(u.Machine[:], "x86_64")
+	if t.P.persona&perMask == perLinux32 {
+		copy(u.Machine[:], "i686")
+	} else {
+		copy(u.Machine[:], "x86_64")
+	}
+	if t.P.persona&uname26 != 0 {
+		u.Release = uname26Release(u.Release)
+	}
 	return 0, copyOutStruct(t, a.A[0], &u)
+}
+
+// Personalities (include/uapi/linux/personality.h).
+const (
+	perMask    = 0xff
+	perLinux32 = 0x0008
+	uname26    = 0x0020000
+)
+
+// uname26Release is the release UNAME26 reports, as Linux's
+// override_release writes it: "2.6." and the minor version plus 60, then
+// what follows the release's leading digits and dots (at most three
+// numbers): 6.18.44-foo becomes 2.6.78-foo.
+func uname26Release(r [65]byte) [65]byte {
+	i, dots, minor := 0, 0, 0
+	for ; i < len(r) && r[i] != 0; i++ {
+		c := r[i]
+		if c == '.' {
+			if dots++; dots >= 3 {
+				break
+			}
+			continue
+		}
+		if c < '0' || c > '9' {
+			break
+		}
+		if dots == 1 {
+			minor = minor*10 + int(c-'0')
+		}
+	}
+	var out [65]byte
+	n := copy(out[:len(out)-1], "2.6."+strconv.Itoa(minor+60))
+	for ; i < len(r) && r[i] != 0 && n < len(out)-1; i++ {
+		out[n] = r[i]
+		n++
+	}
+	return out
+}
+
+// Personality implements Linux syscall personality(2): 0xffffffff asks,
+// any other value is set; both return the old one.
+func Personality(t *Thread, a *SyscallArgs) (uint64, error) {
+	old := t.P.persona
+	if v := uint32(a.A[0]); v != 0xffffffff {
+		t.P.persona = v
+	}
+	return uint64(old), nil
 }
 
 // Sysinfo implements Linux syscall sysinfo(2).

@@ -139,7 +139,7 @@ var syscallTable = [...]Syscall{
 	132: none("utime", ""),
 	133: full("mknod", Mknod),
 	134: none("uselib", ""),
-	135: none("personality", ""),
+	135: partial("personality", Personality, "kept and inherited; PER_LINUX32 makes uname's machine i686, UNAME26 its release 2.6; ttd's layout is never randomised, other flags change nothing"),
 	136: none("ustat", ""),
 	137: full("statfs", Statfs),
 	138: full("fstatfs", Fstatfs),
