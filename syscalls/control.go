@@ -34,6 +34,11 @@ func (d *decoder) controlArg(b []byte, i int, sp arg) (_ []byte, ty ArgType, ok 
 		return linux.IoprioWho.Append(b, v, "IOPRIO_WHO_"), ArgFlags, true
 	case kIoprio:
 		return appendIoprio(b, v), ArgFlags, true
+	case kPersona:
+		if v = uint64(uint32(v)); v == 0xffffffff {
+			return append(b, "0xffffffff"...), ArgFlags, true
+		}
+		return linux.AppendPersona(b, v), ArgFlags, true
 	case kMknodMode:
 		b = linux.AppendMode(b, v)
 		if t := v & linux.S_IFMT; t == linux.S_IFCHR || t == linux.S_IFBLK {
@@ -308,6 +313,13 @@ func (d *decoder) controlRet(b []byte, rk retKind) ([]byte, bool) {
 		return append(b, ')'), true
 	case rIoprio:
 		return append(appendIoprio(append(strconv.AppendInt(b, c.Ret, 10), " ("...), v), ')'), true
+	case rPersona:
+		if c.Ret == 0 {
+			b = append(b, '0')
+		} else {
+			b = strconv.AppendUint(append(b, "0x"...), uint64(c.Ret), 16)
+		}
+		return append(linux.AppendPersona(append(b, " ("...), v), ')'), true
 	case rPrctl:
 		b = strconv.AppendInt(b, c.Ret, 10)
 		switch c.Raw[0] {

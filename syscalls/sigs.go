@@ -124,6 +124,7 @@ const (
 	kSfdFlags                   // SFD_CLOEXEC|SFD_NONBLOCK
 	kIoprioWhich                // IOPRIO_WHO_*
 	kIoprio                     // IOPRIO_PRIO_VALUE(class, data)
+	kPersona                    // a personality; 0xffffffff (a query) in hex
 	kMknodMode                  // mknod's mode, and the device that follows for S_IFCHR and S_IFBLK
 	kSpliceFlags                // SPLICE_F_*
 	kCloneNs                    // CLONE_* flags of unshare and setns
@@ -141,18 +142,19 @@ const (
 type retKind uint8
 
 const (
-	rDec    retKind = iota // decimal
-	rHex                   // 0x... (addresses)
-	rOct                   // octal (umask)
-	rFcntl                 // by fcntl command
-	rNone                  // does not return ("?")
-	rPoll                  // the count, and the revents of the ready descriptors
-	rSelect                // the count, the ready descriptors of each set, the time left
-	rPpoll                 // rPoll, and the time left
-	rSignal                // a signal number, and its name
-	rSched                 // a scheduling policy, and its name
-	rPrctl                 // by prctl option
-	rIoprio                // an I/O priority, and its parts
+	rDec     retKind = iota // decimal
+	rHex                    // 0x... (addresses)
+	rOct                    // octal (umask)
+	rFcntl                  // by fcntl command
+	rNone                   // does not return ("?")
+	rPoll                   // the count, and the revents of the ready descriptors
+	rSelect                 // the count, the ready descriptors of each set, the time left
+	rPpoll                  // rPoll, and the time left
+	rSignal                 // a signal number, and its name
+	rSched                  // a scheduling policy, and its name
+	rPrctl                  // by prctl option
+	rIoprio                 // an I/O priority, and its parts
+	rPersona                // a personality in hex, and its parts
 )
 
 type arg struct {
@@ -385,6 +387,7 @@ var sigs = map[int]sig{
 	linux.SysMincore:           {args: withLen(a(kPtr, kUint, kMincoreOut), 2, 1)},
 	linux.SysGetRobustList:     {args: a(kInt, kPtrValOut, kSizeOut)},
 	linux.SysIoprioGet:         {args: a(kIoprioWhich, kInt), ret: rIoprio},
+	linux.SysPersonality:       {args: a(kPersona), ret: rPersona},
 	linux.SysIoprioSet:         {args: a(kIoprioWhich, kInt, kIoprio)},
 	linux.SysSignalfd4:         {args: withLen(a(kFd, kSigsetIn, kUint, kSfdFlags), 1, 2)},
 	linux.SysSignalfd:          {args: withLen(a(kFd, kSigsetIn, kUint), 1, 2)},

@@ -392,7 +392,7 @@ func TestStraceForkTree(t *testing.T) {
 // address-space layout and the emulator's own loader (execve happens
 // before the recording starts; ttd's loader maps the TLS block
 // differently; rseq is not implemented), random bytes, and the calls
-// the vDSO answers natively (ttd has no vDSO: they are syscalls).
+// the vDSO answers natively (ttd's vDSO makes them: they are syscalls).
 var startup = map[string]bool{"execve": true, "brk": true, "mmap": true, "munmap": true, "mprotect": true,
 	"arch_prctl": true, "set_tid_address": true, "set_robust_list": true, "rseq": true, "prlimit64": true,
 	"getrandom": true, "clock_gettime": true, "gettimeofday": true, "time": true, "getcpu": true, "clock_getres": true}
@@ -514,7 +514,10 @@ func TestStraceControl(t *testing.T) {
 		"{sigev_value={sival_int=42, sival_ptr=0x2a}, sigev_signo=SIGUSR1, sigev_notify=SIGEV_SIGNAL}",
 		"rt_sigsuspend([], 8) = ? ERESTARTNOHAND", "sched_getscheduler(0) = 0 (SCHED_OTHER)", "si_code=CLD_EXITED",
 		"sched_setaffinity(0, 16, NULL) = -1 EFAULT", "timer_create(CLOCK_REALTIME, NULL, [3]) = 0",
-		"ioprio_get(IOPRIO_WHO_PROCESS, 0) = 24576 (IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))")
+		"ioprio_get(IOPRIO_WHO_PROCESS, 0) = 24576 (IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))",
+		"personality(PTR) = 0 (PER_LINUX)", "personality(PER_LINUX|UNAME26|ADDR_NO_RANDOMIZE) = 0 (PER_LINUX)",
+		"personality(PER_LINUX32|ADDR_COMPAT_LAYOUT) = PTR (PER_LINUX|UNAME26|ADDR_NO_RANDOMIZE)",
+		"personality(0x42 /* PER_??? */) = PTR (PER_LINUX32|ADDR_COMPAT_LAYOUT)", "personality(PER_LINUX) = 0x42 (0x42 /* PER_??? */)")
 }
 
 // straceMarked records src's program and runs it under strace, and

@@ -115,3 +115,29 @@ var SchedPolicies = Enum{
 	{0, "SCHED_OTHER"}, {1, "SCHED_FIFO"}, {2, "SCHED_RR"}, {3, "SCHED_BATCH"}, {4, "SCHED_ISO"},
 	{5, "SCHED_IDLE"}, {6, "SCHED_DEADLINE"},
 }
+
+// Personalities are personality(2)'s execution domains (the low byte).
+var Personalities = Enum{
+	{0, "PER_LINUX"}, {1, "PER_SVR4"}, {2, "PER_SVR3"}, {3, "PER_SCOSVR3"}, {4, "PER_WYSEV386"},
+	{5, "PER_ISCR4"}, {6, "PER_BSD"}, {7, "PER_XENIX"}, {8, "PER_LINUX32"}, {9, "PER_IRIX32"},
+	{10, "PER_IRIXN32"}, {11, "PER_IRIX64"}, {12, "PER_RISCOS"}, {13, "PER_SOLARIS"}, {14, "PER_UW7"},
+	{15, "PER_OSF4"}, {16, "PER_HPUX"},
+}
+
+// PersonalityFlags are personality(2)'s flags above the domain.
+var PersonalityFlags = Flags{
+	{0x20000, "UNAME26"}, {0x40000, "ADDR_NO_RANDOMIZE"}, {0x80000, "FDPIC_FUNCPTRS"},
+	{0x100000, "MMAP_PAGE_ZERO"}, {0x200000, "ADDR_COMPAT_LAYOUT"}, {0x400000, "READ_IMPLIES_EXEC"},
+	{0x800000, "ADDR_LIMIT_32BIT"}, {0x1000000, "SHORT_INODE"}, {0x2000000, "WHOLE_SECONDS"},
+	{0x4000000, "STICKY_TIMEOUTS"}, {0x8000000, "ADDR_LIMIT_3GB"},
+}
+
+// AppendPersona appends a persona as strace prints it: the domain, then
+// the flags set, joined by '|' ("PER_LINUX|ADDR_NO_RANDOMIZE").
+func AppendPersona(b []byte, v uint64) []byte {
+	b = Personalities.Append(b, v&0xff, "PER_")
+	if f := v &^ 0xff; f != 0 {
+		b = PersonalityFlags.Append(append(b, '|'), f)
+	}
+	return b
+}

@@ -3,7 +3,7 @@
  * sigevent in its forms), timerfd, rt_sigtimedwait (taken, timed out,
  * a bad size), rt_sigsuspend interrupted by a timer's signal, waitid (an exit,
  * then nothing to wait for), the scheduler's policy and parameters and
- * sched_setaffinity (a mask, NULL), ioprio_get and ioprio_set. Each through syscall(2), so that
+ * sched_setaffinity (a mask, NULL), ioprio_get and ioprio_set, personality. Each through syscall(2), so that
  * glibc's wrappers choose nothing else. */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -127,6 +127,11 @@ int main(void)
 	syscall(SYS_ioprio_get, 1, 0);
 	syscall(SYS_ioprio_set, 1, 0, (7 << 13) | 0); /* EINVAL */
 	syscall(SYS_ioprio_get, 9, 0);                /* EINVAL */
+	syscall(SYS_personality, 0xffffffffUL);
+	syscall(SYS_personality, 0x0040000 | 0x0020000); /* ADDR_NO_RANDOMIZE|UNAME26 */
+	syscall(SYS_personality, 0x0008 | 0x0200000);    /* PER_LINUX32|ADDR_COMPAT_LAYOUT */
+	syscall(SYS_personality, 0x42);
+	syscall(SYS_personality, 0);
 
 	pid_t c = fork();
 	if (c == 0)
