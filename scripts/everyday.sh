@@ -82,6 +82,10 @@ cmds=(
   'sqlite3 w.db "pragma journal_mode=wal; create table if not exists t(a); insert into t values(1); select count(*)>0 from t;"'
   'rm -rf c && cp -a tree c && diff -r tree c && echo same'
   'ping -c1 -W1 127.0.0.1 | head -1'
+  'ldd /bin/ls | sed "s/ (0x.*//"'
+  '/lib64/ld-linux-x86-64.so.2 /bin/echo via ld.so'
+  'setarch -R --uname-2.6 uname -r | cut -d. -f1,2; linux32 uname -m'
+  'grep -c "\[vdso\]" /proc/self/maps'
 )
 fail=0
 for i in "${!cmds[@]}"; do
