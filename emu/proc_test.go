@@ -64,3 +64,16 @@ func TestMapsAsLinux(t *testing.T) {
 		}
 	})
 }
+
+// TestInotify checks inotify's events as the host gives them: a
+// directory's file created, written, closed, its mode changed, renamed
+// (the two halves' cookie) and removed; IN_MASK_ADD; a blocking read
+// woken by a child; removing a watch (IN_IGNORED, then EINVAL).
+func TestInotify(t *testing.T) {
+	got := compare(t, build(t, glibcDyn, "inotify.c"))
+	for _, want := range []string{"wd=1 mask=0x80 cookie-set=1 name=g", "blocking read 32: mask=0x100 name=f", "wd=1 mask=0x8000", "rm_watch again=-1"} {
+		if !strings.Contains(got.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, got.stdout)
+		}
+	}
+}

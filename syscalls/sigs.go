@@ -125,6 +125,8 @@ const (
 	kIoprioWhich                // IOPRIO_WHO_*
 	kIoprio                     // IOPRIO_PRIO_VALUE(class, data)
 	kPersona                    // a personality; 0xffffffff (a query) in hex
+	kInotifyMask                // IN_* events and watch flags
+	kInotifyInit                // inotify_init1's flags
 	kMknodMode                  // mknod's mode, and the device that follows for S_IFCHR and S_IFBLK
 	kSpliceFlags                // SPLICE_F_*
 	kCloneNs                    // CLONE_* flags of unshare and setns
@@ -388,6 +390,10 @@ var sigs = map[int]sig{
 	linux.SysGetRobustList:     {args: a(kInt, kPtrValOut, kSizeOut)},
 	linux.SysIoprioGet:         {args: a(kIoprioWhich, kInt), ret: rIoprio},
 	linux.SysPersonality:       {args: a(kPersona), ret: rPersona},
+	linux.SysInotifyInit:       {},
+	linux.SysInotifyInit1:      {args: a(kInotifyInit)},
+	linux.SysInotifyAddWatch:   {args: a(kFd, kPath, kInotifyMask)},
+	linux.SysInotifyRmWatch:    {args: a(kFd, kInt)},
 	linux.SysIoprioSet:         {args: a(kIoprioWhich, kInt, kIoprio)},
 	linux.SysSignalfd4:         {args: withLen(a(kFd, kSigsetIn, kUint, kSfdFlags), 1, 2)},
 	linux.SysSignalfd:          {args: withLen(a(kFd, kSigsetIn, kUint), 1, 2)},

@@ -606,3 +606,14 @@ func TestStraceNodes(t *testing.T) {
 		"SPLICE_F_MOVE|SPLICE_F_NONBLOCK) = 5", "16384, [1, 0, 1, 0]) = 0", "setns(3, CLONE_NEWNET)", "[24]) = 0",
 		"shmget(IPC_PRIVATE, 4096, IPC_CREAT|0600)", "shmget(0x1234, 0, 000)", "NULL, SHM_RDONLY) = PTR", "0x63 /* SHM_??? */")
 }
+
+// TestStraceInotify compares inotify's calls: init and init1 (flags),
+// watches (the mask's names, IN_MASK_ADD, a missing path), reads of
+// events and removing a watch (and again: EINVAL).
+func TestStraceInotify(t *testing.T) {
+	_, text := straceMarked(t, "testdata/inotify.c", startup, nil)
+	wantAll(t, text, "inotify_init1(IN_NONBLOCK|IN_CLOEXEC) = 3",
+		`inotify_add_watch(3, "inotify-test-dir", IN_MODIFY|IN_CLOSE_WRITE|IN_MOVED_FROM|IN_MOVED_TO|IN_CREATE|IN_DELETE) = 1`,
+		`inotify_add_watch(3, "inotify-test-dir", IN_ATTRIB|IN_MASK_ADD) = 1`, "IN_MOVE_SELF) = -1 ENOENT",
+		"inotify_init() = 4", "inotify_rm_watch(3, 1) = -1 EINVAL")
+}

@@ -522,3 +522,16 @@ var StatfsFlags = Flags{
 	{0x10, "ST_SYNCHRONOUS"}, {0x20, "ST_VALID"}, {0x40, "ST_MANDLOCK"}, {0x400, "ST_NOATIME"},
 	{0x800, "ST_NODIRATIME"}, {0x1000, "ST_RELATIME"}, {0x2000, "ST_NOSYMFOLLOW"},
 }
+
+// InotifyMask is inotify_add_watch's mask (and an event's).
+var InotifyMask = Flags{
+	{0x1, "IN_ACCESS"}, {0x2, "IN_MODIFY"}, {0x4, "IN_ATTRIB"}, {0x8, "IN_CLOSE_WRITE"},
+	{0x10, "IN_CLOSE_NOWRITE"}, {0x20, "IN_OPEN"}, {0x40, "IN_MOVED_FROM"}, {0x80, "IN_MOVED_TO"},
+	{0x100, "IN_CREATE"}, {0x200, "IN_DELETE"}, {0x400, "IN_DELETE_SELF"}, {0x800, "IN_MOVE_SELF"},
+	{0x2000, "IN_UNMOUNT"}, {0x4000, "IN_Q_OVERFLOW"}, {0x8000, "IN_IGNORED"}, {0x1000000, "IN_ONLYDIR"},
+	{0x2000000, "IN_DONT_FOLLOW"}, {0x4000000, "IN_EXCL_UNLINK"}, {0x10000000, "IN_MASK_CREATE"},
+	{0x20000000, "IN_MASK_ADD"}, {0x40000000, "IN_ISDIR"}, {0x80000000, "IN_ONESHOT"},
+}
+
+// InotifyInitFlags are inotify_init1's flags.
+var InotifyInitFlags = Flags{{0o4000, "IN_NONBLOCK"}, {0o2000000, "IN_CLOEXEC"}}
