@@ -270,6 +270,11 @@ func (p *Process) nameAndID(th *Thread) (string, int) {
 func (p *Process) statusFile(th *Thread) []byte {
 	name, pid := p.nameAndID(th)
 	host, _ := os.ReadFile("/proc/self/status")
+	caps := th
+	if caps == nil && len(p.threads) > 0 {
+		caps = p.threads[0]
+	}
+	capLine := func(key string, v uint64) string { return fmt.Sprintf("%s:\t%016x\n", key, v) }
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(string(host), "\n") {
 		key, _, _ := strings.Cut(line, ":")
@@ -296,6 +301,20 @@ func (p *Process) statusFile(th *Thread) []byte {
 			line = "NSpgid:\t" + itoa(p.pgid) + "\n"
 		case "NSsid":
 			line = "NSsid:\t" + itoa(p.sid) + "\n"
+		}
+		if c := caps; c != nil {
+			switch key {
+			case "CapInh":
+				line = capLine(key, c.prctl.caps.inh)
+			case "CapPrm":
+				line = capLine(key, c.prctl.caps.perm)
+			case "CapEff":
+				line = capLine(key, c.prctl.caps.eff)
+			case "CapBnd":
+				line = capLine(key, c.prctl.caps.bset)
+			case "CapAmb":
+				line = capLine(key, c.prctl.caps.amb)
+			}
 		}
 		b.WriteString(line)
 	}

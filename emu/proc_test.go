@@ -77,3 +77,16 @@ func TestInotify(t *testing.T) {
 		}
 	}
 }
+
+// TestCapabilities compares capget, capset, the bounding and ambient
+// sets, securebits, fork and execve's rules with the host's.
+func TestCapabilities(t *testing.T) {
+	got := compare(t, build(t, glibcDyn, "caps.c"))
+	for _, want := range []string{"bad version: rc=-1 errno=22 version now 0x20080522", "capset eff beyond perm: -1",
+		"bad version, NULL data: rc=0 version now 0x20080522", "ambient raise chown: 0", "child:", "exec:", "exec-noroot:",
+		"keepcaps locked: -1"} {
+		if !strings.Contains(got.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, got.stdout)
+		}
+	}
+}

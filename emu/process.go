@@ -299,7 +299,7 @@ func NewProcess(cfg Config) (*Process, error) {
 	cpu := x86.NewCPU(p.MM.Mem, p.MM.Code)
 	p.env.install(cpu)
 	cpu.Obs = cfg.CPUObserver
-	t := &Thread{P: p, CPU: cpu, Tid: p.PID}
+	t := &Thread{P: p, CPU: cpu, Tid: p.PID, prctl: threadPrctl{caps: hostCaps()}}
 	p.threads = []*Thread{t}
 	m.init = p
 	m.procs = []*Process{p}

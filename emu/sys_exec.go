@@ -138,6 +138,7 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	t.robustList, t.clearChildTID = 0, 0
 	t.name = [16]byte{}
 	t.prctl.keepcaps = false // execve resets these
+	t.prctl.caps.execCaps(unix.Getuid() == 0 || unix.Geteuid() == 0)
 	p.undumpable = false
 	return 0, errNoResult
 }

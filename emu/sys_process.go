@@ -329,6 +329,9 @@ func Getrandom(t *Thread, a *SyscallArgs) (uint64, error) {
 // credentials), and the death signal and subreapers act when a parent
 // exits (Machine's exitProcess).
 func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
+	if r, err, ok := t.capPrctl(a); ok {
+		return r, err
+	}
 	p := t.P
 	zero := func(from int) bool { // arguments from..4 must be 0
 		for i := from; i < 5; i++ {
@@ -392,6 +395,9 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 		if a.A[1] > 1 {
 			return 0, unix.EINVAL
 		}
+		if t.prctl.caps.securebits&secKeepCapsLocked != 0 {
+			return 0, unix.EPERM
+		}
 		t.prctl.keepcaps = a.A[1] == 1
 		return 0, nil
 	case unix.PR_GET_KEEPCAPS:
@@ -412,9 +418,6 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 			return 0, unix.EINVAL
 		}
 		return boolResult(p.thpDisable), nil
-	case unix.PR_CAPBSET_READ:
-		r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(a.A[1]), 0, 0, 0)
-		return uint64(r), errno(err)
 	case unix.PR_GET_SECCOMP:
 		return 0, nil // no filter: ttd does not run seccomp filters
 	case unix.PR_GET_TID_ADDRESS:

@@ -180,6 +180,7 @@ type threadPrctl struct {
 	timerslack uint64 // PR_SET_TIMERSLACK in ns; 0: the default, 50 us
 	keepcaps   bool
 	noNewPrivs bool // set once, never cleared; inherited
+	caps       capState
 }
 
 // inherited is what a new thread or process takes from its creator's:

@@ -34,6 +34,10 @@ func (d *decoder) controlArg(b []byte, i int, sp arg) (_ []byte, ty ArgType, ok 
 		return linux.IoprioWho.Append(b, v, "IOPRIO_WHO_"), ArgFlags, true
 	case kIoprio:
 		return appendIoprio(b, v), ArgFlags, true
+	case kCapHeader:
+		return d.capHeader(b, i), ArgStruct, true
+	case kCapData:
+		return d.capData(b, i), ArgStruct, true
 	case kInotifyMask:
 		return linux.InotifyMask.Append(b, uint64(uint32(v))), ArgFlags, true
 	case kInotifyInit:

@@ -127,6 +127,8 @@ const (
 	kPersona                    // a personality; 0xffffffff (a query) in hex
 	kInotifyMask                // IN_* events and watch flags
 	kInotifyInit                // inotify_init1's flags
+	kCapHeader                  // capget's and capset's header
+	kCapData                    // their capability sets
 	kMknodMode                  // mknod's mode, and the device that follows for S_IFCHR and S_IFBLK
 	kSpliceFlags                // SPLICE_F_*
 	kCloneNs                    // CLONE_* flags of unshare and setns
@@ -391,6 +393,8 @@ var sigs = map[int]sig{
 	linux.SysIoprioGet:         {args: a(kIoprioWhich, kInt), ret: rIoprio},
 	linux.SysPersonality:       {args: a(kPersona), ret: rPersona},
 	linux.SysInotifyInit:       {},
+	linux.SysCapget:            {args: a(kCapHeader, kCapData)},
+	linux.SysCapset:            {args: a(kCapHeader, kCapData)},
 	linux.SysInotifyInit1:      {args: a(kInotifyInit)},
 	linux.SysInotifyAddWatch:   {args: a(kFd, kPath, kInotifyMask)},
 	linux.SysInotifyRmWatch:    {args: a(kFd, kInt)},

@@ -517,7 +517,9 @@ func TestStraceControl(t *testing.T) {
 		"ioprio_get(IOPRIO_WHO_PROCESS, 0) = 24576 (IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))",
 		"personality(PTR) = 0 (PER_LINUX)", "personality(PER_LINUX|UNAME26|ADDR_NO_RANDOMIZE) = 0 (PER_LINUX)",
 		"personality(PER_LINUX32|ADDR_COMPAT_LAYOUT) = PTR (PER_LINUX|UNAME26|ADDR_NO_RANDOMIZE)",
-		"personality(0x42 /* PER_??? */) = PTR (PER_LINUX32|ADDR_COMPAT_LAYOUT)", "personality(PER_LINUX) = 0x42 (0x42 /* PER_??? */)")
+		"personality(0x42 /* PER_??? */) = PTR (PER_LINUX32|ADDR_COMPAT_LAYOUT)", "personality(PER_LINUX) = 0x42 (0x42 /* PER_??? */)",
+		"capget({version=_LINUX_CAPABILITY_VERSION_3, pid=0}, NULL) = 0", "capset({version=_LINUX_CAPABILITY_VERSION_3, pid=0}, {effective=",
+		"capget({version=_LINUX_CAPABILITY_VERSION_1, pid=0}, {effective=")
 }
 
 // straceMarked records src's program and runs it under strace, and

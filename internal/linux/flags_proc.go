@@ -141,3 +141,15 @@ func AppendPersona(b []byte, v uint64) []byte {
 	}
 	return b
 }
+
+// The capability header's versions: the first's sets are one 32-bit
+// word, the later ones' two.
+const (
+	CapVersion1 = 0x19980330
+	CapVersion2 = 0x20071026
+	CapVersion3 = 0x20080522
+)
+
+// CapVersions name capget's and capset's header versions.
+var CapVersions = Enum{{CapVersion1, "_LINUX_CAPABILITY_VERSION_1"}, {CapVersion2, "_LINUX_CAPABILITY_VERSION_2"},
+	{CapVersion3, "_LINUX_CAPABILITY_VERSION_3"}}

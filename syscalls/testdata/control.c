@@ -3,7 +3,7 @@
  * sigevent in its forms), timerfd, rt_sigtimedwait (taken, timed out,
  * a bad size), rt_sigsuspend interrupted by a timer's signal, waitid (an exit,
  * then nothing to wait for), the scheduler's policy and parameters and
- * sched_setaffinity (a mask, NULL), ioprio_get and ioprio_set, personality. Each through syscall(2), so that
+ * sched_setaffinity (a mask, NULL), ioprio_get and ioprio_set, personality, capget and capset. Each through syscall(2), so that
  * glibc's wrappers choose nothing else. */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -132,6 +132,16 @@ int main(void)
 	syscall(SYS_personality, 0x0008 | 0x0200000);    /* PER_LINUX32|ADDR_COMPAT_LAYOUT */
 	syscall(SYS_personality, 0x42);
 	syscall(SYS_personality, 0);
+	struct {
+		unsigned version;
+		int pid;
+	} caph = {0x20080522, 0};
+	unsigned capd[6];
+	syscall(SYS_capget, &caph, NULL);
+	syscall(SYS_capget, &caph, capd);
+	syscall(SYS_capset, &caph, capd);
+	caph.version = 0x19980330;
+	syscall(SYS_capget, &caph, capd);
 
 	pid_t c = fork();
 	if (c == 0)
