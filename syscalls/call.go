@@ -36,6 +36,10 @@ type Call struct {
 	// Resumed is set when the call's "<unfinished ...>" line was
 	// written (UnfinishedSink): the sink prints the resumed part.
 	Resumed bool
+	// VDSO is set for a call the vDSO's code made (clock_gettime
+	// through libc): Linux's vDSO answers without a syscall, so strace
+	// does not show it, and the strace format leaves it out.
+	VDSO bool
 }
 
 // Errno is the call's error (0 when it succeeded).

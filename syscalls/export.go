@@ -78,6 +78,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	defer mem.close()
 	argsSet := false
 	pids := map[int]int{}
+	vdsos := map[int][2]uint64{} // each address space's [vdso] (Mmap records)
 	// Blocking calls: a thread that stops running at a syscall and
 	// resumes with its completion was blocked in it since it stopped.
 	running := 0
@@ -225,6 +226,9 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 		case reader.EventMmap:
 			mm := &ev.Record.Mmap
 			mem.use(mem.recordsPid())
+			if string(mm.Path) == "[vdso]" {
+				vdsos[mem.recordsPid()] = [2]uint64{mm.Addr, mm.Addr + mm.Len}
+			}
 			sp := mem.sp
 			switch {
 			case mm.FileLen > 0:
@@ -272,6 +276,12 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 			}
 			call.Pos, call.Pid, call.Tid, call.Nr, call.Raw, call.Ret = ev.Position, pid, s.Tid, s.Nr, s.Args, s.Result
 			call.NoReturn = false
+			call.VDSO = false
+			if v, ok := vdsos[mem.pidOf(s.Tid)]; ok {
+				if pc, ok := pcOf(r, s.Tid); ok && pc >= v[0] && pc < v[1] {
+					call.VDSO = true
+				}
+			}
 			d.frame = 0
 			if s.Nr == linux.SysRtSigreturn {
 				if f := frames[s.Tid]; len(f) > 0 {
@@ -707,4 +717,18 @@ func (a *initialArgs) fill(m *replayMemory, addr uint64, b []byte, have []bool) 
 			have[k] = true
 		}
 	}
+}
+
+// pcOf is the re-simulated program counter of thread tid.
+func pcOf(r *reader.Replay, tid int) (uint64, bool) {
+	if t, c := r.Current(); t == tid && c != nil {
+		return c.RIP, true
+	}
+	tids, cpus := r.Threads()
+	for i, t := range tids {
+		if t == tid {
+			return cpus[i].RIP, true
+		}
+	}
+	return 0, false
 }

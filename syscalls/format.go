@@ -47,6 +47,9 @@ type straceSink struct {
 }
 
 func (s *straceSink) Call(c *Call) error {
+	if c.VDSO {
+		return nil
+	}
 	if s.first == 0 {
 		s.first = c.Tid
 	} else if c.Tid != s.first {
