@@ -179,8 +179,9 @@ func (p *Process) loadELF(t *Thread, fd int, path, execfn string, args, env []st
 	if prog.interp == "" && prog.dyn {
 		// Linux moves the heap of a program without an interpreter
 		// (ld.so run directly, a static PIE) out of the mmap area, to
-		// ELF_ET_DYN_BASE, whatever the randomisation.
-		mm.brkStart = pageUp(etDynBaseExact)
+		// ELF_ET_DYN_BASE, whatever the randomisation: the kernel's
+		// 0x555555554aaa (2/3 of the task size) rounded up to a page.
+		mm.brkStart = etDynBase + pageSize
 	}
 	mm.brk = mm.brkStart
 	if abs, err := p.fs.abs(path); err == nil {

@@ -31,10 +31,6 @@ const (
 	mmapMin = 0x10000
 	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
 	etDynBase = 0x555555554000
-	// etDynBaseExact is ELF_ET_DYN_BASE as the kernel computes it
-	// (2/3 of the task size, not page-aligned): where the heap of a
-	// program without an interpreter starts, rounded up to a page.
-	etDynBaseExact = 0x555555554aaa
 	// noFileEnd marks a mapping whose file contents are not truncated.
 	noFileEnd = ^uint64(0)
 )
