@@ -14,23 +14,36 @@ import (
 // address-space randomisation.
 const (
 	pageSize = x86.PageSize
-	// taskSize is the end of the user address space.
-	taskSize = 0x7ffffffff000
-	// stackTop is the end of the main thread's stack.
-	stackTop = taskSize
 	// stackMax is the stack size limit (RLIMIT_STACK); the whole range is
 	// reserved at start and materialised page by page as it is touched.
 	stackMax = 8 << 20
-	// mmapBase is where top-down mmap allocation starts: below the stack
-	// and its 128 MiB gap.
-	mmapBase = taskSize - 128<<20
 	// mmapMin is vm.mmap_min_addr.
 	mmapMin = 0x10000
-	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
-	etDynBase = 0x555555554000
 	// noFileEnd marks a mapping whose file contents are not truncated.
 	noFileEnd = ^uint64(0)
 )
+
+// The layout's ends: with x86's host window (x86.WindowOn) the whole
+// layout lies below the window's 2^40 bytes.
+var (
+	// taskSize is the end of the user address space.
+	taskSize = layout(0x7ffffffff000, 0xfffffff000)
+	// stackTop is the end of the main thread's stack.
+	stackTop = taskSize
+	// mmapBase is where top-down mmap allocation starts: below the stack
+	// and its 128 MiB gap.
+	mmapBase = taskSize - 128<<20
+	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
+	etDynBase = layout(0x555555554000, 0x5555554000)
+)
+
+// layout is linux's address a, or win when x86's host window is on.
+func layout(a, win uint64) uint64 {
+	if x86.WindowOn() {
+		return win
+	}
+	return a
+}
 
 func pageDown(a uint64) uint64 { return a &^ (pageSize - 1) }
 func pageUp(a uint64) uint64   { return (a + pageSize - 1) &^ (pageSize - 1) }
@@ -255,7 +268,7 @@ func (mm *MM) source(pn uint64) (*x86.Page, x86.Perm) {
 		mm.keepPristine(pn, pg)
 		return pg, perm(v.prot)
 	}
-	p := &x86.Page{}
+	p := mm.Mem.NewPage(pn)
 	if v.file != nil && addr < v.fileEnd {
 		n := uint64(pageSize)
 		if v.fileEnd-addr < n {

@@ -226,7 +226,7 @@ var offPageCode = int32(unsafe.Offsetof(Page{}.code))
 
 // wtlbOffset is the distance from Memory's read TLB to its write TLB,
 // which translated code reaches through the read TLB's register.
-const wtlbOffset = int32(unsafe.Offsetof(Memory{}.wtlb) - unsafe.Offsetof(Memory{}.rtlb))
+const wtlbOffset = tlbSize << tlbEntryShift
 
 // Offsets in CPU that translated code uses.
 var (
@@ -910,6 +910,16 @@ func (t *jitT) tlb(write bool, size int) {
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
+	if t.window() {
+		// The host window (window_linux.go): an entry's page is shown
+		// at the window's base plus the address, and the TLBs lie
+		// right below the window, so the host address does not wait
+		// for the entry's load.
+		if !t.indexed {
+			a.Lea(8, as.RDI, as.Mem{Base: hRTLB, Index: ar, Disp: winOffset})
+		}
+		return
+	}
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
 	if t.indexed {
 		return
@@ -930,8 +940,15 @@ func (t *jitT) tlbIndexed(write bool, size int) as.Mem {
 	t.indexed = true
 	t.tlb(write, size)
 	t.indexed = false
+	if t.window() {
+		return as.Mem{Base: hRTLB, Index: t.ar, Disp: winOffset}
+	}
 	return as.Mem{Base: as.RDI, Index: t.ar}
 }
+
+// window reports whether the translation takes hosts addresses from the
+// host window (window_linux.go): `ttd run`'s only.
+func (t *jitT) window() bool { return winOn && !t.pred && !t.acclog }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code
 // indexes.

@@ -1,0 +1,280 @@
+//go:build linux && amd64
+
+package x86
+
+import (
+	"os"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The host window (issue 24, TTD_WINDOW=1): each address space reserves
+// 2^winBits of host address space, in which the page of guest address a
+// is visible at win + a while a TLB entry of that page exists, so that
+// `ttd run`'s translated code takes an access's host address from the
+// address alone (the TLB's register plus winOffset plus the address)
+// instead of loading the entry's host field after comparing its tag.
+//
+// Pages' data live in one memfd, the arena, in 4 KiB slots (Page.Data
+// points into the arena's own mapping; the rest of Page is on the Go
+// heap). An address space gives the pages of each aligned run of extPages
+// guest pages (a region) the slots of one extent of extPages slots, each
+// page the slot at its offset in the region (its natural slot), so that
+// the first TLB fill in a region shows the whole region with one mmap of
+// its extent; a page that cannot have its natural slot (taken by a page
+// shared since a fork, or a page made outside any address space) gets a
+// slot of its own, shown with an mmap of one page over the region's.
+const (
+	winBits   = 40
+	winPages  = 1 << (winBits - PageShift)
+	extBits   = 9
+	extPages  = 1 << extBits
+	arenaSize = 64 << 30
+	arenaSlot = arenaSize >> PageShift
+	// winOffset is the distance from an address space's read TLB to its
+	// window: both TLBs lie right below the window.
+	winOffset = 2 * tlbSize << tlbEntryShift
+)
+
+// winOn turns the window on (TTD_WINDOW=1).
+var winOn = os.Getenv("TTD_WINDOW") == "1"
+
+// WindowOn reports whether address spaces have host windows (emu keeps
+// its layout below 2^winBits then).
+func WindowOn() bool { return winOn }
+
+var arena struct {
+	sync.Mutex
+	once sync.Once
+	ok   bool
+	fd   int
+	mem  []byte
+	base uintptr
+	// next is the first slot of no extent yet; single is the next
+	// slot given to pages outside their natural slot, up to singleEnd.
+	next, single, singleEnd uint32
+	used                    []uint64 // a bit per slot
+}
+
+func arenaInit() {
+	fd, err := unix.MemfdCreate("ttd-pages", unix.MFD_CLOEXEC)
+	if err != nil {
+		return
+	}
+	if unix.Ftruncate(fd, arenaSize) != nil {
+		unix.Close(fd)
+		return
+	}
+	b, err := unix.Mmap(fd, 0, arenaSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
+	if err != nil {
+		unix.Close(fd)
+		return
+	}
+	arena.fd, arena.mem, arena.base, arena.ok = fd, b, uintptr(unsafe.Pointer(&b[0])), true
+	arena.used = make([]uint64, arenaSlot/64)
+}
+
+// newExtent returns the first slot of a new extent, false when the
+// arena is full. The arena is locked.
+func newExtent() (uint32, bool) {
+	if arena.next+extPages > arenaSlot {
+		return 0, false
+	}
+	b := arena.next
+	arena.next += extPages
+	return b, true
+}
+
+// arenaPage returns the page of slot s, marking it used.
+func arenaPage(s uint32) *Page {
+	arena.used[s/64] |= 1 << (s % 64)
+	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
+	return p
+}
+
+// singlePage returns a page in a slot of its own. The arena is locked.
+func singlePage() *Page {
+	if arena.single == arena.singleEnd {
+		b, ok := newExtent()
+		if !ok {
+			return nil
+		}
+		arena.single, arena.singleEnd = b, b+extPages
+	}
+	s := arena.single
+	arena.single++
+	return arenaPage(s)
+}
+
+// NewPage returns a new zeroed page that belongs to no address space
+// yet (shared memory, a replay's pages).
+func NewPage() *Page {
+	if !winOn {
+		return heapPage()
+	}
+	arena.once.Do(arenaInit)
+	if !arena.ok {
+		return heapPage()
+	}
+	arena.Lock()
+	p := singlePage()
+	arena.Unlock()
+	if p == nil {
+		return heapPage()
+	}
+	return p
+}
+
+// NewPage returns a new zeroed page for page number pn of m: in its
+// natural slot when free.
+func (m *Memory) NewPage(pn uint64) *Page { return m.newPage(pn) }
+
+func (m *Memory) newPage(pn uint64) *Page {
+	w := m.winState
+	if w == nil {
+		return NewPage()
+	}
+	r := pn >> extBits
+	arena.Lock()
+	defer arena.Unlock()
+	b, ok := w.ext[r]
+	if !ok {
+		if b, ok = newExtent(); !ok {
+			return heapPage()
+		}
+		w.ext[r] = b
+	}
+	s := b + uint32(pn&(extPages-1))
+	if arena.used[s/64]&(1<<(s%64)) == 0 {
+		return arenaPage(s)
+	}
+	if p := singlePage(); p != nil {
+		return p
+	}
+	return heapPage()
+}
+
+// window is an address space's host window.
+type window struct {
+	mem []byte
+	// ext is the extent of each region that has one (natural slots).
+	ext map[uint64]uint32
+	// shown is the extent each region's window shows, over are the
+	// slots shown at single pages over it (and overN their count by
+	// region).
+	shown map[uint64]uint32
+	over  map[uint64]uint32
+	overN map[uint64]int32
+	// Stats.
+	regionMaps, singleMaps int
+}
+
+// newWindow reserves a window for m, when the window is on.
+func (m *Memory) newWindow() {
+	if !winOn {
+		return
+	}
+	arena.once.Do(arenaInit)
+	if !arena.ok {
+		return
+	}
+	b, err := unix.Mmap(-1, 0, winOffset+1<<winBits, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return
+	}
+	if unix.Mprotect(b[:winOffset], unix.PROT_READ|unix.PROT_WRITE) != nil {
+		unix.Munmap(b)
+		return
+	}
+	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[0]))
+	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[wtlbOffset]))
+	m.winState = &window{mem: b, ext: map[uint64]uint32{}, shown: map[uint64]uint32{},
+		over: map[uint64]uint32{}, overN: map[uint64]int32{}}
+	m.win = uintptr(unsafe.Pointer(&b[winOffset]))
+}
+
+// forkWindow gives n, a fork of m, m's natural slots.
+func (m *Memory) forkWindow(n *Memory) {
+	if m.winState == nil || n.winState == nil {
+		return
+	}
+	for r, b := range m.winState.ext {
+		n.winState.ext[r] = b
+	}
+}
+
+// releaseWindow unmaps m's window.
+func (m *Memory) releaseWindow() {
+	w := m.winState
+	if w == nil {
+		return
+	}
+	if os.Getenv("TTD_WINSTATS") != "" {
+		println("window: region maps", w.regionMaps, "single maps", w.singleMaps)
+	}
+}
+
+func (w *window) mmap(pn uint64, s uint32, n int) bool {
+	_, _, e := unix.Syscall6(unix.SYS_MMAP, uintptr(unsafe.Pointer(&w.mem[0]))+winOffset+uintptr(pn<<PageShift), uintptr(n)<<PageShift,
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(arena.fd), uintptr(s)<<PageShift)
+	return e == 0
+}
+
+// winMap makes page p visible at page pn's place in m's window. It
+// reports false when it cannot: the page must then stay out of the TLBs.
+func (m *Memory) winMap(pn uint64, p *Page) bool {
+	w := m.winState
+	if w == nil || p.slot == 0 || pn >= winPages {
+		return false
+	}
+	s := p.slot - 1
+	r := pn >> extBits
+	o, isOver := w.over[pn]
+	if isOver {
+		if o == s {
+			return true
+		}
+	} else if b, ok := w.shown[r]; ok && b+uint32(pn&(extPages-1)) == s {
+		return true
+	}
+	b, natural := w.ext[r]
+	natural = natural && b+uint32(pn&(extPages-1)) == s
+	if _, ok := w.shown[r]; !ok && natural {
+		// The region's first page shown: the whole extent, replacing
+		// single pages shown in it before.
+		if !w.mmap(r<<extBits, b, extPages) {
+			return false
+		}
+		w.regionMaps++
+		w.shown[r] = b
+		if w.overN[r] > 0 {
+			for q := r << extBits; q < (r+1)<<extBits; q++ {
+				if _, ok := w.over[q]; ok {
+					delete(w.over, q)
+					m.dropTLB(q)
+				}
+			}
+			delete(w.overN, r)
+		}
+		return true
+	}
+	if !w.mmap(pn, s, 1) {
+		return false
+	}
+	w.singleMaps++
+	if natural {
+		// Back to the region's own slot.
+		if isOver {
+			delete(w.over, pn)
+			w.overN[r]--
+		}
+		return true
+	}
+	if !isOver {
+		w.overN[r]++
+	}
+	w.over[pn] = s
+	return true
+}

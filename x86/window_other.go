@@ -1,0 +1,25 @@
+//go:build !(linux && amd64)
+
+package x86
+
+// No host window off linux/amd64 (window_linux.go).
+
+const winOn = false
+
+// WindowOn reports whether address spaces have host windows.
+func WindowOn() bool { return false }
+
+// NewPage returns a new zeroed page.
+func NewPage() *Page { return heapPage() }
+
+// NewPage returns a new zeroed page for page number pn of m.
+func (m *Memory) NewPage(pn uint64) *Page { return heapPage() }
+
+func (m *Memory) newPage(pn uint64) *Page { return heapPage() }
+
+type window struct{}
+
+func (m *Memory) newWindow()                     {}
+func (m *Memory) forkWindow(n *Memory)           {}
+func (m *Memory) releaseWindow()                 {}
+func (m *Memory) winMap(pn uint64, p *Page) bool { return false }
