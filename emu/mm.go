@@ -23,26 +23,33 @@ const (
 	noFileEnd = ^uint64(0)
 )
 
-// The layout's ends: with x86's host window (x86.WindowOn) the whole
-// layout lies below the window's 2^40 bytes.
+// The layout's ends: Linux's, or below 2^40 with x86's host window
+// (UseHostWindow).
 var (
 	// taskSize is the end of the user address space.
-	taskSize = layout(0x7ffffffff000, 0xfffffff000)
+	taskSize uint64 = 0x7ffffffff000
 	// stackTop is the end of the main thread's stack.
 	stackTop = taskSize
 	// mmapBase is where top-down mmap allocation starts: below the stack
 	// and its 128 MiB gap.
 	mmapBase = taskSize - 128<<20
 	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
-	etDynBase = layout(0x555555554000, 0x5555554000)
+	etDynBase uint64 = 0x555555554000
 )
 
-// layout is linux's address a, or win when x86's host window is on.
-func layout(a, win uint64) uint64 {
-	if x86.WindowOn() {
-		return win
+// UseHostWindow turns on x86's host window for the address spaces made
+// from now on (`ttd run`, before any process exists; x86.EnableWindow),
+// moving the layout below the window's 2^40 bytes (a user address space
+// of 1 TiB, PIE programs at 0x5555554000), and reports whether it is on.
+func UseHostWindow() bool {
+	if !x86.EnableWindow() {
+		return false
 	}
-	return a
+	taskSize = 0xfffffff000
+	stackTop = taskSize
+	mmapBase = taskSize - 128<<20
+	etDynBase = 0x5555554000
+	return true
 }
 
 func pageDown(a uint64) uint64 { return a &^ (pageSize - 1) }

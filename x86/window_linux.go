@@ -4,6 +4,7 @@ package x86
 
 import (
 	"os"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -38,12 +39,23 @@ const (
 	winOffset = 2 * tlbSize << tlbEntryShift
 )
 
-// winOn turns the window on (TTD_WINDOW=1).
-var winOn = os.Getenv("TTD_WINDOW") == "1"
+// winOn turns the window on (EnableWindow): every Memory made after
+// has one, and translated code without the prediction cache takes host
+// addresses from it.
+var winOn bool
 
 // WindowOn reports whether address spaces have host windows (emu keeps
 // its layout below 2^winBits then).
 func WindowOn() bool { return winOn }
+
+// EnableWindow turns host windows on for every address space made from
+// now on (`ttd run`; before any Memory exists), and reports whether they
+// are: false when the arena cannot be made.
+func EnableWindow() bool {
+	arena.once.Do(arenaInit)
+	winOn = arena.ok
+	return winOn
+}
 
 var arena struct {
 	sync.Mutex
@@ -56,7 +68,17 @@ var arena struct {
 	// slot given to pages outside their natural slot, up to singleEnd.
 	next, single, singleEnd uint32
 	used                    []uint64 // a bit per slot
+	// free are slots given back (freeSlot) that no region has as a
+	// natural slot: singlePage takes them first.
+	free []uint32
+	// maps counts the windows' mappings (winMaps).
+	maps int
 }
+
+// winMaps bounds the windows' mappings, under the host's 65,530
+// (vm.max_map_count) with room for Go's and ttd's own: past it a page
+// stays out of the TLBs (every access to it goes through Go).
+const winMaps = 50000
 
 func arenaInit() {
 	fd, err := unix.MemfdCreate("ttd-pages", unix.MFD_CLOEXEC)
@@ -87,15 +109,45 @@ func newExtent() (uint32, bool) {
 	return b, true
 }
 
-// arenaPage returns the page of slot s, marking it used.
-func arenaPage(s uint32) *Page {
+// arenaPage returns the page of slot s, marking it used; the slot is
+// given back when the page is no longer reachable (freeSlot).
+func arenaPage(s uint32, natural bool) *Page {
 	arena.used[s/64] |= 1 << (s % 64)
 	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
+	runtime.AddCleanup(p, freeSlot, s|boolBit(!natural)<<31)
 	return p
+}
+
+func boolBit(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// freeSlot gives back the slot of a page no longer reachable (bit 31: a
+// single slot, which goes to the free list). The slot is zeroed here, so
+// that a free slot is always zero, as a new page must be; no window can
+// show it with a TLB entry, since an entry keeps its page reachable
+// through its address space's page table.
+func freeSlot(x uint32) {
+	s := x &^ (1 << 31)
+	clear(arena.mem[uintptr(s)<<PageShift : uintptr(s+1)<<PageShift])
+	arena.Lock()
+	arena.used[s/64] &^= 1 << (s % 64)
+	if x>>31 != 0 {
+		arena.free = append(arena.free, s)
+	}
+	arena.Unlock()
 }
 
 // singlePage returns a page in a slot of its own. The arena is locked.
 func singlePage() *Page {
+	if n := len(arena.free); n > 0 {
+		s := arena.free[n-1]
+		arena.free = arena.free[:n-1]
+		return arenaPage(s, false)
+	}
 	if arena.single == arena.singleEnd {
 		b, ok := newExtent()
 		if !ok {
@@ -105,7 +157,7 @@ func singlePage() *Page {
 	}
 	s := arena.single
 	arena.single++
-	return arenaPage(s)
+	return arenaPage(s, false)
 }
 
 // NewPage returns a new zeroed page that belongs to no address space
@@ -148,13 +200,16 @@ func (m *Memory) newPage(pn uint64) *Page {
 	}
 	s := b + uint32(pn&(extPages-1))
 	if arena.used[s/64]&(1<<(s%64)) == 0 {
-		return arenaPage(s)
+		return arenaPage(s, true)
 	}
 	if p := singlePage(); p != nil {
 		return p
 	}
 	return heapPage()
 }
+
+// winStats prints each window's mappings when its address space ends.
+var winStats = os.Getenv("TTD_WINSTATS") != ""
 
 // window is an address space's host window.
 type window struct {
@@ -190,9 +245,21 @@ func (m *Memory) newWindow() {
 	}
 	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[0]))
 	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[wtlbOffset]))
-	m.winState = &window{mem: b, ext: map[uint64]uint32{}, shown: map[uint64]uint32{},
+	w := &window{mem: b, ext: map[uint64]uint32{}, shown: map[uint64]uint32{},
 		over: map[uint64]uint32{}, overN: map[uint64]int32{}}
+	m.winState = w
 	m.win = uintptr(unsafe.Pointer(&b[winOffset]))
+	// The window goes with its Memory: translated code reaches the TLBs
+	// and the window only through a CPU, which holds its Memory.
+	runtime.AddCleanup(m, unmapWindow, w)
+}
+
+// unmapWindow unmaps a window whose Memory is gone.
+func unmapWindow(w *window) {
+	unix.Munmap(w.mem)
+	arena.Lock()
+	arena.maps -= w.regionMaps + w.singleMaps
+	arena.Unlock()
 }
 
 // forkWindow gives n, a fork of m, m's natural slots.
@@ -211,15 +278,30 @@ func (m *Memory) releaseWindow() {
 	if w == nil {
 		return
 	}
-	if os.Getenv("TTD_WINSTATS") != "" {
+	if winStats {
 		println("window: region maps", w.regionMaps, "single maps", w.singleMaps)
 	}
 }
 
 func (w *window) mmap(pn uint64, s uint32, n int) bool {
+	arena.Lock()
+	full := arena.maps >= winMaps
+	if !full {
+		arena.maps++
+	}
+	arena.Unlock()
+	if full {
+		return false
+	}
 	_, _, e := unix.Syscall6(unix.SYS_MMAP, uintptr(unsafe.Pointer(&w.mem[0]))+winOffset+uintptr(pn<<PageShift), uintptr(n)<<PageShift,
 		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(arena.fd), uintptr(s)<<PageShift)
-	return e == 0
+	if e != 0 {
+		arena.Lock()
+		arena.maps--
+		arena.Unlock()
+		return false
+	}
+	return true
 }
 
 // winMap makes page p visible at page pn's place in m's window. It

@@ -6,6 +6,9 @@ package x86
 
 const winOn = false
 
+// EnableWindow reports false: no host windows here.
+func EnableWindow() bool { return false }
+
 // WindowOn reports whether address spaces have host windows.
 func WindowOn() bool { return false }
 
