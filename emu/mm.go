@@ -14,6 +14,8 @@ import (
 // address-space randomisation.
 const (
 	pageSize = x86.PageSize
+	// taskSize is the end of the user address space.
+	taskSize = 0x7ffffffff000
 	// stackMax is the stack size limit (RLIMIT_STACK); the whole range is
 	// reserved at start and materialised page by page as it is touched.
 	stackMax = 8 << 20
@@ -23,31 +25,33 @@ const (
 	noFileEnd = ^uint64(0)
 )
 
-// The layout's ends: Linux's, or below 2^40 with x86's host window
+// The layout's places: Linux's, or below 2^40 with x86's host window
 // (UseHostWindow).
 var (
-	// taskSize is the end of the user address space.
-	taskSize uint64 = 0x7ffffffff000
 	// stackTop is the end of the main thread's stack.
-	stackTop = taskSize
+	stackTop uint64 = taskSize
 	// mmapBase is where top-down mmap allocation starts: below the stack
 	// and its 128 MiB gap.
-	mmapBase = taskSize - 128<<20
+	mmapBase = stackTop - 128<<20
 	// etDynBase is ELF_ET_DYN_BASE, where PIE programs are loaded.
 	etDynBase uint64 = 0x555555554000
 )
 
 // UseHostWindow turns on x86's host window for the address spaces made
 // from now on (`ttd run`, before any process exists; x86.EnableWindow),
-// moving the layout below the window's 2^40 bytes (a user address space
-// of 1 TiB, PIE programs at 0x5555554000), and reports whether it is on.
+// and reports whether it is on. Translated code sees the pages below
+// 2^40 only through the window (above it every access goes through Go),
+// so the places the kernel chooses move below it: the stack ends at
+// 1 TiB, mmap allocates down from there and PIE programs load at
+// 0x5555554000. The address space still ends at taskSize: a hint or
+// MAP_FIXED above 1 TiB is honoured, and findFree goes above the stack
+// when the space below is full.
 func UseHostWindow() bool {
 	if !x86.EnableWindow() {
 		return false
 	}
-	taskSize = 0xfffffff000
-	stackTop = taskSize
-	mmapBase = taskSize - 128<<20
+	stackTop = 0xfffffff000
+	mmapBase = stackTop - 128<<20
 	etDynBase = 0x5555554000
 	return true
 }
@@ -335,28 +339,13 @@ func (mm *MM) mapped(lo, hi uint64) bool {
 }
 
 // findFree returns the highest free range of length bytes below
-// mmapBase (top-down allocation, as Linux does).
+// mmapBase (top-down allocation, as Linux does), or, under the host
+// window, above its stack when none is.
 func (mm *MM) findFree(length uint64) (uint64, bool) {
-	hi := uint64(mmapBase)
-	for i := len(mm.vmas) - 1; i >= -1; i-- {
-		lo := uint64(mmapMin)
-		if i >= 0 {
-			v := mm.vmas[i]
-			if v.start >= hi {
-				continue
-			}
-			if v.end > lo {
-				lo = v.end
-			}
-		}
-		if lo < hi && hi-lo >= length {
-			return hi - length, true
-		}
-		if i >= 0 && mm.vmas[i].start < hi {
-			hi = mm.vmas[i].start
-		}
+	if a, ok := mm.findFreeBelow(length, mmapBase); ok || stackTop == taskSize {
+		return a, ok
 	}
-	return 0, false
+	return mm.findFreeBelow(length, taskSize) // above the host window's stack
 }
 
 // split makes sure a VMA boundary exists at addr.
