@@ -222,8 +222,9 @@ type window struct {
 	shown map[uint64]uint32
 	over  map[uint64]uint32
 	overN map[uint64]int32
-	// Stats.
-	regionMaps, singleMaps int
+	// maps counts the mappings this window may have made (arena.maps);
+	// regionMaps and singleMaps count its mmaps, for TTD_WINSTATS.
+	maps, regionMaps, singleMaps int
 }
 
 // newWindow reserves a window for m, when the window is on.
@@ -258,7 +259,7 @@ func (m *Memory) newWindow() {
 func unmapWindow(w *window) {
 	unix.Munmap(w.mem)
 	arena.Lock()
-	arena.maps -= w.regionMaps + w.singleMaps
+	arena.maps -= w.maps
 	arena.Unlock()
 }
 
@@ -272,7 +273,9 @@ func (m *Memory) forkWindow(n *Memory) {
 	}
 }
 
-// releaseWindow unmaps m's window.
+// releaseWindow unmaps m's window when its address space ends (Release):
+// its pages no longer enter the TLBs. The TLBs stay mapped until the
+// Memory is gone (unmapWindow), for a CPU that still holds them.
 func (m *Memory) releaseWindow() {
 	w := m.winState
 	if w == nil {
@@ -281,13 +284,28 @@ func (m *Memory) releaseWindow() {
 	if winStats {
 		println("window: region maps", w.regionMaps, "single maps", w.singleMaps)
 	}
+	unix.Munmap(w.mem[winOffset:])
+	w.mem = w.mem[:winOffset]
+	arena.Lock()
+	arena.maps -= w.maps
+	w.maps = 0
+	arena.Unlock()
+	m.winState, m.win = nil, 0
 }
 
+// mmap shows the n slots from s at page pn of w, adding to the count of
+// mappings (two for a mapping inside another, which splits it): false
+// when the count is at its bound or the mmap fails.
 func (w *window) mmap(pn uint64, s uint32, n int) bool {
+	c := 1
+	if n < extPages {
+		c = 2
+	}
 	arena.Lock()
-	full := arena.maps >= winMaps
+	full := arena.maps+c > winMaps
 	if !full {
-		arena.maps++
+		arena.maps += c
+		w.maps += c
 	}
 	arena.Unlock()
 	if full {
@@ -297,7 +315,8 @@ func (w *window) mmap(pn uint64, s uint32, n int) bool {
 		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(arena.fd), uintptr(s)<<PageShift)
 	if e != 0 {
 		arena.Lock()
-		arena.maps--
+		arena.maps -= c
+		w.maps -= c
 		arena.Unlock()
 		return false
 	}
@@ -342,21 +361,39 @@ func (m *Memory) winMap(pn uint64, p *Page) bool {
 		}
 		return true
 	}
-	if !w.mmap(pn, s, 1) {
-		return false
-	}
-	w.singleMaps++
 	if natural {
 		// Back to the region's own slot.
+		if !w.mmap(pn, s, 1) {
+			return false
+		}
+		w.singleMaps++
 		if isOver {
 			delete(w.over, pn)
 			w.overN[r]--
 		}
 		return true
 	}
-	if !isOver {
-		w.overN[r]++
+	// A page outside its natural slot, and the pages after it in the
+	// region whose slots follow its slot (pages mremap moved, shared
+	// memory made in order), shown with one mmap.
+	n := 1
+	for q := pn + 1; q < (r+1)<<extBits && s+uint32(n) < arenaSlot; q++ {
+		e, ok := m.pages[q]
+		if !ok || e.page.slot != s+uint32(n)+1 {
+			break
+		}
+		n++
 	}
-	w.over[pn] = s
+	if !w.mmap(pn, s, n) {
+		return false
+	}
+	w.singleMaps++
+	for k := 0; k < n; k++ {
+		q := pn + uint64(k)
+		if _, ok := w.over[q]; !ok {
+			w.overN[r]++
+		}
+		w.over[q] = s + uint32(k)
+	}
 	return true
 }

@@ -102,6 +102,21 @@ func TestWindowRegions(t *testing.T) {
 	if m.Read8(0x1000<<PageShift) != 0x11 || winByte(m, 0x1000<<PageShift) != 0x11 {
 		t.Errorf("a region's mapping hid a single page with a TLB entry")
 	}
+	// Pages moved in order (mremap) to another region: shown as one
+	// run of slots, with one mmap.
+	before := w.singleMaps
+	for k := uint64(0); k < 16; k++ {
+		p, perm := m.TakePage(lo + 0x20 + k)
+		m.SetPage(0x5000+k, p, perm)
+	}
+	for k := uint64(0); k < 16; k++ {
+		if m.Read8((0x5000+k)<<PageShift+5) != byte(lo+0x20+k) || winByte(m, (0x5000+k)<<PageShift+5) != byte(lo+0x20+k) {
+			t.Fatalf("moved page %#x is not shown", 0x5000+k)
+		}
+	}
+	if w.singleMaps != before+1 {
+		t.Errorf("16 moved pages took %d mmaps, want 1", w.singleMaps-before)
+	}
 	// Pages at or above the window's end stay out of the TLBs.
 	top := uint64(winPages)
 	m.SetPage(top, m.NewPage(top), PermRead)
@@ -176,5 +191,27 @@ func TestWindowSlotFreed(t *testing.T) {
 	}
 	if arena.mem[uintptr(s)<<PageShift+9] != 0 {
 		t.Errorf("a freed slot is not zero")
+	}
+}
+
+// TestWindowRelease: a released address space's window is unmapped and
+// its pages stay out of the TLBs; a fork made before keeps its own.
+func TestWindowRelease(t *testing.T) {
+	needWindow(t)
+	m := NewMemory()
+	p := m.NewPage(0x300)
+	p.Data[0] = 4
+	m.SetPage(0x300, p, PermRead|PermWrite)
+	c := m.Fork(nil)
+	m.Release()
+	if m.winState != nil || m.win != 0 {
+		t.Fatal("the window outlived Release")
+	}
+	m.SetPage(0x300, p, PermRead)
+	if m.Read8(0x300<<PageShift) != 4 || tlbMatches(m.rtlb, 0x300<<PageShift, 1) {
+		t.Errorf("a released address space's page entered its TLB")
+	}
+	if c.Read8(0x300<<PageShift) != 4 || winByte(c, 0x300<<PageShift) != 4 {
+		t.Errorf("the fork lost its window")
 	}
 }
