@@ -236,13 +236,23 @@ func (m *Memory) newWindow() {
 	if !arena.ok {
 		return
 	}
-	b, err := unix.Mmap(-1, 0, winOffset+1<<winBits, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-	if err != nil {
-		return
+	var b []byte
+	arena.Lock()
+	if n := len(winPool); n > 0 {
+		b = winPool[n-1]
+		winPool = winPool[:n-1]
 	}
-	if unix.Mprotect(b[:winOffset], unix.PROT_READ|unix.PROT_WRITE) != nil {
-		unix.Munmap(b)
-		return
+	arena.Unlock()
+	if b == nil {
+		var err error
+		b, err = unix.Mmap(-1, 0, winOffset+1<<winBits, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+		if err != nil {
+			return
+		}
+		if unix.Mprotect(b[:winOffset], unix.PROT_READ|unix.PROT_WRITE) != nil {
+			unix.Munmap(b)
+			return
+		}
 	}
 	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[0]))
 	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[wtlbOffset]))
@@ -255,14 +265,6 @@ func (m *Memory) newWindow() {
 	runtime.AddCleanup(m, unmapWindow, w)
 }
 
-// unmapWindow unmaps a window whose Memory is gone.
-func unmapWindow(w *window) {
-	unix.Munmap(w.mem)
-	arena.Lock()
-	arena.maps -= w.maps
-	arena.Unlock()
-}
-
 // forkWindow gives n, a fork of m, m's natural slots.
 func (m *Memory) forkWindow(n *Memory) {
 	if m.winState == nil || n.winState == nil {
@@ -273,9 +275,13 @@ func (m *Memory) forkWindow(n *Memory) {
 	}
 }
 
-// releaseWindow unmaps m's window when its address space ends (Release):
-// its pages no longer enter the TLBs. The TLBs stay mapped until the
-// Memory is gone (unmapWindow), for a CPU that still holds them.
+// releaseWindow takes m's window away when its address space ends
+// (Release, after emptying the TLBs): the window's pages are unmapped,
+// its reservation kept for the next address space (winPool), and m's
+// TLBs become an empty pair that no page enters. Unmapping the window
+// alone left its TLBs' 1 MiB right below a 1 TiB hole, too small for
+// the next window: `xargs -n2 echo` of 400 lines ran out of host address
+// space after 125 processes.
 func (m *Memory) releaseWindow() {
 	w := m.winState
 	if w == nil {
@@ -284,13 +290,45 @@ func (m *Memory) releaseWindow() {
 	if winStats {
 		println("window: region maps", w.regionMaps, "single maps", w.singleMaps)
 	}
-	unix.Munmap(w.mem[winOffset:])
-	w.mem = w.mem[:winOffset]
+	b := w.mem
+	w.mem = nil // (for unmapWindow)
+	m.winState, m.win = nil, 0
+	m.rtlb, m.wtlb = &releasedTLB[0], &releasedTLB[1]
 	arena.Lock()
 	arena.maps -= w.maps
 	w.maps = 0
+	pool := len(winPool) < winPoolMax
+	if pool {
+		winPool = append(winPool, b)
+	}
 	arena.Unlock()
-	m.winState, m.win = nil, 0
+	if !pool {
+		unix.Munmap(b)
+		return
+	}
+	// A fresh reservation over the window's mappings, in one call.
+	unix.Syscall6(unix.SYS_MMAP, uintptr(unsafe.Pointer(&b[winOffset])), 1<<winBits, unix.PROT_NONE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE|unix.MAP_FIXED, ^uintptr(0), 0)
+}
+
+// winPool are reservations of released windows, their TLBs empty, for
+// newWindow; releasedTLB is the TLB pair of released address spaces.
+var (
+	winPool     [][]byte
+	releasedTLB [2][tlbSize]tlbEntry
+)
+
+const winPoolMax = 16
+
+// unmapWindow unmaps the window of a Memory that is gone unreleased.
+func unmapWindow(w *window) {
+	arena.Lock()
+	arena.maps -= w.maps
+	b := w.mem
+	arena.Unlock()
+	if b != nil {
+		unix.Munmap(b)
+	}
 }
 
 // mmap shows the n slots from s at page pn of w, adding to the count of
