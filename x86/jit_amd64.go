@@ -1110,6 +1110,11 @@ func (t *jitT) nextFed(r as.Reg, idx, stop as.Mem) {
 // invalidate: the interpreter does that.
 func (t *jitT) pageNotCode(exit as.Label) {
 	a := &t.a
+	// win20-wip: Page.Data is out of line now, so the page is not at
+	// RDI less RSI's offset; until the check loads the TLB entry's page,
+	// replay's fed and predicted writes always leave (the interpreter
+	// writes, correctly).
+	a.Jmp(exit)
 	a.MovRR(4, as.RAX, as.RSI)
 	a.ALURI(as.AND, 4, as.RAX, pageMask)
 	a.ALURR(as.SUB, 8, as.RAX, as.RDI)
