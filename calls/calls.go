@@ -571,31 +571,56 @@ func isTramp(sym Symbolizer, n *Node) bool {
 
 // merge adds a segment's node into the real one: its instructions, and
 // its children's calls. A real node with no children yet takes the
-// segment's as new nodes, in the order childIn would make them, without
-// looking each up first (a segment's keys are distinct): one segment
-// (--jobs 1) makes every real node so, sort -n's 1.2 million of them.
-// (Their kids map is made when a lookup first needs it: childIn.)
+// segment's as new nodes (mergeFresh), without looking each up first (a
+// segment's keys are distinct): one segment (--jobs 1) makes every real
+// node so, sort -n's 1.2 million of them. (Their kids map is made when a
+// lookup first needs it: childIn.)
 func merge(s *segNode, g *Node, a *treeAlloc) {
 	g.Self += s.self
-	fresh := len(g.Children) == 0 && g.kids == nil
-	if g.Children == nil && s.nkids > 0 {
-		g.Children = a.slice(int(s.nkids))[:0]
+	if len(g.Children) == 0 && g.kids == nil {
+		mergeFresh(s, g, a)
+		return
 	}
 	s.eachChild(func(k segKey, sc *segNode) {
-		var gc *Node
-		if fresh {
-			gc = a.node()
-			*gc = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: g, Depth: g.Depth + 1}
-			g.Children = append(g.Children, gc)
-		} else {
-			gc = g.childIn(key{k.Site, k.Entry, 0}, a)
-		}
-		gc.Count += sc.count
-		if sc.first < gc.First {
-			gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
-		}
+		gc := g.childIn(key{k.Site, k.Entry, 0}, a)
+		mergeCounts(sc, gc)
 		merge(sc, gc, a)
 	})
+}
+
+// mergeFresh gives g, which has no children, s's children and their
+// subtrees, made oldest child first, each followed by its own: the
+// order sortChildren leaves children in (by first position, which a
+// segment's calls reach in the order they made the children), the
+// order the segment's nodes were made in (segNode.kid) and every walk
+// of the tree takes (finish, printing, WalkMerged), so that the walks
+// read the nodes in the order they lie in memory. Made newest first,
+// each walk of sort -n's 1.2 million paths missed the cache on nearly
+// every node (perf annotate: the printing filter's first load of a
+// Node, 7% of ttd calls), and sortChildren sorted them all back.
+func mergeFresh(s *segNode, g *Node, a *treeAlloc) {
+	if s.nkids == 0 {
+		return
+	}
+	if g.Children == nil {
+		g.Children = a.slice(int(s.nkids))[:0]
+	}
+	for sc := s.firstKid(); sc != nil; sc = s.nextKid(sc) {
+		gc := a.node()
+		*gc = Node{Entry: sc.key.Entry, Site: sc.key.Site, First: noPos, Parent: g, Depth: g.Depth + 1}
+		g.Children = append(g.Children, gc)
+		mergeCounts(sc, gc)
+		merge(sc, gc, a)
+	}
+}
+
+// mergeCounts adds a segment node's calls and first position to the
+// real node's.
+func mergeCounts(sc *segNode, gc *Node) {
+	gc.Count += sc.count
+	if sc.first < gc.First {
+		gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
+	}
 }
 
 // locateOK is locate for a node that may hang below a base the
@@ -632,9 +657,18 @@ func (p *Profile) finish(sym Symbolizer) {
 	// sort -n's 2.4 million paths have a few hundred sites, and naming
 	// each path's from DWARF, with a string of its own, was 5% of its
 	// ttd calls.
+	// Images that share a Symbolizer (useTree: a tree's 40 bash) share
+	// them too: each named the same functions and sites from DWARF
+	// again (dwarfFunc and dwarfLine, 2% of the tree's ttd calls).
 	names := make([]map[uint64]string, len(p.syms))
 	sites := make([]map[uint64]string, len(p.syms))
-	for i := range names {
+	first := map[Symbolizer]int{}
+	for i, sym := range p.syms {
+		if k, ok := first[sym]; ok {
+			names[i], sites[i] = names[k], sites[k]
+			continue
+		}
+		first[sym] = i
 		names[i], sites[i] = map[uint64]string{}, map[uint64]string{}
 	}
 	img := 0

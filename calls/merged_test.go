@@ -3,6 +3,7 @@ package calls
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -185,17 +186,30 @@ func TestSortChildrenAsSortSlice(t *testing.T) {
 }
 
 // refMerge is merge as it was before it made a fresh node's children
-// without looking them up: every child found again, or made, by childIn.
+// without looking them up: every child found again, or made, by childIn,
+// oldest first.
 func refMerge(s *segNode, g *Node, a *treeAlloc) {
 	g.Self += s.self
-	s.eachChild(func(k segKey, sc *segNode) {
+	var kids []*segNode
+	for c := s.kid; c != nil; c = c.next {
+		kids = append(kids, c)
+		if c.next == s.kid {
+			break
+		}
+	}
+	if len(kids) > 0 {
+		// kids[0] is the newest, then the oldest and on.
+		kids = append(kids[1:], kids[0])
+	}
+	for _, sc := range kids {
+		k := sc.key
 		gc := g.childIn(key{k.Site, k.Entry, 0}, a)
 		gc.Count += sc.count
 		if sc.first < gc.First {
 			gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
 		}
 		refMerge(sc, gc, a)
-	})
+	}
 }
 
 // randomSegTree is a segment's tree of random paths below a new root:
@@ -250,5 +264,53 @@ func TestMergeIntoFreshNodes(t *testing.T) {
 		if err := sameTree(got, want, fmt.Sprintf("trial %d, after lookups", trial)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestMergeFreshLaysOutInWalkOrder: a segment's tree merged into an
+// empty one (--jobs 1) has each node's children by first position
+// already (sortChildren has nothing to do) and its nodes in memory in
+// the order a walk visits them, each right after the one before but at
+// the treeAlloc's block boundaries (mergeFresh).
+func TestMergeFreshLaysOutInWalkOrder(t *testing.T) {
+	r := rand.New(rand.NewSource(27))
+	c := new(childCache)
+	root := &segNode{first: noPos}
+	stack := []*segNode{root}
+	for pos := uint64(0); pos < 20000; pos++ {
+		if top := stack[len(stack)-1]; len(stack) == 1 || len(stack) < 12 && r.Intn(2) == 0 {
+			n := c.make(top, segKey{uint64(r.Intn(4)), uint64(100 + r.Intn(3))})
+			n.count++
+			n.first = min(n.first, pos)
+			stack = append(stack, n)
+		} else {
+			stack = stack[:len(stack)-1]
+		}
+	}
+	g := &Node{First: noPos}
+	var a treeAlloc
+	merge(root, g, &a)
+	size := reflect.TypeOf(Node{}).Size()
+	var prev uintptr
+	nodes, jumps := 0, 0
+	g.Walk(func(n *Node) bool {
+		for i := 1; i < len(n.Children); i++ {
+			if !childBefore(n.Children[i-1], n.Children[i]) {
+				t.Fatalf("children of %+v not by first position", *n)
+			}
+		}
+		at := reflect.ValueOf(n).Pointer()
+		if nodes > 0 && at != prev+size {
+			jumps++
+		}
+		prev = at
+		nodes++
+		return true
+	})
+	if nodes < 2*allocBlock {
+		t.Fatalf("only %d nodes: the test needs more than a block", nodes)
+	}
+	if max := nodes / allocBlock; jumps > max {
+		t.Fatalf("%d nodes, %d out of walk order (blocks: %d)", nodes, jumps, max)
 	}
 }

@@ -61,3 +61,40 @@ func TestNamesFromDWARF(t *testing.T) {
 	}
 	t.Logf("%d paths named from DWARF, %d of them unlike their ELF names", named, renamed)
 }
+
+// countingSym is a Symbolizer that names every address "f" at itself
+// and counts the questions.
+type countingSym struct{ funcs, lines int }
+
+func (c *countingSym) PCToFunc(pc uint64) (string, uint64, bool) {
+	c.funcs++
+	return "f", pc, true
+}
+
+func (c *countingSym) PCToLine(pc uint64) (string, int, bool) {
+	c.lines++
+	return "f.c", int(pc), true
+}
+
+// TestImagesShareNames: finish names the functions and call sites of
+// images that share a Symbolizer (a tree's processes of one program)
+// once for all of them, and those of another Symbolizer with it.
+func TestImagesShareNames(t *testing.T) {
+	shared, other := &countingSym{}, &countingSym{}
+	p := &Profile{syms: []Symbolizer{shared, shared, other}}
+	for img := range p.syms {
+		root := &Node{First: noPos}
+		c := root.child(key{0x2000, 0x1000, 0})
+		c.Depth, c.Count = 1, 1
+		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})
+	}
+	p.finish(shared)
+	if shared.funcs != 1 || shared.lines != 1 || other.funcs != 1 || other.lines != 1 {
+		t.Errorf("questions: shared %+v, other %+v; want one of each", *shared, *other)
+	}
+	for _, th := range p.Threads {
+		if c := th.Root.Children[0]; c.Func != "f" || c.SiteName != "f.c:8192" {
+			t.Errorf("thread %d: %q at %q", th.Tid, c.Func, c.SiteName)
+		}
+	}
+}

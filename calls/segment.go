@@ -72,11 +72,15 @@ type segNode struct {
 	// sqlite3 3.7 million), so the hash takes the parent's id, made
 	// from its own parent's and the order it was made in.
 	id uint64
-	// kid is the node's last child made, next the child made before
-	// it (a sibling list): sort -n's merge sort makes a million paths,
-	// most with one or two children, and a block of inline keys for
-	// each (segKids, 144 bytes) was as much memory as the nodes, most
-	// of its cost the kernel's and the allocator's zeroing of new pages.
+	// kid is the node's last child made, and the children are a
+	// circular sibling list through next, each child's next the child
+	// made after it, the last's the first (kid.next): sort -n's merge
+	// sort makes a million paths, most with one or two children, and a
+	// block of inline keys for each (segKids, 144 bytes) was as much
+	// memory as the nodes, most of its cost the kernel's and the
+	// allocator's zeroing of new pages. Oldest first, a walk of the
+	// tree reads the nodes in the order they were made, which is where
+	// they lie (mergeFresh); newest first, every sibling was a miss.
 	kid, next *segNode
 }
 
@@ -87,12 +91,28 @@ const segKidsInline = 4
 // numChildren is how many children n has.
 func (n *segNode) numChildren() int { return int(n.nkids) }
 
-// eachChild calls fn with each child of n and its key, the last made
+// eachChild calls fn with each child of n and its key, the first made
 // first.
 func (n *segNode) eachChild(fn func(k segKey, c *segNode)) {
-	for c := n.kid; c != nil; c = c.next {
+	for c := n.firstKid(); c != nil; c = n.nextKid(c) {
 		fn(c.key, c)
 	}
+}
+
+// firstKid is n's first child made, nil if none.
+func (n *segNode) firstKid() *segNode {
+	if n.kid == nil {
+		return nil
+	}
+	return n.kid.next
+}
+
+// nextKid is the child of n made after c, nil after the last.
+func (n *segNode) nextKid(c *segNode) *segNode {
+	if c == n.kid {
+		return nil
+	}
+	return c.next
 }
 
 // kidKey is a child's key in childCache.many: its parent and its key.
@@ -108,7 +128,7 @@ const nodeSlab = 1024
 // make finds n's child k, or makes it.
 func (c *childCache) make(n *segNode, k segKey) *segNode {
 	if n.nkids <= segKidsInline {
-		for x := n.kid; x != nil; x = x.next {
+		for x := n.firstKid(); x != nil; x = n.nextKid(x) {
 			if x.key == k {
 				return x
 			}
@@ -121,7 +141,12 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 	}
 	x := &c.slab[0]
 	c.slab = c.slab[1:]
-	*x = segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(n.nkids) + 1) * 0x9e3779b97f4a7c15, next: n.kid}
+	*x = segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(n.nkids) + 1) * 0x9e3779b97f4a7c15}
+	if n.kid == nil {
+		x.next = x
+	} else {
+		x.next, n.kid.next = n.kid.next, x
+	}
 	n.kid = x
 	n.nkids++
 	if n.nkids > segKidsInline {
@@ -129,7 +154,7 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 			c.many = map[kidKey]*segNode{}
 		}
 		if n.nkids == segKidsInline+1 {
-			for y := n.kid; y != nil; y = y.next {
+			for y := n.firstKid(); y != nil; y = n.nextKid(y) {
 				c.many[kidKey{n, y.key}] = y
 			}
 		} else {
@@ -179,7 +204,10 @@ func (c *childCache) slot(n *segNode, k segKey) **segNode {
 
 func (c *childCache) lookup(n *segNode, k segKey) *segNode {
 	e := c.slot(n, k)
-	if x := *e; x != nil && x.parent == n && x.key == k {
+	// A node with no children has none in the slot: the check would
+	// read another path's node for nothing (sort -n's merge sort makes
+	// most of its 1.2 million paths below a node with none yet).
+	if x := *e; n.nkids != 0 && x != nil && x.parent == n && x.key == k {
 		return x
 	}
 	x := c.make(n, k)
@@ -351,6 +379,8 @@ type segment struct {
 	// verdicts keeps callsAndRets' answers (nil once the segment is
 	// done).
 	verdicts *[verdictSlots]verdict
+	// verdictsMade counts the verdicts verdictOf made for its table.
+	verdictsMade int
 	// children caches the children of nodes (nil once the segment is
 	// done).
 	children *childCache
@@ -442,7 +472,17 @@ func (f *funcs) entry(pc uint64) (uint64, bool) {
 	return e.entry, e.ok
 }
 
-func (f *funcs) lookup(pc uint64) entryOf {
+func (f *funcs) lookup(pc uint64) entryOf { return f.find(pc, true) }
+
+// probe is lookup for a pc that will seldom be asked about again (an
+// instruction of a block makeVerdict judges): the answer is not kept
+// in the map. The tree's verdicts put 450,000 such pcs in it (21 MB of
+// map, its growth and its misses), where the ones the hooks ask about
+// again (calls' targets, entries) are a few thousand.
+func (f *funcs) probe(pc uint64) entryOf { return f.find(pc, false) }
+
+// find is lookup, which keeps a new answer in the map if keep.
+func (f *funcs) find(pc uint64, keep bool) entryOf {
 	r := &f.recent[(pc^pc>>recentBits)&(1<<recentBits-1)]
 	if r.pc == pc && r.img1 == int32(f.img+1) {
 		return r.entryOf()
@@ -457,7 +497,9 @@ func (f *funcs) lookup(pc uint64) entryOf {
 		name, e.entry, e.ok = f.sym.PCToFunc(pc)
 		e.tramp = strings.HasPrefix(name, "_dl_runtime_resolve")
 	}
-	f.cache[pc] = e
+	if keep {
+		f.cache[pc] = e
+	}
 	r.keep(pc, f.img, e)
 	return e
 }
@@ -757,8 +799,12 @@ type verdict struct {
 	hooks, logged, merge, soft, open, shut uint64
 }
 
-// verdictSlots is the size of the direct-mapped table of verdicts, by
-// block address (4 MiB).
+// verdictSlots is the size of the table of verdicts (4 MiB), in sets
+// of two by block address: a new verdict takes the first slot of its
+// set, the one there moves to the second. Direct-mapped, the tree's
+// 32,700 verdicts (of 40 bash processes, python3 and their libraries)
+// collided in the 65,536 slots enough that 27,600 of its 60,300
+// verdicts made were made again after another had evicted them.
 const (
 	verdictBits  = 16
 	verdictSlots = 1 << verdictBits
@@ -784,11 +830,21 @@ func (s *segment) verdictOf(b *x86.Block) *verdict {
 		v := s.verdictIn(b, img)
 		return &v
 	}
-	v := &s.verdicts[(b.PC^b.PC>>verdictBits)&(verdictSlots-1)]
-	if v.insts != &b.Insts[0] || v.n != int32(len(b.Insts)) || v.img != int32(img) {
-		*v = s.verdictIn(b, img)
+	set := s.verdictSet(b)
+	for i := range set {
+		if v := &set[i]; v.insts == &b.Insts[0] && v.n == int32(len(b.Insts)) && v.img == int32(img) {
+			return v
+		}
 	}
-	return v
+	s.verdictsMade++
+	set[1] = set[0]
+	set[0] = s.verdictIn(b, img)
+	return &set[0]
+}
+
+// verdictSet is the set of the table b's verdict is kept in.
+func (s *segment) verdictSet(b *x86.Block) []verdict {
+	return s.verdicts[(b.PC^b.PC>>verdictBits)<<1&(verdictSlots-1):][:2]
 }
 
 // verdictIn makes b's verdict with the symbols of image img.
@@ -821,7 +877,7 @@ func (s *segment) makeVerdict(b *x86.Block) verdict {
 				v.logged |= bit
 			}
 			if in.Op == x86asm.RET || a.Kind == x86.KRel {
-				if e := s.fn.lookup(in.PC); !e.ok || e.entry != in.PC {
+				if e := s.fn.probe(in.PC); !e.ok || e.entry != in.PC {
 					v.merge |= bit
 				}
 			}
@@ -831,7 +887,7 @@ func (s *segment) makeVerdict(b *x86.Block) verdict {
 				v.open |= bit
 			}
 		default:
-			if e := s.fn.lookup(in.PC); e.ok && e.entry == in.PC {
+			if e := s.fn.probe(in.PC); e.ok && e.entry == in.PC {
 				v.hooks |= bit
 				if !e.tramp {
 					v.logged |= bit

@@ -100,9 +100,10 @@ func TestVerdictsAsInstructions(t *testing.T) {
 		r.Hook = func(*reader.Replay, *x86.CPU, *x86.Inst) {}
 		r.HookInsts = func(b *x86.Block) uint64 {
 			asked++
-			slot := &s.verdicts[(b.PC^b.PC>>verdictBits)&(verdictSlots-1)]
-			if len(b.Insts) > 0 && slot.insts == &b.Insts[0] {
-				kept++
+			for _, v := range s.verdictSet(b) {
+				if len(b.Insts) > 0 && v.insts == &b.Insts[0] {
+					kept++
+				}
 			}
 			v := s.verdictOf(b)
 			soft, open, shut := refWindows(ref, b)
@@ -227,5 +228,44 @@ func TestExitedThreadsLetGoOfTheirCPU(t *testing.T) {
 		return true
 	}() {
 		t.Errorf("%d of %d threads let go of their CPU; the current CPU is an exited thread's: %v", let, len(s.threads), s.curCPU != nil)
+	}
+}
+
+// TestVerdictSetsKeepTwo: two blocks whose verdicts share a set of the
+// table, asked about in turn, both stay (a direct-mapped table made
+// each again every time: verdictSlots); a third evicts the one asked
+// about longest ago, and a block of other instructions at the same PC
+// is no hit.
+func TestVerdictSetsKeepTwo(t *testing.T) {
+	s := newSegment(nil)
+	block := func(pc uint64) *x86.Block {
+		return &x86.Block{PC: pc, Insts: []x86.Inst{{PC: pc, Op: x86asm.RET, Len: 1}}}
+	}
+	a, b, c := block(0x401000), block(0x401000|1<<40), block(0x401000|1<<41)
+	if &s.verdictSet(a)[0] != &s.verdictSet(b)[0] || &s.verdictSet(a)[0] != &s.verdictSet(c)[0] {
+		t.Fatal("the blocks' verdicts are not in one set: the test tests nothing")
+	}
+	in := func(x *x86.Block) bool {
+		for _, v := range s.verdictSet(x) {
+			if v.insts == &x.Insts[0] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, x := range []*x86.Block{a, b, a, b} {
+		if v := s.verdictOf(x); v.insts != &x.Insts[0] || v.hooks != 1 {
+			t.Fatalf("block %#x: verdict %+v", x.PC, *v)
+		}
+	}
+	if !in(a) || !in(b) || s.verdictsMade != 2 {
+		t.Fatalf("after a, b, a, b: a kept %v, b kept %v, %d verdicts made (want 2)", in(a), in(b), s.verdictsMade)
+	}
+	s.verdictOf(c)
+	if !in(c) || !in(b) || in(a) {
+		t.Fatalf("after c: a kept %v (want false), b %v, c %v", in(a), in(b), in(c))
+	}
+	if d := block(c.PC); s.verdictOf(d).insts != &d.Insts[0] {
+		t.Fatal("another block's instructions at c's PC took c's verdict")
 	}
 }

@@ -418,3 +418,25 @@ int main(int argc, char **argv) {
 		t.Errorf("got %q, %v", r.stdout, r.status)
 	}
 }
+
+// TestSIGILLNamesTheMissingExtension checks that a program killed by the
+// #UD of an extension the guest CPU's level lacks is told which one and
+// how to get it, and that a plain ud2 is not.
+func TestSIGILLNamesTheMissingExtension(t *testing.T) {
+	for _, c := range []struct{ asm, lacks string }{
+		{"vmovups (%rsp), %xmm0", "avx"},
+		{"ud2", ""},
+	} {
+		exe := build(t, noLibc, `void _start(void) { __asm__ volatile("`+c.asm+`"); }`+"\n")
+		r, err := runEmuErr(t, Config{Path: exe, CPU: "v2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.status.Signal != unix.SIGILL || r.status.Lacks != c.lacks {
+			t.Errorf("%s: status %v, lacks %q, want SIGILL lacking %q", c.asm, r.status, r.status.Lacks, c.lacks)
+		}
+		if hint := strings.Contains(r.status.String(), "--cpu host"); hint != (c.lacks != "") {
+			t.Errorf("%s: %q", c.asm, r.status.String())
+		}
+	}
+}

@@ -318,15 +318,20 @@ func (p *Process) mapELF(t *Thread, fd int, path string, main bool) (*loadedELF,
 	} else if lo < mmapMin || hi > taskSize {
 		return nil, fmt.Errorf("%w (segments outside the user address space)", ErrNotExecutable)
 	}
-	hostFD, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	// The mappings are named as the kernel names them: the file's
+	// path with its symbolic links resolved (/lib64/ld-linux-x86-64.so.2
+	// is /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 on Debian).
+	name, err := readFDPath(fd)
+	if err != nil {
+		name = path
+		if abs, err := p.fs.abs(path); err == nil {
+			name = abs
+		}
+	}
+	mf, err := newMappedFile(fd, name)
 	if err != nil {
 		return nil, err
 	}
-	mf := &mappedFile{fd: hostFD, path: path}
-	if abs, err := p.fs.abs(path); err == nil {
-		mf.path = abs
-	}
-	mf.refs = 1
 	defer mf.unref()
 	for _, ph := range f.Progs {
 		if ph.Type != elf.PT_LOAD || ph.Memsz == 0 {

@@ -146,12 +146,27 @@ func (p *Process) exitProcess(st ExitStatus, err error) {
 	}
 	p.release()
 	p.vforkRelease()
-	// Orphans go to the first process, which acts as subreaper.
+	// Orphans go to the nearest ancestor that is a child subreaper
+	// (prctl), else to the first process, which acts as one; a child's
+	// threads with a death signal (PR_SET_PDEATHSIG) get it.
+	heir := m.init
+	for a := p.parent; a != nil; a = a.parent {
+		if a.childSubreaper && !a.exited {
+			heir = a
+			break
+		}
+	}
 	for _, c := range p.children {
-		c.parent = m.init
-		m.init.children = append(m.init.children, c)
+		c.parent = heir
+		heir.children = append(heir.children, c)
 		if c.zombie {
-			m.init.childChanged(c)
+			heir.childChanged(c)
+			continue
+		}
+		for _, th := range c.threads {
+			if sig := th.prctl.pdeathsig; sig != 0 {
+				c.queueProcess(pendingSignal{info: SigInfo{Signo: int32(sig), Code: siUser, Pid: int32(p.PID), Uid: int32(unix.Getuid())}})
+			}
 		}
 	}
 	p.children = nil

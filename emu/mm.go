@@ -69,9 +69,10 @@ func pageUp(a uint64) uint64   { return (a + pageSize - 1) &^ (pageSize - 1) }
 // through a shared mapping goes back to the file (mm_shared.go), later
 // writes to the file are not seen through the mapping.
 type mappedFile struct {
-	fd   int
-	path string
-	refs int
+	fd       int
+	path     string
+	dev, ino uint64 // the host file's, for /proc/PID/maps
+	refs     int
 	// shared are the file's pages every MAP_SHARED mapping of it in
 	// the machine holds (nil for a private mapping).
 	shared *filePages
@@ -124,11 +125,31 @@ func (v *vma) String() string {
 	if v.shared {
 		p[3] = 's'
 	}
-	off := uint64(0)
+	var off, dev, ino uint64
 	if v.file != nil {
-		off = v.off
+		off, dev, ino = v.off, v.file.dev, v.file.ino
 	}
-	return fmt.Sprintf("%x-%x %s %08x 00:00 0 %s", v.start, v.end, p, off, v.name)
+	// The kernel's layout (fs/proc/task_mmu.c): at least 8 hex digits,
+	// and a name starts in column 74.
+	s := fmt.Sprintf("%08x-%08x %s %08x %02x:%02x %d ", v.start, v.end, p, off, unix.Major(dev), unix.Minor(dev), ino)
+	if v.name != "" {
+		s = fmt.Sprintf("%-72s %s", s, v.name)
+	}
+	return s
+}
+
+// newMappedFile keeps a duplicate of host descriptor fd for a mapping of
+// the file; name is the file's path as the kernel gives it.
+func newMappedFile(fd int, name string) (*mappedFile, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	h, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &mappedFile{fd: h, path: name, dev: st.Dev, ino: st.Ino, refs: 1}, nil
 }
 
 // perm is the page permission for a protection: x86 cannot make a page

@@ -94,10 +94,13 @@ type ExitStatus struct {
 	// (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP): Addr is the faulting
 	// address (si_addr), PC the instruction's address and Inst its
 	// disassembly.
-	Fault     bool
-	Addr      uint64
-	PC        uint64
-	Inst      string
+	Fault bool
+	Addr  uint64
+	PC    uint64
+	Inst  string
+	// Lacks names the extension a SIGILL's instruction needs and the
+	// guest CPU's level does not have (--cpu), if that was the cause.
+	Lacks     string
 	SigCode   int32
 	CoreDumps bool
 }
@@ -127,6 +130,9 @@ func (s ExitStatus) String() string {
 			msg += ", " + why
 		}
 		msg += fmt.Sprintf(": address %#x, instruction %s at %#x", s.Addr, s.Inst, s.PC)
+	}
+	if s.Lacks != "" {
+		msg += fmt.Sprintf(" (the guest CPU lacks %s: run ttd with --cpu host to give it the host's extensions)", s.Lacks)
 	}
 	return msg
 }
@@ -199,6 +205,10 @@ type Process struct {
 	rlimits [rlimNLimits]unix.Rlimit
 	// nice is the process's nice value (getpriority, setpriority).
 	nice int
+	// prctl(2) state Linux keeps per process: PR_SET_DUMPABLE 0 (reset
+	// by execve), PR_SET_CHILD_SUBREAPER (orphans below go here, not to
+	// the first process), PR_SET_THP_DISABLE (inherited).
+	undumpable, childSubreaper, thpDisable bool
 
 	// shared are the process-directed pending signals.
 	shared sigQueue

@@ -476,6 +476,9 @@ func (t *Thread) deliver(sig int, ps *pendingSignal) {
 			st.PC = ps.pc
 			st.SigCode = ps.info.Code
 			st.Inst = t.disasm(ps.pc)
+			if mf := t.missing; mf != nil && unix.Signal(sig) == unix.SIGILL && mf.PC == ps.pc {
+				st.Lacks = mf.Need.String()
+			}
 		}
 		if p.obs != nil {
 			p.obs.Signal(t, &SignalEvent{Info: ps.info, Fatal: true})

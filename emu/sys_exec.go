@@ -135,6 +135,8 @@ func (t *Thread) execve(dirfd int, pathAddr, argvAddr, envpAddr uint64, flags in
 	t.altStack = stackT{flags: ssDisable}
 	t.robustList, t.clearChildTID = 0, 0
 	t.name = [16]byte{}
+	t.prctl.keepcaps = false // execve resets these
+	p.undumpable = false
 	return 0, errNoResult
 }
 

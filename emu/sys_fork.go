@@ -42,7 +42,8 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 	}
 	c := &Process{m: m, cfg: p.cfg, log: p.log, obs: p.obs, exitSig: ca.exitSig,
 		PID: m.nextID, exe: p.exe, argv: p.argv, auxv: p.auxv, env: p.env, execed: false,
-		pgid: p.pgid, sid: p.sid, sig: p.sig, rlimits: p.rlimits, nice: p.nice, parent: p}
+		pgid: p.pgid, sid: p.sid, sig: p.sig, rlimits: p.rlimits, nice: p.nice, parent: p,
+		undumpable: p.undumpable, thpDisable: p.thpDisable}
 	if f&unix.CLONE_PARENT != 0 && p.parent != nil {
 		c.parent = p.parent
 	}
@@ -95,7 +96,7 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 		}
 		cpu.FSBase = ca.tls
 	}
-	nt := &Thread{P: c, CPU: cpu, Tid: c.PID, sigMask: t.sigMask, altStack: t.altStack, name: t.name}
+	nt := &Thread{P: c, CPU: cpu, Tid: c.PID, sigMask: t.sigMask, altStack: t.altStack, name: t.name, prctl: t.prctl.inherited()}
 	c.threads = []*Thread{nt}
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.writeU32(ca.parentTID, uint32(nt.Tid))

@@ -91,12 +91,12 @@ func Mmap(t *Thread, a *SyscallArgs) (uint64, error) {
 			return 0, unix.EACCES
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-			h, err := unix.FcntlInt(uintptr(e.host), unix.F_DUPFD_CLOEXEC, 0)
+			path, _ := readFDPath(e.host)
+			mf, err := newMappedFile(e.host, path)
 			if err != nil {
 				return 0, errno(err)
 			}
-			path, _ := readFDPath(e.host)
-			v.file = &mappedFile{fd: h, path: path, refs: 1}
+			v.file = mf
 			if shared && st.Mode&unix.S_IFMT == unix.S_IFREG {
 				v.file.shared = t.P.m.filePagesFor(&st)
 			}
@@ -363,4 +363,65 @@ func Mincore(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 	}
 	return 0, t.CopyOut(a.A[2], vec)
+}
+
+// Mlock implements Linux syscall mlock(2): guest pages stay in ttd's
+// memory anyway, so locking checks what the kernel checks (the range
+// mapped, RLIMIT_MEMLOCK without CAP_IPC_LOCK) and changes nothing.
+func Mlock(t *Thread, a *SyscallArgs) (uint64, error) {
+	return 0, mlockRange(t, a.A[0], a.A[1], true)
+}
+
+// Mlock2 implements Linux syscall mlock2(2) (MLOCK_ONFAULT or 0).
+func Mlock2(t *Thread, a *SyscallArgs) (uint64, error) {
+	if a.A[2]&^unix.MLOCK_ONFAULT != 0 {
+		return 0, unix.EINVAL
+	}
+	return 0, mlockRange(t, a.A[0], a.A[1], true)
+}
+
+// Munlock implements Linux syscall munlock(2).
+func Munlock(t *Thread, a *SyscallArgs) (uint64, error) {
+	return 0, mlockRange(t, a.A[0], a.A[1], false)
+}
+
+// Mlockall implements Linux syscall mlockall(2).
+func Mlockall(t *Thread, a *SyscallArgs) (uint64, error) {
+	f := a.A[0]
+	if f == 0 || f&^uint64(unix.MCL_CURRENT|unix.MCL_FUTURE|unix.MCL_ONFAULT) != 0 || f == unix.MCL_ONFAULT {
+		return 0, unix.EINVAL
+	}
+	if t.P.rlimits[unix.RLIMIT_MEMLOCK].Cur == 0 && unix.Geteuid() != 0 {
+		return 0, unix.EPERM
+	}
+	return 0, nil
+}
+
+// Munlockall implements Linux syscall munlockall(2).
+func Munlockall(t *Thread, a *SyscallArgs) (uint64, error) { return 0, nil }
+
+// mlockRange checks [addr, addr+length) as mlock and munlock do: the
+// start rounded down to its page, every page mapped.
+func mlockRange(t *Thread, addr, length uint64, lock bool) error {
+	start := pageDown(addr)
+	end := pageUp(addr + length)
+	if addr+length < addr || end < start {
+		return unix.EINVAL
+	}
+	if lock && unix.Geteuid() != 0 {
+		lim := t.P.rlimits[unix.RLIMIT_MEMLOCK].Cur
+		if lim == 0 {
+			return unix.EPERM
+		}
+		if end-start > lim {
+			return unix.ENOMEM
+		}
+	}
+	if start == end {
+		return nil
+	}
+	if end > taskSize || !t.P.MM.mapped(start, end) {
+		return unix.ENOMEM
+	}
+	return nil
 }

@@ -269,8 +269,20 @@ func Getrandom(t *Thread, a *SyscallArgs) (uint64, error) {
 }
 
 // Prctl implements Linux syscall prctl(2) for the options programs use at
-// start-up.
+// start-up: the settings are kept (per thread or per process, as Linux
+// keeps them), the bounding set is the host's (the guest runs with ttd's
+// credentials), and the death signal and subreapers act when a parent
+// exits (Machine's exitProcess).
 func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
+	p := t.P
+	zero := func(from int) bool { // arguments from..4 must be 0
+		for i := from; i < 5; i++ {
+			if a.A[i] != 0 {
+				return false
+			}
+		}
+		return true
+	}
 	switch a.Int(0) {
 	case unix.PR_SET_NAME:
 		var b [16]byte
@@ -283,21 +295,80 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 		return 0, nil
 	case unix.PR_GET_NAME:
 		return 0, t.CopyOut(a.A[1], t.name[:])
+	case unix.PR_SET_DUMPABLE:
+		if a.A[1] > 1 {
+			return 0, unix.EINVAL
+		}
+		p.undumpable = a.A[1] == 0
+		return 0, nil
 	case unix.PR_GET_DUMPABLE:
+		if p.undumpable {
+			return 0, nil
+		}
 		return 1, nil
-	case unix.PR_SET_DUMPABLE, unix.PR_SET_PDEATHSIG, unix.PR_SET_NO_NEW_PRIVS, unix.PR_SET_TIMERSLACK,
-		unix.PR_SET_CHILD_SUBREAPER, unix.PR_SET_KEEPCAPS, unix.PR_SET_THP_DISABLE:
+	case unix.PR_SET_PDEATHSIG:
+		if a.A[1] > numSignals {
+			return 0, unix.EINVAL
+		}
+		t.prctl.pdeathsig = int(a.A[1])
 		return 0, nil
 	case unix.PR_GET_PDEATHSIG:
-		return 0, t.writeU32(a.A[1], 0)
-	case unix.PR_GET_NO_NEW_PRIVS, unix.PR_GET_CHILD_SUBREAPER, unix.PR_GET_KEEPCAPS, unix.PR_GET_THP_DISABLE:
+		return 0, t.writeU32(a.A[1], uint32(t.prctl.pdeathsig))
+	case unix.PR_SET_NO_NEW_PRIVS:
+		if a.A[1] != 1 || !zero(2) {
+			return 0, unix.EINVAL
+		}
+		t.prctl.noNewPrivs = true
+		return 0, nil
+	case unix.PR_GET_NO_NEW_PRIVS:
+		if !zero(1) {
+			return 0, unix.EINVAL
+		}
+		return boolResult(t.prctl.noNewPrivs), nil
+	case unix.PR_SET_TIMERSLACK:
+		t.prctl.timerslack = a.A[1]
 		return 0, nil
 	case unix.PR_GET_TIMERSLACK:
-		return 50000, nil
-	case unix.PR_CAPBSET_READ:
+		if t.prctl.timerslack == 0 {
+			return 50000, nil
+		}
+		return t.prctl.timerslack, nil
+	case unix.PR_SET_KEEPCAPS:
+		if a.A[1] > 1 {
+			return 0, unix.EINVAL
+		}
+		t.prctl.keepcaps = a.A[1] == 1
 		return 0, nil
+	case unix.PR_GET_KEEPCAPS:
+		return boolResult(t.prctl.keepcaps), nil
+	case unix.PR_SET_CHILD_SUBREAPER:
+		p.childSubreaper = a.A[1] != 0
+		return 0, nil
+	case unix.PR_GET_CHILD_SUBREAPER:
+		return 0, t.writeU32(a.A[1], uint32(boolResult(p.childSubreaper)))
+	case unix.PR_SET_THP_DISABLE:
+		if !zero(2) {
+			return 0, unix.EINVAL
+		}
+		p.thpDisable = a.A[1] != 0
+		return 0, nil
+	case unix.PR_GET_THP_DISABLE:
+		if !zero(1) {
+			return 0, unix.EINVAL
+		}
+		return boolResult(p.thpDisable), nil
+	case unix.PR_CAPBSET_READ:
+		r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(a.A[1]), 0, 0, 0)
+		return uint64(r), errno(err)
 	}
 	return 0, unix.EINVAL
+}
+
+func boolResult(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // arch_prctl codes.

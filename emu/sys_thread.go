@@ -231,7 +231,8 @@ func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 		c.FSBase = ca.tls
 	}
 	m := p.m
-	nt := &Thread{P: p, CPU: c, Tid: m.nextID, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name}
+	nt := &Thread{P: p, CPU: c, Tid: m.nextID, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name,
+		prctl: t.prctl.inherited()}
 	m.nextID++
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.writeU32(ca.parentTID, uint32(nt.Tid)) // a fault is ignored, as by Linux

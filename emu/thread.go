@@ -43,7 +43,12 @@ type Thread struct {
 	futexQueued bool
 	futexWoken  bool
 	// yield ends the thread's time slice (sched_yield).
-	yield    bool
+	yield bool
+	// prctl is what PR_SET_* gave the thread.
+	prctl threadPrctl
+	// missing is the extension the last #UD's instruction needed, when
+	// the guest CPU's level lacked it (for the fatal SIGILL's message).
+	missing  *x86.MissingFeatureError
 	exitCode int
 
 	sigMask  uint64 // blocked signals, bit sig-1
@@ -116,9 +121,13 @@ func (t *Thread) handleExit(ex x86.Exit) {
 	case x86.ExitFPE:
 		t.forceFault(SigInfo{Signo: int32(unix.SIGFPE), Code: ex.Code, Addr: c.RIP}, trapInfo{trapno: 19}, ex)
 	case x86.ExitIllegal:
+		var mf *x86.MissingFeatureError
+		t.missing = nil
+		if errors.As(ex.Err, &mf) {
+			t.missing = mf
+		}
 		if p.cfg.Verbose {
-			var mf *x86.MissingFeatureError
-			if errors.As(ex.Err, &mf) {
+			if mf != nil {
 				p.logf("SIGILL: %v (--cpu %s)", mf, c.Features().Level())
 			} else {
 				p.logf("SIGILL: illegal instruction %s at %#x", t.disasm(c.RIP), c.RIP)
@@ -159,4 +168,19 @@ func (t *Thread) disasm(pc uint64) string {
 		return "(unreadable)"
 	}
 	return x86.Disasm(pc, code[:n])
+}
+
+// threadPrctl is a thread's prctl(2) state (Linux keeps it per task).
+type threadPrctl struct {
+	pdeathsig  int    // PR_SET_PDEATHSIG: sent when the parent exits
+	timerslack uint64 // PR_SET_TIMERSLACK in ns; 0: the default, 50 us
+	keepcaps   bool
+	noNewPrivs bool // set once, never cleared; inherited
+}
+
+// inherited is what a new thread or process takes from its creator's:
+// not the death signal (Linux's copy_process clears it).
+func (c threadPrctl) inherited() threadPrctl {
+	c.pdeathsig = 0
+	return c
 }

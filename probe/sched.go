@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"ttd/reader"
@@ -16,7 +18,9 @@ import (
 // schedLog (TTD_SCHEDLOG=1) writes the jobs' timeline to stderr: when
 // each job starts a run, claims a segment, steals, ends (milliseconds
 // since the process started), to see what lies between the critical
-// path and the wall.
+// path and the wall, and the CPU time of the job's thread so far (each
+// job then keeps its goroutine on one thread: threadCPU), which tells
+// what a segment cost where the wall also holds the waits for a core.
 var (
 	schedLog   = os.Getenv("TTD_SCHEDLOG") != ""
 	schedStart = time.Now()
@@ -100,8 +104,15 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 	var done atomic.Int64
 	schedf("eval: %d units, runs %v", len(units), s.runs)
 	reader.Parallel(len(s.runs), opts.Jobs, func(c int) {
+		if schedLog {
+			runtime.LockOSThread() // threadCPU: the job's own
+			defer runtime.UnlockOSThread()
+		}
 		defer pprof.SetGoroutineLabels(context.Background())
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
+		// left is what the job's last re-simulation left to its next
+		// (a steal's).
+		var left *reader.Leftovers
 		for {
 			if i0 := s.first(c); i0 < len(units) {
 				var init map[string]Value
@@ -120,14 +131,14 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 						s.stopAt(i + 1)
 					}
 					return true
-				})
+				}, &left)
 				if errs[c] != nil {
 					s.stopAt(0) // no more starts anywhere
 					return
 				}
 			}
 			if !s.steal(c) {
-				schedf("job %d: done", c)
+				schedf("job %d: done cpu %.1f ms", c, threadCPU())
 				return
 			}
 		}
@@ -195,7 +206,7 @@ func (s *chainSched) claim(c, i int) bool {
 	}
 	r.busy, r.fresh, r.cur, r.at = true, !chained, i, t
 	r.next++
-	schedf("job %d: segment %d (cost %d)", c, i, s.cost[i])
+	schedf("job %d: segment %d (cost %d) cpu %.1f ms", c, i, s.cost[i], threadCPU())
 	return true
 }
 
@@ -299,9 +310,19 @@ func (s *chainSched) steal(c int) bool {
 		schedf("job %d: no steal from job %d (left %.0f ms, start %.0f ms)", c, v, most/1e6, start/1e6)
 		return false
 	}
-	schedf("job %d: steals [%d,%d) of job %d (at %d; left %.0f -> %.0f ms)", c, at, r.end, v, r.next, most/1e6, best/1e6)
+	schedf("job %d: steals [%d,%d) of job %d (at %d; left %.0f -> %.0f ms) cpu %.1f ms", c, at, r.end, v, r.next, most/1e6, best/1e6, threadCPU())
 	s.runs[c] = schedRun{next: at, end: r.end}
 	r.end = at
 	s.steals++
 	return true
+}
+
+// threadCPU is the CPU time of the calling thread (ms).
+func threadCPU() float64 {
+	if !schedLog {
+		return 0
+	}
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }

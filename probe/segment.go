@@ -261,16 +261,28 @@ func (b *Bound) chains() bool { return !b.P.needMemory && !b.needMemory }
 // checks it as it checks any. A worker thus pays for one start (the
 // checkpoint's state, decoding, translation) per chain, not per
 // segment. emit takes each partial in order and returns false to stop
-// (the script called exit()).
-func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) bool, emit func(k int, pt *Partial) bool) error {
+// (the script called exit()). left, if not nil, holds what the worker's
+// last re-simulation left (reader.Leftovers: its pages and decoded
+// code), which this one starts with, and then what this one leaves.
+func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) bool, emit func(k int, pt *Partial) bool, left **reader.Leftovers) error {
 	if k0 >= len(b.cps) || !claim(k0) {
 		return nil
 	}
-	r, err := b.T.Trace.NewReplayAt(b.cps[k0])
+	var lo *reader.Leftovers
+	if left != nil {
+		lo, *left = *left, nil
+	}
+	r, err := b.T.Trace.NewReplayAtFrom(b.cps[k0], lo)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() {
+		if left != nil {
+			*left = r.CloseLeaving()
+		} else {
+			r.Close()
+		}
+	}()
 	r.Stream() // forward only: the chunks it passed leave the cache
 	for k := k0; ; k++ {
 		s := newSegEval(b, k, init)

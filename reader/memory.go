@@ -31,6 +31,8 @@ type addrSpace struct {
 	// tracking window knows bytes of.
 	init, data map[uint64]*[x86.PageSize]byte
 	scratch    []byte
+	// spare are the pages a replay left (leftovers.go), or nil.
+	spare *Leftovers
 }
 
 func newAddrSpace() *addrSpace {
@@ -110,7 +112,10 @@ func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	if g == nil {
 		return nil, 0
 	}
-	p := x86.NewPage()
+	p := as.spare.take(pn) // its bytes another position's (Leftovers)
+	if p == nil {
+		p = x86.NewPage()
+	}
 	if d := as.init[pn]; d != nil {
 		*p.Data = *d
 		as.code[pn] = true

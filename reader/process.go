@@ -77,10 +77,18 @@ func (r *Replay) newCode(mem *x86.Memory) *x86.CodeCache {
 
 // newProcess adds a process with an empty address space.
 func (r *Replay) newProcess(pid, ppid int) *process {
-	p := &process{pid: pid, ppid: ppid, as: newAddrSpace()}
+	p := &process{pid: pid, ppid: ppid, as: r.newAddrSpace()}
 	p.code = r.newCode(p.as.mem)
 	r.procs = append(r.procs, p)
 	return p
+}
+
+// newAddrSpace is an empty address space that materialises its pages
+// with the pages another replay left, if any.
+func (r *Replay) newAddrSpace() *addrSpace {
+	as := newAddrSpace()
+	as.spare = r.spare
+	return as
 }
 
 // proc returns the process with the given pid, or nil.
@@ -97,7 +105,7 @@ func (r *Replay) proc(pid int) *process {
 // page contents, diverging from here.
 func (as *addrSpace) fork() *addrSpace {
 	n := &addrSpace{mem: as.mem.Fork(nil), regions: slices.Clone(as.regions), code: maps.Clone(as.code),
-		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data)}
+		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data), spare: as.spare}
 	if n.data == nil {
 		n.data = map[uint64]*[x86.PageSize]byte{}
 	}
@@ -181,7 +189,7 @@ func (r *Replay) spaceOf(lineage []int) *addrSpace {
 	if as == nil {
 		// No ancestor yet: nothing of it is known.
 		if r.empty == nil {
-			r.empty = newAddrSpace()
+			r.empty = r.newAddrSpace()
 		}
 		as = r.empty
 	}
@@ -269,7 +277,7 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 			}
 		}
 		old, shared := pr.as, pr.shares != nil
-		pr.as, pr.shares = newAddrSpace(), nil
+		pr.as, pr.shares = r.newAddrSpace(), nil
 		pr.code = r.newCode(pr.as.mem)
 		if r.accessAll && !shared && old != before {
 			// Another process's exec (the focus's is replacedFocus's).

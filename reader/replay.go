@@ -99,6 +99,9 @@ type Replay struct {
 	// store is where its processes' code caches share decoded blocks
 	// (newCode).
 	store *x86.CodeStore
+	// spare are the pages a replay left, to materialise pages with
+	// (leftovers.go), or nil.
+	spare *Leftovers
 	// lineage is the focus and its ancestors (Trace.SetFocus, Refocus).
 	lineage []int
 	// mapTo is the process the Mmap records after a ProcessState
@@ -275,11 +278,14 @@ func (t *Trace) NewReplay(i int) (*Replay, error) {
 
 // NewReplayAt prepares a re-simulation starting at checkpoint cp (from
 // Checkpoints), with every event at its position applied.
-func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
+func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) { return t.newReplayAt(cp, nil) }
+
+// newReplayAt is NewReplayAt with what a replay left (lo may be nil).
+func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 	if cp.Chunk < 0 || cp.Chunk >= len(t.chunks) {
 		return nil, fmt.Errorf("trace: no chunk %d", cp.Chunk)
 	}
-	r := t.newReplay()
+	r := t.newReplayFrom(lo)
 	ch, err := t.chunk(cp.Chunk)
 	if err != nil {
 		return nil, err
@@ -313,8 +319,15 @@ func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) {
 	return r, nil
 }
 
-func (t *Trace) newReplay() *Replay {
-	r := &Replay{t: t, lineage: t.lineage, hookLog: hookLogOn}
+func (t *Trace) newReplay() *Replay { return t.newReplayFrom(nil) }
+
+// newReplayFrom is newReplay materialising pages with lo's and sharing
+// its code store (lo may be nil).
+func (t *Trace) newReplayFrom(lo *Leftovers) *Replay {
+	r := &Replay{t: t, lineage: t.lineage, hookLog: hookLogOn, spare: lo}
+	if lo != nil {
+		r.store = lo.store
+	}
 	if !t.tree {
 		r.newProcess(0, 0) // the only one
 	}

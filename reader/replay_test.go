@@ -63,16 +63,16 @@ func states(t testing.TB, r *Replay) []state {
 	return out
 }
 
-// TestCheckpointsAndSnapshots starts re-simulation at every checkpoint
-// (most of them inside chunks) and at snapshots, and checks that each
-// continues exactly as the re-simulation from the start.
-func TestCheckpointsAndSnapshots(t *testing.T) {
-	path := recordLoop(t, 50_000, "40")
+// fromStart opens the trace at path (closed with the test), and
+// returns the states of its re-simulation from the start and its
+// checkpoints, of which it has 5 or more.
+func fromStart(t *testing.T, path string) (*Trace, []state, []Checkpoint) {
+	t.Helper()
 	tr, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	t.Cleanup(func() { tr.Close() })
 	r0, _ := tr.NewReplay(0)
 	all := states(t, r0)
 	cps, err := tr.Checkpoints()
@@ -82,6 +82,14 @@ func TestCheckpointsAndSnapshots(t *testing.T) {
 	if len(cps) < 5 {
 		t.Fatalf("%d checkpoints", len(cps))
 	}
+	return tr, all, cps
+}
+
+// TestCheckpointsAndSnapshots starts re-simulation at every checkpoint
+// (most of them inside chunks) and at snapshots, and checks that each
+// continues exactly as the re-simulation from the start.
+func TestCheckpointsAndSnapshots(t *testing.T) {
+	tr, all, cps := fromStart(t, recordLoop(t, 50_000, "40"))
 	inChunk := 0
 	for _, cp := range cps {
 		// (A checkpoint from the index is found in its chunk.)

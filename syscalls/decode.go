@@ -62,7 +62,8 @@ func (d *decoder) decode(c *Call) {
 func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
-		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
+		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut,
+		kEpollEventsOut, kStackOut, kU32Out, kGidsOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -193,6 +194,16 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return linux.Pipe2Flags.Append(b, v), ArgFlags, nil
 	case kGrnd:
 		return linux.GetrandomFlags.Append(b, v), ArgFlags, nil
+	case kEpollCreate:
+		return linux.EpollCreateFlags.AppendPrefixed(b, v, "EPOLL_"), ArgFlags, nil
+	case kEpollOp:
+		return linux.EpollCtl.Append(b, v, "EPOLL_CTL_"), ArgFlags, nil
+	case kPrioWhich:
+		return linux.PrioWhich.Append(b, v, "PRIO_"), ArgFlags, nil
+	case kMlockall:
+		return linux.MlockallFlags.AppendPrefixed(b, v, "MCL_"), ArgFlags, nil
+	case kMlock2:
+		return linux.Mlock2Flags.AppendPrefixed(b, v, "MLOCK_"), ArgFlags, nil
 	case kSigHow:
 		return linux.SigprocmaskHow.Append(b, v, "SIG_"), ArgFlags, nil
 	case kSignal:
@@ -264,7 +275,8 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return b, ArgFlags, nil
 	case kStatOut, kStatxOut, kIovIn, kIovOut, kTimespecIn, kTimespecOut, kTimevalOut, kUtimes, kRlimitIn, kRlimitOut,
 		kSigsetIn, kSigsetOut, kSigactIn, kSigactOut, kPipeOut, kSockaddrIn, kDents, kWstatusOut, kUnameOut,
-		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut:
+		kPollfds, kCloneArgs, kTimeOut, kSiginfoIn, kMsghdr, kSysinfoOut, kCpusetOut, kStatfsOut, kEpollEventIn, kEpollEventsOut, kStackIn, kStackOut,
+		kU32Out, kGidsOut:
 		return d.structArg(b, i, sp), ArgStruct, nil
 	case kSocklenFail:
 		// Failed, the call wrote nothing: the length is the input.

@@ -6,87 +6,98 @@ import "ttd/internal/linux"
 type kind uint8
 
 const (
-	kHex           kind = iota // 0x... (unknown arguments)
-	kInt                       // int, signed decimal (32 bits)
-	kLong                      // long, signed decimal
-	kUint                      // unsigned decimal
-	kPtr                       // NULL or 0x...
-	kFd                        // a descriptor
-	kDirfd                     // a descriptor or AT_FDCWD
-	kPath                      // a NUL-terminated string read by the kernel
-	kBufIn                     // bytes read by the kernel; length in argument p
-	kBufOut                    // bytes written by the kernel; length = result
-	kStrOut                    // a string written by the kernel; length = result (readlink, getcwd)
-	kOpenFlags                 // open's flags
-	kMode                      // a permission mode, octal
-	kAtFlags                   // AT_* flags
-	kAtAccess                  // faccessat2's flags
-	kAccess                    // R_OK|W_OK|X_OK
-	kProt                      // PROT_*
-	kMmapFlags                 // MAP_*
-	kSeek                      // SEEK_*
-	kMadvise                   // MADV_*
-	kRename                    // RENAME_*
-	kMsync                     // MS_*
-	kMremap                    // MREMAP_*
-	kStatOut                   // struct stat written by the kernel
-	kStatxOut                  // struct statx written by the kernel
-	kStatxFlags                // statx's flags
-	kStatxMask                 // statx's mask
-	kIovIn                     // struct iovec[argument p] the kernel read
-	kIovOut                    // struct iovec[argument p] the kernel filled (result bytes)
-	kTimespecIn                // struct timespec read
-	kTimespecOut               // struct timespec written
-	kUtimes                    // struct timespec[2] read (NULL: now)
-	kRlimitIn                  // struct rlimit read
-	kRlimitOut                 // struct rlimit written
-	kRlimitRes                 // RLIMIT_*
-	kSigsetIn                  // sigset_t read; size in argument p
-	kSigsetOut                 // sigset_t written; size in argument p
-	kSigactIn                  // struct sigaction read
-	kSigactOut                 // struct sigaction written
-	kSigHow                    // SIG_BLOCK...
-	kSignal                    // a signal number
-	kClock                     // CLOCK_*
-	kPipeOut                   // int[2] written
-	kSockaddrIn                // struct sockaddr read; length in argument p
-	kFamily                    // AF_*
-	kSockType                  // SOCK_*
-	kDents                     // getdents64's buffer: an address and the entry count
-	kFutexOp                   // FUTEX_*
-	kWaitOpts                  // W*
-	kWstatusOut                // int *wstatus written
-	kArchPrctl                 // ARCH_*
-	kGrnd                      // GRND_*
-	kIoctl                     // an ioctl request
-	kUnameOut                  // struct utsname written
-	kFcntlCmd                  // F_*
-	kFcntlArg                  // fcntl's third argument (by command)
-	kPipe2Flags                // O_CLOEXEC|O_NONBLOCK|O_DIRECT
-	kCloneFlags                // clone's flags with the exit signal
-	kOff                       // a file offset, signed decimal
-	kPollfds                   // struct pollfd[argument p]
-	kCloneArgs                 // clone3's struct clone_args (size in argument p)
-	kTimeOut                   // time's time_t * (NULL or [N])
-	kSigreturn                 // rt_sigreturn: the mask its frame restores
-	kMsgFlags                  // MSG_*
-	kShutdown                  // SHUT_*
-	kSiginfoIn                 // a siginfo_t the kernel reads
-	kMsghdr                    // struct msghdr (sendmsg: read; recvmsg: filled in)
-	kFdsetIn                   // select's fd_set at entry (nfds in argument 0)
-	kTimespecEntry             // a struct timespec the call overwrites (its value at entry)
-	kTimevalEntry              // a struct timeval the call overwrites (its value at entry)
-	kPselectMask               // pselect6's {sigset_t *, size_t}
-	kIoctlArg                  // ioctl's third argument, by request
-	kPtrOut                    // an address the kernel may write through (printed as kPtr, at exit)
-	kFutexRest                 // futex's arguments after the operation, by operation
-	kCloneAll                  // clone's arguments, as strace names them
-	kSysinfoOut                // struct sysinfo written
-	kStatfsOut                 // struct statfs written
-	kCpusetOut                 // a CPU mask written (the result is its size)
-	kFadvise                   // POSIX_FADV_*
-	kSocklenFail               // a socklen_t * a failed call left as it was: [n]
-	kTimevalOut                // struct timeval written
+	kHex            kind = iota // 0x... (unknown arguments)
+	kInt                        // int, signed decimal (32 bits)
+	kLong                       // long, signed decimal
+	kUint                       // unsigned decimal
+	kPtr                        // NULL or 0x...
+	kFd                         // a descriptor
+	kDirfd                      // a descriptor or AT_FDCWD
+	kPath                       // a NUL-terminated string read by the kernel
+	kBufIn                      // bytes read by the kernel; length in argument p
+	kBufOut                     // bytes written by the kernel; length = result
+	kStrOut                     // a string written by the kernel; length = result (readlink, getcwd)
+	kOpenFlags                  // open's flags
+	kMode                       // a permission mode, octal
+	kAtFlags                    // AT_* flags
+	kAtAccess                   // faccessat2's flags
+	kAccess                     // R_OK|W_OK|X_OK
+	kProt                       // PROT_*
+	kMmapFlags                  // MAP_*
+	kSeek                       // SEEK_*
+	kMadvise                    // MADV_*
+	kRename                     // RENAME_*
+	kMsync                      // MS_*
+	kMremap                     // MREMAP_*
+	kStatOut                    // struct stat written by the kernel
+	kStatxOut                   // struct statx written by the kernel
+	kStatxFlags                 // statx's flags
+	kStatxMask                  // statx's mask
+	kIovIn                      // struct iovec[argument p] the kernel read
+	kIovOut                     // struct iovec[argument p] the kernel filled (result bytes)
+	kTimespecIn                 // struct timespec read
+	kTimespecOut                // struct timespec written
+	kUtimes                     // struct timespec[2] read (NULL: now)
+	kRlimitIn                   // struct rlimit read
+	kRlimitOut                  // struct rlimit written
+	kRlimitRes                  // RLIMIT_*
+	kSigsetIn                   // sigset_t read; size in argument p
+	kSigsetOut                  // sigset_t written; size in argument p
+	kSigactIn                   // struct sigaction read
+	kSigactOut                  // struct sigaction written
+	kSigHow                     // SIG_BLOCK...
+	kSignal                     // a signal number
+	kClock                      // CLOCK_*
+	kPipeOut                    // int[2] written
+	kSockaddrIn                 // struct sockaddr read; length in argument p
+	kFamily                     // AF_*
+	kSockType                   // SOCK_*
+	kDents                      // getdents64's buffer: an address and the entry count
+	kFutexOp                    // FUTEX_*
+	kWaitOpts                   // W*
+	kWstatusOut                 // int *wstatus written
+	kArchPrctl                  // ARCH_*
+	kGrnd                       // GRND_*
+	kIoctl                      // an ioctl request
+	kUnameOut                   // struct utsname written
+	kFcntlCmd                   // F_*
+	kFcntlArg                   // fcntl's third argument (by command)
+	kPipe2Flags                 // O_CLOEXEC|O_NONBLOCK|O_DIRECT
+	kCloneFlags                 // clone's flags with the exit signal
+	kOff                        // a file offset, signed decimal
+	kPollfds                    // struct pollfd[argument p]
+	kCloneArgs                  // clone3's struct clone_args (size in argument p)
+	kTimeOut                    // time's time_t * (NULL or [N])
+	kSigreturn                  // rt_sigreturn: the mask its frame restores
+	kMsgFlags                   // MSG_*
+	kShutdown                   // SHUT_*
+	kSiginfoIn                  // a siginfo_t the kernel reads
+	kMsghdr                     // struct msghdr (sendmsg: read; recvmsg: filled in)
+	kFdsetIn                    // select's fd_set at entry (nfds in argument 0)
+	kTimespecEntry              // a struct timespec the call overwrites (its value at entry)
+	kTimevalEntry               // a struct timeval the call overwrites (its value at entry)
+	kPselectMask                // pselect6's {sigset_t *, size_t}
+	kIoctlArg                   // ioctl's third argument, by request
+	kPtrOut                     // an address the kernel may write through (printed as kPtr, at exit)
+	kFutexRest                  // futex's arguments after the operation, by operation
+	kCloneAll                   // clone's arguments, as strace names them
+	kSysinfoOut                 // struct sysinfo written
+	kStatfsOut                  // struct statfs written
+	kCpusetOut                  // a CPU mask written (the result is its size)
+	kFadvise                    // POSIX_FADV_*
+	kSocklenFail                // a socklen_t * a failed call left as it was: [n]
+	kTimevalOut                 // struct timeval written
+	kMlockall                   // MCL_*
+	kMlock2                     // MLOCK_*
+	kPrioWhich                  // PRIO_*
+	kEpollOp                    // EPOLL_CTL_*
+	kEpollCreate                // EPOLL_CLOEXEC
+	kStackIn                    // stack_t read
+	kStackOut                   // stack_t written
+	kU32Out                     // a uid_t, gid_t or unsigned written: [N]
+	kGidsOut                    // gid_t[result] written
+	kEpollEventIn               // struct epoll_event read
+	kEpollEventsOut             // struct epoll_event[result] written
 )
 
 // retKind is how a result is printed.
@@ -158,6 +169,37 @@ var sigs = map[int]sig{
 	linux.SysMremap:           {args: a(kPtr, kUint, kUint, kMremap, kPtr), ret: rHex},
 	linux.SysMsync:            {args: a(kPtr, kUint, kMsync)},
 	linux.SysMadvise:          {args: a(kPtr, kUint, kMadvise)},
+	linux.SysSetuid:           {args: a(kInt)},
+	linux.SysSetgid:           {args: a(kInt)},
+	linux.SysSetreuid:         {args: a(kInt, kInt)},
+	linux.SysSetregid:         {args: a(kInt, kInt)},
+	linux.SysSetresuid:        {args: a(kInt, kInt, kInt)},
+	linux.SysSetresgid:        {args: a(kInt, kInt, kInt)},
+	linux.SysSetpgid:          {args: a(kInt, kInt)},
+	linux.SysGetpgid:          {args: a(kInt)},
+	linux.SysGetsid:           {args: a(kInt)},
+	linux.SysTkill:            {args: a(kInt, kSignal)},
+	linux.SysEpollCreate:      {args: a(kInt)},
+	linux.SysGetresuid:        {args: a(kU32Out, kU32Out, kU32Out)},
+	linux.SysGetresgid:        {args: a(kU32Out, kU32Out, kU32Out)},
+	linux.SysGetgroups:        {args: a(kInt, kGidsOut)},
+	linux.SysGetcpu:           {args: a(kU32Out, kU32Out, kPtr)},
+	linux.SysSigaltstack:      {args: a(kStackIn, kStackOut)},
+	linux.SysEpollCtl:         {args: a(kFd, kEpollOp, kFd, kEpollEventIn)},
+	linux.SysEpollWait:        {args: a(kFd, kEpollEventsOut, kInt, kInt)},
+	linux.SysEpollPwait:       {args: withLen(a(kFd, kEpollEventsOut, kInt, kInt, kSigsetIn, kUint), 4, 5)},
+	linux.SysEpollPwait2:      {args: withLen(a(kFd, kEpollEventsOut, kInt, kTimespecIn, kSigsetIn, kUint), 4, 5)},
+	linux.SysEventfd:          {args: a(kUint)},
+	linux.SysSetrlimit:        {args: a(kRlimitRes, kRlimitIn)},
+	linux.SysGetpriority:      {args: a(kPrioWhich, kInt)},
+	linux.SysSetpriority:      {args: a(kPrioWhich, kInt, kInt)},
+	linux.SysPreadv:           {args: withLen(a(kFd, kIovOut, kInt, kOff), 1, 2)},
+	linux.SysPwritev:          {args: withLen(a(kFd, kIovIn, kInt, kOff), 1, 2)},
+	linux.SysMlock:            {args: a(kPtr, kUint)},
+	linux.SysMunlock:          {args: a(kPtr, kUint)},
+	linux.SysMlockall:         {args: a(kMlockall)},
+	linux.SysMunlockall:       {},
+	linux.SysMlock2:           {args: a(kPtr, kUint, kMlock2)},
 	linux.SysDup:              {args: a(kFd)},
 	linux.SysDup2:             {args: a(kFd, kFd)},
 	linux.SysNanosleep:        {args: a(kTimespecIn, kPtrOut)},
@@ -257,7 +299,7 @@ var sigs = map[int]sig{
 	linux.SysAccept4:          {args: a(kFd, kPtr, kPtr, kHex)},
 	linux.SysRecvfrom:         {args: a(kFd, kBufOut, kUint, kMsgFlags, kPtr, kPtr)},
 	linux.SysEventfd2:         {args: a(kUint, kHex)},
-	linux.SysEpollCreate1:     {args: a(kHex)},
+	linux.SysEpollCreate1:     {args: a(kEpollCreate)},
 	linux.SysTimes:            {args: a(kPtr)},
 	linux.SysSysinfo:          {args: a(kSysinfoOut)},
 	linux.SysFadvise64:        {args: a(kFd, kOff, kOff, kFadvise)},

@@ -425,3 +425,42 @@ func TestStraceLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestStraceIds compares calls that take plain numbers, enumerations and
+// I/O vectors (the set*id family, process groups, priorities, setrlimit,
+// epoll_create, eventfd, preadv/pwritev): each once printed its six
+// argument registers raw. readv's buffers past the data read are "", and
+// a failed readv shows its vector with the buffers' addresses.
+func TestStraceIds(t *testing.T) {
+	prog := buildC(t, "testdata/ids.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+	for _, want := range []string{"setreuid(-1, ", "getpriority(0x7 /* PRIO_??? */, 0)",
+		`preadv(3, [{iov_base="bcde", iov_len=4}, {iov_base="", iov_len=8}], 2, 1) = 4`, "readv(-1, [{iov_base=0x",
+		"sigaltstack(NULL, {ss_sp=NULL, ss_flags=SS_DISABLE, ss_size=0}) = 0", "ss_flags=SS_AUTODISARM, ss_size=100}",
+		"getresgid([", "getgroups(-1, 0x", "getcpu(NULL, [0], NULL)"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the export lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// TestStraceEpoll compares epoll_ctl and the waits (epoll_wait,
+// epoll_pwait, epoll_pwait2), which Go's runtime, node and python's
+// asyncio make all the time: struct epoll_event in and out, operations
+// and events strace has no names for, empty and failed waits.
+func TestStraceEpoll(t *testing.T) {
+	prog := buildC(t, "testdata/epoll.c")
+	native := straceNative(t, prog, t.TempDir(), "32")
+	got := exportText(t, record(t, prog, t.TempDir()), 32)
+	from, to := `write(-1, "START", 5)`, `write(-1, "END", 3)`
+	compareLines(t, normalise(native, from, to, "", nil), normalise(got, from, to, "", nil))
+	for _, want := range []string{"{events=EPOLLIN|EPOLLET, data={u32=3, u64=4294967299}}", "EPOLLOUT|0x800", "0x7 /* EPOLL_CTL_??? */",
+		"{events=0x4000 /* EPOLL??? */", "epoll_wait(5, [], 4, 0)", "epoll_create1(EPOLL_CLOEXEC)"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the export lacks %s:\n%s", want, got)
+		}
+	}
+}

@@ -22,10 +22,13 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	out := false
 	switch sp.k {
 	case kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut, kPipeOut, kDents, kWstatusOut, kUnameOut,
-		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut:
+		kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut, kEpollEventsOut, kStackOut, kU32Out, kGidsOut:
 		out = true
 		if d.failed() {
-			return appendHex(b, v)
+			if sp.k != kIovOut {
+				return appendHex(b, v)
+			}
+			out = false // a failed readv's vector is shown, its buffers as addresses
 		}
 	}
 	size := 0
@@ -46,6 +49,19 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		size = 32
 	case kPipeOut:
 		size = 8
+	case kStackIn, kStackOut:
+		size = 24
+	case kU32Out:
+		size = 4
+	case kGidsOut:
+		size = 4 * int(min(max(c.Ret, 0), 1<<16))
+	case kEpollEventIn:
+		size = 12
+		if c.Raw[1] == 2 { // EPOLL_CTL_DEL: the kernel reads no event
+			return appendHex(b, v)
+		}
+	case kEpollEventsOut:
+		size = 12 * int(min(max(c.Ret, 0), 1024))
 	case kSockaddrIn:
 		size = int(min(c.Raw[sp.p], 128))
 	case kDents:
@@ -111,6 +127,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	case kIovIn, kIovOut:
 		n := len(m) / 16
 		left := int64(-1) // bytes of data the call moved (readv: the result)
+		addrs := sp.k == kIovOut && d.failed()
 		if out {
 			left = c.Ret
 		}
@@ -125,9 +142,12 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			if left >= 0 && uint64(left) < show {
 				show = uint64(left)
 			}
-			if left == 0 || l > 1<<30 {
+			switch {
+			case addrs || l > 1<<30:
 				b = appendPtr(b, base)
-			} else {
+			case left == 0: // the data ran out before this buffer
+				b = append(b, `""`...)
+			default:
 				data, miss := d.buffer(i, out, base, int(show))
 				if miss > 0 {
 					b = appendHex(b, base)
@@ -179,6 +199,35 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 			b = appendPtr(append(b, ", sa_restorer="...), restorer)
 		}
 		return append(b, '}')
+	case kU32Out, kGidsOut:
+		b = append(b, '[')
+		for k := 0; k+4 <= len(m); k += 4 {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			if v := le32(m, k); v == 0xffffffff {
+				b = append(b, "-1"...) // strace's (uid_t)-1
+			} else {
+				b = strconv.AppendUint(b, uint64(v), 10)
+			}
+		}
+		return append(b, ']')
+	case kStackIn, kStackOut:
+		b = appendPtr(append(b, "{ss_sp="...), le64(m, 0))
+		b = linux.SigaltstackFlags.AppendPrefixed(append(b, ", ss_flags="...), uint64(le32(m, 8)), "SS_")
+		b = strconv.AppendUint(append(b, ", ss_size="...), le64(m, 16), 10)
+		return append(b, '}')
+	case kEpollEventIn:
+		return appendEpollEvent(b, m)
+	case kEpollEventsOut:
+		b = append(b, '[')
+		for k := 0; k+12 <= len(m); k += 12 {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendEpollEvent(b, m[k:])
+		}
+		return append(b, ']')
 	case kPipeOut:
 		b = strconv.AppendInt(append(b, '['), int64(int32(le32(m, 0))), 10)
 		b = strconv.AppendInt(append(b, ", "...), int64(int32(le32(m, 4))), 10)
@@ -618,4 +667,14 @@ func appendStatfs(b []byte, m []byte) []byte {
 	b = strconv.AppendUint(append(b, ", f_frsize="...), le64(m, 72), 10)
 	b = linux.StatfsFlags.Append(append(b, ", f_flags="...), le64(m, 80))
 	return append(b, '}')
+}
+
+// appendEpollEvent appends a packed struct epoll_event (events, then the
+// 64-bit data at byte 4) as strace prints it.
+func appendEpollEvent(b []byte, m []byte) []byte {
+	b = linux.EpollEvents.AppendPrefixed(append(b, "{events="...), uint64(le32(m, 0)), "EPOLL")
+	data := le64(m, 4)
+	b = strconv.AppendUint(append(b, ", data={u32="...), data&0xffffffff, 10)
+	b = strconv.AppendUint(append(b, ", u64="...), data, 10)
+	return append(b, "}}"...)
 }

@@ -314,8 +314,12 @@ func opInt(c *CPU, in *Inst) {
 	c.raise(ExitGP, SIKernel)
 }
 
-func opHlt(c *CPU, in *Inst) { c.raise(ExitGP, SIKernel) }
-func opUd(c *CPU, in *Inst)  { c.raise(ExitIllegal, ILLIllOpn) }
+// opPrivileged is a privileged instruction (hlt, in, cli, rdmsr...): from
+// user mode the processor raises #GP and Linux sends SIGSEGV with
+// SI_KERNEL. Programs probe with them under a SIGSEGV handler: lscpu's
+// VMware check executes in.
+func opPrivileged(c *CPU, in *Inst) { c.raise(ExitGP, SIKernel) }
+func opUd(c *CPU, in *Inst)         { c.raise(ExitIllegal, ILLIllOpn) }
 
 // Non-deterministic instructions go through the environment and the
 // observer (the recorder logs their results).
@@ -363,6 +367,13 @@ func opXlat(c *CPU, in *Inst) {
 	v := c.load8(c.R[RBX] + c.R[RAX]&0xff)
 	c.R[RAX] = c.R[RAX]&^0xff | v
 }
+
+// privileged are the instructions that raise #GP at CPL 3 (with IOPL 0,
+// CR4.PCE clear: Linux's defaults).
+var privileged = [...]x86asm.Op{x86asm.HLT, x86asm.IN, x86asm.OUT, x86asm.INSB, x86asm.INSW, x86asm.INSD,
+	x86asm.OUTSB, x86asm.OUTSW, x86asm.OUTSD, x86asm.CLI, x86asm.STI, x86asm.LGDT, x86asm.LIDT, x86asm.LLDT,
+	x86asm.LTR, x86asm.LMSW, x86asm.CLTS, x86asm.INVD, x86asm.WBINVD, x86asm.INVLPG, x86asm.RDMSR, x86asm.WRMSR,
+	x86asm.SWAPGS, x86asm.SYSRET, x86asm.SYSEXIT, x86asm.RDPMC, x86asm.XSETBV, x86asm.INVPCID}
 
 func init() {
 	terminator(x86asm.JMP, x86asm.CALL, x86asm.RET, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE,
@@ -418,7 +429,11 @@ func init() {
 	handle(x86asm.LEAVE, opLeave)
 	handle(x86asm.ENTER, opEnter)
 	handle(x86asm.INT, opInt)
-	handle(x86asm.HLT, opHlt)
+	for _, op := range privileged {
+		handle(op, opPrivileged)
+	}
+	handle(x86asm.MONITOR, opUd) // #UD at CPL 3 unless an MSR enables them
+	handle(x86asm.MWAIT, opUd)
 	handle(x86asm.UD2, opUd)
 	handle(x86asm.UD0, opUd)
 	handle(x86asm.UD1, opUd)

@@ -102,6 +102,33 @@ int main(int argc, char **argv) {
 	rc = munmap(q, 0);
 	printf("munmap zero %d %s\n", rc, strerror(errno));
 
+	// mlock and friends: locking changes nothing visible but their
+	// checks (lshort: a range inside one page, unaligned start).
+	rc = mlock(q + 10, 2 * pg);
+	printf("mlock %d\n", rc);
+	rc = mlock(q + pg + 5, 1);
+	printf("mlock short %d\n", rc);
+	rc = munlock(q, 3 * pg);
+	printf("munlock %d\n", rc);
+	rc = mlock(q, 4 * pg); /* the page after q may be mapped: unmap it */
+	munmap(q + 3 * pg, pg);
+	rc = mlock(q, 4 * pg);
+	printf("mlock past the end %d %s\n", rc, strerror(errno));
+	rc = mlock(q, 0);
+	printf("mlock zero %d\n", rc);
+	rc = syscall(SYS_mlock2, q, pg, 2);
+	printf("mlock2 bad flags %d %s\n", rc, strerror(errno));
+	rc = syscall(SYS_mlock2, q, pg, 1);
+	printf("mlock2 onfault %d\n", rc);
+	rc = mlockall(0);
+	printf("mlockall 0 %d %s\n", rc, strerror(errno));
+	rc = mlockall(MCL_ONFAULT);
+	printf("mlockall onfault alone %d %s\n", rc, strerror(errno));
+	rc = mlockall(MCL_CURRENT);
+	printf("mlockall current %d\n", rc);
+	rc = munlockall();
+	printf("munlockall %d\n", rc);
+
 	// malloc of big blocks uses mmap.
 	char *big1 = malloc(10 << 20);
 	memset(big1, 3, 10 << 20);

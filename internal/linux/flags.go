@@ -39,6 +39,28 @@ func (t Flags) Append(b []byte, v uint64) []byte {
 	return b
 }
 
+// AppendPrefixed is Append, but a non-zero v with none of the table's bits
+// is printed as strace prints it, with a comment naming the flags'
+// prefix: "0x8 /* MLOCK_??? */".
+func (t Flags) AppendPrefixed(b []byte, v uint64, prefix string) []byte {
+	for _, f := range t {
+		if f.Value != 0 && v&f.Value == f.Value {
+			return t.Append(b, v)
+		}
+	}
+	if v == 0 {
+		return append(b, '0')
+	}
+	return appendUnknown(b, v, prefix)
+}
+
+// appendUnknown appends a value strace has no name for: the number in
+// hex and a comment naming the prefix ("0x3001 /* ARCH_??? */").
+func appendUnknown(b []byte, v uint64, prefix string) []byte {
+	b = strconv.AppendUint(append(b, "0x"...), v, 16)
+	return append(append(append(b, " /* "...), prefix...), "??? */"...)
+}
+
 // Format is Append to a new string.
 func (t Flags) Format(v uint64) string { return string(t.Append(nil, v)) }
 
@@ -62,9 +84,7 @@ func (e Enum) Append(b []byte, v uint64, prefix string) []byte {
 	if n, ok := e.Name(v); ok {
 		return append(b, n...)
 	}
-	b = append(b, "0x"...)
-	b = strconv.AppendUint(b, v, 16)
-	return append(append(append(b, " /* "...), prefix...), "??? */"...)
+	return appendUnknown(b, v, prefix)
 }
 
 // Open flags (the access mode, O_ACCMODE, is printed apart by OpenAccess).
@@ -209,6 +229,30 @@ var MremapFlags = Flags{{1, "MREMAP_MAYMOVE"}, {MREMAP_FIXED, "MREMAP_FIXED"}, {
 // MREMAP_FIXED: mremap moves the range to its fifth argument, unmapping
 // what was there.
 const MREMAP_FIXED = 2
+
+// SigaltstackFlags are stack_t's ss_flags.
+var SigaltstackFlags = Flags{{1, "SS_ONSTACK"}, {2, "SS_DISABLE"}, {1 << 31, "SS_AUTODISARM"}}
+
+// EpollEvents are struct epoll_event's events, in strace's order.
+var EpollEvents = Flags{{0x1, "EPOLLIN"}, {0x2, "EPOLLPRI"}, {0x4, "EPOLLOUT"}, {0x8, "EPOLLERR"}, {0x10, "EPOLLHUP"},
+	{0x20, "EPOLLNVAL"}, {0x40, "EPOLLRDNORM"}, {0x80, "EPOLLRDBAND"}, {0x100, "EPOLLWRNORM"}, {0x200, "EPOLLWRBAND"},
+	{0x400, "EPOLLMSG"}, {0x2000, "EPOLLRDHUP"}, {1 << 28, "EPOLLEXCLUSIVE"}, {1 << 29, "EPOLLWAKEUP"},
+	{1 << 30, "EPOLLONESHOT"}, {1 << 31, "EPOLLET"}}
+
+// EpollCreateFlags are epoll_create1's flags.
+var EpollCreateFlags = Flags{{0o2000000, "EPOLL_CLOEXEC"}}
+
+// EpollCtl names epoll_ctl's operations.
+var EpollCtl = Enum{{1, "EPOLL_CTL_ADD"}, {2, "EPOLL_CTL_DEL"}, {3, "EPOLL_CTL_MOD"}}
+
+// PrioWhich names getpriority's and setpriority's which.
+var PrioWhich = Enum{{0, "PRIO_PROCESS"}, {1, "PRIO_PGRP"}, {2, "PRIO_USER"}}
+
+// MlockallFlags are mlockall's flags.
+var MlockallFlags = Flags{{1, "MCL_CURRENT"}, {2, "MCL_FUTURE"}, {4, "MCL_ONFAULT"}}
+
+// Mlock2Flags are mlock2's flags.
+var Mlock2Flags = Flags{{1, "MLOCK_ONFAULT"}}
 
 // MsyncFlags are msync's flags.
 var MsyncFlags = Flags{{1, "MS_ASYNC"}, {4, "MS_SYNC"}, {2, "MS_INVALIDATE"}}

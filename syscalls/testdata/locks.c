@@ -2,11 +2,13 @@
  * struct flock (F_SETLK, F_SETLKW, F_GETLK, F_OFD_*), and a struct
  * sockaddr_un whose path strcpy filled, passed with sizeof the struct as
  * glibc's nscd client does: the bytes after the path's NUL were never
- * written, and strace prints the path alone. */
+ * written, and strace prints the path alone. Then memory locks: mlock,
+ * mlock2, mlockall with its flags, and the errors of bad ones. */
 #define _GNU_SOURCE
 #include <alloca.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -52,6 +54,16 @@ int main(void)
 	volatile char *pad = alloca(256 << 10);
 	pad[0] = 0;
 	sun_connect("/nonexistent/ttd-socket");
+	char *m = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mlock(m + 100, 8192);
+	munlock(m, 3 * 4096);
+	syscall(SYS_mlock2, m, 4096, MLOCK_ONFAULT);
+	syscall(SYS_mlock2, m, 4096, 8); /* EINVAL */
+	munmap(m + 2 * 4096, 4096);
+	mlock(m, 3 * 4096); /* ENOMEM: the last page is gone */
+	mlockall(MCL_CURRENT | MCL_FUTURE);
+	mlockall(0); /* EINVAL */
+	munlockall();
 	write(-1, "END", 3);
 	/* after END: its time differs between the runs */
 	struct timeval tv;
