@@ -957,6 +957,9 @@ const tlbEntryShift = 5
 // offTLBHost is the offset of tlbEntry.host.
 const offTLBHost = int32(unsafe.Offsetof(tlbEntry{}.host))
 
+// offTLBPage is the offset of tlbEntry.page.
+const offTLBPage = int32(unsafe.Offsetof(tlbEntry{}.page))
+
 func init() {
 	if unsafe.Sizeof(tlbEntry{}) != 1<<tlbEntryShift {
 		panic("x86: tlbEntry is not 1<<tlbEntryShift bytes")
@@ -1105,20 +1108,17 @@ func (t *jitT) nextFed(r as.Reg, idx, stop as.Mem) {
 	a.MovMR(8, stop, r)
 }
 
-// pageNotCode jumps to exit when the page RDI points into (at RSI's
-// offset) holds decoded code, which a write through Memory.Poke would
-// invalidate: the interpreter does that.
+// pageNotCode jumps to exit when the page of the guest address in RSI
+// holds decoded code, which a write through Memory.Poke would
+// invalidate: the interpreter does that. The page is the one of RSI's
+// read TLB entry, which the read being fed or predicted has just hit
+// (Page.Data is out of line, so the page is not found from RDI).
 func (t *jitT) pageNotCode(exit as.Label) {
 	a := &t.a
-	// win20-wip: Page.Data is out of line now, so the page is not at
-	// RDI less RSI's offset; until the check loads the TLB entry's page,
-	// replay's fed and predicted writes always leave (the interpreter
-	// writes, correctly).
-	a.Jmp(exit)
 	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, pageMask)
-	a.ALURR(as.SUB, 8, as.RAX, as.RDI)
-	a.NegR(8, as.RAX) // the page: RDI - RSI's offset in it
+	a.ShiftRI(as.SHR, 4, as.RAX, PageShift-tlbEntryShift)
+	a.ALURI(as.AND, 4, as.RAX, tlbMask<<tlbEntryShift)
+	a.MovRM(8, as.RAX, as.Mem{Base: hRTLB, Index: as.RAX, Disp: offTLBPage})
 	a.ALUMI(as.CMP, 1, as.M(as.RAX, offPageCode), 0)
 	a.Jcc(5, exit)
 }
