@@ -3,6 +3,7 @@
 package x86
 
 import (
+	"math/bits"
 	"os"
 	"runtime"
 	"sync"
@@ -73,7 +74,26 @@ var arena struct {
 	free []uint32
 	// maps counts the windows' mappings (winMaps).
 	maps int
+	// refs counts the address spaces that have each extent as a
+	// region's natural slots (window.ext); spare are extents no
+	// address space has any more, for newExtent.
+	refs  map[uint32]int32
+	spare []uint32
+	look  int // the next spare extent newExtent looks at
 }
+
+// Extents are used again: each one fresh puts 512 new pages into the
+// memfd as its slots are first used (the memfd's pages are not huge: the
+// host's shmem_enabled is "never"), and each new page took a page fault
+// where Go first wrote it through the arena's mapping, and the memfd kept
+// them all (freeSlot zeroes a slot, it does not give its page back): a
+// tree of 40 bash processes made 29,000 page faults (main: 2,400). A
+// released address space's extents are spare; newExtent takes one whose
+// slots are all free but spareUsed, or makes one when none is (a slot
+// still used, by a page another address space shares or one the GC has
+// not collected yet, is not its region's natural slot then: the page
+// there gets a single slot, newPage).
+const spareUsed = 32
 
 // winMaps bounds the windows' mappings, under the host's 65,530
 // (vm.max_map_count) with room for Go's and ttd's own: past it a page
@@ -96,17 +116,63 @@ func arenaInit() {
 	}
 	arena.fd, arena.mem, arena.base, arena.ok = fd, b, uintptr(unsafe.Pointer(&b[0])), true
 	arena.used = make([]uint64, arenaSlot/64)
+	arena.refs = map[uint32]int32{}
 }
 
 // newExtent returns the first slot of a new extent, false when the
-// arena is full. The arena is locked.
-func newExtent() (uint32, bool) {
+// arena is full: with spare, a spare one (at most spareUsed of its slots
+// used, of spareLook spare ones looked at in turn) if there is one, else one
+// never used (singlePage's: it hands its slots out in turn). The arena
+// is locked.
+func newExtent(spare bool) (uint32, bool) {
+	for k := 0; spare && k < spareLook && len(arena.spare) > 0; k++ {
+		n := len(arena.spare)
+		i := arena.look % n
+		arena.look = i + 1
+		if b := arena.spare[i]; extUsed(b) <= spareUsed {
+			arena.spare[i] = arena.spare[n-1]
+			arena.spare = arena.spare[:n-1]
+			return b, true
+		}
+	}
 	if arena.next+extPages > arenaSlot {
 		return 0, false
 	}
 	b := arena.next
 	arena.next += extPages
 	return b, true
+}
+
+const spareLook = 8
+
+// extUsed counts the used slots of the extent from slot b.
+func extUsed(b uint32) int {
+	n := 0
+	for _, u := range arena.used[b/64 : (b+extPages)/64] {
+		n += bits.OnesCount64(u)
+	}
+	return n
+}
+
+// holdExtent and dropExtent count an address space's holding extent b
+// as its natural slots; an extent no one holds is spare. The arena is
+// locked.
+func holdExtent(b uint32) { arena.refs[b]++ }
+
+func dropExtent(b uint32) {
+	if arena.refs[b]--; arena.refs[b] <= 0 {
+		delete(arena.refs, b)
+		arena.spare = append(arena.spare, b)
+	}
+}
+
+// dropExtents drops every extent of w (its address space is released
+// or gone). The arena is locked.
+func (w *window) dropExtents() {
+	for _, b := range w.ext {
+		dropExtent(b)
+	}
+	w.ext = nil
 }
 
 // arenaPage returns the page of slot s, marking it used; the slot is
@@ -149,7 +215,7 @@ func singlePage() *Page {
 		return arenaPage(s, false)
 	}
 	if arena.single == arena.singleEnd {
-		b, ok := newExtent()
+		b, ok := newExtent(false)
 		if !ok {
 			return nil
 		}
@@ -193,10 +259,11 @@ func (m *Memory) newPage(pn uint64) *Page {
 	defer arena.Unlock()
 	b, ok := w.ext[r]
 	if !ok {
-		if b, ok = newExtent(); !ok {
+		if b, ok = newExtent(true); !ok {
 			return heapPage()
 		}
 		w.ext[r] = b
+		holdExtent(b)
 	}
 	s := b + uint32(pn&(extPages-1))
 	if arena.used[s/64]&(1<<(s%64)) == 0 {
@@ -270,9 +337,12 @@ func (m *Memory) forkWindow(n *Memory) {
 	if m.winState == nil || n.winState == nil {
 		return
 	}
+	arena.Lock()
 	for r, b := range m.winState.ext {
 		n.winState.ext[r] = b
+		holdExtent(b)
 	}
+	arena.Unlock()
 }
 
 // releaseWindow takes m's window away when its address space ends
@@ -297,6 +367,7 @@ func (m *Memory) releaseWindow() {
 	arena.Lock()
 	arena.maps -= w.maps
 	w.maps = 0
+	w.dropExtents()
 	pool := len(winPool) < winPoolMax
 	if pool {
 		winPool = append(winPool, b)
@@ -324,6 +395,7 @@ const winPoolMax = 16
 func unmapWindow(w *window) {
 	arena.Lock()
 	arena.maps -= w.maps
+	w.dropExtents()
 	b := w.mem
 	arena.Unlock()
 	if b != nil {

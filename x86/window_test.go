@@ -215,3 +215,106 @@ func TestWindowRelease(t *testing.T) {
 		t.Errorf("the fork lost its window")
 	}
 }
+
+// TestWindowExtentReused: a region's extent is spare once no address
+// space holds it (a fork holds its parent's), and the next address
+// space's new region takes it when its slots are free but a few: its
+// pages there are zero, in their natural slots but where a page still
+// lives (it keeps its bytes; the new page gets a single slot).
+func TestWindowExtentReused(t *testing.T) {
+	needWindow(t)
+	const base = 0x7000 << extBits // a region of its own
+	m := NewMemory()
+	for pn := uint64(base); pn < base+8; pn++ {
+		p := m.NewPage(pn)
+		p.Data[1] = 0x5c
+		m.SetPage(pn, p, PermRead|PermWrite)
+		m.Write8(pn<<PageShift, 1) // shown in the window
+	}
+	kept := m.Lookup(base + 3)
+	b := m.winState.ext[base>>extBits]
+	spare := func() bool {
+		arena.Lock()
+		defer arena.Unlock()
+		return slices.Contains(arena.spare, b)
+	}
+	c := m.Fork(nil)
+	m.Release()
+	if spare() {
+		t.Fatal("an extent a fork holds is spare")
+	}
+	c.Release()
+	if !spare() {
+		t.Fatal("an extent no address space holds is not spare")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		arena.Lock()
+		n := extUsed(b)
+		arena.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d slots of the extent still used, want 1 (the kept page's)", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// New regions until one takes the extent (others may be spare).
+	n := NewMemory()
+	var r uint64
+	for r = 0x100; ; r++ {
+		arena.Lock()
+		left := len(arena.spare)
+		arena.Unlock()
+		n.SetPage(r<<extBits, n.NewPage(r<<extBits), PermRead|PermWrite)
+		if n.winState.ext[r] == b {
+			break
+		}
+		if left == 0 || r > 0x200 {
+			t.Fatal("the spare extent was not taken")
+		}
+	}
+	for k := uint64(0); k < 8; k++ {
+		pn := r<<extBits + k
+		p := n.Lookup(pn)
+		if p == nil {
+			p = n.NewPage(pn)
+			n.SetPage(pn, p, PermRead|PermWrite)
+		}
+		if natural := p.slot-1 == b+uint32(k); natural == (k == 3) {
+			t.Errorf("page %d of the reused extent: natural slot %v", k, natural)
+		}
+		if n.Read8(pn<<PageShift+1) != 0 || winByte(n, pn<<PageShift+1) != 0 {
+			t.Errorf("page %d of the reused extent is not zero", k)
+		}
+	}
+	if kept.Data[1] != 0x5c {
+		t.Errorf("the page that still lives lost its bytes")
+	}
+	runtime.KeepAlive(kept)
+
+	// An extent with more than spareUsed slots used (at its end) is
+	// not taken.
+	o := NewMemory()
+	var live []*Page
+	for pn := uint64(base + extPages - 40); pn < base+extPages; pn++ {
+		p := o.NewPage(pn)
+		o.SetPage(pn, p, PermRead|PermWrite)
+		live = append(live, p)
+	}
+	b2 := o.winState.ext[base>>extBits]
+	o.Release()
+	arena.Lock()
+	used := extUsed(b2)
+	saved := arena.spare
+	arena.spare = []uint32{b2}
+	got, _ := newExtent(true)
+	arena.spare = saved
+	arena.Unlock()
+	if used != 40 || got == b2 {
+		t.Errorf("an extent with %d slots used (want 40) was taken: %v", used, got == b2)
+	}
+	runtime.KeepAlive(live)
+}
