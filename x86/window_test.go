@@ -5,8 +5,8 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
-	"time"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
