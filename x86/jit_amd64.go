@@ -90,6 +90,8 @@ func (ar *jitArena) alloc(code []byte) (uintptr, []byte) {
 // free gives the arena's chunks back, to the arenas made after it
 // (jitFree) or to the system.
 func (ar *jitArena) free() {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
 	for _, m := range ar.chunks {
 		if !jitFree.give(m) {
 			unix.Munmap(m)

@@ -8,6 +8,8 @@ const jitSupported = false
 
 type jitArena struct{}
 
+func (ar *jitArena) free() {}
+
 func jitCall(entry uintptr, c unsafe.Pointer) uint64 { panic("jit: not supported") }
 
 func (cc *CodeCache) translate(b *Block, mode uint8) { b.declined = true }

@@ -1,6 +1,10 @@
 package x86
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+	"time"
+)
 
 // TestJITChunksRecycled: a freed arena's chunks serve the next arena
 // (no fresh mapping to zero), and at most jitFreeMax are kept.
@@ -31,4 +35,54 @@ func TestJITChunksRecycled(t *testing.T) {
 	if n := len(jitFree.chunks); n > jitFreeMax {
 		t.Errorf("%d chunks kept, want at most %d", n, jitFreeMax)
 	}
+}
+
+// TestJITDiscardFreesArena: Discard gives the cache's translations'
+// chunks back at once (an address space that goes away runs none of them
+// again), not when the GC collects the cache, and the cache, still
+// usable, translates into an arena of its own again: another cache took
+// the freed chunk meanwhile.
+func TestJITDiscardFreesArena(t *testing.T) {
+	if !jitSupported {
+		t.Skip("no translator")
+	}
+	defer SetJIT(SetJIT(true, 0))
+	for jitFree.take() != nil {
+	}
+	c := newTestCPU(t, storeCode)
+	runCode(t, "first", c)
+	if c.cache.jit == nil || len(c.cache.jit.chunks) != 1 {
+		t.Fatal("nothing was translated")
+	}
+	first := &c.cache.jit.chunks[0][0]
+	c.cache.Discard()
+	if len(jitFree.chunks) != 1 || &jitFree.chunks[0][0] != first {
+		t.Fatalf("Discard kept %d chunks, want the cache's one", len(jitFree.chunks))
+	}
+	other := newTestCPU(t, []byte{0xb8, 2, 0, 0, 0, 0x0f, 0x05}) // mov eax, 2; syscall
+	if got := runCode(t, "other", other); got != 2 || &other.cache.jit.chunks[0][0] != first {
+		t.Fatalf("the next cache returned %d, took the freed chunk: %v", got, &other.cache.jit.chunks[0][0] == first)
+	}
+	c.R[RAX] = 0
+	if got := runCode(t, "again", c); got != 1 || c.cache.Translated < 2 || &c.cache.jit.chunks[0][0] == first {
+		t.Errorf("after Discard the cache returned %d, translated %d blocks", got, c.cache.Translated)
+	}
+	if got := runCode(t, "other again", other); got != 2 {
+		t.Errorf("the other cache returned %d after the first translated again", got)
+	}
+	// The GC's cleanup of the discarded arena gives nothing back twice:
+	// the other cache's chunk is not kept for a third.
+	c = nil
+	for range 5 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	jitFree.mu.Lock()
+	for _, m := range jitFree.chunks {
+		if &m[0] == first {
+			t.Error("a chunk in use was given back again")
+		}
+	}
+	jitFree.mu.Unlock()
+	runtime.KeepAlive(other)
 }
