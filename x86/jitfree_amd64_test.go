@@ -40,14 +40,22 @@ func TestJITChunksRecycled(t *testing.T) {
 // TestJITDiscardFreesArena: Discard gives the cache's translations'
 // chunks back at once (an address space that goes away runs none of them
 // again), not when the GC collects the cache, and the cache, still
-// usable, translates into an arena of its own again: another cache took
-// the freed chunk meanwhile.
+// usable, translates into an arena of its own again. (Other tests' caches
+// may give chunks back meanwhile, through the GC.)
 func TestJITDiscardFreesArena(t *testing.T) {
 	if !jitSupported {
 		t.Skip("no translator")
 	}
 	defer SetJIT(SetJIT(true, 0))
-	for jitFree.take() != nil {
+	kept := func(m *byte) (n int) {
+		jitFree.mu.Lock()
+		defer jitFree.mu.Unlock()
+		for _, k := range jitFree.chunks {
+			if &k[0] == m {
+				n++
+			}
+		}
+		return n
 	}
 	c := newTestCPU(t, storeCode)
 	runCode(t, "first", c)
@@ -56,33 +64,36 @@ func TestJITDiscardFreesArena(t *testing.T) {
 	}
 	first := &c.cache.jit.chunks[0][0]
 	c.cache.Discard()
-	if len(jitFree.chunks) != 1 || &jitFree.chunks[0][0] != first {
-		t.Fatalf("Discard kept %d chunks, want the cache's one", len(jitFree.chunks))
+	if kept(first) != 1 {
+		t.Fatal("Discard did not keep the cache's chunk")
 	}
 	other := newTestCPU(t, []byte{0xb8, 2, 0, 0, 0, 0x0f, 0x05}) // mov eax, 2; syscall
-	if got := runCode(t, "other", other); got != 2 || &other.cache.jit.chunks[0][0] != first {
-		t.Fatalf("the next cache returned %d, took the freed chunk: %v", got, &other.cache.jit.chunks[0][0] == first)
+	if got := runCode(t, "other", other); got != 2 {
+		t.Fatalf("the next cache returned %d", got)
 	}
 	c.R[RAX] = 0
-	if got := runCode(t, "again", c); got != 1 || c.cache.Translated < 2 || &c.cache.jit.chunks[0][0] == first {
-		t.Errorf("after Discard the cache returned %d, translated %d blocks", got, c.cache.Translated)
+	if got := runCode(t, "again", c); got != 1 || c.cache.Translated < 2 || c.cache.jit == nil {
+		t.Fatalf("after Discard the cache returned %d, translated %d blocks", got, c.cache.Translated)
+	}
+	mine, its := &c.cache.jit.chunks[0][0], &other.cache.jit.chunks[0][0]
+	if mine == its {
+		t.Fatal("two caches translate into one chunk")
 	}
 	if got := runCode(t, "other again", other); got != 2 {
 		t.Errorf("the other cache returned %d after the first translated again", got)
 	}
-	// The GC's cleanup of the discarded arena gives nothing back twice:
-	// the other cache's chunk is not kept for a third.
+	if kept(mine) != 0 || kept(its) != 0 {
+		t.Errorf("chunks in use kept: %d and %d", kept(mine), kept(its))
+	}
+	// The GC's cleanup of the first cache gives its discarded arena's
+	// chunk back no second time.
 	c = nil
 	for range 5 {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
-	jitFree.mu.Lock()
-	for _, m := range jitFree.chunks {
-		if &m[0] == first {
-			t.Error("a chunk in use was given back again")
-		}
+	if kept(its) != 0 || kept(first) > 1 {
+		t.Errorf("the other cache's chunk kept %d times, the discarded one %d times", kept(its), kept(first))
 	}
-	jitFree.mu.Unlock()
 	runtime.KeepAlive(other)
 }
