@@ -54,7 +54,7 @@ func TestSegKidsInlineThenMap(t *testing.T) {
 		for i := range n {
 			k := segKey{Site: uint64(i), Entry: uint64(100 + i%3)}
 			c := cc.make(root, k)
-			if c.parent != root || c.key != k || c.id != (root.id+uint64(i)+1)*0x9e3779b97f4a7c15 {
+			if c.parent != root || c.key != k || c.id != childID(root, uint32(i)) {
 				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
 			}
 			made[k] = c
@@ -128,7 +128,7 @@ func TestChildCacheSlotsCheckTheChild(t *testing.T) {
 	const parents, keys = 48, 512 // three times the slots
 	ps := make([]*segNode, parents)
 	for i := range ps {
-		ps[i] = &segNode{first: noPos, id: uint64(i+1) * 0x9e3779b97f4a7c15}
+		ps[i] = &segNode{first: noPos, id: uint32(i+1) * 0x9e3779b9}
 	}
 	made := map[[2]uint64]*segNode{}
 	for round := range 2 {

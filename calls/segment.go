@@ -34,34 +34,27 @@ type segKey struct {
 
 // segNode is a call path of one segment, below a thread's root or below
 // one of the frames open at the segment's checkpoint. Its fields are
-// laid out for following records (leaf, childCache.child): 128 bytes,
-// two cache lines of their own (it was 152 with key's image, in the
-// 160-byte size class: three or four lines, shared), the first holding
-// what a node a call is made from is asked (last, prev) and what the
-// node called is given (count, self), with first.
+// laid out for following records (leaf, childCache.child): the first
+// cache line it starts holds what following a call asks of the node
+// called (count, self, first) and what childCache.lookup checks it by
+// (parent, key), with lastKey, which the node a call is made from is
+// asked first. It is 104 bytes: sort -n makes 1.2 million of them, and
+// at 128 (with the child returned before last, prev, and a 64-bit id)
+// they were 154 MB of fresh memory, most of calls' page faults beside
+// the Nodes finish makes of them.
 type segNode struct {
-	// The first cache line holds what following a call asks of the
-	// node called (count, self, first) and what childCache.lookup
-	// checks it by (parent, key): a call whose child the cache finds
-	// touches that line alone (jq: 11 million of its 23 million
-	// records looked a child up in the cache, and the node's two
-	// lines were a miss each), with lastKey, which the node a call is
-	// made from is asked first.
 	count  uint64 // calls entering the path in this segment
 	self   uint64 // instructions run with the path on top
 	first  uint64 // position of the first call (noPos: none)
 	key    segKey
 	parent *segNode
-	// last and prev are the children childCache.child returned last
-	// and the one before, under keys lastKey and prevKey: a loop
-	// calling one or two functions from the same path finds them here,
-	// in the node it is in (gzip -9's deflate calls longest_match and
-	// another function in turn). The keys are kept here, not read from
-	// the children: a miss would touch a node for nothing.
-	lastKey    segKey
-	last, prev *segNode
-	prevKey    segKey
-	firstTid   int32
+	// last is the child childCache.child returned last, under key
+	// lastKey: a loop calling one function from the same path finds it
+	// here, in the node it is in. The key is kept here, not read from
+	// the child: a miss would touch a node for nothing.
+	lastKey  segKey
+	last     *segNode
+	firstTid int32
 	// nkids is how many children the node has: below segKidsInline
 	// child looks through the list (kid, then each next), beyond it
 	// childCache.many finds them.
@@ -71,7 +64,7 @@ type segNode struct {
 	// fib, hashed by keys alone, sent a million lookups to the maps;
 	// sqlite3 3.7 million), so the hash takes the parent's id, made
 	// from its own parent's and the order it was made in.
-	id uint64
+	id uint32
 	// kid is the node's last child made, and the children are a
 	// circular sibling list through next, each child's next the child
 	// made after it, the last's the first (kid.next): sort -n's merge
@@ -122,8 +115,11 @@ type kidKey struct {
 }
 
 // nodeSlab is how many segNodes childCache.make allocates at a time
-// (128 KB): one allocation instead of a thousand.
+// (104 KB): one allocation instead of a thousand.
 const nodeSlab = 1024
+
+// childID is the id of the child of n made after its first k.
+func childID(n *segNode, k uint32) uint32 { return (n.id + k + 1) * 0x9e3779b9 }
 
 // make finds n's child k, or makes it.
 func (c *childCache) make(n *segNode, k segKey) *segNode {
@@ -138,10 +134,11 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 	}
 	if len(c.slab) == 0 {
 		c.slab = make([]segNode, nodeSlab)
+		c.slabs++
 	}
 	x := &c.slab[0]
 	c.slab = c.slab[1:]
-	*x = segNode{key: k, parent: n, first: noPos, id: (n.id + uint64(n.nkids) + 1) * 0x9e3779b97f4a7c15}
+	*x = segNode{key: k, parent: n, first: noPos, id: childID(n, n.nkids)}
 	if n.kid == nil {
 		x.next = x
 	} else {
@@ -176,8 +173,9 @@ type childCache struct {
 	slots [1 << childBits]*segNode
 	// many finds the children of nodes with more than segKidsInline.
 	many map[kidKey]*segNode
-	// slab is where make takes new nodes from.
-	slab []segNode
+	// slab is where make takes new nodes from; slabs counts them.
+	slab  []segNode
+	slabs int
 }
 
 const childBits = 13
@@ -187,18 +185,14 @@ func (c *childCache) child(n *segNode, k segKey) *segNode {
 	if n.last != nil && n.lastKey == k {
 		return n.last
 	}
-	x := n.prev
-	if x == nil || n.prevKey != k {
-		x = c.lookup(n, k)
-	}
-	n.prevKey, n.prev = n.lastKey, n.last
+	x := c.lookup(n, k)
 	n.lastKey, n.last = k, x
 	return x
 }
 
 // slot is where the cache keeps n's child k.
 func (c *childCache) slot(n *segNode, k segKey) **segNode {
-	h := (n.id ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
+	h := (uint64(n.id) ^ k.Site*0xbf58476d1ce4e5b9 ^ k.Entry) * 0x94d049bb133111eb
 	return &c.slots[h>>(64-childBits)]
 }
 
@@ -384,6 +378,8 @@ type segment struct {
 	// children caches the children of nodes (nil once the segment is
 	// done).
 	children *childCache
+	// slabs is how many slabs of nodes the segment made (childCache).
+	slabs int
 	// leaves counts the leaf calls' records followed (leafCalls),
 	// leafNamings those that named the frame they were made from
 	// (leaf).

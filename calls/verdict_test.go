@@ -206,13 +206,7 @@ func TestVerdictsPerImage(t *testing.T) {
 // TestExitedThreadsLetGoOfTheirCPU: a segment keeps no CPU of a thread
 // that exited (nor, through it, its address space and translations).
 func TestExitedThreadsLetGoOfTheirCPU(t *testing.T) {
-	exe := buildC(t, "../testdata/corpus/threads_signals.c", "-pthread")
-	tr, sym := open(t, record(t, exe, 50021))
-	cps, tree := checkpointsAndTree(t, tr)
-	s, err := runSegment(tr, sym, cps, 0, len(cps), &Options{tree: tree, syms: []Symbolizer{sym}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := threadsSignalsSegment(t)
 	let := 0
 	for _, st := range s.threads {
 		if st.cpu == nil {
@@ -228,6 +222,52 @@ func TestExitedThreadsLetGoOfTheirCPU(t *testing.T) {
 		return true
 	}() {
 		t.Errorf("%d of %d threads let go of their CPU; the current CPU is an exited thread's: %v", let, len(s.threads), s.curCPU != nil)
+	}
+}
+
+// threadsSignalsSegment runs the whole of a recording of the corpus's
+// threads_signals.c as one segment.
+func threadsSignalsSegment(t *testing.T) *segment {
+	t.Helper()
+	exe := buildC(t, "../testdata/corpus/threads_signals.c", "-pthread")
+	tr, sym := open(t, record(t, exe, 50021))
+	cps, tree := checkpointsAndTree(t, tr)
+	s, err := runSegment(tr, sym, cps, 0, len(cps), &Options{tree: tree, syms: []Symbolizer{sym}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSegmentLetsGoOfTheReplay: a segment done keeps nothing of its
+// replay (its CPUs, their address spaces and translations), whose
+// memory stitching then takes for its Nodes, and counts the slabs of
+// nodes it made, by which Analyze decides to collect first (manyNodes).
+func TestSegmentLetsGoOfTheReplay(t *testing.T) {
+	s := threadsSignalsSegment(t)
+	if s.r != nil || s.curCPU != nil {
+		t.Errorf("the segment keeps its replay (%v) or a CPU (%v)", s.r != nil, s.curCPU != nil)
+	}
+	nodes := 0
+	var count func(n *segNode)
+	count = func(n *segNode) {
+		n.eachChild(func(_ segKey, c *segNode) { nodes++; count(c) })
+	}
+	for _, st := range s.threads {
+		if st.cpu != nil {
+			t.Errorf("thread %d keeps its CPU", st.tid)
+		}
+		if st.root != nil {
+			count(st.root)
+		}
+	}
+	if want := (nodes + nodeSlab - 1) / nodeSlab; nodes == 0 || s.slabs != want {
+		t.Errorf("%d nodes in %d slabs, want %d", nodes, s.slabs, want)
+	}
+	few := []*segment{{slabs: collectBeforeStitch/nodeSlab - 1}}
+	if manyNodes(few) || !manyNodes(append(few, &segment{slabs: 1})) {
+		t.Errorf("manyNodes: %v at %d slabs, %v at one more (the bound is %d)", manyNodes(few),
+			few[0].slabs, !manyNodes(append(few, &segment{slabs: 1})), collectBeforeStitch/nodeSlab)
 	}
 }
 

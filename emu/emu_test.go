@@ -249,6 +249,20 @@ func TestMemory(t *testing.T) {
 	})
 }
 
+// TestIoprio compares ioprio_get and ioprio_set with the host's.
+func TestIoprio(t *testing.T) {
+	forEachToolchain(t, libcToolchains, func(t *testing.T, tc toolchain) {
+		compare(t, build(t, tc, "ioprio.c"))
+	})
+}
+
+// TestSignalfd compares the emulated signalfd with the host's.
+func TestSignalfd(t *testing.T) {
+	forEachToolchain(t, libcToolchains, func(t *testing.T, tc toolchain) {
+		compare(t, build(t, tc, "signalfd.c"))
+	})
+}
+
 func TestFiles(t *testing.T) {
 	forEachToolchain(t, libcToolchains, func(t *testing.T, tc toolchain) {
 		exe := build(t, tc, "files.c")

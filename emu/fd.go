@@ -18,6 +18,8 @@ type fdEntry struct {
 	// file description (-1: none yet, -2: cannot have one).
 	kind   fdKind
 	shadow int
+	// sigfd is the signalfd the descriptor is (signalfd.go), or nil.
+	sigfd *signalFD
 }
 
 // newEntry returns the entry for host descriptor h.
@@ -30,6 +32,10 @@ func (e *fdEntry) closeHost() error {
 	if e.shadow >= 0 {
 		unix.Close(e.shadow)
 		e.shadow = -1
+	}
+	if e.sigfd != nil {
+		e.sigfd.release()
+		e.sigfd = nil
 	}
 	return unix.Close(e.host)
 }
@@ -60,7 +66,7 @@ func (ft *fdTable) fork() (*fdTable, error) {
 			n.closeAll()
 			return nil, err
 		}
-		n.files[fd] = &fdEntry{host: h, cloexec: e.cloexec, kind: e.kind, shadow: -1}
+		n.files[fd] = &fdEntry{host: h, cloexec: e.cloexec, kind: e.kind, shadow: -1, sigfd: e.sigfd.ref()}
 	}
 	return n, nil
 }

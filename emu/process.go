@@ -212,6 +212,8 @@ type Process struct {
 
 	// shared are the process-directed pending signals.
 	shared sigQueue
+	// sigfds are the signalfds the process made (signalfd.go).
+	sigfds []*signalFD
 	timers timerState
 
 	retiredByExited uint64

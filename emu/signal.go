@@ -324,6 +324,7 @@ func (t *Thread) queue(ps pendingSignal) {
 		return
 	}
 	if t.pending.add(ps) {
+		p.syncSignalfds()
 		p.signalWake(t, sig)
 	}
 }
@@ -343,6 +344,7 @@ func (p *Process) queueProcess(ps pendingSignal) {
 	if !p.shared.add(ps) {
 		return
 	}
+	p.syncSignalfds()
 	// Wake a thread that can take it (Linux's complete_signal): the
 	// first, in creation order, that does not block it or waits for it.
 	for _, th := range p.threads {
@@ -447,6 +449,7 @@ func (t *Thread) deliverSignals() {
 		}
 		sig := trailingZeros(ready) + 1
 		ps := q.take(sig)
+		p.syncSignalfds()
 		t.deliver(sig, &ps)
 	}
 }

@@ -46,7 +46,9 @@ func (t *Thread) readInto(addr uint64, n int, read func(b []byte) (int, error)) 
 	if err != nil {
 		return 0, errno(err)
 	}
-	if err := t.CopyOut(addr, b[:k]); err != nil {
+	// A datagram read with MSG_TRUNC answers its whole length, which
+	// may be more than the buffer holds.
+	if err := t.CopyOut(addr, b[:min(k, len(b))]); err != nil {
 		return 0, err
 	}
 	return uint64(k), nil
@@ -96,6 +98,9 @@ func Read(t *Thread, a *SyscallArgs) (uint64, error) {
 	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
+	}
+	if e.sigfd != nil {
+		return t.readSignalfd(e, a.A[1], ioCount(a.A[2]))
 	}
 	if err := t.waitIO(e, unix.POLLIN, ""); err != nil {
 		return 0, err
@@ -268,6 +273,7 @@ func (t *Thread) dupFD(fd, min int, cloexec bool) (uint64, error) {
 		unix.Close(nh)
 		return 0, err
 	}
+	t.P.fds.files[nfd].sigfd = t.P.fds.files[fd].sigfd.ref()
 	return uint64(nfd), nil
 }
 
@@ -302,7 +308,9 @@ func (t *Thread) dup3(old, nfd, flags int) (uint64, error) {
 	if err != nil {
 		return 0, errno(err)
 	}
+	sigfd := t.P.fds.files[old].sigfd.ref()
 	t.P.fds.install(nfd, nh, flags&unix.O_CLOEXEC != 0)
+	t.P.fds.files[nfd].sigfd = sigfd
 	return uint64(nfd), nil
 }
 

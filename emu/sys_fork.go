@@ -96,7 +96,8 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 		}
 		cpu.FSBase = ca.tls
 	}
-	nt := &Thread{P: c, CPU: cpu, Tid: c.PID, sigMask: t.sigMask, altStack: t.altStack, name: t.name, prctl: t.prctl.inherited()}
+	nt := &Thread{P: c, CPU: cpu, Tid: c.PID, sigMask: t.sigMask, altStack: t.altStack, name: t.name, prctl: t.prctl.inherited(),
+		ioprio: t.ioprio}
 	c.threads = []*Thread{nt}
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.writeU32(ca.parentTID, uint32(nt.Tid))

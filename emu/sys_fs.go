@@ -104,6 +104,13 @@ func (t *Thread) openat(dirfd int, pathAddr uint64, flags int, mode uint32) (uin
 	if flags&(unix.O_CREAT|unix.O_TMPFILE) != 0 {
 		t.applyUmask()
 	}
+	if t.fifo != nil || blockingFIFO(dfd, p, flags) {
+		h, err := t.openFIFO(dfd, p, flags, mode)
+		if err != nil {
+			return 0, err
+		}
+		return t.installFD(h, flags&unix.O_CLOEXEC != 0)
+	}
 	t.enterBlocking()
 	h, err := retry(func() (int, error) { return unix.Openat(dfd, p, flags|unix.O_CLOEXEC|unix.O_LARGEFILE, mode) })
 	t.leaveBlocking()

@@ -360,6 +360,18 @@ func Prctl(t *Thread, a *SyscallArgs) (uint64, error) {
 	case unix.PR_CAPBSET_READ:
 		r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(a.A[1]), 0, 0, 0)
 		return uint64(r), errno(err)
+	case unix.PR_GET_SECCOMP:
+		return 0, nil // no filter: ttd does not run seccomp filters
+	case unix.PR_GET_TID_ADDRESS:
+		return 0, t.writeU64(a.A[1], t.clearChildTID)
+	case unix.PR_MCE_KILL_GET, unix.PR_GET_SPECULATION_CTRL:
+		// Questions about the host's machine-check and speculation
+		// policy, which the guest shares.
+		if !zero(2) || a.Int(0) == unix.PR_MCE_KILL_GET && a.A[1] != 0 {
+			return 0, unix.EINVAL
+		}
+		r, err := unix.PrctlRetInt(a.Int(0), uintptr(a.A[1]), 0, 0, 0)
+		return uint64(r), errno(err)
 	}
 	return 0, unix.EINVAL
 }

@@ -26,7 +26,9 @@ type shmSegment struct {
 	mode       uint32
 	cpid, lpid int
 	removed    bool
-	ctime      int64
+	// ctime, atime and dtime are the last change, attach and detach
+	// (seconds; 0: never).
+	ctime, atime, dtime int64
 	// pages are the materialised pages, by page index in the segment.
 	pages map[uint64]*x86.Page
 }
@@ -139,7 +141,7 @@ func Shmat(t *Thread, a *SyscallArgs) (uint64, error) {
 	mm.unmap(addr, addr+length)
 	mm.insert(&vma{start: addr, end: addr + length, prot: prot, shared: true, shm: s, fileEnd: noFileEnd,
 		name: "/SYSV" + hex8(uint32(s.key))})
-	s.lpid = t.P.PID
+	s.lpid, s.atime = t.P.PID, time.Now().Unix()
 	if t.P.obs != nil {
 		t.P.obs.Mmap(t, MmapEvent{Addr: addr, Len: length, Prot: prot, Flags: unix.MAP_SHARED | unix.MAP_ANONYMOUS})
 	}
@@ -171,7 +173,7 @@ func Shmdt(t *Thread, a *SyscallArgs) (uint64, error) {
 	s := v.shm
 	end := v.start + pageUp(s.size)
 	mm.unmap(addr, end)
-	s.lpid = t.P.PID
+	s.lpid, s.dtime = t.P.PID, time.Now().Unix()
 	t.P.m.shmSweep()
 	return 0, nil
 }
@@ -203,6 +205,8 @@ func Shmctl(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 		le.PutUint32(b[20:], mode)
 		le.PutUint64(b[48:], s.size)
+		le.PutUint64(b[56:], uint64(s.atime))
+		le.PutUint64(b[64:], uint64(s.dtime))
 		le.PutUint64(b[72:], uint64(s.ctime))
 		le.PutUint32(b[80:], uint32(s.cpid))
 		le.PutUint32(b[84:], uint32(s.lpid))

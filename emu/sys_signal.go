@@ -35,6 +35,7 @@ func RtSigaction(t *Thread, a *SyscallArgs) (uint64, error) {
 			for _, th := range p.threads {
 				th.pending.discard(sig)
 			}
+			p.syncSignalfds()
 		}
 	}
 	if a.A[2] != 0 {
@@ -176,6 +177,7 @@ func RtSigtimedwait(t *Thread, a *SyscallArgs) (uint64, error) {
 	if ready != 0 {
 		sig := trailingZeros(ready) + 1
 		ps := q.take(sig)
+		p.syncSignalfds()
 		if a.A[1] != 0 {
 			var b [siginfoSize]byte
 			ps.info.encode(b[:])

@@ -423,7 +423,7 @@ func Recvmsg(t *Thread, a *SyscallArgs) (uint64, error) {
 	if err != nil {
 		return 0, errno(err)
 	}
-	rest := data[:n]
+	rest := data[:min(n, len(data)-1)] // MSG_TRUNC: n is the message's length, what fit is less
 	for _, v := range iov {
 		k := min(int(v.len), len(rest))
 		if err := t.CopyOut(v.base, rest[:k]); err != nil {

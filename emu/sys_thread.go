@@ -231,7 +231,7 @@ func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 		c.FSBase = ca.tls
 	}
 	m := p.m
-	nt := &Thread{P: p, CPU: c, Tid: m.nextID, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name,
+	nt := &Thread{P: p, CPU: c, Tid: m.nextID, sigMask: t.sigMask, altStack: stackT{flags: ssDisable}, name: t.name, ioprio: t.ioprio,
 		prctl: t.prctl.inherited()}
 	m.nextID++
 	if f&unix.CLONE_PARENT_SETTID != 0 {
@@ -379,10 +379,26 @@ func SchedGetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
 	return n, t.CopyOut(a.A[2], b[:n])
 }
 
-// SchedSetaffinity implements Linux syscall sched_setaffinity(2).
+// SchedSetaffinity implements Linux syscall sched_setaffinity(2): the
+// mask is read and checked as Linux checks it (EFAULT, EINVAL when it
+// names none of the CPUs ttd may run on), then ignored, since the
+// guest's threads run one at a time whatever the mask.
 func SchedSetaffinity(t *Thread, a *SyscallArgs) (uint64, error) {
 	if a.Int(0) != 0 && t.P.thread(a.Int(0)) == nil {
 		return 0, unix.ESRCH
 	}
-	return 0, nil
+	var want, host unix.CPUSet
+	w := structBytes(&want)
+	if err := t.CopyIn(a.A[2], w[:min(uint64(len(w)), a.A[1])]); err != nil {
+		return 0, err
+	}
+	if unix.SchedGetaffinity(0, &host) != nil {
+		return 0, nil
+	}
+	for i, x := range structBytes(&host) {
+		if x&w[i] != 0 {
+			return 0, nil
+		}
+	}
+	return 0, unix.EINVAL
 }

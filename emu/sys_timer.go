@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +27,7 @@ const (
 	sigevNone     = 1
 	sigevThreadID = 4
 
+	siQueue  = -1 // SI_QUEUE: sigqueue
 	siTimer  = -2
 	siKernel = 0x80
 
@@ -57,7 +59,12 @@ type timer struct {
 type timerState struct {
 	itimers [3]*timer
 	posix   map[int]*timer
-	list    []*timer // all timers
+	// nextID is the id the next POSIX timer tries first: Linux gives
+	// ids in increasing order (a deleted timer's id is not taken
+	// again until they wrap at INT_MAX), and keeps the count across
+	// execve (the process's signal_struct); a forked child starts at 0.
+	nextID int
+	list   []*timer // all timers
 	// real and cpu count the armed timers of each kind.
 	real, cpu int
 }
@@ -440,10 +447,11 @@ func TimerCreate(t *Thread, a *SyscallArgs) (uint64, error) {
 	if len(ts.posix) >= maxTimers {
 		return 0, unix.EAGAIN
 	}
-	id := 0
+	id := ts.nextID
 	for ts.posix[id] != nil {
-		id++
+		id = (id + 1) & math.MaxInt32
 	}
+	ts.nextID = (id + 1) & math.MaxInt32
 	tm.id = id
 	if a.A[1] == 0 {
 		tm.value = uint64(id)

@@ -36,6 +36,10 @@ type Thread struct {
 	dl time.Time
 	// ioDone counts the bytes a blocking write has moved so far.
 	ioDone int
+	// fifo is the blocking FIFO open the thread waits for, if any.
+	fifo *fifoOpen
+	// ioprio is the I/O priority ioprio_set gave (sys_ioprio.go).
+	ioprio int
 	// futex wait state.
 	futexAddr   uint64
 	futexKey    futexKey

@@ -102,6 +102,10 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 			stop = rng.IntN(n + 1)
 		}
 		claimed := make([]int, n)
+		// ends: where each job's run stops, as its last claim said (a
+		// re-simulation decodes no further ahead): it may come
+		// closer, never go further.
+		ends := make([]int, len(s.runs))
 		cur := make([]int, len(s.runs)) // the job's next unit, -1: must steal
 		active := make([]bool, len(s.runs))
 		for c := range cur {
@@ -115,7 +119,18 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 			if rng.IntN(10) == 0 {
 				s.stopAt(stop) // an exit seen at some moment
 			}
-			if cur[c] >= 0 && cur[c] < n && s.claim(c, cur[c]) {
+			ok := false
+			if cur[c] >= 0 && cur[c] < n {
+				var end int
+				ok, end = s.claim(c, cur[c])
+				if ok && (end <= cur[c] || end > n || ends[c] > 0 && end > ends[c]) {
+					t.Fatalf("trial %d: job %d claimed %d with its run stopping at %d (before: %d)", trial, c, cur[c], end, ends[c])
+				}
+				if ok {
+					ends[c] = end
+				}
+			}
+			if ok {
 				claimed[cur[c]]++
 				if cur[c]+1 < n && target[cur[c]+1] == target[cur[c]] {
 					cur[c]++
@@ -125,7 +140,7 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 				continue
 			}
 			if s.steal(c) {
-				cur[c] = s.first(c)
+				cur[c], ends[c] = s.first(c), 0
 				stole++
 				continue
 			}
@@ -233,7 +248,7 @@ func TestStealByTimeLeft(t *testing.T) {
 	clk.t = 0
 	for i, at := range []int64{0, 150, 351, 652} {
 		clk.t = at
-		if !s.claim(0, i) {
+		if ok, _ := s.claim(0, i); !ok {
 			t.Fatalf("claim of %d refused", i)
 		}
 	}
@@ -278,7 +293,7 @@ func TestStealByTimeLeft(t *testing.T) {
 	clk.t = 562
 	s.claim(1, 5)
 	clk.t = 1370
-	if s.claim(0, 3) {
+	if ok, _ := s.claim(0, 3); ok {
 		t.Fatalf("job 0 claimed a unit of job 1's run")
 	}
 	if s.steal(0) {

@@ -121,7 +121,11 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 				}
 				u := units[i0]
 				schedf("job %d: run from %d", c, i0)
-				errs[c] = u.B.evalChain(u.K, init, func(k int) bool { return s.claim(c, i0+k-u.K) }, func(k int, pt *Partial) bool {
+				claim := func(k int) (bool, int) {
+					ok, end := s.claim(c, i0+k-u.K)
+					return ok, u.K + end - i0
+				}
+				errs[c] = u.B.evalChain(u.K, init, claim, func(k int, pt *Partial) bool {
 					i := i0 + k - u.K
 					parts[i] = pt
 					if opts.Progress != nil {
@@ -194,20 +198,22 @@ func (s *chainSched) first(c int) int {
 }
 
 // claim tells whether job c may start unit i, the next of its run, and
-// records that it did (and that the unit before, if any, is done).
-func (s *chainSched) claim(c, i int) bool {
+// records that it did (and that the unit before, if any, is done). It
+// also gives the unit the run stops at, as things stand.
+func (s *chainSched) claim(c, i int) (bool, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.runs[c]
 	chained := r.busy && r.cur == i-1 // in the same re-simulation
 	t := s.done(r)
-	if i != r.next || i >= r.end || int64(i) >= s.stop.Load() {
-		return false
+	end := min(r.end, int(s.stop.Load()))
+	if i != r.next || i >= end {
+		return false, end
 	}
 	r.busy, r.fresh, r.cur, r.at = true, !chained, i, t
 	r.next++
 	schedf("job %d: segment %d (cost %d) cpu %.1f ms", c, i, s.cost[i], threadCPU())
-	return true
+	return true, end
 }
 
 // time is now (ns).

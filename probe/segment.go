@@ -258,14 +258,21 @@ func (b *Bound) chains() bool { return !b.P.needMemory && !b.needMemory }
 // start segment k (chainSched): a segment's partial is sealed where the
 // next begins, and the next starts from the state it left (init's, with
 // its writes), which its Assumed records, so that the fix-up pass
-// checks it as it checks any. A worker thus pays for one start (the
+// checks it as it checks any. claim also gives the segment the run
+// stops at as things stand (a steal may bring it closer), in whose
+// checkpoint's chunk the re-simulation stops decoding ahead
+// (Replay.StopsIn). A worker thus pays for one start (the
 // checkpoint's state, decoding, translation) per chain, not per
 // segment. emit takes each partial in order and returns false to stop
 // (the script called exit()). left, if not nil, holds what the worker's
 // last re-simulation left (reader.Leftovers: its pages and decoded
 // code), which this one starts with, and then what this one leaves.
-func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) bool, emit func(k int, pt *Partial) bool, left **reader.Leftovers) error {
-	if k0 >= len(b.cps) || !claim(k0) {
+func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) (bool, int), emit func(k int, pt *Partial) bool, left **reader.Leftovers) error {
+	if k0 >= len(b.cps) {
+		return nil
+	}
+	ok, end := claim(k0)
+	if !ok {
 		return nil
 	}
 	var lo *reader.Leftovers
@@ -285,15 +292,28 @@ func (b *Bound) evalChain(k0 int, init map[string]Value, claim func(k int) bool,
 	}()
 	r.Stream() // forward only: the chunks it passed leave the cache
 	for k := k0; ; k++ {
+		r.StopsIn(b.stopChunk(end))
 		s := newSegEval(b, k, init)
 		if err := s.run(r); err != nil {
 			return err
 		}
-		if !emit(k, s.part) || s.stopped || k+1 >= len(b.cps) || !claim(k+1) {
+		if !emit(k, s.part) || s.stopped || k+1 >= len(b.cps) {
+			return nil
+		}
+		if ok, end = claim(k + 1); !ok {
 			return nil
 		}
 		init = composeState(init, s.part.Writes, s.part.Ended)
 	}
+}
+
+// stopChunk is the chunk of segment end's checkpoint, where a run of
+// segments up to end stops (-1: the trace's end).
+func (b *Bound) stopChunk(end int) int {
+	if end < len(b.cps) {
+		return b.cps[end].Chunk
+	}
+	return -1
 }
 
 // wantInsts hooks the instructions at a probed address, and the rets

@@ -122,6 +122,9 @@ type Replay struct {
 	// leaves after that one go out of the chunk cache (Stream).
 	start     int
 	streaming bool
+	// lastChunk, if not 0, is the last chunk the replay decodes ahead
+	// (StopsIn).
+	lastChunk int
 	codeDone  int    // ch.ctrls[:codeDone] had their code written
 	kbuf      []byte // kernelWrites' bytes of predicted spans
 	// kw are the watched ranges a record wrote (their bytes in kwBytes),
@@ -337,7 +340,11 @@ func (t *Trace) newReplayFrom(lo *Leftovers) *Replay {
 }
 
 func (r *Replay) load(i int) error {
-	ch, err := r.t.chunkFor(i, r.streaming)
+	ahead := len(r.t.chunks)
+	if r.lastChunk > 0 {
+		ahead = r.lastChunk + 1
+	}
+	ch, err := r.t.chunkFor(i, r.streaming, ahead)
 	if err != nil {
 		return err
 	}
@@ -534,6 +541,15 @@ func (r *Replay) Stream() {
 		r.rehold()
 	}
 }
+
+// StopsIn says that r will not run past chunk i (a job of ttd probe,
+// whose run ends at the next job's checkpoint there), so that it does
+// not decode the chunk after i ahead, as it does otherwise: another job
+// decoded that chunk earlier and dropped it as it passed (Stream), and
+// decoding it again for nothing took 2-3 of perl's 37 chunks at `--jobs
+// 2`. i < 0 lifts the bound. A replay that does run past i decodes the
+// chunks it needs, one at a time as it reaches them.
+func (r *Replay) StopsIn(i int) { r.lastChunk = max(i, 0) }
 
 // Close gives the replay's prediction caches back for the next replay to
 // reuse (predict.Cache.Release). A reader that re-simulates checkpoint
@@ -812,6 +828,17 @@ func (r *Replay) pendingAt(p uint64) bool {
 	return !ok || pos == p
 }
 
+// runSlice bounds the instructions one CPU.Run takes, so that translated
+// code comes back to Go at least every few milliseconds: the Go runtime
+// cannot stop a goroutine in translated code, and a collection stops
+// the world until every goroutine has stopped. A job of `ttd probe
+// --jobs 2` whose budget ran to its next logged event (sort -n's
+// comparisons: tens of millions of instructions) kept the collection
+// waiting 98 ms, and the other job stopped all that time
+// (GODEBUG=gctrace=1: sweep termination of 98 ms; perl's --jobs 1 481
+// ms, its chunk decoding stopped).
+const runSlice = 1 << 22
+
 // runCPU runs the current thread until the position is upto. A syscall
 // may end the run only at upto and only when one is expected there.
 func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
@@ -829,7 +856,7 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		if !r.observe {
 			t.cpu.Pred = t.cache
 		}
-		ex := t.cpu.Run(upto - r.pos)
+		ex := t.cpu.Run(min(upto-r.pos, runSlice))
 		r.account()
 		switch ex.Reason {
 		case x86.ExitBudget:

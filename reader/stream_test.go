@@ -3,6 +3,7 @@ package reader
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"ttd/tracefile"
 )
@@ -323,5 +324,70 @@ func TestCtrlsFitTheirRoom(t *testing.T) {
 	}
 	if over == 0 {
 		t.Fatalf("no chunk of %d holds more control records than its header counts: the test tests nothing", len(tr.chunks))
+	}
+}
+
+// TestStopsInDecodesNoFurther: a replay told it stops in chunk i
+// decodes chunk i ahead (the next job's start) but not i+1, and still
+// runs past i when asked, decoding the chunks as it reaches them; with
+// no bound it decodes the chunk after the one it reached.
+func TestStopsInDecodesNoFurther(t *testing.T) {
+	path := recordLoopChunks(t, 20_000, "60", 512)
+	for _, bound := range []bool{true, false} {
+		tr, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cps, err := tr.Checkpoints()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Close()
+		// A fresh trace: Checkpoints decoded every chunk.
+		tr, err = Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.SetCheckpoints(cps)
+		var from, to Checkpoint
+		for k := 1; k+1 < len(cps); k++ {
+			if cps[k+1].Chunk >= cps[k].Chunk+2 && cps[k+1].Chunk+2 < len(tr.chunks) {
+				from, to = cps[k], cps[k+1]
+				break
+			}
+		}
+		if to.Chunk == 0 {
+			t.Fatalf("no two checkpoints two chunks apart before the last two chunks (%d chunks): the test tests nothing", len(tr.chunks))
+		}
+		r, err := tr.NewReplayAt(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Stream()
+		if bound {
+			r.StopsIn(to.Chunk)
+		}
+		if err := r.RunTo(to.Position); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // a prefetch started would be under way
+		tr.cache.mu.Lock()
+		after := tr.cache.entries[to.Chunk+1] != nil
+		tr.cache.mu.Unlock()
+		if bound && after {
+			t.Errorf("chunk %d decoded ahead by a replay that stops in %d", to.Chunk+1, to.Chunk)
+		}
+		if !bound && !after && r.ch.index == to.Chunk {
+			t.Errorf("chunk %d not decoded ahead without a bound", to.Chunk+1)
+		}
+		// Past the bound: the replay goes on, as without one.
+		if err := r.RunTo(tr.chunks[to.Chunk+1].LastPosition); err != nil {
+			t.Fatal(err)
+		}
+		if r.ch.index <= to.Chunk {
+			t.Errorf("replay stayed in chunk %d past its bound", r.ch.index)
+		}
+		r.Close()
+		tr.Close()
 	}
 }

@@ -211,7 +211,7 @@ func (t *Trace) decodeChunk(it *tracefile.RecordIter, i int) (*chunk, error) {
 	// front, a chunk of 50k syscalls does not grow its 40 MB of
 	// records by a quarter at a time (5x that in garbage and copies).
 	ch.ctrls = make([]ctrl, 0, ctrlsOf(&t.chunks[i]))
-	slab := recordSlab{room: ctrlsOf(&t.chunks[i]) - t.chunks[i].KeyFrames}
+	slab := recordSlab{room: slabOf(&t.chunks[i])}
 	var code []tracefile.CodeBytes
 	var mods []tracefile.Module
 	ci := &t.chunks[i]
@@ -546,13 +546,14 @@ func (c *chunkCache) init(limit int64) {
 
 // chunk returns decoded chunk i, from the cache when possible, and starts
 // decoding chunk i+1 in the background (re-simulation goes forward).
-func (t *Trace) chunk(i int) (*chunk, error) { return t.chunkFor(i, false) }
+func (t *Trace) chunk(i int) (*chunk, error) { return t.chunkFor(i, false, len(t.chunks)) }
 
 // chunkFor is chunk for a streaming replay when hold is set: the replay
-// holds the chunk (chunkreuse.go), which is pinned otherwise.
-func (t *Trace) chunkFor(i int, hold bool) (*chunk, error) {
+// holds the chunk (chunkreuse.go), which is pinned otherwise. It starts
+// decoding chunk i+1 only if i+1 < ahead.
+func (t *Trace) chunkFor(i int, hold bool, ahead int) (*chunk, error) {
 	ch, err := t.cache.get(t, i, hold)
-	if err == nil && i+1 < len(t.chunks) {
+	if err == nil && i+1 < min(ahead, len(t.chunks)) {
 		t.cache.prefetch(t, i+1)
 	}
 	return ch, err

@@ -13,6 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 TTD=${TTD:-$root/bin/ttd}
 OUT=${OUT:-$(mktemp -d /tmp/everyday.XXXXXX)}
 filter=${1:-.}
+LIMIT=${LIMIT:-300} # seconds a ttd command may take: a hang is a failure (status 124)
 work=$OUT/work
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -69,6 +70,18 @@ cmds=(
   'timeout 5 sleep 0.1; echo $?'
   'make -v | head -1'
   'gcc --version | head -1'
+  'rm -f p && mkfifo p && (echo hi > p &) && cat p'
+  'ip -o link show lo | cut -d: -f2'
+  'ss -tln | head -1'
+  'script -qc "echo hi" /dev/null | tr -d "\r"'
+  'ionice -c3 echo idle'
+  'timeout 0.3 yes > /dev/null; echo $?'
+  'perl -e "alarm 1; sleep 3"; echo $?'
+  'python3 -c "import multiprocessing as m; print(m.Pool(2).map(abs,[-1,-2]))"'
+  'python3 -c "import asyncio; asyncio.run(asyncio.sleep(0.01)); print(1)"'
+  'sqlite3 w.db "pragma journal_mode=wal; create table if not exists t(a); insert into t values(1); select count(*)>0 from t;"'
+  'rm -rf c && cp -a tree c && diff -r tree c && echo same'
+  'ping -c1 -W1 127.0.0.1 | head -1'
 )
 fail=0
 for i in "${!cmds[@]}"; do
@@ -77,9 +90,9 @@ for i in "${!cmds[@]}"; do
   d=$OUT/$i
   mkdir -p "$d"
   rm -rf g; (bash -c "$c" >"$d/native.out" 2>"$d/native.err"; echo $? >"$d/native.rc")
-  rm -rf g; ("$TTD" run -- bash -c "$c" >"$d/run.out" 2>"$d/run.err"; echo $? >"$d/run.rc")
-  rm -rf g; ("$TTD" record -o "$d/t.ttd" -- bash -c "$c" >"$d/rec.out" 2>"$d/rec.err"; echo $? >"$d/rec.rc")
-  "$TTD" replay --verify "$d/t.ttd" >"$d/replay.out" 2>"$d/replay.err"; echo $? >"$d/replay.rc"
+  rm -rf g; (timeout "$LIMIT" "$TTD" run -- bash -c "$c" >"$d/run.out" 2>"$d/run.err"; echo $? >"$d/run.rc")
+  rm -rf g; (timeout "$LIMIT" "$TTD" record -o "$d/t.ttd" -- bash -c "$c" >"$d/rec.out" 2>"$d/rec.err"; echo $? >"$d/rec.rc")
+  timeout "$LIMIT" "$TTD" replay --verify "$d/t.ttd" >"$d/replay.out" 2>"$d/replay.err"; echo $? >"$d/replay.rc"
   rm -rf g
   bad=""
   cmp -s "$d/native.out" "$d/run.out" || bad+=" run-output"

@@ -63,7 +63,8 @@ func writtenArg(k kind, nr int) bool {
 	switch k {
 	case kBufOut, kStrOut, kStatOut, kStatxOut, kIovOut, kTimespecOut, kRlimitOut, kSigsetOut, kSigactOut,
 		kPipeOut, kDents, kWstatusOut, kUnameOut, kTimeOut, kPtrOut, kSysinfoOut, kCpusetOut, kStatfsOut, kTimevalOut,
-		kEpollEventsOut, kStackOut, kU32Out, kGidsOut:
+		kEpollEventsOut, kStackOut, kU32Out, kGidsOut, kRusageOut, kItimervalOut, kItimerspecOut, kIntOut, kSiginfoOut,
+		kSockoptOut, kSocklenOut, kMincoreOut, kPtrValOut, kSizeOut:
 		return true
 	case kMsghdr:
 		return nr == linux.SysRecvmsg
@@ -133,6 +134,9 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		}
 		return appendQuoted(b, data, d.strSize), ArgBuffer, data
 	case kBufOut, kStrOut:
+		if v == 0 {
+			return append(b, "NULL"...), ArgBuffer, nil // a size asked (getxattr, listxattr)
+		}
 		if d.failed() || c.Ret > 1<<30 {
 			return appendPtr(b, v), ArgBuffer, nil
 		}
@@ -289,6 +293,16 @@ func (d *decoder) arg(b []byte, i int, sp arg) ([]byte, ArgType, []byte) {
 		return appendPtr(b, v), ArgPtr, nil
 	case kFadvise:
 		return linux.FadviseAdvice.Append(b, v, "POSIX_FADV_"), ArgFlags, nil
+	case kXattrFlags:
+		return linux.XattrFlags.Append(b, v), ArgFlags, nil
+	case kSfdFlags:
+		return linux.SignalfdFlags.Append(b, v), ArgFlags, nil
+	}
+	if b, ty, ok := d.controlArg(b, i, sp); ok {
+		return b, ty, nil
+	}
+	if b, ty, ok := d.sockArg(b, i, sp); ok {
+		return b, ty, nil
 	}
 	return appendHex(b, v), ArgUint, nil
 }
@@ -300,6 +314,11 @@ func (d *decoder) ret(b []byte, rk retKind) []byte {
 		c.NoReturn = true
 		return append(b, '?')
 	}
+	if c.Ret == -int64(linux.EINTR) && (c.Nr == linux.SysRtSigsuspend || c.Nr == linux.SysPause) {
+		// The kernel's answer is ERESTARTNOHAND, which the delivery
+		// of the signal to a handler turns into EINTR.
+		return append(b, "? ERESTARTNOHAND (To be restarted if no handler)"...)
+	}
 	if d.failed() {
 		b = append(b, "-1 "...)
 		e := linux.Errno(-c.Ret)
@@ -307,6 +326,9 @@ func (d *decoder) ret(b []byte, rk retKind) []byte {
 		b = append(b, " ("...)
 		b = append(b, e.Message()...)
 		return append(b, ')')
+	}
+	if b, ok := d.controlRet(b, rk); ok {
+		return b
 	}
 	v := uint64(c.Ret)
 	switch rk {

@@ -1,12 +1,14 @@
 package syscalls
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"time"
-	"ttd/tracefile"
 
 	"ttd/internal/linux"
+	"ttd/tracefile"
 )
 
 // structArg appends a struct argument as strace prints it (abbreviated,
@@ -44,7 +46,10 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 	case kUtimes:
 		size = 32
 	case kSigsetIn, kSigsetOut:
-		size = int(min(c.Raw[sp.p], 128))
+		if c.Raw[sp.p] != 8 { // the kernel's sigset_t is 8 bytes: any other size is refused
+			return appendHex(b, v)
+		}
+		size = 8
 	case kSigactIn, kSigactOut:
 		size = 32
 	case kPipeOut:
@@ -339,20 +344,7 @@ func (d *decoder) structArg(b []byte, i int, sp arg) []byte {
 		b = strconv.AppendUint(append(b, ", mem_unit="...), uint64(le32(m, 104)), 10)
 		return append(b, '}')
 	case kCpusetOut:
-		b = append(b, '[')
-		first := true
-		for k, x := range m {
-			for bit := 0; bit < 8; bit++ {
-				if x>>bit&1 != 0 {
-					if !first {
-						b = append(b, ' ')
-					}
-					first = false
-					b = strconv.AppendInt(b, int64(8*k+bit), 10)
-				}
-			}
-		}
-		return append(b, ']')
+		return appendCpuset(b, m)
 	case kUnameOut:
 		field := func(k int) []byte {
 			f := m[65*k : 65*k+65]
@@ -550,6 +542,25 @@ func appendSockaddr(b, m []byte) []byte {
 			b = strconv.AppendUint(b, uint64(m[4+k]), 10)
 		}
 		b = append(b, "\")"...)
+	case fam == 10 && len(m) >= 28: // AF_INET6
+		b = strconv.AppendUint(append(b, ", sin6_port=htons("...), uint64(m[2])<<8|uint64(m[3]), 10)
+		b = strconv.AppendUint(append(b, "), sin6_flowinfo=htonl("...), uint64(binary.BigEndian.Uint32(m[4:])), 10)
+		b = netip.AddrFrom16([16]byte(m[8:24])).AppendTo(append(b, "), inet_pton(AF_INET6, \""...))
+		b = strconv.AppendUint(append(b, "\", &sin6_addr), sin6_scope_id="...), uint64(le32(m, 24)), 10)
+	case fam == 16 && len(m) >= 12: // AF_NETLINK
+		b = strconv.AppendUint(append(b, ", nl_pid="...), uint64(le32(m, 4)), 10)
+		// C's %#08x: eight characters, "0x" counted unless the value is 0.
+		v := uint64(le32(m, 8))
+		g := strconv.AppendUint(nil, v, 16)
+		b = append(b, ", nl_groups="...)
+		width := 8
+		if v != 0 {
+			b, width = append(b, "0x"...), 6
+		}
+		for k := len(g); k < width; k++ {
+			b = append(b, '0')
+		}
+		b = append(b, g...)
 	}
 	return append(b, '}')
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"syscall"
 	"testing"
 )
 
@@ -184,4 +187,101 @@ func BenchmarkDecodeMemRead(b *testing.B) {
 			d.reset(payload, 0, 0)
 		}
 	}
+}
+
+// BenchmarkFillMemReads takes a payload of unpredicted reads (deltas of
+// a real trace's kind: mostly inline, a few long) into blocks of 64k,
+// as a replay's chunk decoding does.
+func BenchmarkFillMemReads(b *testing.B) {
+	var w Writer
+	w.limit, w.bufCap = 1<<30, 1<<30
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 1 << 20
+	for range n {
+		delta := uint64(rng.IntN(12))
+		if rng.IntN(16) == 0 {
+			delta = uint64(rng.IntN(1000))
+		}
+		w.MemRead(delta, rng.Uint64(), uint8(1+rng.IntN(8)))
+	}
+	payload := w.buf
+	var d decoder
+	dst := make([]ReadLog, 0, 1<<16)
+	b.SetBytes(int64(len(payload)))
+	cpu := startCPU(b)
+	defer runtime.UnlockOSThread()
+	for range b.N {
+		d.reset(payload, 0, 0)
+		for {
+			var full bool
+			dst, full = d.memReadsUpTo(dst[:0], cap(dst))
+			if !full {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(cpu())/float64(b.N)/n, "cpu-ns/read")
+}
+
+// BenchmarkParseTrace parses the decompressed chunks of the trace
+// TTD_BENCH_TRACE names (skipped without it) as a replay's chunk
+// decoding does: Next, and runs of reads in blocks of 64k.
+func BenchmarkParseTrace(b *testing.B) {
+	path := os.Getenv("TTD_BENCH_TRACE")
+	if path == "" {
+		b.Skip("TTD_BENCH_TRACE not set")
+	}
+	r, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var payloads [][]byte
+	var records int
+	it := r.Records(0)
+	for i, ci := range r.chunks {
+		it.Reset(i)
+		if _, err := it.Next(); err != nil {
+			b.Fatal(err)
+		}
+		payloads = append(payloads, append([]byte(nil), it.dec.data...))
+		records += ci.Records
+	}
+	dst := make([]ReadLog, 0, 1<<16)
+	var rec Record
+	var d decoder
+	cpu := startCPU(b)
+	defer runtime.UnlockOSThread()
+	for range b.N {
+		for _, p := range payloads {
+			d.reset(p, 0, 0)
+			for d.next(&rec) == nil {
+				if rec.Kind == KindMemRead {
+					for full := true; full; {
+						dst, full = d.memReadsUpTo(dst[:0], cap(dst))
+					}
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(cpu())/float64(b.N)/float64(records), "cpu-ns/record")
+}
+
+// startCPU locks the benchmark's goroutine to its thread (the caller
+// unlocks it), resets the timer and returns what gives the thread's CPU
+// time since, in ns: under the load of a shared machine, wall time says
+// little.
+func startCPU(b *testing.B) func() int64 {
+	runtime.LockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := threadCPU()
+	return func() int64 { return threadCPU() - cpu0 }
+}
+
+// threadCPU is the CPU time of the calling thread.
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -3,6 +3,7 @@ package tracefile
 import (
 	"encoding/binary"
 	"io"
+	"slices"
 )
 
 // recordError is a problem in a chunk's payload; the iterator turns it
@@ -38,33 +39,49 @@ type ReadLog struct{ Delta, Value uint64 }
 // within 8 bytes of the end) to next.
 // It takes no more than lim reads in all in dst, and reports whether it
 // stopped there with a read next.
+//
+// The reads go into dst's spare capacity by index, not append: the loop
+// is most of what parsing a chunk costs beyond zstd (a replay's chunk
+// of a million reads), and append's capacity check and length update
+// per read cost 3-10% of it (BenchmarkParseTrace, thread CPU: sort -n
+// 2.87 -> 2.58 ns a record, perl 3.05 -> 2.92, bzip2 2.58 -> 2.51).
 func (d *decoder) memReadsUpTo(dst []ReadLog, lim int) ([]ReadLog, bool) {
 	data := d.data
-	p, n, full := d.off, 0, false
-	for p < len(data) {
-		tag := data[p]
-		if tag < tagMemRead {
-			break
+	p, k, k0 := d.off, len(dst), len(dst)
+	for {
+		out := dst[:min(lim, cap(dst))]
+		for k < len(out) && p < len(data) {
+			tag := data[p]
+			if tag < tagMemRead {
+				break
+			}
+			delta, q := uint64(tag&0xf), p+1
+			if delta == memReadInlineDelta {
+				var m int
+				if delta, q, m = memReadLong(data, q); m <= 0 {
+					break
+				}
+			}
+			if len(data)-q < 8 {
+				break
+			}
+			size := int(tag>>4&7) + 1
+			out[k] = ReadLog{delta, binary.LittleEndian.Uint64(data[q:]) & sizeMask(size)}
+			k++
+			p = q + size
 		}
-		if len(dst) >= lim {
-			full = true
-			break
+		dst = out[:k]
+		// Out of room, short of lim, with a read next: grow (as
+		// append would) and go on.
+		if k == len(out) && k < lim && p < len(data) && data[p] >= tagMemRead {
+			dst = slices.Grow(dst, 1)
+			continue
 		}
-		size := memReadSize(tag)
-		delta, q, k := uint64(tag&0xf), p+1, 1
-		if delta == memReadInlineDelta {
-			delta, q, k = memReadLong(data, q)
-		}
-		if k <= 0 || len(data)-q < 8 {
-			break
-		}
-		dst = append(dst, ReadLog{delta, binary.LittleEndian.Uint64(data[q:]) & sizeMask(size)})
-		p = q + size
-		n++
+		break
 	}
 	d.off = p
-	d.records += n
-	return dst, full
+	d.records += k - k0
+	return dst, k >= lim && p < len(data) && data[p] >= tagMemRead
 }
 
 // memReadLong decodes the read delta of a MemRead record whose tag holds

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -52,7 +53,7 @@ func TestAppendMemReads(t *testing.T) {
 			kind         Kind
 			delta, value uint64
 		}
-		var wantItems, got []item
+		var wantItems []item
 		for _, rec := range want {
 			if rec.Kind == KindMemRead {
 				wantItems = append(wantItems, item{kind: KindMemRead, delta: rec.MemRead.ReadDelta, value: rec.MemRead.Value})
@@ -60,37 +61,76 @@ func TestAppendMemReads(t *testing.T) {
 				wantItems = append(wantItems, item{kind: rec.Kind})
 			}
 		}
-		it := r.RecordsFrom(0)
-		var reads []ReadLog
-		for {
-			rec, err := it.Next()
-			if errors.Is(err, io.EOF) {
-				break
+		// readLeft: a read is next that a bulk take could have taken
+		// (not within the last bytes of the chunk, left to Next).
+		readLeft := func(d *decoder) bool {
+			return d.off < len(d.data) && d.data[d.off] >= tagMemRead && len(d.data)-d.off > 9+binary.MaxVarintLen64
+		}
+		// walk gives every record, taking each run of reads after its
+		// first (which Next gives) with take.
+		walk := func(take func(it *RecordIter) []ReadLog) []item {
+			var got []item
+			it := r.RecordsFrom(0)
+			for {
+				rec, err := it.Next()
+				if errors.Is(err, io.EOF) {
+					return got
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Kind != KindMemRead {
+					got = append(got, item{kind: rec.Kind})
+					continue
+				}
+				got = append(got, item{kind: KindMemRead, delta: rec.MemRead.ReadDelta, value: rec.MemRead.Value})
+				for _, lr := range take(it) {
+					got = append(got, item{kind: KindMemRead, delta: lr.Delta, value: lr.Value})
+				}
 			}
-			if err != nil {
-				t.Fatal(err)
+		}
+		check := func(how string, got []item) {
+			t.Helper()
+			if len(got) != len(wantItems) {
+				t.Fatalf("seed %d, %s: %d records, want %d", seed, how, len(got), len(wantItems))
 			}
-			if rec.Kind != KindMemRead {
-				got = append(got, item{kind: rec.Kind})
-				continue
+			for i := range got {
+				if got[i] != wantItems[i] {
+					t.Fatalf("seed %d, %s: record %d is %+v, want %+v", seed, how, i, got[i], wantItems[i])
+				}
 			}
-			reads = append(reads[:0], ReadLog{rec.MemRead.ReadDelta, rec.MemRead.Value})
-			reads = it.AppendMemReads(reads)
-			if len(reads) > 1 {
+		}
+		check("AppendMemReads", walk(func(it *RecordIter) []ReadLog {
+			reads := it.AppendMemReads(make([]ReadLog, 0, 1))
+			if readLeft(&it.dec) {
+				t.Fatalf("seed %d: AppendMemReads left a read it could take", seed)
+			}
+			if len(reads) > 0 {
 				bulkRuns++
 			}
-			for _, lr := range reads {
-				got = append(got, item{kind: KindMemRead, delta: lr.Delta, value: lr.Value})
+			return reads
+		}))
+		// FillMemReads into blocks of a few reads: full exactly when a
+		// block is full and a read comes next (in this chunk).
+		block := 1 + rng.IntN(5)
+		check("FillMemReads", walk(func(it *RecordIter) []ReadLog {
+			var all []ReadLog
+			for full := true; full; {
+				var reads []ReadLog
+				reads, full = it.FillMemReads(make([]ReadLog, 0, block))
+				if len(reads) > block || full && len(reads) < block {
+					t.Fatalf("seed %d: FillMemReads took %d reads into a block of %d, full %v", seed, len(reads), block, full)
+				}
+				if full && (it.dec.off >= len(it.dec.data) || it.dec.data[it.dec.off] < tagMemRead) {
+					t.Fatalf("seed %d: FillMemReads full with no read next", seed)
+				}
+				if len(reads) == block && !full && readLeft(&it.dec) {
+					t.Fatalf("seed %d: FillMemReads not full with a read next", seed)
+				}
+				all = append(all, reads...)
 			}
-		}
-		if len(got) != len(wantItems) {
-			t.Fatalf("seed %d: %d records, want %d", seed, len(got), len(wantItems))
-		}
-		for i := range got {
-			if got[i] != wantItems[i] {
-				t.Fatalf("seed %d: record %d is %+v, want %+v", seed, i, got[i], wantItems[i])
-			}
-		}
+			return all
+		}))
 	}
 	if bulkRuns == 0 {
 		t.Fatal("AppendMemReads never took a read: the test tested nothing")

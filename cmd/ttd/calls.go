@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 
 	"ttd/calls"
@@ -80,15 +82,9 @@ func callsCmd(name string, args []string) int {
 		return (*depth == 0 || n.Depth <= *depth) && n.Count >= *minCount
 	}
 	if *asJSON {
-		for i := range views {
-			views[i].Paths = jsonPaths(views[i].walk, filter, *depth)
-		}
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
-			Instructions uint64     `json:"instructions"`
-			Views        []callView `json:"views"`
-		}{p.Instructions, views})
+		w := bufio.NewWriterSize(os.Stdout, 64<<10)
+		defer w.Flush()
+		writeCallJSON(w, p.Instructions, views, filter, *depth)
 		return 0
 	}
 	// One write per row was 48,000 write calls for python3's tree.
@@ -180,15 +176,65 @@ type jsonPath struct {
 	Tid   int      `json:"tid"`
 }
 
-func jsonPaths(walk func(fn func(*calls.Node) bool), keep func(*calls.Node) bool, depth int) []jsonPath {
-	out := []jsonPath{}
-	walk(func(n *calls.Node) bool {
-		if keep(n) {
-			out = append(out, jsonPath{n.Path(), n.SiteName, n.Count, n.Total, n.Self, n.First, n.FirstTid})
+// writeCallJSON writes, path by path, what json.Encoder with an indent of
+// two blanks wrote for the views with all their paths in one
+// document: mk's is 3.5 GB, and the paths, the document and its
+// indented copy took 19 GB of RSS. Each view is marshalled with no
+// paths, its "paths" (the last field) then written a path at a time.
+func writeCallJSON(w io.Writer, instructions uint64, views []callView, keep func(*calls.Node) bool, depth int) error {
+	if len(views) == 0 {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Instructions uint64     `json:"instructions"`
+			Views        []callView `json:"views"`
+		}{instructions, views})
+	}
+	fmt.Fprintf(w, "{\n  \"instructions\": %d,\n  \"views\": [", instructions)
+	for i, v := range views {
+		if i > 0 {
+			io.WriteString(w, ",")
 		}
-		return depth == 0 || n.Depth < depth
-	})
-	return out
+		v.Paths = []jsonPath{}
+		b, err := json.MarshalIndent(v, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		const empty = "[]\n    }"
+		if !bytes.HasSuffix(b, []byte(empty)) {
+			return fmt.Errorf("calls: a view's JSON does not end with its paths: %q", b[max(0, len(b)-40):])
+		}
+		io.WriteString(w, "\n    ")
+		w.Write(b[:len(b)-len(empty)])
+		n := 0
+		var err2 error
+		v.walk(func(m *calls.Node) bool {
+			if keep(m) && err2 == nil {
+				p, err := json.MarshalIndent(jsonPath{m.Path(), m.SiteName, m.Count, m.Total, m.Self, m.First, m.FirstTid}, "        ", "  ")
+				if err != nil {
+					err2 = err
+				}
+				if n == 0 {
+					io.WriteString(w, "[\n        ")
+				} else {
+					io.WriteString(w, ",\n        ")
+				}
+				w.Write(p)
+				n++
+			}
+			return depth == 0 || m.Depth < depth
+		})
+		if err2 != nil {
+			return err2
+		}
+		if n == 0 {
+			io.WriteString(w, empty)
+		} else {
+			io.WriteString(w, "\n      ]\n    }")
+		}
+	}
+	_, err := io.WriteString(w, "\n  ]\n}\n")
+	return err
 }
 
 // writeCallTree prints one row per call path, depth first, the path as
@@ -200,42 +246,11 @@ func writeCallTree(w io.Writer, walk func(fn func(*calls.Node) bool), keep func(
 	// recursive merge sort) spent more in fmt and its allocations than
 	// in re-simulating the recording. The buffer holds many rows, written
 	// when it passes rowsFlush (one Write a row, each a copy into w's
-	// buffer, was a third of printing sort -n's 2.4 million rows), and
-	// padding and indentation are copied from blanks.
+	// buffer, was a third of printing sort -n's 2.4 million rows).
 	b := make([]byte, 0, rowsFlush+4096)
-	var num [24]byte
-	right := func(b, field []byte, width int) []byte {
-		if pad := width - len(field); pad > 0 {
-			b = append(b, blanks[:pad]...)
-		}
-		return append(b, field...)
-	}
 	walk(func(n *calls.Node) bool {
 		if keep(n) {
-			b = right(b, strconv.AppendUint(num[:0], n.Count, 10), 8)
-			b = append(b, ' ')
-			b = right(b, strconv.AppendUint(num[:0], n.Total, 10), 14)
-			b = append(b, ' ')
-			b = right(b, strconv.AppendUint(num[:0], n.Self, 10), 14)
-			b = append(b, ' ')
-			if n.First != ^uint64(0) {
-				b = right(b, strconv.AppendUint(num[:0], n.First, 10), 12)
-			} else {
-				b = right(b, append(num[:0], '-'), 12)
-			}
-			b = append(b, ' ', ' ')
-			for in := 2 * (n.Depth - 1); in > 0; {
-				k := min(in, len(blanks))
-				b = append(b, blanks[:k]...)
-				in -= k
-			}
-			b = append(b, n.Func...)
-			if n.SiteName != "" {
-				b = append(b, "  ("...)
-				b = append(b, n.SiteName...)
-				b = append(b, ')')
-			}
-			b = append(b, '\n')
+			b = appendRow(b, n)
 			if len(b) >= rowsFlush {
 				w.Write(b)
 				b = b[:0]
@@ -244,6 +259,83 @@ func writeCallTree(w io.Writer, walk func(fn func(*calls.Node) bool), keep func(
 		return depth == 0 || n.Depth < depth
 	})
 	w.Write(b)
+}
+
+// appendRow appends n's row to b. The numbers are written right-aligned
+// in place, in room grown once for the row: strconv.AppendUint into a
+// scratch array, copied after an append of its padding, took 70-76 ns
+// of CPU a row of sort -n's shape (BenchmarkCallTreeRows), 60-62 so.
+func appendRow(b []byte, n *calls.Node) []byte {
+	indent := 2 * (n.Depth - 1)
+	b = slices.Grow(b, 8+14+14+12+4*20+6+indent+len(n.Func)+len(n.SiteName)+4)
+	b = appendRight(b, n.Count, 8)
+	b = append(b, ' ')
+	b = appendRight(b, n.Total, 14)
+	b = append(b, ' ')
+	b = appendRight(b, n.Self, 14)
+	b = append(b, ' ')
+	if n.First != ^uint64(0) {
+		b = appendRight(b, n.First, 12)
+	} else {
+		b = appendBlanks(b, 11)
+		b = append(b, '-')
+	}
+	b = appendBlanks(b, 2+max(indent, 0))
+	b = append(b, n.Func...)
+	if n.SiteName != "" {
+		b = append(b, "  ("...)
+		b = append(b, n.SiteName...)
+		b = append(b, ')')
+	}
+	return append(b, '\n')
+}
+
+// appendRight appends v in decimal, right-aligned in width columns (wider
+// if it needs more), as fmt's %*d does: its digits counted from its bit
+// length, written two at a time from the end.
+func appendRight(b []byte, v uint64, width int) []byte {
+	k := bits.Len64(v) * 1233 >> 12 // digits, or one less
+	if v >= pow10s[k] {
+		k++
+	}
+	k = max(k, 1)
+	b = slices.Grow(appendBlanks(b, width-k), k)
+	at := len(b) + k
+	b = b[:at]
+	for v >= 100 {
+		q := v / 100
+		d := (v - q*100) * 2
+		at -= 2
+		b[at], b[at+1] = digitPairs[d], digitPairs[d+1]
+		v = q
+	}
+	if v >= 10 {
+		b[at-2], b[at-1] = digitPairs[v*2], digitPairs[v*2+1]
+	} else {
+		b[at-1] = byte('0' + v)
+	}
+	return b
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
+	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
+	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
+
+// pow10s[k] is 10 to the k (the last, 10^19, the largest a uint64 holds).
+var pow10s = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// appendBlanks appends n blanks (none if n <= 0).
+func appendBlanks(b []byte, n int) []byte {
+	for n > 16 {
+		k := min(n, len(blanks))
+		b = append(b, blanks[:k]...)
+		n -= k
+	}
+	for range n {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 // rowsFlush is how many bytes of rows writeCallTree gathers before it

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"ttd/calls"
@@ -15,21 +18,17 @@ import (
 // position, names with and without call sites, deep indentation, and
 // the depth and keep filters.
 func TestCallTreeRowsAsFmt(t *testing.T) {
-	root := &calls.Node{}
-	parent := root
-	for d, v := range []uint64{0, 1, 9, 12345678, 123456789, 99999999999999, 123456789012345, ^uint64(0) - 1, 42} {
-		n := &calls.Node{Func: fmt.Sprintf("f%d", d), Count: v, Total: v * 3, Self: v / 7, First: v, Depth: d + 1, Parent: parent}
+	vs := []uint64{0, 1, 9, 12345678, 123456789, 99999999999999, 123456789012345, ^uint64(0) - 1, 42}
+	root := chainTree(len(vs), func(d int, n *calls.Node) {
+		v := vs[d]
+		n.Func, n.Count, n.Total, n.Self, n.First = fmt.Sprintf("f%d", d), v, v*3, v/7, v
 		if d%2 == 1 {
 			n.SiteName = fmt.Sprintf("file.c:%d", d)
 		}
 		if d == 4 {
 			n.First = ^uint64(0)
 		}
-		parent.Children = append(parent.Children, n)
-		// A sibling, so that the walk comes back up.
-		parent.Children = append(parent.Children, &calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
-		parent = n
-	}
+	})
 	want := func(keep func(*calls.Node) bool, depth int) string { return fmtCallTree(root, keep, depth) }
 	all := func(*calls.Node) bool { return true }
 	some := func(n *calls.Node) bool { return n.Count > 1 }
@@ -48,6 +47,39 @@ func TestCallTreeRowsAsFmt(t *testing.T) {
 	if rows := strings.Count(got.String(), "\n"); rows != 19 {
 		t.Errorf("%d lines, want a header and 18 paths: the test tests less than it says", rows)
 	}
+}
+
+// TestAppendRightAsFmt checks appendRight against fmt's %*d at every
+// number of digits, where its digit count changes: 10^k-1, 10^k and
+// 10^k+1, 0 and the largest uint64, in columns narrower than, as wide
+// as and wider than the number.
+func TestAppendRightAsFmt(t *testing.T) {
+	vs := []uint64{0, ^uint64(0)}
+	for k, p := 0, uint64(1); k < 20; k, p = k+1, p*10 {
+		vs = append(vs, p-1, p, p+1)
+	}
+	for _, v := range vs {
+		for _, width := range []int{1, 8, 14, 25} {
+			got := string(appendRight([]byte("x"), v, width))
+			if want := fmt.Sprintf("x%*d", width, v); got != want {
+				t.Errorf("appendRight(%d, %d) = %q, want %q", v, width, got, want)
+			}
+		}
+	}
+}
+
+// chainTree is a path depth calls deep below a new root, node d set by
+// set, each with a sibling "leaf" after it, so that a walk comes back up.
+func chainTree(depth int, set func(d int, n *calls.Node)) *calls.Node {
+	root := &calls.Node{}
+	parent := root
+	for d := range depth {
+		n := &calls.Node{Depth: d + 1, Parent: parent}
+		set(d, n)
+		parent.Children = append(parent.Children, n, &calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
+		parent = n
+	}
+	return root
 }
 
 // fmtCallTree is writeCallTree's rows as fmt.Fprintf printed them.
@@ -134,4 +166,54 @@ func pow10(k int) uint64 {
 		p *= 10
 	}
 	return p - 1
+}
+
+// BenchmarkCallTreeRows prints a tree shaped as sort -n's merge sort
+// (paths 2 to 40 deep, two children each, numbers of 1 to 10 digits)
+// through callsCmd's writer to /dev/null, as the measurements of ttd
+// calls do: sort -n prints 2.4 million rows. The metric is ns/row.
+//
+//	go test ./cmd/ttd -run XXX -bench CallTreeRows -count 5
+func BenchmarkCallTreeRows(b *testing.B) {
+	root := &calls.Node{}
+	rows := 0
+	var grow func(parent *calls.Node, d int)
+	grow = func(parent *calls.Node, d int) {
+		for i := range 2 {
+			v := uint64(rows*7919+i) % pow10(1+rows%10)
+			n := &calls.Node{Func: "msort_with_tmp", SiteName: fmt.Sprintf("msort.c:%d", 297+i*3), Count: v % 1000, Total: v * 3,
+				Self: v, First: v * 11, Depth: d + 1, Parent: parent}
+			if d%5 == 4 {
+				n.Func, n.SiteName = "compare", "sort.c:2790"
+			}
+			parent.Children = append(parent.Children, n)
+			rows++
+			if d < 17 {
+				grow(n, d+1)
+			}
+		}
+	}
+	grow(root, 0)
+	null, err := os.Create(os.DevNull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	all := func(*calls.Node) bool { return true }
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		w := bufio.NewWriterSize(null, 64<<10)
+		writeCallTree(w, root.Walk, all, 0)
+		w.Flush()
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/float64(rows), "cpu-ns/row")
+}
+
+// processCPU is the process's CPU time (user and system) in nanoseconds:
+// the machine is shared, and wall time counts the others' work too.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

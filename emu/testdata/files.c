@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,12 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char **)a, *(char **)b); }
+
+static void on_alarm(int sig) { (void)sig; }
 
 int main(int argc, char **argv) {
 	setvbuf(stdout, 0, _IONBF, 0);
@@ -133,6 +137,63 @@ int main(int argc, char **argv) {
 	printf("recv %zd %.4s\n", n, buf);
 	close(sv[0]);
 	close(sv[1]);
+
+	/* A datagram longer than the buffer: MSG_TRUNC answers its whole
+	 * length (iproute2 peeks with an empty buffer to size netlink
+	 * replies). */
+	printf("dgram pair %d\n", socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	send(sv[0], "0123456789", 10, 0);
+	send(sv[0], "abcdefghij", 10, 0);
+	memset(buf, 0, sizeof buf);
+	n = recv(sv[1], buf, 4, MSG_TRUNC);
+	printf("recv trunc %zd %s\n", n, buf);
+	struct iovec none = {buf, 0};
+	struct msghdr mh = {0};
+	mh.msg_iov = &none;
+	mh.msg_iovlen = 1;
+	printf("recvmsg peek %zd flags %#x\n", recvmsg(sv[1], &mh, MSG_PEEK | MSG_TRUNC), mh.msg_flags);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* FIFOs: a blocking open waits for the other end, which another
+	 * process opens (reader first, then writer first); a signal ends
+	 * the wait with EINTR; a non-blocking writer with no reader gets
+	 * ENXIO. */
+	printf("mkfifo %d\n", mkfifo("fifo", 0600));
+	pid_t child = fork();
+	if (child == 0) {
+		int w = open("fifo", O_WRONLY);
+		write(w, "through", 7);
+		_exit(0);
+	}
+	int r = open("fifo", O_RDONLY);
+	n = read(r, buf, sizeof buf);
+	printf("fifo read %zd %.7s\n", n, buf);
+	close(r);
+	waitpid(child, NULL, 0);
+	child = fork();
+	if (child == 0) {
+		int r2 = open("fifo", O_RDONLY);
+		_exit(read(r2, buf, sizeof buf));
+	}
+	int w = open("fifo", O_WRONLY);
+	printf("fifo write %zd\n", write(w, "xyz", 3));
+	close(w);
+	int status;
+	waitpid(child, &status, 0);
+	printf("fifo child read %d\n", WEXITSTATUS(status));
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval soon = {{0, 0}, {0, 20000}};
+	setitimer(ITIMER_REAL, &soon, NULL);
+	errno = 0;
+	printf("fifo interrupted %d", open("fifo", O_RDONLY));
+	printf(" %s\n", errno == EINTR ? "EINTR" : "?");
+	errno = 0;
+	printf("fifo no reader %d", open("fifo", O_WRONLY | O_NONBLOCK));
+	printf(" %s\n", errno == ENXIO ? "ENXIO" : "?");
 
 	printf("umask %o\n", umask(022));
 	printf("isatty bad %d\n", isatty(99));

@@ -1,7 +1,7 @@
 // shmattach.c: shm_nattch (IPC_STAT) as attachments come and go: shmat,
 // shmdt, a fork (the child inherits the attachment), a child's exec and
 // exit (which detach), an mprotect that splits the mapping, and a
-// segment removed while attached.
+// segment removed while attached; the attach and detach times.
 #include <stdio.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -18,15 +18,25 @@ static long nattch(void) {
 	return (long)ds.shm_nattch;
 }
 
+// times says which of the attach and detach times are set.
+static void times(const char *when) {
+	struct shmid_ds ds;
+	shmctl(id, IPC_STAT, &ds);
+	printf("%s: atime %d dtime %d\n", when, ds.shm_atime != 0, ds.shm_dtime != 0);
+}
+
 int main(void) {
 	id = shmget(IPC_PRIVATE, 3 * 4096, IPC_CREAT | 0600);
 	printf("created %ld\n", nattch());
+	times("created");
 	char *p = shmat(id, 0, 0);
+	times("attached");
 	printf("attached %ld\n", nattch());
 	char *q = shmat(id, 0, SHM_RDONLY);
 	printf("attached twice %ld\n", nattch());
 	shmdt(q);
 	printf("detached one %ld\n", nattch());
+	times("detached");
 	fflush(stdout);
 
 	// A child inherits the attachment, then execs (which detaches).

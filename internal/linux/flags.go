@@ -325,6 +325,15 @@ var SocketTypes = Enum{{1, "SOCK_STREAM"}, {2, "SOCK_DGRAM"}, {3, "SOCK_RAW"}, {
 // SocketFlags are the flags of a socket type.
 var SocketFlags = Flags{{0o2000000, "SOCK_CLOEXEC"}, {0o4000, "SOCK_NONBLOCK"}}
 
+// SpliceFlags are the flags of splice, tee and vmsplice.
+var SpliceFlags = Flags{{1, "SPLICE_F_MOVE"}, {2, "SPLICE_F_NONBLOCK"}, {4, "SPLICE_F_MORE"}, {8, "SPLICE_F_GIFT"}}
+
+// SignalfdFlags are signalfd4's flags.
+var SignalfdFlags = Flags{{0o2000000, "SFD_CLOEXEC"}, {0o4000, "SFD_NONBLOCK"}}
+
+// XattrFlags are the flags of setxattr and its variants.
+var XattrFlags = Flags{{1, "XATTR_CREATE"}, {2, "XATTR_REPLACE"}}
+
 // WaitOptions are wait4's and waitid's options.
 var WaitOptions = Flags{
 	{1, "WNOHANG"}, {4, "WEXITED"}, {2, "WSTOPPED"}, {8, "WCONTINUED"}, {0x1000000, "WNOWAIT"},
