@@ -305,7 +305,14 @@ func (mm *MM) source(pn uint64) (*x86.Page, x86.Perm) {
 		mm.keepPristine(pn, pg)
 		return pg, perm(v.prot)
 	}
-	p := mm.Mem.NewPage(pn)
+	// A shared mapping's page may be shown at other places: not in the
+	// host window (x86.NewPage).
+	var p *x86.Page
+	if v.shared {
+		p = x86.NewPage()
+	} else {
+		p = mm.Mem.NewPage(pn)
+	}
 	if v.file != nil && addr < v.fileEnd {
 		n := uint64(pageSize)
 		if v.fileEnd-addr < n {
@@ -411,6 +418,7 @@ func (mm *MM) dropPages(lo, hi uint64) {
 		mm.Code.InvalidatePage(pn)
 		mm.Mem.SetPage(pn, nil, 0)
 	}
+	mm.Mem.Discard(lo>>x86.PageShift, hi>>x86.PageShift)
 }
 
 // unmap removes every mapping in [lo, hi).

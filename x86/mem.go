@@ -30,9 +30,9 @@ const (
 // copy-on-write since a fork) may be writable in one and read-only in
 // another, as Linux's page tables allow.
 type Page struct {
-	// Data is the page's contents: out of line, so that pages made in
-	// address order can sit in consecutive slots of the host window's
-	// arena (window_linux.go), which one mmap shows as a run.
+	// Data is the page's contents: out of line, so that a page private
+	// to an address space with a host window can be in the window
+	// itself, and others in the window's arena (window_linux.go).
 	Data *[PageSize]byte
 	// code is set while decoded instructions from this page are cached;
 	// a write to the page then goes through the slow path and invalidates them.
@@ -42,7 +42,7 @@ type Page struct {
 	// place, the writer takes a private copy first (copy-on-write).
 	cow int32
 	// slot is the page's slot in the window's arena plus 1, 0 when its
-	// data is on the Go heap (window_linux.go).
+	// data is on the Go heap or in a window (window_linux.go).
 	slot uint32
 }
 
@@ -269,21 +269,32 @@ func (m *Memory) SetPage(pn uint64, p *Page, perm Perm) {
 	if old != nil && old.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
-	if old != nil && old != p && old.cow > 0 {
-		old.cow--
+	if old != nil && old != p {
+		if old.cow > 0 {
+			old.cow--
+		} else if m.owns(pn, old) {
+			m.winFreed(pn)
+		}
 	}
 	m.setPage(pn, pte{p, perm})
 }
 
 // TakePage removes page pn and returns it and its protection, the page
 // still counted as held, for SetPage to install elsewhere in the same
-// address space (mremap).
+// address space (mremap). A page in m's window, which is at pn's place
+// there, is copied out into a new page (the arena's).
 func (m *Memory) TakePage(pn uint64) (*Page, Perm) {
 	old := m.pages[pn]
 	if old.page != nil && old.page.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
 	m.setPage(pn, pte{})
+	if old.page != nil && m.owns(pn, old.page) {
+		p := NewPage()
+		*p.Data = *old.page.Data
+		m.winFreed(pn)
+		return p, old.perm
+	}
 	return old.page, old.perm
 }
 
@@ -352,14 +363,18 @@ func (m *Memory) Pages(lo, hi uint64, fn func(pn uint64, p *Page)) {
 // the new Memory holds the same pages, and whichever side writes a
 // page first writes a private copy of it. keep reports the pages that
 // stay shared for writing (MAP_SHARED memory); it may be nil. The cost
-// is one map entry per materialised page, whatever their contents. The
-// new Memory has no Source yet.
+// is one map entry per materialised page, whatever their contents, and
+// a copy of each page in m's host window into the new Memory's (a
+// window shows one address space's pages only). The new Memory has no
+// Source yet.
 func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 	// (maps.Clone copies the table as a whole: 3x faster than
 	// inserting 65,536 pages one by one.)
 	n := newMemory(maps.Clone(m.pages))
-	m.forkWindow(n)
 	for pn, e := range m.pages {
+		if m.owns(pn, e.page) && m.forkPage(n, pn, e.page, e.perm) {
+			continue
+		}
 		if keep == nil || !keep(pn) {
 			e.page.cow++
 		}

@@ -3,38 +3,47 @@
 package x86
 
 import (
-	"math/bits"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// The host window (issue 24, TTD_WINDOW=1): each address space reserves
-// 2^winBits of host address space, in which the page of guest address a
-// is visible at win + a while a TLB entry of that page exists, so that
-// `ttd run`'s translated code takes an access's host address from the
-// address alone (the TLB's register plus winOffset plus the address)
-// instead of loading the entry's host field after comparing its tag.
+// The host window (issue 24): each address space reserves 2^winBits of
+// host address space, in which the page of guest address a is visible
+// at win + a while a TLB entry of that page exists, so that `ttd run`'s
+// translated code takes an access's host address from the address alone
+// (the TLB's register plus winOffset plus the address) instead of
+// loading the entry's host field after comparing its tag.
 //
-// Pages' data live in one memfd, the arena, in 4 KiB slots (Page.Data
-// points into the arena's own mapping; the rest of Page is on the Go
-// heap). An address space gives the pages of each aligned run of extPages
-// guest pages (a region) the slots of one extent of extPages slots, each
-// page the slot at its offset in the region (its natural slot), so that
-// the first TLB fill in a region shows the whole region with one mmap of
-// its extent; a page that cannot have its natural slot (taken by a page
-// shared since a fork, or a page made outside any address space) gets a
-// slot of its own, shown with an mmap of one page over the region's.
+// A page private to one address space (Memory.newPage: anonymous memory,
+// a file's private mapping, a copy-on-write copy) has its data in the
+// window itself, at win + its address, as qemu-user keeps guest memory:
+// anonymous host memory, made readable and writable a 2 MiB region at a
+// time over the reservation, so that a TLB fill maps nothing. A fork
+// copies its parent's private pages into its own window. Pages that must
+// be visible at two places or in two address spaces (shared memory, a
+// file's shared mapping, pages made outside any address space: NewPage)
+// live in 4 KiB slots of one memfd, the arena, and are shown in a window
+// with an mmap of their slot (and of the pages after them whose slots
+// follow) over the anonymous memory there.
+//
+// Session 28's window kept every page in the arena: each process faulted
+// its window's pages in anew (two faults per 4 KiB page) and slots were
+// reused only after the GC's cleanups. Here a released window keeps its
+// memory for the next address space (winKeep), as Go's heap keeps its
+// pages for main's: a tree's processes fault in almost nothing.
 const (
-	winBits   = 40
-	winPages  = 1 << (winBits - PageShift)
-	extBits   = 9
-	extPages  = 1 << extBits
-	arenaSize = 64 << 30
-	arenaSlot = arenaSize >> PageShift
+	winBits    = 40
+	winPages   = 1 << (winBits - PageShift)
+	regionBits = 9 // 2 MiB regions of the window
+	winRegions = winPages >> regionBits
+	arenaSize  = 64 << 30
+	arenaSlot  = arenaSize >> PageShift
 	// winOffset is the distance from an address space's read TLB to its
 	// window: both TLBs lie right below the window.
 	winOffset = 2 * tlbSize << tlbEntryShift
@@ -64,36 +73,15 @@ var arena struct {
 	ok   bool
 	fd   int
 	mem  []byte
-	base uintptr
-	// next is the first slot of no extent yet; single is the next
-	// slot given to pages outside their natural slot, up to singleEnd.
-	next, single, singleEnd uint32
-	used                    []uint64 // a bit per slot
-	// free are slots given back (freeSlot) that no region has as a
-	// natural slot: singlePage takes them first.
+	// next is the first slot never used; free are slots given back
+	// (freeSlot), taken first.
+	next uint32
 	free []uint32
-	// maps counts the windows' mappings (winMaps).
+	// maps counts the windows' mappings of slots (winMaps).
 	maps int
-	// refs counts the address spaces that have each extent as a
-	// region's natural slots (window.ext); spare are extents no
-	// address space has any more, for newExtent.
-	refs  map[uint32]int32
-	spare []uint32
-	look  int // the next spare extent newExtent looks at
+	// pool are the reservations of released windows (releaseWindow).
+	pool []*winRes
 }
-
-// Extents are used again: each one fresh puts 512 new pages into the
-// memfd as its slots are first used (the memfd's pages are not huge: the
-// host's shmem_enabled is "never"), and each new page took a page fault
-// where Go first wrote it through the arena's mapping, and the memfd kept
-// them all (freeSlot zeroes a slot, it does not give its page back): a
-// tree of 40 bash processes made 29,000 page faults (main: 2,400). A
-// released address space's extents are spare; newExtent takes one whose
-// slots are all free but spareUsed, or makes one when none is (a slot
-// still used, by a page another address space shares or one the GC has
-// not collected yet, is not its region's natural slot then: the page
-// there gets a single slot, newPage).
-const spareUsed = 32
 
 // winMaps bounds the windows' mappings, under the host's 65,530
 // (vm.max_map_count) with room for Go's and ttd's own: past it a page
@@ -114,205 +102,159 @@ func arenaInit() {
 		unix.Close(fd)
 		return
 	}
-	arena.fd, arena.mem, arena.base, arena.ok = fd, b, uintptr(unsafe.Pointer(&b[0])), true
-	arena.used = make([]uint64, arenaSlot/64)
-	arena.refs = map[uint32]int32{}
+	arena.fd, arena.mem, arena.ok = fd, b, true
 }
 
-// newExtent returns the first slot of a new extent, false when the
-// arena is full: with spare, a spare one (at most spareUsed of its slots
-// used, of spareLook spare ones looked at in turn) if there is one, else one
-// never used (singlePage's: it hands its slots out in turn). The arena
-// is locked.
-func newExtent(spare bool) (uint32, bool) {
-	for k := 0; spare && k < spareLook && len(arena.spare) > 0; k++ {
-		n := len(arena.spare)
-		i := arena.look % n
-		arena.look = i + 1
-		if b := arena.spare[i]; extUsed(b) <= spareUsed {
-			arena.spare[i] = arena.spare[n-1]
-			arena.spare = arena.spare[:n-1]
-			return b, true
-		}
-	}
-	if arena.next+extPages > arenaSlot {
-		return 0, false
-	}
-	b := arena.next
-	arena.next += extPages
-	return b, true
-}
-
-const spareLook = 8
-
-// extUsed counts the used slots of the extent from slot b.
-func extUsed(b uint32) int {
-	n := 0
-	for _, u := range arena.used[b/64 : (b+extPages)/64] {
-		n += bits.OnesCount64(u)
-	}
-	return n
-}
-
-// holdExtent and dropExtent count an address space's holding extent b
-// as its natural slots; an extent no one holds is spare. The arena is
-// locked.
-func holdExtent(b uint32) { arena.refs[b]++ }
-
-func dropExtent(b uint32) {
-	if arena.refs[b]--; arena.refs[b] <= 0 {
-		delete(arena.refs, b)
-		arena.spare = append(arena.spare, b)
-	}
-}
-
-// dropExtents drops every extent of w (its address space is released
-// or gone). The arena is locked.
-func (w *window) dropExtents() {
-	for _, b := range w.ext {
-		dropExtent(b)
-	}
-	w.ext = nil
-}
-
-// arenaPage returns the page of slot s, marking it used; the slot is
-// given back when the page is no longer reachable (freeSlot).
-func arenaPage(s uint32, natural bool) *Page {
-	arena.used[s/64] |= 1 << (s % 64)
-	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
-	runtime.AddCleanup(p, freeSlot, s|boolBit(!natural)<<31)
-	return p
-}
-
-func boolBit(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// freeSlot gives back the slot of a page no longer reachable (bit 31: a
-// single slot, which goes to the free list). The slot is zeroed here, so
-// that a free slot is always zero, as a new page must be; no window can
-// show it with a TLB entry, since an entry keeps its page reachable
-// through its address space's page table.
-func freeSlot(x uint32) {
-	s := x &^ (1 << 31)
+// freeSlot gives back the slot of a page no longer reachable. The slot
+// is zeroed here, so that a free slot is always zero, as a new page must
+// be; no window can show it with a TLB entry, since an entry keeps its
+// page reachable through its address space's page table.
+func freeSlot(s uint32) {
 	clear(arena.mem[uintptr(s)<<PageShift : uintptr(s+1)<<PageShift])
 	arena.Lock()
-	arena.used[s/64] &^= 1 << (s % 64)
-	if x>>31 != 0 {
-		arena.free = append(arena.free, s)
-	}
+	arena.free = append(arena.free, s)
 	arena.Unlock()
 }
 
-// singlePage returns a page in a slot of its own. The arena is locked.
-func singlePage() *Page {
-	if n := len(arena.free); n > 0 {
-		s := arena.free[n-1]
-		arena.free = arena.free[:n-1]
-		return arenaPage(s, false)
-	}
-	if arena.single == arena.singleEnd {
-		b, ok := newExtent(false)
-		if !ok {
-			return nil
-		}
-		arena.single, arena.singleEnd = b, b+extPages
-	}
-	s := arena.single
-	arena.single++
-	return arenaPage(s, false)
-}
-
 // NewPage returns a new zeroed page that belongs to no address space
-// yet (shared memory, a replay's pages).
+// yet (shared memory, a replay's pages): in a slot of the arena when
+// the window is on, given back when the page is no longer reachable.
 func NewPage() *Page {
 	if !winOn {
 		return heapPage()
 	}
-	arena.once.Do(arenaInit)
-	if !arena.ok {
-		return heapPage()
-	}
 	arena.Lock()
-	p := singlePage()
-	arena.Unlock()
-	if p == nil {
+	var s uint32
+	if n := len(arena.free); n > 0 {
+		s = arena.free[n-1]
+		arena.free = arena.free[:n-1]
+	} else if arena.next < arenaSlot {
+		s = arena.next
+		arena.next++
+	} else {
+		arena.Unlock()
 		return heapPage()
 	}
+	arena.Unlock()
+	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
+	runtime.AddCleanup(p, freeSlot, s)
 	return p
 }
 
-// NewPage returns a new zeroed page for page number pn of m: in its
-// natural slot when free.
+// NewPage returns a new zeroed page private to m at page number pn: in
+// m's window when it has one.
 func (m *Memory) NewPage(pn uint64) *Page { return m.newPage(pn) }
 
 func (m *Memory) newPage(pn uint64) *Page {
-	w := m.winState
-	if w == nil {
-		return NewPage()
-	}
-	r := pn >> extBits
-	arena.Lock()
-	defer arena.Unlock()
-	b, ok := w.ext[r]
-	if !ok {
-		if b, ok = newExtent(true); !ok {
-			return heapPage()
-		}
-		w.ext[r] = b
-		holdExtent(b)
-	}
-	s := b + uint32(pn&(extPages-1))
-	if arena.used[s/64]&(1<<(s%64)) == 0 {
-		return arenaPage(s, true)
-	}
-	if p := singlePage(); p != nil {
+	if p := m.winPage(pn, true); p != nil {
 		return p
 	}
-	return heapPage()
+	return NewPage()
 }
+
+// winPage returns a page at pn's place in m's window (zeroed if zero),
+// nil when m has no window there or its region cannot be made
+// accessible.
+func (m *Memory) winPage(pn uint64, zero bool) *Page {
+	w := m.winState
+	if w == nil || pn >= winPages {
+		return nil
+	}
+	r := w.res
+	ri := pn >> regionBits
+	bit := uint64(1) << (ri % 64)
+	addr := r.base + uintptr(pn)<<PageShift
+	if r.rw[ri/64]&bit == 0 {
+		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), 1<<(regionBits+PageShift), unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+			return nil
+		}
+		r.rw[ri/64] |= bit
+		r.regions++
+	}
+	d := (*[PageSize]byte)(unsafe.Pointer(addr))
+	if _, ok := w.over[pn]; ok {
+		// A slot was shown here: anonymous memory again.
+		if _, _, e := unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
+			return nil
+		}
+		delete(w.over, pn)
+	} else if zero && r.dirty[ri/64]&bit != 0 {
+		clear(d[:])
+	}
+	return &Page{Data: d}
+}
+
+// owns reports whether p is m's private page at pn, in m's window.
+func (m *Memory) owns(pn uint64, p *Page) bool {
+	return m.win != 0 && p.slot == 0 && uintptr(unsafe.Pointer(p.Data)) == m.win+uintptr(pn)<<PageShift
+}
+
+// winFreed notes that m's private page at pn is gone: its bytes stay
+// until a new page there clears them.
+func (m *Memory) winFreed(pn uint64) {
+	r := m.winState.res
+	ri := pn >> regionBits
+	r.dirty[ri/64] |= 1 << (ri % 64)
+}
+
+// Discard gives back the host memory of m's window in the pages
+// [lo, hi), which hold no page any more (munmap), when they are many.
+func (m *Memory) Discard(lo, hi uint64) {
+	hi = min(hi, winPages)
+	if m.winState == nil || hi < lo+discardMin {
+		return
+	}
+	unix.Madvise(unsafe.Slice((*byte)(unsafe.Pointer(m.win+uintptr(lo)<<PageShift)), (hi-lo)<<PageShift), unix.MADV_DONTNEED)
+}
+
+// discardMin is the fewest pages Discard gives back: fewer are left for
+// the next page there to clear (a system call costs more).
+const discardMin = 1 << 40
 
 // winStats prints each window's mappings when its address space ends.
 var winStats = os.Getenv("TTD_WINSTATS") != ""
 
-// window is an address space's host window.
-type window struct {
-	mem []byte
-	// ext is the extent of each region that has one (natural slots).
-	ext map[uint64]uint32
-	// shown is the extent each region's window shows, over are the
-	// slots shown at single pages over it (and overN their count by
-	// region).
-	shown map[uint64]uint32
-	over  map[uint64]uint32
-	overN map[uint64]int32
-	// maps counts the mappings this window may have made (arena.maps);
-	// regionMaps and singleMaps count its mmaps, for TTD_WINSTATS.
-	maps, regionMaps, singleMaps int
+// winRes is a window's reservation: its TLBs, then the window, and the
+// regions made accessible.
+type winRes struct {
+	mem  []byte
+	base uintptr // the window: &mem[winOffset]
+	// rw has a bit for each region made readable and writable (regions
+	// counts them); dirty one for each region where bytes of pages gone
+	// may be left (winPage clears them).
+	rw, dirty []uint64
+	regions   int
 }
 
-// newWindow reserves a window for m, when the window is on.
+// window is an address space's host window.
+type window struct {
+	res *winRes
+	// over are the slots shown over the anonymous memory, by page.
+	over map[uint64]uint32
+	// maps counts the mappings this window may have made (arena.maps);
+	// singleMaps counts its mmaps, for TTD_WINSTATS.
+	maps, singleMaps int
+}
+
+// newWindow reserves a window for m, when the window is on: a released
+// one if there is (its memory faulted in already), else a fresh one.
 func (m *Memory) newWindow() {
 	if !winOn {
 		return
 	}
-	arena.once.Do(arenaInit)
-	if !arena.ok {
-		return
-	}
-	var b []byte
+	var r *winRes
 	arena.Lock()
-	if n := len(winPool); n > 0 {
-		b = winPool[n-1]
-		winPool = winPool[:n-1]
+	if n := len(arena.pool); n > 0 {
+		r = arena.pool[n-1]
+		arena.pool = arena.pool[:n-1]
 	}
 	arena.Unlock()
-	if b == nil {
-		var err error
-		b, err = unix.Mmap(-1, 0, winOffset+1<<winBits, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if winStats {
+		println("window: new, pooled", r != nil, "regions", r != nil && r.regions > 0)
+	}
+	if r == nil {
+		b, err := unix.Mmap(-1, 0, winOffset+1<<winBits, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 		if err != nil {
 			return
 		}
@@ -320,113 +262,151 @@ func (m *Memory) newWindow() {
 			unix.Munmap(b)
 			return
 		}
+		r = &winRes{mem: b, base: uintptr(unsafe.Pointer(&b[winOffset])),
+			rw: make([]uint64, winRegions/64), dirty: make([]uint64, winRegions/64)}
 	}
-	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[0]))
-	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&b[wtlbOffset]))
-	w := &window{mem: b, ext: map[uint64]uint32{}, shown: map[uint64]uint32{},
-		over: map[uint64]uint32{}, overN: map[uint64]int32{}}
+	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[0]))
+	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[wtlbOffset]))
+	w := &window{res: r, over: map[uint64]uint32{}}
 	m.winState = w
-	m.win = uintptr(unsafe.Pointer(&b[winOffset]))
+	m.win = r.base
 	// The window goes with its Memory: translated code reaches the TLBs
 	// and the window only through a CPU, which holds its Memory.
 	runtime.AddCleanup(m, unmapWindow, w)
 }
 
-// forkWindow gives n, a fork of m, m's natural slots.
-func (m *Memory) forkWindow(n *Memory) {
-	if m.winState == nil || n.winState == nil {
-		return
+// forkPage gives n, a fork of m, a private copy of m's page p at pn in
+// n's window; false when n cannot have it there.
+func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, perm Perm) bool {
+	np := n.winPage(pn, false)
+	if np == nil {
+		return false
 	}
-	arena.Lock()
-	for r, b := range m.winState.ext {
-		n.winState.ext[r] = b
-		holdExtent(b)
-	}
-	arena.Unlock()
+	*np.Data = *p.Data
+	n.pages[pn] = pte{np, perm}
+	return true
 }
 
 // releaseWindow takes m's window away when its address space ends
-// (Release, after emptying the TLBs): the window's pages are unmapped,
-// its reservation kept for the next address space (winPool), and m's
-// TLBs become an empty pair that no page enters. Unmapping the window
-// alone left its TLBs' 1 MiB right below a 1 TiB hole, too small for
-// the next window: `xargs -n2 echo` of 400 lines ran out of host address
-// space after 125 processes.
+// (Release, after emptying the TLBs), and m's TLBs become an empty pair
+// that no page enters. The reservation is kept for the next address
+// space (arena.pool), with its memory when that is small (winKeep) and
+// shows no slot; else made one fresh reservation again. Unmapping the
+// window alone left its TLBs' 1 MiB right below a 1 TiB hole, too small
+// for the next window: `xargs -n2 echo` of 400 lines ran out of host
+// address space after 125 processes.
 func (m *Memory) releaseWindow() {
 	w := m.winState
 	if w == nil {
 		return
 	}
 	if winStats {
-		println("window: region maps", w.regionMaps, "single maps", w.singleMaps)
+		println("window: regions", w.res.regions, "single maps", w.singleMaps)
 	}
-	b := w.mem
-	w.mem = nil // (for unmapWindow)
+	r := w.res
+	w.res = nil // (for unmapWindow)
 	m.winState, m.win = nil, 0
 	m.rtlb, m.wtlb = &releasedTLB[0], &releasedTLB[1]
 	arena.Lock()
 	arena.maps -= w.maps
 	w.maps = 0
-	w.dropExtents()
-	pool := len(winPool) < winPoolMax
+	pool := len(arena.pool) < winPoolMax
+	keep := pool && len(w.over) <= winKeepOver && r.regions <= winKeep
+	if keep {
+		kept := 0
+		for _, q := range arena.pool {
+			if q.regions > 0 {
+				kept++
+			}
+		}
+		keep = kept < winKeepMax
+	}
 	if pool {
-		winPool = append(winPool, b)
+		arena.pool = append(arena.pool, r)
 	}
 	arena.Unlock()
 	if !pool {
-		unix.Munmap(b)
+		unix.Munmap(r.mem)
+		return
+	}
+	if winStats {
+		println("window: keep", keep, "pool", len(arena.pool), "over", len(w.over))
+	}
+	if keep && w.anonAgain(r) {
+		copy(r.dirty, r.rw)
 		return
 	}
 	// A fresh reservation over the window's mappings, in one call.
-	unix.Syscall6(unix.SYS_MMAP, uintptr(unsafe.Pointer(&b[winOffset])), 1<<winBits, unix.PROT_NONE,
+	unix.Syscall6(unix.SYS_MMAP, r.base, 1<<winBits, unix.PROT_NONE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE|unix.MAP_FIXED, ^uintptr(0), 0)
+	clear(r.rw)
+	clear(r.dirty)
+	r.regions = 0
 }
 
-// winPool are reservations of released windows, their TLBs empty, for
-// newWindow; releasedTLB is the TLB pair of released address spaces.
-var (
-	winPool     [][]byte
-	releasedTLB [2][tlbSize]tlbEntry
-)
+// releasedTLB is the TLB pair of released address spaces.
+var releasedTLB [2][tlbSize]tlbEntry
 
-const winPoolMax = 16
+// anonAgain makes the pages where w shows slots anonymous memory again,
+// a run of them at a time, and reports whether it could.
+func (w *window) anonAgain(r *winRes) bool {
+	pns := slices.Sorted(maps.Keys(w.over))
+	for i := 0; i < len(pns); {
+		j := i + 1
+		for j < len(pns) && pns[j] == pns[j-1]+1 {
+			j++
+		}
+		if _, _, e := unix.Syscall6(unix.SYS_MMAP, r.base+uintptr(pns[i])<<PageShift, uintptr(j-i)<<PageShift, unix.PROT_READ|unix.PROT_WRITE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
+			return false
+		}
+		i = j
+	}
+	clear(w.over)
+	return true
+}
+
+// winPoolMax bounds the released reservations kept; winKeepMax those
+// kept with their memory, each of at most winKeep regions (128 MiB) and
+// winKeepOver pages where slots were shown (anonAgain).
+const (
+	winKeepOver = 1024
+	winPoolMax  = 16
+	winKeepMax  = 4
+	winKeep     = 64
+)
 
 // unmapWindow unmaps the window of a Memory that is gone unreleased.
 func unmapWindow(w *window) {
 	arena.Lock()
 	arena.maps -= w.maps
-	w.dropExtents()
-	b := w.mem
+	r := w.res
 	arena.Unlock()
-	if b != nil {
-		unix.Munmap(b)
+	if r != nil {
+		unix.Munmap(r.mem)
 	}
 }
 
 // mmap shows the n slots from s at page pn of w, adding to the count of
-// mappings (two for a mapping inside another, which splits it): false
-// when the count is at its bound or the mmap fails.
+// mappings (two for each: it splits the anonymous memory around it):
+// false when the count is at its bound or the mmap fails.
 func (w *window) mmap(pn uint64, s uint32, n int) bool {
-	c := 1
-	if n < extPages {
-		c = 2
-	}
 	arena.Lock()
-	full := arena.maps+c > winMaps
+	full := arena.maps+2 > winMaps
 	if !full {
-		arena.maps += c
-		w.maps += c
+		arena.maps += 2
+		w.maps += 2
 	}
 	arena.Unlock()
 	if full {
 		return false
 	}
-	_, _, e := unix.Syscall6(unix.SYS_MMAP, uintptr(unsafe.Pointer(&w.mem[0]))+winOffset+uintptr(pn<<PageShift), uintptr(n)<<PageShift,
+	_, _, e := unix.Syscall6(unix.SYS_MMAP, w.res.base+uintptr(pn<<PageShift), uintptr(n)<<PageShift,
 		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(arena.fd), uintptr(s)<<PageShift)
 	if e != 0 {
 		arena.Lock()
-		arena.maps -= c
-		w.maps -= c
+		arena.maps -= 2
+		w.maps -= 2
 		arena.Unlock()
 		return false
 	}
@@ -437,57 +417,22 @@ func (w *window) mmap(pn uint64, s uint32, n int) bool {
 // reports false when it cannot: the page must then stay out of the TLBs.
 func (m *Memory) winMap(pn uint64, p *Page) bool {
 	w := m.winState
-	if w == nil || p.slot == 0 || pn >= winPages {
+	if w == nil || pn >= winPages {
 		return false
 	}
+	if p.slot == 0 {
+		return m.owns(pn, p)
+	}
 	s := p.slot - 1
-	r := pn >> extBits
-	o, isOver := w.over[pn]
-	if isOver {
-		if o == s {
-			return true
-		}
-	} else if b, ok := w.shown[r]; ok && b+uint32(pn&(extPages-1)) == s {
+	if o, ok := w.over[pn]; ok && o == s {
 		return true
 	}
-	b, natural := w.ext[r]
-	natural = natural && b+uint32(pn&(extPages-1)) == s
-	if _, ok := w.shown[r]; !ok && natural {
-		// The region's first page shown: the whole extent, replacing
-		// single pages shown in it before.
-		if !w.mmap(r<<extBits, b, extPages) {
-			return false
-		}
-		w.regionMaps++
-		w.shown[r] = b
-		if w.overN[r] > 0 {
-			for q := r << extBits; q < (r+1)<<extBits; q++ {
-				if _, ok := w.over[q]; ok {
-					delete(w.over, q)
-					m.dropTLB(q)
-				}
-			}
-			delete(w.overN, r)
-		}
-		return true
-	}
-	if natural {
-		// Back to the region's own slot.
-		if !w.mmap(pn, s, 1) {
-			return false
-		}
-		w.singleMaps++
-		if isOver {
-			delete(w.over, pn)
-			w.overN[r]--
-		}
-		return true
-	}
-	// A page outside its natural slot, and the pages after it in the
-	// region whose slots follow its slot (pages mremap moved, shared
-	// memory made in order), shown with one mmap.
+	// The page's slot, and the pages after it in the region whose slots
+	// follow (shared memory made in order, pages mremap moved), shown
+	// with one mmap.
 	n := 1
-	for q := pn + 1; q < (r+1)<<extBits && s+uint32(n) < arenaSlot; q++ {
+	end := (pn>>regionBits + 1) << regionBits
+	for q := pn + 1; q < end && s+uint32(n) < arenaSlot; q++ {
 		e, ok := m.pages[q]
 		if !ok || e.page.slot != s+uint32(n)+1 {
 			break
@@ -499,11 +444,7 @@ func (m *Memory) winMap(pn uint64, p *Page) bool {
 	}
 	w.singleMaps++
 	for k := 0; k < n; k++ {
-		q := pn + uint64(k)
-		if _, ok := w.over[q]; !ok {
-			w.overN[r]++
-		}
-		w.over[q] = s + uint32(k)
+		w.over[pn+uint64(k)] = s + uint32(k)
 	}
 	return true
 }

@@ -20,9 +20,14 @@ func (m *Memory) NewPage(pn uint64) *Page { return heapPage() }
 
 func (m *Memory) newPage(pn uint64) *Page { return heapPage() }
 
+// Discard does nothing without a window.
+func (m *Memory) Discard(lo, hi uint64) {}
+
 type window struct{}
 
-func (m *Memory) newWindow()                     {}
-func (m *Memory) forkWindow(n *Memory)           {}
-func (m *Memory) releaseWindow()                 {}
-func (m *Memory) winMap(pn uint64, p *Page) bool { return false }
+func (m *Memory) newWindow()                                          {}
+func (m *Memory) releaseWindow()                                      {}
+func (m *Memory) winMap(pn uint64, p *Page) bool                      { return false }
+func (m *Memory) owns(pn uint64, p *Page) bool                        { return false }
+func (m *Memory) winFreed(pn uint64)                                  {}
+func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, e Perm) bool { return false }
