@@ -172,7 +172,7 @@ func (m *Memory) winPage(pn uint64, zero bool) *Page {
 		r.rw[ri/64] |= bit
 		r.regions++
 	}
-	d := (*[PageSize]byte)(unsafe.Pointer(addr))
+	d := (*[PageSize]byte)(r.mem[winOffset+uintptr(pn)<<PageShift:])
 	if _, ok := w.over[pn]; ok {
 		// A slot was shown here: anonymous memory again.
 		if _, _, e := unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE,
@@ -220,7 +220,7 @@ func (m *Memory) Discard(lo, hi uint64) {
 	}
 	hi = min(hi, winPages)
 	if w.freed >= discardMin && lo < hi {
-		unix.Madvise(unsafe.Slice((*byte)(unsafe.Pointer(m.win+uintptr(lo)<<PageShift)), (hi-lo)<<PageShift), unix.MADV_DONTNEED)
+		unix.Madvise(w.res.mem[winOffset+lo<<PageShift:winOffset+hi<<PageShift], unix.MADV_DONTNEED)
 	}
 	w.freed = 0
 }

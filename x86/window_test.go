@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +39,7 @@ func TestWindowDiff(t *testing.T) {
 
 // winByte is the byte at guest address a of m's window.
 func winByte(m *Memory, a uint64) byte {
-	return m.winState.mem[winOffset+a]
+	return m.winState.res.mem[winOffset+a]
 }
 
 func needWindow(t *testing.T) {
@@ -47,16 +48,25 @@ func needWindow(t *testing.T) {
 	}
 }
 
-// TestWindowRegions: pages made in address order take consecutive slots,
-// and the first fill in each 2 MiB region shows all of it with one mmap;
-// a page outside its natural slot is shown alone, and shown again when
-// replaced.
-func TestWindowRegions(t *testing.T) {
+// inWindow reports whether p's data is at page pn's place in m's window.
+func inWindow(m *Memory, pn uint64, p *Page) bool {
+	return uintptr(unsafe.Pointer(p.Data)) == m.win+uintptr(pn)<<PageShift
+}
+
+// TestWindowPages: a private page is at its place in the window, which
+// no mmap shows; a page from outside (shared memory) is shown over it
+// with an mmap of its slot, and a private page there again is anonymous
+// memory, zero; pages moved (mremap) leave the window for slots, shown
+// as one run.
+func TestWindowPages(t *testing.T) {
 	needWindow(t)
 	m := NewMemory()
 	const lo, n = 0x100, 600 // regions 0 and 1
 	for pn := uint64(lo); pn < lo+n; pn++ {
 		p := m.NewPage(pn)
+		if !inWindow(m, pn, p) || p.slot != 0 {
+			t.Fatalf("page %#x is not in the window", pn)
+		}
 		p.Data[5] = byte(pn)
 		m.SetPage(pn, p, PermRead|PermWrite)
 	}
@@ -64,49 +74,42 @@ func TestWindowRegions(t *testing.T) {
 		if got := m.Read8(pn<<PageShift + 5); got != byte(pn) {
 			t.Fatalf("page %#x reads %#x", pn, got)
 		}
-		if got := winByte(m, pn<<PageShift+5); got != byte(pn) {
+		m.Write8(pn<<PageShift+6, 9)
+		if got := winByte(m, pn<<PageShift+5); got != byte(pn) || !tlbMatches(m.wtlb, pn<<PageShift, 1) {
 			t.Fatalf("page %#x shows %#x in the window", pn, got)
 		}
 	}
 	w := m.winState
-	if w.regionMaps != 2 || w.singleMaps != 0 {
-		t.Errorf("%d region maps and %d single ones, want 2 and 0", w.regionMaps, w.singleMaps)
+	if w.singleMaps != 0 || w.res.regions != 2 {
+		t.Errorf("%d mmaps and %d regions, want 0 and 2", w.singleMaps, w.res.regions)
 	}
-	// A page from outside (shared memory) at a place whose region is shown.
+	// A page from outside (shared memory) over a private one.
 	q := NewPage()
 	q.Data[5] = 0xab
 	m.SetPage(lo+7, q, PermRead|PermWrite)
-	if m.Read8((lo+7)<<PageShift+5) != 0xab || winByte(m, (lo+7)<<PageShift+5) != 0xab {
-		t.Errorf("a single page is not shown")
+	if m.Read8((lo+7)<<PageShift+5) != 0xab || winByte(m, (lo+7)<<PageShift+5) != 0xab || w.singleMaps != 1 {
+		t.Errorf("a slot's page is not shown")
 	}
-	// Back to a page in its natural slot (freed by the replacement above,
-	// or another slot once taken): shown again.
+	// A private page there again: anonymous memory, zero, and the
+	// slot's page keeps its bytes.
 	r := m.NewPage(lo + 7)
-	r.Data[5] = 0xcd
 	m.SetPage(lo+7, r, PermRead|PermWrite)
 	m.Write8((lo+7)<<PageShift+6, 1)
-	if m.Read8((lo+7)<<PageShift+5) != 0xcd || winByte(m, (lo+7)<<PageShift+5) != 0xcd || winByte(m, (lo+7)<<PageShift+6) != 1 {
-		t.Errorf("a page back in its region is not shown")
+	if m.Read8((lo+7)<<PageShift+5) != 0 || winByte(m, (lo+7)<<PageShift+6) != 1 || q.Data[6] != 0 || q.Data[5] != 0xab {
+		t.Errorf("a private page over a slot's place is not anonymous memory")
 	}
-	// A region first shown through a single page, then through a
-	// natural one: the single page stays shown.
-	s := NewPage()
-	s.Data[0] = 0x11
-	m.SetPage(0x1000, s, PermRead)
-	p := m.NewPage(0x1001)
-	p.Data[0] = 0x22
-	m.SetPage(0x1001, p, PermRead)
-	if m.Read8(0x1000<<PageShift) != 0x11 || m.Read8(0x1001<<PageShift) != 0x22 {
-		t.Fatal("reads")
+	if _, ok := w.over[lo+7]; ok {
+		t.Errorf("the slot is still counted as shown")
 	}
-	if m.Read8(0x1000<<PageShift) != 0x11 || winByte(m, 0x1000<<PageShift) != 0x11 {
-		t.Errorf("a region's mapping hid a single page with a TLB entry")
-	}
-	// Pages moved in order (mremap) to another region: shown as one
-	// run of slots, with one mmap.
+	// Pages moved in order (mremap) to another region: copied into
+	// slots, shown as one run with one mmap; a new page where they were
+	// is zero.
 	before := w.singleMaps
 	for k := uint64(0); k < 16; k++ {
 		p, perm := m.TakePage(lo + 0x20 + k)
+		if p.slot == 0 {
+			t.Fatalf("a moved page stayed in the window")
+		}
 		m.SetPage(0x5000+k, p, perm)
 	}
 	for k := uint64(0); k < 16; k++ {
@@ -117,6 +120,9 @@ func TestWindowRegions(t *testing.T) {
 	if w.singleMaps != before+1 {
 		t.Errorf("16 moved pages took %d mmaps, want 1", w.singleMaps-before)
 	}
+	if p := m.NewPage(lo + 0x21); p.Data[5] != 0 || p.Data[6] != 0 {
+		t.Errorf("a new page where a page was moved from is not zero")
+	}
 	// Pages at or above the window's end stay out of the TLBs.
 	top := uint64(winPages)
 	m.SetPage(top, m.NewPage(top), PermRead)
@@ -126,9 +132,9 @@ func TestWindowRegions(t *testing.T) {
 	}
 }
 
-// TestWindowFork: after a fork, each side's write takes a private copy
-// that its own window shows, and the other side's window keeps the
-// shared page.
+// TestWindowFork: a fork copies its parent's private pages into its own
+// window, each side's writes its own; a page from outside is shared
+// copy-on-write as before, the writer's copy in its window.
 func TestWindowFork(t *testing.T) {
 	needWindow(t)
 	m := NewMemory()
@@ -138,14 +144,24 @@ func TestWindowFork(t *testing.T) {
 		m.SetPage(pn, p, PermRead|PermWrite)
 		m.Read8(pn << PageShift)
 	}
+	s := NewPage()
+	s.Data[0] = 1
+	m.SetPage(0x210, s, PermRead|PermWrite)
 	c := m.Fork(nil)
+	if p := c.Lookup(0x203); !inWindow(c, 0x203, p) || p.cow != 0 || m.Lookup(0x203).cow != 0 {
+		t.Fatalf("a fork's private page is not its own, in its window")
+	}
+	if s.cow != 1 || c.Lookup(0x210) != s {
+		t.Fatalf("a slot's page is not shared copy-on-write")
+	}
 	c.Write8(0x203<<PageShift, 2)
 	m.Write8(0x204<<PageShift, 3)
+	c.Write8(0x210<<PageShift, 4)
 	for _, x := range []struct {
 		m    *Memory
 		pn   uint64
 		want byte
-	}{{c, 0x203, 2}, {m, 0x203, 1}, {c, 0x204, 1}, {m, 0x204, 3}, {c, 0x205, 1}} {
+	}{{c, 0x203, 2}, {m, 0x203, 1}, {c, 0x204, 1}, {m, 0x204, 3}, {c, 0x205, 1}, {c, 0x210, 4}, {m, 0x210, 1}} {
 		if got := x.m.Read8(x.pn << PageShift); got != x.want {
 			t.Errorf("page %#x reads %d, want %d", x.pn, got, x.want)
 		}
@@ -153,16 +169,13 @@ func TestWindowFork(t *testing.T) {
 			t.Errorf("page %#x shows %d, want %d", x.pn, got, x.want)
 		}
 	}
-	// A new page of the child in a region it shares takes a free
-	// natural slot.
-	p := c.NewPage(0x2ff)
-	if p.slot == 0 || (p.slot-1)%extPages != 0x2ff%extPages {
-		t.Errorf("a child's new page in a shared region took slot %d", p.slot)
+	if p := c.Lookup(0x210); !inWindow(c, 0x210, p) || s.cow != 0 {
+		t.Errorf("the copy-on-write copy is not the child's own")
 	}
 }
 
 // TestWindowSlotFreed: a page's slot is given back, zeroed, once the
-// page is unreachable, and taken again by the next page.
+// page is unreachable.
 func TestWindowSlotFreed(t *testing.T) {
 	needWindow(t)
 	p := NewPage()
@@ -173,9 +186,9 @@ func TestWindowSlotFreed(t *testing.T) {
 	for {
 		runtime.GC()
 		arena.Lock()
-		used := arena.used[s/64]&(1<<(s%64)) != 0
+		free := slices.Contains(arena.free, s)
 		arena.Unlock()
-		if !used {
+		if free {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -183,19 +196,13 @@ func TestWindowSlotFreed(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	arena.Lock()
-	free := slices.Contains(arena.free, s)
-	arena.Unlock()
-	if !free {
-		t.Errorf("the freed slot %d is not on the free list", s)
-	}
 	if arena.mem[uintptr(s)<<PageShift+9] != 0 {
 		t.Errorf("a freed slot is not zero")
 	}
 }
 
-// TestWindowRelease: a released address space's window is unmapped and
-// its pages stay out of the TLBs; a fork made before keeps its own.
+// TestWindowRelease: a released address space loses its window and its
+// pages stay out of the TLBs; a fork made before keeps its own.
 func TestWindowRelease(t *testing.T) {
 	needWindow(t)
 	m := NewMemory()
@@ -207,7 +214,9 @@ func TestWindowRelease(t *testing.T) {
 	if m.winState != nil || m.win != 0 {
 		t.Fatal("the window outlived Release")
 	}
-	m.SetPage(0x300, p, PermRead)
+	q := NewPage()
+	q.Data[0] = 4
+	m.SetPage(0x300, q, PermRead)
 	if m.Read8(0x300<<PageShift) != 4 || tlbMatches(m.rtlb, 0x300<<PageShift, 1) {
 		t.Errorf("a released address space's page entered its TLB")
 	}
@@ -216,105 +225,93 @@ func TestWindowRelease(t *testing.T) {
 	}
 }
 
-// TestWindowExtentReused: a region's extent is spare once no address
-// space holds it (a fork holds its parent's), and the next address
-// space's new region takes it when its slots are free but a few: its
-// pages there are zero, in their natural slots but where a page still
-// lives (it keeps its bytes; the new page gets a single slot).
-func TestWindowExtentReused(t *testing.T) {
+// TestWindowReuse: the next address space takes a released window with
+// its memory (a small one); its new pages there are zero, a slot shown
+// there before is anonymous memory again, and a large window is made a
+// fresh reservation.
+func TestWindowReuse(t *testing.T) {
 	needWindow(t)
-	const base = 0x7000 << extBits // a region of its own
-	m := NewMemory()
-	for pn := uint64(base); pn < base+8; pn++ {
-		p := m.NewPage(pn)
-		p.Data[1] = 0x5c
-		m.SetPage(pn, p, PermRead|PermWrite)
-		m.Write8(pn<<PageShift, 1) // shown in the window
-	}
-	kept := m.Lookup(base + 3)
-	b := m.winState.ext[base>>extBits]
-	spare := func() bool {
-		arena.Lock()
-		defer arena.Unlock()
-		return slices.Contains(arena.spare, b)
-	}
-	c := m.Fork(nil)
-	m.Release()
-	if spare() {
-		t.Fatal("an extent a fork holds is spare")
-	}
-	c.Release()
-	if !spare() {
-		t.Fatal("an extent no address space holds is not spare")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		runtime.GC()
-		arena.Lock()
-		n := extUsed(b)
-		arena.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d slots of the extent still used, want 1 (the kept page's)", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	// New regions until one takes the extent (others may be spare).
-	n := NewMemory()
-	var r uint64
-	for r = 0x100; ; r++ {
-		arena.Lock()
-		left := len(arena.spare)
-		arena.Unlock()
-		n.SetPage(r<<extBits, n.NewPage(r<<extBits), PermRead|PermWrite)
-		if n.winState.ext[r] == b {
-			break
-		}
-		if left == 0 || r > 0x200 {
-			t.Fatal("the spare extent was not taken")
-		}
-	}
-	for k := uint64(0); k < 8; k++ {
-		pn := r<<extBits + k
-		p := n.Lookup(pn)
-		if p == nil {
-			p = n.NewPage(pn)
-			n.SetPage(pn, p, PermRead|PermWrite)
-		}
-		if natural := p.slot-1 == b+uint32(k); natural == (k == 3) {
-			t.Errorf("page %d of the reused extent: natural slot %v", k, natural)
-		}
-		if n.Read8(pn<<PageShift+1) != 0 || winByte(n, pn<<PageShift+1) != 0 {
-			t.Errorf("page %d of the reused extent is not zero", k)
-		}
-	}
-	if kept.Data[1] != 0x5c {
-		t.Errorf("the page that still lives lost its bytes")
-	}
-	runtime.KeepAlive(kept)
-
-	// An extent with more than spareUsed slots used (at its end) is
-	// not taken.
-	o := NewMemory()
-	var live []*Page
-	for pn := uint64(base + extPages - 40); pn < base+extPages; pn++ {
-		p := o.NewPage(pn)
-		o.SetPage(pn, p, PermRead|PermWrite)
-		live = append(live, p)
-	}
-	b2 := o.winState.ext[base>>extBits]
-	o.Release()
 	arena.Lock()
-	used := extUsed(b2)
-	saved := arena.spare
-	arena.spare = []uint32{b2}
-	got, _ := newExtent(true)
-	arena.spare = saved
+	saved := arena.pool
+	arena.pool = nil
 	arena.Unlock()
-	if used != 40 || got == b2 {
-		t.Errorf("an extent with %d slots used (want 40) was taken: %v", used, got == b2)
+	defer func() {
+		arena.Lock()
+		arena.pool = saved
+		arena.Unlock()
+	}()
+	m := NewMemory()
+	for pn := uint64(0x400); pn < 0x410; pn++ {
+		p := m.NewPage(pn)
+		p.Data[3] = 0x77
+		m.SetPage(pn, p, PermRead|PermWrite)
 	}
-	runtime.KeepAlive(live)
+	s := NewPage()
+	s.Data[3] = 0x66
+	m.SetPage(0x420, s, PermRead|PermWrite)
+	m.Read8(0x420 << PageShift) // shown over the window
+	win := m.win
+	m.Release()
+	n := NewMemory()
+	if n.win != win || n.winState.res.regions != 1 {
+		t.Fatalf("the released window was not taken with its memory (%d regions)", n.winState.res.regions)
+	}
+	if winByte(n, 0x405<<PageShift+3) != 0x77 {
+		t.Errorf("the released window's memory was given back")
+	}
+	p := n.NewPage(0x405)
+	if p.Data[3] != 0 {
+		t.Errorf("a new page in a reused window is not zero")
+	}
+	q := n.NewPage(0x420)
+	n.SetPage(0x420, q, PermRead|PermWrite)
+	n.Write8(0x420<<PageShift+3, 1)
+	if s.Data[3] != 0x66 || q.Data[3] != 1 {
+		t.Errorf("a slot shown before is not anonymous memory again")
+	}
+	// A window of more than winKeep regions is made afresh.
+	for r := uint64(0); r <= winKeep; r++ {
+		pn := (0x1000 + r) << regionBits
+		n.SetPage(pn, n.NewPage(pn), PermRead|PermWrite)
+	}
+	n.Release()
+	o := NewMemory()
+	if o.win != win || o.winState.res.regions != 0 || o.winState.res.rw[0] != 0 {
+		t.Errorf("a large released window was kept with its memory")
+	}
+	o.Release()
+}
+
+// TestWindowDiscard: unmapping many private pages gives their memory
+// back (Discard); a few are left for the next page there to clear.
+func TestWindowDiscard(t *testing.T) {
+	needWindow(t)
+	m := NewMemory()
+	fill := func(lo, n uint64) {
+		for pn := lo; pn < lo+n; pn++ {
+			p := m.NewPage(pn)
+			p.Data[1] = 0x55
+			m.SetPage(pn, p, PermRead|PermWrite)
+		}
+	}
+	drop := func(lo, n uint64) {
+		for pn := lo; pn < lo+n; pn++ {
+			m.SetPage(pn, nil, 0)
+		}
+		m.Discard(lo, lo+n)
+	}
+	fill(0x600, discardMin)
+	drop(0x600, discardMin)
+	if winByte(m, 0x600<<PageShift+1) != 0 || winByte(m, (0x600+discardMin-1)<<PageShift+1) != 0 {
+		t.Errorf("%d pages unmapped kept their memory", discardMin)
+	}
+	fill(0x700, discardMin-1)
+	drop(0x700, discardMin-1)
+	if winByte(m, 0x700<<PageShift+1) != 0x55 {
+		t.Errorf("%d pages unmapped were given back", discardMin-1)
+	}
+	if p := m.NewPage(0x700); p.Data[1] != 0 {
+		t.Errorf("a new page where one was unmapped is not zero")
+	}
+	m.Release()
 }
