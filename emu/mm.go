@@ -514,16 +514,10 @@ func (mm *MM) move(lo, n, dst uint64) {
 		moved = append(moved, mm.vmas[i])
 		mm.vmas = append(mm.vmas[:i], mm.vmas[i+1:]...)
 	}
-	type pg struct {
-		pn   uint64
-		p    *x86.Page
-		perm x86.Perm
-	}
-	var pages []pg
-	mm.Mem.Pages(lo>>x86.PageShift, (lo+n)>>x86.PageShift, func(pn uint64, p *x86.Page) { pages = append(pages, pg{pn: pn}) })
-	for i := range pages {
-		mm.Code.InvalidatePage(pages[i].pn)
-		pages[i].p, pages[i].perm = mm.Mem.TakePage(pages[i].pn)
+	var pns []uint64
+	mm.Mem.Pages(lo>>x86.PageShift, (lo+n)>>x86.PageShift, func(pn uint64, p *x86.Page) { pns = append(pns, pn) })
+	for _, pn := range pns {
+		mm.Code.InvalidatePage(pn)
 	}
 	mm.movePristine(lo, n, dst)
 	delta := dst - lo
@@ -535,8 +529,8 @@ func (mm *MM) move(lo, n, dst uint64) {
 		}
 		mm.insert(v)
 	}
-	for _, x := range pages {
-		mm.Mem.SetPage(x.pn-lo>>x86.PageShift+dst>>x86.PageShift, x.p, x.perm)
+	for _, pn := range pns {
+		mm.Mem.MovePage(pn, pn-lo>>x86.PageShift+dst>>x86.PageShift)
 	}
 	mm.Mem.FlushTLB()
 }

@@ -279,23 +279,30 @@ func (m *Memory) SetPage(pn uint64, p *Page, perm Perm) {
 	m.setPage(pn, pte{p, perm})
 }
 
-// TakePage removes page pn and returns it and its protection, the page
-// still counted as held, for SetPage to install elsewhere in the same
-// address space (mremap). A page in m's window, which is at pn's place
-// there, is copied out into a new page (the arena's).
-func (m *Memory) TakePage(pn uint64) (*Page, Perm) {
+// MovePage moves page pn to page to, which holds none, with its
+// protection in this address space (mremap); the page stays counted as
+// held. A page in m's host window is copied to its new place there
+// (pages at their place need no mmap to be shown).
+func (m *Memory) MovePage(pn, to uint64) {
 	old := m.pages[pn]
-	if old.page != nil && old.page.code && m.codeWritten != nil {
+	if old.page == nil {
+		return
+	}
+	if old.page.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
 	m.setPage(pn, pte{})
-	if old.page != nil && m.owns(pn, old.page) {
-		p := NewPage()
-		*p.Data = *old.page.Data
+	p := old.page
+	if m.owns(pn, p) {
 		m.winFreed(pn)
-		return p, old.perm
+		np := m.winPage(to, false)
+		if np == nil {
+			np = NewPage()
+		}
+		*np.Data = *p.Data
+		p = np
 	}
-	return old.page, old.perm
+	m.setPage(to, pte{p, old.perm})
 }
 
 func (m *Memory) setPage(pn uint64, e pte) {

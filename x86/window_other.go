@@ -31,3 +31,4 @@ func (m *Memory) winMap(pn uint64, p *Page) bool                      { return f
 func (m *Memory) owns(pn uint64, p *Page) bool                        { return false }
 func (m *Memory) winFreed(pn uint64)                                  {}
 func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, e Perm) bool { return false }
+func (m *Memory) winPage(pn uint64, zero bool) *Page                  { return nil }

@@ -101,24 +101,29 @@ func TestWindowPages(t *testing.T) {
 	if _, ok := w.over[lo+7]; ok {
 		t.Errorf("the slot is still counted as shown")
 	}
-	// Pages moved in order (mremap) to another region: copied into
-	// slots, shown as one run with one mmap; a new page where they were
-	// is zero.
+	// Pages moved (mremap) to another region: copied to their new
+	// place in the window, which no mmap shows; a new page where they
+	// were is zero. A slot's page moved stays the same page.
 	before := w.singleMaps
 	for k := uint64(0); k < 16; k++ {
-		p, perm := m.TakePage(lo + 0x20 + k)
-		if p.slot == 0 {
-			t.Fatalf("a moved page stayed in the window")
-		}
-		m.SetPage(0x5000+k, p, perm)
+		m.MovePage(lo+0x20+k, 0x5000+k)
 	}
+	m.SetPage(0x4ff0, q, PermRead)
+	m.MovePage(0x4ff0, 0x4ff1)
 	for k := uint64(0); k < 16; k++ {
-		if m.Read8((0x5000+k)<<PageShift+5) != byte(lo+0x20+k) || winByte(m, (0x5000+k)<<PageShift+5) != byte(lo+0x20+k) {
-			t.Fatalf("moved page %#x is not shown", 0x5000+k)
+		pn := 0x5000 + k
+		if p := m.Lookup(pn); p == nil || !inWindow(m, pn, p) || m.Lookup(lo+0x20+k) != nil {
+			t.Fatalf("moved page %#x is not at its new place", pn)
 		}
+		if m.Read8(pn<<PageShift+5) != byte(lo+0x20+k) || winByte(m, pn<<PageShift+5) != byte(lo+0x20+k) {
+			t.Fatalf("moved page %#x does not show its bytes", pn)
+		}
+	}
+	if m.Lookup(0x4ff1) != q || m.Lookup(0x4ff0) != nil || m.Read8(0x4ff1<<PageShift+5) != 0xab {
+		t.Errorf("a slot's page moved is not the same page")
 	}
 	if w.singleMaps != before+1 {
-		t.Errorf("16 moved pages took %d mmaps, want 1", w.singleMaps-before)
+		t.Errorf("16 moved pages and a slot's took %d mmaps, want 1", w.singleMaps-before)
 	}
 	if p := m.NewPage(lo + 0x21); p.Data[5] != 0 || p.Data[6] != 0 {
 		t.Errorf("a new page where a page was moved from is not zero")
