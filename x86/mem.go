@@ -379,7 +379,8 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 	// inserting 65,536 pages one by one.)
 	n := newMemory(maps.Clone(m.pages))
 	for pn, e := range m.pages {
-		if m.owns(pn, e.page) && m.forkPage(n, pn, e.page, e.perm) {
+		if m.owns(pn, e.page) {
+			m.forkPage(n, pn, e.page, e.perm)
 			continue
 		}
 		if keep == nil || !keep(pn) {

@@ -300,16 +300,17 @@ func (m *Memory) newWindow() {
 	runtime.AddCleanup(m, unmapWindow, w)
 }
 
-// forkPage gives n, a fork of m, a private copy of m's page p at pn in
-// n's window; false when n cannot have it there.
-func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, perm Perm) bool {
+// forkPage gives n, a fork of m, a private copy of m's page p at pn:
+// in n's window, or in a slot when n cannot have it there (p is at its
+// place in m's window, which m's next address space takes over: n must
+// not share it).
+func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, perm Perm) {
 	np := n.winPage(pn, false)
 	if np == nil {
-		return false
+		np = NewPage()
 	}
 	*np.Data = *p.Data
 	n.pages[pn] = pte{np, perm}
-	return true
 }
 
 // releaseWindow takes m's window away when its address space ends

@@ -25,10 +25,10 @@ func (m *Memory) Discard(lo, hi uint64) {}
 
 type window struct{}
 
-func (m *Memory) newWindow()                                          {}
-func (m *Memory) releaseWindow()                                      {}
-func (m *Memory) winMap(pn uint64, p *Page) bool                      { return false }
-func (m *Memory) owns(pn uint64, p *Page) bool                        { return false }
-func (m *Memory) winFreed(pn uint64)                                  {}
-func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, e Perm) bool { return false }
-func (m *Memory) winPage(pn uint64, zero bool) *Page                  { return nil }
+func (m *Memory) newWindow()                                     {}
+func (m *Memory) releaseWindow()                                 {}
+func (m *Memory) winMap(pn uint64, p *Page) bool                 { return false }
+func (m *Memory) owns(pn uint64, p *Page) bool                   { return false }
+func (m *Memory) winFreed(pn uint64)                             {}
+func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, e Perm) {}
+func (m *Memory) winPage(pn uint64, zero bool) *Page             { return nil }
