@@ -270,9 +270,6 @@ func (m *Memory) newWindow() {
 		arena.pool = arena.pool[:n-1]
 	}
 	arena.Unlock()
-	if winStats {
-		println("window: new, pooled", r != nil, "regions", r != nil && r.regions > 0)
-	}
 	if r == nil {
 		// The window starts at a multiple of 2 MiB, so that a region
 		// can be one huge page.
@@ -326,9 +323,6 @@ func (m *Memory) releaseWindow() {
 	if w == nil {
 		return
 	}
-	if winStats {
-		println("window: regions", w.res.regions, "single maps", w.singleMaps)
-	}
 	r := w.res
 	w.res = nil // (for unmapWindow)
 	m.winState, m.win = nil, 0
@@ -336,38 +330,39 @@ func (m *Memory) releaseWindow() {
 	arena.Lock()
 	arena.maps -= w.maps
 	w.maps = 0
-	pool := len(arena.pool) < winPoolMax
-	keep := pool && len(w.over) <= winKeepOver && r.regions <= winKeep
-	if keep {
-		kept := 0
-		for _, q := range arena.pool {
-			if q.regions > 0 {
-				kept++
-			}
+	keep := len(w.over) <= winKeepOver && r.regions <= winKeep
+	kept := 0
+	for _, q := range arena.pool {
+		if q.regions > 0 {
+			kept++
 		}
-		keep = kept < winKeepMax
 	}
+	keep = keep && kept < winKeepMax
+	arena.Unlock()
+	if winStats {
+		println("window: regions", r.regions, "slot maps", w.singleMaps, "kept with its memory", keep)
+	}
+	// Made ready before it is in the pool, where another goroutine's
+	// address space may take it.
+	if keep && w.anonAgain(r) {
+		copy(r.dirty, r.rw)
+	} else {
+		// A fresh reservation over the window's mappings, in one call.
+		unix.Syscall6(unix.SYS_MMAP, r.base, 1<<winBits, unix.PROT_NONE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE|unix.MAP_FIXED, ^uintptr(0), 0)
+		clear(r.rw)
+		clear(r.dirty)
+		r.regions = 0
+	}
+	arena.Lock()
+	pool := len(arena.pool) < winPoolMax
 	if pool {
 		arena.pool = append(arena.pool, r)
 	}
 	arena.Unlock()
 	if !pool {
 		unix.Munmap(r.all)
-		return
 	}
-	if winStats {
-		println("window: keep", keep, "pool", len(arena.pool), "over", len(w.over))
-	}
-	if keep && w.anonAgain(r) {
-		copy(r.dirty, r.rw)
-		return
-	}
-	// A fresh reservation over the window's mappings, in one call.
-	unix.Syscall6(unix.SYS_MMAP, r.base, 1<<winBits, unix.PROT_NONE,
-		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE|unix.MAP_FIXED, ^uintptr(0), 0)
-	clear(r.rw)
-	clear(r.dirty)
-	r.regions = 0
 }
 
 // releasedTLB is the TLB pair of released address spaces.
