@@ -320,3 +320,39 @@ func TestWindowDiscard(t *testing.T) {
 	}
 	m.Release()
 }
+
+// TestWindowKeepBound: at most winKeepMax released windows keep their
+// memory; the others are fresh reservations.
+func TestWindowKeepBound(t *testing.T) {
+	needWindow(t)
+	arena.Lock()
+	saved := arena.pool
+	arena.pool = nil
+	arena.Unlock()
+	defer func() {
+		arena.Lock()
+		arena.pool = append(saved, arena.pool...)
+		arena.Unlock()
+	}()
+	var ms []*Memory
+	for range winKeepMax + 2 {
+		m := NewMemory()
+		m.SetPage(0x800, m.NewPage(0x800), PermRead|PermWrite)
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		m.Release()
+	}
+	arena.Lock()
+	kept := 0
+	for _, r := range arena.pool {
+		if r.regions > 0 {
+			kept++
+		}
+	}
+	n := len(arena.pool)
+	arena.Unlock()
+	if kept != winKeepMax || n != winKeepMax+2 {
+		t.Errorf("%d of %d released windows kept their memory, want %d of %d", kept, n, winKeepMax, winKeepMax+2)
+	}
+}
