@@ -53,6 +53,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TTD_CODE_CACHE") == "" {
 		os.Setenv("TTD_CODE_CACHE", filepath.Join(dir, "code"))
 	}
+	// TTD_WINDOW=1 runs the tests in `ttd run`'s host window
+	// (UseHostWindow; off by default here, as for record and replay).
+	if os.Getenv("TTD_WINDOW") == "1" {
+		UseHostWindow()
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

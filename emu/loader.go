@@ -427,5 +427,11 @@ func codeFileOf(fd int, exe string, f x86.Features) *x86.CodeFile {
 		return nil
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%d.%d\x00%d:%d", exe, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Dev, st.Ino)
+	if x86.WindowOn() {
+		// The file keeps translations too, and those of the host
+		// window (UseHostWindow) take host addresses from it: a run
+		// without it must not take them.
+		key += "\x00window"
+	}
 	return x86.OpenCodeFile(key, f)
 }

@@ -87,7 +87,7 @@ func (mm *MM) keepPristine(pn uint64, p *x86.Page) {
 		mm.pristine = sharedPages{}
 	}
 	c := new([x86.PageSize]byte)
-	*c = p.Data
+	*c = *p.Data
 	mm.pristine[pn] = c
 }
 

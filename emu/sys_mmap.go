@@ -124,8 +124,11 @@ func Mmap(t *Thread, a *SyscallArgs) (uint64, error) {
 			return 0, unix.EEXIST
 		}
 	default:
+		// (A hint at or above stackTop is not honoured: under x86's
+		// host window, UseHostWindow, pages there are slow, and Go's
+		// runtime and V8 try hints near the top of the space first.)
 		hint := pageDown(addr)
-		if hint >= mmapMin && hint+length <= taskSize && hint+length > hint && mm.isFree(hint, hint+length) {
+		if hint >= mmapMin && hint+length <= stackTop && hint+length > hint && mm.isFree(hint, hint+length) {
 			addr = hint
 			break
 		}

@@ -42,7 +42,7 @@ const shmMax = 1 << 34
 func (s *shmSegment) page(i uint64) *x86.Page {
 	p := s.pages[i]
 	if p == nil {
-		p = &x86.Page{}
+		p = x86.NewPage()
 		s.pages[i] = p
 	}
 	return p

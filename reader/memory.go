@@ -72,9 +72,9 @@ func (as *addrSpace) codePages() map[uint64]*[x86.PageSize]byte {
 			continue
 		}
 		f := as.frozen[pn]
-		if f == nil || *f != pg.Data {
+		if f == nil || *f != *pg.Data {
 			f = new([x86.PageSize]byte)
-			*f = pg.Data
+			*f = *pg.Data
 			as.frozen[pn] = f
 		}
 		out[pn] = f
@@ -114,15 +114,15 @@ func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	}
 	p := as.spare.take(pn) // its bytes another position's (Leftovers)
 	if p == nil {
-		p = &x86.Page{}
+		p = x86.NewPage()
 	}
 	if d := as.init[pn]; d != nil {
-		p.Data = *d
+		*p.Data = *d
 		as.code[pn] = true
 		as.frozen[pn] = d
 		delete(as.init, pn)
 	} else if d := as.data[pn]; d != nil {
-		p.Data = *d
+		*p.Data = *d
 		delete(as.data, pn)
 	}
 	return p, perm(g.prot)

@@ -131,7 +131,7 @@ func (r *Replay) Snapshot() *Snapshot {
 			if p.known != (PageBits{}) {
 				if pg := r.fas.mem.Lookup(pn); pg != nil {
 					d := new([x86.PageSize]byte)
-					*d = pg.Data
+					*d = *pg.Data
 					ts.data[pn] = d
 				}
 			}
@@ -221,7 +221,7 @@ func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Rep
 		for pn, d := range ts.data {
 			if pg := r.fas.mem.Lookup(pn); pg != nil {
 				// A recycled page.
-				if pg.Data != *d {
+				if *pg.Data != *d {
 					r.fas.mem.Poke(pn<<x86.PageShift, d[:])
 				}
 			} else if r.fas.init[pn] == nil {
@@ -307,7 +307,7 @@ func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
 		// The window's known bytes must be in the pages.
 		for pn, d := range ts.data {
 			pg := as.mem.PageAt(pn)
-			if pg != nil && pg.Data != *d {
+			if pg != nil && *pg.Data != *d {
 				as.mem.Poke(pn<<x86.PageShift, d[:])
 			}
 		}
@@ -328,7 +328,7 @@ func (as *addrSpace) recycle(code map[uint64]*[x86.PageSize]byte) {
 		switch {
 		case pg == nil:
 			as.init[pn] = f
-		case pg.Data != *f && !onlyAdded(f, &pg.Data):
+		case *pg.Data != *f && !onlyAdded(f, pg.Data):
 			as.mem.Poke(pn<<x86.PageShift, f[:]) // invalidates its blocks
 			as.frozen[pn] = f
 		default:

@@ -337,7 +337,7 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 		if p.known != (PageBits{}) {
 			if pg := mem.Lookup(pn); pg != nil {
 				data := new([x86.PageSize]byte)
-				*data = pg.Data
+				*data = *pg.Data
 				dp.Data = data
 			} else {
 				dp.Known = PageBits{}

@@ -95,7 +95,7 @@ func (c *CPU) syncAccessLog() {
 		return
 	}
 	c.acc.logger = al
-	c.acc.tlb = &c.Mem.rtlb
+	c.acc.tlb = c.Mem.rtlb
 	c.jitOK = true
 	c.jitPred = p
 	c.jitMode = jitModeTrack

@@ -120,7 +120,7 @@ func (m *Memory) forgetMarks() {
 	for _, x := range [2]struct {
 		t *[tlbSize]tlbEntry
 		d *tlbDirty
-	}{{&m.rtlb, &m.rdirty}, {&m.wtlb, &m.wdirty}} {
+	}{{m.rtlb, &m.rdirty}, {m.wtlb, &m.wdirty}} {
 		for w := range x.d {
 			for b := x.d[w]; b != 0; b &= b - 1 {
 				c := w*64 + bits.TrailingZeros64(b)

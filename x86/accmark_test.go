@@ -18,7 +18,7 @@ func TestMarkTableEmptyForgetsTLBMarks(t *testing.T) {
 	pns := []uint64{0, 1, 1<<tlbChunkBits - 1, 1 << tlbChunkBits, tlbMask - 1, tlbMask, 0x5000, 0x7fff0}
 	fill := func(m *Memory) {
 		for _, pn := range pns {
-			m.SetPage(pn, &Page{}, PermRead|PermWrite)
+			m.SetPage(pn, NewPage(), PermRead|PermWrite)
 			m.Write64(pn<<PageShift, pn)
 			m.Read64(pn << PageShift)
 			r, w := &m.rtlb[pn&tlbMask], &m.wtlb[pn&tlbMask]
@@ -231,7 +231,7 @@ func TestJITMarksInPlace(t *testing.T) {
 	run := func(jit, marker bool) *markObserver {
 		defer SetJIT(SetJIT(jit, 0))
 		c := newTestCPU(t, code)
-		c.Mem.SetPage(data>>PageShift, &Page{}, PermRead|PermWrite)
+		c.Mem.SetPage(data>>PageShift, NewPage(), PermRead|PermWrite)
 		mo := &markerObserver{markObserver{cache: predict.New(10), pages: map[uint64]*MarkPage{}}}
 		mo.tab.Empty()
 		o := &mo.markObserver

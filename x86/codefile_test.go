@@ -35,7 +35,7 @@ func anyCode(uint64) bool { return true }
 func codeMemory(code []byte, base uint64) *Memory {
 	mem := NewMemory()
 	for off := 0; off < len(code); off += PageSize {
-		p := &Page{}
+		p := NewPage()
 		copy(p.Data[:], code[off:])
 		mem.SetPage((base+uint64(off))>>PageShift, p, PermRead|PermExec)
 	}
@@ -230,7 +230,7 @@ func TestCodeFileCut(t *testing.T) {
 	for _, next := range []bool{false, true} {
 		mem := codeMemory(code, testCode)
 		if next {
-			mem.SetPage(testCode>>PageShift+1, &Page{}, PermRead|PermExec)
+			mem.SetPage(testCode>>PageShift+1, NewPage(), PermRead|PermExec)
 		}
 		cc := NewCodeCache(mem)
 		cc.UseCodeFile(OpenCodeFile("cut", cc.Features), anyCode)

@@ -94,11 +94,11 @@ func TestSharedCodeNeedsTheWindow(t *testing.T) {
 	at := uint64(testCode + PageSize - 4 - len(storeCode))
 	mk := func(next bool) *CPU {
 		mem := NewMemory()
-		mem.SetPage(testCode>>PageShift, &Page{}, PermRead|PermExec)
+		mem.SetPage(testCode>>PageShift, NewPage(), PermRead|PermExec)
 		if next {
-			mem.SetPage(testCode>>PageShift+1, &Page{}, PermRead|PermExec)
+			mem.SetPage(testCode>>PageShift+1, NewPage(), PermRead|PermExec)
 		}
-		mem.SetPage(testStack>>PageShift-1, &Page{}, PermRead|PermWrite)
+		mem.SetPage(testStack>>PageShift-1, NewPage(), PermRead|PermWrite)
 		if err := mem.Poke(at, storeCode); err != nil {
 			t.Fatal(err)
 		}
@@ -400,9 +400,9 @@ func TestDormantStoreWakes(t *testing.T) {
 	}{{14, 1}, {13, 0}} {
 		at := testCode + PageSize - c.gap - uint64(len(storeCode))
 		mem := NewMemory()
-		mem.SetPage(testCode>>PageShift, &Page{}, PermRead|PermExec)
-		mem.SetPage(testCode>>PageShift+1, &Page{}, PermRead|PermExec)
-		mem.SetPage(testStack>>PageShift-1, &Page{}, PermRead|PermWrite)
+		mem.SetPage(testCode>>PageShift, NewPage(), PermRead|PermExec)
+		mem.SetPage(testCode>>PageShift+1, NewPage(), PermRead|PermExec)
+		mem.SetPage(testStack>>PageShift-1, NewPage(), PermRead|PermWrite)
 		if err := mem.Poke(at, storeCode); err != nil {
 			t.Fatal(err)
 		}

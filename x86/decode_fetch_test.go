@@ -13,7 +13,7 @@ func TestFetchAcrossPages(t *testing.T) {
 	const pn = testCode >> PageShift
 	for _, next := range []Perm{PermRead | PermExec, PermRead} {
 		mem := NewMemory()
-		a, b := &Page{}, &Page{}
+		a, b := NewPage(), NewPage()
 		for i := range a.Data {
 			a.Data[i] = 0x90 // nop
 		}
@@ -64,7 +64,7 @@ func TestBlockPages(t *testing.T) {
 		{"ends at the page's end", testCode + PageSize - 2, []byte{0x90, 0xc3}, testCode + PageSize, []uint64{pn}},
 	} {
 		mem := NewMemory()
-		a, b := &Page{}, &Page{}
+		a, b := NewPage(), NewPage()
 		copy(a.Data[PageSize-len(tc.code):], tc.code)
 		copy(b.Data[:], []byte{0x11, 0xc3})
 		mem.SetPage(pn, a, PermRead|PermExec)

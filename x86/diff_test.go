@@ -462,17 +462,17 @@ func (o *predObserver) Sync(c *CPU, in *Inst) {
 func newDiffEmu() *diffEmu {
 	e := &diffEmu{mem: NewMemory()}
 	e.cc = NewCodeCache(e.mem)
-	e.code = &Page{}
+	e.code = NewPage()
 	for i := range e.code.Data {
 		e.code.Data[i] = 0xcc
 	}
 	e.mem.SetPage(diffCodeAddr>>PageShift, e.code, PermRead|PermExec)
-	ro := &Page{}
+	ro := NewPage()
 	for i := range ro.Data {
 		ro.Data[i] = byte(i * 7)
 	}
 	e.mem.SetPage(diffROPage>>PageShift, ro, PermRead)
-	e.data = &Page{}
+	e.data = NewPage()
 	e.mem.SetPage(diffDataPage>>PageShift, e.data, PermRead|PermWrite)
 	return e
 }
@@ -501,7 +501,7 @@ func (e *diffEmu) run(code []byte, in *diffState, jit bool) (res diffResult) {
 		}
 		e.last = code
 	}
-	e.data.Data = [PageSize]byte{}
+	*e.data.Data = [PageSize]byte{}
 	copy(e.data.Data[PageSize-diffMemSize:], in.Mem[:])
 	c := NewCPU(e.mem, e.cc)
 	var obs *predObserver

@@ -116,7 +116,7 @@ func TestNewEpochDropsTruncated(t *testing.T) {
 	if b == nil || !b.truncated || len(b.Insts) != 2 {
 		t.Fatalf("block %#x: %d instructions (truncated %v), want 2 cut by the unmapped page", start, len(b.Insts), b.truncated)
 	}
-	c.Mem.SetPage(next, &Page{}, PermRead|PermExec)
+	c.Mem.SetPage(next, NewPage(), PermRead|PermExec)
 	if err := c.Mem.Poke(testCode+PageSize, []byte{0, 0, 0, 0x0f, 0x05}); err != nil { // ...; syscall
 		t.Fatal(err)
 	}

@@ -28,9 +28,9 @@ const (
 func newTestCPU(t testing.TB, code []byte) *CPU {
 	mem := NewMemory()
 	for pn := uint64(testCode >> PageShift); pn <= (testCode+uint64(len(code)))>>PageShift; pn++ {
-		mem.SetPage(pn, &Page{}, PermRead|PermExec)
+		mem.SetPage(pn, NewPage(), PermRead|PermExec)
 	}
-	mem.SetPage(testStack>>PageShift-1, &Page{}, PermRead|PermWrite)
+	mem.SetPage(testStack>>PageShift-1, NewPage(), PermRead|PermWrite)
 	if err := mem.Poke(testCode, code); err != nil {
 		t.Fatal(err)
 	}

@@ -293,7 +293,7 @@ func BenchmarkDecodeBlocks(b *testing.B) {
 	code = code[:min(len(code), 4<<20)]
 	mem := NewMemory()
 	for off := 0; off < len(code); off += PageSize {
-		p := &Page{}
+		p := NewPage()
 		copy(p.Data[:], code[off:])
 		mem.SetPage((base+uint64(off))>>PageShift, p, PermRead|PermExec)
 	}

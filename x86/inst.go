@@ -430,7 +430,7 @@ func (c *CPU) syncTLB() {
 		t := missTLB()
 		c.rtlb, c.wtlb = t, t
 	} else {
-		c.rtlb, c.wtlb = &c.Mem.rtlb, &c.Mem.wtlb
+		c.rtlb, c.wtlb = c.Mem.rtlb, c.Mem.wtlb
 	}
 }
 

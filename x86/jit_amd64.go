@@ -228,7 +228,7 @@ var offPageCode = int32(unsafe.Offsetof(Page{}.code))
 
 // wtlbOffset is the distance from Memory's read TLB to its write TLB,
 // which translated code reaches through the read TLB's register.
-const wtlbOffset = int32(unsafe.Offsetof(Memory{}.wtlb) - unsafe.Offsetof(Memory{}.rtlb))
+const wtlbOffset = tlbSize << tlbEntryShift
 
 // Offsets in CPU that translated code uses.
 var (
@@ -912,6 +912,16 @@ func (t *jitT) tlb(write bool, size int) {
 	a.ALURI(as.AND, 4, as.RDX, tlbMask<<tlbEntryShift)
 	a.ALURM(as.CMP, 8, as.RAX, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d})
 	a.Jcc(5, x) // jne: a miss, or the access crosses into the next page
+	if t.window() {
+		// The host window (window_linux.go): an entry's page is shown
+		// at the window's base plus the address, and the TLBs lie
+		// right below the window, so the host address does not wait
+		// for the entry's load.
+		if !t.indexed {
+			a.Lea(8, as.RDI, as.Mem{Base: hRTLB, Index: ar, Disp: winOffset})
+		}
+		return
+	}
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
 	if t.indexed {
 		return
@@ -932,8 +942,15 @@ func (t *jitT) tlbIndexed(write bool, size int) as.Mem {
 	t.indexed = true
 	t.tlb(write, size)
 	t.indexed = false
+	if t.window() {
+		return as.Mem{Base: hRTLB, Index: t.ar, Disp: winOffset}
+	}
 	return as.Mem{Base: as.RDI, Index: t.ar}
 }
+
+// window reports whether the translation takes hosts addresses from the
+// host window (window_linux.go): `ttd run`'s only.
+func (t *jitT) window() bool { return winOn && !t.pred && !t.acclog }
 
 // tlbEntryShift is log2 of the size of a tlbEntry, which translated code
 // indexes.
@@ -941,6 +958,9 @@ const tlbEntryShift = 5
 
 // offTLBHost is the offset of tlbEntry.host.
 const offTLBHost = int32(unsafe.Offsetof(tlbEntry{}.host))
+
+// offTLBPage is the offset of tlbEntry.page.
+const offTLBPage = int32(unsafe.Offsetof(tlbEntry{}.page))
 
 func init() {
 	if unsafe.Sizeof(tlbEntry{}) != 1<<tlbEntryShift {
@@ -1090,15 +1110,17 @@ func (t *jitT) nextFed(r as.Reg, idx, stop as.Mem) {
 	a.MovMR(8, stop, r)
 }
 
-// pageNotCode jumps to exit when the page RDI points into (at RSI's
-// offset) holds decoded code, which a write through Memory.Poke would
-// invalidate: the interpreter does that.
+// pageNotCode jumps to exit when the page of the guest address in RSI
+// holds decoded code, which a write through Memory.Poke would
+// invalidate: the interpreter does that. The page is the one of RSI's
+// read TLB entry, which the read being fed or predicted has just hit
+// (Page.Data is out of line, so the page is not found from RDI).
 func (t *jitT) pageNotCode(exit as.Label) {
 	a := &t.a
 	a.MovRR(4, as.RAX, as.RSI)
-	a.ALURI(as.AND, 4, as.RAX, pageMask)
-	a.ALURR(as.SUB, 8, as.RAX, as.RDI)
-	a.NegR(8, as.RAX) // the page: RDI - RSI's offset in it
+	a.ShiftRI(as.SHR, 4, as.RAX, PageShift-tlbEntryShift)
+	a.ALURI(as.AND, 4, as.RAX, tlbMask<<tlbEntryShift)
+	a.MovRM(8, as.RAX, as.Mem{Base: hRTLB, Index: as.RAX, Disp: offTLBPage})
 	a.ALUMI(as.CMP, 1, as.M(as.RAX, offPageCode), 0)
 	a.Jcc(5, exit)
 }

@@ -55,7 +55,7 @@ func TestJITRecordCrossMisses(t *testing.T) {
 	run := func(jit, fill bool) result {
 		defer SetJIT(SetJIT(jit, 0))
 		c := newTestCPU(t, code)
-		p := &Page{}
+		p := NewPage()
 		for i := range p.Data {
 			p.Data[i] = byte(i*29 + 3)
 		}

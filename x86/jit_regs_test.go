@@ -127,7 +127,7 @@ func TestJITRegsExits(t *testing.T) {
 		for pn := uint64(testCode >> PageShift); pn <= (testCode+uint64(len(code)))>>PageShift; pn++ {
 			addWrite(c.Mem, pn) // the self-modifying case
 		}
-		p := &Page{}
+		p := NewPage()
 		for i := range p.Data {
 			p.Data[i] = byte(i*7 + 3)
 		}

@@ -131,7 +131,7 @@ func TestJITReplayFeedsWideAndCrossReads(t *testing.T) {
 	code = append(code, 0x0f, 0x05) // syscall
 	const data = 0x600000
 	page := func(stale bool) *Page {
-		p := &Page{}
+		p := NewPage()
 		for i := range p.Data {
 			p.Data[i] = byte(i*29 + 3)
 			// Not what the recording read: scattered bytes, then one
@@ -144,7 +144,7 @@ func TestJITReplayFeedsWideAndCrossReads(t *testing.T) {
 		return p
 	}
 	page2 := func() *Page {
-		p := &Page{}
+		p := NewPage()
 		for i := range p.Data {
 			p.Data[i] = byte(i*13 + 5)
 		}

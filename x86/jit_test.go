@@ -27,7 +27,7 @@ func TestJITCacheWrap(t *testing.T) {
 	}
 	const data = 0x600000
 	cpus := jitBothWays(t, code, 100, func(c *CPU) {
-		c.Mem.SetPage(data>>PageShift, &Page{}, PermRead|PermWrite)
+		c.Mem.SetPage(data>>PageShift, NewPage(), PermRead|PermWrite)
 		c.Pred, c.Obs = predict.New(4), &logObserver{} // 16 words: 128 bytes
 		// Each access runs from the last word (120..127 mod 128)
 		// into the first.
@@ -116,7 +116,7 @@ func TestJITReadCounts(t *testing.T) {
 		defer SetJIT(SetJIT(jit, 0))
 		c := newTestCPU(t, code)
 		for _, a := range []uint64{src, dst} {
-			p := &Page{}
+			p := NewPage()
 			for i := range p.Data {
 				p.Data[i] = byte(i*13 + int(a>>20))
 			}
@@ -186,7 +186,7 @@ func TestJITPageCross(t *testing.T) {
 	for _, pred := range []bool{false, true} {
 		cpus := jitBothWays(t, code, 1000, func(c *CPU) {
 			for pn := uint64(data >> PageShift); pn < data>>PageShift+2; pn++ {
-				p := &Page{}
+				p := NewPage()
 				for k := range p.Data {
 					p.Data[k] = byte(k*7 + int(pn))
 				}

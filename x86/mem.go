@@ -30,7 +30,10 @@ const (
 // copy-on-write since a fork) may be writable in one and read-only in
 // another, as Linux's page tables allow.
 type Page struct {
-	Data [PageSize]byte
+	// Data is the page's contents: out of line, so that a page private
+	// to an address space with a host window can be in the window
+	// itself, and others in the window's arena (window_linux.go).
+	Data *[PageSize]byte
 	// code is set while decoded instructions from this page are cached;
 	// a write to the page then goes through the slow path and invalidates them.
 	code bool
@@ -38,6 +41,23 @@ type Page struct {
 	// since a Fork: while it is non-zero nobody writes the page in
 	// place, the writer takes a private copy first (copy-on-write).
 	cow int32
+	// slot is the page's slot in the window's arena plus 1, 0 when its
+	// data is on the Go heap or in a window (window_linux.go).
+	slot uint32
+}
+
+// pageBuf is a Page and its data in one allocation, for pages outside
+// the window's arena.
+type pageBuf struct {
+	p Page
+	d [PageSize]byte
+}
+
+// heapPage returns a new zeroed page on the Go heap.
+func heapPage() *Page {
+	b := new(pageBuf)
+	b.p.Data = &b.d
+	return &b.p
 }
 
 // Fault is a guest memory access that the address space refuses.
@@ -165,8 +185,13 @@ type pte struct {
 // time, so the TLBs need no locking.
 type Memory struct {
 	pages map[uint64]pte
-	rtlb  [tlbSize]tlbEntry
-	wtlb  [tlbSize]tlbEntry
+	// rtlb and wtlb are one block, wtlb right after rtlb (wtlbOffset);
+	// with the host window, the block is right below it (winOffset).
+	rtlb *[tlbSize]tlbEntry
+	wtlb *[tlbSize]tlbEntry
+	// win is the host window's base (window_linux.go), 0 without one.
+	win      uintptr
+	winState *window
 	// rdirty and wdirty are the chunks of rtlb and wtlb that may hold
 	// entries.
 	rdirty, wdirty tlbDirty
@@ -188,15 +213,20 @@ func NewMemory() *Memory {
 // newMemory returns an address space of pages with empty TLBs.
 func newMemory(pages map[uint64]pte) *Memory {
 	m := &Memory{pages: pages}
-	tlbEnds(&m.rtlb)
-	tlbEnds(&m.wtlb)
+	m.newWindow()
+	if m.rtlb == nil {
+		b := new([2 * tlbSize]tlbEntry)
+		m.rtlb, m.wtlb = (*[tlbSize]tlbEntry)(b[:tlbSize]), (*[tlbSize]tlbEntry)(b[tlbSize:])
+	}
+	tlbEnds(m.rtlb)
+	tlbEnds(m.wtlb)
 	return m
 }
 
 // FlushTLB forgets all cached translations (after munmap, mprotect…).
 func (m *Memory) FlushTLB() {
-	m.rdirty.empty(&m.rtlb)
-	m.wdirty.empty(&m.wtlb)
+	m.rdirty.empty(m.rtlb)
+	m.wdirty.empty(m.wtlb)
 }
 
 // PageAt returns the materialised page with number pn, creating it through
@@ -239,22 +269,40 @@ func (m *Memory) SetPage(pn uint64, p *Page, perm Perm) {
 	if old != nil && old.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
-	if old != nil && old != p && old.cow > 0 {
-		old.cow--
+	if old != nil && old != p {
+		if old.cow > 0 {
+			old.cow--
+		} else if m.owns(pn, old) {
+			m.winFreed(pn)
+		}
 	}
 	m.setPage(pn, pte{p, perm})
 }
 
-// TakePage removes page pn and returns it and its protection, the page
-// still counted as held, for SetPage to install elsewhere in the same
-// address space (mremap).
-func (m *Memory) TakePage(pn uint64) (*Page, Perm) {
+// MovePage moves page pn to page to, which holds none, with its
+// protection in this address space (mremap); the page stays counted as
+// held. A page in m's host window is copied to its new place there
+// (pages at their place need no mmap to be shown).
+func (m *Memory) MovePage(pn, to uint64) {
 	old := m.pages[pn]
-	if old.page != nil && old.page.code && m.codeWritten != nil {
+	if old.page == nil {
+		return
+	}
+	if old.page.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
 	m.setPage(pn, pte{})
-	return old.page, old.perm
+	p := old.page
+	if m.owns(pn, p) {
+		m.winFreed(pn)
+		np := m.winPage(to, false)
+		if np == nil {
+			np = NewPage()
+		}
+		*np.Data = *p.Data
+		p = np
+	}
+	m.setPage(to, pte{p, old.perm})
 }
 
 func (m *Memory) setPage(pn uint64, e pte) {
@@ -268,8 +316,8 @@ func (m *Memory) setPage(pn uint64, e pte) {
 
 // dropTLB empties the TLB entries where page pn would be.
 func (m *Memory) dropTLB(pn uint64) {
-	m.rdirty.drop(&m.rtlb, pn)
-	m.wdirty.drop(&m.wtlb, pn)
+	m.rdirty.drop(m.rtlb, pn)
+	m.wdirty.drop(m.wtlb, pn)
 }
 
 // Protect gives the materialised pages in [lo, hi) page numbers the
@@ -322,19 +370,25 @@ func (m *Memory) Pages(lo, hi uint64, fn func(pn uint64, p *Page)) {
 // the new Memory holds the same pages, and whichever side writes a
 // page first writes a private copy of it. keep reports the pages that
 // stay shared for writing (MAP_SHARED memory); it may be nil. The cost
-// is one map entry per materialised page, whatever their contents. The
-// new Memory has no Source yet.
+// is one map entry per materialised page, whatever their contents, and
+// a copy of each page in m's host window into the new Memory's (a
+// window shows one address space's pages only). The new Memory has no
+// Source yet.
 func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 	// (maps.Clone copies the table as a whole: 3x faster than
 	// inserting 65,536 pages one by one.)
 	n := newMemory(maps.Clone(m.pages))
 	for pn, e := range m.pages {
+		if m.owns(pn, e.page) {
+			m.forkPage(n, pn, e.page, e.perm)
+			continue
+		}
 		if keep == nil || !keep(pn) {
 			e.page.cow++
 		}
 	}
 	// This side's writes must now find out about the sharing.
-	m.wdirty.empty(&m.wtlb)
+	m.wdirty.empty(m.wtlb)
 	return n
 }
 
@@ -353,8 +407,9 @@ func (m *Memory) Private(pn uint64) *Page {
 // unshare replaces the copy-on-write page of e at pn by a private copy.
 func (m *Memory) unshare(pn uint64, e pte) *Page {
 	p := e.page
-	np := &Page{code: p.code}
-	np.Data = p.Data
+	np := m.newPage(pn)
+	np.code = p.code
+	*np.Data = *p.Data
 	p.cow--
 	m.pages[pn] = pte{np, e.perm}
 	m.dropTLB(pn)
@@ -371,6 +426,7 @@ func (m *Memory) Release() {
 	}
 	m.pages = make(map[uint64]pte)
 	m.FlushTLB()
+	m.releaseWindow()
 }
 
 // NumPages is the number of materialised pages.
@@ -399,22 +455,22 @@ func (m *Memory) translate(addr uint64, write bool) *Page {
 				m.codeWritten(pn)
 			}
 		}
-		if m.watched == nil || !m.watched[pn] {
-			m.wdirty.enter(&m.wtlb, pn, tlbHit(pn, p))
+		if (m.watched == nil || !m.watched[pn]) && (!winOn || m.winMap(pn, p)) {
+			m.wdirty.enter(m.wtlb, pn, tlbHit(pn, p))
 		}
 	} else {
 		if e.perm&PermRead == 0 {
 			panic(&Fault{Addr: addr, Mapped: true})
 		}
-		if m.watched == nil || !m.watched[pn] {
-			m.rdirty.enter(&m.rtlb, pn, tlbHit(pn, p))
+		if (m.watched == nil || !m.watched[pn]) && (!winOn || m.winMap(pn, p)) {
+			m.rdirty.enter(m.rtlb, pn, tlbHit(pn, p))
 		}
 	}
 	return p
 }
 
 func (m *Memory) readByteSlow(a uint64) byte {
-	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	e := m.rtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift {
 		return e.page.Data[a&pageMask]
 	}
@@ -422,7 +478,7 @@ func (m *Memory) readByteSlow(a uint64) byte {
 }
 
 func (m *Memory) writeByteSlow(a uint64, v byte) {
-	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	e := m.wtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift {
 		e.page.Data[a&pageMask] = v
 		return
@@ -487,7 +543,7 @@ func storeLE(b []byte, size int, v uint64) {
 // Read8 reads guest memory; an access fault panics with *Fault, which the
 // execution loop turns into an exit. Outside the loop use ReadBytes.
 func (m *Memory) Read8(a uint64) uint8 {
-	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	e := m.rtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift {
 		return e.page.Data[a&pageMask]
 	}
@@ -496,7 +552,7 @@ func (m *Memory) Read8(a uint64) uint8 {
 
 // Read16 reads a little-endian 16-bit value (see Read8).
 func (m *Memory) Read16(a uint64) uint16 {
-	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	e := m.rtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
 		return binary.LittleEndian.Uint16(e.page.Data[a&pageMask:])
 	}
@@ -505,7 +561,7 @@ func (m *Memory) Read16(a uint64) uint16 {
 
 // Read32 reads a little-endian 32-bit value (see Read8).
 func (m *Memory) Read32(a uint64) uint32 {
-	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	e := m.rtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
 		return binary.LittleEndian.Uint32(e.page.Data[a&pageMask:])
 	}
@@ -514,7 +570,7 @@ func (m *Memory) Read32(a uint64) uint32 {
 
 // Read64 reads a little-endian 64-bit value (see Read8).
 func (m *Memory) Read64(a uint64) uint64 {
-	e := &m.rtlb[(a>>PageShift)&tlbMask]
+	e := m.rtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
 		return binary.LittleEndian.Uint64(e.page.Data[a&pageMask:])
 	}
@@ -523,7 +579,7 @@ func (m *Memory) Read64(a uint64) uint64 {
 
 // Write8 writes guest memory (see Read8).
 func (m *Memory) Write8(a uint64, v uint8) {
-	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	e := m.wtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift {
 		e.page.Data[a&pageMask] = v
 		return
@@ -533,7 +589,7 @@ func (m *Memory) Write8(a uint64, v uint8) {
 
 // Write16 writes a little-endian 16-bit value (see Read8).
 func (m *Memory) Write16(a uint64, v uint16) {
-	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	e := m.wtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift && a&pageMask <= PageSize-2 {
 		binary.LittleEndian.PutUint16(e.page.Data[a&pageMask:], v)
 		return
@@ -543,7 +599,7 @@ func (m *Memory) Write16(a uint64, v uint16) {
 
 // Write32 writes a little-endian 32-bit value (see Read8).
 func (m *Memory) Write32(a uint64, v uint32) {
-	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	e := m.wtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift && a&pageMask <= PageSize-4 {
 		binary.LittleEndian.PutUint32(e.page.Data[a&pageMask:], v)
 		return
@@ -553,7 +609,7 @@ func (m *Memory) Write32(a uint64, v uint32) {
 
 // Write64 writes a little-endian 64-bit value (see Read8).
 func (m *Memory) Write64(a uint64, v uint64) {
-	e := &m.wtlb[(a>>PageShift)&tlbMask]
+	e := m.wtlb[(a>>PageShift)&tlbMask]
 	if e.tag == a>>PageShift && a&pageMask <= PageSize-8 {
 		binary.LittleEndian.PutUint64(e.page.Data[a&pageMask:], v)
 		return

@@ -8,7 +8,7 @@ import "testing"
 func TestMemoryForkCopyOnWrite(t *testing.T) {
 	m := NewMemory()
 	for pn := uint64(16); pn < 20; pn++ {
-		m.SetPage(pn, &Page{}, PermRead|PermWrite)
+		m.SetPage(pn, NewPage(), PermRead|PermWrite)
 	}
 	a := uint64(16) << PageShift
 	m.Write64(a, 111)
@@ -59,7 +59,7 @@ func BenchmarkMemoryFork256MiB(b *testing.B) {
 	m := NewMemory()
 	const pages = 256 << 20 >> PageShift
 	for pn := uint64(0); pn < pages; pn++ {
-		p := &Page{}
+		p := NewPage()
 		p.Data[0] = byte(pn)
 		m.SetPage(0x1000+pn, p, PermRead|PermWrite)
 	}
@@ -77,7 +77,7 @@ func BenchmarkMemoryForkOnly256MiB(b *testing.B) {
 	m := NewMemory()
 	const pages = 256 << 20 >> PageShift
 	for pn := uint64(0); pn < pages; pn++ {
-		m.SetPage(0x1000+pn, &Page{}, PermRead|PermWrite)
+		m.SetPage(0x1000+pn, NewPage(), PermRead|PermWrite)
 	}
 	var kids []*Memory
 	b.ResetTimer()
@@ -108,7 +108,7 @@ func TestMemorySharedPageProtection(t *testing.T) {
 	const pn = 32
 	a := uint64(pn) << PageShift
 	m := NewMemory()
-	shared := &Page{}
+	shared := NewPage()
 	m.SetPage(pn, shared, PermRead|PermWrite)
 	m.Write64(a, 1)
 	c := m.Fork(func(uint64) bool { return true })
@@ -132,7 +132,7 @@ func TestMemorySharedPageProtection(t *testing.T) {
 
 	// Two address spaces installing one page with different protections.
 	x, y := NewMemory(), NewMemory()
-	seg := &Page{}
+	seg := NewPage()
 	x.SetPage(pn, seg, PermRead|PermWrite)
 	y.SetPage(pn, seg, PermRead)
 	x.Write64(a, 5)
@@ -145,7 +145,7 @@ func TestMemorySharedPageProtection(t *testing.T) {
 
 	// Copy-on-write pages keep each side's protection when copied.
 	q := NewMemory()
-	q.SetPage(pn, &Page{}, PermRead|PermWrite)
+	q.SetPage(pn, NewPage(), PermRead|PermWrite)
 	r := q.Fork(nil)
 	q.Protect(pn, pn+1, PermRead, nil)
 	r.Write64(a, 7) // r copies the page; q keeps it, read-only
@@ -161,13 +161,13 @@ func TestMemorySharedPageProtection(t *testing.T) {
 
 	// Protect removing execute reports the page.
 	var lost []uint64
-	q.SetPage(pn+1, &Page{}, PermRead|PermExec)
+	q.SetPage(pn+1, NewPage(), PermRead|PermExec)
 	q.Protect(pn, pn+2, PermRead, func(pn uint64) { lost = append(lost, pn) })
 	if len(lost) != 1 || lost[0] != pn+1 {
 		t.Errorf("lostExec reported %v, want [%d]", lost, pn+1)
 	}
 	// The range ends before hi.
-	q.SetPage(pn+2, &Page{}, PermRead|PermWrite)
+	q.SetPage(pn+2, NewPage(), PermRead|PermWrite)
 	q.Protect(pn, pn+2, PermRead|PermExec, nil)
 	if p, _ := q.PermOf(pn + 2); p != PermRead|PermWrite {
 		t.Errorf("page hi's protection became %v", p)

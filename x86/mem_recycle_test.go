@@ -9,7 +9,7 @@ import "testing"
 func TestMemoryRecycle(t *testing.T) {
 	m := NewMemory()
 	for pn := uint64(16); pn < 20; pn++ {
-		m.SetPage(pn, &Page{}, PermRead|PermWrite)
+		m.SetPage(pn, NewPage(), PermRead|PermWrite)
 	}
 	a := uint64(16) << PageShift
 	m.Write64(a, 111)

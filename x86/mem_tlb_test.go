@@ -21,7 +21,7 @@ func TestTLBEmptyEntriesNeverHit(t *testing.T) {
 			addr uint64
 			size int
 		}{{0, 1}, {0, 8}, {1 << PageShift, 8}, {^uint64(0) - 1, 4}, {^uint64(0) - 6, 8}, {^uint64(0), 1}, {0x7fff_ffff_f000, 8}} {
-			if tlbMatches(&m.rtlb, c.addr, c.size) || tlbMatches(&m.wtlb, c.addr, c.size) {
+			if tlbMatches(m.rtlb, c.addr, c.size) || tlbMatches(m.wtlb, c.addr, c.size) {
 				t.Errorf("%s: an access of %d bytes at %#x hits an empty TLB", what, c.size, c.addr)
 			}
 		}
@@ -35,19 +35,19 @@ func TestTLBEmptyEntriesNeverHit(t *testing.T) {
 	check("new", m)
 	top := uint64(tlbMask) // the last index's page, and the first's
 	for _, pn := range []uint64{0, 1, 1<<tlbChunkBits - 1, top - 1, top, 0x5000, 0x7fff0} {
-		m.SetPage(pn, &Page{}, PermRead|PermWrite)
+		m.SetPage(pn, NewPage(), PermRead|PermWrite)
 		m.Write64(pn<<PageShift, pn)
-		if m.Read64(pn<<PageShift) != pn || !tlbMatches(&m.rtlb, pn<<PageShift, 8) || !tlbMatches(&m.wtlb, pn<<PageShift, 8) {
+		if m.Read64(pn<<PageShift) != pn || !tlbMatches(m.rtlb, pn<<PageShift, 8) || !tlbMatches(m.wtlb, pn<<PageShift, 8) {
 			t.Fatalf("page %#x did not enter the TLBs", pn)
 		}
 	}
 	child := m.Fork(nil)
 	check("fork's child", child)
 	for _, pn := range []uint64{0, 1, 1<<tlbChunkBits - 1, top - 1, top, 0x5000, 0x7fff0} {
-		if tlbMatches(&m.wtlb, pn<<PageShift, 8) {
+		if tlbMatches(m.wtlb, pn<<PageShift, 8) {
 			t.Errorf("fork: page %#x stays in the parent's write TLB", pn)
 		}
-		if !tlbMatches(&m.rtlb, pn<<PageShift, 8) {
+		if !tlbMatches(m.rtlb, pn<<PageShift, 8) {
 			t.Errorf("fork: page %#x left the parent's read TLB", pn)
 		}
 	}
@@ -56,8 +56,8 @@ func TestTLBEmptyEntriesNeverHit(t *testing.T) {
 	// An entry dropped alone, next to another in its chunk.
 	m.Read64(top << PageShift)
 	m.Read64((top - 1) << PageShift)
-	m.SetPage(top, &Page{}, PermRead)
-	if tlbMatches(&m.rtlb, top<<PageShift, 8) || !tlbMatches(&m.rtlb, (top-1)<<PageShift, 8) {
+	m.SetPage(top, NewPage(), PermRead)
+	if tlbMatches(m.rtlb, top<<PageShift, 8) || !tlbMatches(m.rtlb, (top-1)<<PageShift, 8) {
 		t.Errorf("SetPage: dropped the wrong read TLB entries")
 	}
 	m.Release()
@@ -69,7 +69,7 @@ func TestTLBEmptyEntriesNeverHit(t *testing.T) {
 func BenchmarkNewMemoryFork(b *testing.B) {
 	m := NewMemory()
 	for pn := uint64(0x400); pn < 0x440; pn++ {
-		m.SetPage(pn, &Page{}, PermRead|PermWrite)
+		m.SetPage(pn, NewPage(), PermRead|PermWrite)
 		m.Write8(pn<<PageShift, 1)
 	}
 	b.ReportAllocs()

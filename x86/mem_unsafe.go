@@ -7,5 +7,5 @@ import "unsafe"
 // field), which translated code adds to a guest address. p stays alive
 // through the entry's page field.
 func tlbHit(pn uint64, p *Page) tlbEntry {
-	return tlbEntry{tag: pn, page: p, host: uintptr(unsafe.Pointer(&p.Data)) - uintptr(pn<<PageShift)}
+	return tlbEntry{tag: pn, page: p, host: uintptr(unsafe.Pointer(p.Data)) - uintptr(pn<<PageShift)}
 }

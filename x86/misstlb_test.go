@@ -8,7 +8,7 @@ import "testing"
 // moves it to the missing one when an observer is attached.
 func TestMissTLBNeverHits(t *testing.T) {
 	c := newTestCPU(t, loopCode)
-	if c.rtlb != &c.Mem.rtlb || c.wtlb != &c.Mem.wtlb {
+	if c.rtlb != c.Mem.rtlb || c.wtlb != c.Mem.wtlb {
 		t.Error("a new CPU does not start on its memory's TLBs")
 	}
 	tlb := missTLB()

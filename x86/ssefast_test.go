@@ -56,7 +56,7 @@ func TestSSEFastPathsMatchExact(t *testing.T) {
 			}
 			exact := func(c *CPU, in *Inst) { c.exact(in) }
 			c := newTestCPU(t, code)
-			c.Mem.SetPage(data>>PageShift, &Page{}, PermRead|PermWrite)
+			c.Mem.SetPage(data>>PageShift, NewPage(), PermRead|PermWrite)
 			c.R[RSI] = data
 			for i := 0; i < 20000; i++ {
 				a, b, a2, b2 := val(), val(), val(), val()

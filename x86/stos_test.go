@@ -26,7 +26,7 @@ func TestRepStosPages(t *testing.T) {
 		size := 1 << rng.Intn(4)
 		c := newTestCPU(t, codes[size])
 		for pn := uint64(data >> PageShift); pn < data>>PageShift+4; pn++ {
-			c.Mem.SetPage(pn, &Page{}, PermRead|PermWrite)
+			c.Mem.SetPage(pn, NewPage(), PermRead|PermWrite)
 		}
 		var pred *predict.Cache
 		if i%2 == 1 {

@@ -8,8 +8,8 @@ import "testing"
 func TestWatchPagesStayOutOfTLB(t *testing.T) {
 	m := NewMemory()
 	const watched, other = 0x40, 0x41
-	m.SetPage(watched, &Page{}, PermRead|PermWrite)
-	m.SetPage(other, &Page{}, PermRead|PermWrite)
+	m.SetPage(watched, NewPage(), PermRead|PermWrite)
+	m.SetPage(other, NewPage(), PermRead|PermWrite)
 	inTLB := func(pn uint64) (r, w bool) {
 		return m.rtlb[pn&tlbMask].tag == pn, m.wtlb[pn&tlbMask].tag == pn
 	}

@@ -249,6 +249,9 @@ func runCmd(name string, args []string) int {
 	}
 	cfg.CPU = *cpu
 	reserveHugeHeapNow()
+	if os.Getenv("TTD_WINDOW") != "0" {
+		emu.UseHostWindow()
+	}
 	p, err := emu.NewProcess(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)

@@ -1,7 +1,8 @@
 /* /proc/self/maps as the kernel lays it out, without the addresses (they
  * differ between runs): for every line naming a file, the permissions,
  * offset, device, inode and name, the column the name starts in and
- * whether both addresses have at least 8 hex digits; then whether an
+ * whether both addresses have at least 8 hex digits (the padding before
+ * the name, which depends on the addresses' length, left out); then whether an
  * anonymous line ends "0 " and a private file mapping of our own. */
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +34,12 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
-		printf("%s | column %d wide %d\n", sp + 1, (int)(name - line) + 1, wide);
+		/* The padding before the name depends on the addresses'
+		 * length (the name starts in one column): not printed. */
+		char *end = name;
+		while (end > sp + 1 && end[-1] == ' ')
+			end--;
+		printf("%.*s %s | column %d wide %d\n", (int)(end - sp - 1), sp + 1, name, (int)(name - line) + 1, wide);
 	}
 	printf("anonymous lines end \"0 \": %d\n", anon > 0 && anon == anonok);
 	return 0;

@@ -1,0 +1,471 @@
+//go:build linux && amd64
+
+package x86
+
+import (
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The host window (issue 24): each address space reserves 2^winBits of
+// host address space, in which the page of guest address a is visible
+// at win + a while a TLB entry of that page exists, so that `ttd run`'s
+// translated code takes an access's host address from the address alone
+// (the TLB's register plus winOffset plus the address) instead of
+// loading the entry's host field after comparing its tag.
+//
+// A page private to one address space (Memory.newPage: anonymous memory,
+// a file's private mapping, a copy-on-write copy) has its data in the
+// window itself, at win + its address, as qemu-user keeps guest memory:
+// anonymous host memory, made readable and writable a 2 MiB region at a
+// time over the reservation, so that a TLB fill maps nothing. A fork
+// copies its parent's private pages into its own window. Pages that must
+// be visible at two places or in two address spaces (shared memory, a
+// file's shared mapping, pages made outside any address space: NewPage)
+// live in 4 KiB slots of one memfd, the arena, and are shown in a window
+// with an mmap of their slot (and of the pages after them whose slots
+// follow) over the anonymous memory there.
+//
+// Session 28's window kept every page in the arena: each process faulted
+// its window's pages in anew (two faults per 4 KiB page) and slots were
+// reused only after the GC's cleanups. Here a released window keeps its
+// memory for the next address space (winKeep), as Go's heap keeps its
+// pages for main's: a tree's processes fault in almost nothing.
+const (
+	winBits    = 40
+	winPages   = 1 << (winBits - PageShift)
+	regionBits = 9 // 2 MiB regions of the window
+	regionSize = PageSize << regionBits
+	winRegions = winPages >> regionBits
+	arenaSize  = 64 << 30
+	arenaSlot  = arenaSize >> PageShift
+	// winOffset is the distance from an address space's read TLB to its
+	// window: both TLBs lie right below the window.
+	winOffset = 2 * tlbSize << tlbEntryShift
+)
+
+// winOn turns the window on (EnableWindow): every Memory made after
+// has one, and translated code without the prediction cache takes host
+// addresses from it.
+var winOn bool
+
+// WindowOn reports whether address spaces have host windows (emu keeps
+// its layout below 2^winBits then).
+func WindowOn() bool { return winOn }
+
+// EnableWindow turns host windows on for every address space made from
+// now on (`ttd run`; before any Memory exists), and reports whether they
+// are: false when the arena cannot be made.
+func EnableWindow() bool {
+	arena.once.Do(arenaInit)
+	winOn = arena.ok
+	return winOn
+}
+
+var arena struct {
+	sync.Mutex
+	once sync.Once
+	ok   bool
+	fd   int
+	mem  []byte
+	// next is the first slot never used; free are slots given back
+	// (freeSlot), taken first.
+	next uint32
+	free []uint32
+	// maps counts the windows' mappings of slots (winMaps).
+	maps int
+	// pool are the reservations of released windows (releaseWindow).
+	pool []*winRes
+}
+
+// winMaps bounds the windows' mappings, under the host's 65,530
+// (vm.max_map_count) with room for Go's and ttd's own: past it a page
+// stays out of the TLBs (every access to it goes through Go).
+const winMaps = 50000
+
+func arenaInit() {
+	fd, err := unix.MemfdCreate("ttd-pages", unix.MFD_CLOEXEC)
+	if err != nil {
+		return
+	}
+	if unix.Ftruncate(fd, arenaSize) != nil {
+		unix.Close(fd)
+		return
+	}
+	b, err := unix.Mmap(fd, 0, arenaSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
+	if err != nil {
+		unix.Close(fd)
+		return
+	}
+	arena.fd, arena.mem, arena.ok = fd, b, true
+}
+
+// freeSlot gives back the slot of a page no longer reachable. The slot
+// is zeroed here, so that a free slot is always zero, as a new page must
+// be; no window can show it with a TLB entry, since an entry keeps its
+// page reachable through its address space's page table.
+func freeSlot(s uint32) {
+	clear(arena.mem[uintptr(s)<<PageShift : uintptr(s+1)<<PageShift])
+	arena.Lock()
+	arena.free = append(arena.free, s)
+	arena.Unlock()
+}
+
+// NewPage returns a new zeroed page that belongs to no address space
+// yet (shared memory, a replay's pages): in a slot of the arena when
+// the window is on, given back when the page is no longer reachable.
+func NewPage() *Page {
+	if !winOn {
+		return heapPage()
+	}
+	arena.Lock()
+	var s uint32
+	if n := len(arena.free); n > 0 {
+		s = arena.free[n-1]
+		arena.free = arena.free[:n-1]
+	} else if arena.next < arenaSlot {
+		s = arena.next
+		arena.next++
+	} else {
+		arena.Unlock()
+		return heapPage()
+	}
+	arena.Unlock()
+	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
+	runtime.AddCleanup(p, freeSlot, s)
+	return p
+}
+
+// NewPage returns a new zeroed page private to m at page number pn: in
+// m's window when it has one.
+func (m *Memory) NewPage(pn uint64) *Page { return m.newPage(pn) }
+
+func (m *Memory) newPage(pn uint64) *Page {
+	if p := m.winPage(pn, true); p != nil {
+		return p
+	}
+	return NewPage()
+}
+
+// winPage returns a page at pn's place in m's window (zeroed if zero),
+// nil when m has no window there or its region cannot be made
+// accessible.
+func (m *Memory) winPage(pn uint64, zero bool) *Page {
+	w := m.winState
+	if w == nil || pn >= winPages {
+		return nil
+	}
+	r := w.res
+	ri := pn >> regionBits
+	bit := uint64(1) << (ri % 64)
+	addr := r.base + uintptr(pn)<<PageShift
+	if r.rw[ri/64]&bit == 0 {
+		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), regionSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+			return nil
+		}
+		r.rw[ri/64] |= bit
+		r.regions++
+	}
+	d := (*[PageSize]byte)(r.mem[winOffset+uintptr(pn)<<PageShift:])
+	if _, ok := w.over[pn]; ok {
+		// A slot was shown here: anonymous memory again.
+		if _, _, e := unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
+			return nil
+		}
+		delete(w.over, pn)
+	} else if zero && r.dirty[ri/64]&bit != 0 {
+		clear(d[:])
+	} else {
+		// Written now, the page faults in once: read first, it would
+		// show the zero page, and fault again when written (python3 -c
+		// pass: 4,800 page faults, 3,400 so).
+		d[0] = 0
+	}
+	return &Page{Data: d}
+}
+
+// owns reports whether p is m's private page at pn, in m's window.
+func (m *Memory) owns(pn uint64, p *Page) bool {
+	return m.win != 0 && p.slot == 0 && uintptr(unsafe.Pointer(p.Data)) == m.win+uintptr(pn)<<PageShift
+}
+
+// winFreed notes that m's private page at pn is gone: its bytes stay
+// until a new page there clears them, or Discard gives them back.
+func (m *Memory) winFreed(pn uint64) {
+	w := m.winState
+	r := w.res
+	ri := pn >> regionBits
+	r.dirty[ri/64] |= 1 << (ri % 64)
+	w.freed++
+}
+
+// Discard gives back the host memory of m's window in the pages
+// [lo, hi), which hold no page any more (munmap), when at least
+// discardMin of m's private pages went since the last Discard: a
+// mapping made over a range where no page was (ld.so's loading a
+// library over its reservation) keeps the memory a released window
+// left there (bash x40 tree: 21,000 page faults with any 16 pages
+// given back, 5,400 so).
+func (m *Memory) Discard(lo, hi uint64) {
+	w := m.winState
+	if w == nil {
+		return
+	}
+	hi = min(hi, winPages)
+	if w.freed >= discardMin && lo < hi {
+		unix.Madvise(w.res.mem[winOffset+lo<<PageShift:winOffset+hi<<PageShift], unix.MADV_DONTNEED)
+	}
+	w.freed = 0
+}
+
+// discardMin is the fewest pages Discard gives back: fewer are left for
+// the next page there to clear (a system call costs more).
+const discardMin = 16
+
+// winStats prints each window's mappings when its address space ends.
+var winStats = os.Getenv("TTD_WINSTATS") != ""
+
+// winRes is a window's reservation: its TLBs, then the window, and the
+// regions made accessible.
+type winRes struct {
+	all  []byte  // the reservation
+	mem  []byte  // the TLBs and the window in it
+	base uintptr // the window: &mem[winOffset]
+	// rw has a bit for each region made readable and writable (regions
+	// counts them); dirty one for each region where bytes of pages gone
+	// may be left (winPage clears them).
+	rw, dirty []uint64
+	regions   int
+}
+
+// window is an address space's host window.
+type window struct {
+	res *winRes
+	// over are the slots shown over the anonymous memory, by page.
+	over map[uint64]uint32
+	// maps counts the mappings this window may have made (arena.maps);
+	// singleMaps counts its mmaps, for TTD_WINSTATS.
+	maps, singleMaps int
+	// freed counts the private pages gone since the last Discard.
+	freed int
+}
+
+// newWindow reserves a window for m, when the window is on: a released
+// one if there is (its memory faulted in already), else a fresh one.
+func (m *Memory) newWindow() {
+	if !winOn {
+		return
+	}
+	var r *winRes
+	arena.Lock()
+	if n := len(arena.pool); n > 0 {
+		r = arena.pool[n-1]
+		arena.pool = arena.pool[:n-1]
+	}
+	arena.Unlock()
+	if r == nil {
+		// The window starts at a multiple of 2 MiB, so that a region
+		// can be one huge page.
+		all, err := unix.Mmap(-1, 0, winOffset+1<<winBits+regionSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+		if err != nil {
+			return
+		}
+		start := uintptr(unsafe.Pointer(&all[0]))
+		off := (start+winOffset+regionSize-1)&^(regionSize-1) - winOffset - start
+		b := all[off : off+winOffset+1<<winBits]
+		if unix.Mprotect(b[:winOffset], unix.PROT_READ|unix.PROT_WRITE) != nil {
+			unix.Munmap(all)
+			return
+		}
+		r = &winRes{all: all, mem: b, base: uintptr(unsafe.Pointer(&b[winOffset])),
+			rw: make([]uint64, winRegions/64), dirty: make([]uint64, winRegions/64)}
+	}
+	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[0]))
+	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[wtlbOffset]))
+	w := &window{res: r, over: map[uint64]uint32{}}
+	m.winState = w
+	m.win = r.base
+	// The window goes with its Memory: translated code reaches the TLBs
+	// and the window only through a CPU, which holds its Memory.
+	runtime.AddCleanup(m, unmapWindow, w)
+}
+
+// forkPage gives n, a fork of m, a private copy of m's page p at pn:
+// in n's window, or in a slot when n cannot have it there (p is at its
+// place in m's window, which m's next address space takes over: n must
+// not share it).
+func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, perm Perm) {
+	np := n.winPage(pn, false)
+	if np == nil {
+		np = NewPage()
+	}
+	*np.Data = *p.Data
+	n.pages[pn] = pte{np, perm}
+}
+
+// releaseWindow takes m's window away when its address space ends
+// (Release, after emptying the TLBs), and m's TLBs become an empty pair
+// that no page enters. The reservation is kept for the next address
+// space (arena.pool), with its memory when that is small (winKeep) and
+// shows no slot; else made one fresh reservation again. Unmapping the
+// window alone left its TLBs' 1 MiB right below a 1 TiB hole, too small
+// for the next window: `xargs -n2 echo` of 400 lines ran out of host
+// address space after 125 processes.
+func (m *Memory) releaseWindow() {
+	w := m.winState
+	if w == nil {
+		return
+	}
+	r := w.res
+	w.res = nil // (for unmapWindow)
+	m.winState, m.win = nil, 0
+	m.rtlb, m.wtlb = &releasedTLB[0], &releasedTLB[1]
+	arena.Lock()
+	arena.maps -= w.maps
+	w.maps = 0
+	keep := len(w.over) <= winKeepOver && r.regions <= winKeep
+	kept := 0
+	for _, q := range arena.pool {
+		if q.regions > 0 {
+			kept++
+		}
+	}
+	keep = keep && kept < winKeepMax
+	arena.Unlock()
+	if winStats {
+		println("window: regions", r.regions, "slot maps", w.singleMaps, "kept with its memory", keep)
+	}
+	// Made ready before it is in the pool, where another goroutine's
+	// address space may take it.
+	if keep && w.anonAgain(r) {
+		copy(r.dirty, r.rw)
+	} else {
+		// A fresh reservation over the window's mappings, in one call.
+		unix.Syscall6(unix.SYS_MMAP, r.base, 1<<winBits, unix.PROT_NONE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE|unix.MAP_FIXED, ^uintptr(0), 0)
+		clear(r.rw)
+		clear(r.dirty)
+		r.regions = 0
+	}
+	arena.Lock()
+	pool := len(arena.pool) < winPoolMax
+	if pool {
+		arena.pool = append(arena.pool, r)
+	}
+	arena.Unlock()
+	if !pool {
+		unix.Munmap(r.all)
+	}
+}
+
+// releasedTLB is the TLB pair of released address spaces.
+var releasedTLB [2][tlbSize]tlbEntry
+
+// anonAgain makes the pages where w shows slots anonymous memory again,
+// a run of them at a time, and reports whether it could.
+func (w *window) anonAgain(r *winRes) bool {
+	pns := slices.Sorted(maps.Keys(w.over))
+	for i := 0; i < len(pns); {
+		j := i + 1
+		for j < len(pns) && pns[j] == pns[j-1]+1 {
+			j++
+		}
+		if _, _, e := unix.Syscall6(unix.SYS_MMAP, r.base+uintptr(pns[i])<<PageShift, uintptr(j-i)<<PageShift, unix.PROT_READ|unix.PROT_WRITE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
+			return false
+		}
+		i = j
+	}
+	clear(w.over)
+	return true
+}
+
+// winPoolMax bounds the released reservations kept; winKeepMax those
+// kept with their memory, each of at most winKeep regions (128 MiB) and
+// winKeepOver pages where slots were shown (anonAgain).
+const (
+	winKeepOver = 1024
+	winPoolMax  = 16
+	winKeepMax  = 4
+	winKeep     = 64
+)
+
+// unmapWindow unmaps the window of a Memory that is gone unreleased.
+func unmapWindow(w *window) {
+	arena.Lock()
+	arena.maps -= w.maps
+	r := w.res
+	arena.Unlock()
+	if r != nil {
+		unix.Munmap(r.all)
+	}
+}
+
+// mmap shows the n slots from s at page pn of w, adding to the count of
+// mappings (two for each: it splits the anonymous memory around it):
+// false when the count is at its bound or the mmap fails.
+func (w *window) mmap(pn uint64, s uint32, n int) bool {
+	arena.Lock()
+	full := arena.maps+2 > winMaps
+	if !full {
+		arena.maps += 2
+		w.maps += 2
+	}
+	arena.Unlock()
+	if full {
+		return false
+	}
+	_, _, e := unix.Syscall6(unix.SYS_MMAP, w.res.base+uintptr(pn<<PageShift), uintptr(n)<<PageShift,
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(arena.fd), uintptr(s)<<PageShift)
+	if e != 0 {
+		arena.Lock()
+		arena.maps -= 2
+		w.maps -= 2
+		arena.Unlock()
+		return false
+	}
+	return true
+}
+
+// winMap makes page p visible at page pn's place in m's window. It
+// reports false when it cannot: the page must then stay out of the TLBs.
+func (m *Memory) winMap(pn uint64, p *Page) bool {
+	w := m.winState
+	if w == nil || pn >= winPages {
+		return false
+	}
+	if p.slot == 0 {
+		return m.owns(pn, p)
+	}
+	s := p.slot - 1
+	if o, ok := w.over[pn]; ok && o == s {
+		return true
+	}
+	// The page's slot, and the pages after it in the region whose slots
+	// follow (shared memory made in order, pages mremap moved), shown
+	// with one mmap.
+	n := 1
+	end := (pn>>regionBits + 1) << regionBits
+	for q := pn + 1; q < end && s+uint32(n) < arenaSlot; q++ {
+		e, ok := m.pages[q]
+		if !ok || e.page.slot != s+uint32(n)+1 {
+			break
+		}
+		n++
+	}
+	if !w.mmap(pn, s, n) {
+		return false
+	}
+	w.singleMaps++
+	for k := 0; k < n; k++ {
+		w.over[pn+uint64(k)] = s + uint32(k)
+	}
+	return true
+}
