@@ -1,8 +1,8 @@
 package recorder
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
