@@ -291,7 +291,7 @@ func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 	if cp.Chunk < 0 || cp.Chunk >= len(t.chunks) {
 		return nil, fmt.Errorf("trace: no chunk %d", cp.Chunk)
 	}
-	if t.noReads && (cp.Chunk > 0 || cp.Ctrl > 0) {
+	if t.noReads && (cp.Chunk > 0 || cp.Position > 0) {
 		return nil, ErrSequential
 	}
 	r := t.newReplayFrom(lo)
@@ -301,6 +301,10 @@ func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 	}
 	if cp.Ctrl, err = ctrlOf(cp, ch); err != nil {
 		return nil, err
+	}
+	if t.noReads && cp.Ctrl > 0 {
+		// The records before the checkpoint hold memory images.
+		return nil, ErrSequential
 	}
 	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].kind != tracefile.KindCheckpoint) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)

@@ -317,6 +317,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			r.stats.Reads += t.cache.Reads
 		}
 	}
+	if errors.Is(r.err, ErrNotReplayable) {
+		os.Remove(opts.Path) // it would replay wrongly
+		r.stats.Path = ""
+	}
 	if runErr != nil {
 		return st, r.stats, runErr
 	}
