@@ -610,6 +610,11 @@ func (r *Recorder) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 // Decoded logs the bytes of every block as it is decoded: the replay
 // decodes the same blocks in the same order and takes its code from here.
 func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
+	if r.opts.Replayable {
+		// The replay's memory holds the code: the memory images, and
+		// the writes of code that made code re-executed.
+		return
+	}
 	if r.summarizing() && b.End > b.PC {
 		r.sum.markRange(b.PC, int(b.End-b.PC), sumExec)
 	}
