@@ -179,6 +179,7 @@ type Recorder struct {
 	pred      []tracefile.Span
 	img       []byte   // memImage's record
 	pns       []uint64 // imageRange's pages
+	cps       *cpStats // TTD_CPSTATS=1 (cpstats.go)
 	// stdID are the recording's stdout and stderr (output).
 	stdID [2]fileID
 	// ringModules are the Module records a ring-buffer window needs.
@@ -302,6 +303,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if runErr == nil {
 		r.writeSummaries()
 	}
+	r.cpStatsEnd()
 	if cerr := w.Close(); cerr != nil && r.err == nil {
 		r.err = cerr
 	}
@@ -1158,6 +1160,13 @@ func (r *Recorder) checkpoint() {
 	}
 	r.reannounceModules()
 	r.memHashes(procs)
+	if cpStatsOn {
+		var mems []*x86.Memory
+		for mem := range r.spaces {
+			mems = append(mems, mem)
+		}
+		r.cpStatsAt(mems)
+	}
 	r.stats.Checkpoints++
 	if err := r.w.Err(); err != nil {
 		r.fail(err)
