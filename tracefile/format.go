@@ -14,7 +14,7 @@ import (
 // header bytes, index fields). See FORMAT.md, "Versioning".
 const (
 	VersionMajor = 1
-	VersionMinor = 6 // 1: AccessSummary records (tag 0x0e), Process (0x20); 2: ProcessState (0x21); 3: AccessSummary of other processes (0x0f); 4: Process's Envc; 5: chunk flags for Module and Process records; 6: the index lists the checkpoints
+	VersionMinor = 7 // 1: AccessSummary records (tag 0x0e), Process (0x20); 2: ProcessState (0x21); 3: AccessSummary of other processes (0x0f); 4: Process's Envc; 5: chunk flags for Module and Process records; 6: the index lists the checkpoints; 7: header parameter reads=none (FORMAT.md)
 )
 
 // Magic strings of the structures of a file.
