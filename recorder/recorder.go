@@ -708,6 +708,12 @@ func (r *Recorder) space(mm *emu.MM) *spaceRec {
 
 // Sync writes a key frame before a locked instruction or a fence.
 func (r *Recorder) Sync(c *x86.CPU, in *x86.Inst) {
+	if r.opts.Replayable {
+		// Threads switch only where the trace says: a locked
+		// instruction orders nothing more (its translated code in
+		// `ttd run`'s mode writes no key frame either).
+		return
+	}
 	kind := tracefile.KeyFrameLocked
 	switch in.Op {
 	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
@@ -1127,7 +1133,11 @@ func (r *Recorder) checkpoint() {
 			// (Its regions are those the trace announced: every
 			// syscall that changes them is followed by its Mmap
 			// records, which apply to its thread's address space.)
-			p.MM.Code.NewEpoch()
+			// A replayable recording logs no code: its translations
+			// stay linked.
+			if !r.opts.Replayable {
+				p.MM.Code.NewEpoch()
+			}
 			clear(sp.code)
 			spaces[p.MM.Mem] = sp
 		}
