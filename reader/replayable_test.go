@@ -2,12 +2,8 @@ package reader
 
 import (
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
-	"ttd/emu"
 	"ttd/recorder"
 )
 
@@ -18,21 +14,8 @@ import (
 // snapshot — is refused with ErrSequential rather than run with the
 // wrong memory.
 func TestReplayableSequential(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	exe := filepath.Join(dir, "loop")
-	if b, err := exec.Command("gcc", "-O1", "-o", exe, "../ttd/testdata/loop.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer null.Close()
-	path := filepath.Join(dir, "loop.ttd")
-	if _, st, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe, "3000"}, Stdout: null},
-		recorder.Options{Path: path, CheckpointEvery: 100_000, Replayable: true}); err != nil {
-		t.Fatal(err)
-	} else if st.ImageBytes == 0 || st.LoggedReads != 0 {
+	path, st := recordLoopWith(t, "3000", recorder.Options{CheckpointEvery: 100_000, Replayable: true})
+	if st.ImageBytes == 0 || st.LoggedReads != 0 {
 		t.Fatalf("images %d bytes, %d reads logged: want images and no reads", st.ImageBytes, st.LoggedReads)
 	}
 	tr, err := Open(path)
