@@ -259,6 +259,17 @@ type Replay struct {
 	OnSyscallEntry func(pos uint64, tid int, c *x86.CPU)
 	// Checkpoints counts the checkpoints passed.
 	Checkpoints int
+	// lastSys is the last Syscall record applied, outBuf the bytes of
+	// its output (a trace that logs no reads: outputRef).
+	lastSys lastSyscall
+	outBuf  []byte
+}
+
+// lastSyscall is what outputRef needs of a Syscall record.
+type lastSyscall struct {
+	tid, nr int
+	args    [6]uint64
+	result  int64
 }
 
 // NewReplay prepares a re-simulation of t starting at chunk i (0 is the
@@ -922,6 +933,9 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		s := &rec.Syscall
 		t := r.thread(s.Tid)
 		t.cpu.R[x86.RAX] = uint64(s.Result)
+		if r.t.noReads {
+			r.lastSys = lastSyscall{tid: s.Tid, nr: s.Nr, args: s.Args, result: s.Result}
+		}
 		if err := r.kernelWrites(t, s.Writes, s.Predicted, AccessSyscall, t.cpu.RIP-2); err != nil {
 			return r.diverged("syscall %d %v", s.Nr, err)
 		}
@@ -970,6 +984,8 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			return r.memImage(tid, b)
 		case tagMemHash:
 			return r.memHash(tid, b)
+		case tagOutputRef:
+			return r.outputRef(tid)
 		}
 	case tracefile.KindCheckpoint:
 		return r.checkpoint(&rec.Checkpoint)

@@ -3,6 +3,7 @@ package reader
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 
 	"ttd/x86"
 )
@@ -21,6 +22,9 @@ import (
 const (
 	tagMemImage = 4 // 4-byte pid, 8-byte address, the bytes
 	tagMemHash  = 5 // 4-byte pid, 8-byte x86.HashMemory
+	// 4-byte fd: the output of the write or writev of the Syscall
+	// record before, in memory
+	tagOutputRef = 6
 )
 
 // ErrSequential is the error of a replay that would start elsewhere than
@@ -48,6 +52,48 @@ func (r *Replay) memImage(pid int, b []byte) error {
 	if err := p.as.mem.Poke(addr, b[8:]); err != nil {
 		return r.diverged("memory image of %d bytes at %#x outside the mapped memory of process %d", len(b)-8, addr, pid)
 	}
+	return nil
+}
+
+// outputRef reports the output of the write or writev just applied
+// (lastSys), which the trace left in memory (tagOutputRef).
+func (r *Replay) outputRef(fd int) error {
+	s := &r.lastSys
+	if r.Output == nil {
+		return nil
+	}
+	t := r.find(s.tid)
+	if t == nil || t.proc == nil || s.result <= 0 || s.result > 1<<31 {
+		return r.diverged("output of a syscall the replay did not apply")
+	}
+	mem := t.proc.as.mem
+	n := uint64(s.result)
+	b := slices.Grow(r.outBuf[:0], int(n))
+	switch s.nr {
+	case 1: // write
+		b = b[:n]
+		if mem.Peek(s.args[1], b) != nil {
+			return r.diverged("output of write at %#x outside the mapped memory", s.args[1])
+		}
+	case 20: // writev
+		var iov [16]byte
+		for i := uint64(0); i < s.args[2] && uint64(len(b)) < n; i++ {
+			if mem.Peek(s.args[1]+16*i, iov[:]) != nil {
+				return r.diverged("writev's iovec at %#x outside the mapped memory", s.args[1]+16*i)
+			}
+			base, l := binary.LittleEndian.Uint64(iov[:]), binary.LittleEndian.Uint64(iov[8:])
+			l = min(l, n-uint64(len(b)))
+			k := len(b)
+			b = b[:k+int(l)]
+			if mem.Peek(base, b[k:]) != nil {
+				return r.diverged("output of writev at %#x outside the mapped memory", base)
+			}
+		}
+	default:
+		return r.diverged("output by reference of syscall %d", s.nr)
+	}
+	r.outBuf = b
+	r.Output(fd, b)
 	return nil
 }
 

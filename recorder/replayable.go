@@ -41,6 +41,11 @@ const (
 	// checkpoint (4-byte pid, 8-byte hash; TTD_MEMHASH=1): ttd replay
 	// --verify compares it (MemHash).
 	TagMemHash = 5
+	// TagOutputRef is a write or writev to the recording's stdout or
+	// stderr whose bytes are in memory (4-byte fd, 1 or 2), right after
+	// its Syscall record: the replay takes them from its own memory,
+	// where TagOutput would copy them into the trace.
+	TagOutputRef = 6
 )
 
 // memHash writes TagMemHash records at checkpoints (a test and
@@ -142,6 +147,13 @@ func (r *Recorder) memImage(pid int, addr uint64, b []byte) {
 	r.img = buf
 	r.w.Opaque(TagMemImage, buf)
 	r.stats.ImageBytes += uint64(len(b))
+}
+
+// outputRef logs a write's output by reference (TagOutputRef).
+func (r *Recorder) outputRef(fd uint64) {
+	b := binary.LittleEndian.AppendUint32(r.img[:0], uint32(fd))
+	r.img = b
+	r.w.Opaque(TagOutputRef, b)
 }
 
 // pendingWrites logs what the kernel wrote in a new thread's memory
