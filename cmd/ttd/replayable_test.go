@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,8 @@ func recordReplayable(t *testing.T, p corpus.Program) {
 	_, errOut, status = replay(t, trace, "--segments")
 	if status == 0 || !bytes.Contains(errOut, []byte("replays from its start only")) {
 		t.Errorf("ttd replay --segments of a replayable trace: status %d, want a refusal:\n%s", status, corpus.Tail(errOut, 5))
+	}
+	if info, err := exec.Command(ttdBinary, "info", trace).Output(); err != nil || !bytes.Contains(info, []byte("mode:           replayable")) {
+		t.Errorf("ttd info does not name the mode (%v):\n%s", err, info)
 	}
 }
