@@ -31,7 +31,7 @@
 // --no-summaries (ratios to its run).
 //
 // -env KEY=VAL,... sets variables for the -ttd binary's configurations
-// only (run, record, recfast, recpass), not for -before's: a change
+// only (run, record, recfast, recpass, replay, rpl, rplay), not for -before's: a change
 // behind an environment switch (TTD_WINDOW=1, issue 24's session 24) is
 // measured against the binary without it, in one run.
 //
@@ -68,7 +68,7 @@ func main() {
 	only := flag.String("only", "", "run only workloads whose name contains this (or one of these, comma-separated)")
 	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (rpl: ttd record --mode replayable; replay, rplay: ttd replay of record's and rpl's traces; recfast: ttd record --no-summaries; recpass: ttd record building the summaries by the replay pass, TTD_RECSUM=off; brec, brf: -before's record and record --no-summaries)")
 	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
-	envFlag := flag.String("env", "", "KEY=VAL,... set for the -ttd binary's configurations (run, record, recfast, recpass), not for -before's")
+	envFlag := flag.String("env", "", "KEY=VAL,... set for the -ttd binary's configurations (run, record, recfast, recpass, replay, rpl, rplay), not for -before's")
 	flag.Parse()
 	env, err := parseEnv(*envFlag)
 	if err != nil {
