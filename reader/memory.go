@@ -31,8 +31,10 @@ type addrSpace struct {
 	// tracking window knows bytes of.
 	init, data map[uint64]*[x86.PageSize]byte
 	scratch    []byte
-	// spare are the pages a replay left (leftovers.go), or nil.
-	spare *Leftovers
+	// spare are the pages a replay left (leftovers.go), or nil;
+	// zeroSpare clears them first (a trace that logs no reads).
+	spare     *Leftovers
+	zeroSpare bool
 }
 
 func newAddrSpace() *addrSpace {
@@ -115,6 +117,8 @@ func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	p := as.spare.take(pn) // its bytes another position's (Leftovers)
 	if p == nil {
 		p = x86.NewPage()
+	} else if as.zeroSpare {
+		*p.Data = [x86.PageSize]byte{} // reads come from memory (replayable.go)
 	}
 	if d := as.init[pn]; d != nil {
 		*p.Data = *d

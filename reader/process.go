@@ -87,7 +87,7 @@ func (r *Replay) newProcess(pid, ppid int) *process {
 // with the pages another replay left, if any.
 func (r *Replay) newAddrSpace() *addrSpace {
 	as := newAddrSpace()
-	as.spare = r.spare
+	as.spare, as.zeroSpare = r.spare, r.t.noReads
 	return as
 }
 
@@ -105,7 +105,7 @@ func (r *Replay) proc(pid int) *process {
 // page contents, diverging from here.
 func (as *addrSpace) fork() *addrSpace {
 	n := &addrSpace{mem: as.mem.Fork(nil), regions: slices.Clone(as.regions), code: maps.Clone(as.code),
-		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data), spare: as.spare}
+		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data), spare: as.spare, zeroSpare: as.zeroSpare}
 	if n.data == nil {
 		n.data = map[uint64]*[x86.PageSize]byte{}
 	}

@@ -259,6 +259,17 @@ type Replay struct {
 	OnSyscallEntry func(pos uint64, tid int, c *x86.CPU)
 	// Checkpoints counts the checkpoints passed.
 	Checkpoints int
+	// lastSys is the last Syscall record applied, outBuf the bytes of
+	// its output (a trace that logs no reads: outputRef).
+	lastSys lastSyscall
+	outBuf  []byte
+}
+
+// lastSyscall is what outputRef needs of a Syscall record.
+type lastSyscall struct {
+	tid, nr int
+	args    [6]uint64
+	result  int64
 }
 
 // NewReplay prepares a re-simulation of t starting at chunk i (0 is the
@@ -270,6 +281,9 @@ func (t *Trace) NewReplay(i int) (*Replay, error) {
 	}
 	if i > 0 && !t.chunks[i].BeginsWithCheckpoint {
 		return nil, fmt.Errorf("trace: chunk %d does not begin with a checkpoint", i)
+	}
+	if i > 0 && t.noReads {
+		return nil, ErrSequential
 	}
 	r := t.newReplay()
 	if err := r.load(i); err != nil {
@@ -288,6 +302,9 @@ func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 	if cp.Chunk < 0 || cp.Chunk >= len(t.chunks) {
 		return nil, fmt.Errorf("trace: no chunk %d", cp.Chunk)
 	}
+	if t.noReads && (cp.Chunk > 0 || cp.Position > 0) {
+		return nil, ErrSequential
+	}
 	r := t.newReplayFrom(lo)
 	ch, err := t.chunk(cp.Chunk)
 	if err != nil {
@@ -295,6 +312,10 @@ func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 	}
 	if cp.Ctrl, err = ctrlOf(cp, ch); err != nil {
 		return nil, err
+	}
+	if t.noReads && cp.Ctrl > 0 {
+		// The records before the checkpoint hold memory images.
+		return nil, ErrSequential
 	}
 	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].kind != tracefile.KindCheckpoint) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
@@ -853,7 +874,7 @@ func (r *Replay) runCPU(upto uint64, syscallAtEnd bool) error {
 		// The CPU checks the prediction cache itself unless every read
 		// and write must be seen (tracking, an Access callback).
 		t.cpu.Pred = nil
-		if !r.observe {
+		if !r.observe && !r.t.noReads {
 			t.cpu.Pred = t.cache
 		}
 		ex := t.cpu.Run(min(upto-r.pos, runSlice))
@@ -912,6 +933,9 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 		s := &rec.Syscall
 		t := r.thread(s.Tid)
 		t.cpu.R[x86.RAX] = uint64(s.Result)
+		if r.t.noReads {
+			r.lastSys = lastSyscall{tid: s.Tid, nr: s.Nr, args: s.Args, result: s.Result}
+		}
 		if err := r.kernelWrites(t, s.Writes, s.Predicted, AccessSyscall, t.cpu.RIP-2); err != nil {
 			return r.diverged("syscall %d %v", s.Nr, err)
 		}
@@ -956,6 +980,12 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			if r.Output != nil {
 				r.Output(tid, b)
 			}
+		case tagMemImage:
+			return r.memImage(tid, b)
+		case tagMemHash:
+			return r.memHash(tid, b)
+		case tagOutputRef:
+			return r.outputRef(tid)
 		}
 	case tracefile.KindCheckpoint:
 		return r.checkpoint(&rec.Checkpoint)
@@ -1181,7 +1211,7 @@ func (r *Replay) Instruction(c *x86.CPU, in *x86.Inst) {
 // re-simulated memory holds. It is the reader's hot path: one call, no
 // allocation, the rare cases out of line.
 func (r *Replay) MemRead(c *x86.CPU, addr uint64, size int, img uint64) uint64 {
-	if addr&7+uint64(size) > 8 || r.observe {
+	if addr&7+uint64(size) > 8 || r.observe || r.t.noReads {
 		return r.memReadSlow(c, addr, size, img)
 	}
 	t := r.cur
@@ -1211,7 +1241,9 @@ func (r *Replay) fixImage(addr uint64, size int, v uint64) {
 // recorder counted them as two reads) and for observed replays.
 func (r *Replay) memReadSlow(c *x86.CPU, addr uint64, size int, img uint64) uint64 {
 	var v uint64
-	if n1 := predict.Split(addr, size); n1 != size {
+	if r.t.noReads {
+		v = img // the replay's own memory is the recording's
+	} else if n1 := predict.Split(addr, size); n1 != size {
 		lo := r.read(addr, n1)
 		hi := r.read(addr+uint64(n1), size-n1)
 		v = lo | hi<<(8*uint(n1))
@@ -1353,7 +1385,9 @@ func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
 // MemWrite keeps the prediction cache in step with the recorder's.
 func (r *Replay) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 	t := r.cur
-	if addr&7+uint64(size) <= 8 {
+	if r.t.noReads {
+		// No cache to keep in step.
+	} else if addr&7+uint64(size) <= 8 {
 		t.cache.Update(addr, size, val)
 	} else {
 		n1 := predict.Split(addr, size)

@@ -22,6 +22,14 @@ func recordLoop(t testing.TB, every uint64, rounds string) string {
 // the default).
 func recordLoopChunks(t testing.TB, every uint64, rounds string, chunkSize int) string {
 	t.Helper()
+	path, _ := recordLoopWith(t, rounds, recorder.Options{CheckpointEvery: every, ChunkSize: chunkSize})
+	return path
+}
+
+// recordLoopWith records loop.c with opts (its Path set here) and
+// returns the trace's path and the recording's statistics.
+func recordLoopWith(t testing.TB, rounds string, opts recorder.Options) (string, recorder.Stats) {
+	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
@@ -32,12 +40,12 @@ func recordLoopChunks(t testing.TB, every uint64, rounds string, chunkSize int) 
 	}
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
-	path := filepath.Join(dir, "loop.ttd")
-	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe, rounds}, Stdout: null},
-		recorder.Options{Path: path, CheckpointEvery: every, ChunkSize: chunkSize}); err != nil {
+	opts.Path = filepath.Join(dir, "loop.ttd")
+	_, st, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe, rounds}, Stdout: null}, opts)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return opts.Path, st
 }
 
 type state struct {

@@ -152,6 +152,9 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) { return t.resume(s, nil, n
 // tid) whose process's space was recycled: their CPUs and prediction
 // caches.
 func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Replay, error) {
+	if t.noReads {
+		return nil, ErrSequential
+	}
 	r := t.newReplay()
 	if t.tree {
 		r.procs = nil

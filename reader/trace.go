@@ -37,6 +37,9 @@ type Trace struct {
 	// around it (predict.Cache.ReadWord); traces without "bytereads":
 	// "word" log the byte only.
 	byteWords bool
+	// noReads: the trace logs no reads (header parameter reads=none;
+	// replayable.go).
+	noReads bool
 	// tree: every process of the recorded tree is re-simulated
 	// (process.go); procs is the tree, lineage the focus and its
 	// ancestors, first process first (SetFocus).
@@ -99,6 +102,7 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 	}
 	t.byteWords = t.Header.Params["bytereads"] == "word"
 	t.tree = t.Header.Params["processes"] == "tree"
+	t.noReads = t.Header.Params["reads"] == "none"
 	recs, err := t.processRecords()
 	if err != nil && t.tree {
 		return nil, fmt.Errorf("trace: %w", err)

@@ -403,7 +403,7 @@ func (t *tracker) wasReset(pn uint64) bool {
 // and LoggedAccesses marks them; the interpreter's accesses still come
 // through MemRead and MemWrite.
 func (r *Replay) AccessLogCache(c *x86.CPU) *predict.Cache {
-	if !r.observe || !r.logsAccesses() || r.cur == nil {
+	if !r.observe || !r.logsAccesses() || r.cur == nil || r.t.noReads {
 		return nil
 	}
 	return r.cur.cache

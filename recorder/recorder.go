@@ -72,6 +72,10 @@ type Options struct {
 	Ring int64
 	// Tap, when set, sees the run as it is recorded (tap.go).
 	Tap Tap
+	// Replayable records no reads: the program runs with `ttd run`'s
+	// translations, and a replay takes its reads from its own memory
+	// (replayable.go). No summaries, ring or tap.
+	Replayable bool
 }
 
 // Stats describe a finished recording.
@@ -92,6 +96,9 @@ type Stats struct {
 	// SummaryInline: the summaries were built while recording
 	// (summary.go), not by the summaries pass.
 	SummaryInline bool
+	// ImageBytes are the bytes of memory images a replayable recording
+	// logged (replayable.go).
+	ImageBytes uint64
 }
 
 // HitRate is the fraction of reads the prediction cache predicted.
@@ -137,6 +144,8 @@ type spaceRec struct {
 	gen    uint64
 	synced bool
 	code   map[uint64]*codePage // by page number
+	// pid is a process whose address space this is (pidOf).
+	pid int
 }
 
 // Recorder is the observer that writes the trace.
@@ -168,6 +177,9 @@ type Recorder struct {
 	ranges    []tracefile.MemRange
 	lit       []tracefile.MemRange // kernelWrites' results
 	pred      []tracefile.Span
+	img       []byte   // memImage's record
+	pns       []uint64 // imageRange's pages
+	cps       *cpStats // TTD_CPSTATS=1 (cpstats.go)
 	// stdID are the recording's stdout and stderr (output).
 	stdID [2]fileID
 	// ringModules are the Module records a ring-buffer window needs.
@@ -193,6 +205,15 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	}
 	if opts.CheckpointEvery == 0 {
 		opts.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if opts.Replayable {
+		if opts.Ring > 0 || opts.Tap != nil {
+			return emu.ExitStatus{}, Stats{}, fmt.Errorf("a replayable recording (--mode replayable) keeps no ring and has no tap")
+		}
+		// No summaries (a replay from the start could build them),
+		// and no cache to check: the smallest, for the threads'
+		// read counts.
+		opts.Summaries, opts.CacheBits = nil, predict.MinBits
 	}
 	cwd, _ := os.Getwd()
 	if cfg.Dir != "" {
@@ -231,6 +252,12 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			// (regions.go; FORMAT.md).
 			"regions": "diff",
 		},
+	}
+	if opts.Replayable {
+		// No read is logged: a replay reads its own memory, which the
+		// memory images (TagMemImage) and the kernel's writes keep
+		// equal to the recording's; it starts at the beginning only.
+		hdr.Params["reads"] = "none"
 	}
 	topts := tracefile.Options{ChunkSize: opts.ChunkSize, Ring: opts.Ring}
 	if opts.Ring > 0 && opts.ChunkSize == 0 {
@@ -276,6 +303,7 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 	if runErr == nil {
 		r.writeSummaries()
 	}
+	r.cpStatsEnd()
 	if cerr := w.Close(); cerr != nil && r.err == nil {
 		r.err = cerr
 	}
@@ -290,6 +318,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 		if !t.exited {
 			r.stats.Reads += t.cache.Reads
 		}
+	}
+	if errors.Is(r.err, ErrNotReplayable) {
+		os.Remove(opts.Path) // it would replay wrongly
+		r.stats.Path = ""
 	}
 	if runErr != nil {
 		return st, r.stats, runErr
@@ -348,7 +380,7 @@ func (r *Recorder) newThread(tid int, c *x86.CPU) *threadRec {
 // makes recording cost little more than running. DebugAccess must see
 // every access, so it keeps them all on the observer path.
 func (r *Recorder) inline(t *threadRec) {
-	if DebugAccess == nil && r.sum == nil && !r.allAccesses {
+	if DebugAccess == nil && r.sum == nil && !r.allAccesses && !r.opts.Replayable {
 		t.CPU.Pred = t.cache
 	}
 }
@@ -399,6 +431,9 @@ var DebugAccess func(pos uint64, addr uint64, size int, val uint64, write bool)
 
 // MemRead logs the read if the thread's prediction cache misses it.
 func (r *Recorder) MemRead(c *x86.CPU, addr uint64, size int, val uint64) uint64 {
+	if r.opts.Replayable {
+		return val // a TLB miss (MemoryBlind): nothing to log
+	}
 	t := r.rec(c)
 	if DebugAccess != nil {
 		DebugAccess(t.At(r.pos), addr, size, val, false)
@@ -478,6 +513,9 @@ const minPredicted = 24
 // overlap are logged whole: the spans are the cache's before any of them.
 func (r *Recorder) kernelWrites(t *threadRec) ([]tracefile.MemRange, []tracefile.Span) {
 	r.lit, r.pred = r.lit[:0], r.pred[:0]
+	if r.opts.Replayable {
+		return r.ranges, nil // no cache: every byte
+	}
 	if len(r.ranges) > 16 || overlap(r.ranges) {
 		for _, w := range r.ranges {
 			t.cache.Fill(w.Addr, w.Bytes)
@@ -537,6 +575,9 @@ func overlap(ws []tracefile.MemRange) bool {
 
 // MemWrite keeps the thread's prediction cache up to date.
 func (r *Recorder) MemWrite(c *x86.CPU, addr uint64, size int, val uint64) {
+	if r.opts.Replayable {
+		return
+	}
 	t := r.rec(c)
 	if DebugAccess != nil {
 		DebugAccess(t.At(r.pos), addr, size, val, true)
@@ -571,6 +612,11 @@ func (r *Recorder) NonDet(c *x86.CPU, in *x86.Inst, vals []uint64) []uint64 {
 // Decoded logs the bytes of every block as it is decoded: the replay
 // decodes the same blocks in the same order and takes its code from here.
 func (r *Recorder) Decoded(c *x86.CPU, b *x86.Block) {
+	if r.opts.Replayable {
+		// The replay's memory holds the code: the memory images, and
+		// the writes of code that made code re-executed.
+		return
+	}
 	if r.summarizing() && b.End > b.PC {
 		r.sum.markRange(b.PC, int(b.End-b.PC), sumExec)
 	}
@@ -653,12 +699,21 @@ func (r *Recorder) space(mm *emu.MM) *spaceRec {
 		sp = &spaceRec{mm: mm, code: map[uint64]*codePage{}}
 		r.spaces[mm.Mem] = sp
 		r.lastSpace = nil
+		if r.opts.Replayable {
+			r.wrapSource(sp)
+		}
 	}
 	return sp
 }
 
 // Sync writes a key frame before a locked instruction or a fence.
 func (r *Recorder) Sync(c *x86.CPU, in *x86.Inst) {
+	if r.opts.Replayable {
+		// Threads switch only where the trace says: a locked
+		// instruction orders nothing more (its translated code in
+		// `ttd run`'s mode writes no key frame either).
+		return
+	}
 	kind := tracefile.KeyFrameLocked
 	switch in.Op {
 	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE:
@@ -751,6 +806,10 @@ func (r *Recorder) output(th *emu.Thread, ev *emu.SyscallEvent) {
 		return
 	}
 	n := ev.Ret
+	if r.opts.Replayable && (ev.Nr == 1 || ev.Nr == 20) {
+		r.outputRef(fd)
+		return
+	}
 	// One buffer serves every write (the writer copies the bytes): a
 	// fresh one per write was fresh memory for the kernel to zero, as
 	// much as the program printed (xz -c, sort: all of their output).
@@ -882,6 +941,7 @@ func (r *Recorder) syncRegions(sp *spaceRec) {
 		w := regionWriter{r: r, sp: sp}
 		diffRegions(old, cur, r.dropped, &w)
 		w.flush()
+		r.refuseShared(sp)
 	}
 	sp.regions, r.scratch = cur, old[:0]
 }
@@ -986,6 +1046,7 @@ func (r *Recorder) ThreadStart(th *emu.Thread) {
 	r.keyFrame(tracefile.KeyFrameThreadStart, t)
 	r.w.ThreadStart(t.tid, parent)
 	r.threadRegs(t)
+	r.pendingWrites(th)
 }
 
 // ThreadExit logs the end of a thread.
@@ -1076,7 +1137,11 @@ func (r *Recorder) checkpoint() {
 			// (Its regions are those the trace announced: every
 			// syscall that changes them is followed by its Mmap
 			// records, which apply to its thread's address space.)
-			p.MM.Code.NewEpoch()
+			// A replayable recording logs no code: its translations
+			// stay linked.
+			if !r.opts.Replayable {
+				p.MM.Code.NewEpoch()
+			}
 			clear(sp.code)
 			spaces[p.MM.Mem] = sp
 		}
@@ -1108,6 +1173,14 @@ func (r *Recorder) checkpoint() {
 		}
 	}
 	r.reannounceModules()
+	r.memHashes(procs)
+	if cpStatsOn {
+		var mems []*x86.Memory
+		for mem := range r.spaces {
+			mems = append(mems, mem)
+		}
+		r.cpStatsAt(mems)
+	}
 	r.stats.Checkpoints++
 	if err := r.w.Err(); err != nil {
 		r.fail(err)

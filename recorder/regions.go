@@ -138,6 +138,7 @@ func (w *regionWriter) flush() {
 	case 2:
 		w.r.mmap(g)
 		w.sp.forgetCode(g.Start, g.End)
+		w.r.imageRange(w.sp, g.Start, g.End)
 	case 3:
 		w.r.w.Mprotect(g.Start, g.End-g.Start, g.Prot)
 		w.sp.forgetCode(g.Start, g.End)

@@ -15,7 +15,21 @@ import (
 const (
 	VersionMajor = 1
 	VersionMinor = 6 // 1: AccessSummary records (tag 0x0e), Process (0x20); 2: ProcessState (0x21); 3: AccessSummary of other processes (0x0f); 4: Process's Envc; 5: chunk flags for Module and Process records; 6: the index lists the checkpoints
+	// VersionMajorNoReads is the major version of the traces that log
+	// no reads (header parameter reads=none, `ttd record --mode
+	// replayable`; minor version 0): the same encoding, but a reader of
+	// major version 1 would predict the reads these traces leave out, so
+	// it must refuse them.
+	VersionMajorNoReads = 2
 )
+
+// versionOf is the version a trace with header h is written with.
+func versionOf(h *Header) (major, minor uint16) {
+	if h.Params["reads"] == "none" {
+		return VersionMajorNoReads, 0
+	}
+	return VersionMajor, VersionMinor
+}
 
 // Magic strings of the structures of a file.
 const (
@@ -131,8 +145,9 @@ func encodeHeader(h *Header) []byte {
 	}
 	b := make([]byte, fileHeaderFixedLen, fileHeaderFixedLen+len(body))
 	copy(b, FileMagic)
-	binary.LittleEndian.PutUint16(b[8:], VersionMajor)
-	binary.LittleEndian.PutUint16(b[10:], VersionMinor)
+	major, minor := versionOf(h)
+	binary.LittleEndian.PutUint16(b[8:], major)
+	binary.LittleEndian.PutUint16(b[10:], minor)
 	binary.LittleEndian.PutUint32(b[12:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(b[16:], crc(body))
 	binary.LittleEndian.PutUint32(b[20:], crc(b[:20]))

@@ -73,6 +73,7 @@ type Reader struct {
 	size      int64
 	closer    io.Closer
 	hdr       Header
+	major     int
 	minor     int
 	dataOff   int64
 	chunks    []ChunkInfo
@@ -133,7 +134,7 @@ func (r *Reader) Close() error {
 func (r *Reader) Header() Header { return r.hdr }
 
 // Version returns the file's format version.
-func (r *Reader) Version() (major, minor int) { return VersionMajor, r.minor }
+func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
 
 // Truncated reports that the trace has no valid index: the recording
 // process died (or the file was cut). Its chunks were then found by
@@ -203,10 +204,12 @@ func (r *Reader) readHeader() error {
 	if crc(fixed[:20]) != le.Uint32(fixed[20:]) {
 		return fileErr(0, ErrCorrupt, "file header checksum mismatch")
 	}
-	if major := le.Uint16(fixed[8:]); major != VersionMajor {
-		return fileErr(8, ErrVersion, "format version %d.%d (this reader reads %d.x)", major, le.Uint16(fixed[10:]), VersionMajor)
+	major := le.Uint16(fixed[8:])
+	if major != VersionMajor && major != VersionMajorNoReads {
+		return fileErr(8, ErrVersion, "format version %d.%d (this reader reads %d.x and %d.x)", major, le.Uint16(fixed[10:]),
+			VersionMajor, VersionMajorNoReads)
 	}
-	r.minor = int(le.Uint16(fixed[10:]))
+	r.major, r.minor = int(major), int(le.Uint16(fixed[10:]))
 	blen := int64(le.Uint32(fixed[12:]))
 	if blen > maxHeaderLen {
 		return fileErr(12, ErrCorrupt, "header body of %d bytes", blen)
@@ -224,6 +227,10 @@ func (r *Reader) readHeader() error {
 	h, err := decodeHeaderBody(body, fileHeaderFixedLen)
 	if err != nil {
 		return err
+	}
+	if (major == VersionMajorNoReads) != (h.Params["reads"] == "none") {
+		return fileErr(8, ErrVersion, "format version %d.%d with header parameter reads=%q: version %d is the one of traces without reads",
+			major, r.minor, h.Params["reads"], VersionMajorNoReads)
 	}
 	r.hdr = h
 	r.dataOff = fileHeaderFixedLen + blen

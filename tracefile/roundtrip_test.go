@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -480,5 +481,51 @@ func TestChunkCompressedWhileFilling(t *testing.T) {
 	}
 	if streamed == 0 {
 		t.Fatalf("no chunk was compressed in parts (%d chunks)", len(r.Chunks()))
+	}
+}
+
+// TestNoReadsMajorVersion checks that a trace without reads is major
+// version 2 (which readers of version 1 refuse), that both majors read
+// back, and that a file whose major version and reads parameter
+// disagree is refused with the header's offset.
+func TestNoReadsMajorVersion(t *testing.T) {
+	write := func(params map[string]string) []byte {
+		var f memFile
+		w, err := NewWriter(&f, Header{Params: params}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return f.Bytes()
+	}
+	for _, c := range []struct {
+		params       map[string]string
+		major, minor int
+	}{{nil, VersionMajor, VersionMinor}, {map[string]string{"reads": "none"}, VersionMajorNoReads, 0}} {
+		b := write(c.params)
+		r, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if maj, min := r.Version(); maj != c.major || min != c.minor {
+			t.Errorf("params %v: version %d.%d, want %d.%d", c.params, maj, min, c.major, c.minor)
+		}
+	}
+	// The other major version with each header: the fixed header's
+	// checksum made anew.
+	for _, c := range []struct {
+		params map[string]string
+		major  uint16
+	}{{nil, VersionMajorNoReads}, {map[string]string{"reads": "none"}, VersionMajor}} {
+		b := write(c.params)
+		binary.LittleEndian.PutUint16(b[8:], c.major)
+		binary.LittleEndian.PutUint32(b[20:], crc(b[:20]))
+		_, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		var fe *FormatError
+		if !errors.Is(err, ErrVersion) || !errors.As(err, &fe) || fe.Off != 8 {
+			t.Errorf("major %d with params %v: %v, want ErrVersion at offset 8", c.major, c.params, err)
+		}
 	}
 }

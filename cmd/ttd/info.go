@@ -19,7 +19,10 @@ type infoReport struct {
 	Program string   `json:"program"`
 	Args    []string `json:"args"`
 	// CPU is the x86-64 level CPUID reported to the program (v1, v2, v3, host).
-	CPU          string    `json:"cpu,omitempty"`
+	CPU string `json:"cpu,omitempty"`
+	// Mode is "replayable" for a trace that logs no reads (ttd record
+	// --mode replayable), "predicted" otherwise.
+	Mode         string    `json:"mode"`
 	Recorded     time.Time `json:"recorded"`
 	Instructions uint64    `json:"instructions"`
 	// WindowStart is the first position of a ring-buffer trace (ttd
@@ -121,6 +124,10 @@ func buildInfo(r *tracefile.Reader, path string, records bool) (*infoReport, err
 		Density: s.BitsPerInstruction, Processes: []infoProcess{}}
 	if lv, ok := h.Params["cpu"]; ok {
 		rep.CPU = lv
+	}
+	rep.Mode = "predicted"
+	if h.Params["reads"] == "none" {
+		rep.Mode = "replayable"
 	}
 	for i, c := range r.Chunks() {
 		if i == 0 {
@@ -229,7 +236,9 @@ func printInfo(rep *infoReport) {
 	if rep.WindowStart > 0 {
 		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", rep.WindowStart)
 	}
-	if rep.SummaryBytes > 0 {
+	if rep.Mode == "replayable" {
+		fmt.Printf("mode:           replayable (no reads logged: it replays from its start only, so no segments, --jobs N, query or debugger)\n")
+	} else if rep.SummaryBytes > 0 {
 		fmt.Printf("summaries:      %s (%.1f%% of the trace)\n", sizeString(rep.SummaryBytes), 100*float64(rep.SummaryBytes)/float64(max(rep.Size, 1)))
 	} else {
 		fmt.Printf("summaries:      none (ttd query and the debugger build them on open)\n")

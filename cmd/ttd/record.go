@@ -22,7 +22,7 @@ import (
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--mode predicted|replayable] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
@@ -32,12 +32,19 @@ func recordCmd(name string, args []string) int {
 	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
 	cpu := cpuFlag(fs)
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
+	mode := fs.String("mode", "predicted", "predicted: log the reads the prediction cache misses (any replay, segments, --jobs); replayable: log no reads, record at about `ttd run`'s speed, replay from the start only (no MAP_SHARED writable memory)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
 		return flagError(name, usageArgs, errors.New("missing program"))
+	}
+	if *mode != "predicted" && *mode != "replayable" {
+		return flagError(name, usageArgs, fmt.Errorf("--mode %q: want predicted or replayable", *mode))
+	}
+	if *mode == "replayable" && (*ring != "" || *bits != 0) {
+		return flagError(name, usageArgs, errors.New("--mode replayable keeps no ring and has no prediction cache (--ring, --cache-bits)"))
 	}
 	if *bits != 0 && (*bits < predict.MinBits || *bits > predict.MaxBits) {
 		return flagError(name, usageArgs, fmt.Errorf("--cache-bits %d: must be %d to %d", *bits, predict.MinBits, predict.MaxBits))
@@ -57,7 +64,7 @@ func recordCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %s exists; not overwriting it\n", path)
 		return 2
 	}
-	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits}
+	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits, Replayable: *mode == "replayable"}
 	if *ring != "" {
 		n, err := parseSize(*ring)
 		if err != nil || n < 64<<10 {
@@ -65,7 +72,7 @@ func recordCmd(name string, args []string) int {
 		}
 		opts.Ring = n
 	}
-	if !*noSums {
+	if !*noSums && !opts.Replayable {
 		opts.Summaries = func(path string) ([]tracefile.AccessSummary, error) {
 			return ttd.SummarizeTrace(path, 0, summaryProgress(path))
 		}
@@ -77,6 +84,9 @@ func recordCmd(name string, args []string) int {
 		switch {
 		case errors.As(err, &ue):
 			fmt.Fprintf(os.Stderr, "ttd: %s stopped: %v\n", rest[0], err)
+		case errors.Is(err, recorder.ErrNotReplayable):
+			fmt.Fprintf(os.Stderr, "ttd: %s: %v (no trace written)\n", rest[0], err)
+			return 1
 		case stats.Path == "":
 			fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 			if errors.Is(err, os.ErrNotExist) {
@@ -96,7 +106,10 @@ func recordCmd(name string, args []string) int {
 	if x86.StatsOn { // TTD_STATS=1, as for ttd run
 		x86.WriteStats(os.Stderr, stats.Instructions)
 	}
-	if stats.Path != "" {
+	if stats.Path != "" && opts.Replayable {
+		fmt.Fprintf(os.Stderr, "ttd: recorded %s: %d instructions, %s, %.3f bits/instruction, no reads logged, %s of memory images\n",
+			stats.Path, stats.Instructions, sizeString(stats.TraceBytes), stats.BitsPerInstruction(), sizeString(int64(stats.ImageBytes)))
+	} else if stats.Path != "" {
 		fmt.Fprintf(os.Stderr, "ttd: recorded %s: %d instructions, %s, %.3f bits/instruction, %.2f%% of %d reads predicted\n",
 			stats.Path, stats.Instructions, sizeString(stats.TraceBytes), stats.BitsPerInstruction(), 100*stats.HitRate(), stats.Reads)
 	}

@@ -2,11 +2,13 @@
 // status encoding, copy-on-write memory, SIGCHLD, orphans and a subreaper.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,5 +145,16 @@ int main(void) {
 	}
 	waitpid(c, &st, 0);
 	printf("grandchild code + 1: %d\n", WEXITSTATUS(st));
+
+	// A raw clone with CLONE_CHILD_SETTID: the kernel writes the
+	// child's tid in the child's memory before it runs (glibc's fork
+	// overwrites it, so only a raw clone reads what the kernel wrote).
+	static volatile pid_t ctid;
+	ctid = 0;
+	c = syscall(SYS_clone, CLONE_CHILD_SETTID | SIGCHLD, 0, 0, &ctid, 0);
+	if (c == 0) _exit(ctid == syscall(SYS_getpid) ? 7 : 8);
+	waitpid(c, &st, 0);
+	printf("clone CHILD_SETTID: the child read its tid: %s, the parent's word: %d\n",
+	       WEXITSTATUS(st) == 7 ? "yes" : "no", ctid);
 	return 0;
 }

@@ -30,7 +30,8 @@ func TestParseEnv(t *testing.T) {
 func TestModeEnv(t *testing.T) {
 	env := []string{"TTD_WINDOW=1"}
 	for _, mode := range modeNames {
-		want := mode == "run" || mode == "record" || mode == "recfast" || mode == "recpass"
+		want := mode == "run" || mode == "record" || mode == "recfast" || mode == "recpass" ||
+			mode == "replay" || mode == "rpl" || mode == "rplay"
 		if got := modeEnv(mode, env); slices.Equal(got, env) != want {
 			t.Errorf("modeEnv(%q) = %q, want the -env list: %v", mode, got, want)
 		}

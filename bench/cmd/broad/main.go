@@ -19,13 +19,19 @@
 // process tree); recfast is `ttd record --no-summaries`, the recording
 // alone; recpass builds the summaries by the replay pass (TTD_RECSUM=off).
 //
+// rpl is `ttd record --mode replayable` (no read logged: a replay reads
+// its own memory); replay and rplay are `ttd replay` of record's and
+// rpl's traces (each right after its recording, output compared too).
+// With -reps N > 1 each workload also prints the medians and the trace
+// sizes.
+//
 // -before OLD_TTD measures a second binary's `ttd run` in the same run,
 // interleaved with the first's, for before/after comparisons on a busy
 // machine; with -modes ...,brec,brf also its record and record
 // --no-summaries (ratios to its run).
 //
 // -env KEY=VAL,... sets variables for the -ttd binary's configurations
-// only (run, record, recfast, recpass), not for -before's: a change
+// only (run, record, recfast, recpass, replay, rpl, rplay), not for -before's: a change
 // behind an environment switch (TTD_WINDOW=1, issue 24's session 24) is
 // measured against the binary without it, in one run.
 //
@@ -39,6 +45,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,16 +59,16 @@ type workload struct {
 	stdin string   // file fed as stdin, if any
 }
 
-var modeNames = []string{"native", "run", "before", "record", "recfast", "recpass", "brec", "brf", "qemu"}
+var modeNames = []string{"native", "run", "before", "record", "replay", "recfast", "recpass", "brec", "brf", "rpl", "rplay", "qemu"}
 
 func main() {
 	ttd := bench.TTDFlag()
 	reps := flag.Int("reps", 1, "runs of each configuration (the least CPU time is reported)")
 	set := flag.String("set", "all", "which workloads: tune, check or all")
 	only := flag.String("only", "", "run only workloads whose name contains this (or one of these, comma-separated)")
-	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (recfast: ttd record --no-summaries; recpass: ttd record building the summaries by the replay pass, TTD_RECSUM=off; brec, brf: -before's record and record --no-summaries)")
+	modes := flag.String("modes", "native,run,record,recfast,qemu", "configurations to run (rpl: ttd record --mode replayable; replay, rplay: ttd replay of record's and rpl's traces; recfast: ttd record --no-summaries; recpass: ttd record building the summaries by the replay pass, TTD_RECSUM=off; brec, brf: -before's record and record --no-summaries)")
 	before := flag.String("before", "", "a second ttd binary (before a change) whose `ttd run` is measured in the same run, interleaved (column before, ratio run/before)")
-	envFlag := flag.String("env", "", "KEY=VAL,... set for the -ttd binary's configurations (run, record, recfast, recpass), not for -before's")
+	envFlag := flag.String("env", "", "KEY=VAL,... set for the -ttd binary's configurations (run, record, recfast, recpass, replay, rpl, rplay), not for -before's")
 	flag.Parse()
 	env, err := parseEnv(*envFlag)
 	if err != nil {
@@ -97,6 +104,8 @@ func main() {
 			continue
 		}
 		best := map[string]time.Duration{}
+		all := map[string][]time.Duration{}
+		size := map[string]int64{}
 		var ref []byte
 		for r := 0; r < *reps; r++ {
 			for _, mode := range modeNames {
@@ -115,6 +124,12 @@ func main() {
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
 					argv = append([]string{*ttd, "record", "-o", trace, "--"}, w.argv...)
+				case "replay", "rplay":
+					argv = []string{*ttd, "replay", trace}
+				case "rpl":
+					os.Remove(trace)
+					os.Remove(trace + ".idx")
+					argv = append([]string{*ttd, "record", "--mode", "replayable", "-o", trace, "--"}, w.argv...)
 				case "recfast":
 					os.Remove(trace)
 					os.Remove(trace + ".idx")
@@ -150,6 +165,10 @@ func main() {
 				if b, ok := best[mode]; !ok || d < b {
 					best[mode] = d
 				}
+				all[mode] = append(all[mode], d)
+				if fi, err := os.Stat(trace); err == nil && (mode == "record" || mode == "rpl") {
+					size[mode] = fi.Size()
+				}
 			}
 		}
 		rw := row{w, best}
@@ -158,6 +177,20 @@ func main() {
 			bench.Secs(best["record"]), bench.Secs(best["recfast"]), bench.Secs(best["qemu"]), rw.ratio("run", "native"), rw.ratio("run", "qemu"),
 			rw.ratio("record", "run"), rw.ratio("recfast", "run"), bench.Secs(best["before"]), rw.ratio("run", "before"),
 			bench.Secs(best["recpass"]), rw.ratio("recpass", "run"), rw.ratio("brec", "before"), rw.ratio("brf", "before"))
+		if want["rpl"] {
+			fmt.Printf("      %-30s rpl %s rpl/run %s rpl/rec %s replay %s rplay %s rplay/replay %s\n", w.name, bench.Secs(best["rpl"]),
+				rw.ratio("rpl", "run"), rw.ratio("rpl", "record"), bench.Secs(best["replay"]), bench.Secs(best["rplay"]), rw.ratio("rplay", "replay"))
+		}
+		if *reps > 1 {
+			fmt.Printf("      %-30s medians:", w.name)
+			for _, m := range modeNames {
+				if ds := all[m]; len(ds) > 0 {
+					slices.Sort(ds)
+					fmt.Printf(" %s %s", m, bench.Secs(ds[len(ds)/2]))
+				}
+			}
+			fmt.Printf("; trace record %.1f MiB rpl %.1f MiB\n", float64(size["record"])/(1<<20), float64(size["rpl"])/(1<<20))
+		}
 	}
 	fmt.Println()
 	fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %9s %9s %13s\n", "set", "run/nat", "run/qemu", "rec/run", "rf/run", "rec/nat", "run/bef", "brec/bef", "brf/bef", "max run/qemu")
@@ -175,6 +208,13 @@ func main() {
 		fmt.Printf("%-5s %9s %9s %9s %9s %9s %9s %9s %9s %6.2fx (%s)\n", s, geomean(rs, "run", "native"), geomean(rs, "run", "qemu"),
 			geomean(rs, "record", "run"), geomean(rs, "recfast", "run"), geomean(rs, "record", "native"), geomean(rs, "run", "before"),
 			geomean(rs, "brec", "before"), geomean(rs, "brf", "before"), worst, worstName)
+	}
+	if want["rpl"] {
+		for _, s := range []string{"tune", "check"} {
+			if rs := results[s]; len(rs) > 0 {
+				fmt.Printf("%-5s rpl/run %s rpl/record %s rplay/replay %s\n", s, geomean(rs, "rpl", "run"), geomean(rs, "rpl", "record"), geomean(rs, "rplay", "replay"))
+			}
+		}
 	}
 	fmt.Println("(geometric means; targets of issue 24: run/qemu <= 0.8 with none above 1.2, record/run <= 1.2, python3 -c pass <= 8x native)")
 }
@@ -198,7 +238,7 @@ func parseEnv(s string) ([]string, error) {
 // the -ttd binary's, nothing for native, qemu and -before's.
 func modeEnv(mode string, env []string) []string {
 	switch mode {
-	case "run", "record", "recfast", "recpass":
+	case "run", "record", "recfast", "recpass", "replay", "rpl", "rplay":
 		return env
 	}
 	return nil
