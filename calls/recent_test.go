@@ -164,8 +164,8 @@ func TestLeafKeysAsLeafEntry(t *testing.T) {
 		var got []segKey
 		top.eachChild(func(k segKey, c *segNode) {
 			got = append(got, k)
-			if c.count != 1 || c.self != 10 || c.first != 10 {
-				t.Errorf("%s: %+v counted %d, %d instructions, first %d", tc.what, k, c.count, c.self, c.first)
+			if c.Count != 1 || c.Self != 10 || c.First != 10 {
+				t.Errorf("%s: %+v counted %d, %d instructions, first %d", tc.what, k, c.Count, c.Self, c.First)
 			}
 		})
 		if want := (segKey{mainAt + 0x10, tc.entry}); len(got) != 1 || got[0] != want {
