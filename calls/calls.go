@@ -67,13 +67,26 @@ type Node struct {
 	// they lie; newest first, every sibling was a miss.
 	kid, next *Node
 
-	FirstTid int    // the thread that made the first call
-	Func     string // the function's name ("0x…" without a symbol)
+	FirstTid int // the thread that made the first call
+
+	// NodeInfo holds what only stitching, naming, printing and JSON
+	// read, apart from the fields the segment's following touches per
+	// record (above): with them in the Node, a node was 192 bytes, the
+	// segment's were 104 before they became Nodes, and the bash+python3
+	// tree's childCache.lookup missed more. nil in a segment's node
+	// until stitching adopts it (adopt); every other Node has one.
+	*NodeInfo
+}
+
+// NodeInfo is the part of a Node the call tree's users read: its name,
+// site, totals, depth and children.
+type NodeInfo struct {
+	Func string // the function's name ("0x…" without a symbol)
 	// SiteName names the call site: file:line when there is DWARF, else
 	// caller+offset.
 	SiteName string
 	Total    uint64  // Self and the instructions of every longer path
-	Depth    int     // 1 for a thread's first function (0: a segment's node not adopted)
+	Depth    int     // 1 for a thread's first function, 0 for a root
 	Children []*Node // by first position
 
 	// kids finds a child by key once there are more than kidsInline
@@ -81,6 +94,13 @@ type Node struct {
 	kids map[key]*Node
 	img  int
 }
+
+// newRoot is an empty tree's root.
+func newRoot() *Node { return &Node{First: noPos, NodeInfo: &NodeInfo{}} }
+
+// adopted reports whether n is a real node: a segment's node stitching
+// adopted (Depth > 0), or one the result made.
+func (n *Node) adopted() bool { return n.NodeInfo != nil && n.Depth > 0 }
 
 // kidsInline is how many children child looks through in Children
 // before it keeps a map: most paths have a few (sort -n's merge sort
@@ -120,13 +140,9 @@ func (n *Node) childIn(k key, a *treeAlloc) *Node {
 	if c := n.find(k); c != nil {
 		return c
 	}
-	var c *Node
-	if a != nil {
-		c = a.node()
-	} else {
-		c = new(Node)
-	}
-	*c = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1, img: k.img}
+	c := a.node()
+	*c = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, NodeInfo: a.info()}
+	c.Depth, c.img = n.Depth+1, k.img
 	n.add(k, c)
 	return c
 }
@@ -702,7 +718,8 @@ func adoptKids(s *segNode, g *Node, a *treeAlloc) {
 // node, with its subtree: the counts are the segment's, its Depth says
 // it is real (locate).
 func adopt(n *segNode, g *Node, a *treeAlloc) {
-	n.Parent, n.Depth = g, g.Depth+1
+	n.Parent, n.NodeInfo = g, a.info()
+	n.Depth = g.Depth + 1
 	adoptKids(n, n, a)
 }
 
@@ -719,7 +736,7 @@ func mergeCounts(sc *segNode, gc *Node) {
 // stitching could not place (nil then).
 func locateOK(n *segNode, at map[*segNode]*Node) *Node {
 	for m := n; ; m = m.Parent {
-		if _, ok := at[m]; ok || m.Depth > 0 {
+		if _, ok := at[m]; ok || m.adopted() {
 			return locate(n, at, nil)
 		}
 		if m.Parent == nil {
@@ -731,7 +748,7 @@ func locateOK(n *segNode, at map[*segNode]*Node) *Node {
 // locate finds the real node of a segment node, through its base: the
 // node itself when stitching adopted it (merge).
 func locate(n *segNode, at map[*segNode]*Node, a *treeAlloc) *Node {
-	if n.Depth > 0 {
+	if n.adopted() {
 		return n
 	}
 	if g, ok := at[n]; ok {
@@ -908,7 +925,7 @@ func siteName(sym Symbolizer, pc uint64) string {
 // Merged is the call tree of all threads together: paths with the same
 // functions and call sites added up.
 func (p *Profile) Merged() *Node {
-	root := &Node{First: noPos}
+	root := newRoot()
 	mergeThreads(root, p.Threads)
 	return root
 }
@@ -977,18 +994,36 @@ func sortTree(n *Node) {
 // instead of two per node.
 type treeAlloc struct {
 	nodes []Node
+	infos []NodeInfo
 	kids  []*Node
 }
 
 const allocBlock = 1024
 
-// node is a new Node (not zeroed: the caller sets every field).
+// node is a new Node (not zeroed: the caller sets every field); a nil
+// a allocates it alone.
 func (a *treeAlloc) node() *Node {
+	if a == nil {
+		return new(Node)
+	}
 	if len(a.nodes) == 0 {
 		a.nodes = make([]Node, allocBlock)
 	}
 	d := &a.nodes[0]
 	a.nodes = a.nodes[1:]
+	return d
+}
+
+// info is a new, zeroed NodeInfo; a nil a allocates it alone.
+func (a *treeAlloc) info() *NodeInfo {
+	if a == nil {
+		return new(NodeInfo)
+	}
+	if len(a.infos) == 0 {
+		a.infos = make([]NodeInfo, allocBlock)
+	}
+	d := &a.infos[0]
+	a.infos = a.infos[1:]
 	return d
 }
 
@@ -1014,9 +1049,9 @@ func (a *treeAlloc) copyChildren(src, dst *Node, img int) []*Node {
 	out := a.slice(n)
 	for i, c := range src.Children {
 		d := a.node()
-		*d = Node{Func: c.Func, Entry: c.Entry, Site: c.Site, SiteName: c.SiteName,
-			Count: c.Count, Self: c.Self, Total: c.Total, First: c.First, FirstTid: c.FirstTid,
-			Depth: dst.Depth + 1, Parent: dst, img: img}
+		*d = Node{Entry: c.Entry, Site: c.Site, Count: c.Count, Self: c.Self, First: c.First,
+			FirstTid: c.FirstTid, Parent: dst, NodeInfo: a.info()}
+		*d.NodeInfo = NodeInfo{Func: c.Func, SiteName: c.SiteName, Total: c.Total, Depth: dst.Depth + 1, img: img}
 		d.Children = a.copyChildren(c, d, img)
 		out[i] = d
 	}
@@ -1031,7 +1066,7 @@ func (p *Profile) FlowTree(flow int) *Node {
 	if len(m) == 0 {
 		return nil
 	}
-	root := &Node{First: noPos}
+	root := newRoot()
 	var place func(n *Node) *Node
 	place = func(n *Node) *Node {
 		if n.Depth == 0 {

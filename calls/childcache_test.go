@@ -87,7 +87,7 @@ func TestSegKidsInlineThenMap(t *testing.T) {
 // listed once in Children; pruneUnknown's delete keeps the two in step.
 func TestNodeKidsInlineThenMap(t *testing.T) {
 	for _, n := range []int{1, kidsInline - 1, kidsInline, kidsInline + 1, 3 * kidsInline} {
-		root := &Node{First: noPos}
+		root := newRoot()
 		made := map[key]*Node{}
 		for i := range n {
 			k := key{Site: uint64(i / 2), Entry: 100, img: i % 2}

@@ -5,13 +5,14 @@ import (
 	"math/rand"
 	"sort"
 	"testing"
+	"unsafe"
 )
 
 // refMerged is Merged as it was before the first thread was copied:
 // every thread's tree added in with child, node by node (refAddTree),
 // then ordered.
 func refMerged(threads []*Thread) *Node {
-	root := &Node{First: noPos}
+	root := newRoot()
 	for _, th := range threads {
 		refAddTree(th.Root, root, th.img)
 	}
@@ -41,7 +42,7 @@ func refAddTree(src, dst *Node, img int) {
 // threads share paths, some nodes with more than kidsInline children
 // and some never called (First noPos).
 func randomThread(r *rand.Rand, tid, img int) *Thread {
-	th := &Thread{Tid: tid, Pid: 1, Root: &Node{First: noPos}, img: img}
+	th := &Thread{Tid: tid, Pid: 1, Root: newRoot(), img: img}
 	for range 1 + r.Intn(300) {
 		n := th.Root
 		for range 1 + r.Intn(6) {
@@ -174,7 +175,7 @@ func TestSortChildrenAsSortSlice(t *testing.T) {
 			}
 			return a.Entry < b.Entry
 		})
-		nd := &Node{Children: kids}
+		nd := &Node{NodeInfo: &NodeInfo{Children: kids}}
 		sortChildren(nd)
 		for i := range want {
 			if nd.Children[i] != want[i] {
@@ -240,7 +241,7 @@ func randomSegTree(r *rand.Rand, c *childCache) *segNode {
 func TestMergeIntoFreshNodes(t *testing.T) {
 	r := rand.New(rand.NewSource(24))
 	for trial := range 60 {
-		got, want := &Node{First: noPos}, &Node{First: noPos}
+		got, want := newRoot(), newRoot()
 		var ga, wa treeAlloc
 		for range 1 + trial%3 {
 			s := randomSegTree(r, new(childCache))
@@ -292,7 +293,7 @@ func TestMergeAdoptsSegmentNodes(t *testing.T) {
 			stack = stack[:len(stack)-1]
 		}
 	}
-	g := &Node{First: noPos, Depth: 3}
+	g := &Node{First: noPos, NodeInfo: &NodeInfo{Depth: 3}}
 	var a treeAlloc
 	merge(root, g, &a)
 	if len(a.nodes) != 0 {
@@ -323,5 +324,19 @@ func TestMergeAdoptsSegmentNodes(t *testing.T) {
 		if !seen[n] {
 			t.Fatalf("segment node %+v not in the tree", *n)
 		}
+	}
+}
+
+// TestNodeHotPartSmall: the fields a segment's following touches per
+// record stay in a Node of at most 112 bytes, the rest behind NodeInfo
+// (calls25: the 192-byte Node made the bash+python3 tree's
+// childCache.lookup miss more).
+func TestNodeHotPartSmall(t *testing.T) {
+	if s := unsafe.Sizeof(Node{}); s > 112 {
+		t.Fatalf("Node is %d bytes, more than 112", s)
+	}
+	var n Node
+	if o := unsafe.Offsetof(n.NodeInfo); o != unsafe.Sizeof(n)-8 {
+		t.Fatalf("NodeInfo at %d: not the Node's last field", o)
 	}
 }

@@ -101,7 +101,7 @@ func (l lineSyms) PCToLine(pc uint64) (string, int, bool) {
 func TestFinishNamesSitesPerImage(t *testing.T) {
 	p := &Profile{syms: []Symbolizer{lineSyms{"a.c"}, lineSyms{"b.c"}}}
 	for img := range 2 {
-		root := &Node{First: noPos}
+		root := newRoot()
 		c := root.child(key{Site: 0x401010, Entry: 0x402000, img: img})
 		c.First = 1
 		c.child(key{Site: 0x402020, Entry: 0x403000, img: img}).First = 2
