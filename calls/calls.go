@@ -98,9 +98,10 @@ type NodeInfo struct {
 // newRoot is an empty tree's root.
 func newRoot() *Node { return &Node{First: noPos, NodeInfo: &NodeInfo{}} }
 
-// adopted reports whether n is a real node: a segment's node stitching
-// adopted (Depth > 0), or one the result made.
-func (n *Node) adopted() bool { return n.NodeInfo != nil && n.Depth > 0 }
+// adopted reports whether segment node n is a real node: stitching
+// adopted it (adopt gives it its NodeInfo). The nodes locate walks are
+// a segment's, below its bases, never a result's root.
+func (n *Node) adopted() bool { return n.NodeInfo != nil }
 
 // kidsInline is how many children child looks through in Children
 // before it keeps a map: most paths have a few (sort -n's merge sort
@@ -715,8 +716,8 @@ func adoptKids(s *segNode, g *Node, a *treeAlloc) {
 }
 
 // adopt makes segment node n, which g has just taken as a child, a real
-// node, with its subtree: the counts are the segment's, its Depth says
-// it is real (locate).
+// node, with its subtree: the counts are the segment's, its NodeInfo
+// (from a's slab) says it is real (locate).
 func adopt(n *segNode, g *Node, a *treeAlloc) {
 	n.Parent, n.NodeInfo = g, a.info()
 	n.Depth = g.Depth + 1
