@@ -1007,12 +1007,7 @@ func (a *treeAlloc) node() *Node {
 	if a == nil {
 		return new(Node)
 	}
-	if len(a.nodes) == 0 {
-		a.nodes = make([]Node, allocBlock)
-	}
-	d := &a.nodes[0]
-	a.nodes = a.nodes[1:]
-	return d
+	return take(&a.nodes)
 }
 
 // info is a new, zeroed NodeInfo; a nil a allocates it alone.
@@ -1020,11 +1015,17 @@ func (a *treeAlloc) info() *NodeInfo {
 	if a == nil {
 		return new(NodeInfo)
 	}
-	if len(a.infos) == 0 {
-		a.infos = make([]NodeInfo, allocBlock)
+	return take(&a.infos)
+}
+
+// take is the next element of block *s, from a new block of allocBlock
+// (zeroed) when it is used up.
+func take[T any](s *[]T) *T {
+	if len(*s) == 0 {
+		*s = make([]T, allocBlock)
 	}
-	d := &a.infos[0]
-	a.infos = a.infos[1:]
+	d := &(*s)[0]
+	*s = (*s)[1:]
 	return d
 }
 
