@@ -22,20 +22,71 @@ type Symbolizer interface {
 
 // Node is a call path: the calls from the thread's first function down
 // to Func, entered from call site Site.
+//
+// A segment follows calls in Nodes (segNode): their first fields are
+// those following a call asks of the node called and childCache.lookup
+// checks it by, in the first cache line, and the segment's own fields
+// (lastKey to next) follow. Stitching adopts a segment's nodes as the
+// result's where no node of the same path is there yet (merge): sort
+// -n's 1.2 million paths are made once, not as segment nodes and then
+// copied into Nodes.
 type Node struct {
-	Func  string // the function's name ("0x…" without a symbol)
-	Entry uint64 // its entry address (the signal number for a signal frame)
+	Count uint64 // calls that entered this path
+	Self  uint64 // instructions run with this path on top
+	First uint64 // position of the first call
 	Site  uint64 // the call instruction (0 for a thread's first function)
+	Entry uint64 // the function's entry address (the signal number for a signal frame)
+	// Parent is the path one call shorter (nil for a thread's root; in
+	// a segment, the segment's parent node).
+	Parent *Node
+
+	// lastKey and last: the child childCache.child returned last, under
+	// key lastKey: a loop calling one function from the same path finds
+	// it here, in the node it is in. The key is kept here, not read
+	// from the child: a miss would touch a node for nothing.
+	lastKey segKey
+	last    *Node
+	// nkids is how many children the segment made the node (below
+	// segKidsInline child looks through the list: kid, then each next;
+	// beyond it childCache.many finds them).
+	nkids uint32
+	// id tells the path from the others for childCache's hash: a
+	// recursion's paths at every depth have the same keys (lua's
+	// fib, hashed by keys alone, sent a million lookups to the maps;
+	// sqlite3 3.7 million), so the hash takes the parent's id, made
+	// from its own parent's and the order it was made in.
+	id uint32
+	// kid is the node's last child a segment made, and those children
+	// are a circular sibling list through next, each child's next the
+	// child made after it, the last's the first (kid.next): sort -n's
+	// merge sort makes a million paths, most with one or two children,
+	// and a block of inline keys for each (144 bytes) was as much
+	// memory as the nodes, most of its cost the kernel's and the
+	// allocator's zeroing of new pages. Oldest first, a walk of the
+	// tree reads the nodes in the order they were made, which is where
+	// they lie; newest first, every sibling was a miss.
+	kid, next *Node
+
+	FirstTid int // the thread that made the first call
+
+	// NodeInfo holds what only stitching, naming, printing and JSON
+	// read, apart from the fields the segment's following touches per
+	// record (above): with them in the Node, a node was 192 bytes, the
+	// segment's were 104 before they became Nodes, and the bash+python3
+	// tree's childCache.lookup missed more. nil in a segment's node
+	// until stitching adopts it (adopt); every other Node has one.
+	*NodeInfo
+}
+
+// NodeInfo is the part of a Node the call tree's users read: its name,
+// site, totals, depth and children.
+type NodeInfo struct {
+	Func string // the function's name ("0x…" without a symbol)
 	// SiteName names the call site: file:line when there is DWARF, else
 	// caller+offset.
 	SiteName string
-	Count    uint64 // calls that entered this path
-	Self     uint64 // instructions run with this path on top
-	Total    uint64 // Self and the instructions of every longer path
-	First    uint64 // position of the first call
-	FirstTid int    // the thread that made it
-	Depth    int    // 1 for a thread's first function
-	Parent   *Node
+	Total    uint64  // Self and the instructions of every longer path
+	Depth    int     // 1 for a thread's first function, 0 for a root
 	Children []*Node // by first position
 
 	// kids finds a child by key once there are more than kidsInline
@@ -43,6 +94,14 @@ type Node struct {
 	kids map[key]*Node
 	img  int
 }
+
+// newRoot is an empty tree's root.
+func newRoot() *Node { return &Node{First: noPos, NodeInfo: &NodeInfo{}} }
+
+// adopted reports whether segment node n is a real node: stitching
+// adopted it (adopt gives it its NodeInfo). The nodes locate walks are
+// a segment's, below its bases, never a result's root.
+func (n *Node) adopted() bool { return n.NodeInfo != nil }
 
 // kidsInline is how many children child looks through in Children
 // before it keeps a map: most paths have a few (sort -n's merge sort
@@ -79,33 +138,41 @@ func (n *Node) child(k key) *Node { return n.childIn(k, nil) }
 
 // childIn is child, with a new node from a (nil: the heap).
 func (n *Node) childIn(k key, a *treeAlloc) *Node {
-	if n.kids == nil {
-		for _, c := range n.Children {
-			if c.Site == k.Site && c.Entry == k.Entry && c.img == k.img {
-				return c
-			}
-		}
-		if len(n.Children) >= kidsInline {
-			n.kids = make(map[key]*Node, 2*len(n.Children))
-			for _, c := range n.Children {
-				n.kids[key{c.Site, c.Entry, c.img}] = c
-			}
-		}
-	} else if c := n.kids[k]; c != nil {
+	if c := n.find(k); c != nil {
 		return c
 	}
-	var c *Node
-	if a != nil {
-		c = a.node()
-	} else {
-		c = new(Node)
+	c := a.node()
+	*c = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, NodeInfo: a.info()}
+	c.Depth, c.img = n.Depth+1, k.img
+	n.add(k, c)
+	return c
+}
+
+// find is n's child k, nil if none.
+func (n *Node) find(k key) *Node {
+	if n.kids != nil {
+		return n.kids[k]
 	}
-	*c = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, Depth: n.Depth + 1, img: k.img}
+	for _, c := range n.Children {
+		if c.Site == k.Site && c.Entry == k.Entry && c.img == k.img {
+			return c
+		}
+	}
+	if len(n.Children) >= kidsInline {
+		n.kids = make(map[key]*Node, 2*len(n.Children))
+		for _, c := range n.Children {
+			n.kids[key{c.Site, c.Entry, c.img}] = c
+		}
+	}
+	return nil
+}
+
+// add makes c, found by key k, n's last child.
+func (n *Node) add(k key, c *Node) {
 	if n.kids != nil {
 		n.kids[k] = c
 	}
 	n.Children = append(n.Children, c)
-	return c
 }
 
 // Thread is one thread's call tree: of one program, as an exec starts
@@ -479,7 +546,7 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 						}
 						if entry == 0 && (bn == nil || bn.numChildren() == 0) {
 							if bn != nil {
-								gs[i].self += bn.self
+								gs[i].self += bn.Self
 							}
 							continue
 						}
@@ -605,35 +672,37 @@ func isTramp(sym Symbolizer, n *Node) bool {
 }
 
 // merge adds a segment's node into the real one: its instructions, and
-// its children's calls. A real node with no children yet takes the
-// segment's as new nodes (mergeFresh), without looking each up first (a
-// segment's keys are distinct): one segment (--jobs 1) makes every real
-// node so, sort -n's 1.2 million of them. (Their kids map is made when a
-// lookup first needs it: childIn.)
+// its children's calls. A child of the segment's that the real node has
+// no child for becomes the real node's child, with its subtree (adopt):
+// no copy is made. One segment (--jobs 1) gives every node so, sort
+// -n's 1.2 million of them, which were copied into as many Nodes (250
+// fresh bytes a path with the segment's). A real node with no children
+// yet takes all of the segment's without looking each up first (a
+// segment's keys are distinct). (Their kids map is made when a lookup
+// first needs it: childIn.)
 func merge(s *segNode, g *Node, a *treeAlloc) {
-	g.Self += s.self
+	g.Self += s.Self
 	if len(g.Children) == 0 && g.kids == nil {
-		mergeFresh(s, g, a)
+		adoptKids(s, g, a)
 		return
 	}
-	s.eachChild(func(k segKey, sc *segNode) {
-		gc := g.childIn(key{k.Site, k.Entry, 0}, a)
-		mergeCounts(sc, gc)
-		merge(sc, gc, a)
-	})
+	for sc := s.firstKid(); sc != nil; sc = s.nextKid(sc) {
+		k := key{sc.Site, sc.Entry, 0}
+		if gc := g.find(k); gc != nil {
+			mergeCounts(sc, gc)
+			merge(sc, gc, a)
+			continue
+		}
+		g.add(k, sc)
+		adopt(sc, g, a)
+	}
 }
 
-// mergeFresh gives g, which has no children, s's children and their
-// subtrees, made oldest child first, each followed by its own: the
-// order sortChildren leaves children in (by first position, which a
-// segment's calls reach in the order they made the children), the
-// order the segment's nodes were made in (segNode.kid) and every walk
-// of the tree takes (finish, printing, WalkMerged), so that the walks
-// read the nodes in the order they lie in memory. Made newest first,
-// each walk of sort -n's 1.2 million paths missed the cache on nearly
-// every node (perf annotate: the printing filter's first load of a
-// Node, 7% of ttd calls), and sortChildren sorted them all back.
-func mergeFresh(s *segNode, g *Node, a *treeAlloc) {
+// adoptKids gives g, which has no children, s's children, each with its
+// subtree (adopt), in the order the segment made them: by first
+// position, the order sortChildren leaves children in (a segment's
+// calls reach them in the order they made them).
+func adoptKids(s *segNode, g *Node, a *treeAlloc) {
 	if s.nkids == 0 {
 		return
 	}
@@ -641,42 +710,52 @@ func mergeFresh(s *segNode, g *Node, a *treeAlloc) {
 		g.Children = a.slice(int(s.nkids))[:0]
 	}
 	for sc := s.firstKid(); sc != nil; sc = s.nextKid(sc) {
-		gc := a.node()
-		*gc = Node{Entry: sc.key.Entry, Site: sc.key.Site, First: noPos, Parent: g, Depth: g.Depth + 1}
-		g.Children = append(g.Children, gc)
-		mergeCounts(sc, gc)
-		merge(sc, gc, a)
+		g.Children = append(g.Children, sc)
+		adopt(sc, g, a)
 	}
+}
+
+// adopt makes segment node n, which g has just taken as a child, a real
+// node, with its subtree: the counts are the segment's, its NodeInfo
+// (from a's slab) says it is real (locate).
+func adopt(n *segNode, g *Node, a *treeAlloc) {
+	n.Parent, n.NodeInfo = g, a.info()
+	n.Depth = g.Depth + 1
+	adoptKids(n, n, a)
 }
 
 // mergeCounts adds a segment node's calls and first position to the
 // real node's.
 func mergeCounts(sc *segNode, gc *Node) {
-	gc.Count += sc.count
-	if sc.first < gc.First {
-		gc.First, gc.FirstTid = sc.first, int(sc.firstTid)
+	gc.Count += sc.Count
+	if sc.First < gc.First {
+		gc.First, gc.FirstTid = sc.First, sc.FirstTid
 	}
 }
 
 // locateOK is locate for a node that may hang below a base the
 // stitching could not place (nil then).
 func locateOK(n *segNode, at map[*segNode]*Node) *Node {
-	for m := n; ; m = m.parent {
-		if _, ok := at[m]; ok {
+	for m := n; ; m = m.Parent {
+		if _, ok := at[m]; ok || m.adopted() {
 			return locate(n, at, nil)
 		}
-		if m.parent == nil {
+		if m.Parent == nil {
 			return nil
 		}
 	}
 }
 
-// locate finds the real node of a segment node, through its base.
+// locate finds the real node of a segment node, through its base: the
+// node itself when stitching adopted it (merge).
 func locate(n *segNode, at map[*segNode]*Node, a *treeAlloc) *Node {
+	if n.adopted() {
+		return n
+	}
 	if g, ok := at[n]; ok {
 		return g
 	}
-	g := locate(n.parent, at, a).childIn(key{n.key.Site, n.key.Entry, 0}, a)
+	g := locate(n.Parent, at, a).childIn(key{n.Site, n.Entry, 0}, a)
 	at[n] = g
 	return g
 }
@@ -847,7 +926,7 @@ func siteName(sym Symbolizer, pc uint64) string {
 // Merged is the call tree of all threads together: paths with the same
 // functions and call sites added up.
 func (p *Profile) Merged() *Node {
-	root := &Node{First: noPos}
+	root := newRoot()
 	mergeThreads(root, p.Threads)
 	return root
 }
@@ -916,18 +995,37 @@ func sortTree(n *Node) {
 // instead of two per node.
 type treeAlloc struct {
 	nodes []Node
+	infos []NodeInfo
 	kids  []*Node
 }
 
 const allocBlock = 1024
 
-// node is a new Node (not zeroed: the caller sets every field).
+// node is a new Node (not zeroed: the caller sets every field); a nil
+// a allocates it alone.
 func (a *treeAlloc) node() *Node {
-	if len(a.nodes) == 0 {
-		a.nodes = make([]Node, allocBlock)
+	if a == nil {
+		return new(Node)
 	}
-	d := &a.nodes[0]
-	a.nodes = a.nodes[1:]
+	return take(&a.nodes)
+}
+
+// info is a new, zeroed NodeInfo; a nil a allocates it alone.
+func (a *treeAlloc) info() *NodeInfo {
+	if a == nil {
+		return new(NodeInfo)
+	}
+	return take(&a.infos)
+}
+
+// take is the next element of block *s, from a new block of allocBlock
+// (zeroed) when it is used up.
+func take[T any](s *[]T) *T {
+	if len(*s) == 0 {
+		*s = make([]T, allocBlock)
+	}
+	d := &(*s)[0]
+	*s = (*s)[1:]
 	return d
 }
 
@@ -953,9 +1051,9 @@ func (a *treeAlloc) copyChildren(src, dst *Node, img int) []*Node {
 	out := a.slice(n)
 	for i, c := range src.Children {
 		d := a.node()
-		*d = Node{Func: c.Func, Entry: c.Entry, Site: c.Site, SiteName: c.SiteName,
-			Count: c.Count, Self: c.Self, Total: c.Total, First: c.First, FirstTid: c.FirstTid,
-			Depth: dst.Depth + 1, Parent: dst, img: img}
+		*d = Node{Entry: c.Entry, Site: c.Site, Count: c.Count, Self: c.Self, First: c.First,
+			FirstTid: c.FirstTid, Parent: dst, NodeInfo: a.info()}
+		*d.NodeInfo = NodeInfo{Func: c.Func, SiteName: c.SiteName, Total: c.Total, Depth: dst.Depth + 1, img: img}
 		d.Children = a.copyChildren(c, d, img)
 		out[i] = d
 	}
@@ -970,7 +1068,7 @@ func (p *Profile) FlowTree(flow int) *Node {
 	if len(m) == 0 {
 		return nil
 	}
-	root := &Node{First: noPos}
+	root := newRoot()
 	var place func(n *Node) *Node
 	place = func(n *Node) *Node {
 		if n.Depth == 0 {

@@ -11,7 +11,7 @@ import "testing"
 func TestChildCacheTellsRecursionApart(t *testing.T) {
 	c := new(childCache)
 	k := segKey{Site: 0x401234, Entry: 0x401200}
-	root := &segNode{first: noPos}
+	root := &segNode{First: noPos}
 	const depth = 512
 	chain := []*segNode{root}
 	for n := root; len(chain) <= depth; {
@@ -20,7 +20,7 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 	}
 	slots := map[**segNode]bool{}
 	for i, n := range chain[:depth] {
-		if got := c.child(n, k); got != chain[i+1] || got.parent != n {
+		if got := c.child(n, k); got != chain[i+1] || got.Parent != n {
 			t.Fatalf("depth %d: the cache returned another node", i)
 		}
 		slots[c.slot(n, k)] = true
@@ -43,10 +43,10 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 // eachChild and numChildren see every one.
 func TestSegKidsInlineThenMap(t *testing.T) {
 	for _, n := range []int{1, segKidsInline - 1, segKidsInline, segKidsInline + 1, 3 * segKidsInline} {
-		root := &segNode{first: noPos, id: 7}
+		root := &segNode{First: noPos, id: 7}
 		cc := new(childCache)
 		// other's children share the map and the keys: never root's.
-		other := &segNode{first: noPos, id: 7}
+		other := &segNode{First: noPos, id: 7}
 		for i := range 2 * segKidsInline {
 			cc.make(other, segKey{Site: uint64(i), Entry: uint64(100 + i%3)})
 		}
@@ -54,7 +54,7 @@ func TestSegKidsInlineThenMap(t *testing.T) {
 		for i := range n {
 			k := segKey{Site: uint64(i), Entry: uint64(100 + i%3)}
 			c := cc.make(root, k)
-			if c.parent != root || c.key != k || c.id != childID(root, uint32(i)) {
+			if c.Parent != root || c.skey() != k || c.id != childID(root, uint32(i)) {
 				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
 			}
 			made[k] = c
@@ -87,7 +87,7 @@ func TestSegKidsInlineThenMap(t *testing.T) {
 // listed once in Children; pruneUnknown's delete keeps the two in step.
 func TestNodeKidsInlineThenMap(t *testing.T) {
 	for _, n := range []int{1, kidsInline - 1, kidsInline, kidsInline + 1, 3 * kidsInline} {
-		root := &Node{First: noPos}
+		root := newRoot()
 		made := map[key]*Node{}
 		for i := range n {
 			k := key{Site: uint64(i / 2), Entry: 100, img: i % 2}
@@ -128,7 +128,7 @@ func TestChildCacheSlotsCheckTheChild(t *testing.T) {
 	const parents, keys = 48, 512 // three times the slots
 	ps := make([]*segNode, parents)
 	for i := range ps {
-		ps[i] = &segNode{first: noPos, id: uint32(i+1) * 0x9e3779b9}
+		ps[i] = &segNode{First: noPos, id: uint32(i+1) * 0x9e3779b9}
 	}
 	made := map[[2]uint64]*segNode{}
 	for round := range 2 {
@@ -136,8 +136,8 @@ func TestChildCacheSlotsCheckTheChild(t *testing.T) {
 			for k := range keys {
 				key := segKey{Site: uint64(k % 64), Entry: uint64(k / 64)}
 				x := c.lookup(p, key)
-				if x.parent != p || x.key != key {
-					t.Fatalf("round %d: parent %d key %+v: a node of parent %p key %+v", round, i, key, x.parent, x.key)
+				if x.Parent != p || x.skey() != key {
+					t.Fatalf("round %d: parent %d key %+v: a node of parent %p key %+v", round, i, key, x.Parent, x.skey())
 				}
 				id := [2]uint64{uint64(i), uint64(k)}
 				if m := made[id]; m == nil {

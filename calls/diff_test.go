@@ -53,7 +53,7 @@ func TestDiffRanksTheDecisionFirst(t *testing.T) {
 // become one composite row, and longer paths below a difference go.
 func TestDiffMergesSiblings(t *testing.T) {
 	mk := func(paths ...string) *Node {
-		root := &Node{First: noPos}
+		root := newRoot()
 		pos := uint64(1)
 		for _, p := range paths {
 			n := root

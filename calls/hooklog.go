@@ -86,7 +86,7 @@ func (s *segment) more(st *segThread, h *x86.HookStep) {
 	st.lookTo = 0 // the frame on top is named: watch would end it
 	kk := segKey{h.PC, s.leafEntry(h)}
 	c := s.children.child(top, kk)
-	c.count += h.More
+	c.Count += h.More
 	mergedCalls.Add(h.More)
 	s.credit(st, c, h.MoreCallee)
 	s.credit(st, top, -h.MoreCallee)
@@ -178,9 +178,9 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	if c == nil || top.lastKey != kk {
 		c = s.children.child(top, kk)
 	}
-	c.count++
-	if pos := base + h.Retired; pos < c.first {
-		c.first, c.firstTid = pos, int32(st.tid)
+	c.Count++
+	if pos := base + h.Retired; pos < c.First {
+		c.First, c.FirstTid = pos, st.tid
 	}
 	if s.flowOf != nil {
 		fs := s.flowStat(st, c)

@@ -23,7 +23,7 @@ func (p *Profile) WalkMerged(fn func(n *Node) bool) {
 	for i, th := range p.Threads {
 		srcs[i] = mergeSrc{th.Root, th.img}
 	}
-	w.walk(&Node{First: noPos}, srcs, 0)
+	w.walk(newRoot(), srcs, 0)
 }
 
 // mergeSrc is one thread's node of a merged path, with the thread's
@@ -47,6 +47,7 @@ type mergeLevel struct {
 	ents    []mergeSrc // every source's children, in thread order
 	grp     []int32    // ents[i]'s group
 	groups  []Node
+	infos   []NodeInfo // groups[i]'s NodeInfo, linked once grouped
 	offs    []int32
 	members []mergeSrc
 	next    []int32
@@ -65,7 +66,7 @@ func (w *mergeWalk) walk(parent *Node, srcs []mergeSrc, depth int) {
 		w.levels = append(w.levels, &mergeLevel{})
 	}
 	l := w.levels[depth]
-	l.ents, l.grp, l.groups = l.ents[:0], l.grp[:0], l.groups[:0]
+	l.ents, l.grp, l.groups, l.infos = l.ents[:0], l.grp[:0], l.groups[:0], l.infos[:0]
 	for _, s := range srcs {
 		for _, c := range s.n.Children {
 			l.ents = append(l.ents, mergeSrc{c, s.img})
@@ -90,7 +91,7 @@ func (w *mergeWalk) walk(parent *Node, srcs []mergeSrc, depth int) {
 			}
 		} else {
 			for i := range l.groups {
-				if d := &l.groups[i]; d.Site == k.Site && d.Entry == k.Entry && d.img == k.img {
+				if d := &l.groups[i]; d.Site == k.Site && d.Entry == k.Entry && l.infos[i].img == k.img {
 					g = int32(i)
 					break
 				}
@@ -98,15 +99,15 @@ func (w *mergeWalk) walk(parent *Node, srcs []mergeSrc, depth int) {
 		}
 		if g < 0 {
 			g = int32(len(l.groups))
-			l.groups = append(l.groups, Node{Func: c.Func, Entry: c.Entry, Site: c.Site, SiteName: c.SiteName,
-				First: c.First, FirstTid: c.FirstTid, Depth: parent.Depth + 1, Parent: parent, img: e.img})
+			l.groups = append(l.groups, Node{Entry: c.Entry, Site: c.Site, First: c.First, FirstTid: c.FirstTid, Parent: parent})
+			l.infos = append(l.infos, NodeInfo{Func: c.Func, SiteName: c.SiteName, Depth: parent.Depth + 1, img: e.img})
 			if useMap {
 				l.byKey[k] = g
 			}
 		} else {
-			d := &l.groups[g]
-			if d.Func == "" {
-				d.Func, d.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
+			d, di := &l.groups[g], &l.infos[g]
+			if di.Func == "" {
+				di.Func, di.SiteName, d.FirstTid = c.Func, c.SiteName, c.FirstTid
 			}
 			if c.First < d.First {
 				d.First, d.FirstTid = c.First, c.FirstTid
@@ -115,8 +116,11 @@ func (w *mergeWalk) walk(parent *Node, srcs []mergeSrc, depth int) {
 		d := &l.groups[g]
 		d.Count += c.Count
 		d.Self += c.Self
-		d.Total += c.Total
+		l.infos[g].Total += c.Total
 		l.grp = append(l.grp, g)
+	}
+	for i := range l.groups {
+		l.groups[i].NodeInfo = &l.infos[i]
 	}
 	// Each group's thread nodes, in thread order (a counting sort).
 	l.offs = append(l.offs[:0], make([]int32, len(l.groups)+1)...)

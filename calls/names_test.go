@@ -83,7 +83,7 @@ func TestImagesShareNames(t *testing.T) {
 	shared, other := &countingSym{}, &countingSym{}
 	p := &Profile{syms: []Symbolizer{shared, shared, other}}
 	for img := range p.syms {
-		root := &Node{First: noPos}
+		root := newRoot()
 		c := root.child(key{0x2000, 0x1000, 0})
 		c.Depth, c.Count = 1, 1
 		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})

@@ -537,7 +537,7 @@ func (s *segment) exec(r *reader.Replay, ev *reader.Event) {
 
 // newThread adds a thread's tree to the profile.
 func (s *segment) newThread(p *Profile, st *segThread) *Thread {
-	th := &Thread{Tid: st.tid, Root: &Node{First: noPos}, img: st.img}
+	th := &Thread{Tid: st.tid, Root: newRoot(), img: st.img}
 	if s.tree != nil {
 		th.Pid, th.Exec = s.tree.PidOf(st.tid), st.key>>32
 	}
@@ -603,7 +603,7 @@ const procSite = ^uint64(0) - 2
 // Processes are known by Name (programs and fork order), not pid, so
 // that two recordings of one program match (Diff).
 func (p *Profile) ByProcess() *Node {
-	root := &Node{First: noPos}
+	root := newRoot()
 	if p.Tree == nil {
 		mergeThreads(root, p.Threads)
 		return root

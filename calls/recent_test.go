@@ -101,7 +101,7 @@ func (l lineSyms) PCToLine(pc uint64) (string, int, bool) {
 func TestFinishNamesSitesPerImage(t *testing.T) {
 	p := &Profile{syms: []Symbolizer{lineSyms{"a.c"}, lineSyms{"b.c"}}}
 	for img := range 2 {
-		root := &Node{First: noPos}
+		root := newRoot()
 		c := root.child(key{Site: 0x401010, Entry: 0x402000, img: img})
 		c.First = 1
 		c.child(key{Site: 0x402020, Entry: 0x403000, img: img}).First = 2
@@ -164,8 +164,8 @@ func TestLeafKeysAsLeafEntry(t *testing.T) {
 		var got []segKey
 		top.eachChild(func(k segKey, c *segNode) {
 			got = append(got, k)
-			if c.count != 1 || c.self != 10 || c.first != 10 {
-				t.Errorf("%s: %+v counted %d, %d instructions, first %d", tc.what, k, c.count, c.self, c.first)
+			if c.Count != 1 || c.Self != 10 || c.First != 10 {
+				t.Errorf("%s: %+v counted %d, %d instructions, first %d", tc.what, k, c.Count, c.Self, c.First)
 			}
 		})
 		if want := (segKey{mainAt + 0x10, tc.entry}); len(got) != 1 || got[0] != want {

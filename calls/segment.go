@@ -33,49 +33,13 @@ type segKey struct {
 }
 
 // segNode is a call path of one segment, below a thread's root or below
-// one of the frames open at the segment's checkpoint. Its fields are
-// laid out for following records (leaf, childCache.child): the first
-// cache line it starts holds what following a call asks of the node
-// called (count, self, first) and what childCache.lookup checks it by
-// (parent, key), with lastKey, which the node a call is made from is
-// asked first. It is 104 bytes: sort -n makes 1.2 million of them, and
-// at 128 (with the child returned before last, prev, and a 64-bit id)
-// they were 154 MB of fresh memory, most of calls' page faults beside
-// the Nodes finish makes of them.
-type segNode struct {
-	count  uint64 // calls entering the path in this segment
-	self   uint64 // instructions run with the path on top
-	first  uint64 // position of the first call (noPos: none)
-	key    segKey
-	parent *segNode
-	// last is the child childCache.child returned last, under key
-	// lastKey: a loop calling one function from the same path finds it
-	// here, in the node it is in. The key is kept here, not read from
-	// the child: a miss would touch a node for nothing.
-	lastKey  segKey
-	last     *segNode
-	firstTid int32
-	// nkids is how many children the node has: below segKidsInline
-	// child looks through the list (kid, then each next), beyond it
-	// childCache.many finds them.
-	nkids uint32
-	// id tells the path from the others for childCache's hash: a
-	// recursion's paths at every depth have the same keys (lua's
-	// fib, hashed by keys alone, sent a million lookups to the maps;
-	// sqlite3 3.7 million), so the hash takes the parent's id, made
-	// from its own parent's and the order it was made in.
-	id uint32
-	// kid is the node's last child made, and the children are a
-	// circular sibling list through next, each child's next the child
-	// made after it, the last's the first (kid.next): sort -n's merge
-	// sort makes a million paths, most with one or two children, and a
-	// block of inline keys for each (segKids, 144 bytes) was as much
-	// memory as the nodes, most of its cost the kernel's and the
-	// allocator's zeroing of new pages. Oldest first, a walk of the
-	// tree reads the nodes in the order they were made, which is where
-	// they lie (mergeFresh); newest first, every sibling was a miss.
-	kid, next *segNode
-}
+// one of the frames open at the segment's checkpoint: a Node, of which
+// the segment sets the keys, Count, Self, First, FirstTid and Parent
+// (its parent in the segment) and its own fields (lastKey to next), all
+// in the Node's first 104 bytes; its NodeInfo is nil. Stitching adopts
+// it as the result's node (giving it a NodeInfo) or adds it into one
+// (merge).
+type segNode = Node
 
 // segKidsInline is how many children child looks through in the
 // sibling list before it asks childCache.many.
@@ -88,7 +52,7 @@ func (n *segNode) numChildren() int { return int(n.nkids) }
 // first.
 func (n *segNode) eachChild(fn func(k segKey, c *segNode)) {
 	for c := n.firstKid(); c != nil; c = n.nextKid(c) {
-		fn(c.key, c)
+		fn(c.skey(), c)
 	}
 }
 
@@ -125,7 +89,7 @@ func childID(n *segNode, k uint32) uint32 { return (n.id + k + 1) * 0x9e3779b9 }
 func (c *childCache) make(n *segNode, k segKey) *segNode {
 	if n.nkids <= segKidsInline {
 		for x := n.firstKid(); x != nil; x = n.nextKid(x) {
-			if x.key == k {
+			if x.skey() == k {
 				return x
 			}
 		}
@@ -138,7 +102,7 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 	}
 	x := &c.slab[0]
 	c.slab = c.slab[1:]
-	*x = segNode{key: k, parent: n, first: noPos, id: childID(n, n.nkids)}
+	*x = segNode{Site: k.Site, Entry: k.Entry, Parent: n, First: noPos, id: childID(n, n.nkids)}
 	if n.kid == nil {
 		x.next = x
 	} else {
@@ -152,7 +116,7 @@ func (c *childCache) make(n *segNode, k segKey) *segNode {
 		}
 		if n.nkids == segKidsInline+1 {
 			for y := n.firstKid(); y != nil; y = n.nextKid(y) {
-				c.many[kidKey{n, y.key}] = y
+				c.many[kidKey{n, y.skey()}] = y
 			}
 		} else {
 			c.many[kidKey{n, k}] = x
@@ -201,7 +165,7 @@ func (c *childCache) lookup(n *segNode, k segKey) *segNode {
 	// A node with no children has none in the slot: the check would
 	// read another path's node for nothing (sort -n's merge sort makes
 	// most of its 1.2 million paths below a node with none yet).
-	if x := *e; n.nkids != 0 && x != nil && x.parent == n && x.key == k {
+	if x := *e; n.nkids != 0 && x != nil && x.Parent == n && x.skey() == k {
 		return x
 	}
 	x := c.make(n, k)
@@ -317,7 +281,7 @@ func (st *segThread) base(b int) *segNode {
 		return j.node
 	}
 	for len(st.bases) <= b {
-		st.bases = append(st.bases, &segNode{first: noPos})
+		st.bases = append(st.bases, &segNode{First: noPos})
 	}
 	return st.bases[b]
 }
@@ -515,7 +479,7 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 			st.last = c.Retired()
 		}
 		if fresh {
-			st.root = &segNode{first: noPos}
+			st.root = &segNode{First: noPos}
 			st.stack = append(st.stack, frame{parent: st.root, slot: ^uint64(0), pos: pos})
 			st.pending = true
 		} else {
@@ -593,9 +557,9 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	if n == nil || p.lastKey != k {
 		n = s.children.child(p, k)
 	}
-	n.count++
-	if f.pos < n.first {
-		n.first, n.firstTid = f.pos, int32(st.tid)
+	n.Count++
+	if f.pos < n.First {
+		n.First, n.FirstTid = f.pos, st.tid
 	}
 	f.node = n
 	st.pending = false
@@ -628,7 +592,7 @@ type flowKey struct {
 
 // credit gives delta instructions to node, and to the thread's flow.
 func (s *segment) credit(st *segThread, node *segNode, delta uint64) {
-	node.self += delta
+	node.Self += delta
 	if s.flowOf != nil && delta != 0 {
 		s.flowStat(st, node).Self += delta
 	}
@@ -730,7 +694,7 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 				if st.jumps == nil {
 					st.jumps = map[int]*baseJump{}
 				}
-				st.jumps[st.b] = &baseJump{entry: e.entry, node: &segNode{first: noPos}}
+				st.jumps[st.b] = &baseJump{entry: e.entry, node: &segNode{First: noPos}}
 				st.baseLook, st.baseLookTo = 0, 0
 				return
 			}
@@ -1125,3 +1089,6 @@ func cpuOf(r *reader.Replay, tid int) *x86.CPU {
 	}
 	return nil
 }
+
+// skey is n's key in its segment.
+func (n *Node) skey() segKey { return segKey{n.Site, n.Entry} }

@@ -71,12 +71,12 @@ func TestAppendRightAsFmt(t *testing.T) {
 // chainTree is a path depth calls deep below a new root, node d set by
 // set, each with a sibling "leaf" after it, so that a walk comes back up.
 func chainTree(depth int, set func(d int, n *calls.Node)) *calls.Node {
-	root := &calls.Node{}
+	root := &calls.Node{NodeInfo: &calls.NodeInfo{}}
 	parent := root
 	for d := range depth {
-		n := &calls.Node{Depth: d + 1, Parent: parent}
+		n := &calls.Node{Parent: parent, NodeInfo: &calls.NodeInfo{Depth: d + 1}}
 		set(d, n)
-		parent.Children = append(parent.Children, n, &calls.Node{Func: "leaf", Count: 1, First: ^uint64(0), Depth: d + 1, Parent: parent})
+		parent.Children = append(parent.Children, n, &calls.Node{Count: 1, First: ^uint64(0), Parent: parent, NodeInfo: &calls.NodeInfo{Func: "leaf", Depth: d + 1}})
 		parent = n
 	}
 	return root
@@ -108,15 +108,15 @@ func fmtCallTree(root *calls.Node, keep func(*calls.Node) bool, depth int) strin
 // indented deeper than blanks is long, prints as fmt did, in writes of
 // whole rows each at most rowsFlush and a row long.
 func TestCallTreeRowsAsFmtManyWrites(t *testing.T) {
-	root := &calls.Node{}
+	root := &calls.Node{NodeInfo: &calls.NodeInfo{}}
 	rows := 0
 	for chain := 0; rows*90 < 4*rowsFlush; chain++ {
 		parent := root
 		for d := range 70 {
 			// Numbers of every width up to 16 digits: one short of a
 			// column's too (one blank of padding).
-			n := &calls.Node{Func: fmt.Sprintf("f%d_%d", chain, d), Count: pow10(d % 10), Total: pow10((d+chain)%17) + uint64(rows),
-				Self: pow10(d % 15), First: pow10((d + 2*chain) % 13), Depth: d + 1, Parent: parent}
+			n := &calls.Node{Count: pow10(d % 10), Self: pow10(d % 15), First: pow10((d + 2*chain) % 13), Parent: parent,
+				NodeInfo: &calls.NodeInfo{Func: fmt.Sprintf("f%d_%d", chain, d), Total: pow10((d+chain)%17) + uint64(rows), Depth: d + 1}}
 			if d%3 == 0 {
 				n.SiteName = fmt.Sprintf("deep.c:%d", d)
 			}
@@ -175,14 +175,14 @@ func pow10(k int) uint64 {
 //
 //	go test ./cmd/ttd -run XXX -bench CallTreeRows -count 5
 func BenchmarkCallTreeRows(b *testing.B) {
-	root := &calls.Node{}
+	root := &calls.Node{NodeInfo: &calls.NodeInfo{}}
 	rows := 0
 	var grow func(parent *calls.Node, d int)
 	grow = func(parent *calls.Node, d int) {
 		for i := range 2 {
 			v := uint64(rows*7919+i) % pow10(1+rows%10)
-			n := &calls.Node{Func: "msort_with_tmp", SiteName: fmt.Sprintf("msort.c:%d", 297+i*3), Count: v % 1000, Total: v * 3,
-				Self: v, First: v * 11, Depth: d + 1, Parent: parent}
+			n := &calls.Node{Count: v % 1000, Self: v, First: v * 11, Parent: parent,
+				NodeInfo: &calls.NodeInfo{Func: "msort_with_tmp", SiteName: fmt.Sprintf("msort.c:%d", 297+i*3), Total: v * 3, Depth: d + 1}}
 			if d%5 == 4 {
 				n.Func, n.SiteName = "compare", "sort.c:2790"
 			}
