@@ -32,29 +32,38 @@ func TestChainRuns(t *testing.T) {
 		}
 		return n
 	}
-	var longest uint64
-	for _, c := range cost {
-		longest = max(longest, c)
-	}
 	for _, jobs := range []int{1, 2, 3, 7} {
 		runs := chainRuns(units, jobs)
 		if len(runs) != jobs {
 			t.Fatalf("%d jobs: %d runs %+v", jobs, len(runs), runs)
 		}
 		next := 0
-		var lo, hi uint64 = ^uint64(0), 0
+		var total uint64
+		for _, c := range cost {
+			total += c
+		}
+		// A cut misses its share of the total by at most half the
+		// larger of the two segments around it (the run ends where the
+		// segments so far come nearest to it), so a run costs its share
+		// give or take half of those at each of its two cuts.
+		slack := func(cut int) uint64 {
+			if cut == 0 || cut == len(cost) {
+				return 0
+			}
+			return max(cost[cut-1], cost[cut]) / 2
+		}
 		for _, r := range runs {
 			if r.i != next || r.n == 0 {
 				t.Fatalf("%d jobs: runs %+v do not cover the segments in order", jobs, runs)
 			}
 			next = r.i + r.n
-			lo, hi = min(lo, insts(r)), max(hi, insts(r))
+			got, share := int64(insts(r))*int64(jobs), int64(total)
+			if d, allowed := max(got-share, share-got), int64(slack(r.i)+slack(next)+1)*int64(jobs); d > allowed {
+				t.Errorf("%d jobs: run %+v costs %d, its share %d give or take %d", jobs, r, insts(r), total/uint64(jobs), allowed/int64(jobs))
+			}
 		}
 		if next != len(units) {
 			t.Fatalf("%d jobs: runs %+v end at %d of %d segments", jobs, runs, next, len(units))
-		}
-		if hi-lo > longest {
-			t.Errorf("%d jobs: runs costing %d to %d, more apart than a segment (%d)", jobs, lo, hi, longest)
 		}
 	}
 	if runs := chainRuns(units, 10*len(units)); len(runs) != len(units) {
