@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path"
@@ -165,47 +166,57 @@ func (t *Thread) procData(p string) (data []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	return procContent(q, th, rest)
+	gen, ok := procGen(q, th, rest)
+	if !ok {
+		return nil, false
+	}
+	return gen(), true
 }
 
-// procContent is what procData gives for the file rest of process q
-// (of its thread th, when not nil).
-func procContent(q *Process, th *Thread, rest string) (data []byte, ok bool) {
+// procGen returns what makes the contents of the file rest of process q
+// (of its thread th, when not nil), run when the file is read; ok is
+// false for the files ttd leaves to the host.
+func procGen(q *Process, th *Thread, rest string) (gen func() []byte, ok bool) {
 	if th != nil {
 		switch rest {
 		case "comm":
-			return []byte(th.comm() + "\n"), true
+			return func() []byte { return []byte(th.comm() + "\n") }, true
 		case "status":
-			return q.statusFile(th), true
+			return func() []byte { return q.statusFile(th) }, true
 		case "stat":
-			return q.statFile(th), true
+			return func() []byte { return q.statFile(th) }, true
 		}
 	}
 	switch rest {
 	case "maps":
-		if q.MM == nil || q.released {
-			return nil, true
-		}
-		return []byte(q.MM.Maps()), true
+		return func() []byte {
+			if q.MM == nil || q.released {
+				return nil
+			}
+			return []byte(q.MM.Maps())
+		}, true
 	case "auxv":
-		for _, v := range q.auxv {
-			data = append(data, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
-		}
-		return data, true
+		return func() (data []byte) {
+			for _, v := range q.auxv {
+				data = binary.LittleEndian.AppendUint64(data, v)
+			}
+			return data
+		}, true
 	case "cmdline":
-		for _, a := range q.argv {
-			data = append(data, a...)
-			data = append(data, 0)
-		}
-		return data, true
+		return func() (data []byte) {
+			for _, a := range q.argv {
+				data = append(append(data, a...), 0)
+			}
+			return data
+		}, true
 	case "comm":
-		return []byte(q.comm() + "\n"), true
+		return func() []byte { return []byte(q.comm() + "\n") }, true
 	case "personality":
-		return fmt.Appendf(nil, "%08x\n", q.persona), true
+		return func() []byte { return fmt.Appendf(nil, "%08x\n", q.persona) }, true
 	case "status":
-		return q.statusFile(nil), true
+		return func() []byte { return q.statusFile(nil) }, true
 	case "stat":
-		return q.statFile(nil), true
+		return func() []byte { return q.statFile(nil) }, true
 	}
 	return nil, false
 }

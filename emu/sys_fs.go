@@ -163,21 +163,20 @@ func (t *Thread) procFile(p string) (int, *procFill, bool, error) {
 	if !ok {
 		return -1, nil, false, nil
 	}
-	if _, ok := procContent(q, th, rest); !ok {
+	gen, ok := procGen(q, th, rest)
+	if !ok {
 		return -1, nil, false, nil
 	}
 	h, ok, err := memFile(nil)
-	return h, &procFill{q: q, th: th, rest: rest, thread: th != nil}, ok, err
+	return h, &procFill{gen: gen, rest: rest, thread: th != nil}, ok, err
 }
 
 // procFill is the contents a /proc file's descriptor is still to be
 // given, shared by the descriptors of its open file description.
 type procFill struct {
-	q      *Process
-	th     *Thread
+	gen    func() []byte // nil once run
 	rest   string
-	thread bool // a thread's file (th was set)
-	done   bool
+	thread bool // a thread's file
 }
 
 // statPath is the host file whose attributes the /proc file shows
@@ -191,12 +190,11 @@ func (f *procFill) statPath() string {
 
 // fill writes the file's contents into host descriptor h, once.
 func (f *procFill) fill(h int) {
-	if f.done {
+	if f.gen == nil {
 		return
 	}
-	f.done = true
-	data, _ := procContent(f.q, f.th, f.rest)
-	f.q, f.th = nil, nil
+	data := f.gen()
+	f.gen = nil
 	for off := 0; off < len(data); {
 		n, err := unix.Pwrite(h, data[off:], int64(off))
 		if err != nil {
