@@ -112,21 +112,30 @@ func TestFinishNamesSitesPerImage(t *testing.T) {
 		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})
 	}
 	p.finish(p.syms[0])
+	checkImageNames(t, p, []string{"a.c", "b.c"}, 4, func(file string, m *Node) (string, string) {
+		return fmt.Sprintf("%s:%d", file, m.Site&0xfff), fmt.Sprintf("%s_f", file)
+	})
+}
+
+// checkImageNames checks that thread i of p, of image i, has paths
+// paths, each named as want says from files[i]'s symbols.
+func checkImageNames(t *testing.T, p *Profile, files []string, paths int, want func(file string, m *Node) (site, fn string)) {
+	t.Helper()
 	for img, th := range p.Threads {
-		file := []string{"a.c", "b.c"}[img]
 		n := 0
 		th.Root.Walk(func(m *Node) bool {
 			n++
-			if want := fmt.Sprintf("%s:%d", file, m.Site&0xfff); m.SiteName != want {
-				t.Errorf("image %d: site %#x named %q, want %q", img, m.Site, m.SiteName, want)
+			site, fn := want(files[img], m)
+			if m.SiteName != site {
+				t.Errorf("image %d: site %#x named %q, want %q", img, m.Site, m.SiteName, site)
 			}
-			if want := fmt.Sprintf("%s_f", file); m.Func != want {
-				t.Errorf("image %d: %#x named %q, want %q", img, m.Entry, m.Func, want)
+			if m.Func != fn {
+				t.Errorf("image %d: %#x named %q, want %q", img, m.Entry, m.Func, fn)
 			}
-			return true
+			return !t.Failed()
 		})
-		if n != 4 {
-			t.Errorf("image %d: %d paths, want 4", img, n)
+		if n != paths && !t.Failed() {
+			t.Errorf("image %d: %d paths, want %d", img, n, paths)
 		}
 	}
 }
@@ -214,24 +223,7 @@ func TestFinishNamesEachAddress(t *testing.T) {
 		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})
 	}
 	p.finish(p.syms[0])
-	for img, th := range p.Threads {
-		file := []string{"a", "b"}[img]
-		n := 0
-		th.Root.Walk(func(m *Node) bool {
-			if m.Depth == 0 {
-				return true
-			}
-			n++
-			if want := fmt.Sprintf("%s.c:%d", file, m.Site); m.SiteName != want {
-				t.Fatalf("image %d: site %#x named %q, want %q", img, m.Site, m.SiteName, want)
-			}
-			if want := fmt.Sprintf("%s_f%x", file, m.Entry); m.Func != want {
-				t.Fatalf("image %d: %#x named %q, want %q", img, m.Entry, m.Func, want)
-			}
-			return true
-		})
-		if n != paths {
-			t.Errorf("image %d: %d paths, want %d", img, n, paths)
-		}
-	}
+	checkImageNames(t, p, []string{"a", "b"}, paths, func(file string, m *Node) (string, string) {
+		return fmt.Sprintf("%s.c:%d", file, m.Site), fmt.Sprintf("%s_f%x", file, m.Entry)
+	})
 }
