@@ -789,8 +789,9 @@ func (p *Profile) finish(sym Symbolizer) {
 		names[i], sites[i] = map[uint64]string{}, map[uint64]string{}
 	}
 	// The memos answer most paths before the maps: sort -n's 1.2
-	// million paths have a few hundred functions and sites, and a map
-	// lookup for each was 4% of printing them.
+	// million paths have a few hundred functions and sites, and two
+	// map lookups a path made finish 0.053-0.063 s of its user CPU,
+	// 0.038-0.052 so (perf, two runs each).
 	var funcMemo, siteMemo nameMemo
 	img := 0
 	var walk func(n *Node) uint64
