@@ -776,26 +776,47 @@ func (p *Profile) finish(sym Symbolizer) {
 	// again (dwarfFunc and dwarfLine, 2% of the tree's ttd calls).
 	names := make([]map[uint64]string, len(p.syms))
 	sites := make([]map[uint64]string, len(p.syms))
+	// canon[i] is the first image that shares image i's Symbolizer:
+	// the tag of its names in the memos.
+	canon := make([]int32, len(p.syms))
 	first := map[Symbolizer]int{}
 	for i, sym := range p.syms {
 		if k, ok := first[sym]; ok {
-			names[i], sites[i] = names[k], sites[k]
+			names[i], sites[i], canon[i] = names[k], sites[k], int32(k)
 			continue
 		}
-		first[sym] = i
+		first[sym], canon[i] = i, int32(i)
 		names[i], sites[i] = map[uint64]string{}, map[uint64]string{}
 	}
+	// The memos answer most paths before the maps: sort -n's 1.2
+	// million paths have a few hundred functions and sites, and two
+	// map lookups a path made finish 0.053-0.063 s of its user CPU,
+	// 0.038-0.052 so (perf, two runs each).
+	var funcMemo, siteMemo nameMemo
 	img := 0
 	var walk func(n *Node) uint64
 	walk = func(n *Node) uint64 {
 		if n.Depth > 0 {
-			n.Func = funcName(sym, names[img], n)
-			s, ok := sites[img][n.Site]
-			if !ok {
-				s = siteName(sym, n.Site)
-				sites[img][n.Site] = s
+			tag := canon[img] + 1
+			if n.Site == sigSite || n.Site == unknownSite {
+				n.Func = funcName(sym, names[img], n)
+			} else if e := funcMemo.slot(n.Entry); e.tag == tag && e.pc == n.Entry {
+				n.Func = e.name
+			} else {
+				n.Func = funcName(sym, names[img], n)
+				*e = memoSlot{tag, n.Entry, n.Func}
 			}
-			n.SiteName = s
+			if e := siteMemo.slot(n.Site); e.tag == tag && e.pc == n.Site {
+				n.SiteName = e.name
+			} else {
+				s, ok := sites[img][n.Site]
+				if !ok {
+					s = siteName(sym, n.Site)
+					sites[img][n.Site] = s
+				}
+				n.SiteName = s
+				*e = memoSlot{tag, n.Site, s}
+			}
 		}
 		n.Total = n.Self
 		for _, c := range n.Children {
@@ -809,6 +830,24 @@ func (p *Profile) finish(sym Symbolizer) {
 		walk(th.Root)
 		pruneUnknown(th.Root)
 	}
+}
+
+// nameMemo is a direct-mapped cache of names by address, in front of
+// finish's maps: a slot holds the name of one address of the images
+// whose tag it has (0: none).
+type nameMemo [1 << nameMemoBits]memoSlot
+
+type memoSlot struct {
+	tag  int32
+	pc   uint64
+	name string
+}
+
+const nameMemoBits = 9
+
+// slot is where m keeps pc's name.
+func (m *nameMemo) slot(pc uint64) *memoSlot {
+	return &m[(pc*0x9e3779b97f4a7c15)>>(64-nameMemoBits)]
 }
 
 // sortChildren orders n's children by first position, and those first

@@ -112,21 +112,30 @@ func TestFinishNamesSitesPerImage(t *testing.T) {
 		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})
 	}
 	p.finish(p.syms[0])
+	checkImageNames(t, p, []string{"a.c", "b.c"}, 4, func(file string, m *Node) (string, string) {
+		return fmt.Sprintf("%s:%d", file, m.Site&0xfff), fmt.Sprintf("%s_f", file)
+	})
+}
+
+// checkImageNames checks that thread i of p, of image i, has paths
+// paths, each named as want says from files[i]'s symbols.
+func checkImageNames(t *testing.T, p *Profile, files []string, paths int, want func(file string, m *Node) (site, fn string)) {
+	t.Helper()
 	for img, th := range p.Threads {
-		file := []string{"a.c", "b.c"}[img]
 		n := 0
 		th.Root.Walk(func(m *Node) bool {
 			n++
-			if want := fmt.Sprintf("%s:%d", file, m.Site&0xfff); m.SiteName != want {
-				t.Errorf("image %d: site %#x named %q, want %q", img, m.Site, m.SiteName, want)
+			site, fn := want(files[img], m)
+			if m.SiteName != site {
+				t.Errorf("image %d: site %#x named %q, want %q", img, m.Site, m.SiteName, site)
 			}
-			if want := fmt.Sprintf("%s_f", file); m.Func != want {
-				t.Errorf("image %d: %#x named %q, want %q", img, m.Entry, m.Func, want)
+			if m.Func != fn {
+				t.Errorf("image %d: %#x named %q, want %q", img, m.Entry, m.Func, fn)
 			}
-			return true
+			return !t.Failed()
 		})
-		if n != 4 {
-			t.Errorf("image %d: %d paths, want 4", img, n)
+		if n != paths && !t.Failed() {
+			t.Errorf("image %d: %d paths, want %d", img, n, paths)
 		}
 	}
 }
@@ -175,4 +184,46 @@ func TestLeafKeysAsLeafEntry(t *testing.T) {
 			t.Errorf("%s: followed as %d leaf records, want 1 (leaf's fast path)", tc.what, s.leaves)
 		}
 	}
+}
+
+// addrSyms names every address as a function of its own, "f" and the
+// address in hex, at a line of file.c as many as the address.
+type addrSyms struct{ file string }
+
+func (a addrSyms) PCToFunc(pc uint64) (string, uint64, bool) {
+	return fmt.Sprintf("%s_f%x", a.file, pc), pc, true
+}
+
+func (a addrSyms) PCToLine(pc uint64) (string, int, bool) {
+	return "/src/" + a.file + ".c", int(pc), true
+}
+
+// TestFinishNamesEachAddress: finish's memos (nameMemo) name each path
+// by its own function and call site, though they keep fewer addresses
+// than a tree has (2,048 functions called from 2,048 sites, all in
+// every slot many times, at addresses that are both a site and an
+// entry), and each image's from its own symbols where two images share
+// the addresses.
+func TestFinishNamesEachAddress(t *testing.T) {
+	const paths = 4 << nameMemoBits
+	p := &Profile{syms: []Symbolizer{addrSyms{"a"}, addrSyms{"b"}}}
+	for img := range 2 {
+		root := newRoot()
+		parent := root
+		for i := range paths {
+			// Every other path below the last: a chain and its leaves.
+			// Sites and entries share addresses: path i's entry is
+			// path 2i's site.
+			c := parent.child(key{Site: 0x400000 + uint64(i)*16, Entry: 0x400000 + uint64(i)*32, img: img})
+			c.First = uint64(i)
+			if i%2 == 0 {
+				parent = c
+			}
+		}
+		p.Threads = append(p.Threads, &Thread{Tid: img + 1, Root: root, img: img})
+	}
+	p.finish(p.syms[0])
+	checkImageNames(t, p, []string{"a", "b"}, paths, func(file string, m *Node) (string, string) {
+		return fmt.Sprintf("%s.c:%d", file, m.Site), fmt.Sprintf("%s_f%x", file, m.Entry)
+	})
 }

@@ -49,6 +49,43 @@ func TestCallTreeRowsAsFmt(t *testing.T) {
 	}
 }
 
+// TestCallTreeRowsAtColumnEdges checks rows against fmt where appendRow
+// leaves its fast path (a number wider than its column): each column's
+// number one short of, as wide as and one wider than the column, with
+// the other numbers small, and paths with no first position.
+func TestCallTreeRowsAtColumnEdges(t *testing.T) {
+	type row struct{ count, total, self, first uint64 }
+	var rows []row
+	for col, width := range []int{8, 14, 14, 12} {
+		p := pow10(width) + 1 // 10^width
+		for _, v := range []uint64{0, 100, p / 10, p - 2, p - 1, p, p + 1} {
+			r := row{7, 1234, 5, 99}
+			switch col {
+			case 0:
+				r.count = v
+			case 1:
+				r.total = v
+			case 2:
+				r.self = v
+			case 3:
+				r.first = v
+			}
+			rows = append(rows, r, row{r.count, r.total, r.self, ^uint64(0)})
+		}
+	}
+	root := chainTree(len(rows), func(d int, n *calls.Node) {
+		r := rows[d]
+		n.Func, n.Count, n.Total, n.Self, n.First = fmt.Sprintf("f%d", d), r.count, r.total, r.self, r.first
+		n.SiteName = fmt.Sprintf("edge.c:%d", d)
+	})
+	all := func(*calls.Node) bool { return true }
+	var got bytes.Buffer
+	writeCallTree(&got, root.Walk, all, 0)
+	if w := fmtCallTree(root, all, 0); got.String() != w {
+		t.Errorf("rows\n%s\nwant\n%s", got.String(), w)
+	}
+}
+
 // TestAppendRightAsFmt checks appendRight against fmt's %*d at every
 // number of digits, where its digit count changes: 10^k-1, 10^k and
 // 10^k+1, 0 and the largest uint64, in columns narrower than, as wide
