@@ -217,6 +217,8 @@ type Process struct {
 	shared sigQueue
 	// sigfds are the signalfds the process made (signalfd.go).
 	sigfds []*signalFD
+	// tracees are the threads this process traces (ptrace.go).
+	tracees []*Thread
 	timers timerState
 
 	retiredByExited uint64

@@ -69,6 +69,8 @@ type Thread struct {
 	vforkChild *Process
 
 	clearChildTID uint64
+	// pt is the thread's ptrace state while it is traced (ptrace.go).
+	pt *tracee
 	robustList    uint64
 	name          [16]byte
 
