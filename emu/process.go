@@ -219,7 +219,7 @@ type Process struct {
 	sigfds []*signalFD
 	// tracees are the threads this process traces (ptrace.go).
 	tracees []*Thread
-	timers timerState
+	timers  timerState
 
 	retiredByExited uint64
 

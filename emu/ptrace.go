@@ -2,8 +2,6 @@ package emu
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -110,9 +108,6 @@ func (t *Thread) ptStop(kind ptStop, status uint32, si SigInfo) {
 	pt := t.pt
 	pt.stopped, pt.kind, pt.status, pt.report, pt.si = true, kind, status, true, si
 	pt.listen = false
-	if ptDebug {
-		fmt.Fprintf(os.Stderr, "stop[%d] kind %d status %#x\n", t.Tid, kind, status)
-	}
 	pt.tracer.ptNotify(t, cldTrapped, int(status>>8&0x7f))
 }
 
@@ -499,9 +494,6 @@ func (p *Process) consumeTracee(t *Thread, nowait bool) {
 func Ptrace(t *Thread, a *SyscallArgs) (uint64, error) {
 	req, pid, addr, data := a.A[0], a.Int(1), a.A[2], a.A[3]
 	p := t.P
-	if ptDebug {
-		defer func() { fmt.Fprintf(os.Stderr, "ptrace[%d] %s %d %#x %#x\n", t.Tid, linux.PtraceRequests.Append(nil, req, ""), pid, addr, data) }()
-	}
 	switch req {
 	case linux.PTRACE_TRACEME:
 		if t.pt != nil || p.parent == nil {
@@ -629,7 +621,7 @@ func Ptrace(t *Thread, a *SyscallArgs) (uint64, error) {
 			return 0, unix.EIO
 		}
 		pt.listen = true
-		if pt.contSeen || !tt.P.stopped {
+		if pt.contSeen {
 			pt.contSeen = false
 			pt.report = false
 			tt.ptStop(ptEvent, eventStatus(int(unix.SIGTRAP), linux.PTRACE_EVENT_STOP), trapSigInfo(int32(unix.SIGTRAP)))
@@ -664,7 +656,7 @@ func (t *Thread) ptResume(req uint64, sig int) {
 		}
 	}
 	pt.stopped = false
-	if pt.kind == ptSysEntry && pt.held {
+	if pt.held {
 		t.ready = true
 	}
 	if pt.kind == ptSysExit {
@@ -943,5 +935,3 @@ func doneOr(done uint64, err error) (uint64, error) {
 var syscalls func() []Syscall
 
 func init() { syscalls = Syscalls }
-
-var ptDebug = os.Getenv("TTD_PTDEBUG") != ""

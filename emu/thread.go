@@ -70,9 +70,9 @@ type Thread struct {
 
 	clearChildTID uint64
 	// pt is the thread's ptrace state while it is traced (ptrace.go).
-	pt *tracee
-	robustList    uint64
-	name          [16]byte
+	pt         *tracee
+	robustList uint64
+	name       [16]byte
 
 	// scratch is a reusable host buffer for syscalls.
 	scratch []byte

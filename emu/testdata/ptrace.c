@@ -121,6 +121,7 @@ static void step(void) {
 	}
 	wait_for(c);
 	int moved = 0, traps = 0;
+	char deltas[512] = "";
 	for (int i = 0; i < 20; i++) {
 		struct user_regs_struct a, b;
 		ptrace(PTRACE_GETREGS, c, 0, &a);
@@ -133,8 +134,13 @@ static void step(void) {
 		traps += WSTOPSIG(st) == SIGTRAP && info.si_code == TRAP_TRACE;
 		ptrace(PTRACE_GETREGS, c, 0, &b);
 		moved += a.rip != b.rip;
+		long long d = b.rip - a.rip; // a jump to another library: its distance is the layout's
+		if (d > 65536 || d < -65536)
+			snprintf(deltas + strlen(deltas), sizeof deltas - strlen(deltas), " far");
+		else
+			snprintf(deltas + strlen(deltas), sizeof deltas - strlen(deltas), " %lld", d);
 	}
-	printf("step: %d traps, %d moves\n", traps, moved);
+	printf("step: %d traps, %d moves, by%s\n", traps, moved, deltas);
 	ptrace(PTRACE_CONT, c, 0, 0);
 	show("step end", wait_for(c));
 }
@@ -216,6 +222,20 @@ static void execs(void) {
 		}
 	}
 	show("exec end", st);
+	// Without PTRACE_O_TRACEEXEC, a tracee that execs gets SIGTRAP.
+	c = fork();
+	if (c == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execl("/bin/true", "true", (char *)0);
+		_exit(9);
+	}
+	st = wait_for(c);
+	siginfo_t info;
+	ptrace(PTRACE_GETSIGINFO, c, 0, &info);
+	show("plain exec", st);
+	printf("plain exec: si_code %d\n", info.si_code);
+	ptrace(PTRACE_CONT, c, 0, 0);
+	show("plain exec end", wait_for(c));
 }
 
 int main(void) {
