@@ -73,6 +73,9 @@ type tracee struct {
 	held  bool
 	sysNr int
 	inSys int
+	// sysDone is the thread's instruction count when its last syscall
+	// (sysNr) returned: a stop there still shows it in orig_rax.
+	sysDone uint64
 	// event is an event stop a fork or clone owes before its
 	// syscall-exit-stop; exitDue a syscall-exit-stop that follows the
 	// event stop being reported.
@@ -196,8 +199,9 @@ func (t *Thread) ptRunHeld() {
 
 // ptSyscallDone makes the stops a completed syscall owes its tracer: an
 // event (fork, clone, exec), then the syscall-exit-stop.
-func (t *Thread) ptSyscallDone() {
+func (t *Thread) ptSyscallDone(nr int) {
 	pt := t.pt
+	pt.sysNr, pt.sysDone = nr, t.CPU.Icount
 	exitStop := pt.resume == resumeSyscall && !t.inVDSO()
 	event := pt.event
 	pt.event = 0
@@ -267,11 +271,21 @@ func (t *Thread) ptStepped(ex x86.Exit) {
 		return // (a blocked syscall steps when it completes)
 	}
 	t.pt.resume = resumeCont
-	t.pending.add(pendingSignal{info: SigInfo{Signo: int32(unix.SIGTRAP), Code: trapTrace, Addr: t.CPU.RIP}, fault: true, pc: t.CPU.RIP})
+	// A trap, forced as Linux forces it: a mask that blocks SIGTRAP
+	// does not delay it. Linux reports a step over a syscall as a
+	// breakpoint (user_single_step_report).
+	code := int32(trapTrace)
+	if ex.Reason == x86.ExitSyscall {
+		code = trapBrkpt
+	}
+	t.forceFault(SigInfo{Signo: int32(unix.SIGTRAP), Code: code, Addr: t.CPU.RIP}, trapInfo{trapno: 1}, x86.Exit{})
 }
 
-// trapTrace is SIGTRAP's si_code for a single step.
-const trapTrace = 2
+// SIGTRAP's si_codes: a breakpoint, a single step.
+const (
+	trapBrkpt = 1
+	trapTrace = 2
+)
 
 // ptSignal stops t before delivering ps, when it is traced, and reports
 // whether it did.
@@ -282,8 +296,30 @@ func (t *Thread) ptSignal(sig int, ps *pendingSignal) bool {
 	}
 	pt.ps = *ps
 	pt.inSys = linux.PTRACE_SYSCALL_INFO_NONE
+	if p := t.P; p.obs != nil {
+		// A replay must see the stop where a fault raised the signal,
+		// whatever the tracer then does with it.
+		p.obs.Signal(t, &SignalEvent{Info: ps.info, Ptrace: true})
+	}
 	t.ptStop(ptSignal, uint32(sig)<<8|0x7f, ps.info)
 	return true
+}
+
+// ptRegsChanged tells t's observer the registers its tracer set: a
+// replay applies them at this position (the tracer's), before t runs
+// again or a checkpoint compares them.
+func (t *Thread) ptRegsChanged() {
+	if p := t.P; p.obs != nil {
+		p.obs.Signal(t, &SignalEvent{Ptrace: true})
+	}
+}
+
+// foreignWrite tells the observer of tracee tt that the tracer wrote n
+// bytes at addr in its memory.
+func (tt *Thread) foreignWrite(addr, n uint64) {
+	if o, ok := tt.P.obs.(ForeignWriteObserver); ok {
+		o.ForeignWrite(tt, addr, n)
+	}
 }
 
 // ptGroupStop reports p's group-stop by sig to the tracers of its
@@ -575,6 +611,7 @@ func Ptrace(t *Thread, a *SyscallArgs) (uint64, error) {
 		if tt.P.MM.Mem.Poke(addr, b[:]) != nil {
 			return 0, unix.EIO
 		}
+		tt.foreignWrite(addr, 8)
 		return 0, nil
 	case linux.PTRACE_PEEKUSER:
 		v, err := tt.peekUser(addr)
@@ -583,7 +620,11 @@ func Ptrace(t *Thread, a *SyscallArgs) (uint64, error) {
 		}
 		return 0, t.writeU64(data, v)
 	case linux.PTRACE_POKEUSER:
-		return 0, tt.pokeUser(addr, data)
+		if err := tt.pokeUser(addr, data); err != nil {
+			return 0, err
+		}
+		tt.ptRegsChanged()
+		return 0, nil
 	case linux.PTRACE_GETREGS:
 		var b [userRegsSize]byte
 		tt.userRegs(b[:])
@@ -593,7 +634,9 @@ func Ptrace(t *Thread, a *SyscallArgs) (uint64, error) {
 		if err := t.CopyIn(data, b[:]); err != nil {
 			return 0, err
 		}
-		return 0, tt.setUserRegs(b[:])
+		err := tt.setUserRegs(b[:])
+		tt.ptRegsChanged()
+		return 0, err
 	case linux.PTRACE_GETFPREGS:
 		var b [fxsaveSize]byte
 		tt.CPU.FXSave(b[:])
@@ -720,7 +763,7 @@ func (t *Thread) userReg(i int) uint64 {
 			return uint64(errnoRet(unix.ENOSYS))
 		}
 	case 15: // orig_rax
-		if pt != nil && pt.inSys != linux.PTRACE_SYSCALL_INFO_NONE {
+		if pt != nil && (pt.inSys != linux.PTRACE_SYSCALL_INFO_NONE || pt.sysDone == c.Icount) {
 			return uint64(pt.sysNr)
 		}
 		return ^uint64(0)
@@ -904,6 +947,7 @@ func (t *Thread) processVM(a *SyscallArgs, write bool) (uint64, error) {
 				if mem.Poke(r.base+roff, b) != nil {
 					return doneOr(done, unix.EFAULT)
 				}
+				tt.foreignWrite(r.base+roff, n)
 			} else {
 				if mem.Peek(r.base+roff, b) != nil {
 					return doneOr(done, unix.EFAULT)

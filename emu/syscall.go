@@ -181,7 +181,7 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 		p.obs.Syscall(t, ev)
 	}
 	if t.pt != nil && err != errExitThread && err != errExitGroup && err != errExited && !p.exited {
-		t.ptSyscallDone()
+		t.ptSyscallDone(a.Nr)
 	}
 	if t.pt != nil && (err == errExitThread || err == errExitGroup) && t.ptExitEvent(err) {
 		return

@@ -1,5 +1,6 @@
 // ptrace: a tracer and its tracees, printing only what is the same on
-// every run (no pids, no addresses), so the host is the oracle.
+// every run (no pids, no addresses), so the host is the oracle (emu's
+// TestPtrace also checks lines of it).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -11,9 +12,32 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <linux/ptrace.h>
+
+// What glibc's and musl's headers may lack (linux/ptrace.h is not in
+// musl's).
+#ifndef PTRACE_GET_SYSCALL_INFO
+#define PTRACE_GET_SYSCALL_INFO 0x420e
+#endif
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+struct syscall_info {
+	uint8_t op, pad[3];
+	uint32_t arch;
+	uint64_t ip, sp;
+	union {
+		struct {
+			uint64_t nr, args[6];
+		} entry;
+		struct {
+			int64_t rval;
+			uint8_t is_error;
+		} exit;
+	};
+};
 
 static volatile long secret = 0x1234;
 static volatile int got_usr1;
@@ -48,13 +72,16 @@ static void syscalls(void) {
 		signal(SIGUSR1, on_usr1);
 		ptrace(PTRACE_TRACEME, 0, 0, 0);
 		raise(SIGSTOP);
-		syscall(SYS_getppid, 11, 22, 33);
 		syscall(SYS_chdir, "/nonexistent-dir");
 		raise(SIGUSR1);
 		raise(SIGUSR2); // the tracer suppresses it: the child lives
+		__asm__ volatile("int3"); // and this breakpoint's SIGTRAP
 		printf("child: secret %#lx usr1 %d\n", secret, got_usr1);
 		fflush(stdout);
-		_exit(3);
+		// The tracer makes getppid return 4242: with no stop in between,
+		// a replay that missed the tracer's registers exits with 4.
+		long pp = syscall(SYS_getppid, 11, 22, 33);
+		_exit(pp == 4242 ? 3 : 4);
 	}
 	int st = wait_for(c);
 	show("first", st);
@@ -82,12 +109,16 @@ static void syscalls(void) {
 		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
 			struct user_regs_struct r;
 			ptrace(PTRACE_GETREGS, c, 0, &r);
-			struct ptrace_syscall_info si;
+			struct syscall_info si;
 			long sz = ptrace(PTRACE_GET_SYSCALL_INFO, c, sizeof si, &si);
 			if (r.orig_rax == SYS_getppid && entry)
 				printf("getppid entry: rax %lld args %lld %lld %lld info %ld op %d nr %lld arg1 %lld\n", (long long)r.rax,
 				       (long long)r.rdi, (long long)r.rsi, (long long)r.rdx, sz, si.op, (long long)si.entry.nr,
 				       (long long)si.entry.args[1]);
+			if (r.orig_rax == SYS_getppid && !entry) {
+				r.rax = 4242; // what the child's getppid returns
+				ptrace(PTRACE_SETREGS, c, 0, &r);
+			}
 			if (r.orig_rax == SYS_chdir && !entry)
 				printf("chdir exit: rax %lld info %ld op %d rval %lld error %d\n", (long long)r.rax, sz, si.op,
 				       (long long)si.exit.rval, si.exit.is_error);
@@ -148,8 +179,9 @@ static void step(void) {
 // seize: PTRACE_SEIZE, PTRACE_INTERRUPT, a group-stop, PTRACE_LISTEN and
 // SIGCONT, and PTRACE_O_TRACEFORK's event and auto-attached child.
 static void seize(void) {
-	int p[2];
+	int p[2], q[2];
 	pipe(p);
+	pipe(q);
 	pid_t c = fork();
 	if (c == 0) {
 		char ch;
@@ -161,6 +193,7 @@ static void seize(void) {
 		waitpid(g, &st, 0);
 		printf("grandchild: exited %d\n", WEXITSTATUS(st));
 		fflush(stdout);
+		write(q[1], "y", 1);
 		pause();
 		_exit(0);
 	}
@@ -182,6 +215,8 @@ static void seize(void) {
 	st = wait_for(c);
 	show("child", st); // SIGCHLD's signal-delivery-stop
 	ptrace(PTRACE_CONT, c, 0, WSTOPSIG(st));
+	char ch;
+	read(q[0], &ch, 1); // the child printed
 	kill(c, SIGSTOP);
 	st = wait_for(c);
 	show("sigstop", st);
