@@ -10,7 +10,7 @@ import (
 
 // TestPtrace compares a tracer's view of its tracees with the host's:
 // syscall-stops with their registers and PTRACE_GET_SYSCALL_INFO, peek,
-// poke and process_vm_readv, signal-delivery-stops (injected and
+// poke, process_vm_readv and /proc/PID/mem, signal-delivery-stops (injected and
 // suppressed), PTRACE_EVENT_EXIT, single steps, PTRACE_SEIZE with
 // PTRACE_INTERRUPT, a group-stop, PTRACE_LISTEN and SIGCONT, the fork
 // event with its auto-attached child, and the exec event. The program is
@@ -18,7 +18,7 @@ import (
 func TestPtrace(t *testing.T) {
 	got := compare(t, build(t, glibcDyn, "../../testdata/corpus/ptrace.c"))
 	for _, want := range []string{"getppid entry: rax -38 args 11 22 33 info 80 op 1 nr 110 arg1 22",
-		"chdir exit: rax -2 info 33 op 2 rval -2 error 1", "child: secret 0x5678 usr1 10", "end: exited 3", "step: 20 traps, 20 moves, by ",
+		"chdir exit: rax -2 info 33 op 2 rval -2 error 1", "proc mem: 8 0x5678, 8, 8 0x9abc, offset moved 1", "child: secret 0x9abc usr1 10", "end: exited 3", "step: 20 traps, 20 moves, by ",
 		"after SIGCONT: stopped sig 5 event 128", "exec: event, then sig 0x85 orig_rax 59 rax 0", "plain exec: stopped sig 5 event 0"} {
 		if !strings.Contains(got.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, got.stdout)

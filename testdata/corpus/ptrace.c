@@ -3,6 +3,7 @@
 // TestPtrace also checks lines of it).
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -94,6 +95,19 @@ static void syscalls(void) {
 	struct iovec local = {&got, sizeof got}, remote = {(void *)&secret, sizeof got};
 	ssize_t rn = process_vm_readv(c, &local, 1, &remote, 1, 0);
 	printf("process_vm_readv: %zd %#lx\n", rn, got);
+	// /proc/PID/mem (gdb's way), through the thread's path too.
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/mem", c, c);
+	int fd = open(path, O_RDWR);
+	long via = 0, nv = 0x9abc;
+	ssize_t pr = pread(fd, &via, sizeof via, (off_t)(uintptr_t)&secret);
+	ssize_t pw = pwrite(fd, &nv, sizeof nv, (off_t)(uintptr_t)&secret);
+	lseek(fd, (off_t)(uintptr_t)&secret, SEEK_SET);
+	long again = 0;
+	ssize_t rr = read(fd, &again, sizeof again);
+	printf("proc mem: %zd %#lx, %zd, %zd %#lx, offset moved %d\n", pr, via, pw, rr, again,
+	       lseek(fd, 0, SEEK_CUR) == (off_t)(uintptr_t)&secret + 8);
+	close(fd);
 	int sig = 0, entry = 1, n = 0;
 	for (;;) {
 		if (ptrace(PTRACE_SYSCALL, c, 0, sig) != 0) {
