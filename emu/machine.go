@@ -144,6 +144,9 @@ func (p *Process) exitProcess(st ExitStatus, err error) {
 	for _, t := range append([]*Thread(nil), p.threads...) {
 		p.removeThread(t)
 	}
+	if len(p.tracees) > 0 {
+		p.ptTracerExited()
+	}
 	p.release()
 	p.vforkRelease()
 	// Orphans go to the nearest ancestor that is a child subreaper
@@ -298,6 +301,7 @@ func (p *Process) stop(sig int) {
 	if p.parent != nil {
 		p.parent.childChanged(p)
 	}
+	p.ptGroupStop(sig)
 }
 
 // cont continues a stopped process (SIGCONT).
@@ -311,4 +315,5 @@ func (p *Process) cont() {
 	if p.parent != nil {
 		p.parent.childChanged(p)
 	}
+	p.ptContinued()
 }

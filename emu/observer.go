@@ -114,6 +114,18 @@ type SignalEvent struct {
 	Frame, FPState uint64
 	// Fatal is set when the signal terminates the process.
 	Fatal bool
+	// Ptrace marks an event that delivers nothing (ptrace.go): the
+	// thread stopped for its tracer before delivering Info (a fault's
+	// signal included, which the tracer may suppress), or the tracer
+	// changed its registers; the thread's registers are the event's.
+	Ptrace bool
+}
+
+// ForeignWriteObserver is an Observer that learns of the bytes a process
+// wrote in another's memory (ptrace's pokes, process_vm_writev): n
+// bytes at addr in t's address space.
+type ForeignWriteObserver interface {
+	ForeignWrite(t *Thread, addr, n uint64)
 }
 
 // MmapEvent describes a new mapping. Path is empty for anonymous memory;

@@ -116,6 +116,11 @@ func (t *Thread) procPath(p string) string {
 		return "/proc/self/fd/" + itoa(h)
 	case rest == "cwd" && q.fs != nil && !q.released:
 		return "/proc/self/fd/" + itoa(q.fs.cwdFD)
+	case th == nil && q != t.P && !q.released:
+		// Another process of the tree: what ttd does not answer itself
+		// (its namespaces, root, limits...) is ttd's, not the host
+		// process's that may have the same number.
+		return self + "/" + rest
 	}
 	return p
 }

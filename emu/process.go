@@ -217,7 +217,9 @@ type Process struct {
 	shared sigQueue
 	// sigfds are the signalfds the process made (signalfd.go).
 	sigfds []*signalFD
-	timers timerState
+	// tracees are the threads this process traces (ptrace.go).
+	tracees []*Thread
+	timers  timerState
 
 	retiredByExited uint64
 

@@ -113,7 +113,7 @@ func (m *Machine) pickNext() *Thread {
 	for i := 0; i < n; i++ {
 		k := (s.rr + i) % n
 		t := m.threads[k]
-		if t.P.stopped {
+		if t.P.stopped || t.ptStopped() {
 			continue
 		}
 		if t.state == threadRunnable || t.state == threadBlocked && t.ready {
@@ -134,13 +134,17 @@ func (m *Machine) runSlice(t *Thread) {
 			p.obs.Switch(t)
 		}
 	}
+	if t.pt != nil && t.pt.exitErr != nil {
+		t.ptExitNow()
+		return
+	}
 	left := s.slice
 	t.yield = false
 	if t.state == threadRunnable {
 		// Signals sent to it while it was not running.
 		t.deliverSignals()
 	}
-	for !p.exited && !p.stopped {
+	for !p.exited && !p.stopped && !t.ptStopped() {
 		switch {
 		case t.state == threadExited:
 			return
@@ -159,6 +163,9 @@ func (m *Machine) runSlice(t *Thread) {
 			budget = min(budget, s.checkpointBudget())
 		}
 		budget = p.cpuTimerBudget(t, budget)
+		if t.pt != nil && t.pt.resume == resumeStep {
+			budget = 1
+		}
 		if bo, ok := p.obs.(BudgetObserver); ok {
 			budget = max(1, bo.Budget(t, budget))
 		}
@@ -171,6 +178,9 @@ func (m *Machine) runSlice(t *Thread) {
 		}
 		left -= min(left, n)
 		t.handleExit(ex)
+		if t.pt != nil && t.pt.resume == resumeStep {
+			t.ptStepped(ex)
+		}
 		p.cpuTimersDue(t)
 		m.between(t)
 	}
@@ -478,4 +488,11 @@ func (p *Process) removeThread(t *Thread) {
 	}
 	m.futexDequeue(t)
 	t.state = threadExited
+	if t.pt != nil {
+		st := ExitStatus{Code: t.exitCode}
+		if p.exited {
+			st = p.status
+		}
+		t.ptExited(st)
+	}
 }

@@ -292,6 +292,9 @@ func (p *Process) ignored(sig int) bool {
 // thread masks: SIGCONT and SIGKILL continue a stopped process, and
 // SIGCONT and stop signals discard each other's pending instances.
 func (p *Process) jobControl(sig int) {
+	if unix.Signal(sig) == unix.SIGKILL {
+		p.ptKilled()
+	}
 	switch unix.Signal(sig) {
 	case unix.SIGCONT, unix.SIGKILL:
 		for _, s := range []unix.Signal{unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU} {
@@ -320,7 +323,7 @@ func (t *Thread) queue(ps pendingSignal) {
 	}
 	bit := sigBit(sig)
 	p.jobControl(sig)
-	if t.sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
+	if t.sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 && t.pt == nil {
 		return
 	}
 	if t.pending.add(ps) {
@@ -338,7 +341,7 @@ func (p *Process) queueProcess(ps pendingSignal) {
 	}
 	bit := sigBit(sig)
 	p.jobControl(sig)
-	if p.threads[0].sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 {
+	if p.threads[0].sigMask&bit == 0 && p.ignored(sig) && bit&unblockable == 0 && !p.traced() {
 		return
 	}
 	if !p.shared.add(ps) {
@@ -433,7 +436,11 @@ func (t *Thread) forceFault(si SigInfo, trap trapInfo, ex x86.Exit) {
 // signal), so the last set up runs first.
 func (t *Thread) deliverSignals() {
 	p := t.P
-	for !p.exited && !p.stopped && t.state == threadRunnable {
+	if pt := t.pt; pt != nil && pt.inject && !pt.stopped && t.state == threadRunnable {
+		pt.inject = false
+		t.deliver(int(pt.ps.info.Signo), &pt.ps)
+	}
+	for !p.exited && !p.stopped && t.state == threadRunnable && !t.ptStopped() {
 		blocked := t.sigMask &^ unblockable
 		q := &t.pending
 		ready := q.mask &^ blocked
@@ -450,6 +457,9 @@ func (t *Thread) deliverSignals() {
 		sig := trailingZeros(ready) + 1
 		ps := q.take(sig)
 		p.syncSignalfds()
+		if t.pt != nil && t.ptSignal(sig, &ps) {
+			return
+		}
 		t.deliver(sig, &ps)
 	}
 }

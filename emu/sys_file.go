@@ -102,6 +102,9 @@ func Read(t *Thread, a *SyscallArgs) (uint64, error) {
 	if e.sigfd != nil {
 		return t.readSignalfd(e, a.A[1], ioCount(a.A[2]))
 	}
+	if e.proc != nil && e.proc.mem != nil {
+		return t.procMemIO(e, a.A[1], ioCount(a.A[2]), -1, false)
+	}
 	if err := t.waitIO(e, unix.POLLIN, ""); err != nil {
 		return 0, err
 	}
@@ -113,6 +116,9 @@ func Write(t *Thread, a *SyscallArgs) (uint64, error) {
 	e, err := t.P.fds.get(a.Int(0))
 	if err != nil {
 		return 0, err
+	}
+	if e.proc != nil && e.proc.mem != nil {
+		return t.procMemIO(e, a.A[1], ioCount(a.A[2]), -1, true)
 	}
 	return t.writeFrom(e, a.A[1], ioCount(a.A[2]), plainWrite)
 }
@@ -126,6 +132,9 @@ func Pread64(t *Thread, a *SyscallArgs) (uint64, error) {
 	if int64(a.A[3]) < 0 {
 		return 0, unix.EINVAL
 	}
+	if e, _ := t.P.fds.get(a.Int(0)); e.proc != nil && e.proc.mem != nil {
+		return t.procMemIO(e, a.A[1], ioCount(a.A[2]), int64(a.A[3]), false)
+	}
 	return t.readInto(a.A[1], ioCount(a.A[2]), func(b []byte) (int, error) { return unix.Pread(fd, b, int64(a.A[3])) })
 }
 
@@ -137,6 +146,9 @@ func Pwrite64(t *Thread, a *SyscallArgs) (uint64, error) {
 	}
 	if int64(a.A[3]) < 0 {
 		return 0, unix.EINVAL
+	}
+	if e.proc != nil && e.proc.mem != nil {
+		return t.procMemIO(e, a.A[1], ioCount(a.A[2]), int64(a.A[3]), true)
 	}
 	return t.writeFrom(e, a.A[1], ioCount(a.A[2]), func(fd int, b []byte, _ bool) (int, error) {
 		return unix.Pwrite(fd, b, int64(a.A[3]))

@@ -117,6 +117,7 @@ func (t *Thread) fork(ca cloneArgs) (uint64, error) {
 	if c.obs != nil {
 		c.obs.ThreadStart(nt)
 	}
+	t.ptAttachChild(nt, f, ca.exitSig)
 	if f&unix.CLONE_VFORK != 0 {
 		c.vforkParent = t
 		t.vforkChild = c

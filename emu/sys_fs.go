@@ -163,6 +163,10 @@ func (t *Thread) procFile(p string) (int, *procFill, bool, error) {
 	if !ok {
 		return -1, nil, false, nil
 	}
+	if rest == "mem" && !q.released {
+		h, ok, err := memFile(nil)
+		return h, &procFill{rest: rest, mem: q}, ok, err
+	}
 	gen, ok := procGen(q, th, rest)
 	if !ok {
 		return -1, nil, false, nil
@@ -177,6 +181,9 @@ type procFill struct {
 	gen    func() []byte // nil once run
 	rest   string
 	thread bool // a thread's file
+	// mem is the process whose memory the file is (/proc/PID/mem,
+	// procmem.go).
+	mem *Process
 }
 
 // statPath is the host file whose attributes the /proc file shows

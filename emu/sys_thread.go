@@ -248,6 +248,7 @@ func (t *Thread) clone(ca cloneArgs) (uint64, error) {
 	if p.obs != nil {
 		p.obs.ThreadStart(nt)
 	}
+	t.ptAttachChild(nt, f, 0)
 	return uint64(nt.Tid), nil
 }
 

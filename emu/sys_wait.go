@@ -101,6 +101,11 @@ func (t *Thread) waitFor(w *waitSel, nohang bool) (*Process, error) {
 	if c != nil {
 		return c, nil
 	}
+	if len(t.P.tracees) > 0 {
+		if _, anyT := t.P.traceeReport(w); anyT {
+			any = true
+		}
+	}
 	if !any {
 		return nil, unix.ECHILD
 	}
@@ -130,6 +135,16 @@ func Wait4(t *Thread, a *SyscallArgs) (uint64, error) {
 		w.kind, w.id = pPgid, t.P.pgid
 	case pid < -1:
 		w.kind, w.id = pPgid, -pid
+	}
+	if tt, _ := t.P.traceeReport(&w); tt != nil {
+		// A tracee's stop or exit (ptrace.go).
+		if a.A[1] != 0 {
+			if err := t.writeU32(a.A[1], tt.pt.status); err != nil {
+				return 0, err
+			}
+		}
+		t.P.consumeTracee(tt, false)
+		return uint64(tt.Tid), nil
 	}
 	c, err := t.waitFor(&w, opts&wNohang != 0)
 	if c == nil || err != nil {

@@ -105,12 +105,19 @@ func (t *Thread) syscall() {
 	if e, ok := p.obs.(SyscallEntryObserver); ok {
 		e.SyscallEntry(t, a.Nr, &a.A)
 	}
+	if t.pt != nil && t.ptSyscallEntry(ent, a) {
+		return
+	}
 	t.dispatch(ent, a)
 }
 
 // resume runs the syscall a blocked thread waits in again, now that
 // something it waited for may have happened.
 func (t *Thread) resume() {
+	if t.pt != nil && t.pt.held {
+		t.ptRunHeld()
+		return
+	}
 	t.state = threadRunnable
 	t.ready = false
 	t.retrying = true
@@ -141,6 +148,9 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 		t.sys = *a
 		t.sysEnt = ent
 		t.block()
+		if t.pt != nil {
+			t.ptBlockedEvent()
+		}
 		return
 	}
 	t.retrying = false
@@ -169,6 +179,12 @@ func (t *Thread) dispatch(ent *Syscall, a *SyscallArgs) {
 		ev := &t.ev
 		*ev = SyscallEvent{Nr: a.Nr, Name: linux.SyscallName(a.Nr), Args: a.A, Ret: c.R[x86.RAX], Writes: t.writes, Restart: restart, Exec: t.execed, Moved: t.moved}
 		p.obs.Syscall(t, ev)
+	}
+	if t.pt != nil && err != errExitThread && err != errExitGroup && err != errExited && !p.exited {
+		t.ptSyscallDone(a.Nr)
+	}
+	if t.pt != nil && (err == errExitThread || err == errExitGroup) && t.ptExitEvent(err) {
+		return
 	}
 	switch err {
 	case errExitThread:

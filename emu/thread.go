@@ -69,8 +69,10 @@ type Thread struct {
 	vforkChild *Process
 
 	clearChildTID uint64
-	robustList    uint64
-	name          [16]byte
+	// pt is the thread's ptrace state while it is traced (ptrace.go).
+	pt         *tracee
+	robustList uint64
+	name       [16]byte
 
 	// scratch is a reusable host buffer for syscalls.
 	scratch []byte

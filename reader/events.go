@@ -68,6 +68,9 @@ func eventOf(rec *tracefile.Record, pos uint64, cur int) (Event, bool) {
 	case tracefile.KindSyscall:
 		ev.Kind, ev.Tid = EventSyscall, rec.Syscall.Tid
 	case tracefile.KindSignal:
+		if rec.Signal.Signo == 0 {
+			return ev, false // a ptrace-stop or a tracer's registers: no delivery
+		}
 		ev.Kind, ev.Tid = EventSignal, rec.Signal.Tid
 	case tracefile.KindThreadStart:
 		ev.Kind, ev.Tid = EventThreadStart, rec.ThreadStart.Tid

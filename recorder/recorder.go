@@ -955,6 +955,11 @@ func (r *Recorder) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	t := r.thread(th)
 	r.keyFrame(tracefile.KeyFrameSignal, t)
 	s := &tracefile.Signal{Tid: t.tid, Signo: int(ev.Info.Signo), Code: int(ev.Info.Code), Addr: ev.Info.Addr, FrameAddr: ev.Frame}
+	if ev.Ptrace {
+		// A ptrace-stop or a tracer's registers: signal 0 (FORMAT.md).
+		*s = tracefile.Signal{Tid: t.tid, Regs: th.CPU.MarshalState(r.regs[:0])}
+		r.regs = s.Regs
+	}
 	if ev.Handler != 0 {
 		// Log what delivery wrote, the frame and the fxsave area, and
 		// nothing else: the rest of the stack did not change. The

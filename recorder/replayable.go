@@ -202,3 +202,18 @@ func (r *Recorder) memHashes(procs []*emu.Process) {
 		r.w.Opaque(TagMemHash, b)
 	}
 }
+
+// ForeignWrite logs, in a replayable recording, the bytes a tracer
+// wrote in its tracee's memory (ptrace's pokes, process_vm_writev): a
+// replay that takes reads from its own memory must have them. A
+// recording that logs reads sees them as the reads the prediction
+// cache misses.
+func (r *Recorder) ForeignWrite(th *emu.Thread, addr, n uint64) {
+	if !r.replayable() {
+		return
+	}
+	b := make([]byte, n)
+	if th.P.MM.Mem.Peek(addr, b) == nil {
+		r.memImage(th.P.PID, addr, b)
+	}
+}

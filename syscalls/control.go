@@ -42,6 +42,19 @@ func (d *decoder) controlArg(b []byte, i int, sp arg) (_ []byte, ty ArgType, ok 
 		return linux.InotifyMask.Append(b, uint64(uint32(v))), ArgFlags, true
 	case kInotifyInit:
 		return linux.InotifyInitFlags.Append(b, v), ArgFlags, true
+	case kPtraceReq:
+		return linux.PtraceRequests.Append(b, v, "PTRACE_"), ArgFlags, true
+	case kPtraceData:
+		switch d.c.Raw[0] {
+		case linux.PTRACE_SETOPTIONS, linux.PTRACE_SEIZE:
+			return linux.PtraceOptions.Append(b, v), ArgFlags, true
+		case linux.PTRACE_CONT, linux.PTRACE_SYSCALL, linux.PTRACE_SINGLESTEP, linux.PTRACE_DETACH:
+			if v == 0 {
+				return append(b, '0'), ArgInt, true
+			}
+			return append(b, linux.SignalName(int(v))...), ArgFlags, true
+		}
+		return appendPtr(b, v), ArgPtr, true
 	case kPersona:
 		if v = uint64(uint32(v)); v == 0xffffffff {
 			return append(b, "0xffffffff"...), ArgFlags, true

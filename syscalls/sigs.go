@@ -140,6 +140,8 @@ const (
 	kShmatFlags                 // SHM_RDONLY|...
 	kShmctlCmd                  // IPC_RMID, IPC_STAT...
 	kShmidDs                    // shmctl's struct shmid_ds, by command
+	kPtraceReq                  // PTRACE_*
+	kPtraceData                 // ptrace's data, by request: options, a signal, or an address
 )
 
 // retKind is how a result is printed.
@@ -392,6 +394,9 @@ var sigs = map[int]sig{
 	linux.SysGetRobustList:     {args: a(kInt, kPtrValOut, kSizeOut)},
 	linux.SysIoprioGet:         {args: a(kIoprioWhich, kInt), ret: rIoprio},
 	linux.SysPersonality:       {args: a(kPersona), ret: rPersona},
+	linux.SysPtrace:            {args: a(kPtraceReq, kInt, kPtr, kPtraceData)},
+	linux.SysProcessVmReadv:    {args: withLen(a(kInt, kIovOut, kUint, kPtr, kUint, kUint), 1, 2)},
+	linux.SysProcessVmWritev:   {args: withLen(a(kInt, kIovIn, kUint, kPtr, kUint, kUint), 1, 2)},
 	linux.SysInotifyInit:       {},
 	linux.SysCapget:            {args: a(kCapHeader, kCapData)},
 	linux.SysCapset:            {args: a(kCapHeader, kCapData)},

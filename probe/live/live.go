@@ -521,7 +521,7 @@ func (t *tap) keepMemory(p *emu.Process) {
 
 func (t *tap) Signal(th *emu.Thread, ev *emu.SignalEvent) {
 	t.flushWrites()
-	if !t.on(th) {
+	if !t.on(th) || ev.Ptrace {
 		return
 	}
 	t.l.Signal(t.clock.Position(), t.clock.Tid(th), int(ev.Info.Signo), ev.Info.Addr)
