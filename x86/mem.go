@@ -247,6 +247,7 @@ func (m *Memory) at(pn uint64) pte {
 		return pte{}
 	}
 	e := pte{p, perm}
+	m.winSet(pn, pte{}, &e)
 	m.pages[pn] = e
 	return e
 }
@@ -306,6 +307,7 @@ func (m *Memory) MovePage(pn, to uint64) {
 }
 
 func (m *Memory) setPage(pn uint64, e pte) {
+	m.winSet(pn, m.pages[pn], &e)
 	if e.page == nil {
 		delete(m.pages, pn)
 	} else {

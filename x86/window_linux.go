@@ -65,8 +65,15 @@ func WindowOn() bool { return winOn }
 func EnableWindow() bool {
 	arena.once.Do(arenaInit)
 	winOn = arena.ok
+	if winOn && !winFault {
+		enableWinFault()
+	}
 	return winOn
 }
+
+// WinFaultOn reports whether translated reads take no TLB check
+// (winfault_linux.go): code files keep such translations apart.
+func WinFaultOn() bool { return winFault }
 
 var arena struct {
 	sync.Mutex
@@ -165,15 +172,25 @@ func (m *Memory) winPage(pn uint64, zero bool) *Page {
 	ri := pn >> regionBits
 	bit := uint64(1) << (ri % 64)
 	addr := r.base + uintptr(pn)<<PageShift
-	if r.rw[ri/64]&bit == 0 {
-		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), regionSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+	_, over := w.over[pn]
+	if winFault && !over {
+		// Page by page: the host protection is the guest's
+		// (winfault_linux.go).
+		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
 			return nil
+		}
+	}
+	if r.rw[ri/64]&bit == 0 {
+		if !winFault {
+			if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), regionSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+				return nil
+			}
 		}
 		r.rw[ri/64] |= bit
 		r.regions++
 	}
 	d := (*[PageSize]byte)(r.mem[winOffset+uintptr(pn)<<PageShift:])
-	if _, ok := w.over[pn]; ok {
+	if over {
 		// A slot was shown here: anonymous memory again.
 		if _, _, e := unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE,
 			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
@@ -273,7 +290,9 @@ func (m *Memory) newWindow() {
 	if r == nil {
 		// The window starts at a multiple of 2 MiB, so that a region
 		// can be one huge page.
-		all, err := unix.Mmap(-1, 0, winOffset+1<<winBits+regionSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+		// A guard page follows it (at least): a read that runs past the
+		// window's end from below faults (winfault_linux.go).
+		all, err := unix.Mmap(-1, 0, winOffset+1<<winBits+regionSize+PageSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 		if err != nil {
 			return
 		}
@@ -344,7 +363,7 @@ func (m *Memory) releaseWindow() {
 	}
 	// Made ready before it is in the pool, where another goroutine's
 	// address space may take it.
-	if keep && w.anonAgain(r) {
+	if keep && w.anonAgain(r) && (!winFault || unix.Mprotect(r.mem[winOffset:], unix.PROT_NONE) == nil) {
 		copy(r.dirty, r.rw)
 	} else {
 		// A fresh reservation over the window's mappings, in one call.
@@ -468,4 +487,39 @@ func (m *Memory) winMap(pn uint64, p *Page) bool {
 		w.over[pn+uint64(k)] = s + uint32(k)
 	}
 	return true
+}
+
+// winSet keeps the host protection of page pn's place in m's window the
+// guest's (winFault) as pn's table entry changes from old to *e: no
+// longer readable there, it is made inaccessible. A page private to m
+// that the guest may not read leaves the window for a slot first (Go
+// reads its data through Page.Data, which must stay accessible).
+func (m *Memory) winSet(pn uint64, old pte, e *pte) {
+	w := m.winState
+	if !winFault || w == nil || pn >= winPages {
+		return
+	}
+	if e.page != nil && e.perm&PermRead == 0 && m.owns(pn, e.page) {
+		np := NewPage()
+		*np.Data = *e.page.Data
+		np.code = e.page.code
+		e.page = np
+		m.winFreed(pn)
+	}
+	s, over := w.over[pn]
+	was := over || old.page != nil && m.owns(pn, old.page)
+	now := e.page != nil && e.perm&PermRead != 0 && (m.owns(pn, e.page) || over && e.page.slot == s+1)
+	if !was || now {
+		return
+	}
+	addr := w.res.base + uintptr(pn)<<PageShift
+	if over {
+		// Anonymous memory again, as winPage expects where no slot is
+		// shown.
+		unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_NONE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0)
+		delete(w.over, pn)
+		return
+	}
+	unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_NONE)
 }

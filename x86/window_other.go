@@ -32,3 +32,10 @@ func (m *Memory) owns(pn uint64, p *Page) bool                   { return false 
 func (m *Memory) winFreed(pn uint64)                             {}
 func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, e Perm) {}
 func (m *Memory) winPage(pn uint64, zero bool) *Page             { return nil }
+
+const winFault = false
+
+// WinFaultOn reports false: no host windows here.
+func WinFaultOn() bool { return false }
+
+func (m *Memory) winSet(pn uint64, old pte, e *pte) {}
