@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -452,5 +453,31 @@ func TestSIGILLNamesTheMissingExtension(t *testing.T) {
 		if hint := strings.Contains(r.status.String(), "--cpu host"); hint != (c.lacks != "") {
 			t.Errorf("%s: %q", c.asm, r.status.String())
 		}
+	}
+}
+
+// TestWinFault: guest reads that translated code makes at addresses the
+// guest may not read (unmapped, PROT_NONE, munmapped, moved by mremap,
+// across a page into one of those, non-canonical, at and across 2^40,
+// after a fork) fault as natively, with the same si_addr and si_code.
+// With the host window (`ttd run`; TTD_WINDOW=1 in a child test process,
+// as the window is on or off for a whole process) those reads take no
+// TLB check and the host's faults must stand for it (x86's winfault):
+// the child checks that they did.
+func TestWinFault(t *testing.T) {
+	exe := build(t, glibcDyn, "winfault.c")
+	before := x86.HostFaults()
+	compare(t, exe)
+	if x86.WinFaultOn() && x86.HostFaults() == before {
+		t.Errorf("no host fault of translated code with the window on")
+	}
+	if os.Getenv("TTD_WINDOW") != "" || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWinFault$", "-test.v")
+	cmd.Env = append(os.Environ(), "TTD_WINDOW=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestWinFault") {
+		t.Fatalf("with the window: %v\n%s", err, out)
 	}
 }

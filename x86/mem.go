@@ -292,17 +292,19 @@ func (m *Memory) MovePage(pn, to uint64) {
 	if old.page.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
-	m.setPage(pn, pte{})
 	p := old.page
 	if m.owns(pn, p) {
-		m.winFreed(pn)
+		// Copied before the page leaves pn, whose place in the window
+		// may then be inaccessible (winSet).
 		np := m.winPage(to, false)
 		if np == nil {
 			np = NewPage()
 		}
 		*np.Data = *p.Data
+		m.winFreed(pn)
 		p = np
 	}
+	m.setPage(pn, pte{})
 	m.setPage(to, pte{p, old.perm})
 }
 

@@ -39,3 +39,6 @@ const winFault = false
 func WinFaultOn() bool { return false }
 
 func (m *Memory) winSet(pn uint64, old pte, e *pte) {}
+
+// HostFaults reports 0: no host windows here.
+func HostFaults() uint64 { return 0 }

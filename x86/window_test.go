@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -354,5 +355,35 @@ func TestWindowKeepBound(t *testing.T) {
 	arena.Unlock()
 	if kept != winKeepMax || n != winKeepMax+2 {
 		t.Errorf("%d of %d released windows kept their memory, want %d of %d", kept, n, winKeepMax, winKeepMax+2)
+	}
+}
+
+// TestWindowGoFault: with translated reads' faults handled (winfault),
+// a nil dereference in Go still panics with a runtime error, which
+// recover sees, and an unrecovered one still crashes the process as Go
+// crashes it.
+func TestWindowGoFault(t *testing.T) {
+	needWindow(t)
+	if !winFault {
+		t.Skip("no host faults for translated reads")
+	}
+	var p *[1 << 20]byte
+	err := func() (err any) {
+		defer func() { err = recover() }()
+		return p[12345]
+	}()
+	if re, ok := err.(runtime.Error); !ok || !strings.Contains(re.Error(), "nil pointer dereference") {
+		t.Fatalf("nil dereference: recovered %v", err)
+	}
+	if os.Getenv("TTD_WINFAULT_CRASH") == "1" {
+		_ = p[54321]
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWindowGoFault$")
+	cmd.Env = append(os.Environ(), "TTD_WINFAULT_CRASH=1")
+	out, err2 := cmd.CombinedOutput()
+	if err2 == nil || !strings.Contains(string(out), "panic: runtime error: invalid memory address or nil pointer dereference") ||
+		!strings.Contains(string(out), "[signal SIGSEGV") {
+		t.Fatalf("unrecovered nil dereference: %v\n%s", err2, out)
 	}
 }

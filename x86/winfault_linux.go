@@ -192,3 +192,7 @@ func fileFaults(m []byte, p uintptr, code []byte) {
 		})
 	}
 }
+
+// HostFaults counts the host faults of translated reads resumed at
+// their exits so far (tests).
+func HostFaults() uint64 { return jitFaults }
