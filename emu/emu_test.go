@@ -460,10 +460,10 @@ func TestSIGILLNamesTheMissingExtension(t *testing.T) {
 // guest may not read (unmapped, PROT_NONE, munmapped, moved by mremap,
 // across a page into one of those, non-canonical, at and across 2^40,
 // after a fork) fault as natively, with the same si_addr and si_code.
-// With the host window (`ttd run`; TTD_WINDOW=1 in a child test process,
-// as the window is on or off for a whole process) those reads take no
-// TLB check and the host's faults must stand for it (x86's winfault):
-// the child checks that they did.
+// With the host window and TTD_WINFAULT=1 (`ttd run`; in a child test
+// process, as both are on or off for a whole process) those reads take
+// no TLB check and the host's faults must stand for it (x86's
+// winfault): the child checks that they did.
 func TestWinFault(t *testing.T) {
 	exe := build(t, glibcDyn, "winfault.c")
 	before := x86.HostFaults()
@@ -475,7 +475,7 @@ func TestWinFault(t *testing.T) {
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestWinFault$", "-test.v")
-	cmd.Env = append(os.Environ(), "TTD_WINDOW=1")
+	cmd.Env = append(os.Environ(), "TTD_WINDOW=1", "TTD_WINFAULT=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestWinFault") {
 		t.Fatalf("with the window: %v\n%s", err, out)

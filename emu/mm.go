@@ -213,7 +213,16 @@ func newMM(store *x86.CodeStore) *MM {
 	mm.Code = x86.NewCodeCache(mm.Mem)
 	mm.Code.ShareWith(store)
 	mm.Mem.Source = mm.source
+	mm.Mem.Zero = mm.zero
 	return mm
+}
+
+// zero reports whether source gives page pn as a zeroed page private to
+// the address space (x86.Memory.Zero).
+func (mm *MM) zero(pn uint64) bool {
+	addr := pn << x86.PageShift
+	v := mm.find(addr)
+	return v != nil && !v.shared && v.shm == nil && v.prot&unix.PROT_READ != 0 && (v.file == nil || addr >= v.fileEnd)
 }
 
 // fork returns a copy of the address space for a child process: the
@@ -255,6 +264,7 @@ func (mm *MM) fork() *MM {
 	n.Code.ShareWith(mm.Code.Store())
 	n.Code.UseCodeFile(mm.Code.CodeFile(), n.fileCode)
 	n.Mem.Source = n.source
+	n.Mem.Zero = n.zero
 	n.vmas = make([]*vma, len(mm.vmas))
 	for i, v := range mm.vmas {
 		w := *v

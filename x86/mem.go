@@ -199,6 +199,10 @@ type Memory struct {
 	// Source materialises pages on first touch; nil means every page
 	// must be created with Map.
 	Source PageSource
+	// Zero, if not nil, reports whether Source gives page pn as a new
+	// zeroed page private to this address space (anonymous memory):
+	// such pages are materialised with their neighbours (atCluster).
+	Zero func(pn uint64) bool
 	// codeWritten is called when a page holding cached code is written.
 	codeWritten func(pn uint64)
 	// watched are the pages never entered into the TLBs (watchpages.go).
@@ -241,6 +245,9 @@ func (m *Memory) at(pn uint64) pte {
 	}
 	if m.Source == nil {
 		return pte{}
+	}
+	if e, ok := m.atCluster(pn); ok {
+		return e
 	}
 	p, perm := m.Source(pn)
 	if p == nil {
@@ -382,6 +389,7 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 	// (maps.Clone copies the table as a whole: 3x faster than
 	// inserting 65,536 pages one by one.)
 	n := newMemory(maps.Clone(m.pages))
+	done := m.forkProt(n)
 	for pn, e := range m.pages {
 		if m.owns(pn, e.page) {
 			m.forkPage(n, pn, e.page, e.perm)
@@ -391,6 +399,7 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 			e.page.cow++
 		}
 	}
+	done()
 	// This side's writes must now find out about the sharing.
 	m.wdirty.empty(m.wtlb)
 	return n

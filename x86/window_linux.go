@@ -173,7 +173,7 @@ func (m *Memory) winPage(pn uint64, zero bool) *Page {
 	bit := uint64(1) << (ri % 64)
 	addr := r.base + uintptr(pn)<<PageShift
 	_, over := w.over[pn]
-	if winFault && !over {
+	if winFault && !over && !w.noProt {
 		// Page by page: the host protection is the guest's
 		// (winfault_linux.go).
 		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
@@ -272,6 +272,9 @@ type window struct {
 	maps, singleMaps int
 	// freed counts the private pages gone since the last Discard.
 	freed int
+	// noProt is set while pages enter the window whose places were
+	// made accessible together (forkProt, atCluster).
+	noProt bool
 }
 
 // newWindow reserves a window for m, when the window is on: a released
@@ -522,4 +525,101 @@ func (m *Memory) winSet(pn uint64, old pte, e *pte) {
 		return
 	}
 	unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_NONE)
+}
+
+// forkProt makes the places of m's private pages accessible in n's
+// window, n a fork of m, a run of pages per mprotect rather than one
+// for each page forkPage copies (winFault): bash's forks copy 300-1,000
+// pages each. done ends it.
+func (m *Memory) forkProt(n *Memory) (done func()) {
+	w := n.winState
+	if !winFault || w == nil || m.winState == nil {
+		return func() {}
+	}
+	pns := make([]uint64, 0, len(m.pages))
+	for pn, e := range m.pages {
+		if m.owns(pn, e.page) {
+			pns = append(pns, pn)
+		}
+	}
+	slices.Sort(pns)
+	for i := 0; i < len(pns); {
+		j := i + 1
+		for j < len(pns) && pns[j] == pns[j-1]+1 {
+			j++
+		}
+		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, w.res.base+uintptr(pns[i])<<PageShift, uintptr(j-i)<<PageShift, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+			return func() {} // page by page, then
+		}
+		i = j
+	}
+	w.noProt = true
+	return func() { w.noProt = false }
+}
+
+// winCluster is the number of pages materialised together with
+// winFault (atCluster): an aligned block.
+const winCluster = 16
+
+// atCluster materialises page pn and the pages of its aligned block of
+// winCluster that are not yet, through Source, making their places in
+// the window accessible with one mprotect, and inaccessible again where
+// the guest may not read: page by page, each of bash x40's processes
+// made 540 mprotects, which split the window's mapping into as many
+// (21,000 mprotects: 100-200 ms) and each first read a host fault. It
+// returns pn's entry, and false when it cannot (no window: at does it).
+func (m *Memory) atCluster(pn uint64) (pte, bool) {
+	w := m.winState
+	if !winFault || w == nil || pn >= winPages {
+		return pte{}, false
+	}
+	// The block's zeroed pages (a file's are read only when touched:
+	// reading neighbours doubled bash x40's preads).
+	lo, hi := pn, pn+1
+	if m.Zero != nil && m.Zero(pn) {
+		b := pn &^ (winCluster - 1)
+		for q := b; q < b+winCluster && q < winPages; q++ {
+			if _, ok := m.pages[q]; !ok && m.Zero(q) {
+				lo, hi = min(lo, q), max(hi, q+1)
+			}
+		}
+	}
+	base := w.res.base
+	if _, _, e := unix.Syscall(unix.SYS_MPROTECT, base+uintptr(lo)<<PageShift, uintptr(hi-lo)<<PageShift, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+		return pte{}, false
+	}
+	w.noProt = true
+	for q := lo; q < hi; q++ {
+		if _, ok := m.pages[q]; ok || q != pn && !m.Zero(q) {
+			continue
+		}
+		p, perm := m.Source(q)
+		if p == nil {
+			continue
+		}
+		e := pte{p, perm}
+		m.winSet(q, pte{}, &e)
+		m.pages[q] = e
+	}
+	w.noProt = false
+	visible := func(q uint64) bool {
+		if _, ok := w.over[q]; ok {
+			return true
+		}
+		e := m.pages[q]
+		return e.page != nil && e.perm&PermRead != 0 && m.owns(q, e.page)
+	}
+	for q := lo; q < hi; {
+		if visible(q) {
+			q++
+			continue
+		}
+		r := q + 1
+		for r < hi && !visible(r) {
+			r++
+		}
+		unix.Syscall(unix.SYS_MPROTECT, base+uintptr(q)<<PageShift, uintptr(r-q)<<PageShift, unix.PROT_NONE)
+		q = r
+	}
+	return m.pages[pn], true
 }

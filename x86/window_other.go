@@ -42,3 +42,7 @@ func (m *Memory) winSet(pn uint64, old pte, e *pte) {}
 
 // HostFaults reports 0: no host windows here.
 func HostFaults() uint64 { return 0 }
+
+func (m *Memory) forkProt(n *Memory) (done func()) { return func() {} }
+
+func (m *Memory) atCluster(pn uint64) (pte, bool) { return pte{}, false }

@@ -29,18 +29,32 @@ func TestWindowDiff(t *testing.T) {
 	if !jitSupported || runtime.GOOS != "linux" {
 		t.Skip("no host window here")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^(TestDiffJITMem|TestDiffInt.*|TestWindow.*)$")
-	cmd.Env = append(os.Environ(), "TTD_WINDOW=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("with the window: %v\n%s", err, out)
+	// And with translated reads' host faults (TTD_WINFAULT=1,
+	// winfault_linux.go).
+	for _, fault := range []string{"0", "1"} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^(TestDiffJITMem|TestDiffInt.*|TestWindow.*)$")
+		cmd.Env = append(os.Environ(), "TTD_WINDOW=1", "TTD_WINFAULT="+fault)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("with the window (TTD_WINFAULT=%s): %v\n%s", fault, err, out)
+		}
+		t.Logf("%s", out)
 	}
-	t.Logf("%s", out)
 }
 
-// winByte is the byte at guest address a of m's window.
+// winByte is the byte at guest address a of m's window, read through
+// /proc/self/mem: with winFault the place may be inaccessible.
 func winByte(m *Memory, a uint64) byte {
-	return m.winState.res.mem[winOffset+a]
+	f, err := os.Open("/proc/self/mem")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], int64(m.win+uintptr(a))); err != nil {
+		panic(err)
+	}
+	return b[0]
 }
 
 func needWindow(t *testing.T) {
