@@ -199,10 +199,15 @@ type Memory struct {
 	// Source materialises pages on first touch; nil means every page
 	// must be created with Map.
 	Source PageSource
-	// Zero, if not nil, reports whether Source gives page pn as a new
-	// zeroed page private to this address space (anonymous memory):
-	// such pages are materialised with their neighbours (atCluster).
-	Zero func(pn uint64) bool
+	// Near, if not nil, reports whether Source gives page q, as page
+	// pn, as a new page private to this address space from pn's
+	// mapping, readable: such pages are materialised together
+	// (atCluster, Clustering).
+	Near func(pn, q uint64) bool
+	// cluster numbers atCluster's materialisations; inCluster is set
+	// during one.
+	cluster   uint64
+	inCluster bool
 	// codeWritten is called when a page holding cached code is written.
 	codeWritten func(pn uint64)
 	// watched are the pages never entered into the TLBs (watchpages.go).

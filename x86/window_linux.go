@@ -573,13 +573,13 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) {
 	if !winFault || w == nil || pn >= winPages {
 		return pte{}, false
 	}
-	// The block's zeroed pages (a file's are read only when touched:
-	// reading neighbours doubled bash x40's preads).
+	// The pages of pn's block from pn's mapping (Near): a file's are
+	// read with one pread (Clustering).
 	lo, hi := pn, pn+1
-	if m.Zero != nil && m.Zero(pn) {
+	if m.Near != nil {
 		b := pn &^ (winCluster - 1)
 		for q := b; q < b+winCluster && q < winPages; q++ {
-			if _, ok := m.pages[q]; !ok && m.Zero(q) {
+			if _, ok := m.pages[q]; !ok && m.Near(pn, q) {
 				lo, hi = min(lo, q), max(hi, q+1)
 			}
 		}
@@ -589,8 +589,10 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) {
 		return pte{}, false
 	}
 	w.noProt = true
+	m.cluster++
+	m.inCluster = true
 	for q := lo; q < hi; q++ {
-		if _, ok := m.pages[q]; ok || q != pn && !m.Zero(q) {
+		if _, ok := m.pages[q]; ok || q != pn && !m.Near(pn, q) {
 			continue
 		}
 		p, perm := m.Source(q)
@@ -602,6 +604,7 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) {
 		m.pages[q] = e
 	}
 	w.noProt = false
+	m.inCluster = false
 	visible := func(q uint64) bool {
 		if _, ok := w.over[q]; ok {
 			return true
@@ -622,4 +625,14 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) {
 		q = r
 	}
 	return m.pages[pn], true
+}
+
+// Clustering returns the number of the materialisation of a cluster of
+// pages under way (atCluster), 0 when none: Source may read a file's
+// bytes for the cluster's pages at once.
+func (m *Memory) Clustering() uint64 {
+	if !m.inCluster {
+		return 0
+	}
+	return m.cluster
 }

@@ -46,3 +46,6 @@ func HostFaults() uint64 { return 0 }
 func (m *Memory) forkProt(n *Memory) (done func()) { return func() {} }
 
 func (m *Memory) atCluster(pn uint64) (pte, bool) { return pte{}, false }
+
+// Clustering reports 0: no clusters here.
+func (m *Memory) Clustering() uint64 { return 0 }
