@@ -337,6 +337,9 @@ type jitT struct {
 	// no end yet.
 	faults    []jitFaultRange
 	faultOpen bool
+	// codeLen is the length of the code in a.Buf, before the fault
+	// table.
+	codeLen int
 	// nslot counts the chaining exits emitted, links their jumps;
 	// chainOff is the offset of the chain entry (the entry from Go is
 	// at 0).
@@ -564,6 +567,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	if err := a.Finish(); err != nil {
 		panic("jit: " + err.Error())
 	}
+	t.codeLen = a.Len()
 	if winFault {
 		t.faultTable()
 	}
