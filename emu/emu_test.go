@@ -468,8 +468,10 @@ func TestWinFault(t *testing.T) {
 	exe := build(t, glibcDyn, "winfault.c")
 	before := x86.HostFaults()
 	compare(t, exe)
-	if x86.WinFaultOn() && x86.HostFaults() == before {
-		t.Errorf("no host fault of translated code with the window on")
+	if d := x86.HostFaults() - before; x86.WinFaultOn() && (d == 0 || d > 5000) {
+		// (20,000 reads above 2^40 must leave by the window's end
+		// check, not fault.)
+		t.Errorf("%d host faults of translated code with the window on", d)
 	}
 	if os.Getenv("TTD_WINDOW") != "" || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return

@@ -132,21 +132,29 @@ func NewPage() *Page {
 		return heapPage()
 	}
 	arena.Lock()
-	var s uint32
-	if n := len(arena.free); n > 0 {
-		s = arena.free[n-1]
-		arena.free = arena.free[:n-1]
-	} else if arena.next < arenaSlot {
-		s = arena.next
-		arena.next++
-	} else {
-		arena.Unlock()
+	s, ok := takeFree(&arena.free, &arena.next, arenaSlot)
+	arena.Unlock()
+	if !ok {
 		return heapPage()
 	}
-	arena.Unlock()
 	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
 	runtime.AddCleanup(p, freeSlot, s)
 	return p
+}
+
+// takeFree takes the last of *free, else *next (counting it) while it
+// is below end; false when neither is left.
+func takeFree[T ~int | ~uint32](free *[]T, next *T, end T) (T, bool) {
+	if n := len(*free); n > 0 {
+		s := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return s, true
+	}
+	if *next < end {
+		*next++
+		return *next - 1, true
+	}
+	return 0, false
 }
 
 // NewPage returns a new zeroed page private to m at page number pn: in

@@ -114,16 +114,9 @@ func rtSigaction(sig unix.Signal, act, old *sigactiont) unix.Errno {
 // execute, and its fault table emptied; nil when all are in use.
 func jitResChunk() []byte {
 	jitRes.Lock()
-	i := -1
-	if n := len(jitRes.free); n > 0 {
-		i = jitRes.free[n-1]
-		jitRes.free = jitRes.free[:n-1]
-	} else if jitRes.next < jitResChunks {
-		i = jitRes.next
-		jitRes.next++
-	}
+	i, ok := takeFree(&jitRes.free, &jitRes.next, jitResChunks)
 	jitRes.Unlock()
-	if i < 0 {
+	if !ok {
 		return nil
 	}
 	m := jitRes.mem[i*jitChunk : (i+1)*jitChunk : (i+1)*jitChunk]
