@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -452,5 +453,33 @@ func TestSIGILLNamesTheMissingExtension(t *testing.T) {
 		if hint := strings.Contains(r.status.String(), "--cpu host"); hint != (c.lacks != "") {
 			t.Errorf("%s: %q", c.asm, r.status.String())
 		}
+	}
+}
+
+// TestWinFault: guest reads that translated code makes at addresses the
+// guest may not read (unmapped, PROT_NONE, munmapped, moved by mremap,
+// across a page into one of those, non-canonical, at and across 2^40,
+// after a fork) fault as natively, with the same si_addr and si_code.
+// With the host window and TTD_WINFAULT=1 (`ttd run`; in a child test
+// process, as both are on or off for a whole process) those reads take
+// no TLB check and the host's faults must stand for it (x86's
+// winfault): the child checks that they did.
+func TestWinFault(t *testing.T) {
+	exe := build(t, glibcDyn, "winfault.c")
+	before := x86.HostFaults()
+	compare(t, exe)
+	if d := x86.HostFaults() - before; x86.WinFaultOn() && (d == 0 || d > 5000) {
+		// (20,000 reads above 2^40 must leave by the window's end
+		// check, not fault.)
+		t.Errorf("%d host faults of translated code with the window on", d)
+	}
+	if os.Getenv("TTD_WINDOW") != "" || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWinFault$", "-test.v")
+	cmd.Env = append(os.Environ(), "TTD_WINDOW=1", "TTD_WINFAULT=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestWinFault") {
+		t.Fatalf("with the window: %v\n%s", err, out)
 	}
 }

@@ -432,6 +432,10 @@ func codeFileOf(fd int, exe string, f x86.Features) *x86.CodeFile {
 		// window (UseHostWindow) take host addresses from it: a run
 		// without it must not take them.
 		key += "\x00window"
+		if x86.WinFaultOn() {
+			// Reads without TLB checks (x86's winfault_linux.go).
+			key += "\x00fault"
+		}
 	}
 	return x86.OpenCodeFile(key, f)
 }

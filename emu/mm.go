@@ -191,6 +191,7 @@ type MM struct {
 	// down as the program touches pages below (Maps).
 	stackLow uint64
 	pristine sharedPages // pages of shared file mappings as read (mm_shared.go)
+	ahead    readAhead   // a file's bytes read for x86's cluster of pages
 	// dropped are the ranges whose contents were discarded since an
 	// observer last asked (Dropped).
 	dropped []Range
@@ -213,7 +214,77 @@ func newMM(store *x86.CodeStore) *MM {
 	mm.Code = x86.NewCodeCache(mm.Mem)
 	mm.Code.ShareWith(store)
 	mm.Mem.Source = mm.source
+	mm.Mem.Near = mm.near
 	return mm
+}
+
+// near reports whether source gives page q, as page pn, as a new page
+// private to the address space from pn's mapping, which the guest may
+// read (x86.Memory.Near).
+func (mm *MM) near(pn, q uint64) bool {
+	v := mm.find(pn << x86.PageShift)
+	a := q << x86.PageShift
+	return v != nil && !v.shared && v.shm == nil && v.prot&unix.PROT_READ != 0 && a >= v.start && a < v.end
+}
+
+// preadFull reads b from fd at off; what lies past the file's end stays.
+func preadFull(fd int, b []byte, off int64) {
+	for len(b) > 0 {
+		k, err := unix.Pread(fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if k <= 0 || err != nil {
+			return // past the end of the file: zeros
+		}
+		b = b[k:]
+		off += int64(k)
+	}
+}
+
+// readAhead keeps the bytes of a file read for the pages of one of
+// x86's clusters (Memory.Clustering): the neighbours of a page come from
+// one pread, and no guest code runs between them (the file cannot
+// change).
+type readAhead struct {
+	cluster uint64
+	file    *mappedFile
+	off     int64
+	n       int
+	buf     []byte
+}
+
+// readAheadSize is what one pread reads ahead: x86's cluster.
+const readAheadSize = 16 << x86.PageShift
+
+// read fills b with the file's bytes at off, from the bytes read ahead
+// in this cluster or read now; false when not in a cluster.
+func (r *readAhead) read(cluster uint64, f *mappedFile, b []byte, off int64) bool {
+	if cluster == 0 {
+		return false
+	}
+	if r.cluster != cluster || r.file != f || off < r.off || off+int64(len(b)) > r.off+readAheadSize {
+		if r.buf == nil {
+			r.buf = make([]byte, readAheadSize)
+		}
+		r.cluster, r.file, r.off = cluster, f, off
+		clear(r.buf)
+		r.n = 0
+		b := r.buf
+		for len(b) > 0 {
+			k, err := unix.Pread(f.fd, b, off+int64(r.n))
+			if err == unix.EINTR {
+				continue
+			}
+			if k <= 0 || err != nil {
+				break
+			}
+			b = b[k:]
+			r.n += k
+		}
+	}
+	copy(b, r.buf[off-r.off:])
+	return true
 }
 
 // fork returns a copy of the address space for a child process: the
@@ -255,6 +326,7 @@ func (mm *MM) fork() *MM {
 	n.Code.ShareWith(mm.Code.Store())
 	n.Code.UseCodeFile(mm.Code.CodeFile(), n.fileCode)
 	n.Mem.Source = n.source
+	n.Mem.Near = n.near
 	n.vmas = make([]*vma, len(mm.vmas))
 	for i, v := range mm.vmas {
 		w := *v
@@ -326,17 +398,10 @@ func (mm *MM) source(pn uint64) (*x86.Page, x86.Perm) {
 			n = v.fileEnd - addr
 		}
 		off := int64(v.off + addr - v.start)
-		buf := p.Data[:n]
-		for len(buf) > 0 {
-			k, err := unix.Pread(v.file.fd, buf, off)
-			if err == unix.EINTR {
-				continue
-			}
-			if k <= 0 || err != nil {
-				break // past the end of the file: zeros
-			}
-			buf = buf[k:]
-			off += int64(k)
+		if !v.shared && mm.ahead.read(mm.Mem.Clustering(), v.file, p.Data[:n], off) {
+			// (from the pages read ahead for x86's cluster)
+		} else {
+			preadFull(v.file.fd, p.Data[:n], off)
 		}
 		if v.shared {
 			mm.keepPristine(pn, p)

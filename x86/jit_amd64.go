@@ -1,6 +1,7 @@
 package x86
 
 import (
+	"encoding/binary"
 	"os"
 	"sync"
 	"unsafe"
@@ -67,6 +68,16 @@ func (ar *jitArena) alloc(code []byte) (uintptr, []byte) {
 			return 0, nil
 		}
 		m := jitFree.take()
+		if m != nil {
+			jitResReuse(m)
+		}
+		if m == nil && winFault {
+			// Translated code's faults are told by their RIP
+			// (winfault_linux.go).
+			if m = jitResChunk(); m == nil {
+				return 0, nil
+			}
+		}
 		if m == nil {
 			var err error
 			m, err = unix.Mmap(-1, 0, jitChunk, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
@@ -84,6 +95,9 @@ func (ar *jitArena) alloc(code []byte) (uintptr, []byte) {
 	p := uintptr(unsafe.Pointer(&m[ar.used]))
 	c := m[ar.used : ar.used+len(code)]
 	ar.used += n
+	if winFault {
+		fileFaults(m, p, code)
+	}
 	return p, c
 }
 
@@ -93,7 +107,7 @@ func (ar *jitArena) free() {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	for _, m := range ar.chunks {
-		if !jitFree.give(m) {
+		if !jitFree.give(m) && !jitResRelease(m) {
 			unix.Munmap(m)
 		}
 	}
@@ -317,6 +331,15 @@ type jitT struct {
 	repWordsList []jitRepWords
 	st           uint8
 	exits        []jitExit
+	// faults are the ranges of code after the read checks of `ttd
+	// run`'s translations with winFault, where a host fault leaves by
+	// the check's exit (faultTable); faultOpen says the last one has
+	// no end yet.
+	faults    []jitFaultRange
+	faultOpen bool
+	// codeLen is the length of the code in a.Buf, before the fault
+	// table.
+	codeLen int
 	// nslot counts the chaining exits emitted, links their jumps;
 	// chainOff is the offset of the chain entry (the entry from Go is
 	// at 0).
@@ -409,6 +432,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.repWordsList = t.repWordsList[:0]
 	t.accLogs = t.accLogs[:0]
 	t.exits = t.exits[:0]
+	t.faults, t.faultOpen = t.faults[:0], false
 	t.nslot = 0
 	t.links = t.links[:0]
 	t.sreads = 0
@@ -454,6 +478,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 		t.a.Written = 0
 		pos, nexits := a.Len(), len(t.exits)
 		ok := t.inst(&b.Insts[done])
+		t.closeFault()
 		t.wrote()
 		if !ok {
 			// An instruction the translator does not handle: leave
@@ -541,6 +566,10 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	}
 	if err := a.Finish(); err != nil {
 		panic("jit: " + err.Error())
+	}
+	t.codeLen = a.Len()
+	if winFault {
+		t.faultTable()
 	}
 	return true
 }
@@ -897,6 +926,22 @@ func (t *jitT) tlb(write bool, size int) {
 	// The address is in t.ar: RSI, or the host register eaAccess left
 	// it in.
 	ar := t.ar
+	t.closeFault()
+	if winFault && !write && t.window() {
+		// No TLB entry: the host faults where the guest may not read
+		// (winfault_linux.go). An address at or past the window's end
+		// leaves; one that runs past it from below faults in the guard
+		// page after it.
+		a.MovRR(8, as.RAX, ar)
+		a.ShiftRI(as.SHR, 8, as.RAX, winBits)
+		a.Jcc(5, x) // jnz
+		t.faults = append(t.faults, jitFaultRange{start: int32(a.Len()), exit: x})
+		t.faultOpen = true
+		if !t.indexed {
+			a.Lea(8, as.RDI, as.Mem{Base: hRTLB, Index: ar, Disp: winOffset})
+		}
+		return
+	}
 	if size > 1 {
 		a.Lea(8, as.RAX, as.M(ar, int32(size-1)))
 	} else {
@@ -928,6 +973,36 @@ func (t *jitT) tlb(write bool, size int) {
 	}
 	a.ALURR(as.ADD, 8, as.RDI, ar)
 	t.logAccess(write, size)
+}
+
+// jitFaultRange is a range of a translation's code after a read check
+// in which a host fault leaves by exit (winfault_linux.go).
+type jitFaultRange struct {
+	start, end int32
+	exit       as.Label
+}
+
+// closeFault ends the open fault range, if any, here: at the next
+// check, and at the end of the instruction (a fault past it would not
+// be the check's read).
+func (t *jitT) closeFault() {
+	if t.faultOpen {
+		t.faults[len(t.faults)-1].end = int32(t.a.Len())
+		t.faultOpen = false
+	}
+}
+
+// faultTable appends the translation's fault table to its code, which
+// alloc files for the host's fault handler (fileFaults): start, end and
+// exit of each range (12 bytes), then their number (4 bytes).
+func (t *jitT) faultTable() {
+	a := &t.a
+	for _, f := range t.faults {
+		a.Buf = binary.LittleEndian.AppendUint32(a.Buf, uint32(f.start))
+		a.Buf = binary.LittleEndian.AppendUint32(a.Buf, uint32(f.end))
+		a.Buf = binary.LittleEndian.AppendUint32(a.Buf, uint32(a.LabelPos(f.exit)))
+	}
+	a.Buf = binary.LittleEndian.AppendUint32(a.Buf, uint32(len(t.faults)))
 }
 
 // tlbIndexed is tlb for an access of `ttd run`'s translations that the

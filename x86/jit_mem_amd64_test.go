@@ -36,12 +36,12 @@ func TestJITMemDirect(t *testing.T) {
 	if !tr.block(b, jitModeRun) {
 		t.Fatal("the block was not translated")
 	}
-	host := tr.a.Buf
+	host := tr.a.Buf[:tr.codeLen] // (without the fault table: winfault_linux.go)
 	var viaR9, leaRSI, folded, addRDI, insts int
 	for len(host) > 0 {
 		in, err := x86asm.Decode(host, 64)
 		if err != nil {
-			t.Fatalf("host code at %d: %v", len(tr.a.Buf)-len(host), err)
+			t.Fatalf("host code at %d: %v", tr.codeLen-len(host), err)
 		}
 		host = host[in.Len:]
 		insts++

@@ -199,6 +199,15 @@ type Memory struct {
 	// Source materialises pages on first touch; nil means every page
 	// must be created with Map.
 	Source PageSource
+	// Near, if not nil, reports whether Source gives page q, as page
+	// pn, as a new page private to this address space from pn's
+	// mapping, readable: such pages are materialised together
+	// (atCluster, Clustering).
+	Near func(pn, q uint64) bool
+	// cluster numbers atCluster's materialisations; inCluster is set
+	// during one.
+	cluster   uint64
+	inCluster bool
 	// codeWritten is called when a page holding cached code is written.
 	codeWritten func(pn uint64)
 	// watched are the pages never entered into the TLBs (watchpages.go).
@@ -242,11 +251,15 @@ func (m *Memory) at(pn uint64) pte {
 	if m.Source == nil {
 		return pte{}
 	}
+	if e, ok := m.atCluster(pn); ok {
+		return e
+	}
 	p, perm := m.Source(pn)
 	if p == nil {
 		return pte{}
 	}
 	e := pte{p, perm}
+	m.winSet(pn, pte{}, &e)
 	m.pages[pn] = e
 	return e
 }
@@ -291,21 +304,24 @@ func (m *Memory) MovePage(pn, to uint64) {
 	if old.page.code && m.codeWritten != nil {
 		m.codeWritten(pn)
 	}
-	m.setPage(pn, pte{})
 	p := old.page
 	if m.owns(pn, p) {
-		m.winFreed(pn)
+		// Copied before the page leaves pn, whose place in the window
+		// may then be inaccessible (winSet).
 		np := m.winPage(to, false)
 		if np == nil {
 			np = NewPage()
 		}
 		*np.Data = *p.Data
+		m.winFreed(pn)
 		p = np
 	}
+	m.setPage(pn, pte{})
 	m.setPage(to, pte{p, old.perm})
 }
 
 func (m *Memory) setPage(pn uint64, e pte) {
+	m.winSet(pn, m.pages[pn], &e)
 	if e.page == nil {
 		delete(m.pages, pn)
 	} else {
@@ -378,6 +394,7 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 	// (maps.Clone copies the table as a whole: 3x faster than
 	// inserting 65,536 pages one by one.)
 	n := newMemory(maps.Clone(m.pages))
+	done := m.forkProt(n)
 	for pn, e := range m.pages {
 		if m.owns(pn, e.page) {
 			m.forkPage(n, pn, e.page, e.perm)
@@ -387,6 +404,7 @@ func (m *Memory) Fork(keep func(pn uint64) bool) *Memory {
 			e.page.cow++
 		}
 	}
+	done()
 	// This side's writes must now find out about the sharing.
 	m.wdirty.empty(m.wtlb)
 	return n

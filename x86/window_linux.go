@@ -65,8 +65,15 @@ func WindowOn() bool { return winOn }
 func EnableWindow() bool {
 	arena.once.Do(arenaInit)
 	winOn = arena.ok
+	if winOn && !winFault {
+		enableWinFault()
+	}
 	return winOn
 }
+
+// WinFaultOn reports whether translated reads take no TLB check
+// (winfault_linux.go): code files keep such translations apart.
+func WinFaultOn() bool { return winFault }
 
 var arena struct {
 	sync.Mutex
@@ -125,21 +132,29 @@ func NewPage() *Page {
 		return heapPage()
 	}
 	arena.Lock()
-	var s uint32
-	if n := len(arena.free); n > 0 {
-		s = arena.free[n-1]
-		arena.free = arena.free[:n-1]
-	} else if arena.next < arenaSlot {
-		s = arena.next
-		arena.next++
-	} else {
-		arena.Unlock()
+	s, ok := takeFree(&arena.free, &arena.next, arenaSlot)
+	arena.Unlock()
+	if !ok {
 		return heapPage()
 	}
-	arena.Unlock()
 	p := &Page{Data: (*[PageSize]byte)(unsafe.Pointer(&arena.mem[uintptr(s)<<PageShift])), slot: s + 1}
 	runtime.AddCleanup(p, freeSlot, s)
 	return p
+}
+
+// takeFree takes the last of *free, else *next (counting it) while it
+// is below end; false when neither is left.
+func takeFree[T ~int | ~uint32](free *[]T, next *T, end T) (T, bool) {
+	if n := len(*free); n > 0 {
+		s := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return s, true
+	}
+	if *next < end {
+		*next++
+		return *next - 1, true
+	}
+	return 0, false
 }
 
 // NewPage returns a new zeroed page private to m at page number pn: in
@@ -165,15 +180,25 @@ func (m *Memory) winPage(pn uint64, zero bool) *Page {
 	ri := pn >> regionBits
 	bit := uint64(1) << (ri % 64)
 	addr := r.base + uintptr(pn)<<PageShift
-	if r.rw[ri/64]&bit == 0 {
-		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), regionSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+	_, over := w.over[pn]
+	if winFault && !over && !w.noProt {
+		// Page by page: the host protection is the guest's
+		// (winfault_linux.go).
+		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
 			return nil
+		}
+	}
+	if r.rw[ri/64]&bit == 0 {
+		if !winFault {
+			if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), regionSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+				return nil
+			}
 		}
 		r.rw[ri/64] |= bit
 		r.regions++
 	}
 	d := (*[PageSize]byte)(r.mem[winOffset+uintptr(pn)<<PageShift:])
-	if _, ok := w.over[pn]; ok {
+	if over {
 		// A slot was shown here: anonymous memory again.
 		if _, _, e := unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE,
 			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
@@ -255,6 +280,9 @@ type window struct {
 	maps, singleMaps int
 	// freed counts the private pages gone since the last Discard.
 	freed int
+	// noProt is set while pages enter the window whose places were
+	// made accessible together (forkProt, atCluster).
+	noProt bool
 }
 
 // newWindow reserves a window for m, when the window is on: a released
@@ -273,7 +301,9 @@ func (m *Memory) newWindow() {
 	if r == nil {
 		// The window starts at a multiple of 2 MiB, so that a region
 		// can be one huge page.
-		all, err := unix.Mmap(-1, 0, winOffset+1<<winBits+regionSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+		// A guard page follows it (at least): a read that runs past the
+		// window's end from below faults (winfault_linux.go).
+		all, err := unix.Mmap(-1, 0, winOffset+1<<winBits+regionSize+PageSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 		if err != nil {
 			return
 		}
@@ -344,7 +374,7 @@ func (m *Memory) releaseWindow() {
 	}
 	// Made ready before it is in the pool, where another goroutine's
 	// address space may take it.
-	if keep && w.anonAgain(r) {
+	if keep && w.anonAgain(r) && (!winFault || unix.Mprotect(r.mem[winOffset:], unix.PROT_NONE) == nil) {
 		copy(r.dirty, r.rw)
 	} else {
 		// A fresh reservation over the window's mappings, in one call.
@@ -468,4 +498,149 @@ func (m *Memory) winMap(pn uint64, p *Page) bool {
 		w.over[pn+uint64(k)] = s + uint32(k)
 	}
 	return true
+}
+
+// winSet keeps the host protection of page pn's place in m's window the
+// guest's (winFault) as pn's table entry changes from old to *e: no
+// longer readable there, it is made inaccessible. A page private to m
+// that the guest may not read leaves the window for a slot first (Go
+// reads its data through Page.Data, which must stay accessible).
+func (m *Memory) winSet(pn uint64, old pte, e *pte) {
+	w := m.winState
+	if !winFault || w == nil || pn >= winPages {
+		return
+	}
+	if e.page != nil && e.perm&PermRead == 0 && m.owns(pn, e.page) {
+		np := NewPage()
+		*np.Data = *e.page.Data
+		np.code = e.page.code
+		e.page = np
+		m.winFreed(pn)
+	}
+	s, over := w.over[pn]
+	was := over || old.page != nil && m.owns(pn, old.page)
+	now := e.page != nil && e.perm&PermRead != 0 && (m.owns(pn, e.page) || over && e.page.slot == s+1)
+	if !was || now {
+		return
+	}
+	addr := w.res.base + uintptr(pn)<<PageShift
+	if over {
+		// Anonymous memory again, as winPage expects where no slot is
+		// shown.
+		unix.Syscall6(unix.SYS_MMAP, addr, PageSize, unix.PROT_NONE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0)
+		delete(w.over, pn)
+		return
+	}
+	unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_NONE)
+}
+
+// forkProt makes the places of m's private pages accessible in n's
+// window, n a fork of m, a run of pages per mprotect rather than one
+// for each page forkPage copies (winFault): bash's forks copy 300-1,000
+// pages each. done ends it.
+func (m *Memory) forkProt(n *Memory) (done func()) {
+	w := n.winState
+	if !winFault || w == nil || m.winState == nil {
+		return func() {}
+	}
+	pns := make([]uint64, 0, len(m.pages))
+	for pn, e := range m.pages {
+		if m.owns(pn, e.page) {
+			pns = append(pns, pn)
+		}
+	}
+	slices.Sort(pns)
+	for i := 0; i < len(pns); {
+		j := i + 1
+		for j < len(pns) && pns[j] == pns[j-1]+1 {
+			j++
+		}
+		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, w.res.base+uintptr(pns[i])<<PageShift, uintptr(j-i)<<PageShift, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+			return func() {} // page by page, then
+		}
+		i = j
+	}
+	w.noProt = true
+	return func() { w.noProt = false }
+}
+
+// winCluster is the number of pages materialised together with
+// winFault (atCluster): an aligned block.
+const winCluster = 16
+
+// atCluster materialises page pn and the pages of its aligned block of
+// winCluster that are not yet, through Source, making their places in
+// the window accessible with one mprotect, and inaccessible again where
+// the guest may not read: page by page, each of bash x40's processes
+// made 540 mprotects, which split the window's mapping into as many
+// (21,000 mprotects: 100-200 ms) and each first read a host fault. It
+// returns pn's entry, and false when it cannot (no window: at does it).
+func (m *Memory) atCluster(pn uint64) (pte, bool) {
+	w := m.winState
+	if !winFault || w == nil || pn >= winPages {
+		return pte{}, false
+	}
+	// The pages of pn's block from pn's mapping (Near): a file's are
+	// read with one pread (Clustering).
+	lo, hi := pn, pn+1
+	if m.Near != nil {
+		b := pn &^ (winCluster - 1)
+		for q := b; q < b+winCluster && q < winPages; q++ {
+			if _, ok := m.pages[q]; !ok && m.Near(pn, q) {
+				lo, hi = min(lo, q), max(hi, q+1)
+			}
+		}
+	}
+	base := w.res.base
+	if _, _, e := unix.Syscall(unix.SYS_MPROTECT, base+uintptr(lo)<<PageShift, uintptr(hi-lo)<<PageShift, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
+		return pte{}, false
+	}
+	w.noProt = true
+	m.cluster++
+	m.inCluster = true
+	for q := lo; q < hi; q++ {
+		if _, ok := m.pages[q]; ok || q != pn && !m.Near(pn, q) {
+			continue
+		}
+		p, perm := m.Source(q)
+		if p == nil {
+			continue
+		}
+		e := pte{p, perm}
+		m.winSet(q, pte{}, &e)
+		m.pages[q] = e
+	}
+	w.noProt = false
+	m.inCluster = false
+	visible := func(q uint64) bool {
+		if _, ok := w.over[q]; ok {
+			return true
+		}
+		e := m.pages[q]
+		return e.page != nil && e.perm&PermRead != 0 && m.owns(q, e.page)
+	}
+	for q := lo; q < hi; {
+		if visible(q) {
+			q++
+			continue
+		}
+		r := q + 1
+		for r < hi && !visible(r) {
+			r++
+		}
+		unix.Syscall(unix.SYS_MPROTECT, base+uintptr(q)<<PageShift, uintptr(r-q)<<PageShift, unix.PROT_NONE)
+		q = r
+	}
+	return m.pages[pn], true
+}
+
+// Clustering returns the number of the materialisation of a cluster of
+// pages under way (atCluster), 0 when none: Source may read a file's
+// bytes for the cluster's pages at once.
+func (m *Memory) Clustering() uint64 {
+	if !m.inCluster {
+		return 0
+	}
+	return m.cluster
 }

@@ -32,3 +32,20 @@ func (m *Memory) owns(pn uint64, p *Page) bool                   { return false 
 func (m *Memory) winFreed(pn uint64)                             {}
 func (m *Memory) forkPage(n *Memory, pn uint64, p *Page, e Perm) {}
 func (m *Memory) winPage(pn uint64, zero bool) *Page             { return nil }
+
+const winFault = false
+
+// WinFaultOn reports false: no host windows here.
+func WinFaultOn() bool { return false }
+
+func (m *Memory) winSet(pn uint64, old pte, e *pte) {}
+
+// HostFaults reports 0: no host windows here.
+func HostFaults() uint64 { return 0 }
+
+func (m *Memory) forkProt(n *Memory) (done func()) { return func() {} }
+
+func (m *Memory) atCluster(pn uint64) (pte, bool) { return pte{}, false }
+
+// Clustering reports 0: no clusters here.
+func (m *Memory) Clustering() uint64 { return 0 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -28,18 +29,32 @@ func TestWindowDiff(t *testing.T) {
 	if !jitSupported || runtime.GOOS != "linux" {
 		t.Skip("no host window here")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^(TestDiffJITMem|TestDiffInt.*|TestWindow.*)$")
-	cmd.Env = append(os.Environ(), "TTD_WINDOW=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("with the window: %v\n%s", err, out)
+	// And with translated reads' host faults (TTD_WINFAULT=1,
+	// winfault_linux.go).
+	for _, fault := range []string{"0", "1"} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^(TestDiffJITMem|TestDiffInt.*|TestWindow.*)$")
+		cmd.Env = append(os.Environ(), "TTD_WINDOW=1", "TTD_WINFAULT="+fault)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("with the window (TTD_WINFAULT=%s): %v\n%s", fault, err, out)
+		}
+		t.Logf("%s", out)
 	}
-	t.Logf("%s", out)
 }
 
-// winByte is the byte at guest address a of m's window.
+// winByte is the byte at guest address a of m's window, read through
+// /proc/self/mem: with winFault the place may be inaccessible.
 func winByte(m *Memory, a uint64) byte {
-	return m.winState.res.mem[winOffset+a]
+	f, err := os.Open("/proc/self/mem")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], int64(m.win+uintptr(a))); err != nil {
+		panic(err)
+	}
+	return b[0]
 }
 
 func needWindow(t *testing.T) {
@@ -354,5 +369,35 @@ func TestWindowKeepBound(t *testing.T) {
 	arena.Unlock()
 	if kept != winKeepMax || n != winKeepMax+2 {
 		t.Errorf("%d of %d released windows kept their memory, want %d of %d", kept, n, winKeepMax, winKeepMax+2)
+	}
+}
+
+// TestWindowGoFault: with translated reads' faults handled (winfault),
+// a nil dereference in Go still panics with a runtime error, which
+// recover sees, and an unrecovered one still crashes the process as Go
+// crashes it.
+func TestWindowGoFault(t *testing.T) {
+	needWindow(t)
+	if !winFault {
+		t.Skip("no host faults for translated reads")
+	}
+	var p *[1 << 20]byte
+	err := func() (err any) {
+		defer func() { err = recover() }()
+		return p[12345]
+	}()
+	if re, ok := err.(runtime.Error); !ok || !strings.Contains(re.Error(), "nil pointer dereference") {
+		t.Fatalf("nil dereference: recovered %v", err)
+	}
+	if os.Getenv("TTD_WINFAULT_CRASH") == "1" {
+		_ = p[54321]
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWindowGoFault$")
+	cmd.Env = append(os.Environ(), "TTD_WINFAULT_CRASH=1")
+	out, err2 := cmd.CombinedOutput()
+	if err2 == nil || !strings.Contains(string(out), "panic: runtime error: invalid memory address or nil pointer dereference") ||
+		!strings.Contains(string(out), "[signal SIGSEGV") {
+		t.Fatalf("unrecovered nil dereference: %v\n%s", err2, out)
 	}
 }

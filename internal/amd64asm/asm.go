@@ -432,3 +432,9 @@ func (a *Asm) immN(size int, v int64) {
 }
 
 func fitsInt8(v int64) bool { return v == int64(int8(v)) }
+
+// LabelPos returns the offset l is bound to, or -1 while it is unbound.
+func (a *Asm) LabelPos(l Label) int {
+	a.checkLabel(l)
+	return int(a.labels[l])
+}
