@@ -29,7 +29,7 @@ const (
 
 // ErrSequential is the error of a replay that would start elsewhere than
 // at the beginning of a trace that logs no reads.
-var ErrSequential = errors.New("trace recorded with --mode replayable: it replays from its start only (no segments, snapshots or parallel jobs)")
+var ErrSequential = errors.New("trace recorded with --mode replayable and read from elsewhere than a file: it replays from its start only (no segments, snapshots or parallel jobs without its checkpoint memory, `ttd index`)")
 
 // Sequential reports whether the trace logs no reads, so replays only
 // from its start (ErrSequential).
@@ -107,6 +107,7 @@ func (r *Replay) memHash(pid int, b []byte) error {
 	if p == nil || p.as == nil {
 		return r.diverged("memory hash of process %d, which does not exist", pid)
 	}
+	p.as.materialize()
 	if got, want := x86.HashMemory(p.as.mem), binary.LittleEndian.Uint64(b); got != want {
 		return r.diverged("memory of process %d differs from the recording's (hash %#x, recorded %#x)", pid, got, want)
 	}
