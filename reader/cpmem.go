@@ -47,7 +47,7 @@ type cpMemory struct {
 
 // IndexProgress, when set, hears how far an index pass building a
 // trace's checkpoint memory on demand got (positions done of end).
-var IndexProgress func(done, end uint64)
+var IndexProgress func(done, end int)
 
 // openPages opens the checkpoint memory file next to the trace at path,
 // if there is one (a trace that logs no reads).
@@ -94,7 +94,7 @@ func (t *Trace) checkpointMemory() (*tracefile.Pages, error) {
 // BuildPagesFile runs the index pass (BuildPages) into the file at path
 // (written aside and renamed, so that a pass cut short leaves no file),
 // and makes t use it.
-func (t *Trace) BuildPagesFile(path string, progress func(done, end uint64)) (*tracefile.Pages, PagesStats, error) {
+func (t *Trace) BuildPagesFile(path string, progress func(done, end int)) (*tracefile.Pages, PagesStats, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, PagesStats{}, fmt.Errorf("checkpoint memory: %w", err)
@@ -134,7 +134,7 @@ type PagesStats struct {
 // BuildPages replays the trace from its start and writes its checkpoint
 // memory to w (the index pass). progress, if not nil, hears how far it
 // got.
-func (t *Trace) BuildPages(w io.Writer, progress func(done, end uint64)) (PagesStats, error) {
+func (t *Trace) BuildPages(w io.Writer, progress func(done, end int)) (PagesStats, error) {
 	if !t.noReads {
 		return PagesStats{}, errors.New("checkpoint memory: the trace logs reads (its replays start anywhere without it)")
 	}
@@ -160,7 +160,7 @@ func (t *Trace) BuildPages(w io.Writer, progress func(done, end uint64)) (PagesS
 		done = min(done+step, end)
 		err := r.RunTo(done)
 		if progress != nil {
-			progress(r.Position(), end)
+			progress(int(r.Position()), int(end))
 		}
 		if err == ErrEnd || err == io.ErrUnexpectedEOF || err == nil && done >= end {
 			break
