@@ -37,7 +37,7 @@ const (
 	// levels off, and what a re-simulation decompresses for one page.
 	PagesPerFrame = 64
 	// IdentityLen is the length of a TraceIdentity.
-	IdentityLen = 8 + 32
+	IdentityLen = 8 + 4 + 32
 )
 
 // ErrStale is the error of a checkpoint memory file made for another
@@ -47,14 +47,21 @@ var ErrStale = errors.New("checkpoint memory file is not this trace's (rebuild i
 // PagesPath is where the checkpoint memory file of the trace at path is.
 func PagesPath(trace string) string { return trace + ".pages" }
 
-// TraceIdentity names a trace file by its size and its last 32 bytes
-// (a closed trace's footer, which holds the CRC of an index that holds
+// TraceIdentity names a trace file by its size, the CRC of its header's
+// body (which holds the time of the recording) and its last 32 bytes (a
+// closed trace's footer, which holds the CRC of an index that holds
 // every chunk header's, and each header its payload's CRC).
 func TraceIdentity(ra io.ReaderAt, size int64) ([IdentityLen]byte, error) {
 	var id [IdentityLen]byte
 	binary.LittleEndian.PutUint64(id[:], uint64(size))
+	if size < 24 {
+		return id, &FormatError{Chunk: -1, InChunk: -1, Msg: "no file header", Err: ErrTruncated}
+	}
+	if _, err := ra.ReadAt(id[8:12], 16); err != nil {
+		return id, err
+	}
 	n := min(size, 32)
-	if _, err := ra.ReadAt(id[8+32-n:], size-n); err != nil {
+	if _, err := ra.ReadAt(id[12+32-n:], size-n); err != nil {
 		return id, err
 	}
 	return id, nil
