@@ -395,8 +395,8 @@ func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
 	fi := tracefile.FrameOf(ref)
 	for _, q := range as.byFrame[fi] {
 		r, ok := as.pend[q]
-		if !ok || tracefile.FrameOf(r) != fi {
-			continue
+		if !ok {
+			continue // touched or unmapped since
 		}
 		g := as.find(q << x86.PageShift)
 		if g == nil {
