@@ -3,9 +3,11 @@ package reader
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"ttd/emu"
 	"ttd/recorder"
 	"ttd/tracefile"
 	"ttd/x86"
@@ -194,5 +196,40 @@ func TestReplayableCheckpointMemoryRefused(t *testing.T) {
 	ob, _ := os.ReadFile(o)
 	if err := startAt(ob); !errors.Is(err, tracefile.ErrStale) {
 		t.Errorf("another trace's file: %v, want ErrStale", err)
+	}
+}
+
+// TestReplayableCheckpointMemoryFork records forkread.c, whose child
+// reads pages its parent filled before the checkpoints it then spun
+// past: in a replay from one of those checkpoints the parent never
+// touched them, so the child must get them from the parent's restored
+// pages (addrSpace.fork). Every interval verifies, and the child's
+// final registers, with what it summed, are compared when it ends.
+func TestReplayableCheckpointMemoryFork(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "forkread")
+	if b, err := exec.Command("gcc", "-O1", "-o", exe, "testdata/forkread.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	path := filepath.Join(dir, "f.ttd")
+	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null},
+		recorder.Options{Path: path, CheckpointEvery: 100_000, Replayable: true}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if !tr.Tree() {
+		t.Fatal("the recording is not a process tree")
+	}
+	if n, err := tr.VerifySegments(2); err != nil || n < 4 {
+		t.Fatalf("verified %d intervals: %v", n, err)
 	}
 }
