@@ -14,10 +14,13 @@ import (
 // recording's: the trace holds the bytes of every page that came into
 // being with contents (TagMemImage) and every byte the kernel wrote.
 // Its CPUs run `ttd run`'s translations (MemoryBlind) unless the replay
-// observes accesses. Checkpoints carry registers, not memory, so such a
-// replay starts at the beginning of the trace only: a replay that would
-// start anywhere else (a checkpoint, a snapshot) is refused with
-// ErrSequential, never run with the wrong memory.
+// observes accesses. Checkpoints carry registers, not memory: a replay
+// that starts at one takes the memory there from the trace's checkpoint
+// memory file, which an index pass builds the first time one is needed
+// (cpmem.go), and snapshots carry their memory (snapmem.go). A trace
+// read from elsewhere than a file, which has no place for that file,
+// replays from its start only (ErrSequential), never with the wrong
+// memory.
 
 const (
 	tagMemImage = 4 // 4-byte pid, 8-byte address, the bytes

@@ -12,13 +12,14 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Checkpoint memory files (FORMAT.md, "Checkpoint memory"): the pages
+// Checkpoint memory files (FORMAT.md, "Checkpoint memory files"): the pages
 // each address space holds at each checkpoint of a trace that logs no
 // reads, as the versions written since the checkpoint before, so that a
 // re-simulation can start at any checkpoint with its memory. The file
-// sits next to its trace (PagesPath) and names it by its size and its
-// last 32 bytes (TraceIdentity): a file made for another trace, or for
-// this one before it changed, is refused (ErrStale).
+// sits next to its trace (PagesPath) and names it by its size, its
+// header's CRC and its last 32 bytes (TraceIdentity): a file made for
+// another trace, or for this one before it changed, is refused
+// (ErrStale).
 
 // PageSize is the size of a page in a checkpoint memory file.
 const PageSize = 4096

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,5 +104,61 @@ func recordReplayable(t *testing.T, p corpus.Program) {
 	}
 	if info, err := exec.Command(ttdBinary, "info", trace).Output(); err != nil || !bytes.Contains(info, []byte("mode:           replayable")) {
 		t.Errorf("ttd info does not name the mode (%v):\n%s", err, info)
+	}
+}
+
+// TestQueryReplayable records globals.c in both modes, with checkpoints
+// every 20,000 instructions, and checks that ttd query gives the same
+// answers on the replayable trace (whose replays start at checkpoints
+// with the memory its index pass wrote, built here on first use) as on
+// the default one: positions count instructions, so they must agree.
+// The chain of --find-prev-write of counter from the end, and the
+// registers and a global's bytes at a position in the middle.
+func TestQueryReplayable(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../../ttd/testdata/globals.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := buildC(t, string(src), "-O0", "-g")
+	dir := t.TempDir()
+	traces := map[string]string{"predicted": filepath.Join(dir, "p.ttd"), "replayable": filepath.Join(dir, "r.ttd")}
+	for mode, trace := range traces {
+		if out, errs, st := ttdCmd(t, "record", "--mode", mode, "--checkpoint-every", "20000", "-o", trace, "--", exe); st != 0 || out != "hi\n190 7 10\n" {
+			t.Fatalf("record --mode %s: status %d, stdout %q, stderr %s", mode, st, out, errs)
+		}
+	}
+	at := map[string]string{"predicted": "end", "replayable": "end"}
+	for i := 0; i < 5; i++ {
+		var found [2]queryJSON
+		for k, mode := range []string{"predicted", "replayable"} {
+			q, st := queryJSONOut(t, "--at", at[mode], "--find-prev-write", "counter", traces[mode])
+			if st != 0 || q.Found == nil || q.Found.AfterValue == nil {
+				t.Fatalf("%s: write %d from %s: status %d %+v", mode, i, at[mode], st, q.Found)
+			}
+			found[k] = q
+			at[mode] = strconv.FormatUint(q.Position, 10)
+		}
+		p, r := found[0].Found, found[1].Found
+		if found[0].Position != found[1].Position || *p.AfterValue != *r.AfterValue || p.Function != r.Function || p.Line != r.Line || p.Instruction != r.Instruction {
+			t.Errorf("write %d: predicted %d %+v, replayable %d %+v", i, found[0].Position, *p, found[1].Position, *r)
+		}
+	}
+	mid, _ := queryJSONOut(t, "--at", "50%", traces["predicted"])
+	pos := strconv.FormatUint(mid.Position, 10)
+	var regs, mem [2]string
+	for k, mode := range []string{"predicted", "replayable"} {
+		q, st := queryJSONOut(t, "--at", pos, "--regs", "--mem", "table:64", traces[mode])
+		if st != 0 || q.Registers == nil || q.Memory == nil {
+			t.Fatalf("%s: --at %s: status %d %+v", mode, pos, st, q)
+		}
+		regs[k] = fmt.Sprint(q.Registers.Regs)
+		mem[k] = q.Memory.Bytes
+	}
+	if regs[0] != regs[1] {
+		t.Errorf("registers at %s: predicted %s, replayable %s", pos, regs[0], regs[1])
+	}
+	if mem[0] != mem[1] && !strings.Contains(mem[0], "??") {
+		t.Errorf("table at %s: predicted %s, replayable %s", pos, mem[0], mem[1])
 	}
 }
