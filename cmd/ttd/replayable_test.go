@@ -162,3 +162,24 @@ func TestQueryReplayable(t *testing.T) {
 		t.Errorf("table at %s: predicted %s, replayable %s", pos, mem[0], mem[1])
 	}
 }
+
+// TestReplayGDBReplayable runs TestReplayGDB's gdb session on a
+// replayable recording of globals.c with checkpoints every 20,000
+// instructions: gdb's reverse steps resume snapshots and start replays
+// at checkpoints, with the memory the index pass wrote.
+func TestReplayGDBReplayable(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("SKIPPED LOUDLY: gdb not installed (make deps installs it)")
+	}
+	src, err := os.ReadFile("../../ttd/testdata/globals.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := buildC(t, string(src), "-O0", "-g")
+	trace := filepath.Join(t.TempDir(), "g.ttd")
+	if out, errs, st := ttdCmd(t, "record", "--mode", "replayable", "--checkpoint-every", "20000", "-o", trace, "--", exe); st != 0 || out != "hi\n190 7 10\n" {
+		t.Fatalf("record: status %d, stdout %q, stderr %s", st, out, errs)
+	}
+	gdbGlobals(t, trace)
+}
