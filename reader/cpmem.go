@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"ttd/tracefile"
 	"ttd/x86"
@@ -56,12 +58,7 @@ func (t *Trace) openPages(path string) {
 	if !t.noReads {
 		return
 	}
-	id, err := t.f.Identity()
-	if err != nil {
-		t.cpm.err = err
-		return
-	}
-	p, err := tracefile.OpenPages(tracefile.PagesPath(path), id)
+	p, err := t.openPagesAt(tracefile.PagesPath(path))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -87,8 +84,45 @@ func (t *Trace) checkpointMemory() (*tracefile.Pages, error) {
 			return
 		}
 		t.cpm.pages, _, t.cpm.err = t.BuildPagesFile(tracefile.PagesPath(t.cpm.path), IndexProgress)
+		if errors.Is(t.cpm.err, fs.ErrPermission) || errors.Is(t.cpm.err, syscall.EROFS) {
+			// A trace in a directory this user cannot write: its
+			// checkpoint memory lives as long as this process.
+			t.cpm.pages, t.cpm.err = t.buildPagesTemp(IndexProgress)
+		}
 	})
 	return t.cpm.pages, t.cpm.err
+}
+
+// buildPagesTemp runs the index pass into a file of the temporary
+// directory that is gone once open, and makes t use it.
+func (t *Trace) buildPagesTemp(progress func(done, end int)) (*tracefile.Pages, error) {
+	f, err := os.CreateTemp("", "ttd-*.pages")
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint memory: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := t.writePages(f, progress); err != nil {
+		return nil, err
+	}
+	return t.openPagesAt(f.Name())
+}
+
+// writePages runs the index pass into f, and closes it.
+func (t *Trace) writePages(f *os.File, progress func(done, end int)) (PagesStats, error) {
+	st, err := t.BuildPages(f, progress)
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	return st, err
+}
+
+// openPagesAt opens the checkpoint memory file at path for t.
+func (t *Trace) openPagesAt(path string) (*tracefile.Pages, error) {
+	id, err := t.f.Identity()
+	if err != nil {
+		return nil, err
+	}
+	return tracefile.OpenPages(path, id)
 }
 
 // BuildPagesFile runs the index pass (BuildPages) into the file at path
@@ -101,21 +135,14 @@ func (t *Trace) BuildPagesFile(path string, progress func(done, end int)) (*trac
 	}
 	defer os.Remove(f.Name())
 	f.Chmod(0o644)
-	st, err := t.BuildPages(f, progress)
-	if err2 := f.Close(); err == nil {
-		err = err2
-	}
+	st, err := t.writePages(f, progress)
 	if err != nil {
 		return nil, st, err
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return nil, st, fmt.Errorf("checkpoint memory: %w", err)
 	}
-	id, err := t.f.Identity()
-	if err != nil {
-		return nil, st, err
-	}
-	p, err := tracefile.OpenPages(path, id)
+	p, err := t.openPagesAt(path)
 	if err != nil {
 		return nil, st, err
 	}

@@ -407,12 +407,11 @@ func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
 			return first, c.data, nil
 		}
 	}
-	f := p.frames[fi]
-	z := make([]byte, f.n)
-	if _, err := p.ra.ReadAt(z, f.off); err != nil {
-		return 0, nil, pagesErr(f.off, ErrTruncated, "frame %d: %v", fi, err)
-	}
-	dec, err := zstdDecoder()
+	p.mu.Unlock()
+	// (Decompressed outside the lock: the jobs of ttd probe restore
+	// their segments' pages at the same time.)
+	data, err = p.decode(fi)
+	p.mu.Lock()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -420,15 +419,28 @@ func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
 		copy(p.cache, p.cache[1:])
 		p.cache = p.cache[:len(p.cache)-1]
 	}
-	// (A frame's buffer is never reused: another goroutine may still
-	// be reading it.)
-	data, err = dec.DecodeAll(z, make([]byte, 0, f.pages*PageSize))
-	if err != nil {
-		return 0, nil, pagesErr(f.off, ErrCorrupt, "frame %d: zstd: %v", fi, err)
-	}
-	if len(data) != f.pages*PageSize {
-		return 0, nil, pagesErr(f.off, ErrCorrupt, "frame %d decompresses to %d bytes, not %d pages", fi, len(data), f.pages)
-	}
 	p.cache = append(p.cache, pagesCached{frame: fi, data: data})
 	return first, data, nil
+}
+
+// decode reads and decompresses frame fi. A frame's buffer is never
+// reused: another goroutine may still be reading it.
+func (p *Pages) decode(fi int) ([]byte, error) {
+	f := p.frames[fi]
+	z := make([]byte, f.n)
+	if _, err := p.ra.ReadAt(z, f.off); err != nil {
+		return nil, pagesErr(f.off, ErrTruncated, "frame %d: %v", fi, err)
+	}
+	dec, err := zstdDecoder()
+	if err != nil {
+		return nil, err
+	}
+	data, err := dec.DecodeAll(z, make([]byte, 0, f.pages*PageSize))
+	if err != nil {
+		return nil, pagesErr(f.off, ErrCorrupt, "frame %d: zstd: %v", fi, err)
+	}
+	if len(data) != f.pages*PageSize {
+		return nil, pagesErr(f.off, ErrCorrupt, "frame %d decompresses to %d bytes, not %d pages", fi, len(data), f.pages)
+	}
+	return data, nil
 }
