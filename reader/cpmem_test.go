@@ -3,11 +3,9 @@ package reader
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"ttd/emu"
 	"ttd/recorder"
 	"ttd/tracefile"
 	"ttd/x86"
@@ -206,21 +204,7 @@ func TestReplayableCheckpointMemoryRefused(t *testing.T) {
 // pages (addrSpace.fork). Every interval verifies, and the child's
 // final registers, with what it summed, are compared when it ends.
 func TestReplayableCheckpointMemoryFork(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	exe := filepath.Join(dir, "forkread")
-	if b, err := exec.Command("gcc", "-O1", "-o", exe, "testdata/forkread.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer null.Close()
-	path := filepath.Join(dir, "f.ttd")
-	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null},
-		recorder.Options{Path: path, CheckpointEvery: 100_000, Replayable: true}); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := recordCWith(t, "testdata/forkread.c", recorder.Options{CheckpointEvery: 100_000, Replayable: true})
 	tr, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

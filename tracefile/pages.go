@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -227,16 +226,11 @@ const pagesCacheFrames = 16
 // OpenPages opens the checkpoint memory file at path for the trace of
 // identity id.
 func OpenPages(path string, id [IdentityLen]byte) (*Pages, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	p, err := NewPages(f, st.Size(), id)
+	p, err := NewPages(f, size, id)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
