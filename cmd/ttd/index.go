@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 
@@ -11,7 +10,8 @@ import (
 )
 
 func init() {
-	register(command{"index", "TRACE", "build the checkpoint memory of a trace recorded with --mode replayable (TRACE.pages), which segments, --jobs N, query and the debuggers need; they build it themselves the first time", indexCmd, 45})
+	register(command{"index", "TRACE", "replay a trace recorded with --mode replayable once and write next to it, in TRACE.pages, the memory of each process at each checkpoint (the pages written since the one before, compressed), which segments, --jobs N, query and the debuggers need; they build it themselves the first time", indexCmd, 45})
+	examples["index"] = "ttd index x.ttd   # after: ttd record --mode replayable -o x.ttd -- xz -6 -c words.txt"
 	// A command that needs a trace's checkpoint memory builds it with a
 	// bar on a terminal.
 	var bar *progress.Bar
@@ -27,16 +27,8 @@ func init() {
 }
 
 func indexCmd(name string, args []string) int {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	const usageArgs = "TRACE"
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ttd %s %s\n\n", name, usageArgs)
-		fmt.Fprintf(fs.Output(), "Replays a trace recorded with --mode replayable once and writes, next to it\n"+
-			"in TRACE.pages, the memory of each process at each checkpoint (the pages\n"+
-			"written since the checkpoint before, compressed), so that its replays can\n"+
-			"start at any checkpoint. Commands that need it build it the first time.\n\n"+
-			"example:\n  ttd record --mode replayable -o x.ttd -- xz -6 -c words.txt > /dev/null\n  ttd index x.ttd\n")
-	}
+	fs := newFlags(name, usageArgs)
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
