@@ -2,12 +2,9 @@ package reader
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"ttd/emu"
 	"ttd/recorder"
 	"ttd/x86"
 )
@@ -15,22 +12,7 @@ import (
 // recordC builds the C program src (gcc, -O1, -pthread) and records it
 // with a checkpoint every every instructions.
 func recordC(t testing.TB, src string, every uint64) string {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	exe := filepath.Join(dir, filepath.Base(src)+".exe")
-	if b, err := exec.Command("gcc", "-O1", "-pthread", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer null.Close()
-	path := filepath.Join(dir, "trace.ttd")
-	if _, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null, Stderr: null},
-		recorder.Options{Path: path, CheckpointEvery: every}); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := recordCWith(t, src, recorder.Options{CheckpointEvery: every})
 	return path
 }
 

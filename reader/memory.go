@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"ttd/tracefile"
 	"ttd/x86"
 )
 
@@ -35,6 +36,15 @@ type addrSpace struct {
 	// zeroSpare clears them first (a trace that logs no reads).
 	spare     *Leftovers
 	zeroSpare bool
+	// pend are the pages restored at the checkpoint a replay of a trace
+	// that logs no reads started at, not materialised yet: page number
+	// -> page in pages (cpmem.go); pendErr the first error reading one.
+	pend    pageRefs
+	pages   *tracefile.Pages
+	pendErr error
+	// byFrame are pend's pages by the frame of pages that holds them
+	// (made when first needed).
+	byFrame map[int][]uint64
 }
 
 func newAddrSpace() *addrSpace {
@@ -128,6 +138,8 @@ func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	} else if d := as.data[pn]; d != nil {
 		*p.Data = *d
 		delete(as.data, pn)
+	} else if ref, ok := as.pend[pn]; ok {
+		as.restorePage(pn, ref, p)
 	}
 	return p, perm(g.prot)
 }
@@ -173,6 +185,11 @@ func (as *addrSpace) munmap(addr, n uint64) {
 		as.mem.SetPage(pn, nil, 0)
 		delete(as.code, pn)
 		delete(as.frozen, pn)
+	}
+	for pn := range as.pend {
+		if pn >= lo>>x86.PageShift && pn < hi>>x86.PageShift {
+			delete(as.pend, pn)
+		}
 	}
 	for _, m := range []map[uint64]*[x86.PageSize]byte{as.init, as.data} {
 		for pn := range m {

@@ -105,7 +105,8 @@ func (r *Replay) proc(pid int) *process {
 // page contents, diverging from here.
 func (as *addrSpace) fork() *addrSpace {
 	n := &addrSpace{mem: as.mem.Fork(nil), regions: slices.Clone(as.regions), code: maps.Clone(as.code),
-		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data), spare: as.spare, zeroSpare: as.zeroSpare}
+		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data), spare: as.spare, zeroSpare: as.zeroSpare,
+		pend: maps.Clone(as.pend), pages: as.pages}
 	if n.data == nil {
 		n.data = map[uint64]*[x86.PageSize]byte{}
 	}
@@ -377,6 +378,8 @@ func (r *Replay) applyProcessState(s *tracefile.ProcessState) error {
 			return r.diverged("process %d shares the address space of process %d, which does not exist", s.Pid, s.SharesWith)
 		}
 		p.shares, p.as, p.code = q, q.as, q.code
+	} else {
+		r.restoreSpace(p.as, r.spaceKey(s.Pid))
 	}
 	for _, tid := range s.Tids {
 		t := r.find(tid)

@@ -263,6 +263,12 @@ type Replay struct {
 	// its output (a trace that logs no reads: outputRef).
 	lastSys lastSyscall
 	outBuf  []byte
+	// restore are the pages of each address space at the checkpoint
+	// the replay starts at, for a trace that logs no reads (cpmem.go),
+	// until that checkpoint's records gave them out; cpHook, when set,
+	// is called after each Checkpoint record (the index pass).
+	restore map[uint32]pageRefs
+	cpHook  func(r *Replay)
 }
 
 // lastSyscall is what outputRef needs of a Syscall record.
@@ -282,10 +288,14 @@ func (t *Trace) NewReplay(i int) (*Replay, error) {
 	if i > 0 && !t.chunks[i].BeginsWithCheckpoint {
 		return nil, fmt.Errorf("trace: chunk %d does not begin with a checkpoint", i)
 	}
-	if i > 0 && t.noReads {
-		return nil, ErrSequential
-	}
 	r := t.newReplay()
+	if i > 0 && t.noReads {
+		rs, err := t.restoreAt(t.chunks[i].FirstPosition)
+		if err != nil {
+			return nil, err
+		}
+		r.restore = rs
+	}
 	if err := r.load(i); err != nil {
 		return nil, err
 	}
@@ -302,20 +312,21 @@ func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 	if cp.Chunk < 0 || cp.Chunk >= len(t.chunks) {
 		return nil, fmt.Errorf("trace: no chunk %d", cp.Chunk)
 	}
-	if t.noReads && (cp.Chunk > 0 || cp.Position > 0) {
-		return nil, ErrSequential
-	}
 	r := t.newReplayFrom(lo)
+	if t.noReads && (cp.Chunk > 0 || cp.Ctrl != 0) {
+		// Its memory comes from the checkpoint memory file.
+		rs, err := t.restoreAt(cp.Position)
+		if err != nil {
+			return nil, err
+		}
+		r.restore = rs
+	}
 	ch, err := t.chunk(cp.Chunk)
 	if err != nil {
 		return nil, err
 	}
 	if cp.Ctrl, err = ctrlOf(cp, ch); err != nil {
 		return nil, err
-	}
-	if t.noReads && cp.Ctrl > 0 {
-		// The records before the checkpoint hold memory images.
-		return nil, ErrSequential
 	}
 	if cp.Ctrl < 0 || cp.Ctrl > len(ch.ctrls) || (cp.Ctrl > 0 && ch.ctrls[cp.Ctrl].kind != tracefile.KindCheckpoint) {
 		return nil, fmt.Errorf("trace: no checkpoint at record %d of chunk %d", cp.Ctrl, cp.Chunk)
@@ -706,6 +717,11 @@ func (r *Replay) RunTo(target uint64) error {
 		r.hookVersion++
 	}
 	err := r.runTo(target)
+	if r.restore != nil || r.t.cpm.pages != nil && r.t.noReads {
+		if perr := r.pendErr(); perr != nil {
+			err = perr
+		}
+	}
 	if err != nil && err != ErrEnd {
 		r.err = err
 	}
@@ -1047,6 +1063,16 @@ func (r *Replay) checkpoint(cp *tracefile.Checkpoint) error {
 	r.cur = r.thread(cp.CurrentTid)
 	r.cur.seen = r.cur.cpu.Retired()
 	r.retarget()
+	if r.restore != nil {
+		if r.Checkpoints == 1 && !r.t.tree && len(r.procs) > 0 {
+			r.restoreSpace(r.procs[0].as, 0)
+		} else if r.Checkpoints > 1 {
+			r.restore = nil
+		}
+	}
+	if r.cpHook != nil {
+		r.cpHook(r)
+	}
 	return nil
 }
 

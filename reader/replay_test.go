@@ -29,19 +29,26 @@ func recordLoopChunks(t testing.TB, every uint64, rounds string, chunkSize int) 
 // recordLoopWith records loop.c with opts (its Path set here) and
 // returns the trace's path and the recording's statistics.
 func recordLoopWith(t testing.TB, rounds string, opts recorder.Options) (string, recorder.Stats) {
+	return recordCWith(t, "../ttd/testdata/loop.c", opts, rounds)
+}
+
+// recordCWith builds the C program src (gcc, -O1, -pthread) and records
+// it with args and opts (its Path set here); it returns the trace's
+// path and the recording's statistics.
+func recordCWith(t testing.TB, src string, opts recorder.Options, args ...string) (string, recorder.Stats) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "loop")
-	if b, err := exec.Command("gcc", "-O1", "-o", exe, "../ttd/testdata/loop.c").CombinedOutput(); err != nil {
+	exe := filepath.Join(dir, "prog")
+	if b, err := exec.Command("gcc", "-O1", "-pthread", "-o", exe, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
-	opts.Path = filepath.Join(dir, "loop.ttd")
-	_, st, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe, rounds}, Stdout: null}, opts)
+	opts.Path = filepath.Join(dir, "t.ttd")
+	_, st, err := recorder.Record(emu.Config{Path: exe, Args: append([]string{exe}, args...), Stdout: null, Stderr: null}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

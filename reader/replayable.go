@@ -14,10 +14,13 @@ import (
 // recording's: the trace holds the bytes of every page that came into
 // being with contents (TagMemImage) and every byte the kernel wrote.
 // Its CPUs run `ttd run`'s translations (MemoryBlind) unless the replay
-// observes accesses. Checkpoints carry registers, not memory, so such a
-// replay starts at the beginning of the trace only: a replay that would
-// start anywhere else (a checkpoint, a snapshot) is refused with
-// ErrSequential, never run with the wrong memory.
+// observes accesses. Checkpoints carry registers, not memory: a replay
+// that starts at one takes the memory there from the trace's checkpoint
+// memory file, which an index pass builds the first time one is needed
+// (cpmem.go), and snapshots carry their memory (snapmem.go). A trace
+// read from elsewhere than a file, which has no place for that file,
+// replays from its start only (ErrSequential), never with the wrong
+// memory.
 
 const (
 	tagMemImage = 4 // 4-byte pid, 8-byte address, the bytes
@@ -29,7 +32,7 @@ const (
 
 // ErrSequential is the error of a replay that would start elsewhere than
 // at the beginning of a trace that logs no reads.
-var ErrSequential = errors.New("trace recorded with --mode replayable: it replays from its start only (no segments, snapshots or parallel jobs)")
+var ErrSequential = errors.New("trace recorded with --mode replayable and read from elsewhere than a file: it replays from its start only (no segments, snapshots or parallel jobs without its checkpoint memory, `ttd index`)")
 
 // Sequential reports whether the trace logs no reads, so replays only
 // from its start (ErrSequential).
@@ -107,6 +110,7 @@ func (r *Replay) memHash(pid int, b []byte) error {
 	if p == nil || p.as == nil {
 		return r.diverged("memory hash of process %d, which does not exist", pid)
 	}
+	p.as.materialize()
 	if got, want := x86.HashMemory(p.as.mem), binary.LittleEndian.Uint64(b); got != want {
 		return r.diverged("memory of process %d differs from the recording's (hash %#x, recorded %#x)", pid, got, want)
 	}

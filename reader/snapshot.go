@@ -39,6 +39,9 @@ type Snapshot struct {
 	// then unused); mapTo the process the Mmap records apply to.
 	procs []procState
 	mapTo int
+	// mems are the memory of each address space, by pid, in a trace
+	// that logs no reads (snapmem.go).
+	mems map[int]*spaceMem
 }
 
 // procState is a process of a tree in a snapshot.
@@ -86,7 +89,7 @@ func (s *Snapshot) Bytes() int {
 	if s.track != nil {
 		n += len(s.track.pages)*600 + len(s.track.data)*x86.PageSize
 	}
-	return n
+	return n + s.memBytes()
 }
 
 // Snapshot captures the replay's state. It must not be called from a
@@ -113,6 +116,7 @@ func (r *Replay) Snapshot() *Snapshot {
 	} else {
 		s.regions, s.code = slices.Clone(r.as.regions), r.as.codePages()
 	}
+	r.snapMemories(s)
 	for i, t := range r.threads {
 		if !t.exited {
 			t.frozen = t.cache.Freeze(t.frozen)
@@ -152,16 +156,16 @@ func (t *Trace) Resume(s *Snapshot) (*Replay, error) { return t.resume(s, nil, n
 // tid) whose process's space was recycled: their CPUs and prediction
 // caches.
 func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Replay, error) {
-	if t.noReads {
-		return nil, ErrSequential
-	}
 	r := t.newReplay()
 	if t.tree {
 		r.procs = nil
 		for _, ps := range s.procs {
 			p := &process{pid: ps.pid, ppid: ps.ppid, exited: ps.exited, exit: ps.exit, verified: ps.verified}
 			if ps.shares == 0 {
-				if o := reuse[ps.pid]; o != nil && slices.Equal(o.as.regions, ps.regions) {
+				if sm := s.mems[ps.pid]; t.noReads && sm != nil {
+					p.as = r.addrSpaceFrom(sm, ps.regions)
+					p.code = r.newCode(p.as.mem)
+				} else if o := reuse[ps.pid]; o != nil && slices.Equal(o.as.regions, ps.regions) {
 					p.as, p.code = o.as, o.code
 					p.as.recycle(ps.code)
 				} else {
@@ -184,6 +188,12 @@ func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Rep
 			}
 		}
 		r.mapTo = r.proc(s.mapTo)
+	} else if sm := s.mems[0]; t.noReads && sm != nil {
+		p := r.procs[0]
+		p.as = r.addrSpaceFrom(sm, s.regions)
+		p.code = r.newCode(p.as.mem)
+		r.refocus()
+		r.retarget()
 	} else {
 		r.as.regions = slices.Clone(s.regions)
 		r.as.init = maps.Clone(s.code)
@@ -247,6 +257,10 @@ func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Rep
 // going back to a nearby snapshot cheap (no allocation, no decoding). r
 // must not be used afterwards; the returned replay may be r itself.
 func (t *Trace) ResumeInto(s *Snapshot, r *Replay) (*Replay, error) {
+	if t.noReads {
+		// Its memory is the snapshot's, not recycled pages.
+		return t.Resume(s)
+	}
 	if r != nil && r.t == t && t.tree {
 		// Each process's address space and decoded code are recycled
 		// when its layout is the snapshot's (stepping back in a tree

@@ -61,6 +61,9 @@ type Trace struct {
 	cpOnce sync.Once
 	cps    []Checkpoint
 	cpErr  error
+	// cpm is the checkpoint memory of a trace that logs no reads
+	// (cpmem.go).
+	cpm cpMemory
 }
 
 // Open opens a trace for re-simulation.
@@ -74,6 +77,7 @@ func Open(path string) (*Trace, error) {
 		f.Close()
 		return nil, err
 	}
+	t.openPages(path)
 	return t, nil
 }
 
@@ -123,7 +127,12 @@ func newTrace(f *tracefile.Reader) (*Trace, error) {
 }
 
 // Close releases the trace file.
-func (t *Trace) Close() error { return t.f.Close() }
+func (t *Trace) Close() error {
+	if t.cpm.pages != nil {
+		t.cpm.pages.Close()
+	}
+	return t.f.Close()
+}
 
 // Chunks describes the trace's chunks.
 func (t *Trace) Chunks() []tracefile.ChunkInfo { return t.chunks }

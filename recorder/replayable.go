@@ -27,8 +27,9 @@ import (
 // What it cannot cover it refuses: memory another mapping may write
 // behind the program's back (a writable MAP_SHARED mapping, a System V
 // segment), whose writes the replay, which keeps each mapping apart,
-// would not see. Checkpoints carry registers, not memory, so a replay
-// starts at the beginning only (the reader refuses the rest).
+// would not see. Checkpoints carry registers, not memory: the reader
+// builds the memory at each checkpoint after recording, with one replay
+// (reader/cpmem.go), as rr and Pernosco build what a debugger needs.
 
 const (
 	// TagMemImage is memory that came into being with contents outside

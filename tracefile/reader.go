@@ -87,22 +87,31 @@ type Reader struct {
 // Open opens the trace at path. A trace whose recording did not finish
 // (no valid index) opens too: see Truncated.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r, err := NewReader(f, st.Size())
+	r, err := NewReader(f, size)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	r.closer = f
 	return r, nil
+}
+
+// openSized opens the file at path and returns its size.
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
 
 // NewReader reads a trace of size bytes from ra.

@@ -17,7 +17,13 @@ func TestReplayGDB(t *testing.T) {
 		}
 		t.Skip("SKIPPED LOUDLY: gdb not installed (make deps installs it)")
 	}
-	trace := recordGlobals(t, true)
+	gdbGlobals(t, recordGlobals(t, true))
+}
+
+// gdbGlobals runs gdb on a recording of globals.c: forwards, backwards
+// over a line, to the end and back to the breakpoint.
+func gdbGlobals(t *testing.T, trace string) {
+	t.Helper()
 	out, errs, st := ttdCmd(t, "replay", "--gdb", trace, "--", "-batch", "-nx", "-ex", "break main", "-ex", "continue",
 		"-ex", "next", "-ex", "reverse-next", "-ex", "monitor when", "-ex", "continue", "-ex", "continue", "-ex", "p counter", "-ex", "reverse-continue")
 	if st != 0 {

@@ -237,7 +237,7 @@ func printInfo(rep *infoReport) {
 		fmt.Printf("window:         from position %d (a ring-buffer trace: the execution before it was not kept)\n", rep.WindowStart)
 	}
 	if rep.Mode == "replayable" {
-		fmt.Printf("mode:           replayable (no reads logged: it replays from its start only, so no segments, --jobs N, query or debugger)\n")
+		fmt.Printf("mode:           replayable (no reads logged: segments, --jobs N, query and the debuggers start from its checkpoint memory, TRACE.pages, which `ttd index` or their first use builds)\n")
 	} else if rep.SummaryBytes > 0 {
 		fmt.Printf("summaries:      %s (%.1f%% of the trace)\n", sizeString(rep.SummaryBytes), 100*float64(rep.SummaryBytes)/float64(max(rep.Size, 1)))
 	} else {

@@ -32,7 +32,7 @@ func recordCmd(name string, args []string) int {
 	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
 	cpu := cpuFlag(fs)
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
-	mode := fs.String("mode", "predicted", "predicted: log the reads the prediction cache misses (any replay, segments, --jobs); replayable: log no reads, record at about `ttd run`'s speed, replay from the start only (no MAP_SHARED writable memory)")
+	mode := fs.String("mode", "predicted", "predicted: log the reads the prediction cache misses (any replay, segments, --jobs); replayable: log no reads, record at about `ttd run`'s speed; segments, --jobs N, query and the debuggers need its checkpoint memory (TRACE.pages, built by `ttd index` or their first use) (no MAP_SHARED writable memory)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -64,6 +64,9 @@ func recordCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %s exists; not overwriting it\n", path)
 		return 2
 	}
+	// The checkpoint memory of a trace that was at this path is not the
+	// new one's (it would be refused as stale).
+	os.Remove(tracefile.PagesPath(path))
 	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits, Replayable: *mode == "replayable"}
 	if *ring != "" {
 		n, err := parseSize(*ring)

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +21,9 @@ import (
 // compared with the recording's. A kernel write, a page of a mapped file
 // or a thread switch the trace got wrong changes a register or the
 // memory's hash. A program that maps shared writable memory is refused
-// with a clear error, and its trace removed.
+// with a clear error, and its trace removed. Then every checkpoint
+// interval is re-simulated on its own (--segments) from the memory the
+// index pass wrote, and compared the same way.
 func TestReplayableCorpus(t *testing.T) {
 	for _, p := range corpus.Build(t) {
 		p := p
@@ -87,12 +92,94 @@ func recordReplayable(t *testing.T, p corpus.Program) {
 	if !bytes.Contains(errOut, []byte("verified")) {
 		t.Errorf("replay did not verify checkpoints:\n%s", errOut)
 	}
-	// A replay that would start at a checkpoint says it cannot.
+	// Every interval re-simulated from its checkpoint, with the memory
+	// the index pass wrote (built here on demand), reaches the next
+	// checkpoint with the recorded registers and memory hash.
 	_, errOut, status = replay(t, trace, "--segments")
-	if status == 0 || !bytes.Contains(errOut, []byte("replays from its start only")) {
-		t.Errorf("ttd replay --segments of a replayable trace: status %d, want a refusal:\n%s", status, corpus.Tail(errOut, 5))
+	if status != 0 || !bytes.Contains(errOut, []byte("each re-simulated from its checkpoint")) {
+		t.Errorf("ttd replay --verify --segments: status %d:\n%s", status, corpus.Tail(errOut, 5))
+	}
+	if _, err := os.Stat(trace + ".pages"); err != nil {
+		t.Errorf("no checkpoint memory next to the trace: %v", err)
 	}
 	if info, err := exec.Command(ttdBinary, "info", trace).Output(); err != nil || !bytes.Contains(info, []byte("mode:           replayable")) {
 		t.Errorf("ttd info does not name the mode (%v):\n%s", err, info)
 	}
+}
+
+// TestQueryReplayable records globals.c in both modes, with checkpoints
+// every 20,000 instructions, and checks that ttd query gives the same
+// answers on the replayable trace (whose replays start at checkpoints
+// with the memory its index pass wrote, built here on first use) as on
+// the default one: positions count instructions, so they must agree.
+// The chain of --find-prev-write of counter from the end, and the
+// registers and a global's bytes at a position in the middle.
+func TestQueryReplayable(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../../ttd/testdata/globals.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := buildC(t, string(src), "-O0", "-g")
+	dir := t.TempDir()
+	traces := map[string]string{"predicted": filepath.Join(dir, "p.ttd"), "replayable": filepath.Join(dir, "r.ttd")}
+	for mode, trace := range traces {
+		if out, errs, st := ttdCmd(t, "record", "--mode", mode, "--checkpoint-every", "20000", "-o", trace, "--", exe); st != 0 || out != "hi\n190 7 10\n" {
+			t.Fatalf("record --mode %s: status %d, stdout %q, stderr %s", mode, st, out, errs)
+		}
+	}
+	at := map[string]string{"predicted": "end", "replayable": "end"}
+	for i := 0; i < 5; i++ {
+		var found [2]queryJSON
+		for k, mode := range []string{"predicted", "replayable"} {
+			q, st := queryJSONOut(t, "--at", at[mode], "--find-prev-write", "counter", traces[mode])
+			if st != 0 || q.Found == nil || q.Found.AfterValue == nil {
+				t.Fatalf("%s: write %d from %s: status %d %+v", mode, i, at[mode], st, q.Found)
+			}
+			found[k] = q
+			at[mode] = strconv.FormatUint(q.Position, 10)
+		}
+		p, r := found[0].Found, found[1].Found
+		if found[0].Position != found[1].Position || *p.AfterValue != *r.AfterValue || p.Function != r.Function || p.Line != r.Line || p.Instruction != r.Instruction {
+			t.Errorf("write %d: predicted %d %+v, replayable %d %+v", i, found[0].Position, *p, found[1].Position, *r)
+		}
+	}
+	mid, _ := queryJSONOut(t, "--at", "50%", traces["predicted"])
+	pos := strconv.FormatUint(mid.Position, 10)
+	var regs, mem [2]string
+	for k, mode := range []string{"predicted", "replayable"} {
+		q, st := queryJSONOut(t, "--at", pos, "--regs", "--mem", "table:64", traces[mode])
+		if st != 0 || q.Registers == nil || q.Memory == nil {
+			t.Fatalf("%s: --at %s: status %d %+v", mode, pos, st, q)
+		}
+		regs[k] = fmt.Sprint(q.Registers.Regs)
+		mem[k] = q.Memory.Bytes
+	}
+	if regs[0] != regs[1] {
+		t.Errorf("registers at %s: predicted %s, replayable %s", pos, regs[0], regs[1])
+	}
+	if mem[0] != mem[1] && !strings.Contains(mem[0], "??") {
+		t.Errorf("table at %s: predicted %s, replayable %s", pos, mem[0], mem[1])
+	}
+}
+
+// TestReplayGDBReplayable runs TestReplayGDB's gdb session on a
+// replayable recording of globals.c with checkpoints every 20,000
+// instructions: gdb's reverse steps resume snapshots and start replays
+// at checkpoints, with the memory the index pass wrote.
+func TestReplayGDBReplayable(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("SKIPPED LOUDLY: gdb not installed (make deps installs it)")
+	}
+	src, err := os.ReadFile("../../ttd/testdata/globals.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := buildC(t, string(src), "-O0", "-g")
+	trace := filepath.Join(t.TempDir(), "g.ttd")
+	if out, errs, st := ttdCmd(t, "record", "--mode", "replayable", "--checkpoint-every", "20000", "-o", trace, "--", exe); st != 0 || out != "hi\n190 7 10\n" {
+		t.Fatalf("record: status %d, stdout %q, stderr %s", st, out, errs)
+	}
+	gdbGlobals(t, trace)
 }

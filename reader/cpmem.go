@@ -1,0 +1,450 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+
+	"ttd/tracefile"
+	"ttd/x86"
+)
+
+// Checkpoint memory: what lets a trace that logs no reads (replayable.go)
+// re-simulate from any checkpoint. Its checkpoints carry registers, not
+// memory, so one sequential replay of the whole trace (the index pass,
+// BuildPages) writes, at each checkpoint, the pages each address space
+// changed since the checkpoint before: a page that differs from its
+// version at the last checkpoint (contents or presence; a page of zeros
+// and no page are the same to a replay). A copy-on-write fork of each
+// address space at each checkpoint (x86.Memory.Fork) is the dirty
+// tracking: a page still shared with the fork was not written, one the
+// replay wrote since is its private copy, compared with the fork's. The
+// file (tracefile.Pages, FORMAT.md "Checkpoint memory") sits next to the
+// trace; a replay that starts at a checkpoint gives each address space,
+// when the checkpoint's ProcessState records (or, in a trace of one
+// process, the checkpoint itself) make it, the latest version of each
+// page at or before that checkpoint, materialised when first touched
+// (addrSpace.pend). What else a segment needs at a checkpoint the trace
+// holds: the threads' registers (Checkpoint), the processes and their
+// sharing (ProcessState), each address space's regions (the Mmap records
+// after them); the replay keeps no kernel state (fds, pipes: every
+// syscall's result and writes are in the trace) and decodes code from
+// memory.
+
+// cpMemory is a Trace's checkpoint memory file.
+type cpMemory struct {
+	// path is the trace's file (Open), empty for a trace read from
+	// elsewhere: its checkpoint memory cannot be built on demand.
+	path  string
+	once  sync.Once
+	pages *tracefile.Pages
+	err   error
+}
+
+// IndexProgress, when set, hears how far an index pass building a
+// trace's checkpoint memory on demand got (positions done of end).
+var IndexProgress func(done, end int)
+
+// openPages opens the checkpoint memory file next to the trace at path,
+// if there is one (a trace that logs no reads).
+func (t *Trace) openPages(path string) {
+	t.cpm.path = path
+	if !t.noReads {
+		return
+	}
+	p, err := t.openPagesAt(tracefile.PagesPath(path))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		t.cpm.err = err
+	default:
+		t.cpm.pages = p
+	}
+}
+
+// Indexed reports whether re-simulation can start at any checkpoint:
+// the trace logs reads, or its checkpoint memory file is open.
+func (t *Trace) Indexed() bool { return !t.noReads || t.cpm.pages != nil }
+
+// checkpointMemory returns the trace's checkpoint memory, building its
+// file first if there is none (IndexProgress hears the progress).
+func (t *Trace) checkpointMemory() (*tracefile.Pages, error) {
+	t.cpm.once.Do(func() {
+		if t.cpm.pages != nil || t.cpm.err != nil {
+			return
+		}
+		if t.cpm.path == "" {
+			t.cpm.err = ErrSequential
+			return
+		}
+		t.cpm.pages, _, t.cpm.err = t.BuildPagesFile(tracefile.PagesPath(t.cpm.path), IndexProgress)
+		if errors.Is(t.cpm.err, fs.ErrPermission) || errors.Is(t.cpm.err, syscall.EROFS) {
+			// A trace in a directory this user cannot write: its
+			// checkpoint memory lives as long as this process.
+			t.cpm.pages, t.cpm.err = t.buildPagesTemp(IndexProgress)
+		}
+	})
+	return t.cpm.pages, t.cpm.err
+}
+
+// buildPagesTemp runs the index pass into a file of the temporary
+// directory that is gone once open, and makes t use it.
+func (t *Trace) buildPagesTemp(progress func(done, end int)) (*tracefile.Pages, error) {
+	f, err := os.CreateTemp("", "ttd-*.pages")
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint memory: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := t.writePages(f, progress); err != nil {
+		return nil, err
+	}
+	return t.openPagesAt(f.Name())
+}
+
+// writePages runs the index pass into f, and closes it.
+func (t *Trace) writePages(f *os.File, progress func(done, end int)) (PagesStats, error) {
+	st, err := t.BuildPages(f, progress)
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	return st, err
+}
+
+// openPagesAt opens the checkpoint memory file at path for t.
+func (t *Trace) openPagesAt(path string) (*tracefile.Pages, error) {
+	id, err := t.f.Identity()
+	if err != nil {
+		return nil, err
+	}
+	return tracefile.OpenPages(path, id)
+}
+
+// BuildPagesFile runs the index pass (BuildPages) into the file at path
+// (written aside and renamed, so that a pass cut short leaves no file),
+// and makes t use it.
+func (t *Trace) BuildPagesFile(path string, progress func(done, end int)) (*tracefile.Pages, PagesStats, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, PagesStats{}, fmt.Errorf("checkpoint memory: %w", err)
+	}
+	defer os.Remove(f.Name())
+	f.Chmod(0o644)
+	st, err := t.writePages(f, progress)
+	if err != nil {
+		return nil, st, err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return nil, st, fmt.Errorf("checkpoint memory: %w", err)
+	}
+	p, err := t.openPagesAt(path)
+	if err != nil {
+		return nil, st, err
+	}
+	t.cpm.pages, t.cpm.err = p, nil
+	return p, st, nil
+}
+
+// PagesStats says what an index pass wrote.
+type PagesStats struct {
+	Checkpoints int
+	Pages       int   // page versions stored
+	Zeroed      int   // pages that became zeros or went away
+	Stored      int64 // compressed bytes of the pages
+}
+
+// BuildPages replays the trace from its start and writes its checkpoint
+// memory to w (the index pass). progress, if not nil, hears how far it
+// got.
+func (t *Trace) BuildPages(w io.Writer, progress func(done, end int)) (PagesStats, error) {
+	if !t.noReads {
+		return PagesStats{}, errors.New("checkpoint memory: the trace logs reads (its replays start anywhere without it)")
+	}
+	id, err := t.f.Identity()
+	if err != nil {
+		return PagesStats{}, err
+	}
+	pw, err := tracefile.NewPagesWriter(w, id)
+	if err != nil {
+		return PagesStats{}, err
+	}
+	b := &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}
+	r, err := t.NewReplay(0)
+	if err != nil {
+		return PagesStats{}, err
+	}
+	defer r.Close()
+	r.Stream()
+	r.cpHook = b.checkpoint
+	end := t.End()
+	step := max(end/100, 1)
+	for done := uint64(0); ; {
+		done = min(done+step, end)
+		err := r.RunTo(done)
+		if progress != nil {
+			progress(int(r.Position()), int(end))
+		}
+		if err == ErrEnd || err == io.ErrUnexpectedEOF || err == nil && done >= end {
+			break
+		}
+		if err != nil {
+			return b.st, err
+		}
+		if b.err != nil {
+			return b.st, b.err
+		}
+	}
+	for _, m := range b.prev {
+		m.Release()
+	}
+	if b.err != nil {
+		return b.st, b.err
+	}
+	if err := pw.Close(); err != nil {
+		return b.st, err
+	}
+	b.st.Stored = pw.Stored
+	return b.st, nil
+}
+
+// pagesBuilder is the index pass's state: each address space's memory
+// at the last checkpoint (a copy-on-write fork), by space (pid).
+type pagesBuilder struct {
+	pw   *tracefile.PagesWriter
+	prev map[uint32]*x86.Memory
+	last uint64
+	st   PagesStats
+	err  error
+	pns  []uint64
+}
+
+// checkpoint writes what changed in memory since the last checkpoint
+// (Replay.cpHook: r has just applied a Checkpoint record). A second
+// checkpoint at the same position adds nothing: a replay starts at the
+// first (ctrlOf).
+func (b *pagesBuilder) checkpoint(r *Replay) {
+	if b.err != nil || b.st.Checkpoints > 0 && r.pos <= b.last {
+		return
+	}
+	b.last = r.pos
+	b.st.Checkpoints++
+	if b.err = b.pw.Checkpoint(r.pos); b.err != nil {
+		return
+	}
+	live := map[uint32]bool{}
+	procs := slices.Clone(r.procs)
+	slices.SortFunc(procs, func(a, b *process) int { return a.pid - b.pid })
+	for _, p := range procs {
+		if p.exited || p.shares != nil || p.as == nil {
+			continue
+		}
+		sp := r.spaceKey(p.pid)
+		if live[sp] {
+			continue
+		}
+		live[sp] = true
+		b.space(sp, p.as.mem)
+	}
+	var gone []uint32
+	for sp := range b.prev {
+		if !live[sp] {
+			gone = append(gone, sp)
+		}
+	}
+	slices.Sort(gone)
+	for _, sp := range gone {
+		m := b.prev[sp]
+		b.pns = b.pns[:0]
+		m.Pages(0, 1<<52, func(pn uint64, pg *x86.Page) {
+			if !zeroPage(pg) {
+				b.pns = append(b.pns, pn)
+			}
+		})
+		slices.Sort(b.pns)
+		for _, pn := range b.pns {
+			b.zero(sp, pn)
+		}
+		m.Release()
+		delete(b.prev, sp)
+	}
+}
+
+// space writes the pages of space sp (memory mem) that differ from its
+// fork at the last checkpoint, and forks it again.
+func (b *pagesBuilder) space(sp uint32, mem *x86.Memory) {
+	prev := b.prev[sp]
+	b.pns = b.pns[:0]
+	mem.Pages(0, 1<<52, func(pn uint64, pg *x86.Page) {
+		if prev == nil || prev.Lookup(pn) != pg {
+			b.pns = append(b.pns, pn)
+		}
+	})
+	if prev != nil {
+		prev.Pages(0, 1<<52, func(pn uint64, pg *x86.Page) {
+			if mem.Lookup(pn) == nil && !zeroPage(pg) {
+				b.pns = append(b.pns, pn)
+			}
+		})
+	}
+	slices.Sort(b.pns)
+	for _, pn := range b.pns {
+		pg := mem.Lookup(pn)
+		var old *x86.Page
+		if prev != nil {
+			old = prev.Lookup(pn)
+		}
+		switch {
+		case pg == nil || zeroPage(pg):
+			if old != nil && !zeroPage(old) {
+				b.zero(sp, pn)
+			}
+		case old == nil || *old.Data != *pg.Data:
+			b.pw.Page(sp, pn, pg.Data)
+			b.st.Pages++
+		}
+	}
+	if prev != nil {
+		prev.Release()
+	}
+	b.prev[sp] = mem.Fork(nil)
+}
+
+func (b *pagesBuilder) zero(sp uint32, pn uint64) {
+	b.pw.Page(sp, pn, nil)
+	b.st.Zeroed++
+}
+
+func zeroPage(p *x86.Page) bool { return *p.Data == [x86.PageSize]byte{} }
+
+// spaceKey names the address space of process pid in the checkpoint
+// memory file: its pid in a tree, 0 in a trace of one process.
+func (r *Replay) spaceKey(pid int) uint32 {
+	if !r.t.tree {
+		return 0
+	}
+	return uint32(pid)
+}
+
+// pageRefs are the pages of one address space at a checkpoint: page
+// number -> tracefile.PageEntry.Ref (never 0).
+type pageRefs = map[uint64]uint32
+
+// restoreAt returns the pages of each address space (by space key) at
+// the checkpoint at position pos: the latest version of each at or
+// before it.
+func (t *Trace) restoreAt(pos uint64) (map[uint32]pageRefs, error) {
+	pages, err := t.checkpointMemory()
+	if err != nil {
+		return nil, err
+	}
+	cps := pages.Checkpoints()
+	n, found := slices.BinarySearchFunc(cps, pos, func(c tracefile.PagesCheckpoint, p uint64) int {
+		switch {
+		case c.Position < p:
+			return -1
+		case c.Position > p:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		return nil, fmt.Errorf("checkpoint memory has no checkpoint at position %d (%w)", pos, tracefile.ErrStale)
+	}
+	out := map[uint32]pageRefs{}
+	for _, cp := range cps[:n+1] {
+		for _, e := range cp.Entries {
+			m := out[e.Space]
+			if m == nil {
+				m = pageRefs{}
+				out[e.Space] = m
+			}
+			if e.Ref == 0 {
+				delete(m, e.PN)
+			} else {
+				m[e.PN] = e.Ref
+			}
+		}
+	}
+	return out, nil
+}
+
+// restoreSpace gives as the pages of space sp at the checkpoint the
+// replay starts at (the first it meets).
+func (r *Replay) restoreSpace(as *addrSpace, sp uint32) {
+	if r.restore == nil || r.Checkpoints != 1 {
+		return
+	}
+	as.pend, as.pages = r.restore[sp], r.t.cpm.pages
+	delete(r.restore, sp)
+}
+
+// pendErr is the first error reading a restored page (addrSpace.source
+// cannot return one), or nil.
+func (r *Replay) pendErr() error {
+	for _, p := range r.procs {
+		if p.as != nil && p.as.pendErr != nil {
+			return fmt.Errorf("restoring memory at a checkpoint: %w", p.as.pendErr)
+		}
+	}
+	return nil
+}
+
+// restorePage gives p, which becomes page pn, its contents at the
+// checkpoint the replay started at (page ref of the checkpoint memory),
+// and materialises the other pages of as pending in the same frame of
+// the file with theirs: a frame is decompressed once per replay, not
+// once per page (sort -n's segments, which touch their heap at random,
+// took 11 s of CPU decompressing frames against 0.4 s for a replay of
+// the whole trace).
+func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
+	first, data, err := as.pages.Frame(ref)
+	if err != nil {
+		delete(as.pend, pn)
+		if as.pendErr == nil {
+			as.pendErr = err
+		}
+		return
+	}
+	copy(p.Data[:], data[(ref-first)*x86.PageSize:])
+	delete(as.pend, pn)
+	if as.byFrame == nil {
+		as.byFrame = map[int][]uint64{}
+		for q, r := range as.pend {
+			fi := tracefile.FrameOf(r)
+			as.byFrame[fi] = append(as.byFrame[fi], q)
+		}
+	}
+	fi := tracefile.FrameOf(ref)
+	for _, q := range as.byFrame[fi] {
+		r, ok := as.pend[q]
+		if !ok {
+			continue // touched or unmapped since
+		}
+		g := as.find(q << x86.PageShift)
+		if g == nil {
+			continue // not mapped (yet): it stays pending
+		}
+		np := as.spare.take(q)
+		if np == nil {
+			np = x86.NewPage()
+		}
+		copy(np.Data[:], data[(r-first)*x86.PageSize:])
+		delete(as.pend, q)
+		as.mem.SetPage(q, np, perm(g.prot))
+	}
+	delete(as.byFrame, fi)
+}
+
+// materialize makes every page restored at the checkpoint the replay
+// started at and not touched yet a page of as's memory (before a hash
+// of the whole memory).
+func (as *addrSpace) materialize() {
+	for pn := range as.pend {
+		as.mem.PageAt(pn)
+	}
+}

@@ -1,0 +1,445 @@
+package tracefile
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Checkpoint memory files (FORMAT.md, "Checkpoint memory files"): the pages
+// each address space holds at each checkpoint of a trace that logs no
+// reads, as the versions written since the checkpoint before, so that a
+// re-simulation can start at any checkpoint with its memory. The file
+// sits next to its trace (PagesPath) and names it by its size, its
+// header's CRC and its last 32 bytes (TraceIdentity): a file made for
+// another trace, or for this one before it changed, is refused
+// (ErrStale).
+
+// PageSize is the size of a page in a checkpoint memory file.
+const PageSize = 4096
+
+// Sizes and magics of a checkpoint memory file.
+const (
+	pagesMagic      = "TTDPAGES"
+	pagesTrail      = "TTDPTRAL"
+	pagesIndexMagic = "TTDP"
+	pagesMajor      = 1
+	pagesMinor      = 0
+	pagesHdrLen     = 8 + 2 + 2 + IdentityLen + 4
+	pagesFooterLen  = 32
+	// PagesPerFrame is how many pages one zstd frame holds (the last
+	// frame may hold fewer): 256 KiB, where zstd's ratio on xz's pages
+	// levels off, and what a re-simulation decompresses for one page.
+	PagesPerFrame = 64
+	// IdentityLen is the length of a TraceIdentity.
+	IdentityLen = 8 + 4 + 32
+)
+
+// ErrStale is the error of a checkpoint memory file made for another
+// trace, or for an earlier state of this one.
+var ErrStale = errors.New("checkpoint memory file is not this trace's (rebuild it with `ttd index`)")
+
+// PagesPath is where the checkpoint memory file of the trace at path is.
+func PagesPath(trace string) string { return trace + ".pages" }
+
+// TraceIdentity names a trace file by its size, the CRC of its header's
+// body (which holds the time of the recording) and its last 32 bytes (a
+// closed trace's footer, which holds the CRC of an index that holds
+// every chunk header's, and each header its payload's CRC).
+func TraceIdentity(ra io.ReaderAt, size int64) ([IdentityLen]byte, error) {
+	var id [IdentityLen]byte
+	binary.LittleEndian.PutUint64(id[:], uint64(size))
+	if size < 24 {
+		return id, &FormatError{Chunk: -1, InChunk: -1, Msg: "no file header", Err: ErrTruncated}
+	}
+	if _, err := ra.ReadAt(id[8:12], 16); err != nil {
+		return id, err
+	}
+	n := min(size, 32)
+	if _, err := ra.ReadAt(id[12+32-n:], size-n); err != nil {
+		return id, err
+	}
+	return id, nil
+}
+
+// Identity is the TraceIdentity of r's file.
+func (r *Reader) Identity() ([IdentityLen]byte, error) { return TraceIdentity(r.ra, r.size) }
+
+// PageEntry is one page of an address space as of a checkpoint: Ref 0
+// is a page of zeros (or none: the same to a re-simulation), otherwise
+// the page is number Ref-1 of the file's pages.
+type PageEntry struct {
+	Space uint32 // the address space (a pid)
+	PN    uint64 // page number (address >> 12)
+	Ref   uint32
+}
+
+// PagesCheckpoint is what changed in memory at one checkpoint since the
+// one before it in the file.
+type PagesCheckpoint struct {
+	Position uint64
+	Entries  []PageEntry
+}
+
+// PagesWriter writes a checkpoint memory file.
+type PagesWriter struct {
+	w      *bufio.Writer
+	off    int64
+	enc    *zstd.Encoder
+	buf    []byte // the pages of the frame being filled
+	frames []pagesFrame
+	npages uint32
+	cps    []PagesCheckpoint
+	err    error
+	// Stored counts the bytes of the frames written so far.
+	Stored int64
+}
+
+type pagesFrame struct {
+	off   int64
+	n     int64
+	pages int
+}
+
+// NewPagesWriter starts a checkpoint memory file for the trace of
+// identity id on dst.
+func NewPagesWriter(dst io.Writer, id [IdentityLen]byte) (*PagesWriter, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	pw := &PagesWriter{w: bufio.NewWriterSize(dst, 1<<20), enc: enc}
+	hdr := make([]byte, 0, pagesHdrLen)
+	hdr = append(hdr, pagesMagic...)
+	hdr = binary.LittleEndian.AppendUint16(hdr, pagesMajor)
+	hdr = binary.LittleEndian.AppendUint16(hdr, pagesMinor)
+	hdr = append(hdr, id[:]...)
+	hdr = binary.LittleEndian.AppendUint32(hdr, crc(hdr))
+	pw.write(hdr)
+	return pw, pw.err
+}
+
+func (pw *PagesWriter) write(b []byte) {
+	if pw.err != nil {
+		return
+	}
+	_, pw.err = pw.w.Write(b)
+	pw.off += int64(len(b))
+}
+
+// Checkpoint starts the entries of the checkpoint at position pos; the
+// positions must increase.
+func (pw *PagesWriter) Checkpoint(pos uint64) error {
+	if n := len(pw.cps); n > 0 && pw.cps[n-1].Position >= pos {
+		return fmt.Errorf("checkpoint memory: checkpoint at %d after one at %d", pos, pw.cps[n-1].Position)
+	}
+	pw.cps = append(pw.cps, PagesCheckpoint{Position: pos})
+	return pw.err
+}
+
+// Page adds page pn of address space space to the current checkpoint:
+// data, or zeros when data is nil.
+func (pw *PagesWriter) Page(space uint32, pn uint64, data *[PageSize]byte) {
+	cp := &pw.cps[len(pw.cps)-1]
+	if data == nil {
+		cp.Entries = append(cp.Entries, PageEntry{Space: space, PN: pn})
+		return
+	}
+	pw.npages++
+	cp.Entries = append(cp.Entries, PageEntry{Space: space, PN: pn, Ref: pw.npages})
+	pw.buf = append(pw.buf, data[:]...)
+	if len(pw.buf) == PagesPerFrame*PageSize {
+		pw.flushFrame()
+	}
+}
+
+func (pw *PagesWriter) flushFrame() {
+	if len(pw.buf) == 0 {
+		return
+	}
+	z := pw.enc.EncodeAll(pw.buf, nil)
+	pw.frames = append(pw.frames, pagesFrame{off: pw.off, n: int64(len(z)), pages: len(pw.buf) / PageSize})
+	pw.write(z)
+	pw.Stored += int64(len(z))
+	pw.buf = pw.buf[:0]
+}
+
+// Close writes the last frame, the index and the footer.
+func (pw *PagesWriter) Close() error {
+	pw.flushFrame()
+	idx := []byte(pagesIndexMagic)
+	idx = binary.AppendUvarint(idx, uint64(len(pw.frames)))
+	for _, f := range pw.frames {
+		idx = binary.AppendUvarint(idx, uint64(f.n))
+		idx = binary.AppendUvarint(idx, uint64(f.pages))
+	}
+	idx = binary.AppendUvarint(idx, uint64(len(pw.cps)))
+	for _, cp := range pw.cps {
+		idx = binary.AppendUvarint(idx, cp.Position)
+		idx = binary.AppendUvarint(idx, uint64(len(cp.Entries)))
+		for _, e := range cp.Entries {
+			idx = binary.AppendUvarint(idx, uint64(e.Space))
+			idx = binary.AppendUvarint(idx, e.PN)
+			idx = binary.AppendUvarint(idx, uint64(e.Ref))
+		}
+	}
+	ioff := pw.off
+	pw.write(idx)
+	foot := binary.LittleEndian.AppendUint64(nil, uint64(ioff))
+	foot = binary.LittleEndian.AppendUint64(foot, uint64(len(idx)))
+	foot = binary.LittleEndian.AppendUint32(foot, crc(idx))
+	foot = binary.LittleEndian.AppendUint32(foot, crc(foot))
+	foot = append(foot, pagesTrail...)
+	pw.write(foot)
+	if pw.err == nil {
+		pw.err = pw.w.Flush()
+	}
+	return pw.err
+}
+
+// Pages reads a checkpoint memory file. Its methods may be called from
+// several goroutines.
+type Pages struct {
+	ra     io.ReaderAt
+	closer io.Closer
+	frames []pagesFrame
+	cps    []PagesCheckpoint
+	npages uint32
+	// a few decompressed frames, the last used last
+	mu    sync.Mutex
+	cache []pagesCached
+}
+
+type pagesCached struct {
+	frame int
+	data  []byte
+}
+
+// pagesCacheFrames is how many decompressed frames Pages keeps (64
+// MiB): consecutive segments restore mostly the same frames. With 16 (4
+// MiB), `replay --verify --segments` of the corpus's go_gc (1,652
+// intervals, each hashing its whole memory at its end) took 67.6 s of
+// CPU, 12.8 s with 256 (xz -6: 3.00 -> 2.59 s; sort -n unchanged), for
+// 60-110 MB more resident memory.
+const pagesCacheFrames = 256
+
+// OpenPages opens the checkpoint memory file at path for the trace of
+// identity id.
+func OpenPages(path string, id [IdentityLen]byte) (*Pages, error) {
+	f, size, err := openSized(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := NewPages(f, size, id)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p.closer = f
+	return p, nil
+}
+
+// Close closes the file OpenPages opened.
+func (p *Pages) Close() error {
+	if p.closer != nil {
+		return p.closer.Close()
+	}
+	return nil
+}
+
+func pagesErr(off int64, err error, format string, args ...any) error {
+	return &FormatError{Off: off, Chunk: -1, InChunk: -1, Msg: "checkpoint memory: " + fmt.Sprintf(format, args...), Err: err}
+}
+
+// NewPages reads a checkpoint memory file of size bytes from ra, made
+// for the trace of identity id: it checks the header, the footer and the
+// index (every error a *FormatError with the offset, or ErrStale), and
+// each frame's checksum when it is read.
+func NewPages(ra io.ReaderAt, size int64, id [IdentityLen]byte) (*Pages, error) {
+	if size < pagesHdrLen+pagesFooterLen {
+		return nil, pagesErr(0, ErrTruncated, "file of %d bytes", size)
+	}
+	hdr := make([]byte, pagesHdrLen)
+	if _, err := ra.ReadAt(hdr, 0); err != nil {
+		return nil, pagesErr(0, ErrTruncated, "header: %v", err)
+	}
+	if string(hdr[:8]) != pagesMagic {
+		return nil, pagesErr(0, ErrBadMagic, "no %s", pagesMagic)
+	}
+	if crc(hdr[:pagesHdrLen-4]) != binary.LittleEndian.Uint32(hdr[pagesHdrLen-4:]) {
+		return nil, pagesErr(0, ErrCorrupt, "header checksum mismatch")
+	}
+	if v := binary.LittleEndian.Uint16(hdr[8:]); v != pagesMajor {
+		return nil, pagesErr(8, ErrVersion, "major version %d", v)
+	}
+	if [IdentityLen]byte(hdr[12:12+IdentityLen]) != id {
+		return nil, pagesErr(12, ErrStale, "made for a trace of %d bytes", binary.LittleEndian.Uint64(hdr[12:]))
+	}
+	foot := make([]byte, pagesFooterLen)
+	footOff := size - pagesFooterLen
+	if _, err := ra.ReadAt(foot, footOff); err != nil {
+		return nil, pagesErr(footOff, ErrTruncated, "footer: %v", err)
+	}
+	if string(foot[24:]) != pagesTrail {
+		return nil, pagesErr(footOff, ErrTruncated, "no footer (a file cut short)")
+	}
+	if crc(foot[:20]) != binary.LittleEndian.Uint32(foot[20:]) {
+		return nil, pagesErr(footOff, ErrCorrupt, "footer checksum mismatch")
+	}
+	ioff, ilen := int64(binary.LittleEndian.Uint64(foot)), int64(binary.LittleEndian.Uint64(foot[8:]))
+	if ioff < pagesHdrLen || ilen < 4 || ioff > footOff || ilen != footOff-ioff {
+		return nil, pagesErr(footOff, ErrCorrupt, "index at %d, %d bytes, in a file of %d", ioff, ilen, size)
+	}
+	idx := make([]byte, ilen)
+	if _, err := ra.ReadAt(idx, ioff); err != nil {
+		return nil, pagesErr(ioff, ErrTruncated, "index: %v", err)
+	}
+	if crc(idx) != binary.LittleEndian.Uint32(foot[16:]) {
+		return nil, pagesErr(ioff, ErrCorrupt, "index checksum mismatch")
+	}
+	if string(idx[:4]) != pagesIndexMagic {
+		return nil, pagesErr(ioff, ErrBadMagic, "no %s", pagesIndexMagic)
+	}
+	p := &Pages{ra: ra}
+	b := idx[4:]
+	bad := func(what string) error {
+		return pagesErr(ioff+int64(len(idx)-len(b)), ErrCorrupt, "index: %s", what)
+	}
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	nf, ok := next()
+	if !ok || nf > uint64(len(b)) {
+		return nil, bad("frame count")
+	}
+	off := int64(pagesHdrLen)
+	for i := uint64(0); i < nf; i++ {
+		n, ok1 := next()
+		pg, ok2 := next()
+		if !ok1 || !ok2 || n == 0 || pg == 0 || pg > PagesPerFrame || n > uint64(ioff-off) || i+1 < nf && pg != PagesPerFrame {
+			return nil, bad(fmt.Sprintf("frame %d", i))
+		}
+		p.frames = append(p.frames, pagesFrame{off: off, n: int64(n), pages: int(pg)})
+		off += int64(n)
+		p.npages += uint32(pg)
+	}
+	if off != ioff {
+		return nil, bad(fmt.Sprintf("frames end at %d, the index starts at %d", off, ioff))
+	}
+	ncp, ok := next()
+	if !ok || ncp > uint64(len(b)) {
+		return nil, bad("checkpoint count")
+	}
+	last := uint32(0)
+	for i := uint64(0); i < ncp; i++ {
+		pos, ok1 := next()
+		ne, ok2 := next()
+		if !ok1 || !ok2 || ne > uint64(len(b)) || i > 0 && pos <= p.cps[i-1].Position {
+			return nil, bad(fmt.Sprintf("checkpoint %d", i))
+		}
+		cp := PagesCheckpoint{Position: pos, Entries: make([]PageEntry, ne)}
+		for k := range cp.Entries {
+			sp, ok1 := next()
+			pn, ok2 := next()
+			ref, ok3 := next()
+			// Pages are numbered in the order the entries name them.
+			if !ok1 || !ok2 || !ok3 || sp > 1<<32-1 || pn >= 1<<52 || ref != 0 && ref != uint64(last)+1 {
+				return nil, bad(fmt.Sprintf("entry %d of checkpoint %d", k, i))
+			}
+			if ref != 0 {
+				last++
+			}
+			cp.Entries[k] = PageEntry{Space: uint32(sp), PN: pn, Ref: uint32(ref)}
+		}
+		p.cps = append(p.cps, cp)
+	}
+	if last != p.npages || len(b) != 0 {
+		return nil, bad(fmt.Sprintf("%d pages named, %d stored, %d bytes left", last, p.npages, len(b)))
+	}
+	return p, nil
+}
+
+// Checkpoints lists the checkpoints the file holds, in order. The
+// caller must not change them.
+func (p *Pages) Checkpoints() []PagesCheckpoint { return p.cps }
+
+// Page copies page ref (a PageEntry's Ref, not 0) into dst.
+func (p *Pages) Page(ref uint32, dst *[PageSize]byte) error {
+	first, data, err := p.Frame(ref)
+	if err != nil {
+		return err
+	}
+	copy(dst[:], data[(ref-first)*PageSize:])
+	return nil
+}
+
+// FrameOf is the number of the frame that holds page ref.
+func FrameOf(ref uint32) int { return int(ref-1) / PagesPerFrame }
+
+// Frame returns the pages of the frame that holds page ref (not 0): the
+// Ref of its first page, and the pages, which stay valid until the
+// caller drops them (read them only).
+func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
+	if ref == 0 || ref > p.npages {
+		return 0, nil, fmt.Errorf("checkpoint memory: no page %d", ref)
+	}
+	fi := FrameOf(ref)
+	first = uint32(fi*PagesPerFrame) + 1
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, c := range p.cache {
+		if c.frame == fi {
+			if i != len(p.cache)-1 {
+				copy(p.cache[i:], p.cache[i+1:])
+				p.cache[len(p.cache)-1] = c
+			}
+			return first, c.data, nil
+		}
+	}
+	p.mu.Unlock()
+	// (Decompressed outside the lock: the jobs of ttd probe restore
+	// their segments' pages at the same time.)
+	data, err = p.decode(fi)
+	p.mu.Lock()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(p.cache) == pagesCacheFrames {
+		copy(p.cache, p.cache[1:])
+		p.cache = p.cache[:len(p.cache)-1]
+	}
+	p.cache = append(p.cache, pagesCached{frame: fi, data: data})
+	return first, data, nil
+}
+
+// decode reads and decompresses frame fi. A frame's buffer is never
+// reused: another goroutine may still be reading it.
+func (p *Pages) decode(fi int) ([]byte, error) {
+	f := p.frames[fi]
+	z := make([]byte, f.n)
+	if _, err := p.ra.ReadAt(z, f.off); err != nil {
+		return nil, pagesErr(f.off, ErrTruncated, "frame %d: %v", fi, err)
+	}
+	dec, err := zstdDecoder()
+	if err != nil {
+		return nil, err
+	}
+	data, err := dec.DecodeAll(z, make([]byte, 0, f.pages*PageSize))
+	if err != nil {
+		return nil, pagesErr(f.off, ErrCorrupt, "frame %d: zstd: %v", fi, err)
+	}
+	if len(data) != f.pages*PageSize {
+		return nil, pagesErr(f.off, ErrCorrupt, "frame %d decompresses to %d bytes, not %d pages", fi, len(data), f.pages)
+	}
+	return data, nil
+}
