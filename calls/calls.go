@@ -185,6 +185,9 @@ type Thread struct {
 	Exec int
 	Root *Node // a pseudo-node: its children are the thread's first functions
 	img  int
+	// start is the position where the tree starts: the thread's start,
+	// its process's exec, or the recording's first checkpoint.
+	start uint64
 }
 
 // Profile is a recording's call tree.
@@ -654,6 +657,21 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 			}
 		}
 	}
+	// In order of first appearance whatever the segments: stitching
+	// meets a segment's threads in the order that segment first saw
+	// them, so a tree that started in one segment could come before
+	// one that started earlier in another (gcc's as and cc1's exec with
+	// --jobs 1 and 2).
+	sort.SliceStable(p.Threads, func(i, j int) bool {
+		a, b := p.Threads[i], p.Threads[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		if a.Tid != b.Tid {
+			return a.Tid < b.Tid
+		}
+		return a.Exec < b.Exec
+	})
 	return p
 }
 

@@ -537,7 +537,7 @@ func (s *segment) exec(r *reader.Replay, ev *reader.Event) {
 
 // newThread adds a thread's tree to the profile.
 func (s *segment) newThread(p *Profile, st *segThread) *Thread {
-	th := &Thread{Tid: st.tid, Root: newRoot(), img: st.img}
+	th := &Thread{Tid: st.tid, Root: newRoot(), img: st.img, start: st.start}
 	if s.tree != nil {
 		th.Pid, th.Exec = s.tree.PidOf(st.tid), st.key>>32
 	}

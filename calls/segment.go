@@ -190,8 +190,9 @@ type frame struct {
 // segThread is one thread's calls in a segment.
 type segThread struct {
 	tid   int
-	key   int // tid and the execs of its process (Tree.threadKey)
-	img   int // the program image it runs
+	start uint64 // the position where it was first seen (Thread.start)
+	key   int    // tid and the execs of its process (Tree.threadKey)
+	img   int    // the program image it runs
 	cpu   *x86.CPU
 	fresh bool     // the thread started in this segment
 	root  *segNode // fresh threads: the parent of the thread's first frame
@@ -474,7 +475,7 @@ func (s *segment) thread(tid int, c *x86.CPU, fresh bool, pos uint64) *segThread
 	id := s.keyOf(tid)
 	st := s.threads[id.key]
 	if st == nil {
-		st = &segThread{tid: tid, key: id.key, img: id.img, cpu: c, fresh: fresh}
+		st = &segThread{tid: tid, key: id.key, img: id.img, cpu: c, fresh: fresh, start: pos}
 		if c != nil {
 			st.last = c.Retired()
 		}
