@@ -67,10 +67,11 @@ type tracee struct {
 	inject bool
 	resume ptResume
 	msg    uint64
-	// held: stopped at a syscall's entry, whose handler runs when the
-	// thread is resumed; sysNr is the syscall (orig_rax). inSys is set
-	// from the entry-stop to the exit-stop (GET_SYSCALL_INFO's op).
-	held  bool
+	// sysNr is the syscall of the last syscall-stop (orig_rax). inSys
+	// is set from the entry-stop to the exit-stop (GET_SYSCALL_INFO's
+	// op). A syscall stopped at its entry is held by the thread
+	// (Thread.ptHeld), so that it runs in the thread's turn even after a
+	// detach.
 	sysNr int
 	inSys int
 	// sysDone is the thread's instruction count when its last syscall
@@ -162,7 +163,8 @@ func (t *Thread) ptSyscallEntry(ent *Syscall, a *SyscallArgs) bool {
 	t.state = threadBlocked
 	t.ready = false
 	t.w = wait{what: "ptrace syscall-entry stop"}
-	pt.held, pt.sysNr, pt.inSys = true, a.Nr, linux.PTRACE_SYSCALL_INFO_ENTRY
+	t.ptHeld = true
+	pt.sysNr, pt.inSys = a.Nr, linux.PTRACE_SYSCALL_INFO_ENTRY
 	t.ptStop(ptSysEntry, pt.sysStopStatus(), trapSigInfo(int32(pt.sysStopStatus()>>8)))
 	return true
 }
@@ -174,25 +176,21 @@ func (t *Thread) inVDSO() bool {
 	return v != nil && v.name == "[vdso]"
 }
 
-// ptRunHeld runs the syscall t was held in at its entry, with its
-// registers as the tracer left them.
+// ptRunHeld runs, in t's turn, the syscall t was held in at its entry,
+// with its registers as the tracer left them (orig_rax: t.sys.Nr).
 func (t *Thread) ptRunHeld() {
-	pt := t.pt
-	pt.held = false
+	t.ptHeld = false
 	c := t.CPU
 	t.state = threadRunnable
 	t.ready = false
 	t.retrying = false
 	t.w = wait{}
-	t.args = SyscallArgs{Nr: pt.sysNr,
+	nr := t.sys.Nr
+	t.args = SyscallArgs{Nr: nr,
 		A: [6]uint64{c.R[x86.RDI], c.R[x86.RSI], c.R[x86.RDX], c.R[x86.R10], c.R[x86.R8], c.R[x86.R9]}}
-	ent := t.sysEnt
-	if pt.sysNr != t.sys.Nr {
-		// The tracer changed the syscall (orig_rax).
-		ent = nil
-		if tab := syscalls(); pt.sysNr >= 0 && pt.sysNr < len(tab) {
-			ent = &tab[pt.sysNr]
-		}
+	var ent *Syscall
+	if tab := syscalls(); nr >= 0 && nr < len(tab) {
+		ent = &tab[nr]
 	}
 	t.dispatch(ent, &t.args)
 }
@@ -346,8 +344,8 @@ func (p *Process) ptKilled() {
 			continue
 		}
 		pt.stopped, pt.exitDue, pt.exitErr = false, false, nil
-		if pt.held {
-			pt.held = false
+		if t.ptHeld {
+			t.ptHeld = false
 			t.state, t.ready, t.w = threadRunnable, false, wait{}
 		}
 	}
@@ -484,11 +482,8 @@ func (t *Thread) ptDetach(sig int) {
 		ps.info.Signo = int32(sig)
 		t.pending.add(ps)
 	}
-	if pt.held {
-		t.pt = pt // (ptRunHeld reads it)
-		pt.resume = resumeCont
-		t.ptRunHeld()
-		t.pt = nil
+	if t.ptHeld {
+		t.ready = true // the syscall runs in t's turn (resume)
 	}
 }
 
@@ -699,7 +694,7 @@ func (t *Thread) ptResume(req uint64, sig int) {
 		}
 	}
 	pt.stopped = false
-	if pt.held {
+	if t.ptHeld {
 		t.ready = true
 	}
 	if pt.kind == ptSysExit {
@@ -800,6 +795,9 @@ func (t *Thread) setUserReg(i int, v uint64) error {
 	case 15:
 		if t.pt != nil {
 			t.pt.sysNr = int(int64(v))
+		}
+		if t.ptHeld {
+			t.sys.Nr = int(int64(v)) // the syscall it runs
 		}
 	case 16:
 		c.RIP = v

@@ -19,7 +19,8 @@ func TestPtrace(t *testing.T) {
 	got := compare(t, build(t, glibcDyn, "../../testdata/corpus/ptrace.c"))
 	for _, want := range []string{"getppid entry: rax -38 args 11 22 33 info 80 op 1 nr 110 arg1 22",
 		"chdir exit: rax -2 info 33 op 2 rval -2 error 1", "proc mem: 8 0x5678, 8, 8 0x9abc, offset moved 1", "child: secret 0x9abc usr1 10", "end: exited 3", "step: 20 traps, 20 moves, by ",
-		"after SIGCONT: stopped sig 5 event 128", "exec: event, then sig 0x85 orig_rax 59 rax 0", "plain exec: stopped sig 5 event 0"} {
+		"after SIGCONT: stopped sig 5 event 128", "exec: event, then sig 0x85 orig_rax 59 rax 0", "plain exec: stopped sig 5 event 0",
+		"detached child writes\ndetach: exited 5"} {
 		if !strings.Contains(got.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, got.stdout)
 		}

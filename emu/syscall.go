@@ -114,7 +114,7 @@ func (t *Thread) syscall() {
 // resume runs the syscall a blocked thread waits in again, now that
 // something it waited for may have happened.
 func (t *Thread) resume() {
-	if t.pt != nil && t.pt.held {
+	if t.ptHeld {
 		t.ptRunHeld()
 		return
 	}

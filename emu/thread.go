@@ -69,8 +69,11 @@ type Thread struct {
 	vforkChild *Process
 
 	clearChildTID uint64
-	// pt is the thread's ptrace state while it is traced (ptrace.go).
+	// pt is the thread's ptrace state while it is traced (ptrace.go);
+	// ptHeld: a tracer stopped it at a syscall's entry (t.sys), which
+	// runs when it is resumed.
 	pt         *tracee
+	ptHeld     bool
 	robustList uint64
 	name       [16]byte
 

@@ -287,12 +287,40 @@ static void execs(void) {
 	show("plain exec end", wait_for(c));
 }
 
+// detach: PTRACE_DETACH at a syscall's entry-stop; the syscall then runs
+// in the child's own turn.
+static void detach(void) {
+	pid_t c = fork();
+	if (c == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		write(1, "detached child writes\n", 22);
+		_exit(5);
+	}
+	wait_for(c);
+	ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACESYSGOOD);
+	for (;;) {
+		ptrace(PTRACE_SYSCALL, c, 0, 0);
+		int st = wait_for(c);
+		if (!WIFSTOPPED(st))
+			break;
+		struct user_regs_struct r;
+		ptrace(PTRACE_GETREGS, c, 0, &r);
+		if (r.orig_rax == SYS_write && r.rax == (unsigned long long)-ENOSYS) {
+			ptrace(PTRACE_DETACH, c, 0, 0);
+			break;
+		}
+	}
+	show("detach", wait_for(c));
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	syscalls();
 	step();
 	seize();
 	execs();
+	detach();
 	long r = ptrace(PTRACE_ATTACH, getpid(), 0, 0);
 	printf("attach to itself: %ld %s\n", r, strerror(errno));
 	return 0;
