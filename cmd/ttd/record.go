@@ -22,7 +22,7 @@ import (
 
 // recordCmd implements "ttd record".
 func recordCmd(name string, args []string) int {
-	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--mode predicted|replayable] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
+	const usageArgs = "[-o TRACE] [--embed-binaries] [--checkpoint-every N] [--cache-bits N] [--ring SIZE] [--no-summaries] [--mode replayable|predicted] [--verbose] [--cpu v1|v2|v3|host] [--] PROG [ARGS...]"
 	fs := newFlags(name, usageArgs)
 	out := fs.String("o", "", "the trace file (default: PROG's base name with .ttd, never overwriting)")
 	embed := fs.Bool("embed-binaries", false, "store the mapped ELF files in the trace")
@@ -32,7 +32,7 @@ func recordCmd(name string, args []string) int {
 	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
 	cpu := cpuFlag(fs)
 	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
-	mode := fs.String("mode", "predicted", "predicted: log the reads the prediction cache misses (any replay, segments, --jobs); replayable: log no reads, record at about `ttd run`'s speed; segments, --jobs N, query and the debuggers need its checkpoint memory (TRACE.pages, built by `ttd index` or their first use) (no MAP_SHARED writable memory)")
+	mode := fs.String("mode", "", "replayable (the default): log no reads, record at about `ttd run`'s speed; segments, --jobs N, query and the debuggers need its checkpoint memory and access summaries (TRACE.pages and TRACE.sums, built by `ttd index` or their first use); predicted (also: reads; the default with --ring or --cache-bits): log the reads the prediction cache misses, about 2x slower, any replay from the trace alone")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
 	}
@@ -40,8 +40,19 @@ func recordCmd(name string, args []string) int {
 	if len(rest) == 0 {
 		return flagError(name, usageArgs, errors.New("missing program"))
 	}
-	if *mode != "predicted" && *mode != "replayable" {
-		return flagError(name, usageArgs, fmt.Errorf("--mode %q: want predicted or replayable", *mode))
+	switch *mode {
+	case "":
+		// A ring or a prediction cache's size asks for the mode that
+		// has them.
+		*mode = "replayable"
+		if *ring != "" || *bits != 0 {
+			*mode = "predicted"
+		}
+	case "reads":
+		*mode = "predicted"
+	case "predicted", "replayable":
+	default:
+		return flagError(name, usageArgs, fmt.Errorf("--mode %q: want replayable or predicted (reads)", *mode))
 	}
 	if *mode == "replayable" && (*ring != "" || *bits != 0) {
 		return flagError(name, usageArgs, errors.New("--mode replayable keeps no ring and has no prediction cache (--ring, --cache-bits)"))
