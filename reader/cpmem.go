@@ -68,6 +68,10 @@ func (t *Trace) openPages(path string) {
 	}
 }
 
+// Path is the trace's file, empty for a trace read from elsewhere
+// (NewTrace).
+func (t *Trace) Path() string { return t.cpm.path }
+
 // Indexed reports whether re-simulation can start at any checkpoint:
 // the trace logs reads, or its checkpoint memory file is open.
 func (t *Trace) Indexed() bool { return !t.noReads || t.cpm.pages != nil }

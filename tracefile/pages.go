@@ -114,13 +114,7 @@ func NewPagesWriter(dst io.Writer, id [IdentityLen]byte) (*PagesWriter, error) {
 		return nil, err
 	}
 	pw := &PagesWriter{w: bufio.NewWriterSize(dst, 1<<20), enc: enc}
-	hdr := make([]byte, 0, pagesHdrLen)
-	hdr = append(hdr, pagesMagic...)
-	hdr = binary.LittleEndian.AppendUint16(hdr, pagesMajor)
-	hdr = binary.LittleEndian.AppendUint16(hdr, pagesMinor)
-	hdr = append(hdr, id[:]...)
-	hdr = binary.LittleEndian.AppendUint32(hdr, crc(hdr))
-	pw.write(hdr)
+	pw.write(identityHeader(pagesMagic, pagesMajor, pagesMinor, id))
 	return pw, pw.err
 }
 

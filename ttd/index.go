@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"sort"
 	"sync"
 
@@ -482,10 +483,22 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 	if err != nil {
 		return nil, err
 	}
+	fromFile := false
+	if len(stored) == 0 && tr.Sequential() && tr.Path() != "" {
+		if stored, err = sidecarSummaries(tr, workers, progress); err != nil {
+			return nil, err
+		}
+		fromFile = true
+	}
 	if segs, ok := focusSegments(tr, cps, stored); ok {
 		for _, c := range tr.Chunks() {
 			if c.HoldsSummaries() {
 				ix.StoredBytes += c.Size
+			}
+		}
+		if fromFile {
+			if fi, err := os.Stat(tracefile.SumsPath(tr.Path())); err == nil {
+				ix.StoredBytes = fi.Size()
 			}
 		}
 		ix.Segments = segs
@@ -646,6 +659,11 @@ func SummarizeTrace(path string, workers int, progress func(done, total int)) ([
 		return nil, err
 	}
 	defer tr.Close()
+	return summarize(tr, workers, progress)
+}
+
+// summarize builds the access summaries of tr for SummarizeTrace.
+func summarize(tr *reader.Trace, workers int, progress func(done, total int)) ([]tracefile.AccessSummary, error) {
 	cps, err := tr.Checkpoints()
 	if err != nil {
 		return nil, err

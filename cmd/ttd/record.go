@@ -75,9 +75,10 @@ func recordCmd(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "ttd: %s exists; not overwriting it\n", path)
 		return 2
 	}
-	// The checkpoint memory of a trace that was at this path is not the
-	// new one's (it would be refused as stale).
+	// The checkpoint memory and access summaries of a trace that was at
+	// this path are not the new one's (they would be refused as stale).
 	os.Remove(tracefile.PagesPath(path))
+	os.Remove(tracefile.SumsPath(path))
 	opts := recorder.Options{Path: path, EmbedBinaries: *embed, CheckpointEvery: *every, CacheBits: *bits, Replayable: *mode == "replayable"}
 	if *ring != "" {
 		n, err := parseSize(*ring)
