@@ -941,7 +941,7 @@ func (r *Recorder) syncRegions(sp *spaceRec) {
 		w := regionWriter{r: r, sp: sp}
 		diffRegions(old, cur, r.dropped, &w)
 		w.flush()
-		r.refuseShared(sp)
+		r.refuseShared()
 	}
 	sp.regions, r.scratch = cur, old[:0]
 }
@@ -1224,6 +1224,7 @@ func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
 			c := *pg
 			csp.code[pn] = &c
 		}
+		r.refuseShared() // a fork shares the parent's shared mappings
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: child.PID, Ppid: child.Ppid(),
 		Tid: parent.Tid, Position: r.position(), Flags: child.CloneFlags(), Argv: child.Argv()})

@@ -24,10 +24,10 @@ import (
 // recording's: threads run one at a time, switches are at known
 // positions, so every read reads what the recording read.
 //
-// What it cannot cover it refuses: memory another mapping may write
-// behind the program's back (a writable MAP_SHARED mapping, a System V
-// segment), whose writes the replay, which keeps each mapping apart,
-// would not see. Checkpoints carry registers, not memory: the reader
+// What it cannot cover it refuses: memory mapped at two places, one of
+// them writable (a file or System V segment mapped twice, shared
+// anonymous memory a fork shares), whose writes through one the replay,
+// which keeps each mapping apart, would not see at the other. Checkpoints carry registers, not memory: the reader
 // builds the memory at each checkpoint after recording, with one replay
 // (reader/cpmem.go), as rr and Pernosco build what a debugger needs.
 
@@ -171,20 +171,23 @@ func (r *Recorder) pendingWrites(th *emu.Thread) {
 	}
 }
 
-// refuseShared fails a replayable recording whose address space has
-// memory another mapping may write (emu.MM.WritableShared).
-func (r *Recorder) refuseShared(sp *spaceRec) {
+// refuseShared fails a replayable recording when memory of the tree can
+// be written at one place and read at another (emu.Machine.SharedAlias):
+// the replay keeps every mapping's pages apart, so it would not see the
+// write there. A writable MAP_SHARED mapping or segment mapped once is
+// fine (ttd's copy of a file page changes only through it).
+func (r *Recorder) refuseShared() {
 	if !r.replayable() {
 		return
 	}
-	if a, ok := sp.mm.WritableShared(); ok {
-		r.fail(fmt.Errorf("%w: process %d maps shared writable memory at %#x (MAP_SHARED or System V shared memory), whose writes through another mapping a replay would not see; record it without --mode replayable", ErrNotReplayable, r.pidOf(sp), a))
+	if pid, a, ok := r.p.Machine().SharedAlias(); ok {
+		r.fail(fmt.Errorf("%w: process %d maps shared memory at %#x that is also mapped elsewhere (MAP_SHARED, System V shared memory or a fork of them), one of them writable: a replay would not see a write through one at the other; record it with --mode predicted", ErrNotReplayable, pid, a))
 	}
 }
 
 // ErrNotReplayable is the error of a replayable recording of a program
 // it cannot cover.
-var ErrNotReplayable = errors.New("not recordable with --mode replayable")
+var ErrNotReplayable = errors.New("not recordable with --mode replayable (the default)")
 
 // memHashes writes the hash of every live address space's memory
 // (TagMemHash), after a checkpoint.

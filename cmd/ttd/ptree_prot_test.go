@@ -136,7 +136,9 @@ int main(void) {
 `
 
 // TestSharedPageProtection runs sharedProtSrc natively, under ttd run,
-// ttd record and replay --verify.
+// ttd record --mode predicted (the default refuses it, as
+// TestSharedAcrossProcesses checks) and replay --verify.
 func TestSharedPageProtection(t *testing.T) {
-	checkTreeC(t, sharedProtSrc, []string{"-O1", "-g"}, 0, 4)
+	checkTreeC(t, sharedProtSrc, []string{"-O1", "-g"}, 0, 4, "--mode", "predicted")
+	refuseShared(t, sharedProtSrc)
 }

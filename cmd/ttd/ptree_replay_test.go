@@ -447,9 +447,12 @@ int main(void) {
 `
 
 // TestSharedAcrossProcesses checks sharedSrc natively, under ttd run,
-// ttd record and replay --verify from every checkpoint.
+// ttd record --mode predicted (the default mode refuses memory shared
+// between processes: TestSharedRefused) and replay --verify from every
+// checkpoint.
 func TestSharedAcrossProcesses(t *testing.T) {
-	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 5)
+	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 5, "--mode", "predicted")
+	refuseShared(t, sharedSrc, "-pthread")
 }
 
 // procViewSrc looks at /proc as a process of the tree: Threads in
@@ -579,14 +582,14 @@ func TestProcViews(t *testing.T) {
 // every 3000 instructions), checks that ttd replay --verify
 // --segments of the recording and ttd run print what the native run
 // printed, and that the replay verified every process.
-func checkTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs int) {
+func checkTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs int, recFlags ...string) {
 	t.Helper()
 	exe := buildC(t, src, cflags...)
 	want, err := exec.Command(exe).Output()
 	if err != nil && wantStatus == 0 {
 		t.Fatalf("native run: %v", err)
 	}
-	trace, pids := recordTreeC(t, src, cflags, wantStatus, nprocs, "--checkpoint-every", "3000")
+	trace, pids := recordTreeC(t, src, cflags, wantStatus, nprocs, append(recFlags, "--checkpoint-every", "3000")...)
 	out, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace)
 	if st != 0 || out != string(want) {
 		t.Fatalf("replay --verify --segments: status %d, output %q (native %q)\n%s", st, out, want, errs)

@@ -51,12 +51,14 @@ func recordReplay(t *testing.T, p corpus.Program) {
 	// ttd record ends by building the access summaries (a tracked
 	// re-simulation of the whole trace, several times the recording's
 	// CPU), hence the longer timeout.
-	flags := []string{"record", "--checkpoint-every", "200000", "-o", trace}
+	// The whole corpus in the mode that logs reads; TestReplayableCorpus
+	// records it with the default.
+	flags := []string{"record", "--mode", "predicted", "--checkpoint-every", "200000", "-o", trace}
 	if p.Name == "tree-make-j2-gcc" {
 		// make runs gcc, cc1, as and ld: 240M instructions, every
 		// process re-simulated. Checkpoints every 200K would make 1,200
 		// intervals for --segments; the summaries are a third replay.
-		flags = []string{"record", "--checkpoint-every", "20000000", "--no-summaries", "-o", trace}
+		flags = []string{"record", "--mode", "predicted", "--checkpoint-every", "20000000", "--no-summaries", "-o", trace}
 	}
 	rec := runFor(t, 4*runTimeout, p, append(append([]string{ttdBinary}, flags...), "--")...)
 	if rec.TimedOut {

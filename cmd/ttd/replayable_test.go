@@ -13,15 +13,17 @@ import (
 	"ttd/internal/corpus"
 )
 
-// TestReplayableCorpus records every corpus program with --mode
-// replayable (no read logged: the replay reads its own memory) and
+// TestReplayableCorpus records every corpus program with ttd record's
+// default mode, replayable (no read logged: the replay reads its own
+// memory; TestRecordReplayCorpus records them with --mode predicted) and
 // memory hashes at every checkpoint (TTD_MEMHASH=1), checks the
 // recording run against a native one, then replays with --verify:
 // registers and memory compared at every checkpoint, the output
 // compared with the recording's. A kernel write, a page of a mapped file
 // or a thread switch the trace got wrong changes a register or the
-// memory's hash. A program that maps shared writable memory is refused
-// with a clear error, and its trace removed. Then every checkpoint
+// memory's hash. A program that maps writable memory at two places (a
+// file mapped twice, shared memory a fork shares) is refused with a
+// clear error, and its trace removed; one mapped once is recorded. Then every checkpoint
 // interval is re-simulated on its own (--segments) from the memory the
 // index pass wrote, and compared the same way.
 func TestReplayableCorpus(t *testing.T) {
@@ -37,10 +39,35 @@ func TestReplayableCorpus(t *testing.T) {
 	}
 }
 
+// TestReplayableSystem does the same for real Debian binaries
+// (TestRecordReplaySystem records them with --mode predicted).
+func TestReplayableSystem(t *testing.T) {
+	for _, p := range corpus.System(t) {
+		p := p
+		t.Run(strings.TrimPrefix(p.Name, "system/"), func(t *testing.T) { recordReplayable(t, p) })
+	}
+}
+
 // refusedReplayable are the corpus programs that map shared writable
 // memory (behind_its_back writes a MAP_SHARED page through a second
 // mapping).
-var refusedReplayable = []string{"behind_its_back"}
+var refusedReplayable = []string{"behind_its_back", "shared_fork"}
+
+// refuseShared checks that ttd record's default mode refuses src, a
+// program whose processes share writable memory, with an error that
+// names the way out, and leaves no trace.
+func refuseShared(t *testing.T, src string, cflags ...string) {
+	t.Helper()
+	exe := buildC(t, src, append([]string{"-O1"}, cflags...)...)
+	trace := filepath.Join(t.TempDir(), "r.ttd")
+	_, errs, st := ttdCmd(t, "record", "-o", trace, "--", exe)
+	if st != 1 || !strings.Contains(errs, "also mapped elsewhere") || !strings.Contains(errs, "--mode predicted") {
+		t.Errorf("ttd record (default mode): status %d, want 1 and a refusal that says what to do:\n%s", st, errs)
+	}
+	if _, err := os.Stat(trace); err == nil {
+		t.Errorf("a refused recording left %s", trace)
+	}
+}
 
 func recordReplayable(t *testing.T, p corpus.Program) {
 	t.Parallel()
@@ -52,7 +79,7 @@ func recordReplayable(t *testing.T, p corpus.Program) {
 	if strings.HasPrefix(p.Name, "environ/") {
 		wrapper = nil // it prints its environment, which ttd passes on
 	}
-	rec := runFor(t, 4*runTimeout, p, append(wrapper, ttdBinary, "record", "--mode", "replayable",
+	rec := runFor(t, 4*runTimeout, p, append(wrapper, ttdBinary, "record",
 		"--checkpoint-every", "200000", "-o", trace, "--")...)
 	if rec.TimedOut {
 		t.Fatalf("ttd record timed out; stderr:\n%s", corpus.Tail(rec.Stderr, 20))
