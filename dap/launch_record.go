@@ -77,7 +77,8 @@ func RecordProgram(ctx context.Context, req RecordRequest) (string, error) {
 	}
 	args := append([]string{req.Program}, req.Args...)
 	cfg := emu.Config{Path: path, Args: args, Env: env, Dir: req.Cwd, Stdin: stdin, Stdout: stdout, Stderr: stderr, Log: stderr}
-	st, stats, err := recorder.Record(cfg, recorder.Options{Path: req.TracePath})
+	// ttd record's default mode: no read logged, about `ttd run`'s speed.
+	st, stats, err := recorder.Record(cfg, recorder.Options{Path: req.TracePath, Replayable: true})
 	stdout.Close()
 	stderr.Close()
 	wg.Wait()

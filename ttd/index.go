@@ -485,10 +485,11 @@ func loadIndex(tr *reader.Trace, workers int, progress func(done, total int)) (*
 	}
 	fromFile := false
 	if len(stored) == 0 && tr.Sequential() && tr.Path() != "" {
-		if stored, err = sidecarSummaries(tr, workers, progress); err != nil {
+		valid := func(s []tracefile.AccessSummary) bool { _, ok := focusSegments(tr, cps, s); return ok }
+		if stored, ix.Built, err = sidecarSummaries(tr, workers, progress, valid); err != nil {
 			return nil, err
 		}
-		fromFile = true
+		fromFile = !ix.Built
 	}
 	if segs, ok := focusSegments(tr, cps, stored); ok {
 		for _, c := range tr.Chunks() {

@@ -21,32 +21,31 @@ import (
 // is built again.
 
 // sidecarSummaries returns the summaries of tr (a trace that logs no
-// reads, read from a file) from its access summary file, building that
-// file first when it is missing or not this trace's. A directory this
-// user cannot write gets none: the summaries last as long as this
-// process.
-func sidecarSummaries(tr *reader.Trace, workers int, progress func(done, total int)) ([]tracefile.AccessSummary, error) {
+// reads, read from a file) from its access summary file when valid
+// accepts them, else builds them (built), and writes the file when it is
+// missing, not this trace's, damaged or not valid. A directory this user
+// cannot write gets no file: the summaries last as long as this process.
+func sidecarSummaries(tr *reader.Trace, workers int, progress func(done, total int), valid func([]tracefile.AccessSummary) bool) (sums []tracefile.AccessSummary, built bool, err error) {
 	id, err := tr.File().Identity()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	path := tracefile.SumsPath(tr.Path())
-	sums, err := tracefile.ReadSums(path, id)
-	if err == nil {
-		return sums, nil
-	}
+	sums, err = tracefile.ReadSums(path, id)
 	var fe *tracefile.FormatError
-	if !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &fe) {
-		return nil, err
+	switch {
+	case err == nil && valid(sums):
+		return sums, false, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &fe):
+		return nil, false, err
 	}
-	sums, err = summarize(tr, workers, progress)
-	if err != nil {
-		return nil, err
+	if sums, err = summarize(tr, workers, progress); err != nil {
+		return nil, false, err
 	}
 	if err := tracefile.WriteSums(path, id, sums); err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
-		return nil, fmt.Errorf("access summaries: %w", err)
+		return nil, false, fmt.Errorf("access summaries: %w", err)
 	}
-	return sums, nil
+	return sums, true, nil
 }
 
 // BuildSummaryFile builds the access summaries of tr (a trace that logs

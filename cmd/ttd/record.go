@@ -31,7 +31,7 @@ func recordCmd(name string, args []string) int {
 	verbose := fs.Bool("verbose", false, "name unimplemented syscalls the program uses")
 	ring := fs.String("ring", "", "keep only the last SIZE of trace (e.g. 64M), starting at a checkpoint: a window of a long-running program")
 	cpu := cpuFlag(fs)
-	noSums := fs.Bool("no-summaries", false, "do not write the access summaries (ttd query and the debugger then build them on every open)")
+	noSums := fs.Bool("no-summaries", false, "--mode predicted: do not write the access summaries (ttd query and the debugger then build them on every open)")
 	mode := fs.String("mode", "", "replayable (the default): log no reads, record at about `ttd run`'s speed; segments, --jobs N, query and the debuggers need its checkpoint memory and access summaries (TRACE.pages and TRACE.sums, built by `ttd index` or their first use); predicted (also: reads; the default with --ring or --cache-bits): log the reads the prediction cache misses, about 2x slower, any replay from the trace alone")
 	if err := fs.Parse(args); err != nil {
 		return flagError(name, usageArgs, err)
