@@ -44,7 +44,6 @@ func identityHeader(magic string, major, minor uint16, id [IdentityLen]byte) []b
 // EncodeSums returns the access summary file of sums (each with its
 // Pid: 0 for the first process) for the trace of identity id.
 func EncodeSums(id [IdentityLen]byte, sums []AccessSummary) []byte {
-	b := identityHeader(sumsMagic, sumsMajor, sumsMinor, id)
 	body := binary.AppendUvarint(nil, uint64(len(sums)))
 	var one []byte
 	for i := range sums {
@@ -54,6 +53,12 @@ func EncodeSums(id [IdentityLen]byte, sums []AccessSummary) []byte {
 		body = binary.AppendUvarint(body, uint64(len(one)))
 		body = append(body, one...)
 	}
+	return sealSums(id, body)
+}
+
+// sealSums returns the access summary file of body (uncompressed).
+func sealSums(id [IdentityLen]byte, body []byte) []byte {
+	b := identityHeader(sumsMagic, sumsMajor, sumsMinor, id)
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		panic(err) // only for bad options

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -62,6 +63,32 @@ func TestSumsDamaged(t *testing.T) {
 		bad[i] ^= 0x10
 		if got, err := DecodeSums(bad, id); err == nil && !sameSums(got, sampleSums()) {
 			t.Fatalf("byte %d changed: other summaries read", i)
+		}
+	}
+}
+
+// TestSumsResealed: a body with bytes after its last summary, or a
+// count larger than it holds, sealed with the right checksums (a
+// writer's bug), is refused.
+func TestSumsResealed(t *testing.T) {
+	id := [IdentityLen]byte{5}
+	s := sampleSums()[0]
+	one := AppendAccessSummary(nil, &s)
+	body := binary.AppendUvarint(nil, 1)
+	body = binary.AppendUvarint(body, 0)
+	body = binary.AppendUvarint(body, uint64(len(one)))
+	body = append(body, one...)
+	if got, err := DecodeSums(sealSums(id, body), id); err != nil || !sameSums(got, []AccessSummary{s}) {
+		t.Fatalf("the body as EncodeSums makes it: %v, %v", got, err)
+	}
+	for what, bad := range map[string][]byte{
+		"a byte after the last summary": append(append([]byte(nil), body...), 0),
+		"a count of 2":                  append([]byte{2}, body[1:]...),
+		"a length one short":            append(append(append([]byte(nil), body[:2]...), byte(len(one)-1)), body[3:]...),
+	} {
+		var fe *FormatError
+		if _, err := DecodeSums(sealSums(id, bad), id); !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", what, err)
 		}
 	}
 }
