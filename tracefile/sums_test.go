@@ -85,6 +85,7 @@ func TestSumsResealed(t *testing.T) {
 		"a byte after the last summary": append(append([]byte(nil), body...), 0),
 		"a count of 2":                  append([]byte{2}, body[1:]...),
 		"a length one short":            append(append(append([]byte(nil), body[:2]...), byte(len(one)-1)), body[3:]...),
+		"a length one long":             append(append(append([]byte(nil), body[:2]...), byte(len(one)+1)), body[3:]...),
 	} {
 		var fe *FormatError
 		if _, err := DecodeSums(sealSums(id, bad), id); !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
