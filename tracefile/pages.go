@@ -262,17 +262,8 @@ func NewPages(ra io.ReaderAt, size int64, id [IdentityLen]byte) (*Pages, error) 
 	if _, err := ra.ReadAt(hdr, 0); err != nil {
 		return nil, pagesErr(0, ErrTruncated, "header: %v", err)
 	}
-	if string(hdr[:8]) != pagesMagic {
-		return nil, pagesErr(0, ErrBadMagic, "no %s", pagesMagic)
-	}
-	if crc(hdr[:pagesHdrLen-4]) != binary.LittleEndian.Uint32(hdr[pagesHdrLen-4:]) {
-		return nil, pagesErr(0, ErrCorrupt, "header checksum mismatch")
-	}
-	if v := binary.LittleEndian.Uint16(hdr[8:]); v != pagesMajor {
-		return nil, pagesErr(8, ErrVersion, "major version %d", v)
-	}
-	if [IdentityLen]byte(hdr[12:12+IdentityLen]) != id {
-		return nil, pagesErr(12, ErrStale, "made for a trace of %d bytes", binary.LittleEndian.Uint64(hdr[12:]))
+	if off, err, msg := checkIdentityHeader(hdr, pagesMagic, pagesMajor, id); err != nil {
+		return nil, pagesErr(int64(off), err, "%s", msg)
 	}
 	foot := make([]byte, pagesFooterLen)
 	footOff := size - pagesFooterLen

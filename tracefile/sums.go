@@ -41,6 +41,24 @@ func identityHeader(magic string, major, minor uint16, id [IdentityLen]byte) []b
 	return binary.LittleEndian.AppendUint32(hdr, crc(hdr))
 }
 
+// checkIdentityHeader checks a header identityHeader made, for the trace
+// of identity id: on error, the offset of the field that is wrong, the
+// cause and what is wrong.
+func checkIdentityHeader(hdr []byte, magic string, major uint16, id [IdentityLen]byte) (off int, err error, msg string) {
+	n := len(hdr)
+	switch {
+	case string(hdr[:8]) != magic:
+		return 0, ErrBadMagic, "no " + magic
+	case crc(hdr[:n-4]) != binary.LittleEndian.Uint32(hdr[n-4:]):
+		return 0, ErrCorrupt, "header checksum mismatch"
+	case binary.LittleEndian.Uint16(hdr[8:]) != major:
+		return 8, ErrVersion, fmt.Sprintf("major version %d", binary.LittleEndian.Uint16(hdr[8:]))
+	case [IdentityLen]byte(hdr[12:12+IdentityLen]) != id:
+		return 12, ErrStale, fmt.Sprintf("made for a trace of %d bytes", binary.LittleEndian.Uint64(hdr[12:]))
+	}
+	return 0, nil, ""
+}
+
 // EncodeSums returns the access summary file of sums (each with its
 // Pid: 0 for the first process) for the trace of identity id.
 func EncodeSums(id [IdentityLen]byte, sums []AccessSummary) []byte {
@@ -106,18 +124,8 @@ func DecodeSums(b []byte, id [IdentityLen]byte) ([]AccessSummary, error) {
 	if len(b) < sumsHdrLen+sumsFooterLen {
 		return nil, sumsErr(0, ErrTruncated, "file of %d bytes", len(b))
 	}
-	hdr := b[:sumsHdrLen]
-	if string(hdr[:8]) != sumsMagic {
-		return nil, sumsErr(0, ErrBadMagic, "no %s", sumsMagic)
-	}
-	if crc(hdr[:sumsHdrLen-4]) != binary.LittleEndian.Uint32(hdr[sumsHdrLen-4:]) {
-		return nil, sumsErr(0, ErrCorrupt, "header checksum mismatch")
-	}
-	if v := binary.LittleEndian.Uint16(hdr[8:]); v != sumsMajor {
-		return nil, sumsErr(8, ErrVersion, "major version %d", v)
-	}
-	if [IdentityLen]byte(hdr[12:12+IdentityLen]) != id {
-		return nil, sumsErr(12, ErrStale, "made for a trace of %d bytes", binary.LittleEndian.Uint64(hdr[12:]))
+	if off, err, msg := checkIdentityHeader(b[:sumsHdrLen], sumsMagic, sumsMajor, id); err != nil {
+		return nil, sumsErr(off, err, "%s", msg)
 	}
 	footOff := len(b) - sumsFooterLen
 	foot := b[footOff:]
