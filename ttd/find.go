@@ -131,15 +131,19 @@ func (s *Session) prefetchBefore(p *probe, addr, size uint64) {
 	if p.from == 0 {
 		return
 	}
+	ix, err := s.index()
+	if err != nil {
+		return
+	}
 	k := s.segOf(p.from - 1)
-	for ; k >= 0 && !p.mayHitSegment(s.ix, k); k-- {
+	for ; k >= 0 && !p.mayHitSegment(ix, k); k-- {
 	}
 	if k <= 0 || s.fine[k] != nil && len(s.fine[k].snaps) > 1 {
 		return
 	}
 	for kk := k - 1; kk >= 0; kk-- {
-		if s.ix.Segments[kk].MayAccess(addr, size, true, true, true) {
-			s.ix.Prefetch(kk)
+		if ix.Segments[kk].MayAccess(addr, size, true, true, true) {
+			ix.Prefetch(kk)
 			return
 		}
 	}

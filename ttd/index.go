@@ -647,7 +647,12 @@ func processSpans(tr *reader.Trace, cps []reader.Checkpoint) ([]processSpan, err
 
 // SummaryBytes is the size of the trace's access summaries (0 when the
 // trace has none and they were built on open).
-func (s *Session) SummaryBytes() int64 { return s.ix.StoredBytes }
+func (s *Session) SummaryBytes() int64 {
+	if s.ix == nil {
+		return 0 // not loaded yet (LazyIndex)
+	}
+	return s.ix.StoredBytes
+}
 
 // SummarizeTrace opens the trace at path (a recording flushed but not
 // yet closed is fine) and builds its access summaries, those of every

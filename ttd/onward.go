@@ -32,9 +32,13 @@ func (s *Session) scanForwardCur(p *probe, upper uint64) error {
 	if err := s.sync(); err != nil {
 		return err
 	}
+	ix, err := s.index()
+	if err != nil {
+		return err
+	}
 	chunk := uint64(firstChunk)
 	for k := s.segOf(p.from); k < len(s.cps) && s.cps[k].Position <= upper; k++ {
-		if !p.mayHitSegment(s.ix, k) {
+		if !p.mayHitSegment(ix, k) {
 			continue
 		}
 		// An execution hit at upper is seen before instruction upper

@@ -427,11 +427,15 @@ func (s *Session) scanBack(p *probe, lower uint64) error {
 	if p.from == 0 {
 		return nil
 	}
+	ix, err := s.index()
+	if err != nil {
+		return err
+	}
 	for k := s.segOf(p.from - 1); k >= 0; k-- {
 		if s.segEnd(k) < lower {
 			break
 		}
-		if !p.mayHitSegment(s.ix, k) {
+		if !p.mayHitSegment(ix, k) {
 			continue
 		}
 		// Units end at a window boundary: a unit that holds from
@@ -484,8 +488,12 @@ func (s *Session) scanForward(p *probe, upper uint64) error {
 	if p.find == nil && p.from == s.pos {
 		return s.scanForwardCur(p, upper)
 	}
+	ix, err := s.index()
+	if err != nil {
+		return err
+	}
 	for k := s.segOf(p.from); k < len(s.cps) && s.cps[k].Position <= upper; k++ {
-		if !p.mayHitSegment(s.ix, k) {
+		if !p.mayHitSegment(ix, k) {
 			continue
 		}
 		// An execution hit at upper is seen before instruction upper

@@ -33,6 +33,11 @@ type Options struct {
 	MicroEvery uint64
 	// Progress, when set, is told about the summaries' build.
 	Progress func(done, total int)
+	// LazyIndex loads (or builds) the access summaries when a search
+	// first needs them, not at open: a trace that logs no reads and has
+	// no TRACE.sums yet opens in the time of a replay to the start, not
+	// of the summaries' build (ttd query --at without a search).
+	LazyIndex bool
 }
 
 // Defaults of Options.
@@ -142,16 +147,30 @@ func OpenWith(path string, opts Options) (*Session, error) {
 	}
 	s := &Session{path: path, tr: tr, end: tr.End(), opts: opts, fine: map[int]*fineList{}, StopOnSignal: true,
 		imgCache: &symbols.ImageCache{}}
-	if err := s.loadIndex(); err != nil {
+	if opts.LazyIndex {
+		s.cps, err = tr.Checkpoints()
+	} else if err = s.loadIndex(); err == nil {
+		s.cps = s.ix.Checkpoints
+	}
+	if err != nil {
 		tr.Close()
 		return nil, err
 	}
-	s.cps = s.ix.Checkpoints
 	if err := s.seekCur(0); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// index returns the session's index, loading it first (LazyIndex).
+func (s *Session) index() (*Index, error) {
+	if s.ix == nil {
+		if err := s.loadIndex(); err != nil {
+			return nil, err
+		}
+	}
+	return s.ix, nil
 }
 
 func (s *Session) loadIndex() error {
@@ -189,7 +208,12 @@ func (s *Session) interrupted() error {
 func (s *Session) Trace() *reader.Trace { return s.tr }
 
 // Index is the trace's index.
-func (s *Session) Index() *Index { return s.ix }
+//
+// With LazyIndex, it loads the index first, and is nil when that fails.
+func (s *Session) Index() *Index {
+	ix, _ := s.index()
+	return ix
+}
 
 // Position is the current position.
 func (s *Session) Position() uint64 { return s.pos }
@@ -578,8 +602,12 @@ func (s *Session) knownBefore(k, j int, m *Memory, blocked []bool) error {
 	} else if j > 0 {
 		return fmt.Errorf("internal: window %d of segment %d without snapshots", j, k)
 	}
+	ix, err := s.index()
+	if err != nil {
+		return err
+	}
 	for kk := k - 1; kk >= 0 && missing(); kk-- {
-		sg := &s.ix.Segments[kk]
+		sg := &ix.Segments[kk]
 		need := false
 		for i := range m.Known {
 			if m.Known[i] || blocked[i] {
@@ -597,7 +625,7 @@ func (s *Session) knownBefore(k, j int, m *Memory, blocked []bool) error {
 		if !need {
 			continue
 		}
-		d, err := s.ix.Delta(kk)
+		d, err := ix.Delta(kk)
 		if err != nil {
 			return err
 		}

@@ -90,3 +90,33 @@ func TestSummaryFile(t *testing.T) {
 		check(c.what+", made again", false)
 	}
 }
+
+// TestLazyIndex: with Options.LazyIndex a trace that logs no reads opens
+// and travels without its summaries; the first search builds them (and
+// TRACE.sums) and finds what an eager session finds.
+func TestLazyIndex(t *testing.T) {
+	prog := buildC(t, "globals")
+	path := recordWith(t, prog, recorder.Options{CheckpointEvery: 20_000, Replayable: true})
+	eager := openSession(t, path, 0)
+	want, err := eager.FindPrevWrite(symbol(t, eager, "counter"), 4, eager.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(tracefile.SumsPath(path)); err != nil {
+		t.Fatal(err)
+	}
+	s := openSessionWith(t, path, Options{LazyIndex: true})
+	if _, err := s.Seek(s.End() / 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tracefile.SumsPath(path)); err == nil || s.ix != nil {
+		t.Fatalf("opening and seeking loaded the index (%v)", err)
+	}
+	got, err := s.FindPrevWrite(symbol(t, s, "counter"), 4, s.End())
+	if err != nil || got.Position != want.Position || !bytes.Equal(got.Before.Data, want.Before.Data) {
+		t.Fatalf("lazy: %+v %v, want position %d before %x", got, err, want.Position, want.Before.Data)
+	}
+	if _, err := os.Stat(tracefile.SumsPath(path)); err != nil || !s.Index().Built {
+		t.Fatalf("the search did not build the summaries: %v", err)
+	}
+}

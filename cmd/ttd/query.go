@@ -56,7 +56,7 @@ func queryCmd(name string, args []string) int {
 		find, findArg = [...]string{"find-prev-write", "find-next-write", "find-prev-read", "find-next-read"}[i], f
 	}
 	path := fs.Arg(0)
-	s, err := ttd.OpenWith(path, ttd.Options{Progress: indexProgress(path), Pid: *pid})
+	s, err := ttd.OpenWith(path, ttd.Options{Progress: indexProgress(path), Pid: *pid, LazyIndex: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 		return 1
