@@ -211,13 +211,58 @@ type Pages struct {
 	cps    []PagesCheckpoint
 	npages uint32
 	// a few decompressed frames, the last used last
-	mu    sync.Mutex
-	cache []pagesCached
+	mu          sync.Mutex
+	cache       []*pagesCached
+	cacheFrames int // its size: pagesCacheFrames
+	// free holds the buffers of frames that left the cache with no
+	// reader: the next decompression reuses one rather than allocating
+	// (and the Go runtime zeroing) 256 KiB it then overwrites — as much
+	// CPU as zstd's decoding took when perl's segments restored their
+	// heaps (session 31).
+	free [][]byte
 }
 
 type pagesCached struct {
 	frame int
 	data  []byte
+	// readers counts the Frames not yet released; evicted, that the
+	// frame left the cache while they read (the last returns data).
+	readers int
+	evicted bool
+}
+
+// FrameData is a frame's pages, which stay valid until Release.
+type FrameData struct {
+	// First is the Ref of the frame's first page.
+	First uint32
+	Data  []byte
+	p     *Pages
+	c     *pagesCached
+}
+
+// Page is the data of page ref of the frame.
+func (f FrameData) Page(ref uint32) []byte {
+	return f.Data[(ref-f.First)*PageSize : (ref-f.First+1)*PageSize]
+}
+
+// Release ends the reading of f: its buffer may then be reused.
+func (f FrameData) Release() {
+	p := f.p
+	p.mu.Lock()
+	f.c.readers--
+	if f.c.evicted && f.c.readers == 0 {
+		p.recycle(f.c)
+	}
+	p.mu.Unlock()
+}
+
+// recycle makes c's buffer free (p.mu held). The list holds at most a
+// cache's worth: a buffer beyond that goes to the garbage collector.
+func (p *Pages) recycle(c *pagesCached) {
+	if len(p.free) < p.cacheFrames && cap(c.data) == PagesPerFrame*PageSize {
+		p.free = append(p.free, c.data[:0])
+	}
+	c.data = nil
 }
 
 // pagesCacheFrames is how many decompressed frames Pages keeps (64
@@ -305,7 +350,7 @@ func NewPages(ra io.ReaderAt, size int64, id [IdentityLen]byte) (*Pages, error) 
 	if string(idx[:4]) != pagesIndexMagic {
 		return nil, pagesErr(ioff, ErrBadMagic, "no %s", pagesIndexMagic)
 	}
-	p := &Pages{ra: ra}
+	p := &Pages{ra: ra, cacheFrames: pagesCacheFrames}
 	b := idx[4:]
 	bad := func(what string) error {
 		return pagesErr(ioff+int64(len(idx)-len(b)), ErrCorrupt, "index: %s", what)
@@ -375,26 +420,26 @@ func (p *Pages) Checkpoints() []PagesCheckpoint { return p.cps }
 
 // Page copies page ref (a PageEntry's Ref, not 0) into dst.
 func (p *Pages) Page(ref uint32, dst *[PageSize]byte) error {
-	first, data, err := p.Frame(ref)
+	f, err := p.Frame(ref)
 	if err != nil {
 		return err
 	}
-	copy(dst[:], data[(ref-first)*PageSize:])
+	copy(dst[:], f.Page(ref))
+	f.Release()
 	return nil
 }
 
 // FrameOf is the number of the frame that holds page ref.
 func FrameOf(ref uint32) int { return int(ref-1) / PagesPerFrame }
 
-// Frame returns the pages of the frame that holds page ref (not 0): the
-// Ref of its first page, and the pages, which stay valid until the
-// caller drops them (read them only).
-func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
+// Frame returns the pages of the frame that holds page ref (not 0),
+// which stay valid until the caller releases them (read them only).
+func (p *Pages) Frame(ref uint32) (FrameData, error) {
 	if ref == 0 || ref > p.npages {
-		return 0, nil, fmt.Errorf("checkpoint memory: no page %d", ref)
+		return FrameData{}, fmt.Errorf("checkpoint memory: no page %d", ref)
 	}
 	fi := FrameOf(ref)
-	first = uint32(fi*PagesPerFrame) + 1
+	first := uint32(fi*PagesPerFrame) + 1
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, c := range p.cache {
@@ -403,28 +448,39 @@ func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
 				copy(p.cache[i:], p.cache[i+1:])
 				p.cache[len(p.cache)-1] = c
 			}
-			return first, c.data, nil
+			c.readers++
+			return FrameData{First: first, Data: c.data, p: p, c: c}, nil
 		}
+	}
+	var buf []byte
+	if n := len(p.free); n > 0 {
+		buf, p.free = p.free[n-1], p.free[:n-1]
 	}
 	p.mu.Unlock()
 	// (Decompressed outside the lock: the jobs of ttd probe restore
 	// their segments' pages at the same time.)
-	data, err = p.decode(fi)
+	data, err := p.decode(fi, buf)
 	p.mu.Lock()
 	if err != nil {
-		return 0, nil, err
+		return FrameData{}, err
 	}
-	if len(p.cache) == pagesCacheFrames {
+	if len(p.cache) >= p.cacheFrames {
+		old := p.cache[0]
 		copy(p.cache, p.cache[1:])
 		p.cache = p.cache[:len(p.cache)-1]
+		if old.readers == 0 {
+			p.recycle(old)
+		} else {
+			old.evicted = true
+		}
 	}
-	p.cache = append(p.cache, pagesCached{frame: fi, data: data})
-	return first, data, nil
+	c := &pagesCached{frame: fi, data: data, readers: 1}
+	p.cache = append(p.cache, c)
+	return FrameData{First: first, Data: data, p: p, c: c}, nil
 }
 
-// decode reads and decompresses frame fi. A frame's buffer is never
-// reused: another goroutine may still be reading it.
-func (p *Pages) decode(fi int) ([]byte, error) {
+// decode reads and decompresses frame fi into buf (nil: a new one).
+func (p *Pages) decode(fi int, buf []byte) ([]byte, error) {
 	f := p.frames[fi]
 	z := make([]byte, f.n)
 	if _, err := p.ra.ReadAt(z, f.off); err != nil {
@@ -434,7 +490,10 @@ func (p *Pages) decode(fi int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := dec.DecodeAll(z, make([]byte, 0, f.pages*PageSize))
+	if buf == nil {
+		buf = make([]byte, 0, PagesPerFrame*PageSize)
+	}
+	data, err := dec.DecodeAll(z, buf[:0])
 	if err != nil {
 		return nil, pagesErr(f.off, ErrCorrupt, "frame %d: zstd: %v", fi, err)
 	}
