@@ -213,7 +213,8 @@ type Pages struct {
 	// a few decompressed frames, the last used last
 	mu          sync.Mutex
 	cache       []*pagesCached
-	cacheFrames int // its size: pagesCacheFrames
+	cacheFrames int      // its size (pagesCacheFrames)
+	decoded     []uint64 // frames decompressed once, a bit each
 	// free holds the buffers of frames that left the cache with no
 	// reader: the next decompression reuses one rather than allocating
 	// (and the Go runtime zeroing) 256 KiB it then overwrites — as much
@@ -265,13 +266,22 @@ func (p *Pages) recycle(c *pagesCached) {
 	c.data = nil
 }
 
-// pagesCacheFrames is how many decompressed frames Pages keeps (64
-// MiB): consecutive segments restore mostly the same frames. With 16 (4
-// MiB), `replay --verify --segments` of the corpus's go_gc (1,652
+// pagesCacheFrames is how many decompressed frames Pages keeps at most
+// (64 MiB): consecutive segments restore mostly the same frames. With
+// 16 (4 MiB), `replay --verify --segments` of the corpus's go_gc (1,652
 // intervals, each hashing its whole memory at its end) took 67.6 s of
 // CPU, 12.8 s with 256 (xz -6: 3.00 -> 2.59 s; sort -n unchanged), for
 // 60-110 MB more resident memory.
-const pagesCacheFrames = 256
+//
+// It starts at pagesCacheStart and doubles each time a frame is
+// decompressed again (it was in the cache once): the jobs of `ttd probe
+// --jobs 2` restore each frame about once, and a cache of 256 only made
+// them fault in 64 MiB of fresh buffers (perl's CPU 0.997 -> 0.927 s
+// with 16, xz -6 0.935 -> 0.905 s, session 31).
+const (
+	pagesCacheFrames = 256
+	pagesCacheStart  = 16
+)
 
 // OpenPages opens the checkpoint memory file at path for the trace of
 // identity id.
@@ -350,7 +360,7 @@ func NewPages(ra io.ReaderAt, size int64, id [IdentityLen]byte) (*Pages, error) 
 	if string(idx[:4]) != pagesIndexMagic {
 		return nil, pagesErr(ioff, ErrBadMagic, "no %s", pagesIndexMagic)
 	}
-	p := &Pages{ra: ra, cacheFrames: pagesCacheFrames}
+	p := &Pages{ra: ra, cacheFrames: pagesCacheStart}
 	b := idx[4:]
 	bad := func(what string) error {
 		return pagesErr(ioff+int64(len(idx)-len(b)), ErrCorrupt, "index: %s", what)
@@ -451,6 +461,14 @@ func (p *Pages) Frame(ref uint32) (FrameData, error) {
 			c.readers++
 			return FrameData{First: first, Data: c.data, p: p, c: c}, nil
 		}
+	}
+	if p.decoded == nil {
+		p.decoded = make([]uint64, (len(p.frames)+63)/64)
+	}
+	if w, b := fi/64, uint64(1)<<(fi%64); p.decoded[w]&b == 0 {
+		p.decoded[w] |= b
+	} else if p.cacheFrames < pagesCacheFrames {
+		p.cacheFrames = min(2*p.cacheFrames, pagesCacheFrames)
 	}
 	var buf []byte
 	if n := len(p.free); n > 0 {

@@ -215,7 +215,7 @@ func TestPagesFrameReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []uint32{refB, refC, refB} { // each evicts the one before
+	for _, ref := range []uint32{refB, refC} { // each evicts the one before
 		f, err := p.Frame(ref)
 		if err != nil {
 			t.Fatal(err)
@@ -239,5 +239,14 @@ func TestPagesFrameReuse(t *testing.T) {
 	}
 	if f, err := p.Frame(refA); err != nil || &f.Data[:1][0] != held || !bytes.Equal(f.Page(refA), pages[refA][:]) {
 		t.Fatalf("the released buffer was not reused for the next frame (err %v)", err)
+	}
+	// A frame decompressed again doubles the cache, up to its bound.
+	if p.cacheFrames != 2 {
+		t.Errorf("cache of %d frames after one was decompressed twice, want 2", p.cacheFrames)
+	}
+	p.cacheFrames = pagesCacheFrames - 1
+	p.cache = p.cache[:0]
+	if _, err := p.Frame(refB); err != nil || p.cacheFrames != pagesCacheFrames {
+		t.Errorf("cache of %d frames, want at most %d (err %v)", p.cacheFrames, pagesCacheFrames, err)
 	}
 }
