@@ -173,6 +173,7 @@ func (t *Trace) BuildPages(w io.Writer, progress func(done, end int)) (PagesStat
 	if err != nil {
 		return PagesStats{}, err
 	}
+	defer pw.Abort() // (after Close, nothing)
 	b := &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}
 	r, err := t.NewReplay(0)
 	if err != nil {
