@@ -165,6 +165,15 @@ type EvalFunc func(units []Unit, begin map[string]Value) ([]*Partial, error)
 // execution after another): BEGIN, every segment in parallel, the fix-up
 // pass, the merge, END.
 func (p *Program) Run(bs []*Bound, opts RunOptions) (*Outcome, error) {
+	// A trace that logs no reads and has no checkpoint memory file yet
+	// would have it built by an index pass before its segments could be
+	// evaluated apart: one replay from the start writes it on the way
+	// instead (reader.IndexAlong), and the next run is the parallel one.
+	for _, b := range bs {
+		if b.T != nil && b.T.Trace != nil && !b.T.Trace.Indexed() && b.T.Trace.IndexAlong() {
+			opts.Jobs = 1
+		}
+	}
 	return p.RunWith(bs, func(units []Unit, state map[string]Value) ([]*Partial, error) {
 		if sc := newChainSched(units, opts.Jobs); sc != nil {
 			return sc.eval(units, state, opts)

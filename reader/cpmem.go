@@ -177,6 +177,7 @@ func (t *Trace) BuildPages(w io.Writer, progress func(done, end int)) (PagesStat
 	if err != nil {
 		return PagesStats{}, err
 	}
+	defer pw.Abort() // (after Close, nothing)
 	b := &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}
 	r, err := t.NewReplay(0)
 	if err != nil {
@@ -406,7 +407,7 @@ func (r *Replay) pendErr() error {
 // took 11 s of CPU decompressing frames against 0.4 s for a replay of
 // the whole trace).
 func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
-	first, data, err := as.pages.Frame(ref)
+	f, err := as.pages.Frame(ref)
 	if err != nil {
 		delete(as.pend, pn)
 		if as.pendErr == nil {
@@ -414,7 +415,8 @@ func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
 		}
 		return
 	}
-	copy(p.Data[:], data[(ref-first)*x86.PageSize:])
+	defer f.Release()
+	copy(p.Data[:], f.Page(ref))
 	delete(as.pend, pn)
 	if as.byFrame == nil {
 		as.byFrame = map[int][]uint64{}
@@ -437,7 +439,7 @@ func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
 		if np == nil {
 			np = x86.NewPage()
 		}
-		copy(np.Data[:], data[(r-first)*x86.PageSize:])
+		copy(np.Data[:], f.Page(r))
 		delete(as.pend, q)
 		as.mem.SetPage(q, np, perm(g.prot))
 	}

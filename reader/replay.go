@@ -269,6 +269,8 @@ type Replay struct {
 	// is called after each Checkpoint record (the index pass).
 	restore map[uint32]pageRefs
 	cpHook  func(r *Replay)
+	// along is the index pass riding along this replay (indexalong.go).
+	along *alongPass
 }
 
 // lastSyscall is what outputRef needs of a Syscall record.
@@ -308,7 +310,7 @@ func (t *Trace) NewReplay(i int) (*Replay, error) {
 func (t *Trace) NewReplayAt(cp Checkpoint) (*Replay, error) { return t.newReplayAt(cp, nil) }
 
 // newReplayAt is NewReplayAt with what a replay left (lo may be nil).
-func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
+func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (made *Replay, err error) {
 	if cp.Chunk < 0 || cp.Chunk >= len(t.chunks) {
 		return nil, fmt.Errorf("trace: no chunk %d", cp.Chunk)
 	}
@@ -320,6 +322,13 @@ func (t *Trace) newReplayAt(cp Checkpoint, lo *Leftovers) (*Replay, error) {
 			return nil, err
 		}
 		r.restore = rs
+	} else if t.noReads {
+		t.takeAlong(r)
+		defer func() {
+			if made == nil {
+				r.finishAlong() // (failed: the file goes away)
+			}
+		}()
 	}
 	ch, err := t.chunk(cp.Chunk)
 	if err != nil {
@@ -590,6 +599,7 @@ func (r *Replay) StopsIn(i int) { r.lastChunk = max(i, 0) }
 // interval. Snapshots taken from r stay valid; r must not be used
 // afterwards.
 func (r *Replay) Close() {
+	r.finishAlong()
 	r.t.cache.release(r.held)
 	r.held = nil
 	for _, t := range r.threads {

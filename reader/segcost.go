@@ -22,8 +22,18 @@ package reader
 // xz's --jobs 2 got 6% slower (0.948 s against 0.893 s, least of 5
 // under -prio): its split moved, and two steals at the end each
 // restarted a re-simulation. The constants stay.
+//
+// A trace that logs no reads (`--mode replayable`) is another matter:
+// its records are syscall results and memory images, which a replay
+// copies, and its segments cost their instructions (segfit, session 31,
+// sort -n, gzip -9, xz -6, perl: every segment of 50 M instructions
+// within 25% of the others but the first, whose 0.5-3 MB of exec'd
+// file pages cost about one 50 M-instruction segment more, the thread
+// start's). At 90 a byte perl's first segment weighed 5x what it cost,
+// and the two jobs' runs split 3:13 where 6:10 balanced them.
 const (
 	costPerByte        = 90
+	costPerByteNoReads = 2
 	costPerThreadStart = 130_000_000
 )
 
@@ -34,12 +44,18 @@ type SegmentCost struct {
 	Insts        uint64
 	Bytes        float64
 	ThreadStarts float64
+	// NoReads: the trace logs no reads (costPerByteNoReads).
+	NoReads bool
 }
 
 // Cost is the estimate SegmentCosts gives for c, in instruction
 // equivalents.
 func (c SegmentCost) Cost() uint64 {
-	return c.Insts + uint64(c.Bytes*costPerByte) + uint64(c.ThreadStarts*costPerThreadStart)
+	perByte := float64(costPerByte)
+	if c.NoReads {
+		perByte = costPerByteNoReads
+	}
+	return c.Insts + uint64(c.Bytes*perByte) + uint64(c.ThreadStarts*costPerThreadStart)
 }
 
 // SegmentCosts estimates what re-simulating each segment [cps[k],
@@ -72,6 +88,7 @@ func (t *Trace) SegmentCostParts(cps []Checkpoint) []SegmentCost {
 		return end
 	}
 	for k, cp := range cps {
+		costs[k].NoReads = t.noReads
 		if to := segEnd(k); to > cp.Position {
 			costs[k].Insts = to - cp.Position
 		}

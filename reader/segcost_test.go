@@ -45,6 +45,12 @@ func TestSegmentCosts(t *testing.T) {
 	if one := tr.SegmentCosts(cps[:1]); !slices.Equal(one, []uint64{400 + 4300*costPerByte + costPerThreadStart}) {
 		t.Errorf("one segment: %v", one)
 	}
+	// A trace that logs no reads: its bytes are syscall results and
+	// memory images, a copy each.
+	tr.noReads = true
+	if one := tr.SegmentCosts(cps[:1]); !slices.Equal(one, []uint64{400 + 4300*costPerByteNoReads + costPerThreadStart}) {
+		t.Errorf("one segment of a trace with no reads: %v", one)
+	}
 }
 
 // TestSegmentCostParts: the parts SegmentCosts weighs, a chunk's bytes

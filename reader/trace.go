@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"ttd/predict"
 	"ttd/tracefile"
@@ -64,6 +65,9 @@ type Trace struct {
 	// cpm is the checkpoint memory of a trace that logs no reads
 	// (cpmem.go).
 	cpm cpMemory
+	// alongWant: IndexAlong asked for the index pass along the next
+	// replay from the start (indexalong.go).
+	alongWant atomic.Bool
 }
 
 // Open opens a trace for re-simulation.

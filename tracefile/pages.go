@@ -96,8 +96,18 @@ type PagesWriter struct {
 	npages uint32
 	cps    []PagesCheckpoint
 	err    error
-	// Stored counts the bytes of the frames written so far.
+	// Stored counts the bytes of the frames written so far (known after
+	// Close).
 	Stored int64
+	// Frames are compressed and written by a goroutine of their own, in
+	// order (compress): zstd took a third of the CPU of an index pass
+	// riding along a replay (sort -n), which then fits on another core.
+	// mu guards err, off, frames and Stored while it runs.
+	mu     sync.Mutex
+	work   chan []byte // full frames, to compress
+	free   chan []byte // their buffers, back
+	wdone  chan struct{}
+	waited bool
 }
 
 type pagesFrame struct {
@@ -133,6 +143,8 @@ func (pw *PagesWriter) Checkpoint(pos uint64) error {
 		return fmt.Errorf("checkpoint memory: checkpoint at %d after one at %d", pos, pw.cps[n-1].Position)
 	}
 	pw.cps = append(pw.cps, PagesCheckpoint{Position: pos})
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
 	return pw.err
 }
 
@@ -152,20 +164,66 @@ func (pw *PagesWriter) Page(space uint32, pn uint64, data *[PageSize]byte) {
 	}
 }
 
+// flushFrame hands the frame being filled to compress.
 func (pw *PagesWriter) flushFrame() {
 	if len(pw.buf) == 0 {
 		return
 	}
-	z := pw.enc.EncodeAll(pw.buf, nil)
-	pw.frames = append(pw.frames, pagesFrame{off: pw.off, n: int64(len(z)), pages: len(pw.buf) / PageSize})
-	pw.write(z)
-	pw.Stored += int64(len(z))
-	pw.buf = pw.buf[:0]
+	if pw.waited {
+		pw.mu.Lock()
+		pw.err = errors.New("checkpoint memory: a page after Abort")
+		pw.mu.Unlock()
+		return
+	}
+	if pw.work == nil {
+		pw.work, pw.free, pw.wdone = make(chan []byte, 4), make(chan []byte, 6), make(chan struct{})
+		go pw.compress()
+	}
+	pw.work <- pw.buf
+	select {
+	case b := <-pw.free:
+		pw.buf = b[:0]
+	default:
+		pw.buf = make([]byte, 0, PagesPerFrame*PageSize)
+	}
 }
+
+// compress compresses and writes the frames flushFrame hands it, in
+// order, until wait.
+func (pw *PagesWriter) compress() {
+	defer close(pw.wdone)
+	var z []byte
+	for buf := range pw.work {
+		z = pw.enc.EncodeAll(buf, z[:0])
+		pw.mu.Lock()
+		pw.frames = append(pw.frames, pagesFrame{off: pw.off, n: int64(len(z)), pages: len(buf) / PageSize})
+		pw.write(z)
+		pw.Stored += int64(len(z))
+		pw.mu.Unlock()
+		select {
+		case pw.free <- buf:
+		default:
+		}
+	}
+}
+
+// wait lets compress finish the frames handed to it and end.
+func (pw *PagesWriter) wait() {
+	if pw.work != nil && !pw.waited {
+		pw.waited = true
+		close(pw.work)
+		<-pw.wdone
+	}
+}
+
+// Abort ends a writer that will not be closed (its frames are written,
+// not its index).
+func (pw *PagesWriter) Abort() { pw.wait() }
 
 // Close writes the last frame, the index and the footer.
 func (pw *PagesWriter) Close() error {
 	pw.flushFrame()
+	pw.wait()
 	idx := []byte(pagesIndexMagic)
 	idx = binary.AppendUvarint(idx, uint64(len(pw.frames)))
 	for _, f := range pw.frames {
@@ -205,22 +263,77 @@ type Pages struct {
 	cps    []PagesCheckpoint
 	npages uint32
 	// a few decompressed frames, the last used last
-	mu    sync.Mutex
-	cache []pagesCached
+	mu          sync.Mutex
+	cache       []*pagesCached
+	cacheFrames int      // its size (pagesCacheFrames)
+	decoded     []uint64 // frames decompressed once, a bit each
+	// free holds the buffers of frames that left the cache with no
+	// reader: the next decompression reuses one rather than allocating
+	// (and the Go runtime zeroing) 256 KiB it then overwrites — as much
+	// CPU as zstd's decoding took when perl's segments restored their
+	// heaps (session 31).
+	free [][]byte
 }
 
 type pagesCached struct {
 	frame int
 	data  []byte
+	// readers counts the Frames not yet released; evicted, that the
+	// frame left the cache while they read (the last returns data).
+	readers int
+	evicted bool
 }
 
-// pagesCacheFrames is how many decompressed frames Pages keeps (64
-// MiB): consecutive segments restore mostly the same frames. With 16 (4
-// MiB), `replay --verify --segments` of the corpus's go_gc (1,652
+// FrameData is a frame's pages, which stay valid until Release.
+type FrameData struct {
+	// First is the Ref of the frame's first page.
+	First uint32
+	Data  []byte
+	p     *Pages
+	c     *pagesCached
+}
+
+// Page is the data of page ref of the frame.
+func (f FrameData) Page(ref uint32) []byte {
+	return f.Data[(ref-f.First)*PageSize : (ref-f.First+1)*PageSize]
+}
+
+// Release ends the reading of f: its buffer may then be reused.
+func (f FrameData) Release() {
+	p := f.p
+	p.mu.Lock()
+	f.c.readers--
+	if f.c.evicted && f.c.readers == 0 {
+		p.recycle(f.c)
+	}
+	p.mu.Unlock()
+}
+
+// recycle makes c's buffer free (p.mu held). The list holds at most a
+// cache's worth: a buffer beyond that goes to the garbage collector.
+func (p *Pages) recycle(c *pagesCached) {
+	if len(p.free) < p.cacheFrames && cap(c.data) == PagesPerFrame*PageSize {
+		p.free = append(p.free, c.data[:0])
+	}
+	c.data = nil
+}
+
+// pagesCacheFrames is how many decompressed frames Pages keeps at most
+// (64 MiB): consecutive segments restore mostly the same frames. With
+// 16 (4 MiB), `replay --verify --segments` of the corpus's go_gc (1,652
 // intervals, each hashing its whole memory at its end) took 67.6 s of
 // CPU, 12.8 s with 256 (xz -6: 3.00 -> 2.59 s; sort -n unchanged), for
 // 60-110 MB more resident memory.
-const pagesCacheFrames = 256
+//
+// It starts at pagesCacheStart and doubles each time a frame is
+// decompressed again (it was in the cache once): the jobs of `ttd probe
+// --jobs 2` restore each frame about once, and a cache of 256 only made
+// them fault in 64 MiB of fresh buffers (perl's CPU 0.997 -> 0.927 s
+// with 16, xz -6 0.935 -> 0.905 s, session 31).
+const (
+	pagesCacheFrames = 256
+	pagesCacheStart  = 16
+)
 
 // OpenPages opens the checkpoint memory file at path for the trace of
 // identity id.
@@ -290,7 +403,7 @@ func NewPages(ra io.ReaderAt, size int64, id [IdentityLen]byte) (*Pages, error) 
 	if string(idx[:4]) != pagesIndexMagic {
 		return nil, pagesErr(ioff, ErrBadMagic, "no %s", pagesIndexMagic)
 	}
-	p := &Pages{ra: ra}
+	p := &Pages{ra: ra, cacheFrames: pagesCacheStart}
 	b := idx[4:]
 	bad := func(what string) error {
 		return pagesErr(ioff+int64(len(idx)-len(b)), ErrCorrupt, "index: %s", what)
@@ -360,26 +473,26 @@ func (p *Pages) Checkpoints() []PagesCheckpoint { return p.cps }
 
 // Page copies page ref (a PageEntry's Ref, not 0) into dst.
 func (p *Pages) Page(ref uint32, dst *[PageSize]byte) error {
-	first, data, err := p.Frame(ref)
+	f, err := p.Frame(ref)
 	if err != nil {
 		return err
 	}
-	copy(dst[:], data[(ref-first)*PageSize:])
+	copy(dst[:], f.Page(ref))
+	f.Release()
 	return nil
 }
 
 // FrameOf is the number of the frame that holds page ref.
 func FrameOf(ref uint32) int { return int(ref-1) / PagesPerFrame }
 
-// Frame returns the pages of the frame that holds page ref (not 0): the
-// Ref of its first page, and the pages, which stay valid until the
-// caller drops them (read them only).
-func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
+// Frame returns the pages of the frame that holds page ref (not 0),
+// which stay valid until the caller releases them (read them only).
+func (p *Pages) Frame(ref uint32) (FrameData, error) {
 	if ref == 0 || ref > p.npages {
-		return 0, nil, fmt.Errorf("checkpoint memory: no page %d", ref)
+		return FrameData{}, fmt.Errorf("checkpoint memory: no page %d", ref)
 	}
 	fi := FrameOf(ref)
-	first = uint32(fi*PagesPerFrame) + 1
+	first := uint32(fi*PagesPerFrame) + 1
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, c := range p.cache {
@@ -388,28 +501,47 @@ func (p *Pages) Frame(ref uint32) (first uint32, data []byte, err error) {
 				copy(p.cache[i:], p.cache[i+1:])
 				p.cache[len(p.cache)-1] = c
 			}
-			return first, c.data, nil
+			c.readers++
+			return FrameData{First: first, Data: c.data, p: p, c: c}, nil
 		}
+	}
+	if p.decoded == nil {
+		p.decoded = make([]uint64, (len(p.frames)+63)/64)
+	}
+	if w, b := fi/64, uint64(1)<<(fi%64); p.decoded[w]&b == 0 {
+		p.decoded[w] |= b
+	} else if p.cacheFrames < pagesCacheFrames {
+		p.cacheFrames = min(2*p.cacheFrames, pagesCacheFrames)
+	}
+	var buf []byte
+	if n := len(p.free); n > 0 {
+		buf, p.free = p.free[n-1], p.free[:n-1]
 	}
 	p.mu.Unlock()
 	// (Decompressed outside the lock: the jobs of ttd probe restore
 	// their segments' pages at the same time.)
-	data, err = p.decode(fi)
+	data, err := p.decode(fi, buf)
 	p.mu.Lock()
 	if err != nil {
-		return 0, nil, err
+		return FrameData{}, err
 	}
-	if len(p.cache) == pagesCacheFrames {
+	if len(p.cache) >= p.cacheFrames {
+		old := p.cache[0]
 		copy(p.cache, p.cache[1:])
 		p.cache = p.cache[:len(p.cache)-1]
+		if old.readers == 0 {
+			p.recycle(old)
+		} else {
+			old.evicted = true
+		}
 	}
-	p.cache = append(p.cache, pagesCached{frame: fi, data: data})
-	return first, data, nil
+	c := &pagesCached{frame: fi, data: data, readers: 1}
+	p.cache = append(p.cache, c)
+	return FrameData{First: first, Data: data, p: p, c: c}, nil
 }
 
-// decode reads and decompresses frame fi. A frame's buffer is never
-// reused: another goroutine may still be reading it.
-func (p *Pages) decode(fi int) ([]byte, error) {
+// decode reads and decompresses frame fi into buf (nil: a new one).
+func (p *Pages) decode(fi int, buf []byte) ([]byte, error) {
 	f := p.frames[fi]
 	z := make([]byte, f.n)
 	if _, err := p.ra.ReadAt(z, f.off); err != nil {
@@ -419,7 +551,10 @@ func (p *Pages) decode(fi int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := dec.DecodeAll(z, make([]byte, 0, f.pages*PageSize))
+	if buf == nil {
+		buf = make([]byte, 0, PagesPerFrame*PageSize)
+	}
+	data, err := dec.DecodeAll(z, buf[:0])
 	if err != nil {
 		return nil, pagesErr(f.off, ErrCorrupt, "frame %d: zstd: %v", fi, err)
 	}

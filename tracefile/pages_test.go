@@ -198,3 +198,55 @@ func reseal(file []byte, ioff int, idx []byte) []byte {
 	f = binary.LittleEndian.AppendUint32(f, crc(f))
 	return append(append(out, f...), pagesTrail...)
 }
+
+// TestPagesFrameReuse: a frame that leaves the cache while a reader
+// holds it keeps its pages until released, and only then lends its
+// buffer to the next frame decompressed.
+func TestPagesFrameReuse(t *testing.T) {
+	id := [IdentityLen]byte{4, 5, 6}
+	file, pages := pagesFile(t, id)
+	p, err := NewPages(bytes.NewReader(file), int64(len(file)), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cacheFrames = 1
+	refA, refB, refC := uint32(1), uint32(1+PagesPerFrame), uint32(1+2*PagesPerFrame)
+	a, err := p.Frame(refA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []uint32{refB, refC} { // each evicts the one before
+		f, err := p.Frame(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(f.Page(ref), pages[ref][:]) {
+			t.Fatalf("page %d differs", ref)
+		}
+		f.Release()
+		if !bytes.Equal(a.Page(refA), pages[refA][:]) {
+			t.Fatalf("page %d changed while its frame was held, after frame of %d", refA, ref)
+		}
+	}
+	if len(p.free) != 1 {
+		t.Fatalf("%d free buffers while one frame is held, want 1", len(p.free))
+	}
+	p.free = nil
+	held := &a.Data[:1][0]
+	a.Release()
+	if len(p.free) != 1 {
+		t.Fatalf("%d free buffers after the held frame's release, want 1", len(p.free))
+	}
+	if f, err := p.Frame(refA); err != nil || &f.Data[:1][0] != held || !bytes.Equal(f.Page(refA), pages[refA][:]) {
+		t.Fatalf("the released buffer was not reused for the next frame (err %v)", err)
+	}
+	// A frame decompressed again doubles the cache, up to its bound.
+	if p.cacheFrames != 2 {
+		t.Errorf("cache of %d frames after one was decompressed twice, want 2", p.cacheFrames)
+	}
+	p.cacheFrames = pagesCacheFrames - 1
+	p.cache = p.cache[:0]
+	if _, err := p.Frame(refB); err != nil || p.cacheFrames != pagesCacheFrames {
+		t.Errorf("cache of %d frames, want at most %d (err %v)", p.cacheFrames, pagesCacheFrames, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strings"
 	"sync"
@@ -77,6 +78,14 @@ func mainExit(args []string) (status int) {
 		if f, err := os.Create(p); err == nil {
 			pprof.StartCPUProfile(f)
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	// TTD_GOTRACE=FILE writes a Go execution trace (runtime/trace) of
+	// ttd itself: where its goroutines wait (go tool trace -pprof=sync).
+	if p := os.Getenv("TTD_GOTRACE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			trace.Start(f)
+			defer func() { trace.Stop(); f.Close() }()
 		}
 	}
 	// TTD_MEMPROFILE=FILE writes a profile of every allocation ttd made.
