@@ -42,16 +42,67 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 
 // follow follows the records of thread st in order; a record's position
 // is base+Retired.
+//
+// Most records need none of step's cases but two, which follow does in
+// line (quiet: no flows, watch looks at nothing): a ret that pops one
+// frame back to a named one, and a direct call from a named frame whose
+// record says whether it names its callee (its window class or a folded
+// entry). What they do is what step does then.
 func (s *segment) follow(st *segThread, steps []x86.HookStep, base uint64) {
+	quiet := s.flowOf == nil
 	for i := range steps {
-		if h := &steps[i]; h.Kind&x86.StepLeaf == 0 {
-			s.step(st, h, base)
-		} else {
+		h := &steps[i]
+		if h.Kind&x86.StepLeaf != 0 {
 			s.leaf(st, h, base)
 			if h.More != 0 {
 				s.more(st, h)
 			}
+			continue
 		}
+		if quiet && st.look == 0 && !st.tramp && st.baseLook == 0 && st.baseLookTo == 0 {
+			if st.lookTo != 0 && h.Retired >= st.lookTo {
+				st.lookTo = 0 // as step would
+			}
+			if k := len(st.stack) - 1; st.lookTo == 0 && k >= 0 {
+				f := &st.stack[k]
+				top := f.node
+				switch h.Kind & (x86.StepOpMask | x86.StepEntry | x86.StepOpen | x86.StepShut) {
+				case x86.StepRet, x86.StepRet | x86.StepOpen:
+					if k >= 1 && top != nil && f.slot <= h.RSP && st.stack[k-1].slot > h.RSP && st.stack[k-1].node != nil {
+						if n := h.Retired + 1; n >= st.last {
+							top.Self += n - st.last
+							st.last = n
+						} else {
+							st.last = n
+						}
+						st.stack = st.stack[:k]
+						st.pending = false
+						continue
+					}
+				case x86.StepCall | x86.StepShut, x86.StepCall | x86.StepOpen, x86.StepCall | x86.StepEntry,
+					x86.StepCall | x86.StepEntry | x86.StepShut, x86.StepCall | x86.StepEntry | x86.StepOpen:
+					slot := h.RSP - 8
+					if top != nil && f.slot > slot {
+						if n := h.Retired + 1; n >= st.last {
+							top.Self += n - st.last
+							st.last = n
+						} else {
+							st.last = n
+						}
+						g := st.push()
+						g.parent, g.site, g.slot, g.pos, g.target = top, h.PC, slot, base+h.Retired, h.Target
+						st.pending, st.look = true, 0
+						if h.Kind&(x86.StepEntry|x86.StepShut) != 0 {
+							s.enter(st, g, h.Target)
+						} else {
+							st.lookTo = h.Retired + 1 + lookLimit
+						}
+						continue
+					}
+				}
+			}
+		}
+		s.step(st, h, base)
 	}
 }
 
