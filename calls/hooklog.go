@@ -59,46 +59,63 @@ func (s *segment) follow(st *segThread, steps []x86.HookStep, base uint64) {
 			}
 			continue
 		}
-		if quiet && st.look == 0 && !st.tramp && st.baseLook == 0 && st.baseLookTo == 0 {
-			if st.lookTo != 0 && h.Retired >= st.lookTo {
-				st.lookTo = 0 // as step would
+		if quiet && st.look == 0 && !st.tramp && st.baseLook == 0 && st.baseLookTo == 0 && len(st.stack) > 0 {
+			k := len(st.stack) - 1
+			f := &st.stack[k]
+			if st.lookTo != 0 {
+				// What watch does in the window after a call that did
+				// not name its callee, unless it names it here.
+				switch {
+				case h.Retired >= st.lookTo || !st.pending:
+					st.lookTo = 0
+				case s.isEntry(h.PC):
+					s.step(st, h, base)
+					continue
+				case f.target == 0:
+					f.target = h.PC
+				}
 			}
-			if k := len(st.stack) - 1; st.lookTo == 0 && k >= 0 {
-				f := &st.stack[k]
-				top := f.node
-				switch h.Kind & (x86.StepOpMask | x86.StepEntry | x86.StepOpen | x86.StepShut) {
-				case x86.StepRet, x86.StepRet | x86.StepOpen:
-					if k >= 1 && top != nil && f.slot <= h.RSP && st.stack[k-1].slot > h.RSP && st.stack[k-1].node != nil {
-						if n := h.Retired + 1; n >= st.last {
-							top.Self += n - st.last
-							st.last = n
-						} else {
-							st.last = n
-						}
-						st.stack = st.stack[:k]
-						st.pending = false
-						continue
+			switch h.Kind & (x86.StepOpMask | x86.StepEntry | x86.StepOpen | x86.StepShut) {
+			case x86.StepRet, x86.StepRet | x86.StepOpen:
+				if k >= 1 && f.slot <= h.RSP && st.stack[k-1].slot > h.RSP && st.stack[k-1].node != nil {
+					top := f.node
+					if top == nil {
+						s.resolve(st, f, h.PC) // as account would
+						top = f.node
 					}
-				case x86.StepCall | x86.StepShut, x86.StepCall | x86.StepOpen, x86.StepCall | x86.StepEntry,
-					x86.StepCall | x86.StepEntry | x86.StepShut, x86.StepCall | x86.StepEntry | x86.StepOpen:
-					slot := h.RSP - 8
-					if top != nil && f.slot > slot {
-						if n := h.Retired + 1; n >= st.last {
-							top.Self += n - st.last
-							st.last = n
-						} else {
-							st.last = n
-						}
-						g := st.push()
-						g.parent, g.site, g.slot, g.pos, g.target = top, h.PC, slot, base+h.Retired, h.Target
-						st.pending, st.look = true, 0
-						if h.Kind&(x86.StepEntry|x86.StepShut) != 0 {
-							s.enter(st, g, h.Target)
-						} else {
-							st.lookTo = h.Retired + 1 + lookLimit
-						}
-						continue
+					if n := h.Retired + 1; n >= st.last {
+						top.Self += n - st.last
+						st.last = n
+					} else {
+						st.last = n
 					}
+					st.stack = st.stack[:k]
+					st.pending = false
+					continue
+				}
+			case x86.StepCall | x86.StepShut, x86.StepCall | x86.StepOpen, x86.StepCall | x86.StepEntry,
+				x86.StepCall | x86.StepEntry | x86.StepShut, x86.StepCall | x86.StepEntry | x86.StepOpen:
+				if slot := h.RSP - 8; f.slot > slot {
+					top := f.node
+					if top == nil {
+						s.resolve(st, f, h.PC) // as account would
+						top = f.node
+					}
+					if n := h.Retired + 1; n >= st.last {
+						top.Self += n - st.last
+						st.last = n
+					} else {
+						st.last = n
+					}
+					g := st.push()
+					g.parent, g.site, g.slot, g.pos, g.target = top, h.PC, slot, base+h.Retired, h.Target
+					st.pending, st.look, st.lookTo = true, 0, 0
+					if h.Kind&(x86.StepEntry|x86.StepShut) != 0 {
+						s.enter(st, g, h.Target)
+					} else {
+						st.lookTo = h.Retired + 1 + lookLimit
+					}
+					continue
 				}
 			}
 		}
