@@ -71,42 +71,24 @@ func (s *segment) follow(st *segThread, steps []x86.HookStep, base uint64) {
 				case s.isEntry(h.PC):
 					s.step(st, h, base)
 					continue
-				case f.target == 0:
-					f.target = h.PC
 				}
+				// (Its f.target = pc, for a frame with none, is
+				// resolve's.)
 			}
 			switch h.Kind & (x86.StepOpMask | x86.StepEntry | x86.StepOpen | x86.StepShut) {
 			case x86.StepRet, x86.StepRet | x86.StepOpen:
 				if k >= 1 && f.slot <= h.RSP && st.stack[k-1].slot > h.RSP && st.stack[k-1].node != nil {
-					top := f.node
-					if top == nil {
-						s.resolve(st, f, h.PC) // as account would
-						top = f.node
-					}
-					if n := h.Retired + 1; n >= st.last {
-						top.Self += n - st.last
-						st.last = n
-					} else {
-						st.last = n
-					}
+					st.quietCredit(s.named(st, f, h.PC), h.Retired+1)
+					// st.pending stays false: the frame is named
+					// now, and the one below it was.
 					st.stack = st.stack[:k]
-					st.pending = false
 					continue
 				}
 			case x86.StepCall | x86.StepShut, x86.StepCall | x86.StepOpen, x86.StepCall | x86.StepEntry,
 				x86.StepCall | x86.StepEntry | x86.StepShut, x86.StepCall | x86.StepEntry | x86.StepOpen:
 				if slot := h.RSP - 8; f.slot > slot {
-					top := f.node
-					if top == nil {
-						s.resolve(st, f, h.PC) // as account would
-						top = f.node
-					}
-					if n := h.Retired + 1; n >= st.last {
-						top.Self += n - st.last
-						st.last = n
-					} else {
-						st.last = n
-					}
+					top := s.named(st, f, h.PC)
+					st.quietCredit(top, h.Retired+1)
 					g := st.push()
 					g.parent, g.site, g.slot, g.pos, g.target = top, h.PC, slot, base+h.Retired, h.Target
 					st.pending, st.look, st.lookTo = true, 0, 0
@@ -121,6 +103,25 @@ func (s *segment) follow(st *segThread, steps []x86.HookStep, base uint64) {
 		}
 		s.step(st, h, base)
 	}
+}
+
+// named is the node of frame f, named by pc (an instruction run in it)
+// if it is pending, as account names it (top).
+func (s *segment) named(st *segThread, f *frame, pc uint64) *segNode {
+	if f.node == nil {
+		s.resolve(st, f, pc)
+	}
+	return f.node
+}
+
+// quietCredit is account's credit without flows (follow's quiet): the
+// instructions the thread retired since the last call or ret, up to n,
+// go to top.
+func (st *segThread) quietCredit(top *segNode, n uint64) {
+	if n >= st.last {
+		top.Self += n - st.last
+	}
+	st.last = n
 }
 
 // more follows the calls merged into a leaf call's record after its
