@@ -18,12 +18,13 @@ func TestChildCacheTellsRecursionApart(t *testing.T) {
 		n = c.child(n, k)
 		chain = append(chain, n)
 	}
-	slots := map[**segNode]bool{}
+	slots := map[int]bool{}
 	for i, n := range chain[:depth] {
 		if got := c.child(n, k); got != chain[i+1] || got.Parent != n {
 			t.Fatalf("depth %d: the cache returned another node", i)
 		}
-		slots[c.slot(n, k)] = true
+		i, _ := c.slot(n, k)
+		slots[i] = true
 	}
 	// 512 paths in 8192 slots: about 16 share one by chance.
 	if len(slots) < depth*7/8 {
@@ -150,5 +151,30 @@ func TestChildCacheSlotsCheckTheChild(t *testing.T) {
 	}
 	if len(made) != parents*keys || parents*keys < 2*len(c.slots) {
 		t.Errorf("%d paths in %d slots: the test tests less than it says", len(made), len(c.slots))
+	}
+}
+
+// TestChildCacheTagIsNotTheCheck: a slot whose tag matches may still
+// hold another path's child (32 bits of hash collide too): lookup
+// checks the child's parent and key before it returns it.
+func TestChildCacheTagIsNotTheCheck(t *testing.T) {
+	c := new(childCache)
+	p, q := &segNode{First: noPos, id: 1}, &segNode{First: noPos, id: 2}
+	k, other := segKey{Site: 0x10, Entry: 0x20}, segKey{Site: 0x30, Entry: 0x40}
+	want := c.lookup(p, k)
+	c.lookup(p, other) // p has children: lookup reads the slot
+	wrongParent, wrongKey := c.lookup(q, k), c.lookup(p, other)
+	for _, x := range []*segNode{wrongParent, wrongKey} {
+		i, _ := c.slot(p, k)
+		c.slots[i] = x // the tag stays p's k's
+		if got := c.lookup(p, k); got != want {
+			t.Fatalf("a slot with p's tag and %p's child: lookup gave %p, not %p", x, got, want)
+		}
+		if i, tag := c.slot(p, k); c.slots[i] != want || c.tags[i] != tag {
+			t.Fatalf("lookup did not put p's child back in its slot")
+		}
+	}
+	if p.numChildren() != 2 {
+		t.Errorf("p has %d children, not 2: a path made twice", p.numChildren())
 	}
 }

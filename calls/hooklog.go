@@ -42,17 +42,86 @@ func (s *segment) logged(r *reader.Replay, c *x86.CPU, steps []x86.HookStep) {
 
 // follow follows the records of thread st in order; a record's position
 // is base+Retired.
+//
+// Most records need none of step's cases but two, which follow does in
+// line (quiet: no flows, watch looks at nothing): a ret that pops one
+// frame back to a named one, and a direct call from a named frame whose
+// record says whether it names its callee (its window class or a folded
+// entry). What they do is what step does then.
 func (s *segment) follow(st *segThread, steps []x86.HookStep, base uint64) {
+	quiet := s.flowOf == nil
 	for i := range steps {
-		if h := &steps[i]; h.Kind&x86.StepLeaf == 0 {
-			s.step(st, h, base)
-		} else {
+		h := &steps[i]
+		if h.Kind&x86.StepLeaf != 0 {
 			s.leaf(st, h, base)
 			if h.More != 0 {
 				s.more(st, h)
 			}
+			continue
 		}
+		if quiet && st.look == 0 && !st.tramp && st.baseLook == 0 && st.baseLookTo == 0 && len(st.stack) > 0 {
+			k := len(st.stack) - 1
+			f := &st.stack[k]
+			if st.lookTo != 0 {
+				// What watch does in the window after a call that did
+				// not name its callee, unless it names it here.
+				switch {
+				case h.Retired >= st.lookTo || !st.pending:
+					st.lookTo = 0
+				case s.isEntry(h.PC):
+					s.step(st, h, base)
+					continue
+				}
+				// (Its f.target = pc, for a frame with none, is
+				// resolve's.)
+			}
+			switch h.Kind & (x86.StepOpMask | x86.StepEntry | x86.StepOpen | x86.StepShut) {
+			case x86.StepRet, x86.StepRet | x86.StepOpen:
+				if k >= 1 && f.slot <= h.RSP && st.stack[k-1].slot > h.RSP && st.stack[k-1].node != nil {
+					st.quietCredit(s.named(st, f, h.PC), h.Retired+1)
+					// st.pending stays false: the frame is named
+					// now, and the one below it was.
+					st.stack = st.stack[:k]
+					continue
+				}
+			case x86.StepCall | x86.StepShut, x86.StepCall | x86.StepOpen, x86.StepCall | x86.StepEntry,
+				x86.StepCall | x86.StepEntry | x86.StepShut, x86.StepCall | x86.StepEntry | x86.StepOpen:
+				if slot := h.RSP - 8; f.slot > slot {
+					top := s.named(st, f, h.PC)
+					st.quietCredit(top, h.Retired+1)
+					g := st.push()
+					g.parent, g.site, g.slot, g.pos, g.target = top, h.PC, slot, base+h.Retired, h.Target
+					st.pending, st.look, st.lookTo = true, 0, 0
+					if h.Kind&(x86.StepEntry|x86.StepShut) != 0 {
+						s.enter(st, g, h.Target)
+					} else {
+						st.lookTo = h.Retired + 1 + lookLimit
+					}
+					continue
+				}
+			}
+		}
+		s.step(st, h, base)
 	}
+}
+
+// named is the node of frame f, named by pc (an instruction run in it)
+// if it is pending, as account names it (top).
+func (s *segment) named(st *segThread, f *frame, pc uint64) *segNode {
+	if f.node == nil {
+		s.resolve(st, f, pc)
+	}
+	return f.node
+}
+
+// quietCredit is account's credit without flows (follow's quiet): the
+// instructions the thread retired since the last call or ret, up to n,
+// go to top.
+func (st *segThread) quietCredit(top *segNode, n uint64) {
+	if n >= st.last {
+		top.Self += n - st.last
+	}
+	st.last = n
 }
 
 // more follows the calls merged into a leaf call's record after its

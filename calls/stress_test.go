@@ -16,12 +16,15 @@ type hardProgram struct {
 }
 
 // hardPrograms longjmp out of deep recursion and out of signal
-// handlers, take signals, bind lazily and run threads.
+// handlers, take signals, bind lazily, run threads, and leave frames
+// made by a call to the next instruction by their caller's ret
+// (callpop.c: follow's in-line ret pops one frame only).
 var hardPrograms = []hardProgram{
 	{"testdata/deep.c", 3001},
 	{"../testdata/corpus/setjmp_longjmp.c", 7919},
 	{"../testdata/corpus/signals.c", 7919},
 	{"../testdata/corpus/threads_signals.c", 50021},
+	{"testdata/callpop.c", 100003},
 }
 
 // TestStitchingMatchesOnePass: for programs that longjmp out of deep
