@@ -284,6 +284,12 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 			return nil, err
 		}
 	}
+	if !t.Indexed() && !opts.everyCheckpoint && t.IndexAlong() {
+		// A trace that logs no reads and has no checkpoint memory yet:
+		// one segment from the start writes it on the way, rather than
+		// an index pass before the segments (reader.IndexAlong).
+		opts.Workers = 1
+	}
 	starts := segmentStarts(cps, t.End(), &opts)
 	segs := make([]*segment, len(starts))
 	errs := make([]error, len(starts))

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestProbeIndexesAlong: `ttd probe` over a trace that logs no reads and
+// TestProbeIndexesAlong: `ttd probe` (and `ttd calls`) over a trace that logs no reads and
 // has no checkpoint memory file yet replays it once from its start and
 // leaves the file behind (reader.IndexAlong) rather than running an
 // index pass first; the next runs, with one job or two, evaluate
@@ -56,6 +56,27 @@ func TestProbeIndexesAlong(t *testing.T) {
 	}
 	if !strings.Contains(first, "@n") && !strings.Contains(first, "  ") {
 		t.Fatalf("no aggregation printed:\n%s", first)
+	}
+	// ttd calls, on a trace of its own.
+	trace2 := filepath.Join(dir, "c.ttd")
+	if out, err := exec.Command(ttdBinary, "record", "--mode", "replayable", "--checkpoint-every", "2000000",
+		"-o", trace2, "--", "/usr/bin/sort", "-n", input).CombinedOutput(); err != nil {
+		t.Fatalf("ttd record: %v\n%s", err, out)
+	}
+	calls := func(jobs string) string {
+		t.Helper()
+		out, err := exec.Command(ttdBinary, "calls", "--jobs", jobs, "--depth", "3", trace2).Output()
+		if err != nil {
+			t.Fatalf("ttd calls --jobs %s: %v", jobs, err)
+		}
+		return string(out)
+	}
+	c1 := calls("2")
+	if _, err := os.Stat(trace2 + ".pages"); err != nil {
+		t.Errorf("the first ttd calls left no checkpoint memory: %v", err)
+	}
+	if c2 := calls("2"); c2 != c1 {
+		t.Errorf("ttd calls --jobs 2 after indexing along printed\n%s\nthe first run\n%s", c2, c1)
 	}
 	for _, jobs := range []string{"1", "2", "3"} {
 		if got := probe("--jobs", jobs); got != first {
