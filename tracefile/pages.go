@@ -267,6 +267,9 @@ type Pages struct {
 	cache       []*pagesCached
 	cacheFrames int      // its size (pagesCacheFrames)
 	decoded     []uint64 // frames decompressed once, a bit each
+	// decodes counts the frames decompressed, redecodes those that had
+	// been before.
+	decodes, redecodes int
 	// free holds the buffers of frames that left the cache with no
 	// reader: the next decompression reuses one rather than allocating
 	// (and the Go runtime zeroing) 256 KiB it then overwrites — as much
@@ -326,10 +329,12 @@ func (p *Pages) recycle(c *pagesCached) {
 // 60-110 MB more resident memory.
 //
 // It starts at pagesCacheStart and doubles each time a frame is
-// decompressed again (it was in the cache once): the jobs of `ttd probe
-// --jobs 2` restore each frame about once, and a cache of 256 only made
-// them fault in 64 MiB of fresh buffers (perl's CPU 0.997 -> 0.927 s
-// with 16, xz -6 0.935 -> 0.905 s, session 31).
+// decompressed again (it was in the cache once) while such frames are a
+// quarter or more of those decompressed: the jobs of `ttd probe --jobs
+// 2` restore each frame about once (xz -6: 23-33 of 687-716 again, where
+// one job's steal restores what the other's start did), and a cache of
+// 256 only made them fault in 64 MiB of fresh buffers, huge pages the
+// kernel zeroes (perl's CPU 0.997 -> 0.927 s with 16, session 31).
 const (
 	pagesCacheFrames = 256
 	pagesCacheStart  = 16
@@ -508,9 +513,10 @@ func (p *Pages) Frame(ref uint32) (FrameData, error) {
 	if p.decoded == nil {
 		p.decoded = make([]uint64, (len(p.frames)+63)/64)
 	}
+	p.decodes++
 	if w, b := fi/64, uint64(1)<<(fi%64); p.decoded[w]&b == 0 {
 		p.decoded[w] |= b
-	} else if p.cacheFrames < pagesCacheFrames {
+	} else if p.redecodes++; 4*p.redecodes >= p.decodes && p.cacheFrames < pagesCacheFrames {
 		p.cacheFrames = min(2*p.cacheFrames, pagesCacheFrames)
 	}
 	var buf []byte

@@ -249,4 +249,10 @@ func TestPagesFrameReuse(t *testing.T) {
 	if _, err := p.Frame(refB); err != nil || p.cacheFrames != pagesCacheFrames {
 		t.Errorf("cache of %d frames, want at most %d (err %v)", p.cacheFrames, pagesCacheFrames, err)
 	}
+	// A frame decompressed again among many decompressed once (two
+	// jobs that restore some of the same frames) does not grow it.
+	p.cacheFrames, p.cache, p.decodes = 1, p.cache[:0], 100
+	if _, err := p.Frame(refC); err != nil || p.cacheFrames != 1 {
+		t.Errorf("cache of %d frames after 1 frame of 101 decompressed again, want 1 (err %v)", p.cacheFrames, err)
+	}
 }
