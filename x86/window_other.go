@@ -49,3 +49,10 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) { return pte{}, false }
 
 // Clustering reports 0: no clusters here.
 func (m *Memory) Clustering() uint64 { return 0 }
+
+func (m *Memory) toFault() bool     { return false }
+func (m *Memory) winFaulting() bool { return false }
+
+const winFaultAfter = 0
+
+var winFaultSwitches uint64

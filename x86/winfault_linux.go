@@ -5,6 +5,7 @@ package x86
 import (
 	"encoding/binary"
 	"os"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -65,14 +66,36 @@ var jitRes struct {
 	free []int
 }
 
+// winFaultAll is set with TTD_WINFAULT=1: every address space's window
+// is in host-fault mode from the start (window.fault), not only those
+// that ran winFaultAfter instructions (the default).
+var winFaultAll bool
+
+// winFaultAfter is the number of instructions an address space runs
+// before its window goes over to host faults (toFault): a process that
+// runs less (bash's children, python3 -c pass, gcc's driver) keeps the
+// TLB checks and opens no page one by one (TTD_WINFAULT_AFTER sets it,
+// for measurements).
+var winFaultAfter = func() uint64 {
+	if n, err := strconv.ParseUint(os.Getenv("TTD_WINFAULT_AFTER"), 10, 64); err == nil {
+		return n
+	}
+	return 1 << 26
+}()
+
+// winFaultSwitches counts the windows gone over to host faults
+// (TTD_STATS only).
+var winFaultSwitches uint64
+
 // enableWinFault reserves the JIT's chunks and installs the handler
-// (EnableWindow) with TTD_WINFAULT=1; it reports whether it did. Off by
-// default: the pages a process touches are made accessible one by one
-// (mprotect), and bash x40 took 1.35-1.45x the CPU time (session 30).
+// (EnableWindow) unless TTD_WINFAULT=0; it reports whether it did.
+// Address spaces go over to host faults one by one (toFault), or all
+// from the start with TTD_WINFAULT=1.
 func enableWinFault() bool {
-	if os.Getenv("TTD_WINFAULT") != "1" {
+	if os.Getenv("TTD_WINFAULT") == "0" {
 		return false
 	}
+	winFaultAll = os.Getenv("TTD_WINFAULT") == "1"
 	b, err := unix.Mmap(-1, 0, (jitResChunks+1)*jitChunk, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		return false
