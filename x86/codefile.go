@@ -437,6 +437,23 @@ func (cf *CodeFile) xlat(fx *fileXlat, e *fileBlock, off, end uint64) (uint64, b
 	return next, true
 }
 
+// xlatOf returns the file's translation of block b for mode, nil when
+// it has none (or cf is nil).
+func (cf *CodeFile) xlatOf(cc *CodeCache, b *Block, mode uint8) *fileXlat {
+	if cf == nil || !b.forFile || cf.features != cc.Features {
+		return nil
+	}
+	off := cf.find(b.PC)
+	if off == 0 {
+		return nil
+	}
+	e, code, _, xo := cf.record(off)
+	if e == nil || !bytes.Equal(code, b.Bytes) {
+		return nil
+	}
+	return cf.xlatFor(cc, e, xo, off+uint64(e.Size), mode)
+}
+
 // take returns the file's block at pc if guest memory holds its bytes
 // (as CodeStore.find tests), else nil.
 func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
