@@ -326,7 +326,7 @@ func (m *Memory) newWindow() {
 	}
 	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[0]))
 	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[wtlbOffset]))
-	w := &window{res: r, over: map[uint64]uint32{}, fault: winFaultAll}
+	w := &window{res: r, over: map[uint64]uint32{}, fault: winFault && winFaultAfter == 0}
 	m.winState = w
 	m.win = r.base
 	// The window goes with its Memory: translated code reaches the TLBs
@@ -371,7 +371,7 @@ func (m *Memory) releaseWindow() {
 	// with its memory, whose protection the next address space would
 	// have to open again: its program ran long, so a fresh one costs
 	// little by comparison.
-	keep := len(w.over) <= winKeepOver && r.regions <= winKeep && (!w.fault || winFaultAll)
+	keep := len(w.over) <= winKeepOver && r.regions <= winKeep && (!w.fault || winFaultAfter == 0)
 	kept := 0
 	for _, q := range arena.pool {
 		if q.regions > 0 {

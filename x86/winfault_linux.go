@@ -66,22 +66,16 @@ var jitRes struct {
 	free []int
 }
 
-// winFaultAll is set with TTD_WINFAULT=1: every address space's window
-// is in host-fault mode from the start (window.fault), not only those
-// that ran winFaultAfter instructions (the default).
-var winFaultAll bool
-
 // winFaultAfter is the number of instructions an address space runs
 // before its window goes over to host faults (toFault): a process that
 // runs less (bash's children, python3 -c pass, gcc's driver) keeps the
-// TLB checks and opens no page one by one (TTD_WINFAULT_AFTER sets it,
-// for measurements).
-var winFaultAfter = func() uint64 {
-	if n, err := strconv.ParseUint(os.Getenv("TTD_WINFAULT_AFTER"), 10, 64); err == nil {
-		return n
-	}
-	return 1 << 26
-}()
+// TLB checks and opens no page one by one. 0 (TTD_WINFAULT=1): every
+// window is in host-fault mode from the start. TTD_WINFAULT_AFTER sets
+// it (measurements, tests). gcc -O2 hello.c's cc1 runs about 100M:
+// going over after 2^24 took 1.2x the CPU of never, as each page it
+// touches after costs an mprotect (least of 9, load 14); xz -6 of 2 MB
+// runs 1,600M.
+var winFaultAfter uint64 = 1 << 27
 
 // winFaultSwitches counts the windows gone over to host faults
 // (TTD_STATS only).
@@ -95,7 +89,12 @@ func enableWinFault() bool {
 	if os.Getenv("TTD_WINFAULT") == "0" {
 		return false
 	}
-	winFaultAll = os.Getenv("TTD_WINFAULT") == "1"
+	if n, err := strconv.ParseUint(os.Getenv("TTD_WINFAULT_AFTER"), 10, 64); err == nil {
+		winFaultAfter = n
+	}
+	if os.Getenv("TTD_WINFAULT") == "1" {
+		winFaultAfter = 0
+	}
 	b, err := unix.Mmap(-1, 0, (jitResChunks+1)*jitChunk, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		return false
@@ -210,6 +209,11 @@ func fileFaults(m []byte, p uintptr, code []byte) {
 		})
 	}
 }
+
+// WinFaultAfter reports the number of instructions after which an
+// address space's reads take no TLB check (0: from the start), and
+// whether any do (tests).
+func WinFaultAfter() (uint64, bool) { return winFaultAfter, winFault }
 
 // HostFaults counts the host faults of translated reads resumed at
 // their exits so far (tests).
