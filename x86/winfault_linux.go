@@ -71,11 +71,12 @@ var jitRes struct {
 // runs less (bash's children, python3 -c pass, gcc's driver) keeps the
 // TLB checks and opens no page one by one. 0 (TTD_WINFAULT=1): every
 // window is in host-fault mode from the start. TTD_WINFAULT_AFTER sets
-// it (measurements, tests). gcc -O2 hello.c's cc1 runs about 100M:
-// going over after 2^24 took 1.2x the CPU of never, as each page it
-// touches after costs an mprotect (least of 9, load 14); xz -6 of 2 MB
-// runs 1,600M.
-var winFaultAfter uint64 = 1 << 27
+// it (measurements, tests). gcc -O2 hello.c runs 113M in all: going
+// over after 2^24 took 1.2x the CPU of never (least of 9, load 14),
+// after 2^25, 2^26, 2^27 1.09x, 1.06x, 1.05x base's, xz -6 of 512 KB
+// (530M) 0.88x, 0.83x, 0.94x (least of 7, load 9-19, each with its
+// own code cache).
+var winFaultAfter uint64 = 1 << 26
 
 // winFaultSwitches counts the windows gone over to host faults
 // (TTD_STATS only).
