@@ -84,3 +84,30 @@ func TestWindowToFault(t *testing.T) {
 	}
 	m.Release()
 }
+
+// TestWindowPoolMemory: a new address space takes a released
+// reservation kept with its memory before one that went over to host
+// faults, which is not kept so (releaseWindow), whatever their order.
+func TestWindowPoolMemory(t *testing.T) {
+	needWindow(t)
+	m2, m3 := NewMemory(), NewMemory()
+	if !winFault || m2.winState == nil || m2.winState.fault {
+		t.Skip("no address space in TLB mode here (TTD_WINFAULT_AFTER > 0 wants one)")
+	}
+	m2.SetPage(0x300, m2.NewPage(0x300), PermRead|PermWrite)
+	m3.SetPage(0x300, m3.NewPage(0x300), PermRead|PermWrite)
+	if !m3.toFault() {
+		t.Fatal("no host faults")
+	}
+	r2, r3 := m2.winState.res, m3.winState.res
+	m2.Release()
+	m3.Release()
+	if r2.regions == 0 || r3.regions != 0 {
+		t.Skipf("pool full (%d, %d regions kept)", r2.regions, r3.regions)
+	}
+	m4 := NewMemory()
+	defer m4.Release()
+	if m4.winState.res != r2 {
+		t.Error("a new address space did not take the reservation kept with its memory")
+	}
+}

@@ -301,8 +301,18 @@ func (m *Memory) newWindow() {
 	var r *winRes
 	arena.Lock()
 	if n := len(arena.pool); n > 0 {
-		r = arena.pool[n-1]
-		arena.pool = arena.pool[:n-1]
+		// The last one kept with its memory, if any: one that went
+		// over to host faults was not (toFault), and gcc's as and ld
+		// after its cc1 faulted all their pages in anew.
+		i := n - 1
+		for k := n - 1; k >= 0; k-- {
+			if arena.pool[k].regions > 0 {
+				i = k
+				break
+			}
+		}
+		r = arena.pool[i]
+		arena.pool = slices.Delete(arena.pool, i, i+1)
 	}
 	arena.Unlock()
 	if r == nil {

@@ -75,8 +75,8 @@ var jitRes struct {
 // over after 2^24 took 1.2x the CPU of never (least of 9, load 14),
 // after 2^25, 2^26, 2^27 1.09x, 1.06x, 1.05x base's, xz -6 of 512 KB
 // (530M) 0.88x, 0.83x, 0.94x (least of 7, load 9-19, each with its
-// own code cache).
-var winFaultAfter uint64 = 1 << 26
+// own code cache): 2^27, so that short compiles keep base's start-up.
+var winFaultAfter uint64 = 1 << 27
 
 // winFaultSwitches counts the windows gone over to host faults
 // (TTD_STATS only).
