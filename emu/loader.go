@@ -433,8 +433,10 @@ func codeFileOf(fd int, exe string, f x86.Features) *x86.CodeFile {
 		// without it must not take them.
 		key += "\x00window"
 		if x86.WinFaultOn() {
-			// Reads without TLB checks (x86's winfault_linux.go).
-			key += "\x00fault"
+			// Translations of reads without TLB checks
+			// (x86's winfault_linux.go) in their own mode, since
+			// session 31 (before, in the mode of those with).
+			key += "\x00fault31"
 		}
 	}
 	return x86.OpenCodeFile(key, f)

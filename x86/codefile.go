@@ -314,10 +314,16 @@ func (cf *CodeFile) find(pc uint64) uint64 {
 // bytes and instructions, all in the file's pages, and where its
 // translations start.
 func (cf *CodeFile) record(off uint64) (*fileBlock, []byte, []Inst, uint64) {
+	return cf.recordAt(off, true)
+}
+
+// recordAt is record, which checks the record's CRC only if crc: a
+// block taken from the file had its record checked then (xlatOf).
+func (cf *CodeFile) recordAt(off uint64, crc bool) (*fileBlock, []byte, []Inst, uint64) {
 	e := blockAt(cf.data, off)
 	if e.NInst == 0 || e.NInst > maxBlockInsts || e.NCode == 0 || e.NCode > maxBlockInsts*15 || e.NWin > 14 ||
 		uint64(e.Size) > uint64(len(cf.data))-off || e.Size < uint32(recordSize(int(e.NInst), int(e.NCode), nil)) || e.Size&7 != 0 ||
-		recordCRC(cf.data[off:off+uint64(e.Size)]) != e.CRC {
+		crc && recordCRC(cf.data[off:off+uint64(e.Size)]) != e.CRC {
 		return nil, nil, nil, 0 // (not written so)
 	}
 	c := off + fileBlockSize
@@ -435,6 +441,23 @@ func (cf *CodeFile) xlat(fx *fileXlat, e *fileBlock, off, end uint64) (uint64, b
 		return 0, false
 	}
 	return next, true
+}
+
+// xlatOf returns the file's translation of block b for mode, nil when
+// it has none (or cf is nil).
+func (cf *CodeFile) xlatOf(cc *CodeCache, b *Block, mode uint8) *fileXlat {
+	if cf == nil || !b.forFile || cf.features != cc.Features {
+		return nil
+	}
+	off := cf.find(b.PC)
+	if off == 0 {
+		return nil
+	}
+	e, code, _, xo := cf.recordAt(off, false)
+	if e == nil || !bytes.Equal(code, b.Bytes) {
+		return nil
+	}
+	return cf.xlatFor(cc, e, xo, off+uint64(e.Size), mode)
 }
 
 // take returns the file's block at pc if guest memory holds its bytes

@@ -162,6 +162,10 @@ type CPU struct {
 	// (runBlock).
 	jitStop uint64
 	jitMode uint8
+	// ranMem is the address space this CPU ran in since Icount was
+	// ranFrom (faultMode).
+	ranMem  *Memory
+	ranFrom uint64
 	// jitLog holds the reads translated code logged (ReadLogger).
 	jitLogN uint64
 	jitLog  [jitLogSize]LoggedRead

@@ -199,7 +199,7 @@ var jitFileThreshold = func() uint32 {
 // on c: jitThreshold runs, or jitFileThreshold for a block the code file
 // keeps when c runs without recording.
 func (c *CPU) cold(b *Block) bool {
-	return b.heat < jitThreshold && (!b.forFile || c.jitMode != jitModeRun || b.heat < jitFileThreshold)
+	return b.heat < jitThreshold && (!b.forFile || !runMode(c.jitMode) || b.heat < jitFileThreshold)
 }
 
 // SetJIT turns block translation on or off and sets its threshold (for
@@ -375,8 +375,30 @@ const (
 	// as jitModeRecord, and log every access (an AccessLogger that is
 	// also a ReadLogger: the recorder building the access summaries)
 	jitModeRecordTrack
+	// as jitModeRun, and reads take no TLB check: the host faults
+	// where the guest may not read (the address space's window is in
+	// host-fault mode: winfault_linux.go)
+	jitModeFault
 	jitModes // how many there are
 )
+
+// faultMode reports whether c's address space is in host-fault mode
+// (winfault_linux.go), turning it over when c has run winFaultAfter
+// instructions in it (another thread of the process may have).
+func (c *CPU) faultMode() bool {
+	m := c.Mem
+	if m.winFaulting() {
+		return true
+	}
+	if c.ranMem != m || c.Icount < c.ranFrom {
+		c.ranMem, c.ranFrom = m, c.Icount
+	}
+	return c.Icount-c.ranFrom >= winFaultAfter && m.toFault()
+}
+
+// runMode reports whether mode is one of `ttd run`'s, without the
+// prediction cache.
+func runMode(mode uint8) bool { return mode == jitModeRun || mode == jitModeFault }
 
 // ReadLogger, when an Observer that sets CPU.Pred implements it, lets
 // translated code log the reads the prediction cache does not predict
@@ -446,6 +468,9 @@ func (c *CPU) syncJIT() {
 	c.jitOK = jitEnabled && (c.Obs == nil || c.Pred != nil || c.blind())
 	c.jitPred = c.Pred
 	c.jitMode = jitModeRun
+	if c.Pred == nil && c.jitOK && winFault && c.faultMode() {
+		c.jitMode = jitModeFault
+	}
 	c.jitFeeder = nil
 	if c.Pred != nil {
 		c.jitMode = jitModeReplay

@@ -337,6 +337,8 @@ type jitT struct {
 	// no end yet.
 	faults    []jitFaultRange
 	faultOpen bool
+	// fault: reads take no TLB check (jitModeFault).
+	fault bool
 	// codeLen is the length of the code in a.Buf, before the fault
 	// table.
 	codeLen int
@@ -423,7 +425,8 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
 	t.hasTail, t.hasHead = false, false
-	t.b, t.pred, t.st = b, mode != jitModeRun, fsSaved
+	t.b, t.pred, t.st = b, !runMode(mode), fsSaved
+	t.fault = mode == jitModeFault
 	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
 	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack
 	t.mxChecked = false
@@ -927,7 +930,7 @@ func (t *jitT) tlb(write bool, size int) {
 	// it in.
 	ar := t.ar
 	t.closeFault()
-	if winFault && !write && t.window() {
+	if t.fault && !write && t.window() {
 		// No TLB entry: the host faults where the guest may not read
 		// (winfault_linux.go). An address at or past the window's end
 		// leaves; one that runs past it from below faults in the guard

@@ -105,7 +105,7 @@ func WriteStats(w io.Writer, retired uint64) {
 	fmt.Fprintf(w, "ttd stats: %d entries into translated code from Go: %d at an empty chaining slot, %d at a return or indirect jump not in the table or the budget, %d before an instruction for the interpreter (%d taken up again after it)\n",
 		stats.jitCalls, stats.slotMiss, stats.dynMiss, stats.leftExits, stats.resumed)
 	if winFault {
-		fmt.Fprintf(w, "ttd stats: %d host faults of translated reads left at their exits\n", jitFaults)
+		fmt.Fprintf(w, "ttd stats: %d host faults of translated reads left at their exits; %d address spaces went over to them\n", jitFaults, winFaultSwitches)
 	}
 	type row struct {
 		op  x86asm.Op

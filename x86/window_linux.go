@@ -181,7 +181,7 @@ func (m *Memory) winPage(pn uint64, zero bool) *Page {
 	bit := uint64(1) << (ri % 64)
 	addr := r.base + uintptr(pn)<<PageShift
 	_, over := w.over[pn]
-	if winFault && !over && !w.noProt {
+	if w.fault && !over && !w.noProt {
 		// Page by page: the host protection is the guest's
 		// (winfault_linux.go).
 		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, addr, PageSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
@@ -189,7 +189,7 @@ func (m *Memory) winPage(pn uint64, zero bool) *Page {
 		}
 	}
 	if r.rw[ri/64]&bit == 0 {
-		if !winFault {
+		if !w.fault {
 			if _, _, e := unix.Syscall(unix.SYS_MPROTECT, r.base+uintptr(ri)<<(regionBits+PageShift), regionSize, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
 				return nil
 			}
@@ -283,6 +283,13 @@ type window struct {
 	// noProt is set while pages enter the window whose places were
 	// made accessible together (forkProt, atCluster).
 	noProt bool
+	// fault is set when the window's host protection is the guest's,
+	// page by page, and translated reads take no TLB check
+	// (winfault_linux.go: from the start with TTD_WINFAULT=1, else
+	// once the address space has run winFaultAfter instructions,
+	// toFault); before, the window's regions are readable and
+	// writable as a whole and reads check the TLB.
+	fault bool
 }
 
 // newWindow reserves a window for m, when the window is on: a released
@@ -294,8 +301,18 @@ func (m *Memory) newWindow() {
 	var r *winRes
 	arena.Lock()
 	if n := len(arena.pool); n > 0 {
-		r = arena.pool[n-1]
-		arena.pool = arena.pool[:n-1]
+		// The last one kept with its memory, if any: one that went
+		// over to host faults was not (toFault), and gcc's as and ld
+		// after its cc1 faulted all their pages in anew.
+		i := n - 1
+		for k := n - 1; k >= 0; k-- {
+			if arena.pool[k].regions > 0 {
+				i = k
+				break
+			}
+		}
+		r = arena.pool[i]
+		arena.pool = slices.Delete(arena.pool, i, i+1)
 	}
 	arena.Unlock()
 	if r == nil {
@@ -319,7 +336,7 @@ func (m *Memory) newWindow() {
 	}
 	m.rtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[0]))
 	m.wtlb = (*[tlbSize]tlbEntry)(unsafe.Pointer(&r.mem[wtlbOffset]))
-	w := &window{res: r, over: map[uint64]uint32{}}
+	w := &window{res: r, over: map[uint64]uint32{}, fault: winFault && winFaultAfter == 0}
 	m.winState = w
 	m.win = r.base
 	// The window goes with its Memory: translated code reaches the TLBs
@@ -360,7 +377,11 @@ func (m *Memory) releaseWindow() {
 	arena.Lock()
 	arena.maps -= w.maps
 	w.maps = 0
-	keep := len(w.over) <= winKeepOver && r.regions <= winKeep
+	// A window that went over to host faults (toFault) is not kept
+	// with its memory, whose protection the next address space would
+	// have to open again: its program ran long, so a fresh one costs
+	// little by comparison.
+	keep := len(w.over) <= winKeepOver && r.regions <= winKeep && (!w.fault || winFaultAfter == 0)
 	kept := 0
 	for _, q := range arena.pool {
 		if q.regions > 0 {
@@ -374,7 +395,7 @@ func (m *Memory) releaseWindow() {
 	}
 	// Made ready before it is in the pool, where another goroutine's
 	// address space may take it.
-	if keep && w.anonAgain(r) && (!winFault || unix.Mprotect(r.mem[winOffset:], unix.PROT_NONE) == nil) {
+	if keep && w.anonAgain(r) && (!w.fault || unix.Mprotect(r.mem[winOffset:], unix.PROT_NONE) == nil) {
 		copy(r.dirty, r.rw)
 	} else {
 		// A fresh reservation over the window's mappings, in one call.
@@ -507,16 +528,10 @@ func (m *Memory) winMap(pn uint64, p *Page) bool {
 // reads its data through Page.Data, which must stay accessible).
 func (m *Memory) winSet(pn uint64, old pte, e *pte) {
 	w := m.winState
-	if !winFault || w == nil || pn >= winPages {
+	if w == nil || !w.fault || pn >= winPages {
 		return
 	}
-	if e.page != nil && e.perm&PermRead == 0 && m.owns(pn, e.page) {
-		np := NewPage()
-		*np.Data = *e.page.Data
-		np.code = e.page.code
-		e.page = np
-		m.winFreed(pn)
-	}
+	m.winLeave(pn, e)
 	s, over := w.over[pn]
 	was := over || old.page != nil && m.owns(pn, old.page)
 	now := e.page != nil && e.perm&PermRead != 0 && (m.owns(pn, e.page) || over && e.page.slot == s+1)
@@ -541,7 +556,7 @@ func (m *Memory) winSet(pn uint64, old pte, e *pte) {
 // pages each. done ends it.
 func (m *Memory) forkProt(n *Memory) (done func()) {
 	w := n.winState
-	if !winFault || w == nil || m.winState == nil {
+	if w == nil || !w.fault || m.winState == nil {
 		return func() {}
 	}
 	pns := make([]uint64, 0, len(m.pages))
@@ -550,6 +565,16 @@ func (m *Memory) forkProt(n *Memory) (done func()) {
 			pns = append(pns, pn)
 		}
 	}
+	if !w.open(pns) {
+		return func() {} // page by page, then
+	}
+	w.noProt = true
+	return func() { w.noProt = false }
+}
+
+// open makes the places of pages pns readable and writable in w, a run
+// of pages per mprotect (pns is sorted here); false when one fails.
+func (w *window) open(pns []uint64) bool {
 	slices.Sort(pns)
 	for i := 0; i < len(pns); {
 		j := i + 1
@@ -557,12 +582,11 @@ func (m *Memory) forkProt(n *Memory) (done func()) {
 			j++
 		}
 		if _, _, e := unix.Syscall(unix.SYS_MPROTECT, w.res.base+uintptr(pns[i])<<PageShift, uintptr(j-i)<<PageShift, unix.PROT_READ|unix.PROT_WRITE); e != 0 {
-			return func() {} // page by page, then
+			return false
 		}
 		i = j
 	}
-	w.noProt = true
-	return func() { w.noProt = false }
+	return true
 }
 
 // winCluster is the number of pages materialised together with
@@ -578,7 +602,7 @@ const winCluster = 16
 // returns pn's entry, and false when it cannot (no window: at does it).
 func (m *Memory) atCluster(pn uint64) (pte, bool) {
 	w := m.winState
-	if !winFault || w == nil || pn >= winPages {
+	if w == nil || !w.fault || pn >= winPages {
 		return pte{}, false
 	}
 	// The pages of pn's block from pn's mapping (Near): a file's are
@@ -617,23 +641,103 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) {
 		if _, ok := w.over[q]; ok {
 			return true
 		}
-		e := m.pages[q]
-		return e.page != nil && e.perm&PermRead != 0 && m.owns(q, e.page)
+		return m.winReadable(q)
 	}
+	m.winRuns(lo, hi, func(q uint64) bool { return !visible(q) }, unix.PROT_NONE)
+	return m.pages[pn], true
+}
+
+// winReadable reports whether page pn is m's private page, at its place
+// in m's window, and the guest may read it.
+func (m *Memory) winReadable(pn uint64) bool {
+	e := m.pages[pn]
+	return e.page != nil && e.perm&PermRead != 0 && m.owns(pn, e.page)
+}
+
+// winRuns gives the places of the pages in [lo, hi) for which in is
+// true the host protection prot, a run of them per mprotect.
+func (m *Memory) winRuns(lo, hi uint64, in func(pn uint64) bool, prot int) {
+	base := m.winState.res.base
 	for q := lo; q < hi; {
-		if visible(q) {
+		if !in(q) {
 			q++
 			continue
 		}
 		r := q + 1
-		for r < hi && !visible(r) {
+		for r < hi && in(r) {
 			r++
 		}
-		unix.Syscall(unix.SYS_MPROTECT, base+uintptr(q)<<PageShift, uintptr(r-q)<<PageShift, unix.PROT_NONE)
+		unix.Syscall(unix.SYS_MPROTECT, base+uintptr(q)<<PageShift, uintptr(r-q)<<PageShift, uintptr(prot))
 		q = r
 	}
-	return m.pages[pn], true
 }
+
+// winLeave moves page pn, whose table entry becomes *e, out of m's
+// window into a slot when it is m's private page there and the guest
+// may not read it (Go reads its data through Page.Data, which must
+// stay accessible where the host protection is the guest's).
+func (m *Memory) winLeave(pn uint64, e *pte) {
+	if e.page != nil && e.perm&PermRead == 0 && m.owns(pn, e.page) {
+		np := NewPage()
+		*np.Data = *e.page.Data
+		np.code = e.page.code
+		e.page = np
+		m.winFreed(pn)
+	}
+}
+
+// toFault turns m's window over to host faults (window.fault): its
+// host protection becomes the guest's, page by page, so that translated
+// reads need no TLB check (jitModeFault). A short process never gets
+// here (winFaultAfter): each page it touches would cost an mprotect,
+// its pages would enter in blocks it does not all need, and its
+// release would close what it opened (bash x40 took 1.28x the CPU
+// with TTD_WINFAULT=1, session 30). It reports whether m's window is
+// now in host-fault mode.
+func (m *Memory) toFault() bool {
+	w := m.winState
+	if w == nil || !winFault {
+		return false
+	}
+	if w.fault {
+		return true
+	}
+	// Pages the guest may not read leave the window (winLeave), and
+	// slots shown for pages not readable there are taken away.
+	for pn, e := range m.pages {
+		if e.perm&PermRead == 0 && m.owns(pn, e.page) {
+			m.winLeave(pn, &e)
+			m.pages[pn] = e
+			m.dropTLB(pn)
+		}
+	}
+	pns := make([]uint64, 0, len(m.pages))
+	for pn, s := range w.over {
+		e := m.pages[pn]
+		if e.page != nil && e.perm&PermRead != 0 && e.page.slot == s+1 {
+			pns = append(pns, pn)
+			continue
+		}
+		unix.Syscall6(unix.SYS_MMAP, w.res.base+uintptr(pn)<<PageShift, PageSize, unix.PROT_NONE,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uintptr(0), 0)
+		delete(w.over, pn)
+	}
+	if unix.Mprotect(w.res.mem[winOffset:], unix.PROT_NONE) != nil {
+		return false
+	}
+	for pn := range m.pages {
+		if m.winReadable(pn) {
+			pns = append(pns, pn)
+		}
+	}
+	w.open(pns)
+	w.fault = true
+	winFaultSwitches++
+	return true
+}
+
+// winFaulting reports whether m's window is in host-fault mode.
+func (m *Memory) winFaulting() bool { return m.winState != nil && m.winState.fault }
 
 // Clustering returns the number of the materialisation of a cluster of
 // pages under way (atCluster), 0 when none: Source may read a file's

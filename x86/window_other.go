@@ -49,3 +49,13 @@ func (m *Memory) atCluster(pn uint64) (pte, bool) { return pte{}, false }
 
 // Clustering reports 0: no clusters here.
 func (m *Memory) Clustering() uint64 { return 0 }
+
+func (m *Memory) toFault() bool     { return false }
+func (m *Memory) winFaulting() bool { return false }
+
+const winFaultAfter = 0
+
+// WinFaultAfter reports 0, false: no host faults here.
+func WinFaultAfter() (uint64, bool) { return 0, false }
+
+var winFaultSwitches uint64

@@ -29,14 +29,15 @@ func TestWindowDiff(t *testing.T) {
 	if !jitSupported || runtime.GOOS != "linux" {
 		t.Skip("no host window here")
 	}
-	// And with translated reads' host faults (TTD_WINFAULT=1,
-	// winfault_linux.go).
-	for _, fault := range []string{"0", "1"} {
+	// And with translated reads' host faults (winfault_linux.go): none,
+	// from the start, after a few instructions of each address space
+	// (toFault while it runs).
+	for _, env := range []string{"TTD_WINFAULT=0", "TTD_WINFAULT=1", "TTD_WINFAULT_AFTER=300"} {
 		cmd := exec.Command(os.Args[0], "-test.run", "^(TestDiffJITMem|TestDiffInt.*|TestWindow.*)$")
-		cmd.Env = append(os.Environ(), "TTD_WINDOW=1", "TTD_WINFAULT="+fault)
+		cmd.Env = append(os.Environ(), "TTD_WINDOW=1", env)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("with the window (TTD_WINFAULT=%s): %v\n%s", fault, err, out)
+			t.Fatalf("with the window (%s): %v\n%s", env, err, out)
 		}
 		t.Logf("%s", out)
 	}

@@ -5,6 +5,7 @@ package x86
 import (
 	"encoding/binary"
 	"os"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -65,13 +66,35 @@ var jitRes struct {
 	free []int
 }
 
+// winFaultAfter is the number of instructions an address space runs
+// before its window goes over to host faults (toFault): a process that
+// runs less (bash's children, python3 -c pass, gcc's driver) keeps the
+// TLB checks and opens no page one by one. 0 (TTD_WINFAULT=1): every
+// window is in host-fault mode from the start. TTD_WINFAULT_AFTER sets
+// it (measurements, tests). gcc -O2 hello.c runs 113M in all: going
+// over after 2^24 took 1.2x the CPU of never (least of 9, load 14),
+// after 2^25, 2^26, 2^27 1.09x, 1.06x, 1.05x base's, xz -6 of 512 KB
+// (530M) 0.88x, 0.83x, 0.94x (least of 7, load 9-19, each with its
+// own code cache): 2^27, so that short compiles keep base's start-up.
+var winFaultAfter uint64 = 1 << 27
+
+// winFaultSwitches counts the windows gone over to host faults
+// (TTD_STATS only).
+var winFaultSwitches uint64
+
 // enableWinFault reserves the JIT's chunks and installs the handler
-// (EnableWindow) with TTD_WINFAULT=1; it reports whether it did. Off by
-// default: the pages a process touches are made accessible one by one
-// (mprotect), and bash x40 took 1.35-1.45x the CPU time (session 30).
+// (EnableWindow) unless TTD_WINFAULT=0; it reports whether it did.
+// Address spaces go over to host faults one by one (toFault), or all
+// from the start with TTD_WINFAULT=1.
 func enableWinFault() bool {
-	if os.Getenv("TTD_WINFAULT") != "1" {
+	if os.Getenv("TTD_WINFAULT") == "0" {
 		return false
+	}
+	if n, err := strconv.ParseUint(os.Getenv("TTD_WINFAULT_AFTER"), 10, 64); err == nil {
+		winFaultAfter = n
+	}
+	if os.Getenv("TTD_WINFAULT") == "1" {
+		winFaultAfter = 0
 	}
 	b, err := unix.Mmap(-1, 0, (jitResChunks+1)*jitChunk, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
@@ -187,6 +210,11 @@ func fileFaults(m []byte, p uintptr, code []byte) {
 		})
 	}
 }
+
+// WinFaultAfter reports the number of instructions after which an
+// address space's reads take no TLB check (0: from the start), and
+// whether any do (tests).
+func WinFaultAfter() (uint64, bool) { return winFaultAfter, winFault }
 
 // HostFaults counts the host faults of translated reads resumed at
 // their exits so far (tests).
