@@ -133,12 +133,11 @@ func (t *Trace) openPagesAt(path string) (*tracefile.Pages, error) {
 // (written aside and renamed, so that a pass cut short leaves no file),
 // and makes t use it.
 func (t *Trace) BuildPagesFile(path string, progress func(done, end int)) (*tracefile.Pages, PagesStats, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	f, err := createAside(path)
 	if err != nil {
-		return nil, PagesStats{}, fmt.Errorf("checkpoint memory: %w", err)
+		return nil, PagesStats{}, err
 	}
 	defer os.Remove(f.Name())
-	f.Chmod(0o644)
 	st, err := t.writePages(f, progress)
 	if err != nil {
 		return nil, st, err
@@ -169,16 +168,11 @@ func (t *Trace) BuildPages(w io.Writer, progress func(done, end int)) (PagesStat
 	if !t.noReads {
 		return PagesStats{}, errors.New("checkpoint memory: the trace logs reads (its replays start anywhere without it)")
 	}
-	id, err := t.f.Identity()
+	b, err := t.newPagesBuilder(w)
 	if err != nil {
 		return PagesStats{}, err
 	}
-	pw, err := tracefile.NewPagesWriter(w, id)
-	if err != nil {
-		return PagesStats{}, err
-	}
-	defer pw.Abort() // (after Close, nothing)
-	b := &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}
+	defer b.pw.Abort() // (after Close, nothing)
 	r, err := t.NewReplay(0)
 	if err != nil {
 		return PagesStats{}, err
@@ -204,17 +198,64 @@ func (t *Trace) BuildPages(w io.Writer, progress func(done, end int)) (PagesStat
 			return b.st, b.err
 		}
 	}
+	err = b.close()
+	return b.st, err
+}
+
+// abort ends an index pass that will write no index.
+func (b *pagesBuilder) abort() {
+	b.release()
+	b.pw.Abort()
+}
+
+// release lets go of the last checkpoint's forks.
+func (b *pagesBuilder) release() {
 	for _, m := range b.prev {
 		m.Release()
 	}
+	b.prev = nil
+}
+
+// createAside creates the file a checkpoint memory file at path is
+// written to before it is renamed into place (so that a pass cut short
+// leaves no file at path).
+func createAside(path string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint memory: %w", err)
+	}
+	f.Chmod(0o644)
+	return f, nil
+}
+
+// newPagesBuilder starts an index pass writing t's checkpoint memory to
+// w.
+func (t *Trace) newPagesBuilder(w io.Writer) (*pagesBuilder, error) {
+	id, err := t.f.Identity()
+	if err != nil {
+		return nil, err
+	}
+	pw, err := tracefile.NewPagesWriter(w, id)
+	if err != nil {
+		return nil, err
+	}
+	return &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}, nil
+}
+
+// close ends an index pass that went to the trace's end: it lets go of
+// the last checkpoint's forks and writes the file's index (its error,
+// or the pass's).
+func (b *pagesBuilder) close() error {
 	if b.err != nil {
-		return b.st, b.err
+		b.abort()
+		return b.err
 	}
-	if err := pw.Close(); err != nil {
-		return b.st, err
+	b.release()
+	if err := b.pw.Close(); err != nil {
+		return err
 	}
-	b.st.Stored = pw.Stored
-	return b.st, nil
+	b.st.Stored = b.pw.Stored
+	return nil
 }
 
 // pagesBuilder is the index pass's state: each address space's memory

@@ -2,10 +2,8 @@ package reader
 
 import (
 	"os"
-	"path/filepath"
 
 	"ttd/tracefile"
-	"ttd/x86"
 )
 
 // Index along: a trace that logs no reads needs its checkpoint memory
@@ -42,22 +40,16 @@ func (t *Trace) takeAlong(r *Replay) {
 	if !t.alongWant.CompareAndSwap(true, false) {
 		return
 	}
-	path := tracefile.PagesPath(t.cpm.path)
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	f, err := createAside(tracefile.PagesPath(t.cpm.path))
 	if err != nil {
 		return // (a directory this user cannot write: built when needed)
 	}
-	id, err := t.f.Identity()
+	b, err := t.newPagesBuilder(f)
 	if err != nil {
-		abandon(f)
+		f.Close()
+		os.Remove(f.Name())
 		return
 	}
-	pw, err := tracefile.NewPagesWriter(f, id)
-	if err != nil {
-		abandon(f)
-		return
-	}
-	b := &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}
 	r.along, r.cpHook = &alongPass{f: f, b: b}, b.checkpoint
 }
 
@@ -69,27 +61,19 @@ func (r *Replay) finishAlong() {
 		return
 	}
 	r.along, r.cpHook = nil, nil
-	for _, m := range a.b.prev {
-		m.Release()
-	}
 	t := r.t
-	if a.b.err != nil || r.pos < t.End() {
-		a.b.pw.Close()
-		abandon(a.f)
+	defer os.Remove(a.f.Name()) // (renamed: nothing)
+	if r.pos < t.End() {
+		a.b.abort()
+		a.f.Close()
 		return
 	}
-	err := a.b.pw.Close()
-	a.f.Chmod(0o644)
-	if err2 := a.f.Close(); err == nil {
-		err = err2
-	}
-	if err != nil {
-		os.Remove(a.f.Name())
+	err := a.b.close()
+	if err2 := a.f.Close(); err != nil || err2 != nil {
 		return
 	}
 	path := tracefile.PagesPath(t.cpm.path)
 	if os.Rename(a.f.Name(), path) != nil {
-		os.Remove(a.f.Name())
 		return
 	}
 	p, err := t.openPagesAt(path)
@@ -105,9 +89,4 @@ func (r *Replay) finishAlong() {
 	if !used {
 		p.Close()
 	}
-}
-
-func abandon(f *os.File) {
-	f.Close()
-	os.Remove(f.Name())
 }
