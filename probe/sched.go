@@ -65,15 +65,6 @@ type chainSched struct {
 	// decoding, translation).
 	dur, cst, dur0, cst0 float64
 	n0                   int // first segments measured
-	// origin marks the units that are their target's first segment: a
-	// re-simulation from the trace's start, which restores no memory
-	// at a checkpoint and whose cost already counts its thread starts
-	// (reader's costPerThreadStart). Its time is left out of the model:
-	// counted as a start, sort -n's first segment (two thread starts,
-	// estimated at 6x a segment and taking 3.5x) made every start look
-	// free, and the jobs stole segments back and forth at the end
-	// (three steals, each restoring a checkpoint's pages, to gain 1 ms).
-	origin []bool
 }
 
 // schedRun is a job's run: units [next, end) are still to start, in
@@ -83,7 +74,6 @@ type schedRun struct {
 	next, end int
 	busy      bool
 	fresh     bool
-	untimed   bool // busy with an origin unit
 	cur       int
 	at        int64
 }
@@ -96,10 +86,7 @@ func newChainSched(units []Unit, jobs int) *chainSched {
 		return nil
 	}
 	runs := costRuns(units, cost, jobs)
-	s := &chainSched{cost: cost, runs: make([]schedRun, len(runs)), origin: make([]bool, len(units))}
-	for i, u := range units {
-		s.origin[i] = u.K == 0
-	}
+	s := &chainSched{cost: cost, runs: make([]schedRun, len(runs))}
 	for r, run := range runs {
 		s.runs[r] = schedRun{next: run.i, end: run.i + run.n}
 	}
@@ -224,7 +211,6 @@ func (s *chainSched) claim(c, i int) (bool, int) {
 		return false, end
 	}
 	r.busy, r.fresh, r.cur, r.at = true, !chained, i, t
-	r.untimed = i < len(s.origin) && s.origin[i]
 	r.next++
 	schedf("job %d: segment %d (cost %d) cpu %.1f ms", c, i, s.cost[i], threadCPU())
 	return true, end
@@ -244,11 +230,9 @@ func (s *chainSched) done(r *schedRun) int64 {
 	t := s.time()
 	if r.busy {
 		d, c := float64(t-r.at), float64(s.cost[r.cur])
-		switch {
-		case r.untimed:
-		case r.fresh:
+		if r.fresh {
 			s.dur0, s.cst0, s.n0 = s.dur0+d, s.cst0+c, s.n0+1
-		default:
+		} else {
 			s.dur, s.cst = s.dur+d, s.cst+c
 		}
 		r.busy = false

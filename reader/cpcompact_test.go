@@ -9,27 +9,21 @@ import (
 	"ttd/x86"
 )
 
-// TestPagesCompact drives the index pass's writer (pagesBuilder.space
-// and compact, as checkpoint calls them) over an address space of 600
-// pages of which each checkpoint rewrites a random fifth, zeroes some
-// and unmaps some, and reads the file back: at every checkpoint the
-// folded entries give exactly the memory there (a page restated with
-// other bytes, or a page moved and its old ref still counted, changes
-// it), and every frame written whole by then that a restore would read
-// holds at least compactBelow of the pages it restores (without compact
-// most frames end up with a few).
-func TestPagesCompact(t *testing.T) {
-	var id [tracefile.IdentityLen]byte
-	id[0] = 7
+// compactRun drives the index pass's writer (pagesBuilder's checkpoint)
+// over one address space, which change(k, write) alters before each
+// checkpoint k of ncps, and returns the file, the memory at each
+// checkpoint (its pages not zeros) and the builder.
+func compactRun(t *testing.T, ncps int, change func(k int, mem *x86.Memory, write func(pn uint64, v byte))) ([]byte, []map[uint64][x86.PageSize]byte, *pagesBuilder) {
+	t.Helper()
 	var file bytes.Buffer
-	pw, err := tracefile.NewPagesWriter(&file, id)
+	pw, err := tracefile.NewPagesWriter(&file, [tracefile.IdentityLen]byte{7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}, ref: map[spacePage]uint32{}}
 	mem := x86.NewMemory()
-	rng := rand.New(rand.NewSource(1))
-	const npages, ncps = 600, 30
+	// The replay checkpoint hears from: one process, its memory mem.
+	r := &Replay{t: &Trace{}, procs: []*process{{pid: 1, as: &addrSpace{mem: mem}}}}
 	write := func(pn uint64, v byte) {
 		p := x86.NewPage()
 		for i := range p.Data {
@@ -38,29 +32,14 @@ func TestPagesCompact(t *testing.T) {
 		p.Data[0], p.Data[1] = byte(pn), byte(pn>>8)
 		mem.SetPage(pn, p, x86.PermRead|x86.PermWrite)
 	}
-	for pn := uint64(0); pn < npages; pn++ {
-		write(pn, 1)
-	}
 	var want []map[uint64][x86.PageSize]byte
 	for k := 0; k < ncps; k++ {
-		if k > 0 {
-			for i := 0; i < npages/5; i++ {
-				write(uint64(rng.Intn(npages)), byte(k+1))
-			}
-			for i := 0; i < 5; i++ {
-				pn := uint64(rng.Intn(npages))
-				if i%2 == 0 {
-					mem.SetPage(pn, nil, 0)
-				} else {
-					mem.SetPage(pn, x86.NewPage(), x86.PermRead) // zeros
-				}
-			}
+		change(k, mem, write)
+		r.pos = uint64(1000 * (k + 1))
+		b.checkpoint(r)
+		if b.err != nil {
+			t.Fatal(b.err)
 		}
-		if err := pw.Checkpoint(uint64(1000 * (k + 1))); err != nil {
-			t.Fatal(err)
-		}
-		b.space(0, mem)
-		b.compact()
 		w := map[uint64][x86.PageSize]byte{}
 		mem.Pages(0, 1<<52, func(pn uint64, pg *x86.Page) {
 			if !zeroPage(pg) {
@@ -72,10 +51,17 @@ func TestPagesCompact(t *testing.T) {
 	if err := b.close(); err != nil {
 		t.Fatal(err)
 	}
-	if b.st.Restated == 0 {
-		t.Fatal("no page restated")
-	}
-	p, err := tracefile.NewPages(bytes.NewReader(file.Bytes()), int64(file.Len()), id)
+	return file.Bytes(), want, b
+}
+
+// checkCompacted reads the file back: at every checkpoint the folded
+// entries give exactly the memory there (a page restated with other
+// bytes, or a page moved and its old ref still counted, changes it),
+// and every frame written whole by then that a restore would read
+// holds at least compactBelow of the pages it restores.
+func checkCompacted(t *testing.T, file []byte, want []map[uint64][x86.PageSize]byte) {
+	t.Helper()
+	p, err := tracefile.NewPages(bytes.NewReader(file), int64(len(file)), [tracefile.IdentityLen]byte{7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,5 +96,60 @@ func TestPagesCompact(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d pages stored, %d restated, %d frames", b.st.Pages, b.st.Restated, int(last+63)/64)
+}
+
+// TestPagesCompact: an address space of 600 pages of which each
+// checkpoint rewrites a random fifth, zeroes some and unmaps some (as
+// xz's match finder does its tables): without compact most frames end
+// up holding a few pages a restore reads.
+func TestPagesCompact(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	const npages = 600
+	file, want, b := compactRun(t, 30, func(k int, mem *x86.Memory, write func(uint64, byte)) {
+		if k == 0 {
+			for pn := uint64(0); pn < npages; pn++ {
+				write(pn, 1)
+			}
+			return
+		}
+		for i := 0; i < npages/5; i++ {
+			write(uint64(rng.Intn(npages)), byte(k+1))
+		}
+		for i := 0; i < 5; i++ {
+			pn := uint64(rng.Intn(npages))
+			if i%2 == 0 {
+				mem.SetPage(pn, nil, 0)
+			} else {
+				mem.SetPage(pn, x86.NewPage(), x86.PermRead) // zeros
+			}
+		}
+	})
+	checkCompacted(t, file, want)
+	// Each frame compacted had 49 or more of its 64 pages replaced, so
+	// pages restated are at most 15 for 49 stored otherwise (compacting
+	// the frame still being filled restates far more).
+	if b.st.Restated == 0 || b.st.Restated*49 > (b.st.Pages-b.st.Restated)*15 {
+		t.Fatalf("%d pages restated of %d stored", b.st.Restated, b.st.Pages)
+	}
+}
+
+// TestPagesCompactOnePage: a frame left with one page a restore reads
+// (63 of its 64 rewritten) is compacted at that checkpoint.
+func TestPagesCompactOnePage(t *testing.T) {
+	file, want, b := compactRun(t, 3, func(k int, mem *x86.Memory, write func(uint64, byte)) {
+		switch k {
+		case 0:
+			for pn := uint64(0); pn < 3*tracefile.PagesPerFrame; pn++ {
+				write(pn, 1)
+			}
+		case 1:
+			for pn := uint64(1); pn < tracefile.PagesPerFrame; pn++ {
+				write(pn, 2)
+			}
+		}
+	})
+	checkCompacted(t, file, want)
+	if b.st.Restated != 1 {
+		t.Fatalf("%d pages restated, want 1 (page 0)", b.st.Restated)
+	}
 }
