@@ -153,3 +153,27 @@ func TestPagesCompactOnePage(t *testing.T) {
 		t.Fatalf("%d pages restated, want 1 (page 0)", b.st.Restated)
 	}
 }
+
+// TestPagesCompactBoundary: a frame left with compactBelow pages a
+// restore reads stays; with one fewer, they move.
+func TestPagesCompactBoundary(t *testing.T) {
+	const n = tracefile.PagesPerFrame
+	file, want, b := compactRun(t, 3, func(k int, mem *x86.Memory, write func(uint64, byte)) {
+		switch k {
+		case 0:
+			for pn := uint64(0); pn < 3*n; pn++ {
+				write(pn, 1)
+			}
+		case 1:
+			for pn := uint64(compactBelow); pn < n; pn++ {
+				write(pn, 2)
+			}
+		case 2:
+			write(0, 3)
+		}
+	})
+	checkCompacted(t, file, want)
+	if b.st.Restated != compactBelow-1 {
+		t.Fatalf("%d pages restated, want %d (those left of frame 0 at the third checkpoint)", b.st.Restated, compactBelow-1)
+	}
+}

@@ -274,9 +274,11 @@ type pagesBuilder struct {
 	pns  []uint64
 	// ref is the ref of each page's last version stored, for the pages
 	// whose last entry is not 0; live counts, by frame, the pages whose
-	// last version the frame holds.
+	// last version the frame holds, and held lists the pages it holds
+	// (their last versions or not: nil once none is).
 	ref  map[spacePage]uint32
 	live []int32
+	held [][]spacePage
 	sps  []spacePage
 }
 
@@ -367,9 +369,14 @@ func (b *pagesBuilder) compact() {
 		return
 	}
 	b.sps = b.sps[:0]
-	for k, r := range b.ref {
-		if f := tracefile.FrameOf(r); f < full && b.live[f] < compactBelow {
-			b.sps = append(b.sps, k)
+	for f := 0; f < full; f++ {
+		if b.live[f] == 0 || b.live[f] >= compactBelow {
+			continue
+		}
+		for _, k := range b.held[f] {
+			if tracefile.FrameOf(b.ref[k]) == f {
+				b.sps = append(b.sps, k)
+			}
 		}
 	}
 	slices.SortFunc(b.sps, func(x, y spacePage) int {
@@ -400,7 +407,10 @@ func (b *pagesBuilder) store(sp uint32, pn uint64, data *[x86.PageSize]byte) {
 // moved records that page k's last version is now ref (0: none).
 func (b *pagesBuilder) moved(k spacePage, ref uint32) {
 	if old, ok := b.ref[k]; ok {
-		b.live[tracefile.FrameOf(old)]--
+		f := tracefile.FrameOf(old)
+		if b.live[f]--; b.live[f] == 0 {
+			b.held[f] = nil
+		}
 	}
 	if ref == 0 {
 		delete(b.ref, k)
@@ -408,9 +418,10 @@ func (b *pagesBuilder) moved(k spacePage, ref uint32) {
 	}
 	f := tracefile.FrameOf(ref)
 	for len(b.live) <= f {
-		b.live = append(b.live, 0)
+		b.live, b.held = append(b.live, 0), append(b.held, nil)
 	}
 	b.live[f]++
+	b.held[f] = append(b.held[f], k)
 	b.ref[k] = ref
 }
 
