@@ -155,7 +155,7 @@ func TestPagesCompactOnePage(t *testing.T) {
 }
 
 // TestPagesCompactBoundary: a frame left with compactBelow pages a
-// restore reads stays; with one fewer, they move.
+// restore reads stays, beside one with one fewer whose pages move.
 func TestPagesCompactBoundary(t *testing.T) {
 	const n = tracefile.PagesPerFrame
 	file, want, b := compactRun(t, 3, func(k int, mem *x86.Memory, write func(uint64, byte)) {
@@ -164,16 +164,19 @@ func TestPagesCompactBoundary(t *testing.T) {
 			for pn := uint64(0); pn < 3*n; pn++ {
 				write(pn, 1)
 			}
-		case 1:
+		case 1: // frame 0 keeps compactBelow pages, frame 1 one fewer
 			for pn := uint64(compactBelow); pn < n; pn++ {
 				write(pn, 2)
 			}
-		case 2:
+			for pn := uint64(n + compactBelow - 1); pn < 2*n; pn++ {
+				write(pn, 2)
+			}
+		case 2: // frame 0 one fewer
 			write(0, 3)
 		}
 	})
 	checkCompacted(t, file, want)
-	if b.st.Restated != compactBelow-1 {
-		t.Fatalf("%d pages restated, want %d (those left of frame 0 at the third checkpoint)", b.st.Restated, compactBelow-1)
+	if b.st.Restated != 2*(compactBelow-1) {
+		t.Fatalf("%d pages restated, want %d (those left of frame 1 at the second checkpoint, of frame 0 at the third)", b.st.Restated, 2*(compactBelow-1))
 	}
 }
