@@ -472,6 +472,13 @@ func NewPages(ra io.ReaderAt, size int64, id [IdentityLen]byte) (*Pages, error) 
 	return p, nil
 }
 
+// Decodes is how many frames p decompressed so far.
+func (p *Pages) Decodes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.decodes
+}
+
 // Checkpoints lists the checkpoints the file holds, in order. The
 // caller must not change them.
 func (p *Pages) Checkpoints() []PagesCheckpoint { return p.cps }
