@@ -45,7 +45,11 @@ func TestRestoreCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			memHashes(r)
+			for _, p := range r.procs {
+				if p.as != nil {
+					p.as.materialize()
+				}
+			}
 			d := threadCPU() - t0
 			frames = tr.cpm.pages.Decodes()
 			r.Close()
