@@ -344,14 +344,16 @@ func (b *pagesBuilder) checkpoint(r *Replay) {
 // many pages is sparse, and compact stores its pages again. A restore
 // decompresses every frame that holds a page it needs, for that page
 // alone: xz -6's restores decompressed 20-25% used frames (300 frames,
-// 75 MB, for 6,700 pages: 55 ms of zstd a restore), since each of its
-// checkpoints changes pages all over its match finder's tables. Counted
+// 75 MB, for 6,700 pages; zstd was 80 ms of `--jobs 2`'s CPU), since
+// each of its checkpoints changes pages all over its match finder's
+// tables. Counted
 // over the checkpoint memory of session 31's traces (frames a restore
 // decompresses, mean over checkpoints; pages stored), moving the pages
 // of frames under 16 gives xz 301 -> 124 frames for 13% more pages
 // stored, perl 137 -> 98 (+3%), sqlite3 30 -> 23 (+3%), bzip2 40 -> 32
 // (+3%), python3 102 -> 99 (+1%), sort -n 74 -> 67 (+3%); under 32, xz
-// 98 for 28% more (g10 +34%).
+// 98 for 28% more, gzip's for 34% more (TestRestoreCost: xz's restores
+// 73 -> 53 ms, gzip's file +29%).
 const compactBelow = 16
 
 // compact stores again the pages whose last version lies in a sparse
