@@ -18,10 +18,7 @@ import (
 //
 //	TTD_BENCH_TRACE=perl.ttd go test ./reader -run DecodeCost -v
 func TestDecodeCost(t *testing.T) {
-	path := os.Getenv("TTD_BENCH_TRACE")
-	if path == "" {
-		t.Skip("TTD_BENCH_TRACE not set")
-	}
+	path := benchTrace(t)
 	tr, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -91,4 +88,13 @@ func threadCPU() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchTrace is the trace TTD_BENCH_TRACE names; t is skipped without it.
+func benchTrace(t *testing.T) string {
+	path := os.Getenv("TTD_BENCH_TRACE")
+	if path == "" {
+		t.Skip("TTD_BENCH_TRACE not set")
+	}
+	return path
 }

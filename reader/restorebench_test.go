@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -18,10 +17,7 @@ import (
 //
 //	TTD_BENCH_TRACE=xz.ttd go test ./reader -run RestoreCost -v
 func TestRestoreCost(t *testing.T) {
-	path := os.Getenv("TTD_BENCH_TRACE")
-	if path == "" {
-		t.Skip("TTD_BENCH_TRACE not set")
-	}
+	path := benchTrace(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var total time.Duration
