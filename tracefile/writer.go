@@ -125,6 +125,7 @@ type Writer struct {
 	enc          *zstd.Encoder
 	out          frameSink // compressor output: chunk header, then payload
 	streaming    bool      // a chunk's zstd frame is open in enc
+	outOpen      bool      // w.out holds the start of a chunk (its header, frames)
 	unflushed    int       // bytes written to enc since its last block
 	maxOutRetain int
 	off          int64  // file offset of the next chunk
@@ -473,10 +474,21 @@ func (w *Writer) startChunk() {
 }
 
 // writePart compresses part of the current chunk into its open frame,
-// opening it first if need be.
+// opening it first if need be, or stores it as a frame of its own if it
+// does not compress (stored.go).
 func (w *Writer) writePart(p []byte) error {
-	if !w.streaming {
+	if !w.outOpen {
 		w.startChunk()
+		w.outOpen = true
+	}
+	if incompressible(p) {
+		if err := w.endFrame(); err != nil {
+			return err
+		}
+		w.out = appendStoredFrame(w.out, p)
+		return nil
+	}
+	if !w.streaming {
 		w.enc.Reset(&w.out)
 		w.streaming = true
 		w.unflushed = 0
@@ -491,16 +503,29 @@ func (w *Writer) writePart(p []byte) error {
 	return nil
 }
 
+// endFrame completes the chunk's open zstd frame, if there is one.
+func (w *Writer) endFrame() error {
+	if !w.streaming {
+		return nil
+	}
+	w.streaming = false
+	return w.enc.Close()
+}
+
 // writeChunk compresses the rest of a chunk, completing its frame, and
 // writes header and payload with a single write call.
 func (w *Writer) writeChunk(j *job) error {
 	flags := j.st.flags
 	if w.enc != nil {
-		if err := w.writePart(j.buf[j.from:]); err != nil {
-			return err
+		// (A chunk whose parts were all stored needs no empty frame
+		// after them.)
+		if rest := j.buf[j.from:]; len(rest) > 0 || !w.outOpen {
+			if err := w.writePart(rest); err != nil {
+				return err
+			}
 		}
-		w.streaming = false
-		if err := w.enc.Close(); err != nil {
+		w.outOpen = false
+		if err := w.endFrame(); err != nil {
 			return err
 		}
 	} else {
