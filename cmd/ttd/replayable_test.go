@@ -149,15 +149,19 @@ func TestQueryReplayable(t *testing.T) {
 	}
 	exe := buildC(t, string(src), "-O0", "-g")
 	dir := t.TempDir()
-	// "replayable" is recorded in Linux's layout, as the predicted
-	// mode records, so that registers compare; "window" as `ttd
-	// record` records by default, in `ttd run`'s host window, where
-	// the stack and the libraries sit below 1 TiB.
+	// "replayable" is recorded in Linux's layout (TTD_WINDOW=0), in
+	// which the predicted mode always records, so that registers
+	// compare; "window" as `ttd record` records by default, in `ttd
+	// run`'s host window, where the stack and the libraries sit below
+	// 1 TiB.
 	traces := map[string]string{"predicted": filepath.Join(dir, "p.ttd"), "replayable": filepath.Join(dir, "r.ttd"), "window": filepath.Join(dir, "w.ttd")}
 	for name, trace := range traces {
 		mode, env := name, "TTD_WINDOW=0"
-		if name == "window" {
+		switch name {
+		case "window":
 			mode, env = "replayable", "TTD_WINDOW=1"
+		case "predicted":
+			env = "TTD_WINDOW=1" // which it does not use
 		}
 		cmd := exec.Command(ttdBinary, "record", "--mode", mode, "--checkpoint-every", "20000", "-o", trace, "--", exe)
 		cmd.Env = append(os.Environ(), env)
@@ -202,6 +206,22 @@ func TestQueryReplayable(t *testing.T) {
 	}
 	if mem[0] != mem[1] && !strings.Contains(mem[0], "??") {
 		t.Errorf("table at %s: predicted %s, replayable %s", pos, mem[0], mem[1])
+	}
+	// The default recording ran in the host window: its stack is
+	// below 1 TiB; the other two (the predicted mode whatever
+	// TTD_WINDOW says) in Linux's layout, near 128 TiB.
+	for _, c := range []struct {
+		trace  string
+		window bool
+	}{{"window", true}, {"replayable", false}, {"predicted", false}} {
+		q, st := queryJSONOut(t, "--at", pos, "--regs", traces[c.trace])
+		if st != 0 || q.Registers == nil {
+			t.Fatalf("%s: --at %s --regs: status %d", c.trace, pos, st)
+		}
+		rsp, err := strconv.ParseUint(strings.TrimPrefix(q.Registers.Regs["rsp"], "0x"), 16, 64)
+		if err != nil || (rsp < 1<<40) != c.window {
+			t.Errorf("%s: rsp %s at %s (%v): want it below 1 TiB %v", c.trace, q.Registers.Regs["rsp"], pos, err, c.window)
+		}
 	}
 }
 
