@@ -93,6 +93,15 @@ func recordCmd(name string, args []string) int {
 		}
 	}
 	reserveHugeHeapNow()
+	if opts.Replayable && os.Getenv("TTD_WINDOW") != "0" {
+		// A recording that logs no reads runs `ttd run`'s
+		// translations, and with them its host window: guest memory
+		// at window + address, no TLB lookup (and after 2^27
+		// instructions no read check). The layout moves below 1 TiB
+		// as in `ttd run`; the trace holds the addresses, so a replay
+		// needs no window.
+		emu.UseHostWindow()
+	}
 	st, stats, err := recorder.Record(cfg, opts)
 	if err != nil {
 		var ue *x86.UnimplementedError

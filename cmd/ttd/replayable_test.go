@@ -149,16 +149,32 @@ func TestQueryReplayable(t *testing.T) {
 	}
 	exe := buildC(t, string(src), "-O0", "-g")
 	dir := t.TempDir()
-	traces := map[string]string{"predicted": filepath.Join(dir, "p.ttd"), "replayable": filepath.Join(dir, "r.ttd")}
-	for mode, trace := range traces {
-		if out, errs, st := ttdCmd(t, "record", "--mode", mode, "--checkpoint-every", "20000", "-o", trace, "--", exe); st != 0 || out != "hi\n190 7 10\n" {
-			t.Fatalf("record --mode %s: status %d, stdout %q, stderr %s", mode, st, out, errs)
+	// "replayable" is recorded in Linux's layout (TTD_WINDOW=0), in
+	// which the predicted mode always records, so that registers
+	// compare; "window" as `ttd record` records by default, in `ttd
+	// run`'s host window, where the stack and the libraries sit below
+	// 1 TiB.
+	traces := map[string]string{"predicted": filepath.Join(dir, "p.ttd"), "replayable": filepath.Join(dir, "r.ttd"), "window": filepath.Join(dir, "w.ttd")}
+	for name, trace := range traces {
+		mode, env := name, "TTD_WINDOW=0"
+		switch name {
+		case "window":
+			mode, env = "replayable", "TTD_WINDOW=1"
+		case "predicted":
+			env = "TTD_WINDOW=1" // which it does not use
+		}
+		cmd := exec.Command(ttdBinary, "record", "--mode", mode, "--checkpoint-every", "20000", "-o", trace, "--", exe)
+		cmd.Env = append(os.Environ(), env)
+		var errs strings.Builder
+		cmd.Stderr = &errs
+		if out, err := cmd.Output(); err != nil || string(out) != "hi\n190 7 10\n" {
+			t.Fatalf("record --mode %s (%s): %v, stdout %q, stderr %s", mode, env, err, out, errs.String())
 		}
 	}
-	at := map[string]string{"predicted": "end", "replayable": "end"}
+	at := map[string]string{"predicted": "end", "replayable": "end", "window": "end"}
 	for i := 0; i < 5; i++ {
-		var found [2]queryJSON
-		for k, mode := range []string{"predicted", "replayable"} {
+		var found [3]queryJSON
+		for k, mode := range []string{"predicted", "replayable", "window"} {
 			q, st := queryJSONOut(t, "--at", at[mode], "--find-prev-write", "counter", traces[mode])
 			if st != 0 || q.Found == nil || q.Found.AfterValue == nil {
 				t.Fatalf("%s: write %d from %s: status %d %+v", mode, i, at[mode], st, q.Found)
@@ -166,9 +182,12 @@ func TestQueryReplayable(t *testing.T) {
 			found[k] = q
 			at[mode] = strconv.FormatUint(q.Position, 10)
 		}
-		p, r := found[0].Found, found[1].Found
-		if found[0].Position != found[1].Position || *p.AfterValue != *r.AfterValue || p.Function != r.Function || p.Line != r.Line || p.Instruction != r.Instruction {
-			t.Errorf("write %d: predicted %d %+v, replayable %d %+v", i, found[0].Position, *p, found[1].Position, *r)
+		p := found[0].Found
+		for k, mode := range []string{"replayable", "window"} {
+			r := found[k+1].Found
+			if found[0].Position != found[k+1].Position || *p.AfterValue != *r.AfterValue || p.Function != r.Function || p.Line != r.Line || p.Instruction != r.Instruction {
+				t.Errorf("write %d: predicted %d %+v, %s %d %+v", i, found[0].Position, *p, mode, found[k+1].Position, *r)
+			}
 		}
 	}
 	mid, _ := queryJSONOut(t, "--at", "50%", traces["predicted"])
@@ -187,6 +206,22 @@ func TestQueryReplayable(t *testing.T) {
 	}
 	if mem[0] != mem[1] && !strings.Contains(mem[0], "??") {
 		t.Errorf("table at %s: predicted %s, replayable %s", pos, mem[0], mem[1])
+	}
+	// The default recording ran in the host window: its stack is
+	// below 1 TiB; the other two (the predicted mode whatever
+	// TTD_WINDOW says) in Linux's layout, near 128 TiB.
+	for _, c := range []struct {
+		trace  string
+		window bool
+	}{{"window", true}, {"replayable", false}, {"predicted", false}} {
+		q, st := queryJSONOut(t, "--at", pos, "--regs", traces[c.trace])
+		if st != 0 || q.Registers == nil {
+			t.Fatalf("%s: --at %s --regs: status %d", c.trace, pos, st)
+		}
+		rsp, err := strconv.ParseUint(strings.TrimPrefix(q.Registers.Regs["rsp"], "0x"), 16, 64)
+		if err != nil || (rsp < 1<<40) != c.window {
+			t.Errorf("%s: rsp %s at %s (%v): want it below 1 TiB %v", c.trace, q.Registers.Regs["rsp"], pos, err, c.window)
+		}
 	}
 }
 
