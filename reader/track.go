@@ -409,6 +409,14 @@ func (r *Replay) AccessLogCache(c *x86.CPU) *predict.Cache {
 	return r.cur.cache
 }
 
+// RunAccessLog lets translated code run as `ttd run`'s and log every
+// access while the replay of a trace that logs no reads tracks
+// (x86.RunAccessLogger): its memory is the program's, there is no cache
+// to check.
+func (r *Replay) RunAccessLog(c *x86.CPU) bool {
+	return r.observe && r.logsAccesses() && r.cur != nil && r.t.noReads
+}
+
 // logsAccesses reports whether translated code logs the accesses while
 // the replay observes them: tracking is all that needs them. Then it
 // may also take the logged reads to come (FeedReads): the accesses it

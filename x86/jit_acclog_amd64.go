@@ -55,7 +55,7 @@ func (t *jitT) logAccess(write bool, size int) {
 		t.accLogs = append(t.accLogs, l)
 		return
 	}
-	t.appendAccess(write, size, t.exit())
+	t.appendAccesses(t.exit(), t.ar, accInfo(write, size))
 }
 
 // jitAccLog is the out-of-line code that logs an access markAccess could
@@ -73,9 +73,9 @@ func (t *jitT) accLogCode() {
 	for _, l := range t.accLogs {
 		t.a.Bind(l.in)
 		if l.both {
-			t.appendAccesses(l.exit, accInfo(false, l.size), accInfo(true, l.size))
+			t.appendAccesses(l.exit, as.RSI, accInfo(false, l.size), accInfo(true, l.size))
 		} else {
-			t.appendAccesses(l.exit, accInfo(l.write, l.size))
+			t.appendAccesses(l.exit, as.RSI, accInfo(l.write, l.size))
 		}
 		t.a.Jmp(l.back)
 	}
@@ -90,16 +90,12 @@ func accInfo(write bool, size int) int64 {
 	return int64(size)
 }
 
-// appendAccess appends the access of size bytes at RSI to CPU.acc, or
-// jumps to exit when the log is full. Clobbers RAX, RDX and the flags.
-func (t *jitT) appendAccess(write bool, size int, exit as.Label) {
-	t.appendAccesses(exit, accInfo(write, size))
-}
-
-// appendAccesses appends accesses at RSI (their LoggedAccess.Info) to
-// CPU.acc, or jumps to exit when the log has no room for them all.
-// Clobbers RAX, RDX and the flags.
-func (t *jitT) appendAccesses(exit as.Label, infos ...int64) {
+// appendAccesses appends accesses at the address in register ar (RSI,
+// or in `ttd run`'s translations the host register of a guest register,
+// eaAccess) with their LoggedAccess.Info to CPU.acc, or jumps to exit
+// when the log has no room for them all. Clobbers RAX, RDX and the
+// flags.
+func (t *jitT) appendAccesses(exit as.Label, ar as.Reg, infos ...int64) {
 	a := &t.a
 	n := int32(len(infos))
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
@@ -110,7 +106,7 @@ func (t *jitT) appendAccesses(exit as.Label, infos ...int64) {
 	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
 	for i, info := range infos {
 		d := offAccLog + 16*int32(i)
-		a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d}, as.RSI)
+		a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d}, ar)
 		a.MovMI(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d + 8}, info)
 	}
 }

@@ -425,10 +425,10 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
 	t.hasTail, t.hasHead = false, false
-	t.b, t.pred, t.st = b, !runMode(mode), fsSaved
+	t.b, t.pred, t.st = b, !runMode(mode) && mode != jitModeRunTrack, fsSaved
 	t.fault = mode == jitModeFault
 	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
-	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack
+	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack || mode == jitModeRunTrack
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
@@ -972,6 +972,7 @@ func (t *jitT) tlb(write bool, size int) {
 	}
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
 	if t.indexed {
+		t.logAccess(write, size) // jitModeRunTrack's
 		return
 	}
 	a.ALURR(as.ADD, 8, as.RDI, ar)
