@@ -433,17 +433,41 @@ func (r *Replay) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 	}
 }
 
-// logAccesses marks the accesses translated code logged.
+// logAccesses marks the accesses translated code logged, as mark does.
+// An access of up to 8 bytes within one 64-byte line, most of them, is
+// marked here, its page looked up once for a run of accesses to it
+// (the stack's, a buffer's): mark's call per access and its lookup took
+// half the CPU of sort -n's summaries.
 func (t *tracker) logAccesses(acc []x86.LoggedAccess) {
 	t.logged += uint64(len(acc))
+	lastPN := ^uint64(0)
+	var p *tpage
 	for _, a := range acc {
 		n, addr, w := a.Size(), a.Addr, a.Write()
+		off := addr & (x86.PageSize - 1)
+		if b := off & 63; n <= 8 && b+uint64(n) <= 64 {
+			if pn := addr >> x86.PageShift; pn != lastPN {
+				p, lastPN = t.page(pn), pn
+			}
+			wd := off >> 6
+			m := (uint64(1)<<uint(n) - 1) << b
+			p.known[wd] |= m
+			if w {
+				p.wr[wd] |= m
+				p.written |= 1 << wd
+			} else {
+				p.rd[wd] |= m
+				p.read |= 1 << wd
+			}
+			continue
+		}
 		for n > 8 {
 			t.mark(addr, 8, w)
 			addr += 8
 			n -= 8
 		}
 		t.mark(addr, n, w)
+		lastPN = ^uint64(0) // mark may have looked other pages up
 	}
 }
 
