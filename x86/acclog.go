@@ -110,6 +110,7 @@ func (c *CPU) syncAccessLog() {
 			c.jitOK = true
 			c.jitPred, c.jitFeeder = nil, nil
 			c.jitMode = jitModeRunTrack
+			c.syncAccessMarks(al)
 		}
 		return
 	}

@@ -321,6 +321,9 @@ type jitT struct {
 	// acclog: every access is logged (jitModeTrack, jit_acclog_amd64.go).
 	acclog  bool
 	accLogs []jitAccLog // jit_acclog_amd64.go
+	// marks: an access is marked in place where it can be (markAccess:
+	// the observer is an AccessMarker).
+	marks bool
 	// rmw: the access being emitted belongs to a read-modify-write
 	// (loadRMW).
 	rmw     bool
@@ -429,6 +432,7 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.fault = mode == jitModeFault
 	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
 	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack || mode == jitModeRunTrack
+	t.marks = mode == jitModeRecordTrack || mode == jitModeRunTrack
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
