@@ -559,6 +559,21 @@ func (t *tracker) logAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 // in the interpreter (TTD_ACCLOG=off, for comparisons).
 var noAccessLog = os.Getenv("TTD_ACCLOG") == "off"
 
+// SetAccessLog sets how a tracking replay takes translated code's
+// accesses, as TTD_ACCLOG does: "off" runs everything in the
+// interpreter, "log" has every access logged, "" marks them in place
+// where it can. It returns the setting before (for tests).
+func SetAccessLog(mode string) (was string) {
+	switch {
+	case noAccessLog:
+		was = "off"
+	case noAccessMarks:
+		was = "log"
+	}
+	noAccessLog, noAccessMarks = mode == "off", mode == "log"
+	return was
+}
+
 // noAccessMarks turns marking in place off: translated code logs every
 // access (TTD_ACCLOG=log, for comparisons).
 var noAccessMarks = os.Getenv("TTD_ACCLOG") == "log"
