@@ -2,6 +2,8 @@ package ttd
 
 import (
 	"bytes"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"ttd/reader"
@@ -14,20 +16,25 @@ import (
 // logs no reads (TRACE.sums), built with translated code that marks the
 // accesses in place (reader.Replay.AccessMarks) or logs them all, are
 // byte for byte those the interpreted tracker builds, on programs that
-// fork (a tree, whose summaries follow each process), unmap and map
-// again, run threads, and load and store across lines and pages by
-// every amount. Every block is translated at once (threshold 0).
+// fork (a tree, whose summaries follow each process), vfork (two
+// processes in one memory: both trackers take every access, none is
+// marked in place), unmap and map again, run threads, and load and
+// store across lines and pages by every amount. Every block is translated at once (threshold 0).
 func TestSummariesMatchInterpreter(t *testing.T) {
-	progs := []string{"forktree", "linecross", "remap", "threads", "forkwrites"}
+	progs := []string{"forktree", "linecross", "../../testdata/corpus/proc_exec", "remap", "threads", "forkwrites"}
 	if testing.Short() {
-		progs = progs[:2]
+		progs = progs[:3]
 	}
 	on, th := x86.SetJIT(true, 0)
 	defer x86.SetJIT(on, th)
 	defer reader.SetAccessLog(reader.SetAccessLog(""))
 	for _, name := range progs {
-		t.Run(name, func(t *testing.T) {
-			path := recordWith(t, buildC(t, name), recorder.Options{CheckpointEvery: 50_000, Replayable: true})
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			prog := filepath.Join(t.TempDir(), "prog")
+			if b, err := exec.Command("gcc", "-O0", "-g", "-o", prog, filepath.Join("testdata", name+".c")).CombinedOutput(); err != nil {
+				t.Fatalf("gcc %s: %v\n%s", name, err, b)
+			}
+			path := recordWith(t, prog, recorder.Options{CheckpointEvery: 50_000, Replayable: true})
 			tr, err := reader.Open(path)
 			if err != nil {
 				t.Fatal(err)
