@@ -100,9 +100,11 @@ func sameDelta(a, b *Delta) string {
 // fetched and the known bytes' values of every checkpoint interval, in
 // every process — on programs that cross pages, use string
 // instructions, SSE and AVX, modify their own code, handle signals and
-// run threads and child processes. Every block is translated at once
-// (threshold 0) so that translated code makes as many of the accesses
-// as it can.
+// run threads and child processes, in traces that log reads (translated
+// code checks the prediction cache: x86's jitModeTrack) and in traces
+// that log none (it runs as `ttd run`'s: jitModeRunTrack). Every block
+// is translated at once (threshold 0) so that translated code makes as
+// many of the accesses as it can.
 func TestAccessLogMatchesInterpreter(t *testing.T) {
 	progs := []string{"testdata/acclog.c", "tree", "../testdata/corpus/proc_fork.c",
 		"../testdata/corpus/segv_handler.c", "../testdata/corpus/sse2.c", "../testdata/corpus/signals.c"}
@@ -112,49 +114,58 @@ func TestAccessLogMatchesInterpreter(t *testing.T) {
 	on, th := x86.SetJIT(true, 0)
 	defer x86.SetJIT(on, th)
 	for _, src := range progs {
-		t.Run(filepath.Base(src), func(t *testing.T) {
-			var path string
-			if src == "tree" {
-				path = recordTree(t, 200_000) // fork, exec, threads (process_test.go)
-			} else {
-				path = recordC(t, src, 200_000)
+		for _, replayable := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/replayable=%v", filepath.Base(src), replayable), func(t *testing.T) {
+				checkAccessLog(t, src, recorder.Options{CheckpointEvery: 200_000, Replayable: replayable})
+			})
+		}
+	}
+}
+
+// checkAccessLog records src (a C program, or "tree") with opts and
+// compares the deltas of its first processes' intervals tracked with
+// and without translated code logging the accesses.
+func checkAccessLog(t *testing.T, src string, opts recorder.Options) {
+	var path string
+	if src == "tree" {
+		path, _ = recordTreeOpts(t, opts) // fork, exec, threads (process_test.go)
+	} else {
+		path, _ = recordCWith(t, src, opts)
+	}
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, p := range tr.Processes() {
+		pids = append(pids, p.Pid)
+	}
+	tr.Close()
+	if len(pids) == 0 {
+		pids = []int{0}
+	}
+	if len(pids) > 3 {
+		pids = pids[:3] // proc_fork's dozen children are alike
+	}
+	for i, pid := range pids {
+		if i == 0 {
+			pid = 0
+		}
+		noAccessLog = true
+		want, n0 := trackedDeltas(t, path, pid)
+		noAccessLog = false
+		got, n := trackedDeltas(t, path, pid)
+		if n0 != 0 || n == 0 {
+			t.Fatalf("process %d: translated code logged %d accesses (%d with the log off)", pid, n, n0)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("process %d: %d intervals, want %d", pid, len(got), len(want))
+		}
+		for k := range got {
+			if d := sameDelta(got[k], want[k]); d != "" {
+				t.Fatalf("process %d, interval %d: %s", pid, k, d)
 			}
-			tr, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pids []int
-			for _, p := range tr.Processes() {
-				pids = append(pids, p.Pid)
-			}
-			tr.Close()
-			if len(pids) == 0 {
-				pids = []int{0}
-			}
-			if len(pids) > 3 {
-				pids = pids[:3] // proc_fork's dozen children are alike
-			}
-			for i, pid := range pids {
-				if i == 0 {
-					pid = 0
-				}
-				noAccessLog = true
-				want, n0 := trackedDeltas(t, path, pid)
-				noAccessLog = false
-				got, n := trackedDeltas(t, path, pid)
-				if n0 != 0 || n == 0 {
-					t.Fatalf("process %d: translated code logged %d accesses (%d with the log off)", pid, n, n0)
-				}
-				if len(got) != len(want) {
-					t.Fatalf("process %d: %d intervals, want %d", pid, len(got), len(want))
-				}
-				for k := range got {
-					if d := sameDelta(got[k], want[k]); d != "" {
-						t.Fatalf("process %d, interval %d: %s", pid, k, d)
-					}
-				}
-				t.Logf("process %d: %d intervals, %d accesses logged by translated code", pid, len(got), n)
-			}
-		})
+		}
+		t.Logf("process %d: %d intervals, %d accesses logged by translated code", pid, len(got), n)
 	}
 }

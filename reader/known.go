@@ -112,6 +112,7 @@ func (r *Replay) knownProcess() {
 // fork returns a tracker that knows what t knows, in a window starting
 // at pos.
 func (t *tracker) fork(pos uint64) *tracker {
+	t.foldMarks()
 	n := newTracker(pos)
 	for pn, p := range t.pages {
 		if p.known != (PageBits{}) {

@@ -134,6 +134,13 @@ func recordTreeExe(t testing.TB, every uint64) (string, string) {
 // the recorder's default).
 func recordTreeChunks(t testing.TB, every uint64, chunkSize int) (string, string) {
 	t.Helper()
+	return recordTreeOpts(t, recorder.Options{CheckpointEvery: every, ChunkSize: chunkSize})
+}
+
+// recordTreeOpts records treeSrc with opts (its Path set here), and
+// returns the trace and the executable.
+func recordTreeOpts(t testing.TB, opts recorder.Options) (string, string) {
+	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
@@ -148,8 +155,8 @@ func recordTreeChunks(t testing.TB, every uint64, chunkSize int) (string, string
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
 	path := filepath.Join(dir, "tree.ttd")
-	st, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null},
-		recorder.Options{Path: path, CheckpointEvery: every, ChunkSize: chunkSize})
+	opts.Path = path
+	st, _, err := recorder.Record(emu.Config{Path: exe, Args: []string{exe}, Stdout: null}, opts)
 	if err != nil || st.ExitCode() != 0 {
 		t.Fatalf("record: %v, %v", st, err)
 	}

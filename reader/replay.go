@@ -170,6 +170,7 @@ type Replay struct {
 	// in addition, the running thread works in the focus's memory.
 	observing, observe bool
 	track              *tracker
+	marker             *tracker   // whose pages translated code marks (AccessMarks)
 	pk                 *procKnown // TrackProcesses (known.go)
 	// vw holds the windows of TrackPids (views.go); more are the
 	// trackers besides track that see the running thread's memory.

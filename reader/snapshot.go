@@ -128,6 +128,7 @@ func (r *Replay) Snapshot() *Snapshot {
 		}
 	}
 	if tr := r.track; tr != nil {
+		tr.foldMarks()
 		ts := &trackState{start: tr.start, pages: make(map[uint64]tpage, len(tr.pages)),
 			data: map[uint64]*[x86.PageSize]byte{}, resets: slices.Clone(tr.resets)}
 		for pn, p := range tr.pages {

@@ -30,9 +30,17 @@ type PageBits [x86.PageSize / 64]uint64
 type tpage struct {
 	known               PageBits
 	read, written, exec uint64 // line masks
-	// rd, wr and ex are the exact bytes read, written and fetched.
-	rd, wr, ex PageBits
-	next       *tpage // free list
+	// m holds the exact bytes read (RW[0]), written (RW[1]) and
+	// fetched (Ex). Translated code may mark accesses in it itself
+	// (x86.AccessMarker: Replay.AccessMarks), which known and the line
+	// masks take in foldMarks.
+	m    x86.MarkPage
+	next *tpage // free list
+	// noMarks: the page was unmapped in the window (reset), so its
+	// accesses are marked in Go from then on: known must not take
+	// the bytes it was accessed at before. inMarks: it is in
+	// tracker.marked.
+	noMarks, inMarks bool
 	// owner is the tracker that may change the page in place; a page
 	// clone shares between two trackers has none, and each copies it
 	// before its first change (own).
@@ -60,6 +68,11 @@ type tracker struct {
 	start uint64 // position the window began at
 	// logged counts the accesses translated code logged (AccessLogCache).
 	logged uint64
+	// marks is the page lookup translated code marks this tracker's
+	// accesses through (Replay.AccessMarks), made on first use; marked
+	// are the pages entered in it since foldMarks.
+	marks  *x86.MarkTable
+	marked []*tpage
 }
 
 func newTracker(start uint64) *tracker {
@@ -115,7 +128,7 @@ func (t *tracker) own(pn uint64, p *tpage) *tpage {
 	}
 	c := t.alloc()
 	*c = *p
-	c.next, c.owner = nil, t
+	c.next, c.owner, c.inMarks = nil, t, false
 	t.pages[pn] = c
 	return c
 }
@@ -132,9 +145,9 @@ func (t *tracker) mark(addr uint64, size int, write bool) {
 	p := t.page(addr >> x86.PageShift)
 	w, b := off>>6, off&63
 	m := uint64(1)<<uint(size) - 1
-	bits := &p.rd
+	bits := &p.m.RW[0]
 	if write {
-		bits = &p.wr
+		bits = &p.m.RW[1]
 	}
 	p.known[w] |= m << b
 	bits[w] |= m << b
@@ -162,10 +175,10 @@ func (t *tracker) markRange(addr uint64, n int, write bool) {
 			m := tracefile.LineMask(lo, hi, w)
 			p.known[w] |= m
 			if write {
-				p.wr[w] |= m
+				p.m.RW[1][w] |= m
 				p.written |= 1 << uint(w)
 			} else {
-				p.ex[w] |= m
+				p.m.Ex[w] |= m
 				p.exec |= 1 << uint(w)
 			}
 		}
@@ -180,9 +193,11 @@ func (t *tracker) reset(lo, hi uint64) {
 	if hi <= lo {
 		return
 	}
+	t.foldMarks()
 	for pn, p := range t.pages {
 		if pn >= lo && pn < hi && p.known != (PageBits{}) {
-			t.own(pn, p).known = PageBits{}
+			p = t.own(pn, p)
+			p.known, p.noMarks = PageBits{}, true
 		}
 	}
 	t.resets = append(t.resets, Range{lo, hi})
@@ -243,7 +258,7 @@ func (t *tracker) replacedRest() []Range {
 // an exec replaced it.
 func (t *tracker) deltaPage(pn uint64, p *tpage) DeltaPage {
 	dp := DeltaPage{PN: pn, Read: p.read, Written: p.written, Exec: p.exec,
-		ReadBytes: p.rd, WrittenBytes: p.wr, ExecBytes: p.ex}
+		ReadBytes: p.m.RW[0], WrittenBytes: p.m.RW[1], ExecBytes: p.m.Ex}
 	if t.inRepl(pn) {
 		dp.Read, dp.Written, dp.ReadBytes, dp.WrittenBytes = ^uint64(0), ^uint64(0), fullPage, fullPage
 	}
@@ -329,6 +344,7 @@ func (d *Delta) Bytes() int {
 // cut closes the window at position end into a Delta, reading the values
 // from mem, and starts a new, empty window.
 func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
+	t.foldMarks()
 	d := &Delta{Start: t.start, End: end, Resets: t.resets}
 	d.Pages = make([]DeltaPage, 0, len(t.pages))
 	for pn, p := range t.pages {
@@ -366,6 +382,7 @@ func (t *tracker) cut(mem *x86.Memory, end uint64) *Delta {
 // each byte already marked in have, nothing; for each byte the window
 // knows, its value from mem and a mark in have.
 func (t *tracker) known(mem *x86.Memory, addr uint64, buf []byte, have []bool) {
+	t.foldMarks()
 	for i := range buf {
 		if have[i] {
 			continue
@@ -409,6 +426,14 @@ func (r *Replay) AccessLogCache(c *x86.CPU) *predict.Cache {
 	return r.cur.cache
 }
 
+// RunAccessLog lets translated code run as `ttd run`'s and log every
+// access while the replay of a trace that logs no reads tracks
+// (x86.RunAccessLogger): its memory is the program's, there is no cache
+// to check.
+func (r *Replay) RunAccessLog(c *x86.CPU) bool {
+	return r.observe && r.logsAccesses() && r.cur != nil && r.t.noReads
+}
+
 // logsAccesses reports whether translated code logs the accesses while
 // the replay observes them: tracking is all that needs them. Then it
 // may also take the logged reads to come (FeedReads): the accesses it
@@ -419,26 +444,136 @@ func (r *Replay) logsAccesses() bool {
 
 // LoggedAccesses marks the accesses translated code made (x86.AccessLogger).
 func (r *Replay) LoggedAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
-	r.track.logAccesses(acc)
+	if r.marker != r.track {
+		c = nil // translated code marks nothing of r.track in place
+	}
+	r.track.logAccesses(c, acc)
 	for _, t := range r.more {
-		t.logAccesses(acc)
+		t.logAccesses(nil, acc)
 	}
 }
 
-// logAccesses marks the accesses translated code logged.
-func (t *tracker) logAccesses(acc []x86.LoggedAccess) {
+// AccessMarks lets translated code mark the accesses of a replay of a
+// trace that logs no reads in the tracker's pages itself
+// (x86.AccessMarker, jitModeRunTrack), when one tracker takes them:
+// logAccesses enters a page in the tracker's lookup (x86.MarkTable) at
+// its first logged access, and the page's next accesses are marked by
+// an OR in place. On sort -n's summaries logAccesses took a third of the
+// CPU. known and the line masks take the bytes marked so in foldMarks,
+// before anything reads them.
+func (r *Replay) AccessMarks(c *x86.CPU) *x86.MarkTable {
+	var want *tracker
+	if r.track != nil && len(r.more) == 0 && r.t.noReads && !noAccessMarks {
+		want = r.track
+	}
+	if want != r.marker {
+		if r.marker != nil {
+			r.marker.foldMarks()
+		}
+		r.marker = want
+	}
+	if want == nil {
+		return nil
+	}
+	if want.marks == nil {
+		want.marks = new(x86.MarkTable)
+		want.marks.Empty()
+	}
+	return want.marks
+}
+
+// foldMarks makes known and the line masks take the bytes translated
+// code marked in place (AccessMarks), and empties the lookup, so that
+// the pages' next accesses are logged (and Go may change or free them).
+// A page reset in the window is never entered there (tpage.noMarks):
+// everything it ever marked is known.
+func (t *tracker) foldMarks() {
+	if len(t.marked) == 0 {
+		return
+	}
+	for _, p := range t.marked {
+		for w := range p.known {
+			rd, wr := p.m.RW[0][w], p.m.RW[1][w]
+			p.known[w] |= rd | wr
+			if rd != 0 {
+				p.read |= 1 << w
+			}
+			if wr != 0 {
+				p.written |= 1 << w
+			}
+		}
+		p.inMarks = false
+	}
+	clear(t.marked)
+	t.marked = t.marked[:0]
+	t.marks.Empty()
+}
+
+// logAccesses marks the accesses translated code logged, as mark does.
+// An access of up to 8 bytes within one 64-byte line, most of them, is
+// marked here, its page looked up once for a run of accesses to it
+// (the stack's, a buffer's): mark's call per access and its lookup took
+// half the CPU of sort -n's summaries. With c, translated code marks
+// the page's next accesses in place (AccessMarks).
+func (t *tracker) logAccesses(c *x86.CPU, acc []x86.LoggedAccess) {
 	t.logged += uint64(len(acc))
+	lastPN := ^uint64(0)
+	var p *tpage
 	for _, a := range acc {
 		n, addr, w := a.Size(), a.Addr, a.Write()
+		off := addr & (x86.PageSize - 1)
+		if b := off & 63; n <= 8 && b+uint64(n) <= 64 {
+			if pn := addr >> x86.PageShift; pn != lastPN {
+				p, lastPN = t.page(pn), pn
+				if c != nil && !p.noMarks {
+					t.marks.EnterMarks(c, pn, &p.m)
+					if !p.inMarks {
+						p.inMarks = true
+						t.marked = append(t.marked, p)
+					}
+				}
+			}
+			wd := off >> 6
+			m := (uint64(1)<<uint(n) - 1) << b
+			p.known[wd] |= m
+			if w {
+				p.m.RW[1][wd] |= m
+				p.written |= 1 << wd
+			} else {
+				p.m.RW[0][wd] |= m
+				p.read |= 1 << wd
+			}
+			continue
+		}
 		for n > 8 {
 			t.mark(addr, 8, w)
 			addr += 8
 			n -= 8
 		}
 		t.mark(addr, n, w)
+		lastPN = ^uint64(0) // mark may have looked other pages up
 	}
 }
 
 // noAccessLog turns the translated code's access log off: tracking runs
 // in the interpreter (TTD_ACCLOG=off, for comparisons).
 var noAccessLog = os.Getenv("TTD_ACCLOG") == "off"
+
+// SetAccessLog sets how a tracking replay takes translated code's
+// accesses, as TTD_ACCLOG does: "off" runs everything in the
+// interpreter, "log" has every access logged, "" marks them in place
+// where it can. It returns the setting before (for tests).
+func SetAccessLog(mode string) (was string) {
+	switch {
+	case noAccessLog:
+		was = "off"
+	case noAccessMarks:
+		was = "log"
+	}
+	noAccessLog, noAccessMarks = mode == "off", mode == "log"
+	return was
+}
+
+// noAccessMarks turns marking in place off: translated code logs every
+// access (TTD_ACCLOG=log, for comparisons).
+var noAccessMarks = os.Getenv("TTD_ACCLOG") == "log"

@@ -175,6 +175,7 @@ func (r *Replay) CutPids() []*Delta {
 // changes one (tracker.own): a child of a busy parent costs its pages
 // only as it touches them.
 func (t *tracker) clone() *tracker {
+	t.foldMarks()
 	n := newTracker(t.start)
 	for pn, p := range t.pages {
 		p.owner = nil
@@ -190,6 +191,7 @@ func (t *tracker) clone() *tracker {
 // cutBits is cut without page contents: which bytes the window read,
 // wrote and fetched, and what it unmapped.
 func (t *tracker) cutBits(end uint64) *Delta {
+	t.foldMarks()
 	d := &Delta{Start: t.start, End: end, Resets: t.resets, Replaced: t.replacedRest()}
 	d.Pages = make([]DeltaPage, 0, len(t.pages))
 	for pn, p := range t.pages {

@@ -133,8 +133,9 @@ func (m *Memory) forgetMarks() {
 }
 
 // AccessMarker, when an AccessLogger that is a ReadLogger (a recorder)
-// implements it, lets translated code mark accesses in the pages of its
-// table instead of logging them.
+// or a RunAccessLogger (the tracking replay of a trace that logs no
+// reads) implements it, lets translated code mark accesses in the pages
+// of its table instead of logging them.
 type AccessMarker interface {
 	// AccessMarks returns the table translated code marks into while
 	// it runs c.

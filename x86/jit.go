@@ -379,6 +379,9 @@ const (
 	// where the guest may not read (the address space's window is in
 	// host-fault mode: winfault_linux.go)
 	jitModeFault
+	// as jitModeRun, and log every access (an AccessLogger whose
+	// memory is the program's: RunAccessLogger)
+	jitModeRunTrack
 	jitModes // how many there are
 )
 

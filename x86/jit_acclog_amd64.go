@@ -44,18 +44,18 @@ func (t *jitT) logAccess(write bool, size int) {
 	if !t.acclog {
 		return
 	}
-	if t.log && markable(size) {
+	if t.marks && markable(size) {
 		if t.rmw && !write {
 			return // the store marks it (loadRMW)
 		}
 		a := &t.a
-		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), write: write, both: t.rmw, size: size}
+		l := jitAccLog{in: a.NewLabel(), back: a.NewLabel(), exit: t.exit(), write: write, both: t.rmw, size: size, ar: t.ar}
 		t.markAccess(l)
 		a.Bind(l.back)
 		t.accLogs = append(t.accLogs, l)
 		return
 	}
-	t.appendAccess(write, size, t.exit())
+	t.appendAccesses(t.exit(), t.ar, accInfo(write, size))
 }
 
 // jitAccLog is the out-of-line code that logs an access markAccess could
@@ -66,6 +66,7 @@ type jitAccLog struct {
 	in, back, exit as.Label
 	write, both    bool
 	size           int
+	ar             as.Reg // the address's register (tlb's t.ar)
 }
 
 // accLogCode emits the block's out-of-line code of logged accesses.
@@ -73,9 +74,9 @@ func (t *jitT) accLogCode() {
 	for _, l := range t.accLogs {
 		t.a.Bind(l.in)
 		if l.both {
-			t.appendAccesses(l.exit, accInfo(false, l.size), accInfo(true, l.size))
+			t.appendAccesses(l.exit, l.ar, accInfo(false, l.size), accInfo(true, l.size))
 		} else {
-			t.appendAccesses(l.exit, accInfo(l.write, l.size))
+			t.appendAccesses(l.exit, l.ar, accInfo(l.write, l.size))
 		}
 		t.a.Jmp(l.back)
 	}
@@ -90,16 +91,12 @@ func accInfo(write bool, size int) int64 {
 	return int64(size)
 }
 
-// appendAccess appends the access of size bytes at RSI to CPU.acc, or
-// jumps to exit when the log is full. Clobbers RAX, RDX and the flags.
-func (t *jitT) appendAccess(write bool, size int, exit as.Label) {
-	t.appendAccesses(exit, accInfo(write, size))
-}
-
-// appendAccesses appends accesses at RSI (their LoggedAccess.Info) to
-// CPU.acc, or jumps to exit when the log has no room for them all.
-// Clobbers RAX, RDX and the flags.
-func (t *jitT) appendAccesses(exit as.Label, infos ...int64) {
+// appendAccesses appends accesses at the address in register ar (RSI,
+// or in `ttd run`'s translations the host register of a guest register,
+// eaAccess) with their LoggedAccess.Info to CPU.acc, or jumps to exit
+// when the log has no room for them all. Clobbers RAX, RDX and the
+// flags.
+func (t *jitT) appendAccesses(exit as.Label, ar as.Reg, infos ...int64) {
 	a := &t.a
 	n := int32(len(infos))
 	a.MovRM(8, as.RAX, as.M(hCPU, offAccN))
@@ -110,7 +107,7 @@ func (t *jitT) appendAccesses(exit as.Label, infos ...int64) {
 	a.ShiftRI(as.SHL, 8, as.RAX, 4) // 16 bytes an entry
 	for i, info := range infos {
 		d := offAccLog + 16*int32(i)
-		a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d}, as.RSI)
+		a.MovMR(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d}, ar)
 		a.MovMI(8, as.Mem{Base: hCPU, Index: as.RAX, Disp: d + 8}, info)
 	}
 }
@@ -142,8 +139,8 @@ func tlbDisp(write bool) int32 {
 	return 0
 }
 
-// markAccess marks l's access (RSI, its TLB entry at RDX, as tlb leaves
-// them) in the MarkPage the TLB entry points at, or jumps to l.in, to
+// markAccess marks l's access (l.ar: RSI or the host register eaAccess
+// left the address in; its TLB entry at RDX, as tlb leaves them) in the MarkPage the TLB entry points at, or jumps to l.in, to
 // log it, when the entry points at none (the AccessMarker's
 // LoggedAccesses then makes it point at its page's, MarkTable.EnterMarks).
 // l.size is markable. The access's bits are one run in the page's
@@ -167,10 +164,10 @@ func (t *jitT) markAccess(l jitAccLog) {
 	// RAX: the bitmap's 4-byte aligned word that holds the bit of RSI's
 	// page offset o: 4*(o>>5), at bit o&31.
 	if jitRorx {
-		a.Rorx(4, as.RDX, as.RSI, 3)
+		a.Rorx(4, as.RDX, l.ar, 3)
 		a.ALURI(as.AND, 4, as.RDX, PageSize/8-4)
 	} else {
-		a.MovRR(4, as.RDX, as.RSI)
+		a.MovRR(4, as.RDX, l.ar)
 		a.ALURI(as.AND, 4, as.RDX, PageSize-32)
 		a.ShiftRI(as.SHR, 4, as.RDX, 3)
 	}
@@ -178,10 +175,10 @@ func (t *jitT) markAccess(l jitAccLog) {
 	// RDX: the access's bits in the 64-bit word there.
 	if l.size == 1 && jitRorx {
 		a.MovRI(as.RDX, 1)
-		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7}, as.RDX, as.RSI, as.RDX) // shlx edx, edx, esi: bit o&31
+		a.VEXRR(as.VEX{Map: 2, PP: 1, Op: 0xF7}, as.RDX, l.ar, as.RDX) // shlx edx, edx, esi: bit o&31
 	} else {
 		s := int32(bits.TrailingZeros(uint(l.size)))
-		a.MovRR(4, as.RDX, as.RSI)
+		a.MovRR(4, as.RDX, l.ar)
 		a.ALURI(as.AND, 4, as.RDX, 31)
 		a.MovRM(8, as.RDX, as.Mem{Base: hCPU, Index: as.RDX, Scale: 3, Disp: offAccMasks + 512*s})
 	}

@@ -321,6 +321,9 @@ type jitT struct {
 	// acclog: every access is logged (jitModeTrack, jit_acclog_amd64.go).
 	acclog  bool
 	accLogs []jitAccLog // jit_acclog_amd64.go
+	// marks: an access is marked in place where it can be (markAccess:
+	// the observer is an AccessMarker).
+	marks bool
 	// rmw: the access being emitted belongs to a read-modify-write
 	// (loadRMW).
 	rmw     bool
@@ -425,10 +428,11 @@ func (t *jitT) block(b *Block, mode uint8) bool {
 	t.a.Reset()
 	t.a.ElideReloads = true
 	t.hasTail, t.hasHead = false, false
-	t.b, t.pred, t.st = b, !runMode(mode), fsSaved
+	t.b, t.pred, t.st = b, !runMode(mode) && mode != jitModeRunTrack, fsSaved
 	t.fault = mode == jitModeFault
 	t.log = mode == jitModeRecord || mode == jitModeRecordTrack
-	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack
+	t.acclog = mode == jitModeTrack || mode == jitModeRecordTrack || mode == jitModeRunTrack
+	t.marks = mode == jitModeRecordTrack || mode == jitModeRunTrack
 	t.mxChecked = false
 	t.misses = t.misses[:0]
 	t.crosses = t.crosses[:0]
@@ -972,6 +976,7 @@ func (t *jitT) tlb(write bool, size int) {
 	}
 	a.MovRM(8, as.RDI, as.Mem{Base: hRTLB, Index: as.RDX, Disp: d + offTLBHost})
 	if t.indexed {
+		t.logAccess(write, size) // jitModeRunTrack's
 		return
 	}
 	a.ALURR(as.ADD, 8, as.RDI, ar)

@@ -1,6 +1,7 @@
 /* Accesses for the access-log test (acclog_test.go): reads and writes
  * that cross pages, string instructions, SSE and AVX loads and stores,
- * self-modifying code, a signal handler that writes, and a thread. */
+ * self-modifying code, a signal handler that writes, a page unmapped and
+ * mapped again, and a thread. */
 #define _GNU_SOURCE
 #include <immintrin.h>
 #include <pthread.h>
@@ -68,6 +69,19 @@ int main(void) {
 	signal(SIGUSR1, handler);
 	for (int r = 0; r < 5; r++)
 		raise(SIGUSR1);
+	/* A page unmapped and mapped again in the same interval: what was
+	 * known of it before is forgotten (a tracker's reset), the bytes
+	 * accessed after are known again. */
+	char *u = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (int r = 0; r < 200; r++)
+		for (int i = 0; i < 64; i++)
+			u[i] += (char)r;
+	munmap(u, 4096);
+	u = mmap(u, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	for (int r = 0; r < 200; r++)
+		for (int i = 100; i < 110; i++)
+			u[i] += (char)r;
+	s += u[105];
 	pthread_t th;
 	pthread_create(&th, 0, worker, pages + 4096 + 3000);
 	worker(pages + 200);
