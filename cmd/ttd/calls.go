@@ -117,7 +117,7 @@ func callProfile(path string, jobs int) (*calls.Profile, int) {
 		return nil, fail("%v", err)
 	}
 	bar := progress.New("calls "+path, "segments", 1)
-	p, err := calls.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback()})
+	p, err := calls.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback(), HoldGC: holdGC})
 	bar.Done()
 	if err != nil {
 		return nil, fail("%v", err)

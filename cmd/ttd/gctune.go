@@ -108,3 +108,24 @@ func armGCTuner(percent int) {
 		}
 	})
 }
+
+// holdGC turns collection off until release is called
+// (calls.Options.HoldGC: while stitching a call tree that allocates
+// only what stays live). It disarms the tuner first: the finalizer of
+// one armed before the collection Analyze makes just before would turn
+// collection back on (it did in sort -n's `ttd calls`, collecting 279
+// -> 261 MB for 0.24 s of CPU). release puts back the GOGC it found,
+// and the tuner with it if that was the tuner's (above 100).
+func holdGC() (release func()) {
+	armed := tunerGen.Load() != 0
+	if armed {
+		tunerGen.Add(1)
+	}
+	p := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(p)
+		if armed && p > 100 {
+			armGCTuner(p)
+		}
+	}
+}

@@ -76,3 +76,43 @@ func TestRetuneGC(t *testing.T) {
 		t.Errorf("a stale tuner's finalizer set GOGC %d (want %d left alone)", p, want)
 	}
 }
+
+// TestHoldGC: holdGC keeps collection off through collections whose
+// armed tuner would turn it back on, and release puts back the GOGC it
+// found, arming the tuner again when that was the tuner's (above 100):
+// the next collection then sets GOGC for the live heap.
+func TestHoldGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer tunerGen.Store(tunerGen.Load())
+
+	for _, armed := range []bool{true, false} {
+		tunerGen.Store(0)
+		debug.SetGCPercent(300)
+		if armed {
+			armGCTuner(300) // as tuneGC leaves it
+		}
+		release := holdGC()
+		for range 3 {
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+		if p := debug.SetGCPercent(-1); p != -1 {
+			t.Errorf("armed %v: GOGC %d while held, want -1 (off)", armed, p)
+		}
+		release()
+		if p := debug.SetGCPercent(300); p != 300 {
+			t.Errorf("armed %v: GOGC %d after release, want 300 put back", armed, p)
+		}
+		if !armed {
+			continue
+		}
+		for range 3 {
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The tuner armed again set GOGC for this test's live heap.
+		if p := debug.SetGCPercent(100); p == 300 {
+			t.Errorf("after release: GOGC still 300, the tuner was not armed again")
+		}
+	}
+}
