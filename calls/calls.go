@@ -41,12 +41,10 @@ type Node struct {
 	// a segment, the segment's parent node).
 	Parent *Node
 
-	// lastKey and last: the child childCache.child returned last, under
-	// key lastKey: a loop calling one function from the same path finds
-	// it here, in the node it is in. The key is kept here, not read
-	// from the child: a miss would touch a node for nothing.
-	lastKey segKey
-	last    *Node
+	// last: the child childCache.child returned last: a loop calling
+	// one function from the same path finds it here, checked by the
+	// child's own key.
+	last *Node
 	// nkids is how many children the segment made the node (below
 	// segKidsInline child looks through the list: kid, then each next;
 	// beyond it childCache.many finds them).
