@@ -27,7 +27,7 @@ type Symbolizer interface {
 // A segment follows calls in Nodes (segNode): their first fields are
 // those following a call asks of the node called and childCache.lookup
 // checks it by, in the first cache line, and the segment's own fields
-// (lastKey to next) follow. Stitching adopts a segment's nodes as the
+// (last to next) follow. Stitching adopts a segment's nodes as the
 // result's where no node of the same path is there yet (merge): sort
 // -n's 1.2 million paths are made once, not as segment nodes and then
 // copied into Nodes.

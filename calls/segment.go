@@ -35,8 +35,8 @@ type segKey struct {
 // segNode is a call path of one segment, below a thread's root or below
 // one of the frames open at the segment's checkpoint: a Node, of which
 // the segment sets the keys, Count, Self, First, FirstTid and Parent
-// (its parent in the segment) and its own fields (lastKey to next), all
-// in the Node's first 104 bytes; its NodeInfo is nil. Stitching adopts
+// (its parent in the segment) and its own fields (last to next), all
+// in the Node's first 88 bytes; its NodeInfo is nil. Stitching adopts
 // it as the result's node (giving it a NodeInfo) or adds it into one
 // (merge).
 type segNode = Node
