@@ -84,14 +84,16 @@ type NodeInfo struct {
 	// SiteName names the call site: file:line when there is DWARF, else
 	// caller+offset.
 	SiteName string
-	Total    uint64  // Self and the instructions of every longer path
-	Depth    int     // 1 for a thread's first function, 0 for a root
+	Total    uint64 // Self and the instructions of every longer path
+	Depth    int32  // 1 for a thread's first function, 0 for a root
+	// img is the node's key's image; it shares a word with Depth: 8
+	// bytes fewer of each path's (sort -n: 1.2 million).
+	img      int32
 	Children []*Node // by first position
 
 	// kids finds a child by key once there are more than kidsInline
-	// (child); img is the node's key's image.
+	// (child).
 	kids map[key]*Node
-	img  int
 }
 
 // newRoot is an empty tree's root.
@@ -142,7 +144,7 @@ func (n *Node) childIn(k key, a *treeAlloc) *Node {
 	}
 	c := a.node()
 	*c = Node{Entry: k.Entry, Site: k.Site, First: noPos, Parent: n, NodeInfo: a.info()}
-	c.Depth, c.img = n.Depth+1, k.img
+	c.Depth, c.img = n.Depth+1, int32(k.img)
 	n.add(k, c)
 	return c
 }
@@ -153,14 +155,14 @@ func (n *Node) find(k key) *Node {
 		return n.kids[k]
 	}
 	for _, c := range n.Children {
-		if c.Site == k.Site && c.Entry == k.Entry && c.img == k.img {
+		if c.Site == k.Site && c.Entry == k.Entry && int(c.img) == k.img {
 			return c
 		}
 	}
 	if len(n.Children) >= kidsInline {
 		n.kids = make(map[key]*Node, 2*len(n.Children))
 		for _, c := range n.Children {
-			n.kids[key{c.Site, c.Entry, c.img}] = c
+			n.kids[key{c.Site, c.Entry, int(c.img)}] = c
 		}
 	}
 	return nil
@@ -1136,7 +1138,7 @@ func (a *treeAlloc) copyChildren(src, dst *Node, img int) []*Node {
 		d := a.node()
 		*d = Node{Entry: c.Entry, Site: c.Site, Count: c.Count, Self: c.Self, First: c.First,
 			FirstTid: c.FirstTid, Parent: dst, NodeInfo: a.info()}
-		*d.NodeInfo = NodeInfo{Func: c.Func, SiteName: c.SiteName, Total: c.Total, Depth: dst.Depth + 1, img: img}
+		*d.NodeInfo = NodeInfo{Func: c.Func, SiteName: c.SiteName, Total: c.Total, Depth: dst.Depth + 1, img: int32(img)}
 		d.Children = a.copyChildren(c, d, img)
 		out[i] = d
 	}

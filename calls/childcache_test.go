@@ -93,7 +93,7 @@ func TestNodeKidsInlineThenMap(t *testing.T) {
 		for i := range n {
 			k := key{Site: uint64(i / 2), Entry: 100, img: i % 2}
 			c := root.child(k)
-			if c.Parent != root || c.Site != k.Site || c.Entry != k.Entry || c.img != k.img || c.Depth != 1 {
+			if c.Parent != root || c.Site != k.Site || c.Entry != k.Entry || int(c.img) != k.img || c.Depth != 1 {
 				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
 			}
 			made[k] = c
