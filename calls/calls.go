@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"ttd/reader"
@@ -347,13 +348,38 @@ func Analyze(t *reader.Trace, sym Symbolizer, opts Options) (*Profile, error) {
 }
 
 // holdGC turns collection off until the function it returns is called,
-// through opts.HoldGC if set.
+// through opts.HoldGC if set. Holds nest (Analyzes at once, as tests
+// and library users may run them): the first turns collection off, the
+// last release lets it go; a second hold saving GOGC -1 and putting it
+// back last would leave collection off for good.
 func holdGC(opts *Options) (release func()) {
-	if opts.HoldGC != nil {
-		return opts.HoldGC()
+	gcHolds.Lock()
+	defer gcHolds.Unlock()
+	if gcHolds.n == 0 {
+		if opts.HoldGC != nil {
+			gcHolds.release = opts.HoldGC()
+		} else {
+			p := debug.SetGCPercent(-1)
+			gcHolds.release = func() { debug.SetGCPercent(p) }
+		}
 	}
-	p := debug.SetGCPercent(-1)
-	return func() { debug.SetGCPercent(p) }
+	gcHolds.n++
+	return func() {
+		gcHolds.Lock()
+		defer gcHolds.Unlock()
+		if gcHolds.n--; gcHolds.n == 0 {
+			gcHolds.release()
+			gcHolds.release = nil
+		}
+	}
+}
+
+// gcHolds counts the holds in force (holdGC) and keeps the first's
+// release.
+var gcHolds struct {
+	sync.Mutex
+	n       int
+	release func()
 }
 
 // collectBeforeStitch is how many segment nodes make Analyze collect

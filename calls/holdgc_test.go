@@ -48,4 +48,22 @@ func TestHoldGCWhileStitching(t *testing.T) {
 	if p := debug.SetGCPercent(150); p != 150 {
 		t.Errorf("GOGC %d after release, want 150 put back", p)
 	}
+
+	// Holds nest: the first released first leaves collection off, the
+	// last puts GOGC back; Options.HoldGC is asked by the first only.
+	asked := 0
+	hold := func() func() {
+		asked++
+		p := debug.SetGCPercent(-1)
+		return func() { debug.SetGCPercent(p) }
+	}
+	first, second := holdGC(&Options{HoldGC: hold}), holdGC(&Options{HoldGC: hold})
+	first()
+	if p := debug.SetGCPercent(-1); p != -1 || asked != 1 {
+		t.Errorf("one of two holds released: GOGC %d, HoldGC asked %d times; want -1, once", p, asked)
+	}
+	second()
+	if p := debug.SetGCPercent(150); p != 150 {
+		t.Errorf("both released: GOGC %d, want 150 put back", p)
+	}
 }
