@@ -93,7 +93,7 @@ func TestNodeKidsInlineThenMap(t *testing.T) {
 		for i := range n {
 			k := key{Site: uint64(i / 2), Entry: 100, img: i % 2}
 			c := root.child(k)
-			if c.Parent != root || c.Site != k.Site || c.Entry != k.Entry || c.img != k.img || c.Depth != 1 {
+			if c.Parent != root || c.Site != k.Site || c.Entry != k.Entry || int(c.img) != k.img || c.Depth != 1 {
 				t.Fatalf("%d children: child %d made wrong: %+v", n, i, c)
 			}
 			made[k] = c
@@ -176,5 +176,33 @@ func TestChildCacheTagIsNotTheCheck(t *testing.T) {
 	}
 	if p.numChildren() != 2 {
 		t.Errorf("p has %d children, not 2: a path made twice", p.numChildren())
+	}
+}
+
+// TestChildKeepsLast: child remembers the child it returned in its
+// parent (last), which a loop calling one function finds without the
+// cache, and answers from it only for that child's own key: a call of
+// another function from the same path gets its own child.
+func TestChildKeepsLast(t *testing.T) {
+	c := new(childCache)
+	root := &segNode{First: noPos}
+	ka, kb := segKey{Site: 0x401000, Entry: 0x402000}, segKey{Site: 0x401000, Entry: 0x403000}
+	a := c.child(root, ka)
+	if root.last != a {
+		t.Fatalf("after child(ka): last %p, want the child %p", root.last, a)
+	}
+	// A slot holding another node must not matter: last answers.
+	for i := range c.slots {
+		c.slots[i], c.tags[i] = nil, 0
+	}
+	if got := c.child(root, ka); got != a {
+		t.Fatalf("child(ka) again: %p, want last, %p", got, a)
+	}
+	b := c.child(root, kb)
+	if b == a || b.skey() != kb || root.last != b {
+		t.Fatalf("child(kb): %+v (last %p), want a new child of key kb, kept as last", b, root.last)
+	}
+	if got := c.child(root, ka); got != a || root.last != a {
+		t.Errorf("child(ka) after kb: %p (last %p), want %p", got, root.last, a)
 	}
 }

@@ -244,7 +244,7 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 		kk.Entry = s.leafEntry(h)
 	}
 	c := top.last
-	if c == nil || top.lastKey != kk {
+	if c == nil || c.skey() != kk {
 		c = s.children.child(top, kk)
 	}
 	c.Count++

@@ -91,7 +91,7 @@ func (w *mergeWalk) walk(parent *Node, srcs []mergeSrc, depth int) {
 			}
 		} else {
 			for i := range l.groups {
-				if d := &l.groups[i]; d.Site == k.Site && d.Entry == k.Entry && l.infos[i].img == k.img {
+				if d := &l.groups[i]; d.Site == k.Site && d.Entry == k.Entry && int(l.infos[i].img) == k.img {
 					g = int32(i)
 					break
 				}
@@ -100,7 +100,7 @@ func (w *mergeWalk) walk(parent *Node, srcs []mergeSrc, depth int) {
 		if g < 0 {
 			g = int32(len(l.groups))
 			l.groups = append(l.groups, Node{Entry: c.Entry, Site: c.Site, First: c.First, FirstTid: c.FirstTid, Parent: parent})
-			l.infos = append(l.infos, NodeInfo{Func: c.Func, SiteName: c.SiteName, Depth: parent.Depth + 1, img: e.img})
+			l.infos = append(l.infos, NodeInfo{Func: c.Func, SiteName: c.SiteName, Depth: parent.Depth + 1, img: int32(e.img)})
 			if useMap {
 				l.byKey[k] = g
 			}

@@ -35,8 +35,8 @@ type segKey struct {
 // segNode is a call path of one segment, below a thread's root or below
 // one of the frames open at the segment's checkpoint: a Node, of which
 // the segment sets the keys, Count, Self, First, FirstTid and Parent
-// (its parent in the segment) and its own fields (lastKey to next), all
-// in the Node's first 104 bytes; its NodeInfo is nil. Stitching adopts
+// (its parent in the segment) and its own fields (last to next), all
+// in the Node's first 88 bytes; its NodeInfo is nil. Stitching adopts
 // it as the result's node (giving it a NodeInfo) or adds it into one
 // (merge).
 type segNode = Node
@@ -154,11 +154,11 @@ const childBits = 13
 
 // child is n.child(k), through the cache.
 func (c *childCache) child(n *segNode, k segKey) *segNode {
-	if n.last != nil && n.lastKey == k {
-		return n.last
+	if x := n.last; x != nil && x.skey() == k {
+		return x
 	}
 	x := c.lookup(n, k)
-	n.lastKey, n.last = k, x
+	n.last = x
 	return x
 }
 
@@ -565,7 +565,7 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	k, p := segKey{f.site, entry}, f.parent
 	n := p.last
-	if n == nil || p.lastKey != k {
+	if n == nil || n.skey() != k {
 		n = s.children.child(p, k)
 	}
 	n.Count++

@@ -60,7 +60,7 @@ func oneJSONDocument(instructions uint64, views []callView, keep func(*calls.Nod
 			if keep(n) {
 				out = append(out, jsonPath{n.Path(), n.SiteName, n.Count, n.Total, n.Self, n.First, n.FirstTid})
 			}
-			return depth == 0 || n.Depth < depth
+			return depth == 0 || int(n.Depth) < depth
 		})
 		views[i].Paths = out
 	}

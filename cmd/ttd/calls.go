@@ -79,7 +79,7 @@ func callsCmd(name string, args []string) int {
 		}
 	}
 	filter := func(n *calls.Node) bool {
-		return (*depth == 0 || n.Depth <= *depth) && n.Count >= *minCount
+		return (*depth == 0 || int(n.Depth) <= *depth) && n.Count >= *minCount
 	}
 	if *asJSON {
 		w := bufio.NewWriterSize(os.Stdout, 64<<10)
@@ -117,7 +117,7 @@ func callProfile(path string, jobs int) (*calls.Profile, int) {
 		return nil, fail("%v", err)
 	}
 	bar := progress.New("calls "+path, "segments", 1)
-	p, err := calls.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback()})
+	p, err := calls.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback(), HoldGC: holdGC})
 	bar.Done()
 	if err != nil {
 		return nil, fail("%v", err)
@@ -222,7 +222,7 @@ func writeCallJSON(w io.Writer, instructions uint64, views []callView, keep func
 				w.Write(p)
 				n++
 			}
-			return depth == 0 || m.Depth < depth
+			return depth == 0 || int(m.Depth) < depth
 		})
 		if err2 != nil {
 			return err2
@@ -256,7 +256,7 @@ func writeCallTree(w io.Writer, walk func(fn func(*calls.Node) bool), keep func(
 				b = b[:0]
 			}
 		}
-		return depth == 0 || n.Depth < depth
+		return depth == 0 || int(n.Depth) < depth
 	})
 	w.Write(b)
 }
@@ -270,7 +270,7 @@ func writeCallTree(w io.Writer, walk func(fn func(*calls.Node) bool), keep func(
 // its path in one copy and its digits written into them (putDigits),
 // without counting them or growing b for each: 58-60 ns.
 func appendRow(b []byte, n *calls.Node) []byte {
-	indent := max(2*(n.Depth-1), 0)
+	indent := max(2*(int(n.Depth)-1), 0)
 	b = slices.Grow(b, rowHead+4*20+indent+len(n.Func)+len(n.SiteName)+4)
 	if n.Count < 1e8 && n.Total < 1e14 && n.Self < 1e14 && (n.First < 1e12 || n.First == ^uint64(0)) {
 		at := len(b)

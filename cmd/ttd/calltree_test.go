@@ -111,9 +111,9 @@ func chainTree(depth int, set func(d int, n *calls.Node)) *calls.Node {
 	root := &calls.Node{NodeInfo: &calls.NodeInfo{}}
 	parent := root
 	for d := range depth {
-		n := &calls.Node{Parent: parent, NodeInfo: &calls.NodeInfo{Depth: d + 1}}
+		n := &calls.Node{Parent: parent, NodeInfo: &calls.NodeInfo{Depth: int32(d) + 1}}
 		set(d, n)
-		parent.Children = append(parent.Children, n, &calls.Node{Count: 1, First: ^uint64(0), Parent: parent, NodeInfo: &calls.NodeInfo{Func: "leaf", Depth: d + 1}})
+		parent.Children = append(parent.Children, n, &calls.Node{Count: 1, First: ^uint64(0), Parent: parent, NodeInfo: &calls.NodeInfo{Func: "leaf", Depth: int32(d) + 1}})
 		parent = n
 	}
 	return root
@@ -133,9 +133,9 @@ func fmtCallTree(root *calls.Node, keep func(*calls.Node) bool, depth int) strin
 			if n.SiteName != "" {
 				site = "  (" + n.SiteName + ")"
 			}
-			fmt.Fprintf(&w, "%8d %14d %14d %12s  %s%s%s\n", n.Count, n.Total, n.Self, first, strings.Repeat("  ", n.Depth-1), n.Func, site)
+			fmt.Fprintf(&w, "%8d %14d %14d %12s  %s%s%s\n", n.Count, n.Total, n.Self, first, strings.Repeat("  ", int(n.Depth)-1), n.Func, site)
 		}
-		return depth == 0 || n.Depth < depth
+		return depth == 0 || int(n.Depth) < depth
 	})
 	return w.String()
 }
@@ -153,7 +153,7 @@ func TestCallTreeRowsAsFmtManyWrites(t *testing.T) {
 			// Numbers of every width up to 16 digits: one short of a
 			// column's too (one blank of padding).
 			n := &calls.Node{Count: pow10(d % 10), Self: pow10(d % 15), First: pow10((d + 2*chain) % 13), Parent: parent,
-				NodeInfo: &calls.NodeInfo{Func: fmt.Sprintf("f%d_%d", chain, d), Total: pow10((d+chain)%17) + uint64(rows), Depth: d + 1}}
+				NodeInfo: &calls.NodeInfo{Func: fmt.Sprintf("f%d_%d", chain, d), Total: pow10((d+chain)%17) + uint64(rows), Depth: int32(d) + 1}}
 			if d%3 == 0 {
 				n.SiteName = fmt.Sprintf("deep.c:%d", d)
 			}
@@ -219,7 +219,7 @@ func BenchmarkCallTreeRows(b *testing.B) {
 		for i := range 2 {
 			v := uint64(rows*7919+i) % pow10(1+rows%10)
 			n := &calls.Node{Count: v % 1000, Self: v, First: v * 11, Parent: parent,
-				NodeInfo: &calls.NodeInfo{Func: "msort_with_tmp", SiteName: fmt.Sprintf("msort.c:%d", 297+i*3), Total: v * 3, Depth: d + 1}}
+				NodeInfo: &calls.NodeInfo{Func: "msort_with_tmp", SiteName: fmt.Sprintf("msort.c:%d", 297+i*3), Total: v * 3, Depth: int32(d) + 1}}
 			if d%5 == 4 {
 				n.Func, n.SiteName = "compare", "sort.c:2790"
 			}

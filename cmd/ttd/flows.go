@@ -35,7 +35,7 @@ func flowsOf(path string, jobs int) (*flows.Result, int) {
 		return nil, fail("%v", err)
 	}
 	bar := progress.New("flows "+path, "segments", 1)
-	res, err := flows.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback()})
+	res, err := flows.Analyze(t, sym, calls.Options{Workers: jobs, Progress: bar.Callback(), HoldGC: holdGC})
 	bar.Done()
 	if err != nil {
 		return nil, fail("%v", err)

@@ -108,3 +108,47 @@ func armGCTuner(percent int) {
 		}
 	})
 }
+
+// holdGC turns collection off until release is called
+// (calls.Options.HoldGC: while stitching a call tree that allocates
+// only what stays live). It disarms the tuner first: the finalizer of
+// one armed before the collection Analyze makes just before would turn
+// collection back on (it did in sort -n's `ttd calls`, collecting 279
+// -> 261 MB for 0.24 s of CPU). release sets the GOGC that puts the
+// next goal where a collection then would put it (heldPercent), and
+// arms the tuner for the collection after; with GOGC from the
+// environment, it puts that back. Putting back the GOGC it found set
+// off a collection at once when the heap had passed the goal of the
+// collection before stitching: sort -n's --jobs 2, 271 -> 225 MB, the
+// garbage the segments' merged nodes, for 0.1 s of CPU marking.
+func holdGC() (release func()) {
+	armed := tunerGen.Load() != 0
+	if armed {
+		tunerGen.Add(1)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	p := debug.SetGCPercent(-1)
+	live := liveFromGoal(ms.NextGC, p)
+	return func() {
+		if !armed {
+			debug.SetGCPercent(p)
+			return
+		}
+		runtime.ReadMemStats(&ms)
+		q := heldPercent(live, ms.HeapAlloc, p)
+		debug.SetGCPercent(q)
+		armGCTuner(q)
+	}
+}
+
+// heldPercent is the GOGC after a hold (holdGC) that began with live
+// bytes live at GOGC p and ends with a heap of heap bytes: the goal is
+// twice the heap, what a collection now would set if it found it all
+// live (what a hold allocates stays live), and never below the goal
+// the hold began with.
+func heldPercent(live, heap uint64, p int) int {
+	live = max(live, 1)
+	goal := max(2*heap, live*uint64(100+max(p, 0))/100)
+	return int(goal*100/live) - 100
+}

@@ -76,3 +76,73 @@ func TestRetuneGC(t *testing.T) {
 		t.Errorf("a stale tuner's finalizer set GOGC %d (want %d left alone)", p, want)
 	}
 }
+
+// TestHoldGC: holdGC keeps collection off through collections whose
+// armed tuner would turn it back on; release puts back the GOGC it
+// found when GOGC came from the environment, else one no lower
+// (heldPercent), with the tuner armed again: the next collection then
+// sets GOGC for the live heap.
+func TestHoldGC(t *testing.T) {
+	// Last: collect the 32 MB the holds allocated, at the GOGC put
+	// back, or the collection they set off comes in a later test
+	// (TestReserveHugeHeapOnce counted it).
+	defer runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer tunerGen.Store(tunerGen.Load())
+
+	for _, armed := range []bool{true, false} {
+		tunerGen.Store(0)
+		debug.SetGCPercent(300)
+		if armed {
+			armGCTuner(300) // as tuneGC leaves it
+		}
+		release := holdGC()
+		for range 3 {
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+		// What a hold allocates stays live: twice the heap at release
+		// is a goal above GOGC 300's (which GOGC from the environment
+		// keeps all the same).
+		held := make([]byte, 32<<20)
+		if p := debug.SetGCPercent(-1); p != -1 {
+			t.Errorf("armed %v: GOGC %d while held, want -1 (off)", armed, p)
+		}
+		release()
+		if p := debug.SetGCPercent(300); !armed && p != 300 || armed && p <= 300 {
+			t.Errorf("armed %v: GOGC %d after release, want 300 (armed: more)", armed, p)
+		}
+		runtime.KeepAlive(held)
+		if !armed {
+			continue
+		}
+		for range 3 {
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The tuner armed again set GOGC for this test's live heap.
+		if p := debug.SetGCPercent(100); p == 300 {
+			t.Errorf("after release: GOGC still 300, the tuner was not armed again")
+		}
+	}
+}
+
+// TestHeldPercent: after a hold, the next goal is twice the heap, or
+// the goal the hold began with if that is more.
+func TestHeldPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live, heap uint64
+		p, want    int
+	}{
+		{150 * mb, 270 * mb, 100, 260}, // sort -n --jobs 2: goal 540 MB, not 300
+		{150 * mb, 150 * mb, 100, 100}, // nothing allocated: as before
+		{150 * mb, 160 * mb, 100, 113}, // twice the heap
+		{10 * mb, 12 * mb, 540, 540},   // the tuner's goal (64 MB) is more
+		{0, 0, 100, 100},
+	} {
+		if got := heldPercent(c.live, c.heap, c.p); got != c.want {
+			t.Errorf("heldPercent(%d MB, %d MB, %d) = %d, want %d", c.live/mb, c.heap/mb, c.p, got, c.want)
+		}
+	}
+}
