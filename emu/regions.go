@@ -5,12 +5,20 @@ type Region struct {
 	Start, End uint64
 	Prot       int // PROT_ bits
 	Name       string
+	// Obj names the shared memory the mapping shows (a file mapped
+	// MAP_SHARED, a System V segment, anonymous shared memory), one
+	// name for every mapping of it in the machine while it exists; 0
+	// for a private mapping. Off is the offset of Start in it: a page
+	// at the same Obj and offset is the same page wherever it is
+	// mapped.
+	Obj, Off uint64
 }
 
 // Regions appends the current mappings, in address order, to dst.
 func (mm *MM) Regions(dst []Region) []Region {
 	for _, v := range mm.vmas {
-		dst = append(dst, Region{Start: v.start, End: v.end, Prot: v.prot, Name: v.name})
+		obj, off := v.object()
+		dst = append(dst, Region{Start: v.start, End: v.end, Prot: v.prot, Name: v.name, Obj: obj, Off: off})
 	}
 	return dst
 }

@@ -22,6 +22,7 @@ import (
 // shmSegment is one segment.
 type shmSegment struct {
 	id, key    int
+	obj        uint64 // its name for observers (Region.Obj)
 	size       uint64
 	mode       uint32
 	cpid, lpid int
@@ -105,7 +106,7 @@ func Shmget(t *Thread, a *SyscallArgs) (uint64, error) {
 		m.shm = map[int]*shmSegment{}
 	}
 	m.shmNext++
-	s := &shmSegment{id: m.shmNext, key: key, size: size, mode: uint32(flags) & 0o777, cpid: t.P.PID,
+	s := &shmSegment{id: m.shmNext, key: key, obj: m.newObj(), size: size, mode: uint32(flags) & 0o777, cpid: t.P.PID,
 		ctime: time.Now().Unix(), pages: map[uint64]*x86.Page{}}
 	m.shm[s.id] = s
 	return uint64(s.id), nil

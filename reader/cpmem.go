@@ -294,7 +294,7 @@ func (b *pagesBuilder) checkpoint(r *Replay) {
 			continue
 		}
 		live[sp] = true
-		b.space(sp, p.as.mem)
+		b.space(sp, p.as)
 	}
 	var gone []uint32
 	for sp := range b.prev {
@@ -320,9 +320,11 @@ func (b *pagesBuilder) checkpoint(r *Replay) {
 	}
 }
 
-// space writes the pages of space sp (memory mem) that differ from its
-// fork at the last checkpoint, and forks it again.
-func (b *pagesBuilder) space(sp uint32, mem *x86.Memory) {
+// space writes the pages of space sp (address space as) that differ
+// from its fork at the last checkpoint, and forks it again (its shared
+// memory copied, shared.go: those pages are compared by their bytes).
+func (b *pagesBuilder) space(sp uint32, as *addrSpace) {
+	mem := as.mem
 	prev := b.prev[sp]
 	b.pns = b.pns[:0]
 	mem.Pages(0, 1<<52, func(pn uint64, pg *x86.Page) {
@@ -357,7 +359,7 @@ func (b *pagesBuilder) space(sp uint32, mem *x86.Memory) {
 	if prev != nil {
 		prev.Release()
 	}
-	b.prev[sp] = mem.Fork(nil)
+	b.prev[sp] = as.forkApart()
 }
 
 func (b *pagesBuilder) zero(sp uint32, pn uint64) {
@@ -473,8 +475,10 @@ func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
 			continue // touched or unmapped since
 		}
 		g := as.find(q << x86.PageShift)
-		if g == nil {
-			continue // not mapped (yet): it stays pending
+		if g == nil || g.obj != 0 {
+			// Not mapped (yet), or shared memory (sharedPage): it
+			// stays pending.
+			continue
 		}
 		np := as.spare.take(q)
 		if np == nil {
