@@ -10,15 +10,19 @@ type Region struct {
 	// name for every mapping of it in the machine while it exists; 0
 	// for a private mapping. Off is the offset of Start in it: a page
 	// at the same Obj and offset is the same page wherever it is
-	// mapped.
+	// mapped. File is set when Obj is a file's pages: a fork makes
+	// every page of the mapping exist first (MM.fork), as its replay
+	// must for their hashes to agree.
 	Obj, Off uint64
+	File     bool
 }
 
 // Regions appends the current mappings, in address order, to dst.
 func (mm *MM) Regions(dst []Region) []Region {
 	for _, v := range mm.vmas {
 		obj, off := v.object()
-		dst = append(dst, Region{Start: v.start, End: v.end, Prot: v.prot, Name: v.name, Obj: obj, Off: off})
+		dst = append(dst, Region{Start: v.start, End: v.end, Prot: v.prot, Name: v.name, Obj: obj, Off: off,
+			File: obj != 0 && v.file != nil})
 	}
 	return dst
 }

@@ -239,7 +239,7 @@ func (t *Trace) newPagesBuilder(w io.Writer) (*pagesBuilder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}}, nil
+	return &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}, zeroed: map[uint32]map[uint64]bool{}}, nil
 }
 
 // close ends an index pass that went to the trace's end: it lets go of
@@ -267,6 +267,9 @@ type pagesBuilder struct {
 	st   PagesStats
 	err  error
 	pns  []uint64
+	// zeroed are the pages of shared memory stored as pages of zeros,
+	// by space (zeroShared).
+	zeroed map[uint32]map[uint64]bool
 }
 
 // checkpoint writes what changed in memory since the last checkpoint
@@ -311,12 +314,16 @@ func (b *pagesBuilder) checkpoint(r *Replay) {
 				b.pns = append(b.pns, pn)
 			}
 		})
+		for pn := range b.zeroed[sp] {
+			b.pns = append(b.pns, pn)
+		}
 		slices.Sort(b.pns)
 		for _, pn := range b.pns {
 			b.zero(sp, pn)
 		}
 		m.Release()
 		delete(b.prev, sp)
+		delete(b.zeroed, sp)
 	}
 }
 
@@ -340,6 +347,8 @@ func (b *pagesBuilder) space(sp uint32, as *addrSpace) {
 		})
 	}
 	slices.Sort(b.pns)
+	shared := as.hasShared()
+	zeroed := b.zeroed[sp]
 	for _, pn := range b.pns {
 		pg := mem.Lookup(pn)
 		var old *x86.Page
@@ -347,13 +356,19 @@ func (b *pagesBuilder) space(sp uint32, as *addrSpace) {
 			old = prev.Lookup(pn)
 		}
 		switch {
+		case pg != nil && zeroPage(pg) && shared && as.sharedAt(pn):
+			if old == nil || !zeroPage(old) {
+				b.zeroShared(sp, pn)
+			}
 		case pg == nil || zeroPage(pg):
-			if old != nil && !zeroPage(old) {
+			if old != nil && (!zeroPage(old) || zeroed[pn]) {
 				b.zero(sp, pn)
+				delete(zeroed, pn)
 			}
 		case old == nil || *old.Data != *pg.Data:
 			b.pw.Page(sp, pn, pg.Data)
 			b.st.Pages++
+			delete(zeroed, pn)
 		}
 	}
 	if prev != nil {
@@ -361,6 +376,24 @@ func (b *pagesBuilder) space(sp uint32, as *addrSpace) {
 	}
 	b.prev[sp] = as.forkApart()
 }
+
+// zeroShared stores page pn of space sp, a page of shared memory that
+// holds zeros, as a page of zeros rather than no page: another address
+// space may write it, and an address space holds it, for its memory's
+// hash (x86.HashMemory), once it touched it, as the recording's did.
+// Private memory needs no such page: only its own writes change it,
+// and they make it exist.
+func (b *pagesBuilder) zeroShared(sp uint32, pn uint64) {
+	b.pw.Page(sp, pn, &zeroData)
+	b.st.Pages++
+	if b.zeroed[sp] == nil {
+		b.zeroed[sp] = map[uint64]bool{}
+	}
+	b.zeroed[sp][pn] = true
+}
+
+// zeroData is a page of zeros.
+var zeroData [x86.PageSize]byte
 
 func (b *pagesBuilder) zero(sp uint32, pn uint64) {
 	b.pw.Page(sp, pn, nil)

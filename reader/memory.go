@@ -14,8 +14,10 @@ type region struct {
 	start, end uint64
 	prot       int
 	// obj is the shared memory the region shows, 0 for private memory;
-	// off the offset of start in it (shared.go).
+	// off the offset of start in it; file is set when it is a file's
+	// pages (shared.go).
 	obj, off uint64
+	file     bool
 }
 
 // addrSpace mirrors the recorded address space's layout and protections.
@@ -179,11 +181,12 @@ func (as *addrSpace) cut(lo, hi uint64) {
 }
 
 // mmap maps [addr, addr+n) with prot, showing shared memory object obj
-// from offset off (0: private memory); pages already materialised there
-// keep their bytes (code) and take the new protection.
-func (as *addrSpace) mmap(addr, n uint64, prot int, obj, off uint64) {
+// from offset off (0: private memory; file: a file's pages); pages
+// already materialised there keep their bytes (code) and take the new
+// protection.
+func (as *addrSpace) mmap(addr, n uint64, prot int, obj, off uint64, file bool) {
 	lo, hi := addr&^(x86.PageSize-1), (addr+n+x86.PageSize-1)&^(x86.PageSize-1)
-	as.insert(region{lo, hi, prot, obj, off})
+	as.insert(region{lo, hi, prot, obj, off, file})
 	as.mem.Protect(lo>>x86.PageShift, hi>>x86.PageShift, perm(prot), nil)
 	as.mem.FlushTLB()
 }
@@ -207,7 +210,7 @@ func (as *addrSpace) protect(addr, n uint64, prot int) {
 			shared = append(shared, g.part(max(g.start, lo), min(g.end, hi)))
 		}
 	}
-	as.mmap(addr, n, prot, 0, 0)
+	as.mmap(addr, n, prot, 0, 0, false)
 	for _, g := range shared {
 		g.prot = prot
 		as.insert(g)

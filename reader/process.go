@@ -264,6 +264,7 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 			}
 			c.as, c.code = parent.as, parent.code
 		} else {
+			parent.as.materializeFiles()
 			c.as = parent.as.fork()
 			c.code = r.newCode(c.as.mem)
 			r.forked, r.forkedFrom = c.as, parent.as

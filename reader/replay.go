@@ -980,7 +980,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			}
 		}
 	case tracefile.KindMmap:
-		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot, rec.Mmap.Object, rec.Mmap.Offset)
+		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot, rec.Mmap.Object, rec.Mmap.Offset, rec.Mmap.Flags&mapAnonymous == 0)
 	case tracefile.KindMunmap:
 		r.as.munmap(rec.Munmap.Addr, rec.Munmap.Len)
 		if r.track != nil && (r.as == r.fas || r.pk != nil || r.vw != nil) {

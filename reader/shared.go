@@ -81,6 +81,24 @@ func (as *addrSpace) sharedPage(pn uint64, g *region) *x86.Page {
 	return p
 }
 
+// mapAnonymous is Linux's MAP_ANONYMOUS: in the Flags of a SharedMmap
+// record, shared memory that is not a file's pages.
+const mapAnonymous = 0x20
+
+// materializeFiles makes every page of as's shared file mappings exist,
+// before a fork, as the recording did (emu's MM.fork: the processes
+// then share the file's pages with their pristine copies): memory
+// hashes count the pages an address space holds.
+func (as *addrSpace) materializeFiles() {
+	for i := range as.regions {
+		if g := &as.regions[i]; g.obj != 0 && g.file {
+			for pn := g.start >> x86.PageShift; pn < g.end>>x86.PageShift; pn++ {
+				as.mem.PageAt(pn)
+			}
+		}
+	}
+}
+
 // keepShared is the keep function of a fork of as's memory: the pages
 // of its shared regions stay one page (nil when it has none).
 func (as *addrSpace) keepShared() func(pn uint64) bool {

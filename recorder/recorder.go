@@ -946,6 +946,9 @@ func (r *Recorder) mmap(g emu.Region) {
 	if g.Obj != 0 && r.replayable() {
 		// Its replay shares the pages (replayable.go).
 		m.Flags, m.Object, m.Offset = mapShared, g.Obj, g.Off
+		if !g.File {
+			m.Flags |= mapAnonymous
+		}
 	}
 	r.w.Mmap(&m)
 }

@@ -178,9 +178,13 @@ func (r *Recorder) pendingWrites(th *emu.Thread) {
 	}
 }
 
-// mapShared is Linux's MAP_SHARED, the Flags of the Mmap record of
-// shared memory.
-const mapShared = 0x01
+// mapShared and mapAnonymous are Linux's MAP_SHARED and MAP_ANONYMOUS,
+// the Flags of the Mmap record of shared memory (anonymous: not a
+// file's pages).
+const (
+	mapShared    = 0x01
+	mapAnonymous = 0x20
+)
 
 // memHashes writes the hash of every live address space's memory
 // (TagMemHash), after a checkpoint.
