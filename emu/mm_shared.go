@@ -54,13 +54,18 @@ func (m *Machine) newAnonShared() *anonShared {
 	return &anonShared{obj: m.newObj(), pages: map[uint64]*x86.Page{}}
 }
 
-// page returns page i, made zeroed the first time. Not in a host window
-// (x86.NewPage): it may be shown at several places.
-func (a *anonShared) page(i uint64) *x86.Page {
-	p := a.pages[i]
+// page returns page i, made zeroed the first time.
+func (a *anonShared) page(i uint64) *x86.Page { return objectPage(a.pages, i) }
+
+// objectPage returns page i of a shared memory object's pages, made
+// zeroed the first time. Not in a host window (x86.NewPage): it may be
+// shown at several places, each with its own protection (Memory's page
+// table).
+func objectPage(pages map[uint64]*x86.Page, i uint64) *x86.Page {
+	p := pages[i]
 	if p == nil {
 		p = x86.NewPage()
-		a.pages[i] = p
+		pages[i] = p
 	}
 	return p
 }

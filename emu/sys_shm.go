@@ -40,14 +40,7 @@ const shmMax = 1 << 34
 
 // page returns the segment's page i, made zeroed the first time (each
 // attachment gives it its own protection: Memory's page table).
-func (s *shmSegment) page(i uint64) *x86.Page {
-	p := s.pages[i]
-	if p == nil {
-		p = x86.NewPage()
-		s.pages[i] = p
-	}
-	return p
-}
+func (s *shmSegment) page(i uint64) *x86.Page { return objectPage(s.pages, i) }
 
 // attached counts the mappings of segment s in the address spaces of
 // the processes that have not ended (shm_nattch): each VMA of it, as
