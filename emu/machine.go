@@ -50,6 +50,8 @@ type Machine struct {
 	shmNext int
 	// files are the pages of files mapped MAP_SHARED (mm_shared.go).
 	files map[fileKey]*filePages
+	// objNext numbers the shared memory objects (Region.Obj).
+	objNext uint64
 	// procDirs are the host directories made for guest /proc listings,
 	// and the guest directory each stands for (/proc/PID/fd).
 	procDirs map[string]string

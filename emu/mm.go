@@ -112,6 +112,23 @@ type vma struct {
 	// shm is the System V segment the mapping attaches (off is then
 	// the offset in it), whose pages it shares.
 	shm *shmSegment
+	// anon is the anonymous shared memory a MAP_SHARED|MAP_ANONYMOUS
+	// mapping shows (off is then the offset in it), nil for others.
+	anon *anonShared
+}
+
+// object names the shared memory v shows, and the offset of v.start in
+// it (Region.Obj, Region.Off): 0 for a private mapping.
+func (v *vma) object() (obj, off uint64) {
+	switch {
+	case v.shm != nil:
+		return v.shm.obj, v.off
+	case v.anon != nil:
+		return v.anon.obj, v.off
+	case v.shared && v.file != nil && v.file.shared != nil:
+		return v.file.shared.obj, v.off
+	}
+	return 0, 0
 }
 
 func (v *vma) String() string {
@@ -297,6 +314,9 @@ func (mm *MM) fork() *MM {
 	for _, v := range mm.vmas {
 		if v.shared {
 			shared = append(shared, v)
+			if v.anon != nil || v.shm != nil {
+				continue // (the child's come from the object)
+			}
 			// Both processes must see one page: make them all exist.
 			for a := v.start; a < v.end; a += pageSize {
 				mm.Mem.PageAt(a >> x86.PageShift)
@@ -372,6 +392,9 @@ func (mm *MM) source(pn uint64) (*x86.Page, x86.Perm) {
 	}
 	if v.shm != nil {
 		return v.shm.page((v.off + addr - v.start) >> x86.PageShift), perm(v.prot)
+	}
+	if v.anon != nil {
+		return v.anon.page((v.off + addr - v.start) >> x86.PageShift), perm(v.prot)
 	}
 	var fp *filePages
 	if v.shared && v.file != nil {
@@ -469,7 +492,7 @@ func (mm *MM) split(addr uint64) {
 	if w.file != nil {
 		w.off += addr - v.start
 		w.file.ref()
-	} else if w.shm != nil {
+	} else if w.shm != nil || w.anon != nil {
 		w.off += addr - v.start
 	}
 	v.end = addr
@@ -525,10 +548,11 @@ func (mm *MM) insert(v *vma) {
 
 // compatible reports whether b can be merged onto the end of a.
 func compatible(a, b *vma) bool {
-	if a.end != b.start || a.prot != b.prot || a.shared != b.shared || a.name != b.name || a.file != b.file {
+	if a.end != b.start || a.prot != b.prot || a.shared != b.shared || a.name != b.name || a.file != b.file ||
+		a.shm != b.shm || a.anon != b.anon {
 		return false
 	}
-	if a.file != nil {
+	if a.file != nil || a.shm != nil || a.anon != nil {
 		return a.off+(a.end-a.start) == b.off && a.fileEnd == b.fileEnd
 	}
 	return true

@@ -28,8 +28,46 @@ import (
 type filePages struct {
 	m     *Machine
 	id    fileKey
+	obj   uint64 // its name for observers (Region.Obj)
 	pages map[uint64]*x86.Page
 	users int // mappedFiles using it
+}
+
+// newObj names a new shared memory object (Region.Obj).
+func (m *Machine) newObj() uint64 {
+	m.objNext++
+	return m.objNext
+}
+
+// anonShared is anonymous shared memory (MAP_SHARED|MAP_ANONYMOUS, or
+// /dev/zero mapped shared), Linux's shmem object: its pages by index
+// from the mapping's start, which every mapping of it shows (the one
+// mmap made, its pieces, and their copies in forked children), made
+// zeroed when first touched through any of them.
+type anonShared struct {
+	obj   uint64 // its name for observers (Region.Obj)
+	pages map[uint64]*x86.Page
+}
+
+// newAnonShared makes an anonymous shared memory object.
+func (m *Machine) newAnonShared() *anonShared {
+	return &anonShared{obj: m.newObj(), pages: map[uint64]*x86.Page{}}
+}
+
+// page returns page i, made zeroed the first time.
+func (a *anonShared) page(i uint64) *x86.Page { return objectPage(a.pages, i) }
+
+// objectPage returns page i of a shared memory object's pages, made
+// zeroed the first time. Not in a host window (x86.NewPage): it may be
+// shown at several places, each with its own protection (Memory's page
+// table).
+func objectPage(pages map[uint64]*x86.Page, i uint64) *x86.Page {
+	p := pages[i]
+	if p == nil {
+		p = x86.NewPage()
+		pages[i] = p
+	}
+	return p
 }
 
 // fileKey identifies a host file.
@@ -44,7 +82,7 @@ func (m *Machine) filePagesFor(st *unix.Stat_t) *filePages {
 		if m.files == nil {
 			m.files = map[fileKey]*filePages{}
 		}
-		fp = &filePages{m: m, id: k, pages: map[uint64]*x86.Page{}}
+		fp = &filePages{m: m, id: k, obj: m.newObj(), pages: map[uint64]*x86.Page{}}
 		m.files[k] = fp
 	}
 	fp.users++

@@ -5,12 +5,24 @@ type Region struct {
 	Start, End uint64
 	Prot       int // PROT_ bits
 	Name       string
+	// Obj names the shared memory the mapping shows (a file mapped
+	// MAP_SHARED, a System V segment, anonymous shared memory), one
+	// name for every mapping of it in the machine while it exists; 0
+	// for a private mapping. Off is the offset of Start in it: a page
+	// at the same Obj and offset is the same page wherever it is
+	// mapped. File is set when Obj is a file's pages: a fork makes
+	// every page of the mapping exist first (MM.fork), as its replay
+	// must for their hashes to agree.
+	Obj, Off uint64
+	File     bool
 }
 
 // Regions appends the current mappings, in address order, to dst.
 func (mm *MM) Regions(dst []Region) []Region {
 	for _, v := range mm.vmas {
-		dst = append(dst, Region{Start: v.start, End: v.end, Prot: v.prot, Name: v.name})
+		obj, off := v.object()
+		dst = append(dst, Region{Start: v.start, End: v.end, Prot: v.prot, Name: v.name, Obj: obj, Off: off,
+			File: obj != 0 && v.file != nil})
 	}
 	return dst
 }

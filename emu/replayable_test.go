@@ -8,71 +8,62 @@ import (
 	"ttd/x86"
 )
 
-// TestSharedAlias: memory mapped at two places, one of them writable, is
-// found whichever comes first in the address space and in the machine;
-// a shared mapping mapped once, two read-only ones, disjoint ranges of a
-// file, two files, two segments and a private mapping are not aliases.
-func TestSharedAlias(t *testing.T) {
+// TestSharedObjects: every mapping of one piece of shared memory names
+// it with one Region.Obj, at the offset of its start — a fork's copy, a
+// piece an mprotect split off, a grown tail — and a page at one object
+// and offset is one page wherever it is mapped (what a replay shares,
+// reader/shared.go); two objects side by side stay two regions, and
+// private memory names none.
+func TestSharedObjects(t *testing.T) {
 	const P = pageSize
-	const rw, ro = unix.PROT_READ | unix.PROT_WRITE, unix.PROT_READ
-	f1, f2, f3 := &mappedFile{dev: 1, ino: 2}, &mappedFile{dev: 1, ino: 3}, &mappedFile{dev: 2, ino: 2}
-	s1, s2 := &shmSegment{id: 1}, &shmSegment{id: 2}
-	file := func(start, off, pages uint64, prot int, f *mappedFile) *vma {
-		return &vma{start: start, end: start + pages*P, off: off, prot: prot, shared: true, file: f}
+	const rw = unix.PROT_READ | unix.PROT_WRITE
+	m := &Machine{}
+	mm := NewMM()
+	a, b := m.newAnonShared(), m.newAnonShared()
+	mm.insert(&vma{start: 0x1000_0000, end: 0x1000_0000 + 4*P, prot: rw, shared: true, anon: a, fileEnd: noFileEnd})
+	mm.insert(&vma{start: 0x1000_0000 + 4*P, end: 0x1000_0000 + 6*P, prot: rw, shared: true, anon: b, fileEnd: noFileEnd})
+	mm.insert(&vma{start: 0x2000_0000, end: 0x2000_0000 + 2*P, prot: rw, fileEnd: noFileEnd})
+	mm.protect(0x1000_0000+P, 0x1000_0000+2*P, unix.PROT_READ)
+	mm.growTail(0x1000_0000+6*P, 0x1000_0000+7*P)
+	want := []Region{
+		{Start: 0x1000_0000, End: 0x1000_0000 + P, Prot: rw, Obj: a.obj},
+		{Start: 0x1000_0000 + P, End: 0x1000_0000 + 2*P, Prot: unix.PROT_READ, Obj: a.obj, Off: P},
+		{Start: 0x1000_0000 + 2*P, End: 0x1000_0000 + 4*P, Prot: rw, Obj: a.obj, Off: 2 * P},
+		{Start: 0x1000_0000 + 4*P, End: 0x1000_0000 + 7*P, Prot: rw, Obj: b.obj},
+		{Start: 0x2000_0000, End: 0x2000_0000 + 2*P, Prot: rw},
 	}
-	seg := func(start, off, pages uint64, prot int, s *shmSegment) *vma {
-		return &vma{start: start, end: start + pages*P, off: off, prot: prot, shm: s}
+	got := mm.Regions(nil)
+	if len(got) != len(want) {
+		t.Fatalf("regions %+v, want %+v", got, want)
 	}
-	private := file(0x9000_0000, 0, 4, rw, f1)
-	private.shared = false
-	for _, c := range []struct {
-		name  string
-		vmas  [][]*vma // by process
-		alias bool
-	}{
-		{"one writable file mapping", [][]*vma{{file(0x1000_0000, 0, 3, rw, f1)}}, false},
-		{"a file mapped twice read-only", [][]*vma{{file(0x1000_0000, 0, 3, ro, f1), file(0x2000_0000, 0, 3, ro, f1)}}, false},
-		{"a file mapped twice, the first writable", [][]*vma{{file(0x1000_0000, 0, 2, rw, f1), file(0x2000_0000, P, 2, ro, f1)}}, true},
-		{"a file mapped twice, the second writable", [][]*vma{{file(0x1000_0000, P, 2, ro, f1), file(0x2000_0000, 0, 2, rw, f1)}}, true},
-		{"the second inside the first", [][]*vma{{file(0x1000_0000, 0, 4, rw, f1), file(0x2000_0000, P, 1, rw, f1)}}, true},
-		{"the first inside the second", [][]*vma{{file(0x1000_0000, 2*P, 1, rw, f1), file(0x2000_0000, P, 3, rw, f1)}}, true},
-		{"disjoint ranges of a file", [][]*vma{{file(0x1000_0000, 0, 2, rw, f1), file(0x2000_0000, 2*P, 2, rw, f1)}}, false},
-		{"ranges that touch", [][]*vma{{file(0x1000_0000, 2*P, 2, rw, f1), file(0x2000_0000, 0, 2, rw, f1)}}, false},
-		{"two files", [][]*vma{{file(0x1000_0000, 0, 2, rw, f1), file(0x2000_0000, 0, 2, rw, f2)}}, false},
-		{"two files of one inode number", [][]*vma{{file(0x1000_0000, 0, 2, rw, f1), file(0x2000_0000, 0, 2, rw, f3)}}, false},
-		{"a file in two processes", [][]*vma{{file(0x1000_0000, 0, 2, ro, f1)}, {file(0x1000_0000, P, 1, rw, f1)}}, true},
-		{"a private mapping of the file", [][]*vma{{file(0x1000_0000, 0, 2, rw, f1), private}}, false},
-		{"a segment attached twice", [][]*vma{{seg(0x1000_0000, 0, 2, ro, s1)}, {seg(0x3000_0000, 0, 2, rw, s1)}}, true},
-		{"two segments", [][]*vma{{seg(0x1000_0000, 0, 2, rw, s1), seg(0x3000_0000, 0, 2, rw, s2)}}, false},
-		{"a segment and a file", [][]*vma{{seg(0x1000_0000, 0, 2, rw, s1), file(0x3000_0000, 0, 2, rw, f1)}}, false},
-	} {
-		m := &Machine{}
-		for i, vs := range c.vmas {
-			m.procs = append(m.procs, &Process{PID: 100 + i, MM: &MM{Mem: x86.NewMemory(), vmas: vs}})
-		}
-		if _, _, got := m.SharedAlias(); got != c.alias {
-			t.Errorf("%s: alias %v, want %v", c.name, got, c.alias)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("region %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	// Anonymous shared memory: a fork shares its pages.
-	anon := &vma{start: 0x1000_0000, end: 0x1000_0000 + 2*P, prot: rw, shared: true}
-	mm := &MM{Mem: x86.NewMemory(), vmas: []*vma{anon}}
-	mm.Mem.SetPage(anon.start>>x86.PageShift, x86.NewPage(), x86.PermRead|x86.PermWrite) // as MM.source makes a shared page
-	m := &Machine{procs: []*Process{{PID: 1, MM: mm}}}
-	if _, _, ok := m.SharedAlias(); ok {
-		t.Error("anonymous shared memory of one process: an alias")
+	if a.obj == 0 || b.obj == 0 || a.obj == b.obj {
+		t.Errorf("objects %d and %d: want two names, not 0", a.obj, b.obj)
 	}
-	child := &MM{Mem: mm.Mem.Fork(func(uint64) bool { return true }), vmas: []*vma{{start: anon.start, end: anon.end, prot: ro, shared: true}}}
-	m.procs = append(m.procs, &Process{PID: 2, MM: child})
-	if pid, a, ok := m.SharedAlias(); !ok || pid != 2 || a != anon.start {
-		t.Errorf("anonymous shared memory a fork shares: %d %#x %v, want 2 %#x true", pid, a, ok, anon.start)
+	// The child of a fork maps the same pages, touched before the fork
+	// or after, by the parent or by itself.
+	before := mm.Mem.PageAt(0x1000_0000>>x86.PageShift + 2)
+	child := mm.fork()
+	if got := child.Mem.PageAt(0x1000_0000>>x86.PageShift + 2); got != before {
+		t.Error("a page of anonymous shared memory touched before the fork is not the child's")
 	}
-	child.vmas[0].shared = false // a private copy-on-write copy
-	if _, _, ok := m.SharedAlias(); ok {
-		t.Error("a private copy of anonymous shared memory: an alias")
+	if c, p := child.Mem.PageAt(0x1000_0000>>x86.PageShift+3), mm.Mem.PageAt(0x1000_0000>>x86.PageShift+3); c != p || c == nil {
+		t.Error("a page of anonymous shared memory first touched by the child is not the parent's")
 	}
-	m.procs[1] = &Process{PID: 2, MM: mm} // a thread group sharing the space
-	if _, _, ok := m.SharedAlias(); ok {
-		t.Error("one address space seen from two processes: an alias")
+	if c, p := child.Mem.PageAt(0x2000_0000>>x86.PageShift), mm.Mem.PageAt(0x2000_0000>>x86.PageShift); c == nil || c == p && child.Mem.Private(0x2000_0000>>x86.PageShift) == p {
+		t.Error("a private page stays one page after the child writes it")
+	}
+	if cr := child.Regions(nil); len(cr) != len(want) || cr[1] != want[1] {
+		t.Errorf("the child's regions %+v, want the parent's", cr)
+	}
+	// madvise(MADV_DONTNEED) drops the page from this address space;
+	// touched again, it is the object's (Linux's shmem keeps it).
+	mm.dropPages(0x1000_0000+2*P, 0x1000_0000+3*P)
+	if got := mm.Mem.PageAt(0x1000_0000>>x86.PageShift + 2); got != before {
+		t.Error("anonymous shared memory dropped and touched again is not the object's page")
 	}
 }

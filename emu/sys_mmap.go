@@ -105,6 +105,9 @@ func Mmap(t *Thread, a *SyscallArgs) (uint64, error) {
 			ev.Path, ev.Offset, ev.FileLen = path, off, length
 		}
 	}
+	if shared && v.file == nil {
+		v.anon = t.P.m.newAnonShared()
+	}
 	release := func() {
 		if v.file != nil {
 			v.file.unref()
@@ -292,6 +295,8 @@ func (mm *MM) growTail(lo, hi uint64) {
 	if w.file != nil {
 		w.off += lo - v.start
 		w.file.ref()
+	} else if w.shm != nil || w.anon != nil {
+		w.off += lo - v.start
 	}
 	mm.insert(&w)
 }

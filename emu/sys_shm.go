@@ -22,6 +22,7 @@ import (
 // shmSegment is one segment.
 type shmSegment struct {
 	id, key    int
+	obj        uint64 // its name for observers (Region.Obj)
 	size       uint64
 	mode       uint32
 	cpid, lpid int
@@ -39,14 +40,7 @@ const shmMax = 1 << 34
 
 // page returns the segment's page i, made zeroed the first time (each
 // attachment gives it its own protection: Memory's page table).
-func (s *shmSegment) page(i uint64) *x86.Page {
-	p := s.pages[i]
-	if p == nil {
-		p = x86.NewPage()
-		s.pages[i] = p
-	}
-	return p
-}
+func (s *shmSegment) page(i uint64) *x86.Page { return objectPage(s.pages, i) }
 
 // attached counts the mappings of segment s in the address spaces of
 // the processes that have not ended (shm_nattch): each VMA of it, as
@@ -105,7 +99,7 @@ func Shmget(t *Thread, a *SyscallArgs) (uint64, error) {
 		m.shm = map[int]*shmSegment{}
 	}
 	m.shmNext++
-	s := &shmSegment{id: m.shmNext, key: key, size: size, mode: uint32(flags) & 0o777, cpid: t.P.PID,
+	s := &shmSegment{id: m.shmNext, key: key, obj: m.newObj(), size: size, mode: uint32(flags) & 0o777, cpid: t.P.PID,
 		ctime: time.Now().Unix(), pages: map[uint64]*x86.Page{}}
 	m.shm[s.id] = s
 	return uint64(s.id), nil

@@ -243,7 +243,7 @@ func (t *Trace) newPagesBuilder(w io.Writer) (*pagesBuilder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}, ref: map[spacePage]uint32{}}, nil
+	return &pagesBuilder{pw: pw, prev: map[uint32]*x86.Memory{}, ref: map[spacePage]uint32{}, zeroed: map[uint32]map[uint64]bool{}}, nil
 }
 
 // close ends an index pass that went to the trace's end: it lets go of
@@ -280,6 +280,9 @@ type pagesBuilder struct {
 	live []int32
 	held [][]spacePage
 	sps  []spacePage
+	// zeroed are the pages of shared memory stored as pages of zeros,
+	// by space (zeroShared).
+	zeroed map[uint32]map[uint64]bool
 }
 
 // spacePage is page pn of address space sp.
@@ -313,7 +316,7 @@ func (b *pagesBuilder) checkpoint(r *Replay) {
 			continue
 		}
 		live[sp] = true
-		b.space(sp, p.as.mem)
+		b.space(sp, p.as)
 	}
 	var gone []uint32
 	for sp := range b.prev {
@@ -330,12 +333,16 @@ func (b *pagesBuilder) checkpoint(r *Replay) {
 				b.pns = append(b.pns, pn)
 			}
 		})
+		for pn := range b.zeroed[sp] {
+			b.pns = append(b.pns, pn)
+		}
 		slices.Sort(b.pns)
 		for _, pn := range b.pns {
 			b.zero(sp, pn)
 		}
 		m.Release()
 		delete(b.prev, sp)
+		delete(b.zeroed, sp)
 	}
 	b.compact()
 }
@@ -427,9 +434,11 @@ func (b *pagesBuilder) moved(k spacePage, ref uint32) {
 	b.ref[k] = ref
 }
 
-// space writes the pages of space sp (memory mem) that differ from its
-// fork at the last checkpoint, and forks it again.
-func (b *pagesBuilder) space(sp uint32, mem *x86.Memory) {
+// space writes the pages of space sp (address space as) that differ
+// from its fork at the last checkpoint, and forks it again (its shared
+// memory copied, shared.go: those pages are compared by their bytes).
+func (b *pagesBuilder) space(sp uint32, as *addrSpace) {
+	mem := as.mem
 	prev := b.prev[sp]
 	b.pns = b.pns[:0]
 	mem.Pages(0, 1<<52, func(pn uint64, pg *x86.Page) {
@@ -445,6 +454,8 @@ func (b *pagesBuilder) space(sp uint32, mem *x86.Memory) {
 		})
 	}
 	slices.Sort(b.pns)
+	shared := as.hasShared()
+	zeroed := b.zeroed[sp]
 	for _, pn := range b.pns {
 		pg := mem.Lookup(pn)
 		var old *x86.Page
@@ -452,19 +463,42 @@ func (b *pagesBuilder) space(sp uint32, mem *x86.Memory) {
 			old = prev.Lookup(pn)
 		}
 		switch {
+		case pg != nil && zeroPage(pg) && shared && as.sharedAt(pn):
+			if old == nil || !zeroPage(old) {
+				b.zeroShared(sp, pn)
+			}
 		case pg == nil || zeroPage(pg):
-			if old != nil && !zeroPage(old) {
+			if old != nil && (!zeroPage(old) || zeroed[pn]) {
 				b.zero(sp, pn)
+				delete(zeroed, pn)
 			}
 		case old == nil || *old.Data != *pg.Data:
 			b.store(sp, pn, pg.Data)
+			delete(zeroed, pn)
 		}
 	}
 	if prev != nil {
 		prev.Release()
 	}
-	b.prev[sp] = mem.Fork(nil)
+	b.prev[sp] = as.forkApart()
 }
+
+// zeroShared stores page pn of space sp, a page of shared memory that
+// holds zeros, as a page of zeros rather than no page: another address
+// space may write it, and an address space holds it, for its memory's
+// hash (x86.HashMemory), once it touched it, as the recording's did.
+// Private memory needs no such page: only its own writes change it,
+// and they make it exist.
+func (b *pagesBuilder) zeroShared(sp uint32, pn uint64) {
+	b.store(sp, pn, &zeroData)
+	if b.zeroed[sp] == nil {
+		b.zeroed[sp] = map[uint64]bool{}
+	}
+	b.zeroed[sp][pn] = true
+}
+
+// zeroData is a page of zeros.
+var zeroData [x86.PageSize]byte
 
 func (b *pagesBuilder) zero(sp uint32, pn uint64) {
 	b.pw.Page(sp, pn, nil)
@@ -580,8 +614,10 @@ func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
 			continue // touched or unmapped since
 		}
 		g := as.find(q << x86.PageShift)
-		if g == nil {
-			continue // not mapped (yet): it stays pending
+		if g == nil || g.obj != 0 {
+			// Not mapped (yet), or shared memory (sharedPage): it
+			// stays pending.
+			continue
 		}
 		np := as.spare.take(q)
 		if np == nil {

@@ -73,6 +73,12 @@ func (r *Replay) CloseLeaving() *Leftovers {
 	}
 	r.spare = nil
 	lo.store = r.store
+	var seen map[*x86.Page]bool
+	if r.shm != nil && len(r.shm.pages) > 0 {
+		// Shared memory's pages are in several address spaces
+		// (shared.go), swept or not: each goes once.
+		seen = map[*x86.Page]bool{}
+	}
 	for _, p := range r.procs {
 		if p.as == nil {
 			continue
@@ -80,6 +86,12 @@ func (r *Replay) CloseLeaving() *Leftovers {
 		// (A vfork child's is its parent's: recycled once, the
 		// second finds it empty.)
 		p.as.mem.Recycle(func(pn uint64, pg *x86.Page) {
+			if seen != nil {
+				if seen[pg] {
+					return
+				}
+				seen[pg] = true
+			}
 			if lo.at[pn] == nil {
 				lo.at[pn] = pg
 			} else {

@@ -13,6 +13,11 @@ import (
 type region struct {
 	start, end uint64
 	prot       int
+	// obj is the shared memory the region shows, 0 for private memory;
+	// off the offset of start in it; file is set when it is a file's
+	// pages (shared.go).
+	obj, off uint64
+	file     bool
 }
 
 // addrSpace mirrors the recorded address space's layout and protections.
@@ -45,6 +50,9 @@ type addrSpace struct {
 	// byFrame are pend's pages by the frame of pages that holds them
 	// (made when first needed).
 	byFrame map[int][]uint64
+	// shared are the pages of the shared memory the replay's address
+	// spaces map (shared.go).
+	shared *sharedMem
 }
 
 func newAddrSpace() *addrSpace {
@@ -124,12 +132,23 @@ func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	if g == nil {
 		return nil, 0
 	}
+	if g.obj != 0 {
+		return as.sharedPage(pn, g), perm(g.prot)
+	}
 	p := as.spare.take(pn) // its bytes another position's (Leftovers)
 	if p == nil {
 		p = x86.NewPage()
 	} else if as.zeroSpare {
 		*p.Data = [x86.PageSize]byte{} // reads come from memory (replayable.go)
 	}
+	as.fill(pn, p)
+	return p, perm(g.prot)
+}
+
+// fill gives p, a new page pn, the contents it has at this position
+// beyond zeros: a resumed snapshot's code, a tracking window's data,
+// what the checkpoint the replay started at restored.
+func (as *addrSpace) fill(pn uint64, p *x86.Page) {
 	if d := as.init[pn]; d != nil {
 		*p.Data = *d
 		as.code[pn] = true
@@ -141,7 +160,6 @@ func (as *addrSpace) source(pn uint64) (*x86.Page, x86.Perm) {
 	} else if ref, ok := as.pend[pn]; ok {
 		as.restorePage(pn, ref, p)
 	}
-	return p, perm(g.prot)
 }
 
 // cut removes [lo, hi) from the region list.
@@ -153,26 +171,50 @@ func (as *addrSpace) cut(lo, hi uint64) {
 			continue
 		}
 		if g.start < lo {
-			out = append(out, region{g.start, lo, g.prot})
+			out = append(out, g.part(g.start, lo))
 		}
 		if g.end > hi {
-			out = append(out, region{hi, g.end, g.prot})
+			out = append(out, g.part(hi, g.end))
 		}
 	}
 	as.regions = out
 }
 
-// mmap maps [addr, addr+n) with prot; pages already materialised there
-// keep their bytes (code) and take the new protection.
-func (as *addrSpace) mmap(addr, n uint64, prot int) {
+// mmap maps [addr, addr+n) with prot, showing shared memory object obj
+// from offset off (0: private memory; file: a file's pages); pages
+// already materialised there keep their bytes (code) and take the new
+// protection.
+func (as *addrSpace) mmap(addr, n uint64, prot int, obj, off uint64, file bool) {
 	lo, hi := addr&^(x86.PageSize-1), (addr+n+x86.PageSize-1)&^(x86.PageSize-1)
-	as.cut(lo, hi)
-	i := sort.Search(len(as.regions), func(i int) bool { return as.regions[i].start >= hi })
-	as.regions = append(as.regions, region{})
-	copy(as.regions[i+1:], as.regions[i:])
-	as.regions[i] = region{lo, hi, prot}
+	as.insert(region{lo, hi, prot, obj, off, file})
 	as.mem.Protect(lo>>x86.PageShift, hi>>x86.PageShift, perm(prot), nil)
 	as.mem.FlushTLB()
+}
+
+// insert puts g in the region list in place of what was there.
+func (as *addrSpace) insert(g region) {
+	as.cut(g.start, g.end)
+	i := sort.Search(len(as.regions), func(i int) bool { return as.regions[i].start >= g.end })
+	as.regions = append(as.regions, region{})
+	copy(as.regions[i+1:], as.regions[i:])
+	as.regions[i] = g
+}
+
+// protect gives [addr, addr+n) the protection prot (an Mprotect record:
+// a range not mapped becomes private memory); shared memory stays shared.
+func (as *addrSpace) protect(addr, n uint64, prot int) {
+	lo, hi := addr&^(x86.PageSize-1), (addr+n+x86.PageSize-1)&^(x86.PageSize-1)
+	var shared []region
+	for _, g := range as.regions {
+		if g.obj != 0 && g.end > lo && g.start < hi {
+			shared = append(shared, g.part(max(g.start, lo), min(g.end, hi)))
+		}
+	}
+	as.mmap(addr, n, prot, 0, 0, false)
+	for _, g := range shared {
+		g.prot = prot
+		as.insert(g)
+	}
 }
 
 // munmap removes [addr, addr+n) and its pages.

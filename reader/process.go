@@ -88,6 +88,7 @@ func (r *Replay) newProcess(pid, ppid int) *process {
 func (r *Replay) newAddrSpace() *addrSpace {
 	as := newAddrSpace()
 	as.spare, as.zeroSpare = r.spare, r.t.noReads
+	as.shared = r.sharedMem()
 	return as
 }
 
@@ -102,11 +103,12 @@ func (r *Replay) proc(pid int) *process {
 }
 
 // fork returns a copy-on-write copy of as: the same layout, code and
-// page contents, diverging from here.
+// page contents, diverging from here, but for shared memory, whose
+// pages both hold (shared.go).
 func (as *addrSpace) fork() *addrSpace {
-	n := &addrSpace{mem: as.mem.Fork(nil), regions: slices.Clone(as.regions), code: maps.Clone(as.code),
+	n := &addrSpace{mem: as.mem.Fork(as.keepShared()), regions: slices.Clone(as.regions), code: maps.Clone(as.code),
 		frozen: maps.Clone(as.frozen), init: maps.Clone(as.init), data: maps.Clone(as.data), spare: as.spare, zeroSpare: as.zeroSpare,
-		pend: maps.Clone(as.pend), pages: as.pages}
+		pend: maps.Clone(as.pend), pages: as.pages, shared: as.shared}
 	if n.data == nil {
 		n.data = map[uint64]*[x86.PageSize]byte{}
 	}
@@ -262,6 +264,7 @@ func (r *Replay) applyProcess(p *tracefile.Process) error {
 			}
 			c.as, c.code = parent.as, parent.code
 		} else {
+			parent.as.materializeFiles()
 			c.as = parent.as.fork()
 			c.code = r.newCode(c.as.mem)
 			r.forked, r.forkedFrom = c.as, parent.as

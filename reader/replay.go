@@ -89,6 +89,9 @@ type Access struct {
 // Replay re-simulates a trace forward from a checkpoint.
 type Replay struct {
 	t *Trace
+	// shm are the pages of the shared memory its address spaces map
+	// (shared.go), nil until one is made.
+	shm *sharedMem
 	// as and code are the address space records apply to now (the
 	// running thread's); fas is the focus's, which Memory, tracking and
 	// Access report (process.go). With one process they are the same.
@@ -978,7 +981,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			}
 		}
 	case tracefile.KindMmap:
-		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot)
+		r.as.mmap(rec.Mmap.Addr, rec.Mmap.Len, rec.Mmap.Prot, rec.Mmap.Object, rec.Mmap.Offset, rec.Mmap.Flags&mapAnonymous == 0)
 	case tracefile.KindMunmap:
 		r.as.munmap(rec.Munmap.Addr, rec.Munmap.Len)
 		if r.track != nil && (r.as == r.fas || r.pk != nil || r.vw != nil) {
@@ -990,7 +993,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			}
 		}
 	case tracefile.KindMprotect:
-		r.as.mmap(rec.Mprotect.Addr, rec.Mprotect.Len, rec.Mprotect.Prot)
+		r.as.protect(rec.Mprotect.Addr, rec.Mprotect.Len, rec.Mprotect.Prot)
 	case tracefile.KindOpaque:
 		tid, b, ok := splitTagged(rec.Opaque.Bytes)
 		if !ok {
@@ -1015,6 +1018,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 			return r.outputRef(tid)
 		}
 	case tracefile.KindCheckpoint:
+		r.sweepShared()
 		return r.checkpoint(&rec.Checkpoint)
 	case tracefile.KindExit:
 		e := rec.Exit

@@ -13,7 +13,8 @@ import (
 // pages restored at the checkpoint it started at that it had not touched
 // yet (addrSpace.pend). Resuming forks the snapshot's memory again, so a
 // snapshot resumes any number of times; a page costs a copy only when
-// one side writes it.
+// one side writes it. Pages of shared memory are copies in the snapshot
+// (forkApart), made one page per object again on resuming (reshare).
 
 // spaceMem is an address space's memory in a snapshot.
 type spaceMem struct {
@@ -24,11 +25,11 @@ type spaceMem struct {
 
 // snapMemory returns as's memory for a snapshot.
 func (as *addrSpace) snapMemory() *spaceMem {
-	return &spaceMem{mem: as.mem.Fork(nil), pend: maps.Clone(as.pend), pages: as.pages}
+	return &spaceMem{mem: as.forkApart(), pend: maps.Clone(as.pend), pages: as.pages}
 }
 
 // addrSpaceFrom is an address space with a snapshot's memory and
-// regions.
+// regions (their shared memory its own copy until reshare).
 func (r *Replay) addrSpaceFrom(sm *spaceMem, regions []region) *addrSpace {
 	as := r.newAddrSpace()
 	as.mem = sm.mem.Fork(nil)

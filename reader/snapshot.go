@@ -189,10 +189,12 @@ func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Rep
 			}
 		}
 		r.mapTo = r.proc(s.mapTo)
+		r.reshare()
 	} else if sm := s.mems[0]; t.noReads && sm != nil {
 		p := r.procs[0]
 		p.as = r.addrSpaceFrom(sm, s.regions)
 		p.code = r.newCode(p.as.mem)
+		r.reshare()
 		r.refocus()
 		r.retarget()
 	} else {

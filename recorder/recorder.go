@@ -319,10 +319,6 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 			r.stats.Reads += t.cache.Reads
 		}
 	}
-	if errors.Is(r.err, ErrNotReplayable) {
-		os.Remove(opts.Path) // it would replay wrongly
-		r.stats.Path = ""
-	}
 	if runErr != nil {
 		return st, r.stats, runErr
 	}
@@ -941,13 +937,20 @@ func (r *Recorder) syncRegions(sp *spaceRec) {
 		w := regionWriter{r: r, sp: sp}
 		diffRegions(old, cur, r.dropped, &w)
 		w.flush()
-		r.refuseShared()
 	}
 	sp.regions, r.scratch = cur, old[:0]
 }
 
 func (r *Recorder) mmap(g emu.Region) {
-	r.w.Mmap(&tracefile.Mmap{Addr: g.Start, Len: g.End - g.Start, Prot: g.Prot, Path: []byte(g.Name)})
+	m := tracefile.Mmap{Addr: g.Start, Len: g.End - g.Start, Prot: g.Prot, Path: []byte(g.Name)}
+	if g.Obj != 0 && r.replayable() {
+		// Its replay shares the pages (replayable.go).
+		m.Flags, m.Object, m.Offset = mapShared, g.Obj, g.Off
+		if !g.File {
+			m.Flags |= mapAnonymous
+		}
+	}
+	r.w.Mmap(&m)
 }
 
 // Signal logs a signal delivery or a fatal signal.
@@ -1224,7 +1227,6 @@ func (r *Recorder) ProcessStart(child *emu.Process, parent *emu.Thread) {
 			c := *pg
 			csp.code[pn] = &c
 		}
-		r.refuseShared() // a fork shares the parent's shared mappings
 	}
 	r.w.Process(&tracefile.Process{Event: tracefile.ProcessStarted, Pid: child.PID, Ppid: child.Ppid(),
 		Tid: parent.Tid, Position: r.position(), Flags: child.CloneFlags(), Argv: child.Argv()})

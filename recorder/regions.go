@@ -15,7 +15,8 @@ type regionOps interface {
 // that say what happened to each address:
 //   - a dropped range that was mapped: Munmap (the re-simulation forgets
 //     its bytes), then Mmap if it is mapped again;
-//   - an address mapped in both, under the same name: nothing if the
+//   - an address mapped in both, under the same name and showing the
+//     same shared memory at the same offset (or none): nothing if the
 //     protection is the same, else Mprotect — a heap grown by brk, a
 //     region split or merged by mprotect keep their bytes;
 //   - under another name: Munmap and Mmap;
@@ -34,13 +35,13 @@ func diffRegions(old, cur []emu.Region, dropped []emu.Range, out regionOps) {
 		for k := i; k < len(dropped) && dropped[k].Start < g.End; k++ {
 			d := dropped[k]
 			if d.Start > lo {
-				kept = append(kept, emu.Region{Start: lo, End: d.Start, Prot: g.Prot, Name: g.Name})
+				kept = append(kept, part(g, lo, d.Start))
 			}
 			out.munmap(max(lo, d.Start), min(g.End, d.End))
 			lo = min(g.End, d.End)
 		}
 		if lo < g.End {
-			kept = append(kept, emu.Region{Start: lo, End: g.End, Prot: g.Prot, Name: g.Name})
+			kept = append(kept, part(g, lo, g.End))
 		}
 	}
 	// Walk kept and cur together, one elementary piece at a time.
@@ -84,20 +85,36 @@ func diffRegions(old, cur []emu.Region, dropped []emu.Range, out regionOps) {
 			}
 		}
 		switch {
-		case ko != nil && co != nil && ko.Name == co.Name:
+		case ko != nil && co != nil && ko.Name == co.Name && sameObject(ko, co, at):
 			if ko.Prot != co.Prot {
 				out.mprotect(at, end, co.Prot)
 			}
 		case ko != nil && co != nil:
 			out.munmap(at, end)
-			out.mmap(emu.Region{Start: at, End: end, Prot: co.Prot, Name: co.Name})
+			out.mmap(part(*co, at, end))
 		case ko != nil:
 			out.munmap(at, end)
 		case co != nil:
-			out.mmap(emu.Region{Start: at, End: end, Prot: co.Prot, Name: co.Name})
+			out.mmap(part(*co, at, end))
 		}
 		at = end
 	}
+}
+
+// part is g limited to [lo, hi), within it (the offset in shared memory
+// moves with the start).
+func part(g emu.Region, lo, hi uint64) emu.Region {
+	if g.Obj != 0 {
+		g.Off += lo - g.Start
+	}
+	g.Start, g.End = lo, hi
+	return g
+}
+
+// sameObject reports whether a and b show the same memory at address
+// at: the same shared memory at the same offset, or private memory.
+func sameObject(a, b *emu.Region, at uint64) bool {
+	return a.Obj == b.Obj && (a.Obj == 0 || a.Off+(at-a.Start) == b.Off+(at-b.Start))
 }
 
 // regionWriter writes diffRegions' records to the trace, merging
@@ -112,7 +129,8 @@ type regionWriter struct {
 
 func (w *regionWriter) add(kind int, g emu.Region) {
 	p := &w.pending
-	if w.kind == kind && p.End == g.Start && p.Prot == g.Prot && p.Name == g.Name {
+	if w.kind == kind && p.End == g.Start && p.Prot == g.Prot && p.Name == g.Name &&
+		p.Obj == g.Obj && (g.Obj == 0 || p.Off+(p.End-p.Start) == g.Off) {
 		p.End = g.End
 		return
 	}

@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -24,10 +23,18 @@ import (
 // recording's: threads run one at a time, switches are at known
 // positions, so every read reads what the recording read.
 //
-// What it cannot cover it refuses: memory mapped at two places, one of
-// them writable (a file or System V segment mapped twice, shared
-// anonymous memory a fork shares), whose writes through one the replay,
-// which keeps each mapping apart, would not see at the other. Checkpoints carry registers, not memory: the reader
+// Memory that two mappings show (a file or System V segment mapped
+// twice, anonymous shared memory a fork shares, as python's
+// multiprocessing does) is one page in the replay too: its Mmap records
+// name the shared memory object (emu.Region.Obj, a SharedMmap record,
+// tracefile/shared.go), and the replay takes every mapping of it from
+// one table of pages (reader/shared.go), so a write through one mapping
+// shows at the others, at the same position as in the recording. Writes
+// from outside the recorded tree are not a case: emu copies a file's
+// page at its first touch and never shows another host process's later
+// writes to the file (emu/mm_shared.go), and its System V segments are
+// its own, so what the recording read is what its own processes wrote,
+// which the replay re-executes. Checkpoints carry registers, not memory: the reader
 // builds the memory at each checkpoint after recording, with one replay
 // (reader/cpmem.go), as rr and Pernosco build what a debugger needs.
 
@@ -171,23 +178,13 @@ func (r *Recorder) pendingWrites(th *emu.Thread) {
 	}
 }
 
-// refuseShared fails a replayable recording when memory of the tree can
-// be written at one place and read at another (emu.Machine.SharedAlias):
-// the replay keeps every mapping's pages apart, so it would not see the
-// write there. A writable MAP_SHARED mapping or segment mapped once is
-// fine (ttd's copy of a file page changes only through it).
-func (r *Recorder) refuseShared() {
-	if !r.replayable() {
-		return
-	}
-	if pid, a, ok := r.p.Machine().SharedAlias(); ok {
-		r.fail(fmt.Errorf("%w: process %d maps shared memory at %#x that is also mapped elsewhere (MAP_SHARED, System V shared memory or a fork of them), one of them writable: a replay would not see a write through one at the other; record it with --mode predicted", ErrNotReplayable, pid, a))
-	}
-}
-
-// ErrNotReplayable is the error of a replayable recording of a program
-// it cannot cover.
-var ErrNotReplayable = errors.New("not recordable with --mode replayable (the default)")
+// mapShared and mapAnonymous are Linux's MAP_SHARED and MAP_ANONYMOUS,
+// the Flags of the Mmap record of shared memory (anonymous: not a
+// file's pages).
+const (
+	mapShared    = 0x01
+	mapAnonymous = 0x20
+)
 
 // memHashes writes the hash of every live address space's memory
 // (TagMemHash), after a checkpoint.

@@ -99,14 +99,6 @@ for i in "${!cmds[@]}"; do
   rm -rf g; (bash -c "$c" >"$d/native.out" 2>"$d/native.err"; echo $? >"$d/native.rc")
   rm -rf g; (timeout "$LIMIT" "$TTD" run -- bash -c "$c" >"$d/run.out" 2>"$d/run.err"; echo $? >"$d/run.rc")
   rm -rf g; (timeout "$LIMIT" "$TTD" record -o "$d/t.ttd" -- bash -c "$c" >"$d/rec.out" 2>"$d/rec.err"; echo $? >"$d/rec.rc")
-  mode=""
-  if grep -q "record it with --mode predicted" "$d/rec.err"; then
-    # Memory shared between processes (python's multiprocessing): the
-    # default mode refuses it and names the mode that records it, as a
-    # user would then run.
-    mode=" (--mode predicted: shared memory)"
-    rm -rf g; (timeout "$LIMIT" "$TTD" record --mode predicted -o "$d/t.ttd" -- bash -c "$c" >"$d/rec.out" 2>"$d/rec.err"; echo $? >"$d/rec.rc")
-  fi
   timeout "$LIMIT" "$TTD" replay --verify "$d/t.ttd" >"$d/replay.out" 2>"$d/replay.err"; echo $? >"$d/replay.rc"
   rm -rf g
   bad=""
@@ -118,7 +110,7 @@ for i in "${!cmds[@]}"; do
   if [ -n "$bad" ]; then
     echo "FAIL [$i] $c:$bad ($d)"; fail=1
   else
-    echo "ok   [$i] $c$mode"
+    echo "ok   [$i] $c"
   fi
 done
 exit $fail

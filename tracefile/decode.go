@@ -329,9 +329,13 @@ func (d *decoder) decodeBody(tag byte, b *body, rec *Record) string {
 		s.Writes = b.ranges(s.Writes)
 		s.Regs = b.bytes()
 		s.Predicted = b.spans(s.Predicted)
-	case tagMmap:
+	case tagMmap, tagSharedMmap:
 		rec.Kind = KindMmap
 		m := &rec.Mmap
+		m.Object = 0
+		if tag == tagSharedMmap {
+			m.Object = b.uvarint()
+		}
 		m.Addr = b.uvarint()
 		m.Len = b.uvarint()
 		m.Prot = b.int()

@@ -290,11 +290,19 @@ func (w *Writer) Signal(s *Signal) {
 
 // Mmap appends a new mapping.
 func (w *Writer) Mmap(mm *Mmap) {
-	m, ok := w.begin(tagMmap, 64+len(mm.Path))
+	tag := byte(tagMmap)
+	if mm.Object != 0 {
+		tag = tagSharedMmap
+	}
+	m, ok := w.begin(tag, 74+len(mm.Path))
 	if !ok {
 		return
 	}
-	b := binary.AppendUvarint(w.buf, mm.Addr)
+	b := w.buf
+	if mm.Object != 0 {
+		b = binary.AppendUvarint(b, mm.Object)
+	}
+	b = binary.AppendUvarint(b, mm.Addr)
 	b = binary.AppendUvarint(b, mm.Len)
 	b = binary.AppendUvarint(b, uint64(mm.Prot))
 	b = binary.AppendUvarint(b, uint64(mm.Flags))

@@ -21,12 +21,15 @@ const (
 	// major version 1 would predict the reads these traces leave out, so
 	// it must refuse them.
 	VersionMajorNoReads = 2
+	// VersionMinorNoReads is their minor version: 1 added SharedMmap
+	// records (tag 0x22, shared.go).
+	VersionMinorNoReads = 1
 )
 
 // versionOf is the version a trace with header h is written with.
 func versionOf(h *Header) (major, minor uint16) {
 	if h.Params["reads"] == "none" {
-		return VersionMajorNoReads, 0
+		return VersionMajorNoReads, VersionMinorNoReads
 	}
 	return VersionMajor, VersionMinor
 }

@@ -115,7 +115,7 @@ func randRecord(rng *rand.Rand, k Kind) Record {
 			FrameAddr: randU64(rng), Writes: randRanges(rng), Regs: randBytes(rng, rng.IntN(200)), Predicted: randSpans(rng)}
 	case KindMmap:
 		r.Mmap = Mmap{Addr: randU64(rng), Len: randU64(rng), Prot: randInt(rng), Flags: randInt(rng),
-			Offset: randU64(rng), FileLen: randU64(rng), Path: randBytes(rng, rng.IntN(40))}
+			Offset: randU64(rng), FileLen: randU64(rng), Path: randBytes(rng, rng.IntN(40)), Object: randU64(rng) * uint64(rng.IntN(2))}
 	case KindMunmap:
 		r.Munmap = Munmap{Addr: randU64(rng), Len: randU64(rng)}
 	case KindMprotect:

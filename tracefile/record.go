@@ -220,6 +220,9 @@ type Mmap struct {
 	Offset      uint64
 	FileLen     uint64 // bytes of the mapping backed by the file
 	Path        []byte
+	// Object names the shared memory the mapping shows, 0 for a private
+	// mapping; Offset is then the offset of Addr in it (shared.go).
+	Object uint64
 }
 
 // Munmap removes mappings.

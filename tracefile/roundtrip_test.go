@@ -503,7 +503,7 @@ func TestNoReadsMajorVersion(t *testing.T) {
 	for _, c := range []struct {
 		params       map[string]string
 		major, minor int
-	}{{nil, VersionMajor, VersionMinor}, {map[string]string{"reads": "none"}, VersionMajorNoReads, 0}} {
+	}{{nil, VersionMajor, VersionMinor}, {map[string]string{"reads": "none"}, VersionMajorNoReads, VersionMinorNoReads}} {
 		b := write(c.params)
 		r, err := NewReader(bytes.NewReader(b), int64(len(b)))
 		if err != nil {

@@ -136,9 +136,9 @@ int main(void) {
 `
 
 // TestSharedPageProtection runs sharedProtSrc natively, under ttd run,
-// ttd record --mode predicted (the default refuses it, as
-// TestSharedAcrossProcesses checks) and replay --verify.
+// ttd record --mode predicted and the default mode (whose replay shares
+// the pages, each mapping with its own protection), and replay --verify.
 func TestSharedPageProtection(t *testing.T) {
 	checkTreeC(t, sharedProtSrc, []string{"-O1", "-g"}, 0, 4, "--mode", "predicted")
-	refuseShared(t, sharedProtSrc)
+	checkTreeShared(t, sharedProtSrc, []string{"-O1", "-g"}, 4)
 }

@@ -447,12 +447,12 @@ int main(void) {
 `
 
 // TestSharedAcrossProcesses checks sharedSrc natively, under ttd run,
-// ttd record --mode predicted (the default mode refuses memory shared
-// between processes: TestSharedRefused) and replay --verify from every
-// checkpoint.
+// ttd record --mode predicted and the default mode (whose replay shares
+// the pages between the processes, memory hashes compared) and replay
+// --verify from every checkpoint.
 func TestSharedAcrossProcesses(t *testing.T) {
 	checkTreeC(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 0, 5, "--mode", "predicted")
-	refuseShared(t, sharedSrc, "-pthread")
+	checkTreeShared(t, sharedSrc, []string{"-O1", "-g", "-pthread"}, 5)
 }
 
 // procViewSrc looks at /proc as a process of the tree: Threads in

@@ -108,9 +108,6 @@ func recordCmd(name string, args []string) int {
 		switch {
 		case errors.As(err, &ue):
 			fmt.Fprintf(os.Stderr, "ttd: %s stopped: %v\n", rest[0], err)
-		case errors.Is(err, recorder.ErrNotReplayable):
-			fmt.Fprintf(os.Stderr, "ttd: %s: %v (no trace written)\n", rest[0], err)
-			return 1
 		case stats.Path == "":
 			fmt.Fprintf(os.Stderr, "ttd: %v\n", err)
 			if errors.Is(err, os.ErrNotExist) {

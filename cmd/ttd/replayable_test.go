@@ -21,9 +21,9 @@ import (
 // registers and memory compared at every checkpoint, the output
 // compared with the recording's. A kernel write, a page of a mapped file
 // or a thread switch the trace got wrong changes a register or the
-// memory's hash. A program that maps writable memory at two places (a
-// file mapped twice, shared memory a fork shares) is refused with a
-// clear error, and its trace removed; one mapped once is recorded. Then every checkpoint
+// memory's hash. Memory mapped at two places (a file mapped twice, shared
+// memory a fork shares: behind_its_back, shared_fork) is one page in the
+// replay too, or a write through one would not show at the other. Then every checkpoint
 // interval is re-simulated on its own (--segments) from the memory the
 // index pass wrote, and compared the same way.
 func TestReplayableCorpus(t *testing.T) {
@@ -48,27 +48,6 @@ func TestReplayableSystem(t *testing.T) {
 	}
 }
 
-// refusedReplayable are the corpus programs that map shared writable
-// memory (behind_its_back writes a MAP_SHARED page through a second
-// mapping).
-var refusedReplayable = []string{"behind_its_back", "shared_fork"}
-
-// refuseShared checks that ttd record's default mode refuses src, a
-// program whose processes share writable memory, with an error that
-// names the way out, and leaves no trace.
-func refuseShared(t *testing.T, src string, cflags ...string) {
-	t.Helper()
-	exe := buildC(t, src, append([]string{"-O1"}, cflags...)...)
-	trace := filepath.Join(t.TempDir(), "r.ttd")
-	_, errs, st := ttdCmd(t, "record", "-o", trace, "--", exe)
-	if st != 1 || !strings.Contains(errs, "also mapped elsewhere") || !strings.Contains(errs, "--mode predicted") {
-		t.Errorf("ttd record (default mode): status %d, want 1 and a refusal that says what to do:\n%s", st, errs)
-	}
-	if _, err := os.Stat(trace); err == nil {
-		t.Errorf("a refused recording left %s", trace)
-	}
-}
-
 func recordReplayable(t *testing.T, p corpus.Program) {
 	t.Parallel()
 	slots <- struct{}{}
@@ -87,24 +66,8 @@ func recordReplayable(t *testing.T, p corpus.Program) {
 	if d := corpus.FirstDifference(native.Stdout, rec.Stdout); d != "" {
 		t.Errorf("stdout of ttd record differs from native: %s", d)
 	}
-	refused := false
-	for _, name := range refusedReplayable {
-		refused = refused || strings.HasPrefix(p.Name, name+"/")
-	}
-	if bytes.Contains(rec.Stderr, []byte("not recordable with --mode replayable")) {
-		if !refused {
-			t.Fatalf("ttd record refused it:\n%s", corpus.Tail(rec.Stderr, 5))
-		}
-		if !bytes.Contains(rec.Stderr, []byte("MAP_SHARED")) {
-			t.Errorf("the refusal does not say why:\n%s", corpus.Tail(rec.Stderr, 5))
-		}
-		return
-	}
 	if native.Status != rec.Status {
 		t.Errorf("exit status: native %s, ttd record %s", native.Describe(), rec.Describe())
-	}
-	if refused {
-		t.Fatalf("ttd record --mode replayable did not refuse shared writable memory:\n%s", corpus.Tail(rec.Stderr, 5))
 	}
 	if !bytes.Contains(rec.Stderr, []byte("ttd: recorded ")) {
 		t.Fatalf("ttd record did not report the trace; stderr:\n%s", corpus.Tail(rec.Stderr, 20))
@@ -244,4 +207,46 @@ func TestReplayGDBReplayable(t *testing.T) {
 		t.Fatalf("record: status %d, stdout %q, stderr %s", st, out, errs)
 	}
 	gdbGlobals(t, trace)
+}
+
+// checkTreeShared checks src, whose processes share writable memory,
+// recorded with ttd record's default mode and memory hashes at every
+// checkpoint: replay --verify, then from every checkpoint (checkTreeC).
+// The replay must share the pages as the recording did.
+func checkTreeShared(t *testing.T, src string, cflags []string, nprocs int) {
+	t.Helper()
+	t.Setenv("TTD_MEMHASH", "1")
+	checkTreeC(t, src, cflags, 0, nprocs)
+}
+
+// TestSharedForkReplayable records shared_fork.c (anonymous shared
+// memory a fork shares, each process writing what the other waits for)
+// with the default mode and memory hashes, checkpoints every 3,000
+// instructions, and checks replay --verify --segments (every interval
+// from the checkpoint memory, which must make the parent's and the
+// child's pages one again) and that probe --jobs 2, whose segments start
+// after the fork, prints what --jobs 1 does: the length of the line
+// the parent printed with the value it read from the page the child
+// wrote.
+func TestSharedForkReplayable(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/corpus/shared_fork.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TTD_MEMHASH", "1")
+	trace, _ := recordTreeC(t, string(src), []string{"-O1"}, 0, 2, "--checkpoint-every", "3000")
+	if _, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace); st != 0 || !strings.Contains(errs, "each re-simulated from its checkpoint") {
+		t.Fatalf("replay --verify --segments: status %d\n%s", st, errs)
+	}
+	// (The length of "child wrote 40\n": copyinstr reads no memory of a
+	// default trace yet.)
+	script := `syscall::write:entry { @[arg2] = count(); }`
+	one, errs, st := ttdCmd(t, "probe", "--jobs", "1", "-n", script, trace)
+	if st != 0 || !strings.Contains(one, " 15 ") {
+		t.Fatalf("probe --jobs 1: status %d, output %q\n%s", st, one, errs)
+	}
+	two, errs, st := ttdCmd(t, "probe", "--jobs", "2", "-n", script, trace)
+	if st != 0 || two != one {
+		t.Errorf("probe --jobs 2: status %d, output %q, want --jobs 1's %q\n%s", st, two, one, errs)
+	}
 }

@@ -673,6 +673,10 @@ func System(t testing.TB) []Program {
 			Args:  []string{"db.sqlite", "-init", "/dev/null", ".read script.sql"},
 			Setup: filesSetup(map[string]func() []byte{"script.sql": func() []byte { return []byte(sqliteFileScript) }})},
 		{Name: "system/python3", Path: "/usr/bin/python3", Args: []string{"-c", pythonCode}},
+		// python's multiprocessing: anonymous shared memory (its
+		// semaphores and queues) that a fork shares, written by the
+		// workers and read by the parent.
+		{Name: "system/python3-pool", Path: "/usr/bin/python3", Args: []string{"-c", "from multiprocessing import Pool; print(sum(Pool(2).map(abs, range(-500,500))))"}},
 	}
 	var out []Program
 	for _, p := range progs {
