@@ -133,6 +133,10 @@ func (r *Replay) KnownOf(pid int, addr uint64, buf []byte, have []bool) {
 	case p == nil:
 		return
 	}
+	if r.t.noReads {
+		mappedBytes(p.as.mem, addr, buf, have)
+		return
+	}
 	if r.pk == nil {
 		if p.as == r.fas && r.track != nil {
 			r.track.known(r.fas.mem, addr, buf, have)

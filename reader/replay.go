@@ -561,9 +561,40 @@ func (r *Replay) WindowStart() uint64 { return r.focusTrack().start }
 
 // Known fills buf with the bytes at addr the current tracking window
 // knows, setting have[i] for each; bytes already marked in have are left
-// alone. Track must be on.
+// alone. Track must be on, unless the trace logs no reads: its replay
+// holds the whole memory (MemoryExact), and every mapped byte is known.
 func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
+	if r.t.noReads {
+		mappedBytes(r.fas.mem, addr, buf, have)
+		return
+	}
 	r.focusTrack().known(r.fas.mem, addr, buf, have)
+}
+
+// MemoryExact reports whether the replay's memory is the program's
+// whole memory at every position (a trace that logs no reads: the
+// replay re-executes from a checkpoint's full image), so that Known
+// and KnownOf know every mapped byte and what an earlier window knew
+// adds nothing. A trace that logs reads knows only what was accessed.
+func (r *Replay) MemoryExact() bool { return r.t.noReads }
+
+// mappedBytes fills the bytes of buf not marked in have from mem's
+// mapped pages.
+func mappedBytes(mem *x86.Memory, addr uint64, buf []byte, have []bool) {
+	for i := 0; i < len(buf); {
+		a := addr + uint64(i)
+		off := int(a & (x86.PageSize - 1))
+		n := min(len(buf)-i, x86.PageSize-off)
+		if pg := mem.Lookup(a >> x86.PageShift); pg != nil {
+			for j := i; j < i+n; j++ {
+				if !have[j] {
+					buf[j] = pg.Data[off+j-i]
+					have[j] = true
+				}
+			}
+		}
+		i += n
+	}
 }
 
 // WasReset reports whether page pn was unmapped in the current tracking
