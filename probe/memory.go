@@ -41,10 +41,6 @@ func (s *segEval) readInto(addr uint64, buf []byte, known []bool) {
 	if all(known) {
 		return
 	}
-	if s.r.MemoryExact() {
-		s.static(addr, buf, known)
-		return
-	}
 	blocked := make([]bool, len(buf))
 	for i := range buf {
 		if !known[i] && s.r.WasReset((addr+uint64(i))>>x86.PageShift) {

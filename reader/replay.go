@@ -562,7 +562,9 @@ func (r *Replay) WindowStart() uint64 { return r.focusTrack().start }
 // Known fills buf with the bytes at addr the current tracking window
 // knows, setting have[i] for each; bytes already marked in have are left
 // alone. Track must be on, unless the trace logs no reads: its replay
-// holds the whole memory (MemoryExact), and every mapped byte is known.
+// holds the whole memory, and every mapped byte is known (a byte not
+// mapped may still be known to what earlier windows learned: the
+// memory of a process that has exited, at the trace's end).
 func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
 	if r.t.noReads {
 		mappedBytes(r.fas.mem, addr, buf, have)
@@ -570,13 +572,6 @@ func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
 	}
 	r.focusTrack().known(r.fas.mem, addr, buf, have)
 }
-
-// MemoryExact reports whether the replay's memory is the program's
-// whole memory at every position (a trace that logs no reads: the
-// replay re-executes from a checkpoint's full image), so that Known
-// and KnownOf know every mapped byte and what an earlier window knew
-// adds nothing. A trace that logs reads knows only what was accessed.
-func (r *Replay) MemoryExact() bool { return r.t.noReads }
 
 // mappedBytes fills the bytes of buf not marked in have from mem's
 // mapped pages.

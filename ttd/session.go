@@ -566,9 +566,6 @@ func (s *Session) ReadMemory(addr uint64, n int) (Memory, error) {
 	m := Memory{Addr: addr, Data: make([]byte, n), Known: make([]bool, n)}
 	blocked := make([]bool, n)
 	s.cur.Known(addr, m.Data, m.Known)
-	if s.cur.MemoryExact() {
-		return m, nil // every mapped byte; the rest is not mapped
-	}
 	for i := range blocked {
 		if !m.Known[i] && s.cur.WasReset((addr+uint64(i))>>x86.PageShift) {
 			blocked[i] = true
