@@ -734,6 +734,11 @@ func stitch(segs []*segment, sym Symbolizer) *Profile {
 // that they met one).
 var trampJumps atomic.Uint64
 
+// jumpsPastEntry counts the trampoline jumps from a frame open at a
+// checkpoint whose target's entry made no record (watch's baseJmp), for
+// TestLazyBindingAcrossCheckpoints.
+var jumpsPastEntry atomic.Uint64
+
 // isTramp reports whether n is a lazy-binding trampoline's frame.
 func isTramp(sym Symbolizer, n *Node) bool {
 	if sym == nil {

@@ -248,8 +248,11 @@ type segThread struct {
 	// after it, and translated code logs every ret (hooklog.go).
 	baseLook   int
 	baseLookTo uint64
-	jumps      map[int]*baseJump
-	last       uint64
+	// baseJmp is the Retired right after a trampoline's jump through a
+	// register that watch saw last (0: the last record was none).
+	baseJmp uint64
+	jumps   map[int]*baseJump
+	last    uint64
 	// basePending: the frame on top at the checkpoint may be one the
 	// previous interval could not name yet; baseEntry is the function
 	// this interval found it in (0: none), baseTarget the first
@@ -697,11 +700,28 @@ func (s *segment) watch(st *segThread, h *x86.HookStep) {
 			// checkpoint: that frame was a PLT stub's call (named
 			// here), a trampoline's (which becomes this function's)
 			// or neither: stitching knows.
-			if e := s.entryAt(h); e.ok && e.entry == pc && !e.tramp {
+			// A trampoline's jump through a register may reach the
+			// function past its entry as far as the hooks show (the
+			// entry's record is not made after such a jump in
+			// translated code): the first record after the jump is in
+			// the function it jumped to, whose instructions begin
+			// right after the jump (baseJmp).
+			e := s.entryAt(h)
+			jumped := st.baseJmp
+			st.baseJmp = 0
+			if e.ok && e.tramp && h.Kind&x86.StepOpMask == x86.StepJmpReg {
+				st.baseJmp = h.Retired + 1
+			}
+			if e.ok && !e.tramp && (e.entry == pc || jumped != 0) {
+				n := h.Retired
+				if e.entry != pc {
+					n = jumped
+					jumpsPastEntry.Add(1)
+				}
 				if pendingBase {
 					st.baseEntry, st.basePending = e.entry, false
 				}
-				s.account(st, h.Retired, 0)
+				s.account(st, n, 0)
 				if st.jumps == nil {
 					st.jumps = map[int]*baseJump{}
 				}
