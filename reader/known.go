@@ -1,5 +1,7 @@
 package reader
 
+import "ttd/x86"
+
 // Memory knowledge of every process. Track follows the focus's address
 // space only: the other processes of a tree run unobserved, so what
 // their syscalls read and wrote is unknown. TrackProcesses gives every
@@ -176,4 +178,23 @@ func (r *Replay) RecordsPid() int {
 		return r.cur.proc.pid
 	}
 	return 0
+}
+
+// mappedBytes fills the bytes of buf not marked in have from mem's
+// mapped pages.
+func mappedBytes(mem *x86.Memory, addr uint64, buf []byte, have []bool) {
+	for i := 0; i < len(buf); {
+		a := addr + uint64(i)
+		off := int(a & (x86.PageSize - 1))
+		n := min(len(buf)-i, x86.PageSize-off)
+		if pg := mem.Lookup(a >> x86.PageShift); pg != nil {
+			for j := i; j < i+n; j++ {
+				if !have[j] {
+					buf[j] = pg.Data[off+j-i]
+					have[j] = true
+				}
+			}
+		}
+		i += n
+	}
 }

@@ -573,25 +573,6 @@ func (r *Replay) Known(addr uint64, buf []byte, have []bool) {
 	r.focusTrack().known(r.fas.mem, addr, buf, have)
 }
 
-// mappedBytes fills the bytes of buf not marked in have from mem's
-// mapped pages.
-func mappedBytes(mem *x86.Memory, addr uint64, buf []byte, have []bool) {
-	for i := 0; i < len(buf); {
-		a := addr + uint64(i)
-		off := int(a & (x86.PageSize - 1))
-		n := min(len(buf)-i, x86.PageSize-off)
-		if pg := mem.Lookup(a >> x86.PageShift); pg != nil {
-			for j := i; j < i+n; j++ {
-				if !have[j] {
-					buf[j] = pg.Data[off+j-i]
-					have[j] = true
-				}
-			}
-		}
-		i += n
-	}
-}
-
 // WasReset reports whether page pn was unmapped in the current tracking
 // window, so that what older windows knew of it no longer holds.
 func (r *Replay) WasReset(pn uint64) bool { return r.focusTrack().wasReset(pn) }
