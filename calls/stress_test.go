@@ -89,16 +89,7 @@ func TestLazyBindingAcrossCheckpoints(t *testing.T) {
 	defer x86.SetJIT(x86.SetJIT(true, 0))
 	n := trampJumps.Load()
 	for _, every := range []uint64{997, 1499, 2003, 3001} {
-		tr, sym := open(t, record(t, exe, every))
-		p, err := Analyze(tr, sym, Options{Workers: 1, everyCheckpoint: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := analyzeSequential(t, tr, sym)
-		for i, th := range p.Threads {
-			sameRows(t, fmt.Sprintf("lazybind, a checkpoint every %d, thread %d", every, th.Tid),
-				flat(th.Root), flat(ref.Threads[i].Root))
-		}
+		stitchedAsOnePass(t, record(t, exe, every), fmt.Sprintf("lazybind, a checkpoint every %d", every))
 	}
 	if trampJumps.Load() == n {
 		t.Error("no interval started inside a lazy-binding trampoline: the test tested nothing")
@@ -124,19 +115,26 @@ func TestLazyBindingAcrossCheckpoints(t *testing.T) {
 		if err := os.WriteFile(moved, b, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		tr, sym := open(t, record(t, moved, 3001))
-		p, err := Analyze(tr, sym, Options{Workers: 1, everyCheckpoint: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := analyzeSequential(t, tr, sym)
-		for i, th := range p.Threads {
-			sameRows(t, fmt.Sprintf("lazybind at a path %d bytes longer, a checkpoint every 3001, thread %d", k, th.Tid),
-				flat(th.Root), flat(ref.Threads[i].Root))
-		}
+		stitchedAsOnePass(t, record(t, moved, 3001), fmt.Sprintf("lazybind at a path %d bytes longer, a checkpoint every 3001", k))
 	}
 	if jumpsPastEntry.Load() == j {
 		t.Error("no checkpoint fell before a trampoline's jump whose target made no record")
+	}
+}
+
+// stitchedAsOnePass checks that the call tree of the trace at path,
+// stitched from one segment per checkpoint interval, equals one pass's,
+// row for row, thread by thread.
+func stitchedAsOnePass(t *testing.T, path, what string) {
+	t.Helper()
+	tr, sym := open(t, path)
+	p, err := Analyze(tr, sym, Options{Workers: 1, everyCheckpoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := analyzeSequential(t, tr, sym)
+	for i, th := range p.Threads {
+		sameRows(t, fmt.Sprintf("%s, thread %d", what, th.Tid), flat(th.Root), flat(ref.Threads[i].Root))
 	}
 }
 
