@@ -979,6 +979,7 @@ func (r *Replay) apply(rec *tracefile.Record) error {
 	case tracefile.KindSignal:
 		s := &rec.Signal
 		t := r.thread(s.Tid)
+		r.faultTouch(t, s)
 		if err := r.kernelWrites(t, s.Writes, s.Predicted, AccessSignal, 0); err != nil {
 			return r.diverged("signal frame: %v", err)
 		}

@@ -1,6 +1,11 @@
 package reader
 
-import "ttd/x86"
+import (
+	"golang.org/x/sys/unix"
+
+	"ttd/tracefile"
+	"ttd/x86"
+)
 
 // Shared memory in a replay (tracefile/shared.go): a region that shows a
 // shared memory object (region.obj, from a SharedMmap record) takes its
@@ -226,4 +231,21 @@ func (r *Replay) sharedPages() map[*x86.Page]bool {
 		s[p] = true
 	}
 	return s
+}
+
+// faultTouch makes the page a recorded fault (SIGSEGV or SIGBUS the
+// CPU raised, s) hit exist in t's address space, as the recording's
+// did: emu materialises a page before it checks the access's
+// protection (x86.Memory.translate), while the replay delivers the
+// signal at the faulting instruction without executing it. Only memory
+// hashes see the difference, for a page of shared memory another
+// process wrote: a child's write to its SHM_RDONLY attachment made the
+// page its own before the parent wrote it.
+func (r *Replay) faultTouch(t *thread, s *tracefile.Signal) {
+	if !r.t.noReads || s.Code <= 0 || s.Signo != int(unix.SIGSEGV) && s.Signo != int(unix.SIGBUS) {
+		return
+	}
+	if as := t.proc.as; as != nil {
+		as.mem.PageAt(s.Addr >> x86.PageShift)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -589,7 +590,10 @@ func checkTreeC(t *testing.T, src string, cflags []string, wantStatus, nprocs in
 	if err != nil && wantStatus == 0 {
 		t.Fatalf("native run: %v", err)
 	}
-	trace, pids := recordTreeC(t, src, cflags, wantStatus, nprocs, append(recFlags, "--checkpoint-every", "3000")...)
+	if !slices.Contains(recFlags, "--checkpoint-every") {
+		recFlags = append(recFlags, "--checkpoint-every", "3000")
+	}
+	trace, pids := recordTreeC(t, src, cflags, wantStatus, nprocs, recFlags...)
 	out, errs, st := ttdCmd(t, "replay", "--verify", "--segments", trace)
 	if st != 0 || out != string(want) {
 		t.Fatalf("replay --verify --segments: status %d, output %q (native %q)\n%s", st, out, want, errs)

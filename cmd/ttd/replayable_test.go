@@ -211,12 +211,15 @@ func TestReplayGDBReplayable(t *testing.T) {
 
 // checkTreeShared checks src, whose processes share writable memory,
 // recorded with ttd record's default mode and memory hashes at every
-// checkpoint: replay --verify, then from every checkpoint (checkTreeC).
+// checkpoint, one every 1,000 instructions (a hash between one process's
+// touch of a shared page and another's next write catches a page the
+// replay did not make exist where the recording did): replay --verify,
+// then from every checkpoint (checkTreeC).
 // The replay must share the pages as the recording did.
 func checkTreeShared(t *testing.T, src string, cflags []string, nprocs int) {
 	t.Helper()
 	t.Setenv("TTD_MEMHASH", "1")
-	checkTreeC(t, src, cflags, 0, nprocs)
+	checkTreeC(t, src, cflags, 0, nprocs, "--checkpoint-every", "1000")
 }
 
 // TestSharedForkReplayable records shared_fork.c (anonymous shared
