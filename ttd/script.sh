@@ -1,3 +1,0 @@
-#!/bin/sh -e
-echo "script says $1 $2"
-exit 6
