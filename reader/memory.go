@@ -27,6 +27,8 @@ type region struct {
 type addrSpace struct {
 	mem     *x86.Memory
 	regions []region
+	// gen counts the changes of regions (aliasCache).
+	gen uint64
 	// code holds the pages code bytes were written to; frozen the
 	// last copy of each a snapshot took (shared by snapshots while the
 	// page does not change).
@@ -164,6 +166,7 @@ func (as *addrSpace) fill(pn uint64, p *x86.Page) {
 
 // cut removes [lo, hi) from the region list.
 func (as *addrSpace) cut(lo, hi uint64) {
+	as.gen++
 	out := as.regions[:0:0]
 	for _, g := range as.regions {
 		if g.end <= lo || g.start >= hi {

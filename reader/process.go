@@ -147,7 +147,7 @@ func (r *Replay) retarget() {
 		p = r.newProcess(0, 0)
 	}
 	r.as, r.code = p.as, p.code
-	r.observe = r.observing && (r.as == r.fas || r.accessAll && r.Access != nil)
+	r.observeNow()
 	r.retrack()
 }
 

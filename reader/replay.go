@@ -185,7 +185,11 @@ type Replay struct {
 	// accessAll: Access reports every process's accesses, not only
 	// the focus's (AccessAllProcesses).
 	accessAll bool
-	buf       [8]byte
+	// shWatch: Access reports accesses to the watched ranges' shared
+	// memory through other mappings (WatchShared); alias caches them.
+	shWatch bool
+	alias   aliasCache
+	buf     [8]byte
 
 	// Verify compares the re-simulated registers with every checkpoint's.
 	Verify bool
@@ -526,8 +530,11 @@ func (r *Replay) InstPosition(c *x86.CPU) uint64 {
 }
 
 // Watch limits the Access callback to accesses overlapping one of ranges
-// (nil: every access).
-func (r *Replay) Watch(ranges []Range) { r.watch = append(r.watch[:0], ranges...) }
+// (nil: every access), and ends WatchShared.
+func (r *Replay) Watch(ranges []Range) {
+	r.watch = append(r.watch[:0], ranges...)
+	r.shWatch = false
+}
 
 // AccessAllProcesses makes the Access callback report the accesses of
 // every process of a tree, each at the addresses of its own address
@@ -1125,6 +1132,9 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		if focus || r.accessAll {
 			r.written(p.Addr, b)
 		}
+		if r.shWatch {
+			r.writtenAlias(as, p.Addr, b)
+		}
 	}
 	for _, w := range ws {
 		if err := as.mem.Poke(w.Addr, w.Bytes); err != nil {
@@ -1136,6 +1146,9 @@ func (r *Replay) kernelWrites(t *thread, ws []tracefile.MemRange, predicted []tr
 		}
 		if focus || r.accessAll {
 			r.written(w.Addr, w.Bytes)
+		}
+		if r.shWatch {
+			r.writtenAlias(as, w.Addr, w.Bytes)
 		}
 	}
 	if len(r.kw) > 0 {
@@ -1428,6 +1441,8 @@ func (r *Replay) observeRead(c *x86.CPU, addr uint64, size int, v, img uint64) {
 			r.acc.PC = in.PC
 		}
 		r.Access(&r.acc)
+	} else if r.shWatch && r.Access != nil {
+		r.observeAlias(c, addr, size, v, false)
 	}
 }
 
@@ -1461,6 +1476,8 @@ func (r *Replay) observeWrite(c *x86.CPU, addr uint64, size int, val uint64) {
 			r.acc.PC = in.PC
 		}
 		r.Access(&r.acc)
+	} else if r.shWatch && r.Access != nil {
+		r.observeAlias(c, addr, size, val, true)
 	}
 }
 

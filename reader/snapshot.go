@@ -199,6 +199,7 @@ func (t *Trace) resume(s *Snapshot, reuse map[int]*process, old []*thread) (*Rep
 		r.retarget()
 	} else {
 		r.as.regions = slices.Clone(s.regions)
+		r.as.gen++
 		r.as.init = maps.Clone(s.code)
 	}
 	r.restorePosition(s)

@@ -119,7 +119,7 @@ func cutExec(ex *execWindow, fl *fineList, j int, ws, b uint64) {
 // it executed for execution breakpoints (unknown: it may). Thread steps
 // and predicates always may.
 func (s *Session) windowMayHit(p *probe, fl *fineList, j int) bool {
-	if p.tid != 0 || p.match != nil {
+	if p.tid != 0 || p.match != nil || p.shared {
 		return true
 	}
 	if len(p.pcs) > 0 {

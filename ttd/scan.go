@@ -40,6 +40,11 @@ type probe struct {
 	tidSeen  bool
 	// match is a Search predicate.
 	match InstMatcher
+	// shared: mems show shared memory, which other processes (or other
+	// mappings) write too: every process's accesses to it count, and the
+	// focus's summaries, which hold its own accesses only, cannot rule
+	// a segment out (sharedAt).
+	shared bool
 
 	find *finder
 
@@ -147,12 +152,15 @@ func (p *probe) install(r *reader.Replay) {
 	if len(p.mems) > 0 {
 		r.Watch(p.ranges())
 		r.Access = func(a *reader.Access) { p.access(r, a) }
+		if p.shared {
+			r.WatchShared()
+		}
 	}
 }
 
 // mayHitSegment reports whether segment k can hold a hit.
 func (p *probe) mayHitSegment(ix *Index, k int) bool {
-	if p.tid != 0 || p.match != nil {
+	if p.tid != 0 || p.match != nil || p.shared {
 		return true
 	}
 	sg := &ix.Segments[k]
