@@ -156,6 +156,9 @@ func Memory(tr *reader.Trace, addr, n uint64, read, write bool, workers int) ([]
 		}
 		defer r.Close()
 		r.Watch([]reader.Range{{Lo: addr, Hi: addr + n}})
+		// Shared memory's accesses by every process (each through its
+		// own mapping), at the focus's addresses.
+		r.WatchShared()
 		r.Access = func(a *reader.Access) {
 			if a.Write && !write || !a.Write && !read {
 				return

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"ttd/emu"
+	"ttd/internal/linux"
 	"ttd/probe"
 	"ttd/reader"
 	"ttd/recorder"
@@ -115,5 +116,53 @@ func TestCallsAndMemory(t *testing.T) {
 	WriteText(&text, calls[:2])
 	if lines := strings.Split(text.String(), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "function  thread  entry_pos") || !strings.Contains(lines[2], "0x6") {
 		t.Errorf("text table:\n%s", text.String())
+	}
+}
+
+// TestMemorySharedWrites: the memory table of a range of shared memory
+// lists every process's writes to it, each at the first process's
+// address: ttd/testdata/sharedwrites.c's child attaches the parent's
+// System V segment elsewhere and writes "child" over "parent".
+func TestMemorySharedWrites(t *testing.T) {
+	record(t) // gcc, or skip
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "sharedwrites")
+	if b, err := exec.Command("gcc", "-O0", "-g", "-o", prog, "../ttd/testdata/sharedwrites.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	path := filepath.Join(dir, "sw.ttd")
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	if st, _, err := recorder.Record(emu.Config{Path: prog, Args: []string{prog}, Stdout: null, Stderr: null},
+		recorder.Options{Path: path, CheckpointEvery: 20000, Replayable: true}); err != nil || st.Code != 0 {
+		t.Fatalf("record: %v %v", st, err)
+	}
+	tr, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	// The segment: where the parent's shmat put it.
+	var seg uint64
+	tr.ScanEvents(reader.Checkpoint{}, func(ev *reader.Event) bool {
+		if ev.Kind == reader.EventSyscall && linux.SyscallName(ev.Record.Syscall.Nr) == "shmat" {
+			seg = uint64(ev.Record.Syscall.Result)
+			return false
+		}
+		return true
+	})
+	rows, err := Memory(tr, seg, 6, false, true, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads := map[int64]bool{}
+	for _, r := range rows {
+		threads[r.Thread] = true
+		if r.Address < seg || r.Address >= seg+6 {
+			t.Errorf("row at %#x, outside [%#x, %#x)", r.Address, seg, seg+6)
+		}
+	}
+	if len(threads) != 2 {
+		t.Fatalf("writes by %d threads, want the parent's and the child's: %+v", len(threads), rows)
 	}
 }
