@@ -230,7 +230,10 @@ type segThread struct {
 	// all of them hooked by the gate. After a direct call, lookTo
 	// bounds them instead (by Retired), and the gate stays closed:
 	// watch sees the hooked ones only, among which, by callsAndRets,
-	// every function entry (all watch acts on while it looks).
+	// every function entry (all watch acts on while it looks). After a
+	// call whose target is not known (through memory, the interpreter
+	// making it), look is 1 (the callee's first instruction gives the
+	// target) and lookTo bounds the rest.
 	look   int
 	lookTo uint64
 	// baseLook is how many more instructions watch looks at for a jump
@@ -976,6 +979,15 @@ func (s *segment) step(st *segThread, h *x86.HookStep, base uint64) {
 		// (h.Target of a call through memory: from its record, when
 		// translated code made the call: hooklog.go.)
 		if op != x86.StepCall && op != x86.StepCallReg && h.Target == 0 {
+			// The gate opens for the callee's first instruction only,
+			// which tells the target (watch: f.target) and may be its
+			// entry; past it watch acts on function entries alone,
+			// which are hooked, so the rest of the window is bounded
+			// by Retired, the gate closed, as after a direct call to
+			// no entry. Open for all lookLimit instructions, it made
+			// perl's 156k calls through memory that the interpreter
+			// ran 2.5 million exact Hook calls.
+			st.look, st.lookTo = 1, h.Retired+1+lookLimit
 			break
 		}
 		target := h.Target
