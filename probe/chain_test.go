@@ -2,6 +2,7 @@ package probe
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,7 +97,7 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 				}
 			}
 		}
-		starts := chainStarts(cost, jobs, func(i int) bool { return target[i] != target[i-1] })
+		starts := chainStarts(cost, jobs, 0, func(i int) bool { return target[i] != target[i-1] })
 		s := &chainSched{cost: cost, runs: make([]schedRun, len(starts))}
 		for r, i := range starts {
 			end := n
@@ -372,6 +373,42 @@ func TestStealCases(t *testing.T) {
 		}
 		if got && (s.runs[tc.thief] != tc.want || s.runs[tc.wantVic].end != tc.want.next) || !got && s.runs[tc.wantVic].end != vicEnd {
 			t.Errorf("%s: runs %+v, want the thief's %+v", tc.name, s.runs, tc.want)
+		}
+	}
+}
+
+// TestChainStartsCountRestarts: a run that starts mid-chain pays start
+// (a restore at its checkpoint: reader.Trace.RunStartCost), so the runs
+// before it take that much more of the segments; a run at a chain's
+// first segment pays none.
+func TestChainStartsCountRestarts(t *testing.T) {
+	ten := func(n int) []uint64 {
+		lens := make([]uint64, n)
+		for i := range lens {
+			lens[i] = 10
+		}
+		return lens
+	}
+	never := func(int) bool { return false }
+	for _, c := range []struct {
+		n, jobs int
+		start   uint64
+		apart   func(int) bool
+		want    []int
+	}{
+		{20, 2, 0, never, []int{0, 10}},
+		// 20 segments of 10 and a start of 20: 110 each, the second
+		// job's 9 segments and its start.
+		{20, 2, 20, never, []int{0, 11}},
+		{20, 2, 40, never, []int{0, 12}},
+		// Three jobs, 240: 80 each.
+		{20, 3, 20, never, []int{0, 8, 14}},
+		// Two chains of 10: each run starts at a chain's first
+		// segment, where no restore is paid.
+		{20, 2, 40, func(i int) bool { return i == 10 }, []int{0, 10}},
+	} {
+		if got := chainStarts(ten(c.n), c.jobs, c.start, c.apart); !slices.Equal(got, c.want) {
+			t.Errorf("%d segments of 10, %d jobs, start %d: runs start at %v, want %v", c.n, c.jobs, c.start, got, c.want)
 		}
 	}
 }

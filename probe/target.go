@@ -64,7 +64,7 @@ func prefetchJobStarts(tr *reader.Trace, jobs int) {
 	if err != nil || jobs <= 0 || len(cps) == 0 {
 		return
 	}
-	for _, k := range chainStarts(tr.SegmentCosts(cps), jobs, func(int) bool { return false }) {
+	for _, k := range chainStarts(tr.SegmentCosts(cps), jobs, tr.RunStartCost(), func(int) bool { return false }) {
 		tr.Prefetch(cps[k].Chunk)
 	}
 }
