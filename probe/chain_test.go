@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"ttd/reader"
+	"ttd/x86"
 )
 
 // TestChainRuns: the local runner evaluates consecutive segments in one
@@ -410,5 +413,30 @@ func TestChainStartsCountRestarts(t *testing.T) {
 		if got := chainStarts(ten(c.n), c.jobs, c.start, c.apart); !slices.Equal(got, c.want) {
 			t.Errorf("%d segments of 10, %d jobs, start %d: runs start at %v, want %v", c.n, c.jobs, c.start, got, c.want)
 		}
+	}
+}
+
+// TestPrefetchJobStartsPrepares: the preparations for guest code
+// (x86.OnFirstDecode) run in the serial part of a run with jobs, before
+// any job decodes a block; with no jobs (a script that reads memory)
+// they wait for the first decoded block as before.
+func TestPrefetchJobStartsPrepares(t *testing.T) {
+	path := recordCalls(t, 2500)
+	tr, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	saved := x86.OnFirstDecode
+	defer func() { x86.OnFirstDecode = saved }()
+	calls := 0
+	x86.OnFirstDecode = func() { calls++ }
+	prefetchJobStarts(tr, 0)
+	if calls != 0 {
+		t.Errorf("no jobs: the preparations ran %d times", calls)
+	}
+	prefetchJobStarts(tr, 2)
+	if calls != 1 {
+		t.Errorf("two jobs: the preparations ran %d times, want 1", calls)
 	}
 }
