@@ -440,3 +440,48 @@ func TestPrefetchJobStartsPrepares(t *testing.T) {
 		t.Errorf("two jobs: the preparations ran %d times, want 1", calls)
 	}
 }
+
+// TestStealAtVictimsRate: what is left of a victim's run counts at the
+// rate its latest chained segments took, not the average of all: late
+// segments that cost twice their estimate make a steal worth a start
+// where the average says the victim is about to finish.
+func TestStealAtVictimsRate(t *testing.T) {
+	clk := &fakeClock{t: 1050}
+	for _, slow := range []bool{false, true} {
+		// Job 0 is done; job 1 is 50 ns into unit 4 (claimed at 1000),
+		// unit 5 left. The model: 1 ns per cost, a start of 50.
+		s := &chainSched{cost: []uint64{99, 99, 99, 99, 99, 99}, now: clk.now,
+			runs: []schedRun{{next: 4, end: 4}, {next: 5, end: 6, busy: true, cur: 4, at: 1000}}}
+		s.stop.Store(6)
+		s.dur, s.cst, s.dur0, s.cst0, s.n0 = 1000, 1000, 150, 100, 1
+		if slow {
+			// Its units took 2 ns per cost: 150 left of unit 4, 200
+			// of unit 5; a start and unit 5 (250) finish sooner.
+			s.recent = []float64{1, 2}
+		}
+		// At the average: 50 and 100 left, no sooner than a start and
+		// unit 5 (150).
+		got := s.steal(0)
+		if got != slow {
+			t.Errorf("slow %v: steal %v, runs %+v", slow, got, s.runs)
+		}
+		if got && (s.runs[0] != schedRun{next: 5, end: 6} || s.runs[1].end != 5 || s.recent[0] != 2) {
+			t.Errorf("slow %v: runs %+v, recent %v", slow, s.runs, s.recent)
+		}
+	}
+	// done keeps each job's recent rate: the mean of its last chained
+	// unit's and the one before.
+	s := &chainSched{cost: []uint64{99, 99, 99, 99}, now: clk.now, runs: []schedRun{{next: 0, end: 4}}}
+	s.stop.Store(4)
+	for i, at := range []int64{0, 500, 600, 900} {
+		clk.t = at
+		s.claim(0, i)
+	}
+	clk.t = 1000
+	s.done(0)
+	// Unit 0 fresh (not counted), then 100, 300 and 100 ns for 100
+	// each: 1, then (1+3)/2 = 2, then (2+1)/2 = 1.5.
+	if s.recent[0] != 1.5 {
+		t.Errorf("recent rate %v, want 1.5", s.recent[0])
+	}
+}
