@@ -2,8 +2,12 @@ package probe
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"ttd/reader"
+	"ttd/x86"
 )
 
 // TestChainRuns: the local runner evaluates consecutive segments in one
@@ -96,7 +100,7 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 				}
 			}
 		}
-		starts := chainStarts(cost, jobs, func(i int) bool { return target[i] != target[i-1] })
+		starts := chainStarts(cost, jobs, 0, func(i int) bool { return target[i] != target[i-1] })
 		s := &chainSched{cost: cost, runs: make([]schedRun, len(starts))}
 		for r, i := range starts {
 			end := n
@@ -373,5 +377,111 @@ func TestStealCases(t *testing.T) {
 		if got && (s.runs[tc.thief] != tc.want || s.runs[tc.wantVic].end != tc.want.next) || !got && s.runs[tc.wantVic].end != vicEnd {
 			t.Errorf("%s: runs %+v, want the thief's %+v", tc.name, s.runs, tc.want)
 		}
+	}
+}
+
+// TestChainStartsCountRestarts: a run that starts mid-chain pays start
+// (a restore at its checkpoint: reader.Trace.RunStartCost), so the runs
+// before it take that much more of the segments; a run at a chain's
+// first segment pays none.
+func TestChainStartsCountRestarts(t *testing.T) {
+	ten := func(n int) []uint64 {
+		lens := make([]uint64, n)
+		for i := range lens {
+			lens[i] = 10
+		}
+		return lens
+	}
+	never := func(int) bool { return false }
+	for _, c := range []struct {
+		n, jobs int
+		start   uint64
+		apart   func(int) bool
+		want    []int
+	}{
+		{20, 2, 0, never, []int{0, 10}},
+		// 20 segments of 10 and a start of 20: 110 each, the second
+		// job's 9 segments and its start.
+		{20, 2, 20, never, []int{0, 11}},
+		{20, 2, 40, never, []int{0, 12}},
+		// Three jobs, 240: 80 each.
+		{20, 3, 20, never, []int{0, 8, 14}},
+		// Two chains of 10: each run starts at a chain's first
+		// segment, where no restore is paid.
+		{20, 2, 40, func(i int) bool { return i == 10 }, []int{0, 10}},
+	} {
+		if got := chainStarts(ten(c.n), c.jobs, c.start, c.apart); !slices.Equal(got, c.want) {
+			t.Errorf("%d segments of 10, %d jobs, start %d: runs start at %v, want %v", c.n, c.jobs, c.start, got, c.want)
+		}
+	}
+}
+
+// TestPrefetchJobStartsPrepares: the preparations for guest code
+// (x86.OnFirstDecode) run in the serial part of a run with jobs, before
+// any job decodes a block; with no jobs (a script that reads memory)
+// they wait for the first decoded block as before.
+func TestPrefetchJobStartsPrepares(t *testing.T) {
+	path := recordCalls(t, 2500)
+	tr, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	saved := x86.OnFirstDecode
+	defer func() { x86.OnFirstDecode = saved }()
+	calls := 0
+	x86.OnFirstDecode = func() { calls++ }
+	prefetchJobStarts(tr, 0)
+	if calls != 0 {
+		t.Errorf("no jobs: the preparations ran %d times", calls)
+	}
+	prefetchJobStarts(tr, 2)
+	if calls != 1 {
+		t.Errorf("two jobs: the preparations ran %d times, want 1", calls)
+	}
+}
+
+// TestStealAtVictimsRate: what is left of a victim's run counts at the
+// rate its latest chained segments took, not the average of all: late
+// segments that cost twice their estimate make a steal worth a start
+// where the average says the victim is about to finish.
+func TestStealAtVictimsRate(t *testing.T) {
+	clk := &fakeClock{t: 1050}
+	for _, slow := range []bool{false, true} {
+		// Job 0 is done; job 1 is 50 ns into unit 4 (claimed at 1000),
+		// unit 5 left. The model: 1 ns per cost, a start of 50.
+		s := &chainSched{cost: []uint64{99, 99, 99, 99, 99, 99}, now: clk.now,
+			runs: []schedRun{{next: 4, end: 4}, {next: 5, end: 6, busy: true, cur: 4, at: 1000}}}
+		s.stop.Store(6)
+		s.dur, s.cst, s.dur0, s.cst0, s.n0 = 1000, 1000, 150, 100, 1
+		if slow {
+			// Its units took 2 ns per cost: 150 left of unit 4, 200
+			// of unit 5; a start and unit 5 (250) finish sooner.
+			s.recent = []float64{1, 2}
+		}
+		// At the average: 50 and 100 left, no sooner than a start and
+		// unit 5 (150).
+		got := s.steal(0)
+		if got != slow {
+			t.Errorf("slow %v: steal %v, runs %+v", slow, got, s.runs)
+		}
+		if got && (s.runs[0] != schedRun{next: 5, end: 6} || s.runs[1].end != 5 || s.recent[0] != 2) {
+			t.Errorf("slow %v: runs %+v, recent %v", slow, s.runs, s.recent)
+		}
+	}
+	// done keeps each job's recent rate: the mean of its last chained
+	// unit's and the one before.
+	s := &chainSched{cost: []uint64{99, 99, 99, 99}, now: clk.now, runs: []schedRun{{next: 0, end: 4}}}
+	s.stop.Store(4)
+	for i, at := range []int64{0, 500, 600, 900} {
+		clk.t = at
+		s.claim(0, i)
+	}
+	clk.t = 1000
+	s.done(0)
+	// Unit 0 fresh (not counted), then 100, 300 and 100 ns for 100
+	// each: 1, then (1+3)/2 = 2, then (2+1)/2 = 1.5.
+	if s.recent[0] != 1.5 {
+		t.Errorf("recent rate %v, want 1.5", s.recent[0])
 	}
 }

@@ -229,9 +229,19 @@ func chainRuns(units []Unit, jobs int) []chainRun {
 	return costRuns(units, cost, jobs)
 }
 
-// costRuns is chainRuns over the units' estimated costs.
+// costRuns is chainRuns over the units' estimated costs, a run that
+// starts at a checkpoint past its target's first paying its target's
+// RunStartCost (the most of the units' targets').
 func costRuns(units []Unit, cost []uint64, jobs int) []chainRun {
-	starts := chainStarts(cost, jobs, func(i int) bool { return !follows(units, i) })
+	var start uint64
+	var b *Bound
+	for _, u := range units {
+		if u.B != b {
+			b = u.B
+			start = max(start, b.T.Trace.RunStartCost())
+		}
+	}
+	starts := chainStarts(cost, jobs, start, func(i int) bool { return !follows(units, i) })
 	runs := make([]chainRun, len(starts))
 	for r, i := range starts {
 		end := len(units)
@@ -247,8 +257,12 @@ func costRuns(units []Unit, cost []uint64, jobs int) []chainRun {
 // costs) into about jobs runs of consecutive segments with equal sums,
 // and returns where each run starts: a new run begins at segment 0,
 // where apart(i) says segment i does not follow segment i-1, and where
-// the runs so far come nearest to their share of the total.
-func chainStarts(lens []uint64, jobs int, apart func(i int) bool) []int {
+// the runs so far come nearest to their share of the total. A run that
+// begins elsewhere (mid-chain: a re-simulation from segment i's
+// checkpoint) costs start more, which the shares count: of two jobs
+// over one chain, the first takes half of the total and start, the
+// second the rest and its start.
+func chainStarts(lens []uint64, jobs int, start uint64, apart func(i int) bool) []int {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
@@ -256,12 +270,16 @@ func chainStarts(lens []uint64, jobs int, apart func(i int) bool) []int {
 	for _, n := range lens {
 		total += n
 	}
+	total += uint64(jobs-1) * start // at most jobs-1 runs start mid-chain
 	var starts []int
-	var done uint64
+	var done uint64 // the costs so far, with the mid-chain starts
 	for i, n := range lens {
 		k := len(starts)
-		if k == 0 || apart(i) || k < jobs && (done+n/2)*uint64(jobs) >= total*uint64(k) {
+		if k == 0 || apart(i) {
 			starts = append(starts, i)
+		} else if k < jobs && (done+n/2)*uint64(jobs) >= total*uint64(k) {
+			starts = append(starts, i)
+			done += start
 		}
 		done += n
 	}

@@ -40,8 +40,9 @@ func schedf(format string, args ...any) {
 // record bytes, thread starts), and a job that finishes its run takes
 // segments another job has not started yet, from the run that would
 // finish last, as many of the last ones as bring the two jobs' finishes
-// nearest (steal: by the time segments took so far, and what a new
-// re-simulation's start costs), and none when taking any would not
+// nearest (steal: by the time segments took so far, the victim's
+// latest at the rate they took, and what a new re-simulation's start
+// costs), and none when taking any would not
 // finish sooner than leaving them. A job claims each
 // segment before it evaluates it, so a segment is evaluated once, by
 // the run that claimed it; a stolen run starts a re-simulation of its
@@ -65,6 +66,14 @@ type chainSched struct {
 	// decoding, translation).
 	dur, cst, dur0, cst0 float64
 	n0                   int // first segments measured
+	// recent is, by job, the ns per cost (unit) of its run's latest
+	// chained segments (0: none yet), which steal counts what is left of
+	// a victim's run at: a trace's segments of equal estimates may cost
+	// more late than early (xz -6's last four 1.5-2x the average; by the
+	// average, the second job's last two looked 45 ms from its end, not
+	// 130, and the first job finished 100-130 ms before it, stealing
+	// nothing).
+	recent []float64
 }
 
 // schedRun is a job's run: units [next, end) are still to start, in
@@ -205,7 +214,7 @@ func (s *chainSched) claim(c, i int) (bool, int) {
 	defer s.mu.Unlock()
 	r := &s.runs[c]
 	chained := r.busy && r.cur == i-1 // in the same re-simulation
-	t := s.done(r)
+	t := s.done(c)
 	end := min(r.end, int(s.stop.Load()))
 	if i != r.next || i >= end {
 		return false, end
@@ -224,20 +233,38 @@ func (s *chainSched) time() int64 {
 	return int64(time.Since(schedStart))
 }
 
-// done records that r's busy unit (if any) is over, what it took, and
-// returns the time.
-func (s *chainSched) done(r *schedRun) int64 {
+// done records that job c's busy unit (if any) is over, what it took,
+// and returns the time.
+func (s *chainSched) done(c int) int64 {
 	t := s.time()
+	r := &s.runs[c]
 	if r.busy {
-		d, c := float64(t-r.at), float64(s.cost[r.cur])
+		d, cost := float64(t-r.at), float64(s.cost[r.cur])
 		if r.fresh {
-			s.dur0, s.cst0, s.n0 = s.dur0+d, s.cst0+c, s.n0+1
+			s.dur0, s.cst0, s.n0 = s.dur0+d, s.cst0+cost, s.n0+1
 		} else {
-			s.dur, s.cst = s.dur+d, s.cst+c
+			s.dur, s.cst = s.dur+d, s.cst+cost
+			if s.recent == nil {
+				s.recent = make([]float64, len(s.runs))
+			}
+			if x := d / (cost + 1); s.recent[c] == 0 {
+				s.recent[c] = x
+			} else {
+				s.recent[c] = (s.recent[c] + x) / 2
+			}
 		}
 		r.busy = false
 	}
 	return t
+}
+
+// rateOf is the ns per unit of cost steal counts job j's run at: its
+// recent one, else the model's.
+func (s *chainSched) rateOf(j int, rate float64) float64 {
+	if j < len(s.recent) && s.recent[j] > 0 {
+		return s.recent[j]
+	}
+	return rate
 }
 
 // model is what steal estimates with: ns per unit of cost, and the
@@ -264,17 +291,18 @@ func (s *chainSched) model() (rate, start float64) {
 func (s *chainSched) steal(c int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.done(&s.runs[c])
+	now := s.done(c)
 	rate, start := s.model()
 	stop := int(s.stop.Load())
-	unit := func(i int) float64 { return rate * float64(s.cost[i]+1) }
+	// unit is what unit i takes at ns per cost at (rateOf).
+	unit := func(i int, at float64) float64 { return at * float64(s.cost[i]+1) }
 	// busyLeft is the estimate of what is left of r's busy unit (a run
 	// not started yet has its start ahead).
-	busyLeft := func(r *schedRun) float64 {
+	busyLeft := func(r *schedRun, at float64) float64 {
 		if !r.busy {
 			return start
 		}
-		est := unit(r.cur)
+		est := unit(r.cur, at)
 		if r.fresh {
 			est += start
 		}
@@ -289,9 +317,10 @@ func (s *chainSched) steal(c int) bool {
 		if j == c || r.next >= min(r.end, stop) {
 			continue
 		}
-		left := busyLeft(r)
+		at := s.rateOf(j, rate)
+		left := busyLeft(r, at)
 		for i := r.next; i < min(r.end, stop); i++ {
-			left += unit(i)
+			left += unit(i, at)
 		}
 		if v < 0 || left > most {
 			v, most = j, left
@@ -303,11 +332,11 @@ func (s *chainSched) steal(c int) bool {
 	r := &s.runs[v]
 	lim := min(r.end, stop)
 	// From the end down: the thief's share grows, the victim's shrinks.
-	victim, thief := most, start
+	victim, thief, vr := most, start, s.rateOf(v, rate)
 	at, best := lim, most
 	for i := lim - 1; i >= r.next; i-- {
-		victim -= unit(i)
-		thief += unit(i)
+		victim -= unit(i, vr)
+		thief += unit(i, vr)
 		if f := max(victim, thief); f < best {
 			at, best = i, f
 		}
@@ -318,6 +347,9 @@ func (s *chainSched) steal(c int) bool {
 	}
 	schedf("job %d: steals [%d,%d) of job %d (at %d; left %.0f -> %.0f ms) cpu %.1f ms", c, at, r.end, v, r.next, most/1e6, best/1e6, threadCPU())
 	s.runs[c] = schedRun{next: at, end: r.end}
+	if s.recent != nil {
+		s.recent[c] = s.recent[v] // its segments are the victim's last
+	}
 	r.end = at
 	s.steals++
 	return true

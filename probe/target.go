@@ -4,6 +4,7 @@ import (
 	"ttd/reader"
 	"ttd/symbols"
 	"ttd/ttd"
+	"ttd/x86"
 )
 
 // OpenTarget opens a recording for probing: the trace, its symbol table
@@ -57,15 +58,31 @@ func openTarget(path string, withIndex, symbolsOnly bool, jobs int, progress fun
 	return &Target{Name: path, Trace: tr, Syms: tb, images: images}, func() { tr.Close() }, symErr, nil
 }
 
-// prefetchJobStarts lists the checkpoints and, for a run of jobs jobs,
-// starts decoding the chunks where they will start (chainRuns' split).
+// prefetchJobStarts makes the process-wide preparations for guest code
+// now (x86.OnFirstDecode: cmd/ttd reserves a huge-page heap, with a
+// collection, which the first job's first decoded block otherwise
+// paid, inside the eval, the other job running beside the collection
+// and the heap grown: 13-41 ms of wall of marking in sort -n and gzip
+// -9's `--jobs 2`), lists the checkpoints and, for a run of jobs jobs,
+// starts decoding the chunks where they will start (chainRuns' split),
+// then decodes the checkpoint memory the jobs starting past the first
+// restore (reader.Trace.PrefetchRestore), while the symbols load and
+// the program binds on the other core: xz -6's second job's first
+// segment took 65-76 ms of thread CPU against 82-116 (4 runs each).
 func prefetchJobStarts(tr *reader.Trace, jobs int) {
+	if f := x86.OnFirstDecode; f != nil && jobs > 0 {
+		f()
+	}
 	cps, err := tr.Checkpoints()
 	if err != nil || jobs <= 0 || len(cps) == 0 {
 		return
 	}
-	for _, k := range chainStarts(tr.SegmentCosts(cps), jobs, func(int) bool { return false }) {
+	starts := chainStarts(tr.SegmentCosts(cps), jobs, tr.RunStartCost(), func(int) bool { return false })
+	for _, k := range starts {
 		tr.Prefetch(cps[k].Chunk)
+	}
+	for _, k := range starts[1:] {
+		tr.PrefetchRestore(cps[k])
 	}
 }
 

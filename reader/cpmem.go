@@ -46,6 +46,10 @@ type cpMemory struct {
 	once  sync.Once
 	pages *tracefile.Pages
 	err   error
+	// opened is pages when the file was there at Open (set once, read
+	// by PrefetchRestore's goroutine); ahead the frames it decoded.
+	opened *tracefile.Pages
+	ahead  aheadFrames
 }
 
 // IndexProgress, when set, hears how far an index pass building a
@@ -65,7 +69,7 @@ func (t *Trace) openPages(path string) {
 	case err != nil:
 		t.cpm.err = err
 	default:
-		t.cpm.pages = p
+		t.cpm.pages, t.cpm.opened = p, p
 	}
 }
 
@@ -525,10 +529,18 @@ type pageRefs = map[uint64]uint32
 // the checkpoint at position pos: the latest version of each at or
 // before it.
 func (t *Trace) restoreAt(pos uint64) (map[uint32]pageRefs, error) {
+	if rs := t.cpm.ahead.started(pos); rs != nil {
+		return rs, nil
+	}
 	pages, err := t.checkpointMemory()
 	if err != nil {
 		return nil, err
 	}
+	return restoreRefs(pages, pos)
+}
+
+// restoreRefs is restoreAt in pages.
+func restoreRefs(pages *tracefile.Pages, pos uint64) (map[uint32]pageRefs, error) {
 	cps := pages.Checkpoints()
 	n, found := slices.BinarySearchFunc(cps, pos, func(c tracefile.PagesCheckpoint, p uint64) int {
 		switch {
@@ -566,7 +578,7 @@ func (r *Replay) restoreSpace(as *addrSpace, sp uint32) {
 	if r.restore == nil || r.Checkpoints != 1 {
 		return
 	}
-	as.pend, as.pages = r.restore[sp], r.t.cpm.pages
+	as.pend, as.pages, as.ahead = r.restore[sp], r.t.cpm.pages, &r.t.cpm.ahead
 	delete(r.restore, sp)
 }
 
@@ -589,7 +601,11 @@ func (r *Replay) pendErr() error {
 // took 11 s of CPU decompressing frames against 0.4 s for a replay of
 // the whole trace).
 func (as *addrSpace) restorePage(pn uint64, ref uint32, p *x86.Page) {
-	f, err := as.pages.Frame(ref)
+	f, ok := as.ahead.take(tracefile.FrameOf(ref))
+	var err error
+	if !ok {
+		f, err = as.pages.Frame(ref)
+	}
 	if err != nil {
 		delete(as.pend, pn)
 		if as.pendErr == nil {
@@ -637,4 +653,127 @@ func (as *addrSpace) materialize() {
 	for pn := range as.pend {
 		as.mem.PageAt(pn)
 	}
+}
+
+// aheadFrames are frames of a trace's checkpoint memory decompressed
+// ahead of the replays that restore them (PrefetchRestore), each held
+// until a restore takes it, and the pages each prefetched checkpoint
+// restores (restoreAt's), until its replay takes them.
+type aheadFrames struct {
+	mu     sync.Mutex
+	frames map[int]tracefile.FrameData
+	refs   map[uint64]map[uint32]pageRefs
+	// begun are the positions a replay started at: a prefetch for one
+	// stops (the replay decodes what it needs, on the core it runs on).
+	begun map[uint64]bool
+}
+
+// PrefetchRestore decompresses the frames of the checkpoint memory a
+// re-simulation starting at cp restores, and lists its pages, ahead of
+// it (probe's jobs: on the core the serial part of a run leaves idle,
+// which the second job's start then does not pay: 23-37 ms of zstd at
+// a checkpoint of sort -n or xz -6), hottest first: the frames of the
+// pages written in the segment before cp, then those before. It stops
+// as soon as a replay starts at cp, and does nothing for a trace that
+// logs reads, had no checkpoint memory file when opened, or at the
+// trace's start.
+func (t *Trace) PrefetchRestore(cp Checkpoint) {
+	pages := t.cpm.opened
+	if !t.noReads || pages == nil || cp.Chunk <= 0 && cp.Ctrl == 0 {
+		return
+	}
+	a := &t.cpm.ahead
+	if a.begunAt(cp.Position) {
+		return
+	}
+	rs, err := restoreRefs(pages, cp.Position)
+	if err != nil {
+		return
+	}
+	order := hotFrames(pages.Checkpoints(), cp.Position, rs)
+	a.mu.Lock()
+	if a.begun[cp.Position] {
+		a.mu.Unlock()
+		return
+	}
+	if a.refs == nil {
+		a.refs, a.frames = map[uint64]map[uint32]pageRefs{}, map[int]tracefile.FrameData{}
+	}
+	a.refs[cp.Position] = rs
+	a.mu.Unlock()
+	for _, fi := range order {
+		if a.begunAt(cp.Position) {
+			return
+		}
+		f, err := pages.Frame(uint32(fi*tracefile.PagesPerFrame) + 1)
+		if err != nil {
+			return
+		}
+		a.mu.Lock()
+		if _, dup := a.frames[fi]; dup {
+			f.Release()
+		} else {
+			a.frames[fi] = f
+		}
+		a.mu.Unlock()
+	}
+}
+
+// hotFrames lists the frames holding the pages of rs (a checkpoint's at
+// pos), each once, those of the pages the latest checkpoints wrote
+// first.
+func hotFrames(cps []tracefile.PagesCheckpoint, pos uint64, rs map[uint32]pageRefs) []int {
+	var order []int
+	seen := map[int]bool{}
+	for i := len(cps) - 1; i >= 0; i-- {
+		if cps[i].Position > pos {
+			continue
+		}
+		for _, e := range cps[i].Entries {
+			if e.Ref == 0 || rs[e.Space][e.PN] != e.Ref {
+				continue // not the page's version at pos
+			}
+			if fi := tracefile.FrameOf(e.Ref); !seen[fi] {
+				seen[fi] = true
+				order = append(order, fi)
+			}
+		}
+	}
+	return order
+}
+
+// begunAt reports whether a replay started at pos.
+func (a *aheadFrames) begunAt(pos uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.begun[pos]
+}
+
+// started records that a replay starts at pos, and gives it the pages
+// its prefetch listed (nil: none).
+func (a *aheadFrames) started(pos uint64) map[uint32]pageRefs {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.begun == nil {
+		a.begun = map[uint64]bool{}
+	}
+	a.begun[pos] = true
+	rs := a.refs[pos]
+	delete(a.refs, pos)
+	return rs
+}
+
+// take gives the frame fi decoded ahead, if any, which the caller then
+// releases (a nil a: none).
+func (a *aheadFrames) take(fi int) (tracefile.FrameData, bool) {
+	if a == nil {
+		return tracefile.FrameData{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.frames[fi]
+	if ok {
+		delete(a.frames, fi)
+	}
+	return f, ok
 }

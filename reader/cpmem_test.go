@@ -217,3 +217,75 @@ func TestReplayableCheckpointMemoryFork(t *testing.T) {
 		t.Fatalf("verified %d intervals: %v", n, err)
 	}
 }
+
+// TestPrefetchRestore: the frames PrefetchRestore decodes ahead for a
+// checkpoint are exactly those its replay restores (the replay, its
+// pages all materialised, decompresses none itself and takes every
+// one), the memory is the one a replay without it restores, and once a
+// replay started there a prefetch does nothing.
+func TestPrefetchRestore(t *testing.T) {
+	_, path := recordReplayable(t)
+	reopen := func() (*Trace, []Checkpoint) {
+		tr, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tr.Close() })
+		if _, err := tr.checkpointMemory(); err != nil { // built once, by the first
+			t.Fatal(err)
+		}
+		cps, err := tr.Checkpoints()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr, cps
+	}
+	tr, cps := reopen()
+	if tr.cpm.opened != nil {
+		t.Fatal("a checkpoint memory built after Open counts as opened")
+	}
+	tr.PrefetchRestore(cps[len(cps)/2])
+	if len(tr.cpm.ahead.frames) != 0 {
+		t.Fatal("prefetched with no checkpoint memory file at Open")
+	}
+	for _, k := range []int{1, len(cps) / 2, len(cps) - 2} { // (at the last, the process is gone)
+		plain, _ := reopen()
+		r, err := plain.NewReplayAt(cps[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := memHashes(r)
+		r.Close()
+
+		tr, _ := reopen()
+		tr.PrefetchRestore(cps[0]) // the start: nothing to restore
+		if n := len(tr.cpm.ahead.frames); n != 0 {
+			t.Fatalf("checkpoint 0: %d frames decoded ahead", n)
+		}
+		tr.PrefetchRestore(cps[k])
+		ahead := len(tr.cpm.ahead.frames)
+		if ahead == 0 {
+			t.Fatalf("checkpoint %d: no frame decoded ahead", k)
+		}
+		decodes := tr.cpm.pages.Decodes()
+		r, err = tr.NewReplayAt(cps[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := memHashes(r)
+		if len(got) != len(want) || got[0] != want[0] {
+			t.Errorf("checkpoint %d: memory %v after a prefetch, %v without", k, got, want)
+		}
+		if d := tr.cpm.pages.Decodes() - decodes; d != 0 {
+			t.Errorf("checkpoint %d: the replay decompressed %d frames of its own (%d decoded ahead)", k, d, ahead)
+		}
+		if n := len(tr.cpm.ahead.frames); n != 0 {
+			t.Errorf("checkpoint %d: %d of %d frames decoded ahead not taken", k, n, ahead)
+		}
+		r.Close()
+		tr.PrefetchRestore(cps[k])
+		if n := len(tr.cpm.ahead.frames); n != 0 {
+			t.Errorf("checkpoint %d: a prefetch after its replay started decoded %d frames", k, n)
+		}
+	}
+}

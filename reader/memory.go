@@ -48,6 +48,7 @@ type addrSpace struct {
 	// -> page in pages (cpmem.go); pendErr the first error reading one.
 	pend    pageRefs
 	pages   *tracefile.Pages
+	ahead   *aheadFrames // frames decoded ahead (cpmem.go), or nil
 	pendErr error
 	// byFrame are pend's pages by the frame of pages that holds them
 	// (made when first needed).

@@ -31,11 +31,40 @@ package reader
 // file pages cost about one 50 M-instruction segment more, the thread
 // start's). At 90 a byte perl's first segment weighed 5x what it cost,
 // and the two jobs' runs split 3:13 where 6:10 balanced them.
+//
+// Session 33 measured both starts of `--jobs 2` on such traces (thread
+// CPU of each segment, TTD_SCHEDLOG, -prio): the trace's first segment
+// cost 10-43 ms more than the next ones (gzip -9 10, sort -n 19, xz -6
+// 25, perl 43: its program's start, translated cold), and a run that
+// starts at a later checkpoint 3-42 ms more than the segments after it
+// (gzip 3, sort -n 20, perl 28, xz 42: its memory restored from
+// TRACE.pages, translated cold) -- about as much, where 130 M
+// instructions a thread start weighed the first segment 1.3-5.4
+// segments of 50 M instructions more than the second run's start
+// (sort -n: 14 segments for the first job, 21 for the second; a steal
+// of 8 at the end, a third start). Such a thread start weighs
+// costPerThreadStartNoReads, and a run starting at a checkpoint past
+// the trace's first costRunStartNoReads (RunStartCost), which the
+// split counts (probe's chainStarts).
 const (
-	costPerByte        = 90
-	costPerByteNoReads = 2
-	costPerThreadStart = 130_000_000
+	costPerByte               = 90
+	costPerByteNoReads        = 2
+	costPerThreadStart        = 130_000_000
+	costPerThreadStartNoReads = 30_000_000
+	costRunStartNoReads       = 40_000_000
 )
+
+// RunStartCost is what a re-simulation that starts at a checkpoint other
+// than the trace's first costs more than the segments it goes on to, in
+// SegmentCosts' instruction equivalents: a trace that logs no reads
+// restores the checkpoint's memory (TRACE.pages); one that does rebuilds
+// it from the reads as it goes, which its segments' bytes weigh (0).
+func (t *Trace) RunStartCost() uint64 {
+	if t.noReads {
+		return costRunStartNoReads
+	}
+	return 0
+}
 
 // SegmentCost is what SegmentCosts weighs for one segment: its
 // instructions, and its shares of the record bytes and thread starts of
@@ -51,11 +80,11 @@ type SegmentCost struct {
 // Cost is the estimate SegmentCosts gives for c, in instruction
 // equivalents.
 func (c SegmentCost) Cost() uint64 {
-	perByte := float64(costPerByte)
+	perByte, perStart := float64(costPerByte), float64(costPerThreadStart)
 	if c.NoReads {
-		perByte = costPerByteNoReads
+		perByte, perStart = costPerByteNoReads, costPerThreadStartNoReads
 	}
-	return c.Insts + uint64(c.Bytes*perByte) + uint64(c.ThreadStarts*costPerThreadStart)
+	return c.Insts + uint64(c.Bytes*perByte) + uint64(c.ThreadStarts*perStart)
 }
 
 // SegmentCosts estimates what re-simulating each segment [cps[k],

@@ -48,8 +48,16 @@ func TestSegmentCosts(t *testing.T) {
 	// A trace that logs no reads: its bytes are syscall results and
 	// memory images, a copy each.
 	tr.noReads = true
-	if one := tr.SegmentCosts(cps[:1]); !slices.Equal(one, []uint64{400 + 4300*costPerByteNoReads + costPerThreadStart}) {
+	if one := tr.SegmentCosts(cps[:1]); !slices.Equal(one, []uint64{400 + 4300*costPerByteNoReads + costPerThreadStartNoReads}) {
 		t.Errorf("one segment of a trace with no reads: %v", one)
+	}
+	// Only such a trace's runs pay a restore at their start.
+	if got := tr.RunStartCost(); got != costRunStartNoReads {
+		t.Errorf("a run's start in a trace with no reads costs %d, want %d", got, costRunStartNoReads)
+	}
+	tr.noReads = false
+	if got := tr.RunStartCost(); got != 0 {
+		t.Errorf("a run's start in a trace logging reads costs %d, want 0", got)
 	}
 }
 
