@@ -85,16 +85,11 @@ func (f *Fault) Error() string {
 	return fmt.Sprintf("%s fault at %#x (%s)", kind, f.Addr, why)
 }
 
-// tlbBits sizes the TLBs: 32,768 entries cover 128 MiB. zstd -12 of 3 MB
+// tlbBits sizes the TLBs: 16,384 entries cover 64 MiB. zstd -12 of 3 MB
 // (hash and chain tables of about 50 MB, touched at random) missed a
 // 4,096-entry TLB 2.6M times, each a round trip from translated code
 // through the interpreter, and a 16,384-entry one 0.15M times (CPU time
-// 0.64x). xz -6 allocates its binary tree (64 MiB) next to its hash
-// table, whose pages took the entries of the tree's first pages in a
-// 16,384-entry write TLB: 230,000 stores of 512 KB of input left
-// translated code for the interpreter (6% of its CPU time, session 33),
-// 7,700 with 32,768 entries. Each Memory holds two TLBs of 1 MiB, in its
-// window's reservation, touched only where entered.
+// 0.64x); each Memory holds two TLBs of 512 KiB.
 //
 // An entry is empty when its tag is noTag, or 0 anywhere but at index 0
 // and at the last index (tlbEnds): only page 0 has index 0 and tag 0,
@@ -109,7 +104,7 @@ func (f *Fault) Error() string {
 // `xargs -n2 echo` tree of 200 processes spent 6-8% of its CPU time on
 // it (ttd run, interleaved, against 2,048-entry TLBs).
 const (
-	tlbBits = 15
+	tlbBits = 14
 	tlbSize = 1 << tlbBits
 	tlbMask = tlbSize - 1
 	noTag   = ^uint64(0)
