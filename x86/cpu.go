@@ -166,6 +166,11 @@ type CPU struct {
 	// ranFrom (faultMode).
 	ranMem  *Memory
 	ranFrom uint64
+	// ranCheck is the instruction count (from ranFrom) at which
+	// faultMode next asks whether the process's code has settled, and
+	// ranXlats the code cache's translations at the check before it
+	// (winSettle).
+	ranCheck, ranXlats uint64
 	// jitLog holds the reads translated code logged (ReadLogger).
 	jitLogN uint64
 	jitLog  [jitLogSize]LoggedRead

@@ -387,7 +387,8 @@ const (
 
 // faultMode reports whether c's address space is in host-fault mode
 // (winfault_linux.go), turning it over when c has run winFaultAfter
-// instructions in it (another thread of the process may have).
+// instructions in it (another thread of the process may have), or
+// earlier once its code has settled (winSettled).
 func (c *CPU) faultMode() bool {
 	m := c.Mem
 	if m.winFaulting() {
@@ -395,8 +396,44 @@ func (c *CPU) faultMode() bool {
 	}
 	if c.ranMem != m || c.Icount < c.ranFrom {
 		c.ranMem, c.ranFrom = m, c.Icount
+		c.ranCheck, c.ranXlats = winSettleFirst, 0
 	}
-	return c.Icount-c.ranFrom >= winFaultAfter && m.toFault()
+	ran := c.Icount - c.ranFrom
+	if ran >= winFaultAfter || c.winSettled(ran) {
+		return m.toFault()
+	}
+	return false
+}
+
+// winSettleFirst is the instruction count of a process at which
+// faultMode first counts its translations (winSettled); it checks again
+// at each doubling.
+const winSettleFirst = 1 << 22
+
+// winSettleXlats is the most translations a process may make between
+// two checks of winSettled (2^k and 2^(k+1) instructions) for its code
+// to count as settled. Counted at 2^22 and 2^23 instructions (session
+// 33): xz -6 and -3 made 2 and 9, bzip2 -9 0, so they go over at 2^23;
+// python3 -c pass made 1,472 (it ends before 2^25), gcc's cc1 607 and
+// 5,000 up to 2^25, 506 from 2^25 to 2^26 (76M in all: it never goes
+// over); python3's arith loop 0 from 2^25 to 2^26.
+const winSettleXlats = 32
+
+// winSettled reports whether c's process, which has run ran
+// instructions, has reached a check (ranCheck) with few translations
+// made since the one before it: its hot code is then what it will run
+// on, so going over to host faults costs few translations again in
+// jitModeFault, and the rest of its run gains (xz -6 of 512 KB spent a
+// quarter of its run before 2^27). Off when TTD_WINFAULT_AFTER sets the
+// switch (winSettleOn).
+func (c *CPU) winSettled(ran uint64) bool {
+	if !winSettleOn || ran < c.ranCheck {
+		return false
+	}
+	n := c.cache.Translated + c.cache.Adopted
+	settled := c.ranCheck > winSettleFirst && n-c.ranXlats < winSettleXlats
+	c.ranCheck, c.ranXlats = c.ranCheck*2, n
+	return settled
 }
 
 // runMode reports whether mode is one of `ttd run`'s, without the

@@ -111,3 +111,35 @@ func TestWindowPoolMemory(t *testing.T) {
 		t.Error("a new address space did not take the reservation kept with its memory")
 	}
 }
+
+// TestWinSettled: a process's code counts as settled at a check
+// (2^22 instructions, then each doubling) from the second on, when the
+// code cache made, translated or adopted, fewer than winSettleXlats
+// translations since the check before; between checks it never does.
+func TestWinSettled(t *testing.T) {
+	if !winSettleOn {
+		t.Skip("TTD_WINFAULT_AFTER is set: no early switch")
+	}
+	if winSettleXlats != 32 {
+		t.Fatal("the steps' counts assume winSettleXlats 32")
+	}
+	c := &CPU{cache: &CodeCache{}}
+	c.ranCheck = winSettleFirst
+	steps := []struct {
+		ran, translated, adopted uint64
+		want                     bool
+	}{
+		{winSettleFirst - 1, 0, 0, false},     // before the first check
+		{winSettleFirst, 20, 5, false},        // the first check only counts
+		{2*winSettleFirst - 1, 30, 5, false},  // between checks
+		{2 * winSettleFirst, 47, 10, false},   // winSettleXlats more
+		{4 * winSettleFirst, 57, 31, true},    // one less
+		{8*winSettleFirst + 5, 57, 63, false}, // winSettleXlats more adopted
+	}
+	for i, s := range steps {
+		c.cache.Translated, c.cache.Adopted = s.translated, s.adopted
+		if got := c.winSettled(s.ran); got != s.want {
+			t.Fatalf("step %d (ran %d, %d translated, %d adopted): settled %v, want %v", i, s.ran, s.translated, s.adopted, got, s.want)
+		}
+	}
+}

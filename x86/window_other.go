@@ -55,6 +55,8 @@ func (m *Memory) winFaulting() bool { return false }
 
 const winFaultAfter = 0
 
+const winSettleOn = false
+
 // WinFaultAfter reports 0, false: no host faults here.
 func WinFaultAfter() (uint64, bool) { return 0, false }
 

@@ -78,6 +78,10 @@ var jitRes struct {
 // own code cache): 2^27, so that short compiles keep base's start-up.
 var winFaultAfter uint64 = 1 << 27
 
+// winSettleOn lets a process go over before winFaultAfter once its
+// code has settled (CPU.winSettled); TTD_WINFAULT_AFTER turns it off.
+var winSettleOn = true
+
 // winFaultSwitches counts the windows gone over to host faults
 // (TTD_STATS only).
 var winFaultSwitches uint64
@@ -91,7 +95,7 @@ func enableWinFault() bool {
 		return false
 	}
 	if n, err := strconv.ParseUint(os.Getenv("TTD_WINFAULT_AFTER"), 10, 64); err == nil {
-		winFaultAfter = n
+		winFaultAfter, winSettleOn = n, false
 	}
 	if os.Getenv("TTD_WINFAULT") == "1" {
 		winFaultAfter = 0
