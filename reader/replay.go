@@ -1187,32 +1187,6 @@ func stateDiff(got, want []byte) string {
 	return "x87 or control state"
 }
 
-// written keeps bytes written outside the CPU (by a syscall or a signal
-// delivery) for the Access callback, which kernelWrites calls for their
-// pieces (KernelPieces) once the record is applied (kernelWrites tells
-// tracking).
-func (r *Replay) written(addr uint64, b []byte) {
-	if r.Access == nil || len(b) == 0 || !r.watched(addr, len(b)) {
-		return
-	}
-	start := len(r.kwBytes)
-	r.kwBytes = append(r.kwBytes, b...)
-	r.kw = append(r.kw, KernelWrite{Addr: addr, Bytes: r.kwBytes[start:len(r.kwBytes):len(r.kwBytes)]})
-}
-
-// kwPiece reports one piece of a record's kernel writes (KernelPieces)
-// to the Access callback, when watched.
-func (r *Replay) kwPiece(a uint64, n int, v uint64) {
-	if !r.watched(a, n) {
-		return
-	}
-	r.acc = Access{Position: r.pos - 1, Tid: r.kwT.tid, PC: r.kwPC, Addr: a, Size: n, Value: v, Write: true, Source: r.kwSrc}
-	if r.pos == 0 {
-		r.acc.Position = 0
-	}
-	r.Access(&r.acc)
-}
-
 // watched reports whether [addr, addr+n) overlaps a watched range.
 func (r *Replay) watched(addr uint64, n int) bool {
 	if len(r.watch) == 0 {

@@ -25,19 +25,23 @@ func record(t *testing.T) string {
 		}
 		t.Skip("gcc not installed: SKIPPING the table tests")
 	}
+	return recordC(t, "../probe/testdata/calls.c", "-O1", []string{"300"}, recorder.Options{CheckpointEvery: 3000})
+}
+
+// recordC builds src with gcc (-g and opt) and records it with args.
+func recordC(t *testing.T, src, opt string, args []string, opts recorder.Options) string {
 	dir := t.TempDir()
-	prog := filepath.Join(dir, "calls")
-	if b, err := exec.Command("gcc", "-O1", "-g", "-o", prog, "../probe/testdata/calls.c").CombinedOutput(); err != nil {
+	prog := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+	if b, err := exec.Command("gcc", opt, "-g", "-o", prog, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
-	path := filepath.Join(dir, "calls.ttd")
+	opts.Path = prog + ".ttd"
 	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	defer null.Close()
-	if st, _, err := recorder.Record(emu.Config{Path: prog, Args: []string{prog, "300"}, Stdout: null, Stderr: null},
-		recorder.Options{Path: path, CheckpointEvery: 3000}); err != nil || st.Code != 0 {
+	if st, _, err := recorder.Record(emu.Config{Path: prog, Args: append([]string{prog}, args...), Stdout: null, Stderr: null}, opts); err != nil || st.Code != 0 {
 		t.Fatalf("record: %v %v", st, err)
 	}
-	return path
+	return opts.Path
 }
 
 func TestCallsAndMemory(t *testing.T) {
@@ -125,18 +129,7 @@ func TestCallsAndMemory(t *testing.T) {
 // System V segment elsewhere and writes "child" over "parent".
 func TestMemorySharedWrites(t *testing.T) {
 	record(t) // gcc, or skip
-	dir := t.TempDir()
-	prog := filepath.Join(dir, "sharedwrites")
-	if b, err := exec.Command("gcc", "-O0", "-g", "-o", prog, "../ttd/testdata/sharedwrites.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	path := filepath.Join(dir, "sw.ttd")
-	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer null.Close()
-	if st, _, err := recorder.Record(emu.Config{Path: prog, Args: []string{prog}, Stdout: null, Stderr: null},
-		recorder.Options{Path: path, CheckpointEvery: 20000, Replayable: true}); err != nil || st.Code != 0 {
-		t.Fatalf("record: %v %v", st, err)
-	}
+	path := recordC(t, "../ttd/testdata/sharedwrites.c", "-O0", nil, recorder.Options{CheckpointEvery: 20000, Replayable: true})
 	tr, err := reader.Open(path)
 	if err != nil {
 		t.Fatal(err)
