@@ -66,7 +66,7 @@ func (s *Session) Find(dir Direction, kind AccessKind, addr, size, from uint64) 
 	f := newFinder(s, addr, size, kind&AccessRead != 0, kind&AccessWrite != 0)
 	p := &probe{forward: dir == Forward, from: from, find: f,
 		mems: []watch{{lo: addr, hi: addr + size, read: f.read, write: f.write}}}
-	p.shared = s.sharedAt(addr, addr+size, from)
+	p.shared = s.sharedAt(p.mems, from)
 	var err error
 	if dir == Forward {
 		// Hits at from count: offer compares with from-1.
@@ -151,14 +151,15 @@ func (s *Session) prefetchBefore(p *probe, addr, size uint64) {
 }
 
 // sharedAt reports whether the focus maps shared memory over part of
-// [lo, hi) at position from, in a recording of a process tree: a
+// one of ws at position from, in a recording of a process tree: a
 // search there must hear every process's accesses to it (probe.shared).
 // When a process maps shared memory there, it re-simulates from the
-// checkpoint before from, blind (at `ttd run`'s speed). A recording of one process is not asked: its shared
-// memory changes through another mapping of its own only (a file or a
-// System V segment mapped twice), which a search does not follow.
-func (s *Session) sharedAt(lo, hi, from uint64) bool {
-	if len(s.Processes()) < 2 {
+// checkpoint before from, blind (at `ttd run`'s speed), once for all of
+// ws. A recording of one process is not asked: its shared memory
+// changes through another mapping of its own only (a file or a System V
+// segment mapped twice), which a search does not follow.
+func (s *Session) sharedAt(ws []watch, from uint64) bool {
+	if len(ws) == 0 || len(s.Processes()) < 2 {
 		return false
 	}
 	// The control records from the checkpoint (whose Mmap records
@@ -179,5 +180,10 @@ func (s *Session) sharedAt(lo, hi, from uint64) bool {
 	if err := r.RunTo(from); err != nil && err != reader.ErrEnd {
 		return false
 	}
-	return r.SharedIn(lo, hi)
+	for _, w := range ws {
+		if r.SharedIn(w.lo, w.hi) {
+			return true
+		}
+	}
+	return false
 }

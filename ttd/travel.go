@@ -255,9 +255,9 @@ func (s *Session) ContinueMatch(dir Direction, match InstMatcher) (Stop, error) 
 		case BreakMemory:
 			p.mems = append(p.mems, watch{id: b.ID, lo: b.Addr, hi: b.Addr + b.Size,
 				read: b.Access&AccessRead != 0, write: b.Access&AccessWrite != 0})
-			p.shared = p.shared || s.sharedAt(b.Addr, b.Addr+b.Size, from)
 		}
 	}
+	p.shared = s.sharedAt(p.mems, from)
 	if len(p.pcs)+len(p.mems) > 0 || match != nil {
 		var err error
 		if fwd {
