@@ -95,6 +95,12 @@ type CodeCache struct {
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena
 	jitBlocks []*Block
+	// linkSlab, entrySlab and blockSlab are where jitPrepare, adopt and
+	// translate take chaining slots and resume entries from, and
+	// CodeFile.take its blocks (keepZero).
+	linkSlab  []jitLink
+	entrySlab []uintptr
+	blockSlab []Block
 	// jitTab finds translations by address, one table per mode
 	// (jitModeRun…).
 	jitTab [jitModes]*jitTable

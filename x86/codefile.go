@@ -480,7 +480,8 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 	}
 	cf.Taken.Add(1)
 	codeFileTaken.Add(1)
-	b := &Block{PC: pc, End: end, Insts: insts, Bytes: code, forFile: true,
+	b := &keepZero(&cc.blockSlab, 1, blockSlabLen)[0]
+	*b = Block{PC: pc, End: end, Insts: insts, Bytes: code, forFile: true,
 		setsRIP: insts[len(insts)-1].Flags&InstSetsRIP != 0}
 	if e.NXlat > 0 {
 		// A block an earlier run translated is hot: it adopts the

@@ -249,6 +249,23 @@ func keep[T any](slab *[]T, s []T, n int) []T {
 	return (*slab)[i:len(*slab):len(*slab)]
 }
 
+// keepZero returns n zeroed elements from the free end of *slab,
+// starting a slab of chunk elements when that has no room (a larger n
+// gets its own), their capacity their length. Translation state made for
+// each adopted block (chaining slots, resume entries) came from a
+// makeslice each, 1.8% of a warm python3 -c pass.
+func keepZero[T any](slab *[]T, n, chunk int) []T {
+	if n > chunk/4 {
+		return make([]T, n)
+	}
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]T, 0, chunk)
+	}
+	i := len(*slab)
+	*slab = (*slab)[:i+n]
+	return (*slab)[i : i+n : i+n]
+}
+
 // containing returns a valid block that has an instruction starting at pc
 // after its first, and that instruction's index, or nil. Such a block
 // started on pc's page: a block stops after the first instruction that

@@ -544,3 +544,16 @@ func (b *Block) jv() *jitBlock {
 	}
 	return b.jit
 }
+
+// Slab sizes of keepZero's allocations for translation state and the
+// code file's blocks.
+const (
+	linkSlabLen  = 1024
+	entrySlabLen = 4096
+	blockSlabLen = 256
+)
+
+// entrySlice returns n zeroed resume entries (jitBlock.resume).
+func (cc *CodeCache) entrySlice(n int) []uintptr {
+	return keepZero(&cc.entrySlab, n, entrySlabLen)
+}

@@ -18,8 +18,6 @@ var jitALU = map[x86asm.Op]as.ALU{
 	x86asm.AND: as.AND, x86asm.SUB: as.SUB, x86asm.XOR: as.XOR, x86asm.CMP: as.CMP,
 }
 
-// jitJcc holds the conditional jumps.
-var jitJcc = map[x86asm.Op]bool{}
 
 var jitCC = func() map[x86asm.Op]uint8 {
 	m := map[x86asm.Op]uint8{}
@@ -36,7 +34,6 @@ var jitCC = func() map[x86asm.Op]uint8 {
 		for _, op := range ops {
 			m[op] = uint8(i)
 		}
-		jitJcc[ops[0]] = true
 	}
 	return m
 }()

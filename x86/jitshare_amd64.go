@@ -23,7 +23,7 @@ func (cc *CodeCache) jitPrepare(b *Block, mode uint8) {
 	if j.slots == nil {
 		j.id = uint32(len(cc.jitBlocks))
 		cc.jitBlocks = append(cc.jitBlocks, b)
-		j.slots = make([]jitLink, jitSlots(b))
+		j.slots = keepZero(&cc.linkSlab, jitSlots(b), linkSlabLen)
 	}
 	clear(j.slots)
 	if cc.jitTab[mode] == nil {
@@ -138,7 +138,7 @@ func (cc *CodeCache) adopt(b *Block, mode uint8) bool {
 	}
 	if len(x.resumeK) > 0 {
 		if j.resume == nil {
-			j.resume = make([]uintptr, len(b.Insts))
+			j.resume = cc.entrySlice(len(b.Insts))
 		}
 		for i, k := range x.resumeK {
 			j.resume[k] = e + uintptr(x.resumeAt[i])
