@@ -82,6 +82,9 @@ type CodeCache struct {
 	// decoded that it could keep.
 	file                 *CodeFile
 	fileCode             func(pc uint64) bool
+	// fileOrder holds the blocks the code file may keep in the order
+	// they were first inserted, the order SaveCodeFile writes them in.
+	fileOrder []*Block
 	FromFile, FileMisses uint64
 	// FileXlats counts the translations kept for the file, made here;
 	// fileCodeSlab and fileOffSlab hold them, fileOffs is scratch
@@ -153,6 +156,9 @@ func (cc *CodeCache) insert(b *Block) {
 	}
 	cc.blocks[b.PC] = b
 	cc.fast[fastIndex(b.PC)] = b
+	if b.forFile && cc.file != nil {
+		cc.fileOrder = append(cc.fileOrder, b)
+	}
 	for pn, last := b.firstPage(), b.lastPage(); pn <= last; pn++ {
 		cc.byPage[pn] = append(cc.byPage[pn], b)
 		if p := cc.mem.Lookup(pn); p != nil && !p.code {
@@ -291,6 +297,7 @@ func (cc *CodeCache) Discard() {
 	}
 	cc.blocks = make(map[uint64]*Block)
 	cc.byPage = make(map[uint64][]*Block)
+	cc.fileOrder = nil
 	clear(cc.fast[:])
 	clear(cc.jitBlocks)
 	for _, t := range cc.jitTab {

@@ -2,14 +2,12 @@ package x86
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -533,13 +531,20 @@ func (cc *CodeCache) SaveCodeFile() error {
 		cut   bool
 		xl    []*fileXlat
 	}
-	// The blocks of cc, with the translations they have for the file,
-	// then those of the file that cc does not have.
+	// The blocks of cc in the order they first ran, with the
+	// translations they have for the file, then those of the file that
+	// cc does not have, in the file's order: the next run takes its
+	// records one after the other, not at random over the file (whose
+	// record misses were most of find and of the records' CRCs, 9% of
+	// a warm python3 -c pass, in the order of the addresses).
 	all := make([]entry, 0, cf.nblocks+int(cc.FileMisses))
-	for pc, b := range cc.blocks {
-		if !b.valid || !b.forFile {
+	seen := make(map[uint64]bool, len(cc.fileOrder))
+	for _, b := range cc.fileOrder {
+		pc := b.PC
+		if !b.valid || !b.forFile || cc.blocks[pc] != b || seen[pc] {
 			continue
 		}
+		seen[pc] = true
 		e := entry{pc: pc, insts: b.Insts, code: b.Bytes}
 		if j := b.jit; j != nil && j.fileXl != nil {
 			e.xl = []*fileXlat{j.fileXl}
@@ -566,7 +571,7 @@ func (cc *CodeCache) SaveCodeFile() error {
 		if e == nil {
 			break
 		}
-		if b := cc.blocks[e.PC]; b == nil || !b.valid || !b.forFile {
+		if !seen[e.PC] {
 			all = append(all, entry{pc: e.PC, insts: insts, code: code, win: e.Win, nwin: e.NWin, cut: e.Cut,
 				xl: cf.xlats(e, xo, off+uint64(e.Size))})
 		}
@@ -576,19 +581,6 @@ func (cc *CodeCache) SaveCodeFile() error {
 	if !ok {
 		return nil
 	}
-	// In the order of the addresses (neighbours run together), sorting
-	// small keys rather than the entries (1% of a first run).
-	type key struct{ pc, i uint64 }
-	keys := make([]key, len(all))
-	for i, e := range all {
-		keys[i] = key{e.pc, uint64(i)}
-	}
-	slices.SortFunc(keys, func(a, b key) int { return cmp.Compare(a.pc, b.pc) })
-	sorted := make([]entry, len(all))
-	for i, k := range keys {
-		sorted[i] = all[k.i]
-	}
-	all = sorted
 	if len(all) > codeFileMaxBlocks {
 		all = all[:codeFileMaxBlocks]
 	}
