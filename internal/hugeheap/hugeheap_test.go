@@ -86,6 +86,33 @@ func TestReserveCollectsOnce(t *testing.T) {
 	}
 }
 
+// TestReserveKeepsGOMAXPROCS checks that Reserve, which collects with
+// one P (collectAlone), puts GOMAXPROCS back: the runtime's default, or
+// the environment's setting.
+func TestReserveKeepsGOMAXPROCS(t *testing.T) {
+	if !needsAdvice() {
+		t.Skip("transparent huge pages are not in madvise mode on this machine")
+	}
+	before := runtime.GOMAXPROCS(0)
+	if Reserve(16<<20) == 0 {
+		t.Fatal("Reserve advised nothing")
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS after Reserve: %d, want %d as before", after, before)
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		return
+	}
+	// Set by the environment: Reserve must not go back to the default.
+	old := runtime.GOMAXPROCS(before + 1)
+	defer runtime.GOMAXPROCS(old)
+	t.Setenv("GOMAXPROCS", strconv.Itoa(before+1))
+	Reserve(16 << 20)
+	if after := runtime.GOMAXPROCS(0); after != before+1 {
+		t.Errorf("GOMAXPROCS after Reserve: %d, want the environment's %d", after, before+1)
+	}
+}
+
 // TestReserveAlignsTheHeapTop checks that a large object allocated after
 // Reserve takes huge pages even when the heap's last 2 MiB had begun in
 // small pages with room for it: touching 1 MiB must take a few page
