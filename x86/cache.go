@@ -98,12 +98,14 @@ type CodeCache struct {
 	// jitBlocks the blocks by jitBlock.id.
 	jit       *jitArena
 	jitBlocks []*Block
-	// linkSlab, entrySlab and blockSlab are where jitPrepare, adopt and
-	// translate take chaining slots and resume entries from, and
-	// CodeFile.take its blocks (keepZero).
+	// linkSlab, entrySlab, blockSlab and jitSlab are where jitPrepare,
+	// adopt and translate take chaining slots and resume entries from,
+	// and CodeFile.take its blocks and their translation state
+	// (keepZero).
 	linkSlab  []jitLink
 	entrySlab []uintptr
 	blockSlab []Block
+	jitSlab   []jitBlock
 	// jitTab finds translations by address, one table per mode
 	// (jitModeRun…).
 	jitTab [jitModes]*jitTable

@@ -490,7 +490,8 @@ func (cf *CodeFile) take(cc *CodeCache, pc uint64) *Block {
 			mode = c.jitMode
 		}
 		if fx := cf.xlatFor(cc, e, xo, off+uint64(e.Size), mode); fx != nil {
-			b.jx().fileXl = fx
+			b.jit = &keepZero(&cc.jitSlab, 1, blockSlabLen)[0] // (jx's new: 0.8% of a warm python3 -c pass)
+			b.jit.fileXl = fx
 			b.heat = jitThreshold
 		}
 	}
