@@ -80,11 +80,11 @@ type CodeCache struct {
 	// from (codefile.go), fileCode the addresses whose blocks it keeps;
 	// FromFile counts the blocks taken from it, FileMisses the blocks
 	// decoded that it could keep.
-	file                 *CodeFile
-	fileCode             func(pc uint64) bool
+	file     *CodeFile
+	fileCode func(pc uint64) bool
 	// fileOrder holds the blocks the code file may keep in the order
 	// they were first inserted, the order SaveCodeFile writes them in.
-	fileOrder []*Block
+	fileOrder            []*Block
 	FromFile, FileMisses uint64
 	// FileXlats counts the translations kept for the file, made here;
 	// fileCodeSlab and fileOffSlab hold them, fileOffs is scratch

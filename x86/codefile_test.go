@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -528,5 +529,91 @@ func TestFileBlocksTranslateSoonerInRun(t *testing.T) {
 		if got := c.cache.Translated > 0; got != file {
 			t.Errorf("file %v: %d blocks translated", file, c.cache.Translated)
 		}
+	}
+}
+
+// fileOrder returns the addresses of the records of cf's file in the
+// order of the file.
+func fileOrder(t *testing.T, cf *CodeFile) []uint64 {
+	t.Helper()
+	var pcs []uint64
+	for off := uint64(codeFileHeaderSize) + slotBytes(cf.nblocks); off < uint64(len(cf.data)); {
+		e, _, _, _ := cf.record(off)
+		if e == nil {
+			t.Fatalf("bad record at %#x", off)
+		}
+		pcs = append(pcs, e.PC)
+		off += uint64(e.Size)
+	}
+	return pcs
+}
+
+// TestCodeFileInFirstRunOrder: the file keeps its blocks in the order
+// they were first inserted, so that the next run reads its records one
+// after another: a second run's blocks first, in its order, then the
+// file's blocks it did not take, in the file's order.
+func TestCodeFileInFirstRunOrder(t *testing.T) {
+	useCodeDir(t, 1)
+	secs := execCode(t, "/lib/x86_64-linux-gnu/libc.so.6")
+	if secs == nil {
+		t.Skip("no libc")
+	}
+	code := secs[0][:min(len(secs[0]), 64<<10)]
+	const base = 0x10000
+	mem := codeMemory(code, base)
+	var pcs []uint64
+	for _, b := range sweep(NewCodeCache(mem), base, uint64(base+len(code)-16)) {
+		if b.PC%3 == 0 && !b.truncated { // (a few of them, not all neighbours)
+			pcs = append(pcs, b.PC)
+		}
+	}
+	if len(pcs) < 20 {
+		t.Fatalf("%d blocks", len(pcs))
+	}
+	// Run them in an order that is not the addresses': odd places
+	// first, then the even ones backwards.
+	var order []uint64
+	for i := 1; i < len(pcs); i += 2 {
+		order = append(order, pcs[i])
+	}
+	for i := (len(pcs) - 1) &^ 1; i >= 0; i -= 2 {
+		order = append(order, pcs[i])
+	}
+	run := func(pcs []uint64) *CodeCache {
+		cc := NewCodeCache(mem)
+		cc.UseCodeFile(OpenCodeFile("order", cc.Features), anyCode)
+		for _, pc := range pcs {
+			if cc.lookup(pc) == nil {
+				cc.insert(cc.decodeBlock(pc))
+			}
+		}
+		return cc
+	}
+	first := run(order)
+	if err := first.SaveCodeFile(); err != nil {
+		t.Fatal(err)
+	}
+	forgetCodeFiles()
+	cf := OpenCodeFile("order", first.Features)
+	if got := fileOrder(t, cf); !slices.Equal(got, order) {
+		t.Fatalf("records in the order %#x, want the first run's %#x", got, order)
+	}
+
+	// A second run takes the last third, backwards, and one more.
+	third := order[2*len(order)/3:]
+	again := slices.Clone(third)
+	slices.Reverse(again)
+	second := run(again)
+	if second.FromFile != uint64(len(again)) {
+		t.Fatalf("second run took %d blocks from the file, want %d", second.FromFile, len(again))
+	}
+	second.FileMisses = uint64(minCodeFileNew) // (as if it decoded new ones)
+	if err := second.SaveCodeFile(); err != nil {
+		t.Fatal(err)
+	}
+	forgetCodeFiles()
+	want := append(again, order[:2*len(order)/3]...)
+	if got := fileOrder(t, OpenCodeFile("order", first.Features)); !slices.Equal(got, want) {
+		t.Errorf("records in the order %#x, want the second run's then the rest %#x", got, want)
 	}
 }

@@ -18,7 +18,6 @@ var jitALU = map[x86asm.Op]as.ALU{
 	x86asm.AND: as.AND, x86asm.SUB: as.SUB, x86asm.XOR: as.XOR, x86asm.CMP: as.CMP,
 }
 
-
 var jitCC = func() map[x86asm.Op]uint8 {
 	m := map[x86asm.Op]uint8{}
 	for i, ops := range [16][3]x86asm.Op{

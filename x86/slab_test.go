@@ -37,3 +37,45 @@ func TestKeepSlabs(t *testing.T) {
 		t.Errorf("a block larger than a slab: kept %d of 9", len(big))
 	}
 }
+
+// TestKeepZero: keepZero's slices are zeroed, as long as asked, with no
+// room past their end (an append must not reach the next one's), and
+// consecutive ones share a slab until it is full.
+func TestKeepZero(t *testing.T) {
+	var slab []uintptr
+	a := keepZero(&slab, 3, 16)
+	for i := range a {
+		a[i] = ^uintptr(0)
+	}
+	b := keepZero(&slab, 4, 16)
+	if len(a) != 3 || cap(a) != 3 || len(b) != 4 || cap(b) != 4 {
+		t.Fatalf("len/cap %d/%d and %d/%d, want 3/3 and 4/4", len(a), cap(a), len(b), cap(b))
+	}
+	if &slab[0] != &a[0] || &slab[3] != &b[0] {
+		t.Errorf("not consecutive in one slab")
+	}
+	for i, v := range b {
+		if v != 0 {
+			t.Errorf("b[%d] = %#x, want 0", i, v)
+		}
+	}
+	_ = append(a, 7)
+	if b[0] != 0 {
+		t.Errorf("an append to a wrote b[0]")
+	}
+	// 7 taken, 8 more fit the 16, the next 4 do not: a new slab.
+	keepZero(&slab, 4, 16)
+	keepZero(&slab, 4, 16)
+	if len(slab) != 15 {
+		t.Fatalf("slab len %d after 15 taken, want 15", len(slab))
+	}
+	keepZero(&slab, 4, 16)
+	if len(slab) != 4 || cap(slab) != 16 {
+		t.Errorf("slab len/cap %d/%d after 4 that did not fit, want a new one: 4/16", len(slab), cap(slab))
+	}
+	// Larger than a quarter of the slab: its own.
+	e := keepZero(&slab, 5, 16)
+	if len(e) != 5 || len(slab) != 4 {
+		t.Errorf("a slice of 5 of a slab of 16 came from the slab (slab len %d)", len(slab))
+	}
+}
