@@ -1,6 +1,9 @@
 package x86
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // Block is a straight-line run of decoded instructions that ends at a
 // control transfer, an exit instruction or a size limit.
@@ -159,6 +162,9 @@ func (cc *CodeCache) insert(b *Block) {
 	cc.blocks[b.PC] = b
 	cc.fast[fastIndex(b.PC)] = b
 	if b.forFile && cc.file != nil {
+		if len(cc.fileOrder) >= 2*len(cc.blocks)+1024 {
+			cc.compactFileOrder() // (a program that maps and unmaps libraries in a loop)
+		}
 		cc.fileOrder = append(cc.fileOrder, b)
 	}
 	for pn, last := b.firstPage(), b.lastPage(); pn <= last; pn++ {
@@ -269,6 +275,17 @@ func (cc *CodeCache) Flush() {
 	for pn := range cc.byPage {
 		cc.InvalidatePage(pn)
 	}
+}
+
+// compactFileOrder drops from fileOrder the blocks that are no longer
+// cc's (dropped, or inserted again later).
+func (cc *CodeCache) compactFileOrder() {
+	seen := make(map[*Block]bool, len(cc.blocks))
+	cc.fileOrder = slices.DeleteFunc(cc.fileOrder, func(b *Block) bool {
+		drop := cc.blocks[b.PC] != b || seen[b]
+		seen[b] = true
+		return drop
+	})
 }
 
 // Discard drops all cached code of an address space that goes away (its

@@ -617,3 +617,27 @@ func TestCodeFileInFirstRunOrder(t *testing.T) {
 		t.Errorf("records in the order %#x, want the second run's then the rest %#x", got, want)
 	}
 }
+
+// TestCodeFileOrderStaysBounded: a block dropped and decoded again, over
+// and over (a program that loads and unloads a library in a loop), does
+// not grow the order the code file keeps without bound, and the last
+// decoding is the one kept.
+func TestCodeFileOrderStaysBounded(t *testing.T) {
+	useCodeDir(t, 1)
+	const base = 0x10000
+	cc := NewCodeCache(codeMemory(selfCode, base))
+	cc.UseCodeFile(OpenCodeFile("bounded", cc.Features), anyCode)
+	var last *Block
+	for range 10000 {
+		cc.InvalidatePage(base >> PageShift)
+		last = cc.decodeBlock(base)
+		cc.insert(last)
+	}
+	if n := len(cc.fileOrder); n > 2*len(cc.blocks)+1024 {
+		t.Errorf("%d blocks in the order for %d in the cache", n, len(cc.blocks))
+	}
+	cc.compactFileOrder()
+	if len(cc.fileOrder) != 1 || cc.fileOrder[0] != last {
+		t.Errorf("after compacting: %d blocks, want the last decoding only", len(cc.fileOrder))
+	}
+}
