@@ -90,7 +90,8 @@ type codeFileHeader struct {
 // The file's layout after the header: a hash table of the blocks
 // (NSlots uint32 slots, a power of two at least twice NBlocks, each the
 // offset of a block's record in 8-byte units or 0 for none, padded to 8
-// bytes), then the blocks' records in the order of their addresses.
+// bytes), then the blocks' records in the order the run that wrote the file
+// first ran them (SaveCodeFile).
 // A record is a fileBlock, the block's code bytes (padded to 8) and its
 // instructions: taking a block reads one slot and one record, not an
 // index, the code and the instructions from three places (a binary
