@@ -224,6 +224,45 @@ END { printf("n=%d\n", n); }
 	}
 }
 
+// TestJobsShareCode: a job that starts a re-simulation after another
+// job ran the same code takes that job's decoded blocks and
+// translations from the target's shared store (sharedStores), and the
+// output stays the one job's.
+func TestJobsShareCode(t *testing.T) {
+	path := recordCalls(t, 2500)
+	src := countScript + `fn::mid:entry { n++; }
+END { printf("n=%d\n", n); }
+`
+	ref, _, _ := runScript(t, path, src, 1)
+	p, b := bindCached(t, path, src)
+	var sc *chainSched
+	o, err := p.RunWith([]*Bound{b}, func(units []Unit, begin map[string]Value) ([]*Partial, error) {
+		sc = newChainSched(units, 2)
+		// Job 0 runs every unit but the last two, then job 1 those
+		// (one worker: job 0's code is stored when job 1 starts).
+		n := len(units)
+		sc.runs = []schedRun{{next: 0, end: n - 2}, {next: n - 2, end: n}}
+		sc.now = func() int64 { return 0 }
+		return sc.eval(units, begin, RunOptions{Jobs: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	o.Print(&out, &errs)
+	if out.String() != ref || errs.Len() != 0 {
+		t.Fatalf("got\n%s\nwant\n%s\nstderr: %s", out.String(), ref, errs.String())
+	}
+	st := sc.stores[b]
+	if st == nil {
+		t.Fatal("no shared store")
+	}
+	if st.Taken == 0 || st.XlatTaken() == 0 {
+		t.Fatalf("%d blocks, %d translations taken: the second re-simulation decoded and translated anew", st.Taken, st.XlatTaken())
+	}
+	t.Logf("%d blocks kept, %d taken; %d translations kept, %d adopted", st.Kept, st.Taken, st.XlatKept, st.XlatTaken())
+}
+
 // bindCached compiles src and binds it to the trace at path (opened once).
 func bindCached(t *testing.T, path, src string) (*Program, *Bound) {
 	t.Helper()
