@@ -100,7 +100,7 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 				}
 			}
 		}
-		starts := chainStarts(cost, jobs, 0, func(i int) bool { return target[i] != target[i-1] })
+		starts := chainStarts(cost, jobs, nil, func(i int) bool { return target[i] != target[i-1] })
 		s := &chainSched{cost: cost, runs: make([]schedRun, len(starts))}
 		for r, i := range starts {
 			end := n
@@ -449,9 +449,25 @@ func TestChainStartsCountRestarts(t *testing.T) {
 		// segment, where no restore is paid.
 		{20, 2, 40, func(i int) bool { return i == 10 }, []int{0, 10}},
 	} {
-		if got := chainStarts(ten(c.n), c.jobs, c.start, c.apart); !slices.Equal(got, c.want) {
+		start := make([]uint64, c.n)
+		for i := range start {
+			start[i] = c.start
+		}
+		if got := chainStarts(ten(c.n), c.jobs, start, c.apart); !slices.Equal(got, c.want) {
 			t.Errorf("%d segments of 10, %d jobs, start %d: runs start at %v, want %v", c.n, c.jobs, c.start, got, c.want)
 		}
+	}
+	// A start that costs by where it is (RunStartCosts: the frames its
+	// restore decompresses): nothing before segment 12, 100 from there
+	// (memory the program filled). The first split (by the mean, 42)
+	// starts the second job at 12, which would pay 100: counted, the
+	// jobs split 150 and 50 + 100 at 15.
+	start := make([]uint64, 20)
+	for i := 12; i < 20; i++ {
+		start[i] = 100
+	}
+	if got, want := chainStarts(ten(20), 2, start, never), []int{0, 15}; !slices.Equal(got, want) {
+		t.Errorf("starts of 0 then 100 from 12: runs start at %v, want %v", got, want)
 	}
 }
 
@@ -522,5 +538,29 @@ func TestStealAtVictimsRate(t *testing.T) {
 	// each: 1, then (1+3)/2 = 2, then (2+1)/2 = 1.5.
 	if s.recent[0] != 1.5 {
 		t.Errorf("recent rate %v, want 1.5", s.recent[0])
+	}
+}
+
+// TestStealCountsRestore: a steal pays the start at the first unit it
+// takes as RunStartCosts has it there, when that is more than the
+// starts so far took: a late checkpoint that restores much memory is
+// not worth a start that the jobs' first starts (decoded ahead) say
+// is cheap.
+func TestStealCountsRestore(t *testing.T) {
+	clk := &fakeClock{t: 1050}
+	for _, restore := range []uint64{0, 50, 200} {
+		// As TestStealAtVictimsRate's slow victim: 150 left of unit
+		// 4, 200 of unit 5; the model's start 50, at 1 ns per cost.
+		s := &chainSched{cost: []uint64{99, 99, 99, 99, 99, 99}, now: clk.now,
+			startCost: []uint64{0, 0, 0, 0, 0, restore},
+			runs:      []schedRun{{next: 4, end: 4}, {next: 5, end: 6, busy: true, cur: 4, at: 1000}}}
+		s.stop.Store(6)
+		s.dur, s.cst, s.dur0, s.cst0, s.n0 = 1000, 1000, 150, 100, 1
+		s.recent = []float64{1, 2}
+		// A start of 50 or 100 and unit 5 (200) finish before the
+		// victim's 350; one of 200 does not.
+		if got, want := s.steal(0), restore < 200; got != want {
+			t.Errorf("restore %d: steal %v, want %v (runs %+v)", restore, got, want, s.runs)
+		}
 	}
 }

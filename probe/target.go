@@ -77,7 +77,7 @@ func prefetchJobStarts(tr *reader.Trace, jobs int) {
 	if err != nil || jobs <= 0 || len(cps) == 0 {
 		return
 	}
-	starts := chainStarts(tr.SegmentCosts(cps), jobs, tr.RunStartCost(), func(int) bool { return false })
+	starts := chainStarts(tr.SegmentCosts(cps), jobs, tr.RunStartCosts(cps), func(int) bool { return false })
 	for _, k := range starts {
 		tr.Prefetch(cps[k].Chunk)
 	}

@@ -1,5 +1,7 @@
 package reader
 
+import "ttd/tracefile"
+
 // What a segment costs to re-simulate, estimated from the chunk headers
 // alone (no chunk decoded), in instructions: its instructions, plus
 // costPerByte for each byte of records it decodes (the memory reads the
@@ -64,6 +66,81 @@ func (t *Trace) RunStartCost() uint64 {
 		return costRunStartNoReads
 	}
 	return 0
+}
+
+// The start of a run at a checkpoint of a trace that logs no reads
+// (RunStartCosts): costRunStartBase for its cold start (code decoded
+// and translated anew, its chunk), and costPerRestoredFrame for each
+// frame of TRACE.pages its restore decompresses (256 KiB of zstd and
+// the pages' copies: 0.25-0.35 ms each, 500-700 k instructions at the
+// 0.47 ns an instruction of gzip -9's segments). Restores measured
+// (thread CPU, least of 3, every checkpoint): gzip -9 2.6-5.2 ms for
+// 4-8 frames, jq 4.2-11.5 ms for 8-30. A run's first segment cost 3
+// (gzip: 6-8 frames), 20 (sort -n: 54-94), 28 (perl: 12-17, the rest
+// its cold code) and 42 ms (xz: 64-104) more than the next (session
+// 33); with the constant 40 M instructions (RunStartCost) gzip's
+// second job took 30 M too few.
+const (
+	costRunStartBase     = 10_000_000
+	costPerRestoredFrame = 600_000
+)
+
+// RunStartCosts gives, for each checkpoint of cps, what a re-simulation
+// that starts there costs more than the segments it goes on to (as
+// RunStartCost, which it refines): for a trace that logs no reads and
+// has its checkpoint memory file, the cold start and the frames its
+// restore decompresses, which grow with the program's memory (gzip -9:
+// 6-8 frames, xz -6: 124); else RunStartCost at each. The trace's
+// first checkpoint restores nothing (0).
+func (t *Trace) RunStartCosts(cps []Checkpoint) []uint64 {
+	costs := make([]uint64, len(cps))
+	pages := t.cpm.opened
+	if !t.noReads || pages == nil {
+		for k := range costs {
+			costs[k] = t.RunStartCost()
+		}
+		if len(costs) > 0 {
+			costs[0] = 0
+		}
+		return costs
+	}
+	// The pages each checkpoint restores are those of the checkpoints
+	// of the file up to it; uses counts them by frame, frames the
+	// frames some page is in.
+	type key struct {
+		sp uint32
+		pn uint64
+	}
+	cur := map[key]uint32{}
+	uses := map[int]int{}
+	frames := 0
+	pcs := pages.Checkpoints()
+	j := 0
+	for k, cp := range cps {
+		for ; j < len(pcs) && pcs[j].Position <= cp.Position; j++ {
+			for _, e := range pcs[j].Entries {
+				kk := key{e.Space, e.PN}
+				if old, ok := cur[kk]; ok {
+					fi := tracefile.FrameOf(old)
+					if uses[fi]--; uses[fi] == 0 {
+						frames--
+					}
+					delete(cur, kk)
+				}
+				if e.Ref != 0 {
+					cur[kk] = e.Ref
+					fi := tracefile.FrameOf(e.Ref)
+					if uses[fi]++; uses[fi] == 1 {
+						frames++
+					}
+				}
+			}
+		}
+		if k > 0 {
+			costs[k] = costRunStartBase + uint64(frames)*costPerRestoredFrame
+		}
+	}
+	return costs
 }
 
 // SegmentCost is what SegmentCosts weighs for one segment: its
