@@ -540,27 +540,3 @@ func TestStealAtVictimsRate(t *testing.T) {
 		t.Errorf("recent rate %v, want 1.5", s.recent[0])
 	}
 }
-
-// TestStealCountsRestore: a steal pays the start at the first unit it
-// takes as RunStartCosts has it there, when that is more than the
-// starts so far took: a late checkpoint that restores much memory is
-// not worth a start that the jobs' first starts (decoded ahead) say
-// is cheap.
-func TestStealCountsRestore(t *testing.T) {
-	clk := &fakeClock{t: 1050}
-	for _, restore := range []uint64{0, 50, 200} {
-		// As TestStealAtVictimsRate's slow victim: 150 left of unit
-		// 4, 200 of unit 5; the model's start 50, at 1 ns per cost.
-		s := &chainSched{cost: []uint64{99, 99, 99, 99, 99, 99}, now: clk.now,
-			startCost: []uint64{0, 0, 0, 0, 0, restore},
-			runs:      []schedRun{{next: 4, end: 4}, {next: 5, end: 6, busy: true, cur: 4, at: 1000}}}
-		s.stop.Store(6)
-		s.dur, s.cst, s.dur0, s.cst0, s.n0 = 1000, 1000, 150, 100, 1
-		s.recent = []float64{1, 2}
-		// A start of 50 or 100 and unit 5 (200) finish before the
-		// victim's 350; one of 200 does not.
-		if got, want := s.steal(0), restore < 200; got != want {
-			t.Errorf("restore %d: steal %v, want %v (runs %+v)", restore, got, want, s.runs)
-		}
-	}
-}

@@ -53,10 +53,7 @@ func schedf(format string, args ...any) {
 // the state each assumed (doc.go).
 type chainSched struct {
 	mu   sync.Mutex
-	cost []uint64 // of each unit
-	// startCost is, by unit, what a re-simulation that starts there
-	// costs more (reader.Trace.RunStartCosts; nil: the model's start).
-	startCost []uint64
+	cost []uint64   // of each unit
 	runs []schedRun // by job
 	// stop is the first unit not to start (one before it exited).
 	stop atomic.Int64
@@ -101,7 +98,7 @@ func newChainSched(units []Unit, jobs int) *chainSched {
 		return nil
 	}
 	runs := costRuns(units, cost, jobs)
-	s := &chainSched{cost: cost, startCost: unitStartCosts(units), runs: make([]schedRun, len(runs))}
+	s := &chainSched{cost: cost, runs: make([]schedRun, len(runs))}
 	for r, run := range runs {
 		s.runs[r] = schedRun{next: run.i, end: run.i + run.n}
 	}
@@ -365,17 +362,12 @@ func (s *chainSched) steal(c int) bool {
 	r := &s.runs[v]
 	lim := min(r.end, stop)
 	// From the end down: the thief's share grows, the victim's shrinks.
-	// The thief starts at the first unit it takes, which costs what a
-	// start there restores (startCost, at the model's rate) or what
-	// starts took, the more: a late steal restores more memory than
-	// the jobs' first starts, which were decoded ahead (jq: 20 ms more
-	// for a segment of 16, where the model said 3).
-	victim, thief, vr := most, 0.0, s.rateOf(v, rate)
+	victim, thief, vr := most, start, s.rateOf(v, rate)
 	at, best := lim, most
 	for i := lim - 1; i >= r.next; i-- {
 		victim -= unit(i, vr)
 		thief += unit(i, vr)
-		if f := max(victim, thief+s.startAt(i, rate, start)); f < best {
+		if f := max(victim, thief); f < best {
 			at, best = i, f
 		}
 	}
@@ -391,15 +383,6 @@ func (s *chainSched) steal(c int) bool {
 	r.end = at
 	s.steals++
 	return true
-}
-
-// startAt is what a re-simulation that starts at unit i costs (ns) at
-// rate, and start, what the starts so far took more, the more.
-func (s *chainSched) startAt(i int, rate, start float64) float64 {
-	if i < len(s.startCost) {
-		return max(start, rate*float64(s.startCost[i]))
-	}
-	return start
 }
 
 // threadCPU is the CPU time of the calling thread (ms).
