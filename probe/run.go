@@ -233,7 +233,11 @@ func chainRuns(units []Unit, jobs int) []chainRun {
 // starts at a checkpoint past its target's first paying what a start
 // there costs (reader.Trace.RunStartCosts).
 func costRuns(units []Unit, cost []uint64, jobs int) []chainRun {
-	starts := chainStarts(cost, jobs, unitStartCosts(units), func(i int) bool { return !follows(units, i) })
+	var startCosts []uint64 // (one job starts nowhere else)
+	if jobs != 1 {
+		startCosts = unitStartCosts(units)
+	}
+	starts := chainStarts(cost, jobs, startCosts, func(i int) bool { return !follows(units, i) })
 	runs := make([]chainRun, len(starts))
 	for r, i := range starts {
 		end := len(units)
