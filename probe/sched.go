@@ -115,7 +115,9 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 	errs := make([]error, len(s.runs))
 	var done atomic.Int64
 	schedf("eval: %d units, runs %v", len(units), s.runs)
-	s.stores = sharedStores(units)
+	if len(s.runs) > 1 {
+		s.stores = sharedStores(units) // (one run shares with no one)
+	}
 	stores := s.stores
 	reader.Parallel(len(s.runs), opts.Jobs, func(c int) {
 		if schedLog {
