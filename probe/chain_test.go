@@ -100,7 +100,7 @@ func TestChainSchedClaimsEachOnce(t *testing.T) {
 				}
 			}
 		}
-		starts := chainStarts(cost, jobs, 0, func(i int) bool { return target[i] != target[i-1] })
+		starts := chainStarts(cost, jobs, nil, func(i int) bool { return target[i] != target[i-1] })
 		s := &chainSched{cost: cost, runs: make([]schedRun, len(starts))}
 		for r, i := range starts {
 			end := n
@@ -222,6 +222,45 @@ END { printf("n=%d\n", n); }
 		}
 		t.Logf("%d jobs: %d steals, %d segments evaluated again", jobs, steals, o.Reruns)
 	}
+}
+
+// TestJobsShareCode: a job that starts a re-simulation after another
+// job ran the same code takes that job's decoded blocks and
+// translations from the target's shared store (sharedStores), and the
+// output stays the one job's.
+func TestJobsShareCode(t *testing.T) {
+	path := recordCalls(t, 2500)
+	src := countScript + `fn::mid:entry { n++; }
+END { printf("n=%d\n", n); }
+`
+	ref, _, _ := runScript(t, path, src, 1)
+	p, b := bindCached(t, path, src)
+	var sc *chainSched
+	o, err := p.RunWith([]*Bound{b}, func(units []Unit, begin map[string]Value) ([]*Partial, error) {
+		sc = newChainSched(units, 2)
+		// Job 0 runs every unit but the last two, then job 1 those
+		// (one worker: job 0's code is stored when job 1 starts).
+		n := len(units)
+		sc.runs = []schedRun{{next: 0, end: n - 2}, {next: n - 2, end: n}}
+		sc.now = func() int64 { return 0 }
+		return sc.eval(units, begin, RunOptions{Jobs: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	o.Print(&out, &errs)
+	if out.String() != ref || errs.Len() != 0 {
+		t.Fatalf("got\n%s\nwant\n%s\nstderr: %s", out.String(), ref, errs.String())
+	}
+	st := sc.stores[b]
+	if st == nil {
+		t.Fatal("no shared store")
+	}
+	if st.Taken == 0 || st.XlatTaken() == 0 {
+		t.Fatalf("%d blocks, %d translations taken: the second re-simulation decoded and translated anew", st.Taken, st.XlatTaken())
+	}
+	t.Logf("%d blocks kept, %d taken; %d translations kept, %d adopted", st.Kept, st.Taken, st.XlatKept, st.XlatTaken())
 }
 
 // bindCached compiles src and binds it to the trace at path (opened once).
@@ -410,9 +449,25 @@ func TestChainStartsCountRestarts(t *testing.T) {
 		// segment, where no restore is paid.
 		{20, 2, 40, func(i int) bool { return i == 10 }, []int{0, 10}},
 	} {
-		if got := chainStarts(ten(c.n), c.jobs, c.start, c.apart); !slices.Equal(got, c.want) {
+		start := make([]uint64, c.n)
+		for i := range start {
+			start[i] = c.start
+		}
+		if got := chainStarts(ten(c.n), c.jobs, start, c.apart); !slices.Equal(got, c.want) {
 			t.Errorf("%d segments of 10, %d jobs, start %d: runs start at %v, want %v", c.n, c.jobs, c.start, got, c.want)
 		}
+	}
+	// A start that costs by where it is (RunStartCosts: the frames its
+	// restore decompresses): nothing before segment 12, 100 from there
+	// (memory the program filled). The first split (by the mean, 42)
+	// starts the second job at 12, which would pay 100: counted, the
+	// jobs split 150 and 50 + 100 at 15.
+	start := make([]uint64, 20)
+	for i := 12; i < 20; i++ {
+		start[i] = 100
+	}
+	if got, want := chainStarts(ten(20), 2, start, never), []int{0, 15}; !slices.Equal(got, want) {
+		t.Errorf("starts of 0 then 100 from 12: runs start at %v, want %v", got, want)
 	}
 }
 

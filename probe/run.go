@@ -230,18 +230,14 @@ func chainRuns(units []Unit, jobs int) []chainRun {
 }
 
 // costRuns is chainRuns over the units' estimated costs, a run that
-// starts at a checkpoint past its target's first paying its target's
-// RunStartCost (the most of the units' targets').
+// starts at a checkpoint past its target's first paying what a start
+// there costs (reader.Trace.RunStartCosts).
 func costRuns(units []Unit, cost []uint64, jobs int) []chainRun {
-	var start uint64
-	var b *Bound
-	for _, u := range units {
-		if u.B != b {
-			b = u.B
-			start = max(start, b.T.Trace.RunStartCost())
-		}
+	var startCosts []uint64 // (one job starts nowhere else)
+	if jobs != 1 {
+		startCosts = unitStartCosts(units)
 	}
-	starts := chainStarts(cost, jobs, start, func(i int) bool { return !follows(units, i) })
+	starts := chainStarts(cost, jobs, startCosts, func(i int) bool { return !follows(units, i) })
 	runs := make([]chainRun, len(starts))
 	for r, i := range starts {
 		end := len(units)
@@ -253,35 +249,74 @@ func costRuns(units []Unit, cost []uint64, jobs int) []chainRun {
 	return runs
 }
 
+// unitStartCosts is, by unit, what a run that starts there costs more
+// than its segments (reader.Trace.RunStartCosts of its target).
+func unitStartCosts(units []Unit) []uint64 {
+	out := make([]uint64, len(units))
+	var b *Bound
+	var bc []uint64
+	for i, u := range units {
+		if u.B != b {
+			b, bc = u.B, u.B.T.Trace.RunStartCosts(u.B.cps)
+		}
+		out[i] = bc[u.K]
+	}
+	return out
+}
+
 // chainStarts splits segments of lens costs (instructions, or estimated
 // costs) into about jobs runs of consecutive segments with equal sums,
 // and returns where each run starts: a new run begins at segment 0,
 // where apart(i) says segment i does not follow segment i-1, and where
 // the runs so far come nearest to their share of the total. A run that
 // begins elsewhere (mid-chain: a re-simulation from segment i's
-// checkpoint) costs start more, which the shares count: of two jobs
-// over one chain, the first takes half of the total and start, the
-// second the rest and its start.
-func chainStarts(lens []uint64, jobs int, start uint64, apart func(i int) bool) []int {
+// checkpoint) costs start[i] more (nil: nothing), which the shares
+// count: of two jobs over one chain, the first takes half of the total
+// and the second's start, the second the rest and its start. The total
+// counts the starts of the split before (the first time, jobs-1 of the
+// mean), until the split no longer changes (a start deeper in the
+// trace may restore more).
+func chainStarts(lens []uint64, jobs int, start []uint64, apart func(i int) bool) []int {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	var total uint64
-	for _, n := range lens {
-		total += n
-	}
-	total += uint64(jobs-1) * start // at most jobs-1 runs start mid-chain
-	var starts []int
-	var done uint64 // the costs so far, with the mid-chain starts
+	var sum, mean uint64
 	for i, n := range lens {
-		k := len(starts)
-		if k == 0 || apart(i) {
-			starts = append(starts, i)
-		} else if k < jobs && (done+n/2)*uint64(jobs) >= total*uint64(k) {
-			starts = append(starts, i)
-			done += start
+		sum += n
+		if i > 0 && start != nil {
+			mean += start[i]
 		}
-		done += n
+	}
+	if len(lens) > 1 {
+		mean /= uint64(len(lens) - 1)
+	}
+	startAt := func(i int) uint64 {
+		if start == nil {
+			return 0
+		}
+		return start[i]
+	}
+	extra := uint64(jobs-1) * mean // at most jobs-1 runs start mid-chain
+	var starts []int
+	for range 4 {
+		total := sum + extra
+		starts = starts[:0]
+		var done, paid uint64 // the costs so far, with the mid-chain starts
+		for i, n := range lens {
+			k := len(starts)
+			if k == 0 || apart(i) {
+				starts = append(starts, i)
+			} else if k < jobs && (done+n/2)*uint64(jobs) >= total*uint64(k) {
+				starts = append(starts, i)
+				done += startAt(i)
+				paid += startAt(i)
+			}
+			done += n
+		}
+		if paid == extra {
+			break
+		}
+		extra = paid
 	}
 	return starts
 }

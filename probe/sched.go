@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"ttd/reader"
+	"ttd/x86"
 )
 
 // schedLog (TTD_SCHEDLOG=1) writes the jobs' timeline to stderr: when
@@ -60,6 +61,8 @@ type chainSched struct {
 	steals int
 	// now is the time in nanoseconds (nil: since the process started).
 	now func() int64
+	// stores are the code stores the jobs share, by target (eval).
+	stores map[*Bound]*x86.CodeStore
 	// What the jobs' segments took, to estimate what is left (ns):
 	// durations and costs of the segments that were not the first of a
 	// run, and of those that were (a re-simulation's start: state,
@@ -112,6 +115,10 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 	errs := make([]error, len(s.runs))
 	var done atomic.Int64
 	schedf("eval: %d units, runs %v", len(units), s.runs)
+	if len(s.runs) > 1 {
+		s.stores = sharedStores(units) // (one run shares with no one)
+	}
+	stores := s.stores
 	reader.Parallel(len(s.runs), opts.Jobs, func(c int) {
 		if schedLog {
 			runtime.LockOSThread() // threadCPU: the job's own
@@ -120,8 +127,9 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 		defer pprof.SetGoroutineLabels(context.Background())
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("job", strconv.Itoa(c))))
 		// left is what the job's last re-simulation left to its next
-		// (a steal's).
+		// (a steal's), of target leftB.
 		var left *reader.Leftovers
+		var leftB *Bound
 		for {
 			if i0 := s.first(c); i0 < len(units) {
 				var init map[string]Value
@@ -129,6 +137,9 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 					init = begin
 				}
 				u := units[i0]
+				if st := stores[u.B]; st != nil && (left == nil || leftB != u.B) {
+					left, leftB = u.B.T.Trace.SharingCode(st), u.B
+				}
 				schedf("job %d: run from %d", c, i0)
 				claim := func(k int) (bool, int) {
 					ok, end := s.claim(c, i0+k-u.K)
@@ -157,12 +168,33 @@ func (s *chainSched) eval(units []Unit, begin map[string]Value, opts RunOptions)
 		}
 	})
 	schedf("eval: done, %d steals", s.steals)
+	for _, st := range stores {
+		schedf("code store: %d blocks kept, %d taken, %d translations kept, %d adopted", st.Kept, st.Taken, st.XlatKept, st.XlatTaken())
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
 	return parts, nil
+}
+
+// sharedStores gives each target of units one code store, which its
+// jobs' re-simulations share (reader.Trace.SharingCode): a job that
+// starts or steals later in the trace takes the blocks and
+// translations another job made of the same code instead of decoding
+// and translating them again (nil: TTD_SHARECODE=0).
+func sharedStores(units []Unit) map[*Bound]*x86.CodeStore {
+	if os.Getenv("TTD_SHARECODE") == "0" {
+		return nil
+	}
+	m := map[*Bound]*x86.CodeStore{}
+	for _, u := range units {
+		if m[u.B] == nil {
+			m[u.B] = x86.NewCodeStore()
+		}
+	}
+	return m
 }
 
 // stopAt lowers stop to i: no unit from i on starts.

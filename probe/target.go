@@ -77,7 +77,11 @@ func prefetchJobStarts(tr *reader.Trace, jobs int) {
 	if err != nil || jobs <= 0 || len(cps) == 0 {
 		return
 	}
-	starts := chainStarts(tr.SegmentCosts(cps), jobs, tr.RunStartCost(), func(int) bool { return false })
+	var startCosts []uint64 // (one job starts nowhere else)
+	if jobs > 1 {
+		startCosts = tr.RunStartCosts(cps)
+	}
+	starts := chainStarts(tr.SegmentCosts(cps), jobs, startCosts, func(int) bool { return false })
 	for _, k := range starts {
 		tr.Prefetch(cps[k].Chunk)
 	}

@@ -50,6 +50,10 @@ type cpMemory struct {
 	// by PrefetchRestore's goroutine); ahead the frames it decoded.
 	opened *tracefile.Pages
 	ahead  aheadFrames
+	// frames are, by checkpoint of opened, the frames a restore there
+	// decompresses (restoredFrames).
+	framesOnce sync.Once
+	frames     []int
 }
 
 // IndexProgress, when set, hears how far an index pass building a

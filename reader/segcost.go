@@ -1,5 +1,12 @@
 package reader
 
+import (
+	"cmp"
+	"slices"
+
+	"ttd/tracefile"
+)
+
 // What a segment costs to re-simulate, estimated from the chunk headers
 // alone (no chunk decoded), in instructions: its instructions, plus
 // costPerByte for each byte of records it decodes (the memory reads the
@@ -64,6 +71,132 @@ func (t *Trace) RunStartCost() uint64 {
 		return costRunStartNoReads
 	}
 	return 0
+}
+
+// The start of a run at a checkpoint of a trace that logs no reads
+// (RunStartCosts): costRunStartBase for its cold start (code decoded
+// and translated anew, its chunk), and costPerRestoredFrame for each
+// frame of TRACE.pages its restore decompresses (256 KiB of zstd and
+// the pages' copies: 0.25-0.35 ms each, 500-700 k instructions at the
+// 0.47 ns an instruction of gzip -9's segments). Restores measured
+// (thread CPU, least of 3, every checkpoint): gzip -9 2.6-5.2 ms for
+// 4-8 frames, jq 4.2-11.5 ms for 8-30. A run's first segment cost 3
+// (gzip: 6-8 frames), 20 (sort -n: 54-94), 28 (perl: 12-17, the rest
+// its cold code) and 42 ms (xz: 64-104) more than the next (session
+// 33); with the constant 40 M instructions (RunStartCost) gzip's
+// second job took 30 M too few.
+const (
+	costRunStartBase     = 10_000_000
+	costPerRestoredFrame = 600_000
+)
+
+// RunStartCosts gives, for each checkpoint of cps, what a re-simulation
+// that starts there costs more than the segments it goes on to (as
+// RunStartCost, which it refines): for a trace that logs no reads and
+// has its checkpoint memory file, the cold start and the frames its
+// restore decompresses, which grow with the program's memory (gzip -9:
+// 6-8 frames, xz -6: 124); else RunStartCost at each. The trace's
+// first checkpoint restores nothing (0).
+func (t *Trace) RunStartCosts(cps []Checkpoint) []uint64 {
+	costs := make([]uint64, len(cps))
+	pages := t.cpm.opened
+	if !t.noReads || pages == nil {
+		for k := range costs {
+			costs[k] = t.RunStartCost()
+		}
+		if len(costs) > 0 {
+			costs[0] = 0
+		}
+		return costs
+	}
+	pcs := pages.Checkpoints()
+	frames := t.cpm.restoredFrames()
+	j := 0
+	for k, cp := range cps {
+		for j < len(pcs) && pcs[j].Position <= cp.Position {
+			j++
+		}
+		if k > 0 && j > 0 {
+			costs[k] = costRunStartBase + uint64(frames[j-1])*costPerRestoredFrame
+		}
+	}
+	return costs
+}
+
+// restoredFrames gives, for each checkpoint of the opened checkpoint
+// memory file, how many frames a restore there decompresses: the frames
+// holding the latest version of each page at or before it. Computed
+// once per Trace (xz -6: 100,000 entries over 22 checkpoints in 1-2 ms,
+// a merge of each checkpoint's entries, sorted, into the pages so far;
+// with a map of the pages it took 20 ms, three times, before its jobs
+// could start).
+func (m *cpMemory) restoredFrames() []int {
+	m.framesOnce.Do(func() {
+		pcs := m.opened.Checkpoints()
+		m.frames = make([]int, len(pcs))
+		var cur, next, ents []pageAt
+		var uses []int32 // by frame
+		live := 0
+		use := func(ref uint32, d int32) {
+			fi := tracefile.FrameOf(ref)
+			for fi >= len(uses) {
+				uses = append(uses, 0)
+			}
+			switch uses[fi] += d; {
+			case d > 0 && uses[fi] == 1:
+				live++
+			case d < 0 && uses[fi] == 0:
+				live--
+			}
+		}
+		for k, pc := range pcs {
+			ents = ents[:0]
+			for _, e := range pc.Entries {
+				ents = append(ents, pageAt{e.Space, e.PN, e.Ref})
+			}
+			slices.SortStableFunc(ents, pageAt.cmp) // (nearly sorted already)
+			next = next[:0]
+			i := 0
+			for _, e := range ents {
+				for i < len(cur) && cur[i].cmp(e) < 0 {
+					next = append(next, cur[i])
+					i++
+				}
+				if i < len(cur) && cur[i].cmp(e) == 0 {
+					use(cur[i].ref, -1)
+					i++
+				}
+				if n := len(next); n > 0 && next[n-1].cmp(e) == 0 {
+					// A page restated in the same checkpoint: the
+					// later entry holds.
+					use(next[n-1].ref, -1)
+					next = next[:n-1]
+				}
+				if e.ref != 0 {
+					use(e.ref, 1)
+					next = append(next, e)
+				}
+			}
+			next = append(next, cur[i:]...)
+			cur, next = next, cur
+			m.frames[k] = live
+		}
+	})
+	return m.frames
+}
+
+// pageAt is a page of an address space and its version (ref).
+type pageAt struct {
+	sp  uint32
+	pn  uint64
+	ref uint32
+}
+
+func (a pageAt) cmp(b pageAt) int {
+	if c := cmp.Compare(a.sp, b.sp); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.pn, b.pn)
 }
 
 // SegmentCost is what SegmentCosts weighs for one segment: its

@@ -105,3 +105,52 @@ func absDiff(a, b uint64) uint64 {
 	}
 	return b - a
 }
+
+// TestRunStartCosts: a start at each checkpoint past the first costs the
+// base and each frame its restore decompresses (the frames of the
+// pages restoreRefs gives there, counted anew here), the first nothing;
+// without the checkpoint memory file at Open, RunStartCost at each.
+func TestRunStartCosts(t *testing.T) {
+	_, path := recordReplayable(t)
+	built, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps, err := built.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := built.RunStartCosts(cps); got[0] != 0 || len(cps) < 3 || got[1] != built.RunStartCost() {
+		t.Errorf("no file at Open: %v, want 0 then %d", got, built.RunStartCost())
+	}
+	if _, err := built.checkpointMemory(); err != nil {
+		t.Fatal(err)
+	}
+	built.Close()
+	tr, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	got := tr.RunStartCosts(cps)
+	for k, cp := range cps {
+		want := uint64(0)
+		if k > 0 {
+			rs, err := restoreRefs(tr.cpm.opened, cp.Position)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames := map[int]bool{}
+			for _, refs := range rs {
+				for _, ref := range refs {
+					frames[tracefile.FrameOf(ref)] = true
+				}
+			}
+			want = costRunStartBase + uint64(len(frames))*costPerRestoredFrame
+		}
+		if got[k] != want {
+			t.Errorf("checkpoint %d: start cost %d, want %d", k, got[k], want)
+		}
+	}
+	t.Logf("%d checkpoints: %v", len(cps), got)
+}

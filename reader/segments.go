@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime"
 	"sync"
+
+	"ttd/x86"
 )
 
 // VerifySegments re-simulates every checkpoint interval of the trace on
@@ -80,4 +82,14 @@ func (t *Trace) verifySegment(cps []Checkpoint, k int) error {
 		return fmt.Errorf("re-simulation did not reach the checkpoint at position %d", end)
 	}
 	return nil
+}
+
+// SharingCode returns Leftovers that hold no pages and the code store
+// s, so that the replays made from them (NewReplayAtFrom), one per job
+// of ttd probe, run at the same time, share their decoded blocks and
+// translations: a block is taken only where the taking replay's memory
+// holds the same bytes (x86.CodeStore), and a translation made for a
+// block filter only by a cache whose verdict on the block is the same.
+func (t *Trace) SharingCode(s *x86.CodeStore) *Leftovers {
+	return &Leftovers{t: t, at: map[uint64]*x86.Page{}, store: s}
 }

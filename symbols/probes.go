@@ -1,7 +1,8 @@
 package symbols
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -42,16 +43,16 @@ func (t *Table) FuncSymbols() []FuncSymbol {
 			}
 		}
 		mine := out[start:]
-		sort.Slice(mine, func(i, j int) bool {
-			a, b := mine[i], mine[j]
-			if a.Addr != b.Addr {
-				return a.Addr < b.Addr
+		// (A total order: the names are distinct.)
+		slices.SortFunc(mine, func(a, b FuncSymbol) int {
+			if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
+				return c
 			}
 			ua, ub := len(a.Name)-len(strings.TrimLeft(a.Name, "_")), len(b.Name)-len(strings.TrimLeft(b.Name, "_"))
-			if ua != ub {
-				return ua < ub
+			if c := cmp.Compare(ua, ub); c != 0 {
+				return c
 			}
-			return a.Name < b.Name
+			return strings.Compare(a.Name, b.Name)
 		})
 	}
 	return out

@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"bytes"
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -485,12 +487,30 @@ func (img *image) readSymbols() {
 	if syms, err := img.file.DynamicSymbols(); err == nil {
 		add(syms)
 	}
-	sort.SliceStable(img.syms, func(i, j int) bool {
-		if img.syms[i].addr != img.syms[j].addr {
-			return img.syms[i].addr < img.syms[j].addr
+	// Stable: by address, the larger first, then in the order added
+	// (the index as the last key, so that pdqsort may sort: the
+	// rotations of sort.SliceStable's merges were most of the 7 ms
+	// libc's symbols took before ttd probe could bind).
+	type at struct {
+		s *symbol
+		i int
+	}
+	order := make([]at, len(img.syms))
+	for i, sy := range img.syms {
+		order[i] = at{sy, i}
+	}
+	slices.SortFunc(order, func(a, b at) int {
+		if c := cmp.Compare(a.s.addr, b.s.addr); c != 0 {
+			return c
 		}
-		return img.syms[i].size > img.syms[j].size
+		if c := cmp.Compare(b.s.size, a.s.size); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
 	})
+	for i, o := range order {
+		img.syms[i] = o.s
+	}
 }
 
 // symbol is an ELF symbol at its runtime address.

@@ -34,7 +34,17 @@ func (w *Writer) flagRecord(tag byte) {
 // RecordFlags reports whether the chunks say which ones hold Module and
 // Process records (HoldsModules, HoldsProcessRecords): traces written
 // before minor version 5 do not, and a reader must look in every chunk.
-func (r *Reader) RecordFlags() bool { return r.minor >= minorRecordFlags }
+func (r *Reader) RecordFlags() bool { return r.hasMinor(minorRecordFlags) }
+
+// hasMinor reports whether the file has what minor version minor of
+// major version 1 added. Major version 2 (no reads) began after minor
+// 7 of major 1, with all of it: its minor versions count anew, and
+// its traces were read as older than minor 5 (every chunk surveyed at
+// Open, no checkpoint list: gzip -9's trace surveyed its 5 chunks, 7
+// ms before ttd probe could bind, where 2 hold Process records).
+func (r *Reader) hasMinor(minor int) bool {
+	return r.major == VersionMajorNoReads || r.minor >= minor
+}
 
 // HoldsModules reports whether the chunk holds Module records. Only
 // meaningful when the Reader's RecordFlags is true.

@@ -14,10 +14,13 @@ import (
 // writeFlagged writes four chunks: 0 with a Module and a Process record,
 // 1 with a ProcessState only, 2 with neither, 3 with a Module and a
 // Process record copied through Append.
-func writeFlagged(t *testing.T) string {
+func writeFlagged(t *testing.T) string { return writeFlaggedWith(t, nil) }
+
+// writeFlaggedWith is writeFlagged with the header's params.
+func writeFlaggedWith(t *testing.T, params map[string]string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "flags.ttd")
-	w, err := tracefile.Create(path, tracefile.Header{ProgramPath: "/bin/sh"}, tracefile.Options{ChunkSize: 4096})
+	w, err := tracefile.Create(path, tracefile.Header{ProgramPath: "/bin/sh", Params: params}, tracefile.Options{ChunkSize: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +107,29 @@ func TestRecordFlags(t *testing.T) {
 	}
 	if procs4, err := r4.Processes(); err != nil || !reflect.DeepEqual(procs4, procs) {
 		t.Errorf("minor 4: Processes %+v, %v; want %+v", procs4, err, procs)
+	}
+}
+
+// TestNoReadsTraceFlagsRecords checks that a trace of major version 2
+// (reads=none, minor versions counted anew from 0) has what minor 5 and
+// 6 of major 1 added: its chunks say which hold Module and Process
+// records, and its index lists the checkpoints.
+func TestNoReadsTraceFlagsRecords(t *testing.T) {
+	r, err := tracefile.Open(writeFlaggedWith(t, map[string]string{"reads": "none"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if major, minor := r.Version(); major != tracefile.VersionMajorNoReads || minor >= 5 {
+		t.Fatalf("version %d.%d: not the case this tests", major, minor)
+	}
+	if !r.RecordFlags() {
+		t.Error("a trace of major version 2 does not flag its records")
+	}
+	if got, want := r.ModuleChunks(), []int{0, 3}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ModuleChunks %v, want %v", got, want)
+	}
+	if got, ok := r.IndexedCheckpoints(); !ok || len(got) != 3 {
+		t.Errorf("index lists checkpoints %v (%v), want the 3", got, ok)
 	}
 }

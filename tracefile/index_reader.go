@@ -27,7 +27,7 @@ func (r *Reader) IndexedCheckpoints() ([]IndexedCheckpoint, bool) {
 // leaves no list (the chunks are surveyed instead), never an error: the
 // chunks themselves are what a re-simulation trusts.
 func (r *Reader) readCheckpointIndex(rest []byte) {
-	if r.minor < minorCheckpointIndex || len(rest) == 0 {
+	if !r.hasMinor(minorCheckpointIndex) || len(rest) == 0 {
 		return
 	}
 	b := body{b: rest}
