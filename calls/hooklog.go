@@ -239,12 +239,20 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	// same, it being the function's entry).
 	// leafEntry's first two answers (a folded entry, a direct call
 	// to a function's entry), without the call.
-	kk := segKey{h.PC, h.Target}
+	var c *segNode
 	if h.Kind&x86.StepEntry == 0 && h.Kind&(x86.StepOpMask|x86.StepShut) != x86.StepCall|x86.StepShut {
-		kk.Entry = s.leafEntry(h)
-	}
-	c := top.last
-	if c == nil || c.skey() != kk {
+		// The callee named by leafEntry's lookups, remembered.
+		kind := uint64(h.Kind) | 1<<8
+		m := s.children.memo(top, h.PC, h.Target, h.RetPC, kind)
+		if m.hit(top, h.PC, h.Target, h.RetPC, kind) {
+			c = m.child
+		} else {
+			c = s.children.child(top, segKey{h.PC, s.leafEntry(h)})
+			*m = pathMemo{top, h.PC, h.Target, h.RetPC, kind, c}
+		}
+	} else if kk := (segKey{h.PC, h.Target}); top.last != nil && top.last.skey() == kk {
+		c = top.last
+	} else {
 		c = s.children.child(top, kk)
 	}
 	c.Count++

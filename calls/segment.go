@@ -148,6 +148,42 @@ type childCache struct {
 	// slab is where make takes new nodes from; slabs counts them.
 	slab  []segNode
 	slabs int
+	// named remembers the children that naming a frame found
+	// (pathMemo).
+	named [1 << pathMemoBits]pathMemo
+}
+
+// pathMemo is a direct-mapped memo of the child a frame was named as:
+// below parent, of the call at site to target, named by the function
+// of an instruction run in it, pc (resolve: the frame's first call or
+// ret; leaf: a leaf call's ret), kind telling leaf's from resolve's.
+// The child is a function of these alone (the symbols of the image the
+// parent's thread runs, which are the same for all of its paths), and
+// segment nodes live as long as the segment: a hit needs neither the
+// function lookups that name the callee (funcs.find: two for a leaf
+// call to no symbol's entry) nor the child's lookup, which missed
+// where a frame calls several functions in turn (gzip -9's deflate:
+// longest_match and send_bits; sort -n's stripped merge sort names 10
+// million frames at their first call).
+type pathMemo struct {
+	parent           *segNode
+	site, target, pc uint64
+	kind             uint64
+	child            *segNode
+}
+
+const pathMemoBits = 10
+
+// memo is the slot of the frame below parent, called at site to
+// target and named by pc, kind.
+func (c *childCache) memo(parent *segNode, site, target, pc, kind uint64) *pathMemo {
+	h := (uint64(parent.id) ^ site*0xbf58476d1ce4e5b9 ^ target*0x9e3779b97f4a7c15 ^ pc) * 0x94d049bb133111eb
+	return &c.named[h>>(64-pathMemoBits)]
+}
+
+// hit reports whether m holds the child of that frame.
+func (m *pathMemo) hit(parent *segNode, site, target, pc, kind uint64) bool {
+	return m.parent == parent && m.site == site && m.target == target && m.pc == pc && m.kind == kind
 }
 
 const childBits = 13
@@ -561,11 +597,17 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 	if f.target == 0 {
 		f.target = pc
 	}
+	m := s.children.memo(f.parent, f.site, f.target, pc, 0)
+	if m.hit(f.parent, f.site, f.target, pc, 0) {
+		s.entered(st, f, m.child)
+		return
+	}
 	entry, ok := s.fn.entry(pc)
 	if !ok {
 		entry = f.target
 	}
 	s.enter(st, f, entry)
+	*m = pathMemo{f.parent, f.site, f.target, pc, 0, f.node}
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
@@ -574,6 +616,11 @@ func (s *segment) enter(st *segThread, f *frame, entry uint64) {
 	if n == nil || n.skey() != k {
 		n = s.children.child(p, k)
 	}
+	s.entered(st, f, n)
+}
+
+// entered is enter once the frame's node n is known.
+func (s *segment) entered(st *segThread, f *frame, n *segNode) {
 	n.Count++
 	if f.pos < n.First {
 		n.First, n.FirstTid = f.pos, st.tid
