@@ -154,36 +154,39 @@ type childCache struct {
 }
 
 // pathMemo is a direct-mapped memo of the child a frame was named as:
-// below parent, of the call at site to target, named by the function
-// of an instruction run in it, pc (resolve: the frame's first call or
-// ret; leaf: a leaf call's ret), kind telling leaf's from resolve's.
-// The child is a function of these alone (the symbols of the image the
-// parent's thread runs, which are the same for all of its paths), and
-// segment nodes live as long as the segment: a hit needs neither the
-// function lookups that name the callee (funcs.find: two for a leaf
-// call to no symbol's entry) nor the child's lookup, which missed
-// where a frame calls several functions in turn (gzip -9's deflate:
-// longest_match and send_bits; sort -n's stripped merge sort names 10
-// million frames at their first call).
+// below its parent, of the call at its site to target, named by the
+// function of an instruction run in it, pc (resolve: the frame's first
+// call or ret; leaf: a leaf call's ret), kind telling leaf's from
+// resolve's. The child is a function of these alone (with the symbols
+// of the image the parent's thread runs, the same for all of its
+// paths), and segment nodes live as long as the segment: a hit needs
+// neither the function lookups that name the callee (funcs.find: two
+// for a leaf call to no symbol's entry) nor the child's lookup, which
+// misses where a frame calls several functions in turn (gzip -9's
+// deflate: longest_match and send_bits). The parent and the site are
+// the child's own (Parent, Site), read from the line its count is
+// added to: a slot is 32 bytes.
 type pathMemo struct {
-	parent           *segNode
-	site, target, pc uint64
-	kind             uint64
 	child            *segNode
+	target, pc, kind uint64
 }
 
-const pathMemoBits = 10
+// pathMemoBits sizes the memo: perl's interpreter names frames by
+// 10 million distinct keys, and 1024 slots missed on 1.4 million of
+// them, 4096 on 0.13 million (2048: 64 KB).
+const pathMemoBits = 11
 
 // memo is the slot of the frame below parent, called at site to
 // target and named by pc, kind.
 func (c *childCache) memo(parent *segNode, site, target, pc, kind uint64) *pathMemo {
-	h := (uint64(parent.id) ^ site*0xbf58476d1ce4e5b9 ^ target*0x9e3779b97f4a7c15 ^ pc) * 0x94d049bb133111eb
+	h := (uint64(parent.id) ^ site*0xbf58476d1ce4e5b9 ^ target*0x9e3779b97f4a7c15 ^ pc ^ kind<<48) * 0x94d049bb133111eb
 	return &c.named[h>>(64-pathMemoBits)]
 }
 
 // hit reports whether m holds the child of that frame.
 func (m *pathMemo) hit(parent *segNode, site, target, pc, kind uint64) bool {
-	return m.parent == parent && m.site == site && m.target == target && m.pc == pc && m.kind == kind
+	return m.child != nil && m.target == target && m.pc == pc && m.kind == kind &&
+		m.child.Parent == parent && m.child.Site == site
 }
 
 const childBits = 13
@@ -607,7 +610,7 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 		entry = f.target
 	}
 	s.enter(st, f, entry)
-	*m = pathMemo{f.parent, f.site, f.target, pc, 0, f.node}
+	*m = pathMemo{f.node, f.target, pc, 0}
 }
 
 func (s *segment) enter(st *segThread, f *frame, entry uint64) {
