@@ -188,8 +188,8 @@ func (s *segment) leafEntry(h *x86.HookStep) uint64 {
 // (pathMemo), else the target.
 func (s *segment) leafChild(top *segNode, h *x86.HookStep) *segNode {
 	if h.Kind&x86.StepEntry == 0 && h.Kind&(x86.StepOpMask|x86.StepShut) != x86.StepCall|x86.StepShut {
-		kind := uint64(h.Kind) | 1<<8
-		m := s.children.memo(top, h.PC, h.Target, h.RetPC, kind)
+		kind := uint64(h.Kind) // StepLeaf in it: never resolve's 0
+		m := s.children.memo(top, h.PC, h.Target, h.RetPC)
 		if m.hit(top, h.PC, h.Target, h.RetPC, kind) {
 			return m.child
 		}

@@ -177,9 +177,11 @@ type pathMemo struct {
 const pathMemoBits = 11
 
 // memo is the slot of the frame below parent, called at site to
-// target and named by pc, kind.
-func (c *childCache) memo(parent *segNode, site, target, pc, kind uint64) *pathMemo {
-	h := (uint64(parent.id) ^ site*0xbf58476d1ce4e5b9 ^ target*0x9e3779b97f4a7c15 ^ pc ^ kind<<48) * 0x94d049bb133111eb
+// target and named by pc, of every kind (hit tells them apart): a call
+// instruction's leaf records have one kind, and a frame is seldom
+// named by resolve at its leaf call's ret.
+func (c *childCache) memo(parent *segNode, site, target, pc uint64) *pathMemo {
+	h := (uint64(parent.id) ^ site*0xbf58476d1ce4e5b9 ^ target*0x9e3779b97f4a7c15 ^ pc) * 0x94d049bb133111eb
 	return &c.named[h>>(64-pathMemoBits)]
 }
 
@@ -600,7 +602,7 @@ func (s *segment) resolve(st *segThread, f *frame, pc uint64) {
 	if f.target == 0 {
 		f.target = pc
 	}
-	m := s.children.memo(f.parent, f.site, f.target, pc, 0)
+	m := s.children.memo(f.parent, f.site, f.target, pc)
 	if m.hit(f.parent, f.site, f.target, pc, 0) {
 		s.entered(st, f, m.child)
 		return
