@@ -153,8 +153,7 @@ func (s *segment) more(st *segThread, h *x86.HookStep) {
 		st.baseLookTo = h.Last + 1 + 2*lookLimit // as each ret sets it
 	}
 	st.lookTo = 0 // the frame on top is named: watch would end it
-	kk := segKey{h.PC, s.leafEntry(h)}
-	c := s.children.child(top, kk)
+	c := s.leafChild(top, h)
 	c.Count += h.More
 	mergedCalls.Add(h.More)
 	s.credit(st, c, h.MoreCallee)
@@ -182,6 +181,27 @@ func (s *segment) leafEntry(h *x86.HookStep) uint64 {
 		return e
 	}
 	return target
+}
+
+// leafChild is the path below top that leaf call h enters: its key's
+// entry is leafEntry's, remembered where that takes function lookups
+// (pathMemo), else the target.
+func (s *segment) leafChild(top *segNode, h *x86.HookStep) *segNode {
+	if h.Kind&x86.StepEntry == 0 && h.Kind&(x86.StepOpMask|x86.StepShut) != x86.StepCall|x86.StepShut {
+		kind := uint64(h.Kind) // StepLeaf in it: never resolve's 0
+		m := s.children.memo(top, h.PC, h.Target, h.RetPC)
+		if m.hit(top, h.PC, h.Target, h.RetPC, kind) {
+			return m.child
+		}
+		c := s.children.child(top, segKey{h.PC, s.leafEntry(h)})
+		*m = pathMemo{c, h.Target, h.RetPC, kind}
+		return c
+	}
+	kk := segKey{h.PC, h.Target}
+	if c := top.last; c != nil && c.skey() == kk {
+		return c
+	}
+	return s.children.child(top, kk)
 }
 
 // isEntry reports whether pc is a function's entry.
@@ -236,17 +256,8 @@ func (s *segment) leaf(st *segThread, h *x86.HookStep, base uint64) {
 	}
 	// The callee: named at the call as step names it, else by the
 	// ret's function (resolve; watch at the ret would name it the
-	// same, it being the function's entry).
-	// leafEntry's first two answers (a folded entry, a direct call
-	// to a function's entry), without the call.
-	kk := segKey{h.PC, h.Target}
-	if h.Kind&x86.StepEntry == 0 && h.Kind&(x86.StepOpMask|x86.StepShut) != x86.StepCall|x86.StepShut {
-		kk.Entry = s.leafEntry(h)
-	}
-	c := top.last
-	if c == nil || c.skey() != kk {
-		c = s.children.child(top, kk)
-	}
+	// same, it being the function's entry): leafChild.
+	c := s.leafChild(top, h)
 	c.Count++
 	if pos := base + h.Retired; pos < c.First {
 		c.First, c.FirstTid = pos, st.tid
