@@ -233,6 +233,10 @@ func Record(cfg emu.Config, opts Options) (emu.ExitStatus, Stats, error) {
 		Params: map[string]string{
 			"cachebits":       strconv.Itoa(int(opts.CacheBits)),
 			"checkpointevery": strconv.FormatUint(opts.CheckpointEvery, 10),
+			// How many environment variables the program started
+			// with: the export's first line, its execve, shows the
+			// count as strace does (syscalls/firstexec.go).
+			"envc": strconv.Itoa(len(cfg.Env)),
 			// An SSE instruction's fast path that gives up hands the
 			// memory operand it read to the exact handler: one read
 			// (x86.CodeCache.LegacyReads).

@@ -115,7 +115,7 @@ func (d *decoder) execArgs(c *Call, p *tracefile.Process, e *execEntry) {
 		}
 	}
 	start := len(b)
-	b = appendQuoted(b, path, d.strSize)
+	b = appendQuoted(b, path, -1) // a path, printed whole as strace does
 	c.Args = append(c.Args, Arg{Type: ArgString, Value: c.Raw[i], Text: string(b[start:]), Data: path})
 	b = append(b, ", "...)
 	start = len(b)

@@ -88,7 +88,7 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 	// damage, and the re-simulation reports the error where it meets it,
 	// after exporting the calls before it.
 	entries, blocked, _ := scan(t)
-	procs, nprocs, _ := processes(t.File())
+	procs, nprocs, start, _ := processes(t.File())
 	st.Unrecorded = nprocs
 	st.WholeRegions = t.Header.Params["regions"] != "diff"
 	mem.noZeros = st.WholeRegions
@@ -195,6 +195,13 @@ func Export(t *reader.Trace, opts Options, sink Sink) (Stats, error) {
 				mem.use(mem.pidOf(tids[0]))
 				mem.sp.argv = initialArgs{sp: cpus[0].R[x86.RSP], args: t.Header.Args}
 				argsSet = true
+				if start != nil && start.Path != "" && (opts.Pid == 0 || start.Pid == opts.Pid) {
+					d.firstExec(&call, t, start, mem, cpus[0].R[x86.RSP])
+					st.Calls++
+					if sinkErr = sink.Call(&call); sinkErr != nil {
+						return
+					}
+				}
 			}
 		}
 		if sinkErr = lifeUpTo(ev.Position); sinkErr != nil {

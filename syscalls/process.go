@@ -26,17 +26,22 @@ type ProcessSink interface {
 }
 
 // processes returns the trace's process events other than the first
-// process's start and end (End reports that one), and how many
-// processes besides the first there were.
-func processes(f *tracefile.Reader) ([]tracefile.Process, int, error) {
+// process's start and end (End reports that one), how many processes
+// besides the first there were, and the first process's start (nil if
+// the trace has none).
+func processes(f *tracefile.Reader) ([]tracefile.Process, int, *tracefile.Process, error) {
 	all, err := f.Processes()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if len(all) == 0 {
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	}
 	first := all[0].Pid
+	var start *tracefile.Process
+	if all[0].Event == tracefile.ProcessStarted {
+		start = &all[0]
+	}
 	var out []tracefile.Process
 	n := 0
 	for _, p := range all {
@@ -48,7 +53,7 @@ func processes(f *tracefile.Reader) ([]tracefile.Process, int, error) {
 		}
 		out = append(out, p)
 	}
-	return out, n, nil
+	return out, n, start, nil
 }
 
 // Process prints a child's end as strace -f does; from a child's start
